@@ -1,0 +1,42 @@
+//! Signing in and out, and who is signed in.
+//! The session cookie is HttpOnly and SameSite=Lax; every login failure reads the same.
+
+use crate::domain::people::Role;
+use crate::error::AppError;
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// What the browser knows about the signed-in user.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserInfo {
+    pub name: String,
+    pub role: Role,
+}
+
+#[server]
+pub async fn login(name: String, password: String) -> Result<UserInfo, AppError> {
+    use crate::ssr::{auth, state::app_state};
+    let state = app_state()?;
+    let (user, token) = auth::login(&state.pool, name.trim(), &password).await?;
+    let response = expect_context::<leptos_axum::ResponseOptions>();
+    response.insert_header(http::header::SET_COOKIE, auth::session_cookie(&token, state.secure_cookies));
+    Ok(UserInfo { name: user.name, role: user.role })
+}
+
+#[server]
+pub async fn logout() -> Result<(), AppError> {
+    use crate::ssr::{auth, state::app_state};
+    let state = app_state()?;
+    let headers: http::HeaderMap = leptos_axum::extract().await.map_err(AppError::internal)?;
+    if let Some(token) = auth::session_token(&headers) {
+        auth::logout(&state.pool, &token).await?;
+    }
+    expect_context::<leptos_axum::ResponseOptions>().insert_header(http::header::SET_COOKIE, auth::clear_cookie());
+    Ok(())
+}
+
+#[server]
+pub async fn whoami() -> Result<Option<UserInfo>, AppError> {
+    let user = crate::ssr::auth::current_user().await?;
+    Ok(user.map(|u| UserInfo { name: u.name, role: u.role }))
+}

@@ -1,0 +1,79 @@
+//! The task catalogue for researchers and admins: tasks, shot groups, the import's quality
+//! report, and a preview of test items (context and question only, never the gold).
+
+use crate::domain::task::{Context, Family, TaskSpec};
+use crate::error::AppError;
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskSummary {
+    pub name: String,
+    pub family: Family,
+    pub source: String,
+    pub test_items: i64,
+    pub train_files: i64,
+    pub quality_issues: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShotGroup {
+    pub k: i64,
+    pub split: i64,
+    pub rows: i64,
+    pub file_name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QualityRow {
+    pub file_name: Option<String>,
+    pub line_no: Option<i64>,
+    pub kind: String,
+    pub detail: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskInfo {
+    pub spec: TaskSpec,
+    pub source: String,
+    pub test_items: i64,
+    pub shot_groups: Vec<ShotGroup>,
+    /// (kind, count) over the whole report.
+    pub quality_counts: Vec<(String, i64)>,
+    /// The first rows of the report (at most `QUALITY_ROWS`).
+    pub quality_rows: Vec<QualityRow>,
+}
+
+pub const QUALITY_ROWS: i64 = 200;
+
+/// One test item as a worker would see it: no gold answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ItemPreview {
+    pub position: i64,
+    pub total: i64,
+    pub id: String,
+    pub context: Context,
+    pub question: String,
+}
+
+#[server]
+pub async fn list_tasks() -> Result<Vec<TaskSummary>, AppError> {
+    use crate::ssr::{auth, catalog, state::app_state};
+    auth::require(|r| r.is_staff()).await?;
+    catalog::task_summaries(&app_state()?.pool).await
+}
+
+#[server]
+pub async fn task_detail(name: String) -> Result<TaskInfo, AppError> {
+    use crate::ssr::{auth, catalog, state::app_state};
+    auth::require(|r| r.is_staff()).await?;
+    catalog::task_detail(&app_state()?.pool, &name).await
+}
+
+/// The test item at `position` (wrapping around), in file order.
+#[server]
+pub async fn preview_item(name: String, position: i64) -> Result<ItemPreview, AppError> {
+    use crate::ssr::{auth, catalog, state::app_state};
+    auth::require(|r| r.is_staff()).await?;
+    catalog::preview_item(&app_state()?.pool, &name, position).await
+}

@@ -1,0 +1,242 @@
+//! The unified task format: a context, a question, and an answer that is a set of spans.
+//! Also the two encodings of "no answer" and the gold sets each S1 scoring uses.
+
+use super::s1::{s1_any_of, s1_item, Scoring};
+use super::spans::Span;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Family {
+    Classification,
+    SequenceLabelling,
+    ReadingComprehension,
+}
+
+impl Family {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::Classification => "classification",
+            Family::SequenceLabelling => "sequence_labelling",
+            Family::ReadingComprehension => "reading_comprehension",
+        }
+    }
+    pub fn label(self) -> &'static str {
+        match self {
+            Family::Classification => "Sentence classification",
+            Family::SequenceLabelling => "Named entity recognition",
+            Family::ReadingComprehension => "Reading comprehension",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        [Family::Classification, Family::SequenceLabelling, Family::ReadingComprehension]
+            .into_iter()
+            .find(|f| f.as_str() == s)
+    }
+}
+
+/// How the official files write an item without an answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoAnswer {
+    /// `[""]`: the NER files (a set holding the empty string, for the official scorer).
+    EmptyString,
+    /// `[]`: SQuAD v2 and ReCoRD.
+    EmptyList,
+}
+
+impl NoAnswer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoAnswer::EmptyString => "empty_string",
+            NoAnswer::EmptyList => "empty_list",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        [NoAnswer::EmptyString, NoAnswer::EmptyList].into_iter().find(|n| n.as_str() == s)
+    }
+}
+
+/// A label of a classification task, with the Help a worker sees.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Label {
+    pub name: String,
+    pub definition: String,
+    pub example: String,
+}
+
+/// One kind of question a task asks (NER asks one per entity type).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuestionType {
+    pub key: String,
+    pub question: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskSpec {
+    pub name: String,
+    pub family: Family,
+    pub description: String,
+    pub labels: Vec<Label>,
+    pub question_types: Vec<QuestionType>,
+    pub no_answer: NoAnswer,
+}
+
+impl TaskSpec {
+    /// The question type of `question`: the declared type with exactly that text, else a
+    /// type whose question is empty (it accepts any question, as in reading comprehension).
+    pub fn question_type_of(&self, question: &str) -> Option<&QuestionType> {
+        self.question_types
+            .iter()
+            .find(|q| q.question == question)
+            .or_else(|| self.question_types.iter().find(|q| q.question.is_empty()))
+    }
+
+    /// An internal answer (a set of span strings, empty for "no answer") in the official
+    /// encoding, ready for the official scorer.
+    pub fn to_official(&self, answer: &[String]) -> Vec<String> {
+        if answer.is_empty() && self.no_answer == NoAnswer::EmptyString {
+            vec![String::new()]
+        } else {
+            answer.to_vec()
+        }
+    }
+
+    /// An official-encoding answer as the internal set of span strings (`[""]` -> empty).
+    pub fn from_official(&self, answer: &[String]) -> Vec<String> {
+        if answer.len() == 1 && answer[0].is_empty() && self.no_answer == NoAnswer::EmptyString {
+            Vec::new()
+        } else {
+            answer.to_vec()
+        }
+    }
+}
+
+/// The text an item is about. MNLI keeps its premise and hypothesis apart.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Context {
+    Single { text: String },
+    Pair { premise: String, hypothesis: String },
+}
+
+impl Context {
+    /// The first (or only) text; span offsets refer to it.
+    pub fn primary(&self) -> &str {
+        match self {
+            Context::Single { text } => text,
+            Context::Pair { premise, .. } => premise,
+        }
+    }
+    pub fn second(&self) -> Option<&str> {
+        match self {
+            Context::Single { .. } => None,
+            Context::Pair { hypothesis, .. } => Some(hypothesis),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Context::Single { text } => text.trim().is_empty(),
+            Context::Pair { premise, hypothesis } => premise.trim().is_empty() || hypothesis.trim().is_empty(),
+        }
+    }
+    /// Does `needle` occur in any part of the context?
+    pub fn contains(&self, needle: &str) -> bool {
+        self.primary().contains(needle) || self.second().is_some_and(|h| h.contains(needle))
+    }
+}
+
+/// Gold answers of one item in both forms the scorer needs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gold {
+    /// The `answer` strings exactly as the official file has them (`[""]` for NER "none";
+    /// reading comprehension: one entry per annotator, duplicates kept).
+    pub official: Vec<String>,
+    /// The gold spans in the internal encoding (empty = no answer), offsets in code points
+    /// of the primary context where the file gives them.
+    pub spans: Vec<Span>,
+}
+
+impl Gold {
+    /// The alternatives for any-of scoring: for reading comprehension each annotator's answer
+    /// alone, otherwise the whole set as the only alternative.
+    pub fn alternatives(&self, family: Family) -> Vec<Vec<String>> {
+        if family == Family::ReadingComprehension && !self.official.is_empty() {
+            self.official.iter().map(|s| vec![s.clone()]).collect()
+        } else {
+            vec![self.official.clone()]
+        }
+    }
+
+    /// S1 of an official-encoding prediction against this gold.
+    pub fn score(&self, family: Family, pred: &[String], scoring: Scoring) -> f64 {
+        match scoring {
+            Scoring::Official => s1_item(pred, &self.official),
+            Scoring::AnyOf => s1_any_of(pred, &self.alternatives(family)),
+        }
+    }
+}
+
+/// One item of a task in the unified format.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Example {
+    /// The id as written in the source file (numbers stringified). Not unique across the
+    /// SST-2 training files, whose ids restart at 1.
+    pub id: String,
+    pub context: Context,
+    pub question: String,
+    pub question_type: Option<String>,
+    pub gold: Gold,
+    /// Other fields of the source row kept verbatim (MNLI genre, SQuAD `is_impossible`,
+    /// ReCoRD entities as code point spans with exclusive end).
+    pub extra: serde_json::Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ner() -> TaskSpec {
+        TaskSpec {
+            name: "CoNLL2003".into(),
+            family: Family::SequenceLabelling,
+            description: String::new(),
+            labels: vec![],
+            question_types: vec![],
+            no_answer: NoAnswer::EmptyString,
+        }
+    }
+
+    #[test]
+    fn no_answer_round_trips_through_the_official_encoding() {
+        let t = ner();
+        assert_eq!(t.to_official(&[]), vec![String::new()]);
+        assert_eq!(t.from_official(&[String::new()]), Vec::<String>::new());
+        let some = vec!["Lincoln".to_string()];
+        assert_eq!(t.from_official(&t.to_official(&some)), some);
+        let rc = TaskSpec { no_answer: NoAnswer::EmptyList, ..ner() };
+        assert_eq!(rc.to_official(&[]), Vec::<String>::new());
+    }
+
+    #[test]
+    fn internal_empty_scores_like_official_none() {
+        let t = ner();
+        let gold = Gold { official: vec![String::new()], spans: vec![] };
+        // A human who marks "no answer" is converted to [""] and gets full credit.
+        assert_eq!(gold.score(t.family, &t.to_official(&[]), Scoring::Official), 1.0);
+        // An official-format `[]` prediction against `[""]` is wrong for the official scorer.
+        assert_eq!(gold.score(t.family, &[], Scoring::Official), 0.0);
+    }
+
+    #[test]
+    fn reading_comprehension_alternatives() {
+        let g = Gold { official: vec!["the Normans".into(), "Normans".into()], spans: vec![] };
+        let p = vec!["Normans".to_string()];
+        assert_eq!(g.score(Family::ReadingComprehension, &p, Scoring::AnyOf), 1.0);
+        assert!((g.score(Family::ReadingComprehension, &p, Scoring::Official) - 2.0 / 3.0).abs() < 1e-12);
+        // Outside reading comprehension any-of equals official.
+        assert!((g.score(Family::SequenceLabelling, &p, Scoring::AnyOf) - 2.0 / 3.0).abs() < 1e-12);
+        let empty = Gold { official: vec![], spans: vec![] };
+        assert_eq!(empty.score(Family::ReadingComprehension, &[], Scoring::AnyOf), 1.0);
+    }
+}

@@ -1,0 +1,60 @@
+//! The one error type of the application side: what server functions return and what the
+//! browser may see. Internal causes are logged on the server and never serialised.
+
+use leptos::server_fn::codec::JsonEncoding;
+use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+pub enum AppError {
+    #[error("Please sign in first.")]
+    NotSignedIn,
+    #[error("Your role ({0}) may not do this.")]
+    Forbidden(String),
+    /// The single message for every failed login, whatever the cause.
+    #[error("Unknown name or wrong password.")]
+    BadLogin,
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("Something went wrong on the server; it has been logged.")]
+    Internal,
+    #[error("The request could not be completed: {0}")]
+    Request(String),
+}
+
+impl FromServerFnError for AppError {
+    type Encoder = JsonEncoding;
+
+    fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
+        AppError::Request(value.to_string())
+    }
+}
+
+#[cfg(feature = "ssr")]
+impl AppError {
+    /// Logs an internal failure and hides it from the client.
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        tracing::error!("internal error: {cause}");
+        AppError::Internal
+    }
+
+    pub fn status(&self) -> http::StatusCode {
+        use http::StatusCode;
+        match self {
+            AppError::NotSignedIn | AppError::BadLogin => StatusCode::UNAUTHORIZED,
+            AppError::Forbidden(_) => StatusCode::FORBIDDEN,
+            AppError::NotFound(_) => StatusCode::NOT_FOUND,
+            AppError::Invalid(_) | AppError::Request(_) => StatusCode::BAD_REQUEST,
+            AppError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+#[cfg(feature = "ssr")]
+impl From<sqlx::Error> for AppError {
+    fn from(e: sqlx::Error) -> Self {
+        AppError::internal(e)
+    }
+}

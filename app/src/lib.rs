@@ -1,0 +1,18 @@
+//! The CLUES lab application: Leptos pages and server functions, compiled for the server
+//! (`ssr`) and to WebAssembly for hydration (`hydrate`), plus the pure domain logic.
+pub mod api;
+pub mod domain;
+pub mod error;
+pub mod pages;
+#[cfg(feature = "ssr")]
+pub mod ssr;
+
+pub use pages::{shell, App};
+
+/// Browser entry point: hydrates the server-rendered page.
+#[cfg(feature = "hydrate")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn hydrate() {
+    console_error_panic_hook::set_once();
+    leptos::mount::hydrate_body(App);
+}

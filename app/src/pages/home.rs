@@ -1,0 +1,89 @@
+//! The start page: sign in, who is signed in, and the task catalogue for staff.
+//! Signing in is a reactive form that calls the `login` server function.
+
+use super::error_view;
+use crate::api::auth::{whoami, Login, Logout};
+use crate::api::tasks::list_tasks;
+use leptos::prelude::*;
+use leptos_router::components::A;
+
+#[component]
+pub fn Home() -> impl IntoView {
+    let login = ServerAction::<Login>::new();
+    let logout = ServerAction::<Logout>::new();
+    let user = Resource::new(move || (login.version().get(), logout.version().get()), |_| whoami());
+    view! {
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match user.await {
+                    Ok(Some(u)) => view! {
+                        <section class="whoami">
+                            <p>"Signed in as " <strong class="user-name">{u.name.clone()}</strong>
+                               " (" <span class="user-role">{u.role.as_str()}</span> ")"</p>
+                            <button on:click=move |_| { logout.dispatch(crate::api::auth::Logout {}); }>"Sign out"</button>
+                        </section>
+                        <TaskList/>
+                    }.into_any(),
+                    Ok(None) => view! { <LoginForm login/> }.into_any(),
+                    Err(e) => error_view(e),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn LoginForm(login: ServerAction<Login>) -> impl IntoView {
+    let name = RwSignal::new(String::new());
+    let password = RwSignal::new(String::new());
+    let submit = move || {
+        login.dispatch(Login { name: name.get_untracked(), password: password.get_untracked() });
+    };
+    view! {
+        <section class="login">
+            <h1>"Sign in"</h1>
+            <p>"Researchers and admins sign in here. Crowd workers arrive through their study link."</p>
+            <form on:submit=move |ev| { ev.prevent_default(); submit(); }>
+                <label>"Name" <input name="name" autocomplete="username" bind:value=name/></label>
+                <label>"Password" <input name="password" type="password" autocomplete="current-password" bind:value=password/></label>
+                <button type="submit" disabled=move || login.pending().get()>"Sign in"</button>
+            </form>
+            {move || login.value().get().and_then(|r| r.err()).map(error_view)}
+        </section>
+    }
+}
+
+#[component]
+fn TaskList() -> impl IntoView {
+    let tasks = Resource::new(|| (), |_| list_tasks());
+    view! {
+        <section class="tasks">
+            <h2>"Tasks"</h2>
+            <Suspense fallback=|| view! { <p>"Loading tasks…"</p> }>
+                {move || Suspend::new(async move {
+                    match tasks.await {
+                        Ok(list) if list.is_empty() => view! { <p>"No tasks yet. Import CLUES with " <code>"clues-lab import clues <dir>"</code> "."</p> }.into_any(),
+                        Ok(list) => view! {
+                            <table class="grid">
+                                <thead><tr><th>"Task"</th><th>"Family"</th><th>"Source"</th><th>"Test items"</th><th>"Train files"</th><th>"Quality notes"</th></tr></thead>
+                                <tbody>
+                                    {list.into_iter().map(|t| view! {
+                                        <tr>
+                                            <td><A href=format!("/tasks/{}", t.name)>{t.name.clone()}</A></td>
+                                            <td>{t.family.label()}</td>
+                                            <td>{t.source.clone()}</td>
+                                            <td class="num">{t.test_items}</td>
+                                            <td class="num">{t.train_files}</td>
+                                            <td class="num">{t.quality_issues}</td>
+                                        </tr>
+                                    }).collect_view()}
+                                </tbody>
+                            </table>
+                        }.into_any(),
+                        Err(e) => error_view(e),
+                    }
+                })}
+            </Suspense>
+        </section>
+    }
+}

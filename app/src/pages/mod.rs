@@ -1,0 +1,60 @@
+//! The HTML shell, the router and the pages.
+//! Every page renders on the server and hydrates in the browser.
+mod home;
+mod task;
+
+use leptos::prelude::*;
+use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_router::components::{Route, Router, Routes, A};
+use leptos_router::path;
+
+/// The output name of the browser bundle (`/pkg/clues-lab.js`, `.wasm`, `.css`).
+pub const OUTPUT_NAME: &str = "clues-lab";
+
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <AutoReload options=options.clone()/>
+                <HydrationScripts options/>
+                <MetaTags/>
+            </head>
+            <body>
+                <App/>
+            </body>
+        </html>
+    }
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    // Effects run only in the browser: the attribute tells tests (and people) that the page
+    // is interactive.
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+    view! {
+        <Stylesheet id="leptos" href=format!("/pkg/{OUTPUT_NAME}.css")/>
+        <Title text="CLUES lab"/>
+        <Router>
+            <header class="top">
+                <A href="/">"CLUES lab"</A>
+                <span class="tagline">"few-shot studies of humans and machines on the same test sets"</span>
+            </header>
+            <main data-hydrated=move || hydrated.get().to_string()>
+                <Routes fallback=|| view! { <p class="error">"No such page."</p> }>
+                    <Route path=path!("/") view=home::Home/>
+                    <Route path=path!("/tasks/:name") view=task::TaskPage/>
+                </Routes>
+            </main>
+        </Router>
+    }
+}
+
+/// Renders an error from a server function as a message for people.
+pub(crate) fn error_view(e: crate::error::AppError) -> AnyView {
+    view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any()
+}

@@ -1,0 +1,233 @@
+//! Passwords (argon2id, hashed on blocking threads) and cookie sessions.
+//! Session tokens are random 256-bit values; only their SHA-256 is stored.
+
+use crate::domain::people::{validate_user_name, Role};
+use crate::error::AppError;
+use crate::ssr::state::app_state;
+use argon2::password_hash::{rand_core::OsRng, SaltString};
+use argon2::{Argon2, PasswordHash, PasswordHasher, PasswordVerifier};
+use http::{header, HeaderMap, HeaderValue};
+use rand::RngCore;
+use sha2::{Digest, Sha256};
+use sqlx::SqlitePool;
+use std::sync::OnceLock;
+
+pub const SESSION_COOKIE: &str = "clues_session";
+pub const SESSION_SECONDS: i64 = 7 * 24 * 3600;
+const MIN_PASSWORD: usize = 8;
+
+/// A signed-in user as the server knows them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct User {
+    pub id: i64,
+    pub name: String,
+    pub role: Role,
+}
+
+pub fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// Hashes a password with argon2id (default parameters) off the async threads.
+pub async fn hash_password(password: String) -> Result<String, AppError> {
+    tokio::task::spawn_blocking(move || {
+        let salt = SaltString::generate(&mut OsRng);
+        Argon2::default().hash_password(password.as_bytes(), &salt).map(|h| h.to_string())
+    })
+    .await
+    .map_err(AppError::internal)?
+    .map_err(AppError::internal)
+}
+
+/// Verifies a password against a stored PHC string off the async threads.
+pub async fn verify_password(hash: String, password: String) -> bool {
+    tokio::task::spawn_blocking(move || {
+        PasswordHash::new(&hash)
+            .map(|parsed| Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok())
+            .unwrap_or(false)
+    })
+    .await
+    .unwrap_or(false)
+}
+
+/// A hash to verify against when the user does not exist, so that both failures take as long.
+async fn dummy_hash() -> String {
+    static DUMMY: OnceLock<String> = OnceLock::new();
+    if let Some(h) = DUMMY.get() {
+        return h.clone();
+    }
+    let h = hash_password("no such user, no such password".into()).await.unwrap_or_default();
+    DUMMY.get_or_init(|| h).clone()
+}
+
+fn token_hash(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// Creates a user. Staff accounts need a password of at least 8 characters; workers may have
+/// none (they enter through a study link).
+pub async fn create_user(
+    pool: &SqlitePool,
+    name: &str,
+    role: Role,
+    password: Option<String>,
+) -> Result<i64, AppError> {
+    validate_user_name(name).map_err(AppError::Invalid)?;
+    let hash = match password {
+        Some(p) if p.chars().count() >= MIN_PASSWORD => Some(hash_password(p).await?),
+        Some(_) => return Err(AppError::Invalid(format!("a password needs at least {MIN_PASSWORD} characters"))),
+        None if role.is_staff() => {
+            return Err(AppError::Invalid(format!("a {} account needs a password", role.as_str())))
+        }
+        None => None,
+    };
+    let res = sqlx::query("INSERT INTO users (name, role, password_hash) VALUES (?, ?, ?)")
+        .bind(name)
+        .bind(role.as_str())
+        .bind(hash)
+        .execute(pool)
+        .await;
+    match res {
+        Ok(done) => Ok(done.last_insert_rowid()),
+        Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
+            Err(AppError::Invalid(format!("a user named {name:?} already exists")))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Checks a name and password and opens a session; returns the user and the cookie token.
+/// Every failure gives the same `BadLogin`.
+pub async fn login(pool: &SqlitePool, name: &str, password: &str) -> Result<(User, String), AppError> {
+    let row: Option<(i64, String, String, Option<String>)> =
+        sqlx::query_as("SELECT id, name, role, password_hash FROM users WHERE name = ?")
+            .bind(name)
+            .fetch_optional(pool)
+            .await?;
+    let (user, ok) = match row {
+        Some((id, name, role, Some(hash))) => {
+            let ok = verify_password(hash, password.to_string()).await;
+            (Role::parse(&role).map(|role| User { id, name, role }), ok)
+        }
+        _ => {
+            verify_password(dummy_hash().await, password.to_string()).await;
+            (None, false)
+        }
+    };
+    let user = match (user, ok) {
+        (Some(user), true) => user,
+        _ => return Err(AppError::BadLogin),
+    };
+    let mut bytes = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    let token = hex::encode(bytes);
+    let now = now_unix();
+    sqlx::query("INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)")
+        .bind(token_hash(&token))
+        .bind(user.id)
+        .bind(now)
+        .bind(now + SESSION_SECONDS)
+        .execute(pool)
+        .await?;
+    Ok((user, token))
+}
+
+pub async fn logout(pool: &SqlitePool, token: &str) -> Result<(), AppError> {
+    sqlx::query("DELETE FROM sessions WHERE token_hash = ?").bind(token_hash(token)).execute(pool).await?;
+    Ok(())
+}
+
+/// The user of a live session token.
+pub async fn user_for_token(pool: &SqlitePool, token: &str) -> Result<Option<User>, AppError> {
+    let row: Option<(i64, String, String)> = sqlx::query_as(
+        "SELECT u.id, u.name, u.role FROM sessions s JOIN users u ON u.id = s.user_id
+         WHERE s.token_hash = ? AND s.expires_at > ?",
+    )
+    .bind(token_hash(token))
+    .bind(now_unix())
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.and_then(|(id, name, role)| Role::parse(&role).map(|role| User { id, name, role })))
+}
+
+/// The session token from a request's `Cookie` headers.
+pub fn session_token(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == SESSION_COOKIE)
+        .map(|(_, v)| v.to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// `Set-Cookie` value for a new session (HttpOnly, SameSite=Lax, Secure when configured).
+pub fn session_cookie(token: &str, secure: bool) -> HeaderValue {
+    let secure = if secure { "; Secure" } else { "" };
+    HeaderValue::from_str(&format!(
+        "{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={SESSION_SECONDS}{secure}"
+    ))
+    .expect("token is hex")
+}
+
+/// `Set-Cookie` value that removes the session cookie.
+pub fn clear_cookie() -> HeaderValue {
+    HeaderValue::from_static("clues_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0")
+}
+
+/// Inside a server function: the signed-in user, if any.
+pub async fn current_user() -> Result<Option<User>, AppError> {
+    let state = app_state()?;
+    let headers: HeaderMap = leptos_axum::extract().await.map_err(AppError::internal)?;
+    match session_token(&headers) {
+        Some(token) => user_for_token(&state.pool, &token).await,
+        None => Ok(None),
+    }
+}
+
+/// Inside a server function: the signed-in user if their role is allowed, else an error.
+pub async fn require(allowed: impl Fn(Role) -> bool) -> Result<User, AppError> {
+    let user = current_user().await?.ok_or(AppError::NotSignedIn)?;
+    if allowed(user.role) {
+        Ok(user)
+    } else {
+        Err(AppError::Forbidden(user.role.as_str().to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_session_cookie_among_others() {
+        let mut h = HeaderMap::new();
+        h.append(header::COOKIE, HeaderValue::from_static("a=1; clues_session=abc; b=2"));
+        assert_eq!(session_token(&h).as_deref(), Some("abc"));
+        let mut empty = HeaderMap::new();
+        empty.append(header::COOKIE, HeaderValue::from_static("clues_session="));
+        assert_eq!(session_token(&empty), None);
+    }
+
+    #[test]
+    fn cookie_is_http_only_and_same_site() {
+        let c = session_cookie("ff", false);
+        let c = c.to_str().unwrap();
+        assert!(c.contains("HttpOnly") && c.contains("SameSite=Lax") && !c.contains("Secure"));
+        assert!(session_cookie("ff", true).to_str().unwrap().ends_with("; Secure"));
+    }
+
+    #[tokio::test]
+    async fn argon2id_hashes_verify() {
+        let h = hash_password("correct horse".into()).await.unwrap();
+        assert!(h.starts_with("$argon2id$"));
+        assert!(verify_password(h.clone(), "correct horse".into()).await);
+        assert!(!verify_password(h, "wrong horse".into()).await);
+        assert!(!verify_password("not a hash".into(), "x".into()).await);
+    }
+}

@@ -1,0 +1,155 @@
+//! Reading tasks and their examples back from the database.
+//! Shared by the server functions and the server's command line (e.g. `score --task`).
+
+use crate::api::tasks::{ItemPreview, QualityRow, ShotGroup, TaskInfo, TaskSummary, QUALITY_ROWS};
+use crate::domain::spans::Span;
+use crate::domain::task::{Context, Example, Family, Gold, NoAnswer, TaskSpec};
+use crate::error::AppError;
+use sqlx::{Row, SqlitePool};
+
+fn corrupt(what: &str, e: impl std::fmt::Display) -> AppError {
+    AppError::internal(format!("stored {what} cannot be read: {e}"))
+}
+
+/// A task's id, spec and source, or `NotFound`.
+pub async fn load_spec(pool: &SqlitePool, name: &str) -> Result<(i64, TaskSpec, String), AppError> {
+    let row = sqlx::query(
+        "SELECT id, name, family, description, labels_json, question_types_json, no_answer, source
+         FROM tasks WHERE name = ?",
+    )
+    .bind(name)
+    .fetch_optional(pool)
+    .await?
+    .ok_or_else(|| AppError::NotFound(format!("no task named {name:?}")))?;
+    let family: String = row.get("family");
+    let no_answer: String = row.get("no_answer");
+    let spec = TaskSpec {
+        name: row.get("name"),
+        family: Family::parse(&family).ok_or_else(|| corrupt("family", &family))?,
+        description: row.get("description"),
+        labels: serde_json::from_str(row.get("labels_json")).map_err(|e| corrupt("labels", e))?,
+        question_types: serde_json::from_str(row.get("question_types_json")).map_err(|e| corrupt("question types", e))?,
+        no_answer: NoAnswer::parse(&no_answer).ok_or_else(|| corrupt("no_answer", &no_answer))?,
+    };
+    Ok((row.get("id"), spec, row.get("source")))
+}
+
+pub async fn task_summaries(pool: &SqlitePool) -> Result<Vec<TaskSummary>, AppError> {
+    let rows = sqlx::query(
+        "SELECT t.name, t.family, t.source,
+            (SELECT COUNT(*) FROM examples e JOIN data_files f ON f.id = e.file_id
+              WHERE f.task_id = t.id AND f.kind = 'test') AS test_items,
+            (SELECT COUNT(*) FROM data_files f WHERE f.task_id = t.id AND f.kind = 'train') AS train_files,
+            (SELECT COUNT(*) FROM quality_issues q WHERE q.task_id = t.id) AS issues
+         FROM tasks t ORDER BY t.source DESC, t.name",
+    )
+    .fetch_all(pool)
+    .await?;
+    rows.into_iter()
+        .map(|r| {
+            let family: String = r.get("family");
+            Ok(TaskSummary {
+                name: r.get("name"),
+                family: Family::parse(&family).ok_or_else(|| corrupt("family", &family))?,
+                source: r.get("source"),
+                test_items: r.get("test_items"),
+                train_files: r.get("train_files"),
+                quality_issues: r.get("issues"),
+            })
+        })
+        .collect()
+}
+
+pub async fn task_detail(pool: &SqlitePool, name: &str) -> Result<TaskInfo, AppError> {
+    let (task_id, spec, source) = load_spec(pool, name).await?;
+    let test_items: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM examples e JOIN data_files f ON f.id = e.file_id WHERE f.task_id = ? AND f.kind = 'test'",
+    )
+    .bind(task_id)
+    .fetch_one(pool)
+    .await?;
+    let shot_groups = sqlx::query_as::<_, (i64, i64, i64, String)>(
+        "SELECT k, split, n_rows, file_name FROM data_files WHERE task_id = ? AND kind = 'train' ORDER BY k, split",
+    )
+    .bind(task_id)
+    .fetch_all(pool)
+    .await?
+    .into_iter()
+    .map(|(k, split, rows, file_name)| ShotGroup { k, split, rows, file_name })
+    .collect();
+    let quality_counts = sqlx::query_as::<_, (String, i64)>(
+        "SELECT kind, COUNT(*) FROM quality_issues WHERE task_id = ? GROUP BY kind ORDER BY kind",
+    )
+    .bind(task_id)
+    .fetch_all(pool)
+    .await?;
+    let quality_rows = sqlx::query_as::<_, (Option<String>, Option<i64>, String, String)>(
+        "SELECT f.file_name, q.line_no, q.kind, q.detail FROM quality_issues q
+         LEFT JOIN data_files f ON f.id = q.file_id WHERE q.task_id = ? ORDER BY q.id LIMIT ?",
+    )
+    .bind(task_id)
+    .bind(QUALITY_ROWS)
+    .fetch_all(pool)
+    .await?
+    .into_iter()
+    .map(|(file_name, line_no, kind, detail)| QualityRow { file_name, line_no, kind, detail })
+    .collect();
+    Ok(TaskInfo { spec, source, test_items, shot_groups, quality_counts, quality_rows })
+}
+
+fn context_of(primary: String, second: Option<String>) -> Context {
+    match second {
+        Some(hypothesis) => Context::Pair { premise: primary, hypothesis },
+        None => Context::Single { text: primary },
+    }
+}
+
+pub async fn preview_item(pool: &SqlitePool, name: &str, position: i64) -> Result<ItemPreview, AppError> {
+    let (task_id, _, _) = load_spec(pool, name).await?;
+    let total: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM examples e JOIN data_files f ON f.id = e.file_id WHERE f.task_id = ? AND f.kind = 'test'",
+    )
+    .bind(task_id)
+    .fetch_one(pool)
+    .await?;
+    if total == 0 {
+        return Err(AppError::NotFound(format!("task {name:?} has no test items")));
+    }
+    let position = position.rem_euclid(total);
+    let (id, context, context2, question): (String, String, Option<String>, String) = sqlx::query_as(
+        "SELECT e.ext_id, e.context, e.context2, e.question FROM examples e JOIN data_files f ON f.id = e.file_id
+         WHERE f.task_id = ? AND f.kind = 'test' ORDER BY e.line_no LIMIT 1 OFFSET ?",
+    )
+    .bind(task_id)
+    .bind(position)
+    .fetch_one(pool)
+    .await?;
+    Ok(ItemPreview { position, total, id, context: context_of(context, context2), question })
+}
+
+/// All test examples of a task, gold included, in file order (server-side scoring only).
+pub async fn test_examples(pool: &SqlitePool, task_id: i64) -> Result<Vec<Example>, AppError> {
+    let rows = sqlx::query(
+        "SELECT e.ext_id, e.context, e.context2, e.question, e.question_type, e.gold_official, e.gold_spans, e.extra_json
+         FROM examples e JOIN data_files f ON f.id = e.file_id
+         WHERE f.task_id = ? AND f.kind = 'test' ORDER BY e.line_no",
+    )
+    .bind(task_id)
+    .fetch_all(pool)
+    .await?;
+    rows.into_iter()
+        .map(|r| {
+            let official: Vec<String> = serde_json::from_str(r.get("gold_official")).map_err(|e| corrupt("gold", e))?;
+            let spans: Vec<Span> = serde_json::from_str(r.get("gold_spans")).map_err(|e| corrupt("gold spans", e))?;
+            let extra: serde_json::Value = serde_json::from_str(r.get("extra_json")).map_err(|e| corrupt("extra", e))?;
+            Ok(Example {
+                id: r.get("ext_id"),
+                context: context_of(r.get("context"), r.get("context2")),
+                question: r.get("question"),
+                question_type: r.get("question_type"),
+                gold: Gold { official, spans },
+                extra,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,5 @@
+//! Server-only parts of the application: the shared state and authentication.
+//! Compiled with the `ssr` feature only; the browser build never sees them.
+pub mod auth;
+pub mod catalog;
+pub mod state;

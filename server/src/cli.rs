@@ -1,0 +1,214 @@
+//! The command line of the `clues-lab` binary: serve, import, user management and scoring.
+//! Errors are printed once, as `error: ...`, with a non-zero exit status.
+
+use crate::error::{Result, ServerError};
+use crate::{clues, db, demo, router, score};
+use app::domain::people::Role;
+use app::pages::OUTPUT_NAME;
+use app::ssr::{auth, catalog, state::AppState};
+use clap::{Parser, Subcommand, ValueEnum};
+use leptos::config::LeptosOptions;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(name = "clues-lab", version, about = "Few-shot studies of humans and machines on the same NLU test sets (CLUES).")]
+pub struct Cli {
+    /// SQLite database URL; the file is created on first use.
+    #[arg(long, global = true, env = "CLUES_DATABASE_URL", default_value = "sqlite://clues-lab.db")]
+    pub database: String,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Start the web server (loads the built-in demo study on first start).
+    Serve(ServeArgs),
+    /// Import task data.
+    #[command(subcommand)]
+    Import(ImportCommand),
+    /// Manage accounts.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Score a predictions file with S1 (the official scoring is the last number printed).
+    Score(ScoreArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "CLUES_ADDR", default_value = "127.0.0.1:3000")]
+    pub addr: SocketAddr,
+    /// Folder holding `pkg/` with the browser bundle (built by .ci/build or cargo leptos).
+    #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
+    pub site_root: String,
+    /// Do not load the demo study.
+    #[arg(long)]
+    pub no_demo: bool,
+    /// Mark session cookies `Secure` (serve over HTTPS).
+    #[arg(long, env = "CLUES_SECURE_COOKIES")]
+    pub secure_cookies: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// Import the official CLUES JSONL data: a folder of task folders (SST-2, MNLI, CoNLL2003,
+    /// WikiANN_EN, SQuAD-v2, ReCoRD) or one task folder. All or nothing; prints a quality report.
+    Clues {
+        /// The data folder.
+        dir: PathBuf,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum RoleArg {
+    Admin,
+    Researcher,
+    Worker,
+}
+
+impl From<RoleArg> for Role {
+    fn from(r: RoleArg) -> Role {
+        match r {
+            RoleArg::Admin => Role::Admin,
+            RoleArg::Researcher => Role::Researcher,
+            RoleArg::Worker => Role::Worker,
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Add a user. The password is read from CLUES_PASSWORD, else from the first line of stdin.
+    Add {
+        name: String,
+        #[arg(long, value_enum)]
+        role: RoleArg,
+        /// Create a worker without a password (workers enter through study links).
+        #[arg(long)]
+        no_password: bool,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ScoreArgs {
+    /// An official CLUES test file to score against (no database needed).
+    #[arg(long, conflicts_with = "task", required_unless_present = "task")]
+    pub gold: Option<PathBuf>,
+    /// An imported task to score against, e.g. SST-2.
+    #[arg(long)]
+    pub task: Option<String>,
+    /// JSONL, one `{"id": ..., "answer": [strings]}` per test item, official encoding.
+    pub predictions: PathBuf,
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,sqlx=warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+pub async fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Serve(args) => serve(&cli.database, args).await,
+        Command::Import(ImportCommand::Clues { dir }) => {
+            let pool = db::connect(&cli.database).await?;
+            let imported = clues::import_dir(&pool, &dir).await?;
+            print!("{}", imported.report());
+            Ok(())
+        }
+        Command::User(UserCommand::Add { name, role, no_password }) => {
+            let role = Role::from(role);
+            let password = if no_password { None } else { Some(read_password()?) };
+            let pool = db::connect(&cli.database).await?;
+            auth::create_user(&pool, &name, role, password).await?;
+            println!("added {} {name}", role.as_str());
+            Ok(())
+        }
+        Command::Score(args) => {
+            let report = match (&args.gold, &args.task) {
+                (Some(gold), _) => {
+                    let (golds, family) = score::read_gold_file(gold)?;
+                    let preds = score::read_predictions(&args.predictions)?;
+                    score::score(&golds, family, &preds, &args.predictions.display().to_string())?
+                        .render(&gold.display().to_string())
+                }
+                (None, Some(task)) => {
+                    let pool = db::connect(&cli.database).await?;
+                    let (task_id, spec, _) = catalog::load_spec(&pool, task).await?;
+                    let golds: Vec<score::GoldItem> = catalog::test_examples(&pool, task_id)
+                        .await?
+                        .into_iter()
+                        .map(|e| score::GoldItem { id: e.id, gold: e.gold })
+                        .collect();
+                    let preds = score::read_predictions(&args.predictions)?;
+                    score::score(&golds, spec.family, &preds, &args.predictions.display().to_string())?
+                        .render(&format!("task {task}"))
+                }
+                (None, None) => return Err(ServerError::Usage("score needs --gold <file> or --task <name>".into())),
+            };
+            print!("{report}");
+            Ok(())
+        }
+    }
+}
+
+fn read_password() -> Result<String> {
+    if let Ok(p) = std::env::var("CLUES_PASSWORD") {
+        return Ok(p);
+    }
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).map_err(|e| ServerError::io("cannot read the password from stdin", e))?;
+    Ok(line.trim_end_matches(['\r', '\n']).to_string())
+}
+
+async fn serve(database: &str, args: ServeArgs) -> Result<()> {
+    let pool = db::connect(database).await?;
+    if !args.no_demo {
+        if let Some(imported) = demo::ensure_demo(&pool).await? {
+            eprint!("loaded the demo study:\n{}", imported.report());
+        }
+    }
+    let pkg = std::path::Path::new(&args.site_root).join("pkg").join(format!("{OUTPUT_NAME}.js"));
+    if !pkg.exists() {
+        tracing::warn!("{} is missing: pages will render but not hydrate (build with .ci/build)", pkg.display());
+    }
+    let leptos_options = LeptosOptions::builder()
+        .output_name(OUTPUT_NAME)
+        .site_root(args.site_root.as_str())
+        .site_pkg_dir("pkg")
+        .site_addr(args.addr)
+        .build();
+    let state = AppState { pool, leptos_options, secure_cookies: args.secure_cookies };
+    let app = router::app(state);
+    let listener = tokio::net::TcpListener::bind(args.addr)
+        .await
+        .map_err(|e| ServerError::io(format!("cannot listen on {}", args.addr), e))?;
+    println!("listening on http://{}", args.addr);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .map_err(|e| ServerError::io("server stopped", e))
+}

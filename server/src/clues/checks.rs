@@ -1,0 +1,224 @@
+//! The import's checks, pure over data already read: duplicate ids, labels missing from
+//! their question, shot-group nesting (10 within 20 within 30), disjoint splits, and training
+//! contexts that also appear in the test set. Findings become notes; nothing is changed.
+
+use super::load::{FileKind, LoadedFile};
+use app::domain::task::{Family, TaskSpec};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+/// One finding of the data-quality report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Note {
+    /// File name within the task, `None` for findings across files.
+    pub file: Option<String>,
+    pub line: Option<usize>,
+    pub kind: &'static str,
+    pub detail: String,
+}
+
+impl Note {
+    pub fn at(file: &str, line: usize, kind: &'static str, detail: String) -> Self {
+        Note { file: Some(file.to_string()), line: Some(line), kind, detail }
+    }
+    fn in_file(file: &str, kind: &'static str, detail: String) -> Self {
+        Note { file: Some(file.to_string()), line: None, kind, detail }
+    }
+    fn across(kind: &'static str, detail: String) -> Self {
+        Note { file: None, line: None, kind, detail }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Nesting {
+    pub split: u32,
+    pub small_k: u32,
+    pub big_k: u32,
+    /// Rows of the small group that the big group lacks.
+    pub missing: usize,
+    pub rows: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SplitOverlap {
+    pub k: u32,
+    pub split_a: u32,
+    pub split_b: u32,
+    pub shared_rows: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TestOverlap {
+    pub k: u32,
+    pub split: u32,
+    /// Training rows whose context is also the context of a test row.
+    pub rows: usize,
+    pub total: usize,
+}
+
+/// What the shot-group checks found, passed or not, for the import report.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ShotSummary {
+    pub ks: Vec<u32>,
+    pub splits: Vec<u32>,
+    pub missing_files: Vec<(u32, u32)>,
+    pub nesting: Vec<Nesting>,
+    pub split_overlaps: Vec<SplitOverlap>,
+    pub test_overlaps: Vec<TestOverlap>,
+}
+
+fn context_key(file: &LoadedFile, i: usize) -> (String, Option<String>) {
+    let c = &file.rows[i].example.context;
+    (c.primary().to_string(), c.second().map(str::to_string))
+}
+
+fn duplicate_ids(file: &LoadedFile, notes: &mut Vec<Note>) {
+    let mut first: HashMap<&str, usize> = HashMap::new();
+    for row in &file.rows {
+        if let Some(prev) = first.insert(&row.example.id, row.line) {
+            notes.push(Note::at(&file.name, row.line, "duplicate_id", format!("id {:?} also on line {prev}", row.example.id)));
+            first.insert(&row.example.id, prev);
+        }
+    }
+}
+
+/// Labels that the worker (or a span model) cannot find in the question text.
+fn labels_missing_from_question(spec: &TaskSpec, files: &[LoadedFile], notes: &mut Vec<Note>) {
+    if spec.family != Family::Classification {
+        return;
+    }
+    let mut missing: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for row in files.iter().flat_map(|f| &f.rows) {
+        for label in &row.example.gold.official {
+            if !row.example.question.contains(label.as_str()) {
+                *missing.entry((label.clone(), row.example.question.clone())).or_default() += 1;
+            }
+        }
+    }
+    for ((label, question), n) in missing {
+        notes.push(Note::across(
+            "label_not_in_question",
+            format!("label {label:?} does not occur in the question {question:?} ({n} rows)"),
+        ));
+    }
+}
+
+/// Runs every check over a task's files, adding notes; returns the shot-group summary.
+pub fn check_task(spec: &TaskSpec, files: &[LoadedFile], notes: &mut Vec<Note>) -> ShotSummary {
+    for f in files {
+        duplicate_ids(f, notes);
+    }
+    labels_missing_from_question(spec, files, notes);
+
+    let train: BTreeMap<(u32, u32), &LoadedFile> = files
+        .iter()
+        .filter_map(|f| match f.kind {
+            FileKind::Train { k, split } => Some(((k, split), f)),
+            FileKind::Test => None,
+        })
+        .collect();
+    let ks: Vec<u32> = train.keys().map(|(k, _)| *k).collect::<BTreeSet<_>>().into_iter().collect();
+    let splits: Vec<u32> = train.keys().map(|(_, s)| *s).collect::<BTreeSet<_>>().into_iter().collect();
+    let mut summary = ShotSummary { ks: ks.clone(), splits: splits.clone(), ..Default::default() };
+    let keys = |f: &LoadedFile| f.rows.iter().map(|r| r.content_key.clone()).collect::<HashSet<_>>();
+
+    for &k in &ks {
+        for &s in &splits {
+            if !train.contains_key(&(k, s)) {
+                summary.missing_files.push((k, s));
+                notes.push(Note::across("missing_file", format!("no training file for k={k}, split {s}")));
+            }
+        }
+    }
+    for &s in &splits {
+        for pair in ks.windows(2) {
+            let (Some(small), Some(big)) = (train.get(&(pair[0], s)), train.get(&(pair[1], s))) else { continue };
+            let big_keys = keys(big);
+            let missing = small.rows.iter().filter(|r| !big_keys.contains(&r.content_key)).count();
+            if missing > 0 {
+                notes.push(Note::across(
+                    "not_nested",
+                    format!("split {s}: {missing} of {} rows of k={} are not in k={}", small.rows.len(), pair[0], pair[1]),
+                ));
+            }
+            summary.nesting.push(Nesting { split: s, small_k: pair[0], big_k: pair[1], missing, rows: small.rows.len() });
+        }
+    }
+    for &k in &ks {
+        for (i, &a) in splits.iter().enumerate() {
+            for &b in &splits[i + 1..] {
+                let (Some(fa), Some(fb)) = (train.get(&(k, a)), train.get(&(k, b))) else { continue };
+                let shared = keys(fa).intersection(&keys(fb)).count();
+                if shared > 0 {
+                    notes.push(Note::across("splits_overlap", format!("k={k}: splits {a} and {b} share {shared} rows")));
+                }
+                summary.split_overlaps.push(SplitOverlap { k, split_a: a, split_b: b, shared_rows: shared });
+            }
+        }
+    }
+    if let Some(test) = files.iter().find(|f| f.kind == FileKind::Test) {
+        let test_contexts: HashSet<_> = (0..test.rows.len()).map(|i| context_key(test, i)).collect();
+        for (&(k, split), f) in &train {
+            let rows = (0..f.rows.len()).filter(|&i| test_contexts.contains(&context_key(f, i))).count();
+            if rows > 0 {
+                notes.push(Note::in_file(&f.name, "train_test_overlap", format!("{rows} of {} rows share their context with a test row", f.rows.len())));
+            }
+            summary.test_overlaps.push(TestOverlap { k, split, rows, total: f.rows.len() });
+        }
+    }
+    summary
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clues::load::{load_task, SourceFile};
+    use crate::clues::spec::clues_task;
+
+    fn row(id: u32, text: &str, label: &str) -> String {
+        format!(r#"{{"answer": ["{label}"], "question": "positive or negative?", "id": {id}, "context": "{text}"}}"#)
+    }
+
+    fn file(name: &str, rows: &[String]) -> SourceFile {
+        SourceFile { name: name.into(), label: name.into(), bytes: rows.join("\n").into_bytes() }
+    }
+
+    #[test]
+    fn nesting_overlap_and_duplicates_are_reported() {
+        let a = row(1, "good", "positive");
+        let b = row(2, "bad", "negative");
+        let c = row(3, "fine", "positive");
+        let d = row(4, "awful", "negative");
+        let t = row(1, "fine", "positive"); // test context equals a training context
+        let files = vec![
+            file("sst_test.jsonl", &[t.clone(), row(1, "other", "negative")]),
+            file("sst_train_1_1.jsonl", &[a.clone()]),
+            file("sst_train_2_1.jsonl", &[a.clone(), b.clone()]),
+            file("sst_train_1_2.jsonl", &[c.clone()]),
+            file("sst_train_2_2.jsonl", &[d.clone(), a.clone()]), // does not contain c: not nested
+        ];
+        let task = load_task(clues_task("SST-2").unwrap(), "SST-2", files).unwrap();
+        let kinds: Vec<&str> = task.notes.iter().map(|n| n.kind).collect();
+        assert!(kinds.contains(&"duplicate_id"), "{kinds:?}");
+        let nest = &task.shots.nesting;
+        assert_eq!(nest.len(), 2);
+        assert_eq!((nest[0].split, nest[0].missing), (1, 0));
+        assert_eq!((nest[1].split, nest[1].missing), (2, 1));
+        assert!(task.notes.iter().any(|n| n.kind == "not_nested" && n.detail.contains("split 2")));
+        // k=2 splits 1 and 2 share row `a`.
+        assert!(task.shots.split_overlaps.iter().any(|o| o.k == 2 && o.shared_rows == 1));
+        assert!(task.notes.iter().any(|n| n.kind == "train_test_overlap" && n.file.as_deref() == Some("sst_train_1_2.jsonl")));
+        assert!(task.shots.missing_files.is_empty());
+    }
+
+    #[test]
+    fn a_missing_grid_file_is_reported() {
+        let a = row(1, "good", "positive");
+        let files = vec![
+            file("sst_test.jsonl", &[row(1, "x", "positive")]),
+            file("sst_train_1_1.jsonl", &[a.clone()]),
+            file("sst_train_2_2.jsonl", &[a]),
+        ];
+        let task = load_task(clues_task("SST-2").unwrap(), "SST-2", files).unwrap();
+        assert_eq!(task.shots.missing_files, vec![(1, 2), (2, 1)]);
+    }
+}

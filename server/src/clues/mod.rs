@@ -1,0 +1,39 @@
+//! Importing the official CLUES JSONL data (and the built-in demo, which uses the same
+//! layout): read and check everything first, then store it in one transaction, then report.
+pub mod checks;
+pub mod load;
+pub mod parse;
+pub mod report;
+pub mod spec;
+pub mod store;
+
+use crate::error::Result;
+use sqlx::SqlitePool;
+use std::path::Path;
+
+/// The outcome of an import, with its printable report.
+pub struct Imported {
+    pub tasks: Vec<load::TaskData>,
+    pub outcomes: Vec<store::Outcome>,
+}
+
+impl Imported {
+    pub fn report(&self) -> String {
+        let mut out: String =
+            self.tasks.iter().zip(&self.outcomes).map(|(t, o)| report::render_task(t, *o)).collect();
+        out.push_str(&report::render_totals(&self.tasks, &self.outcomes));
+        out
+    }
+}
+
+/// Stores already loaded tasks (all or nothing).
+pub async fn import_tasks(pool: &SqlitePool, tasks: Vec<load::TaskData>, source: &str) -> Result<Imported> {
+    let outcomes = store::store_tasks(pool, &tasks, source).await?;
+    Ok(Imported { tasks, outcomes })
+}
+
+/// `import clues <dir>`: a CLUES data root or one task directory.
+pub async fn import_dir(pool: &SqlitePool, dir: &Path) -> Result<Imported> {
+    let tasks = load::load_clues_dir(dir)?;
+    import_tasks(pool, tasks, "clues").await
+}

@@ -1,0 +1,67 @@
+//! The built-in demo study: a few hand-written items of each of the six CLUES task shapes
+//! (k = 2 and 4, splits 1 and 2, nested), embedded in the binary and loaded on first start.
+
+use crate::clues::load::{load_task, SourceFile, TaskData};
+use crate::clues::spec::clues_task;
+use crate::clues::{import_tasks, Imported};
+use crate::error::Result;
+use sqlx::SqlitePool;
+
+/// Demo tasks are named like the CLUES ones with this prefix, e.g. `demo-SST-2`.
+pub const DEMO_PREFIX: &str = "demo-";
+
+macro_rules! demo_files {
+    ($dir:literal, $prefix:literal) => {
+        (
+            $dir,
+            &[
+                demo_files!(@one $dir, $prefix, "_test.jsonl"),
+                demo_files!(@one $dir, $prefix, "_train_2_1.jsonl"),
+                demo_files!(@one $dir, $prefix, "_train_2_2.jsonl"),
+                demo_files!(@one $dir, $prefix, "_train_4_1.jsonl"),
+                demo_files!(@one $dir, $prefix, "_train_4_2.jsonl"),
+            ],
+        )
+    };
+    (@one $dir:literal, $prefix:literal, $suffix:literal) => {
+        (concat!($prefix, $suffix), include_str!(concat!("../demo/", $dir, "/", $prefix, $suffix)))
+    };
+}
+
+type DemoTask = (&'static str, &'static [(&'static str, &'static str)]);
+
+const DEMO: [DemoTask; 6] = [
+    demo_files!("SST-2", "sst"),
+    demo_files!("MNLI", "mnli"),
+    demo_files!("CoNLL2003", "conll"),
+    demo_files!("WikiANN_EN", "wikiann"),
+    demo_files!("SQuAD-v2", "squad-v2"),
+    demo_files!("ReCoRD", "record"),
+];
+
+/// The demo tasks, read and checked like any import.
+pub fn demo_tasks() -> Result<Vec<TaskData>> {
+    DEMO.iter()
+        .map(|(dir, files)| {
+            let task = clues_task(dir).expect("demo directories are CLUES task directories");
+            let files = files
+                .iter()
+                .map(|(name, body)| SourceFile {
+                    name: name.to_string(),
+                    label: format!("demo/{dir}/{name}"),
+                    bytes: body.as_bytes().to_vec(),
+                })
+                .collect();
+            load_task(task, &format!("{DEMO_PREFIX}{dir}"), files)
+        })
+        .collect()
+}
+
+/// Loads the demo unless a demo is already in the database.
+pub async fn ensure_demo(pool: &SqlitePool) -> Result<Option<Imported>> {
+    let present: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tasks WHERE source = 'demo'").fetch_one(pool).await?;
+    if present > 0 {
+        return Ok(None);
+    }
+    Ok(Some(import_tasks(pool, demo_tasks()?, "demo").await?))
+}

@@ -1,0 +1,9 @@
+//! The CLUES lab server as a library: database, CLUES import, scoring, the demo study, the
+//! router and the command line. `main.rs` only calls `cli::main`.
+pub mod cli;
+pub mod clues;
+pub mod db;
+pub mod demo;
+pub mod error;
+pub mod router;
+pub mod score;
