@@ -13,7 +13,7 @@ pub struct UserInfo {
     pub role: Role,
 }
 
-#[server]
+#[server(endpoint = "login")]
 pub async fn login(name: String, password: String) -> Result<UserInfo, AppError> {
     use crate::ssr::{auth, state::app_state};
     let state = app_state()?;
@@ -23,7 +23,7 @@ pub async fn login(name: String, password: String) -> Result<UserInfo, AppError>
     Ok(UserInfo { name: user.name, role: user.role })
 }
 
-#[server]
+#[server(endpoint = "logout")]
 pub async fn logout() -> Result<(), AppError> {
     use crate::ssr::{auth, state::app_state};
     let state = app_state()?;
@@ -35,7 +35,7 @@ pub async fn logout() -> Result<(), AppError> {
     Ok(())
 }
 
-#[server]
+#[server(endpoint = "whoami")]
 pub async fn whoami() -> Result<Option<UserInfo>, AppError> {
     let user = crate::ssr::auth::current_user().await?;
     Ok(user.map(|u| UserInfo { name: u.name, role: u.role }))

@@ -56,14 +56,14 @@ pub struct ItemPreview {
     pub question: String,
 }
 
-#[server]
+#[server(endpoint = "list_tasks")]
 pub async fn list_tasks() -> Result<Vec<TaskSummary>, AppError> {
     use crate::ssr::{auth, catalog, state::app_state};
     auth::require(|r| r.is_staff()).await?;
     catalog::task_summaries(&app_state()?.pool).await
 }
 
-#[server]
+#[server(endpoint = "task_detail")]
 pub async fn task_detail(name: String) -> Result<TaskInfo, AppError> {
     use crate::ssr::{auth, catalog, state::app_state};
     auth::require(|r| r.is_staff()).await?;
@@ -71,7 +71,7 @@ pub async fn task_detail(name: String) -> Result<TaskInfo, AppError> {
 }
 
 /// The test item at `position` (wrapping around), in file order.
-#[server]
+#[server(endpoint = "preview_item")]
 pub async fn preview_item(name: String, position: i64) -> Result<ItemPreview, AppError> {
     use crate::ssr::{auth, catalog, state::app_state};
     auth::require(|r| r.is_staff()).await?;

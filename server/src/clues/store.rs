@@ -40,16 +40,16 @@ async fn store_task(tx: &mut Transaction<'_, Sqlite>, task: &TaskData, source: &
         if stored == incoming {
             return Ok(Outcome::Unchanged);
         }
-        let differing: Vec<&str> = incoming
+        let differing: std::collections::BTreeSet<&str> = incoming
             .iter()
             .filter(|f| !stored.contains(f))
+            .chain(stored.iter().filter(|f| !incoming.contains(f)))
             .map(|(n, _)| n.as_str())
-            .chain(stored.iter().filter(|f| !incoming.contains(f)).map(|(n, _)| n.as_str()))
             .collect();
         return Err(ServerError::Conflict(format!(
             "task {} is already imported from different files ({}); stored data is never altered, so nothing was imported",
             spec.name,
-            differing.join(", ")
+            differing.into_iter().collect::<Vec<_>>().join(", ")
         )));
     }
 

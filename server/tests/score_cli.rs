@@ -1,0 +1,101 @@
+//! The `score` command through the real binary: gold answers as predictions give 1.0 for every
+//! CLUES task (without a database, and against the imported task), and errors name the id.
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+const TEST_FILES: [(&str, &str); 6] = [
+    ("SST-2", "sst_test.jsonl"),
+    ("MNLI", "mnli_test.jsonl"),
+    ("CoNLL2003", "conll_test.jsonl"),
+    ("WikiANN_EN", "wikiann_test.jsonl"),
+    ("SQuAD-v2", "squad-v2_test.jsonl"),
+    ("ReCoRD", "record_test.jsonl"),
+];
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_clues-lab"))
+}
+
+/// Predictions equal to the gold answers, in the official encoding, in reverse order.
+fn gold_as_predictions(test_file: &Path, out: &Path) {
+    let text = std::fs::read_to_string(test_file).unwrap();
+    let mut lines: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let row: serde_json::Value = serde_json::from_str(l).unwrap();
+            let answer: Vec<String> = row["answer"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().map(str::to_string).unwrap_or_else(|| a["text"].as_str().unwrap().to_string()))
+                .collect();
+            serde_json::json!({ "id": row["id"], "answer": answer }).to_string()
+        })
+        .collect();
+    lines.reverse();
+    std::fs::write(out, lines.join("\n") + "\n").unwrap();
+}
+
+fn last_number(stdout: &[u8]) -> f64 {
+    let text = String::from_utf8_lossy(stdout);
+    let last = text.lines().last().expect("some output");
+    last.split_whitespace().last().unwrap().parse().unwrap()
+}
+
+#[test]
+fn gold_predictions_score_one_for_every_task() {
+    let Some(dir) = common::clues_data("gold_predictions_score_one_for_every_task") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", tmp.path().join("t.db").display());
+    let out = bin().args(["--database", &db, "import", "clues"]).arg(&dir).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for (task, file) in TEST_FILES {
+        let gold = dir.join(task).join(file);
+        let preds = tmp.path().join(format!("{task}.jsonl"));
+        gold_as_predictions(&gold, &preds);
+        let out = bin().arg("score").arg("--gold").arg(&gold).arg(&preds).output().unwrap();
+        assert!(out.status.success(), "{task}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(last_number(&out.stdout), 1.0, "{task} --gold");
+        let out = bin().args(["--database", &db, "score", "--task", task]).arg(&preds).output().unwrap();
+        assert!(out.status.success(), "{task}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(last_number(&out.stdout), 1.0, "{task} --task");
+    }
+}
+
+#[test]
+fn empty_predictions_for_ner_score_the_share_of_empty_golds_only_with_the_official_encoding() {
+    let Some(dir) = common::clues_data("empty_predictions_for_ner") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let gold = dir.join("CoNLL2003/conll_test.jsonl");
+    let text = std::fs::read_to_string(&gold).unwrap();
+    let rows: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let none = rows.iter().filter(|r| r["answer"] == serde_json::json!([""])).count() as f64;
+    for (answer, expected) in [(serde_json::json!([""]), none / rows.len() as f64), (serde_json::json!([]), 0.0)] {
+        let preds = tmp.path().join("p.jsonl");
+        let body: Vec<String> = rows.iter().map(|r| serde_json::json!({"id": r["id"], "answer": answer}).to_string()).collect();
+        std::fs::write(&preds, body.join("\n")).unwrap();
+        let out = bin().arg("score").arg("--gold").arg(&gold).arg(&preds).output().unwrap();
+        assert!(out.status.success());
+        assert!((last_number(&out.stdout) - expected).abs() < 1e-6, "{answer}");
+    }
+}
+
+#[test]
+fn score_errors_name_the_file_and_the_id() {
+    let tmp = tempfile::tempdir().unwrap();
+    let gold = tmp.path().join("g.jsonl");
+    std::fs::write(&gold, "{\"id\": \"a\", \"answer\": [\"x\"]}\n{\"id\": \"b\", \"answer\": [\"\"]}\n").unwrap();
+    let preds = tmp.path().join("p.jsonl");
+    std::fs::write(&preds, "{\"id\": \"a\", \"answer\": [\"x\"]}\n").unwrap();
+    let out = bin().arg("score").arg("--gold").arg(&gold).arg(&preds).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no prediction for 1 test item(s): \"b\""), "{err}");
+    let missing = tmp.path().join("missing.jsonl");
+    let out = bin().arg("score").arg("--gold").arg(&missing).arg(&preds).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing.jsonl"));
+    let out = bin().args(["score", "--help"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--gold"));
+}
