@@ -1,0 +1,10 @@
+# Shared settings for the .ci scripts (sourced, not run).
+# Build outputs live outside the clone by default so CI and fresh clones reuse them.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/clues-lab/target}"
+# The browser bundle's name; set for every build so the leptos crate is never rebuilt over it.
+export LEPTOS_OUTPUT_NAME=clues-lab
+export PATH="$HOME/.cargo/bin:$PATH"
+SITE_DIR="$CARGO_TARGET_DIR/site"
+log() { printf '\n== %s [%s]\n' "$*" "$(date +%H:%M:%S)"; }

@@ -1,0 +1,97 @@
+// Starts a clues-lab server on a fresh SQLite database for the browser tests, with a
+// researcher and a worker account, and Debian's Chromium driven by playwright-core.
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import net from 'node:net';
+import { chromium } from 'playwright-core';
+
+const BIN = process.env.CLUES_BIN;
+const SITE = process.env.CLUES_SITE_ROOT;
+export const RESULTS = new URL('../test-results/', import.meta.url).pathname;
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+async function waitForPort(port, child, ms = 30000) {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    const ok = await new Promise((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => { s.end(); resolve(true); });
+      s.on('error', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`server did not listen on ${port}`);
+}
+
+export const USERS = {
+  researcher: { name: 'rita', password: 'rita-password-1' },
+  worker: { name: 'walt', password: 'walt-password-1' },
+};
+
+/** Starts server and browser; returns { base, browser, stop }. */
+export async function start() {
+  if (!BIN || !SITE) throw new Error('set CLUES_BIN and CLUES_SITE_ROOT (see .ci/test)');
+  mkdirSync(RESULTS, { recursive: true });
+  const dir = mkdtempSync(join(tmpdir(), 'clues-e2e-'));
+  const database = `sqlite://${join(dir, 'e2e.db')}`;
+  for (const [role, u] of Object.entries(USERS)) {
+    execFileSync(BIN, ['--database', database, 'user', 'add', u.name, '--role', role], {
+      env: { ...process.env, CLUES_PASSWORD: u.password },
+    });
+  }
+  const port = await freePort();
+  const server = spawn(BIN, ['--database', database, 'serve', '--addr', `127.0.0.1:${port}`, '--site-root', SITE], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...process.env, RUST_LOG: 'warn' },
+  });
+  await waitForPort(port, server);
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+  return {
+    base: `http://127.0.0.1:${port}`,
+    browser,
+    async stop() {
+      await browser.close();
+      server.kill('SIGINT');
+    },
+  };
+}
+
+/** A new page that records console errors and failed requests. */
+export async function newPage(browser) {
+  const page = await browser.newPage();
+  page.errors = [];
+  page.on('pageerror', (e) => page.errors.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') page.errors.push(`console: ${m.text()}`); });
+  page.on('response', (r) => { if (r.status() >= 400) page.errors.push(`HTTP ${r.status()}: ${r.url()}`); });
+  return page;
+}
+
+/** Loads a page and waits until the WebAssembly bundle has hydrated it. */
+export async function openHydrated(page, url) {
+  await page.goto(url);
+  await page.waitForSelector('main[data-hydrated="true"]', { timeout: 30000 });
+}
+
+export async function signIn(page, base, { name, password }) {
+  await openHydrated(page, `${base}/`);
+  await page.fill('input[name="name"]', name);
+  await page.fill('input[name="password"]', password);
+  await page.click('button[type="submit"]');
+}
