@@ -154,7 +154,7 @@ pub async fn run(cli: Cli) -> Result<()> {
                         .render(&gold.display().to_string())
                 }
                 (None, Some(task)) => {
-                    let pool = db::connect(&cli.database).await?;
+                    let pool = db::connect_existing(&cli.database).await?;
                     let (task_id, spec, _) = catalog::load_spec(&pool, task).await?;
                     let golds: Vec<score::GoldItem> = catalog::test_examples(&pool, task_id)
                         .await?

@@ -96,6 +96,26 @@ fn score_errors_name_the_file_and_the_id() {
     let missing = tmp.path().join("missing.jsonl");
     let out = bin().arg("score").arg("--gold").arg(&missing).arg(&preds).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing.jsonl"));
+    let absent = format!("sqlite://{}", tmp.path().join("absent.db").display());
+    let out = bin().args(["--database", &absent, "score", "--task", "SST-2"]).arg(&preds).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not exist yet"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!tmp.path().join("absent.db").exists());
     let out = bin().args(["score", "--help"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("--gold"));
+}
+
+#[test]
+fn user_add_refuses_duplicates_and_bad_roles() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", tmp.path().join("u.db").display());
+    let add = |name: &str, role: &str| {
+        bin().args(["--database", &db, "user", "add", name, "--role", role]).env("CLUES_PASSWORD", "long-enough-pw").output().unwrap()
+    };
+    assert!(add("ada", "researcher").status.success());
+    let again = add("ada", "admin");
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("a user named \"ada\" already exists"));
+    assert!(!add("bob", "boss").status.success());
+    let short = bin().args(["--database", &db, "user", "add", "cy", "--role", "admin"]).env("CLUES_PASSWORD", "short").output().unwrap();
+    assert!(String::from_utf8_lossy(&short.stderr).contains("at least 8 characters"));
 }

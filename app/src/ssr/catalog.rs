@@ -60,14 +60,19 @@ pub async fn task_summaries(pool: &SqlitePool) -> Result<Vec<TaskSummary>, AppEr
         .collect()
 }
 
-pub async fn task_detail(pool: &SqlitePool, name: &str) -> Result<TaskInfo, AppError> {
-    let (task_id, spec, source) = load_spec(pool, name).await?;
-    let test_items: i64 = sqlx::query_scalar(
+/// How many test items a task has.
+pub async fn test_count(pool: &SqlitePool, task_id: i64) -> Result<i64, AppError> {
+    Ok(sqlx::query_scalar(
         "SELECT COUNT(*) FROM examples e JOIN data_files f ON f.id = e.file_id WHERE f.task_id = ? AND f.kind = 'test'",
     )
     .bind(task_id)
     .fetch_one(pool)
-    .await?;
+    .await?)
+}
+
+pub async fn task_detail(pool: &SqlitePool, name: &str) -> Result<TaskInfo, AppError> {
+    let (task_id, spec, source) = load_spec(pool, name).await?;
+    let test_items = test_count(pool, task_id).await?;
     let shot_groups = sqlx::query_as::<_, (i64, i64, i64, String)>(
         "SELECT k, split, n_rows, file_name FROM data_files WHERE task_id = ? AND kind = 'train' ORDER BY k, split",
     )
@@ -106,12 +111,7 @@ fn context_of(primary: String, second: Option<String>) -> Context {
 
 pub async fn preview_item(pool: &SqlitePool, name: &str, position: i64) -> Result<ItemPreview, AppError> {
     let (task_id, _, _) = load_spec(pool, name).await?;
-    let total: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM examples e JOIN data_files f ON f.id = e.file_id WHERE f.task_id = ? AND f.kind = 'test'",
-    )
-    .bind(task_id)
-    .fetch_one(pool)
-    .await?;
+    let total = test_count(pool, task_id).await?;
     if total == 0 {
         return Err(AppError::NotFound(format!("task {name:?} has no test items")));
     }
