@@ -13,10 +13,19 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Debug, Parser)]
-#[command(name = "clues-lab", version, about = "Few-shot studies of humans and machines on the same NLU test sets (CLUES).")]
+#[command(
+    name = "clues-lab",
+    version,
+    about = "Few-shot studies of humans and machines on the same NLU test sets (CLUES)."
+)]
 pub struct Cli {
     /// SQLite database URL; the file is created on first use.
-    #[arg(long, global = true, env = "CLUES_DATABASE_URL", default_value = "sqlite://clues-lab.db")]
+    #[arg(
+        long,
+        global = true,
+        env = "CLUES_DATABASE_URL",
+        default_value = "sqlite://clues-lab.db"
+    )]
     pub database: String,
     #[command(subcommand)]
     pub command: Command,
@@ -108,11 +117,15 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,sqlx=warn".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,sqlx=warn".into()),
         )
         .with_writer(std::io::stderr)
         .init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
@@ -137,9 +150,17 @@ pub async fn run(cli: Cli) -> Result<()> {
             print!("{}", imported.report());
             Ok(())
         }
-        Command::User(UserCommand::Add { name, role, no_password }) => {
+        Command::User(UserCommand::Add {
+            name,
+            role,
+            no_password,
+        }) => {
             let role = Role::from(role);
-            let password = if no_password { None } else { Some(read_password()?) };
+            let password = if no_password {
+                None
+            } else {
+                Some(read_password()?)
+            };
             let pool = db::connect(&cli.database).await?;
             auth::create_user(&pool, &name, role, password).await?;
             println!("added {} {name}", role.as_str());
@@ -150,8 +171,13 @@ pub async fn run(cli: Cli) -> Result<()> {
                 (Some(gold), _) => {
                     let (golds, family) = score::read_gold_file(gold)?;
                     let preds = score::read_predictions(&args.predictions)?;
-                    score::score(&golds, family, &preds, &args.predictions.display().to_string())?
-                        .render(&gold.display().to_string())
+                    score::score(
+                        &golds,
+                        family,
+                        &preds,
+                        &args.predictions.display().to_string(),
+                    )?
+                    .render(&gold.display().to_string())
                 }
                 (None, Some(task)) => {
                     let pool = db::connect_existing(&cli.database).await?;
@@ -159,13 +185,25 @@ pub async fn run(cli: Cli) -> Result<()> {
                     let golds: Vec<score::GoldItem> = catalog::test_examples(&pool, task_id)
                         .await?
                         .into_iter()
-                        .map(|e| score::GoldItem { id: e.id, gold: e.gold })
+                        .map(|e| score::GoldItem {
+                            id: e.id,
+                            gold: e.gold,
+                        })
                         .collect();
                     let preds = score::read_predictions(&args.predictions)?;
-                    score::score(&golds, spec.family, &preds, &args.predictions.display().to_string())?
-                        .render(&format!("task {task}"))
+                    score::score(
+                        &golds,
+                        spec.family,
+                        &preds,
+                        &args.predictions.display().to_string(),
+                    )?
+                    .render(&format!("task {task}"))
                 }
-                (None, None) => return Err(ServerError::Usage("score needs --gold <file> or --task <name>".into())),
+                (None, None) => {
+                    return Err(ServerError::Usage(
+                        "score needs --gold <file> or --task <name>".into(),
+                    ))
+                }
             };
             print!("{report}");
             Ok(())
@@ -178,7 +216,9 @@ fn read_password() -> Result<String> {
         return Ok(p);
     }
     let mut line = String::new();
-    std::io::stdin().read_line(&mut line).map_err(|e| ServerError::io("cannot read the password from stdin", e))?;
+    std::io::stdin()
+        .read_line(&mut line)
+        .map_err(|e| ServerError::io("cannot read the password from stdin", e))?;
     Ok(line.trim_end_matches(['\r', '\n']).to_string())
 }
 
@@ -189,9 +229,14 @@ async fn serve(database: &str, args: ServeArgs) -> Result<()> {
             eprint!("loaded the demo study:\n{}", imported.report());
         }
     }
-    let pkg = std::path::Path::new(&args.site_root).join("pkg").join(format!("{OUTPUT_NAME}.js"));
+    let pkg = std::path::Path::new(&args.site_root)
+        .join("pkg")
+        .join(format!("{OUTPUT_NAME}.js"));
     if !pkg.exists() {
-        tracing::warn!("{} is missing: pages will render but not hydrate (build with .ci/build)", pkg.display());
+        tracing::warn!(
+            "{} is missing: pages will render but not hydrate (build with .ci/build)",
+            pkg.display()
+        );
     }
     let leptos_options = LeptosOptions::builder()
         .output_name(OUTPUT_NAME)
@@ -199,7 +244,11 @@ async fn serve(database: &str, args: ServeArgs) -> Result<()> {
         .site_pkg_dir("pkg")
         .site_addr(args.addr)
         .build();
-    let state = AppState { pool, leptos_options, secure_cookies: args.secure_cookies };
+    let state = AppState {
+        pool,
+        leptos_options,
+        secure_cookies: args.secure_cookies,
+    };
     let app = router::app(state);
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await

@@ -17,9 +17,9 @@ pub async fn connect(url: &str) -> Result<SqlitePool> {
 /// Opens a database that must already exist (commands that only read, such as `score --task`).
 pub async fn connect_existing(url: &str) -> Result<SqlitePool> {
     open(url, false).await.map_err(|e| match e {
-        ServerError::Db(sqlx::Error::Database(_)) => {
-            ServerError::Usage(format!("cannot open the database {url}: it does not exist yet (import data first)"))
-        }
+        ServerError::Db(sqlx::Error::Database(_)) => ServerError::Usage(format!(
+            "cannot open the database {url}: it does not exist yet (import data first)"
+        )),
         other => other,
     })
 }
@@ -30,9 +30,16 @@ async fn open(url: &str, create: bool) -> Result<SqlitePool> {
         .create_if_missing(create)
         .foreign_keys(true)
         .busy_timeout(std::time::Duration::from_secs(10));
-    let opts = if memory { opts } else { opts.journal_mode(SqliteJournalMode::Wal) };
+    let opts = if memory {
+        opts
+    } else {
+        opts.journal_mode(SqliteJournalMode::Wal)
+    };
     // An in-memory database lives in one connection.
-    let pool = SqlitePoolOptions::new().max_connections(if memory { 1 } else { 8 }).connect_with(opts).await?;
+    let pool = SqlitePoolOptions::new()
+        .max_connections(if memory { 1 } else { 8 })
+        .connect_with(opts)
+        .await?;
     MIGRATOR.run(&pool).await?;
     Ok(pool)
 }

@@ -59,7 +59,9 @@ pub fn demo_tasks() -> Result<Vec<TaskData>> {
 
 /// Loads the demo unless a demo is already in the database.
 pub async fn ensure_demo(pool: &SqlitePool) -> Result<Option<Imported>> {
-    let present: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tasks WHERE source = 'demo'").fetch_one(pool).await?;
+    let present: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tasks WHERE source = 'demo'")
+        .fetch_one(pool)
+        .await?;
     if present > 0 {
         return Ok(None);
     }

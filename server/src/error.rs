@@ -7,7 +7,11 @@ use app::error::AppError;
 pub enum ServerError {
     /// Bad input data: `file:line: message`.
     #[error("{}", fmt_data(.file, .line, .message))]
-    Data { file: String, line: Option<usize>, message: String },
+    Data {
+        file: String,
+        line: Option<usize>,
+        message: String,
+    },
     #[error("{0}")]
     Usage(String),
     #[error("{0}")]
@@ -19,7 +23,10 @@ pub enum ServerError {
     #[error("database migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("{context}: {source}")]
-    Io { context: String, source: std::io::Error },
+    Io {
+        context: String,
+        source: std::io::Error,
+    },
 }
 
 fn fmt_data(file: &str, line: &Option<usize>, message: &str) -> String {
@@ -31,10 +38,17 @@ fn fmt_data(file: &str, line: &Option<usize>, message: &str) -> String {
 
 impl ServerError {
     pub fn data(file: impl Into<String>, line: Option<usize>, message: impl Into<String>) -> Self {
-        ServerError::Data { file: file.into(), line, message: message.into() }
+        ServerError::Data {
+            file: file.into(),
+            line,
+            message: message.into(),
+        }
     }
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
-        ServerError::Io { context: context.into(), source }
+        ServerError::Io {
+            context: context.into(),
+            source,
+        }
     }
 }
 

@@ -24,7 +24,8 @@ pub struct GoldItem {
 }
 
 fn read_text(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| ServerError::io(format!("cannot read {}", path.display()), e))
+    std::fs::read_to_string(path)
+        .map_err(|e| ServerError::io(format!("cannot read {}", path.display()), e))
 }
 
 fn id_of(v: Option<&Value>) -> Option<String> {
@@ -42,11 +43,16 @@ fn json_lines(path: &Path, text: &str) -> Result<Vec<(usize, serde_json::Map<Str
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
-            let v: Value = serde_json::from_str(l)
-                .map_err(|e| ServerError::data(&label, Some(i + 1), format!("malformed JSON: {e}")))?;
+            let v: Value = serde_json::from_str(l).map_err(|e| {
+                ServerError::data(&label, Some(i + 1), format!("malformed JSON: {e}"))
+            })?;
             match v {
                 Value::Object(o) => Ok((i + 1, o)),
-                _ => Err(ServerError::data(&label, Some(i + 1), "a line must be a JSON object")),
+                _ => Err(ServerError::data(
+                    &label,
+                    Some(i + 1),
+                    "a line must be a JSON object",
+                )),
             }
         })
         .collect()
@@ -57,15 +63,30 @@ pub fn read_predictions(path: &Path) -> Result<Vec<Prediction>> {
     let mut seen: HashMap<String, usize> = HashMap::new();
     let mut out = Vec::new();
     for (line, obj) in json_lines(path, &read_text(path)?)? {
-        let id = id_of(obj.get("id"))
-            .ok_or_else(|| ServerError::data(&label, Some(line), "needs an `id` (string or number)"))?;
+        let id = id_of(obj.get("id")).ok_or_else(|| {
+            ServerError::data(&label, Some(line), "needs an `id` (string or number)")
+        })?;
         let answer = obj
             .get("answer")
             .and_then(Value::as_array)
-            .and_then(|a| a.iter().map(|s| s.as_str().map(str::to_string)).collect::<Option<Vec<_>>>())
-            .ok_or_else(|| ServerError::data(&label, Some(line), "needs an `answer` that is a list of strings"))?;
+            .and_then(|a| {
+                a.iter()
+                    .map(|s| s.as_str().map(str::to_string))
+                    .collect::<Option<Vec<_>>>()
+            })
+            .ok_or_else(|| {
+                ServerError::data(
+                    &label,
+                    Some(line),
+                    "needs an `answer` that is a list of strings",
+                )
+            })?;
         if let Some(prev) = seen.insert(id.clone(), line) {
-            return Err(ServerError::data(&label, Some(line), format!("id {id:?} is predicted twice (also on line {prev})")));
+            return Err(ServerError::data(
+                &label,
+                Some(line),
+                format!("id {id:?} is predicted twice (also on line {prev})"),
+            ));
         }
         out.push(Prediction { id, answer, line });
     }
@@ -82,7 +103,10 @@ pub fn read_gold_file(path: &Path) -> Result<(Vec<GoldItem>, Family)> {
     for (line, obj) in json_lines(path, &read_text(path)?)? {
         let err = |m: &str| ServerError::data(&label, Some(line), m.to_string());
         let id = id_of(obj.get("id")).ok_or_else(|| err("needs an `id` (string or number)"))?;
-        let answer = obj.get("answer").and_then(Value::as_array).ok_or_else(|| err("needs an `answer` list"))?;
+        let answer = obj
+            .get("answer")
+            .and_then(Value::as_array)
+            .ok_or_else(|| err("needs an `answer` list"))?;
         let official = answer
             .iter()
             .map(|a| match a {
@@ -96,9 +120,17 @@ pub fn read_gold_file(path: &Path) -> Result<(Vec<GoldItem>, Family)> {
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| err("answers must be strings or {text, answer_start} objects"))?;
         if let Some(prev) = seen.insert(id.clone(), line) {
-            return Err(err(&format!("id {id:?} occurs twice (also on line {prev}); the file cannot be scored by id")));
+            return Err(err(&format!(
+                "id {id:?} occurs twice (also on line {prev}); the file cannot be scored by id"
+            )));
         }
-        out.push(GoldItem { id, gold: Gold { official, spans: Vec::new() } });
+        out.push(GoldItem {
+            id,
+            gold: Gold {
+                official,
+                spans: Vec::new(),
+            },
+        });
     }
     Ok((out, family))
 }
@@ -116,31 +148,64 @@ impl ScoreReport {
     pub fn render(&self, what: &str) -> String {
         let mut out = format!("{what}: {} items\n", self.items);
         if self.family == Family::ReadingComprehension {
-            out.push_str(&format!("S1 ({}): {:.6}\n", Scoring::AnyOf.describe(), self.any_of));
+            out.push_str(&format!(
+                "S1 ({}): {:.6}\n",
+                Scoring::AnyOf.describe(),
+                self.any_of
+            ));
         }
-        out.push_str(&format!("S1 ({}): {:.6}\n", Scoring::Official.describe(), self.official));
+        out.push_str(&format!(
+            "S1 ({}): {:.6}\n",
+            Scoring::Official.describe(),
+            self.official
+        ));
         out
     }
 }
 
 /// Scores predictions against gold items; every gold item needs exactly one prediction.
-pub fn score(golds: &[GoldItem], family: Family, preds: &[Prediction], preds_label: &str) -> Result<ScoreReport> {
+pub fn score(
+    golds: &[GoldItem],
+    family: Family,
+    preds: &[Prediction],
+    preds_label: &str,
+) -> Result<ScoreReport> {
     let by_id: HashMap<&str, &Prediction> = preds.iter().map(|p| (p.id.as_str(), p)).collect();
     let gold_ids: HashMap<&str, ()> = golds.iter().map(|g| (g.id.as_str(), ())).collect();
     if let Some(p) = preds.iter().find(|p| !gold_ids.contains_key(p.id.as_str())) {
-        return Err(ServerError::data(preds_label, Some(p.line), format!("unknown id {:?}: no such test item", p.id)));
+        return Err(ServerError::data(
+            preds_label,
+            Some(p.line),
+            format!("unknown id {:?}: no such test item", p.id),
+        ));
     }
-    let missing: Vec<&str> = golds.iter().map(|g| g.id.as_str()).filter(|id| !by_id.contains_key(id)).collect();
+    let missing: Vec<&str> = golds
+        .iter()
+        .map(|g| g.id.as_str())
+        .filter(|id| !by_id.contains_key(id))
+        .collect();
     if !missing.is_empty() {
-        let shown: Vec<String> = missing.iter().take(10).map(|id| format!("{id:?}")).collect();
+        let shown: Vec<String> = missing
+            .iter()
+            .take(10)
+            .map(|id| format!("{id:?}"))
+            .collect();
         return Err(ServerError::data(
             preds_label,
             None,
-            format!("no prediction for {} test item(s): {}{}", missing.len(), shown.join(", "), if missing.len() > 10 { ", …" } else { "" }),
+            format!(
+                "no prediction for {} test item(s): {}{}",
+                missing.len(),
+                shown.join(", "),
+                if missing.len() > 10 { ", …" } else { "" }
+            ),
         ));
     }
     let per = |scoring| -> Vec<f64> {
-        golds.iter().map(|g| g.gold.score(family, &by_id[g.id.as_str()].answer, scoring)).collect()
+        golds
+            .iter()
+            .map(|g| g.gold.score(family, &by_id[g.id.as_str()].answer, scoring))
+            .collect()
     };
     Ok(ScoreReport {
         items: golds.len(),
@@ -157,16 +222,23 @@ mod tests {
 
     fn write(dir: &tempfile::TempDir, name: &str, body: &str) -> std::path::PathBuf {
         let p = dir.path().join(name);
-        std::fs::File::create(&p).unwrap().write_all(body.as_bytes()).unwrap();
+        std::fs::File::create(&p)
+            .unwrap()
+            .write_all(body.as_bytes())
+            .unwrap();
         p
     }
 
     #[test]
     fn official_self_test_through_files() {
         let d = tempfile::tempdir().unwrap();
-        let gold = write(&d, "g.jsonl", concat!(
+        let gold = write(
+            &d,
+            "g.jsonl",
+            concat!(
             "{\"id\": \"1\", \"answer\": [\"b\", \"c\", \"d\"]}\n{\"id\": \"2\", \"answer\": []}\n",
-            "{\"id\": \"3\", \"answer\": []}\n{\"id\": \"4\", \"answer\": [\"f\", \"g\"]}\n"));
+            "{\"id\": \"3\", \"answer\": []}\n{\"id\": \"4\", \"answer\": [\"f\", \"g\"]}\n"),
+        );
         let pred = write(&d, "p.jsonl", concat!(
             "{\"id\": \"4\", \"answer\": [\"d\", \"e\"]}\n{\"id\": \"1\", \"answer\": [\"a\", \"b\"]}\n",
             "{\"id\": \"2\", \"answer\": []}\n{\"id\": \"3\", \"answer\": [\"c\"]}\n"));
@@ -179,32 +251,60 @@ mod tests {
     #[test]
     fn ids_must_match_exactly_once() {
         let d = tempfile::tempdir().unwrap();
-        let gold = write(&d, "g.jsonl", "{\"id\": 1, \"answer\": [\"positive\"]}\n{\"id\": 2, \"answer\": [\"negative\"]}\n");
+        let gold = write(
+            &d,
+            "g.jsonl",
+            "{\"id\": 1, \"answer\": [\"positive\"]}\n{\"id\": 2, \"answer\": [\"negative\"]}\n",
+        );
         let (golds, fam) = read_gold_file(&gold).unwrap();
-        let dup = write(&d, "dup.jsonl", "{\"id\": 1, \"answer\": []}\n{\"id\": \"1\", \"answer\": []}\n");
+        let dup = write(
+            &d,
+            "dup.jsonl",
+            "{\"id\": 1, \"answer\": []}\n{\"id\": \"1\", \"answer\": []}\n",
+        );
         let e = read_predictions(&dup).unwrap_err().to_string();
-        assert!(e.contains("dup.jsonl:2") && e.contains("\"1\" is predicted twice"), "{e}");
+        assert!(
+            e.contains("dup.jsonl:2") && e.contains("\"1\" is predicted twice"),
+            "{e}"
+        );
         let unknown = write(&d, "u.jsonl", "{\"id\": 1, \"answer\": []}\n{\"id\": 2, \"answer\": []}\n{\"id\": 9, \"answer\": []}\n");
-        let e = score(&golds, fam, &read_predictions(&unknown).unwrap(), "u.jsonl").unwrap_err().to_string();
-        assert!(e.contains("u.jsonl:3") && e.contains("unknown id \"9\""), "{e}");
+        let e = score(&golds, fam, &read_predictions(&unknown).unwrap(), "u.jsonl")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("u.jsonl:3") && e.contains("unknown id \"9\""),
+            "{e}"
+        );
         let missing = write(&d, "m.jsonl", "{\"id\": 2, \"answer\": [\"negative\"]}\n");
-        let e = score(&golds, fam, &read_predictions(&missing).unwrap(), "m.jsonl").unwrap_err().to_string();
+        let e = score(&golds, fam, &read_predictions(&missing).unwrap(), "m.jsonl")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no prediction for 1 test item(s): \"1\""), "{e}");
         let bad = write(&d, "b.jsonl", "{\"id\": 1, \"answer\": [1]}\n");
-        assert!(read_predictions(&bad).unwrap_err().to_string().contains("b.jsonl:1"));
+        assert!(read_predictions(&bad)
+            .unwrap_err()
+            .to_string()
+            .contains("b.jsonl:1"));
     }
 
     #[test]
     fn reading_comprehension_reports_both_scorings() {
         let d = tempfile::tempdir().unwrap();
         let gold = write(&d, "g.jsonl", "{\"id\": \"q\", \"answer\": [{\"text\": \"the Normans\", \"answer_start\": 0}, {\"text\": \"Normans\", \"answer_start\": 4}]}\n");
-        let pred = write(&d, "p.jsonl", "{\"id\": \"q\", \"answer\": [\"Normans\"]}\n");
+        let pred = write(
+            &d,
+            "p.jsonl",
+            "{\"id\": \"q\", \"answer\": [\"Normans\"]}\n",
+        );
         let (golds, fam) = read_gold_file(&gold).unwrap();
         assert_eq!(fam, Family::ReadingComprehension);
         let r = score(&golds, fam, &read_predictions(&pred).unwrap(), "p").unwrap();
         assert_eq!(r.any_of, 1.0);
         assert!((r.official - 2.0 / 3.0).abs() < 1e-12);
         let text = r.render("q");
-        assert!(text.contains("any-of") && text.trim_end().ends_with("0.666667"), "{text}");
+        assert!(
+            text.contains("any-of") && text.trim_end().ends_with("0.666667"),
+            "{text}"
+        );
     }
 }

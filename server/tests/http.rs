@@ -14,40 +14,84 @@ use tower::ServiceExt;
 async fn state() -> AppState {
     let pool = db::memory().await.unwrap();
     demo::ensure_demo(&pool).await.unwrap();
-    auth::create_user(&pool, "rita", Role::Researcher, Some("rita-password".into())).await.unwrap();
-    auth::create_user(&pool, "walt", Role::Worker, Some("walt-password".into())).await.unwrap();
-    let leptos_options = LeptosOptions::builder().output_name("clues-lab").site_root("target/site").build();
-    AppState { pool, leptos_options, secure_cookies: false }
+    auth::create_user(
+        &pool,
+        "rita",
+        Role::Researcher,
+        Some("rita-password".into()),
+    )
+    .await
+    .unwrap();
+    auth::create_user(&pool, "walt", Role::Worker, Some("walt-password".into()))
+        .await
+        .unwrap();
+    let leptos_options = LeptosOptions::builder()
+        .output_name("clues-lab")
+        .site_root("target/site")
+        .build();
+    AppState {
+        pool,
+        leptos_options,
+        secure_cookies: false,
+    }
 }
 
-async fn call(state: &AppState, path: &str, form: &str, cookie: Option<&str>) -> (StatusCode, String, Option<String>) {
+async fn call(
+    state: &AppState,
+    path: &str,
+    form: &str,
+    cookie: Option<&str>,
+) -> (StatusCode, String, Option<String>) {
     let mut req = Request::post(path)
         .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
         .header(header::ACCEPT, "application/json");
     if let Some(c) = cookie {
         req = req.header(header::COOKIE, c);
     }
-    let res = router::app(state.clone()).oneshot(req.body(Body::from(form.to_string())).unwrap()).await.unwrap();
+    let res = router::app(state.clone())
+        .oneshot(req.body(Body::from(form.to_string())).unwrap())
+        .await
+        .unwrap();
     let status = res.status();
-    let set_cookie = res.headers().get(header::SET_COOKIE).map(|v| v.to_str().unwrap().to_string());
+    let set_cookie = res
+        .headers()
+        .get(header::SET_COOKIE)
+        .map(|v| v.to_str().unwrap().to_string());
     let body = res.into_body().collect().await.unwrap().to_bytes();
-    (status, String::from_utf8_lossy(&body).into_owned(), set_cookie)
+    (
+        status,
+        String::from_utf8_lossy(&body).into_owned(),
+        set_cookie,
+    )
 }
 
 async fn login(state: &AppState, name: &str, password: &str) -> String {
-    let (status, body, cookie) = call(state, "/api/login", &format!("name={name}&password={password}"), None).await;
+    let (status, body, cookie) = call(
+        state,
+        "/api/login",
+        &format!("name={name}&password={password}"),
+        None,
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let cookie = cookie.expect("a session cookie");
-    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"), "{cookie}");
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"),
+        "{cookie}"
+    );
     cookie.split(';').next().unwrap().to_string()
 }
 
 #[tokio::test]
 async fn home_page_renders_with_hydration_scripts() {
     let s = state().await;
-    let res = router::app(s).oneshot(Request::get("/").body(Body::empty()).unwrap()).await.unwrap();
+    let res = router::app(s)
+        .oneshot(Request::get("/").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
     assert_eq!(res.status(), StatusCode::OK);
-    let html = String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    let html =
+        String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
     assert!(html.contains("Sign in"), "{html}");
     assert!(html.contains("/pkg/clues-lab.js"), "{html}");
 }
@@ -76,7 +120,13 @@ async fn staff_functions_check_session_and_role() {
     let (status, body, _) = call(&s, "/api/list_tasks", "", Some(&worker)).await;
     assert_ne!(status, StatusCode::OK);
     assert_eq!(body, r#"{"Forbidden":"worker"}"#);
-    let (_, body, _) = call(&s, "/api/preview_item", "name=demo-SST-2&position=0", Some(&worker)).await;
+    let (_, body, _) = call(
+        &s,
+        "/api/preview_item",
+        "name=demo-SST-2&position=0",
+        Some(&worker),
+    )
+    .await;
     assert!(body.contains("Forbidden"), "{body}");
 
     let researcher = login(&s, "rita", "rita-password").await;
@@ -98,15 +148,31 @@ async fn previews_carry_no_gold() {
     let s = state().await;
     let researcher = login(&s, "rita", "rita-password").await;
     for position in 0..4 {
-        let (status, body, _) =
-            call(&s, "/api/preview_item", &format!("name=demo-SQuAD-v2&position={position}"), Some(&researcher)).await;
+        let (status, body, _) = call(
+            &s,
+            "/api/preview_item",
+            &format!("name=demo-SQuAD-v2&position={position}"),
+            Some(&researcher),
+        )
+        .await;
         assert_eq!(status, StatusCode::OK, "{body}");
         let item: serde_json::Value = serde_json::from_str(&body).unwrap();
-        let mut keys: Vec<&str> = item.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut keys: Vec<&str> = item
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
         keys.sort();
         assert_eq!(keys, ["context", "id", "position", "question", "total"]);
         assert!(!body.contains("answer_start") && !body.contains("gold"));
     }
-    let (_, body, _) = call(&s, "/api/preview_item", "name=no-such-task&position=0", Some(&researcher)).await;
+    let (_, body, _) = call(
+        &s,
+        "/api/preview_item",
+        "name=no-such-task&position=0",
+        Some(&researcher),
+    )
+    .await;
     assert!(body.contains("no task named"), "{body}");
 }

@@ -9,16 +9,24 @@ use std::path::Path;
 
 #[tokio::test]
 async fn imports_all_six_tasks_once() {
-    let Some(dir) = common::clues_data("imports_all_six_tasks_once") else { return };
+    let Some(dir) = common::clues_data("imports_all_six_tasks_once") else {
+        return;
+    };
     let pool = db::memory().await.unwrap();
     let first = import_dir(&pool, &dir).await.unwrap();
     assert_eq!(first.tasks.len(), 6);
     assert!(first.outcomes.iter().all(|o| *o == Outcome::Imported));
     let report = first.report();
-    assert!(report.contains("total: 6 tasks, 2020 test items, 90 training files"), "{report}");
+    assert!(
+        report.contains("total: 6 tasks, 2020 test items, 90 training files"),
+        "{report}"
+    );
     // The official NER files hold answers no human can highlight; the report names them.
     assert!(report.contains("gold_not_in_context"), "{report}");
-    assert!(report.contains("label \"contradiction\" does not occur in the question"), "{report}");
+    assert!(
+        report.contains("label \"contradiction\" does not occur in the question"),
+        "{report}"
+    );
     let test_items: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM examples e JOIN data_files f ON f.id = e.file_id WHERE f.kind = 'test'",
     )
@@ -27,7 +35,10 @@ async fn imports_all_six_tasks_once() {
     .unwrap();
     assert_eq!(test_items, 2020);
     let train_files: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM data_files WHERE kind = 'train'").fetch_one(&pool).await.unwrap();
+        sqlx::query_scalar("SELECT COUNT(*) FROM data_files WHERE kind = 'train'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
     assert_eq!(train_files, 90);
     // SST-2 ids restart at 1 in every file: all rows are kept.
     let sst_rows: i64 = sqlx::query_scalar(
@@ -54,12 +65,19 @@ fn copy_task(from: &Path, to: &Path) {
 }
 
 fn append(path: &Path, text: &str) {
-    std::fs::OpenOptions::new().append(true).open(path).unwrap().write_all(text.as_bytes()).unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
 }
 
 #[tokio::test]
 async fn bad_input_names_file_and_line_and_changes_nothing() {
-    let Some(dir) = common::clues_data("bad_input_names_file_and_line_and_changes_nothing") else { return };
+    let Some(dir) = common::clues_data("bad_input_names_file_and_line_and_changes_nothing") else {
+        return;
+    };
     let pool = db::memory().await.unwrap();
     demo::ensure_demo(&pool).await.unwrap();
     let before = common::snapshot(&pool).await;
@@ -87,7 +105,10 @@ async fn bad_input_names_file_and_line_and_changes_nothing() {
     let changed = text.replacen(first, &row.to_string(), 1);
     std::fs::write(&f, changed).unwrap();
     let err = import_dir(&pool, &root).await.err().unwrap().to_string();
-    assert!(err.contains("squad-v2_train_10_1.jsonl:1: answer 1") && err.contains("does not match"), "{err}");
+    assert!(
+        err.contains("squad-v2_train_10_1.jsonl:1: answer 1") && err.contains("does not match"),
+        "{err}"
+    );
     assert_eq!(common::snapshot(&pool).await, before);
 
     // An unknown task directory, and a missing directory.
@@ -95,7 +116,11 @@ async fn bad_input_names_file_and_line_and_changes_nothing() {
     copy_task(&dir.join("SST-2"), &root.join("SST-3"));
     let err = import_dir(&pool, &root).await.err().unwrap().to_string();
     assert!(err.contains("unknown task directory \"SST-3\""), "{err}");
-    let err = import_dir(&pool, &tmp.path().join("nope")).await.err().unwrap().to_string();
+    let err = import_dir(&pool, &tmp.path().join("nope"))
+        .await
+        .err()
+        .unwrap()
+        .to_string();
     assert!(err.contains("nope: no such directory"), "{err}");
     assert_eq!(common::snapshot(&pool).await, before);
 
@@ -106,7 +131,10 @@ async fn bad_input_names_file_and_line_and_changes_nothing() {
     copy_task(&dir.join("SST-2"), &root.join("SST-2"));
     append(&root.join("SST-2/sst_train_10_1.jsonl"), "{\"answer\": [\"positive\"], \"question\": \"positive or negative?\", \"id\": 11, \"context\": \"x\"}\n");
     let err = import_dir(&pool, &root).await.err().unwrap().to_string();
-    assert!(err.contains("already imported from different files (sst_train_10_1.jsonl)"), "{err}");
+    assert!(
+        err.contains("already imported from different files (sst_train_10_1.jsonl)"),
+        "{err}"
+    );
     assert_eq!(common::snapshot(&pool).await, after_sst);
 }
 
@@ -117,10 +145,19 @@ async fn demo_study_loads_once_with_nested_shot_groups() {
     let report = imported.report();
     assert!(report.contains("total: 6 tasks"), "{report}");
     for t in &imported.tasks {
-        assert!(t.shots.nesting.iter().all(|n| n.missing == 0), "{}", t.spec.name);
+        assert!(
+            t.shots.nesting.iter().all(|n| n.missing == 0),
+            "{}",
+            t.spec.name
+        );
         assert_eq!(t.shots.ks, vec![2, 4]);
         // The demo is written to be clean: nothing to report but the MNLI label spelling.
-        assert!(t.notes.iter().all(|n| n.kind == "label_not_in_question"), "{}: {:?}", t.spec.name, t.notes);
+        assert!(
+            t.notes.iter().all(|n| n.kind == "label_not_in_question"),
+            "{}: {:?}",
+            t.spec.name,
+            t.notes
+        );
     }
     assert!(demo::ensure_demo(&pool).await.unwrap().is_none());
 }

@@ -29,7 +29,11 @@ fn gold_as_predictions(test_file: &Path, out: &Path) {
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|a| a.as_str().map(str::to_string).unwrap_or_else(|| a["text"].as_str().unwrap().to_string()))
+                .map(|a| {
+                    a.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| a["text"].as_str().unwrap().to_string())
+                })
                 .collect();
             serde_json::json!({ "id": row["id"], "answer": answer }).to_string()
         })
@@ -46,39 +50,90 @@ fn last_number(stdout: &[u8]) -> f64 {
 
 #[test]
 fn gold_predictions_score_one_for_every_task() {
-    let Some(dir) = common::clues_data("gold_predictions_score_one_for_every_task") else { return };
+    let Some(dir) = common::clues_data("gold_predictions_score_one_for_every_task") else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", tmp.path().join("t.db").display());
-    let out = bin().args(["--database", &db, "import", "clues"]).arg(&dir).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = bin()
+        .args(["--database", &db, "import", "clues"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     for (task, file) in TEST_FILES {
         let gold = dir.join(task).join(file);
         let preds = tmp.path().join(format!("{task}.jsonl"));
         gold_as_predictions(&gold, &preds);
-        let out = bin().arg("score").arg("--gold").arg(&gold).arg(&preds).output().unwrap();
-        assert!(out.status.success(), "{task}: {}", String::from_utf8_lossy(&out.stderr));
+        let out = bin()
+            .arg("score")
+            .arg("--gold")
+            .arg(&gold)
+            .arg(&preds)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{task}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert_eq!(last_number(&out.stdout), 1.0, "{task} --gold");
-        let out = bin().args(["--database", &db, "score", "--task", task]).arg(&preds).output().unwrap();
-        assert!(out.status.success(), "{task}: {}", String::from_utf8_lossy(&out.stderr));
+        let out = bin()
+            .args(["--database", &db, "score", "--task", task])
+            .arg(&preds)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{task}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert_eq!(last_number(&out.stdout), 1.0, "{task} --task");
     }
 }
 
 #[test]
 fn empty_predictions_for_ner_score_the_share_of_empty_golds_only_with_the_official_encoding() {
-    let Some(dir) = common::clues_data("empty_predictions_for_ner") else { return };
+    let Some(dir) = common::clues_data("empty_predictions_for_ner") else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let gold = dir.join("CoNLL2003/conll_test.jsonl");
     let text = std::fs::read_to_string(&gold).unwrap();
-    let rows: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let none = rows.iter().filter(|r| r["answer"] == serde_json::json!([""])).count() as f64;
-    for (answer, expected) in [(serde_json::json!([""]), none / rows.len() as f64), (serde_json::json!([]), 0.0)] {
+    let rows: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let none = rows
+        .iter()
+        .filter(|r| r["answer"] == serde_json::json!([""]))
+        .count() as f64;
+    for (answer, expected) in [
+        (serde_json::json!([""]), none / rows.len() as f64),
+        (serde_json::json!([]), 0.0),
+    ] {
         let preds = tmp.path().join("p.jsonl");
-        let body: Vec<String> = rows.iter().map(|r| serde_json::json!({"id": r["id"], "answer": answer}).to_string()).collect();
+        let body: Vec<String> = rows
+            .iter()
+            .map(|r| serde_json::json!({"id": r["id"], "answer": answer}).to_string())
+            .collect();
         std::fs::write(&preds, body.join("\n")).unwrap();
-        let out = bin().arg("score").arg("--gold").arg(&gold).arg(&preds).output().unwrap();
+        let out = bin()
+            .arg("score")
+            .arg("--gold")
+            .arg(&gold)
+            .arg(&preds)
+            .output()
+            .unwrap();
         assert!(out.status.success());
-        assert!((last_number(&out.stdout) - expected).abs() < 1e-6, "{answer}");
+        assert!(
+            (last_number(&out.stdout) - expected).abs() < 1e-6,
+            "{answer}"
+        );
     }
 }
 
@@ -86,19 +141,46 @@ fn empty_predictions_for_ner_score_the_share_of_empty_golds_only_with_the_offici
 fn score_errors_name_the_file_and_the_id() {
     let tmp = tempfile::tempdir().unwrap();
     let gold = tmp.path().join("g.jsonl");
-    std::fs::write(&gold, "{\"id\": \"a\", \"answer\": [\"x\"]}\n{\"id\": \"b\", \"answer\": [\"\"]}\n").unwrap();
+    std::fs::write(
+        &gold,
+        "{\"id\": \"a\", \"answer\": [\"x\"]}\n{\"id\": \"b\", \"answer\": [\"\"]}\n",
+    )
+    .unwrap();
     let preds = tmp.path().join("p.jsonl");
     std::fs::write(&preds, "{\"id\": \"a\", \"answer\": [\"x\"]}\n").unwrap();
-    let out = bin().arg("score").arg("--gold").arg(&gold).arg(&preds).output().unwrap();
+    let out = bin()
+        .arg("score")
+        .arg("--gold")
+        .arg(&gold)
+        .arg(&preds)
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("no prediction for 1 test item(s): \"b\""), "{err}");
+    assert!(
+        err.contains("no prediction for 1 test item(s): \"b\""),
+        "{err}"
+    );
     let missing = tmp.path().join("missing.jsonl");
-    let out = bin().arg("score").arg("--gold").arg(&missing).arg(&preds).output().unwrap();
+    let out = bin()
+        .arg("score")
+        .arg("--gold")
+        .arg(&missing)
+        .arg(&preds)
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing.jsonl"));
     let absent = format!("sqlite://{}", tmp.path().join("absent.db").display());
-    let out = bin().args(["--database", &absent, "score", "--task", "SST-2"]).arg(&preds).output().unwrap();
-    assert!(String::from_utf8_lossy(&out.stderr).contains("does not exist yet"), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = bin()
+        .args(["--database", &absent, "score", "--task", "SST-2"])
+        .arg(&preds)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("does not exist yet"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(!tmp.path().join("absent.db").exists());
     let out = bin().args(["score", "--help"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("--gold"));
@@ -109,13 +191,21 @@ fn user_add_refuses_duplicates_and_bad_roles() {
     let tmp = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", tmp.path().join("u.db").display());
     let add = |name: &str, role: &str| {
-        bin().args(["--database", &db, "user", "add", name, "--role", role]).env("CLUES_PASSWORD", "long-enough-pw").output().unwrap()
+        bin()
+            .args(["--database", &db, "user", "add", name, "--role", role])
+            .env("CLUES_PASSWORD", "long-enough-pw")
+            .output()
+            .unwrap()
     };
     assert!(add("ada", "researcher").status.success());
     let again = add("ada", "admin");
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("a user named \"ada\" already exists"));
     assert!(!add("bob", "boss").status.success());
-    let short = bin().args(["--database", &db, "user", "add", "cy", "--role", "admin"]).env("CLUES_PASSWORD", "short").output().unwrap();
+    let short = bin()
+        .args(["--database", &db, "user", "add", "cy", "--role", "admin"])
+        .env("CLUES_PASSWORD", "short")
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&short.stderr).contains("at least 8 characters"));
 }

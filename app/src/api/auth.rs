@@ -19,8 +19,14 @@ pub async fn login(name: String, password: String) -> Result<UserInfo, AppError>
     let state = app_state()?;
     let (user, token) = auth::login(&state.pool, name.trim(), &password).await?;
     let response = expect_context::<leptos_axum::ResponseOptions>();
-    response.insert_header(http::header::SET_COOKIE, auth::session_cookie(&token, state.secure_cookies));
-    Ok(UserInfo { name: user.name, role: user.role })
+    response.insert_header(
+        http::header::SET_COOKIE,
+        auth::session_cookie(&token, state.secure_cookies),
+    );
+    Ok(UserInfo {
+        name: user.name,
+        role: user.role,
+    })
 }
 
 #[server(endpoint = "logout")]
@@ -31,12 +37,16 @@ pub async fn logout() -> Result<(), AppError> {
     if let Some(token) = auth::session_token(&headers) {
         auth::logout(&state.pool, &token).await?;
     }
-    expect_context::<leptos_axum::ResponseOptions>().insert_header(http::header::SET_COOKIE, auth::clear_cookie());
+    expect_context::<leptos_axum::ResponseOptions>()
+        .insert_header(http::header::SET_COOKIE, auth::clear_cookie());
     Ok(())
 }
 
 #[server(endpoint = "whoami")]
 pub async fn whoami() -> Result<Option<UserInfo>, AppError> {
     let user = crate::ssr::auth::current_user().await?;
-    Ok(user.map(|u| UserInfo { name: u.name, role: u.role }))
+    Ok(user.map(|u| UserInfo {
+        name: u.name,
+        role: u.role,
+    }))
 }

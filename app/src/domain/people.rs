@@ -37,10 +37,14 @@ impl Role {
 pub fn validate_user_name(name: &str) -> Result<(), String> {
     let n = name.chars().count();
     if n == 0 || n > 64 {
-        return Err(format!("a user name has 1 to 64 characters, {name:?} has {n}"));
+        return Err(format!(
+            "a user name has 1 to 64 characters, {name:?} has {n}"
+        ));
     }
     if name.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!("a user name may not contain spaces or control characters: {name:?}"));
+        return Err(format!(
+            "a user name may not contain spaces or control characters: {name:?}"
+        ));
     }
     Ok(())
 }

@@ -24,7 +24,9 @@ impl Scoring {
     }
     pub fn describe(self) -> &'static str {
         match self {
-            Scoring::Official => "official CLUES scoring: F1 against the set of distinct gold strings",
+            Scoring::Official => {
+                "official CLUES scoring: F1 against the set of distinct gold strings"
+            }
             Scoring::AnyOf => "any-of scoring: best F1 over the alternative gold answers",
         }
     }
@@ -56,7 +58,10 @@ pub fn s1_any_of<P: AsRef<str>, G: AsRef<str>>(pred: &[P], alternatives: &[Vec<G
     if alternatives.is_empty() {
         return s1_item::<P, &str>(pred, &[]);
     }
-    alternatives.iter().map(|alt| s1_item(pred, alt)).fold(0.0, f64::max)
+    alternatives
+        .iter()
+        .map(|alt| s1_item(pred, alt))
+        .fold(0.0, f64::max)
 }
 
 /// Mean of the per-item scores; `None` for no items.
@@ -99,7 +104,11 @@ mod tests {
     fn official_self_test_gives_0_35() {
         let preds: Vec<Vec<&str>> = vec![vec!["a", "b"], vec![], vec!["c"], vec!["d", "e"]];
         let golds: Vec<Vec<&str>> = vec![vec!["b", "c", "d"], vec![], vec![], vec!["f", "g"]];
-        let scores: Vec<f64> = preds.iter().zip(&golds).map(|(p, g)| s1_item(p, g)).collect();
+        let scores: Vec<f64> = preds
+            .iter()
+            .zip(&golds)
+            .map(|(p, g)| s1_item(p, g))
+            .collect();
         // Item 1 by hand: P = 1/2, R = 1/3, F1 = 2PR/(P+R) = 0.4.
         assert!(close(scores[0], 0.4));
         assert_eq!(&scores[1..], &[1.0, 0.0, 0.0]);
@@ -132,7 +141,10 @@ mod tests {
         let alts = vec![vec!["the Normans"], vec!["Normans"], vec!["Normans"]];
         assert_eq!(s1_any_of(&["Normans"], &alts), 1.0);
         // Official: gold set {the Normans, Normans}: P = 1, R = 1/2 -> 2/3.
-        assert!(close(s1_item(&["Normans"], &["the Normans", "Normans", "Normans"]), 2.0 / 3.0));
+        assert!(close(
+            s1_item(&["Normans"], &["the Normans", "Normans", "Normans"]),
+            2.0 / 3.0
+        ));
         let none: [&str; 0] = [];
         let no_alts: Vec<Vec<&str>> = vec![];
         assert_eq!(s1_any_of(&none, &no_alts), 1.0);

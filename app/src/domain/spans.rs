@@ -15,7 +15,10 @@ pub struct Span {
 
 impl Span {
     pub fn new(text: impl Into<String>, offset: Option<usize>) -> Self {
-        Span { text: text.into(), offset }
+        Span {
+            text: text.into(),
+            offset,
+        }
     }
     /// Length of the span in code points.
     pub fn len_cp(&self) -> usize {
@@ -27,9 +30,17 @@ impl Span {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SpanError {
     #[error("span at code point {offset} with length {len} runs past the end of the text ({text_len} code points)")]
-    OutOfRange { offset: usize, len: usize, text_len: usize },
+    OutOfRange {
+        offset: usize,
+        len: usize,
+        text_len: usize,
+    },
     #[error("span text {expected:?} does not match the text {found:?} at code point {offset}")]
-    Mismatch { offset: usize, expected: String, found: String },
+    Mismatch {
+        offset: usize,
+        expected: String,
+        found: String,
+    },
     #[error("span text {0:?} does not occur in the text")]
     NotFound(String),
 }
@@ -87,15 +98,11 @@ pub fn find_all_cp(text: &str, needle: &str) -> Vec<usize> {
     if needle.is_empty() {
         return Vec::new();
     }
-    let mut out = Vec::new();
-    let mut cp = 0;
-    for (byte, _) in text.char_indices() {
-        if text[byte..].starts_with(needle) {
-            out.push(cp);
-        }
-        cp += 1;
-    }
-    out
+    text.char_indices()
+        .enumerate()
+        .filter(|(_, (byte, _))| text[*byte..].starts_with(needle))
+        .map(|(cp, _)| cp)
+        .collect()
 }
 
 /// Checks that a span fits `text`: with an offset, the text at that offset must equal the
@@ -105,7 +112,11 @@ pub fn check_span(text: &str, span: &Span) -> Result<(), SpanError> {
         Some(offset) => {
             let len = span.len_cp();
             match slice_cp(text, offset, len) {
-                None => Err(SpanError::OutOfRange { offset, len, text_len: text.chars().count() }),
+                None => Err(SpanError::OutOfRange {
+                    offset,
+                    len,
+                    text_len: text.chars().count(),
+                }),
                 Some(found) if found == span.text => Ok(()),
                 Some(found) => Err(SpanError::Mismatch {
                     offset,
@@ -155,10 +166,19 @@ mod tests {
     fn check_span_accepts_exact_and_refuses_mismatch() {
         let text = "Paris is in France 🇫🇷.";
         assert!(check_span(text, &Span::new("France", Some(12))).is_ok());
-        assert!(matches!(check_span(text, &Span::new("France", Some(11))), Err(SpanError::Mismatch { .. })));
-        assert!(matches!(check_span(text, &Span::new("France 🇫🇷..", Some(12))), Err(SpanError::OutOfRange { .. })));
+        assert!(matches!(
+            check_span(text, &Span::new("France", Some(11))),
+            Err(SpanError::Mismatch { .. })
+        ));
+        assert!(matches!(
+            check_span(text, &Span::new("France 🇫🇷..", Some(12))),
+            Err(SpanError::OutOfRange { .. })
+        ));
         assert!(check_span(text, &Span::new("Paris", None)).is_ok());
-        assert!(matches!(check_span(text, &Span::new("paris", None)), Err(SpanError::NotFound(_))));
+        assert!(matches!(
+            check_span(text, &Span::new("paris", None)),
+            Err(SpanError::NotFound(_))
+        ));
         // Flags are two code points each: "." sits at 19 + 2.
         assert!(check_span(text, &Span::new(".", Some(21))).is_ok());
     }

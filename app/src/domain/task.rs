@@ -29,9 +29,13 @@ impl Family {
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
-        [Family::Classification, Family::SequenceLabelling, Family::ReadingComprehension]
-            .into_iter()
-            .find(|f| f.as_str() == s)
+        [
+            Family::Classification,
+            Family::SequenceLabelling,
+            Family::ReadingComprehension,
+        ]
+        .into_iter()
+        .find(|f| f.as_str() == s)
     }
 }
 
@@ -53,7 +57,9 @@ impl NoAnswer {
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
-        [NoAnswer::EmptyString, NoAnswer::EmptyList].into_iter().find(|n| n.as_str() == s)
+        [NoAnswer::EmptyString, NoAnswer::EmptyList]
+            .into_iter()
+            .find(|n| n.as_str() == s)
     }
 }
 
@@ -137,7 +143,10 @@ impl Context {
     pub fn is_empty(&self) -> bool {
         match self {
             Context::Single { text } => text.trim().is_empty(),
-            Context::Pair { premise, hypothesis } => premise.trim().is_empty() || hypothesis.trim().is_empty(),
+            Context::Pair {
+                premise,
+                hypothesis,
+            } => premise.trim().is_empty() || hypothesis.trim().is_empty(),
         }
     }
     /// Does `needle` occur in any part of the context?
@@ -214,29 +223,76 @@ mod tests {
         assert_eq!(t.from_official(&[String::new()]), Vec::<String>::new());
         let some = vec!["Lincoln".to_string()];
         assert_eq!(t.from_official(&t.to_official(&some)), some);
-        let rc = TaskSpec { no_answer: NoAnswer::EmptyList, ..ner() };
+        let rc = TaskSpec {
+            no_answer: NoAnswer::EmptyList,
+            ..ner()
+        };
         assert_eq!(rc.to_official(&[]), Vec::<String>::new());
     }
 
     #[test]
     fn internal_empty_scores_like_official_none() {
         let t = ner();
-        let gold = Gold { official: vec![String::new()], spans: vec![] };
+        let gold = Gold {
+            official: vec![String::new()],
+            spans: vec![],
+        };
         // A human who marks "no answer" is converted to [""] and gets full credit.
-        assert_eq!(gold.score(t.family, &t.to_official(&[]), Scoring::Official), 1.0);
+        assert_eq!(
+            gold.score(t.family, &t.to_official(&[]), Scoring::Official),
+            1.0
+        );
         // An official-format `[]` prediction against `[""]` is wrong for the official scorer.
         assert_eq!(gold.score(t.family, &[], Scoring::Official), 0.0);
     }
 
     #[test]
+    fn question_types_match_exactly_or_fall_back_to_a_free_question() {
+        let mut t = ner();
+        t.question_types = vec![QuestionType {
+            key: "person".into(),
+            question: "List all the people names in the context".into(),
+        }];
+        assert_eq!(
+            t.question_type_of("List all the people names in the context")
+                .unwrap()
+                .key,
+            "person"
+        );
+        assert!(t
+            .question_type_of("list all the people names in the context")
+            .is_none());
+        t.question_types.push(QuestionType {
+            key: "question".into(),
+            question: String::new(),
+        });
+        assert_eq!(t.question_type_of("Who wrote it?").unwrap().key, "question");
+    }
+
+    #[test]
     fn reading_comprehension_alternatives() {
-        let g = Gold { official: vec!["the Normans".into(), "Normans".into()], spans: vec![] };
+        let g = Gold {
+            official: vec!["the Normans".into(), "Normans".into()],
+            spans: vec![],
+        };
         let p = vec!["Normans".to_string()];
-        assert_eq!(g.score(Family::ReadingComprehension, &p, Scoring::AnyOf), 1.0);
-        assert!((g.score(Family::ReadingComprehension, &p, Scoring::Official) - 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(
+            g.score(Family::ReadingComprehension, &p, Scoring::AnyOf),
+            1.0
+        );
+        assert!(
+            (g.score(Family::ReadingComprehension, &p, Scoring::Official) - 2.0 / 3.0).abs()
+                < 1e-12
+        );
         // Outside reading comprehension any-of equals official.
         assert!((g.score(Family::SequenceLabelling, &p, Scoring::AnyOf) - 2.0 / 3.0).abs() < 1e-12);
-        let empty = Gold { official: vec![], spans: vec![] };
-        assert_eq!(empty.score(Family::ReadingComprehension, &[], Scoring::AnyOf), 1.0);
+        let empty = Gold {
+            official: vec![],
+            spans: vec![],
+        };
+        assert_eq!(
+            empty.score(Family::ReadingComprehension, &[], Scoring::AnyOf),
+            1.0
+        );
     }
 }

@@ -11,7 +11,10 @@ use leptos_router::components::A;
 pub fn Home() -> impl IntoView {
     let login = ServerAction::<Login>::new();
     let logout = ServerAction::<Logout>::new();
-    let user = Resource::new(move || (login.version().get(), logout.version().get()), |_| whoami());
+    let user = Resource::new(
+        move || (login.version().get(), logout.version().get()),
+        |_| whoami(),
+    );
     view! {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
@@ -37,7 +40,10 @@ fn LoginForm(login: ServerAction<Login>) -> impl IntoView {
     let name = RwSignal::new(String::new());
     let password = RwSignal::new(String::new());
     let submit = move || {
-        login.dispatch(Login { name: name.get_untracked(), password: password.get_untracked() });
+        login.dispatch(Login {
+            name: name.get_untracked(),
+            password: password.get_untracked(),
+        });
     };
     view! {
         <section class="login">

@@ -26,7 +26,14 @@ pub fn TaskPage() -> impl IntoView {
 
 #[component]
 fn TaskView(detail: TaskInfo) -> impl IntoView {
-    let TaskInfo { spec, source, test_items, shot_groups, quality_counts, quality_rows } = detail;
+    let TaskInfo {
+        spec,
+        source,
+        test_items,
+        shot_groups,
+        quality_counts,
+        quality_rows,
+    } = detail;
     let total_issues: i64 = quality_counts.iter().map(|(_, n)| n).sum();
     let shown = quality_rows.len();
     view! {
@@ -105,7 +112,10 @@ fn ItemPreviewer(name: String) -> impl IntoView {
             Some(Ok(p)) => p.position + step,
             _ => 0,
         };
-        preview.dispatch(PreviewItem { name: name.get_value(), position });
+        preview.dispatch(PreviewItem {
+            name: name.get_value(),
+            position,
+        });
     };
     view! {
         <section class="preview">
@@ -126,7 +136,10 @@ fn ItemPreviewer(name: String) -> impl IntoView {
 fn item_view(item: ItemPreview) -> AnyView {
     let context = match item.context {
         Context::Single { text } => view! { <p class="context">{text}</p> }.into_any(),
-        Context::Pair { premise, hypothesis } => view! {
+        Context::Pair {
+            premise,
+            hypothesis,
+        } => view! {
             <p class="context"><span class="part">"Sentence 1: "</span>{premise}</p>
             <p class="context"><span class="part">"Sentence 2: "</span>{hypothesis}</p>
         }

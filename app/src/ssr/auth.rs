@@ -35,7 +35,9 @@ pub fn now_unix() -> i64 {
 pub async fn hash_password(password: String) -> Result<String, AppError> {
     tokio::task::spawn_blocking(move || {
         let salt = SaltString::generate(&mut OsRng);
-        Argon2::default().hash_password(password.as_bytes(), &salt).map(|h| h.to_string())
+        Argon2::default()
+            .hash_password(password.as_bytes(), &salt)
+            .map(|h| h.to_string())
     })
     .await
     .map_err(AppError::internal)?
@@ -46,7 +48,11 @@ pub async fn hash_password(password: String) -> Result<String, AppError> {
 pub async fn verify_password(hash: String, password: String) -> bool {
     tokio::task::spawn_blocking(move || {
         PasswordHash::new(&hash)
-            .map(|parsed| Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok())
+            .map(|parsed| {
+                Argon2::default()
+                    .verify_password(password.as_bytes(), &parsed)
+                    .is_ok()
+            })
             .unwrap_or(false)
     })
     .await
@@ -59,7 +65,9 @@ async fn dummy_hash() -> String {
     if let Some(h) = DUMMY.get() {
         return h.clone();
     }
-    let h = hash_password("no such user, no such password".into()).await.unwrap_or_default();
+    let h = hash_password("no such user, no such password".into())
+        .await
+        .unwrap_or_default();
     DUMMY.get_or_init(|| h).clone()
 }
 
@@ -78,9 +86,16 @@ pub async fn create_user(
     validate_user_name(name).map_err(AppError::Invalid)?;
     let hash = match password {
         Some(p) if p.chars().count() >= MIN_PASSWORD => Some(hash_password(p).await?),
-        Some(_) => return Err(AppError::Invalid(format!("a password needs at least {MIN_PASSWORD} characters"))),
+        Some(_) => {
+            return Err(AppError::Invalid(format!(
+                "a password needs at least {MIN_PASSWORD} characters"
+            )))
+        }
         None if role.is_staff() => {
-            return Err(AppError::Invalid(format!("a {} account needs a password", role.as_str())))
+            return Err(AppError::Invalid(format!(
+                "a {} account needs a password",
+                role.as_str()
+            )))
         }
         None => None,
     };
@@ -92,16 +107,20 @@ pub async fn create_user(
         .await;
     match res {
         Ok(done) => Ok(done.last_insert_rowid()),
-        Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
-            Err(AppError::Invalid(format!("a user named {name:?} already exists")))
-        }
+        Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Err(AppError::Invalid(
+            format!("a user named {name:?} already exists"),
+        )),
         Err(e) => Err(e.into()),
     }
 }
 
 /// Checks a name and password and opens a session; returns the user and the cookie token.
 /// Every failure gives the same `BadLogin`.
-pub async fn login(pool: &SqlitePool, name: &str, password: &str) -> Result<(User, String), AppError> {
+pub async fn login(
+    pool: &SqlitePool,
+    name: &str,
+    password: &str,
+) -> Result<(User, String), AppError> {
     let row: Option<(i64, String, String, Option<String>)> =
         sqlx::query_as("SELECT id, name, role, password_hash FROM users WHERE name = ?")
             .bind(name)
@@ -125,18 +144,23 @@ pub async fn login(pool: &SqlitePool, name: &str, password: &str) -> Result<(Use
     rand::thread_rng().fill_bytes(&mut bytes);
     let token = hex::encode(bytes);
     let now = now_unix();
-    sqlx::query("INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)")
-        .bind(token_hash(&token))
-        .bind(user.id)
-        .bind(now)
-        .bind(now + SESSION_SECONDS)
-        .execute(pool)
-        .await?;
+    sqlx::query(
+        "INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+    )
+    .bind(token_hash(&token))
+    .bind(user.id)
+    .bind(now)
+    .bind(now + SESSION_SECONDS)
+    .execute(pool)
+    .await?;
     Ok((user, token))
 }
 
 pub async fn logout(pool: &SqlitePool, token: &str) -> Result<(), AppError> {
-    sqlx::query("DELETE FROM sessions WHERE token_hash = ?").bind(token_hash(token)).execute(pool).await?;
+    sqlx::query("DELETE FROM sessions WHERE token_hash = ?")
+        .bind(token_hash(token))
+        .execute(pool)
+        .await?;
     Ok(())
 }
 
@@ -207,7 +231,10 @@ mod tests {
     #[test]
     fn reads_the_session_cookie_among_others() {
         let mut h = HeaderMap::new();
-        h.append(header::COOKIE, HeaderValue::from_static("a=1; clues_session=abc; b=2"));
+        h.append(
+            header::COOKIE,
+            HeaderValue::from_static("a=1; clues_session=abc; b=2"),
+        );
         assert_eq!(session_token(&h).as_deref(), Some("abc"));
         let mut empty = HeaderMap::new();
         empty.append(header::COOKIE, HeaderValue::from_static("clues_session="));
@@ -219,7 +246,10 @@ mod tests {
         let c = session_cookie("ff", false);
         let c = c.to_str().unwrap();
         assert!(c.contains("HttpOnly") && c.contains("SameSite=Lax") && !c.contains("Secure"));
-        assert!(session_cookie("ff", true).to_str().unwrap().ends_with("; Secure"));
+        assert!(session_cookie("ff", true)
+            .to_str()
+            .unwrap()
+            .ends_with("; Secure"));
     }
 
     #[tokio::test]

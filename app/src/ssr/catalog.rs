@@ -28,7 +28,8 @@ pub async fn load_spec(pool: &SqlitePool, name: &str) -> Result<(i64, TaskSpec, 
         family: Family::parse(&family).ok_or_else(|| corrupt("family", &family))?,
         description: row.get("description"),
         labels: serde_json::from_str(row.get("labels_json")).map_err(|e| corrupt("labels", e))?,
-        question_types: serde_json::from_str(row.get("question_types_json")).map_err(|e| corrupt("question types", e))?,
+        question_types: serde_json::from_str(row.get("question_types_json"))
+            .map_err(|e| corrupt("question types", e))?,
         no_answer: NoAnswer::parse(&no_answer).ok_or_else(|| corrupt("no_answer", &no_answer))?,
     };
     Ok((row.get("id"), spec, row.get("source")))
@@ -97,23 +98,44 @@ pub async fn task_detail(pool: &SqlitePool, name: &str) -> Result<TaskInfo, AppE
     .fetch_all(pool)
     .await?
     .into_iter()
-    .map(|(file_name, line_no, kind, detail)| QualityRow { file_name, line_no, kind, detail })
+    .map(|(file_name, line_no, kind, detail)| QualityRow {
+        file_name,
+        line_no,
+        kind,
+        detail,
+    })
     .collect();
-    Ok(TaskInfo { spec, source, test_items, shot_groups, quality_counts, quality_rows })
+    Ok(TaskInfo {
+        spec,
+        source,
+        test_items,
+        shot_groups,
+        quality_counts,
+        quality_rows,
+    })
 }
 
 fn context_of(primary: String, second: Option<String>) -> Context {
     match second {
-        Some(hypothesis) => Context::Pair { premise: primary, hypothesis },
+        Some(hypothesis) => Context::Pair {
+            premise: primary,
+            hypothesis,
+        },
         None => Context::Single { text: primary },
     }
 }
 
-pub async fn preview_item(pool: &SqlitePool, name: &str, position: i64) -> Result<ItemPreview, AppError> {
+pub async fn preview_item(
+    pool: &SqlitePool,
+    name: &str,
+    position: i64,
+) -> Result<ItemPreview, AppError> {
     let (task_id, _, _) = load_spec(pool, name).await?;
     let total = test_count(pool, task_id).await?;
     if total == 0 {
-        return Err(AppError::NotFound(format!("task {name:?} has no test items")));
+        return Err(AppError::NotFound(format!(
+            "task {name:?} has no test items"
+        )));
     }
     let position = position.rem_euclid(total);
     let (id, context, context2, question): (String, String, Option<String>, String) = sqlx::query_as(
@@ -124,7 +146,13 @@ pub async fn preview_item(pool: &SqlitePool, name: &str, position: i64) -> Resul
     .bind(position)
     .fetch_one(pool)
     .await?;
-    Ok(ItemPreview { position, total, id, context: context_of(context, context2), question })
+    Ok(ItemPreview {
+        position,
+        total,
+        id,
+        context: context_of(context, context2),
+        question,
+    })
 }
 
 /// All test examples of a task, gold included, in file order (server-side scoring only).
@@ -139,9 +167,12 @@ pub async fn test_examples(pool: &SqlitePool, task_id: i64) -> Result<Vec<Exampl
     .await?;
     rows.into_iter()
         .map(|r| {
-            let official: Vec<String> = serde_json::from_str(r.get("gold_official")).map_err(|e| corrupt("gold", e))?;
-            let spans: Vec<Span> = serde_json::from_str(r.get("gold_spans")).map_err(|e| corrupt("gold spans", e))?;
-            let extra: serde_json::Value = serde_json::from_str(r.get("extra_json")).map_err(|e| corrupt("extra", e))?;
+            let official: Vec<String> =
+                serde_json::from_str(r.get("gold_official")).map_err(|e| corrupt("gold", e))?;
+            let spans: Vec<Span> =
+                serde_json::from_str(r.get("gold_spans")).map_err(|e| corrupt("gold spans", e))?;
+            let extra: serde_json::Value =
+                serde_json::from_str(r.get("extra_json")).map_err(|e| corrupt("extra", e))?;
             Ok(Example {
                 id: r.get("ext_id"),
                 context: context_of(r.get("context"), r.get("context2")),

@@ -18,13 +18,28 @@ pub struct Note {
 
 impl Note {
     pub fn at(file: &str, line: usize, kind: &'static str, detail: String) -> Self {
-        Note { file: Some(file.to_string()), line: Some(line), kind, detail }
+        Note {
+            file: Some(file.to_string()),
+            line: Some(line),
+            kind,
+            detail,
+        }
     }
     fn in_file(file: &str, kind: &'static str, detail: String) -> Self {
-        Note { file: Some(file.to_string()), line: None, kind, detail }
+        Note {
+            file: Some(file.to_string()),
+            line: None,
+            kind,
+            detail,
+        }
     }
     fn across(kind: &'static str, detail: String) -> Self {
-        Note { file: None, line: None, kind, detail }
+        Note {
+            file: None,
+            line: None,
+            kind,
+            detail,
+        }
     }
 }
 
@@ -75,7 +90,12 @@ fn duplicate_ids(file: &LoadedFile, notes: &mut Vec<Note>) {
     let mut first: HashMap<&str, usize> = HashMap::new();
     for row in &file.rows {
         if let Some(prev) = first.insert(&row.example.id, row.line) {
-            notes.push(Note::at(&file.name, row.line, "duplicate_id", format!("id {:?} also on line {prev}", row.example.id)));
+            notes.push(Note::at(
+                &file.name,
+                row.line,
+                "duplicate_id",
+                format!("id {:?} also on line {prev}", row.example.id),
+            ));
             first.insert(&row.example.id, prev);
         }
     }
@@ -90,7 +110,9 @@ fn labels_missing_from_question(spec: &TaskSpec, files: &[LoadedFile], notes: &m
     for row in files.iter().flat_map(|f| &f.rows) {
         for label in &row.example.gold.official {
             if !row.example.question.contains(label.as_str()) {
-                *missing.entry((label.clone(), row.example.question.clone())).or_default() += 1;
+                *missing
+                    .entry((label.clone(), row.example.question.clone()))
+                    .or_default() += 1;
             }
         }
     }
@@ -116,53 +138,118 @@ pub fn check_task(spec: &TaskSpec, files: &[LoadedFile], notes: &mut Vec<Note>) 
             FileKind::Test => None,
         })
         .collect();
-    let ks: Vec<u32> = train.keys().map(|(k, _)| *k).collect::<BTreeSet<_>>().into_iter().collect();
-    let splits: Vec<u32> = train.keys().map(|(_, s)| *s).collect::<BTreeSet<_>>().into_iter().collect();
-    let mut summary = ShotSummary { ks: ks.clone(), splits: splits.clone(), ..Default::default() };
-    let keys = |f: &LoadedFile| f.rows.iter().map(|r| r.content_key.clone()).collect::<HashSet<_>>();
+    let ks: Vec<u32> = train
+        .keys()
+        .map(|(k, _)| *k)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let splits: Vec<u32> = train
+        .keys()
+        .map(|(_, s)| *s)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut summary = ShotSummary {
+        ks: ks.clone(),
+        splits: splits.clone(),
+        ..Default::default()
+    };
+    let keys = |f: &LoadedFile| {
+        f.rows
+            .iter()
+            .map(|r| r.content_key.clone())
+            .collect::<HashSet<_>>()
+    };
 
     for &k in &ks {
         for &s in &splits {
             if !train.contains_key(&(k, s)) {
                 summary.missing_files.push((k, s));
-                notes.push(Note::across("missing_file", format!("no training file for k={k}, split {s}")));
+                notes.push(Note::across(
+                    "missing_file",
+                    format!("no training file for k={k}, split {s}"),
+                ));
             }
         }
     }
     for &s in &splits {
         for pair in ks.windows(2) {
-            let (Some(small), Some(big)) = (train.get(&(pair[0], s)), train.get(&(pair[1], s))) else { continue };
+            let (Some(small), Some(big)) = (train.get(&(pair[0], s)), train.get(&(pair[1], s)))
+            else {
+                continue;
+            };
             let big_keys = keys(big);
-            let missing = small.rows.iter().filter(|r| !big_keys.contains(&r.content_key)).count();
+            let missing = small
+                .rows
+                .iter()
+                .filter(|r| !big_keys.contains(&r.content_key))
+                .count();
             if missing > 0 {
                 notes.push(Note::across(
                     "not_nested",
-                    format!("split {s}: {missing} of {} rows of k={} are not in k={}", small.rows.len(), pair[0], pair[1]),
+                    format!(
+                        "split {s}: {missing} of {} rows of k={} are not in k={}",
+                        small.rows.len(),
+                        pair[0],
+                        pair[1]
+                    ),
                 ));
             }
-            summary.nesting.push(Nesting { split: s, small_k: pair[0], big_k: pair[1], missing, rows: small.rows.len() });
+            summary.nesting.push(Nesting {
+                split: s,
+                small_k: pair[0],
+                big_k: pair[1],
+                missing,
+                rows: small.rows.len(),
+            });
         }
     }
     for &k in &ks {
         for (i, &a) in splits.iter().enumerate() {
             for &b in &splits[i + 1..] {
-                let (Some(fa), Some(fb)) = (train.get(&(k, a)), train.get(&(k, b))) else { continue };
+                let (Some(fa), Some(fb)) = (train.get(&(k, a)), train.get(&(k, b))) else {
+                    continue;
+                };
                 let shared = keys(fa).intersection(&keys(fb)).count();
                 if shared > 0 {
-                    notes.push(Note::across("splits_overlap", format!("k={k}: splits {a} and {b} share {shared} rows")));
+                    notes.push(Note::across(
+                        "splits_overlap",
+                        format!("k={k}: splits {a} and {b} share {shared} rows"),
+                    ));
                 }
-                summary.split_overlaps.push(SplitOverlap { k, split_a: a, split_b: b, shared_rows: shared });
+                summary.split_overlaps.push(SplitOverlap {
+                    k,
+                    split_a: a,
+                    split_b: b,
+                    shared_rows: shared,
+                });
             }
         }
     }
     if let Some(test) = files.iter().find(|f| f.kind == FileKind::Test) {
-        let test_contexts: HashSet<_> = (0..test.rows.len()).map(|i| context_key(test, i)).collect();
+        let test_contexts: HashSet<_> =
+            (0..test.rows.len()).map(|i| context_key(test, i)).collect();
         for (&(k, split), f) in &train {
-            let rows = (0..f.rows.len()).filter(|&i| test_contexts.contains(&context_key(f, i))).count();
+            let rows = (0..f.rows.len())
+                .filter(|&i| test_contexts.contains(&context_key(f, i)))
+                .count();
             if rows > 0 {
-                notes.push(Note::in_file(&f.name, "train_test_overlap", format!("{rows} of {} rows share their context with a test row", f.rows.len())));
+                notes.push(Note::in_file(
+                    &f.name,
+                    "train_test_overlap",
+                    format!(
+                        "{rows} of {} rows share their context with a test row",
+                        f.rows.len()
+                    ),
+                ));
             }
-            summary.test_overlaps.push(TestOverlap { k, split, rows, total: f.rows.len() });
+            summary.test_overlaps.push(TestOverlap {
+                k,
+                split,
+                rows,
+                total: f.rows.len(),
+            });
         }
     }
     summary
@@ -170,16 +257,21 @@ pub fn check_task(spec: &TaskSpec, files: &[LoadedFile], notes: &mut Vec<Note>) 
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::clues::load::{load_task, SourceFile};
     use crate::clues::spec::clues_task;
 
     fn row(id: u32, text: &str, label: &str) -> String {
-        format!(r#"{{"answer": ["{label}"], "question": "positive or negative?", "id": {id}, "context": "{text}"}}"#)
+        format!(
+            r#"{{"answer": ["{label}"], "question": "positive or negative?", "id": {id}, "context": "{text}"}}"#
+        )
     }
 
     fn file(name: &str, rows: &[String]) -> SourceFile {
-        SourceFile { name: name.into(), label: name.into(), bytes: rows.join("\n").into_bytes() }
+        SourceFile {
+            name: name.into(),
+            label: name.into(),
+            bytes: rows.join("\n").into_bytes(),
+        }
     }
 
     #[test]
@@ -191,9 +283,9 @@ mod tests {
         let t = row(1, "fine", "positive"); // test context equals a training context
         let files = vec![
             file("sst_test.jsonl", &[t.clone(), row(1, "other", "negative")]),
-            file("sst_train_1_1.jsonl", &[a.clone()]),
+            file("sst_train_1_1.jsonl", std::slice::from_ref(&a)),
             file("sst_train_2_1.jsonl", &[a.clone(), b.clone()]),
-            file("sst_train_1_2.jsonl", &[c.clone()]),
+            file("sst_train_1_2.jsonl", std::slice::from_ref(&c)),
             file("sst_train_2_2.jsonl", &[d.clone(), a.clone()]), // does not contain c: not nested
         ];
         let task = load_task(clues_task("SST-2").unwrap(), "SST-2", files).unwrap();
@@ -203,10 +295,21 @@ mod tests {
         assert_eq!(nest.len(), 2);
         assert_eq!((nest[0].split, nest[0].missing), (1, 0));
         assert_eq!((nest[1].split, nest[1].missing), (2, 1));
-        assert!(task.notes.iter().any(|n| n.kind == "not_nested" && n.detail.contains("split 2")));
+        assert!(task
+            .notes
+            .iter()
+            .any(|n| n.kind == "not_nested" && n.detail.contains("split 2")));
         // k=2 splits 1 and 2 share row `a`.
-        assert!(task.shots.split_overlaps.iter().any(|o| o.k == 2 && o.shared_rows == 1));
-        assert!(task.notes.iter().any(|n| n.kind == "train_test_overlap" && n.file.as_deref() == Some("sst_train_1_2.jsonl")));
+        assert!(task
+            .shots
+            .split_overlaps
+            .iter()
+            .any(|o| o.k == 2 && o.shared_rows == 1));
+        assert!(task
+            .notes
+            .iter()
+            .any(|n| n.kind == "train_test_overlap"
+                && n.file.as_deref() == Some("sst_train_1_2.jsonl")));
         assert!(task.shots.missing_files.is_empty());
     }
 
@@ -215,7 +318,7 @@ mod tests {
         let a = row(1, "good", "positive");
         let files = vec![
             file("sst_test.jsonl", &[row(1, "x", "positive")]),
-            file("sst_train_1_1.jsonl", &[a.clone()]),
+            file("sst_train_1_1.jsonl", std::slice::from_ref(&a)),
             file("sst_train_2_2.jsonl", &[a]),
         ];
         let task = load_task(clues_task("SST-2").unwrap(), "SST-2", files).unwrap();

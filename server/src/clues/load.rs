@@ -54,16 +54,31 @@ impl TaskData {
 
 /// `<prefix>_test.jsonl` or `<prefix>_train_<k>_<split>.jsonl`.
 pub fn classify_file(prefix: &str, name: &str) -> Option<FileKind> {
-    let stem = name.strip_suffix(".jsonl")?.strip_prefix(prefix)?.strip_prefix('_')?;
+    let stem = name
+        .strip_suffix(".jsonl")?
+        .strip_prefix(prefix)?
+        .strip_prefix('_')?;
     if stem == "test" {
         return Some(FileKind::Test);
     }
     let (k, split) = stem.strip_prefix("train_")?.split_once('_')?;
-    let parse = |s: &str| s.parse::<u32>().ok().filter(|n| *n > 0 && !s.starts_with('0'));
-    Some(FileKind::Train { k: parse(k)?, split: parse(split)? })
+    let parse = |s: &str| {
+        s.parse::<u32>()
+            .ok()
+            .filter(|n| *n > 0 && !s.starts_with('0'))
+    };
+    Some(FileKind::Train {
+        k: parse(k)?,
+        split: parse(split)?,
+    })
 }
 
-fn parse_file(spec: &TaskSpec, prefix: &str, file: SourceFile, notes: &mut Vec<Note>) -> Result<LoadedFile> {
+fn parse_file(
+    spec: &TaskSpec,
+    prefix: &str,
+    file: SourceFile,
+    notes: &mut Vec<Note>,
+) -> Result<LoadedFile> {
     let kind = classify_file(prefix, &file.name).ok_or_else(|| {
         ServerError::data(
             &file.label,
@@ -76,24 +91,49 @@ fn parse_file(spec: &TaskSpec, prefix: &str, file: SourceFile, notes: &mut Vec<N
         .map_err(|e| ServerError::data(&file.label, None, format!("not valid UTF-8: {e}")))?;
     let lines: Vec<&str> = text.split('\n').collect();
     // A final newline leaves one empty piece; any other blank line is an error.
-    let last = lines.iter().rposition(|l| !l.trim().is_empty()).map_or(0, |i| i + 1);
+    let last = lines
+        .iter()
+        .rposition(|l| !l.trim().is_empty())
+        .map_or(0, |i| i + 1);
     let mut rows = Vec::with_capacity(last);
     for (i, raw) in lines[..last].iter().enumerate() {
         let line = i + 1;
         let raw = raw.strip_suffix('\r').unwrap_or(raw);
         if raw.trim().is_empty() {
-            return Err(ServerError::data(&file.label, Some(line), "blank line inside the file"));
+            return Err(ServerError::data(
+                &file.label,
+                Some(line),
+                "blank line inside the file",
+            ));
         }
         let (example, row_notes) =
             parse_row(spec, raw).map_err(|m| ServerError::data(&file.label, Some(line), m))?;
-        notes.extend(row_notes.into_iter().map(|(kind, detail)| Note::at(&file.name, line, kind, detail)));
+        notes.extend(
+            row_notes
+                .into_iter()
+                .map(|(kind, detail)| Note::at(&file.name, line, kind, detail)),
+        );
         let content_key = content_key(&example.context, &example.question, &example.gold.official);
-        rows.push(LoadedRow { line, example, content_key });
+        rows.push(LoadedRow {
+            line,
+            example,
+            content_key,
+        });
     }
     if rows.is_empty() {
-        return Err(ServerError::data(&file.label, None, "the file holds no rows"));
+        return Err(ServerError::data(
+            &file.label,
+            None,
+            "the file holds no rows",
+        ));
     }
-    Ok(LoadedFile { name: file.name, label: file.label, kind, sha256, rows })
+    Ok(LoadedFile {
+        name: file.name,
+        label: file.label,
+        kind,
+        sha256,
+        rows,
+    })
 }
 
 /// Parses and checks all files of one task. `name` is the stored task name.
@@ -106,10 +146,19 @@ pub fn load_task(task: CluesTask, name: &str, files: Vec<SourceFile>) -> Result<
         .collect::<Result<Vec<_>>>()?;
     loaded.sort_by_key(|f| f.kind);
     if !loaded.iter().any(|f| f.kind == FileKind::Test) {
-        return Err(ServerError::data(name, None, format!("no test file {}_test.jsonl", task.prefix)));
+        return Err(ServerError::data(
+            name,
+            None,
+            format!("no test file {}_test.jsonl", task.prefix),
+        ));
     }
     let shots = checks::check_task(&spec, &loaded, &mut notes);
-    Ok(TaskData { spec, files: loaded, notes, shots })
+    Ok(TaskData {
+        spec,
+        files: loaded,
+        notes,
+        shots,
+    })
 }
 
 fn read_dir_sorted(dir: &Path) -> Result<Vec<std::fs::DirEntry>> {
@@ -131,8 +180,13 @@ pub fn read_task_dir(dir: &Path) -> Result<Vec<SourceFile>> {
             continue;
         }
         let path = entry.path();
-        let bytes = std::fs::read(&path).map_err(|e| ServerError::io(format!("cannot read {}", path.display()), e))?;
-        out.push(SourceFile { name, label: path.display().to_string(), bytes });
+        let bytes = std::fs::read(&path)
+            .map_err(|e| ServerError::io(format!("cannot read {}", path.display()), e))?;
+        out.push(SourceFile {
+            name,
+            label: path.display().to_string(),
+            bytes,
+        });
     }
     Ok(out)
 }
@@ -141,9 +195,16 @@ pub fn read_task_dir(dir: &Path) -> Result<Vec<SourceFile>> {
 /// directory. Unknown subdirectories are an error; loose files such as LICENSE are skipped.
 pub fn load_clues_dir(root: &Path) -> Result<Vec<TaskData>> {
     if !root.is_dir() {
-        return Err(ServerError::data(root.display().to_string(), None, "no such directory"));
+        return Err(ServerError::data(
+            root.display().to_string(),
+            None,
+            "no such directory",
+        ));
     }
-    let own_name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let own_name = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     if let Some(task) = clues_task(&own_name) {
         return Ok(vec![load_task(task, task.dir, read_task_dir(root)?)?]);
     }
@@ -158,13 +219,20 @@ pub fn load_clues_dir(root: &Path) -> Result<Vec<TaskData>> {
             ServerError::data(
                 entry.path().display().to_string(),
                 None,
-                format!("unknown task directory {dir:?}; expected one of {}", known.join(", ")),
+                format!(
+                    "unknown task directory {dir:?}; expected one of {}",
+                    known.join(", ")
+                ),
             )
         })?;
         out.push(load_task(task, task.dir, read_task_dir(&entry.path())?)?);
     }
     if out.is_empty() {
-        return Err(ServerError::data(root.display().to_string(), None, "no CLUES task directories found"));
+        return Err(ServerError::data(
+            root.display().to_string(),
+            None,
+            "no CLUES task directories found",
+        ));
     }
     Ok(out)
 }
@@ -176,7 +244,10 @@ mod tests {
     #[test]
     fn file_names() {
         assert_eq!(classify_file("sst", "sst_test.jsonl"), Some(FileKind::Test));
-        assert_eq!(classify_file("squad-v2", "squad-v2_train_20_3.jsonl"), Some(FileKind::Train { k: 20, split: 3 }));
+        assert_eq!(
+            classify_file("squad-v2", "squad-v2_train_20_3.jsonl"),
+            Some(FileKind::Train { k: 20, split: 3 })
+        );
         assert_eq!(classify_file("sst", "sst_train_10.jsonl"), None);
         assert_eq!(classify_file("sst", "sst_train_0_1.jsonl"), None);
         assert_eq!(classify_file("sst", "mnli_test.jsonl"), None);
@@ -184,23 +255,55 @@ mod tests {
     }
 
     fn file(name: &str, body: &str) -> SourceFile {
-        SourceFile { name: name.into(), label: format!("mem/{name}"), bytes: body.as_bytes().to_vec() }
+        SourceFile {
+            name: name.into(),
+            label: format!("mem/{name}"),
+            bytes: body.as_bytes().to_vec(),
+        }
     }
 
     #[test]
     fn errors_name_file_and_line() {
         let t = clues_task("SST-2").unwrap();
         let good = r#"{"answer": ["positive"], "question": "positive or negative?", "id": 1, "context": "fine"}"#;
-        let err = load_task(t, "SST-2", vec![file("sst_test.jsonl", &format!("{good}\n{{oops\n"))]).err().unwrap();
-        assert!(err.to_string().starts_with("mem/sst_test.jsonl:2: malformed JSON"), "{err}");
-        let err = load_task(t, "SST-2", vec![file("sst_test.jsonl", &format!("{good}\n\n{good}\n"))]).err().unwrap();
-        assert_eq!(err.to_string(), "mem/sst_test.jsonl:2: blank line inside the file");
-        let err = load_task(t, "SST-2", vec![file("sst_train_10_1.jsonl", good)]).err().unwrap();
+        let err = load_task(
+            t,
+            "SST-2",
+            vec![file("sst_test.jsonl", &format!("{good}\n{{oops\n"))],
+        )
+        .err()
+        .unwrap();
+        assert!(
+            err.to_string()
+                .starts_with("mem/sst_test.jsonl:2: malformed JSON"),
+            "{err}"
+        );
+        let err = load_task(
+            t,
+            "SST-2",
+            vec![file("sst_test.jsonl", &format!("{good}\n\n{good}\n"))],
+        )
+        .err()
+        .unwrap();
+        assert_eq!(
+            err.to_string(),
+            "mem/sst_test.jsonl:2: blank line inside the file"
+        );
+        let err = load_task(t, "SST-2", vec![file("sst_train_10_1.jsonl", good)])
+            .err()
+            .unwrap();
         assert!(err.to_string().contains("no test file"), "{err}");
-        let err = load_task(t, "SST-2", vec![file("sst_dev.jsonl", good)]).err().unwrap();
+        let err = load_task(t, "SST-2", vec![file("sst_dev.jsonl", good)])
+            .err()
+            .unwrap();
         assert!(err.to_string().contains("unrecognised file name"), "{err}");
         // CRLF line ends and a missing final newline are fine.
-        let ok = load_task(t, "SST-2", vec![file("sst_test.jsonl", &format!("{good}\r\n{good}"))]).unwrap();
+        let ok = load_task(
+            t,
+            "SST-2",
+            vec![file("sst_test.jsonl", &format!("{good}\r\n{good}"))],
+        )
+        .unwrap();
         assert_eq!(ok.files[0].rows.len(), 2);
     }
 }

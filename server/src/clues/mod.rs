@@ -19,15 +19,23 @@ pub struct Imported {
 
 impl Imported {
     pub fn report(&self) -> String {
-        let mut out: String =
-            self.tasks.iter().zip(&self.outcomes).map(|(t, o)| report::render_task(t, *o)).collect();
+        let mut out: String = self
+            .tasks
+            .iter()
+            .zip(&self.outcomes)
+            .map(|(t, o)| report::render_task(t, *o))
+            .collect();
         out.push_str(&report::render_totals(&self.tasks, &self.outcomes));
         out
     }
 }
 
 /// Stores already loaded tasks (all or nothing).
-pub async fn import_tasks(pool: &SqlitePool, tasks: Vec<load::TaskData>, source: &str) -> Result<Imported> {
+pub async fn import_tasks(
+    pool: &SqlitePool,
+    tasks: Vec<load::TaskData>,
+    source: &str,
+) -> Result<Imported> {
     let outcomes = store::store_tasks(pool, &tasks, source).await?;
     Ok(Imported { tasks, outcomes })
 }

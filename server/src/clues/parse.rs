@@ -31,8 +31,14 @@ fn parse_context(obj: &Map<String, Value>) -> Result<Context, String> {
     match obj.get("context") {
         Some(Value::String(s)) => Ok(Context::Single { text: s.clone() }),
         Some(Value::Array(parts)) => match parts.as_slice() {
-            [Value::String(p), Value::String(h)] => Ok(Context::Pair { premise: p.clone(), hypothesis: h.clone() }),
-            _ => Err("field `context` as a list must hold exactly two strings (premise, hypothesis)".into()),
+            [Value::String(p), Value::String(h)] => Ok(Context::Pair {
+                premise: p.clone(),
+                hypothesis: h.clone(),
+            }),
+            _ => Err(
+                "field `context` as a list must hold exactly two strings (premise, hypothesis)"
+                    .into(),
+            ),
         },
         Some(_) => Err("field `context` must be a string or a list of two strings".into()),
         None => Err("missing field `context`".into()),
@@ -52,12 +58,17 @@ fn parse_rc_answer(answer: &[Value], context: &Context) -> Result<Vec<Span>, Str
         .enumerate()
         .map(|(i, a)| {
             let n = i + 1;
-            let obj = a.as_object().ok_or_else(|| format!("answer {n} must be an object {{text, answer_start}}"))?;
+            let obj = a
+                .as_object()
+                .ok_or_else(|| format!("answer {n} must be an object {{text, answer_start}}"))?;
             let text = obj
                 .get("text")
                 .and_then(Value::as_str)
                 .ok_or_else(|| format!("answer {n} needs a string `text`"))?;
-            let start = as_offset(obj.get("answer_start"), &format!("answer {n}'s `answer_start`"))?;
+            let start = as_offset(
+                obj.get("answer_start"),
+                &format!("answer {n}'s `answer_start`"),
+            )?;
             let span = Span::new(text, Some(start));
             check_span(context.primary(), &span).map_err(|e| format!("answer {n}: {e}"))?;
             Ok(span)
@@ -68,7 +79,9 @@ fn parse_rc_answer(answer: &[Value], context: &Context) -> Result<Vec<Span>, Str
 /// ReCoRD's candidate entities: `[{start, end}]` with an inclusive `end`, in code points.
 /// Returned as `[{start, end, text}]` with an exclusive `end`.
 fn parse_entities(entities: &Value, context: &str) -> Result<Value, String> {
-    let list = entities.as_array().ok_or("field `entities` must be a list")?;
+    let list = entities
+        .as_array()
+        .ok_or("field `entities` must be a list")?;
     let len = context.chars().count();
     let mut out = Vec::with_capacity(list.len());
     for (i, e) in list.iter().enumerate() {
@@ -88,8 +101,9 @@ fn parse_entities(entities: &Value, context: &str) -> Result<Value, String> {
 
 /// SHA-256 over context, question and official answer: the same item in different files.
 pub fn content_key(context: &Context, question: &str, official: &[String]) -> String {
-    let canonical = serde_json::to_string(&(context.primary(), context.second(), question, official))
-        .expect("strings serialise");
+    let canonical =
+        serde_json::to_string(&(context.primary(), context.second(), question, official))
+            .expect("strings serialise");
     hex::encode(Sha256::digest(canonical.as_bytes()))
 }
 
@@ -109,45 +123,80 @@ pub fn parse_row(spec: &TaskSpec, line: &str) -> Result<(Example, Vec<RowNote>),
 
     let (official, spans) = if spec.family == Family::ReadingComprehension {
         let spans = parse_rc_answer(answer, &context)?;
-        (spans.iter().map(|s| s.text.clone()).collect::<Vec<_>>(), spans)
+        (
+            spans.iter().map(|s| s.text.clone()).collect::<Vec<_>>(),
+            spans,
+        )
     } else {
         let strings = answer
             .iter()
             .enumerate()
-            .map(|(i, a)| a.as_str().map(str::to_string).ok_or_else(|| format!("answer {} must be a string", i + 1)))
+            .map(|(i, a)| {
+                a.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| format!("answer {} must be a string", i + 1))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let internal = spec.from_official(&strings);
-        (strings, internal.into_iter().filter(|s| !s.is_empty()).map(|s| Span::new(s, None)).collect())
+        (
+            strings,
+            internal
+                .into_iter()
+                .filter(|s| !s.is_empty())
+                .map(|s| Span::new(s, None))
+                .collect(),
+        )
     };
 
     match spec.family {
         Family::SequenceLabelling => {
             if official.len() > 1 && official.iter().any(String::is_empty) {
-                notes.push(("empty_among_answers", "the answer list mixes \"\" with entity strings".into()));
+                notes.push((
+                    "empty_among_answers",
+                    "the answer list mixes \"\" with entity strings".into(),
+                ));
             }
             if official.is_empty() && spec.no_answer == NoAnswer::EmptyString {
-                notes.push(("empty_answer_list", "the answer is [] where this task writes \"no entity\" as [\"\"]".into()));
+                notes.push((
+                    "empty_answer_list",
+                    "the answer is [] where this task writes \"no entity\" as [\"\"]".into(),
+                ));
             }
             for s in &spans {
                 if !context.contains(&s.text) {
-                    notes.push(("gold_not_in_context", format!("{:?} does not occur in the context", s.text)));
+                    notes.push((
+                        "gold_not_in_context",
+                        format!("{:?} does not occur in the context", s.text),
+                    ));
                 }
             }
         }
         Family::Classification => {
             if official.len() != 1 {
-                notes.push(("label_count", format!("{} labels where one is expected", official.len())));
+                notes.push((
+                    "label_count",
+                    format!("{} labels where one is expected", official.len()),
+                ));
             }
             for l in &official {
                 if !spec.labels.iter().any(|x| &x.name == l) {
-                    notes.push(("unknown_label", format!("label {l:?} is not one of the task's labels")));
+                    notes.push((
+                        "unknown_label",
+                        format!("label {l:?} is not one of the task's labels"),
+                    ));
                 }
             }
         }
         Family::ReadingComprehension => {
             if let Some(imp) = obj.get("is_impossible").and_then(Value::as_bool) {
                 if imp != official.is_empty() {
-                    notes.push(("impossible_mismatch", format!("is_impossible is {imp} but the row has {} answers", official.len())));
+                    notes.push((
+                        "impossible_mismatch",
+                        format!(
+                            "is_impossible is {imp} but the row has {} answers",
+                            official.len()
+                        ),
+                    ));
                 }
             }
         }
@@ -160,7 +209,10 @@ pub fn parse_row(spec: &TaskSpec, line: &str) -> Result<(Example, Vec<RowNote>),
     }
     let question_type = spec.question_type_of(&question).map(|q| q.key.clone());
     if question_type.is_none() {
-        notes.push(("unknown_question", format!("question {question:?} is not one of the task's question types")));
+        notes.push((
+            "unknown_question",
+            format!("question {question:?} is not one of the task's question types"),
+        ));
     }
 
     let mut extra = Map::new();
@@ -170,7 +222,10 @@ pub fn parse_row(spec: &TaskSpec, line: &str) -> Result<(Example, Vec<RowNote>),
         }
     }
     if let Some(entities) = obj.get("entities") {
-        extra.insert("entity_spans".into(), parse_entities(entities, context.primary())?);
+        extra.insert(
+            "entity_spans".into(),
+            parse_entities(entities, context.primary())?,
+        );
     }
     let example = Example {
         id,
@@ -228,8 +283,15 @@ mod tests {
         assert!(notes.is_empty(), "{notes:?}");
         let bad = ok.replace("\"answer_start\": 5}, {", "\"answer_start\": 6}, {");
         let err = parse_row(&t, &bad).unwrap_err();
-        assert!(err.contains("answer 1") && err.contains("does not match"), "{err}");
-        let (ex, _) = parse_row(&t, r#"{"question": "Q", "id": "q2", "answer": [], "is_impossible": true, "context": "c"}"#).unwrap();
+        assert!(
+            err.contains("answer 1") && err.contains("does not match"),
+            "{err}"
+        );
+        let (ex, _) = parse_row(
+            &t,
+            r#"{"question": "Q", "id": "q2", "answer": [], "is_impossible": true, "context": "c"}"#,
+        )
+        .unwrap();
         assert!(ex.gold.official.is_empty());
     }
 
@@ -258,17 +320,40 @@ mod tests {
         assert!(notes.is_empty(), "{notes:?}");
         let (ex, _) = parse_row(&task("SST-2"), r#"{"answer": ["positive"], "question": "positive or negative?", "id": 1, "context": "fine "}"#).unwrap();
         assert_eq!(ex.id, "1");
-        assert_eq!(ex.context.primary(), "fine ", "contexts are kept byte for byte");
+        assert_eq!(
+            ex.context.primary(),
+            "fine ",
+            "contexts are kept byte for byte"
+        );
     }
 
     #[test]
     fn malformed_rows_are_errors() {
         let t = task("SST-2");
-        assert!(parse_row(&t, "{not json").unwrap_err().contains("malformed JSON"));
+        assert!(parse_row(&t, "{not json")
+            .unwrap_err()
+            .contains("malformed JSON"));
         assert!(parse_row(&t, "[1]").unwrap_err().contains("JSON object"));
-        assert!(parse_row(&t, r#"{"id": 1, "question": "q", "answer": []}"#).unwrap_err().contains("`context`"));
-        assert!(parse_row(&t, r#"{"id": 1, "question": "q", "context": "c", "answer": "positive"}"#).unwrap_err().contains("`answer`"));
-        assert!(parse_row(&t, r#"{"id": [1], "question": "q", "context": "c", "answer": []}"#).unwrap_err().contains("`id`"));
-        assert!(parse_row(&task("MNLI"), r#"{"id": 1, "question": "q", "context": ["only one"], "answer": []}"#).unwrap_err().contains("two strings"));
+        assert!(parse_row(&t, r#"{"id": 1, "question": "q", "answer": []}"#)
+            .unwrap_err()
+            .contains("`context`"));
+        assert!(parse_row(
+            &t,
+            r#"{"id": 1, "question": "q", "context": "c", "answer": "positive"}"#
+        )
+        .unwrap_err()
+        .contains("`answer`"));
+        assert!(parse_row(
+            &t,
+            r#"{"id": [1], "question": "q", "context": "c", "answer": []}"#
+        )
+        .unwrap_err()
+        .contains("`id`"));
+        assert!(parse_row(
+            &task("MNLI"),
+            r#"{"id": 1, "question": "q", "context": ["only one"], "answer": []}"#
+        )
+        .unwrap_err()
+        .contains("two strings"));
     }
 }

@@ -13,7 +13,11 @@ fn list(xs: &[u32]) -> String {
 pub fn render_task(task: &TaskData, outcome: Outcome) -> String {
     let mut out = String::new();
     let test_items = task.test_file().map_or(0, |f| f.rows.len());
-    let train_files = task.files.iter().filter(|f| f.kind != FileKind::Test).count();
+    let train_files = task
+        .files
+        .iter()
+        .filter(|f| f.kind != FileKind::Test)
+        .count();
     let status = match outcome {
         Outcome::Imported => "imported",
         Outcome::Unchanged => "unchanged (these exact files were imported before)",
@@ -29,21 +33,50 @@ pub fn render_task(task: &TaskData, outcome: Outcome) -> String {
     );
     if !s.nesting.is_empty() {
         let nested = s.nesting.iter().filter(|n| n.missing == 0).count();
-        let chain = s.ks.iter().map(u32::to_string).collect::<Vec<_>>().join(" within ");
-        let _ = writeln!(out, "  nesting ({chain}): {nested} of {} checks hold", s.nesting.len());
+        let chain =
+            s.ks.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(" within ");
+        let _ = writeln!(
+            out,
+            "  nesting ({chain}): {nested} of {} checks hold",
+            s.nesting.len()
+        );
     }
     if !s.split_overlaps.is_empty() {
         let shared: usize = s.split_overlaps.iter().map(|o| o.shared_rows).sum();
-        let _ = writeln!(out, "  splits disjoint: {} ({shared} shared rows over {} pairs)", if shared == 0 { "yes" } else { "no" }, s.split_overlaps.len());
+        let _ = writeln!(
+            out,
+            "  splits disjoint: {} ({shared} shared rows over {} pairs)",
+            if shared == 0 { "yes" } else { "no" },
+            s.split_overlaps.len()
+        );
     }
     let overlap: usize = s.test_overlaps.iter().map(|o| o.rows).sum();
-    let _ = writeln!(out, "  training rows sharing a context with the test set: {overlap}");
+    let _ = writeln!(
+        out,
+        "  training rows sharing a context with the test set: {overlap}"
+    );
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for n in &task.notes {
         *counts.entry(n.kind).or_default() += 1;
     }
-    let summary = counts.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ");
-    let _ = writeln!(out, "  quality notes: {}{}", task.notes.len(), if summary.is_empty() { String::new() } else { format!(" ({summary})") });
+    let summary = counts
+        .iter()
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let _ = writeln!(
+        out,
+        "  quality notes: {}{}",
+        task.notes.len(),
+        if summary.is_empty() {
+            String::new()
+        } else {
+            format!(" ({summary})")
+        }
+    );
     for n in &task.notes {
         let place = match (&n.file, n.line) {
             (Some(f), Some(l)) => format!("{}/{f}:{l}", task.spec.name),
@@ -56,8 +89,14 @@ pub fn render_task(task: &TaskData, outcome: Outcome) -> String {
 }
 
 pub fn render_totals(tasks: &[TaskData], outcomes: &[Outcome]) -> String {
-    let test: usize = tasks.iter().map(|t| t.test_file().map_or(0, |f| f.rows.len())).sum();
-    let train: usize = tasks.iter().map(|t| t.files.iter().filter(|f| f.kind != FileKind::Test).count()).sum();
+    let test: usize = tasks
+        .iter()
+        .map(|t| t.test_file().map_or(0, |f| f.rows.len()))
+        .sum();
+    let train: usize = tasks
+        .iter()
+        .map(|t| t.files.iter().filter(|f| f.kind != FileKind::Test).count())
+        .sum();
     let imported = outcomes.iter().filter(|o| **o == Outcome::Imported).count();
     format!(
         "total: {} tasks, {test} test items, {train} training files; {imported} imported, {} unchanged\n",

@@ -14,12 +14,36 @@ pub struct CluesTask {
 }
 
 pub const CLUES_TASKS: [CluesTask; 6] = [
-    CluesTask { dir: "SST-2", prefix: "sst", family: Family::Classification },
-    CluesTask { dir: "MNLI", prefix: "mnli", family: Family::Classification },
-    CluesTask { dir: "CoNLL2003", prefix: "conll", family: Family::SequenceLabelling },
-    CluesTask { dir: "WikiANN_EN", prefix: "wikiann", family: Family::SequenceLabelling },
-    CluesTask { dir: "SQuAD-v2", prefix: "squad-v2", family: Family::ReadingComprehension },
-    CluesTask { dir: "ReCoRD", prefix: "record", family: Family::ReadingComprehension },
+    CluesTask {
+        dir: "SST-2",
+        prefix: "sst",
+        family: Family::Classification,
+    },
+    CluesTask {
+        dir: "MNLI",
+        prefix: "mnli",
+        family: Family::Classification,
+    },
+    CluesTask {
+        dir: "CoNLL2003",
+        prefix: "conll",
+        family: Family::SequenceLabelling,
+    },
+    CluesTask {
+        dir: "WikiANN_EN",
+        prefix: "wikiann",
+        family: Family::SequenceLabelling,
+    },
+    CluesTask {
+        dir: "SQuAD-v2",
+        prefix: "squad-v2",
+        family: Family::ReadingComprehension,
+    },
+    CluesTask {
+        dir: "ReCoRD",
+        prefix: "record",
+        family: Family::ReadingComprehension,
+    },
 ];
 
 pub fn clues_task(dir: &str) -> Option<CluesTask> {
@@ -27,11 +51,18 @@ pub fn clues_task(dir: &str) -> Option<CluesTask> {
 }
 
 fn label(name: &str, definition: &str, example: &str) -> Label {
-    Label { name: name.into(), definition: definition.into(), example: example.into() }
+    Label {
+        name: name.into(),
+        definition: definition.into(),
+        example: example.into(),
+    }
 }
 
 fn qtype(key: &str, question: &str) -> QuestionType {
-    QuestionType { key: key.into(), question: question.into() }
+    QuestionType {
+        key: key.into(),
+        question: question.into(),
+    }
 }
 
 const NER_DESCRIPTION: &str = "Read the sentence and list every name of the kind the question asks for, \
@@ -106,7 +137,12 @@ mod tests {
         for t in CLUES_TASKS {
             let s = spec(t, t.dir);
             assert_eq!(s.family, t.family);
-            assert_eq!(s.labels.is_empty(), t.family != Family::Classification, "{}", t.dir);
+            assert_eq!(
+                s.labels.is_empty(),
+                t.family != Family::Classification,
+                "{}",
+                t.dir
+            );
             assert!(!s.question_types.is_empty());
             let ner = t.family == Family::SequenceLabelling;
             assert_eq!(s.no_answer == NoAnswer::EmptyString, ner);

@@ -15,7 +15,11 @@ pub enum Outcome {
 }
 
 /// Stores every task, or none of them.
-pub async fn store_tasks(pool: &SqlitePool, tasks: &[TaskData], source: &str) -> Result<Vec<Outcome>> {
+pub async fn store_tasks(
+    pool: &SqlitePool,
+    tasks: &[TaskData],
+    source: &str,
+) -> Result<Vec<Outcome>> {
     let mut tx = pool.begin().await?;
     let mut outcomes = Vec::with_capacity(tasks.len());
     for task in tasks {
@@ -25,17 +29,28 @@ pub async fn store_tasks(pool: &SqlitePool, tasks: &[TaskData], source: &str) ->
     Ok(outcomes)
 }
 
-async fn store_task(tx: &mut Transaction<'_, Sqlite>, task: &TaskData, source: &str) -> Result<Outcome> {
+async fn store_task(
+    tx: &mut Transaction<'_, Sqlite>,
+    task: &TaskData,
+    source: &str,
+) -> Result<Outcome> {
     let spec = &task.spec;
-    let existing: Option<i64> =
-        sqlx::query_scalar("SELECT id FROM tasks WHERE name = ?").bind(&spec.name).fetch_optional(&mut **tx).await?;
+    let existing: Option<i64> = sqlx::query_scalar("SELECT id FROM tasks WHERE name = ?")
+        .bind(&spec.name)
+        .fetch_optional(&mut **tx)
+        .await?;
     if let Some(task_id) = existing {
-        let stored: Vec<(String, String)> =
-            sqlx::query_as("SELECT file_name, sha256 FROM data_files WHERE task_id = ? ORDER BY file_name")
-                .bind(task_id)
-                .fetch_all(&mut **tx)
-                .await?;
-        let mut incoming: Vec<(String, String)> = task.files.iter().map(|f| (f.name.clone(), f.sha256.clone())).collect();
+        let stored: Vec<(String, String)> = sqlx::query_as(
+            "SELECT file_name, sha256 FROM data_files WHERE task_id = ? ORDER BY file_name",
+        )
+        .bind(task_id)
+        .fetch_all(&mut **tx)
+        .await?;
+        let mut incoming: Vec<(String, String)> = task
+            .files
+            .iter()
+            .map(|f| (f.name.clone(), f.sha256.clone()))
+            .collect();
         incoming.sort();
         if stored == incoming {
             return Ok(Outcome::Unchanged);
@@ -110,7 +125,13 @@ async fn store_task(tx: &mut Transaction<'_, Sqlite>, task: &TaskData, source: &
             .await?;
         }
     }
-    for Note { file, line, kind, detail } in &task.notes {
+    for Note {
+        file,
+        line,
+        kind,
+        detail,
+    } in &task.notes
+    {
         sqlx::query("INSERT INTO quality_issues (task_id, file_id, line_no, kind, detail) VALUES (?, ?, ?, ?, ?)")
             .bind(task_id)
             .bind(file.as_deref().and_then(|f| file_ids.get(f).copied()))
