@@ -1,14 +1,16 @@
 // Starts a clues-lab server on a fresh SQLite database for the browser tests, with a
 // researcher and a worker account, and Debian's Chromium driven by playwright-core.
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import net from 'node:net';
 import { chromium } from 'playwright-core';
 
-const BIN = process.env.CLUES_BIN;
-const SITE = process.env.CLUES_SITE_ROOT;
+// Defaults fit `cargo leptos end-to-end` (target/ in the workspace); .ci/test sets both.
+const TARGET = process.env.CARGO_TARGET_DIR || new URL('../../target', import.meta.url).pathname;
+const BIN = process.env.CLUES_BIN || `${TARGET}/debug/clues-lab`;
+const SITE = process.env.CLUES_SITE_ROOT || `${TARGET}/site`;
 export const RESULTS = new URL('../test-results/', import.meta.url).pathname;
 
 function freePort() {
@@ -43,7 +45,7 @@ export const USERS = {
 
 /** Starts server and browser; returns { base, browser, stop }. */
 export async function start() {
-  if (!BIN || !SITE) throw new Error('set CLUES_BIN and CLUES_SITE_ROOT (see .ci/test)');
+  if (!existsSync(BIN)) throw new Error(`no server binary at ${BIN}: build it (.ci/build) or set CLUES_BIN`);
   mkdirSync(RESULTS, { recursive: true });
   const dir = mkdtempSync(join(tmpdir(), 'clues-e2e-'));
   const database = `sqlite://${join(dir, 'e2e.db')}`;

@@ -94,6 +94,8 @@ async fn home_page_renders_with_hydration_scripts() {
         String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
     assert!(html.contains("Sign in"), "{html}");
     assert!(html.contains("/pkg/clues-lab.js"), "{html}");
+    // Without JavaScript the sign-in form posts; it never sends the password in a URL.
+    assert!(html.contains(r#"<form method="post" action="/api/login""#), "{html}");
 }
 
 #[tokio::test]

@@ -49,7 +49,9 @@ fn LoginForm(login: ServerAction<Login>) -> impl IntoView {
         <section class="login">
             <h1>"Sign in"</h1>
             <p>"Researchers and admins sign in here. Crowd workers arrive through their study link."</p>
-            <form on:submit=move |ev| { ev.prevent_default(); submit(); }>
+            // Before hydration the browser posts to the server function itself, never a GET
+            // that would put the password in the URL.
+            <form method="post" action="/api/login" on:submit=move |ev| { ev.prevent_default(); submit(); }>
                 <label>"Name" <input name="name" autocomplete="username" bind:value=name/></label>
                 <label>"Password" <input name="password" type="password" autocomplete="current-password" bind:value=password/></label>
                 <button type="submit" disabled=move || login.pending().get()>"Sign in"</button>
