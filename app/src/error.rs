@@ -52,6 +52,18 @@ impl AppError {
     }
 }
 
+/// Inside a server function: sets the HTTP status that fits the error (401, 403, 404, 400,
+/// 500), so clients and logs see more than a bare 500; the body stays the serialised error.
+#[cfg(feature = "ssr")]
+pub fn respond<T>(result: Result<T, AppError>) -> Result<T, AppError> {
+    if let Err(e) = &result {
+        if let Some(options) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() {
+            options.set_status(e.status());
+        }
+    }
+    result
+}
+
 #[cfg(feature = "ssr")]
 impl From<sqlx::Error> for AppError {
     fn from(e: sqlx::Error) -> Self {

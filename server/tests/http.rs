@@ -95,7 +95,10 @@ async fn home_page_renders_with_hydration_scripts() {
     assert!(html.contains("Sign in"), "{html}");
     assert!(html.contains("/pkg/clues-lab.js"), "{html}");
     // Without JavaScript the sign-in form posts; it never sends the password in a URL.
-    assert!(html.contains(r#"<form method="post" action="/api/login""#), "{html}");
+    assert!(
+        html.contains(r#"<form method="post" action="/api/login""#),
+        "{html}"
+    );
 }
 
 #[tokio::test]
@@ -104,7 +107,7 @@ async fn login_failures_read_the_same_and_change_nothing() {
     let before = common::snapshot(&s.pool).await;
     let (st1, wrong_pw, c1) = call(&s, "/api/login", "name=rita&password=nope-nope", None).await;
     let (st2, no_user, c2) = call(&s, "/api/login", "name=nobody&password=nope-nope", None).await;
-    assert_ne!(st1, StatusCode::OK);
+    assert_eq!(st1, StatusCode::UNAUTHORIZED);
     assert_eq!((st1, &wrong_pw), (st2, &no_user));
     assert_eq!(wrong_pw, "\"BadLogin\"");
     assert!(c1.is_none() && c2.is_none());
@@ -115,12 +118,12 @@ async fn login_failures_read_the_same_and_change_nothing() {
 async fn staff_functions_check_session_and_role() {
     let s = state().await;
     let (status, body, _) = call(&s, "/api/list_tasks", "", None).await;
-    assert_ne!(status, StatusCode::OK);
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert!(body.contains("NotSignedIn"), "{body}");
 
     let worker = login(&s, "walt", "walt-password").await;
     let (status, body, _) = call(&s, "/api/list_tasks", "", Some(&worker)).await;
-    assert_ne!(status, StatusCode::OK);
+    assert_eq!(status, StatusCode::FORBIDDEN);
     assert_eq!(body, r#"{"Forbidden":"worker"}"#);
     let (_, body, _) = call(
         &s,
@@ -169,12 +172,13 @@ async fn previews_carry_no_gold() {
         assert_eq!(keys, ["context", "id", "position", "question", "total"]);
         assert!(!body.contains("answer_start") && !body.contains("gold"));
     }
-    let (_, body, _) = call(
+    let (status, body, _) = call(
         &s,
         "/api/preview_item",
         "name=no-such-task&position=0",
         Some(&researcher),
     )
     .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
     assert!(body.contains("no task named"), "{body}");
 }

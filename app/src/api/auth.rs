@@ -16,17 +16,22 @@ pub struct UserInfo {
 #[server(endpoint = "login")]
 pub async fn login(name: String, password: String) -> Result<UserInfo, AppError> {
     use crate::ssr::{auth, state::app_state};
-    let state = app_state()?;
-    let (user, token) = auth::login(&state.pool, name.trim(), &password).await?;
-    let response = expect_context::<leptos_axum::ResponseOptions>();
-    response.insert_header(
-        http::header::SET_COOKIE,
-        auth::session_cookie(&token, state.secure_cookies),
-    );
-    Ok(UserInfo {
-        name: user.name,
-        role: user.role,
-    })
+    crate::error::respond(
+        async {
+            let state = app_state()?;
+            let (user, token) = auth::login(&state.pool, name.trim(), &password).await?;
+            let response = expect_context::<leptos_axum::ResponseOptions>();
+            response.insert_header(
+                http::header::SET_COOKIE,
+                auth::session_cookie(&token, state.secure_cookies),
+            );
+            Ok(UserInfo {
+                name: user.name,
+                role: user.role,
+            })
+        }
+        .await,
+    )
 }
 
 #[server(endpoint = "logout")]

@@ -59,21 +59,36 @@ pub struct ItemPreview {
 #[server(endpoint = "list_tasks")]
 pub async fn list_tasks() -> Result<Vec<TaskSummary>, AppError> {
     use crate::ssr::{auth, catalog, state::app_state};
-    auth::require(|r| r.is_staff()).await?;
-    catalog::task_summaries(&app_state()?.pool).await
+    crate::error::respond(
+        async {
+            auth::require(|r| r.is_staff()).await?;
+            catalog::task_summaries(&app_state()?.pool).await
+        }
+        .await,
+    )
 }
 
 #[server(endpoint = "task_detail")]
 pub async fn task_detail(name: String) -> Result<TaskInfo, AppError> {
     use crate::ssr::{auth, catalog, state::app_state};
-    auth::require(|r| r.is_staff()).await?;
-    catalog::task_detail(&app_state()?.pool, &name).await
+    crate::error::respond(
+        async {
+            auth::require(|r| r.is_staff()).await?;
+            catalog::task_detail(&app_state()?.pool, &name).await
+        }
+        .await,
+    )
 }
 
 /// The test item at `position` (wrapping around), in file order.
 #[server(endpoint = "preview_item")]
 pub async fn preview_item(name: String, position: i64) -> Result<ItemPreview, AppError> {
     use crate::ssr::{auth, catalog, state::app_state};
-    auth::require(|r| r.is_staff()).await?;
-    catalog::preview_item(&app_state()?.pool, &name, position).await
+    crate::error::respond(
+        async {
+            auth::require(|r| r.is_staff()).await?;
+            catalog::preview_item(&app_state()?.pool, &name, position).await
+        }
+        .await,
+    )
 }
