@@ -3,4 +3,5 @@
 pub mod people;
 pub mod s1;
 pub mod spans;
+pub mod study;
 pub mod task;

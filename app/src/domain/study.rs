@@ -1,0 +1,321 @@
+//! The rules of the CLUES crowd protocol (paper sec. 4.1), pure and IO-free: study
+//! configuration and what may change once workers started, which scenario a newly arriving
+//! worker gets, per-worker item orders, abandoned slots, and the training-step filter.
+
+use serde::{Deserialize, Serialize};
+
+/// What an admin configures for a study of one task.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StudyConfig {
+    /// Shots per scenario; 0 is zero-shot. Default: 0, 10, 20, 30.
+    pub scenarios: Vec<u32>,
+    /// Annotators per scenario (default 3).
+    pub annotators: u32,
+    /// The training split the humans train on (1-based, default 1).
+    pub training_split: u32,
+    /// Pay in cents per hour (default 1200 = 12 USD).
+    pub hourly_rate_cents: u32,
+    /// Flag a worker whose training S1 is more than this below the mean of the other
+    /// workers of the same scenario (default 0.2).
+    pub filter_margin: f64,
+    /// Seconds without activity after which a slot is released (none by default).
+    pub item_timeout_secs: Option<u32>,
+    pub open: bool,
+    /// Shown to the worker at the end, for the crowd platform.
+    pub completion_code: String,
+}
+
+impl Default for StudyConfig {
+    fn default() -> Self {
+        StudyConfig {
+            scenarios: vec![0, 10, 20, 30],
+            annotators: 3,
+            training_split: 1,
+            hourly_rate_cents: 1200,
+            filter_margin: 0.2,
+            item_timeout_secs: None,
+            open: false,
+            completion_code: String::new(),
+        }
+    }
+}
+
+impl StudyConfig {
+    /// Checks the configuration on its own; `available` lists the (k, split) shot groups the
+    /// task has. Returns every problem, not just the first.
+    pub fn validate(&self, available: &[(u32, u32)]) -> Result<(), Vec<String>> {
+        let mut errs = Vec::new();
+        if self.scenarios.is_empty() {
+            errs.push("a study needs at least one scenario".to_string());
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for &k in &self.scenarios {
+            if !seen.insert(k) {
+                errs.push(format!("scenario k={k} is listed twice"));
+            } else if k > 0 && !available.contains(&(k, self.training_split)) {
+                errs.push(format!(
+                    "the task has no {k}-shot training set for split {}",
+                    self.training_split
+                ));
+            }
+        }
+        if self.annotators == 0 {
+            errs.push("each scenario needs at least one annotator".to_string());
+        }
+        if self.training_split == 0 {
+            errs.push("splits are numbered from 1".to_string());
+        }
+        if !(self.filter_margin.is_finite() && self.filter_margin >= 0.0) {
+            errs.push("the filter margin must be a number of at least 0".to_string());
+        }
+        if self.item_timeout_secs == Some(0) {
+            errs.push("a time-out must be longer than 0 seconds".to_string());
+        }
+        if errs.is_empty() {
+            Ok(())
+        } else {
+            Err(errs)
+        }
+    }
+
+    /// Once a worker started, only changes that do not alter what workers saw are allowed:
+    /// opening or closing, pay, the filter margin, the time-out and the completion code.
+    pub fn check_edit(&self, new: &StudyConfig, started: bool) -> Result<(), String> {
+        if !started {
+            return Ok(());
+        }
+        let mut changed = Vec::new();
+        if self.scenarios != new.scenarios {
+            changed.push("the scenarios");
+        }
+        if self.annotators > new.annotators {
+            changed.push("fewer annotators per scenario");
+        }
+        if self.training_split != new.training_split {
+            changed.push("the training split");
+        }
+        if changed.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "workers have started, so {} can no longer change: it would alter what they saw",
+                changed.join(" and ")
+            ))
+        }
+    }
+}
+
+/// A scenario's slots as the assignment sees them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScenarioLoad {
+    pub k: u32,
+    /// Slots held by workers who are active or finished (released slots do not count).
+    pub taken: u32,
+}
+
+/// Why a worker cannot be assigned.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+pub enum Refusal {
+    #[error("This study is not open.")]
+    Closed,
+    #[error("You already took part in the {k}-shot scenario of this task; each scenario needs workers new to the task.")]
+    OtherScenario { k: u32 },
+    #[error("All places in this study are taken. Thank you for your interest.")]
+    Full,
+}
+
+/// Picks the scenario for a newly arriving worker: the one with the fewest taken slots (ties to
+/// the order of the configuration), never beyond `annotators`. `prior` holds the scenarios (k)
+/// of this task the worker already took part in, in any study: such a worker is not a *new*
+/// worker for any scenario of the task and gets none (resuming one's own assignment is not an
+/// arrival and does not come here).
+pub fn choose_scenario(
+    config: &StudyConfig,
+    loads: &[ScenarioLoad],
+    prior: &[u32],
+) -> Result<u32, Refusal> {
+    if !config.open {
+        return Err(Refusal::Closed);
+    }
+    if let Some(&k) = prior.first() {
+        return Err(Refusal::OtherScenario { k });
+    }
+    let taken = |k: u32| loads.iter().find(|l| l.k == k).map_or(0, |l| l.taken);
+    config
+        .scenarios
+        .iter()
+        .copied()
+        .filter(|&k| taken(k) < config.annotators)
+        .min_by_key(|&k| taken(k))
+        .ok_or(Refusal::Full)
+}
+
+/// Has a slot been abandoned? `last_activity` and `now` in unix seconds.
+pub fn is_abandoned(config: &StudyConfig, last_activity: i64, now: i64, finished: bool) -> bool {
+    match config.item_timeout_secs {
+        Some(t) if !finished => now - last_activity > i64::from(t),
+        _ => false,
+    }
+}
+
+/// A per-worker order of `n` items: a Fisher-Yates shuffle driven by SplitMix64 from `seed`,
+/// so the order is reproducible from the recorded seed.
+pub fn item_order(seed: u64, n: usize) -> Vec<usize> {
+    let mut state = seed;
+    let mut next = move || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        let j = (next() % (i as u64 + 1)) as usize;
+        order.swap(i, j);
+    }
+    order
+}
+
+/// The training filter: which workers of one scenario score more than `margin` below the mean
+/// training S1 of the *other* workers of that scenario. Input: (worker, training S1).
+pub fn flag_low_performers<W: Clone>(scores: &[(W, f64)], margin: f64) -> Vec<W> {
+    if scores.len() < 2 {
+        return Vec::new();
+    }
+    let total: f64 = scores.iter().map(|(_, s)| s).sum();
+    let others = (scores.len() - 1) as f64;
+    scores
+        .iter()
+        .filter(|(_, s)| (total - s) / others - s > margin)
+        .map(|(w, _)| w.clone())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open() -> StudyConfig {
+        StudyConfig {
+            open: true,
+            ..StudyConfig::default()
+        }
+    }
+
+    fn full_grid() -> Vec<(u32, u32)> {
+        [10, 20, 30]
+            .iter()
+            .flat_map(|&k| (1..=5).map(move |s| (k, s)))
+            .collect()
+    }
+
+    #[test]
+    fn default_config_is_valid_and_errors_are_all_reported() {
+        assert!(StudyConfig::default().validate(&full_grid()).is_ok());
+        let bad = StudyConfig {
+            scenarios: vec![10, 10, 40],
+            annotators: 0,
+            ..StudyConfig::default()
+        };
+        let errs = bad.validate(&full_grid()).unwrap_err();
+        assert_eq!(errs.len(), 3, "{errs:?}");
+        assert!(errs.iter().any(|e| e.contains("40-shot")));
+    }
+
+    #[test]
+    fn edits_after_start_may_not_change_what_workers_saw() {
+        let c = StudyConfig::default();
+        let other_split = StudyConfig {
+            training_split: 2,
+            ..c.clone()
+        };
+        assert!(c.check_edit(&other_split, false).is_ok());
+        assert!(c
+            .check_edit(&other_split, true)
+            .unwrap_err()
+            .contains("the training split"));
+        let pay = StudyConfig {
+            hourly_rate_cents: 1500,
+            open: true,
+            ..c.clone()
+        };
+        assert!(c.check_edit(&pay, true).is_ok());
+        let more = StudyConfig {
+            annotators: 5,
+            ..c.clone()
+        };
+        assert!(c.check_edit(&more, true).is_ok());
+    }
+
+    #[test]
+    fn scenarios_fill_evenly_and_never_beyond_n() {
+        let c = open();
+        let mut loads: Vec<ScenarioLoad> = c
+            .scenarios
+            .iter()
+            .map(|&k| ScenarioLoad { k, taken: 0 })
+            .collect();
+        for _ in 0..12 {
+            let k = choose_scenario(&c, &loads, &[]).unwrap();
+            loads.iter_mut().find(|l| l.k == k).unwrap().taken += 1;
+        }
+        assert!(loads.iter().all(|l| l.taken == 3));
+        assert_eq!(choose_scenario(&c, &loads, &[]), Err(Refusal::Full));
+        assert_eq!(
+            choose_scenario(&StudyConfig::default(), &[], &[]),
+            Err(Refusal::Closed)
+        );
+    }
+
+    #[test]
+    fn a_worker_of_a_task_is_never_assigned_again() {
+        let c = open();
+        assert_eq!(
+            choose_scenario(&c, &[], &[20]),
+            Err(Refusal::OtherScenario { k: 20 })
+        );
+        let only_zero = StudyConfig {
+            scenarios: vec![0],
+            ..open()
+        };
+        assert_eq!(
+            choose_scenario(&only_zero, &[], &[10]),
+            Err(Refusal::OtherScenario { k: 10 })
+        );
+        assert_eq!(choose_scenario(&only_zero, &[], &[]), Ok(0));
+    }
+
+    #[test]
+    fn orders_are_permutations_and_reproducible() {
+        let a = item_order(42, 200);
+        let mut sorted = a.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..200).collect::<Vec<_>>());
+        assert_eq!(a, item_order(42, 200));
+        assert_ne!(a, item_order(43, 200));
+        assert!(item_order(1, 0).is_empty());
+    }
+
+    #[test]
+    fn abandoned_slots() {
+        let c = StudyConfig {
+            item_timeout_secs: Some(600),
+            ..open()
+        };
+        assert!(is_abandoned(&c, 0, 601, false));
+        assert!(!is_abandoned(&c, 0, 600, false));
+        assert!(!is_abandoned(&c, 0, 10_000, true));
+        assert!(!is_abandoned(&open(), 0, 10_000, false));
+    }
+
+    #[test]
+    fn filter_compares_with_the_mean_of_the_others() {
+        // c: mean of others (0.8 + 0.9) / 2 = 0.85; 0.85 - 0.5 = 0.35 > 0.2 -> flagged.
+        // a: others (0.9 + 0.5) / 2 = 0.7; 0.7 - 0.8 < 0 -> kept.
+        let scores = [("a", 0.8), ("b", 0.9), ("c", 0.5)];
+        assert_eq!(flag_low_performers(&scores, 0.2), vec!["c"]);
+        assert!(flag_low_performers(&scores, 0.4).is_empty());
+        assert!(flag_low_performers(&[("solo", 0.0)], 0.1).is_empty());
+    }
+}
