@@ -42,6 +42,24 @@ fn gold_as_predictions(test_file: &Path, out: &Path) {
     std::fs::write(out, lines.join("\n") + "\n").unwrap();
 }
 
+/// `clues-lab score --gold <gold> <preds>`.
+fn score_gold(gold: &Path, preds: &Path) -> Command {
+    let mut cmd = bin();
+    cmd.arg("score").arg("--gold").arg(gold).arg(preds);
+    cmd
+}
+
+/// Runs a command that must succeed; returns its stdout.
+fn run_ok(cmd: &mut Command, what: &str) -> Vec<u8> {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 fn last_number(stdout: &[u8]) -> f64 {
     let text = String::from_utf8_lossy(stdout);
     let last = text.lines().last().expect("some output");
@@ -55,44 +73,23 @@ fn gold_predictions_score_one_for_every_task() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", tmp.path().join("t.db").display());
-    let out = bin()
-        .args(["--database", &db, "import", "clues"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    run_ok(
+        bin().args(["--database", &db, "import", "clues"]).arg(&dir),
+        "import",
     );
     for (task, file) in TEST_FILES {
         let gold = dir.join(task).join(file);
         let preds = tmp.path().join(format!("{task}.jsonl"));
         gold_as_predictions(&gold, &preds);
-        let out = bin()
-            .arg("score")
-            .arg("--gold")
-            .arg(&gold)
-            .arg(&preds)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{task}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        let by_file = run_ok(&mut score_gold(&gold, &preds), task);
+        assert_eq!(last_number(&by_file), 1.0, "{task} --gold");
+        let by_task = run_ok(
+            bin()
+                .args(["--database", &db, "score", "--task", task])
+                .arg(&preds),
+            task,
         );
-        assert_eq!(last_number(&out.stdout), 1.0, "{task} --gold");
-        let out = bin()
-            .args(["--database", &db, "score", "--task", task])
-            .arg(&preds)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{task}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_eq!(last_number(&out.stdout), 1.0, "{task} --task");
+        assert_eq!(last_number(&by_task), 1.0, "{task} --task");
     }
 }
 
@@ -122,18 +119,8 @@ fn empty_predictions_for_ner_score_the_share_of_empty_golds_only_with_the_offici
             .map(|r| serde_json::json!({"id": r["id"], "answer": answer}).to_string())
             .collect();
         std::fs::write(&preds, body.join("\n")).unwrap();
-        let out = bin()
-            .arg("score")
-            .arg("--gold")
-            .arg(&gold)
-            .arg(&preds)
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        assert!(
-            (last_number(&out.stdout) - expected).abs() < 1e-6,
-            "{answer}"
-        );
+        let stdout = run_ok(&mut score_gold(&gold, &preds), "score");
+        assert!((last_number(&stdout) - expected).abs() < 1e-6, "{answer}");
     }
 }
 
@@ -148,13 +135,7 @@ fn score_errors_name_the_file_and_the_id() {
     .unwrap();
     let preds = tmp.path().join("p.jsonl");
     std::fs::write(&preds, "{\"id\": \"a\", \"answer\": [\"x\"]}\n").unwrap();
-    let out = bin()
-        .arg("score")
-        .arg("--gold")
-        .arg(&gold)
-        .arg(&preds)
-        .output()
-        .unwrap();
+    let out = score_gold(&gold, &preds).output().unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
