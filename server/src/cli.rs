@@ -27,8 +27,9 @@ pub struct Cli {
         default_value = "sqlite://clues-lab.db"
     )]
     pub database: String,
+    /// Without a command, `serve` runs (as `cargo leptos watch` expects).
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -47,9 +48,9 @@ pub enum Command {
 
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
-    /// Address to listen on.
-    #[arg(long, env = "CLUES_ADDR", default_value = "127.0.0.1:3000")]
-    pub addr: SocketAddr,
+    /// Address to listen on [default: $LEPTOS_SITE_ADDR, else 127.0.0.1:3000].
+    #[arg(long, env = "CLUES_ADDR")]
+    pub addr: Option<SocketAddr>,
     /// Folder holding `pkg/` with the browser bundle (built by .ci/build or cargo leptos).
     #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
     pub site_root: String,
@@ -142,7 +143,14 @@ pub fn main() -> ExitCode {
 }
 
 pub async fn run(cli: Cli) -> Result<()> {
-    match cli.command {
+    // No command: serve with its defaults and environment (LEPTOS_SITE_ROOT, LEPTOS_SITE_ADDR).
+    let command = match cli.command {
+        Some(command) => command,
+        None => Cli::parse_from(["clues-lab", "serve"])
+            .command
+            .expect("serve parses"),
+    };
+    match command {
         Command::Serve(args) => serve(&cli.database, args).await,
         Command::Import(ImportCommand::Clues { dir }) => {
             let pool = db::connect(&cli.database).await?;
@@ -223,6 +231,15 @@ fn read_password() -> Result<String> {
 }
 
 async fn serve(database: &str, args: ServeArgs) -> Result<()> {
+    let addr = match args.addr {
+        Some(addr) => addr,
+        None => match std::env::var("LEPTOS_SITE_ADDR") {
+            Ok(a) => a
+                .parse()
+                .map_err(|e| ServerError::Usage(format!("LEPTOS_SITE_ADDR {a:?}: {e}")))?,
+            Err(_) => SocketAddr::from(([127, 0, 0, 1], 3000)),
+        },
+    };
     let pool = db::connect(database).await?;
     if !args.no_demo {
         if let Some(imported) = demo::ensure_demo(&pool).await? {
@@ -242,7 +259,7 @@ async fn serve(database: &str, args: ServeArgs) -> Result<()> {
         .output_name(OUTPUT_NAME)
         .site_root(args.site_root.as_str())
         .site_pkg_dir("pkg")
-        .site_addr(args.addr)
+        .site_addr(addr)
         .build();
     let state = AppState {
         pool,
@@ -250,10 +267,10 @@ async fn serve(database: &str, args: ServeArgs) -> Result<()> {
         secure_cookies: args.secure_cookies,
     };
     let app = router::app(state);
-    let listener = tokio::net::TcpListener::bind(args.addr)
+    let listener = tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(|e| ServerError::io(format!("cannot listen on {}", args.addr), e))?;
-    println!("listening on http://{}", args.addr);
+        .map_err(|e| ServerError::io(format!("cannot listen on {addr}"), e))?;
+    println!("listening on http://{addr}");
     axum::serve(listener, app)
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
