@@ -5,7 +5,7 @@ use crate::error::{Result, ServerError};
 use app::domain::s1::{mean, Scoring};
 use app::domain::task::{Family, Gold};
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 /// One line of a predictions file: `{"id": ..., "answer": [strings]}` (official encoding).
@@ -171,8 +171,8 @@ pub fn score(
     preds_label: &str,
 ) -> Result<ScoreReport> {
     let by_id: HashMap<&str, &Prediction> = preds.iter().map(|p| (p.id.as_str(), p)).collect();
-    let gold_ids: HashMap<&str, ()> = golds.iter().map(|g| (g.id.as_str(), ())).collect();
-    if let Some(p) = preds.iter().find(|p| !gold_ids.contains_key(p.id.as_str())) {
+    let gold_ids: HashSet<&str> = golds.iter().map(|g| g.id.as_str()).collect();
+    if let Some(p) = preds.iter().find(|p| !gold_ids.contains(p.id.as_str())) {
         return Err(ServerError::data(
             preds_label,
             Some(p.line),

@@ -2,7 +2,7 @@
 //! their question, shot-group nesting (10 within 20 within 30), disjoint splits, and training
 //! contexts that also appear in the test set. Findings become notes; nothing is changed.
 
-use super::load::{FileKind, LoadedFile};
+use super::load::{FileKind, LoadedFile, LoadedRow};
 use app::domain::task::{Family, TaskSpec};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -81,9 +81,10 @@ pub struct ShotSummary {
     pub test_overlaps: Vec<TestOverlap>,
 }
 
-fn context_key(file: &LoadedFile, i: usize) -> (String, Option<String>) {
-    let c = &file.rows[i].example.context;
-    (c.primary().to_string(), c.second().map(str::to_string))
+/// The context of a row as a comparable key (both parts of a pair).
+fn context_key(row: &LoadedRow) -> (&str, Option<&str>) {
+    let c = &row.example.context;
+    (c.primary(), c.second())
 }
 
 fn duplicate_ids(file: &LoadedFile, notes: &mut Vec<Note>) {
@@ -155,12 +156,11 @@ pub fn check_task(spec: &TaskSpec, files: &[LoadedFile], notes: &mut Vec<Note>) 
         splits: splits.clone(),
         ..Default::default()
     };
-    let keys = |f: &LoadedFile| {
-        f.rows
-            .iter()
-            .map(|r| r.content_key.clone())
-            .collect::<HashSet<_>>()
-    };
+    // Each training file's content keys, built once for all the comparisons below.
+    let keys: BTreeMap<(u32, u32), HashSet<&str>> = train
+        .iter()
+        .map(|(&ks, f)| (ks, f.rows.iter().map(|r| r.content_key.as_str()).collect()))
+        .collect();
 
     for &k in &ks {
         for &s in &splits {
@@ -175,15 +175,15 @@ pub fn check_task(spec: &TaskSpec, files: &[LoadedFile], notes: &mut Vec<Note>) 
     }
     for &s in &splits {
         for pair in ks.windows(2) {
-            let (Some(small), Some(big)) = (train.get(&(pair[0], s)), train.get(&(pair[1], s)))
+            let (Some(small), true) = (train.get(&(pair[0], s)), train.contains_key(&(pair[1], s)))
             else {
                 continue;
             };
-            let big_keys = keys(big);
+            let big_keys = &keys[&(pair[1], s)];
             let missing = small
                 .rows
                 .iter()
-                .filter(|r| !big_keys.contains(&r.content_key))
+                .filter(|r| !big_keys.contains(r.content_key.as_str()))
                 .count();
             if missing > 0 {
                 notes.push(Note::across(
@@ -208,10 +208,10 @@ pub fn check_task(spec: &TaskSpec, files: &[LoadedFile], notes: &mut Vec<Note>) 
     for &k in &ks {
         for (i, &a) in splits.iter().enumerate() {
             for &b in &splits[i + 1..] {
-                let (Some(fa), Some(fb)) = (train.get(&(k, a)), train.get(&(k, b))) else {
+                let (Some(ka), Some(kb)) = (keys.get(&(k, a)), keys.get(&(k, b))) else {
                     continue;
                 };
-                let shared = keys(fa).intersection(&keys(fb)).count();
+                let shared = ka.intersection(kb).count();
                 if shared > 0 {
                     notes.push(Note::across(
                         "splits_overlap",
@@ -228,11 +228,12 @@ pub fn check_task(spec: &TaskSpec, files: &[LoadedFile], notes: &mut Vec<Note>) 
         }
     }
     if let Some(test) = files.iter().find(|f| f.kind == FileKind::Test) {
-        let test_contexts: HashSet<_> =
-            (0..test.rows.len()).map(|i| context_key(test, i)).collect();
+        let test_contexts: HashSet<_> = test.rows.iter().map(context_key).collect();
         for (&(k, split), f) in &train {
-            let rows = (0..f.rows.len())
-                .filter(|&i| test_contexts.contains(&context_key(f, i)))
+            let rows = f
+                .rows
+                .iter()
+                .filter(|r| test_contexts.contains(&context_key(r)))
                 .count();
             if rows > 0 {
                 notes.push(Note::in_file(
