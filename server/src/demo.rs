@@ -10,24 +10,28 @@ use sqlx::SqlitePool;
 /// Demo tasks are named like the CLUES ones with this prefix, e.g. `demo-SST-2`.
 pub const DEMO_PREFIX: &str = "demo-";
 
+/// The files of one demo task, stored as `server/demo/<prefix>/<stem>.jsonl` (written for this
+/// project; the names are not the official ones) and handed to the importer under the CLUES
+/// name `<prefix>_<stem>.jsonl`.
 macro_rules! demo_files {
     ($dir:literal, $prefix:literal) => {
         (
             $dir,
             &[
-                demo_files!(@one $dir, $prefix, "_test.jsonl"),
-                demo_files!(@one $dir, $prefix, "_train_2_1.jsonl"),
-                demo_files!(@one $dir, $prefix, "_train_2_2.jsonl"),
-                demo_files!(@one $dir, $prefix, "_train_4_1.jsonl"),
-                demo_files!(@one $dir, $prefix, "_train_4_2.jsonl"),
+                demo_files!(@one $prefix, "test"),
+                demo_files!(@one $prefix, "train_2_1"),
+                demo_files!(@one $prefix, "train_2_2"),
+                demo_files!(@one $prefix, "train_4_1"),
+                demo_files!(@one $prefix, "train_4_2"),
             ],
         )
     };
-    (@one $dir:literal, $prefix:literal, $suffix:literal) => {
-        (concat!($prefix, $suffix), include_str!(concat!("../demo/", $dir, "/", $prefix, $suffix)))
+    (@one $prefix:literal, $stem:literal) => {
+        ($stem, include_str!(concat!("../demo/", $prefix, "/", $stem, ".jsonl")))
     };
 }
 
+/// (CLUES task directory, [(file stem, contents)]).
 type DemoTask = (&'static str, &'static [(&'static str, &'static str)]);
 
 const DEMO: [DemoTask; 6] = [
@@ -46,9 +50,9 @@ pub fn demo_tasks() -> Result<Vec<TaskData>> {
             let task = clues_task(dir).expect("demo directories are CLUES task directories");
             let files = files
                 .iter()
-                .map(|(name, body)| SourceFile {
-                    name: name.to_string(),
-                    label: format!("demo/{dir}/{name}"),
+                .map(|(stem, body)| SourceFile {
+                    name: format!("{}_{stem}.jsonl", task.prefix),
+                    label: format!("server/demo/{}/{stem}.jsonl", task.prefix),
                     bytes: body.as_bytes().to_vec(),
                 })
                 .collect();
