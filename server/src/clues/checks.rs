@@ -139,18 +139,11 @@ pub fn check_task(spec: &TaskSpec, files: &[LoadedFile], notes: &mut Vec<Note>) 
             FileKind::Test => None,
         })
         .collect();
-    let ks: Vec<u32> = train
-        .keys()
-        .map(|(k, _)| *k)
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let splits: Vec<u32> = train
-        .keys()
-        .map(|(_, s)| *s)
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    let sorted_distinct = |it: &mut dyn Iterator<Item = u32>| {
+        it.collect::<BTreeSet<_>>().into_iter().collect::<Vec<_>>()
+    };
+    let ks = sorted_distinct(&mut train.keys().map(|(k, _)| *k));
+    let splits = sorted_distinct(&mut train.keys().map(|(_, s)| *s));
     let mut summary = ShotSummary {
         ks: ks.clone(),
         splits: splits.clone(),
