@@ -18,6 +18,9 @@ pub enum AppError {
     NotFound(String),
     #[error("{0}")]
     Invalid(String),
+    /// A well-formed request the protocol does not allow now (a full study, a locked answer).
+    #[error("{0}")]
+    Refused(String),
     #[error("Something went wrong on the server; it has been logged.")]
     Internal,
     #[error("The request could not be completed: {0}")]
@@ -46,6 +49,7 @@ impl AppError {
             AppError::NotSignedIn | AppError::BadLogin => StatusCode::UNAUTHORIZED,
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::NotFound(_) => StatusCode::NOT_FOUND,
+            AppError::Refused(_) => StatusCode::CONFLICT,
             AppError::Invalid(_) | AppError::Request(_) => StatusCode::BAD_REQUEST,
             AppError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -68,5 +72,13 @@ pub fn respond<T>(result: Result<T, AppError>) -> Result<T, AppError> {
 impl From<sqlx::Error> for AppError {
     fn from(e: sqlx::Error) -> Self {
         AppError::internal(e)
+    }
+}
+
+#[cfg(feature = "ssr")]
+impl axum::response::IntoResponse for AppError {
+    /// For plain axum handlers: the status and the message people may see.
+    fn into_response(self) -> axum::response::Response {
+        (self.status(), self.to_string()).into_response()
     }
 }

@@ -5,7 +5,7 @@ use crate::error::{Result, ServerError};
 use crate::{clues, db, demo, router, score};
 use app::domain::people::Role;
 use app::pages::OUTPUT_NAME;
-use app::ssr::{auth, catalog, state::AppState};
+use app::ssr::{auth, catalog, state::AppState, study};
 use clap::{Parser, Subcommand, ValueEnum};
 use leptos::config::LeptosOptions;
 use std::net::SocketAddr;
@@ -44,6 +44,50 @@ pub enum Command {
     User(UserCommand),
     /// Score a predictions file with S1 (the official scoring is the last number printed).
     Score(ScoreArgs),
+    /// Configure crowd studies (the same rules as the admin pages).
+    #[command(subcommand)]
+    Study(StudyCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StudyCommand {
+    /// Create a study of an imported task and print its id and worker link.
+    Create(StudyCreateArgs),
+    /// List the studies with their links and how many workers took part.
+    List,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct StudyCreateArgs {
+    /// The task, e.g. SST-2 or demo-SST-2.
+    #[arg(long)]
+    pub task: String,
+    #[arg(long)]
+    pub name: String,
+    /// Shots per scenario, 0 = zero-shot.
+    #[arg(long, value_delimiter = ',', default_value = "0,10,20,30")]
+    pub scenarios: Vec<u32>,
+    /// Annotators per scenario.
+    #[arg(long, default_value_t = 3)]
+    pub annotators: u32,
+    /// The training split humans train on (1-based).
+    #[arg(long, default_value_t = 1)]
+    pub split: u32,
+    /// Pay in cents per hour.
+    #[arg(long, default_value_t = 1200)]
+    pub rate_cents: u32,
+    /// Flag workers this far below the mean training S1 of the others in their scenario.
+    #[arg(long, default_value_t = 0.2)]
+    pub margin: f64,
+    /// Release a place after this many seconds without activity.
+    #[arg(long)]
+    pub timeout: Option<u32>,
+    /// Completion code shown at the end (generated when not given).
+    #[arg(long, default_value = "")]
+    pub code: String,
+    /// Open the study to workers at once.
+    #[arg(long)]
+    pub open: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -172,6 +216,38 @@ pub async fn run(cli: Cli) -> Result<()> {
             let pool = db::connect(&cli.database).await?;
             auth::create_user(&pool, &name, role, password).await?;
             println!("added {} {name}", role.as_str());
+            Ok(())
+        }
+        Command::Study(StudyCommand::Create(a)) => {
+            let pool = db::connect_existing(&cli.database).await?;
+            let config = app::domain::study::StudyConfig {
+                scenarios: a.scenarios,
+                annotators: a.annotators,
+                training_split: a.split,
+                hourly_rate_cents: a.rate_cents,
+                filter_margin: a.margin,
+                item_timeout_secs: a.timeout,
+                open: a.open,
+                completion_code: a.code,
+            };
+            let id = study::create(&pool, None, &a.task, &a.name, config).await?;
+            println!("created study {id}: workers join at /join/{id}");
+            Ok(())
+        }
+        Command::Study(StudyCommand::List) => {
+            let pool = db::connect_existing(&cli.database).await?;
+            for s in study::list(&pool).await? {
+                println!(
+                    "{}\t{}\t{}\t{}\t/join/{}\t{} workers, {} finished",
+                    s.id,
+                    s.name,
+                    s.task,
+                    if s.config.open { "open" } else { "closed" },
+                    s.id,
+                    s.workers,
+                    s.finished
+                );
+            }
             Ok(())
         }
         Command::Score(args) => {

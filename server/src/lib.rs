@@ -5,5 +5,6 @@ pub mod clues;
 pub mod db;
 pub mod demo;
 pub mod error;
+pub mod join;
 pub mod router;
 pub mod score;

@@ -1,7 +1,9 @@
 //! Pure domain logic shared by the server and the browser: spans and offsets, the S1 metric,
 //! and the unified task model. Nothing here does IO.
+pub mod answer;
 pub mod people;
 pub mod s1;
+pub mod selection;
 pub mod spans;
 pub mod study;
 pub mod task;

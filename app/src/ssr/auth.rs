@@ -140,6 +140,12 @@ pub async fn login(
         (Some(user), true) => user,
         _ => return Err(AppError::BadLogin),
     };
+    let token = open_session(pool, user.id).await?;
+    Ok((user, token))
+}
+
+/// Opens a session for a user; returns the token for the cookie.
+pub async fn open_session(pool: &SqlitePool, user_id: i64) -> Result<String, AppError> {
     let mut bytes = [0u8; 32];
     rand::thread_rng().fill_bytes(&mut bytes);
     let token = hex::encode(bytes);
@@ -148,12 +154,74 @@ pub async fn login(
         "INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
     )
     .bind(token_hash(&token))
-    .bind(user.id)
+    .bind(user_id)
     .bind(now)
     .bind(now + SESSION_SECONDS)
     .execute(pool)
     .await?;
-    Ok((user, token))
+    Ok(token)
+}
+
+/// The password-less worker behind an external crowd id (`platform` is `prolific` or
+/// `mturk`), created on first arrival as user `<platform>:<id>`.
+pub async fn crowd_worker(
+    pool: &SqlitePool,
+    platform: &str,
+    external_id: &str,
+) -> Result<User, AppError> {
+    let valid = !external_id.is_empty()
+        && external_id.len() <= 64
+        && external_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !valid {
+        return Err(AppError::Invalid(format!(
+            "the {platform} id in the link is not valid: 1 to 64 letters, digits, '-' or '_'"
+        )));
+    }
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    let found: Option<(i64, String, String)> = sqlx::query_as(
+        "SELECT u.id, u.name, u.role FROM crowd_ids c JOIN users u ON u.id = c.user_id
+         WHERE c.platform = ? AND c.external_id = ?",
+    )
+    .bind(platform)
+    .bind(external_id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let (id, name) = match found {
+        Some((id, name, role)) if role == Role::Worker.as_str() => (id, name),
+        Some(_) => return Err(AppError::Forbidden("staff".into())),
+        None => {
+            let name = format!("{platform}:{external_id}");
+            let taken: Option<i64> = sqlx::query_scalar("SELECT id FROM users WHERE name = ?")
+                .bind(&name)
+                .fetch_optional(&mut *tx)
+                .await?;
+            if taken.is_some() {
+                return Err(AppError::Invalid(format!(
+                    "the user name {name:?} is taken by an account that is not this crowd worker"
+                )));
+            }
+            let id = sqlx::query("INSERT INTO users (name, role) VALUES (?, 'worker')")
+                .bind(&name)
+                .execute(&mut *tx)
+                .await?
+                .last_insert_rowid();
+            sqlx::query("INSERT INTO crowd_ids (platform, external_id, user_id) VALUES (?, ?, ?)")
+                .bind(platform)
+                .bind(external_id)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            (id, name)
+        }
+    };
+    tx.commit().await?;
+    Ok(User {
+        id,
+        name,
+        role: Role::Worker,
+    })
 }
 
 pub async fn logout(pool: &SqlitePool, token: &str) -> Result<(), AppError> {

@@ -3,3 +3,4 @@
 pub mod auth;
 pub mod catalog;
 pub mod state;
+pub mod study;

@@ -23,8 +23,9 @@ pub fn clues_data(test: &str) -> Option<PathBuf> {
     }
 }
 
-/// Row counts of every table, to prove that a failed operation changed nothing.
-pub async fn snapshot(pool: &SqlitePool) -> Vec<(String, i64)> {
+/// Row counts of every table, and the full contents of the tables a worker's requests
+/// write to, to prove that a refused operation changed nothing.
+pub async fn snapshot(pool: &SqlitePool) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for t in [
         "users",
@@ -33,12 +34,33 @@ pub async fn snapshot(pool: &SqlitePool) -> Vec<(String, i64)> {
         "data_files",
         "examples",
         "quality_issues",
+        "studies",
+        "study_configs",
+        "crowd_ids",
+        "assignments",
+        "assignment_items",
     ] {
         let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {t}"))
             .fetch_one(pool)
             .await
             .unwrap();
-        out.push((t.to_string(), n));
+        out.push((t.to_string(), n.to_string()));
+    }
+    for (t, cols) in [
+        ("assignments", "id, k, status, last_activity, finished_at, abandoned_at"),
+        (
+            "assignment_items",
+            "assignment_id, position, shown_at, submitted_at, acknowledged_at, client_id, answer_json, no_answer, skipped, confidence, s1",
+        ),
+        ("study_configs", "id, study_id, config_json"),
+    ] {
+        let rows: Vec<String> = sqlx::query_scalar(&format!(
+            "SELECT json_array({cols}) FROM {t} ORDER BY 1"
+        ))
+        .fetch_all(pool)
+        .await
+        .unwrap();
+        out.push((format!("{t} rows"), rows.join("\n")));
     }
     out
 }

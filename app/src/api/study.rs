@@ -1,0 +1,250 @@
+//! Server functions of the crowd protocol: admins configure studies; workers take their
+//! place, see one item at a time, submit (training golds are revealed and locked) and finish.
+
+use crate::domain::answer::Answer;
+use crate::domain::spans::Span;
+use crate::domain::study::StudyConfig;
+use crate::domain::task::{Context, Family, Label};
+use crate::error::AppError;
+use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Training,
+    Test,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Training => "training",
+            Phase::Test => "test",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StudySummary {
+    pub id: i64,
+    pub name: String,
+    pub task: String,
+    pub family: Family,
+    pub config: StudyConfig,
+    pub config_id: i64,
+    /// Some worker has taken a place: what workers saw can no longer change.
+    pub started: bool,
+    pub workers: i64,
+    pub finished: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioProgress {
+    pub k: u32,
+    pub slots: u32,
+    pub active: i64,
+    pub finished: i64,
+    pub abandoned: i64,
+    pub items_done: i64,
+    pub items_total: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkerRow {
+    pub name: String,
+    pub k: u32,
+    pub status: String,
+    pub items_done: i64,
+    pub items_total: i64,
+    pub training_s1: Option<f64>,
+    pub seconds: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StudyOverview {
+    pub summary: StudySummary,
+    /// (k, split) shot groups the task has, for the form.
+    pub shot_groups: Vec<(u32, u32)>,
+    pub progress: Vec<ScenarioProgress>,
+    pub workers: Vec<WorkerRow>,
+}
+
+/// What the worker answered and, for a submitted training item, the gold beside it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Reveal {
+    pub yours: Answer,
+    /// Gold answer strings (internal encoding: empty = no answer).
+    pub gold: Vec<String>,
+    /// Gold spans with their code-point offsets where known.
+    pub gold_spans: Vec<Span>,
+    pub s1: f64,
+}
+
+/// One item as the worker sees it. Never carries a test gold.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkerItem {
+    pub position: i64,
+    pub phase: Phase,
+    /// 1-based place within its phase, and the phase's size.
+    pub index: i64,
+    pub of: i64,
+    pub context: Context,
+    pub question: String,
+    /// Present only for a training item that was already submitted.
+    pub reveal: Option<Reveal>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Completion {
+    pub code: String,
+    pub training_s1: Option<f64>,
+    pub training_items: i64,
+    pub test_items: i64,
+    pub skipped: i64,
+    /// Sum over items of submit - first show (server clock).
+    pub seconds_on_items: f64,
+    /// From taking the place to the last submission.
+    pub seconds_elapsed: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum WorkerStep {
+    Item(WorkerItem),
+    Done(Completion),
+    /// The place was released after the time-out; the work done is kept.
+    Abandoned,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkerStudy {
+    pub study_id: i64,
+    pub study_name: String,
+    pub description: String,
+    pub family: Family,
+    pub labels: Vec<Label>,
+    pub k: u32,
+    pub training_items: i64,
+    pub test_items: i64,
+    pub step: WorkerStep,
+}
+
+/// The server's acknowledgement of a stored submission (or of a resend of it).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SubmitAck {
+    pub position: i64,
+    pub reveal: Option<Reveal>,
+}
+
+#[server(endpoint = "list_studies")]
+pub async fn list_studies() -> Result<Vec<StudySummary>, AppError> {
+    use crate::ssr::{auth, state::app_state, study};
+    crate::error::respond(
+        async {
+            auth::require(|r| r.is_staff()).await?;
+            study::list(&app_state()?.pool).await
+        }
+        .await,
+    )
+}
+
+#[server(endpoint = "study_admin")]
+pub async fn study_admin(id: i64) -> Result<StudyOverview, AppError> {
+    use crate::ssr::{auth, state::app_state, study};
+    crate::error::respond(
+        async {
+            auth::require(|r| r.is_staff()).await?;
+            study::admin_view(&app_state()?.pool, id).await
+        }
+        .await,
+    )
+}
+
+/// Admins only. Returns the new study's id.
+#[server(endpoint = "create_study", input = Json)]
+pub async fn create_study(
+    task: String,
+    name: String,
+    config: StudyConfig,
+) -> Result<i64, AppError> {
+    use crate::domain::people::Role;
+    use crate::ssr::{auth, state::app_state, study};
+    crate::error::respond(
+        async {
+            let admin = auth::require(|r| r == Role::Admin).await?;
+            study::create(&app_state()?.pool, Some(admin.id), &task, &name, config).await
+        }
+        .await,
+    )
+}
+
+/// Admins only. Refused once workers started if it would alter what they saw.
+#[server(endpoint = "update_study", input = Json)]
+pub async fn update_study(id: i64, name: String, config: StudyConfig) -> Result<(), AppError> {
+    use crate::domain::people::Role;
+    use crate::ssr::{auth, state::app_state, study};
+    crate::error::respond(
+        async {
+            let admin = auth::require(|r| r == Role::Admin).await?;
+            study::update(&app_state()?.pool, Some(admin.id), id, &name, config).await
+        }
+        .await,
+    )
+}
+
+/// The signed-in worker's place in a study (taking one on first arrival) and current step.
+#[server(endpoint = "study_state")]
+pub async fn study_state(study_id: i64) -> Result<WorkerStudy, AppError> {
+    use crate::domain::people::Role;
+    use crate::ssr::{auth, state::app_state, study};
+    crate::error::respond(
+        async {
+            let worker = auth::require(|r| r == Role::Worker).await?;
+            study::worker_state(&app_state()?.pool, study_id, worker.id, None).await
+        }
+        .await,
+    )
+}
+
+/// Stores the answer to the worker's current item. `client_id` identifies the submission: a
+/// resend with the same id is acknowledged again and stored once.
+#[server(endpoint = "submit_answer", input = Json)]
+pub async fn submit_answer(
+    study_id: i64,
+    position: i64,
+    client_id: String,
+    answer: Answer,
+) -> Result<SubmitAck, AppError> {
+    use crate::domain::people::Role;
+    use crate::ssr::{auth, state::app_state, study};
+    crate::error::respond(
+        async {
+            let worker = auth::require(|r| r == Role::Worker).await?;
+            study::submit(
+                &app_state()?.pool,
+                study_id,
+                worker.id,
+                position,
+                &client_id,
+                answer,
+            )
+            .await
+        }
+        .await,
+    )
+}
+
+/// After a training item's gold was revealed: move on to the next item.
+#[server(endpoint = "continue_study")]
+pub async fn continue_study(study_id: i64, position: i64) -> Result<(), AppError> {
+    use crate::domain::people::Role;
+    use crate::ssr::{auth, state::app_state, study};
+    crate::error::respond(
+        async {
+            let worker = auth::require(|r| r == Role::Worker).await?;
+            study::acknowledge(&app_state()?.pool, study_id, worker.id, position).await
+        }
+        .await,
+    )
+}

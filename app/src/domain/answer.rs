@@ -1,0 +1,258 @@
+//! What a worker submits for one item, and the server's check of it against the task and the
+//! context: labels from the task's set, spans that match the text at their code-point offsets.
+
+use super::spans::slice_cp;
+use super::task::{Context, Family, TaskSpec};
+use serde::{Deserialize, Serialize};
+
+/// One answer span as the worker made it: offsets and lengths in code points of the context.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SpanAnswer {
+    pub text: String,
+    pub offset: usize,
+    pub length: usize,
+}
+
+/// The points of the confidence scale, 1 = strongly disagree ... 5 = strongly agree with
+/// "I am confident in my answer".
+pub const CONFIDENCE_LEVELS: [(u8, &str); 5] = [
+    (1, "Strongly disagree"),
+    (2, "Disagree"),
+    (3, "Neutral"),
+    (4, "Agree"),
+    (5, "Strongly agree"),
+];
+
+/// Most spans one answer may hold.
+pub const MAX_SPANS: usize = 50;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Answer {
+    /// Classification: one of the task's labels, with the confidence scale.
+    Label { label: String, confidence: u8 },
+    /// Span tasks: one or more spans of the context.
+    Spans { spans: Vec<SpanAnswer> },
+    /// Span tasks: the explicit choice that the text holds no answer.
+    NoAnswer,
+    /// The worker skipped the item (recorded as a skip; scores as no answer).
+    Skip { confidence: Option<u8> },
+}
+
+impl Answer {
+    /// The answer as the internal set of strings (empty = no answer) for S1.
+    pub fn strings(&self) -> Vec<String> {
+        match self {
+            Answer::Label { label, .. } => vec![label.clone()],
+            Answer::Spans { spans } => spans.iter().map(|s| s.text.clone()).collect(),
+            Answer::NoAnswer | Answer::Skip { .. } => Vec::new(),
+        }
+    }
+    pub fn confidence(&self) -> Option<u8> {
+        match self {
+            Answer::Label { confidence, .. } => Some(*confidence),
+            Answer::Skip { confidence } => *confidence,
+            _ => None,
+        }
+    }
+    /// The stored span list: labels with no offset, spans with theirs.
+    pub fn spans(&self) -> Vec<(String, Option<usize>, usize)> {
+        match self {
+            Answer::Label { label, .. } => vec![(label.clone(), None, label.chars().count())],
+            Answer::Spans { spans } => spans
+                .iter()
+                .map(|s| (s.text.clone(), Some(s.offset), s.length))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+fn check_confidence(c: u8) -> Result<(), String> {
+    if (1..=5).contains(&c) {
+        Ok(())
+    } else {
+        Err(format!("the confidence scale runs from 1 to 5, not {c}"))
+    }
+}
+
+/// Checks an answer for an item of `spec` with `context`. Every problem is a sentence for
+/// the worker; nothing is corrected silently.
+pub fn check_answer(spec: &TaskSpec, context: &Context, answer: &Answer) -> Result<(), String> {
+    let classification = spec.family == Family::Classification;
+    match answer {
+        Answer::Label { label, confidence } => {
+            if !classification {
+                return Err("this task asks for spans of the text, not a label".into());
+            }
+            if !spec.labels.iter().any(|l| &l.name == label) {
+                return Err(format!("{label:?} is not one of this task's labels"));
+            }
+            check_confidence(*confidence)
+        }
+        Answer::Spans { spans } => {
+            if classification {
+                return Err("this task asks for a label, not spans".into());
+            }
+            if spans.is_empty() {
+                return Err(
+                    "an answer needs at least one span; to say there is none, choose \"No answer\""
+                        .into(),
+                );
+            }
+            if spans.len() > MAX_SPANS {
+                return Err(format!("at most {MAX_SPANS} spans per answer"));
+            }
+            let text = context.primary();
+            for (i, s) in spans.iter().enumerate() {
+                let n = i + 1;
+                if s.length == 0 || s.text.is_empty() {
+                    return Err(format!("span {n} is empty"));
+                }
+                if s.text.chars().count() != s.length {
+                    return Err(format!(
+                        "span {n} ({:?}) has {} code points, not the length {} sent with it",
+                        s.text,
+                        s.text.chars().count(),
+                        s.length
+                    ));
+                }
+                match slice_cp(text, s.offset, s.length) {
+                    Some(found) if found == s.text => {}
+                    Some(found) => {
+                        return Err(format!(
+                            "span {n} ({:?}) does not match the text at offset {} (length {}), which reads {found:?}",
+                            s.text, s.offset, s.length
+                        ))
+                    }
+                    None => {
+                        return Err(format!(
+                            "span {n} ({:?}) at offset {} with length {} runs past the end of the text",
+                            s.text, s.offset, s.length
+                        ))
+                    }
+                }
+                if spans[..i]
+                    .iter()
+                    .any(|o| o.offset == s.offset && o.length == s.length)
+                {
+                    return Err(format!("span {n} ({:?}) is listed twice", s.text));
+                }
+            }
+            Ok(())
+        }
+        Answer::NoAnswer => {
+            if classification {
+                Err("choose a label, or skip the item".into())
+            } else {
+                Ok(())
+            }
+        }
+        Answer::Skip { confidence } => confidence.map_or(Ok(()), check_confidence),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::task::{Label, NoAnswer, QuestionType};
+
+    fn spec(family: Family) -> TaskSpec {
+        TaskSpec {
+            name: "t".into(),
+            family,
+            description: String::new(),
+            labels: if family == Family::Classification {
+                vec![Label {
+                    name: "positive".into(),
+                    definition: String::new(),
+                    example: String::new(),
+                }]
+            } else {
+                Vec::new()
+            },
+            question_types: vec![QuestionType {
+                key: "q".into(),
+                question: String::new(),
+            }],
+            no_answer: NoAnswer::EmptyList,
+        }
+    }
+
+    fn ctx(t: &str) -> Context {
+        Context::Single { text: t.into() }
+    }
+
+    fn span(text: &str, offset: usize) -> SpanAnswer {
+        SpanAnswer {
+            text: text.into(),
+            offset,
+            length: text.chars().count(),
+        }
+    }
+
+    #[test]
+    fn spans_must_match_the_text_in_code_points() {
+        let s = spec(Family::ReadingComprehension);
+        let c = ctx("Go 🏔️ to\r\nJosé");
+        // 'José' starts at code point 10: G o _ 🏔 FE0F _ t o \r \n
+        let ok = Answer::Spans {
+            spans: vec![span("José", 10), span("to", 6)],
+        };
+        assert_eq!(check_answer(&s, &c, &ok), Ok(()));
+        let shifted = Answer::Spans {
+            spans: vec![span("José", 11)],
+        };
+        assert!(check_answer(&s, &c, &shifted)
+            .unwrap_err()
+            .contains("does not match the text at offset 11"));
+        let past = Answer::Spans {
+            spans: vec![span("José", 12)],
+        };
+        assert!(check_answer(&s, &c, &past).unwrap_err().contains("runs past the end"));
+        let bad_len = Answer::Spans {
+            spans: vec![SpanAnswer {
+                text: "José".into(),
+                offset: 10,
+                length: 5,
+            }],
+        };
+        assert!(check_answer(&s, &c, &bad_len).unwrap_err().contains("not the length 5"));
+        let twice = Answer::Spans {
+            spans: vec![span("to", 6), span("to", 6)],
+        };
+        assert!(check_answer(&s, &c, &twice).unwrap_err().contains("twice"));
+        let none = Answer::Spans { spans: vec![] };
+        assert!(check_answer(&s, &c, &none).unwrap_err().contains("No answer"));
+        assert_eq!(check_answer(&s, &c, &Answer::NoAnswer), Ok(()));
+    }
+
+    #[test]
+    fn labels_come_from_the_task_with_a_confidence() {
+        let s = spec(Family::Classification);
+        let c = ctx("fine");
+        let ok = Answer::Label {
+            label: "positive".into(),
+            confidence: 4,
+        };
+        assert_eq!(check_answer(&s, &c, &ok), Ok(()));
+        assert_eq!(ok.strings(), vec!["positive".to_string()]);
+        let unknown = Answer::Label {
+            label: "neutral".into(),
+            confidence: 4,
+        };
+        assert!(check_answer(&s, &c, &unknown).is_err());
+        let conf = Answer::Label {
+            label: "positive".into(),
+            confidence: 6,
+        };
+        assert!(check_answer(&s, &c, &conf).unwrap_err().contains("1 to 5"));
+        assert!(check_answer(&s, &c, &Answer::NoAnswer).is_err());
+        assert!(check_answer(&s, &c, &Answer::Skip { confidence: None }).is_ok());
+        assert!(Answer::Skip { confidence: None }.strings().is_empty());
+        let spans = Answer::Spans {
+            spans: vec![span("fine", 0)],
+        };
+        assert!(check_answer(&s, &c, &spans).is_err());
+    }
+}

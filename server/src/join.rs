@@ -1,0 +1,77 @@
+//! The study link crowd platforms send workers to: `/join/{study}?PROLIFIC_PID=..` (or MTurk's
+//! `workerId`/`assignmentId`). Finds or creates the worker, opens a session, takes a place.
+
+use app::ssr::auth::{self, User};
+use app::ssr::state::AppState;
+use app::ssr::study::{self, CrowdInfo};
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap};
+use axum::response::{IntoResponse, Redirect, Response};
+use std::collections::HashMap;
+
+/// Reads the crowd parameters of a study link.
+pub fn crowd_info(q: &HashMap<String, String>) -> Option<CrowdInfo> {
+    let get = |k: &str| q.get(k).filter(|v| !v.is_empty()).cloned();
+    if let Some(pid) = get("PROLIFIC_PID") {
+        return Some(CrowdInfo {
+            platform: Some("prolific".into()),
+            worker: Some(pid),
+            study: get("STUDY_ID"),
+            session: get("SESSION_ID"),
+            assignment: None,
+        });
+    }
+    // MTurk previews a HIT with assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE and no workerId.
+    get("workerId").map(|w| CrowdInfo {
+        platform: Some("mturk".into()),
+        worker: Some(w),
+        study: get("hitId"),
+        session: None,
+        assignment: get("assignmentId"),
+    })
+}
+
+/// `GET /join/{study}`: with a crowd id, signs that worker in (no password step) and takes a
+/// place; then sends the browser to the study page, which shows the step or the refusal.
+pub async fn join(
+    State(state): State<AppState>,
+    Path(study_id): Path<i64>,
+    Query(q): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
+    let target = format!("/study/{study_id}");
+    let crowd = crowd_info(&q);
+    let result: Result<Option<(User, Option<String>)>, app::error::AppError> = async {
+        let pool = &state.pool;
+        let user = match &crowd {
+            Some(c) => {
+                let platform = c.platform.as_deref().unwrap_or_default();
+                let user = auth::crowd_worker(pool, platform, c.worker.as_deref().unwrap_or_default()).await?;
+                let token = auth::open_session(pool, user.id).await?;
+                Some((user, Some(token)))
+            }
+            None => match auth::session_token(&headers) {
+                Some(t) => auth::user_for_token(pool, &t).await?.map(|u| (u, None)),
+                None => None,
+            },
+        };
+        if let Some((user, _)) = &user {
+            if user.role == app::domain::people::Role::Worker {
+                let s = study::load(pool, study_id).await?;
+                // A refusal is shown by the study page; the place is what matters here.
+                let _ = study::enter(pool, &s, user.id, crowd.as_ref()).await;
+            }
+        }
+        Ok(user)
+    }
+    .await;
+    match result {
+        Ok(Some((_, Some(token)))) => (
+            [(header::SET_COOKIE, auth::session_cookie(&token, state.secure_cookies))],
+            Redirect::to(&target),
+        )
+            .into_response(),
+        Ok(_) => Redirect::to(&target).into_response(),
+        Err(e) => e.into_response(),
+    }
+}

@@ -1,0 +1,576 @@
+//! The crowd protocol through HTTP, without a socket: study links with crowd ids, exactly N
+//! places per scenario under concurrent arrivals, one scenario per worker and task, training
+//! golds revealed and locked, idempotent resends, refusals that change nothing, and no test
+//! gold in anything a worker can fetch.
+mod common;
+
+use app::domain::people::Role;
+use app::domain::study::StudyConfig;
+use app::ssr::{auth, catalog, state::AppState, study};
+use axum::body::Body;
+use axum::http::{header, Request, StatusCode};
+use http_body_util::BodyExt;
+use leptos::config::LeptosOptions;
+use serde_json::{json, Value};
+use server::{db, demo, router};
+use tower::ServiceExt;
+
+struct Env {
+    state: AppState,
+    _dir: tempfile::TempDir,
+}
+
+/// A file database (so concurrent requests really run on several connections) with the demo
+/// tasks, an admin and a researcher.
+async fn env() -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("t.db").display());
+    let pool = db::connect(&url).await.unwrap();
+    demo::ensure_demo(&pool).await.unwrap();
+    auth::create_user(&pool, "ada", Role::Admin, Some("ada-password".into()))
+        .await
+        .unwrap();
+    auth::create_user(&pool, "rita", Role::Researcher, Some("rita-password".into()))
+        .await
+        .unwrap();
+    let leptos_options = LeptosOptions::builder()
+        .output_name("clues-lab")
+        .site_root("target/site")
+        .build();
+    Env {
+        state: AppState {
+            pool,
+            leptos_options,
+            secure_cookies: false,
+        },
+        _dir: dir,
+    }
+}
+
+struct Resp {
+    status: StatusCode,
+    body: String,
+    cookie: Option<String>,
+    location: Option<String>,
+}
+
+async fn send(state: &AppState, req: Request<Body>) -> Resp {
+    let res = router::app(state.clone()).oneshot(req).await.unwrap();
+    let (cookie, location) = {
+        let header_of = |name| {
+            res.headers()
+                .get(name)
+                .map(|v: &header::HeaderValue| v.to_str().unwrap().to_string())
+        };
+        (
+            header_of(header::SET_COOKIE).map(|c| c.split(';').next().unwrap().to_string()),
+            header_of(header::LOCATION),
+        )
+    };
+    let status = res.status();
+    let body = res.into_body().collect().await.unwrap().to_bytes();
+    Resp {
+        status,
+        body: String::from_utf8_lossy(&body).into_owned(),
+        cookie,
+        location,
+    }
+}
+
+async fn get(state: &AppState, path: &str, cookie: Option<&str>) -> Resp {
+    let mut req = Request::get(path);
+    if let Some(c) = cookie {
+        req = req.header(header::COOKIE, c);
+    }
+    send(state, req.body(Body::empty()).unwrap()).await
+}
+
+/// A server function with form input.
+async fn form(state: &AppState, name: &str, body: &str, cookie: Option<&str>) -> Resp {
+    let mut req = Request::post(format!("/api/{name}"))
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::ACCEPT, "application/json");
+    if let Some(c) = cookie {
+        req = req.header(header::COOKIE, c);
+    }
+    send(state, req.body(Body::from(body.to_string())).unwrap()).await
+}
+
+/// A server function with JSON input.
+async fn post_json(state: &AppState, name: &str, body: &Value, cookie: Option<&str>) -> Resp {
+    let mut req = Request::post(format!("/api/{name}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, "application/json");
+    if let Some(c) = cookie {
+        req = req.header(header::COOKIE, c);
+    }
+    send(state, req.body(Body::from(body.to_string())).unwrap()).await
+}
+
+async fn login(state: &AppState, name: &str, password: &str) -> String {
+    let r = form(state, "login", &format!("name={name}&password={password}"), None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    r.cookie.unwrap()
+}
+
+async fn new_study(state: &AppState, task: &str, scenarios: &[u32], annotators: u32) -> i64 {
+    let config = StudyConfig {
+        scenarios: scenarios.to_vec(),
+        annotators,
+        open: true,
+        completion_code: "DONE-1234".into(),
+        ..StudyConfig::default()
+    };
+    study::create(&state.pool, None, task, "test study", config)
+        .await
+        .unwrap()
+}
+
+/// A crowd worker arrives through the study link; returns their session cookie.
+async fn arrive(state: &AppState, study_id: i64, pid: &str) -> String {
+    let r = get(
+        state,
+        &format!("/join/{study_id}?PROLIFIC_PID={pid}&STUDY_ID=s1&SESSION_ID=x{pid}"),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
+    assert_eq!(r.location.as_deref(), Some(&*format!("/study/{study_id}")));
+    r.cookie.expect("a session for the crowd worker")
+}
+
+async fn state_of(state: &AppState, study_id: i64, cookie: &str) -> Resp {
+    form(state, "study_state", &format!("study_id={study_id}"), Some(cookie)).await
+}
+
+fn parse(r: &Resp) -> Value {
+    assert!(r.status.is_success(), "{} {}", r.status, r.body);
+    serde_json::from_str(&r.body).unwrap()
+}
+
+async fn places(state: &AppState, study_id: i64) -> Vec<(i64, String)> {
+    sqlx::query_as("SELECT k, status FROM assignments WHERE study_id = ? ORDER BY id")
+        .bind(study_id)
+        .fetch_all(&state.pool)
+        .await
+        .unwrap()
+}
+
+fn submit_body(study_id: i64, position: i64, client_id: &str, answer: Value) -> Value {
+    json!({"study_id": study_id, "position": position, "client_id": client_id, "answer": answer})
+}
+
+fn label(l: &str) -> Value {
+    json!({"kind": "label", "label": l, "confidence": 4})
+}
+
+#[tokio::test]
+async fn a_crowd_link_signs_the_worker_in_and_resumes_the_same_place() {
+    let e = env().await;
+    let s = &e.state;
+    let id = new_study(s, "demo-SST-2", &[0, 2], 3).await;
+    let cookie = arrive(s, id, "5f0a1b2c3d4e5f6a7b8c9d0e").await;
+    let first = parse(&state_of(s, id, &cookie).await);
+    // Arriving again (a new session) finds the same worker and the same place.
+    let again = arrive(s, id, "5f0a1b2c3d4e5f6a7b8c9d0e").await;
+    assert_ne!(again, cookie);
+    let second = parse(&state_of(s, id, &again).await);
+    assert_eq!(first, second);
+    assert_eq!(places(s, id).await.len(), 1);
+    let crowd: String = sqlx::query_scalar("SELECT crowd_json FROM assignments")
+        .fetch_one(&s.pool)
+        .await
+        .unwrap();
+    assert!(crowd.contains("\"session\":\"x5f0a1b2c3d4e5f6a7b8c9d0e\""), "{crowd}");
+    // MTurk ids work too; a malformed id is refused.
+    let r = get(s, &format!("/join/{id}?workerId=A1B2C3&assignmentId=3XY&hitId=H1"), None).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    let r = get(s, &format!("/join/{id}?PROLIFIC_PID=bad%20id"), None).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    assert_eq!(places(s, id).await.len(), 2);
+    // Without any id or session, the page says how to enter.
+    let r = state_of(s, id, "clues_session=nonsense").await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn twenty_simultaneous_arrivals_fill_exactly_three_places() {
+    let e = env().await;
+    let s = e.state.clone();
+    let id = new_study(&s, "demo-SST-2", &[2], 3).await;
+    let tasks: Vec<_> = (0..20)
+        .map(|i| {
+            let s = s.clone();
+            tokio::spawn(async move {
+                let cookie = arrive(&s, id, &format!("crowd{i:02}")).await;
+                state_of(&s, id, &cookie).await.status
+            })
+        })
+        .collect();
+    let mut statuses = Vec::new();
+    for t in tasks {
+        statuses.push(t.await.unwrap());
+    }
+    let ok = statuses.iter().filter(|s| **s == StatusCode::OK).count();
+    let refused = statuses.iter().filter(|s| **s == StatusCode::CONFLICT).count();
+    assert_eq!((ok, refused), (3, 17), "{statuses:?}");
+    assert_eq!(places(&s, id).await.len(), 3);
+}
+
+#[tokio::test]
+async fn a_fourth_worker_goes_elsewhere_or_is_refused_and_nobody_changes_scenario() {
+    let e = env().await;
+    let s = &e.state;
+    let id = new_study(s, "demo-SST-2", &[2, 4], 3).await;
+    let mut cookies = Vec::new();
+    for i in 0..6 {
+        let c = arrive(s, id, &format!("w{i}")).await;
+        parse(&state_of(s, id, &c).await);
+        cookies.push(c);
+    }
+    let ks: Vec<i64> = places(s, id).await.into_iter().map(|(k, _)| k).collect();
+    assert_eq!(ks.iter().filter(|&&k| k == 2).count(), 3);
+    assert_eq!(ks.iter().filter(|&&k| k == 4).count(), 3);
+    // The seventh finds both scenarios full.
+    let late = arrive(s, id, "w6").await;
+    let r = state_of(s, id, &late).await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    assert!(r.body.contains("All places in this study are taken"), "{}", r.body);
+
+    // A second study of the same task: its workers must be new to the task.
+    let other = new_study(s, "demo-SST-2", &[0], 3).await;
+    let r = state_of(s, other, &cookies[0]).await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    assert!(r.body.contains("already took part in the"), "{}", r.body);
+    // A new worker may take that study; a worker of another task's study may too.
+    let fresh = arrive(s, other, "w7").await;
+    parse(&state_of(s, other, &fresh).await);
+    let mnli = new_study(s, "demo-MNLI", &[0], 3).await;
+    parse(&state_of(s, mnli, &cookies[0]).await);
+    // Staff do not take places.
+    let rita = login(s, "rita", "rita-password").await;
+    assert_eq!(state_of(s, id, &rita).await.status, StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn an_abandoned_place_is_released_to_a_new_worker_and_its_work_kept() {
+    let e = env().await;
+    let s = &e.state;
+    let config = StudyConfig {
+        scenarios: vec![0],
+        annotators: 1,
+        item_timeout_secs: Some(60),
+        open: true,
+        ..StudyConfig::default()
+    };
+    let id = study::create(&s.pool, None, "demo-SST-2", "timeouts", config)
+        .await
+        .unwrap();
+    let a = arrive(s, id, "slow").await;
+    let st = parse(&state_of(s, id, &a).await);
+    let pos = st["step"]["Item"]["position"].as_i64().unwrap();
+    parse(&post_json(s, "submit_answer", &submit_body(id, pos, "c1", label("positive")), Some(&a)).await);
+    // Within the time-out the place is held.
+    let b = arrive(s, id, "quick").await;
+    assert_eq!(state_of(s, id, &b).await.status, StatusCode::CONFLICT);
+    // Ten minutes without activity later, the next arrival gets the place.
+    sqlx::query("UPDATE assignments SET last_activity = last_activity - 600000")
+        .execute(&s.pool)
+        .await
+        .unwrap();
+    let c = arrive(s, id, "next").await;
+    parse(&state_of(s, id, &c).await);
+    assert_eq!(
+        places(s, id).await,
+        vec![(0, "abandoned".to_string()), (0, "active".to_string())]
+    );
+    let st = parse(&state_of(s, id, &a).await);
+    assert_eq!(st["step"], json!("Abandoned"));
+    let kept: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM assignment_items i JOIN assignments a ON a.id = i.assignment_id
+         WHERE a.status = 'abandoned' AND i.submitted_at IS NOT NULL",
+    )
+    .fetch_one(&s.pool)
+    .await
+    .unwrap();
+    assert_eq!(kept, 1);
+    let r = post_json(s, "submit_answer", &submit_body(id, pos + 1, "c2", label("positive")), Some(&a)).await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    assert!(r.body.contains("released"), "{}", r.body);
+}
+
+/// Every JSON response and page a worker receives, to search for golds afterwards.
+struct Seen {
+    bodies: Vec<(String, String)>,
+}
+
+impl Seen {
+    fn add(&mut self, what: impl Into<String>, r: &Resp) {
+        self.bodies.push((what.into(), r.body.clone()));
+    }
+}
+
+/// A k-shot worker's whole study: training with reveals and locks, then the test set.
+/// Returns what the worker saw.
+async fn run_worker(s: &AppState, id: i64, pid: &str, answer_for: impl Fn(&Value) -> Value) -> Seen {
+    let mut seen = Seen { bodies: Vec::new() };
+    let cookie = arrive(s, id, pid).await;
+    let page = get(s, &format!("/study/{id}"), Some(&cookie)).await;
+    assert_eq!(page.status, StatusCode::OK);
+    seen.add("page", &page);
+    let mut n = 0;
+    loop {
+        n += 1;
+        assert!(n < 100, "the study does not end");
+        let r = state_of(s, id, &cookie).await;
+        seen.add("state", &r);
+        let st = parse(&r);
+        let item = match &st["step"] {
+            Value::Object(o) if o.contains_key("Item") => o["Item"].clone(),
+            Value::Object(o) if o.contains_key("Done") => {
+                assert_eq!(o["Done"]["code"], "DONE-1234");
+                let page = get(s, &format!("/study/{id}"), Some(&cookie)).await;
+                seen.add("final page", &page);
+                assert!(page.body.contains("DONE-1234"));
+                return seen;
+            }
+            other => panic!("unexpected step {other}"),
+        };
+        let pos = item["position"].as_i64().unwrap();
+        assert!(item["reveal"].is_null(), "a fresh item carries no reveal");
+        // The page a reload would show, at every item.
+        let page = get(s, &format!("/study/{id}"), Some(&cookie)).await;
+        seen.add(format!("page at {pos}"), &page);
+        let answer = answer_for(&item);
+        let client_id = format!("{pid}-{pos}");
+        let r = post_json(s, "submit_answer", &submit_body(id, pos, &client_id, answer.clone()), Some(&cookie)).await;
+        seen.add(format!("ack {pos}"), &r);
+        let ack = parse(&r);
+        // A resend of the same submission is acknowledged the same way and stored once.
+        let r2 = post_json(s, "submit_answer", &submit_body(id, pos, &client_id, answer), Some(&cookie)).await;
+        assert_eq!(parse(&r2), ack);
+        if item["phase"] == "training" {
+            let reveal = &ack["reveal"];
+            assert!(reveal["gold"].is_array(), "training reveals the gold at once: {ack}");
+            // A reload shows the same item with its reveal until the worker moves on.
+            let again = parse(&state_of(s, id, &cookie).await);
+            assert_eq!(again["step"]["Item"]["reveal"], *reveal);
+            // Changing the revealed answer is refused, through a direct request too.
+            let before = common::snapshot(&s.pool).await;
+            let r = post_json(s, "submit_answer", &submit_body(id, pos, "another-id", label("negative")), Some(&cookie)).await;
+            assert_eq!(r.status, StatusCode::CONFLICT);
+            assert!(r.body.contains("locked"), "{}", r.body);
+            assert_eq!(common::snapshot(&s.pool).await, before);
+            parse(&form(s, "continue_study", &format!("study_id={id}&position={pos}"), Some(&cookie)).await);
+        } else {
+            assert!(ack["reveal"].is_null(), "test items are never revealed: {ack}");
+        }
+    }
+}
+
+fn gold_free(seen: &Seen, golds: &[(String, app::domain::task::Gold)]) {
+    for (what, body) in &seen.bodies {
+        for (id, gold) in golds {
+            for span in &gold.spans {
+                if let Some(off) = span.offset {
+                    let needle = format!("\"text\":{},\"offset\":{off}", json!(span.text));
+                    let escaped = needle.replace('"', "\\\"");
+                    assert!(
+                        !body.contains(&needle) && !body.contains(&escaped),
+                        "test gold of {id} in {what}"
+                    );
+                }
+            }
+            let official = serde_json::to_string(&gold.official).unwrap();
+            if gold.official.len() > 1 || gold.official.iter().any(|g| g.contains(' ')) {
+                assert!(!body.contains(&official), "test gold of {id} in {what}: {official}");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_k_shot_classification_worker_trains_with_revealed_locked_golds_then_tests() {
+    let e = env().await;
+    let s = &e.state;
+    let id = new_study(s, "demo-SST-2", &[2], 3).await;
+    let seen = run_worker(s, id, "sst-worker", |item| {
+        if item["index"] == 1 { json!({"kind": "skip", "confidence": null}) } else { label("positive") }
+    })
+    .await;
+    // Reveals appear only in training responses; no response after the training phase
+    // mentions a gold at all.
+    let with_gold: Vec<&str> = seen
+        .bodies
+        .iter()
+        .filter(|(_, b)| b.contains("gold"))
+        .map(|(w, _)| w.as_str())
+        .collect();
+    assert!(with_gold.iter().all(|w| *w == "ack 0" || *w == "ack 1" || *w == "state"), "{with_gold:?}");
+    let (task_id, _, _) = catalog::load_spec(&s.pool, "demo-SST-2").await.unwrap();
+    let golds: Vec<_> = catalog::test_examples(&s.pool, task_id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.id, e.gold))
+        .collect();
+    gold_free(&seen, &golds);
+    let rows: Vec<(String, i64, Option<i64>, Option<i64>, f64)> = sqlx::query_as(
+        "SELECT phase, skipped, confidence, shown_at, s1 FROM assignment_items ORDER BY position",
+    )
+    .fetch_all(&s.pool)
+    .await
+    .unwrap();
+    assert_eq!(rows.len(), 2 + 4);
+    assert_eq!(rows[0].1, 1, "the first item was skipped");
+    assert_eq!(rows[0].4, 0.0, "a skip scores as no answer");
+    assert!(rows.iter().all(|r| r.3.is_some()));
+    assert_eq!(rows[1].2, Some(4));
+    // Demo SST-2 test: two of four items are positive.
+    let test_s1: f64 = rows[2..].iter().map(|r| r.4).sum();
+    assert_eq!(test_s1, 2.0);
+}
+
+#[tokio::test]
+async fn span_workers_never_receive_test_golds_and_offsets_are_checked() {
+    let e = env().await;
+    let s = &e.state;
+    for task in ["demo-SQuAD-v2", "demo-CoNLL2003", "demo-ReCoRD"] {
+        let id = new_study(s, task, &[0, 2], 3).await;
+        for pid in ["zero", "two"] {
+            // Answer with the first word of the context, found by the worker's own means.
+            let seen = run_worker(s, id, &format!("{pid}-{}", task.len()), |item| {
+                let text = item["context"]["text"].as_str().unwrap();
+                let word: String = text.chars().take_while(|c| !c.is_whitespace()).collect();
+                json!({"kind": "spans", "spans": [{"text": word, "offset": 0, "length": word.chars().count()}]})
+            })
+            .await;
+            let (task_id, _, _) = catalog::load_spec(&s.pool, task).await.unwrap();
+            let golds: Vec<_> = catalog::test_examples(&s.pool, task_id)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|e| (e.id, e.gold))
+                .collect();
+            gold_free(&seen, &golds);
+        }
+    }
+}
+
+#[tokio::test]
+async fn refused_submissions_change_nothing() {
+    let e = env().await;
+    let s = &e.state;
+    let id = new_study(s, "demo-SQuAD-v2", &[0], 3).await;
+    let w = arrive(s, id, "span-worker").await;
+    let st = parse(&state_of(s, id, &w).await);
+    let item = &st["step"]["Item"];
+    let pos = item["position"].as_i64().unwrap();
+    let text = item["context"]["text"].as_str().unwrap().to_string();
+    let before = common::snapshot(&s.pool).await;
+    let bad = |spans: Value| submit_body(id, pos, "c-bad", json!({"kind": "spans", "spans": spans}));
+    let word: String = text.chars().skip(1).take(4).collect();
+    let cases = [
+        // Wrong offset: the text one code point later.
+        (bad(json!([{"text": word, "offset": 2, "length": 4}])), StatusCode::BAD_REQUEST, "does not match the text at offset 2"),
+        (bad(json!([{"text": "zzzz", "offset": 100000, "length": 4}])), StatusCode::BAD_REQUEST, "runs past the end"),
+        (bad(json!([])), StatusCode::BAD_REQUEST, "No answer"),
+        (submit_body(id, pos, "c-bad", label("positive")), StatusCode::BAD_REQUEST, "not a label"),
+        // Not the current item.
+        (submit_body(id, pos + 1, "c-bad", json!({"kind": "no_answer"})), StatusCode::CONFLICT, "not your current item"),
+        (submit_body(id, 9999, "c-bad", json!({"kind": "no_answer"})), StatusCode::NOT_FOUND, "no item 9999"),
+        (submit_body(id, pos, "", json!({"kind": "no_answer"})), StatusCode::BAD_REQUEST, "client id"),
+    ];
+    for (body, status, msg) in cases {
+        let r = post_json(s, "submit_answer", &body, Some(&w)).await;
+        assert_eq!(r.status, status, "{body} -> {}", r.body);
+        assert!(r.body.contains(msg), "{body} -> {}", r.body);
+    }
+    // Malformed JSON is refused by the server function layer.
+    let mut req = Request::post("/api/submit_answer")
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::COOKIE, &w);
+    req = req.header(header::ACCEPT, "application/json");
+    let r = send(s, req.body(Body::from("{\"study_id\": 1, ")).unwrap()).await;
+    assert!(r.status.is_client_error() || r.status.is_server_error(), "{}", r.status);
+    // Another worker cannot reach this worker's item: they have no place here.
+    let other_study = new_study(s, "demo-SST-2", &[0], 3).await;
+    let o = arrive(s, other_study, "someone-else").await;
+    let before_other = common::snapshot(&s.pool).await;
+    let r = post_json(s, "submit_answer", &submit_body(id, pos, "c-o", json!({"kind": "no_answer"})), Some(&o)).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+    assert!(r.body.contains("no place in this study"), "{}", r.body);
+    // Staff cannot submit; nobody signed in cannot either.
+    let rita = login(s, "rita", "rita-password").await;
+    let r = post_json(s, "submit_answer", &submit_body(id, pos, "c-r", json!({"kind": "no_answer"})), Some(&rita)).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    let r = post_json(s, "submit_answer", &submit_body(id, pos, "c-n", json!({"kind": "no_answer"})), None).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    // Continuing past an item that was not submitted is refused.
+    let r = form(s, "continue_study", &format!("study_id={id}&position={pos}"), Some(&w)).await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    let after = common::snapshot(&s.pool).await;
+    // Only the other worker's arrival (user, session, place) and the researcher's login differ.
+    assert_eq!(after, before_other.iter().map(|(t, v)| {
+        if t == "sessions" { (t.clone(), (v.parse::<i64>().unwrap() + 1).to_string()) } else { (t.clone(), v.clone()) }
+    }).collect::<Vec<_>>());
+    let items_before = before.iter().find(|(t, _)| t == "assignment_items rows").unwrap();
+    let items_after = before_other.iter().find(|(t, _)| t == "assignment_items rows").unwrap();
+    assert!(items_after.1.starts_with(&items_before.1), "this worker's items are unchanged");
+}
+
+#[tokio::test]
+async fn only_admins_configure_and_started_studies_keep_what_workers_saw() {
+    let e = env().await;
+    let s = &e.state;
+    let ada = login(s, "ada", "ada-password").await;
+    let rita = login(s, "rita", "rita-password").await;
+    let config = json!({
+        "scenarios": [0, 2, 4], "annotators": 3, "training_split": 1, "hourly_rate_cents": 1200,
+        "filter_margin": 0.2, "item_timeout_secs": null, "open": true, "completion_code": ""
+    });
+    let create = json!({"task": "demo-CoNLL2003", "name": "NER pilot", "config": config});
+    assert_eq!(post_json(s, "create_study", &create, Some(&rita)).await.status, StatusCode::FORBIDDEN);
+    let bad = json!({"task": "demo-CoNLL2003", "name": "NER pilot", "config": {
+        "scenarios": [0, 10], "annotators": 0, "training_split": 1, "hourly_rate_cents": 1200,
+        "filter_margin": 0.2, "item_timeout_secs": null, "open": true, "completion_code": ""}});
+    let r = post_json(s, "create_study", &bad, Some(&ada)).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert!(r.body.contains("no 10-shot training set") && r.body.contains("at least one annotator"), "{}", r.body);
+    let id: i64 = parse(&post_json(s, "create_study", &create, Some(&ada)).await).as_i64().unwrap();
+    // A completion code was generated.
+    let listed = parse(&form(s, "list_studies", "", Some(&rita)).await);
+    let code = listed[0]["config"]["completion_code"].as_str().unwrap().to_string();
+    assert_eq!(code.len(), 8);
+    // Before anyone starts, everything may change.
+    let mut changed = listed[0]["config"].clone();
+    changed["scenarios"] = json!([0, 2]);
+    let upd = json!({"id": id, "name": "NER pilot 2", "config": changed});
+    parse(&post_json(s, "update_study", &upd, Some(&ada)).await);
+    // A worker starts; then the scenarios and split are frozen, the pay is not.
+    let w = arrive(s, id, "first").await;
+    parse(&state_of(s, id, &w).await);
+    let mut frozen = changed.clone();
+    frozen["training_split"] = json!(2);
+    let before = common::snapshot(&s.pool).await;
+    let r = post_json(s, "update_study", &json!({"id": id, "name": "x", "config": frozen}), Some(&ada)).await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    assert!(r.body.contains("the training split can no longer change"), "{}", r.body);
+    assert_eq!(common::snapshot(&s.pool).await, before);
+    let mut pay = changed.clone();
+    pay["hourly_rate_cents"] = json!(1500);
+    parse(&post_json(s, "update_study", &json!({"id": id, "name": "NER pilot 2", "config": pay}), Some(&ada)).await);
+    let overview = parse(&form(s, "study_admin", &format!("id={id}"), Some(&rita)).await);
+    assert_eq!(overview["summary"]["config"]["hourly_rate_cents"], 1500);
+    assert_eq!(overview["workers"].as_array().unwrap().len(), 1);
+    // The place remembers the configuration it started under.
+    let (started_under, now_in_force): (i64, i64) = sqlx::query_as(
+        "SELECT a.config_id, s.config_id FROM assignments a JOIN studies s ON s.id = a.study_id",
+    )
+    .fetch_one(&s.pool)
+    .await
+    .unwrap();
+    assert!(started_under < now_in_force);
+    // Workers cannot read the overview.
+    assert_eq!(form(s, "study_admin", &format!("id={id}"), Some(&w)).await.status, StatusCode::FORBIDDEN);
+}
