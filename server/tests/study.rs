@@ -323,8 +323,9 @@ async fn run_worker(s: &AppState, id: i64, pid: &str, answer_for: impl Fn(&Value
         n += 1;
         assert!(n < 100, "the study does not end");
         let r = state_of(s, id, &cookie).await;
-        seen.add("state", &r);
         let st = parse(&r);
+        let phase = st["step"]["Item"]["phase"].as_str().unwrap_or("end").to_string();
+        seen.add(format!("state {phase}"), &r);
         let item = match &st["step"] {
             Value::Object(o) if o.contains_key("Item") => o["Item"].clone(),
             Value::Object(o) if o.contains_key("Done") => {
@@ -340,11 +341,11 @@ async fn run_worker(s: &AppState, id: i64, pid: &str, answer_for: impl Fn(&Value
         assert!(item["reveal"].is_null(), "a fresh item carries no reveal");
         // The page a reload would show, at every item.
         let page = get(s, &format!("/study/{id}"), Some(&cookie)).await;
-        seen.add(format!("page at {pos}"), &page);
+        seen.add(format!("page {phase} {pos}"), &page);
         let answer = answer_for(&item);
         let client_id = format!("{pid}-{pos}");
         let r = post_json(s, "submit_answer", &submit_body(id, pos, &client_id, answer.clone()), Some(&cookie)).await;
-        seen.add(format!("ack {pos}"), &r);
+        seen.add(format!("ack {phase} {pos}"), &r);
         let ack = parse(&r);
         // A resend of the same submission is acknowledged the same way and stored once.
         let r2 = post_json(s, "submit_answer", &submit_body(id, pos, &client_id, answer), Some(&cookie)).await;
@@ -395,18 +396,18 @@ async fn a_k_shot_classification_worker_trains_with_revealed_locked_golds_then_t
     let s = &e.state;
     let id = new_study(s, "demo-SST-2", &[2], 3).await;
     let seen = run_worker(s, id, "sst-worker", |item| {
-        if item["index"] == 1 { json!({"kind": "skip", "confidence": null}) } else { label("positive") }
+        if item["phase"] == "training" && item["index"] == 1 { json!({"kind": "skip", "confidence": null}) } else { label("positive") }
     })
     .await;
-    // Reveals appear only in training responses; no response after the training phase
-    // mentions a gold at all.
+    // Reveals appear only in the acknowledgements of training submissions; nothing else a
+    // worker receives mentions a gold at all.
     let with_gold: Vec<&str> = seen
         .bodies
         .iter()
         .filter(|(_, b)| b.contains("gold"))
         .map(|(w, _)| w.as_str())
         .collect();
-    assert!(with_gold.iter().all(|w| *w == "ack 0" || *w == "ack 1" || *w == "state"), "{with_gold:?}");
+    assert_eq!(with_gold, ["ack training 0", "ack training 1"]);
     let (task_id, _, _) = catalog::load_spec(&s.pool, "demo-SST-2").await.unwrap();
     let golds: Vec<_> = catalog::test_examples(&s.pool, task_id)
         .await

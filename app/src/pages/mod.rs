@@ -1,6 +1,10 @@
 //! The HTML shell, the router and the pages.
 //! Every page renders on the server and hydrates in the browser.
+mod annotate;
+mod browser;
 mod home;
+mod studies;
+mod study;
 mod task;
 
 use leptos::prelude::*;
@@ -49,6 +53,9 @@ pub fn App() -> impl IntoView {
                 <Routes fallback=|| view! { <p class="error">"No such page."</p> }>
                     <Route path=path!("/") view=home::Home/>
                     <Route path=path!("/tasks/:name") view=task::TaskPage/>
+                    <Route path=path!("/studies") view=studies::StudiesPage/>
+                    <Route path=path!("/studies/:id") view=studies::StudyAdminPage/>
+                    <Route path=path!("/study/:id") view=study::WorkerStudyPage/>
                 </Routes>
             </main>
         </Router>

@@ -160,11 +160,21 @@ pub async fn update(
     config: StudyConfig,
 ) -> Result<(), AppError> {
     let name = check_name(name)?;
-    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
     let study = load(pool, id).await?;
     check_config(&config, &shot_groups(pool, study.task_id).await?)?;
     if config.completion_code.trim().is_empty() {
         return Err(AppError::Invalid("the completion code may not be empty".into()));
+    }
+    // Everything below runs on the one connection of the write transaction.
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    let in_force: i64 = sqlx::query_scalar("SELECT config_id FROM studies WHERE id = ?")
+        .bind(id)
+        .fetch_one(&mut *tx)
+        .await?;
+    if in_force != study.config_id {
+        return Err(AppError::Refused(
+            "The configuration was changed meanwhile; reload the page and try again.".into(),
+        ));
     }
     let started: bool =
         sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM assignments WHERE study_id = ?)")

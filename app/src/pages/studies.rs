@@ -1,0 +1,273 @@
+//! Study configuration for admins (researchers read it): the list of studies with their
+//! worker links, a form to create one, and a study's page with its progress and edit form.
+
+use super::error_view;
+use crate::api::study::{list_studies, study_admin, CreateStudy, StudyOverview, UpdateStudy};
+use crate::api::tasks::list_tasks;
+use crate::domain::study::StudyConfig;
+use leptos::prelude::*;
+use leptos_router::components::A;
+use leptos_router::hooks::use_params_map;
+
+/// The editable fields of a configuration, as text while being typed.
+#[derive(Clone, Copy)]
+struct ConfigFields {
+    scenarios: RwSignal<String>,
+    annotators: RwSignal<String>,
+    split: RwSignal<String>,
+    rate: RwSignal<String>,
+    margin: RwSignal<String>,
+    timeout: RwSignal<String>,
+    open: RwSignal<bool>,
+    code: RwSignal<String>,
+}
+
+impl ConfigFields {
+    fn new(c: &StudyConfig) -> Self {
+        let list: Vec<String> = c.scenarios.iter().map(u32::to_string).collect();
+        ConfigFields {
+            scenarios: RwSignal::new(list.join(", ")),
+            annotators: RwSignal::new(c.annotators.to_string()),
+            split: RwSignal::new(c.training_split.to_string()),
+            rate: RwSignal::new(format!("{:.2}", f64::from(c.hourly_rate_cents) / 100.0)),
+            margin: RwSignal::new(c.filter_margin.to_string()),
+            timeout: RwSignal::new(c.item_timeout_secs.map(|t| t.to_string()).unwrap_or_default()),
+            open: RwSignal::new(c.open),
+            code: RwSignal::new(c.completion_code.clone()),
+        }
+    }
+
+    /// The configuration, or a message naming the field that does not parse.
+    fn read(&self) -> Result<StudyConfig, String> {
+        fn num<T: std::str::FromStr>(what: &str, s: &str) -> Result<T, String> {
+            s.trim().parse().map_err(|_| format!("{what}: {s:?} is not a number"))
+        }
+        let scenarios = self
+            .scenarios
+            .get_untracked()
+            .split(',')
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| num::<u32>("Scenarios", s))
+            .collect::<Result<Vec<_>, _>>()?;
+        let rate: f64 = num("Hourly rate", &self.rate.get_untracked())?;
+        if !(rate.is_finite() && rate >= 0.0) {
+            return Err("Hourly rate: must be 0 or more".into());
+        }
+        let timeout = self.timeout.get_untracked();
+        Ok(StudyConfig {
+            scenarios,
+            annotators: num("Annotators", &self.annotators.get_untracked())?,
+            training_split: num("Training split", &self.split.get_untracked())?,
+            hourly_rate_cents: (rate * 100.0).round() as u32,
+            filter_margin: num("Filter margin", &self.margin.get_untracked())?,
+            item_timeout_secs: if timeout.trim().is_empty() {
+                None
+            } else {
+                Some(num("Time-out", &timeout)?)
+            },
+            open: self.open.get_untracked(),
+            completion_code: self.code.get_untracked().trim().to_string(),
+        })
+    }
+
+    fn view(self) -> impl IntoView {
+        view! {
+            <label>"Scenarios (shots, 0 = zero-shot)" <input name="scenarios" bind:value=self.scenarios/></label>
+            <label>"Annotators per scenario" <input name="annotators" type="number" min="1" bind:value=self.annotators/></label>
+            <label>"Training split" <input name="split" type="number" min="1" bind:value=self.split/></label>
+            <label>"Hourly rate (USD)" <input name="rate" bind:value=self.rate/></label>
+            <label>"Training filter margin (S1 below the others' mean)" <input name="margin" bind:value=self.margin/></label>
+            <label>"Item time-out in seconds (empty: none)" <input name="timeout" bind:value=self.timeout/></label>
+            <label>"Completion code (empty: generated)" <input name="code" bind:value=self.code/></label>
+            <label class="check"><input name="open" type="checkbox" bind:checked=self.open/> " Open to workers"</label>
+        }
+    }
+}
+
+#[component]
+pub fn StudiesPage() -> impl IntoView {
+    let create = ServerAction::<CreateStudy>::new();
+    let studies = Resource::new(move || create.version().get(), |_| list_studies());
+    view! {
+        <h1>"Studies"</h1>
+        <Suspense fallback=|| view! { <p>"Loading studies…"</p> }>
+            {move || Suspend::new(async move {
+                match studies.await {
+                    Ok(list) if list.is_empty() => view! { <p>"No studies yet."</p> }.into_any(),
+                    Ok(list) => view! {
+                        <table class="grid studies">
+                            <thead><tr><th>"Study"</th><th>"Task"</th><th>"Scenarios"</th><th>"Open"</th><th>"Workers"</th><th>"Finished"</th><th>"Worker link"</th></tr></thead>
+                            <tbody>
+                                {list.into_iter().map(|s| view! {
+                                    <tr>
+                                        <td><A href=format!("/studies/{}", s.id)>{s.name.clone()}</A></td>
+                                        <td>{s.task.clone()}</td>
+                                        <td>{s.config.scenarios.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")}</td>
+                                        <td>{if s.config.open { "open" } else { "closed" }}</td>
+                                        <td class="num">{s.workers}</td>
+                                        <td class="num">{s.finished}</td>
+                                        <td><code>{format!("/join/{}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}", s.id)}</code></td>
+                                    </tr>
+                                }).collect_view()}
+                            </tbody>
+                        </table>
+                    }.into_any(),
+                    Err(e) => error_view(e),
+                }
+            })}
+        </Suspense>
+        <CreateForm create/>
+    }
+}
+
+#[component]
+fn CreateForm(create: ServerAction<CreateStudy>) -> impl IntoView {
+    let tasks = Resource::new(|| (), |_| list_tasks());
+    let task = RwSignal::new(String::new());
+    let name = RwSignal::new(String::new());
+    let fields = ConfigFields::new(&StudyConfig::default());
+    let problem = RwSignal::new(None::<String>);
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        match fields.read() {
+            Ok(config) => {
+                problem.set(None);
+                create.dispatch(CreateStudy {
+                    task: task.get_untracked(),
+                    name: name.get_untracked(),
+                    config,
+                });
+            }
+            Err(e) => problem.set(Some(e)),
+        }
+    };
+    view! {
+        <section class="create-study">
+            <h2>"New study (admins)"</h2>
+            <form class="config" on:submit=submit>
+                <label>"Task"
+                    <select name="task" on:change=move |ev| task.set(event_target_value(&ev))>
+                        <option value="">"Choose a task"</option>
+                        <Suspense fallback=|| ()>
+                            {move || Suspend::new(async move {
+                                tasks.await.unwrap_or_default().into_iter().map(|t| view! {
+                                    <option value=t.name.clone()>{t.name.clone()}</option>
+                                }).collect_view()
+                            })}
+                        </Suspense>
+                    </select>
+                </label>
+                <label>"Name" <input name="name" bind:value=name/></label>
+                {fields.view()}
+                <button type="submit" disabled=move || create.pending().get()>"Create study"</button>
+            </form>
+            {move || problem.get().map(|p| view! { <p class="error" role="alert">{p}</p> })}
+            {move || create.value().get().map(|r| match r {
+                Ok(id) => view! { <p class="saved" role="status">"Created. " <A href=format!("/studies/{id}")>"Open the study"</A></p> }.into_any(),
+                Err(e) => error_view(e),
+            })}
+        </section>
+    }
+}
+
+#[component]
+pub fn StudyAdminPage() -> impl IntoView {
+    let params = use_params_map();
+    let id = move || {
+        params
+            .read()
+            .get("id")
+            .and_then(|s| s.parse::<i64>().ok())
+            .unwrap_or(0)
+    };
+    let update = ServerAction::<UpdateStudy>::new();
+    let overview = Resource::new(move || (id(), update.version().get()), |(id, _)| study_admin(id));
+    view! {
+        <Transition fallback=|| view! { <p>"Loading study…"</p> }>
+            {move || Suspend::new(async move {
+                match overview.await {
+                    Ok(o) => view! { <StudyView o update/> }.into_any(),
+                    Err(e) => error_view(e),
+                }
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn StudyView(o: StudyOverview, update: ServerAction<UpdateStudy>) -> impl IntoView {
+    let s = o.summary;
+    let fields = ConfigFields::new(&s.config);
+    let name = RwSignal::new(s.name.clone());
+    let problem = RwSignal::new(None::<String>);
+    let id = s.id;
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        match fields.read() {
+            Ok(config) => {
+                problem.set(None);
+                update.dispatch(UpdateStudy {
+                    id,
+                    name: name.get_untracked(),
+                    config,
+                });
+            }
+            Err(e) => problem.set(Some(e)),
+        }
+    };
+    let groups: Vec<String> = o.shot_groups.iter().map(|(k, s)| format!("{k}/{s}")).collect();
+    view! {
+        <h1 class="study-title">{s.name.clone()}</h1>
+        <p class="meta">"Task " <A href=format!("/tasks/{}", s.task)>{s.task.clone()}</A>
+            {format!(" · configuration #{} · {}", s.config_id, if s.started { "started: what workers saw can no longer change" } else { "not started: everything can change" })}</p>
+        <p>"Worker link: " <code class="worker-link">{format!("/join/{id}")}</code>
+           " — add " <code>"?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…"</code> " (Prolific) or " <code>"?workerId=…&assignmentId=…&hitId=…"</code> " (MTurk)."</p>
+        <section class="progress">
+            <h2>"Progress"</h2>
+            <table class="grid">
+                <thead><tr><th>"Shots"</th><th>"Places"</th><th>"Active"</th><th>"Finished"</th><th>"Abandoned"</th><th>"Items done"</th></tr></thead>
+                <tbody>
+                    {o.progress.into_iter().map(|p| view! {
+                        <tr>
+                            <td class="num">{p.k}</td>
+                            <td class="num">{format!("{} of {}", p.active + p.finished, p.slots)}</td>
+                            <td class="num">{p.active}</td>
+                            <td class="num">{p.finished}</td>
+                            <td class="num">{p.abandoned}</td>
+                            <td class="num">{format!("{} of {}", p.items_done, p.items_total)}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+            <table class="grid workers">
+                <thead><tr><th>"Worker"</th><th>"Shots"</th><th>"Status"</th><th>"Items"</th><th>"Training S1"</th><th>"Time on items"</th></tr></thead>
+                <tbody>
+                    {o.workers.into_iter().map(|w| view! {
+                        <tr>
+                            <td>{w.name}</td>
+                            <td class="num">{w.k}</td>
+                            <td>{w.status}</td>
+                            <td class="num">{format!("{} of {}", w.items_done, w.items_total)}</td>
+                            <td class="num">{w.training_s1.map(|s| format!("{s:.3}")).unwrap_or_default()}</td>
+                            <td class="num">{format!("{:.0} s", w.seconds)}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </section>
+        <section class="edit-study">
+            <h2>"Configuration (admins)"</h2>
+            <p class="hint">{format!("Shot groups of the task (k/split): {}", groups.join(", "))}</p>
+            <form class="config" on:submit=submit>
+                <label>"Name" <input name="name" bind:value=name/></label>
+                {fields.view()}
+                <button type="submit" disabled=move || update.pending().get()>"Save"</button>
+            </form>
+            {move || problem.get().map(|p| view! { <p class="error" role="alert">{p}</p> })}
+            {move || update.value().get().map(|r| match r {
+                Ok(()) => view! { <p class="saved" role="status">"Saved."</p> }.into_any(),
+                Err(e) => error_view(e),
+            })}
+        </section>
+    }
+}
