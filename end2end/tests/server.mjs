@@ -39,20 +39,28 @@ async function waitForPort(port, child, ms = 30000) {
 }
 
 export const USERS = {
+  admin: { name: 'ada', password: 'ada-password-1' },
   researcher: { name: 'rita', password: 'rita-password-1' },
   worker: { name: 'walt', password: 'walt-password-1' },
 };
 
-/** Starts server and browser; returns { base, browser, stop }. */
-export async function start() {
+/**
+ * Starts server and browser; returns { base, browser, dbPath, stop }. `prepare(cli)` runs
+ * before the server starts, with `cli(...args)` calling the binary on the test database.
+ */
+export async function start(prepare) {
   if (!existsSync(BIN)) throw new Error(`no server binary at ${BIN}: build it (.ci/build) or set CLUES_BIN`);
   mkdirSync(RESULTS, { recursive: true });
   const dir = mkdtempSync(join(tmpdir(), 'clues-e2e-'));
-  const database = `sqlite://${join(dir, 'e2e.db')}`;
+  const dbPath = join(dir, 'e2e.db');
+  const database = `sqlite://${dbPath}`;
   for (const [role, u] of Object.entries(USERS)) {
     execFileSync(BIN, ['--database', database, 'user', 'add', u.name, '--role', role], {
       env: { ...process.env, CLUES_PASSWORD: u.password },
     });
+  }
+  if (prepare) {
+    await prepare((...args) => execFileSync(BIN, ['--database', database, ...args], { encoding: 'utf8' }), dir);
   }
   const port = await freePort();
   const server = spawn(BIN, ['--database', database, 'serve', '--addr', `127.0.0.1:${port}`, '--site-root', SITE], {
@@ -68,6 +76,7 @@ export async function start() {
   return {
     base: `http://127.0.0.1:${port}`,
     browser,
+    dbPath,
     async stop() {
       await browser.close();
       server.kill('SIGINT');

@@ -1,5 +1,6 @@
 //! Server functions (public HTTP endpoints) and the data they send to the browser.
 //! Each one checks the session and role itself; none ever sends a test item's gold answer.
+//! Each takes the application state from the request's context before its first await.
 pub mod auth;
 pub mod study;
 pub mod tasks;

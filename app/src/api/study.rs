@@ -142,8 +142,9 @@ pub async fn list_studies() -> Result<Vec<StudySummary>, AppError> {
     use crate::ssr::{auth, state::app_state, study};
     crate::error::respond(
         async {
+            let pool = app_state()?.pool;
             auth::require(|r| r.is_staff()).await?;
-            study::list(&app_state()?.pool).await
+            study::list(&pool).await
         }
         .await,
     )
@@ -154,8 +155,9 @@ pub async fn study_admin(id: i64) -> Result<StudyOverview, AppError> {
     use crate::ssr::{auth, state::app_state, study};
     crate::error::respond(
         async {
+            let pool = app_state()?.pool;
             auth::require(|r| r.is_staff()).await?;
-            study::admin_view(&app_state()?.pool, id).await
+            study::admin_view(&pool, id).await
         }
         .await,
     )
@@ -172,8 +174,9 @@ pub async fn create_study(
     use crate::ssr::{auth, state::app_state, study};
     crate::error::respond(
         async {
+            let pool = app_state()?.pool;
             let admin = auth::require(|r| r == Role::Admin).await?;
-            study::create(&app_state()?.pool, Some(admin.id), &task, &name, config).await
+            study::create(&pool, Some(admin.id), &task, &name, config).await
         }
         .await,
     )
@@ -186,8 +189,9 @@ pub async fn update_study(id: i64, name: String, config: StudyConfig) -> Result<
     use crate::ssr::{auth, state::app_state, study};
     crate::error::respond(
         async {
+            let pool = app_state()?.pool;
             let admin = auth::require(|r| r == Role::Admin).await?;
-            study::update(&app_state()?.pool, Some(admin.id), id, &name, config).await
+            study::update(&pool, Some(admin.id), id, &name, config).await
         }
         .await,
     )
@@ -200,8 +204,9 @@ pub async fn study_state(study_id: i64) -> Result<WorkerStudy, AppError> {
     use crate::ssr::{auth, state::app_state, study};
     crate::error::respond(
         async {
+            let pool = app_state()?.pool;
             let worker = auth::require(|r| r == Role::Worker).await?;
-            study::worker_state(&app_state()?.pool, study_id, worker.id, None).await
+            study::worker_state(&pool, study_id, worker.id, None).await
         }
         .await,
     )
@@ -220,9 +225,10 @@ pub async fn submit_answer(
     use crate::ssr::{auth, state::app_state, study};
     crate::error::respond(
         async {
+            let pool = app_state()?.pool;
             let worker = auth::require(|r| r == Role::Worker).await?;
             study::submit(
-                &app_state()?.pool,
+                &pool,
                 study_id,
                 worker.id,
                 position,
@@ -242,8 +248,9 @@ pub async fn continue_study(study_id: i64, position: i64) -> Result<(), AppError
     use crate::ssr::{auth, state::app_state, study};
     crate::error::respond(
         async {
+            let pool = app_state()?.pool;
             let worker = auth::require(|r| r == Role::Worker).await?;
-            study::acknowledge(&app_state()?.pool, study_id, worker.id, position).await
+            study::acknowledge(&pool, study_id, worker.id, position).await
         }
         .await,
     )

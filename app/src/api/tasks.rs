@@ -61,8 +61,9 @@ pub async fn list_tasks() -> Result<Vec<TaskSummary>, AppError> {
     use crate::ssr::{auth, catalog, state::app_state};
     crate::error::respond(
         async {
+            let pool = app_state()?.pool;
             auth::require(|r| r.is_staff()).await?;
-            catalog::task_summaries(&app_state()?.pool).await
+            catalog::task_summaries(&pool).await
         }
         .await,
     )
@@ -73,8 +74,9 @@ pub async fn task_detail(name: String) -> Result<TaskInfo, AppError> {
     use crate::ssr::{auth, catalog, state::app_state};
     crate::error::respond(
         async {
+            let pool = app_state()?.pool;
             auth::require(|r| r.is_staff()).await?;
-            catalog::task_detail(&app_state()?.pool, &name).await
+            catalog::task_detail(&pool, &name).await
         }
         .await,
     )
@@ -86,8 +88,9 @@ pub async fn preview_item(name: String, position: i64) -> Result<ItemPreview, Ap
     use crate::ssr::{auth, catalog, state::app_state};
     crate::error::respond(
         async {
+            let pool = app_state()?.pool;
             auth::require(|r| r.is_staff()).await?;
-            catalog::preview_item(&app_state()?.pool, &name, position).await
+            catalog::preview_item(&pool, &name, position).await
         }
         .await,
     )

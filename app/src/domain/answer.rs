@@ -201,13 +201,13 @@ mod tests {
         };
         assert_eq!(check_answer(&s, &c, &ok), Ok(()));
         let shifted = Answer::Spans {
-            spans: vec![span("José", 11)],
+            spans: vec![span("José", 9)],
         };
         assert!(check_answer(&s, &c, &shifted)
             .unwrap_err()
-            .contains("does not match the text at offset 11"));
+            .contains("does not match the text at offset 9"));
         let past = Answer::Spans {
-            spans: vec![span("José", 12)],
+            spans: vec![span("José", 11)],
         };
         assert!(check_answer(&s, &c, &past).unwrap_err().contains("runs past the end"));
         let bad_len = Answer::Spans {

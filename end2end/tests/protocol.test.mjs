@@ -1,0 +1,346 @@
+// The crowd protocol in Chromium: a zero-shot span worker (mouse selection on text with emoji,
+// ZWJ sequences, skin tones, combining accents and CRLF; keyboard-only selection; the explicit
+// "no answer"), and a 10-shot classification worker (Help, confidence, golds revealed and
+// locked, a network failure and its retry, resuming after a reload, the completion code).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { start, newPage, openHydrated, signIn, USERS, RESULTS } from './server.mjs';
+
+/** Code point offset of `needle` in `text` (as the server stores offsets). */
+const cpOffset = (text, needle) => [...text.slice(0, text.indexOf(needle))].length;
+const cpLength = (s) => [...s].length;
+
+const SPAN_TEXTS = [
+  'Mount Everest 🏔️ rises 8,849 m.\r\nThe Sherpa guide 👩🏽‍🦰 Pasang Lhamu led the first climb.\r\nCafe\u0301 owners in Namche cheered 🎉.',
+  'Zoë 👨‍👩‍👧‍👦 visited\r\nKrako\u0301w 👍🏿 twice.',
+  'Nothing to see here 🙂.',
+];
+
+/** A small CLUES-shaped data folder of our own, written for this test. */
+function writeFixture(dir) {
+  const root = join(dir, 'fixture');
+  const squad = join(root, 'SQuAD-v2');
+  const sst = join(root, 'SST-2');
+  mkdirSync(squad, { recursive: true });
+  mkdirSync(sst, { recursive: true });
+  const span = (id, context, question, answers) => JSON.stringify({
+    question, id, context, is_impossible: answers.length === 0,
+    answer: answers.map((a) => ({ text: a, answer_start: cpOffset(context, a) })),
+  });
+  writeFileSync(join(squad, 'squad-v2_test.jsonl'), [
+    span('e1', SPAN_TEXTS[0], 'Who led the first climb?', ['Pasang Lhamu']),
+    span('e2', SPAN_TEXTS[1], 'Which city did Zoë visit?', ['Krako\u0301w']),
+    span('e3', SPAN_TEXTS[2], 'What is the capital of Mars?', []),
+  ].join('\n') + '\n');
+  const review = (id, context, label) => JSON.stringify({ answer: [label], question: 'positive or negative?', id, context });
+  const train = Array.from({ length: 10 }, (_, i) =>
+    review(i + 1, `${i % 2 ? 'a dull, tired' : 'a bright, moving'} film number ${i + 1} `, i % 2 ? 'negative' : 'positive'));
+  writeFileSync(join(sst, 'sst_train_10_1.jsonl'), train.join('\n') + '\n');
+  writeFileSync(join(sst, 'sst_test.jsonl'), [
+    review(1, 'a joyous ride from start to finish ', 'positive'),
+    review(2, 'a slog with no payoff ', 'negative'),
+    review(3, 'the cast shines 🌟 in every scene ', 'positive'),
+  ].join('\n') + '\n');
+  return root;
+}
+
+let env;
+const studies = {};
+before(async () => {
+  env = await start((cli, dir) => {
+    cli('import', 'clues', writeFixture(dir));
+    const id = (out) => Number(/created study (\d+)/.exec(out)[1]);
+    studies.span = id(cli('study', 'create', '--task', 'SQuAD-v2', '--name', 'Span study', '--scenarios', '0',
+      '--annotators', '1', '--code', 'SPAN-OK', '--open'));
+    studies.span2 = id(cli('study', 'create', '--task', 'SQuAD-v2', '--name', 'Second span study', '--scenarios', '0',
+      '--annotators', '3', '--open'));
+    studies.ten = id(cli('study', 'create', '--task', 'SST-2', '--name', 'Ten-shot study', '--scenarios', '10',
+      '--annotators', '1', '--code', 'TEN-SHOT', '--open'));
+  });
+});
+after(async () => { await env?.stop(); });
+
+/** Stored answers of a study, read from the database with Python's sqlite3. */
+function storedAnswers(studyId) {
+  const script = `
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("""SELECT e.ext_id, i.phase, i.answer_json, i.no_answer, i.skipped, i.confidence, i.submitted_at
+  FROM assignment_items i JOIN assignments a ON a.id = i.assignment_id JOIN examples e ON e.id = i.example_id
+  WHERE a.study_id = ? ORDER BY i.position""", (int(sys.argv[2]),)).fetchall()
+print(json.dumps([dict(id=r[0], phase=r[1], spans=json.loads(r[2] or 'null'), no_answer=r[3], skipped=r[4], confidence=r[5], submitted=r[6]) for r in rows]))
+`;
+  return JSON.parse(execFileSync('python3', ['-c', script, env.dbPath, String(studyId)], { encoding: 'utf8' }));
+}
+
+async function arrive(page, studyId, pid) {
+  await openHydrated(page, `${env.base}/join/${studyId}?PROLIFIC_PID=${pid}&STUDY_ID=st&SESSION_ID=se`);
+  assert.match(page.url(), new RegExp(`/study/${studyId}$`));
+}
+
+/** Drags the real mouse over `needle` in the span context. */
+async function selectByMouse(page, needle) {
+  const box = await page.evaluate((needle) => {
+    const node = document.querySelector('.span-context').firstChild;
+    const i = node.data.indexOf(needle);
+    if (i < 0) throw new Error(`not in the text: ${needle}`);
+    const r = document.createRange();
+    r.setStart(node, i);
+    r.setEnd(node, i + needle.length);
+    const rects = [...r.getClientRects()].filter((x) => x.width > 0);
+    const a = rects[0];
+    const b = rects[rects.length - 1];
+    return { x1: a.left + 1, y1: a.top + a.height / 2, x2: b.right - 1, y2: b.top + b.height / 2 };
+  }, needle.replace(/\r\n/g, '\n'));
+  await page.mouse.move(box.x1, box.y1);
+  await page.mouse.down();
+  await page.mouse.move(box.x2, box.y2, { steps: 8 });
+  await page.mouse.up();
+}
+
+async function currentPosition(page) {
+  return Number(await page.getAttribute('article.item', 'data-position'));
+}
+
+async function waitForNextItem(page, previous) {
+  await page.waitForFunction((p) => {
+    const a = document.querySelector('article.item');
+    return !a || Number(a.dataset.position) !== p || a.querySelector('.reveal');
+  }, previous);
+}
+
+async function contextText(page) {
+  const q = await page.textContent('.item .question');
+  return SPAN_TEXTS[['Who led', 'Which city', 'What is the capital'].findIndex((s) => q.startsWith(s))];
+}
+
+test('a zero-shot worker answers span items by mouse, by keyboard alone, and with "no answer"', async () => {
+  const page = await newPage(env.browser);
+  await arrive(page, studies.span, 'zero-shot-worker-1');
+  assert.match(await page.textContent('.scenario'), /Zero-shot: 3 test items/);
+  for (let n = 0; n < 3; n++) {
+    await page.waitForSelector('.span-context');
+    const text = await contextText(page);
+    const pos = await currentPosition(page);
+    if (text === SPAN_TEXTS[0]) {
+      // Mouse selection across an emoji ZWJ sequence with a skin tone, after a CRLF; added
+      // with the button. A second answer with a combining accent, added with the right-click menu.
+      await selectByMouse(page, 'Pasang Lhamu');
+      assert.equal(await page.textContent('.selected-text'), 'Pasang Lhamu');
+      await page.click('button.add-answer');
+      await selectByMouse(page, 'Cafe\u0301');
+      await page.click('.span-context', { button: 'right', position: await (async () => {
+        const r = await page.evaluate(() => {
+          const node = document.querySelector('.span-context').firstChild;
+          const i = node.data.indexOf('Cafe');
+          const range = document.createRange();
+          range.setStart(node, i); range.setEnd(node, i + 2);
+          const c = range.getBoundingClientRect();
+          const box = document.querySelector('.span-context').getBoundingClientRect();
+          return { x: c.left - box.left + c.width / 2, y: c.top - box.top + c.height / 2 };
+        });
+        return r;
+      })() });
+      await page.click('.context-menu button.menu-answer');
+      const rows = await page.$$eval('table.answers tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 3).map((td) => td.textContent)));
+      assert.deepEqual(rows, [
+        ['Pasang Lhamu', String(cpOffset(text, 'Pasang Lhamu')), '12'],
+        ['Cafe\u0301', String(cpOffset(text, 'Cafe\u0301')), String(cpLength('Cafe\u0301'))],
+      ].sort((a, b) => Number(a[1]) - Number(b[1])));
+      // Delete one and add it back: the table follows.
+      await page.click('table.answers tbody tr >> nth=1 >> button.delete');
+      assert.equal(await page.locator('table.answers tbody tr').count(), 1);
+      // The mouse focused the text: the A key adds the selection.
+      await selectByMouse(page, 'Cafe\u0301');
+      await page.keyboard.press('a');
+      assert.equal(await page.locator('table.answers tbody tr').count(), 2);
+      await page.click('button.submit');
+    } else if (text === SPAN_TEXTS[1]) {
+      // Keyboard only: Tab to the text, move by word, extend with Shift, add with A.
+      await page.focus('button.add-answer');
+      await page.keyboard.press('Shift+Tab');
+      assert.equal(await page.evaluate(() => document.activeElement.className), 'context span-context');
+      await page.keyboard.press('Home');
+      for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('Shift+ArrowRight');
+      assert.equal(await page.textContent('.selected-text'), 'Krako\u0301w');
+      await page.keyboard.press('a');
+      const cells = await page.$$eval('table.answers tbody td', (tds) => tds.slice(0, 3).map((td) => td.textContent));
+      assert.deepEqual(cells, ['Krako\u0301w', String(cpOffset(text, 'Krako\u0301w')), '7']);
+      // Submit from the keyboard too.
+      await page.focus('button.submit');
+      await page.keyboard.press('Enter');
+    } else {
+      // Submitting with no answer is an explicit choice.
+      assert.equal(await page.isDisabled('button.submit'), true);
+      await page.click('button.no-answer');
+    }
+    await waitForNextItem(page, pos);
+  }
+  await page.waitForSelector('.completion-code');
+  assert.equal(await page.textContent('.completion-code'), 'SPAN-OK');
+  assert.match(await page.textContent('.summary .time'), /Time on items: \d+ min \d\d s/);
+  await page.screenshot({ path: `${RESULTS}/span-study-done.png`, fullPage: true });
+  assert.deepEqual(page.errors, []);
+
+  // What the server stored: code-point offsets into the text exactly as imported.
+  const stored = Object.fromEntries(storedAnswers(studies.span).map((r) => [r.id, r]));
+  const spans = (id) => stored[id].spans.map((s) => [s.text, s.offset, s.length]);
+  assert.deepEqual(spans('e1'), [
+    ['Pasang Lhamu', cpOffset(SPAN_TEXTS[0], 'Pasang Lhamu'), 12],
+    ['Cafe\u0301', cpOffset(SPAN_TEXTS[0], 'Cafe\u0301'), 5],
+  ].sort((a, b) => a[1] - b[1]));
+  assert.deepEqual(spans('e2'), [['Krako\u0301w', cpOffset(SPAN_TEXTS[1], 'Krako\u0301w'), 7]]);
+  assert.equal(stored.e3.no_answer, 1);
+  assert.deepEqual(stored.e3.spans, []);
+  await page.close();
+});
+
+test('a 10-shot worker trains with golds revealed and locked, survives a network failure and a reload, and finishes', async () => {
+  const page = await newPage(env.browser);
+  await arrive(page, studies.ten, 'ten-shot-worker-1');
+  assert.match(await page.textContent('.scenario'), /10-shot: 10 training examples/);
+  assert.match(await page.textContent('.progress'), /^Training example 1 of 10$/);
+  // Help opens the label's definition and an example.
+  await page.click('.option >> nth=0 >> details.help summary');
+  assert.match(await page.textContent('.option >> nth=0 >> details.help'), /Example:/);
+
+  for (let i = 1; i <= 10; i++) {
+    await page.waitForSelector(`text=Training example ${i} of 10`);
+    const context = await page.textContent('.context');
+    const right = context.includes('bright') ? 'positive' : 'negative';
+    // The first answer is wrong on purpose: the reveal shows the difference.
+    const label = i === 1 ? (right === 'positive' ? 'negative' : 'positive') : right;
+    assert.equal(await page.isDisabled('button.submit'), true, 'Submit waits for a label and a confidence');
+    await page.check(`input[name="label"][value="${label}"]`);
+    await page.check('input[name="confidence"][value="4"]');
+    await page.click('button.submit');
+    await page.waitForSelector('.reveal');
+    assert.equal(await page.textContent('.reveal .correct-answer'), right);
+    assert.match(await page.textContent('.reveal .your-answer'), new RegExp(`^${label}`));
+    assert.match(await page.textContent('.reveal .result'), i === 1 ? /0\.00/ : /1\.00/);
+    if (i === 1) {
+      // The UI offers no way to change it ...
+      assert.equal(await page.locator('input[name="label"]').count(), 0);
+      // ... and a direct request is refused.
+      const position = await currentPosition(page);
+      const res = await page.evaluate(async (position) => {
+        const studyId = Number(location.pathname.split('/').pop());
+        const r = await fetch('/api/submit_answer', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json' },
+          body: JSON.stringify({ study_id: studyId, position, client_id: 'forged', answer: { kind: 'label', label: 'positive', confidence: 5 } }),
+        });
+        return { status: r.status, body: await r.text() };
+      }, position);
+      assert.equal(res.status, 409);
+      assert.match(res.body, /locked/);
+      // A reload shows the same revealed item.
+      await openHydrated(page, page.url());
+      await page.waitForSelector('.reveal');
+      // The refused request above was expected (the response and its console line).
+      page.errors = page.errors.filter((e) => !e.includes('/api/submit_answer') && !e.includes('status of 409'));
+      assert.match(await page.textContent('.progress'), /^Training example 1 of 10$/);
+    }
+    await page.click('button.continue');
+  }
+
+  // Test phase: the first submission meets a network failure; Retry saves it once.
+  await page.waitForSelector('text=Test item 1 of 3');
+  const pos = await currentPosition(page);
+  await page.route('**/api/submit_answer', (route) => route.abort());
+  await page.check('input[name="label"] >> nth=0');
+  await page.check('input[name="confidence"][value="2"]');
+  await page.click('button.submit');
+  await page.waitForSelector('.retry');
+  assert.equal(await currentPosition(page), pos, 'the item stays until the server has it');
+  await page.unroute('**/api/submit_answer');
+  page.errors = page.errors.filter((e) => !e.includes('ERR_FAILED'));
+  await page.click('button.retry-button');
+  await waitForNextItem(page, pos);
+  await page.waitForSelector('text=Test item 2 of 3');
+  // Skip is recorded as a skip.
+  await page.click('button.skip');
+  await page.waitForSelector('text=Test item 3 of 3');
+  await page.check('input[name="label"] >> nth=1');
+  await page.check('input[name="confidence"][value="5"]');
+  await page.click('button.submit');
+  await page.waitForSelector('.completion-code');
+  assert.equal(await page.textContent('.completion-code'), 'TEN-SHOT');
+  assert.match(await page.textContent('.done'), /Training: 10 examples, S1 0\.90/);
+  assert.match(await page.textContent('.done'), /Test: 3 items, 1 skipped/);
+  await page.screenshot({ path: `${RESULTS}/ten-shot-done.png`, fullPage: true });
+  assert.deepEqual(page.errors, []);
+
+  const stored = storedAnswers(studies.ten);
+  assert.equal(stored.length, 13);
+  assert.ok(stored.every((r) => r.submitted !== null));
+  assert.deepEqual(stored.slice(0, 10).map((r) => r.phase), Array(10).fill('training'));
+  assert.deepEqual(stored.slice(10).map((r) => [r.skipped, r.confidence]), [[0, 2], [1, null], [0, 5]]);
+
+  // Coming back later shows the code again; the place is kept.
+  await openHydrated(page, `${env.base}/join/${studies.ten}?PROLIFIC_PID=ten-shot-worker-1`);
+  assert.equal(await page.textContent('.completion-code'), 'TEN-SHOT');
+  await page.close();
+});
+
+test('a worker of one scenario cannot take another, and a full study says so', async () => {
+  const page = await newPage(env.browser);
+  // The span worker already took part in a scenario of SQuAD-v2.
+  await arrive(page, studies.span2, 'zero-shot-worker-1');
+  await page.waitForSelector('[role="alert"]');
+  assert.match(await page.textContent('[role="alert"]'), /already took part in the 0-shot scenario of this task/);
+  // The ten-shot study has its one annotator.
+  await arrive(page, studies.ten, 'late-worker');
+  await page.waitForSelector('[role="alert"]');
+  assert.match(await page.textContent('[role="alert"]'), /All places in this study are taken/);
+  page.errors = page.errors.filter((e) => !e.includes('HTTP 409'));
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('an admin creates a study in the browser; once a worker started, its scenarios are frozen', async () => {
+  const page = await newPage(env.browser);
+  await signIn(page, env.base, USERS.admin);
+  await page.click('a[href="/studies"]');
+  await page.waitForSelector('form.config');
+  await page.waitForSelector('select[name="task"] option[value="SST-2"]', { state: 'attached' });
+  await page.selectOption('select[name="task"]', 'SST-2');
+  await page.fill('input[name="name"]', 'Browser-made study');
+  await page.fill('input[name="scenarios"]', '0, 10');
+  await page.fill('input[name="annotators"]', '2');
+  await page.fill('input[name="code"]', 'ADMIN-CODE');
+  await page.check('input[name="open"]');
+  await page.click('form.config button[type="submit"]');
+  await page.waitForSelector('.create-study .saved a');
+  await page.click('.create-study .saved a');
+  await page.waitForSelector('.worker-link');
+  const link = await page.textContent('.worker-link');
+  const id = Number(link.split('/').pop());
+  assert.match(await page.textContent('.meta'), /not started/);
+
+  const worker = await newPage(env.browser);
+  await arrive(worker, id, 'admin-test-worker');
+  await worker.waitForSelector('article.item');
+  await worker.close();
+
+  await openHydrated(page, `${env.base}/studies/${id}`);
+  assert.match(await page.textContent('.meta'), /started/);
+  assert.equal(await page.locator('table.workers tbody tr').count(), 1);
+  await page.fill('.edit-study input[name="scenarios"]', '0');
+  await page.click('.edit-study button[type="submit"]');
+  await page.waitForSelector('.edit-study [role="alert"]');
+  assert.match(await page.textContent('.edit-study [role="alert"]'), /the scenarios can no longer change/);
+  page.errors = page.errors.filter((e) => !e.includes('409') && !e.includes('update_study'));
+  // Pay may still change.
+  await page.fill('.edit-study input[name="scenarios"]', '0, 10');
+  await page.fill('.edit-study input[name="rate"]', '15.00');
+  await page.click('.edit-study button[type="submit"]');
+  await page.waitForSelector('.edit-study .saved');
+  assert.equal(await page.inputValue('.edit-study input[name="rate"]'), '15.00');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
