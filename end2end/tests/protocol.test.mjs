@@ -157,6 +157,7 @@ test('a zero-shot worker answers span items by mouse, by keyboard alone, and wit
       await selectByMouse(page, 'Cafe\u0301');
       await page.keyboard.press('a');
       assert.equal(await page.locator('table.answers tbody tr').count(), 2);
+      await page.screenshot({ path: `${RESULTS}/span-item.png`, fullPage: true });
       await page.click('button.submit');
     } else if (text === SPAN_TEXTS[1]) {
       // Keyboard only: Tab to the text, move by word, extend with Shift, add with A.
@@ -223,6 +224,7 @@ test('a 10-shot worker trains with golds revealed and locked, survives a network
     assert.match(await page.textContent('.reveal .your-answer'), new RegExp(`^${label}`));
     assert.match(await page.textContent('.reveal .result'), i === 1 ? /0\.00/ : /1\.00/);
     if (i === 1) {
+      await page.screenshot({ path: `${RESULTS}/training-reveal.png`, fullPage: true });
       // The UI offers no way to change it ...
       assert.equal(await page.locator('input[name="label"]').count(), 0);
       // ... and a direct request is refused.

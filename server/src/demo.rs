@@ -1,10 +1,13 @@
 //! The built-in demo study: a few hand-written items of each of the six CLUES task shapes
-//! (k = 2 and 4, splits 1 and 2, nested), embedded in the binary and loaded on first start.
+//! (k = 2 and 4, splits 1 and 2, nested), embedded in the binary and loaded on first start,
+//! with two open demo studies so the worker flow can be tried at once.
 
 use crate::clues::load::{load_task, SourceFile, TaskData};
 use crate::clues::spec::clues_task;
 use crate::clues::{import_tasks, Imported};
 use crate::error::Result;
+use app::domain::study::StudyConfig;
+use app::ssr::study;
 use sqlx::SqlitePool;
 
 /// Demo tasks are named like the CLUES ones with this prefix, e.g. `demo-SST-2`.
@@ -61,7 +64,14 @@ pub fn demo_tasks() -> Result<Vec<TaskData>> {
         .collect()
 }
 
-/// Loads the demo unless a demo is already in the database.
+/// The demo studies created with the demo tasks: (task, name), each open with scenarios
+/// 0, 2 and 4 shots (the demo's k) and 3 annotators per scenario.
+const DEMO_STUDIES: [(&str, &str); 2] = [
+    ("demo-SST-2", "Demo study: SST-2 sentiment"),
+    ("demo-SQuAD-v2", "Demo study: SQuAD v2 reading comprehension"),
+];
+
+/// Loads the demo tasks and opens the demo studies, unless a demo is already in the database.
 pub async fn ensure_demo(pool: &SqlitePool) -> Result<Option<Imported>> {
     let present: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tasks WHERE source = 'demo'")
         .fetch_one(pool)
@@ -69,5 +79,15 @@ pub async fn ensure_demo(pool: &SqlitePool) -> Result<Option<Imported>> {
     if present > 0 {
         return Ok(None);
     }
-    Ok(Some(import_tasks(pool, demo_tasks()?, "demo").await?))
+    let imported = import_tasks(pool, demo_tasks()?, "demo").await?;
+    for (task, name) in DEMO_STUDIES {
+        let config = StudyConfig {
+            scenarios: vec![0, 2, 4],
+            open: true,
+            ..StudyConfig::default()
+        };
+        let id = study::create(pool, None, task, name, config).await?;
+        tracing::info!("demo study {id} ({task}): workers join at /join/{id}?PROLIFIC_PID=<any id>");
+    }
+    Ok(Some(imported))
 }
