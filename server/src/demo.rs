@@ -68,7 +68,10 @@ pub fn demo_tasks() -> Result<Vec<TaskData>> {
 /// 0, 2 and 4 shots (the demo's k) and 3 annotators per scenario.
 const DEMO_STUDIES: [(&str, &str); 2] = [
     ("demo-SST-2", "Demo study: SST-2 sentiment"),
-    ("demo-SQuAD-v2", "Demo study: SQuAD v2 reading comprehension"),
+    (
+        "demo-SQuAD-v2",
+        "Demo study: SQuAD v2 reading comprehension",
+    ),
 ];
 
 /// Loads the demo tasks and opens the demo studies, unless a demo is already in the database.
@@ -87,7 +90,9 @@ pub async fn ensure_demo(pool: &SqlitePool) -> Result<Option<Imported>> {
             ..StudyConfig::default()
         };
         let id = study::create(pool, None, task, name, config).await?;
-        tracing::info!("demo study {id} ({task}): workers join at /join/{id}?PROLIFIC_PID=<any id>");
+        tracing::info!(
+            "demo study {id} ({task}): workers join at /join/{id}?PROLIFIC_PID=<any id>"
+        );
     }
     Ok(Some(imported))
 }

@@ -46,7 +46,9 @@ pub async fn join(
         let user = match &crowd {
             Some(c) => {
                 let platform = c.platform.as_deref().unwrap_or_default();
-                let user = auth::crowd_worker(pool, platform, c.worker.as_deref().unwrap_or_default()).await?;
+                let user =
+                    auth::crowd_worker(pool, platform, c.worker.as_deref().unwrap_or_default())
+                        .await?;
                 let token = auth::open_session(pool, user.id).await?;
                 Some((user, Some(token)))
             }
@@ -67,7 +69,10 @@ pub async fn join(
     .await;
     match result {
         Ok(Some((_, Some(token)))) => (
-            [(header::SET_COOKIE, auth::session_cookie(&token, state.secure_cookies))],
+            [(
+                header::SET_COOKIE,
+                auth::session_cookie(&token, state.secure_cookies),
+            )],
             Redirect::to(&target),
         )
             .into_response(),

@@ -7,7 +7,6 @@ use app::ssr::{auth, state::AppState};
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use http_body_util::BodyExt;
-use leptos::config::LeptosOptions;
 use server::{db, demo, router};
 use tower::ServiceExt;
 
@@ -25,15 +24,7 @@ async fn state() -> AppState {
     auth::create_user(&pool, "walt", Role::Worker, Some("walt-password".into()))
         .await
         .unwrap();
-    let leptos_options = LeptosOptions::builder()
-        .output_name("clues-lab")
-        .site_root("target/site")
-        .build();
-    AppState {
-        pool,
-        leptos_options,
-        secure_cookies: false,
-    }
+    common::app_state(pool)
 }
 
 async fn call(

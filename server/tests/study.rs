@@ -4,165 +4,11 @@
 //! gold in anything a worker can fetch.
 mod common;
 
-use app::domain::people::Role;
 use app::domain::study::StudyConfig;
-use app::ssr::{auth, catalog, state::AppState, study};
-use axum::body::Body;
-use axum::http::{header, Request, StatusCode};
-use http_body_util::BodyExt;
-use leptos::config::LeptosOptions;
+use app::ssr::{catalog, state::AppState, study};
+use axum::http::StatusCode;
+use common::client::*;
 use serde_json::{json, Value};
-use server::{db, demo, router};
-use tower::ServiceExt;
-
-struct Env {
-    state: AppState,
-    _dir: tempfile::TempDir,
-}
-
-/// A file database (so concurrent requests really run on several connections) with the demo
-/// tasks, an admin and a researcher.
-async fn env() -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("t.db").display());
-    let pool = db::connect(&url).await.unwrap();
-    demo::ensure_demo(&pool).await.unwrap();
-    auth::create_user(&pool, "ada", Role::Admin, Some("ada-password".into()))
-        .await
-        .unwrap();
-    auth::create_user(&pool, "rita", Role::Researcher, Some("rita-password".into()))
-        .await
-        .unwrap();
-    let leptos_options = LeptosOptions::builder()
-        .output_name("clues-lab")
-        .site_root("target/site")
-        .build();
-    Env {
-        state: AppState {
-            pool,
-            leptos_options,
-            secure_cookies: false,
-        },
-        _dir: dir,
-    }
-}
-
-struct Resp {
-    status: StatusCode,
-    body: String,
-    cookie: Option<String>,
-    location: Option<String>,
-}
-
-async fn send(state: &AppState, req: Request<Body>) -> Resp {
-    let res = router::app(state.clone()).oneshot(req).await.unwrap();
-    let (cookie, location) = {
-        let header_of = |name| {
-            res.headers()
-                .get(name)
-                .map(|v: &header::HeaderValue| v.to_str().unwrap().to_string())
-        };
-        (
-            header_of(header::SET_COOKIE).map(|c| c.split(';').next().unwrap().to_string()),
-            header_of(header::LOCATION),
-        )
-    };
-    let status = res.status();
-    let body = res.into_body().collect().await.unwrap().to_bytes();
-    Resp {
-        status,
-        body: String::from_utf8_lossy(&body).into_owned(),
-        cookie,
-        location,
-    }
-}
-
-async fn get(state: &AppState, path: &str, cookie: Option<&str>) -> Resp {
-    let mut req = Request::get(path);
-    if let Some(c) = cookie {
-        req = req.header(header::COOKIE, c);
-    }
-    send(state, req.body(Body::empty()).unwrap()).await
-}
-
-/// A server function with form input.
-async fn form(state: &AppState, name: &str, body: &str, cookie: Option<&str>) -> Resp {
-    let mut req = Request::post(format!("/api/{name}"))
-        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-        .header(header::ACCEPT, "application/json");
-    if let Some(c) = cookie {
-        req = req.header(header::COOKIE, c);
-    }
-    send(state, req.body(Body::from(body.to_string())).unwrap()).await
-}
-
-/// A server function with JSON input.
-async fn post_json(state: &AppState, name: &str, body: &Value, cookie: Option<&str>) -> Resp {
-    let mut req = Request::post(format!("/api/{name}"))
-        .header(header::CONTENT_TYPE, "application/json")
-        .header(header::ACCEPT, "application/json");
-    if let Some(c) = cookie {
-        req = req.header(header::COOKIE, c);
-    }
-    send(state, req.body(Body::from(body.to_string())).unwrap()).await
-}
-
-async fn login(state: &AppState, name: &str, password: &str) -> String {
-    let r = form(state, "login", &format!("name={name}&password={password}"), None).await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
-    r.cookie.unwrap()
-}
-
-async fn new_study(state: &AppState, task: &str, scenarios: &[u32], annotators: u32) -> i64 {
-    let config = StudyConfig {
-        scenarios: scenarios.to_vec(),
-        annotators,
-        open: true,
-        completion_code: "DONE-1234".into(),
-        ..StudyConfig::default()
-    };
-    study::create(&state.pool, None, task, "test study", config)
-        .await
-        .unwrap()
-}
-
-/// A crowd worker arrives through the study link; returns their session cookie.
-async fn arrive(state: &AppState, study_id: i64, pid: &str) -> String {
-    let r = get(
-        state,
-        &format!("/join/{study_id}?PROLIFIC_PID={pid}&STUDY_ID=s1&SESSION_ID=x{pid}"),
-        None,
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
-    assert_eq!(r.location.as_deref(), Some(&*format!("/study/{study_id}")));
-    r.cookie.expect("a session for the crowd worker")
-}
-
-async fn state_of(state: &AppState, study_id: i64, cookie: &str) -> Resp {
-    form(state, "study_state", &format!("study_id={study_id}"), Some(cookie)).await
-}
-
-fn parse(r: &Resp) -> Value {
-    assert!(r.status.is_success(), "{} {}", r.status, r.body);
-    serde_json::from_str(&r.body).unwrap()
-}
-
-async fn places(state: &AppState, study_id: i64) -> Vec<(i64, String)> {
-    sqlx::query_as("SELECT k, status FROM assignments WHERE study_id = ? ORDER BY id")
-        .bind(study_id)
-        .fetch_all(&state.pool)
-        .await
-        .unwrap()
-}
-
-fn submit_body(study_id: i64, position: i64, client_id: &str, answer: Value) -> Value {
-    json!({"study_id": study_id, "position": position, "client_id": client_id, "answer": answer})
-}
-
-fn label(l: &str) -> Value {
-    json!({"kind": "label", "label": l, "confidence": 4})
-}
 
 #[tokio::test]
 async fn a_crowd_link_signs_the_worker_in_and_resumes_the_same_place() {
@@ -181,9 +27,17 @@ async fn a_crowd_link_signs_the_worker_in_and_resumes_the_same_place() {
         .fetch_one(&s.pool)
         .await
         .unwrap();
-    assert!(crowd.contains("\"session\":\"x5f0a1b2c3d4e5f6a7b8c9d0e\""), "{crowd}");
+    assert!(
+        crowd.contains("\"session\":\"x5f0a1b2c3d4e5f6a7b8c9d0e\""),
+        "{crowd}"
+    );
     // MTurk ids work too; a malformed id is refused.
-    let r = get(s, &format!("/join/{id}?workerId=A1B2C3&assignmentId=3XY&hitId=H1"), None).await;
+    let r = get(
+        s,
+        &format!("/join/{id}?workerId=A1B2C3&assignmentId=3XY&hitId=H1"),
+        None,
+    )
+    .await;
     assert_eq!(r.status, StatusCode::SEE_OTHER);
     let r = get(s, &format!("/join/{id}?PROLIFIC_PID=bad%20id"), None).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
@@ -191,30 +45,6 @@ async fn a_crowd_link_signs_the_worker_in_and_resumes_the_same_place() {
     // Without any id or session, the page says how to enter.
     let r = state_of(s, id, "clues_session=nonsense").await;
     assert_eq!(r.status, StatusCode::UNAUTHORIZED);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn twenty_simultaneous_arrivals_fill_exactly_three_places() {
-    let e = env().await;
-    let s = e.state.clone();
-    let id = new_study(&s, "demo-SST-2", &[2], 3).await;
-    let tasks: Vec<_> = (0..20)
-        .map(|i| {
-            let s = s.clone();
-            tokio::spawn(async move {
-                let cookie = arrive(&s, id, &format!("crowd{i:02}")).await;
-                state_of(&s, id, &cookie).await.status
-            })
-        })
-        .collect();
-    let mut statuses = Vec::new();
-    for t in tasks {
-        statuses.push(t.await.unwrap());
-    }
-    let ok = statuses.iter().filter(|s| **s == StatusCode::OK).count();
-    let refused = statuses.iter().filter(|s| **s == StatusCode::CONFLICT).count();
-    assert_eq!((ok, refused), (3, 17), "{statuses:?}");
-    assert_eq!(places(&s, id).await.len(), 3);
 }
 
 #[tokio::test]
@@ -235,7 +65,11 @@ async fn a_fourth_worker_goes_elsewhere_or_is_refused_and_nobody_changes_scenari
     let late = arrive(s, id, "w6").await;
     let r = state_of(s, id, &late).await;
     assert_eq!(r.status, StatusCode::CONFLICT);
-    assert!(r.body.contains("All places in this study are taken"), "{}", r.body);
+    assert!(
+        r.body.contains("All places in this study are taken"),
+        "{}",
+        r.body
+    );
 
     // A second study of the same task: its workers must be new to the task.
     let other = new_study(s, "demo-SST-2", &[0], 3).await;
@@ -269,7 +103,15 @@ async fn an_abandoned_place_is_released_to_a_new_worker_and_its_work_kept() {
     let a = arrive(s, id, "slow").await;
     let st = parse(&state_of(s, id, &a).await);
     let pos = st["step"]["Item"]["position"].as_i64().unwrap();
-    parse(&post_json(s, "submit_answer", &submit_body(id, pos, "c1", label("positive")), Some(&a)).await);
+    parse(
+        &post_json(
+            s,
+            "submit_answer",
+            &submit_body(id, pos, "c1", label("positive")),
+            Some(&a),
+        )
+        .await,
+    );
     // Within the time-out the place is held.
     let b = arrive(s, id, "quick").await;
     assert_eq!(state_of(s, id, &b).await.status, StatusCode::CONFLICT);
@@ -294,7 +136,13 @@ async fn an_abandoned_place_is_released_to_a_new_worker_and_its_work_kept() {
     .await
     .unwrap();
     assert_eq!(kept, 1);
-    let r = post_json(s, "submit_answer", &submit_body(id, pos + 1, "c2", label("positive")), Some(&a)).await;
+    let r = post_json(
+        s,
+        "submit_answer",
+        &submit_body(id, pos + 1, "c2", label("positive")),
+        Some(&a),
+    )
+    .await;
     assert_eq!(r.status, StatusCode::CONFLICT);
     assert!(r.body.contains("released"), "{}", r.body);
 }
@@ -312,7 +160,12 @@ impl Seen {
 
 /// A k-shot worker's whole study: training with reveals and locks, then the test set.
 /// Returns what the worker saw.
-async fn run_worker(s: &AppState, id: i64, pid: &str, answer_for: impl Fn(&Value) -> Value) -> Seen {
+async fn run_worker(
+    s: &AppState,
+    id: i64,
+    pid: &str,
+    answer_for: impl Fn(&Value) -> Value,
+) -> Seen {
     let mut seen = Seen { bodies: Vec::new() };
     let cookie = arrive(s, id, pid).await;
     let page = get(s, &format!("/study/{id}"), Some(&cookie)).await;
@@ -324,7 +177,10 @@ async fn run_worker(s: &AppState, id: i64, pid: &str, answer_for: impl Fn(&Value
         assert!(n < 100, "the study does not end");
         let r = state_of(s, id, &cookie).await;
         let st = parse(&r);
-        let phase = st["step"]["Item"]["phase"].as_str().unwrap_or("end").to_string();
+        let phase = st["step"]["Item"]["phase"]
+            .as_str()
+            .unwrap_or("end")
+            .to_string();
         seen.add(format!("state {phase}"), &r);
         let item = match &st["step"] {
             Value::Object(o) if o.contains_key("Item") => o["Item"].clone(),
@@ -344,27 +200,59 @@ async fn run_worker(s: &AppState, id: i64, pid: &str, answer_for: impl Fn(&Value
         seen.add(format!("page {phase} {pos}"), &page);
         let answer = answer_for(&item);
         let client_id = format!("{pid}-{pos}");
-        let r = post_json(s, "submit_answer", &submit_body(id, pos, &client_id, answer.clone()), Some(&cookie)).await;
+        let r = post_json(
+            s,
+            "submit_answer",
+            &submit_body(id, pos, &client_id, answer.clone()),
+            Some(&cookie),
+        )
+        .await;
         seen.add(format!("ack {phase} {pos}"), &r);
         let ack = parse(&r);
         // A resend of the same submission is acknowledged the same way and stored once.
-        let r2 = post_json(s, "submit_answer", &submit_body(id, pos, &client_id, answer), Some(&cookie)).await;
+        let r2 = post_json(
+            s,
+            "submit_answer",
+            &submit_body(id, pos, &client_id, answer),
+            Some(&cookie),
+        )
+        .await;
         assert_eq!(parse(&r2), ack);
         if item["phase"] == "training" {
             let reveal = &ack["reveal"];
-            assert!(reveal["gold"].is_array(), "training reveals the gold at once: {ack}");
+            assert!(
+                reveal["gold"].is_array(),
+                "training reveals the gold at once: {ack}"
+            );
             // A reload shows the same item with its reveal until the worker moves on.
             let again = parse(&state_of(s, id, &cookie).await);
             assert_eq!(again["step"]["Item"]["reveal"], *reveal);
             // Changing the revealed answer is refused, through a direct request too.
             let before = common::snapshot(&s.pool).await;
-            let r = post_json(s, "submit_answer", &submit_body(id, pos, "another-id", label("negative")), Some(&cookie)).await;
+            let r = post_json(
+                s,
+                "submit_answer",
+                &submit_body(id, pos, "another-id", label("negative")),
+                Some(&cookie),
+            )
+            .await;
             assert_eq!(r.status, StatusCode::CONFLICT);
             assert!(r.body.contains("locked"), "{}", r.body);
             assert_eq!(common::snapshot(&s.pool).await, before);
-            parse(&form(s, "continue_study", &format!("study_id={id}&position={pos}"), Some(&cookie)).await);
+            parse(
+                &form(
+                    s,
+                    "continue_study",
+                    &format!("study_id={id}&position={pos}"),
+                    Some(&cookie),
+                )
+                .await,
+            );
         } else {
-            assert!(ack["reveal"].is_null(), "test items are never revealed: {ack}");
+            assert!(
+                ack["reveal"].is_null(),
+                "test items are never revealed: {ack}"
+            );
         }
     }
 }
@@ -384,7 +272,10 @@ fn gold_free(seen: &Seen, golds: &[(String, app::domain::task::Gold)]) {
             }
             let official = serde_json::to_string(&gold.official).unwrap();
             if gold.official.len() > 1 || gold.official.iter().any(|g| g.contains(' ')) {
-                assert!(!body.contains(&official), "test gold of {id} in {what}: {official}");
+                assert!(
+                    !body.contains(&official),
+                    "test gold of {id} in {what}: {official}"
+                );
             }
         }
     }
@@ -396,7 +287,11 @@ async fn a_k_shot_classification_worker_trains_with_revealed_locked_golds_then_t
     let s = &e.state;
     let id = new_study(s, "demo-SST-2", &[2], 3).await;
     let seen = run_worker(s, id, "sst-worker", |item| {
-        if item["phase"] == "training" && item["index"] == 1 { json!({"kind": "skip", "confidence": null}) } else { label("positive") }
+        if item["phase"] == "training" && item["index"] == 1 {
+            json!({"kind": "skip", "confidence": null})
+        } else {
+            label("positive")
+        }
     })
     .await;
     // Reveals appear only in the acknowledgements of training submissions; nothing else a
@@ -469,18 +364,43 @@ async fn refused_submissions_change_nothing() {
     let pos = item["position"].as_i64().unwrap();
     let text = item["context"]["text"].as_str().unwrap().to_string();
     let before = common::snapshot(&s.pool).await;
-    let bad = |spans: Value| submit_body(id, pos, "c-bad", json!({"kind": "spans", "spans": spans}));
+    let bad =
+        |spans: Value| submit_body(id, pos, "c-bad", json!({"kind": "spans", "spans": spans}));
     let word: String = text.chars().skip(1).take(4).collect();
     let cases = [
         // Wrong offset: the text one code point later.
-        (bad(json!([{"text": word, "offset": 2, "length": 4}])), StatusCode::BAD_REQUEST, "does not match the text at offset 2"),
-        (bad(json!([{"text": "zzzz", "offset": 100000, "length": 4}])), StatusCode::BAD_REQUEST, "runs past the end"),
+        (
+            bad(json!([{"text": word, "offset": 2, "length": 4}])),
+            StatusCode::BAD_REQUEST,
+            "does not match the text at offset 2",
+        ),
+        (
+            bad(json!([{"text": "zzzz", "offset": 100000, "length": 4}])),
+            StatusCode::BAD_REQUEST,
+            "runs past the end",
+        ),
         (bad(json!([])), StatusCode::BAD_REQUEST, "No answer"),
-        (submit_body(id, pos, "c-bad", label("positive")), StatusCode::BAD_REQUEST, "not a label"),
+        (
+            submit_body(id, pos, "c-bad", label("positive")),
+            StatusCode::BAD_REQUEST,
+            "not a label",
+        ),
         // Not the current item.
-        (submit_body(id, pos + 1, "c-bad", json!({"kind": "no_answer"})), StatusCode::CONFLICT, "not your current item"),
-        (submit_body(id, 9999, "c-bad", json!({"kind": "no_answer"})), StatusCode::NOT_FOUND, "no item 9999"),
-        (submit_body(id, pos, "", json!({"kind": "no_answer"})), StatusCode::BAD_REQUEST, "client id"),
+        (
+            submit_body(id, pos + 1, "c-bad", json!({"kind": "no_answer"})),
+            StatusCode::CONFLICT,
+            "not your current item",
+        ),
+        (
+            submit_body(id, 9999, "c-bad", json!({"kind": "no_answer"})),
+            StatusCode::NOT_FOUND,
+            "no item 9999",
+        ),
+        (
+            submit_body(id, pos, "", json!({"kind": "no_answer"})),
+            StatusCode::BAD_REQUEST,
+            "client id",
+        ),
     ];
     for (body, status, msg) in cases {
         let r = post_json(s, "submit_answer", &body, Some(&w)).await;
@@ -488,36 +408,86 @@ async fn refused_submissions_change_nothing() {
         assert!(r.body.contains(msg), "{body} -> {}", r.body);
     }
     // Malformed JSON is refused by the server function layer.
-    let mut req = Request::post("/api/submit_answer")
-        .header(header::CONTENT_TYPE, "application/json")
-        .header(header::COOKIE, &w);
-    req = req.header(header::ACCEPT, "application/json");
-    let r = send(s, req.body(Body::from("{\"study_id\": 1, ")).unwrap()).await;
-    assert!(r.status.is_client_error() || r.status.is_server_error(), "{}", r.status);
+    let r = call_fn(
+        s,
+        "submit_answer",
+        "application/json",
+        "{\"study_id\": 1, ".into(),
+        Some(&w),
+    )
+    .await;
+    assert!(
+        r.status.is_client_error() || r.status.is_server_error(),
+        "{}",
+        r.status
+    );
     // Another worker cannot reach this worker's item: they have no place here.
     let other_study = new_study(s, "demo-SST-2", &[0], 3).await;
     let o = arrive(s, other_study, "someone-else").await;
     let before_other = common::snapshot(&s.pool).await;
-    let r = post_json(s, "submit_answer", &submit_body(id, pos, "c-o", json!({"kind": "no_answer"})), Some(&o)).await;
+    let r = post_json(
+        s,
+        "submit_answer",
+        &submit_body(id, pos, "c-o", json!({"kind": "no_answer"})),
+        Some(&o),
+    )
+    .await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
     assert!(r.body.contains("no place in this study"), "{}", r.body);
     // Staff cannot submit; nobody signed in cannot either.
     let rita = login(s, "rita", "rita-password").await;
-    let r = post_json(s, "submit_answer", &submit_body(id, pos, "c-r", json!({"kind": "no_answer"})), Some(&rita)).await;
+    let r = post_json(
+        s,
+        "submit_answer",
+        &submit_body(id, pos, "c-r", json!({"kind": "no_answer"})),
+        Some(&rita),
+    )
+    .await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
-    let r = post_json(s, "submit_answer", &submit_body(id, pos, "c-n", json!({"kind": "no_answer"})), None).await;
+    let r = post_json(
+        s,
+        "submit_answer",
+        &submit_body(id, pos, "c-n", json!({"kind": "no_answer"})),
+        None,
+    )
+    .await;
     assert_eq!(r.status, StatusCode::UNAUTHORIZED);
     // Continuing past an item that was not submitted is refused.
-    let r = form(s, "continue_study", &format!("study_id={id}&position={pos}"), Some(&w)).await;
+    let r = form(
+        s,
+        "continue_study",
+        &format!("study_id={id}&position={pos}"),
+        Some(&w),
+    )
+    .await;
     assert_eq!(r.status, StatusCode::CONFLICT);
     let after = common::snapshot(&s.pool).await;
     // Only the other worker's arrival (user, session, place) and the researcher's login differ.
-    assert_eq!(after, before_other.iter().map(|(t, v)| {
-        if t == "sessions" { (t.clone(), (v.parse::<i64>().unwrap() + 1).to_string()) } else { (t.clone(), v.clone()) }
-    }).collect::<Vec<_>>());
-    let items_before = before.iter().find(|(t, _)| t == "assignment_items rows").unwrap();
-    let items_after = before_other.iter().find(|(t, _)| t == "assignment_items rows").unwrap();
-    assert!(items_after.1.starts_with(&items_before.1), "this worker's items are unchanged");
+    assert_eq!(
+        after,
+        before_other
+            .iter()
+            .map(|(t, v)| {
+                if t == "sessions" {
+                    (t.clone(), (v.parse::<i64>().unwrap() + 1).to_string())
+                } else {
+                    (t.clone(), v.clone())
+                }
+            })
+            .collect::<Vec<_>>()
+    );
+    let items_before = before
+        .iter()
+        .find(|(t, _)| t == "assignment_items rows")
+        .unwrap();
+    let items_after = before_other
+        .iter()
+        .find(|(t, _)| t == "assignment_items rows")
+        .unwrap();
+    assert!(
+        items_after.1.starts_with(&items_before.1),
+        "this worker's items are unchanged"
+    );
 }
 
 #[tokio::test]
@@ -531,17 +501,31 @@ async fn only_admins_configure_and_started_studies_keep_what_workers_saw() {
         "filter_margin": 0.2, "item_timeout_secs": null, "open": true, "completion_code": ""
     });
     let create = json!({"task": "demo-CoNLL2003", "name": "NER pilot", "config": config});
-    assert_eq!(post_json(s, "create_study", &create, Some(&rita)).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        post_json(s, "create_study", &create, Some(&rita))
+            .await
+            .status,
+        StatusCode::FORBIDDEN
+    );
     let bad = json!({"task": "demo-CoNLL2003", "name": "NER pilot", "config": {
         "scenarios": [0, 10], "annotators": 0, "training_split": 1, "hourly_rate_cents": 1200,
         "filter_margin": 0.2, "item_timeout_secs": null, "open": true, "completion_code": ""}});
     let r = post_json(s, "create_study", &bad, Some(&ada)).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
-    assert!(r.body.contains("no 10-shot training set") && r.body.contains("at least one annotator"), "{}", r.body);
-    let id: i64 = parse(&post_json(s, "create_study", &create, Some(&ada)).await).as_i64().unwrap();
+    assert!(
+        r.body.contains("no 10-shot training set") && r.body.contains("at least one annotator"),
+        "{}",
+        r.body
+    );
+    let id: i64 = parse(&post_json(s, "create_study", &create, Some(&ada)).await)
+        .as_i64()
+        .unwrap();
     // A completion code was generated.
     let listed = parse(&form(s, "list_studies", "", Some(&rita)).await);
-    let code = listed[0]["config"]["completion_code"].as_str().unwrap().to_string();
+    let code = listed[0]["config"]["completion_code"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert_eq!(code.len(), 8);
     // Before anyone starts, everything may change.
     let mut changed = listed[0]["config"].clone();
@@ -554,13 +538,31 @@ async fn only_admins_configure_and_started_studies_keep_what_workers_saw() {
     let mut frozen = changed.clone();
     frozen["training_split"] = json!(2);
     let before = common::snapshot(&s.pool).await;
-    let r = post_json(s, "update_study", &json!({"id": id, "name": "x", "config": frozen}), Some(&ada)).await;
+    let r = post_json(
+        s,
+        "update_study",
+        &json!({"id": id, "name": "x", "config": frozen}),
+        Some(&ada),
+    )
+    .await;
     assert_eq!(r.status, StatusCode::CONFLICT);
-    assert!(r.body.contains("the training split can no longer change"), "{}", r.body);
+    assert!(
+        r.body.contains("the training split can no longer change"),
+        "{}",
+        r.body
+    );
     assert_eq!(common::snapshot(&s.pool).await, before);
     let mut pay = changed.clone();
     pay["hourly_rate_cents"] = json!(1500);
-    parse(&post_json(s, "update_study", &json!({"id": id, "name": "NER pilot 2", "config": pay}), Some(&ada)).await);
+    parse(
+        &post_json(
+            s,
+            "update_study",
+            &json!({"id": id, "name": "NER pilot 2", "config": pay}),
+            Some(&ada),
+        )
+        .await,
+    );
     let overview = parse(&form(s, "study_admin", &format!("id={id}"), Some(&rita)).await);
     assert_eq!(overview["summary"]["config"]["hourly_rate_cents"], 1500);
     assert_eq!(overview["workers"].as_array().unwrap().len(), 1);
@@ -573,5 +575,10 @@ async fn only_admins_configure_and_started_studies_keep_what_workers_saw() {
     .unwrap();
     assert!(started_under < now_in_force);
     // Workers cannot read the overview.
-    assert_eq!(form(s, "study_admin", &format!("id={id}"), Some(&w)).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        form(s, "study_admin", &format!("id={id}"), Some(&w))
+            .await
+            .status,
+        StatusCode::FORBIDDEN
+    );
 }

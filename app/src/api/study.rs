@@ -227,15 +227,7 @@ pub async fn submit_answer(
         async {
             let pool = app_state()?.pool;
             let worker = auth::require(|r| r == Role::Worker).await?;
-            study::submit(
-                &pool,
-                study_id,
-                worker.id,
-                position,
-                &client_id,
-                answer,
-            )
-            .await
+            study::submit(&pool, study_id, worker.id, position, &client_id, answer).await
         }
         .await,
     )

@@ -209,7 +209,9 @@ mod tests {
         let past = Answer::Spans {
             spans: vec![span("José", 11)],
         };
-        assert!(check_answer(&s, &c, &past).unwrap_err().contains("runs past the end"));
+        assert!(check_answer(&s, &c, &past)
+            .unwrap_err()
+            .contains("runs past the end"));
         let bad_len = Answer::Spans {
             spans: vec![SpanAnswer {
                 text: "José".into(),
@@ -217,13 +219,17 @@ mod tests {
                 length: 5,
             }],
         };
-        assert!(check_answer(&s, &c, &bad_len).unwrap_err().contains("not the length 5"));
+        assert!(check_answer(&s, &c, &bad_len)
+            .unwrap_err()
+            .contains("not the length 5"));
         let twice = Answer::Spans {
             spans: vec![span("to", 6), span("to", 6)],
         };
         assert!(check_answer(&s, &c, &twice).unwrap_err().contains("twice"));
         let none = Answer::Spans { spans: vec![] };
-        assert!(check_answer(&s, &c, &none).unwrap_err().contains("No answer"));
+        assert!(check_answer(&s, &c, &none)
+            .unwrap_err()
+            .contains("No answer"));
         assert_eq!(check_answer(&s, &c, &Answer::NoAnswer), Ok(()));
     }
 

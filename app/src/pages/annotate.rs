@@ -55,7 +55,9 @@ pub(crate) fn LabelForm(labels: Vec<Label>, sender: Sender) -> impl IntoView {
     let choice = RwSignal::new(None::<String>);
     let confidence = RwSignal::new(None::<u8>);
     let submit = move |_| {
-        if let (Some(label), Some(confidence)) = (choice.get_untracked(), confidence.get_untracked()) {
+        if let (Some(label), Some(confidence)) =
+            (choice.get_untracked(), confidence.get_untracked())
+        {
             sender.send(Answer::Label { label, confidence });
         }
     };
@@ -150,7 +152,12 @@ pub(crate) fn SpanForm(text: String, sender: Sender) -> impl IntoView {
         });
         match span {
             None => note.set(Some("Select some of the text first.".into())),
-            Some(s) if answers.with_untracked(|list| list.iter().any(|o| o.offset == s.offset && o.length == s.length)) => {
+            Some(s)
+                if answers.with_untracked(|list| {
+                    list.iter()
+                        .any(|o| o.offset == s.offset && o.length == s.length)
+                }) =>
+            {
                 note.set(Some(format!("{:?} is already an answer.", s.text)))
             }
             Some(s) => {
@@ -163,7 +170,9 @@ pub(crate) fn SpanForm(text: String, sender: Sender) -> impl IntoView {
         }
     };
     let on_key = move |ev: leptos::ev::KeyboardEvent| {
-        let Some(el) = context_ref.get_untracked() else { return };
+        let Some(el) = context_ref.get_untracked() else {
+            return;
+        };
         let key = ev.key();
         if key == "Escape" {
             menu.set(None);

@@ -27,10 +27,18 @@ pub fn read_selection(root: &web_sys::Element, original: &str) -> Option<(usize,
     let total = String::from(root.text_content().unwrap_or_default())
         .encode_utf16()
         .count() as u32;
-    let start = offset_in(root_node, &range.start_container().ok()?, range.start_offset().ok()?)
-        .or_else(|| (range.compare_point(root_node, 0).ok()? < 0).then_some(0))?;
-    let end = offset_in(root_node, &range.end_container().ok()?, range.end_offset().ok()?)
-        .or_else(|| (range.compare_point(root_node, 0).ok()? > 0).then_some(total))?;
+    let start = offset_in(
+        root_node,
+        &range.start_container().ok()?,
+        range.start_offset().ok()?,
+    )
+    .or_else(|| (range.compare_point(root_node, 0).ok()? < 0).then_some(0))?;
+    let end = offset_in(
+        root_node,
+        &range.end_container().ok()?,
+        range.end_offset().ok()?,
+    )
+    .or_else(|| (range.compare_point(root_node, 0).ok()? > 0).then_some(total))?;
     let (s, e) = (
         dom_to_cp(original, start as usize, false),
         dom_to_cp(original, end as usize, true),
@@ -51,7 +59,9 @@ pub fn read_selection(root: &web_sys::Element, original: &str) -> Option<(usize,
 /// Shows the selection (anchor, focus), in code points of `original`, inside `root`, whose
 /// only child is the text node of the displayed context.
 pub fn set_selection(root: &web_sys::Element, original: &str, anchor: usize, focus: usize) {
-    let Some(text) = root.first_child() else { return };
+    let Some(text) = root.first_child() else {
+        return;
+    };
     let Some(sel) = web_sys::window().and_then(|w| w.get_selection().ok().flatten()) else {
         return;
     };

@@ -62,6 +62,19 @@ pub fn App() -> impl IntoView {
     }
 }
 
+/// The numeric route parameter `:id` (0 when absent or not a number: the server then answers
+/// "no such study").
+pub(crate) fn id_param() -> impl Fn() -> i64 + Copy + Send + Sync + 'static {
+    let params = leptos_router::hooks::use_params_map();
+    move || {
+        params
+            .read()
+            .get("id")
+            .and_then(|s| s.parse::<i64>().ok())
+            .unwrap_or(0)
+    }
+}
+
 /// Renders an error from a server function as a message for people.
 pub(crate) fn error_view(e: crate::error::AppError) -> AnyView {
     view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any()

@@ -7,7 +7,6 @@ use crate::api::tasks::list_tasks;
 use crate::domain::study::StudyConfig;
 use leptos::prelude::*;
 use leptos_router::components::A;
-use leptos_router::hooks::use_params_map;
 
 /// The editable fields of a configuration, as text while being typed.
 #[derive(Clone, Copy)]
@@ -31,7 +30,11 @@ impl ConfigFields {
             split: RwSignal::new(c.training_split.to_string()),
             rate: RwSignal::new(format!("{:.2}", f64::from(c.hourly_rate_cents) / 100.0)),
             margin: RwSignal::new(c.filter_margin.to_string()),
-            timeout: RwSignal::new(c.item_timeout_secs.map(|t| t.to_string()).unwrap_or_default()),
+            timeout: RwSignal::new(
+                c.item_timeout_secs
+                    .map(|t| t.to_string())
+                    .unwrap_or_default(),
+            ),
             open: RwSignal::new(c.open),
             code: RwSignal::new(c.completion_code.clone()),
         }
@@ -40,7 +43,9 @@ impl ConfigFields {
     /// The configuration, or a message naming the field that does not parse.
     fn read(&self) -> Result<StudyConfig, String> {
         fn num<T: std::str::FromStr>(what: &str, s: &str) -> Result<T, String> {
-            s.trim().parse().map_err(|_| format!("{what}: {s:?} is not a number"))
+            s.trim()
+                .parse()
+                .map_err(|_| format!("{what}: {s:?} is not a number"))
         }
         let scenarios = self
             .scenarios
@@ -172,16 +177,12 @@ fn CreateForm(create: ServerAction<CreateStudy>) -> impl IntoView {
 
 #[component]
 pub fn StudyAdminPage() -> impl IntoView {
-    let params = use_params_map();
-    let id = move || {
-        params
-            .read()
-            .get("id")
-            .and_then(|s| s.parse::<i64>().ok())
-            .unwrap_or(0)
-    };
+    let id = super::id_param();
     let update = ServerAction::<UpdateStudy>::new();
-    let overview = Resource::new(move || (id(), update.version().get()), |(id, _)| study_admin(id));
+    let overview = Resource::new(
+        move || (id(), update.version().get()),
+        |(id, _)| study_admin(id),
+    );
     view! {
         <Transition fallback=|| view! { <p>"Loading study…"</p> }>
             {move || Suspend::new(async move {
@@ -215,7 +216,11 @@ fn StudyView(o: StudyOverview, update: ServerAction<UpdateStudy>) -> impl IntoVi
             Err(e) => problem.set(Some(e)),
         }
     };
-    let groups: Vec<String> = o.shot_groups.iter().map(|(k, s)| format!("{k}/{s}")).collect();
+    let groups: Vec<String> = o
+        .shot_groups
+        .iter()
+        .map(|(k, s)| format!("{k}/{s}"))
+        .collect();
     view! {
         <h1 class="study-title">{s.name.clone()}</h1>
         <p class="meta">"Task " <A href=format!("/tasks/{}", s.task)>{s.task.clone()}</A>

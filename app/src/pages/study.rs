@@ -5,25 +5,17 @@ use super::annotate::{answer_view, LabelForm, SpanForm};
 use super::browser::random_id;
 use super::error_view;
 use crate::api::study::{
-    continue_study, study_state, submit_answer, Completion, Phase, Reveal, WorkerItem,
-    WorkerStep, WorkerStudy,
+    continue_study, study_state, submit_answer, Completion, Phase, Reveal, WorkerItem, WorkerStep,
+    WorkerStudy,
 };
 use crate::domain::answer::Answer;
 use crate::domain::task::{Context, Family, Label};
 use crate::error::AppError;
 use leptos::prelude::*;
-use leptos_router::hooks::use_params_map;
 
 #[component]
 pub fn WorkerStudyPage() -> impl IntoView {
-    let params = use_params_map();
-    let id = move || {
-        params
-            .read()
-            .get("id")
-            .and_then(|s| s.parse::<i64>().ok())
-            .unwrap_or(0)
-    };
+    let id = super::id_param();
     let version = RwSignal::new(0u32);
     let state = Resource::new(move || (id(), version.get()), |(id, _)| study_state(id));
     let reload = Callback::new(move |_: ()| version.update(|v| *v += 1));
@@ -185,7 +177,8 @@ impl Sender {
             Some((a, id)) if a == answer => id,
             _ => random_id(),
         };
-        self.last.set_value(Some((answer.clone(), client_id.clone())));
+        self.last
+            .set_value(Some((answer.clone(), client_id.clone())));
         self.pending.set(true);
         self.failure.set(None);
         leptos::task::spawn_local(async move {
@@ -288,7 +281,8 @@ fn reveal_view(study_id: i64, position: i64, r: Reveal, reload: Callback<()>) ->
         });
     };
     let correct = if r.gold.is_empty() {
-        view! { <p class="no-answer-text">"No answer: the text does not contain one."</p> }.into_any()
+        view! { <p class="no-answer-text">"No answer: the text does not contain one."</p> }
+            .into_any()
     } else {
         view! {
             <ul>{r.gold.iter().map(|g| view! { <li class="correct-answer">{g.clone()}</li> }).collect_view()}</ul>

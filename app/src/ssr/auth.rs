@@ -179,44 +179,50 @@ pub async fn crowd_worker(
             "the {platform} id in the link is not valid: 1 to 64 letters, digits, '-' or '_'"
         )));
     }
-    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-    let found: Option<(i64, String, String)> = sqlx::query_as(
-        "SELECT u.id, u.name, u.role FROM crowd_ids c JOIN users u ON u.id = c.user_id
+    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let result = async {
+        let found: Option<(i64, String, String)> = sqlx::query_as(
+            "SELECT u.id, u.name, u.role FROM crowd_ids c JOIN users u ON u.id = c.user_id
          WHERE c.platform = ? AND c.external_id = ?",
-    )
-    .bind(platform)
-    .bind(external_id)
-    .fetch_optional(&mut *tx)
-    .await?;
-    let (id, name) = match found {
-        Some((id, name, role)) if role == Role::Worker.as_str() => (id, name),
-        Some(_) => return Err(AppError::Forbidden("staff".into())),
-        None => {
-            let name = format!("{platform}:{external_id}");
-            let taken: Option<i64> = sqlx::query_scalar("SELECT id FROM users WHERE name = ?")
-                .bind(&name)
-                .fetch_optional(&mut *tx)
-                .await?;
-            if taken.is_some() {
-                return Err(AppError::Invalid(format!(
+        )
+        .bind(platform)
+        .bind(external_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let (id, name) = match found {
+            Some((id, name, role)) if role == Role::Worker.as_str() => (id, name),
+            Some(_) => return Err(AppError::Forbidden("staff".into())),
+            None => {
+                let name = format!("{platform}:{external_id}");
+                let taken: Option<i64> = sqlx::query_scalar("SELECT id FROM users WHERE name = ?")
+                    .bind(&name)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                if taken.is_some() {
+                    return Err(AppError::Invalid(format!(
                     "the user name {name:?} is taken by an account that is not this crowd worker"
                 )));
-            }
-            let id = sqlx::query("INSERT INTO users (name, role) VALUES (?, 'worker')")
-                .bind(&name)
-                .execute(&mut *tx)
-                .await?
-                .last_insert_rowid();
-            sqlx::query("INSERT INTO crowd_ids (platform, external_id, user_id) VALUES (?, ?, ?)")
+                }
+                let id = sqlx::query("INSERT INTO users (name, role) VALUES (?, 'worker')")
+                    .bind(&name)
+                    .execute(&mut *tx)
+                    .await?
+                    .last_insert_rowid();
+                sqlx::query(
+                    "INSERT INTO crowd_ids (platform, external_id, user_id) VALUES (?, ?, ?)",
+                )
                 .bind(platform)
                 .bind(external_id)
                 .bind(id)
                 .execute(&mut *tx)
                 .await?;
-            (id, name)
-        }
-    };
-    tx.commit().await?;
+                (id, name)
+            }
+        };
+        Ok((id, name))
+    }
+    .await;
+    let (id, name) = crate::ssr::tx::finish(tx, result).await?;
     Ok(User {
         id,
         name,

@@ -4,3 +4,4 @@ pub mod auth;
 pub mod catalog;
 pub mod state;
 pub mod study;
+pub mod tx;

@@ -74,7 +74,10 @@ pub async fn shot_groups(pool: &SqlitePool, task_id: i64) -> Result<Vec<(u32, u3
     .bind(task_id)
     .fetch_all(pool)
     .await?;
-    Ok(rows.into_iter().map(|(k, s)| (k as u32, s as u32)).collect())
+    Ok(rows
+        .into_iter()
+        .map(|(k, s)| (k as u32, s as u32))
+        .collect())
 }
 
 fn check_name(name: &str) -> Result<String, AppError> {
@@ -88,9 +91,9 @@ fn check_name(name: &str) -> Result<String, AppError> {
 }
 
 fn check_config(config: &StudyConfig, groups: &[(u32, u32)]) -> Result<(), AppError> {
-    config
-        .validate(groups)
-        .map_err(|errs| AppError::Invalid(format!("The study cannot be saved: {}.", errs.join("; "))))
+    config.validate(groups).map_err(|errs| {
+        AppError::Invalid(format!("The study cannot be saved: {}.", errs.join("; ")))
+    })
 }
 
 /// A completion code for studies configured without one: 8 characters, no look-alikes.
@@ -110,14 +113,15 @@ async fn insert_config(
     by: Option<i64>,
 ) -> Result<(), AppError> {
     let json = serde_json::to_string(config).map_err(AppError::internal)?;
-    let config_id =
-        sqlx::query("INSERT INTO study_configs (study_id, config_json, created_by) VALUES (?, ?, ?)")
-            .bind(study_id)
-            .bind(json)
-            .bind(by)
-            .execute(&mut **tx)
-            .await?
-            .last_insert_rowid();
+    let config_id = sqlx::query(
+        "INSERT INTO study_configs (study_id, config_json, created_by) VALUES (?, ?, ?)",
+    )
+    .bind(study_id)
+    .bind(json)
+    .bind(by)
+    .execute(&mut **tx)
+    .await?
+    .last_insert_rowid();
     sqlx::query("UPDATE studies SET config_id = ? WHERE id = ?")
         .bind(config_id)
         .bind(study_id)
@@ -163,38 +167,43 @@ pub async fn update(
     let study = load(pool, id).await?;
     check_config(&config, &shot_groups(pool, study.task_id).await?)?;
     if config.completion_code.trim().is_empty() {
-        return Err(AppError::Invalid("the completion code may not be empty".into()));
-    }
-    // Everything below runs on the one connection of the write transaction.
-    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-    let in_force: i64 = sqlx::query_scalar("SELECT config_id FROM studies WHERE id = ?")
-        .bind(id)
-        .fetch_one(&mut *tx)
-        .await?;
-    if in_force != study.config_id {
-        return Err(AppError::Refused(
-            "The configuration was changed meanwhile; reload the page and try again.".into(),
+        return Err(AppError::Invalid(
+            "the completion code may not be empty".into(),
         ));
     }
-    let started: bool =
-        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM assignments WHERE study_id = ?)")
+    // Everything below runs on the one connection of the write transaction.
+    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let result = async {
+        let in_force: i64 = sqlx::query_scalar("SELECT config_id FROM studies WHERE id = ?")
             .bind(id)
             .fetch_one(&mut *tx)
             .await?;
-    study
-        .config
-        .check_edit(&config, started)
-        .map_err(AppError::Refused)?;
-    sqlx::query("UPDATE studies SET name = ? WHERE id = ?")
-        .bind(&name)
-        .bind(id)
-        .execute(&mut *tx)
-        .await?;
-    if config != study.config {
-        insert_config(&mut tx, id, &config, by).await?;
+        if in_force != study.config_id {
+            return Err(AppError::Refused(
+                "The configuration was changed meanwhile; reload the page and try again.".into(),
+            ));
+        }
+        let started: bool =
+            sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM assignments WHERE study_id = ?)")
+                .bind(id)
+                .fetch_one(&mut *tx)
+                .await?;
+        study
+            .config
+            .check_edit(&config, started)
+            .map_err(AppError::Refused)?;
+        sqlx::query("UPDATE studies SET name = ? WHERE id = ?")
+            .bind(&name)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        if config != study.config {
+            insert_config(&mut tx, id, &config, by).await?;
+        }
+        Ok(())
     }
-    tx.commit().await?;
-    Ok(())
+    .await;
+    crate::ssr::tx::finish(tx, result).await
 }
 
 pub async fn list(pool: &SqlitePool) -> Result<Vec<StudySummary>, AppError> {
@@ -307,7 +316,8 @@ pub async fn enter(
     worker: i64,
     crowd: Option<&CrowdInfo>,
 ) -> Result<i64, AppError> {
-    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let result = async {
     if let Some((id, study_id, k, _)) = assignment_for_task(&mut tx, study.task_id, worker).await? {
         if study_id == study.id {
             return Ok(id);
@@ -325,11 +335,13 @@ pub async fn enter(
     .await?;
     for (id, last) in active {
         if is_abandoned(&study.config, last / 1000, now / 1000, false) {
-            sqlx::query("UPDATE assignments SET status = 'abandoned', abandoned_at = ? WHERE id = ?")
-                .bind(now)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
+            sqlx::query(
+                "UPDATE assignments SET status = 'abandoned', abandoned_at = ? WHERE id = ?",
+            )
+            .bind(now)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
         }
     }
     let loads: Vec<(i64, i64)> = sqlx::query_as(
@@ -352,8 +364,8 @@ pub async fn enter(
         rand::thread_rng().gen_range(0..i64::MAX)
     };
     let split = (k > 0).then_some(study.config.training_split);
-    let crowd_json = serde_json::to_string(&crowd.cloned().unwrap_or_default())
-        .map_err(AppError::internal)?;
+    let crowd_json =
+        serde_json::to_string(&crowd.cloned().unwrap_or_default()).map_err(AppError::internal)?;
     let id = sqlx::query(
         "INSERT INTO assignments (study_id, task_id, worker_id, k, config_id, training_split, order_seed,
             status, crowd_json, started_at, last_activity)
@@ -409,8 +421,10 @@ pub async fn enter(
         .execute(&mut *tx)
         .await?;
     }
-    tx.commit().await?;
-    Ok(id)
+        Ok(id)
+    }
+    .await;
+    crate::ssr::tx::finish(tx, result).await
 }
 
 /// The worker's assignment in this study: (id, k, status, started_at).
@@ -440,7 +454,11 @@ struct ItemRow {
     client_id: Option<String>,
 }
 
-async fn item_row(pool: &SqlitePool, assignment: i64, position: i64) -> Result<Option<ItemRow>, AppError> {
+async fn item_row(
+    pool: &SqlitePool,
+    assignment: i64,
+    position: i64,
+) -> Result<Option<ItemRow>, AppError> {
     let row = sqlx::query(
         "SELECT i.phase, i.submitted_at, i.client_id, i.answer_json, i.no_answer, i.skipped, i.confidence,
                 e.context, e.context2, e.question, e.gold_official, e.gold_spans
@@ -468,7 +486,9 @@ async fn item_row(pool: &SqlitePool, assignment: i64, position: i64) -> Result<O
     let submitted = r.get::<Option<i64>, _>("submitted_at").is_some();
     let answer = if submitted {
         let spans: Vec<StoredSpan> = serde_json::from_str(
-            r.get::<Option<String>, _>("answer_json").as_deref().unwrap_or("[]"),
+            r.get::<Option<String>, _>("answer_json")
+                .as_deref()
+                .unwrap_or("[]"),
         )
         .map_err(|e| corrupt("answer", e))?;
         let confidence = r.get::<Option<i64>, _>("confidence").map(|c| c as u8);
@@ -476,7 +496,10 @@ async fn item_row(pool: &SqlitePool, assignment: i64, position: i64) -> Result<O
             Answer::Skip { confidence }
         } else if r.get::<i64, _>("no_answer") != 0 {
             Answer::NoAnswer
-        } else if let [StoredSpan { text, offset: None, .. }] = spans.as_slice() {
+        } else if let [StoredSpan {
+            text, offset: None, ..
+        }] = spans.as_slice()
+        {
             Answer::Label {
                 label: text.clone(),
                 confidence: confidence.unwrap_or(0),
@@ -498,7 +521,11 @@ async fn item_row(pool: &SqlitePool, assignment: i64, position: i64) -> Result<O
     };
     let phase: String = r.get("phase");
     Ok(Some(ItemRow {
-        phase: if phase == "training" { Phase::Training } else { Phase::Test },
+        phase: if phase == "training" {
+            Phase::Training
+        } else {
+            Phase::Test
+        },
         submitted,
         context,
         question: r.get("question"),
@@ -596,7 +623,11 @@ pub async fn worker_state(
                     phase: item.phase,
                     index,
                     of,
-                    reveal: if item.submitted { reveal(&study.spec, &item) } else { None },
+                    reveal: if item.submitted {
+                        reveal(&study.spec, &item)
+                    } else {
+                        None
+                    },
                     context: item.context,
                     question: item.question,
                 })
@@ -670,11 +701,15 @@ async fn completion(
 }
 
 fn no_place() -> AppError {
-    AppError::NotFound("You have no place in this study; open it through your study link first.".into())
+    AppError::NotFound(
+        "You have no place in this study; open it through your study link first.".into(),
+    )
 }
 
 fn locked() -> AppError {
-    AppError::Refused("This answer was already submitted and is locked; it cannot be changed.".into())
+    AppError::Refused(
+        "This answer was already submitted and is locked; it cannot be changed.".into(),
+    )
 }
 
 /// Stores the answer to the worker's current item. A resend with the same `client_id` is
@@ -727,7 +762,11 @@ pub async fn submit(
     let spans: Vec<StoredSpan> = answer
         .spans()
         .into_iter()
-        .map(|(text, offset, length)| StoredSpan { text, offset, length })
+        .map(|(text, offset, length)| StoredSpan {
+            text,
+            offset,
+            length,
+        })
         .collect();
     let now = now_ms();
     let ack_at = (item.phase == Phase::Test).then_some(now);
@@ -797,8 +836,12 @@ pub async fn acknowledge(
     .fetch_optional(pool)
     .await?;
     match submitted {
-        None => Err(AppError::NotFound(format!("your assignment has no item {position}"))),
-        Some(None) => Err(AppError::Refused("Submit an answer to this item first.".into())),
+        None => Err(AppError::NotFound(format!(
+            "your assignment has no item {position}"
+        ))),
+        Some(None) => Err(AppError::Refused(
+            "Submit an answer to this item first.".into(),
+        )),
         Some(Some(_)) => {
             let now = now_ms();
             sqlx::query(

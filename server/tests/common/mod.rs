@@ -1,5 +1,7 @@
 //! Helpers shared by the integration tests: the CLUES data location and database snapshots.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
+
+pub mod client;
 
 use sqlx::SqlitePool;
 use std::path::PathBuf;
@@ -63,4 +65,16 @@ pub async fn snapshot(pool: &SqlitePool) -> Vec<(String, String)> {
         out.push((format!("{t} rows"), rows.join("\n")));
     }
     out
+}
+
+/// The application state the router needs, over `pool`, with no site files.
+pub fn app_state(pool: SqlitePool) -> app::ssr::state::AppState {
+    app::ssr::state::AppState {
+        pool,
+        leptos_options: leptos::config::LeptosOptions::builder()
+            .output_name("clues-lab")
+            .site_root("target/site")
+            .build(),
+        secure_cookies: false,
+    }
 }

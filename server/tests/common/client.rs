@@ -1,0 +1,187 @@
+//! Driving the router like a browser or a crowd worker, without a socket: requests with
+//! cookies, server functions (form and JSON input), study links, answers.
+use super::app_state;
+use app::domain::people::Role;
+use app::domain::study::StudyConfig;
+use app::ssr::{auth, state::AppState, study};
+use axum::body::Body;
+use axum::http::{header, Request, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use server::{db, demo, router};
+use tower::ServiceExt;
+
+pub struct Env {
+    pub state: AppState,
+    _dir: tempfile::TempDir,
+}
+
+/// A file database (so concurrent requests really run on several connections) with the demo
+/// tasks, an admin and a researcher.
+pub async fn env() -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("t.db").display());
+    let pool = db::connect(&url).await.unwrap();
+    demo::ensure_demo(&pool).await.unwrap();
+    auth::create_user(&pool, "ada", Role::Admin, Some("ada-password".into()))
+        .await
+        .unwrap();
+    auth::create_user(
+        &pool,
+        "rita",
+        Role::Researcher,
+        Some("rita-password".into()),
+    )
+    .await
+    .unwrap();
+    Env {
+        state: app_state(pool),
+        _dir: dir,
+    }
+}
+
+pub struct Resp {
+    pub status: StatusCode,
+    pub body: String,
+    pub cookie: Option<String>,
+    pub location: Option<String>,
+}
+
+pub async fn send(state: &AppState, req: Request<Body>) -> Resp {
+    let what = format!("{} {}", req.method(), req.uri());
+    tokio::time::timeout(std::time::Duration::from_secs(20), send_inner(state, req))
+        .await
+        .unwrap_or_else(|_| panic!("no complete answer to {what} within 20 s"))
+}
+
+pub async fn send_inner(state: &AppState, req: Request<Body>) -> Resp {
+    let res = router::app(state.clone()).oneshot(req).await.unwrap();
+    let (cookie, location) = {
+        let header_of = |name| {
+            res.headers()
+                .get(name)
+                .map(|v: &header::HeaderValue| v.to_str().unwrap().to_string())
+        };
+        (
+            header_of(header::SET_COOKIE).map(|c| c.split(';').next().unwrap().to_string()),
+            header_of(header::LOCATION),
+        )
+    };
+    let status = res.status();
+    let body = res.into_body().collect().await.unwrap().to_bytes();
+    Resp {
+        status,
+        body: String::from_utf8_lossy(&body).into_owned(),
+        cookie,
+        location,
+    }
+}
+
+pub async fn get(state: &AppState, path: &str, cookie: Option<&str>) -> Resp {
+    let mut req = Request::get(path);
+    if let Some(c) = cookie {
+        req = req.header(header::COOKIE, c);
+    }
+    send(state, req.body(Body::empty()).unwrap()).await
+}
+
+/// A server function called with `content_type` input.
+pub async fn call_fn(
+    state: &AppState,
+    name: &str,
+    content_type: &str,
+    body: String,
+    cookie: Option<&str>,
+) -> Resp {
+    let mut req = Request::post(format!("/api/{name}"))
+        .header(header::CONTENT_TYPE, content_type)
+        .header(header::ACCEPT, "application/json");
+    if let Some(c) = cookie {
+        req = req.header(header::COOKIE, c);
+    }
+    send(state, req.body(Body::from(body)).unwrap()).await
+}
+
+pub async fn form(state: &AppState, name: &str, body: &str, cookie: Option<&str>) -> Resp {
+    call_fn(
+        state,
+        name,
+        "application/x-www-form-urlencoded",
+        body.to_string(),
+        cookie,
+    )
+    .await
+}
+
+pub async fn post_json(state: &AppState, name: &str, body: &Value, cookie: Option<&str>) -> Resp {
+    call_fn(state, name, "application/json", body.to_string(), cookie).await
+}
+
+pub async fn login(state: &AppState, name: &str, password: &str) -> String {
+    let r = form(
+        state,
+        "login",
+        &format!("name={name}&password={password}"),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    r.cookie.unwrap()
+}
+
+pub async fn new_study(state: &AppState, task: &str, scenarios: &[u32], annotators: u32) -> i64 {
+    let config = StudyConfig {
+        scenarios: scenarios.to_vec(),
+        annotators,
+        open: true,
+        completion_code: "DONE-1234".into(),
+        ..StudyConfig::default()
+    };
+    study::create(&state.pool, None, task, "test study", config)
+        .await
+        .unwrap()
+}
+
+/// A crowd worker arrives through the study link; returns their session cookie.
+pub async fn arrive(state: &AppState, study_id: i64, pid: &str) -> String {
+    let r = get(
+        state,
+        &format!("/join/{study_id}?PROLIFIC_PID={pid}&STUDY_ID=s1&SESSION_ID=x{pid}"),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
+    assert_eq!(r.location.as_deref(), Some(&*format!("/study/{study_id}")));
+    r.cookie.expect("a session for the crowd worker")
+}
+
+pub async fn state_of(state: &AppState, study_id: i64, cookie: &str) -> Resp {
+    form(
+        state,
+        "study_state",
+        &format!("study_id={study_id}"),
+        Some(cookie),
+    )
+    .await
+}
+
+pub fn parse(r: &Resp) -> Value {
+    assert!(r.status.is_success(), "{} {}", r.status, r.body);
+    serde_json::from_str(&r.body).unwrap()
+}
+
+pub async fn places(state: &AppState, study_id: i64) -> Vec<(i64, String)> {
+    sqlx::query_as("SELECT k, status FROM assignments WHERE study_id = ? ORDER BY id")
+        .bind(study_id)
+        .fetch_all(&state.pool)
+        .await
+        .unwrap()
+}
+
+pub fn submit_body(study_id: i64, position: i64, client_id: &str, answer: Value) -> Value {
+    json!({"study_id": study_id, "position": position, "client_id": client_id, "answer": answer})
+}
+
+pub fn label(l: &str) -> Value {
+    json!({"kind": "label", "label": l, "confidence": 4})
+}
