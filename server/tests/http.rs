@@ -3,7 +3,7 @@
 mod common;
 
 use app::domain::people::Role;
-use app::ssr::{auth, state::AppState};
+use app::ssr::state::AppState;
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use http_body_util::BodyExt;
@@ -13,17 +13,7 @@ use tower::ServiceExt;
 async fn state() -> AppState {
     let pool = db::memory().await.unwrap();
     demo::ensure_demo(&pool).await.unwrap();
-    auth::create_user(
-        &pool,
-        "rita",
-        Role::Researcher,
-        Some("rita-password".into()),
-    )
-    .await
-    .unwrap();
-    auth::create_user(&pool, "walt", Role::Worker, Some("walt-password".into()))
-        .await
-        .unwrap();
+    common::add_users(&pool, &[("rita", Role::Researcher), ("walt", Role::Worker)]).await;
     common::app_state(pool)
 }
 

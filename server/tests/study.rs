@@ -425,33 +425,20 @@ async fn refused_submissions_change_nothing() {
     let other_study = new_study(s, "demo-SST-2", &[0], 3).await;
     let o = arrive(s, other_study, "someone-else").await;
     let before_other = common::snapshot(&s.pool).await;
-    let r = post_json(
-        s,
-        "submit_answer",
-        &submit_body(id, pos, "c-o", json!({"kind": "no_answer"})),
-        Some(&o),
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::NOT_FOUND);
-    assert!(r.body.contains("no place in this study"), "{}", r.body);
-    // Staff cannot submit; nobody signed in cannot either.
+    // Another worker cannot reach this worker's item (they have no place here); staff cannot
+    // submit; nobody signed in cannot either.
     let rita = login(s, "rita", "rita-password").await;
-    let r = post_json(
-        s,
-        "submit_answer",
-        &submit_body(id, pos, "c-r", json!({"kind": "no_answer"})),
-        Some(&rita),
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::FORBIDDEN);
-    let r = post_json(
-        s,
-        "submit_answer",
-        &submit_body(id, pos, "c-n", json!({"kind": "no_answer"})),
-        None,
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    let refusals = [
+        (Some(&o), StatusCode::NOT_FOUND, "no place in this study"),
+        (Some(&rita), StatusCode::FORBIDDEN, "researcher"),
+        (None, StatusCode::UNAUTHORIZED, "NotSignedIn"),
+    ];
+    for (cookie, status, msg) in refusals {
+        let body = submit_body(id, pos, "c-x", json!({"kind": "no_answer"}));
+        let r = post_json(s, "submit_answer", &body, cookie.map(|c| c.as_str())).await;
+        assert_eq!(r.status, status, "{}", r.body);
+        assert!(r.body.contains(msg), "{}", r.body);
+    }
     // Continuing past an item that was not submitted is refused.
     let r = form(
         s,

@@ -3,7 +3,7 @@
 use super::app_state;
 use app::domain::people::Role;
 use app::domain::study::StudyConfig;
-use app::ssr::{auth, state::AppState, study};
+use app::ssr::{state::AppState, study};
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use http_body_util::BodyExt;
@@ -23,17 +23,7 @@ pub async fn env() -> Env {
     let url = format!("sqlite://{}", dir.path().join("t.db").display());
     let pool = db::connect(&url).await.unwrap();
     demo::ensure_demo(&pool).await.unwrap();
-    auth::create_user(&pool, "ada", Role::Admin, Some("ada-password".into()))
-        .await
-        .unwrap();
-    auth::create_user(
-        &pool,
-        "rita",
-        Role::Researcher,
-        Some("rita-password".into()),
-    )
-    .await
-    .unwrap();
+    super::add_users(&pool, &[("ada", Role::Admin), ("rita", Role::Researcher)]).await;
     Env {
         state: app_state(pool),
         _dir: dir,

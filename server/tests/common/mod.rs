@@ -78,3 +78,12 @@ pub fn app_state(pool: SqlitePool) -> app::ssr::state::AppState {
         secure_cookies: false,
     }
 }
+
+/// Adds users with the password `<name>-password`.
+pub async fn add_users(pool: &SqlitePool, users: &[(&str, app::domain::people::Role)]) {
+    for (name, role) in users {
+        app::ssr::auth::create_user(pool, name, *role, Some(format!("{name}-password")))
+            .await
+            .unwrap();
+    }
+}
