@@ -317,21 +317,31 @@ pub async fn enter(
     crowd: Option<&CrowdInfo>,
 ) -> Result<i64, AppError> {
     let mut tx = crate::ssr::tx::begin_write(pool).await?;
-    let result = async {
-    if let Some((id, study_id, k, _)) = assignment_for_task(&mut tx, study.task_id, worker).await? {
+    let result = enter_in(&mut tx, study, worker, crowd).await;
+    crate::ssr::tx::finish(tx, result).await
+}
+
+async fn enter_in(
+    tx: &mut Transaction<'static, Sqlite>,
+    study: &Study,
+    worker: i64,
+    crowd: Option<&CrowdInfo>,
+) -> Result<i64, AppError> {
+    // Resuming one's own place is not an arrival; a place in another study of the task makes
+    // the worker not new to it.
+    let mut prior = Vec::new();
+    if let Some((id, study_id, k, _)) = assignment_for_task(tx, study.task_id, worker).await? {
         if study_id == study.id {
             return Ok(id);
         }
-        return Err(AppError::Refused(
-            crate::domain::study::Refusal::OtherScenario { k }.to_string(),
-        ));
+        prior.push(k);
     }
     let now = now_ms();
     let active: Vec<(i64, i64)> = sqlx::query_as(
         "SELECT id, last_activity FROM assignments WHERE study_id = ? AND status = 'active'",
     )
     .bind(study.id)
-    .fetch_all(&mut *tx)
+    .fetch_all(&mut **tx)
     .await?;
     for (id, last) in active {
         if is_abandoned(&study.config, last / 1000, now / 1000, false) {
@@ -340,7 +350,7 @@ pub async fn enter(
             )
             .bind(now)
             .bind(id)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
         }
     }
@@ -348,7 +358,7 @@ pub async fn enter(
         "SELECT k, COUNT(*) FROM assignments WHERE study_id = ? AND status != 'abandoned' GROUP BY k",
     )
     .bind(study.id)
-    .fetch_all(&mut *tx)
+    .fetch_all(&mut **tx)
     .await?;
     let loads: Vec<ScenarioLoad> = loads
         .into_iter()
@@ -357,7 +367,7 @@ pub async fn enter(
             taken: n as u32,
         })
         .collect();
-    let k = choose_scenario(&study.config, &loads, &[])
+    let k = choose_scenario(&study.config, &loads, &prior)
         .map_err(|r| AppError::Refused(r.to_string()))?;
     let seed = {
         use rand::Rng;
@@ -381,7 +391,7 @@ pub async fn enter(
     .bind(crowd_json)
     .bind(now)
     .bind(now)
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?
     .last_insert_rowid();
     // Training: the split's k examples in file order, the same fixed order for everyone.
@@ -393,7 +403,7 @@ pub async fn enter(
         .bind(study.task_id)
         .bind(k)
         .bind(split)
-        .fetch_all(&mut *tx)
+        .fetch_all(&mut **tx)
         .await?,
         None => Vec::new(),
     };
@@ -403,7 +413,7 @@ pub async fn enter(
          WHERE f.task_id = ? AND f.kind = 'test' ORDER BY e.line_no",
     )
     .bind(study.task_id)
-    .fetch_all(&mut *tx)
+    .fetch_all(&mut **tx)
     .await?;
     let test_order = item_order(seed as u64, test.len());
     let items = training
@@ -418,13 +428,10 @@ pub async fn enter(
         .bind(position as i64)
         .bind(phase.as_str())
         .bind(example)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
     }
-        Ok(id)
-    }
-    .await;
-    crate::ssr::tx::finish(tx, result).await
+    Ok(id)
 }
 
 /// The worker's assignment in this study: (id, k, status, started_at).
