@@ -1,6 +1,7 @@
 //! Pure domain logic shared by the server and the browser: spans and offsets, the S1 metric,
 //! and the unified task model. Nothing here does IO.
 pub mod answer;
+pub mod crossfit;
 pub mod people;
 pub mod s1;
 pub mod selection;
