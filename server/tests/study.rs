@@ -224,6 +224,15 @@ async fn run_worker(
                 reveal["gold"].is_array(),
                 "training reveals the gold at once: {ack}"
             );
+            // The leak check below looks for golds in exactly this form: make sure it would
+            // find the revealed training golds.
+            for span in reveal["gold_spans"].as_array().unwrap() {
+                if let Some(off) = span["offset"].as_u64() {
+                    assert!(r
+                        .body
+                        .contains(&span_needle(span["text"].as_str().unwrap(), off)));
+                }
+            }
             // A reload shows the same item with its reveal until the worker moves on.
             let again = parse(&state_of(s, id, &cookie).await);
             assert_eq!(again["step"]["Item"]["reveal"], *reveal);
@@ -257,12 +266,24 @@ async fn run_worker(
     }
 }
 
-fn gold_free(seen: &Seen, golds: &[(String, app::domain::task::Gold)]) {
+/// A gold span as it would appear in a JSON body.
+fn span_needle(text: &str, offset: u64) -> String {
+    format!("\"text\":{},\"offset\":{offset}", json!(text))
+}
+
+async fn gold_free(s: &AppState, task: &str, seen: &Seen) {
+    let (task_id, _, _) = catalog::load_spec(&s.pool, task).await.unwrap();
+    let golds: Vec<_> = catalog::test_examples(&s.pool, task_id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.id, e.gold))
+        .collect();
     for (what, body) in &seen.bodies {
-        for (id, gold) in golds {
+        for (id, gold) in &golds {
             for span in &gold.spans {
                 if let Some(off) = span.offset {
-                    let needle = format!("\"text\":{},\"offset\":{off}", json!(span.text));
+                    let needle = span_needle(&span.text, off as u64);
                     let escaped = needle.replace('"', "\\\"");
                     assert!(
                         !body.contains(&needle) && !body.contains(&escaped),
@@ -303,14 +324,7 @@ async fn a_k_shot_classification_worker_trains_with_revealed_locked_golds_then_t
         .map(|(w, _)| w.as_str())
         .collect();
     assert_eq!(with_gold, ["ack training 0", "ack training 1"]);
-    let (task_id, _, _) = catalog::load_spec(&s.pool, "demo-SST-2").await.unwrap();
-    let golds: Vec<_> = catalog::test_examples(&s.pool, task_id)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|e| (e.id, e.gold))
-        .collect();
-    gold_free(&seen, &golds);
+    gold_free(s, "demo-SST-2", &seen).await;
     let rows: Vec<(String, i64, Option<i64>, Option<i64>, f64)> = sqlx::query_as(
         "SELECT phase, skipped, confidence, shown_at, s1 FROM assignment_items ORDER BY position",
     )
@@ -341,14 +355,7 @@ async fn span_workers_never_receive_test_golds_and_offsets_are_checked() {
                 json!({"kind": "spans", "spans": [{"text": word, "offset": 0, "length": word.chars().count()}]})
             })
             .await;
-            let (task_id, _, _) = catalog::load_spec(&s.pool, task).await.unwrap();
-            let golds: Vec<_> = catalog::test_examples(&s.pool, task_id)
-                .await
-                .unwrap()
-                .into_iter()
-                .map(|e| (e.id, e.gold))
-                .collect();
-            gold_free(&seen, &golds);
+            gold_free(s, task, &seen).await;
         }
     }
 }
