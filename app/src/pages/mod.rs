@@ -7,6 +7,7 @@ mod studies;
 mod study;
 mod task;
 
+use crate::domain::task::Context;
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::components::{Route, Router, Routes, A};
@@ -72,6 +73,27 @@ pub(crate) fn id_param() -> impl Fn() -> i64 + Copy + Send + Sync + 'static {
             .get("id")
             .and_then(|s| s.parse::<i64>().ok())
             .unwrap_or(0)
+    }
+}
+
+/// An item's text as workers (and the previewer) see it: line breaks as displayed, MNLI
+/// as Sentence 1 / Sentence 2.
+pub(crate) fn context_view(context: &Context) -> AnyView {
+    match context {
+        Context::Single { text } => view! {
+            <div class="context">{crate::domain::selection::display_text(text)}</div>
+        }
+        .into_any(),
+        Context::Pair {
+            premise,
+            hypothesis,
+        } => view! {
+            <div class="context pair">
+                <p><span class="part">"Sentence 1: "</span>{premise.clone()}</p>
+                <p><span class="part">"Sentence 2: "</span>{hypothesis.clone()}</p>
+            </div>
+        }
+        .into_any(),
     }
 }
 

@@ -3,13 +3,13 @@
 
 use super::annotate::{answer_view, LabelForm, SpanForm};
 use super::browser::random_id;
-use super::error_view;
+use super::{context_view, error_view};
 use crate::api::study::{
     continue_study, study_state, submit_answer, Completion, Phase, Reveal, WorkerItem, WorkerStep,
     WorkerStudy,
 };
 use crate::domain::answer::Answer;
-use crate::domain::task::{Context, Family, Label};
+use crate::domain::task::{Family, Label};
 use crate::error::AppError;
 use leptos::prelude::*;
 
@@ -124,25 +124,6 @@ fn done_view(c: Completion) -> AnyView {
         </section>
     }
     .into_any()
-}
-
-pub(crate) fn context_view(context: &Context) -> AnyView {
-    match context {
-        Context::Single { text } => view! {
-            <div class="context">{crate::domain::selection::display_text(text)}</div>
-        }
-        .into_any(),
-        Context::Pair {
-            premise,
-            hypothesis,
-        } => view! {
-            <div class="context pair">
-                <p><span class="part">"Sentence 1: "</span>{premise.clone()}</p>
-                <p><span class="part">"Sentence 2: "</span>{hypothesis.clone()}</p>
-            </div>
-        }
-        .into_any(),
-    }
 }
 
 /// Sending one answer: the same answer keeps its client id, so a retry after a network

@@ -1,9 +1,8 @@
 //! A task's page: description, labels with their Help, question types, shot groups, the
 //! import's quality report, and a previewer of test items (no gold answers).
 
-use super::error_view;
+use super::{context_view, error_view};
 use crate::api::tasks::{task_detail, ItemPreview, PreviewItem, TaskInfo, QUALITY_ROWS};
-use crate::domain::task::Context;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
@@ -134,22 +133,11 @@ fn ItemPreviewer(name: String) -> impl IntoView {
 }
 
 fn item_view(item: ItemPreview) -> AnyView {
-    let context = match item.context {
-        Context::Single { text } => view! { <p class="context">{text}</p> }.into_any(),
-        Context::Pair {
-            premise,
-            hypothesis,
-        } => view! {
-            <p class="context"><span class="part">"Sentence 1: "</span>{premise}</p>
-            <p class="context"><span class="part">"Sentence 2: "</span>{hypothesis}</p>
-        }
-        .into_any(),
-    };
     view! {
         <article class="item">
             <p class="position">{format!("Item {} of {} (id {})", item.position + 1, item.total, item.id)}</p>
             <p class="question">{item.question}</p>
-            {context}
+            {context_view(&item.context)}
         </article>
     }
     .into_any()

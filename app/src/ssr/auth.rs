@@ -24,11 +24,17 @@ pub struct User {
     pub role: Role,
 }
 
-pub fn now_unix() -> i64 {
+/// Server time in unix milliseconds (item timings).
+pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
+        .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
+}
+
+/// Server time in unix seconds (sessions).
+pub fn now_unix() -> i64 {
+    now_ms() / 1000
 }
 
 /// Hashes a password with argon2id (default parameters) off the async threads.

@@ -7,7 +7,8 @@ use crate::domain::task::{Context, Example, Family, Gold, NoAnswer, TaskSpec};
 use crate::error::AppError;
 use sqlx::{Row, SqlitePool};
 
-fn corrupt(what: &str, e: impl std::fmt::Display) -> AppError {
+/// A stored value that does not parse: logged, and an internal error for the client.
+pub(crate) fn corrupt(what: &str, e: impl std::fmt::Display) -> AppError {
     AppError::internal(format!("stored {what} cannot be read: {e}"))
 }
 
@@ -115,7 +116,8 @@ pub async fn task_detail(pool: &SqlitePool, name: &str) -> Result<TaskInfo, AppE
     })
 }
 
-fn context_of(primary: String, second: Option<String>) -> Context {
+/// The context of an `examples` row from its `context` and `context2` columns.
+pub(crate) fn context_of(primary: String, second: Option<String>) -> Context {
     match second {
         Some(hypothesis) => Context::Pair {
             premise: primary,
@@ -155,6 +157,16 @@ pub async fn preview_item(
     })
 }
 
+/// The gold of an `examples` row from its `gold_official` and `gold_spans` columns.
+pub(crate) fn gold_of(r: &sqlx::sqlite::SqliteRow) -> Result<Gold, AppError> {
+    let spans: Vec<Span> =
+        serde_json::from_str(r.get("gold_spans")).map_err(|e| corrupt("gold spans", e))?;
+    Ok(Gold {
+        official: serde_json::from_str(r.get("gold_official")).map_err(|e| corrupt("gold", e))?,
+        spans,
+    })
+}
+
 /// All test examples of a task, gold included, in file order (server-side scoring only).
 pub async fn test_examples(pool: &SqlitePool, task_id: i64) -> Result<Vec<Example>, AppError> {
     let rows = sqlx::query(
@@ -167,10 +179,6 @@ pub async fn test_examples(pool: &SqlitePool, task_id: i64) -> Result<Vec<Exampl
     .await?;
     rows.into_iter()
         .map(|r| {
-            let official: Vec<String> =
-                serde_json::from_str(r.get("gold_official")).map_err(|e| corrupt("gold", e))?;
-            let spans: Vec<Span> =
-                serde_json::from_str(r.get("gold_spans")).map_err(|e| corrupt("gold spans", e))?;
             let extra: serde_json::Value =
                 serde_json::from_str(r.get("extra_json")).map_err(|e| corrupt("extra", e))?;
             Ok(Example {
@@ -178,7 +186,7 @@ pub async fn test_examples(pool: &SqlitePool, task_id: i64) -> Result<Vec<Exampl
                 context: context_of(r.get("context"), r.get("context2")),
                 question: r.get("question"),
                 question_type: r.get("question_type"),
-                gold: Gold { official, spans },
+                gold: gold_of(&r)?,
                 extra,
             })
         })

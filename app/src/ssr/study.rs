@@ -10,7 +10,8 @@ use crate::domain::s1::Scoring;
 use crate::domain::study::{choose_scenario, is_abandoned, item_order, ScenarioLoad, StudyConfig};
 use crate::domain::task::{Context, Gold, TaskSpec};
 use crate::error::AppError;
-use crate::ssr::catalog::load_spec;
+use crate::ssr::auth::now_ms;
+use crate::ssr::catalog::{context_of, corrupt, gold_of, load_spec};
 use serde::{Deserialize, Serialize};
 use sqlx::{Row, Sqlite, SqlitePool, Transaction};
 
@@ -22,17 +23,6 @@ pub struct CrowdInfo {
     pub study: Option<String>,
     pub session: Option<String>,
     pub assignment: Option<String>,
-}
-
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
-fn corrupt(what: &str, e: impl std::fmt::Display) -> AppError {
-    AppError::internal(format!("stored {what} cannot be read: {e}"))
 }
 
 /// A study with its task and the configuration in force.
@@ -477,19 +467,8 @@ async fn item_row(
     .fetch_optional(pool)
     .await?;
     let Some(r) = row else { return Ok(None) };
-    let context = match r.get::<Option<String>, _>("context2") {
-        Some(hypothesis) => Context::Pair {
-            premise: r.get("context"),
-            hypothesis,
-        },
-        None => Context::Single {
-            text: r.get("context"),
-        },
-    };
-    let gold = Gold {
-        official: serde_json::from_str(r.get("gold_official")).map_err(|e| corrupt("gold", e))?,
-        spans: serde_json::from_str(r.get("gold_spans")).map_err(|e| corrupt("gold spans", e))?,
-    };
+    let context = context_of(r.get("context"), r.get("context2"));
+    let gold = gold_of(&r)?;
     let submitted = r.get::<Option<i64>, _>("submitted_at").is_some();
     let answer = if submitted {
         let spans: Vec<StoredSpan> = serde_json::from_str(
@@ -819,10 +798,14 @@ pub async fn submit(
         };
     }
     touch(pool, assignment, now).await?;
-    let item = item_row(pool, assignment, position)
-        .await?
-        .ok_or_else(|| AppError::internal("item vanished"))?;
-    Ok(ack(&item))
+    // What was just stored, without reading it back.
+    let saved = ItemRow {
+        submitted: true,
+        answer: Some(answer),
+        client_id: Some(client_id.to_string()),
+        ..item
+    };
+    Ok(ack(&saved))
 }
 
 /// Moves on from a revealed training item. Idempotent.
