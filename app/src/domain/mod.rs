@@ -3,6 +3,7 @@
 pub mod answer;
 pub mod crossfit;
 pub mod people;
+pub mod report;
 pub mod s1;
 pub mod selection;
 pub mod spans;

@@ -1,0 +1,403 @@
+//! The report laid out as tables: the paper's Table 5 (shots x tasks grouped by family),
+//! Tables 8 and 9, majority vote and agreement, confidence, annotators; and one long CSV.
+
+use super::table::{csv_line, Table};
+use super::{Report, Tables};
+use crate::domain::s1::Spread;
+use crate::domain::task::Family;
+
+/// A score in percent with one decimal, as the paper prints S1.
+pub fn pct(x: f64) -> String {
+    format!("{:.1}", 100.0 * x)
+}
+
+/// `mean ± std (n)` in percent; the standard deviation is the population one.
+pub fn spread_text(s: &Spread) -> String {
+    format!("{} ± {} (n={})", pct(s.mean), pct(s.std_pop), s.n)
+}
+
+fn opt_pct(x: Option<f64>) -> String {
+    x.map(pct).unwrap_or_else(|| "–".into())
+}
+
+/// Which annotators a set of tables covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Which {
+    All,
+    Filtered,
+}
+
+impl Which {
+    pub fn id(self) -> &'static str {
+        match self {
+            Which::All => "all",
+            Which::Filtered => "filtered",
+        }
+    }
+    pub fn describe(self) -> &'static str {
+        match self {
+            Which::All => "all finished annotators",
+            Which::Filtered => "without the annotators the training filter flags",
+        }
+    }
+    pub fn of(self, r: &Report) -> &Tables {
+        match self {
+            Which::All => &r.all,
+            Which::Filtered => &r.filtered,
+        }
+    }
+}
+
+/// Table 5: rows of shots, columns of tasks grouped as sentence classification / NER /
+/// reading comprehension; each cell `mean ± std (n)` of annotator test S1.
+pub fn main_table(r: &Report, which: Which, any_of: bool) -> Table {
+    let t = which.of(r);
+    let mut groups: Vec<(String, usize)> = vec![(String::new(), 1)];
+    for fam in [
+        Family::Classification,
+        Family::SequenceLabelling,
+        Family::ReadingComprehension,
+    ] {
+        let n = r.tasks.iter().filter(|c| c.family == fam).count();
+        if n > 0 {
+            groups.push((fam.label().to_string(), n));
+        }
+    }
+    let mut header = vec!["Shots".to_string()];
+    header.extend(r.tasks.iter().map(|c| c.name.clone()));
+    let rows = r
+        .shots
+        .iter()
+        .map(|&k| {
+            let mut row = vec![k.to_string()];
+            row.extend(r.tasks.iter().map(|c| {
+                t.main
+                    .iter()
+                    .find(|cell| cell.task == c.name && cell.k == k)
+                    .map_or("–".to_string(), |cell| {
+                        spread_text(if any_of { &cell.any_of } else { &cell.official })
+                    })
+            }));
+            row
+        })
+        .collect();
+    let scoring = if any_of { "any-of" } else { "official" };
+    Table {
+        id: format!("table5-{}-{scoring}", which.id()),
+        title: format!("Human test S1 ({scoring} scoring), {}", which.describe()),
+        note: "Mean ± standard deviation of the annotators' S1 in percent, n annotators; the layout of the paper's Table 5.".into(),
+        groups,
+        header,
+        rows,
+    }
+}
+
+fn subset_table(r: &Report, which: Which, nine: bool) -> Table {
+    let cells = if nine {
+        &which.of(r).table9
+    } else {
+        &which.of(r).table8
+    };
+    let n = if nine { 9 } else { 8 };
+    Table {
+        id: format!("table{n}-{}", which.id()),
+        title: format!(
+            "Training step: S1 on {} ({})",
+            if nine {
+                "the new training items"
+            } else {
+                "the shared training items"
+            },
+            which.describe()
+        ),
+        note: if nine {
+            "The largest-k group on its training items that are not in the next smaller set (the paper's Table 9: 30-shot group, 30 \\ 20 items).".into()
+        } else {
+            "The two largest-k groups on the items of the smaller of the two sets (the paper's Table 8: 20- and 30-shot groups on the 20-shot items).".into()
+        },
+        groups: Vec::new(),
+        header: ["Task", "Group (shots)", "Items", "S1"]
+            .map(String::from)
+            .to_vec(),
+        rows: cells
+            .iter()
+            .map(|c| {
+                vec![
+                    c.task.clone(),
+                    c.group_k.to_string(),
+                    format!("{} ({})", c.items, c.subset.describe()),
+                    spread_text(&c.spread),
+                ]
+            })
+            .collect(),
+    }
+}
+
+fn scenario_table(r: &Report, which: Which) -> Table {
+    Table {
+        id: format!("scenarios-{}", which.id()),
+        title: format!("Majority vote and agreement ({})", which.describe()),
+        note: "Majority vote: labels by plurality (ties broken by the task's label order), span strings kept when more than half of the non-skipping annotators chose them (a string at exactly half is left out). Agreement: Fleiss' kappa over the items every annotator labelled; mean pairwise S1 for span tasks.".into(),
+        groups: Vec::new(),
+        header: [
+            "Task", "Shots", "Annotators", "Items", "Majority S1", "Majority S1 (any-of)",
+            "Ties", "Agreement", "Value", "Agreement items",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: which
+            .of(r)
+            .scenarios
+            .iter()
+            .map(|s| {
+                vec![
+                    s.task.clone(),
+                    s.k.to_string(),
+                    s.annotators.to_string(),
+                    s.items.to_string(),
+                    pct(s.majority_s1),
+                    pct(s.majority_s1_any_of),
+                    s.ties.to_string(),
+                    s.agreement.measure.clone(),
+                    s.agreement
+                        .value
+                        .map_or("–".into(), |v| format!("{v:.3}")),
+                    s.agreement.items.to_string(),
+                ]
+            })
+            .collect(),
+    }
+}
+
+fn confidence_table(r: &Report, which: Which) -> Table {
+    Table {
+        id: format!("confidence-{}", which.id()),
+        title: format!("Confidence against correctness ({})", which.describe()),
+        note: "Test answers of label tasks per level of \"I am confident in my answer\" (1 strongly disagree … 5 strongly agree); skips left out.".into(),
+        groups: Vec::new(),
+        header: ["Task", "Confidence", "Answers", "Correct", "Accuracy"]
+            .map(String::from)
+            .to_vec(),
+        rows: which
+            .of(r)
+            .confidence
+            .iter()
+            .map(|c| {
+                vec![
+                    c.task.clone(),
+                    c.level.to_string(),
+                    c.answers.to_string(),
+                    c.correct.to_string(),
+                    opt_pct(c.accuracy),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// Seconds as `1 h 02 min 03 s`.
+pub fn duration(seconds: f64) -> String {
+    let s = seconds.round() as i64;
+    if s >= 3600 {
+        format!("{} h {:02} min {:02} s", s / 3600, s % 3600 / 60, s % 60)
+    } else {
+        format!("{} min {:02} s", s / 60, s % 60)
+    }
+}
+
+pub fn money(cents: i64) -> String {
+    format!("{}.{:02}", cents / 100, cents % 100)
+}
+
+pub fn annotator_table(r: &Report) -> Table {
+    Table {
+        id: "annotators".into(),
+        title: "Annotators".into(),
+        note: "Test S1 over the submitted test items; paid time runs from taking the place to finishing (or the last activity).".into(),
+        groups: Vec::new(),
+        header: [
+            "Worker", "Study", "Task", "Shots", "Status", "Test S1", "Test S1 (any-of)",
+            "Training S1", "Items", "Skips", "Time on items", "Paid time", "Pay", "Flagged",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: r
+            .annotators
+            .iter()
+            .map(|a| {
+                vec![
+                    a.worker.clone(),
+                    a.study.to_string(),
+                    a.task.clone(),
+                    a.k.to_string(),
+                    a.status.clone(),
+                    opt_pct(a.test_s1),
+                    opt_pct(a.test_s1_any_of),
+                    opt_pct(a.training_s1),
+                    format!("{}/{}", a.items_done, a.items_total),
+                    a.skips.to_string(),
+                    duration(a.seconds_on_items),
+                    duration(a.seconds),
+                    money(a.pay_cents),
+                    if a.flagged { "yes" } else { "" }.to_string(),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// Every table of the report in reading order: for all annotators, then filtered.
+pub fn all_tables(r: &Report) -> Vec<Table> {
+    let mut out = Vec::new();
+    for which in [Which::All, Which::Filtered] {
+        out.push(main_table(r, which, false));
+        out.push(main_table(r, which, true));
+        out.push(subset_table(r, which, false));
+        out.push(subset_table(r, which, true));
+        out.push(scenario_table(r, which));
+        out.push(confidence_table(r, which));
+    }
+    out.push(annotator_table(r));
+    out
+}
+
+/// The whole report as Markdown.
+pub fn markdown(r: &Report) -> String {
+    let mut out = String::from("# Human scores\n\n");
+    for t in all_tables(r) {
+        out.push_str(&t.to_markdown());
+    }
+    out
+}
+
+fn num(x: f64) -> String {
+    format!("{x}")
+}
+
+fn opt_num(x: Option<f64>) -> String {
+    x.map(num).unwrap_or_default()
+}
+
+/// The scores in one long CSV, a row per cell, full precision (fractions, not percent):
+/// `table, annotators, scoring, task, family, k, subset, n, items, mean, std, std_sample, ties,
+/// measure`.
+pub fn scores_csv(r: &Report) -> String {
+    let mut out = csv_line(&[
+        "table",
+        "annotators",
+        "scoring",
+        "task",
+        "family",
+        "k",
+        "subset",
+        "n",
+        "items",
+        "mean",
+        "std",
+        "std_sample",
+        "ties",
+        "measure",
+    ]);
+    let family = |task: &str| {
+        r.tasks
+            .iter()
+            .find(|c| c.name == task)
+            .map_or("", |c| c.family.as_str())
+    };
+    let mut row = |fields: Vec<String>| out.push_str(&csv_line(&fields));
+    let spread_fields = |s: &Spread| {
+        vec![
+            s.n.to_string(),
+            String::new(),
+            num(s.mean),
+            num(s.std_pop),
+            opt_num(s.std_sample),
+        ]
+    };
+    for which in [Which::All, Which::Filtered] {
+        let t = which.of(r);
+        let w = which.id().to_string();
+        for c in &t.main {
+            for (scoring, s) in [("official", &c.official), ("any-of", &c.any_of)] {
+                let mut f = vec!["table5".into(), w.clone(), scoring.into(), c.task.clone()];
+                f.extend([family(&c.task).into(), c.k.to_string(), String::new()]);
+                f.extend(spread_fields(s));
+                f.extend([String::new(), String::new()]);
+                row(f);
+            }
+        }
+        for (name, cells) in [("table8", &t.table8), ("table9", &t.table9)] {
+            for c in cells {
+                let mut f = vec![name.into(), w.clone(), "official".into(), c.task.clone()];
+                f.extend([
+                    family(&c.task).into(),
+                    c.group_k.to_string(),
+                    c.subset.describe(),
+                ]);
+                let mut s = spread_fields(&c.spread);
+                s[1] = c.items.to_string();
+                f.extend(s);
+                f.extend([String::new(), String::new()]);
+                row(f);
+            }
+        }
+        for s in &t.scenarios {
+            for (scoring, v) in [
+                ("official", s.majority_s1),
+                ("any-of", s.majority_s1_any_of),
+            ] {
+                row(vec![
+                    "majority".into(),
+                    w.clone(),
+                    scoring.into(),
+                    s.task.clone(),
+                    family(&s.task).into(),
+                    s.k.to_string(),
+                    String::new(),
+                    s.annotators.to_string(),
+                    s.items.to_string(),
+                    num(v),
+                    String::new(),
+                    String::new(),
+                    s.ties.to_string(),
+                    String::new(),
+                ]);
+            }
+            row(vec![
+                "agreement".into(),
+                w.clone(),
+                String::new(),
+                s.task.clone(),
+                family(&s.task).into(),
+                s.k.to_string(),
+                String::new(),
+                s.annotators.to_string(),
+                s.agreement.items.to_string(),
+                opt_num(s.agreement.value),
+                String::new(),
+                String::new(),
+                String::new(),
+                s.agreement.measure.clone(),
+            ]);
+        }
+        for c in &t.confidence {
+            row(vec![
+                "confidence".into(),
+                w.clone(),
+                String::new(),
+                c.task.clone(),
+                family(&c.task).into(),
+                String::new(),
+                format!("confidence {}", c.level),
+                c.answers.to_string(),
+                c.correct.to_string(),
+                opt_num(c.accuracy),
+                String::new(),
+                String::new(),
+                String::new(),
+                "accuracy".into(),
+            ]);
+        }
+    }
+    out
+}

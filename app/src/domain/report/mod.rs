@@ -1,0 +1,554 @@
+//! The researcher's analysis of human annotations, pure and IO-free: per-annotator and
+//! per-scenario S1 (the paper's Tables 5, 8 and 9), the training filter, majority vote,
+//! agreement, confidence against correctness, time and pay.
+
+pub mod agreement;
+pub mod chart;
+pub mod layout;
+pub mod table;
+pub mod vote;
+
+use crate::domain::s1::{mean, spread, Scoring, Spread};
+use crate::domain::study::flag_low_performers;
+use crate::domain::task::{Family, Gold, TaskSpec};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// One item of an annotator's assignment, as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ItemRecord {
+    pub training: bool,
+    pub example_id: i64,
+    /// Identifies the same item across files (the nesting of the training sets).
+    pub content_key: String,
+    /// The answer's span strings (internal encoding: empty for "no answer" and for a skip);
+    /// `None` while not submitted.
+    pub answer: Option<Vec<String>>,
+    pub skipped: bool,
+    pub confidence: Option<u8>,
+    pub s1: Option<f64>,
+    pub s1_any_of: Option<f64>,
+    pub shown_at: Option<i64>,
+    pub submitted_at: Option<i64>,
+}
+
+/// A worker's place in a scenario with everything they did; times in unix milliseconds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnnotatorRecord {
+    pub assignment: i64,
+    pub study: i64,
+    pub worker: String,
+    pub task: String,
+    pub k: u32,
+    /// `active`, `finished` or `abandoned`. Only finished annotators enter the tables.
+    pub status: String,
+    pub training_split: Option<u32>,
+    pub started_at: i64,
+    pub finished_at: Option<i64>,
+    pub last_activity: i64,
+    pub items: Vec<ItemRecord>,
+}
+
+/// The rules of a study the report applies: its pay rate and its training filter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StudyRules {
+    pub hourly_rate_cents: u32,
+    pub filter_margin: f64,
+}
+
+/// What the report needs of a task: its spec, the gold of each test example (by example id)
+/// and the content keys of each training shot group `(k, split)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskData {
+    pub spec: TaskSpec,
+    pub test_golds: HashMap<i64, Gold>,
+    pub shot_sets: HashMap<(u32, u32), HashSet<String>>,
+}
+
+/// One annotator's line of the report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AnnotatorScore {
+    pub assignment: i64,
+    pub study: i64,
+    pub worker: String,
+    pub task: String,
+    pub k: u32,
+    pub status: String,
+    pub test_s1: Option<f64>,
+    pub test_s1_any_of: Option<f64>,
+    pub training_s1: Option<f64>,
+    pub items_done: usize,
+    pub items_total: usize,
+    pub skips: usize,
+    /// Sum over submitted items of submit minus first show.
+    pub seconds_on_items: f64,
+    /// From taking the place to finishing (or the last activity, if not finished): paid time.
+    pub seconds: f64,
+    pub pay_cents: i64,
+    /// Flagged by the study's training filter.
+    pub flagged: bool,
+}
+
+/// A cell of the main table (the paper's Table 5): annotators' test S1 of one task and k.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    pub task: String,
+    pub k: u32,
+    pub official: Spread,
+    pub any_of: Spread,
+}
+
+/// Which training items a training-step cell covers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Subset {
+    /// The items of the k-shot training set (Table 8: k = 20 in the paper).
+    Shots { k: u32 },
+    /// The items of the k-shot set that are not in the `without`-shot set (Table 9: 30 \ 20).
+    NewIn { k: u32, without: u32 },
+}
+
+impl Subset {
+    pub fn describe(&self) -> String {
+        match self {
+            Subset::Shots { k } => format!("the {k}-shot training items"),
+            Subset::NewIn { k, without } => {
+                format!("the {k}-shot training items not in the {without}-shot set")
+            }
+        }
+    }
+}
+
+/// Training-step S1 of one group (the annotators of k shots) on a subset of training items.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SubsetCell {
+    pub task: String,
+    pub group_k: u32,
+    pub subset: Subset,
+    /// Items in the subset (of the first annotator's split).
+    pub items: usize,
+    pub spread: Spread,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Agreement {
+    /// `Fleiss' kappa` or `mean pairwise S1`.
+    pub measure: String,
+    pub value: Option<f64>,
+    /// Items it was computed on (label tasks: those every annotator labelled).
+    pub items: usize,
+}
+
+/// Majority vote and agreement of one scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioAggregate {
+    pub task: String,
+    pub k: u32,
+    pub annotators: usize,
+    pub items: usize,
+    pub majority_s1: f64,
+    pub majority_s1_any_of: f64,
+    /// Items whose vote was tied (see `vote`).
+    pub ties: usize,
+    pub agreement: Agreement,
+}
+
+/// Accuracy of the test answers given at one confidence level (label tasks).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConfidenceRow {
+    pub task: String,
+    pub level: u8,
+    pub answers: usize,
+    pub correct: usize,
+    pub accuracy: Option<f64>,
+}
+
+/// Every table, for one set of annotators.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Tables {
+    pub main: Vec<Cell>,
+    pub table8: Vec<SubsetCell>,
+    pub table9: Vec<SubsetCell>,
+    pub scenarios: Vec<ScenarioAggregate>,
+    pub confidence: Vec<ConfidenceRow>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskColumn {
+    pub name: String,
+    pub family: Family,
+}
+
+/// The report: columns in the paper's grouping, rows of shots, and the tables both with all
+/// finished annotators and without those the training filter flags.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub tasks: Vec<TaskColumn>,
+    pub shots: Vec<u32>,
+    pub annotators: Vec<AnnotatorScore>,
+    pub all: Tables,
+    pub filtered: Tables,
+}
+
+/// Pay in cents for `ms` milliseconds at `rate_cents` per hour, rounded half up.
+pub fn pay_cents(ms: i64, rate_cents: u32) -> i64 {
+    let cents = (i128::from(ms.max(0)) * i128::from(rate_cents) * 2 + 3_600_000) / 7_200_000;
+    cents as i64
+}
+
+fn item_mean(items: &[&ItemRecord], get: impl Fn(&ItemRecord) -> Option<f64>) -> Option<f64> {
+    let xs: Vec<f64> = items.iter().filter_map(|i| get(i)).collect();
+    mean(&xs)
+}
+
+fn submitted<'a>(a: &'a AnnotatorRecord, training: bool) -> Vec<&'a ItemRecord> {
+    a.items
+        .iter()
+        .filter(|i| i.training == training && i.submitted_at.is_some())
+        .collect()
+}
+
+fn score_annotator(
+    a: &AnnotatorRecord,
+    rules: Option<&StudyRules>,
+    flagged: bool,
+) -> AnnotatorScore {
+    let test = submitted(a, false);
+    let training = submitted(a, true);
+    let done: Vec<&ItemRecord> = a
+        .items
+        .iter()
+        .filter(|i| i.submitted_at.is_some())
+        .collect();
+    let on_items: i64 = done
+        .iter()
+        .filter_map(|i| Some(i.submitted_at? - i.shown_at?))
+        .sum();
+    let paid_ms = a.finished_at.unwrap_or(a.last_activity) - a.started_at;
+    AnnotatorScore {
+        assignment: a.assignment,
+        study: a.study,
+        worker: a.worker.clone(),
+        task: a.task.clone(),
+        k: a.k,
+        status: a.status.clone(),
+        test_s1: item_mean(&test, |i| i.s1),
+        test_s1_any_of: item_mean(&test, |i| i.s1_any_of),
+        training_s1: item_mean(&training, |i| i.s1),
+        items_done: done.len(),
+        items_total: a.items.len(),
+        skips: done.iter().filter(|i| i.skipped).count(),
+        seconds_on_items: on_items as f64 / 1000.0,
+        seconds: paid_ms.max(0) as f64 / 1000.0,
+        pay_cents: rules.map_or(0, |r| pay_cents(paid_ms, r.hourly_rate_cents)),
+        flagged,
+    }
+}
+
+/// The assignments the training filter flags: per study and scenario, among its finished
+/// k-shot annotators, those more than the study's margin below the others' mean training S1.
+pub fn flagged(annotators: &[AnnotatorRecord], rules: &HashMap<i64, StudyRules>) -> HashSet<i64> {
+    let mut groups: HashMap<(i64, u32), Vec<(i64, f64)>> = HashMap::new();
+    for a in annotators
+        .iter()
+        .filter(|a| a.status == "finished" && a.k > 0)
+    {
+        if let Some(s) = item_mean(&submitted(a, true), |i| i.s1) {
+            groups
+                .entry((a.study, a.k))
+                .or_default()
+                .push((a.assignment, s));
+        }
+    }
+    groups
+        .into_iter()
+        .flat_map(|((study, _), scores)| {
+            let margin = rules.get(&study).map_or(f64::INFINITY, |r| r.filter_margin);
+            flag_low_performers(&scores, margin)
+        })
+        .collect()
+}
+
+/// Builds the whole report. `tasks` by task name; annotators of unknown tasks are ignored.
+pub fn build(
+    tasks: &HashMap<String, TaskData>,
+    annotators: &[AnnotatorRecord],
+    rules: &HashMap<i64, StudyRules>,
+) -> Report {
+    let annotators: Vec<&AnnotatorRecord> = annotators
+        .iter()
+        .filter(|a| tasks.contains_key(&a.task))
+        .collect();
+    let owned: Vec<AnnotatorRecord> = annotators.iter().map(|a| (*a).clone()).collect();
+    let flags = flagged(&owned, rules);
+    let mut columns: Vec<TaskColumn> = annotators
+        .iter()
+        .map(|a| a.task.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .map(|name| TaskColumn {
+            family: tasks[&name].spec.family,
+            name,
+        })
+        .collect();
+    columns.sort_by_key(|c| (family_rank(c.family), c.name.clone()));
+    let finished: Vec<&AnnotatorRecord> = annotators
+        .iter()
+        .copied()
+        .filter(|a| a.status == "finished")
+        .collect();
+    let kept: Vec<&AnnotatorRecord> = finished
+        .iter()
+        .copied()
+        .filter(|a| !flags.contains(&a.assignment))
+        .collect();
+    Report {
+        shots: annotators
+            .iter()
+            .map(|a| a.k)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
+        annotators: annotators
+            .iter()
+            .map(|a| score_annotator(a, rules.get(&a.study), flags.contains(&a.assignment)))
+            .collect(),
+        all: tables(tasks, &columns, &finished),
+        filtered: tables(tasks, &columns, &kept),
+        tasks: columns,
+    }
+}
+
+fn family_rank(f: Family) -> u8 {
+    match f {
+        Family::Classification => 0,
+        Family::SequenceLabelling => 1,
+        Family::ReadingComprehension => 2,
+    }
+}
+
+/// Annotators of one task and k, in a stable order.
+fn scenario<'a>(group: &[&'a AnnotatorRecord], task: &str, k: u32) -> Vec<&'a AnnotatorRecord> {
+    group
+        .iter()
+        .copied()
+        .filter(|a| a.task == task && a.k == k)
+        .collect()
+}
+
+fn tables(
+    tasks: &HashMap<String, TaskData>,
+    columns: &[TaskColumn],
+    group: &[&AnnotatorRecord],
+) -> Tables {
+    let mut t = Tables::default();
+    for col in columns {
+        let data = &tasks[&col.name];
+        let ks: BTreeSet<u32> = group
+            .iter()
+            .filter(|a| a.task == col.name)
+            .map(|a| a.k)
+            .collect();
+        for &k in &ks {
+            let annotators = scenario(group, &col.name, k);
+            let scores: Vec<AnnotatorScore> = annotators
+                .iter()
+                .map(|a| score_annotator(a, None, false))
+                .collect();
+            let of = |f: fn(&AnnotatorScore) -> Option<f64>| {
+                spread(&scores.iter().filter_map(f).collect::<Vec<_>>())
+            };
+            if let (Some(official), Some(any_of)) = (of(|s| s.test_s1), of(|s| s.test_s1_any_of)) {
+                t.main.push(Cell {
+                    task: col.name.clone(),
+                    k,
+                    official,
+                    any_of,
+                });
+            }
+            t.scenarios.push(aggregate(data, k, &annotators));
+        }
+        training_tables(&mut t, data, &col.name, &ks, group);
+        t.confidence.extend(confidence(data, &col.name, group));
+    }
+    t
+}
+
+/// Tables 8 and 9 for one task: with the two largest training sizes `mid < max` (20 and 30
+/// in the paper), S1 of the mid and max groups on the mid-shot items, and of the max group on
+/// the max-shot items not in the mid-shot set. Each annotator on their own split.
+fn training_tables(
+    t: &mut Tables,
+    data: &TaskData,
+    task: &str,
+    ks: &BTreeSet<u32>,
+    group: &[&AnnotatorRecord],
+) {
+    let sizes: Vec<u32> = ks.iter().copied().filter(|&k| k > 0).collect();
+    let [.., mid, max] = sizes[..] else {
+        return;
+    };
+    let empty = HashSet::new();
+    let set = |k: u32, split: Option<u32>| {
+        split
+            .and_then(|s| data.shot_sets.get(&(k, s)))
+            .unwrap_or(&empty)
+    };
+    let cell = |group_k: u32, subset: Subset| -> Option<SubsetCell> {
+        let annotators = scenario(group, task, group_k);
+        let in_subset = |a: &AnnotatorRecord, key: &str| match subset {
+            Subset::Shots { k } => set(k, a.training_split).contains(key),
+            Subset::NewIn { k, without } => {
+                set(k, a.training_split).contains(key)
+                    && !set(without, a.training_split).contains(key)
+            }
+        };
+        let scores: Vec<f64> = annotators
+            .iter()
+            .filter_map(|a| {
+                let items: Vec<&ItemRecord> = submitted(a, true)
+                    .into_iter()
+                    .filter(|i| in_subset(a, &i.content_key))
+                    .collect();
+                item_mean(&items, |i| i.s1)
+            })
+            .collect();
+        let items = annotators.first().map_or(0, |a| {
+            a.items
+                .iter()
+                .filter(|i| i.training && in_subset(a, &i.content_key))
+                .count()
+        });
+        Some(SubsetCell {
+            task: task.to_string(),
+            group_k,
+            spread: spread(&scores)?,
+            subset,
+            items,
+        })
+    };
+    t.table8.extend(
+        [mid, max]
+            .into_iter()
+            .filter_map(|g| cell(g, Subset::Shots { k: mid })),
+    );
+    t.table9.extend(cell(
+        max,
+        Subset::NewIn {
+            k: max,
+            without: mid,
+        },
+    ));
+}
+
+/// Majority vote S1 and agreement of one scenario's annotators on the test items.
+fn aggregate(data: &TaskData, k: u32, annotators: &[&AnnotatorRecord]) -> ScenarioAggregate {
+    let spec = &data.spec;
+    let labels: Vec<String> = spec.labels.iter().map(|l| l.name.clone()).collect();
+    let is_label = spec.family == Family::Classification;
+    // example id -> each annotator's ballot (None: skipped or not answered).
+    let mut examples: Vec<i64> = Vec::new();
+    let mut ballots: HashMap<i64, Vec<Option<Vec<String>>>> = HashMap::new();
+    for (n, a) in annotators.iter().enumerate() {
+        for i in a.items.iter().filter(|i| !i.training) {
+            let row = ballots.entry(i.example_id).or_insert_with(|| {
+                examples.push(i.example_id);
+                vec![None; annotators.len()]
+            });
+            row[n] = i.answer.clone().filter(|_| !i.skipped);
+        }
+    }
+    examples.sort_unstable();
+    let (mut official, mut any_of, mut ties) = (Vec::new(), Vec::new(), 0);
+    for id in &examples {
+        let cast: Vec<&[String]> = ballots[id].iter().flatten().map(Vec::as_slice).collect();
+        let v = if is_label {
+            vote::plurality(&cast, &labels)
+        } else {
+            vote::span_majority(&cast)
+        };
+        ties += usize::from(v.tie);
+        if let Some(gold) = data.test_golds.get(id) {
+            let pred = spec.to_official(&v.answer);
+            official.push(gold.score(spec.family, &pred, Scoring::Official));
+            any_of.push(gold.score(spec.family, &pred, Scoring::AnyOf));
+        }
+    }
+    let agreement = if is_label {
+        let rows: Vec<Vec<usize>> = examples
+            .iter()
+            .filter(|id| ballots[id].iter().all(Option::is_some))
+            .map(|id| {
+                let mut row = vec![0; labels.len()];
+                for b in ballots[id].iter().flatten() {
+                    if let Some(j) = b.first().and_then(|l| labels.iter().position(|x| x == l)) {
+                        row[j] += 1;
+                    }
+                }
+                row
+            })
+            .collect();
+        Agreement {
+            measure: "Fleiss' kappa".into(),
+            value: agreement::fleiss_kappa(&rows),
+            items: rows.len(),
+        }
+    } else {
+        let per_annotator: Vec<Vec<Option<Vec<String>>>> = (0..annotators.len())
+            .map(|n| examples.iter().map(|id| ballots[id][n].clone()).collect())
+            .collect();
+        let shared = examples
+            .iter()
+            .filter(|id| ballots[id].iter().filter(|b| b.is_some()).count() >= 2)
+            .count();
+        Agreement {
+            measure: "mean pairwise S1".into(),
+            value: agreement::mean_pairwise_s1(&per_annotator).map(|(v, _)| v),
+            items: shared,
+        }
+    };
+    ScenarioAggregate {
+        task: spec.name.clone(),
+        k,
+        annotators: annotators.len(),
+        items: official.len(),
+        majority_s1: mean(&official).unwrap_or(0.0),
+        majority_s1_any_of: mean(&any_of).unwrap_or(0.0),
+        ties,
+        agreement,
+    }
+}
+
+/// Accuracy per confidence level over the test answers of a label task (skips left out).
+fn confidence(data: &TaskData, task: &str, group: &[&AnnotatorRecord]) -> Vec<ConfidenceRow> {
+    if data.spec.family != Family::Classification {
+        return Vec::new();
+    }
+    let answers: Vec<(u8, bool)> = group
+        .iter()
+        .filter(|a| a.task == task)
+        .flat_map(|a| submitted(a, false))
+        .filter(|i| !i.skipped)
+        .filter_map(|i| Some((i.confidence?, i.s1? == 1.0)))
+        .collect();
+    crate::domain::answer::CONFIDENCE_LEVELS
+        .iter()
+        .map(|&(level, _)| {
+            let at: Vec<bool> = answers
+                .iter()
+                .filter(|(l, _)| *l == level)
+                .map(|(_, c)| *c)
+                .collect();
+            let correct = at.iter().filter(|c| **c).count();
+            ConfidenceRow {
+                task: task.to_string(),
+                level,
+                answers: at.len(),
+                correct,
+                accuracy: (!at.is_empty()).then(|| correct as f64 / at.len() as f64),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

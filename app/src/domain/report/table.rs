@@ -1,0 +1,125 @@
+//! A plain table of strings with its CSV (RFC 4180 quoting) and Markdown renderings; the
+//! dashboard renders the same tables as HTML, so every format shows the same cells.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Table {
+    /// A stable identifier, e.g. `table5-all-official`.
+    pub id: String,
+    pub title: String,
+    pub note: String,
+    /// Header groups above the header: (label, columns spanned); empty for none.
+    pub groups: Vec<(String, usize)>,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+/// One CSV field: quoted when it holds a comma, a quote, a line break or edge whitespace.
+pub fn csv_field(s: &str) -> String {
+    let needs = s.contains([',', '"', '\n', '\r']) || s.trim() != s;
+    if needs {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// One CSV record, ended by a newline.
+pub fn csv_line<S: AsRef<str>>(fields: &[S]) -> String {
+    let mut line = fields
+        .iter()
+        .map(|f| csv_field(f.as_ref()))
+        .collect::<Vec<_>>()
+        .join(",");
+    line.push('\n');
+    line
+}
+
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+impl Table {
+    pub fn to_csv(&self) -> String {
+        let mut out = csv_line(&self.header);
+        for row in &self.rows {
+            out.push_str(&csv_line(row));
+        }
+        out
+    }
+
+    pub fn to_markdown(&self) -> String {
+        let mut out = format!("### {}\n\n", self.title);
+        if !self.note.is_empty() {
+            out.push_str(&format!("{}\n\n", self.note));
+        }
+        let line = |cells: &[String]| {
+            format!(
+                "| {} |\n",
+                cells
+                    .iter()
+                    .map(|c| md_cell(c))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            )
+        };
+        if !self.groups.is_empty() {
+            // Markdown has no spanning cells: the groups are named in the header itself.
+            let mut named = Vec::new();
+            let mut at = 0;
+            for (label, span) in &self.groups {
+                for h in self.header.iter().skip(at).take(*span) {
+                    named.push(if label.is_empty() {
+                        h.clone()
+                    } else {
+                        format!("{h} ({label})")
+                    });
+                }
+                at += span;
+            }
+            named.extend(self.header.iter().skip(at).cloned());
+            out.push_str(&line(&named));
+        } else {
+            out.push_str(&line(&self.header));
+        }
+        out.push_str(&line(&vec!["---".to_string(); self.header.len()]));
+        for row in &self.rows {
+            out.push_str(&line(row));
+        }
+        out.push('\n');
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quotes_only_when_needed() {
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("two\nlines"), "\"two\nlines\"");
+        assert_eq!(csv_field(" edge"), "\" edge\"");
+        assert_eq!(csv_line(&["a", "", "c,d"]), "a,,\"c,d\"\n");
+    }
+
+    #[test]
+    fn markdown_escapes_pipes_and_names_groups() {
+        let t = Table {
+            id: "t".into(),
+            title: "T".into(),
+            note: String::new(),
+            groups: vec![(String::new(), 1), ("NER".into(), 1)],
+            header: vec!["Shots".into(), "CoNLL".into()],
+            rows: vec![vec!["0".into(), "a|b".into()]],
+        };
+        let md = t.to_markdown();
+        assert!(
+            md.contains("| Shots | CoNLL (NER) |\n| --- | --- |\n| 0 | a\\|b |\n"),
+            "{md}"
+        );
+    }
+}
