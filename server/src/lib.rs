@@ -5,6 +5,7 @@ pub mod clues;
 pub mod db;
 pub mod demo;
 pub mod error;
+pub mod export;
 pub mod join;
 pub mod router;
 pub mod score;

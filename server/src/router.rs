@@ -11,6 +11,7 @@ pub fn app(state: AppState) -> Router {
     let options = state.leptos_options.clone();
     Router::new()
         .route("/join/{study}", axum::routing::get(crate::join::join))
+        .route("/export/{file}", axum::routing::get(crate::export::export))
         .leptos_routes(&state, routes, move || shell(options.clone()))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         .with_state(state)

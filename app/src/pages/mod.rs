@@ -2,6 +2,7 @@
 //! Every page renders on the server and hydrates in the browser.
 mod annotate;
 mod browser;
+mod dashboard;
 mod home;
 mod studies;
 mod study;
@@ -54,6 +55,7 @@ pub fn App() -> impl IntoView {
                 <Routes fallback=|| view! { <p class="error">"No such page."</p> }>
                     <Route path=path!("/") view=home::Home/>
                     <Route path=path!("/tasks/:name") view=task::TaskPage/>
+                    <Route path=path!("/dashboard") view=dashboard::DashboardPage/>
                     <Route path=path!("/studies") view=studies::StudiesPage/>
                     <Route path=path!("/studies/:id") view=studies::StudyAdminPage/>
                     <Route path=path!("/study/:id") view=study::WorkerStudyPage/>

@@ -229,21 +229,7 @@ fn StudyView(o: StudyOverview, update: ServerAction<UpdateStudy>) -> impl IntoVi
            " — add " <code>"?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…"</code> " (Prolific) or " <code>"?workerId=…&assignmentId=…&hitId=…"</code> " (MTurk)."</p>
         <section class="progress">
             <h2>"Progress"</h2>
-            <table class="grid">
-                <thead><tr><th>"Shots"</th><th>"Places"</th><th>"Active"</th><th>"Finished"</th><th>"Abandoned"</th><th>"Items done"</th></tr></thead>
-                <tbody>
-                    {o.progress.into_iter().map(|p| view! {
-                        <tr>
-                            <td class="num">{p.k}</td>
-                            <td class="num">{format!("{} of {}", p.active + p.finished, p.slots)}</td>
-                            <td class="num">{p.active}</td>
-                            <td class="num">{p.finished}</td>
-                            <td class="num">{p.abandoned}</td>
-                            <td class="num">{format!("{} of {}", p.items_done, p.items_total)}</td>
-                        </tr>
-                    }).collect_view()}
-                </tbody>
-            </table>
+            {super::dashboard::progress_table(o.progress)}
             <table class="grid workers">
                 <thead><tr><th>"Worker"</th><th>"Shots"</th><th>"Status"</th><th>"Items"</th><th>"Training S1"</th><th>"Time on items"</th></tr></thead>
                 <tbody>

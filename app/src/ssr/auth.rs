@@ -296,7 +296,24 @@ pub async fn current_user() -> Result<Option<User>, AppError> {
 
 /// Inside a server function: the signed-in user if their role is allowed, else an error.
 pub async fn require(allowed: impl Fn(Role) -> bool) -> Result<User, AppError> {
-    let user = current_user().await?.ok_or(AppError::NotSignedIn)?;
+    allow(current_user().await?, allowed)
+}
+
+/// For a plain axum handler: the user of the request's session if their role is allowed.
+pub async fn require_in(
+    pool: &SqlitePool,
+    headers: &HeaderMap,
+    allowed: impl Fn(Role) -> bool,
+) -> Result<User, AppError> {
+    let user = match session_token(headers) {
+        Some(token) => user_for_token(pool, &token).await?,
+        None => None,
+    };
+    allow(user, allowed)
+}
+
+fn allow(user: Option<User>, allowed: impl Fn(Role) -> bool) -> Result<User, AppError> {
+    let user = user.ok_or(AppError::NotSignedIn)?;
     if allowed(user.role) {
         Ok(user)
     } else {

@@ -2,6 +2,8 @@
 //! Compiled with the `ssr` feature only; the browser build never sees them.
 pub mod auth;
 pub mod catalog;
+pub mod export;
+pub mod report;
 pub mod state;
 pub mod study;
 pub mod tx;

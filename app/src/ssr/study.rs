@@ -522,11 +522,12 @@ async fn item_row(
 }
 
 /// An answer span as stored in `assignment_items.answer_json`.
-#[derive(Serialize, Deserialize)]
-struct StoredSpan {
-    text: String,
-    offset: Option<usize>,
-    length: usize,
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoredSpan {
+    pub text: String,
+    /// Code points into the context; `None` for a label.
+    pub offset: Option<usize>,
+    pub length: usize,
 }
 
 /// The gold beside the worker's answer: only ever built for a submitted training item.

@@ -1,7 +1,8 @@
 //! The learning-curve chart as a standalone SVG document: S1 against k for each series, with
 //! a band of one standard deviation where the series has a spread (humans over annotators).
 
-use super::Tables;
+use super::layout::Which;
+use super::{Report, Tables};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Point {
@@ -38,6 +39,14 @@ pub fn human_series(t: &Tables, task: &str, name: &str) -> Series {
         color: "#1f5fa8".into(),
         points,
     }
+}
+
+/// A task's learning curve for one set of annotators.
+pub fn task_curve(r: &Report, task: &str, which: Which) -> String {
+    learning_curve(
+        &format!("{task}: human S1 against shots ({})", which.describe()),
+        &[human_series(which.of(r), task, "humans")],
+    )
 }
 
 pub fn xml_escape(s: &str) -> String {

@@ -440,14 +440,13 @@ fn training_tables(
     ));
 }
 
-/// Majority vote S1 and agreement of one scenario's annotators on the test items.
-fn aggregate(data: &TaskData, k: u32, annotators: &[&AnnotatorRecord]) -> ScenarioAggregate {
-    let spec = &data.spec;
-    let labels: Vec<String> = spec.labels.iter().map(|l| l.name.clone()).collect();
-    let is_label = spec.family == Family::Classification;
-    // example id -> each annotator's ballot (None: skipped or not answered).
+type Ballots = HashMap<i64, Vec<Option<Vec<String>>>>;
+
+/// The test examples the annotators answered (sorted ids) and each one's ballots, one per
+/// annotator in order (`None`: skipped or not answered).
+fn ballots(annotators: &[&AnnotatorRecord]) -> (Vec<i64>, Ballots) {
     let mut examples: Vec<i64> = Vec::new();
-    let mut ballots: HashMap<i64, Vec<Option<Vec<String>>>> = HashMap::new();
+    let mut ballots: Ballots = HashMap::new();
     for (n, a) in annotators.iter().enumerate() {
         for i in a.items.iter().filter(|i| !i.training) {
             let row = ballots.entry(i.example_id).or_insert_with(|| {
@@ -458,14 +457,52 @@ fn aggregate(data: &TaskData, k: u32, annotators: &[&AnnotatorRecord]) -> Scenar
         }
     }
     examples.sort_unstable();
+    (examples, ballots)
+}
+
+fn vote_on(spec: &TaskSpec, ballots: &[Option<Vec<String>>]) -> vote::Vote {
+    let cast: Vec<&[String]> = ballots.iter().flatten().map(Vec::as_slice).collect();
+    if spec.family == Family::Classification {
+        let labels: Vec<String> = spec.labels.iter().map(|l| l.name.clone()).collect();
+        vote::plurality(&cast, &labels)
+    } else {
+        vote::span_majority(&cast)
+    }
+}
+
+/// The majority answer (internal encoding) of each test example the annotators answered.
+pub fn majority(spec: &TaskSpec, annotators: &[&AnnotatorRecord]) -> Vec<(i64, vote::Vote)> {
+    let (examples, ballots) = ballots(annotators);
+    examples
+        .into_iter()
+        .map(|id| (id, vote_on(spec, &ballots[&id])))
+        .collect()
+}
+
+/// The finished annotators of one task and k, without the flagged ones if `filtered`.
+pub fn scenario_annotators<'a>(
+    annotators: &'a [AnnotatorRecord],
+    flags: &HashSet<i64>,
+    task: &str,
+    k: u32,
+    filtered: bool,
+) -> Vec<&'a AnnotatorRecord> {
+    annotators
+        .iter()
+        .filter(|a| a.task == task && a.k == k && a.status == "finished")
+        .filter(|a| !(filtered && flags.contains(&a.assignment)))
+        .collect()
+}
+
+/// Majority vote S1 and agreement of one scenario's annotators on the test items.
+fn aggregate(data: &TaskData, k: u32, annotators: &[&AnnotatorRecord]) -> ScenarioAggregate {
+    let spec = &data.spec;
+    let labels: Vec<String> = spec.labels.iter().map(|l| l.name.clone()).collect();
+    let is_label = spec.family == Family::Classification;
+    let (examples, ballots) = ballots(annotators);
     let (mut official, mut any_of, mut ties) = (Vec::new(), Vec::new(), 0);
     for id in &examples {
-        let cast: Vec<&[String]> = ballots[id].iter().flatten().map(Vec::as_slice).collect();
-        let v = if is_label {
-            vote::plurality(&cast, &labels)
-        } else {
-            vote::span_majority(&cast)
-        };
+        let v = vote_on(spec, &ballots[id]);
         ties += usize::from(v.tie);
         if let Some(gold) = data.test_golds.get(id) {
             let pred = spec.to_official(&v.answer);

@@ -1,0 +1,166 @@
+//! The researcher dashboard: studies and each scenario's progress, the score tables (with and
+//! without the training filter), learning curves and every export. Staff only.
+
+use super::error_view;
+use crate::api::report::{dashboard, DashboardData, Download};
+use crate::api::study::ScenarioProgress;
+use crate::domain::report::table::Table;
+use leptos::prelude::*;
+use leptos_router::components::A;
+use leptos_router::hooks::use_query_map;
+
+/// A scenario progress table (shared with the study page).
+pub(crate) fn progress_table(progress: Vec<ScenarioProgress>) -> impl IntoView {
+    view! {
+        <table class="grid progress-table">
+            <thead><tr><th>"Shots"</th><th>"Places"</th><th>"Active"</th><th>"Finished"</th><th>"Abandoned"</th><th>"Items done"</th></tr></thead>
+            <tbody>
+                {progress.into_iter().map(|p| view! {
+                    <tr>
+                        <td class="num">{p.k}</td>
+                        <td class="num">{format!("{} of {}", p.active + p.finished, p.slots)}</td>
+                        <td class="num">{p.active}</td>
+                        <td class="num">{p.finished}</td>
+                        <td class="num">{p.abandoned}</td>
+                        <td class="num">{format!("{} of {}", p.items_done, p.items_total)}</td>
+                    </tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}
+
+/// A report table as HTML, header groups spanning their columns.
+fn table_view(t: Table) -> impl IntoView {
+    let groups = (!t.groups.is_empty()).then(|| {
+        view! {
+            <tr class="groups">
+                {t.groups.iter().map(|(label, span)| view! {
+                    <th colspan=span.to_string()>{label.clone()}</th>
+                }).collect_view()}
+            </tr>
+        }
+    });
+    view! {
+        <figure class="report-table" id=t.id.clone()>
+            <figcaption><strong>{t.title}</strong>" " <span class="hint">{t.note}</span></figcaption>
+            <table class="grid">
+                <thead>
+                    {groups}
+                    <tr>{t.header.into_iter().map(|h| view! { <th>{h}</th> }).collect_view()}</tr>
+                </thead>
+                <tbody>
+                    {t.rows.into_iter().map(|row| view! {
+                        <tr>{row.into_iter().map(|c| view! { <td>{c}</td> }).collect_view()}</tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </figure>
+    }
+}
+
+fn downloads(list: Vec<Download>, class: &'static str) -> impl IntoView {
+    view! {
+        <ul class=class>
+            {list.into_iter().map(|d| view! {
+                <li><a href=d.href download="">{d.label}</a></li>
+            }).collect_view()}
+        </ul>
+    }
+}
+
+#[component]
+pub fn DashboardPage() -> impl IntoView {
+    let query = use_query_map();
+    let data = Resource::new(
+        move || query.read().get("studies").unwrap_or_default(),
+        dashboard,
+    );
+    view! {
+        <h1>"Researcher dashboard"</h1>
+        <Transition fallback=|| view! { <p>"Loading the report…"</p> }>
+            {move || Suspend::new(async move {
+                match data.await {
+                    Ok(d) => dashboard_view(d).into_any(),
+                    Err(e) => error_view(e),
+                }
+            })}
+        </Transition>
+    }
+}
+
+fn dashboard_view(d: DashboardData) -> impl IntoView {
+    let scope = if d.all_studies {
+        "all studies".to_string()
+    } else {
+        format!(
+            "studies {}",
+            d.scope
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let (filtered, all): (Vec<Table>, Vec<Table>) = d
+        .tables
+        .into_iter()
+        .partition(|t| t.id.contains("-filtered"));
+    let flagged = if d.flagged.is_empty() {
+        "no worker is flagged".to_string()
+    } else {
+        format!("flagged: {}", d.flagged.join(", "))
+    };
+    view! {
+        <p class="scope">"Scope: " <strong>{scope}</strong>
+            {(!d.all_studies).then(|| view! { " · " <A href="/dashboard">"all studies"</A> })}</p>
+        <section class="dash-studies">
+            <h2>"Studies"</h2>
+            {d.studies.into_iter().map(|s| {
+                let id = s.summary.id;
+                view! {
+                    <article class="dash-study">
+                        <h3><A href=format!("/studies/{id}")>{s.summary.name.clone()}</A></h3>
+                        <p class="meta">{format!("Task {} · {} · {} workers, {} finished · ",
+                            s.summary.task,
+                            if s.summary.config.open { "open" } else { "closed" },
+                            s.summary.workers, s.summary.finished)}
+                            <A href=format!("/dashboard?studies={id}")>"report of this study alone"</A></p>
+                        {progress_table(s.progress)}
+                    </article>
+                }
+            }).collect_view()}
+        </section>
+        <section class="dash-exports">
+            <h2>"Exports"</h2>
+            {downloads(d.exports, "exports")}
+            <details class="predictions">
+                <summary>"Predictions in the official CLUES format"</summary>
+                {downloads(d.predictions, "prediction-files")}
+            </details>
+        </section>
+        <section class="dash-charts">
+            <h2>"Learning curves"</h2>
+            {d.charts.into_iter().map(|c| {
+                view! {
+                    <figure class="chart" data-task=c.task.clone()>
+                        <div class="svg" inner_html=c.svg></div>
+                        <figcaption><a href=c.href download="">{format!("Download the {} chart (SVG)", c.task)}</a></figcaption>
+                    </figure>
+                    <details class="chart-filtered">
+                        <summary>{format!("{}: with the training filter applied", c.task)}</summary>
+                        <div class="svg" inner_html=c.svg_filtered></div>
+                    </details>
+                }
+            }).collect_view()}
+        </section>
+        <section class="dash-tables">
+            <h2>"Scores"</h2>
+            {all.into_iter().map(table_view).collect_view()}
+            <details class="filtered">
+                <summary>{format!("Every table with the training filter applied ({flagged})")}</summary>
+                {filtered.into_iter().map(table_view).collect_view()}
+            </details>
+        </section>
+    }
+}

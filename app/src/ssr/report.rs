@@ -1,0 +1,329 @@
+//! The researcher report on the database: loads a scope of studies with their tasks and every
+//! assignment item (one row per worker x item), and builds `domain::report` from them.
+
+use crate::domain::report::{self, AnnotatorRecord, ItemRecord, Report, StudyRules, TaskData};
+use crate::error::AppError;
+use crate::ssr::catalog::{corrupt, gold_of, load_spec};
+use crate::ssr::study::{self, CrowdInfo, StoredSpan, Study};
+use serde::{Deserialize, Serialize};
+use sqlx::{Row, SqlitePool};
+use std::collections::{HashMap, HashSet};
+
+/// One worker x item: the export's row and the report's input. Times in unix milliseconds
+/// (server clock); offsets and lengths in code points of the item's context.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AnnotationRow {
+    pub study_id: i64,
+    pub study: String,
+    /// The study configuration the worker started under.
+    pub config_id: i64,
+    pub task: String,
+    pub assignment_id: i64,
+    pub worker: String,
+    pub platform: Option<String>,
+    pub crowd_worker_id: Option<String>,
+    pub crowd_study_id: Option<String>,
+    pub crowd_session_id: Option<String>,
+    pub crowd_assignment_id: Option<String>,
+    /// Shots of the worker's scenario (0 = zero-shot).
+    pub k: u32,
+    pub training_split: Option<u32>,
+    pub status: String,
+    pub started_at: i64,
+    pub finished_at: Option<i64>,
+    pub last_activity: i64,
+    /// 0-based position in the worker's sequence (training items, then test items).
+    pub position: i64,
+    pub phase: String,
+    pub example_id: i64,
+    /// The item's id in its data file, with the file and 1-based line.
+    pub item_id: String,
+    pub file: String,
+    pub line: i64,
+    pub content_key: String,
+    pub submitted: bool,
+    pub answer: Vec<StoredSpan>,
+    pub no_answer: bool,
+    pub skipped: bool,
+    pub confidence: Option<u8>,
+    pub shown_at: Option<i64>,
+    pub submitted_at: Option<i64>,
+    pub acknowledged_at: Option<i64>,
+    /// Whether the worker was shown this item's gold (training items, once submitted).
+    pub gold_revealed: bool,
+    pub s1: Option<f64>,
+    pub s1_any_of: Option<f64>,
+    pub client_id: Option<String>,
+}
+
+/// The export's columns, in order (the CSV header).
+pub const ANNOTATION_COLUMNS: [&str; 36] = [
+    "study_id",
+    "study",
+    "config_id",
+    "task",
+    "assignment_id",
+    "worker",
+    "platform",
+    "crowd_worker_id",
+    "crowd_study_id",
+    "crowd_session_id",
+    "crowd_assignment_id",
+    "k",
+    "training_split",
+    "status",
+    "started_at",
+    "finished_at",
+    "last_activity",
+    "position",
+    "phase",
+    "example_id",
+    "item_id",
+    "file",
+    "line",
+    "content_key",
+    "submitted",
+    "answer",
+    "no_answer",
+    "skipped",
+    "confidence",
+    "shown_at",
+    "submitted_at",
+    "acknowledged_at",
+    "gold_revealed",
+    "s1",
+    "s1_any_of",
+    "client_id",
+];
+
+/// Everything the report and the exports need about a scope of studies.
+pub struct Loaded {
+    pub studies: Vec<Study>,
+    pub tasks: HashMap<String, TaskData>,
+    /// Per task: its test examples (id, id in the file) in file order.
+    pub test_items: HashMap<String, Vec<(i64, String)>>,
+    pub rows: Vec<AnnotationRow>,
+    pub annotators: Vec<AnnotatorRecord>,
+    pub rules: HashMap<i64, StudyRules>,
+}
+
+/// Study ids from a query value such as `1,2,3`; empty means every study.
+pub fn parse_scope(s: Option<&str>) -> Result<Vec<i64>, AppError> {
+    s.unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            p.parse::<i64>()
+                .map_err(|_| AppError::Invalid(format!("{p:?} is not a study id")))
+        })
+        .collect()
+}
+
+async fn task_data(
+    pool: &SqlitePool,
+    name: &str,
+) -> Result<(TaskData, Vec<(i64, String)>), AppError> {
+    let (task_id, spec, _) = load_spec(pool, name).await?;
+    let tests = sqlx::query(
+        "SELECT e.id, e.ext_id, e.gold_official, e.gold_spans FROM examples e
+         JOIN data_files f ON f.id = e.file_id WHERE f.task_id = ? AND f.kind = 'test' ORDER BY e.line_no",
+    )
+    .bind(task_id)
+    .fetch_all(pool)
+    .await?;
+    let mut test_golds = HashMap::new();
+    let mut order = Vec::with_capacity(tests.len());
+    for r in &tests {
+        test_golds.insert(r.get::<i64, _>("id"), gold_of(r)?);
+        order.push((r.get("id"), r.get("ext_id")));
+    }
+    let keys: Vec<(i64, i64, String)> = sqlx::query_as(
+        "SELECT f.k, f.split, e.content_key FROM examples e JOIN data_files f ON f.id = e.file_id
+         WHERE f.task_id = ? AND f.kind = 'train'",
+    )
+    .bind(task_id)
+    .fetch_all(pool)
+    .await?;
+    let mut shot_sets: HashMap<(u32, u32), HashSet<String>> = HashMap::new();
+    for (k, split, key) in keys {
+        shot_sets
+            .entry((k as u32, split as u32))
+            .or_default()
+            .insert(key);
+    }
+    Ok((
+        TaskData {
+            spec,
+            test_golds,
+            shot_sets,
+        },
+        order,
+    ))
+}
+
+fn row_of(r: &sqlx::sqlite::SqliteRow) -> Result<AnnotationRow, AppError> {
+    let crowd: CrowdInfo =
+        serde_json::from_str(r.get("crowd_json")).map_err(|e| corrupt("crowd ids", e))?;
+    let answer: Vec<StoredSpan> = match r.get::<Option<String>, _>("answer_json") {
+        Some(j) => serde_json::from_str(&j).map_err(|e| corrupt("answer", e))?,
+        None => Vec::new(),
+    };
+    let phase: String = r.get("phase");
+    let submitted_at: Option<i64> = r.get("submitted_at");
+    Ok(AnnotationRow {
+        study_id: r.get("study_id"),
+        study: r.get("study"),
+        config_id: r.get("config_id"),
+        task: r.get("task"),
+        assignment_id: r.get("assignment_id"),
+        worker: r.get("worker"),
+        platform: crowd.platform,
+        crowd_worker_id: crowd.worker,
+        crowd_study_id: crowd.study,
+        crowd_session_id: crowd.session,
+        crowd_assignment_id: crowd.assignment,
+        k: r.get::<i64, _>("k") as u32,
+        training_split: r.get::<Option<i64>, _>("training_split").map(|s| s as u32),
+        status: r.get("status"),
+        started_at: r.get("started_at"),
+        finished_at: r.get("finished_at"),
+        last_activity: r.get("last_activity"),
+        position: r.get("position"),
+        gold_revealed: phase == "training" && submitted_at.is_some(),
+        phase,
+        example_id: r.get("example_id"),
+        item_id: r.get("ext_id"),
+        file: r.get("file_name"),
+        line: r.get("line_no"),
+        content_key: r.get("content_key"),
+        submitted: submitted_at.is_some(),
+        answer,
+        no_answer: r.get("no_answer"),
+        skipped: r.get("skipped"),
+        confidence: r.get::<Option<i64>, _>("confidence").map(|c| c as u8),
+        shown_at: r.get("shown_at"),
+        submitted_at,
+        acknowledged_at: r.get("acknowledged_at"),
+        s1: r.get("s1"),
+        s1_any_of: r.get("s1_any_of"),
+        client_id: r.get("client_id"),
+    })
+}
+
+/// Groups rows (ordered by assignment, then position) into the report's annotator records.
+fn annotators(rows: &[AnnotationRow]) -> Vec<AnnotatorRecord> {
+    let mut out: Vec<AnnotatorRecord> = Vec::new();
+    for r in rows {
+        if out.last().map(|a| a.assignment) != Some(r.assignment_id) {
+            out.push(AnnotatorRecord {
+                assignment: r.assignment_id,
+                study: r.study_id,
+                worker: r.worker.clone(),
+                task: r.task.clone(),
+                k: r.k,
+                status: r.status.clone(),
+                training_split: r.training_split,
+                started_at: r.started_at,
+                finished_at: r.finished_at,
+                last_activity: r.last_activity,
+                items: Vec::new(),
+            });
+        }
+        let a = out.last_mut().expect("pushed above");
+        a.items.push(ItemRecord {
+            training: r.phase == "training",
+            example_id: r.example_id,
+            content_key: r.content_key.clone(),
+            answer: r
+                .submitted
+                .then(|| r.answer.iter().map(|s| s.text.clone()).collect()),
+            skipped: r.skipped,
+            confidence: r.confidence,
+            s1: r.s1,
+            s1_any_of: r.s1_any_of,
+            shown_at: r.shown_at,
+            submitted_at: r.submitted_at,
+        });
+    }
+    out
+}
+
+/// Loads the studies `scope` names (every study when empty); an unknown id is `NotFound`.
+pub async fn load(pool: &SqlitePool, scope: &[i64]) -> Result<Loaded, AppError> {
+    let ids: Vec<i64> = if scope.is_empty() {
+        sqlx::query_scalar("SELECT id FROM studies ORDER BY id")
+            .fetch_all(pool)
+            .await?
+    } else {
+        scope.to_vec()
+    };
+    let mut studies = Vec::with_capacity(ids.len());
+    let mut tasks = HashMap::new();
+    let mut test_items = HashMap::new();
+    for &id in &ids {
+        let s = study::load(pool, id).await?;
+        if !tasks.contains_key(&s.spec.name) {
+            let (data, order) = task_data(pool, &s.spec.name).await?;
+            tasks.insert(s.spec.name.clone(), data);
+            test_items.insert(s.spec.name.clone(), order);
+        }
+        studies.push(s);
+    }
+    let json_ids = serde_json::to_string(&ids).map_err(AppError::internal)?;
+    let db_rows = sqlx::query(
+        "SELECT a.study_id, s.name AS study, a.config_id, t.name AS task, a.id AS assignment_id,
+            u.name AS worker, a.crowd_json, a.k, a.training_split, a.status, a.started_at,
+            a.finished_at, a.last_activity, i.position, i.phase, i.example_id, e.ext_id,
+            f.file_name, e.line_no, e.content_key, i.answer_json, i.no_answer, i.skipped,
+            i.confidence, i.shown_at, i.submitted_at, i.acknowledged_at, i.s1, i.s1_any_of,
+            i.client_id
+         FROM assignments a
+         JOIN studies s ON s.id = a.study_id
+         JOIN tasks t ON t.id = a.task_id
+         JOIN users u ON u.id = a.worker_id
+         JOIN assignment_items i ON i.assignment_id = a.id
+         JOIN examples e ON e.id = i.example_id
+         JOIN data_files f ON f.id = e.file_id
+         WHERE a.study_id IN (SELECT value FROM json_each(?))
+         ORDER BY a.study_id, a.id, i.position",
+    )
+    .bind(json_ids)
+    .fetch_all(pool)
+    .await?;
+    let rows = db_rows.iter().map(row_of).collect::<Result<Vec<_>, _>>()?;
+    let rules = studies
+        .iter()
+        .map(|s| {
+            (
+                s.id,
+                StudyRules {
+                    hourly_rate_cents: s.config.hourly_rate_cents,
+                    filter_margin: s.config.filter_margin,
+                },
+            )
+        })
+        .collect();
+    Ok(Loaded {
+        annotators: annotators(&rows),
+        studies,
+        tasks,
+        test_items,
+        rows,
+        rules,
+    })
+}
+
+impl Loaded {
+    pub fn report(&self) -> Report {
+        report::build(&self.tasks, &self.annotators, &self.rules)
+    }
+
+    pub fn flags(&self) -> HashSet<i64> {
+        report::flagged(&self.annotators, &self.rules)
+    }
+
+    pub fn study(&self, id: i64) -> Option<&Study> {
+        self.studies.iter().find(|s| s.id == id)
+    }
+}

@@ -1,0 +1,924 @@
+//! The researcher view on the official CLUES SST-2 and CoNLL03 data: simulated annotators of
+//! known accuracy go through the whole protocol (0/10/20/30 shots, 3 each); every table cell,
+//! the filter, majority vote, agreement, the Table 8/9 subsets and the pay are checked against
+//! the test's own computation from the official files, and the exports are read back.
+mod common;
+
+use app::api::study::WorkerStep;
+use app::domain::answer::{Answer, SpanAnswer};
+use app::domain::report::{Report, Subset};
+use app::ssr::report::AnnotationRow;
+use app::ssr::study::{self, CrowdInfo};
+use axum::http::StatusCode;
+use common::client::{env, get, login, new_study, Env};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// SplitMix64: the simulated annotators' dice.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// A line of an official file, read by the test itself.
+#[derive(Clone, Debug, PartialEq)]
+struct Line {
+    id: String,
+    context: String,
+    question: String,
+    answer: Vec<String>,
+}
+
+fn read_lines(path: &Path) -> Vec<Line> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            Line {
+                id: match &v["id"] {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                },
+                context: v["context"].as_str().unwrap().to_string(),
+                question: v["question"].as_str().unwrap().to_string(),
+                answer: v["answer"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|a| a.as_str().unwrap().to_string())
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// F1 between two answer sets, written here from the definition.
+fn f1(pred: &[String], gold: &[String]) -> f64 {
+    let p: HashSet<&String> = pred.iter().collect();
+    let g: HashSet<&String> = gold.iter().collect();
+    match (p.is_empty(), g.is_empty()) {
+        (true, true) => return 1.0,
+        (true, false) | (false, true) => return 0.0,
+        _ => {}
+    }
+    let hits = p.intersection(&g).count() as f64;
+    if hits == 0.0 {
+        0.0
+    } else {
+        2.0 * hits / (p.len() + g.len()) as f64
+    }
+}
+
+fn mean(xs: &[f64]) -> f64 {
+    xs.iter().sum::<f64>() / xs.len() as f64
+}
+
+fn std_pop(xs: &[f64]) -> f64 {
+    let m = mean(xs);
+    (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / xs.len() as f64).sqrt()
+}
+
+fn close(a: f64, b: f64, what: &str) {
+    assert!((a - b).abs() < 1e-9, "{what}: platform {a}, test {b}");
+}
+
+struct TaskFiles {
+    name: &'static str,
+    ner: bool,
+    /// File name -> lines.
+    files: HashMap<String, Vec<Line>>,
+    test_file: String,
+    dir: PathBuf,
+}
+
+impl TaskFiles {
+    fn load(dir: &Path, name: &'static str, prefix: &str) -> Self {
+        let dir = dir.join(name);
+        let mut files = HashMap::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.extension().and_then(|e| e.to_str()) == Some("jsonl") {
+                let n = p.file_name().unwrap().to_str().unwrap().to_string();
+                files.insert(n, read_lines(&p));
+            }
+        }
+        TaskFiles {
+            name,
+            ner: name == "CoNLL2003",
+            files,
+            test_file: format!("{prefix}_test.jsonl"),
+            dir,
+        }
+    }
+    fn train(&self, k: u32) -> &[Line] {
+        let prefix = self.test_file.trim_end_matches("_test.jsonl");
+        &self.files[&format!("{prefix}_train_{k}_1.jsonl")]
+    }
+    /// The official encoding of an internal answer: NER writes "no entity" as `[""]`.
+    fn official(&self, answer: &[String]) -> Vec<String> {
+        if self.ner && answer.is_empty() {
+            vec![String::new()]
+        } else {
+            answer.to_vec()
+        }
+    }
+}
+
+/// What the test recorded of one simulated annotator. `None` answers are skips.
+struct Sim {
+    worker: String,
+    k: u32,
+    assignment: i64,
+    training: Vec<(Line, Vec<String>)>,
+    test: Vec<(Line, Option<Vec<String>>, Option<u8>)>,
+}
+
+impl Sim {
+    fn test_s1(&self, t: &TaskFiles) -> f64 {
+        let s: Vec<f64> = self
+            .test
+            .iter()
+            .map(|(l, a, _)| f1(&t.official(a.as_deref().unwrap_or(&[])), &l.answer))
+            .collect();
+        mean(&s)
+    }
+    fn training_s1_on(&self, t: &TaskFiles, keep: impl Fn(&Line) -> bool) -> Option<f64> {
+        let s: Vec<f64> = self
+            .training
+            .iter()
+            .filter(|(l, _)| keep(l))
+            .map(|(l, a)| f1(&t.official(a), &l.answer))
+            .collect();
+        (!s.is_empty()).then(|| mean(&s))
+    }
+}
+
+/// Spans of `strings` at their first occurrence in `context`, in code points.
+fn spans_in(context: &str, strings: &[String]) -> Vec<SpanAnswer> {
+    let mut out: Vec<SpanAnswer> = Vec::new();
+    for s in strings {
+        if s.is_empty() || out.iter().any(|x| &x.text == s) {
+            continue;
+        }
+        if let Some(b) = context.find(s.as_str()) {
+            out.push(SpanAnswer {
+                text: s.clone(),
+                offset: context[..b].chars().count(),
+                length: s.chars().count(),
+            });
+        }
+    }
+    out
+}
+
+/// A simulated answer: right with probability `acc`, else a plausible mistake.
+fn answer_for(
+    t: &TaskFiles,
+    labels: &[String],
+    line: &Line,
+    acc: f64,
+    rng: &mut Rng,
+    may_skip: bool,
+) -> Answer {
+    if may_skip && rng.unit() < 0.03 {
+        return Answer::Skip { confidence: None };
+    }
+    let right = rng.unit() < acc;
+    if !t.ner {
+        let gold = &line.answer[0];
+        let label = if right {
+            gold.clone()
+        } else {
+            labels.iter().find(|l| *l != gold).unwrap().clone()
+        };
+        let confidence = if right {
+            3 + rng.below(3)
+        } else {
+            1 + rng.below(3)
+        } as u8;
+        return Answer::Label { label, confidence };
+    }
+    let spans = if right {
+        spans_in(&line.context, &line.answer)
+    } else if !line.answer.iter().all(String::is_empty) && rng.unit() < 0.5 {
+        Vec::new()
+    } else {
+        let words: Vec<&str> = line.context.split_whitespace().collect();
+        let w = words[rng.below(words.len())].to_string();
+        spans_in(&line.context, &[w])
+    };
+    if spans.is_empty() {
+        Answer::NoAnswer
+    } else {
+        Answer::Spans { spans }
+    }
+}
+
+/// Runs one simulated worker through a study from arrival to the end page.
+async fn simulate(
+    env: &Env,
+    study_id: i64,
+    t: &TaskFiles,
+    pid: &str,
+    acc: f64,
+    train_acc: f64,
+    seed: u64,
+) -> Sim {
+    let pool = &env.state.pool;
+    let user = app::ssr::auth::crowd_worker(pool, "prolific", pid)
+        .await
+        .unwrap();
+    let crowd = CrowdInfo {
+        platform: Some("prolific".into()),
+        worker: Some(pid.into()),
+        study: Some("P-STUDY".into()),
+        session: Some(format!("S-{pid}")),
+        assignment: None,
+    };
+    let labels: Vec<String> = study::load(pool, study_id)
+        .await
+        .unwrap()
+        .spec
+        .labels
+        .iter()
+        .map(|l| l.name.clone())
+        .collect();
+    let mut rng = Rng(seed);
+    let mut sim = Sim {
+        worker: user.name.clone(),
+        k: 0,
+        assignment: 0,
+        training: Vec::new(),
+        test: Vec::new(),
+    };
+    let mut n = 0;
+    loop {
+        let state = study::worker_state(pool, study_id, user.id, Some(&crowd))
+            .await
+            .unwrap();
+        sim.k = state.k;
+        let item = match state.step {
+            WorkerStep::Item(item) => item,
+            WorkerStep::Done(_) => break,
+            WorkerStep::Abandoned => panic!("{pid} abandoned"),
+        };
+        if sim.assignment == 0 {
+            sim.assignment = sqlx::query_scalar(
+                "SELECT id FROM assignments WHERE study_id = ? AND worker_id = ?",
+            )
+            .bind(study_id)
+            .bind(user.id)
+            .fetch_one(pool)
+            .await
+            .unwrap();
+        }
+        if item.reveal.is_some() {
+            study::acknowledge(pool, study_id, user.id, item.position)
+                .await
+                .unwrap();
+            continue;
+        }
+        let (file, line_no): (String, i64) = sqlx::query_as(
+            "SELECT f.file_name, e.line_no FROM assignment_items i JOIN examples e ON e.id = i.example_id
+             JOIN data_files f ON f.id = e.file_id WHERE i.assignment_id = ? AND i.position = ?",
+        )
+        .bind(sim.assignment)
+        .bind(item.position)
+        .fetch_one(pool)
+        .await
+        .unwrap();
+        let line = t.files[&file][line_no as usize - 1].clone();
+        let training = item.phase == app::api::study::Phase::Training;
+        let a = answer_for(
+            t,
+            &labels,
+            &line,
+            if training { train_acc } else { acc },
+            &mut rng,
+            !training,
+        );
+        n += 1;
+        let ack = study::submit(
+            pool,
+            study_id,
+            user.id,
+            item.position,
+            &format!("c{n}"),
+            a.clone(),
+        )
+        .await
+        .unwrap();
+        if training {
+            assert!(ack.reveal.is_some());
+            sim.training.push((line, a.strings()));
+            study::acknowledge(pool, study_id, user.id, item.position)
+                .await
+                .unwrap();
+        } else {
+            let skipped = matches!(a, Answer::Skip { .. });
+            sim.test
+                .push((line, (!skipped).then(|| a.strings()), a.confidence()));
+        }
+    }
+    sim
+}
+
+/// Majority answer of ballots (skips are no ballot), written here from the rule.
+fn vote(ballots: &[&Vec<String>], ner: bool, labels: &[String]) -> Vec<String> {
+    let mut counts: HashMap<&String, usize> = HashMap::new();
+    for b in ballots {
+        for s in b.iter().collect::<HashSet<_>>() {
+            *counts.entry(s).or_default() += 1;
+        }
+    }
+    if ner {
+        let mut kept: Vec<String> = counts
+            .iter()
+            .filter(|(_, c)| 2 * **c > ballots.len())
+            .map(|(s, _)| (*s).clone())
+            .collect();
+        kept.sort();
+        kept
+    } else {
+        let top = counts.values().copied().max().unwrap_or(0);
+        labels
+            .iter()
+            .find(|l| counts.get(l) == Some(&top) && top > 0)
+            .map(|l| vec![l.clone()])
+            .unwrap_or_default()
+    }
+}
+
+fn fleiss(rows: &[Vec<usize>]) -> f64 {
+    let n: usize = rows[0].iter().sum();
+    let (nf, items) = (n as f64, rows.len() as f64);
+    let p: f64 = rows
+        .iter()
+        .map(|r| (r.iter().map(|c| c * c).sum::<usize>() as f64 - nf) / (nf * (nf - 1.0)))
+        .sum::<f64>()
+        / items;
+    let pe: f64 = (0..rows[0].len())
+        .map(|j| (rows.iter().map(|r| r[j]).sum::<usize>() as f64 / (items * nf)).powi(2))
+        .sum();
+    (p - pe) / (1.0 - pe)
+}
+
+/// Checks every cell of one task against the test's own numbers.
+fn check_task(r: &Report, t: &TaskFiles, sims: &[Sim], labels: &[String]) {
+    let flagged: HashSet<&str> = r
+        .annotators
+        .iter()
+        .filter(|a| a.flagged)
+        .map(|a| a.worker.as_str())
+        .collect();
+    // The filter: training S1 more than 0.2 below the mean of the others of the scenario.
+    for k in [10, 20, 30] {
+        let group: Vec<&Sim> = sims.iter().filter(|s| s.k == k).collect();
+        let tr: Vec<f64> = group
+            .iter()
+            .map(|s| s.training_s1_on(t, |_| true).unwrap())
+            .collect();
+        for (i, s) in group.iter().enumerate() {
+            let others = (tr.iter().sum::<f64>() - tr[i]) / (tr.len() - 1) as f64;
+            assert_eq!(
+                flagged.contains(s.worker.as_str()),
+                others - tr[i] > 0.2,
+                "filter for {} ({k} shots)",
+                s.worker
+            );
+        }
+    }
+    let in20: HashSet<(String, String)> = t
+        .train(20)
+        .iter()
+        .map(|l| (l.context.clone(), l.question.clone()))
+        .collect();
+    let key = |l: &Line| (l.context.clone(), l.question.clone());
+    for (tables, filtered) in [(&r.all, false), (&r.filtered, true)] {
+        for k in [0, 10, 20, 30] {
+            let group: Vec<&Sim> = sims
+                .iter()
+                .filter(|s| s.k == k && !(filtered && flagged.contains(s.worker.as_str())))
+                .collect();
+            let scores: Vec<f64> = group.iter().map(|s| s.test_s1(t)).collect();
+            let cell = tables
+                .main
+                .iter()
+                .find(|c| c.task == t.name && c.k == k)
+                .unwrap();
+            assert_eq!(cell.official.n, group.len());
+            close(
+                cell.official.mean,
+                mean(&scores),
+                &format!("{} k={k} mean", t.name),
+            );
+            close(
+                cell.official.std_pop,
+                std_pop(&scores),
+                &format!("{} k={k} std", t.name),
+            );
+            // Majority vote and agreement on the test items.
+            let agg = tables
+                .scenarios
+                .iter()
+                .find(|s| s.task == t.name && s.k == k)
+                .unwrap();
+            let mut votes = Vec::new();
+            let mut kappa_rows = Vec::new();
+            for (line, ..) in &group[0].test {
+                let ballots: Vec<&Vec<String>> = group
+                    .iter()
+                    .filter_map(|s| {
+                        let (l, a, _) = s.test.iter().find(|(l, ..)| l.id == line.id).unwrap();
+                        assert_eq!(l, line);
+                        a.as_ref()
+                    })
+                    .collect();
+                votes.push(f1(
+                    &t.official(&vote(&ballots, t.ner, labels)),
+                    &line.answer,
+                ));
+                if !t.ner && ballots.len() == group.len() {
+                    kappa_rows.push(
+                        labels
+                            .iter()
+                            .map(|l| ballots.iter().filter(|b| b[0] == *l).count())
+                            .collect::<Vec<_>>(),
+                    );
+                }
+            }
+            close(
+                agg.majority_s1,
+                mean(&votes),
+                &format!("{} k={k} majority", t.name),
+            );
+            if !t.ner {
+                assert_eq!(agg.agreement.items, kappa_rows.len());
+                close(
+                    agg.agreement.value.unwrap(),
+                    fleiss(&kappa_rows),
+                    &format!("{} k={k} kappa", t.name),
+                );
+            } else {
+                let mut pairs = Vec::new();
+                for a in 0..group.len() {
+                    for b in a + 1..group.len() {
+                        let s: Vec<f64> = group[a]
+                            .test
+                            .iter()
+                            .filter_map(|(l, x, _)| {
+                                let (_, y, _) =
+                                    group[b].test.iter().find(|(m, ..)| m.id == l.id)?;
+                                Some(f1(x.as_ref()?, y.as_ref()?))
+                            })
+                            .collect();
+                        pairs.push(mean(&s));
+                    }
+                }
+                close(
+                    agg.agreement.value.unwrap(),
+                    mean(&pairs),
+                    &format!("{} k={k} pairwise", t.name),
+                );
+            }
+        }
+        // Table 8: groups 20 and 30 on the 20-shot items; Table 9: group 30 on 30 \ 20.
+        for group_k in [20, 30] {
+            let s: Vec<f64> = sims
+                .iter()
+                .filter(|s| s.k == group_k && !(filtered && flagged.contains(s.worker.as_str())))
+                .map(|s| s.training_s1_on(t, |l| in20.contains(&key(l))).unwrap())
+                .collect();
+            let c = tables
+                .table8
+                .iter()
+                .find(|c| c.task == t.name && c.group_k == group_k)
+                .unwrap();
+            assert_eq!(c.subset, Subset::Shots { k: 20 });
+            assert_eq!(c.items, t.train(20).len());
+            close(
+                c.spread.mean,
+                mean(&s),
+                &format!("{} table 8 group {group_k}", t.name),
+            );
+            close(
+                c.spread.std_pop,
+                std_pop(&s),
+                &format!("{} table 8 std {group_k}", t.name),
+            );
+        }
+        let s: Vec<f64> = sims
+            .iter()
+            .filter(|s| s.k == 30 && !(filtered && flagged.contains(s.worker.as_str())))
+            .map(|s| s.training_s1_on(t, |l| !in20.contains(&key(l))).unwrap())
+            .collect();
+        let c = tables.table9.iter().find(|c| c.task == t.name).unwrap();
+        assert_eq!(c.subset, Subset::NewIn { k: 30, without: 20 });
+        assert_eq!(c.items, t.train(30).len() - t.train(20).len());
+        close(c.spread.mean, mean(&s), &format!("{} table 9", t.name));
+    }
+    // Per annotator: test S1 and training S1.
+    for s in sims {
+        let a = r.annotators.iter().find(|a| a.worker == s.worker).unwrap();
+        close(
+            a.test_s1.unwrap(),
+            s.test_s1(t),
+            &format!("{} test S1", s.worker),
+        );
+        if s.k > 0 {
+            close(
+                a.training_s1.unwrap(),
+                s.training_s1_on(t, |_| true).unwrap(),
+                "training S1",
+            );
+        }
+        assert_eq!(
+            a.skips,
+            s.test.iter().filter(|(_, a, _)| a.is_none()).count()
+        );
+    }
+}
+
+async fn fetch(env: &Env, path: &str, cookie: &str) -> String {
+    let r = get(&env.state, path, Some(cookie)).await;
+    assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.body);
+    r.body
+}
+
+#[tokio::test]
+async fn human_tables_from_simulated_annotators() {
+    let Some(dir) = common::clues_data("human_tables_from_simulated_annotators") else {
+        return;
+    };
+    let env = env().await;
+    let pool = &env.state.pool;
+    let tasks = [
+        TaskFiles::load(&dir, "SST-2", "sst"),
+        TaskFiles::load(&dir, "CoNLL2003", "conll"),
+    ];
+    let mut studies = Vec::new();
+    let mut sims: Vec<Vec<Sim>> = Vec::new();
+    for (ti, t) in tasks.iter().enumerate() {
+        server::clues::import_dir(pool, &t.dir).await.unwrap();
+        let id = new_study(&env.state, t.name, &[0, 10, 20, 30], 3).await;
+        studies.push(id);
+        let mut done = Vec::new();
+        // Arrivals fill the scenarios in turn: 0, 10, 20, 30, 0, ...
+        for w in 0..12u64 {
+            let acc = [0.95, 0.85, 0.8][(w / 4) as usize];
+            // The third 20-shot worker does badly in training only: the filter's target.
+            let train_acc = if w == 10 { 0.05 } else { acc };
+            let pid = format!("{}-w{w}", t.name);
+            done.push(simulate(&env, id, t, &pid, acc, train_acc, 1000 * ti as u64 + w).await);
+        }
+        sims.push(done);
+    }
+    let rita = login(&env.state, "rita", "rita-password").await;
+    let scope = format!("{},{}", studies[0], studies[1]);
+    let report: Report = serde_json::from_str(
+        &fetch(&env, &format!("/export/scores.json?studies={scope}"), &rita).await,
+    )
+    .unwrap();
+    assert_eq!(report.shots, vec![0, 10, 20, 30]);
+    assert_eq!(
+        report
+            .tasks
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>(),
+        vec!["SST-2", "CoNLL2003"]
+    );
+    for (t, s) in tasks.iter().zip(&sims) {
+        let labels: Vec<String> = study::load(pool, studies[if t.ner { 1 } else { 0 }])
+            .await
+            .unwrap()
+            .spec
+            .labels
+            .iter()
+            .map(|l| l.name.clone())
+            .collect();
+        check_task(&report, t, s, &labels);
+        let target = format!("{}-w10", t.name);
+        assert!(
+            report
+                .annotators
+                .iter()
+                .any(|a| a.flagged && a.worker.ends_with(&target)),
+            "the poor trainee of {} is flagged",
+            t.name
+        );
+    }
+    // Confidence: the simulated workers are confident when right (3-5) and not when wrong (1-3).
+    let conf = |l: u8| {
+        report
+            .all
+            .confidence
+            .iter()
+            .find(|c| c.task == "SST-2" && c.level == l)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(conf(5).accuracy, Some(1.0));
+    assert_eq!(conf(1).accuracy, Some(0.0));
+    assert!(report.all.confidence.iter().all(|c| c.task == "SST-2"));
+
+    exports_round_trip(&env, &rita, &scope, &tasks, &sims, &report).await;
+    pay_sheet(&env, &rita, &scope, &sims[0][0]).await;
+}
+
+/// Annotations read back equal the stored rows; CSV and JSONL agree under Python's csv/json;
+/// CLUES-format predictions scored by the platform's scorer give the table values.
+async fn exports_round_trip(
+    env: &Env,
+    cookie: &str,
+    scope: &str,
+    tasks: &[TaskFiles],
+    sims: &[Vec<Sim>],
+    report: &Report,
+) {
+    let pool = &env.state.pool;
+    let jsonl = fetch(
+        env,
+        &format!("/export/annotations.jsonl?studies={scope}"),
+        cookie,
+    )
+    .await;
+    let rows: Vec<AnnotationRow> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    type Stored = (
+        i64,
+        i64,
+        i64,
+        Option<String>,
+        bool,
+        bool,
+        Option<i64>,
+        Option<i64>,
+        Option<i64>,
+        Option<i64>,
+        Option<String>,
+        Option<f64>,
+    );
+    let stored: Vec<Stored> = sqlx::query_as(
+        "SELECT assignment_id, position, example_id, answer_json, no_answer, skipped, confidence,
+            shown_at, submitted_at, acknowledged_at, client_id, s1 FROM assignment_items
+         ORDER BY assignment_id, position",
+    )
+    .fetch_all(pool)
+    .await
+    .unwrap();
+    assert_eq!(rows.len(), stored.len());
+    for (r, s) in rows.iter().zip(&stored) {
+        let answer: Vec<app::ssr::study::StoredSpan> =
+            serde_json::from_str(s.3.as_deref().unwrap_or("[]")).unwrap();
+        let back = (
+            r.assignment_id,
+            r.position,
+            r.example_id,
+            r.answer.clone(),
+            r.no_answer,
+            r.skipped,
+            r.confidence.map(i64::from),
+            r.shown_at,
+            r.submitted_at,
+            r.acknowledged_at,
+            r.client_id.clone(),
+            r.s1,
+        );
+        assert_eq!(
+            back,
+            (
+                s.0,
+                s.1,
+                s.2,
+                answer,
+                s.4,
+                s.5,
+                s.6,
+                s.7,
+                s.8,
+                s.9,
+                s.10.clone(),
+                s.11
+            )
+        );
+        assert_eq!(r.gold_revealed, r.phase == "training" && r.submitted);
+    }
+    // The test's own record of every test answer is in the export.
+    for sim in sims.iter().flatten() {
+        for (line, answer, _) in &sim.test {
+            let r = rows
+                .iter()
+                .find(|r| {
+                    r.assignment_id == sim.assignment && r.phase == "test" && r.item_id == line.id
+                })
+                .unwrap();
+            let texts: Vec<String> = r.answer.iter().map(|s| s.text.clone()).collect();
+            assert_eq!(texts, answer.clone().unwrap_or_default());
+            assert_eq!(r.skipped, answer.is_none());
+        }
+    }
+    let csv = fetch(
+        env,
+        &format!("/export/annotations.csv?studies={scope}"),
+        cookie,
+    )
+    .await;
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("a.jsonl"), &jsonl).unwrap();
+    std::fs::write(tmp.path().join("a.csv"), &csv).unwrap();
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(PY_CHECK)
+        .arg(tmp.path().join("a.jsonl"))
+        .arg(tmp.path().join("a.csv"))
+        .output()
+        .expect("python3 is needed for this test (.ci/setup installs it)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        rows.len().to_string()
+    );
+
+    // Predictions in the CLUES format, scored by the platform's scorer against the official file.
+    for (t, group) in tasks.iter().zip(sims) {
+        let (golds, family) = server::score::read_gold_file(&t.dir.join(&t.test_file)).unwrap();
+        let score_file = |text: String, name: &str| {
+            let p = tmp.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            let preds = server::score::read_predictions(&p).unwrap();
+            server::score::score(&golds, family, &preds, name)
+                .unwrap()
+                .official
+        };
+        for s in group {
+            let text = fetch(
+                env,
+                &format!(
+                    "/export/predictions.jsonl?studies={scope}&assignment={}",
+                    s.assignment
+                ),
+                cookie,
+            )
+            .await;
+            close(
+                score_file(text, "p.jsonl"),
+                s.test_s1(t),
+                &format!("{} scored predictions", s.worker),
+            );
+        }
+        for k in [0, 10, 20, 30] {
+            let text = fetch(
+                env,
+                &format!(
+                    "/export/predictions.jsonl?studies={scope}&task={}&k={k}",
+                    t.name
+                ),
+                cookie,
+            )
+            .await;
+            let agg = report
+                .all
+                .scenarios
+                .iter()
+                .find(|a| a.task == t.name && a.k == k)
+                .unwrap();
+            close(
+                score_file(text, "m.jsonl"),
+                agg.majority_s1,
+                &format!("{} k={k} majority file", t.name),
+            );
+        }
+    }
+}
+
+const PY_CHECK: &str = r#"
+import csv, json, sys
+rows = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+with open(sys.argv[2], newline="", encoding="utf-8") as f:
+    table = list(csv.DictReader(f))
+assert len(rows) == len(table), (len(rows), len(table))
+for j, c in zip(rows, table):
+    assert list(j.keys()) == list(c.keys()), (list(j.keys()), list(c.keys()))
+    for k, v in j.items():
+        s = c[k]
+        if v is None: assert s == "", (k, s)
+        elif isinstance(v, bool): assert s == ("true" if v else "false"), (k, s)
+        elif isinstance(v, (list, dict)): assert json.loads(s) == v, (k, s)
+        elif isinstance(v, float): assert float(s) == v, (k, s, v)
+        else: assert s == str(v), (k, s, v)
+print(len(rows))
+"#;
+
+/// Time and pay from the server's timestamps at the study's hourly rate.
+async fn pay_sheet(env: &Env, cookie: &str, scope: &str, sim: &Sim) {
+    // 1 h 30 min at the default 12.00 an hour.
+    sqlx::query("UPDATE assignments SET started_at = 1000000, finished_at = 6400000 WHERE id = ?")
+        .bind(sim.assignment)
+        .execute(&env.state.pool)
+        .await
+        .unwrap();
+    let csv = fetch(env, &format!("/export/pay.csv?studies={scope}"), cookie).await;
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert!(!csv.contains('"'), "{csv}");
+    let rows: Vec<HashMap<&str, &str>> = lines
+        .map(|l| header.iter().copied().zip(l.split(',')).collect())
+        .collect();
+    assert_eq!(rows.len(), 24);
+    let row = rows.iter().find(|r| r["worker"] == sim.worker).unwrap();
+    assert_eq!(
+        row["crowd_worker_id"],
+        sim.worker.trim_start_matches("prolific:")
+    );
+    assert_eq!(
+        row["crowd_session_id"],
+        format!("S-{}", row["crowd_worker_id"])
+    );
+    assert_eq!(
+        (
+            row["seconds"],
+            row["pay_cents"],
+            row["pay"],
+            row["completion_code"]
+        ),
+        ("5400.0", "1800", "18.00", "DONE-1234")
+    );
+    assert_eq!(
+        (row["started_at"], row["ended_at"]),
+        ("1970-01-01T00:16:40.000Z", "1970-01-01T01:46:40.000Z")
+    );
+    // Every other worker: pay = seconds x 1200 / 3600, rounded.
+    for r in &rows {
+        let secs: f64 = r["seconds"].parse().unwrap();
+        let cents: i64 = r["pay_cents"].parse().unwrap();
+        assert_eq!(cents, (secs * 1200.0 / 3600.0).round() as i64, "{r:?}");
+    }
+}
+
+#[tokio::test]
+async fn exports_and_dashboard_are_for_staff_only() {
+    let env = env().await;
+    let pool = &env.state.pool;
+    let worker = common::client::arrive(&env.state, 1, "someone").await;
+    for path in [
+        "/export/scores.json",
+        "/export/bundle.tar",
+        "/export/annotations.csv",
+    ] {
+        assert_eq!(
+            get(&env.state, path, Some(&worker)).await.status,
+            StatusCode::FORBIDDEN
+        );
+        assert_eq!(
+            get(&env.state, path, None).await.status,
+            StatusCode::UNAUTHORIZED
+        );
+    }
+    let r = common::client::form(&env.state, "dashboard", "studies=", Some(&worker)).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    assert!(r.body.contains("Forbidden"), "{}", r.body);
+    let rita = login(&env.state, "rita", "rita-password").await;
+    let bad = [
+        ("/export/nothing.txt", StatusCode::NOT_FOUND),
+        ("/export/scores.csv?studies=1,x", StatusCode::BAD_REQUEST),
+        ("/export/scores.csv?studies=99", StatusCode::NOT_FOUND),
+        ("/export/predictions.jsonl", StatusCode::BAD_REQUEST),
+        ("/export/curve.svg?task=nope", StatusCode::NOT_FOUND),
+        // The demo worker above has not finished: no predictions for a partial test set.
+        (
+            "/export/predictions.jsonl?assignment=1",
+            StatusCode::CONFLICT,
+        ),
+    ];
+    let before = common::snapshot(pool).await;
+    for (path, status) in bad {
+        let r = get(&env.state, path, Some(&rita)).await;
+        assert_eq!(r.status, status, "{path}: {}", r.body);
+        assert!(!r.body.is_empty());
+    }
+    assert_eq!(before, common::snapshot(pool).await);
+    let ok = common::client::form(&env.state, "dashboard", "studies=", Some(&rita)).await;
+    assert_eq!(ok.status, StatusCode::OK, "{}", ok.body);
+}
