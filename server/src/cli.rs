@@ -47,6 +47,29 @@ pub enum Command {
     /// Configure crowd studies (the same rules as the admin pages).
     #[command(subcommand)]
     Study(StudyCommand),
+    /// The researcher report of human scores (the dashboard's tables), or the study bundle.
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ReportFormat {
+    Markdown,
+    Csv,
+    Json,
+    /// The study bundle (tar); needs --out.
+    Bundle,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// Study ids, comma-separated; every study when left out.
+    #[arg(long, default_value = "")]
+    pub studies: String,
+    #[arg(long, value_enum, default_value = "markdown")]
+    pub format: ReportFormat,
+    /// Write to this file instead of standard output.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -232,6 +255,41 @@ pub async fn run(cli: Cli) -> Result<()> {
             };
             let id = study::create(&pool, None, &a.task, &a.name, config).await?;
             println!("created study {id}: workers join at /join/{id}");
+            Ok(())
+        }
+        Command::Report(a) => {
+            let pool = db::connect_existing(&cli.database).await?;
+            let scope = app::ssr::report::parse_scope(Some(&a.studies))?;
+            let loaded = app::ssr::report::load(&pool, &scope).await?;
+            let bytes: Vec<u8> = match a.format {
+                ReportFormat::Markdown => {
+                    app::domain::report::layout::markdown(&loaded.report()).into()
+                }
+                ReportFormat::Csv => {
+                    app::domain::report::layout::scores_csv(&loaded.report()).into()
+                }
+                ReportFormat::Json => app::ssr::export::scores_json(&loaded.report())?.into(),
+                ReportFormat::Bundle => {
+                    if a.out.is_none() {
+                        return Err(ServerError::Usage(
+                            "--format bundle needs --out <file>".into(),
+                        ));
+                    }
+                    let (bytes, hash) = app::ssr::export::bundle(&pool, &loaded).await?;
+                    eprintln!("content hash (SHA-256 of SHA256SUMS): {hash}");
+                    bytes
+                }
+            };
+            match &a.out {
+                Some(path) => std::fs::write(path, bytes)
+                    .map_err(|e| ServerError::io(format!("cannot write {}", path.display()), e))?,
+                None => {
+                    use std::io::Write;
+                    std::io::stdout()
+                        .write_all(&bytes)
+                        .map_err(|e| ServerError::io("cannot write the report", e))?
+                }
+            }
             Ok(())
         }
         Command::Study(StudyCommand::List) => {

@@ -639,7 +639,70 @@ async fn human_tables_from_simulated_annotators() {
 
     exports_round_trip(&env, &rita, &scope, &tasks, &sims, &report).await;
     pay_sheet(&env, &rita, &scope, &sims[0][0]).await;
+    bundle(&env, &rita, &scope).await;
 }
+
+/// The bundle: reproducible bytes, every file listed in SHA256SUMS with its hash, and the
+/// content hash (header, manifest) = SHA-256 of SHA256SUMS. Checked with Python's tarfile.
+async fn bundle(env: &Env, cookie: &str, scope: &str) {
+    let path = format!("/export/bundle.tar?studies={scope}");
+    let first = get(&env.state, &path, Some(cookie)).await;
+    assert_eq!(first.status, StatusCode::OK);
+    let hash = first.headers["x-content-sha256"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let disposition = first.headers["content-disposition"].to_str().unwrap();
+    assert!(disposition.contains(&hash[..12]), "{disposition}");
+    let again = get(&env.state, &path, Some(cookie)).await;
+    assert_eq!(
+        first.body, again.body,
+        "the same data gives the same archive"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("b.tar");
+    std::fs::write(&file, first.body.as_bytes()).unwrap();
+    let out = std::process::Command::new("python3")
+        .args(["-c", PY_BUNDLE])
+        .arg(&file)
+        .arg(&hash)
+        .output()
+        .expect("python3 is needed for this test (.ci/setup installs it)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    // 8 data files, 24 annotators' and 8 majority prediction files, 2 charts.
+    assert_eq!(said.trim(), "files 42 assignments 24", "{said}");
+}
+
+const PY_BUNDLE: &str = r#"
+import hashlib, json, sys, tarfile
+t = tarfile.open(sys.argv[1])
+files = {m.name.split("/", 1)[1]: t.extractfile(m).read() for m in t.getmembers()}
+sums = files.pop("SHA256SUMS")
+manifest = json.loads(files.pop("manifest.json"))
+assert hashlib.sha256(sums).hexdigest() == sys.argv[2] == manifest["content_sha256"]
+listed = {}
+for line in sums.decode().splitlines():
+    h, name = line.split("  ", 1)
+    listed[name] = h
+assert set(listed) == set(files), set(listed) ^ set(files)
+for name, data in files.items():
+    assert hashlib.sha256(data).hexdigest() == listed[name], name
+for need in ["config.json", "assignments.jsonl", "annotations.jsonl", "annotations.csv", "scores.json",
+             "scores.csv", "scores.md", "pay.csv", "charts/SST-2.svg", "charts/CoNLL2003.svg"]:
+    assert need in files, need
+config = json.loads(files["config.json"])
+assert all(c["versions"] and c["config"]["annotators"] == 3 for c in config)
+orders = [json.loads(l) for l in files["assignments.jsonl"].decode().splitlines()]
+for o in orders:
+    positions = [i[0] for i in o["items"]]
+    assert positions == list(range(len(positions))), positions[:5]
+print("files", len(files), "assignments", len(orders))
+"#;
 
 /// Annotations read back equal the stored rows; CSV and JSONL agree under Python's csv/json;
 /// CLUES-format predictions scored by the platform's scorer give the table values.
@@ -921,4 +984,49 @@ async fn exports_and_dashboard_are_for_staff_only() {
     assert_eq!(before, common::snapshot(pool).await);
     let ok = common::client::form(&env.state, "dashboard", "studies=", Some(&rita)).await;
     assert_eq!(ok.status, StatusCode::OK, "{}", ok.body);
+}
+
+#[tokio::test]
+async fn report_command_prints_tables_and_refuses_bad_scopes() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("r.db").display());
+    let pool = server::db::connect(&url).await.unwrap();
+    server::demo::ensure_demo(&pool).await.unwrap();
+    pool.close().await;
+    let cli = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_clues-lab"))
+            .args(["--database", &url, "report"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let md = cli(&[]);
+    assert!(
+        md.status.success(),
+        "{}",
+        String::from_utf8_lossy(&md.stderr)
+    );
+    let md = String::from_utf8(md.stdout).unwrap();
+    assert!(md.starts_with("# Human scores\n"), "{md}");
+    assert!(md.contains("### Human test S1 (official scoring), all finished annotators"));
+    let csv = String::from_utf8(cli(&["--format", "csv", "--studies", "1"]).stdout).unwrap();
+    assert_eq!(
+        csv.lines().next().unwrap(),
+        "table,annotators,scoring,task,family,k,subset,n,items,mean,std,std_sample,ties,measure"
+    );
+    let out = dir.path().join("b.tar");
+    let b = cli(&["--format", "bundle", "--out", out.to_str().unwrap()]);
+    assert!(b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
+    assert!(String::from_utf8_lossy(&b.stderr).contains("content hash"));
+    assert!(std::fs::metadata(&out).unwrap().len() > 0);
+    for (args, says) in [
+        (&["--format", "bundle"][..], "needs --out"),
+        (&["--studies", "99"][..], "there is no study 99"),
+        (&["--studies", "one"][..], "is not a study id"),
+    ] {
+        let r = cli(args);
+        assert!(!r.status.success());
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
 }

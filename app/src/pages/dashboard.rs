@@ -41,6 +41,9 @@ fn table_view(t: Table) -> impl IntoView {
             </tr>
         }
     });
+    let empty = t.rows.is_empty().then(|| {
+        view! { <p class="hint empty">"Nothing to show yet: no finished annotators fit this table."</p> }
+    });
     view! {
         <figure class="report-table" id=t.id.clone()>
             <figcaption><strong>{t.title}</strong>" " <span class="hint">{t.note}</span></figcaption>
@@ -55,6 +58,7 @@ fn table_view(t: Table) -> impl IntoView {
                     }).collect_view()}
                 </tbody>
             </table>
+            {empty}
         </figure>
     }
 }

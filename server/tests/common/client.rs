@@ -35,6 +35,7 @@ pub struct Resp {
     pub body: String,
     pub cookie: Option<String>,
     pub location: Option<String>,
+    pub headers: header::HeaderMap,
 }
 
 pub async fn send(state: &AppState, req: Request<Body>) -> Resp {
@@ -58,12 +59,14 @@ pub async fn send_inner(state: &AppState, req: Request<Body>) -> Resp {
         )
     };
     let status = res.status();
+    let headers = res.headers().clone();
     let body = res.into_body().collect().await.unwrap().to_bytes();
     Resp {
         status,
         body: String::from_utf8_lossy(&body).into_owned(),
         cookie,
         location,
+        headers,
     }
 }
 

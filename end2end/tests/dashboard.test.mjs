@@ -1,0 +1,118 @@
+// The researcher dashboard in Chromium: three crowd workers finish a small SST-2 study through
+// the HTTP API; a researcher sees the Table 5 layout and the learning curve, downloads the
+// annotations CSV; a worker is refused.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { start, newPage, openHydrated, signIn, USERS, RESULTS } from './server.mjs';
+
+/** A CLUES-shaped SST-2 folder of our own: 10 training items, 4 test items. */
+function writeFixture(dir) {
+  const sst = join(dir, 'fixture', 'SST-2');
+  mkdirSync(sst, { recursive: true });
+  const review = (id, context, label) => JSON.stringify({ answer: [label], question: 'positive or negative?', id, context });
+  const train = Array.from({ length: 10 }, (_, i) =>
+    review(i + 1, `${i % 2 ? 'a dull, tired' : 'a bright, moving'} picture number ${i + 1} `, i % 2 ? 'negative' : 'positive'));
+  writeFileSync(join(sst, 'sst_train_10_1.jsonl'), train.join('\n') + '\n');
+  writeFileSync(join(sst, 'sst_test.jsonl'), [
+    review(1, 'a joyous ride from start to finish ', 'positive'),
+    review(2, 'a slog with no payoff ', 'negative'),
+    review(3, 'the cast shines in every scene ', 'positive'),
+    review(4, 'flat, long and loud ', 'negative'),
+  ].join('\n') + '\n');
+  return join(dir, 'fixture');
+}
+
+let env;
+let study;
+before(async () => {
+  env = await start((cli, dir) => {
+    cli('import', 'clues', writeFixture(dir));
+    study = Number(/created study (\d+)/.exec(cli('study', 'create', '--task', 'SST-2', '--name', 'Dashboard study',
+      '--scenarios', '0,10', '--annotators', '2', '--code', 'DASH-1', '--open'))[1]);
+  });
+});
+after(async () => { await env?.stop(); });
+
+/** A crowd worker who answers every item with `pick(text)`, through the server functions. */
+async function crowdWorker(pid, pick) {
+  const join = await fetch(`${env.base}/join/${study}?PROLIFIC_PID=${pid}&STUDY_ID=s&SESSION_ID=x${pid}`, { redirect: 'manual' });
+  assert.equal(join.status, 303);
+  const cookie = join.headers.getSetCookie()[0].split(';')[0];
+  const call = async (name, body, json) => {
+    const r = await fetch(`${env.base}/api/${name}`, {
+      method: 'POST',
+      headers: { cookie, accept: 'application/json', 'content-type': json ? 'application/json' : 'application/x-www-form-urlencoded' },
+      body: json ? JSON.stringify(body) : new URLSearchParams(body).toString(),
+    });
+    assert.equal(r.status, 200, `${name}: ${await r.clone().text()}`);
+    return r.json();
+  };
+  for (let n = 0; n < 100; n++) {
+    const state = await call('study_state', { study_id: study });
+    if (state.step.Done) return state.step.Done;
+    const item = state.step.Item;
+    if (item.reveal) {
+      await call('continue_study', { study_id: study, position: item.position });
+      continue;
+    }
+    const label = pick(item.context.text);
+    await call('submit_answer', {
+      study_id: study, position: item.position, client_id: `${pid}-${n}`,
+      answer: { kind: 'label', label, confidence: 4 },
+    }, true);
+    if (item.phase === 'training') await call('continue_study', { study_id: study, position: item.position });
+  }
+  throw new Error('the study did not end');
+}
+
+test('researcher sees tables and the learning curve and downloads an export; a worker is refused', async () => {
+  const good = (t) => (/slog|flat|dull/.test(t) ? 'negative' : 'positive');
+  // Arrivals alternate between the scenarios (fewest filled first): 0, 10, 0, 10.
+  // Zero-shot: one right on all 4, one always "positive" (2 of 4); 10-shot: both right.
+  await crowdWorker('zero-a', good);
+  await crowdWorker('ten-a', good);
+  await crowdWorker('zero-b', () => 'positive');
+  await crowdWorker('ten-b', good);
+
+  const page = await newPage(env.browser);
+  await signIn(page, env.base, USERS.researcher);
+  await page.waitForSelector('text=Researcher dashboard');
+  await openHydrated(page, `${env.base}/dashboard`);
+  const table = page.locator('#table5-all-official');
+  await table.waitFor();
+  assert.deepEqual((await table.locator('thead tr.groups th').allTextContents()).map((s) => s.trim()), ['', 'Sentence classification']);
+  assert.deepEqual(await table.locator('thead tr:not(.groups) th').allTextContents(), ['Shots', 'SST-2']);
+  // Zero-shot: S1 1.0 and 0.5 -> 75.0 ± 25.0; 10-shot: 100.0 ± 0.0.
+  assert.deepEqual(await table.locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.innerText.split('\t'))),
+    [['0', '75.0 ± 25.0 (n=2)'], ['10', '100.0 ± 0.0 (n=2)']]);
+  const chart = page.locator('figure.chart[data-task="SST-2"] svg');
+  await chart.waitFor();
+  assert.equal(await chart.locator('polyline.mean').count(), 1);
+  assert.equal(await chart.locator('polygon.band').count(), 1);
+  assert.match(await chart.locator('circle title').first().textContent(), /k=0: 75\.0 ± 25\.0 \(n=2\)/);
+  await page.screenshot({ path: join(RESULTS, 'dashboard.png'), fullPage: true });
+
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.click('a:has-text("Annotations (CSV)")'),
+  ]);
+  const saved = join(RESULTS, 'annotations.csv');
+  await download.saveAs(saved);
+  const csv = readFileSync(saved, 'utf8').trim().split('\n');
+  assert.match(csv[0], /^study_id,study,config_id,task,assignment_id,worker,/);
+  // 4 workers: 2 x 4 test items + 2 x (10 training + 4 test).
+  assert.equal(csv.length - 1, 36);
+  assert.deepEqual(page.errors, []);
+
+  const worker = await newPage(env.browser);
+  await signIn(worker, env.base, USERS.worker);
+  await worker.waitForSelector('text=Sign out');
+  await openHydrated(worker, `${env.base}/dashboard`);
+  await worker.waitForSelector('p.error[role="alert"]');
+  assert.match(await worker.locator('p.error').textContent(), /Your role \(worker\) may not do this/);
+  assert.equal(await worker.locator('#table5-all-official').count(), 0);
+  const refused = await worker.evaluate(async () => (await fetch('/export/scores.csv')).status);
+  assert.equal(refused, 403);
+});
