@@ -250,14 +250,11 @@ async fn simulate(
         session: Some(format!("S-{pid}")),
         assignment: None,
     };
-    let labels: Vec<String> = study::load(pool, study_id)
+    let labels = study::load(pool, study_id)
         .await
         .unwrap()
         .spec
-        .labels
-        .iter()
-        .map(|l| l.name.clone())
-        .collect();
+        .label_names();
     let mut rng = Rng(seed);
     let mut sim = Sim {
         worker: user.name.clone(),
@@ -604,14 +601,12 @@ async fn human_tables_from_simulated_annotators() {
         vec!["SST-2", "CoNLL2003"]
     );
     for (t, s) in tasks.iter().zip(&sims) {
-        let labels: Vec<String> = study::load(pool, studies[if t.ner { 1 } else { 0 }])
+        let study_id = studies[if t.ner { 1 } else { 0 }];
+        let labels = study::load(pool, study_id)
             .await
             .unwrap()
             .spec
-            .labels
-            .iter()
-            .map(|l| l.name.clone())
-            .collect();
+            .label_names();
         check_task(&report, t, s, &labels);
         let target = format!("{}-w10", t.name);
         assert!(

@@ -98,6 +98,11 @@ impl TaskSpec {
             .or_else(|| self.question_types.iter().find(|q| q.question.is_empty()))
     }
 
+    /// The label names in the task's order (empty for span tasks).
+    pub fn label_names(&self) -> Vec<String> {
+        self.labels.iter().map(|l| l.name.clone()).collect()
+    }
+
     /// An internal answer (a set of span strings, empty for "no answer") in the official
     /// encoding, ready for the official scorer.
     pub fn to_official(&self, answer: &[String]) -> Vec<String> {

@@ -7,7 +7,7 @@ use crate::domain::report::layout::{self, money, Which};
 use crate::domain::report::table::csv_line;
 use crate::domain::report::{majority, scenario_annotators, Report};
 use crate::error::AppError;
-use crate::ssr::report::{Loaded, ANNOTATION_COLUMNS};
+use crate::ssr::report::{CrowdIds, Loaded, ANNOTATION_COLUMNS};
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -85,11 +85,8 @@ pub fn iso_utc(ms: i64) -> String {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PayRow {
     pub worker: String,
-    pub platform: Option<String>,
-    pub crowd_worker_id: Option<String>,
-    pub crowd_study_id: Option<String>,
-    pub crowd_session_id: Option<String>,
-    pub crowd_assignment_id: Option<String>,
+    #[serde(flatten)]
+    pub crowd: CrowdIds,
     pub study_id: i64,
     pub study: String,
     pub task: String,
@@ -135,11 +132,7 @@ pub fn pay_rows(l: &Loaded, r: &Report) -> Vec<PayRow> {
             let study = l.study(a.study)?;
             Some(PayRow {
                 worker: a.worker.clone(),
-                platform: row.platform.clone(),
-                crowd_worker_id: row.crowd_worker_id.clone(),
-                crowd_study_id: row.crowd_study_id.clone(),
-                crowd_session_id: row.crowd_session_id.clone(),
-                crowd_assignment_id: row.crowd_assignment_id.clone(),
+                crowd: row.crowd.clone(),
                 study_id: a.study,
                 study: study.name.clone(),
                 task: a.task.clone(),

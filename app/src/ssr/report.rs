@@ -20,11 +20,8 @@ pub struct AnnotationRow {
     pub task: String,
     pub assignment_id: i64,
     pub worker: String,
-    pub platform: Option<String>,
-    pub crowd_worker_id: Option<String>,
-    pub crowd_study_id: Option<String>,
-    pub crowd_session_id: Option<String>,
-    pub crowd_assignment_id: Option<String>,
+    #[serde(flatten)]
+    pub crowd: CrowdIds,
     /// Shots of the worker's scenario (0 = zero-shot).
     pub k: u32,
     pub training_split: Option<u32>,
@@ -54,6 +51,28 @@ pub struct AnnotationRow {
     pub s1: Option<f64>,
     pub s1_any_of: Option<f64>,
     pub client_id: Option<String>,
+}
+
+/// The ids a crowd link gave with the worker's arrival (all empty for password accounts).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CrowdIds {
+    pub platform: Option<String>,
+    pub crowd_worker_id: Option<String>,
+    pub crowd_study_id: Option<String>,
+    pub crowd_session_id: Option<String>,
+    pub crowd_assignment_id: Option<String>,
+}
+
+impl From<CrowdInfo> for CrowdIds {
+    fn from(c: CrowdInfo) -> Self {
+        CrowdIds {
+            platform: c.platform,
+            crowd_worker_id: c.worker,
+            crowd_study_id: c.study,
+            crowd_session_id: c.session,
+            crowd_assignment_id: c.assignment,
+        }
+    }
 }
 
 /// The export's columns, in order (the CSV header).
@@ -178,11 +197,7 @@ fn row_of(r: &sqlx::sqlite::SqliteRow) -> Result<AnnotationRow, AppError> {
         task: r.get("task"),
         assignment_id: r.get("assignment_id"),
         worker: r.get("worker"),
-        platform: crowd.platform,
-        crowd_worker_id: crowd.worker,
-        crowd_study_id: crowd.study,
-        crowd_session_id: crowd.session,
-        crowd_assignment_id: crowd.assignment,
+        crowd: crowd.into(),
         k: r.get::<i64, _>("k") as u32,
         training_split: r.get::<Option<i64>, _>("training_split").map(|s| s as u32),
         status: r.get("status"),

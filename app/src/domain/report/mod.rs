@@ -246,10 +246,13 @@ fn score_annotator(
 
 /// The assignments the training filter flags: per study and scenario, among its finished
 /// k-shot annotators, those more than the study's margin below the others' mean training S1.
-pub fn flagged(annotators: &[AnnotatorRecord], rules: &HashMap<i64, StudyRules>) -> HashSet<i64> {
+pub fn flagged<'a>(
+    annotators: impl IntoIterator<Item = &'a AnnotatorRecord>,
+    rules: &HashMap<i64, StudyRules>,
+) -> HashSet<i64> {
     let mut groups: HashMap<(i64, u32), Vec<(i64, f64)>> = HashMap::new();
     for a in annotators
-        .iter()
+        .into_iter()
         .filter(|a| a.status == "finished" && a.k > 0)
     {
         if let Some(s) = item_mean(&submitted(a, true), |i| i.s1) {
@@ -278,8 +281,7 @@ pub fn build(
         .iter()
         .filter(|a| tasks.contains_key(&a.task))
         .collect();
-    let owned: Vec<AnnotatorRecord> = annotators.iter().map(|a| (*a).clone()).collect();
-    let flags = flagged(&owned, rules);
+    let flags = flagged(annotators.iter().copied(), rules);
     let mut columns: Vec<TaskColumn> = annotators
         .iter()
         .map(|a| a.task.clone())
@@ -463,8 +465,7 @@ fn ballots(annotators: &[&AnnotatorRecord]) -> (Vec<i64>, Ballots) {
 fn vote_on(spec: &TaskSpec, ballots: &[Option<Vec<String>>]) -> vote::Vote {
     let cast: Vec<&[String]> = ballots.iter().flatten().map(Vec::as_slice).collect();
     if spec.family == Family::Classification {
-        let labels: Vec<String> = spec.labels.iter().map(|l| l.name.clone()).collect();
-        vote::plurality(&cast, &labels)
+        vote::plurality(&cast, &spec.label_names())
     } else {
         vote::span_majority(&cast)
     }
@@ -497,7 +498,7 @@ pub fn scenario_annotators<'a>(
 /// Majority vote S1 and agreement of one scenario's annotators on the test items.
 fn aggregate(data: &TaskData, k: u32, annotators: &[&AnnotatorRecord]) -> ScenarioAggregate {
     let spec = &data.spec;
-    let labels: Vec<String> = spec.labels.iter().map(|l| l.name.clone()).collect();
+    let labels = spec.label_names();
     let is_label = spec.family == Family::Classification;
     let (examples, ballots) = ballots(annotators);
     let (mut official, mut any_of, mut ties) = (Vec::new(), Vec::new(), 0);
