@@ -126,9 +126,10 @@ pub struct Loaded {
     pub rules: HashMap<i64, StudyRules>,
 }
 
-/// Study ids from a query value such as `1,2,3`; empty means every study.
+/// Study ids from a query value such as `1,2,3` (sorted, each once); empty means every study.
 pub fn parse_scope(s: Option<&str>) -> Result<Vec<i64>, AppError> {
-    s.unwrap_or_default()
+    let mut ids = s
+        .unwrap_or_default()
         .split(',')
         .map(str::trim)
         .filter(|p| !p.is_empty())
@@ -136,7 +137,25 @@ pub fn parse_scope(s: Option<&str>) -> Result<Vec<i64>, AppError> {
             p.parse::<i64>()
                 .map_err(|_| AppError::Invalid(format!("{p:?} is not a study id")))
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    ids.sort_unstable();
+    ids.dedup();
+    Ok(ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes() {
+        assert_eq!(parse_scope(None), Ok(vec![]));
+        assert_eq!(parse_scope(Some(" 3, 1,3,, ")), Ok(vec![1, 3]));
+        assert!(parse_scope(Some("1,x"))
+            .unwrap_err()
+            .to_string()
+            .contains("\"x\" is not a study id"));
+    }
 }
 
 async fn task_data(
