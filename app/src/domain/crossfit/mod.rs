@@ -2,6 +2,7 @@
 //! file layout, metrics, task partitions and average relative gain. Pure and IO-free.
 pub mod metrics;
 pub mod mt19937;
+pub mod nested;
 pub mod partition;
 pub mod sampler;
 pub mod tsv;
