@@ -3,8 +3,12 @@
 
 use crate::error::{Result, ServerError};
 use crate::{clues, db, demo, router, score};
+use app::domain::crossfit::baseline::Baseline;
+use app::domain::crossfit::partition::Partition;
+use app::domain::crossfit::sampler::{SampleKind, K_CLASSIFICATION, K_TEXT_TO_TEXT};
 use app::domain::people::Role;
 use app::pages::OUTPUT_NAME;
+use app::ssr::crossfit as xf;
 use app::ssr::{auth, catalog, state::AppState, study};
 use clap::{Parser, Subcommand, ValueEnum};
 use leptos::config::LeptosOptions;
@@ -49,6 +53,9 @@ pub enum Command {
     Study(StudyCommand),
     /// The researcher report of human scores (the dashboard's tables), or the study bundle.
     Report(ReportArgs),
+    /// CrossFit tasks: metrics, runs, baselines, partitions and average relative gain.
+    #[command(subcommand)]
+    Crossfit(CrossfitCommand),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -137,6 +144,92 @@ pub enum ImportCommand {
         /// The data folder.
         dir: PathBuf,
     },
+    /// Import CrossFit text-to-text tasks: a folder (searched recursively) of
+    /// `<task>_<k>_<seed>_{train,dev,test}.tsv` files, with an optional `tasks.json`
+    /// (`{"<task>": {"ontology": "cls/...", "metric": "ACC"}}`). All or nothing.
+    Crossfit { dir: PathBuf },
+    /// Sample a CrossFit task from a source file of `input<TAB>output` lines for the five seeds
+    /// (numpy-exact), with the given test file as the test set of every seed.
+    CrossfitSource(CrossfitSourceArgs),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum KindArg {
+    /// k per output label.
+    Classification,
+    /// The first k lines.
+    TextToText,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CrossfitSourceArgs {
+    #[arg(long)]
+    pub task: String,
+    /// The training source: `input<TAB>output` per line.
+    #[arg(long)]
+    pub source: PathBuf,
+    /// The test set, the same for every seed.
+    #[arg(long)]
+    pub test: PathBuf,
+    #[arg(long, value_enum)]
+    pub kind: KindArg,
+    /// Shots: per label for classification (default 16), lines otherwise (default 32).
+    #[arg(long)]
+    pub k: Option<usize>,
+    #[arg(long, default_value = "")]
+    pub ontology: String,
+    #[arg(long, default_value = "ACC")]
+    pub metric: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CrossfitCommand {
+    /// The task -> metric table, with seeds, k and test sizes.
+    Tasks,
+    /// Change a task's ontology path or metric.
+    Set {
+        #[arg(long)]
+        task: String,
+        #[arg(long)]
+        ontology: Option<String>,
+        #[arg(long)]
+        metric: Option<String>,
+    },
+    /// Store a run: a file with one prediction per line, in the order of the test file.
+    Run {
+        #[arg(long)]
+        method: String,
+        #[arg(long)]
+        task: String,
+        #[arg(long)]
+        seed: u32,
+        predictions: PathBuf,
+    },
+    /// Run a reference method (majority-output or nearest-input) on every seed of a task, or
+    /// of every task.
+    Baseline {
+        #[arg(long)]
+        method: String,
+        #[arg(long)]
+        task: Option<String>,
+    },
+    /// Import a partition (CrossFit's JSON: {"train": [...], "dev": [...], "test": [...]}).
+    PartitionImport {
+        #[arg(long)]
+        name: String,
+        file: PathBuf,
+    },
+    /// Print a stored partition as JSON.
+    PartitionExport { name: String },
+    /// Average relative gain of a method over a baseline on a partition's test tasks.
+    Arg {
+        #[arg(long)]
+        partition: String,
+        #[arg(long)]
+        method: String,
+        #[arg(long)]
+        baseline: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -224,6 +317,32 @@ pub async fn run(cli: Cli) -> Result<()> {
             let imported = clues::import_dir(&pool, &dir).await?;
             print!("{}", imported.report());
             Ok(())
+        }
+        Command::Import(ImportCommand::Crossfit { dir }) => {
+            let pool = db::connect(&cli.database).await?;
+            let tasks = crate::crossfit::load_dir(&dir, "crossfit")?;
+            report_stored(&pool, tasks).await
+        }
+        Command::Import(ImportCommand::CrossfitSource(a)) => {
+            let (kind, k) = match a.kind {
+                KindArg::Classification => {
+                    (SampleKind::Classification, a.k.unwrap_or(K_CLASSIFICATION))
+                }
+                KindArg::TextToText => (SampleKind::TextToText, a.k.unwrap_or(K_TEXT_TO_TEXT)),
+            };
+            let meta = crate::crossfit::TaskMeta {
+                ontology: a.ontology,
+                metric: a.metric,
+            };
+            let task = crate::crossfit::load_source(
+                &a.task, &a.source, &a.test, kind, k, meta, "sampled",
+            )?;
+            let pool = db::connect(&cli.database).await?;
+            report_stored(&pool, vec![task]).await
+        }
+        Command::Crossfit(c) => {
+            let pool = db::connect_existing(&cli.database).await?;
+            crossfit_command(&pool, c).await
         }
         Command::User(UserCommand::Add {
             name,
@@ -411,4 +530,169 @@ async fn serve(database: &str, args: ServeArgs) -> Result<()> {
         })
         .await
         .map_err(|e| ServerError::io("server stopped", e))
+}
+
+async fn report_stored(
+    pool: &sqlx::SqlitePool,
+    tasks: Vec<app::ssr::crossfit::NewTask>,
+) -> Result<()> {
+    let outcomes = xf::store_tasks(pool, &tasks).await?;
+    for (t, o) in tasks.iter().zip(outcomes) {
+        let seeds: std::collections::BTreeSet<u32> = t.files.iter().map(|f| f.seed).collect();
+        println!(
+            "{}: {} ({} files, seeds {:?}, metric {}{})",
+            t.name,
+            match o {
+                xf::Outcome::Imported => "imported",
+                xf::Outcome::Unchanged => "unchanged",
+            },
+            t.files.len(),
+            seeds,
+            t.metric.name(),
+            if t.ontology.is_empty() {
+                ", no ontology path: set one with `crossfit set`"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(())
+}
+
+async fn crossfit_command(pool: &sqlx::SqlitePool, c: CrossfitCommand) -> Result<()> {
+    match c {
+        CrossfitCommand::Tasks => {
+            for t in xf::list_tasks(pool).await? {
+                println!(
+                    "{}\t{}\t{}\tseeds {:?}\tk {:?}\t{} test lines",
+                    t.name,
+                    t.ontology,
+                    t.metric.name(),
+                    t.seeds,
+                    t.ks,
+                    t.test_items
+                );
+            }
+        }
+        CrossfitCommand::Set {
+            task,
+            ontology,
+            metric,
+        } => {
+            let current = xf::list_tasks(pool)
+                .await?
+                .into_iter()
+                .find(|t| t.name == task)
+                .ok_or_else(|| ServerError::Usage(format!("no CrossFit task named {task:?}")))?;
+            xf::set_task_meta(
+                pool,
+                &task,
+                &ontology.unwrap_or(current.ontology),
+                &metric.unwrap_or_else(|| current.metric.name().to_string()),
+            )
+            .await?;
+            println!("updated {task}");
+        }
+        CrossfitCommand::Run {
+            method,
+            task,
+            seed,
+            predictions,
+        } => {
+            let text = std::fs::read_to_string(&predictions).map_err(|e| {
+                ServerError::io(format!("cannot read {}", predictions.display()), e)
+            })?;
+            let lines: Vec<String> = text.lines().map(str::to_string).collect();
+            let score = xf::store_run(pool, &method, &task, seed, "predictions", &lines).await?;
+            println!(
+                "{method} on {task} (seed {seed}): {} = {}",
+                score.metric.name(),
+                fmt_value(score.value)
+            );
+        }
+        CrossfitCommand::Baseline { method, task } => {
+            let b = Baseline::parse(&method).ok_or_else(|| {
+                ServerError::Usage(format!(
+                    "{method:?}: the reference methods are majority-output and nearest-input"
+                ))
+            })?;
+            let tasks = match task {
+                Some(t) => vec![t],
+                None => xf::list_tasks(pool)
+                    .await?
+                    .into_iter()
+                    .map(|t| t.name)
+                    .collect(),
+            };
+            for t in tasks {
+                for (seed, score) in crate::crossfit::run_baseline(pool, b, &t).await? {
+                    println!(
+                        "{} on {t} (seed {seed}): {} = {}",
+                        b.name(),
+                        score.metric.name(),
+                        fmt_value(score.value)
+                    );
+                }
+            }
+        }
+        CrossfitCommand::PartitionImport { name, file } => {
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| ServerError::io(format!("cannot read {}", file.display()), e))?;
+            let p = Partition::from_json(&text)
+                .map_err(|e| ServerError::data(file.display().to_string(), None, e))?;
+            xf::save_partition(pool, &name, &p).await?;
+            println!(
+                "stored partition {name}: {} train, {} dev, {} test tasks",
+                p.train.len(),
+                p.dev.len(),
+                p.test.len()
+            );
+        }
+        CrossfitCommand::PartitionExport { name } => {
+            print!("{}", xf::partition(pool, &name).await?.to_json())
+        }
+        CrossfitCommand::Arg {
+            partition,
+            method,
+            baseline,
+        } => {
+            let r = xf::arg_report(pool, &partition, &method, &baseline).await?;
+            for (seed, arg) in &r.seeds {
+                for g in &arg.gains {
+                    println!(
+                        "seed {seed}\t{}\t{:.4} vs {:.4}\t{}",
+                        g.task,
+                        g.score,
+                        g.baseline,
+                        g.gain.map_or("undefined (baseline 0)".into(), |x| format!(
+                            "{:+.2}%",
+                            100.0 * x
+                        ))
+                    );
+                }
+                if !arg.missing.is_empty() {
+                    println!("seed {seed}\tno runs for: {}", arg.missing.join(", "));
+                }
+                println!(
+                    "seed {seed}\tARG {}",
+                    arg.arg
+                        .map_or("undefined".into(), |x| format!("{:+.2}%", 100.0 * x))
+                );
+            }
+            match r.spread {
+                Some(s) => println!(
+                    "ARG over {} seeds: {:+.2}% ± {:.2}%",
+                    s.n,
+                    100.0 * s.mean,
+                    100.0 * s.std_pop
+                ),
+                None => println!("ARG: undefined (no seed with both runs)"),
+            }
+        }
+    }
+    Ok(())
+}
+
+fn fmt_value(v: Option<f64>) -> String {
+    v.map_or("undefined".into(), |x| format!("{x:.6}"))
 }

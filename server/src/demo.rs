@@ -74,8 +74,105 @@ const DEMO_STUDIES: [(&str, &str); 2] = [
     ),
 ];
 
-/// Loads the demo tasks and opens the demo studies, unless a demo is already in the database.
+/// The CrossFit demo: six small text-to-text tasks written for this project (`demo/crossfit/`),
+/// sampled for the five seeds, a partition, and the two reference methods run on every seed.
+const CROSSFIT_DEMO: [(&str, &str, &str); 6] = [
+    (
+        "demo-xf-sentiment",
+        include_str!("../demo/crossfit/sentiment.source.tsv"),
+        include_str!("../demo/crossfit/sentiment.test.tsv"),
+    ),
+    (
+        "demo-xf-topic",
+        include_str!("../demo/crossfit/topic.source.tsv"),
+        include_str!("../demo/crossfit/topic.test.tsv"),
+    ),
+    (
+        "demo-xf-headline",
+        include_str!("../demo/crossfit/headline.source.tsv"),
+        include_str!("../demo/crossfit/headline.test.tsv"),
+    ),
+    (
+        "demo-xf-acceptability",
+        include_str!("../demo/crossfit/acceptability.source.tsv"),
+        include_str!("../demo/crossfit/acceptability.test.tsv"),
+    ),
+    (
+        "demo-xf-capitals",
+        include_str!("../demo/crossfit/capitals.source.tsv"),
+        include_str!("../demo/crossfit/capitals.test.tsv"),
+    ),
+    (
+        "demo-xf-similarity",
+        include_str!("../demo/crossfit/similarity.source.tsv"),
+        include_str!("../demo/crossfit/similarity.test.tsv"),
+    ),
+];
+const CROSSFIT_DEMO_TASKS: &str = include_str!("../demo/crossfit/tasks.json");
+const CROSSFIT_DEMO_PARTITION: &str = include_str!("../demo/crossfit/partition.json");
+
+#[derive(serde::Deserialize)]
+struct DemoTaskMeta {
+    ontology: String,
+    metric: String,
+    kind: String,
+    k: usize,
+}
+
+/// Loads the CrossFit demo unless it is there; returns whether it was loaded.
+pub async fn ensure_crossfit_demo(pool: &SqlitePool) -> Result<bool> {
+    use app::domain::crossfit::{baseline::Baseline, partition::Partition, sampler::SampleKind};
+    let present: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM crossfit_tasks WHERE source = 'demo'")
+            .fetch_one(pool)
+            .await?;
+    if present > 0 {
+        return Ok(false);
+    }
+    let meta: std::collections::BTreeMap<String, DemoTaskMeta> =
+        serde_json::from_str(CROSSFIT_DEMO_TASKS).expect("the demo's tasks.json is valid");
+    let mut tasks = Vec::new();
+    for (name, source, test) in CROSSFIT_DEMO {
+        let m = &meta[name];
+        let kind = if m.kind == "classification" {
+            SampleKind::Classification
+        } else {
+            SampleKind::TextToText
+        };
+        let label = |what: &str| format!("server/demo/crossfit/{name}.{what}.tsv");
+        tasks.push(crate::crossfit::sample_task(
+            name,
+            &(label("source"), source.to_string()),
+            &(label("test"), test.to_string()),
+            kind,
+            m.k,
+            crate::crossfit::TaskMeta {
+                ontology: m.ontology.clone(),
+                metric: m.metric.clone(),
+            },
+            "demo",
+        )?);
+    }
+    app::ssr::crossfit::store_tasks(pool, &tasks).await?;
+    let partition =
+        Partition::from_json(CROSSFIT_DEMO_PARTITION).expect("the demo partition is valid");
+    app::ssr::crossfit::save_partition(pool, "demo", &partition).await?;
+    for (name, ..) in CROSSFIT_DEMO {
+        for method in [Baseline::Majority, Baseline::Nearest] {
+            crate::crossfit::run_baseline(pool, method, name).await?;
+        }
+    }
+    Ok(true)
+}
+
+/// Loads the demo tasks and opens the demo studies, unless a demo is already in the database;
+/// loads the CrossFit demo too (on its own check, so older databases get it).
 pub async fn ensure_demo(pool: &SqlitePool) -> Result<Option<Imported>> {
+    if ensure_crossfit_demo(pool).await? {
+        tracing::info!(
+            "loaded the CrossFit demo: partition \"demo\", 6 tasks, 2 reference methods"
+        );
+    }
     let present: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tasks WHERE source = 'demo'")
         .fetch_one(pool)
         .await?;

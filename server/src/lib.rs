@@ -2,6 +2,7 @@
 //! router and the command line. `main.rs` only calls `cli::main`.
 pub mod cli;
 pub mod clues;
+pub mod crossfit;
 pub mod db;
 pub mod demo;
 pub mod error;

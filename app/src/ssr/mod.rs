@@ -2,6 +2,7 @@
 //! Compiled with the `ssr` feature only; the browser build never sees them.
 pub mod auth;
 pub mod catalog;
+pub mod crossfit;
 pub mod export;
 pub mod report;
 pub mod state;

@@ -41,6 +41,11 @@ pub async fn snapshot(pool: &SqlitePool) -> Vec<(String, String)> {
         "crowd_ids",
         "assignments",
         "assignment_items",
+        "crossfit_tasks",
+        "crossfit_files",
+        "crossfit_examples",
+        "crossfit_partitions",
+        "crossfit_runs",
     ] {
         let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {t}"))
             .fetch_one(pool)
