@@ -116,3 +116,57 @@ test('researcher sees tables and the learning curve and downloads an export; a w
   const refused = await worker.evaluate(async () => (await fetch('/export/scores.csv')).status);
   assert.equal(refused, 403);
 });
+
+test('CrossFit page: the demo partition\'s ARG, an edited metric, a created partition; workers refused', async () => {
+  const page = await newPage(env.browser);
+  await signIn(page, env.base, USERS.researcher);
+  await page.waitForSelector('text=CrossFit tasks');
+  await openHydrated(page, `${env.base}/crossfit`);
+  await page.waitForSelector('.xf-tasks tbody tr');
+  assert.equal(await page.locator('.xf-tasks tbody tr').count(), 6);
+  // ARG of the nearest-input method over majority-output on the demo partition, 5 seeds.
+  await page.waitForSelector('.arg-overall');
+  assert.match(await page.locator('.arg-overall').textContent(),
+    /ARG of nearest-input over majority-output on demo: [+-]\d+\.\d\d% ± \d+\.\d\d% over 5 seeds/);
+  assert.equal(await page.locator('.arg-table tr.arg-seed').count(), 5);
+
+  // The headline task is scored with Rouge-L; switch it to EM: its scores change.
+  const row = page.locator('.xf-scores tbody tr', { hasText: 'demo-xf-headline' }).first();
+  assert.equal(await row.locator('td').nth(2).textContent(), 'Rouge-L');
+  const task = page.locator('.xf-tasks tr[data-task="demo-xf-headline"]');
+  await task.locator('select[name="metric"]').selectOption('EM');
+  await task.locator('button').click();
+  await page.waitForSelector('.xf-tasks p.saved');
+  await page.waitForFunction(() => [...document.querySelectorAll('.xf-scores tbody tr')]
+    .some((r) => r.innerText.includes('demo-xf-headline') && r.innerText.includes('EM')));
+
+  // Create a partition in the form; it is listed and its JSON downloads.
+  await page.fill('input[name="partition-name"]', 'two-tasks');
+  await page.fill('input[name="train"]', 'demo-xf-topic');
+  await page.fill('input[name="test"]', 'demo-xf-sentiment, demo-xf-capitals');
+  await page.click('form.create-partition button');
+  await page.waitForSelector('article.partition[data-name="two-tasks"]');
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.click('article.partition[data-name="two-tasks"] a'),
+  ]);
+  const saved = join(RESULTS, 'partition.json');
+  await download.saveAs(saved);
+  assert.deepEqual(JSON.parse(readFileSync(saved, 'utf8')),
+    { train: ['demo-xf-topic'], dev: [], test: ['demo-xf-sentiment', 'demo-xf-capitals'] });
+  // A task listed twice is refused with the reason.
+  await page.fill('input[name="partition-name"]', 'bad');
+  await page.fill('textarea[name="json"]', '{"train": ["a"], "dev": [], "test": ["a"]}');
+  await page.click('form.import-partition button');
+  await page.waitForSelector('.partition-forms p.error');
+  assert.match(await page.locator('.partition-forms p.error').textContent(), /listed twice/);
+  await page.screenshot({ path: join(RESULTS, 'crossfit.png'), fullPage: true });
+  assert.deepEqual(page.errors.filter((e) => !/HTTP 400/.test(e) && !/status of 400/.test(e)), []);
+
+  const worker = await newPage(env.browser);
+  await signIn(worker, env.base, USERS.worker);
+  await worker.waitForSelector('text=Sign out');
+  await openHydrated(worker, `${env.base}/crossfit`);
+  await worker.waitForSelector('p.error[role="alert"]');
+  assert.match(await worker.locator('p.error').textContent(), /Your role \(worker\) may not do this/);
+});

@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use std::collections::HashMap;
 
 /// The files `/export/{file}` serves.
-pub const FILES: [&str; 9] = [
+pub const FILES: [&str; 10] = [
     "annotations.jsonl",
     "annotations.csv",
     "scores.json",
@@ -21,6 +21,7 @@ pub const FILES: [&str; 9] = [
     "predictions.jsonl",
     "curve.svg",
     "bundle.tar",
+    "partition.json",
 ];
 
 pub async fn export(
@@ -87,6 +88,24 @@ async fn build(
             "there is no export {file:?}; there are {}",
             FILES.join(", ")
         )));
+    }
+    if file == "partition.json" {
+        let name = q
+            .get("name")
+            .ok_or_else(|| AppError::Invalid("name the partition: ?name=…".into()))?;
+        let p = app::ssr::crossfit::partition(&state.pool, name).await?;
+        let disposition = format!(
+            "attachment; filename=\"{}\"",
+            safe_name(&format!("crossfit-partition-{name}.json"))
+        );
+        return Ok((
+            [
+                (header::CONTENT_TYPE, "application/json".to_string()),
+                (header::CONTENT_DISPOSITION, disposition),
+            ],
+            p.to_json(),
+        )
+            .into_response());
     }
     let scope = report::parse_scope(q.get("studies").map(String::as_str))?;
     let loaded = report::load(&state.pool, &scope).await?;

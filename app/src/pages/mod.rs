@@ -2,6 +2,7 @@
 //! Every page renders on the server and hydrates in the browser.
 mod annotate;
 mod browser;
+mod crossfit;
 mod dashboard;
 mod home;
 mod studies;
@@ -56,6 +57,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/") view=home::Home/>
                     <Route path=path!("/tasks/:name") view=task::TaskPage/>
                     <Route path=path!("/dashboard") view=dashboard::DashboardPage/>
+                    <Route path=path!("/crossfit") view=crossfit::CrossfitPage/>
                     <Route path=path!("/studies") view=studies::StudiesPage/>
                     <Route path=path!("/studies/:id") view=studies::StudyAdminPage/>
                     <Route path=path!("/study/:id") view=study::WorkerStudyPage/>

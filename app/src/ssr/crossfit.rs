@@ -1,13 +1,12 @@
 //! CrossFit tasks on the database: storing imported or sampled files (all or nothing), the
 //! task -> metric table, partitions, runs scored with the task's metric, and ARG reports.
 
+pub use crate::api::crossfit::{ArgReport, RunScore, TaskRow};
 use crate::domain::crossfit::metrics::{evaluate, Metric, Score};
-use crate::domain::crossfit::partition::{arg_over_seeds, Arg, Partition};
+use crate::domain::crossfit::partition::{arg_over_seeds, Partition};
 use crate::domain::crossfit::sampler::TsvLine;
-use crate::domain::s1::Spread;
 use crate::error::AppError;
 use crate::ssr::catalog::corrupt;
-use serde::{Deserialize, Serialize};
 use sqlx::SqlitePool;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -114,18 +113,6 @@ pub async fn store_tasks(pool: &SqlitePool, tasks: &[NewTask]) -> Result<Vec<Out
     }
     .await;
     crate::ssr::tx::finish(tx, result).await
-}
-
-/// A task as the researcher pages list it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TaskRow {
-    pub name: String,
-    pub ontology: String,
-    pub metric: Metric,
-    pub source: String,
-    pub seeds: Vec<u32>,
-    pub ks: Vec<u32>,
-    pub test_items: i64,
 }
 
 pub async fn list_tasks(pool: &SqlitePool) -> Result<Vec<TaskRow>, AppError> {
@@ -282,16 +269,6 @@ fn golds_of(lines: &[TsvLine]) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// A run with its score under the task's current metric.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunScore {
-    pub method: String,
-    pub task: String,
-    pub seed: u32,
-    pub kind: String,
-    pub score: Score,
-}
-
 pub async fn run_scores(pool: &SqlitePool) -> Result<Vec<RunScore>, AppError> {
     let runs: Vec<(String, String, i64, String, String)> = sqlx::query_as(
         "SELECT r.method, t.name, r.seed, r.kind, r.predictions FROM crossfit_runs r
@@ -366,17 +343,6 @@ pub async fn partition(pool: &SqlitePool, name: &str) -> Result<Partition, AppEr
         .find(|(n, _)| n == name)
         .map(|(_, p)| p)
         .ok_or_else(|| AppError::NotFound(format!("no partition named {name:?}")))
-}
-
-/// ARG of `method` over `baseline` on a partition's test tasks: per seed, and mean ± std.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ArgReport {
-    pub partition: String,
-    pub method: String,
-    pub baseline: String,
-    pub tasks: Vec<String>,
-    pub seeds: Vec<(u32, Arg)>,
-    pub spread: Option<Spread>,
 }
 
 pub async fn arg_report(

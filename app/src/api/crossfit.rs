@@ -1,0 +1,122 @@
+//! Server functions of the CrossFit pages: the task -> metric table (editable by researchers),
+//! runs with their scores, partitions (create, import) and the ARG report. Staff only.
+
+use crate::domain::crossfit::metrics::{Metric, Score};
+use crate::domain::crossfit::partition::{Arg, Partition};
+use crate::domain::s1::Spread;
+use crate::error::AppError;
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// A task as the researcher pages list it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskRow {
+    pub name: String,
+    pub ontology: String,
+    pub metric: Metric,
+    pub source: String,
+    pub seeds: Vec<u32>,
+    pub ks: Vec<u32>,
+    pub test_items: i64,
+}
+
+/// A run with its score under the task's current metric.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunScore {
+    pub method: String,
+    pub task: String,
+    pub seed: u32,
+    pub kind: String,
+    pub score: Score,
+}
+
+/// ARG of `method` over `baseline` on a partition's test tasks: per seed, and mean ± std.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArgReport {
+    pub partition: String,
+    pub method: String,
+    pub baseline: String,
+    pub tasks: Vec<String>,
+    pub seeds: Vec<(u32, Arg)>,
+    pub spread: Option<Spread>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CrossfitData {
+    pub tasks: Vec<TaskRow>,
+    pub runs: Vec<RunScore>,
+    pub partitions: Vec<(String, Partition)>,
+    pub methods: Vec<String>,
+}
+
+#[server(endpoint = "crossfit_overview")]
+pub async fn crossfit_overview() -> Result<CrossfitData, AppError> {
+    use crate::ssr::{auth, crossfit as xf, state::app_state};
+    crate::error::respond(
+        async {
+            let pool = app_state()?.pool;
+            auth::require(|r| r.is_staff()).await?;
+            let runs = xf::run_scores(&pool).await?;
+            let mut methods: Vec<String> = runs.iter().map(|r| r.method.clone()).collect();
+            methods.sort();
+            methods.dedup();
+            Ok(CrossfitData {
+                tasks: xf::list_tasks(&pool).await?,
+                partitions: xf::partitions(&pool).await?,
+                runs,
+                methods,
+            })
+        }
+        .await,
+    )
+}
+
+/// The task -> metric table: a researcher (or admin) sets a task's ontology path and metric.
+#[server(endpoint = "set_crossfit_task")]
+pub async fn set_crossfit_task(
+    task: String,
+    ontology: String,
+    metric: String,
+) -> Result<(), AppError> {
+    use crate::ssr::{auth, crossfit as xf, state::app_state};
+    crate::error::respond(
+        async {
+            let pool = app_state()?.pool;
+            auth::require(|r| r.is_staff()).await?;
+            xf::set_task_meta(&pool, &task, &ontology, &metric).await
+        }
+        .await,
+    )
+}
+
+/// Stores a partition given as CrossFit's JSON (the create form writes the same JSON).
+#[server(endpoint = "save_crossfit_partition")]
+pub async fn save_crossfit_partition(name: String, json: String) -> Result<(), AppError> {
+    use crate::ssr::{auth, crossfit as xf, state::app_state};
+    crate::error::respond(
+        async {
+            let pool = app_state()?.pool;
+            auth::require(|r| r.is_staff()).await?;
+            let p = Partition::from_json(&json).map_err(AppError::Invalid)?;
+            xf::save_partition(&pool, &name, &p).await
+        }
+        .await,
+    )
+}
+
+#[server(endpoint = "crossfit_arg")]
+pub async fn crossfit_arg(
+    partition: String,
+    method: String,
+    baseline: String,
+) -> Result<ArgReport, AppError> {
+    use crate::ssr::{auth, crossfit as xf, state::app_state};
+    crate::error::respond(
+        async {
+            let pool = app_state()?.pool;
+            auth::require(|r| r.is_staff()).await?;
+            xf::arg_report(&pool, &partition, &method, &baseline).await
+        }
+        .await,
+    )
+}
