@@ -48,6 +48,9 @@ pub enum Command {
     User(UserCommand),
     /// Score a predictions file with S1 (the official scoring is the last number printed).
     Score(ScoreArgs),
+    /// CLUES-style sampling from a pool of CLUES JSONL lines: a fixed test set first, then for
+    /// each of five seeds nested k-shot training files (10 within 20 within 30).
+    Sample(SampleArgs),
     /// Configure crowd studies (the same rules as the admin pages).
     #[command(subcommand)]
     Study(StudyCommand),
@@ -263,6 +266,25 @@ pub enum UserCommand {
 }
 
 #[derive(Debug, clap::Args)]
+pub struct SampleArgs {
+    /// JSONL, one item per line in the CLUES format.
+    #[arg(long)]
+    pub pool: PathBuf,
+    /// File prefix, e.g. `sst` gives sst_test.jsonl and sst_train_<k>_<split>.jsonl.
+    #[arg(long)]
+    pub prefix: String,
+    #[arg(long)]
+    pub out: PathBuf,
+    #[arg(long, value_delimiter = ',', default_value = "10,20,30")]
+    pub ks: Vec<usize>,
+    #[arg(long)]
+    pub test_size: usize,
+    /// k per distinct question (NER's one question per entity type) instead of k in all.
+    #[arg(long)]
+    pub per_question: bool,
+}
+
+#[derive(Debug, clap::Args)]
 pub struct ScoreArgs {
     /// An official CLUES test file to score against (no database needed).
     #[arg(long, conflicts_with = "task", required_unless_present = "task")]
@@ -427,6 +449,7 @@ pub async fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
+        Command::Sample(a) => sample_clues(&a),
         Command::Score(args) => {
             let report = match (&args.gold, &args.task) {
                 (Some(gold), _) => {
@@ -695,4 +718,48 @@ async fn crossfit_command(pool: &sqlx::SqlitePool, c: CrossfitCommand) -> Result
 
 fn fmt_value(v: Option<f64>) -> String {
     v.map_or("undefined".into(), |x| format!("{x:.6}"))
+}
+
+/// `sample`: writes `<prefix>_test.jsonl` and `<prefix>_train_<k>_<split>.jsonl`, split i for
+/// the i-th of the seeds 100, 13, 21, 42, 87; lines are copied byte for byte from the pool.
+fn sample_clues(a: &SampleArgs) -> Result<()> {
+    use app::domain::crossfit::nested::nested_sample;
+    let label = a.pool.display().to_string();
+    let text = std::fs::read_to_string(&a.pool)
+        .map_err(|e| ServerError::io(format!("cannot read {label}"), e))?;
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut groups = Vec::with_capacity(lines.len());
+    for (i, l) in lines.iter().enumerate() {
+        let v: serde_json::Value = serde_json::from_str(l)
+            .map_err(|e| ServerError::data(&label, Some(i + 1), format!("malformed JSON: {e}")))?;
+        let question = v
+            .get("question")
+            .and_then(|q| q.as_str())
+            .ok_or_else(|| ServerError::data(&label, Some(i + 1), "needs a `question` string"))?;
+        groups.push(if a.per_question {
+            question.to_string()
+        } else {
+            String::new()
+        });
+    }
+    let seeds = app::domain::crossfit::sampler::CROSSFIT_SEEDS;
+    let s = nested_sample(&groups, &a.ks, &seeds, a.test_size, 0)
+        .map_err(|e| ServerError::data(&label, None, e))?;
+    std::fs::create_dir_all(&a.out)
+        .map_err(|e| ServerError::io(format!("cannot create {}", a.out.display()), e))?;
+    let write = |name: String, idx: &[usize]| -> Result<()> {
+        let body: String = idx.iter().map(|&i| format!("{}\n", lines[i])).collect();
+        let path = a.out.join(&name);
+        std::fs::write(&path, body)
+            .map_err(|e| ServerError::io(format!("cannot write {}", path.display()), e))?;
+        println!("{name}: {} lines", idx.len());
+        Ok(())
+    };
+    write(format!("{}_test.jsonl", a.prefix), &s.test)?;
+    for (split, (_, sets)) in s.seeds.iter().enumerate() {
+        for (k, idx) in sets {
+            write(format!("{}_train_{k}_{}.jsonl", a.prefix, split + 1), idx)?;
+        }
+    }
+    Ok(())
 }

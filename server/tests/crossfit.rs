@@ -313,3 +313,83 @@ async fn partitions_and_the_command_line() {
         assert_eq!((train, dev), (t, d));
     }
 }
+
+#[test]
+fn clues_style_sampling_writes_files_the_importer_accepts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let review = |i: usize| {
+        format!(
+            r#"{{"answer": ["{}"], "question": "positive or negative?", "id": {i}, "context": "review number {i} "}}"#,
+            ["positive", "negative"][i % 2]
+        )
+    };
+    let pool: String = (0..80).map(|i| review(i) + "\n").collect();
+    write(tmp.path(), "pool.jsonl", &pool);
+    let out = tmp.path().join("data/SST-2");
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_clues-lab"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let pool_path = tmp.path().join("pool.jsonl");
+    let r = run(&[
+        "sample",
+        "--pool",
+        pool_path.to_str().unwrap(),
+        "--prefix",
+        "sst",
+        "--out",
+        out.to_str().unwrap(),
+        "--test-size",
+        "20",
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let said = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        said.contains("sst_test.jsonl: 20 lines")
+            && said.contains("sst_train_30_5.jsonl: 30 lines"),
+        "{said}"
+    );
+    // Lines are copied from the pool byte for byte.
+    let test = std::fs::read_to_string(out.join("sst_test.jsonl")).unwrap();
+    assert!(test.lines().all(|l| pool.lines().any(|p| p == l)));
+    // The importer's own checks: nested 10 within 20 within 30, splits and test disjoint.
+    let db = tmp.path().join("s.db");
+    let url = format!("sqlite://{}", db.display());
+    let r = run(&[
+        "--database",
+        &url,
+        "import",
+        "clues",
+        tmp.path().join("data").to_str().unwrap(),
+    ]);
+    let report = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        r.status.success(),
+        "{}{report}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    assert!(
+        report.contains("nesting (10 within 20 within 30): 10 of 10 checks hold"),
+        "{report}"
+    );
+    assert!(
+        report.contains("training rows sharing a context with the test set: 0"),
+        "{report}"
+    );
+    // A pool too small for 30 per group outside the test set is refused.
+    let r = run(&[
+        "sample",
+        "--pool",
+        pool_path.to_str().unwrap(),
+        "--prefix",
+        "sst",
+        "--out",
+        out.to_str().unwrap(),
+        "--test-size",
+        "60",
+    ]);
+    assert!(!r.status.success());
+    assert!(String::from_utf8_lossy(&r.stderr).contains("only 20 items"));
+}
