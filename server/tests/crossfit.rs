@@ -333,17 +333,20 @@ fn clues_style_sampling_writes_files_the_importer_accepts() {
             .unwrap()
     };
     let pool_path = tmp.path().join("pool.jsonl");
-    let r = run(&[
-        "sample",
-        "--pool",
-        pool_path.to_str().unwrap(),
-        "--prefix",
-        "sst",
-        "--out",
-        out.to_str().unwrap(),
-        "--test-size",
-        "20",
-    ]);
+    let sample = |test_size: &str| {
+        run(&[
+            "sample",
+            "--pool",
+            pool_path.to_str().unwrap(),
+            "--prefix",
+            "sst",
+            "--out",
+            out.to_str().unwrap(),
+            "--test-size",
+            test_size,
+        ])
+    };
+    let r = sample("20");
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let said = String::from_utf8_lossy(&r.stdout);
     assert!(
@@ -379,17 +382,7 @@ fn clues_style_sampling_writes_files_the_importer_accepts() {
         "{report}"
     );
     // A pool too small for 30 per group outside the test set is refused.
-    let r = run(&[
-        "sample",
-        "--pool",
-        pool_path.to_str().unwrap(),
-        "--prefix",
-        "sst",
-        "--out",
-        out.to_str().unwrap(),
-        "--test-size",
-        "60",
-    ]);
+    let r = sample("60");
     assert!(!r.status.success());
     assert!(String::from_utf8_lossy(&r.stderr).contains("only 20 items"));
 }

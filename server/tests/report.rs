@@ -97,6 +97,12 @@ fn close(a: f64, b: f64, what: &str) {
     assert!((a - b).abs() < 1e-9, "{what}: platform {a}, test {b}");
 }
 
+/// A platform spread against the test's own mean and population std of `scores`.
+fn close_spread(s: &app::domain::s1::Spread, scores: &[f64], what: &str) {
+    close(s.mean, mean(scores), &format!("{what} mean"));
+    close(s.std_pop, std_pop(scores), &format!("{what} std"));
+}
+
 struct TaskFiles {
     name: &'static str,
     ner: bool,
@@ -419,16 +425,7 @@ fn check_task(r: &Report, t: &TaskFiles, sims: &[Sim], labels: &[String]) {
                 .find(|c| c.task == t.name && c.k == k)
                 .unwrap();
             assert_eq!(cell.official.n, group.len());
-            close(
-                cell.official.mean,
-                mean(&scores),
-                &format!("{} k={k} mean", t.name),
-            );
-            close(
-                cell.official.std_pop,
-                std_pop(&scores),
-                &format!("{} k={k} std", t.name),
-            );
+            close_spread(&cell.official, &scores, &format!("{} k={k}", t.name));
             // Majority vote and agreement on the test items.
             let agg = tables
                 .scenarios
@@ -508,15 +505,10 @@ fn check_task(r: &Report, t: &TaskFiles, sims: &[Sim], labels: &[String]) {
                 .unwrap();
             assert_eq!(c.subset, Subset::Shots { k: 20 });
             assert_eq!(c.items, t.train(20).len());
-            close(
-                c.spread.mean,
-                mean(&s),
+            close_spread(
+                &c.spread,
+                &s,
                 &format!("{} table 8 group {group_k}", t.name),
-            );
-            close(
-                c.spread.std_pop,
-                std_pop(&s),
-                &format!("{} table 8 std {group_k}", t.name),
             );
         }
         let s: Vec<f64> = sims
@@ -527,7 +519,7 @@ fn check_task(r: &Report, t: &TaskFiles, sims: &[Sim], labels: &[String]) {
         let c = tables.table9.iter().find(|c| c.task == t.name).unwrap();
         assert_eq!(c.subset, Subset::NewIn { k: 30, without: 20 });
         assert_eq!(c.items, t.train(30).len() - t.train(20).len());
-        close(c.spread.mean, mean(&s), &format!("{} table 9", t.name));
+        close_spread(&c.spread, &s, &format!("{} table 9", t.name));
     }
     // Per annotator: test S1 and training S1.
     for s in sims {
