@@ -5,6 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { start, newPage, openHydrated, signIn, USERS, RESULTS } from './server.mjs';
 
 /** A CLUES-shaped SST-2 folder of our own: 10 training items, 4 test items. */
@@ -26,11 +27,21 @@ function writeFixture(dir) {
 
 let env;
 let study;
+let textStudy;
 before(async () => {
   env = await start((cli, dir) => {
     cli('import', 'clues', writeFixture(dir));
     study = Number(/created study (\d+)/.exec(cli('study', 'create', '--task', 'SST-2', '--name', 'Dashboard study',
       '--scenarios', '0,10', '--annotators', '2', '--code', 'DASH-1', '--open'))[1]);
+    // A text-to-text task of our own, sampled for the five seeds, made into a study task.
+    writeFileSync(join(dir, 'colours.tsv'), ['grass', 'sky', 'snow', 'coal', 'blood', 'sun', 'sea', 'night']
+      .map((w, i) => `What colour is ${w}?\t${['green', 'blue', 'white', 'black', 'red', 'yellow', 'blue', 'black'][i]}`).join('\n') + '\n');
+    writeFileSync(join(dir, 'colours-test.tsv'), 'What colour is a lemon?\tyellow\nWhat colour is milk?\twhite\tcream\n');
+    cli('import', 'crossfit-source', '--task', 'colours', '--source', join(dir, 'colours.tsv'), '--test', join(dir, 'colours-test.tsv'),
+      '--kind', 'text-to-text', '--k', '2', '--metric', 'EM', '--ontology', 'qa/closed-book qa');
+    cli('crossfit', 'study-task', '--task', 'colours', '--seed', '100');
+    textStudy = Number(/created study (\d+)/.exec(cli('study', 'create', '--task', 'xf-colours-s100', '--name', 'Colours',
+      '--scenarios', '0', '--annotators', '1', '--open'))[1]);
   });
 });
 after(async () => { await env?.stop(); });
@@ -123,7 +134,8 @@ test('CrossFit page: the demo partition\'s ARG, an edited metric, a created part
   await page.waitForSelector('text=CrossFit tasks');
   await openHydrated(page, `${env.base}/crossfit`);
   await page.waitForSelector('.xf-tasks tbody tr');
-  assert.equal(await page.locator('.xf-tasks tbody tr').count(), 6);
+  // The six demo tasks and the one this test imported.
+  assert.equal(await page.locator('.xf-tasks tbody tr').count(), 7);
   // ARG of the nearest-input method over majority-output on the demo partition, 5 seeds.
   await page.waitForSelector('.arg-overall');
   assert.match(await page.locator('.arg-overall').textContent(),
@@ -169,4 +181,40 @@ test('CrossFit page: the demo partition\'s ARG, an edited metric, a created part
   await openHydrated(worker, `${env.base}/crossfit`);
   await worker.waitForSelector('p.error[role="alert"]');
   assert.match(await worker.locator('p.error').textContent(), /Your role \(worker\) may not do this/);
+});
+
+test('a text-to-text study: the worker writes free-text answers, scored with the task\'s metric', async () => {
+  const page = await newPage(env.browser);
+  await openHydrated(page, `${env.base}/join/${textStudy}?PROLIFIC_PID=free-text-1&STUDY_ID=s&SESSION_ID=t`);
+  for (let i = 0; i < 2; i++) {
+    const box = page.locator('textarea[name="answer"]');
+    await box.waitFor();
+    assert.equal(await page.locator('button.submit').isDisabled(), true, 'Submit needs text');
+    const text = await page.locator('.context').textContent();
+    await box.fill(text.includes('lemon') ? '  Yellow.  ' : 'cream');
+    await page.click('button.submit');
+    await page.waitForFunction((t) => !document.querySelector('.context') || !document.querySelector('.context').textContent.includes(t), text);
+  }
+  await page.waitForSelector('text=/completion code/i');
+  assert.deepEqual(page.errors, []);
+  // Stored trimmed, scored with EM (SQuAD normalisation: "Yellow." = "yellow"; "cream" is a gold).
+  const script = `
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+print(json.dumps(db.execute("""SELECT i.answer_json, i.s1 FROM assignment_items i JOIN assignments a ON a.id = i.assignment_id
+  WHERE a.study_id = ? ORDER BY i.position""", (int(sys.argv[2]),)).fetchall()))`;
+  const rows = JSON.parse(execFileSync('python3', ['-c', script, env.dbPath, String(textStudy)], { encoding: 'utf8' }));
+  const texts = rows.map(([a]) => JSON.parse(a)[0].text).sort();
+  assert.deepEqual(texts, ['Yellow.', 'cream']);
+  assert.deepEqual(rows.map(([, s1]) => s1), [1, 1]);
+
+  // An admin makes a study task from a demo task on the CrossFit page.
+  const admin = await newPage(env.browser);
+  await signIn(admin, env.base, USERS.admin);
+  await admin.waitForSelector('text=CrossFit tasks');
+  await openHydrated(admin, `${env.base}/crossfit`);
+  await admin.selectOption('select[name="xf-task"]', 'demo-xf-sentiment');
+  await admin.click('form.study-task button');
+  await admin.waitForSelector('.xf-human p.saved');
+  assert.equal(await admin.locator('.xf-human p.saved').textContent(), 'Created the task xf-demo-xf-sentiment-s100.');
 });

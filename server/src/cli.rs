@@ -224,6 +224,14 @@ pub enum CrossfitCommand {
     },
     /// Print a stored partition as JSON.
     PartitionExport { name: String },
+    /// Make a task for human studies from one seed of a CrossFit task (`xf-<task>-s<seed>`):
+    /// workers answer in a free-text box, scored with the task's metric.
+    StudyTask {
+        #[arg(long)]
+        task: String,
+        #[arg(long, default_value_t = 100)]
+        seed: u32,
+    },
     /// Average relative gain of a method over a baseline on a partition's test tasks.
     Arg {
         #[arg(long)]
@@ -670,6 +678,10 @@ async fn crossfit_command(pool: &sqlx::SqlitePool, c: CrossfitCommand) -> Result
                 p.dev.len(),
                 p.test.len()
             );
+        }
+        CrossfitCommand::StudyTask { task, seed } => {
+            let (name, k) = xf::make_study_task(pool, &task, seed).await?;
+            println!("created the study task {name} (scenarios 0 and {k}): study create --task {name} --scenarios 0,{k} …");
         }
         CrossfitCommand::PartitionExport { name } => {
             print!("{}", xf::partition(pool, &name).await?.to_json())

@@ -386,3 +386,178 @@ fn clues_style_sampling_writes_files_the_importer_accepts() {
     assert!(!r.status.success());
     assert!(String::from_utf8_lossy(&r.stderr).contains("only 20 items"));
 }
+
+/// Answers the current item of a worker through the HTTP server function; returns the status
+/// and the answer's acknowledgement body.
+async fn answer(
+    env: &common::client::Env,
+    study: i64,
+    cookie: &str,
+    n: usize,
+    answer: serde_json::Value,
+) -> (u16, String) {
+    use common::client::{parse, post_json, state_of, submit_body};
+    let state = parse(&state_of(&env.state, study, cookie).await);
+    let position = state["step"]["Item"]["position"]
+        .as_i64()
+        .expect("an item to answer");
+    let r = post_json(
+        &env.state,
+        "submit_answer",
+        &submit_body(study, position, &format!("c{n}"), answer),
+        Some(cookie),
+    )
+    .await;
+    (r.status.as_u16(), r.body)
+}
+
+#[tokio::test]
+async fn human_studies_of_text_to_text_tasks_take_free_text() {
+    use common::client::{arrive, env, get, new_study, parse, post_json, state_of};
+    use serde_json::json;
+    let env = env().await;
+    let pool = &env.state.pool;
+    let (name, k) = xf::make_study_task(pool, "demo-xf-capitals", 100)
+        .await
+        .unwrap();
+    assert_eq!((name.as_str(), k), ("xf-demo-xf-capitals-s100", 4));
+    let again = xf::make_study_task(pool, "demo-xf-capitals", 100)
+        .await
+        .unwrap_err();
+    assert!(again.to_string().contains("exists already"));
+    let study = new_study(&env.state, &name, &[0, k], 1).await;
+
+    // The zero-shot worker sees a free-text box; wrong kinds of answers are refused.
+    let zero = arrive(&env.state, study, "text-zero").await;
+    let page = get(&env.state, &format!("/study/{study}"), Some(&zero)).await;
+    assert!(
+        page.body.contains("textarea") && page.body.contains("name=\"answer\""),
+        "{}",
+        page.body
+    );
+    let position = parse(&state_of(&env.state, study, &zero).await)["step"]["Item"]["position"]
+        .as_i64()
+        .unwrap();
+    let before = common::snapshot(pool).await;
+    for bad in [
+        json!({"kind": "text", "text": "   "}),
+        json!({"kind": "label", "label": "Tokyo", "confidence": 3}),
+        json!({"kind": "no_answer"}),
+        json!({"kind": "spans", "spans": [{"text": "What", "offset": 0, "length": 4}]}),
+    ] {
+        let body = common::client::submit_body(study, position, "bad", bad);
+        let r = post_json(&env.state, "submit_answer", &body, Some(&zero)).await;
+        assert_eq!(r.status.as_u16(), 400, "{}", r.body);
+    }
+    assert_eq!(before, common::snapshot(pool).await);
+    // Test items in the worker's own order: answer by the question's country.
+    let replies = [
+        ("Japan", Some(" tokyo ")),
+        ("Ghana", Some("Accra")),
+        ("Austria", Some("Wien")),
+        ("Nepal", Some("Kathmandu!")),
+        ("Cuba", None),
+    ];
+    for n in 0..5 {
+        let state = parse(&state_of(&env.state, study, &zero).await);
+        let text = state["step"]["Item"]["context"]["text"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let (_, reply) = replies.iter().find(|(c, _)| text.contains(c)).unwrap();
+        let a = match reply {
+            Some(t) => json!({"kind": "text", "text": t}),
+            None => json!({"kind": "skip", "confidence": null}),
+        };
+        let (status, body) = answer(&env, study, &zero, n, a).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    assert!(parse(&state_of(&env.state, study, &zero).await)["step"]["Done"].is_object());
+
+    // The 4-shot worker: training golds are revealed (both golds of a two-gold line).
+    let four = arrive(&env.state, study, "text-four").await;
+    let mut revealed = Vec::new();
+    for n in 0..4 {
+        let (status, body) = answer(
+            &env,
+            study,
+            &four,
+            n,
+            json!({"kind": "text", "text": "Paris"}),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        let ack: serde_json::Value = serde_json::from_str(&body).unwrap();
+        revealed.push(ack["reveal"]["gold"].clone());
+        let position = ack["position"].as_i64().unwrap();
+        let body = format!("study_id={study}&position={position}");
+        let r = common::client::form(&env.state, "continue_study", &body, Some(&four)).await;
+        assert_eq!(r.status.as_u16(), 200, "{}", r.body);
+    }
+    assert!(
+        revealed
+            .iter()
+            .all(|g| g.as_array().is_some_and(|a| !a.is_empty())),
+        "{revealed:?}"
+    );
+    for n in 0..5 {
+        assert_eq!(
+            answer(
+                &env,
+                study,
+                &four,
+                10 + n,
+                json!({"kind": "text", "text": "Paris"})
+            )
+            .await
+            .0,
+            200
+        );
+    }
+    assert!(parse(&state_of(&env.state, study, &four).await)["step"]["Done"].is_object());
+
+    // EM (the task's metric): 4 of 5 right for the zero-shot worker (the skip scores 0).
+    let loaded = app::ssr::report::load(pool, &[study]).await.unwrap();
+    let r = loaded.report();
+    let of = |k: u32| {
+        r.annotators
+            .iter()
+            .find(|a| a.k == k)
+            .unwrap()
+            .test_s1
+            .unwrap()
+    };
+    assert!((of(0) - 0.8).abs() < 1e-12, "{}", of(0));
+    assert_eq!(of(4), 0.0);
+    assert_eq!(r.tasks[0].family, app::domain::task::Family::TextToText);
+
+    // A corpus-level metric (macro-F1) scores the annotator's whole test set.
+    let (topic, _) = xf::make_study_task(pool, "demo-xf-topic", 100)
+        .await
+        .unwrap();
+    let study2 = new_study(&env.state, &topic, &[0], 1).await;
+    let w = arrive(&env.state, study2, "topic-zero").await;
+    for n in 0..6 {
+        assert_eq!(
+            answer(
+                &env,
+                study2,
+                &w,
+                n,
+                json!({"kind": "text", "text": "sports"})
+            )
+            .await
+            .0,
+            200
+        );
+    }
+    let _ = state_of(&env.state, study2, &w).await;
+    let r = app::ssr::report::load(pool, &[study2])
+        .await
+        .unwrap()
+        .report();
+    // Golds: 2 sports, 2 science, 2 food; all "sports": F1 sports = 2*2/(2*2+4+0) = 0.5,
+    // science 0, food 0 -> macro 1/6.
+    let s = r.annotators[0].test_s1.unwrap();
+    assert!((s - 1.0 / 6.0).abs() < 1e-12, "{s}");
+}

@@ -120,3 +120,18 @@ pub async fn crossfit_arg(
         .await,
     )
 }
+
+/// Admins: a task for human studies from one seed of a CrossFit task; returns its name.
+#[server(endpoint = "make_crossfit_study_task")]
+pub async fn make_crossfit_study_task(task: String, seed: u32) -> Result<String, AppError> {
+    use crate::domain::people::Role;
+    use crate::ssr::{auth, crossfit as xf, state::app_state};
+    crate::error::respond(
+        async {
+            let pool = app_state()?.pool;
+            auth::require(|r| r == Role::Admin).await?;
+            Ok(xf::make_study_task(&pool, &task, seed).await?.0)
+        }
+        .await,
+    )
+}

@@ -23,6 +23,9 @@ pub const CONFIDENCE_LEVELS: [(u8, &str); 5] = [
     (5, "Strongly agree"),
 ];
 
+/// Longest free-text answer, in characters.
+pub const MAX_TEXT: usize = 2000;
+
 /// Most spans one answer may hold.
 pub const MAX_SPANS: usize = 50;
 
@@ -37,6 +40,8 @@ pub enum Answer {
     NoAnswer,
     /// The worker skipped the item (recorded as a skip; scores as no answer).
     Skip { confidence: Option<u8> },
+    /// Text-to-text tasks: a free-text answer (stored trimmed).
+    Text { text: String },
 }
 
 impl Answer {
@@ -46,6 +51,7 @@ impl Answer {
             Answer::Label { label, .. } => vec![label.clone()],
             Answer::Spans { spans } => spans.iter().map(|s| s.text.clone()).collect(),
             Answer::NoAnswer | Answer::Skip { .. } => Vec::new(),
+            Answer::Text { text } => vec![text.trim().to_string()],
         }
     }
     pub fn confidence(&self) -> Option<u8> {
@@ -59,6 +65,10 @@ impl Answer {
     pub fn spans(&self) -> Vec<(String, Option<usize>, usize)> {
         match self {
             Answer::Label { label, .. } => vec![(label.clone(), None, label.chars().count())],
+            Answer::Text { text } => {
+                let t = text.trim();
+                vec![(t.to_string(), None, t.chars().count())]
+            }
             Answer::Spans { spans } => spans
                 .iter()
                 .map(|s| (s.text.clone(), Some(s.offset), s.length))
@@ -80,7 +90,23 @@ fn check_confidence(c: u8) -> Result<(), String> {
 /// the worker; nothing is corrected silently.
 pub fn check_answer(spec: &TaskSpec, context: &Context, answer: &Answer) -> Result<(), String> {
     let classification = spec.family == Family::Classification;
+    let text_task = spec.family == Family::TextToText;
     match answer {
+        Answer::Text { text } => {
+            if !text_task {
+                return Err("this task does not take a free-text answer".into());
+            }
+            let n = text.trim().chars().count();
+            if n == 0 {
+                return Err("write an answer, or skip the item".into());
+            }
+            if n > MAX_TEXT {
+                return Err(format!("an answer may have at most {MAX_TEXT} characters"));
+            }
+            Ok(())
+        }
+        Answer::Skip { confidence } => confidence.map_or(Ok(()), check_confidence),
+        _ if text_task => Err("this task asks for a free-text answer".into()),
         Answer::Label { label, confidence } => {
             if !classification {
                 return Err("this task asks for spans of the text, not a label".into());
@@ -148,7 +174,6 @@ pub fn check_answer(spec: &TaskSpec, context: &Context, answer: &Answer) -> Resu
                 Ok(())
             }
         }
-        Answer::Skip { confidence } => confidence.map_or(Ok(()), check_confidence),
     }
 }
 
@@ -176,6 +201,7 @@ mod tests {
                 question: String::new(),
             }],
             no_answer: NoAnswer::EmptyList,
+            metric: None,
         }
     }
 

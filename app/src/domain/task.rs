@@ -1,6 +1,7 @@
 //! The unified task format: a context, a question, and an answer that is a set of spans.
 //! Also the two encodings of "no answer" and the gold sets each S1 scoring uses.
 
+use super::crossfit::metrics::{item_score, Metric};
 use super::s1::{s1_any_of, s1_item, Scoring};
 use super::spans::Span;
 use serde::{Deserialize, Serialize};
@@ -11,6 +12,8 @@ pub enum Family {
     Classification,
     SequenceLabelling,
     ReadingComprehension,
+    /// CrossFit text-to-text tasks: a free-text answer scored with the task's metric.
+    TextToText,
 }
 
 impl Family {
@@ -19,6 +22,7 @@ impl Family {
             Family::Classification => "classification",
             Family::SequenceLabelling => "sequence_labelling",
             Family::ReadingComprehension => "reading_comprehension",
+            Family::TextToText => "text_to_text",
         }
     }
     pub fn label(self) -> &'static str {
@@ -26,6 +30,7 @@ impl Family {
             Family::Classification => "Sentence classification",
             Family::SequenceLabelling => "Named entity recognition",
             Family::ReadingComprehension => "Reading comprehension",
+            Family::TextToText => "Text to text",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
@@ -33,6 +38,7 @@ impl Family {
             Family::Classification,
             Family::SequenceLabelling,
             Family::ReadingComprehension,
+            Family::TextToText,
         ]
         .into_iter()
         .find(|f| f.as_str() == s)
@@ -86,9 +92,27 @@ pub struct TaskSpec {
     pub labels: Vec<Label>,
     pub question_types: Vec<QuestionType>,
     pub no_answer: NoAnswer,
+    /// Text-to-text tasks: the CrossFit metric that scores an answer.
+    #[serde(default)]
+    pub metric: Option<Metric>,
 }
 
 impl TaskSpec {
+    /// One item's score of an official-encoding prediction. Text-to-text tasks use their
+    /// metric on the item (a corpus-level metric scores items by accuracy; the report applies
+    /// the metric to the whole test set); the others S1.
+    pub fn score(&self, gold: &Gold, pred: &[String], scoring: Scoring) -> f64 {
+        match (self.family, self.metric) {
+            (Family::TextToText, Some(m)) => {
+                let text = pred.first().map_or("", String::as_str);
+                item_score(m, text, &gold.official)
+                    .or_else(|| item_score(Metric::Accuracy, text, &gold.official))
+                    .unwrap_or(0.0)
+            }
+            _ => gold.score(self.family, pred, scoring),
+        }
+    }
+
     /// The question type of `question`: the declared type with exactly that text, else a
     /// type whose question is empty (it accepts any question, as in reading comprehension).
     pub fn question_type_of(&self, question: &str) -> Option<&QuestionType> {
@@ -218,6 +242,7 @@ mod tests {
             labels: vec![],
             question_types: vec![],
             no_answer: NoAnswer::EmptyString,
+            metric: None,
         }
     }
 

@@ -26,6 +26,31 @@ pub(crate) fn answer_view(a: &Answer) -> AnyView {
         Answer::Spans { spans } => view! { <SpanTable spans=spans.clone() on_delete=None/> }.into_any(),
         Answer::NoAnswer => view! { <p class="your-answer">"No answer"</p> }.into_any(),
         Answer::Skip { .. } => view! { <p class="your-answer">"Skipped"</p> }.into_any(),
+        Answer::Text { text } => view! { <p class="your-answer text-answer">{text.trim().to_string()}</p> }.into_any(),
+    }
+}
+
+/// Text-to-text tasks: a free-text answer box, Submit and Skip.
+#[component]
+pub(crate) fn TextForm(sender: Sender) -> impl IntoView {
+    let text = RwSignal::new(String::new());
+    let submit = move |_| {
+        let t = text.get_untracked();
+        if !t.trim().is_empty() {
+            sender.send(Answer::Text { text: t });
+        }
+    };
+    let skip = move |_| sender.send(Answer::Skip { confidence: None });
+    view! {
+        <label class="free-text">"Your answer"
+            <textarea name="answer" rows="3" maxlength=crate::domain::answer::MAX_TEXT.to_string() bind:value=text></textarea>
+        </label>
+        <div class="buttons">
+            <button class="submit" on:click=submit
+                disabled=move || text.get().trim().is_empty() || sender.pending.get()>"Submit"</button>
+            <button class="skip" on:click=skip disabled=move || sender.pending.get()>"Skip"</button>
+        </div>
+        {sender.status_view()}
     }
 }
 

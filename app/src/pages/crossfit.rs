@@ -3,8 +3,8 @@
 
 use super::error_view;
 use crate::api::crossfit::{
-    crossfit_arg, crossfit_overview, CrossfitData, RunScore, SaveCrossfitPartition,
-    SetCrossfitTask, TaskRow,
+    crossfit_arg, crossfit_overview, CrossfitData, MakeCrossfitStudyTask, RunScore,
+    SaveCrossfitPartition, SetCrossfitTask, TaskRow,
 };
 use crate::domain::crossfit::metrics::METRICS;
 use crate::domain::crossfit::partition::Partition;
@@ -40,6 +40,7 @@ fn overview(
 ) -> impl IntoView {
     let methods = d.methods.clone();
     let partitions: Vec<String> = d.partitions.iter().map(|(n, _)| n.clone()).collect();
+    let task_names: Vec<String> = d.tasks.iter().map(|t| t.name.clone()).collect();
     view! {
         <section class="xf-tasks">
             <h2>"Tasks and their metrics"</h2>
@@ -65,6 +66,42 @@ fn overview(
         <section class="xf-arg">
             <h2>"Average relative gain"</h2>
             {arg_form(partitions, methods)}
+        </section>
+        {study_task_form(task_names)}
+    }
+}
+
+/// Admins: copy one seed of a task into a task for human studies (free-text answers).
+fn study_task_form(tasks: Vec<String>) -> impl IntoView {
+    let make = ServerAction::<MakeCrossfitStudyTask>::new();
+    let task = RwSignal::new(tasks.first().cloned().unwrap_or_default());
+    let seed = RwSignal::new("100".to_string());
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        if let Ok(seed) = seed.get_untracked().trim().parse() {
+            make.dispatch(MakeCrossfitStudyTask {
+                task: task.get_untracked(),
+                seed,
+            });
+        }
+    };
+    view! {
+        <section class="xf-human">
+            <h2>"Human studies (admins)"</h2>
+            <p class="hint">"Copies the training and test files of one seed into a task for crowd studies: workers write free-text answers, scored with the task's metric. Then create a study of it on the Studies page."</p>
+            <form class="study-task" on:submit=submit>
+                <label>"Task"
+                    <select name="xf-task" on:change=move |ev| task.set(event_target_value(&ev))>
+                        {tasks.into_iter().map(|t| view! { <option value=t.clone()>{t.clone()}</option> }).collect_view()}
+                    </select>
+                </label>
+                <label>"Seed" <input name="seed" bind:value=seed/></label>
+                <button type="submit">"Make the study task"</button>
+            </form>
+            {move || make.value().get().map(|r| match r {
+                Ok(name) => view! { <p class="saved" role="status">{format!("Created the task {name}.")}</p> }.into_any(),
+                Err(e) => error_view(e),
+            })}
         </section>
     }
 }

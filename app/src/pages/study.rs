@@ -1,7 +1,7 @@
 //! The worker's study page: task description, the current item, the revealed gold after a
 //! training submission, the completion code. Moves on only after the server saved an answer.
 
-use super::annotate::{answer_view, LabelForm, SpanForm};
+use super::annotate::{answer_view, LabelForm, SpanForm, TextForm};
 use super::browser::random_id;
 use super::{context_view, error_view};
 use crate::api::study::{
@@ -38,6 +38,10 @@ pub fn WorkerStudyPage() -> impl IntoView {
 
 fn instructions(family: Family) -> &'static str {
     match family {
+        Family::TextToText => {
+            "Read the text and write the answer in the box, then press Submit. If you cannot \
+             answer, press Skip."
+        }
         Family::Classification => {
             "Read the text and choose the answer to the question. Each option has a Help with a \
              definition and an example. Then say how confident you are, and press Submit. If you \
@@ -230,6 +234,11 @@ fn ItemView(
         None if family == Family::Classification => view! {
             <div>{context_view(&context)}</div>
             <LabelForm labels sender/>
+        }
+        .into_any(),
+        None if family == Family::TextToText => view! {
+            <div>{context_view(&context)}</div>
+            <TextForm sender/>
         }
         .into_any(),
         None => view! {

@@ -2,6 +2,7 @@
 //! Shared by the server functions and the server's command line (e.g. `score --task`).
 
 use crate::api::tasks::{ItemPreview, QualityRow, ShotGroup, TaskInfo, TaskSummary, QUALITY_ROWS};
+use crate::domain::crossfit::metrics::Metric;
 use crate::domain::spans::Span;
 use crate::domain::task::{Context, Example, Family, Gold, NoAnswer, TaskSpec};
 use crate::error::AppError;
@@ -15,8 +16,8 @@ pub(crate) fn corrupt(what: &str, e: impl std::fmt::Display) -> AppError {
 /// A task's id, spec and source, or `NotFound`.
 pub async fn load_spec(pool: &SqlitePool, name: &str) -> Result<(i64, TaskSpec, String), AppError> {
     let row = sqlx::query(
-        "SELECT id, name, family, description, labels_json, question_types_json, no_answer, source
-         FROM tasks WHERE name = ?",
+        "SELECT id, name, family, description, labels_json, question_types_json, no_answer, source,
+            text_metric FROM tasks WHERE name = ?",
     )
     .bind(name)
     .fetch_optional(pool)
@@ -24,9 +25,19 @@ pub async fn load_spec(pool: &SqlitePool, name: &str) -> Result<(i64, TaskSpec, 
     .ok_or_else(|| AppError::NotFound(format!("no task named {name:?}")))?;
     let family: String = row.get("family");
     let no_answer: String = row.get("no_answer");
+    // Text-to-text tasks are stored with family 'classification' and their metric (see the
+    // text_tasks migration).
+    let metric = match row.get::<Option<String>, _>("text_metric") {
+        Some(m) => Some(Metric::parse(&m).ok_or_else(|| corrupt("text metric", &m))?),
+        None => None,
+    };
     let spec = TaskSpec {
         name: row.get("name"),
-        family: Family::parse(&family).ok_or_else(|| corrupt("family", &family))?,
+        family: match metric {
+            Some(_) => Family::TextToText,
+            None => Family::parse(&family).ok_or_else(|| corrupt("family", &family))?,
+        },
+        metric,
         description: row.get("description"),
         labels: serde_json::from_str(row.get("labels_json")).map_err(|e| corrupt("labels", e))?,
         question_types: serde_json::from_str(row.get("question_types_json"))

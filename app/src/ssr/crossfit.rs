@@ -383,3 +383,96 @@ pub async fn arg_report(
         spread,
     })
 }
+
+/// Copies a CrossFit task (the training and test files of one seed) into the task tables the
+/// crowd protocol uses, as `xf-<task>-s<seed>`: context = input, gold = the outputs, the
+/// training file as the k-shot set of split 1 (k = its lines). Workers then answer in a
+/// free-text box, scored with the task's metric. Returns (name, k); refused if it exists.
+pub async fn make_study_task(
+    pool: &SqlitePool,
+    task: &str,
+    seed: u32,
+) -> Result<(String, u32), AppError> {
+    use sha2::{Digest, Sha256};
+    let (_, metric) = task_id(pool, task).await?;
+    let ontology: String = sqlx::query_scalar("SELECT ontology FROM crossfit_tasks WHERE name = ?")
+        .bind(task)
+        .fetch_one(pool)
+        .await?;
+    let train = split_lines(pool, task, seed, "train").await?;
+    let test = split_lines(pool, task, seed, "test").await?;
+    if train.is_empty() || test.is_empty() {
+        return Err(AppError::Invalid(format!(
+            "{task} (seed {seed}) needs training and test lines for a human study"
+        )));
+    }
+    let name = format!("xf-{task}-s{seed}");
+    let k = train.len() as u32;
+    let description = format!(
+        "Read each text and write its output, as in the examples you will see. This is the \
+         CrossFit task {task}{}; answers are scored with {}.",
+        if ontology.is_empty() {
+            String::new()
+        } else {
+            format!(" ({ontology})")
+        },
+        metric.name()
+    );
+    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let result = async {
+        let exists: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tasks WHERE name = ?")
+            .bind(&name)
+            .fetch_one(&mut *tx)
+            .await?;
+        if exists > 0 {
+            return Err(AppError::Refused(format!("the study task {name} exists already")));
+        }
+        // Stored with family 'classification' and its metric: see the text_tasks migration.
+        let task_id = sqlx::query(
+            "INSERT INTO tasks (name, family, description, labels_json, question_types_json, no_answer, source, text_metric)
+             VALUES (?, 'classification', ?, '[]', '[{\"key\":\"text\",\"question\":\"\"}]', 'empty_list', 'crossfit', ?)",
+        )
+        .bind(&name)
+        .bind(&description)
+        .bind(metric.name())
+        .execute(&mut *tx)
+        .await?
+        .last_insert_rowid();
+        for (kind, lines) in [("train", &train), ("test", &test)] {
+            let text = crate::domain::crossfit::sampler::to_tsv(lines);
+            let (k, split) = if kind == "train" { (Some(k), Some(1)) } else { (None, None) };
+            let file_id = sqlx::query(
+                "INSERT INTO data_files (task_id, file_name, kind, k, split, sha256, n_rows) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(task_id)
+            .bind(format!("{task}_{}_{seed}_{kind}.tsv", train.len()))
+            .bind(kind)
+            .bind(k)
+            .bind(split)
+            .bind(hex::encode(Sha256::digest(text.as_bytes())))
+            .bind(lines.len() as i64)
+            .execute(&mut *tx)
+            .await?
+            .last_insert_rowid();
+            for (i, l) in lines.iter().enumerate() {
+                let golds: Vec<&str> = l.outputs();
+                sqlx::query(
+                    "INSERT INTO examples (file_id, line_no, ext_id, context, context2, question, question_type,
+                        gold_official, gold_spans, extra_json, content_key)
+                     VALUES (?, ?, ?, ?, NULL, 'What is the output for this text?', 'text', ?, '[]', '{}', ?)",
+                )
+                .bind(file_id)
+                .bind(i as i64 + 1)
+                .bind((i + 1).to_string())
+                .bind(&l.input)
+                .bind(serde_json::to_string(&golds).map_err(AppError::internal)?)
+                .bind(hex::encode(Sha256::digest(format!("{}\t{}", l.input, l.output).as_bytes())))
+                .execute(&mut *tx)
+                .await?;
+            }
+        }
+        Ok((name.clone(), k))
+    }
+    .await;
+    crate::ssr::tx::finish(tx, result).await
+}

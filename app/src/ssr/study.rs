@@ -8,7 +8,7 @@ use crate::api::study::{
 use crate::domain::answer::{check_answer, Answer, SpanAnswer};
 use crate::domain::s1::Scoring;
 use crate::domain::study::{choose_scenario, is_abandoned, item_order, ScenarioLoad, StudyConfig};
-use crate::domain::task::{Context, Gold, TaskSpec};
+use crate::domain::task::{Context, Family, Gold, TaskSpec};
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
 use crate::ssr::catalog::{context_of, corrupt, gold_of, load_spec};
@@ -453,6 +453,7 @@ struct ItemRow {
 
 async fn item_row(
     pool: &SqlitePool,
+    family: Family,
     assignment: i64,
     position: i64,
 ) -> Result<Option<ItemRow>, AppError> {
@@ -482,6 +483,14 @@ async fn item_row(
             Answer::Skip { confidence }
         } else if r.get::<i64, _>("no_answer") != 0 {
             Answer::NoAnswer
+        } else if let (
+            [StoredSpan {
+                text, offset: None, ..
+            }],
+            Family::TextToText,
+        ) = (spans.as_slice(), family)
+        {
+            Answer::Text { text: text.clone() }
         } else if let [StoredSpan {
             text, offset: None, ..
         }] = spans.as_slice()
@@ -538,7 +547,7 @@ fn reveal(spec: &TaskSpec, item: &ItemRow) -> Option<Reveal> {
     let yours = item.answer.clone()?;
     let pred = spec.to_official(&yours.strings());
     Some(Reveal {
-        s1: item.gold.score(spec.family, &pred, Scoring::Official),
+        s1: spec.score(&item.gold, &pred, Scoring::Official),
         gold: spec.from_official(&item.gold.official),
         gold_spans: item.gold.spans.clone(),
         yours,
@@ -598,7 +607,7 @@ pub async fn worker_state(
                 .execute(pool)
                 .await?;
                 touch(pool, assignment, now).await?;
-                let item = item_row(pool, assignment, position)
+                let item = item_row(pool, study.spec.family, assignment, position)
                     .await?
                     .ok_or_else(|| AppError::internal("current item missing"))?;
                 let (index, of) = match item.phase {
@@ -718,7 +727,7 @@ pub async fn submit(
     let (assignment, _, status, _, _) = own_assignment(pool, study_id, worker)
         .await?
         .ok_or_else(no_place)?;
-    let item = item_row(pool, assignment, position)
+    let item = item_row(pool, study.spec.family, assignment, position)
         .await?
         .ok_or_else(|| AppError::NotFound(format!("your assignment has no item {position}")))?;
     let ack = |item: &ItemRow| SubmitAck {
@@ -744,8 +753,8 @@ pub async fn submit(
     }
     check_answer(&study.spec, &item.context, &answer).map_err(AppError::Invalid)?;
     let pred = study.spec.to_official(&answer.strings());
-    let s1 = item.gold.score(study.spec.family, &pred, Scoring::Official);
-    let s1_any = item.gold.score(study.spec.family, &pred, Scoring::AnyOf);
+    let s1 = study.spec.score(&item.gold, &pred, Scoring::Official);
+    let s1_any = study.spec.score(&item.gold, &pred, Scoring::AnyOf);
     let spans: Vec<StoredSpan> = answer
         .spans()
         .into_iter()
@@ -789,7 +798,7 @@ pub async fn submit(
     };
     if stored == 0 {
         // A concurrent send got there first: the same submission is acknowledged.
-        let again = item_row(pool, assignment, position)
+        let again = item_row(pool, study.spec.family, assignment, position)
             .await?
             .ok_or_else(|| AppError::internal("item vanished"))?;
         return if again.client_id.as_deref() == Some(client_id) {

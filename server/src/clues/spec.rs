@@ -125,6 +125,7 @@ pub fn spec(task: CluesTask, name: &str) -> TaskSpec {
         labels,
         question_types,
         no_answer,
+        metric: None,
     }
 }
 

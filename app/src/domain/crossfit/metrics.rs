@@ -52,6 +52,14 @@ impl Metric {
         }
     }
 
+    /// Macro-F1 and the correlations score a whole test set, not an item.
+    pub fn is_corpus_level(self) -> bool {
+        matches!(
+            self,
+            Metric::ClassificationF1 | Metric::Matthews | Metric::Pearson
+        )
+    }
+
     pub fn parse(s: &str) -> Option<Metric> {
         METRICS.into_iter().find(|m| m.name() == s.trim())
     }

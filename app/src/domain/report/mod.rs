@@ -8,6 +8,7 @@ pub mod layout;
 pub mod table;
 pub mod vote;
 
+use crate::domain::crossfit::metrics::evaluate;
 use crate::domain::s1::{mean, spread, Scoring, Spread};
 use crate::domain::study::flag_low_performers;
 use crate::domain::task::{Family, Gold, TaskSpec};
@@ -207,12 +208,43 @@ fn submitted<'a>(a: &'a AnnotatorRecord, training: bool) -> Vec<&'a ItemRecord> 
         .collect()
 }
 
+/// A corpus-level metric of a text-to-text task over (example id, answer) pairs; `None` for
+/// other tasks and per-item metrics (those are means of the stored item scores).
+fn corpus_score(data: &TaskData, answers: &[(i64, Option<String>)]) -> Option<Option<f64>> {
+    let metric = data.spec.metric.filter(|m| m.is_corpus_level())?;
+    let preds: Vec<String> = answers
+        .iter()
+        .map(|(_, a)| a.clone().unwrap_or_default())
+        .collect();
+    let golds: Vec<Vec<String>> = answers
+        .iter()
+        .map(|(id, _)| {
+            data.test_golds
+                .get(id)
+                .map(|g| g.official.clone())
+                .unwrap_or_default()
+        })
+        .collect();
+    Some(evaluate(metric, &preds, &golds).ok().and_then(|s| s.value))
+}
+
 fn score_annotator(
     a: &AnnotatorRecord,
+    data: &TaskData,
     rules: Option<&StudyRules>,
     flagged: bool,
 ) -> AnnotatorScore {
     let test = submitted(a, false);
+    let answers: Vec<(i64, Option<String>)> = test
+        .iter()
+        .map(|i| {
+            (
+                i.example_id,
+                i.answer.as_ref().and_then(|x| x.first().cloned()),
+            )
+        })
+        .collect();
+    let corpus = corpus_score(data, &answers);
     let training = submitted(a, true);
     let done: Vec<&ItemRecord> = a
         .items
@@ -231,8 +263,8 @@ fn score_annotator(
         task: a.task.clone(),
         k: a.k,
         status: a.status.clone(),
-        test_s1: item_mean(&test, |i| i.s1),
-        test_s1_any_of: item_mean(&test, |i| i.s1_any_of),
+        test_s1: corpus.unwrap_or_else(|| item_mean(&test, |i| i.s1)),
+        test_s1_any_of: corpus.unwrap_or_else(|| item_mean(&test, |i| i.s1_any_of)),
         training_s1: item_mean(&training, |i| i.s1),
         items_done: done.len(),
         items_total: a.items.len(),
@@ -312,7 +344,14 @@ pub fn build(
             .collect(),
         annotators: annotators
             .iter()
-            .map(|a| score_annotator(a, rules.get(&a.study), flags.contains(&a.assignment)))
+            .map(|a| {
+                score_annotator(
+                    a,
+                    &tasks[&a.task],
+                    rules.get(&a.study),
+                    flags.contains(&a.assignment),
+                )
+            })
             .collect(),
         all: tables(tasks, &columns, &finished),
         filtered: tables(tasks, &columns, &kept),
@@ -325,6 +364,7 @@ fn family_rank(f: Family) -> u8 {
         Family::Classification => 0,
         Family::SequenceLabelling => 1,
         Family::ReadingComprehension => 2,
+        Family::TextToText => 3,
     }
 }
 
@@ -354,7 +394,7 @@ fn tables(
             let annotators = scenario(group, &col.name, k);
             let scores: Vec<AnnotatorScore> = annotators
                 .iter()
-                .map(|a| score_annotator(a, None, false))
+                .map(|a| score_annotator(a, data, None, false))
                 .collect();
             let of = |f: fn(&AnnotatorScore) -> Option<f64>| {
                 spread(&scores.iter().filter_map(f).collect::<Vec<_>>())
@@ -464,7 +504,7 @@ fn ballots(annotators: &[&AnnotatorRecord]) -> (Vec<i64>, Ballots) {
 
 fn vote_on(spec: &TaskSpec, ballots: &[Option<Vec<String>>]) -> vote::Vote {
     let cast: Vec<&[String]> = ballots.iter().flatten().map(Vec::as_slice).collect();
-    if spec.family == Family::Classification {
+    if matches!(spec.family, Family::Classification | Family::TextToText) {
         vote::plurality(&cast, &spec.label_names())
     } else {
         vote::span_majority(&cast)
@@ -502,13 +542,15 @@ fn aggregate(data: &TaskData, k: u32, annotators: &[&AnnotatorRecord]) -> Scenar
     let is_label = spec.family == Family::Classification;
     let (examples, ballots) = ballots(annotators);
     let (mut official, mut any_of, mut ties) = (Vec::new(), Vec::new(), 0);
+    let mut voted: Vec<(i64, Option<String>)> = Vec::new();
     for id in &examples {
         let v = vote_on(spec, &ballots[id]);
         ties += usize::from(v.tie);
+        voted.push((*id, v.answer.first().cloned()));
         if let Some(gold) = data.test_golds.get(id) {
             let pred = spec.to_official(&v.answer);
-            official.push(gold.score(spec.family, &pred, Scoring::Official));
-            any_of.push(gold.score(spec.family, &pred, Scoring::AnyOf));
+            official.push(spec.score(gold, &pred, Scoring::Official));
+            any_of.push(spec.score(gold, &pred, Scoring::AnyOf));
         }
     }
     let agreement = if is_label {
@@ -544,13 +586,14 @@ fn aggregate(data: &TaskData, k: u32, annotators: &[&AnnotatorRecord]) -> Scenar
             items: shared,
         }
     };
+    let corpus = corpus_score(data, &voted).map(|v| v.unwrap_or(0.0));
     ScenarioAggregate {
         task: spec.name.clone(),
         k,
         annotators: annotators.len(),
         items: official.len(),
-        majority_s1: mean(&official).unwrap_or(0.0),
-        majority_s1_any_of: mean(&any_of).unwrap_or(0.0),
+        majority_s1: corpus.unwrap_or_else(|| mean(&official).unwrap_or(0.0)),
+        majority_s1_any_of: corpus.unwrap_or_else(|| mean(&any_of).unwrap_or(0.0)),
         ties,
         agreement,
     }

@@ -16,6 +16,7 @@ fn spec() -> TaskSpec {
         labels: vec![label("negative"), label("positive")],
         question_types: Vec::new(),
         no_answer: NoAnswer::EmptyList,
+        metric: None,
     }
 }
 
