@@ -230,35 +230,25 @@ async fn partitions_and_the_command_line() {
         r#"{"train": ["demo-xf-topic"], "dev": [], "test": ["demo-xf-sentiment"]}"#,
     );
     let p = tmp.path().join("p.json");
-    let (ok, out) = cli(&[
-        "crossfit",
-        "partition-import",
-        "--name",
-        "small",
-        p.to_str().unwrap(),
-    ]);
+    let import = |name: &str, file: &Path| {
+        cli(&[
+            "crossfit",
+            "partition-import",
+            "--name",
+            name,
+            file.to_str().unwrap(),
+        ])
+    };
+    let (ok, out) = import("small", &p);
     assert!(ok, "{out}");
-    let (ok, out) = cli(&[
-        "crossfit",
-        "partition-import",
-        "--name",
-        "small",
-        p.to_str().unwrap(),
-    ]);
+    let (ok, out) = import("small", &p);
     assert!(!ok && out.contains("never replaced"), "{out}");
     write(
         tmp.path(),
         "bad.json",
         r#"{"train": ["a"], "dev": [], "test": ["a"]}"#,
     );
-    let bad = tmp.path().join("bad.json");
-    let (ok, out) = cli(&[
-        "crossfit",
-        "partition-import",
-        "--name",
-        "bad",
-        bad.to_str().unwrap(),
-    ]);
+    let (ok, out) = import("bad", &tmp.path().join("bad.json"));
     assert!(!ok && out.contains("listed twice"), "{out}");
     let (ok, out) = cli(&[
         "crossfit",

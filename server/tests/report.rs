@@ -649,18 +649,7 @@ async fn bundle(env: &Env, cookie: &str, scope: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("b.tar");
     std::fs::write(&file, first.body.as_bytes()).unwrap();
-    let out = std::process::Command::new("python3")
-        .args(["-c", PY_BUNDLE])
-        .arg(&file)
-        .arg(&hash)
-        .output()
-        .expect("python3 is needed for this test (.ci/setup installs it)");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let said = String::from_utf8_lossy(&out.stdout);
+    let said = python(PY_BUNDLE, &[file.to_str().unwrap(), &hash]);
     // 8 data files, 24 annotators' and 8 majority prediction files, 2 charts.
     assert_eq!(said.trim(), "files 42 assignments 24", "{said}");
 }
@@ -794,22 +783,13 @@ async fn exports_round_trip(
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("a.jsonl"), &jsonl).unwrap();
     std::fs::write(tmp.path().join("a.csv"), &csv).unwrap();
-    let out = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(PY_CHECK)
-        .arg(tmp.path().join("a.jsonl"))
-        .arg(tmp.path().join("a.csv"))
-        .output()
-        .expect("python3 is needed for this test (.ci/setup installs it)");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let a_jsonl = tmp.path().join("a.jsonl");
+    let a_csv = tmp.path().join("a.csv");
+    let out = python(
+        PY_CHECK,
+        &[a_jsonl.to_str().unwrap(), a_csv.to_str().unwrap()],
     );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim(),
-        rows.len().to_string()
-    );
+    assert_eq!(out.trim(), rows.len().to_string());
 
     // Predictions in the CLUES format, scored by the platform's scorer against the official file.
     for (t, group) in tasks.iter().zip(sims) {
@@ -861,6 +841,22 @@ async fn exports_round_trip(
             );
         }
     }
+}
+
+/// Runs a Python script (Python's own csv, json, tarfile modules read the exports); its stdout.
+fn python(script: &str, args: &[&str]) -> String {
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("python3 is needed for this test (.ci/setup installs it)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 const PY_CHECK: &str = r#"
