@@ -3,25 +3,19 @@
 // annotations CSV; a worker is refused.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { start, newPage, openHydrated, signIn, USERS, RESULTS } from './server.mjs';
+import { start, newPage, openHydrated, signIn, writeSst, USERS, RESULTS } from './server.mjs';
 
 /** A CLUES-shaped SST-2 folder of our own: 10 training items, 4 test items. */
 function writeFixture(dir) {
-  const sst = join(dir, 'fixture', 'SST-2');
-  mkdirSync(sst, { recursive: true });
-  const review = (id, context, label) => JSON.stringify({ answer: [label], question: 'positive or negative?', id, context });
-  const train = Array.from({ length: 10 }, (_, i) =>
-    review(i + 1, `${i % 2 ? 'a dull, tired' : 'a bright, moving'} picture number ${i + 1} `, i % 2 ? 'negative' : 'positive'));
-  writeFileSync(join(sst, 'sst_train_10_1.jsonl'), train.join('\n') + '\n');
-  writeFileSync(join(sst, 'sst_test.jsonl'), [
-    review(1, 'a joyous ride from start to finish ', 'positive'),
-    review(2, 'a slog with no payoff ', 'negative'),
-    review(3, 'the cast shines in every scene ', 'positive'),
-    review(4, 'flat, long and loud ', 'negative'),
-  ].join('\n') + '\n');
+  writeSst(join(dir, 'fixture', 'SST-2'), [
+    ['a joyous ride from start to finish ', 'positive'],
+    ['a slog with no payoff ', 'negative'],
+    ['the cast shines in every scene ', 'positive'],
+    ['flat, long and loud ', 'negative'],
+  ]);
   return join(dir, 'fixture');
 }
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { start, newPage, openHydrated, signIn, USERS, RESULTS } from './server.mjs';
+import { start, newPage, openHydrated, signIn, writeSst, USERS, RESULTS } from './server.mjs';
 
 /** Code point offset of `needle` in `text` (as the server stores offsets). */
 const cpOffset = (text, needle) => [...text.slice(0, text.indexOf(needle))].length;
@@ -25,7 +25,6 @@ function writeFixture(dir) {
   const squad = join(root, 'SQuAD-v2');
   const sst = join(root, 'SST-2');
   mkdirSync(squad, { recursive: true });
-  mkdirSync(sst, { recursive: true });
   const span = (id, context, question, answers) => JSON.stringify({
     question, id, context, is_impossible: answers.length === 0,
     answer: answers.map((a) => ({ text: a, answer_start: cpOffset(context, a) })),
@@ -35,15 +34,11 @@ function writeFixture(dir) {
     span('e2', SPAN_TEXTS[1], 'Which city did Zoë visit?', ['Krako\u0301w']),
     span('e3', SPAN_TEXTS[2], 'What is the capital of Mars?', []),
   ].join('\n') + '\n');
-  const review = (id, context, label) => JSON.stringify({ answer: [label], question: 'positive or negative?', id, context });
-  const train = Array.from({ length: 10 }, (_, i) =>
-    review(i + 1, `${i % 2 ? 'a dull, tired' : 'a bright, moving'} film number ${i + 1} `, i % 2 ? 'negative' : 'positive'));
-  writeFileSync(join(sst, 'sst_train_10_1.jsonl'), train.join('\n') + '\n');
-  writeFileSync(join(sst, 'sst_test.jsonl'), [
-    review(1, 'a joyous ride from start to finish ', 'positive'),
-    review(2, 'a slog with no payoff ', 'negative'),
-    review(3, 'the cast shines 🌟 in every scene ', 'positive'),
-  ].join('\n') + '\n');
+  writeSst(sst, [
+    ['a joyous ride from start to finish ', 'positive'],
+    ['a slog with no payoff ', 'negative'],
+    ['the cast shines 🌟 in every scene ', 'positive'],
+  ]);
   return root;
 }
 

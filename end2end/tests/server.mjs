@@ -1,7 +1,7 @@
 // Starts a clues-lab server on a fresh SQLite database for the browser tests, with a
 // researcher and a worker account, and Debian's Chromium driven by playwright-core.
 import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import net from 'node:net';
@@ -105,4 +105,17 @@ export async function signIn(page, base, { name, password }) {
   await page.fill('input[name="name"]', name);
   await page.fill('input[name="password"]', password);
   await page.click('button[type="submit"]');
+}
+
+/**
+ * An SST-2 folder in the CLUES layout, written for the tests: 10 alternating training reviews
+ * (split 1) and the test reviews given as [text, label] pairs.
+ */
+export function writeSst(sstDir, tests) {
+  mkdirSync(sstDir, { recursive: true });
+  const review = (id, context, label) => JSON.stringify({ answer: [label], question: 'positive or negative?', id, context });
+  const train = Array.from({ length: 10 }, (_, i) =>
+    review(i + 1, `${i % 2 ? 'a dull, tired' : 'a bright, moving'} film number ${i + 1} `, i % 2 ? 'negative' : 'positive'));
+  writeFileSync(join(sstDir, 'sst_train_10_1.jsonl'), train.join('\n') + '\n');
+  writeFileSync(join(sstDir, 'sst_test.jsonl'), tests.map(([text, label], i) => review(i + 1, text, label)).join('\n') + '\n');
 }

@@ -4,9 +4,11 @@
 pub use crate::api::crossfit::{ArgReport, RunScore, TaskRow};
 use crate::domain::crossfit::metrics::{evaluate, Metric, Score};
 use crate::domain::crossfit::partition::{arg_over_seeds, Partition};
-use crate::domain::crossfit::sampler::TsvLine;
+use crate::domain::crossfit::sampler::{to_tsv, TsvLine};
+use crate::domain::task::{Context, Example, Family, Gold, NoAnswer, QuestionType, TaskSpec};
 use crate::error::AppError;
 use crate::ssr::catalog::corrupt;
+use crate::ssr::task_store;
 use sqlx::SqlitePool;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -425,50 +427,48 @@ pub async fn make_study_task(
             .fetch_one(&mut *tx)
             .await?;
         if exists > 0 {
-            return Err(AppError::Refused(format!("the study task {name} exists already")));
+            return Err(AppError::Refused(format!(
+                "the study task {name} exists already"
+            )));
         }
-        // Stored with family 'classification' and its metric: see the text_tasks migration.
-        let task_id = sqlx::query(
-            "INSERT INTO tasks (name, family, description, labels_json, question_types_json, no_answer, source, text_metric)
-             VALUES (?, 'classification', ?, '[]', '[{\"key\":\"text\",\"question\":\"\"}]', 'empty_list', 'crossfit', ?)",
-        )
-        .bind(&name)
-        .bind(&description)
-        .bind(metric.name())
-        .execute(&mut *tx)
-        .await?
-        .last_insert_rowid();
-        for (kind, lines) in [("train", &train), ("test", &test)] {
-            let text = crate::domain::crossfit::sampler::to_tsv(lines);
-            let (k, split) = if kind == "train" { (Some(k), Some(1)) } else { (None, None) };
-            let file_id = sqlx::query(
-                "INSERT INTO data_files (task_id, file_name, kind, k, split, sha256, n_rows) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            )
-            .bind(task_id)
-            .bind(format!("{task}_{}_{seed}_{kind}.tsv", train.len()))
-            .bind(kind)
-            .bind(k)
-            .bind(split)
-            .bind(hex::encode(Sha256::digest(text.as_bytes())))
-            .bind(lines.len() as i64)
-            .execute(&mut *tx)
-            .await?
-            .last_insert_rowid();
+        let spec = TaskSpec {
+            name: name.clone(),
+            family: Family::TextToText,
+            description: description.clone(),
+            labels: Vec::new(),
+            question_types: vec![QuestionType {
+                key: "text".into(),
+                question: String::new(),
+            }],
+            no_answer: NoAnswer::EmptyList,
+            metric: Some(metric),
+        };
+        let task_id = task_store::insert_task(&mut tx, &spec, "crossfit").await?;
+        for (lines, train) in [(&train, Some((k, 1))), (&test, None)] {
+            let kind = if train.is_some() { "train" } else { "test" };
+            let file = task_store::FileRow {
+                name: &format!("{task}_{k}_{seed}_{kind}.tsv"),
+                train,
+                sha256: &hex::encode(Sha256::digest(to_tsv(lines).as_bytes())),
+                n_rows: lines.len(),
+            };
+            let file_id = task_store::insert_file(&mut tx, task_id, &file).await?;
             for (i, l) in lines.iter().enumerate() {
-                let golds: Vec<&str> = l.outputs();
-                sqlx::query(
-                    "INSERT INTO examples (file_id, line_no, ext_id, context, context2, question, question_type,
-                        gold_official, gold_spans, extra_json, content_key)
-                     VALUES (?, ?, ?, ?, NULL, 'What is the output for this text?', 'text', ?, '[]', '{}', ?)",
-                )
-                .bind(file_id)
-                .bind(i as i64 + 1)
-                .bind((i + 1).to_string())
-                .bind(&l.input)
-                .bind(serde_json::to_string(&golds).map_err(AppError::internal)?)
-                .bind(hex::encode(Sha256::digest(format!("{}\t{}", l.input, l.output).as_bytes())))
-                .execute(&mut *tx)
-                .await?;
+                let ex = Example {
+                    id: (i + 1).to_string(),
+                    context: Context::Single {
+                        text: l.input.clone(),
+                    },
+                    question: "What is the output for this text?".into(),
+                    question_type: Some("text".into()),
+                    gold: Gold {
+                        official: l.outputs().into_iter().map(str::to_string).collect(),
+                        spans: Vec::new(),
+                    },
+                    extra: serde_json::json!({}),
+                };
+                let key = task_store::content_key(&ex.context, &ex.question, &ex.gold.official);
+                task_store::insert_example(&mut tx, file_id, i + 1, &ex, &key).await?;
             }
         }
         Ok((name.clone(), k))

@@ -7,4 +7,5 @@ pub mod export;
 pub mod report;
 pub mod state;
 pub mod study;
+pub mod task_store;
 pub mod tx;

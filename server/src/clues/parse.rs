@@ -5,7 +5,6 @@
 use app::domain::spans::{check_span, slice_cp, Span};
 use app::domain::task::{Context, Example, Family, Gold, NoAnswer, TaskSpec};
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 /// A finding about one row: (kind, detail).
 pub type RowNote = (&'static str, String);
@@ -99,13 +98,7 @@ fn parse_entities(entities: &Value, context: &str) -> Result<Value, String> {
     Ok(Value::Array(out))
 }
 
-/// SHA-256 over context, question and official answer: the same item in different files.
-pub fn content_key(context: &Context, question: &str, official: &[String]) -> String {
-    let canonical =
-        serde_json::to_string(&(context.primary(), context.second(), question, official))
-            .expect("strings serialise");
-    hex::encode(Sha256::digest(canonical.as_bytes()))
-}
+pub use app::ssr::task_store::content_key;
 
 /// Parses one non-blank line of a task's file.
 pub fn parse_row(spec: &TaskSpec, line: &str) -> Result<(Example, Vec<RowNote>), String> {

@@ -4,6 +4,7 @@
 use super::checks::Note;
 use super::load::{FileKind, TaskData};
 use crate::error::{Result, ServerError};
+use app::ssr::task_store;
 use sqlx::{Sqlite, SqlitePool, Transaction};
 use std::collections::HashMap;
 
@@ -68,60 +69,29 @@ async fn store_task(
         )));
     }
 
-    let task_id = sqlx::query(
-        "INSERT INTO tasks (name, family, description, labels_json, question_types_json, no_answer, source)
-         VALUES (?, ?, ?, ?, ?, ?, ?)",
-    )
-    .bind(&spec.name)
-    .bind(spec.family.as_str())
-    .bind(&spec.description)
-    .bind(serde_json::to_string(&spec.labels).expect("labels serialise"))
-    .bind(serde_json::to_string(&spec.question_types).expect("question types serialise"))
-    .bind(spec.no_answer.as_str())
-    .bind(source)
-    .execute(&mut **tx)
-    .await?
-    .last_insert_rowid();
-
+    let task_id = task_store::insert_task(&mut **tx, spec, source).await?;
     let mut file_ids: HashMap<&str, i64> = HashMap::new();
     for file in &task.files {
-        let (kind, k, split) = match file.kind {
-            FileKind::Test => ("test", None, None),
-            FileKind::Train { k, split } => ("train", Some(k as i64), Some(split as i64)),
+        let train = match file.kind {
+            FileKind::Test => None,
+            FileKind::Train { k, split } => Some((k, split)),
         };
-        let file_id = sqlx::query(
-            "INSERT INTO data_files (task_id, file_name, kind, k, split, sha256, n_rows) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(task_id)
-        .bind(&file.name)
-        .bind(kind)
-        .bind(k)
-        .bind(split)
-        .bind(&file.sha256)
-        .bind(file.rows.len() as i64)
-        .execute(&mut **tx)
-        .await?
-        .last_insert_rowid();
+        let row = task_store::FileRow {
+            name: &file.name,
+            train,
+            sha256: &file.sha256,
+            n_rows: file.rows.len(),
+        };
+        let file_id = task_store::insert_file(&mut **tx, task_id, &row).await?;
         file_ids.insert(&file.name, file_id);
         for row in &file.rows {
-            let ex = &row.example;
-            sqlx::query(
-                "INSERT INTO examples (file_id, line_no, ext_id, context, context2, question, question_type,
-                                       gold_official, gold_spans, extra_json, content_key)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            task_store::insert_example(
+                &mut **tx,
+                file_id,
+                row.line,
+                &row.example,
+                &row.content_key,
             )
-            .bind(file_id)
-            .bind(row.line as i64)
-            .bind(&ex.id)
-            .bind(ex.context.primary())
-            .bind(ex.context.second())
-            .bind(&ex.question)
-            .bind(&ex.question_type)
-            .bind(serde_json::to_string(&ex.gold.official).expect("strings serialise"))
-            .bind(serde_json::to_string(&ex.gold.spans).expect("spans serialise"))
-            .bind(serde_json::to_string(&ex.extra).expect("json serialises"))
-            .bind(&row.content_key)
-            .execute(&mut **tx)
             .await?;
         }
     }

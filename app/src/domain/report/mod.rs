@@ -335,6 +335,20 @@ pub fn build(
         .copied()
         .filter(|a| !flags.contains(&a.assignment))
         .collect();
+    // Each annotator is scored once; the tables read these scores.
+    let scores: Vec<AnnotatorScore> = annotators
+        .iter()
+        .map(|a| {
+            score_annotator(
+                a,
+                &tasks[&a.task],
+                rules.get(&a.study),
+                flags.contains(&a.assignment),
+            )
+        })
+        .collect();
+    let by_assignment: HashMap<i64, &AnnotatorScore> =
+        scores.iter().map(|s| (s.assignment, s)).collect();
     Report {
         shots: annotators
             .iter()
@@ -342,19 +356,9 @@ pub fn build(
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect(),
-        annotators: annotators
-            .iter()
-            .map(|a| {
-                score_annotator(
-                    a,
-                    &tasks[&a.task],
-                    rules.get(&a.study),
-                    flags.contains(&a.assignment),
-                )
-            })
-            .collect(),
-        all: tables(tasks, &columns, &finished),
-        filtered: tables(tasks, &columns, &kept),
+        all: tables(tasks, &columns, &finished, &by_assignment),
+        filtered: tables(tasks, &columns, &kept, &by_assignment),
+        annotators: scores,
         tasks: columns,
     }
 }
@@ -381,6 +385,7 @@ fn tables(
     tasks: &HashMap<String, TaskData>,
     columns: &[TaskColumn],
     group: &[&AnnotatorRecord],
+    scored: &HashMap<i64, &AnnotatorScore>,
 ) -> Tables {
     let mut t = Tables::default();
     for col in columns {
@@ -392,12 +397,10 @@ fn tables(
             .collect();
         for &k in &ks {
             let annotators = scenario(group, &col.name, k);
-            let scores: Vec<AnnotatorScore> = annotators
-                .iter()
-                .map(|a| score_annotator(a, data, None, false))
-                .collect();
+            let scores: Vec<&AnnotatorScore> =
+                annotators.iter().map(|a| scored[&a.assignment]).collect();
             let of = |f: fn(&AnnotatorScore) -> Option<f64>| {
-                spread(&scores.iter().filter_map(f).collect::<Vec<_>>())
+                spread(&scores.iter().filter_map(|s| f(s)).collect::<Vec<_>>())
             };
             if let (Some(official), Some(any_of)) = (of(|s| s.test_s1), of(|s| s.test_s1_any_of)) {
                 t.main.push(Cell {

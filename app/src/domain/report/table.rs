@@ -1,5 +1,5 @@
-//! A plain table of strings with its CSV (RFC 4180 quoting) and Markdown renderings; the
-//! dashboard renders the same tables as HTML, so every format shows the same cells.
+//! A plain table of strings with its Markdown rendering, and CSV records (RFC 4180 quoting);
+//! the dashboard renders the same tables as HTML, so every format shows the same cells.
 
 use serde::{Deserialize, Serialize};
 
@@ -41,14 +41,6 @@ fn md_cell(s: &str) -> String {
 }
 
 impl Table {
-    pub fn to_csv(&self) -> String {
-        let mut out = csv_line(&self.header);
-        for row in &self.rows {
-            out.push_str(&csv_line(row));
-        }
-        out
-    }
-
     pub fn to_markdown(&self) -> String {
         let mut out = format!("### {}\n\n", self.title);
         if !self.note.is_empty() {

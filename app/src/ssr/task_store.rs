@@ -1,0 +1,100 @@
+//! Writing tasks, their data files and examples: the one place that knows how a task is stored
+//! (shared by the CLUES importer and the CrossFit study tasks). Callers own the transaction.
+
+use crate::domain::task::{Context, Example, Family, TaskSpec};
+use sha2::{Digest, Sha256};
+use sqlx::SqliteConnection;
+
+/// SHA-256 of an item's context, question and answer: the same item across files.
+pub fn content_key(context: &Context, question: &str, official: &[String]) -> String {
+    let canonical =
+        serde_json::to_string(&(context.primary(), context.second(), question, official))
+            .expect("strings serialise");
+    hex::encode(Sha256::digest(canonical.as_bytes()))
+}
+
+/// Inserts a task row; returns its id. Text-to-text tasks are stored with family
+/// 'classification' and their metric in `text_metric` (see the text_tasks migration);
+/// `catalog::load_spec` reads them back as text-to-text.
+pub async fn insert_task(
+    conn: &mut SqliteConnection,
+    spec: &TaskSpec,
+    source: &str,
+) -> Result<i64, sqlx::Error> {
+    let (family, text_metric) = match (spec.family, spec.metric) {
+        (Family::TextToText, Some(m)) => (Family::Classification, Some(m.name())),
+        (f, _) => (f, None),
+    };
+    Ok(sqlx::query(
+        "INSERT INTO tasks (name, family, description, labels_json, question_types_json, no_answer, source, text_metric)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&spec.name)
+    .bind(family.as_str())
+    .bind(&spec.description)
+    .bind(serde_json::to_string(&spec.labels).expect("labels serialise"))
+    .bind(serde_json::to_string(&spec.question_types).expect("question types serialise"))
+    .bind(spec.no_answer.as_str())
+    .bind(source)
+    .bind(text_metric)
+    .execute(conn)
+    .await?
+    .last_insert_rowid())
+}
+
+/// A data file's row: a test file (`train` = None) or the training file of (k, split).
+pub struct FileRow<'a> {
+    pub name: &'a str,
+    pub train: Option<(u32, u32)>,
+    pub sha256: &'a str,
+    pub n_rows: usize,
+}
+
+pub async fn insert_file(
+    conn: &mut SqliteConnection,
+    task_id: i64,
+    f: &FileRow<'_>,
+) -> Result<i64, sqlx::Error> {
+    Ok(sqlx::query(
+        "INSERT INTO data_files (task_id, file_name, kind, k, split, sha256, n_rows) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(task_id)
+    .bind(f.name)
+    .bind(if f.train.is_some() { "train" } else { "test" })
+    .bind(f.train.map(|(k, _)| k))
+    .bind(f.train.map(|(_, s)| s))
+    .bind(f.sha256)
+    .bind(f.n_rows as i64)
+    .execute(conn)
+    .await?
+    .last_insert_rowid())
+}
+
+/// Inserts one example, line `line` (1-based) of its file.
+pub async fn insert_example(
+    conn: &mut SqliteConnection,
+    file_id: i64,
+    line: usize,
+    ex: &Example,
+    content_key: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO examples (file_id, line_no, ext_id, context, context2, question, question_type,
+                               gold_official, gold_spans, extra_json, content_key)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(file_id)
+    .bind(line as i64)
+    .bind(&ex.id)
+    .bind(ex.context.primary())
+    .bind(ex.context.second())
+    .bind(&ex.question)
+    .bind(&ex.question_type)
+    .bind(serde_json::to_string(&ex.gold.official).expect("strings serialise"))
+    .bind(serde_json::to_string(&ex.gold.spans).expect("spans serialise"))
+    .bind(serde_json::to_string(&ex.extra).expect("json serialises"))
+    .bind(content_key)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
