@@ -7,4 +7,8 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/clues-lab/target}"
 export LEPTOS_OUTPUT_NAME=clues-lab
 export PATH="$HOME/.cargo/bin:$PATH"
 SITE_DIR="$CARGO_TARGET_DIR/site"
+# The model track's Python environment (ONNX Runtime, the MiniLM encoder; made by .ci/setup).
+# The binary finds libonnxruntime.so and the encoder there unless ORT_DYLIB_PATH /
+# CLUES_ENCODER_ONNX / CLUES_ENCODER_TOKENIZER say otherwise.
+export CLUES_VENV="${CLUES_VENV:-$HOME/.cache/clues-lab/venv}"
 log() { printf '\n== %s [%s]\n' "$*" "$(date +%H:%M:%S)"; }

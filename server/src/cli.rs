@@ -59,6 +59,12 @@ pub enum Command {
     /// CrossFit tasks: metrics, runs, baselines, partitions and average relative gain.
     #[command(subcommand)]
     Crossfit(CrossfitCommand),
+    /// Evaluate a span-extraction ONNX model on a task's test set (stored, scored with S1).
+    Eval(crate::model::command::EvalArgs),
+    /// The built-in MiniLM baseline: a span head trained on each shot group, scored on the test set.
+    Baseline(crate::model::command::BaselineArgs),
+    /// Examples per second of the model track beside a Python peer on the same model and test set.
+    Bench(crate::model::command::BenchArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -154,6 +160,8 @@ pub enum ImportCommand {
     /// Sample a CrossFit task from a source file of `input<TAB>output` lines for the five seeds
     /// (numpy-exact), with the given test file as the test set of every seed.
     CrossfitSource(CrossfitSourceArgs),
+    /// Import another system's predictions for a task's test set (scored and reported like a model).
+    Predictions(crate::model::command::ImportPredictionsArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -458,6 +466,12 @@ pub async fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Sample(a) => sample_clues(&a),
+        Command::Eval(a) => crate::model::command::eval(&cli.database, a).await,
+        Command::Baseline(a) => crate::model::command::baseline(&cli.database, a).await,
+        Command::Bench(a) => crate::model::command::bench(&cli.database, a).await,
+        Command::Import(ImportCommand::Predictions(a)) => {
+            crate::model::command::import_predictions(&cli.database, a).await
+        }
         Command::Score(args) => {
             let report = match (&args.gold, &args.task) {
                 (Some(gold), _) => {

@@ -16,6 +16,9 @@ pub enum ServerError {
     Usage(String),
     #[error("{0}")]
     Conflict(String),
+    /// A model, tokenizer or ONNX Runtime problem, said in words.
+    #[error("{0}")]
+    Model(String),
     #[error(transparent)]
     App(#[from] AppError),
     #[error("database error: {0}")]

@@ -8,5 +8,6 @@ pub mod demo;
 pub mod error;
 pub mod export;
 pub mod join;
+pub mod model;
 pub mod router;
 pub mod score;

@@ -180,26 +180,43 @@ pub(crate) fn gold_of(r: &sqlx::sqlite::SqliteRow) -> Result<Gold, AppError> {
 
 /// All test examples of a task, gold included, in file order (server-side scoring only).
 pub async fn test_examples(pool: &SqlitePool, task_id: i64) -> Result<Vec<Example>, AppError> {
+    Ok(examples_of(pool, task_id, None).await?.into_iter().map(|(_, e)| e).collect())
+}
+
+/// The examples of a task's test file (`shots` = None) or of the training file of
+/// `(k, split)`, with their row ids, in file order, gold included (server side only).
+pub async fn examples_of(
+    pool: &SqlitePool,
+    task_id: i64,
+    shots: Option<(u32, u32)>,
+) -> Result<Vec<(i64, Example)>, AppError> {
+    let (k, split) = shots.unzip();
     let rows = sqlx::query(
-        "SELECT e.ext_id, e.context, e.context2, e.question, e.question_type, e.gold_official, e.gold_spans, e.extra_json
+        "SELECT e.id, e.ext_id, e.context, e.context2, e.question, e.question_type, e.gold_official, e.gold_spans, e.extra_json
          FROM examples e JOIN data_files f ON f.id = e.file_id
-         WHERE f.task_id = ? AND f.kind = 'test' ORDER BY e.line_no",
+         WHERE f.task_id = ? AND f.kind = ? AND f.k IS ? AND f.split IS ? ORDER BY e.line_no",
     )
     .bind(task_id)
+    .bind(if shots.is_some() { "train" } else { "test" })
+    .bind(k)
+    .bind(split)
     .fetch_all(pool)
     .await?;
     rows.into_iter()
         .map(|r| {
             let extra: serde_json::Value =
                 serde_json::from_str(r.get("extra_json")).map_err(|e| corrupt("extra", e))?;
-            Ok(Example {
-                id: r.get("ext_id"),
-                context: context_of(r.get("context"), r.get("context2")),
-                question: r.get("question"),
-                question_type: r.get("question_type"),
-                gold: gold_of(&r)?,
-                extra,
-            })
+            Ok((
+                r.get("id"),
+                Example {
+                    id: r.get("ext_id"),
+                    context: context_of(r.get("context"), r.get("context2")),
+                    question: r.get("question"),
+                    question_type: r.get("question_type"),
+                    gold: gold_of(&r)?,
+                    extra,
+                },
+            ))
         })
         .collect()
 }

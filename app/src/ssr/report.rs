@@ -1,6 +1,7 @@
 //! The researcher report on the database: loads a scope of studies with their tasks and every
 //! assignment item (one row per worker x item), and builds `domain::report` from them.
 
+use crate::domain::report::machine::MachineRun;
 use crate::domain::report::{self, AnnotatorRecord, ItemRecord, Report, StudyRules, TaskData};
 use crate::error::AppError;
 use crate::ssr::catalog::{corrupt, gold_of, load_spec};
@@ -124,6 +125,8 @@ pub struct Loaded {
     pub rows: Vec<AnnotationRow>,
     pub annotators: Vec<AnnotatorRecord>,
     pub rules: HashMap<i64, StudyRules>,
+    /// Finished machine evaluations (all of them; they belong to no study).
+    pub machines: Vec<MachineRun>,
 }
 
 /// Study ids from a query value such as `1,2,3` (sorted, each once); empty means every study.
@@ -345,12 +348,16 @@ pub async fn load(pool: &SqlitePool, scope: &[i64]) -> Result<Loaded, AppError> 
         test_items,
         rows,
         rules,
+        machines: super::machine::done_runs(pool).await?,
     })
 }
 
 impl Loaded {
+    /// The human report with the machine rows attached.
     pub fn report(&self) -> Report {
-        report::build(&self.tasks, &self.annotators, &self.rules)
+        let mut r = report::build(&self.tasks, &self.annotators, &self.rules);
+        report::machine::attach(&mut r, &self.machines);
+        r
     }
 
     pub fn flags(&self) -> HashSet<i64> {

@@ -43,9 +43,17 @@ pub fn human_series(t: &Tables, task: &str, name: &str) -> Series {
 
 /// A task's learning curve for one set of annotators.
 pub fn task_curve(r: &Report, task: &str, which: Which) -> String {
+    let machines = super::machine::machine_series(r, task);
+    let title = if machines.is_empty() {
+        format!("{task}: human S1 against shots ({})", which.describe())
+    } else {
+        format!("{task}: human and machine S1 against shots (humans: {})", which.describe())
+    };
     learning_curve(
-        &format!("{task}: human S1 against shots ({})", which.describe()),
-        &[human_series(which.of(r), task, "humans")],
+        &title,
+        &std::iter::once(human_series(which.of(r), task, "humans"))
+            .chain(machines)
+            .collect::<Vec<_>>(),
     )
 }
 

@@ -48,15 +48,15 @@ impl Which {
     }
 }
 
-/// Table 5: rows of shots, columns of tasks grouped as sentence classification / NER /
-/// reading comprehension; each cell `mean ± std (n)` of annotator test S1.
-pub fn main_table(r: &Report, which: Which, any_of: bool) -> Table {
-    let t = which.of(r);
+/// The header of a table with a `Shots` column and a column per task, and the family groups
+/// above it (sentence classification / NER / reading comprehension / text to text).
+pub fn group_header(r: &Report) -> (Vec<(String, usize)>, Vec<String>) {
     let mut groups: Vec<(String, usize)> = vec![(String::new(), 1)];
     for fam in [
         Family::Classification,
         Family::SequenceLabelling,
         Family::ReadingComprehension,
+        Family::TextToText,
     ] {
         let n = r.tasks.iter().filter(|c| c.family == fam).count();
         if n > 0 {
@@ -65,6 +65,14 @@ pub fn main_table(r: &Report, which: Which, any_of: bool) -> Table {
     }
     let mut header = vec!["Shots".to_string()];
     header.extend(r.tasks.iter().map(|c| c.name.clone()));
+    (groups, header)
+}
+
+/// Table 5: rows of shots, columns of tasks grouped as sentence classification / NER /
+/// reading comprehension; each cell `mean ± std (n)` of annotator test S1.
+pub fn main_table(r: &Report, which: Which, any_of: bool) -> Table {
+    let t = which.of(r);
+    let (groups, header) = group_header(r);
     let rows = r
         .shots
         .iter()
@@ -252,6 +260,10 @@ pub fn all_tables(r: &Report) -> Vec<Table> {
     for which in [Which::All, Which::Filtered] {
         out.push(main_table(r, which, false));
         out.push(main_table(r, which, true));
+        if which == Which::All && !r.machines.is_empty() {
+            out.push(super::machine::versus_table(r, false));
+            out.push(super::machine::versus_table(r, true));
+        }
         out.push(subset_table(r, which, false));
         out.push(subset_table(r, which, true));
         out.push(scenario_table(r, which));
@@ -278,7 +290,8 @@ fn opt_num(x: Option<f64>) -> String {
     x.map(num).unwrap_or_default()
 }
 
-/// The scores in one long CSV, a row per cell, full precision (fractions, not percent):
+/// The scores in one long CSV, a row per cell (machine systems' cells last), full precision
+/// (fractions, not percent):
 /// `table, annotators, scoring, task, family, k, subset, n, items, mean, std, std_sample, ties,
 /// measure`.
 pub fn scores_csv(r: &Report) -> String {
@@ -397,6 +410,17 @@ pub fn scores_csv(r: &Report) -> String {
                 String::new(),
                 "accuracy".into(),
             ]);
+        }
+    }
+    // Machine systems: `annotators` holds `machine:<system>`, `subset` the splits, n their count.
+    for m in &r.machines {
+        for (scoring, sp) in [("official", &m.official), ("any-of", &m.any_of)] {
+            let mut f = vec!["machine".into(), format!("machine:{}", m.system), scoring.into(), m.task.clone()];
+            let splits: Vec<String> = m.splits.iter().map(u32::to_string).collect();
+            f.extend([family(&m.task).into(), m.k.to_string(), format!("splits {}", splits.join(" "))]);
+            f.extend(spread_fields(sp));
+            f.extend([String::new(), String::new()]);
+            row(f);
         }
     }
     out

@@ -5,6 +5,7 @@
 pub mod agreement;
 pub mod chart;
 pub mod layout;
+pub mod machine;
 pub mod table;
 pub mod vote;
 
@@ -188,6 +189,9 @@ pub struct Report {
     pub annotators: Vec<AnnotatorScore>,
     pub all: Tables,
     pub filtered: Tables,
+    /// Machine systems' scores per task and k over splits (the model track).
+    #[serde(default)]
+    pub machines: Vec<machine::MachineCell>,
 }
 
 /// Pay in cents for `ms` milliseconds at `rate_cents` per hour, rounded half up.
@@ -360,10 +364,11 @@ pub fn build(
         filtered: tables(tasks, &columns, &kept, &by_assignment),
         annotators: scores,
         tasks: columns,
+        machines: Vec::new(),
     }
 }
 
-fn family_rank(f: Family) -> u8 {
+pub(crate) fn family_rank(f: Family) -> u8 {
     match f {
         Family::Classification => 0,
         Family::SequenceLabelling => 1,

@@ -1,0 +1,93 @@
+//! Reading the model track's runs: the finished ones for the report, and every run with its
+//! progress for the models page (the server's model module writes them).
+
+use crate::domain::report::machine::MachineRun;
+use crate::domain::task::Family;
+use crate::error::AppError;
+use serde::{Deserialize, Serialize};
+use sqlx::{Row, SqlitePool};
+
+/// A task's family from its `family` and `text_metric` columns (text-to-text tasks are stored
+/// with family 'classification' and a metric; see the text-tasks migration).
+fn family_of(family: &str, text_metric: Option<&str>) -> Family {
+    if text_metric.is_some() {
+        Family::TextToText
+    } else {
+        Family::parse(family).unwrap_or(Family::Classification)
+    }
+}
+
+/// Every finished evaluation, for the report.
+pub async fn done_runs(pool: &SqlitePool) -> Result<Vec<MachineRun>, AppError> {
+    let rows = sqlx::query(
+        "SELECT s.name AS system, t.name AS task, t.family, t.text_metric, r.k, r.split, r.s1, r.s1_any_of
+         FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id JOIN tasks t ON t.id = r.task_id
+         WHERE r.status = 'done' ORDER BY s.name, t.name, r.k, r.split",
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|r| MachineRun {
+            system: r.get("system"),
+            task: r.get("task"),
+            family: family_of(r.get("family"), r.get("text_metric")),
+            k: r.get::<i64, _>("k") as u32,
+            split: r.get::<i64, _>("split") as u32,
+            official: r.get::<Option<f64>, _>("s1").unwrap_or(0.0),
+            any_of: r.get::<Option<f64>, _>("s1_any_of").unwrap_or(0.0),
+        })
+        .collect())
+}
+
+/// One evaluation as the models page lists it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRow {
+    pub id: i64,
+    pub system: String,
+    pub kind: String,
+    pub task: String,
+    pub k: u32,
+    pub split: u32,
+    pub status: String,
+    pub done: i64,
+    pub total: i64,
+    pub provider: String,
+    pub error: Option<String>,
+    pub s1: Option<f64>,
+    pub s1_any_of: Option<f64>,
+    pub seconds: Option<f64>,
+}
+
+/// Every run, running ones first, then the newest.
+pub async fn runs(pool: &SqlitePool) -> Result<Vec<RunRow>, AppError> {
+    let rows = sqlx::query(
+        "SELECT r.id, s.name AS system, s.kind, t.name AS task, r.k, r.split, r.status, r.done, r.total,
+            r.provider, r.error, r.s1, r.s1_any_of, r.started_at, r.finished_at
+         FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id JOIN tasks t ON t.id = r.task_id
+         ORDER BY r.status = 'running' DESC, r.id DESC",
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|r| RunRow {
+            id: r.get("id"),
+            system: r.get("system"),
+            kind: r.get("kind"),
+            task: r.get("task"),
+            k: r.get::<i64, _>("k") as u32,
+            split: r.get::<i64, _>("split") as u32,
+            status: r.get("status"),
+            done: r.get("done"),
+            total: r.get("total"),
+            provider: r.get("provider"),
+            error: r.get("error"),
+            s1: r.get("s1"),
+            s1_any_of: r.get("s1_any_of"),
+            seconds: r
+                .get::<Option<i64>, _>("finished_at")
+                .map(|f| (f - r.get::<i64, _>("started_at")) as f64 / 1000.0),
+        })
+        .collect())
+}

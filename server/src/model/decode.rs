@@ -1,0 +1,293 @@
+//! Span decoding: from start/end logits over an item's features to a set of answer spans in
+//! the question or the context, with the no-answer rule and several spans per item.
+
+use super::features::{Feature, Segment, Window};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// A model's decoding settings (`decoding.json` beside the model; every field optional).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Decoding {
+    /// Longest answer, in tokens.
+    pub max_answer_tokens: usize,
+    /// Most spans kept per item (NER lists several entities).
+    pub max_spans: usize,
+    /// A span is kept only when its start + end logit exceeds the `[CLS]` start + end logit
+    /// (the lowest over the item's windows) by more than this.
+    pub null_threshold: f32,
+    /// Positions per model input, special tokens included.
+    pub max_seq_len: usize,
+    /// Context tokens between the starts of two windows of a long context.
+    pub doc_stride: usize,
+    pub max_question_tokens: usize,
+    /// Best start and end positions per window combined into candidate spans.
+    pub top_n: usize,
+    /// Inputs per model call (padded to the longest of the batch).
+    pub batch_size: usize,
+}
+
+impl Default for Decoding {
+    fn default() -> Self {
+        Decoding {
+            max_answer_tokens: 30,
+            max_spans: 4,
+            null_threshold: 0.0,
+            max_seq_len: 256,
+            doc_stride: 128,
+            max_question_tokens: 64,
+            top_n: 20,
+            batch_size: 32,
+        }
+    }
+}
+
+impl Decoding {
+    pub fn window(&self) -> Window {
+        Window {
+            max_seq_len: self.max_seq_len,
+            doc_stride: self.doc_stride,
+            max_question_tokens: self.max_question_tokens,
+        }
+    }
+
+    /// Every problem with the settings, one message each.
+    pub fn problems(&self) -> Vec<String> {
+        let mut p = Vec::new();
+        let positive = [
+            ("max_answer_tokens", self.max_answer_tokens),
+            ("max_spans", self.max_spans),
+            ("doc_stride", self.doc_stride),
+            ("top_n", self.top_n),
+            ("batch_size", self.batch_size),
+        ];
+        for (name, v) in positive {
+            if v == 0 {
+                p.push(format!("{name} must be at least 1"));
+            }
+        }
+        if self.max_seq_len < 8 {
+            p.push("max_seq_len must be at least 8".into());
+        }
+        if self.max_question_tokens + 4 > self.max_seq_len {
+            p.push(format!(
+                "max_question_tokens ({}) leaves no room for the context in max_seq_len ({})",
+                self.max_question_tokens, self.max_seq_len
+            ));
+        }
+        if !self.null_threshold.is_finite() {
+            p.push("null_threshold must be a finite number".into());
+        }
+        p
+    }
+}
+
+/// One predicted span: where it comes from, its range in that text (code points) and its text.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PredSpan {
+    pub source: Segment,
+    pub offset: usize,
+    pub length: usize,
+    pub text: String,
+    pub score: f32,
+}
+
+/// Positions of `scores` among `allowed`, best first (ties: earlier position first).
+fn best_positions(scores: &[f32], allowed: &[usize], n: usize) -> Vec<usize> {
+    let mut p = allowed.to_vec();
+    p.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+    p.truncate(n);
+    p
+}
+
+/// Decodes one item. `logits[i]` are the (start, end) logits of `features[i]`, one per position;
+/// `question`/`context` are the texts the features' ranges refer to. Spans may come from the
+/// question only when `question_spans` is set (classification: the label words are there).
+pub fn decode(
+    features: &[&Feature],
+    logits: &[(&[f32], &[f32])],
+    question: &str,
+    context: &str,
+    question_spans: bool,
+    d: &Decoding,
+) -> Vec<PredSpan> {
+    let mut null = f32::INFINITY;
+    let mut best: HashMap<(Segment, usize, usize), f32> = HashMap::new();
+    for (f, (start, end)) in features.iter().zip(logits) {
+        null = null.min(start[0] + end[0]);
+        let allowed: Vec<usize> = (0..f.len())
+            .filter(|&i| match f.map[i] {
+                Some((Segment::Context, _, _)) => true,
+                Some((Segment::Question, _, _)) => question_spans,
+                None => false,
+            })
+            .collect();
+        let starts = best_positions(start, &allowed, d.top_n);
+        let ends = best_positions(end, &allowed, d.top_n);
+        for &i in &starts {
+            for &j in &ends {
+                let (Some((si, cs, _)), Some((sj, _, ce))) = (f.map[i], f.map[j]) else {
+                    continue;
+                };
+                if si != sj || j < i || j - i + 1 > d.max_answer_tokens {
+                    continue;
+                }
+                let score = start[i] + end[j];
+                let e = best.entry((si, cs, ce)).or_insert(f32::NEG_INFINITY);
+                if score > *e {
+                    *e = score;
+                }
+            }
+        }
+    }
+    let mut cands: Vec<((Segment, usize, usize), f32)> = best
+        .into_iter()
+        .filter(|(_, s)| *s > null + d.null_threshold)
+        .collect();
+    cands.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut out: Vec<PredSpan> = Vec::new();
+    for ((seg, cs, ce), score) in cands {
+        if out.len() == d.max_spans {
+            break;
+        }
+        let overlaps = out
+            .iter()
+            .any(|p| p.source == seg && cs < p.offset + p.length && p.offset < ce);
+        let text: String = match seg {
+            Segment::Question => question,
+            Segment::Context => context,
+        }
+        .chars()
+        .skip(cs)
+        .take(ce - cs)
+        .collect();
+        if overlaps || text.is_empty() || out.iter().any(|p| p.text == text) {
+            continue;
+        }
+        out.push(PredSpan {
+            source: seg,
+            offset: cs,
+            length: ce - cs,
+            text,
+            score,
+        });
+    }
+    out.sort_by(|a, b| (a.source, a.offset).cmp(&(b.source, b.offset)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::features::{features, Tok};
+
+    /// Words of `text` as tokens (ids unused by decoding).
+    fn words(text: &str) -> Vec<Tok> {
+        let mut out = Vec::new();
+        let chars: Vec<char> = text.chars().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            if chars[i] == ' ' {
+                i += 1;
+                continue;
+            }
+            let s = i;
+            while i < chars.len() && chars[i] != ' ' {
+                i += 1;
+            }
+            out.push(Tok { id: 5, start: s, end: i });
+        }
+        out
+    }
+
+    fn settings() -> Decoding {
+        Decoding {
+            max_spans: 3,
+            max_answer_tokens: 3,
+            ..Decoding::default()
+        }
+    }
+
+    /// Logits that are 0 everywhere but at the given (position, start, end) values.
+    fn logits(len: usize, set: &[(usize, f32, f32)]) -> (Vec<f32>, Vec<f32>) {
+        let (mut s, mut e) = (vec![0.0; len], vec![0.0; len]);
+        for &(p, a, b) in set {
+            s[p] = a;
+            e[p] = b;
+        }
+        (s, e)
+    }
+
+    #[test]
+    fn several_spans_no_overlap_and_the_null_rule() {
+        let q = "who ?";
+        let c = "Ann met Bob Lee in Paris";
+        let f = features(0, &words(q), &words(c), 1, 2, settings().window());
+        let f = &f[0];
+        // positions: 0 CLS, 1 who, 2 ?, 3 SEP, 4 Ann, 5 met, 6 Bob, 7 Lee, 8 in, 9 Paris, 10 SEP
+        let (s, e) = logits(f.len(), &[(0, 1.0, 1.0), (4, 5.0, 4.0), (6, 4.0, 0.5), (7, 0.0, 3.0), (9, 1.5, 0.4)]);
+        let out = decode(&[f], &[(&s, &e)], q, c, false, &settings());
+        let texts: Vec<&str> = out.iter().map(|p| p.text.as_str()).collect();
+        // Ann (9) > Bob Lee (7) > ... "Ann met Bob" overlaps Ann; Paris 1.9 < null 2 is dropped.
+        assert_eq!(texts, vec!["Ann", "Bob Lee"]);
+        assert_eq!((out[1].offset, out[1].length), (8, 7));
+        // A higher threshold keeps only the best span; a very high one gives no answer.
+        let strict = Decoding { null_threshold: 6.0, ..settings() };
+        let one = decode(&[f], &[(&s, &e)], q, c, false, &strict);
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].text, "Ann");
+        let none = Decoding { null_threshold: 8.0, ..settings() };
+        assert!(decode(&[f], &[(&s, &e)], q, c, false, &none).is_empty());
+    }
+
+    #[test]
+    fn question_spans_only_when_allowed_and_length_limit() {
+        let q = "positive or negative ?";
+        let c = "a fine film";
+        let f = features(0, &words(q), &words(c), 1, 2, settings().window());
+        let f = &f[0];
+        let (s, e) = logits(f.len(), &[(3, 6.0, 6.0), (6, 2.0, 0.0), (8, 0.0, 2.0)]);
+        let out = decode(&[f], &[(&s, &e)], q, c, true, &settings());
+        assert_eq!(out[0].text, "negative");
+        assert_eq!(out[0].source, Segment::Question);
+        let ctx = decode(&[f], &[(&s, &e)], q, c, false, &settings());
+        assert_eq!(ctx.iter().map(|p| p.text.as_str()).collect::<Vec<_>>(), vec!["a fine film"]);
+        // Without the 3-token span, ties at 2.0 are taken in text order, skipping overlaps.
+        let short = Decoding { max_answer_tokens: 2, ..settings() };
+        let out = decode(&[f], &[(&s, &e)], q, c, false, &short);
+        assert_eq!(out.iter().map(|p| p.text.as_str()).collect::<Vec<_>>(), vec!["a", "fine film"]);
+    }
+
+    #[test]
+    fn windows_share_the_null_score_and_keep_the_best_copy() {
+        let q = "q";
+        let c = "a b c d e f g h";
+        let w = Decoding { max_seq_len: 8, doc_stride: 2, max_question_tokens: 1, ..settings() };
+        let fs = features(0, &words(q), &words(c), 1, 2, w.window());
+        assert!(fs.len() > 2);
+        let mut ls: Vec<(Vec<f32>, Vec<f32>)> = fs.iter().map(|f| logits(f.len(), &[(0, 3.0, 3.0)])).collect();
+        // "c" (context token 2) is in windows 0 and 1; the second copy scores higher.
+        ls[0].0[5] = 4.0;
+        ls[0].1[5] = 2.5;
+        ls[1].0[3] = 4.0;
+        ls[1].1[3] = 3.0;
+        // The last window has a low null score: the item's null is the lowest one.
+        let last = ls.len() - 1;
+        ls[last].0[0] = 0.0;
+        let refs: Vec<&Feature> = fs.iter().collect();
+        let lr: Vec<(&[f32], &[f32])> = ls.iter().map(|(s, e)| (s.as_slice(), e.as_slice())).collect();
+        let out = decode(&refs, &lr, q, c, false, &w);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].text, "c");
+        assert_eq!(out[0].score, 7.0);
+    }
+
+    #[test]
+    fn bad_settings_are_named() {
+        let d = Decoding { max_spans: 0, max_seq_len: 32, max_question_tokens: 30, ..Decoding::default() };
+        let p = d.problems();
+        assert!(p.iter().any(|m| m.contains("max_spans")));
+        assert!(p.iter().any(|m| m.contains("max_question_tokens (30)")));
+        assert!(Decoding::default().problems().is_empty());
+    }
+}

@@ -1,0 +1,176 @@
+//! Evaluating a span-extraction model on a task's test set: model directories, model inputs
+//! from task items, batches sorted by length and padded per batch, decoding of every item.
+
+use super::decode::{decode, Decoding, PredSpan};
+use super::features::{features, Feature};
+use super::runtime::{Batch, Device, Model, Outputs, Tokenizer};
+use crate::error::{Result, ServerError};
+use app::domain::task::{Example, Family, TaskSpec};
+use std::path::{Path, PathBuf};
+
+/// A registered model: `model.onnx`, `tokenizer.json` and optional `decoding.json`.
+#[derive(Clone, Debug)]
+pub struct ModelDir {
+    pub dir: PathBuf,
+    pub model: PathBuf,
+    pub tokenizer: PathBuf,
+    pub decoding: Decoding,
+}
+
+impl ModelDir {
+    pub fn open(dir: &Path) -> Result<ModelDir> {
+        let model = dir.join("model.onnx");
+        let tokenizer = dir.join("tokenizer.json");
+        for (p, what) in [(&model, "the ONNX model"), (&tokenizer, "the tokenizer")] {
+            if !p.is_file() {
+                return Err(ServerError::Model(format!("{}: missing {} ({})", dir.display(), p.file_name().unwrap().to_string_lossy(), what)));
+            }
+        }
+        let settings = dir.join("decoding.json");
+        let decoding = if settings.is_file() {
+            let text = std::fs::read_to_string(&settings).map_err(|e| ServerError::io(format!("cannot read {}", settings.display()), e))?;
+            serde_json::from_str(&text).map_err(|e| ServerError::data(settings.display().to_string(), Some(e.line()), e.to_string()))?
+        } else {
+            Decoding::default()
+        };
+        let d: Decoding = decoding;
+        let problems = d.problems();
+        if !problems.is_empty() {
+            return Err(ServerError::data(settings.display().to_string(), None, problems.join("; ")));
+        }
+        Ok(ModelDir { dir: dir.to_path_buf(), model, tokenizer, decoding: d })
+    }
+}
+
+/// What the model reads for an item: (question, context). MNLI's premise and hypothesis are
+/// joined by a space. A classification question that lacks one of the task's label words
+/// (CLUES's MNLI asks "entailment, contraction, or neutral?") is replaced by the label words,
+/// so every label can be extracted, as a worker can pick every label.
+pub fn model_inputs(spec: &TaskSpec, ex: &Example) -> (String, String) {
+    let context = match ex.context.second() {
+        Some(h) => format!("{} {h}", ex.context.primary()),
+        None => ex.context.primary().to_string(),
+    };
+    let labels = spec.label_names();
+    let question = if spec.family == Family::Classification && labels.iter().any(|l| !ex.question.contains(l.as_str())) {
+        match labels.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{}, or {last}?", rest.join(", ")),
+            _ => ex.question.clone(),
+        }
+    } else {
+        ex.question.clone()
+    };
+    (question, context)
+}
+
+/// May spans come from the question? Only for classification (the label words are there).
+pub fn question_spans(spec: &TaskSpec) -> bool {
+    spec.family == Family::Classification
+}
+
+/// The features of every item, in item order.
+pub fn featurize(tok: &Tokenizer, inputs: &[(String, String)], d: &Decoding) -> Result<Vec<Feature>> {
+    let mut out = Vec::new();
+    for (i, (q, c)) in inputs.iter().enumerate() {
+        out.extend(features(i, &tok.tokens(q)?, &tok.tokens(c)?, tok.cls, tok.sep, d.window()));
+    }
+    Ok(out)
+}
+
+/// Feature indices in batch order: by length, then position (fewer padded positions).
+pub fn batch_order(fs: &[Feature]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..fs.len()).collect();
+    order.sort_by_key(|&i| (fs[i].len(), i));
+    order
+}
+
+/// Runs `model` over all features; `each` gets every batch's outputs with the feature indices.
+pub fn run_batches(
+    model: &mut Model,
+    fs: &[Feature],
+    batch_size: usize,
+    mut each: impl FnMut(&[usize], Batch) -> Result<()>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<()> {
+    let order = batch_order(fs);
+    let mut done = 0;
+    progress(0, fs.len());
+    for chunk in order.chunks(batch_size.max(1)) {
+        let batch: Vec<&Feature> = chunk.iter().map(|&i| &fs[i]).collect();
+        each(chunk, model.run(&batch)?)?;
+        done += chunk.len();
+        progress(done, fs.len());
+    }
+    Ok(())
+}
+
+/// Decodes every item from per-feature logits (`logits[i]` belongs to `fs[i]`).
+pub fn decode_items(
+    fs: &[Feature],
+    logits: &[(Vec<f32>, Vec<f32>)],
+    inputs: &[(String, String)],
+    question_spans: bool,
+    d: &Decoding,
+) -> Vec<Vec<PredSpan>> {
+    let mut by_item: Vec<Vec<usize>> = vec![Vec::new(); inputs.len()];
+    for (i, f) in fs.iter().enumerate() {
+        by_item[f.item].push(i);
+    }
+    by_item
+        .iter()
+        .zip(inputs)
+        .map(|(idx, (q, c))| {
+            let feats: Vec<&Feature> = idx.iter().map(|&i| &fs[i]).collect();
+            let ls: Vec<(&[f32], &[f32])> = idx.iter().map(|&i| (logits[i].0.as_slice(), logits[i].1.as_slice())).collect();
+            decode(&feats, &ls, q, c, question_spans, d)
+        })
+        .collect()
+}
+
+/// A finished evaluation: the spans of every item and where the model ran.
+pub struct Predicted {
+    pub spans: Vec<Vec<PredSpan>>,
+    pub provider: String,
+    pub features: usize,
+    /// Seconds after loading: tokenization, the model and decoding.
+    pub seconds: f64,
+}
+
+/// Runs a registered model over `examples` of `spec`.
+pub fn predict(
+    dir: &ModelDir,
+    spec: &TaskSpec,
+    examples: &[Example],
+    device: Device,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Predicted> {
+    let tok = Tokenizer::open(&dir.tokenizer)?;
+    let mut model = Model::open(&dir.model, Outputs::Spans, device)?;
+    super::runtime::check_match(&mut model, &tok)?;
+    // Timed from here: tokenization, model inputs, the model, decoding (not loading).
+    let started = std::time::Instant::now();
+    let inputs: Vec<(String, String)> = examples.iter().map(|e| model_inputs(spec, e)).collect();
+    let fs = featurize(&tok, &inputs, &dir.decoding)?;
+    let mut logits: Vec<(Vec<f32>, Vec<f32>)> = vec![(Vec::new(), Vec::new()); fs.len()];
+    run_batches(
+        &mut model,
+        &fs,
+        dir.decoding.batch_size,
+        |idx, out| match out {
+            Batch::Spans(rows) => {
+                for (&i, row) in idx.iter().zip(rows) {
+                    logits[i] = row;
+                }
+                Ok(())
+            }
+            Batch::Hidden(..) => Err(ServerError::Model("expected span logits".into())),
+        },
+        progress,
+    )?;
+    Ok(Predicted {
+        spans: decode_items(&fs, &logits, &inputs, question_spans(spec), &dir.decoding),
+        provider: model.describe_provider(),
+        features: fs.len(),
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}

@@ -1,0 +1,12 @@
+//! The model track: span-extraction models run with ONNX Runtime on the same test sets as the
+//! crowd, the built-in MiniLM baseline with a few-shot span head, and imported predictions.
+
+pub mod baseline;
+pub mod command;
+pub mod decode;
+pub mod eval;
+pub mod features;
+pub mod head;
+pub mod onnx;
+pub mod runtime;
+pub mod store;

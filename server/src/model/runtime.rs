@@ -1,0 +1,303 @@
+//! ONNX Runtime and the tokenizer at run time: the library from `ORT_DYLIB_PATH`, CUDA when it
+//! loads and CPU otherwise (said either way), model checks, and batches padded per batch.
+
+use super::features::{Feature, Tok};
+use crate::error::{Result, ServerError};
+use ort::ep::ExecutionProvider;
+use ort::session::Session;
+use ort::value::Tensor;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+static ENV: OnceLock<std::result::Result<ort::environment::Environment, String>> = OnceLock::new();
+
+/// The site-packages folder of the Python environment `.ci/setup` makes
+/// (`$CLUES_VENV`, default `~/.cache/clues-lab/venv`).
+pub fn site_packages() -> Option<PathBuf> {
+    let venv = match std::env::var_os("CLUES_VENV") {
+        Some(v) => PathBuf::from(v),
+        None => Path::new(&std::env::var_os("HOME")?).join(".cache/clues-lab/venv"),
+    };
+    std::fs::read_dir(venv.join("lib")).ok()?.flatten().find_map(|d| {
+        let p = d.path().join("site-packages");
+        p.is_dir().then_some(p)
+    })
+}
+
+/// Where ONNX Runtime is loaded from: `ORT_DYLIB_PATH`, else the set-up's Python environment.
+pub fn library_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("ORT_DYLIB_PATH") {
+        return Some(PathBuf::from(p));
+    }
+    let p = site_packages()?.join("onnxruntime/capi/libonnxruntime.so.1.31.1");
+    p.exists().then_some(p)
+}
+
+fn environment() -> Result<&'static ort::environment::Environment> {
+    ENV.get_or_init(|| {
+        let path = library_path().ok_or_else(|| {
+            "ONNX Runtime was not found: set ORT_DYLIB_PATH to libonnxruntime.so from the PyPI \
+             wheel onnxruntime==1.31.1 (bash .ci/setup installs it)"
+                .to_string()
+        })?;
+        if !path.exists() {
+            return Err(format!("ORT_DYLIB_PATH: no such file {}", path.display()));
+        }
+        ort::init_from(&path)
+            .map_err(|e| format!("cannot load ONNX Runtime from {}: {e}", path.display()))?
+            .with_name("clues-lab")
+            .build()
+            .map_err(|e| format!("cannot start ONNX Runtime: {e}"))
+    })
+    .as_ref()
+    .map_err(|e| ServerError::Model(e.clone()))
+}
+
+/// Which execution provider to ask for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Device {
+    /// CUDA when it can be loaded, else CPU.
+    Auto,
+    Cpu,
+}
+
+/// What the model gives per position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outputs {
+    /// `start_logits` and `end_logits`, `[batch, sequence]`.
+    Spans,
+    /// An encoder's `last_hidden_state`, `[batch, sequence, hidden]`.
+    Hidden,
+}
+
+/// A loaded model with the provider it runs on.
+pub struct Model {
+    session: Session,
+    type_ids: bool,
+    outputs: Outputs,
+    /// "CUDAExecutionProvider" or "CPUExecutionProvider".
+    pub provider: &'static str,
+    /// Why CUDA is not used, when it is not.
+    pub provider_note: String,
+}
+
+/// Per feature: the output rows of its own positions (padding dropped).
+pub enum Batch {
+    Spans(Vec<(Vec<f32>, Vec<f32>)>),
+    /// States `len x hidden`, row-major, and `hidden`.
+    Hidden(Vec<Vec<f32>>, usize),
+}
+
+fn session_builder(threads: usize) -> Result<ort::session::builder::SessionBuilder> {
+    let env = environment()?;
+    Session::builder(env)
+        .and_then(|b| b.with_intra_threads(threads).map_err(|e| e.into()))
+        .map_err(|e| ServerError::Model(format!("cannot configure ONNX Runtime: {e}")))
+}
+
+impl Model {
+    /// Loads `path` and checks its inputs and outputs.
+    pub fn open(path: &Path, outputs: Outputs, device: Device) -> Result<Model> {
+        if !path.is_file() {
+            return Err(ServerError::Model(format!("no model file at {}", path.display())));
+        }
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut builder = session_builder(threads)?;
+        let (provider, provider_note) = match device {
+            Device::Cpu => ("CPUExecutionProvider", "CPU was asked for".to_string()),
+            Device::Auto => match ort::ep::CUDA::is_available() {
+                Ok(true) => match ort::ep::CUDA::default().register(&mut builder) {
+                    Ok(()) => ("CUDAExecutionProvider", String::new()),
+                    Err(e) => ("CPUExecutionProvider", format!("the CUDA execution provider could not be loaded ({e})")),
+                },
+                Ok(false) => (
+                    "CPUExecutionProvider",
+                    "this ONNX Runtime has no CUDA execution provider (onnxruntime-gpu has one)".to_string(),
+                ),
+                Err(e) => ("CPUExecutionProvider", format!("cannot ask ONNX Runtime for its providers ({e})")),
+            },
+        };
+        let session = builder.commit_from_file(path).map_err(|e| {
+            ServerError::Model(format!("{} is not a model ONNX Runtime can load: {e}", path.display()))
+        })?;
+        let names = |o: &[ort::value::Outlet]| o.iter().map(|x| x.name().to_string()).collect::<Vec<_>>();
+        let ins = names(session.inputs());
+        let outs = names(session.outputs());
+        for need in ["input_ids", "attention_mask"] {
+            if !ins.iter().any(|n| n == need) {
+                return Err(ServerError::Model(format!(
+                    "{}: the model has no input named {need:?} (its inputs: {})",
+                    path.display(),
+                    ins.join(", ")
+                )));
+            }
+        }
+        if let Some(other) = ins.iter().find(|n| !["input_ids", "attention_mask", "token_type_ids"].contains(&n.as_str())) {
+            return Err(ServerError::Model(format!(
+                "{}: unexpected model input {other:?} (expected input_ids, attention_mask and optionally token_type_ids)",
+                path.display()
+            )));
+        }
+        let wanted: &[&str] = match outputs {
+            Outputs::Spans => &["start_logits", "end_logits"],
+            Outputs::Hidden => &["last_hidden_state"],
+        };
+        for need in wanted {
+            if !outs.iter().any(|n| n == need) {
+                return Err(ServerError::Model(format!(
+                    "{}: the model has no output named {need:?} (its outputs: {})",
+                    path.display(),
+                    outs.join(", ")
+                )));
+            }
+        }
+        Ok(Model {
+            type_ids: ins.iter().any(|n| n == "token_type_ids"),
+            session,
+            outputs,
+            provider,
+            provider_note,
+        })
+    }
+
+    /// One line saying where the model runs.
+    pub fn describe_provider(&self) -> String {
+        if self.provider_note.is_empty() {
+            "running on CUDA (CUDAExecutionProvider)".to_string()
+        } else {
+            format!("running on CPU: {}", self.provider_note)
+        }
+    }
+
+    /// Runs one batch, padded to its longest feature.
+    pub fn run(&mut self, batch: &[&Feature]) -> Result<Batch> {
+        let b = batch.len();
+        let len = batch.iter().map(|f| f.len()).max().unwrap_or(0);
+        let mut ids = vec![0i64; b * len];
+        let mut mask = vec![0i64; b * len];
+        let mut types = vec![0i64; b * len];
+        for (r, f) in batch.iter().enumerate() {
+            ids[r * len..r * len + f.len()].copy_from_slice(&f.ids);
+            types[r * len..r * len + f.len()].copy_from_slice(&f.type_ids);
+            mask[r * len..r * len + f.len()].fill(1);
+        }
+        let shape = vec![b as i64, len as i64];
+        let t = |v: Vec<i64>| Tensor::from_array((shape.clone(), v)).map_err(|e| ServerError::Model(format!("cannot make an input tensor: {e}")));
+        let mut inputs = vec![("input_ids", t(ids)?), ("attention_mask", t(mask)?)];
+        if self.type_ids {
+            inputs.push(("token_type_ids", t(types)?));
+        }
+        let inputs: Vec<(std::borrow::Cow<'_, str>, ort::session::SessionInputValue<'_>)> =
+            inputs.into_iter().map(|(n, v)| (n.into(), v.into())).collect();
+        let outputs = self.outputs;
+        let out = self.session.run(inputs).map_err(|e| {
+            ServerError::Model(format!(
+                "the model failed on a batch ({e}); if it mentions an index out of range, the tokenizer does not match the model"
+            ))
+        })?;
+        let take = |name: &str| -> Result<(Vec<i64>, Vec<f32>)> {
+            let (s, data) = out[name]
+                .try_extract_tensor::<f32>()
+                .map_err(|e| ServerError::Model(format!("output {name:?} is not a float tensor: {e}")))?;
+            Ok((s.to_vec(), data.to_vec()))
+        };
+        match outputs {
+            Outputs::Spans => {
+                let (s1, start) = take("start_logits")?;
+                let (s2, end) = take("end_logits")?;
+                for s in [&s1, &s2] {
+                    if s.as_slice() != [b as i64, len as i64] {
+                        return Err(ServerError::Model(format!(
+                            "start_logits/end_logits have shape {s:?}, expected [batch, sequence] = [{b}, {len}]"
+                        )));
+                    }
+                }
+                Ok(Batch::Spans(
+                    batch
+                        .iter()
+                        .enumerate()
+                        .map(|(r, f)| (start[r * len..r * len + f.len()].to_vec(), end[r * len..r * len + f.len()].to_vec()))
+                        .collect(),
+                ))
+            }
+            Outputs::Hidden => {
+                let (s, h) = take("last_hidden_state")?;
+                if s.len() != 3 || s[0] != b as i64 || s[1] != len as i64 {
+                    return Err(ServerError::Model(format!(
+                        "last_hidden_state has shape {s:?}, expected [{b}, {len}, hidden]"
+                    )));
+                }
+                let hidden = s[2] as usize;
+                Ok(Batch::Hidden(
+                    batch
+                        .iter()
+                        .enumerate()
+                        .map(|(r, f)| h[r * len * hidden..(r * len + f.len()) * hidden].to_vec())
+                        .collect(),
+                    hidden,
+                ))
+            }
+        }
+    }
+}
+
+/// A `tokenizer.json` with its own truncation and padding switched off.
+pub struct Tokenizer {
+    inner: tokenizers::Tokenizer,
+    pub cls: u32,
+    pub sep: u32,
+    pub vocab_size: usize,
+}
+
+impl Tokenizer {
+    pub fn open(path: &Path) -> Result<Tokenizer> {
+        let mut inner = tokenizers::Tokenizer::from_file(path)
+            .map_err(|e| ServerError::Model(format!("{}: not a tokenizer.json the tokenizers library can read: {e}", path.display())))?;
+        inner
+            .with_truncation(None)
+            .map_err(|e| ServerError::Model(format!("{}: {e}", path.display())))?;
+        inner.with_padding(None);
+        let id = |t: &str| {
+            inner.token_to_id(t).ok_or_else(|| {
+                ServerError::Model(format!(
+                    "{}: the tokenizer has no {t} token (the model input is [CLS] question [SEP] context [SEP])",
+                    path.display()
+                ))
+            })
+        };
+        let (cls, sep) = (id("[CLS]")?, id("[SEP]")?);
+        let vocab_size = inner.get_vocab_size(true);
+        Ok(Tokenizer { inner, cls, sep, vocab_size })
+    }
+
+    /// The tokens of `text` (no special tokens), with ranges in code points.
+    pub fn tokens(&self, text: &str) -> Result<Vec<Tok>> {
+        let enc = self
+            .inner
+            .encode_char_offsets(text, false)
+            .map_err(|e| ServerError::Model(format!("the tokenizer failed on {text:?}: {e}")))?;
+        Ok(enc
+            .get_ids()
+            .iter()
+            .zip(enc.get_offsets())
+            .map(|(&id, &(start, end))| Tok { id, start, end })
+            .collect())
+    }
+}
+
+/// Checks that the model accepts every id of the tokenizer: one input holding the highest id.
+pub fn check_match(model: &mut Model, tok: &Tokenizer) -> Result<()> {
+    let top = tok.vocab_size.saturating_sub(1) as i64;
+    let probe = Feature {
+        item: 0,
+        ids: vec![i64::from(tok.cls), top, i64::from(tok.sep), i64::from(tok.sep)],
+        type_ids: vec![0, 0, 0, 1],
+        map: vec![None; 4],
+    };
+    model.run(&[&probe]).map(|_| ()).map_err(|e| {
+        ServerError::Model(format!(
+            "the tokenizer does not match the model: the tokenizer has {} tokens but the model fails on token id {top} ({e})",
+            tok.vocab_size
+        ))
+    })
+}
