@@ -3,6 +3,7 @@
 //! Each takes the application state from the request's context before its first await.
 pub mod auth;
 pub mod crossfit;
+pub mod machine;
 pub mod report;
 pub mod study;
 pub mod tasks;

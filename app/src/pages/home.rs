@@ -24,7 +24,7 @@ pub fn Home() -> impl IntoView {
                             <p>"Signed in as " <strong class="user-name">{u.name.clone()}</strong>
                                " (" <span class="user-role">{u.role.as_str()}</span> ")"</p>
                             <button on:click=move |_| { logout.dispatch(crate::api::auth::Logout {}); }>"Sign out"</button>
-                            {u.role.is_staff().then(|| view! { <p><A href="/studies">"Studies"</A>" · "<A href="/dashboard">"Researcher dashboard"</A>" · "<A href="/crossfit">"CrossFit tasks"</A></p> })}
+                            {u.role.is_staff().then(|| view! { <p><A href="/studies">"Studies"</A>" · "<A href="/dashboard">"Researcher dashboard"</A>" · "<A href="/crossfit">"CrossFit tasks"</A>" · "<A href="/models">"Models"</A></p> })}
                         </section>
                         <TaskList/>
                     }.into_any(),

@@ -4,6 +4,7 @@ mod annotate;
 mod browser;
 mod crossfit;
 mod dashboard;
+mod models;
 mod home;
 mod studies;
 mod study;
@@ -58,6 +59,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/tasks/:name") view=task::TaskPage/>
                     <Route path=path!("/dashboard") view=dashboard::DashboardPage/>
                     <Route path=path!("/crossfit") view=crossfit::CrossfitPage/>
+                    <Route path=path!("/models") view=models::ModelsPage/>
                     <Route path=path!("/studies") view=studies::StudiesPage/>
                     <Route path=path!("/studies/:id") view=studies::StudyAdminPage/>
                     <Route path=path!("/study/:id") view=study::WorkerStudyPage/>

@@ -1,10 +1,10 @@
 //! Reading the model track's runs: the finished ones for the report, and every run with its
 //! progress for the models page (the server's model module writes them).
 
+use crate::api::machine::RunRow;
 use crate::domain::report::machine::MachineRun;
 use crate::domain::task::Family;
 use crate::error::AppError;
-use serde::{Deserialize, Serialize};
 use sqlx::{Row, SqlitePool};
 
 /// A task's family from its `family` and `text_metric` columns (text-to-text tasks are stored
@@ -38,25 +38,6 @@ pub async fn done_runs(pool: &SqlitePool) -> Result<Vec<MachineRun>, AppError> {
             any_of: r.get::<Option<f64>, _>("s1_any_of").unwrap_or(0.0),
         })
         .collect())
-}
-
-/// One evaluation as the models page lists it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunRow {
-    pub id: i64,
-    pub system: String,
-    pub kind: String,
-    pub task: String,
-    pub k: u32,
-    pub split: u32,
-    pub status: String,
-    pub done: i64,
-    pub total: i64,
-    pub provider: String,
-    pub error: Option<String>,
-    pub s1: Option<f64>,
-    pub s1_any_of: Option<f64>,
-    pub seconds: Option<f64>,
 }
 
 /// Every run, running ones first, then the newest.

@@ -1,0 +1,66 @@
+// The model track in Chromium: the built-in baseline runs on a small SST-2 task of our own
+// (command line), its runs show on /models, and a run in progress updates live on the page
+// without a reload; the dashboard puts machine rows beside the human rows.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { start, newPage, openHydrated, signIn, writeSst, USERS } from './server.mjs';
+
+let env;
+let baselineOut;
+before(async () => {
+  env = await start((cli, dir) => {
+    writeSst(join(dir, 'fixture', 'SST-2'), [
+      ['a joyous ride from start to finish ', 'positive'],
+      ['a slog with no payoff ', 'negative'],
+      ['the cast shines in every scene ', 'positive'],
+    ]);
+    cli('import', 'clues', join(dir, 'fixture'));
+    baselineOut = cli('baseline', '--task', 'SST-2');
+  });
+});
+after(async () => { await env?.stop(); });
+
+/** Runs SQL on the test database with Python's sqlite3 (the server keeps running). */
+function sql(statement, ...params) {
+  const script = 'import sqlite3, sys, json\nc = sqlite3.connect(sys.argv[1])\nr = c.execute(sys.argv[2], json.loads(sys.argv[3])).fetchall()\nc.commit()\nprint(json.dumps(r))';
+  return JSON.parse(execFileSync('python3', ['-c', script, env.dbPath, statement, JSON.stringify(params)], { encoding: 'utf8' }));
+}
+
+test('baseline runs are listed and a running evaluation shows live progress', async () => {
+  assert.match(baselineOut, /MiniLM-L6 span head \(baseline\) on SST-2 \(k=10, split=1\): S1 \d\.\d{4} \(official\)/);
+  assert.match(baselineOut, /running on CPU/);
+  const page = await newPage(env.browser);
+  await signIn(page, env.base, USERS.researcher);
+  await page.waitForSelector('a[href="/models"]');
+  await openHydrated(page, `${env.base}/models`);
+  const done = await page.$$eval('tr.run.done', (rows) => rows.map((r) => [...r.querySelectorAll('td')].map((c) => c.textContent)));
+  assert.equal(done.length, 1);
+  const stored = sql("SELECT s1 FROM machine_runs WHERE status = 'done'")[0][0];
+  assert.equal(done[0][0], 'MiniLM-L6 span head (baseline)');
+  assert.equal(done[0][6], (100 * stored).toFixed(1));
+
+  // A run in progress (as the command line records it): the page follows it every second.
+  const [[sys]] = sql("SELECT system_id FROM machine_runs LIMIT 1");
+  const [[task]] = sql("SELECT task_id FROM machine_runs LIMIT 1");
+  const [[id]] = sql("INSERT INTO machine_runs (system_id, task_id, k, split, status, source, settings_json, provider, done, total, started_at) VALUES (?, ?, 20, 1, 'running', 'x', '{}', 'starting', 3, 10, 0) RETURNING id", sys, task);
+  await openHydrated(page, `${env.base}/models`);
+  const row = `tr.run[data-run="${id}"]`;
+  assert.match(await page.textContent(row), /3 of 10 inputs/);
+  assert.equal(await page.getAttribute(`${row} progress`, 'value'), '3');
+  sql('UPDATE machine_runs SET done = 7 WHERE id = ?', id);
+  await page.waitForFunction((sel) => document.querySelector(sel)?.textContent.includes('7 of 10 inputs'), row, { timeout: 10000 });
+  sql("UPDATE machine_runs SET status = 'failed', error = 'stopped by the test', finished_at = 1000 WHERE id = ?", id);
+  await page.waitForFunction((sel) => document.querySelector(sel)?.textContent.includes('stopped by the test'), row, { timeout: 10000 });
+
+  // The dashboard: humans and machines in one table, the machine line on the curve.
+  await openHydrated(page, `${env.base}/dashboard`);
+  const header = await page.$$eval('#human-vs-machine-official thead tr:last-child th', (ths) => ths.map((t) => t.textContent));
+  assert.deepEqual(header, ['Shots', 'Who', 'SST-2']);
+  const rows = await page.$$eval('#human-vs-machine-official tbody tr', (trs) => trs.map((r) => [...r.querySelectorAll('td')].map((c) => c.textContent)));
+  assert.deepEqual(rows.map((r) => r.slice(0, 2)), [['10', 'Human'], ['10', 'MiniLM-L6 span head (baseline)']]);
+  assert.equal(rows[1][2], `${(100 * stored).toFixed(1)} ± 0.0 (n=1)`);
+  assert.ok(await page.$('svg g.series[data-name="MiniLM-L6 span head (baseline)"]'));
+  assert.deepEqual(page.errors, []);
+});
