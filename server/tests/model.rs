@@ -17,7 +17,8 @@ use std::path::Path;
 const SPECIAL: [&str; 4] = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"];
 /// The vocabulary after the special tokens; ids 4, 5, ...
 const WORDS: [&str; 14] = [
-    "alpha", "beta", "gamma", "delta", "omega", "Zoë", "met", "in", "the", "city", "🙂", "or", "?", "x",
+    "alpha", "beta", "gamma", "delta", "omega", "Zoë", "met", "in", "the", "city", "🙂", "or", "?",
+    "x",
 ];
 
 /// Deterministic weights: (start, end) logit of each word; [CLS] 1 + 1 (the null score is 2).
@@ -43,8 +44,11 @@ fn vocab() -> Vec<&'static str> {
 fn tokenizer_json(extra: usize) -> String {
     let mut v: Vec<String> = vocab().iter().map(|s| s.to_string()).collect();
     v.extend((0..extra).map(|i| format!("extra{i}")));
-    let vocab: serde_json::Map<String, serde_json::Value> =
-        v.iter().enumerate().map(|(i, w)| (w.clone(), serde_json::json!(i))).collect();
+    let vocab: serde_json::Map<String, serde_json::Value> = v
+        .iter()
+        .enumerate()
+        .map(|(i, w)| (w.clone(), serde_json::json!(i)))
+        .collect();
     let added: Vec<serde_json::Value> = SPECIAL
         .iter()
         .enumerate()
@@ -68,20 +72,47 @@ fn onnx_model(start_name: &str, end_name: &str) -> Vec<u8> {
     model(
         "tiny-span",
         &[
-            node("Cast", &["attention_mask"], &["mask"], "cast", &[("to", FLOAT)]),
-            node("Gather", &["start_table", "input_ids"], &["s_raw"], "gs", &[]),
+            node(
+                "Cast",
+                &["attention_mask"],
+                &["mask"],
+                "cast",
+                &[("to", FLOAT)],
+            ),
+            node(
+                "Gather",
+                &["start_table", "input_ids"],
+                &["s_raw"],
+                "gs",
+                &[],
+            ),
             node("Gather", &["end_table", "input_ids"], &["e_raw"], "ge", &[]),
             node("Mul", &["s_raw", "mask"], &[start_name], "ms", &[]),
             node("Mul", &["e_raw", "mask"], &[end_name], "me", &[]),
         ],
-        &[tensor_f32("start_table", &[n], &starts), tensor_f32("end_table", &[n], &ends)],
-        &[value_info("input_ids", INT64, &bs), value_info("attention_mask", INT64, &bs)],
-        &[value_info(start_name, FLOAT, &bs), value_info(end_name, FLOAT, &bs)],
+        &[
+            tensor_f32("start_table", &[n], &starts),
+            tensor_f32("end_table", &[n], &ends),
+        ],
+        &[
+            value_info("input_ids", INT64, &bs),
+            value_info("attention_mask", INT64, &bs),
+        ],
+        &[
+            value_info(start_name, FLOAT, &bs),
+            value_info(end_name, FLOAT, &bs),
+        ],
         13,
     )
 }
 
-fn model_dir(root: &Path, name: &str, onnx: &[u8], tokenizer: &str, decoding: &str) -> std::path::PathBuf {
+fn model_dir(
+    root: &Path,
+    name: &str,
+    onnx: &[u8],
+    tokenizer: &str,
+    decoding: &str,
+) -> std::path::PathBuf {
     let d = root.join(name);
     std::fs::create_dir_all(&d).unwrap();
     std::fs::write(d.join("model.onnx"), onnx).unwrap();
@@ -99,10 +130,18 @@ fn spec(family: Family, labels: &[&str]) -> TaskSpec {
         description: String::new(),
         labels: labels
             .iter()
-            .map(|l| app::domain::task::Label { name: l.to_string(), definition: String::new(), example: String::new() })
+            .map(|l| app::domain::task::Label {
+                name: l.to_string(),
+                definition: String::new(),
+                example: String::new(),
+            })
             .collect(),
         question_types: vec![],
-        no_answer: if family == Family::SequenceLabelling { NoAnswer::EmptyString } else { NoAnswer::EmptyList },
+        no_answer: if family == Family::SequenceLabelling {
+            NoAnswer::EmptyString
+        } else {
+            NoAnswer::EmptyList
+        },
         metric: None,
     }
 }
@@ -110,10 +149,15 @@ fn spec(family: Family, labels: &[&str]) -> TaskSpec {
 fn example(id: &str, question: &str, context: &str, gold: &[&str]) -> Example {
     Example {
         id: id.into(),
-        context: Context::Single { text: context.into() },
+        context: Context::Single {
+            text: context.into(),
+        },
         question: question.into(),
         question_type: None,
-        gold: Gold { official: gold.iter().map(|s| s.to_string()).collect(), spans: vec![] },
+        gold: Gold {
+            official: gold.iter().map(|s| s.to_string()).collect(),
+            spans: vec![],
+        },
         extra: serde_json::Value::Null,
     }
 }
@@ -121,7 +165,14 @@ fn example(id: &str, question: &str, context: &str, gold: &[&str]) -> Example {
 /// The test's own model track: words by whitespace with code point offsets, every window
 /// `[CLS] q [SEP] ctx[a..a+room] [SEP]`, every span of at most `max_len` words scored
 /// start + end, kept above the lowest [CLS] score, best first without overlaps.
-fn expected(question: &str, context: &str, question_spans: bool, max_len: usize, max_spans: usize, room: Option<(usize, usize)>) -> Vec<(String, usize, usize, String)> {
+fn expected(
+    question: &str,
+    context: &str,
+    question_spans: bool,
+    max_len: usize,
+    max_spans: usize,
+    room: Option<(usize, usize)>,
+) -> Vec<(String, usize, usize, String)> {
     let words = |text: &str| -> Vec<(usize, usize, String)> {
         let chars: Vec<char> = text.chars().collect();
         let mut out = Vec::new();
@@ -139,7 +190,13 @@ fn expected(question: &str, context: &str, question_spans: bool, max_len: usize,
         }
         out
     };
-    let w = |t: &str| if vocab().contains(&t) { weight(t) } else { weight("[UNK]") };
+    let w = |t: &str| {
+        if vocab().contains(&t) {
+            weight(t)
+        } else {
+            weight("[UNK]")
+        }
+    };
     let q = words(question);
     let c = words(context);
     let windows: Vec<(usize, usize)> = match room {
@@ -177,14 +234,23 @@ fn expected(question: &str, context: &str, question_spans: bool, max_len: usize,
         add("context", &c[a..b]);
     }
     // Best first; ties: question before context, then text order.
-    cands.sort_by(|x, y| y.0.total_cmp(&x.0).then((x.1 != "question", x.2, x.3).cmp(&(y.1 != "question", y.2, y.3))));
+    cands.sort_by(|x, y| {
+        y.0.total_cmp(&x.0)
+            .then((x.1 != "question", x.2, x.3).cmp(&(y.1 != "question", y.2, y.3)))
+    });
     let mut out: Vec<(String, usize, usize, String)> = Vec::new();
     for (_, seg, s, e) in cands {
         if out.len() == max_spans {
             break;
         }
-        let text: String = if seg == "question" { question } else { context }.chars().skip(s).take(e - s).collect();
-        if out.iter().any(|o| o.0 == seg && s < o.1 + o.2 && o.1 < e) || out.iter().any(|o| o.3 == text) {
+        let text: String = if seg == "question" { question } else { context }
+            .chars()
+            .skip(s)
+            .take(e - s)
+            .collect();
+        if out.iter().any(|o| o.0 == seg && s < o.1 + o.2 && o.1 < e)
+            || out.iter().any(|o| o.3 == text)
+        {
             continue;
         }
         out.push((seg, s, e - s, text));
@@ -197,7 +263,11 @@ fn got(spans: &[server::model::decode::PredSpan]) -> Vec<(String, usize, usize, 
     spans
         .iter()
         .map(|p| {
-            let seg = serde_json::to_value(p.source).unwrap().as_str().unwrap().to_string();
+            let seg = serde_json::to_value(p.source)
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .to_string();
             (seg, p.offset, p.length, p.text.clone())
         })
         .collect()
@@ -207,12 +277,23 @@ fn got(spans: &[server::model::decode::PredSpan]) -> Vec<(String, usize, usize, 
 fn a_generated_model_decodes_as_the_test_computes() {
     let tmp = tempfile::tempdir().unwrap();
     let dec = r#"{"max_answer_tokens": 3, "max_spans": 3}"#;
-    let dir = model_dir(tmp.path(), "tiny", &onnx_model("start_logits", "end_logits"), &tokenizer_json(0), dec);
+    let dir = model_dir(
+        tmp.path(),
+        "tiny",
+        &onnx_model("start_logits", "end_logits"),
+        &tokenizer_json(0),
+        dec,
+    );
     let m = ModelDir::open(&dir).unwrap();
     let ner = spec(Family::SequenceLabelling, &[]);
     let items = vec![
         // several spans, accents and an emoji (code point offsets), an unknown word
-        example("a", "which ?", "Zoë met alpha in the city 🙂 beta gamma x", &["alpha", "beta gamma"]),
+        example(
+            "a",
+            "which ?",
+            "Zoë met alpha in the city 🙂 beta gamma x",
+            &["alpha", "beta gamma"],
+        ),
         // no answer: nothing beats the [CLS] score
         example("b", "which ?", "the city x met", &[""]),
         // a span longer than max_answer_tokens is not taken
@@ -227,14 +308,33 @@ fn a_generated_model_decodes_as_the_test_computes() {
         assert_eq!(got(spans), want, "item {}", item.id);
         for (seg, off, len, text) in &want {
             assert_eq!(seg, "context");
-            assert_eq!(&item.context.primary().chars().skip(*off).take(*len).collect::<String>(), text);
+            assert_eq!(
+                &item
+                    .context
+                    .primary()
+                    .chars()
+                    .skip(*off)
+                    .take(*len)
+                    .collect::<String>(),
+                text
+            );
         }
         let texts: Vec<String> = want.iter().map(|w| w.3.clone()).collect();
-        let official = if texts.is_empty() { vec![String::new()] } else { texts };
+        let official = if texts.is_empty() {
+            vec![String::new()]
+        } else {
+            texts
+        };
         own_s1.push(s1_item(&official, &item.gold.official));
     }
     // The spot values the test expects by hand.
-    assert_eq!(got(&p.spans[0]).iter().map(|g| g.3.as_str()).collect::<Vec<_>>(), vec!["Zoë", "alpha", "beta gamma"]);
+    assert_eq!(
+        got(&p.spans[0])
+            .iter()
+            .map(|g| g.3.as_str())
+            .collect::<Vec<_>>(),
+        vec!["Zoë", "alpha", "beta gamma"]
+    );
     assert_eq!((got(&p.spans[0])[2].1, got(&p.spans[0])[2].2), (28, 10));
     assert!(p.spans[1].is_empty() && p.spans[3].is_empty());
     // S1 through the platform's scorer equals the test's own.
@@ -245,27 +345,62 @@ fn a_generated_model_decodes_as_the_test_computes() {
     }
     // Item c: "beta x x gamma" (4 words, 6.5) is too long; "omega" and "x x gamma" (tied
     // with "x gamma" and "gamma", taken first in text order) remain: S1 2/3.
-    assert_eq!(got(&p.spans[2]).iter().map(|g| g.3.as_str()).collect::<Vec<_>>(), vec!["x x gamma", "omega"]);
-    assert!((own_s1[0] - 0.8).abs() < 1e-12 && own_s1[1] == 1.0 && (own_s1[2] - 2.0 / 3.0).abs() < 1e-12 && own_s1[3] == 1.0, "{own_s1:?}");
+    assert_eq!(
+        got(&p.spans[2])
+            .iter()
+            .map(|g| g.3.as_str())
+            .collect::<Vec<_>>(),
+        vec!["x x gamma", "omega"]
+    );
+    assert!(
+        (own_s1[0] - 0.8).abs() < 1e-12
+            && own_s1[1] == 1.0
+            && (own_s1[2] - 2.0 / 3.0).abs() < 1e-12
+            && own_s1[3] == 1.0,
+        "{own_s1:?}"
+    );
 
     // Classification: the label words are in the question, and spans may come from there.
     let cls = spec(Family::Classification, &["alpha", "omega"]);
-    let items = vec![example("e", "alpha or omega ?", "the city x", &["alpha"]), example("f", "alpha or omega ?", "x omega", &["omega"])];
+    let items = vec![
+        example("e", "alpha or omega ?", "the city x", &["alpha"]),
+        example("f", "alpha or omega ?", "x omega", &["omega"]),
+    ];
     let p = predict(&m, &cls, &items, Device::Cpu, &mut |_, _| {}).unwrap();
     for (item, spans) in items.iter().zip(&p.spans) {
-        assert_eq!(got(spans), expected(&item.question, item.context.primary(), true, 3, 3, None));
+        assert_eq!(
+            got(spans),
+            expected(&item.question, item.context.primary(), true, 3, 3, None)
+        );
     }
-    assert_eq!(got(&p.spans[0])[0], ("question".to_string(), 0, 5, "alpha".to_string()));
+    assert_eq!(
+        got(&p.spans[0])[0],
+        ("question".to_string(), 0, 5, "alpha".to_string())
+    );
 
     // A long context in windows of 12 positions (room 12 - 2 - 3 = 7 words, a window every 3).
     let dec = r#"{"max_answer_tokens": 2, "max_spans": 5, "max_seq_len": 12, "doc_stride": 3, "max_question_tokens": 4}"#;
-    let dir = model_dir(tmp.path(), "windows", &onnx_model("start_logits", "end_logits"), &tokenizer_json(0), dec);
+    let dir = model_dir(
+        tmp.path(),
+        "windows",
+        &onnx_model("start_logits", "end_logits"),
+        &tokenizer_json(0),
+        dec,
+    );
     let m = ModelDir::open(&dir).unwrap();
     let long = "x x alpha x x x x beta gamma x x x x x delta omega x x Zoë x";
-    let items = vec![example("g", "which ?", long, &["alpha", "beta gamma", "Zoë"])];
+    let items = vec![example(
+        "g",
+        "which ?",
+        long,
+        &["alpha", "beta gamma", "Zoë"],
+    )];
     let p = predict(&m, &ner, &items, Device::Cpu, &mut |_, _| {}).unwrap();
     assert!(p.features > 3, "{}", p.features);
-    assert_eq!(got(&p.spans[0]), expected("which ?", long, false, 2, 5, Some((7, 3))));
+    assert_eq!(
+        got(&p.spans[0]),
+        expected("which ?", long, false, 2, 5, Some((7, 3)))
+    );
 }
 
 #[test]
@@ -273,69 +408,203 @@ fn broken_models_and_mismatched_tokenizers_are_refused_clearly() {
     let tmp = tempfile::tempdir().unwrap();
     let ner = spec(Family::SequenceLabelling, &[]);
     let items = vec![example("a", "which ?", "alpha", &["alpha"])];
-    let run = |dir: &Path| predict(&ModelDir::open(dir)?, &ner, &items, Device::Cpu, &mut |_, _| {}).map(|_| ());
-    let broken = model_dir(tmp.path(), "broken", b"not a model at all", &tokenizer_json(0), "");
+    let run = |dir: &Path| {
+        predict(
+            &ModelDir::open(dir)?,
+            &ner,
+            &items,
+            Device::Cpu,
+            &mut |_, _| {},
+        )
+        .map(|_| ())
+    };
+    let broken = model_dir(
+        tmp.path(),
+        "broken",
+        b"not a model at all",
+        &tokenizer_json(0),
+        "",
+    );
     let e = run(&broken).unwrap_err().to_string();
     assert!(e.contains("is not a model ONNX Runtime can load"), "{e}");
-    let renamed = model_dir(tmp.path(), "renamed", &onnx_model("start_logits", "stop_logits"), &tokenizer_json(0), "");
+    let renamed = model_dir(
+        tmp.path(),
+        "renamed",
+        &onnx_model("start_logits", "stop_logits"),
+        &tokenizer_json(0),
+        "",
+    );
     let e = run(&renamed).unwrap_err().to_string();
-    assert!(e.contains("no output named \"end_logits\"") && e.contains("stop_logits"), "{e}");
-    let bigger = model_dir(tmp.path(), "bigger", &onnx_model("start_logits", "end_logits"), &tokenizer_json(50), "");
+    assert!(
+        e.contains("no output named \"end_logits\"") && e.contains("stop_logits"),
+        "{e}"
+    );
+    let bigger = model_dir(
+        tmp.path(),
+        "bigger",
+        &onnx_model("start_logits", "end_logits"),
+        &tokenizer_json(50),
+        "",
+    );
     let e = run(&bigger).unwrap_err().to_string();
-    assert!(e.contains("tokenizer does not match the model") && e.contains("68 tokens"), "{e}");
+    assert!(
+        e.contains("tokenizer does not match the model") && e.contains("68 tokens"),
+        "{e}"
+    );
     let no_cls = tokenizer_json(0).replace("[CLS]", "[BOS]");
-    let e = run(&model_dir(tmp.path(), "nocls", &onnx_model("start_logits", "end_logits"), &no_cls, "")).unwrap_err().to_string();
+    let e = run(&model_dir(
+        tmp.path(),
+        "nocls",
+        &onnx_model("start_logits", "end_logits"),
+        &no_cls,
+        "",
+    ))
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("no [CLS] token"), "{e}");
-    let bad = model_dir(tmp.path(), "bad", &onnx_model("start_logits", "end_logits"), &tokenizer_json(0), r#"{"max_spans": 0, "stride": 3}"#);
+    let bad = model_dir(
+        tmp.path(),
+        "bad",
+        &onnx_model("start_logits", "end_logits"),
+        &tokenizer_json(0),
+        r#"{"max_spans": 0, "stride": 3}"#,
+    );
     let e = ModelDir::open(&bad).unwrap_err().to_string();
     assert!(e.contains("decoding.json") && e.contains("stride"), "{e}");
     std::fs::remove_file(bad.join("tokenizer.json")).unwrap();
-    assert!(ModelDir::open(&bad).unwrap_err().to_string().contains("missing tokenizer.json"));
+    assert!(ModelDir::open(&bad)
+        .unwrap_err()
+        .to_string()
+        .contains("missing tokenizer.json"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn evaluations_imports_and_the_baseline_land_in_the_report() {
     let tmp = tempfile::tempdir().unwrap();
-    let pool = db::connect(&format!("sqlite://{}", tmp.path().join("m.db").display())).await.unwrap();
+    let pool = db::connect(&format!("sqlite://{}", tmp.path().join("m.db").display()))
+        .await
+        .unwrap();
     demo::ensure_demo(&pool).await.unwrap();
-    let dir = model_dir(tmp.path(), "tiny", &onnx_model("start_logits", "end_logits"), &tokenizer_json(0), "");
+    let dir = model_dir(
+        tmp.path(),
+        "tiny",
+        &onnx_model("start_logits", "end_logits"),
+        &tokenizer_json(0),
+        "",
+    );
     let m = ModelDir::open(&dir).unwrap();
-    let target = |system: &str, kind, k, split, replace| Target { system: system.into(), kind, task: "demo-SQuAD-v2".into(), k, split, replace };
-    let s = store::evaluate(&pool, &m, target("tiny", Kind::Onnx, 0, 0, false), Device::Auto, false).await.unwrap();
+    let target = |system: &str, kind, k, split, replace| Target {
+        system: system.into(),
+        kind,
+        task: "demo-SQuAD-v2".into(),
+        k,
+        split,
+        replace,
+    };
+    let s = store::evaluate(
+        &pool,
+        &m,
+        target("tiny", Kind::Onnx, 0, 0, false),
+        Device::Auto,
+        false,
+    )
+    .await
+    .unwrap();
     assert!(s.provider.contains("CPU"));
     // Every demo SQuAD word is unknown to the tiny model: it answers "no answer" everywhere.
-    let (_, spec, _) = app::ssr::catalog::load_spec(&pool, "demo-SQuAD-v2").await.unwrap();
-    let tid: i64 = sqlx::query_scalar("SELECT id FROM tasks WHERE name = 'demo-SQuAD-v2'").fetch_one(&pool).await.unwrap();
+    let (_, spec, _) = app::ssr::catalog::load_spec(&pool, "demo-SQuAD-v2")
+        .await
+        .unwrap();
+    let tid: i64 = sqlx::query_scalar("SELECT id FROM tasks WHERE name = 'demo-SQuAD-v2'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
     let test = app::ssr::catalog::test_examples(&pool, tid).await.unwrap();
-    let own: f64 = test.iter().map(|e| s1_item::<String, String>(&[], &e.gold.official)).sum::<f64>() / test.len() as f64;
+    let own: f64 = test
+        .iter()
+        .map(|e| s1_item::<String, String>(&[], &e.gold.official))
+        .sum::<f64>()
+        / test.len() as f64;
     assert!((s.s1 - own).abs() < 1e-12, "{} {own}", s.s1);
     // A second evaluation of the same target is refused and changes nothing.
     let before = common::snapshot(&pool).await;
-    let e = store::evaluate(&pool, &m, target("tiny", Kind::Onnx, 0, 0, false), Device::Auto, false).await.unwrap_err();
-    assert!(e.to_string().contains("already has a finished evaluation"), "{e}");
+    let e = store::evaluate(
+        &pool,
+        &m,
+        target("tiny", Kind::Onnx, 0, 0, false),
+        Device::Auto,
+        false,
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("already has a finished evaluation"),
+        "{e}"
+    );
     assert_eq!(before, common::snapshot(&pool).await);
 
     // Imported predictions: a JSON object of id -> spans; the gold itself scores 1.
-    let gold: serde_json::Map<String, serde_json::Value> = test.iter().map(|e| (e.id.clone(), serde_json::json!(spec.from_official(&e.gold.official).first().cloned().map(|s| vec![s]).unwrap_or_default()))).collect();
+    let gold: serde_json::Map<String, serde_json::Value> = test
+        .iter()
+        .map(|e| {
+            (
+                e.id.clone(),
+                serde_json::json!(spec
+                    .from_official(&e.gold.official)
+                    .first()
+                    .cloned()
+                    .map(|s| vec![s])
+                    .unwrap_or_default()),
+            )
+        })
+        .collect();
     let file = tmp.path().join("llm.json");
     std::fs::write(&file, serde_json::Value::Object(gold.clone()).to_string()).unwrap();
-    let s = store::import(&pool, &file, target("LLM in-context", Kind::Imported, 4, 1, false)).await.unwrap();
+    let s = store::import(
+        &pool,
+        &file,
+        target("LLM in-context", Kind::Imported, 4, 1, false),
+    )
+    .await
+    .unwrap();
     assert_eq!(s.s1_any_of, 1.0);
     let mut short = gold.clone();
     let gone = short.keys().next().unwrap().clone();
     short.remove(&gone);
     std::fs::write(&file, serde_json::Value::Object(short).to_string()).unwrap();
     let before = common::snapshot(&pool).await;
-    let e = store::import(&pool, &file, target("LLM in-context", Kind::Imported, 4, 2, false)).await.unwrap_err();
-    assert!(e.to_string().contains("no prediction for 1 test item"), "{e}");
+    let e = store::import(
+        &pool,
+        &file,
+        target("LLM in-context", Kind::Imported, 4, 2, false),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("no prediction for 1 test item"),
+        "{e}"
+    );
     std::fs::write(&file, "{\"id\": \"nope\", \"answer\": []}\n").unwrap();
-    let e = store::import(&pool, &file, target("LLM in-context", Kind::Imported, 4, 2, false)).await.unwrap_err();
+    let e = store::import(
+        &pool,
+        &file,
+        target("LLM in-context", Kind::Imported, 4, 2, false),
+    )
+    .await
+    .unwrap_err();
     assert!(e.to_string().contains("unknown id \"nope\""), "{e}");
     assert_eq!(before, common::snapshot(&pool).await);
 
     // The baseline: a head per shot group of the demo task, reproducible.
-    let runs = store::run_baseline(&pool, "demo-SQuAD-v2", None, false, None, false).await.unwrap();
-    assert_eq!(runs.iter().map(|r| (r.target.k, r.target.split)).collect::<Vec<_>>(), vec![(2, 1), (2, 2), (4, 1), (4, 2)]);
+    let runs = store::run_baseline(&pool, "demo-SQuAD-v2", None, false, None, false)
+        .await
+        .unwrap();
+    assert_eq!(
+        runs.iter()
+            .map(|r| (r.target.k, r.target.split))
+            .collect::<Vec<_>>(),
+        vec![(2, 1), (2, 2), (4, 1), (4, 2)]
+    );
     let preds = |pool: sqlx::SqlitePool| async move {
         sqlx::query_scalar::<_, String>(
             "SELECT p.answer_json FROM machine_predictions p JOIN machine_runs r ON r.id = p.run_id
@@ -346,21 +615,60 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
         .unwrap()
     };
     let first = preds(pool.clone()).await;
-    let again = store::run_baseline(&pool, "demo-SQuAD-v2", Some(vec![(2, 1), (2, 2), (4, 1), (4, 2)]), true, None, false).await.unwrap();
+    let again = store::run_baseline(
+        &pool,
+        "demo-SQuAD-v2",
+        Some(vec![(2, 1), (2, 2), (4, 1), (4, 2)]),
+        true,
+        None,
+        false,
+    )
+    .await
+    .unwrap();
     assert_eq!(first, preds(pool.clone()).await);
-    assert_eq!(runs.iter().map(|r| r.s1).collect::<Vec<_>>(), again.iter().map(|r| r.s1).collect::<Vec<_>>());
+    assert_eq!(
+        runs.iter().map(|r| r.s1).collect::<Vec<_>>(),
+        again.iter().map(|r| r.s1).collect::<Vec<_>>()
+    );
 
     // The report: machine cells over splits beside the (empty) human rows, and curve lines.
     let loaded = app::ssr::report::load(&pool, &[]).await.unwrap();
     let r = loaded.report();
-    let cell = r.machines.iter().find(|c| c.system == server::model::baseline::SYSTEM && c.k == 2).unwrap();
+    let cell = r
+        .machines
+        .iter()
+        .find(|c| c.system == server::model::baseline::SYSTEM && c.k == 2)
+        .unwrap();
     let own_mean = (runs[0].s1 + runs[1].s1) / 2.0;
     assert_eq!(cell.splits, vec![1, 2]);
-    assert!((cell.official.mean - own_mean).abs() < 1e-12 && (cell.official.std_pop - (runs[0].s1 - runs[1].s1).abs() / 2.0).abs() < 1e-12);
+    assert!(
+        (cell.official.mean - own_mean).abs() < 1e-12
+            && (cell.official.std_pop - (runs[0].s1 - runs[1].s1).abs() / 2.0).abs() < 1e-12
+    );
     let md = app::domain::report::layout::markdown(&r);
-    assert!(md.contains("Humans and machines") && md.contains("LLM in-context") && md.contains("| 0 | tiny |"), "{md}");
+    assert!(
+        md.contains("Humans and machines")
+            && md.contains("LLM in-context")
+            && md.contains("| 0 | tiny |"),
+        "{md}"
+    );
     let csv = app::domain::report::layout::scores_csv(&r);
-    assert!(csv.contains("machine,machine:tiny,official,demo-SQuAD-v2,reading_comprehension,0,splits 0,1,"), "{csv}");
-    let svg = app::domain::report::chart::task_curve(&r, "demo-SQuAD-v2", app::domain::report::layout::Which::All);
-    assert!(svg.contains(&format!("data-name=\"{}\"", server::model::baseline::SYSTEM)), "{svg}");
+    assert!(
+        csv.contains(
+            "machine,machine:tiny,official,demo-SQuAD-v2,reading_comprehension,0,splits 0,1,"
+        ),
+        "{csv}"
+    );
+    let svg = app::domain::report::chart::task_curve(
+        &r,
+        "demo-SQuAD-v2",
+        app::domain::report::layout::Which::All,
+    );
+    assert!(
+        svg.contains(&format!(
+            "data-name=\"{}\"",
+            server::model::baseline::SYSTEM
+        )),
+        "{svg}"
+    );
 }

@@ -7,31 +7,13 @@ mod common;
 use app::api::study::WorkerStep;
 use app::domain::answer::{Answer, SpanAnswer};
 use app::domain::report::{Report, Subset};
+use app::domain::rng::SplitMix64;
 use app::ssr::report::AnnotationRow;
 use app::ssr::study::{self, CrowdInfo};
 use axum::http::StatusCode;
 use common::client::{env, get, login, new_study, Env};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-
-/// SplitMix64: the simulated annotators' dice.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 /// A line of an official file, read by the test itself.
 #[derive(Clone, Debug, PartialEq)]
@@ -198,7 +180,7 @@ fn answer_for(
     labels: &[String],
     line: &Line,
     acc: f64,
-    rng: &mut Rng,
+    rng: &mut SplitMix64,
     may_skip: bool,
 ) -> Answer {
     if may_skip && rng.unit() < 0.03 {
@@ -261,7 +243,7 @@ async fn simulate(
         .unwrap()
         .spec
         .label_names();
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64(seed);
     let mut sim = Sim {
         worker: user.name.clone(),
         k: 0,

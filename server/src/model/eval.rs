@@ -23,22 +23,43 @@ impl ModelDir {
         let tokenizer = dir.join("tokenizer.json");
         for (p, what) in [(&model, "the ONNX model"), (&tokenizer, "the tokenizer")] {
             if !p.is_file() {
-                return Err(ServerError::Model(format!("{}: missing {} ({})", dir.display(), p.file_name().unwrap().to_string_lossy(), what)));
+                return Err(ServerError::Model(format!(
+                    "{}: missing {} ({})",
+                    dir.display(),
+                    p.file_name().unwrap().to_string_lossy(),
+                    what
+                )));
             }
         }
         let settings = dir.join("decoding.json");
         let decoding = if settings.is_file() {
-            let text = std::fs::read_to_string(&settings).map_err(|e| ServerError::io(format!("cannot read {}", settings.display()), e))?;
-            serde_json::from_str(&text).map_err(|e| ServerError::data(settings.display().to_string(), Some(e.line()), e.to_string()))?
+            let text = std::fs::read_to_string(&settings)
+                .map_err(|e| ServerError::io(format!("cannot read {}", settings.display()), e))?;
+            serde_json::from_str(&text).map_err(|e| {
+                ServerError::data(
+                    settings.display().to_string(),
+                    Some(e.line()),
+                    e.to_string(),
+                )
+            })?
         } else {
             Decoding::default()
         };
         let d: Decoding = decoding;
         let problems = d.problems();
         if !problems.is_empty() {
-            return Err(ServerError::data(settings.display().to_string(), None, problems.join("; ")));
+            return Err(ServerError::data(
+                settings.display().to_string(),
+                None,
+                problems.join("; "),
+            ));
         }
-        Ok(ModelDir { dir: dir.to_path_buf(), model, tokenizer, decoding: d })
+        Ok(ModelDir {
+            dir: dir.to_path_buf(),
+            model,
+            tokenizer,
+            decoding: d,
+        })
     }
 }
 
@@ -52,7 +73,9 @@ pub fn model_inputs(spec: &TaskSpec, ex: &Example) -> (String, String) {
         None => ex.context.primary().to_string(),
     };
     let labels = spec.label_names();
-    let question = if spec.family == Family::Classification && labels.iter().any(|l| !ex.question.contains(l.as_str())) {
+    let question = if spec.family == Family::Classification
+        && labels.iter().any(|l| !ex.question.contains(l.as_str()))
+    {
         match labels.split_last() {
             Some((last, rest)) if !rest.is_empty() => format!("{}, or {last}?", rest.join(", ")),
             _ => ex.question.clone(),
@@ -69,10 +92,21 @@ pub fn question_spans(spec: &TaskSpec) -> bool {
 }
 
 /// The features of every item, in item order.
-pub fn featurize(tok: &Tokenizer, inputs: &[(String, String)], d: &Decoding) -> Result<Vec<Feature>> {
+pub fn featurize(
+    tok: &Tokenizer,
+    inputs: &[(String, String)],
+    d: &Decoding,
+) -> Result<Vec<Feature>> {
     let mut out = Vec::new();
     for (i, (q, c)) in inputs.iter().enumerate() {
-        out.extend(features(i, &tok.tokens(q)?, &tok.tokens(c)?, tok.cls, tok.sep, d.window()));
+        out.extend(features(
+            i,
+            &tok.tokens(q)?,
+            &tok.tokens(c)?,
+            tok.cls,
+            tok.sep,
+            d.window(),
+        ));
     }
     Ok(out)
 }
@@ -121,7 +155,10 @@ pub fn decode_items(
         .zip(inputs)
         .map(|(idx, (q, c))| {
             let feats: Vec<&Feature> = idx.iter().map(|&i| &fs[i]).collect();
-            let ls: Vec<(&[f32], &[f32])> = idx.iter().map(|&i| (logits[i].0.as_slice(), logits[i].1.as_slice())).collect();
+            let ls: Vec<(&[f32], &[f32])> = idx
+                .iter()
+                .map(|&i| (logits[i].0.as_slice(), logits[i].1.as_slice()))
+                .collect();
             decode(&feats, &ls, q, c, question_spans, d)
         })
         .collect()

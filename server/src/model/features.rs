@@ -115,11 +115,18 @@ mod tests {
 
     #[test]
     fn short_context_is_one_feature() {
-        let f = features(3, &toks(2, 10), &toks(3, 20), 1, 2, Window {
-            max_seq_len: 16,
-            doc_stride: 4,
-            max_question_tokens: 8,
-        });
+        let f = features(
+            3,
+            &toks(2, 10),
+            &toks(3, 20),
+            1,
+            2,
+            Window {
+                max_seq_len: 16,
+                doc_stride: 4,
+                max_question_tokens: 8,
+            },
+        );
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].item, 3);
         assert_eq!(f[0].ids, vec![1, 10, 11, 2, 20, 21, 22, 2]);

@@ -2,6 +2,7 @@
 //! states, trained on the k shots with full-batch Adam for a fixed number of epochs, seeded.
 
 use super::features::{Feature, Segment};
+use app::domain::rng::SplitMix64;
 
 /// Training settings (no validation set: a fixed number of epochs, as CLUES prescribes).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -78,25 +79,6 @@ pub fn targets(f: &Feature, gold: &[(Segment, usize, usize)]) -> (Vec<usize>, Ve
     (starts, ends)
 }
 
-/// SplitMix64 normal draws for the initial weights.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn uniform(&mut self) -> f64 {
-        ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-    fn normal(&mut self) -> f64 {
-        let (u, v) = (self.uniform(), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-}
-
 fn dot(w: &[f64], h: &[f32]) -> f64 {
     w.iter().zip(h).map(|(a, b)| a * f64::from(*b)).sum()
 }
@@ -122,7 +104,11 @@ fn accumulate(w: &[f64], s: &Sample, gold: &[usize], hidden: usize, grad: &mut [
         .sum();
     for (k, &p) in s.positions.iter().enumerate() {
         let prob = e[k] / total;
-        let target = if gold.contains(&p) { e[k] / in_gold } else { 0.0 };
+        let target = if gold.contains(&p) {
+            e[k] / in_gold
+        } else {
+            0.0
+        };
         let g = prob - target;
         if g != 0.0 {
             for (gw, h) in grad.iter_mut().zip(&s.states[p * hidden..(p + 1) * hidden]) {
@@ -135,7 +121,7 @@ fn accumulate(w: &[f64], s: &Sample, gold: &[usize], hidden: usize, grad: &mut [
 
 /// Trains a head; returns it and the loss of each epoch (mean over samples, both heads).
 pub fn train(samples: &[Sample], hidden: usize, t: &Training) -> (Head, Vec<f64>) {
-    let mut rng = Rng(t.seed);
+    let mut rng = SplitMix64(t.seed);
     let mut weights: Vec<Vec<f64>> = (0..2)
         .map(|_| (0..hidden).map(|_| 0.02 * rng.normal()).collect())
         .collect();
@@ -198,15 +184,39 @@ mod tests {
 
     #[test]
     fn targets_cover_whole_gold_spans_inside_the_window() {
-        let q = [Tok { id: 9, start: 0, end: 3 }];
+        let q = [Tok {
+            id: 9,
+            start: 0,
+            end: 3,
+        }];
         // "New York is big": New(0..3) York(4..8) is(9..11) big(12..15)
         let c = [
-            Tok { id: 5, start: 0, end: 3 },
-            Tok { id: 6, start: 4, end: 8 },
-            Tok { id: 7, start: 9, end: 11 },
-            Tok { id: 8, start: 12, end: 15 },
+            Tok {
+                id: 5,
+                start: 0,
+                end: 3,
+            },
+            Tok {
+                id: 6,
+                start: 4,
+                end: 8,
+            },
+            Tok {
+                id: 7,
+                start: 9,
+                end: 11,
+            },
+            Tok {
+                id: 8,
+                start: 12,
+                end: 15,
+            },
         ];
-        let w = Window { max_seq_len: 6, doc_stride: 1, max_question_tokens: 4 };
+        let w = Window {
+            max_seq_len: 6,
+            doc_stride: 1,
+            max_question_tokens: 4,
+        };
         let fs = features(0, &q, &c, 1, 2, w);
         // room 2: windows [New York] [York is] [is big]
         assert_eq!(fs.len(), 3);
@@ -214,7 +224,10 @@ mod tests {
         assert_eq!(targets(&fs[0], &gold), (vec![1, 3], vec![1, 4]));
         // "New York" is cut by the second window: only the question span remains.
         assert_eq!(targets(&fs[1], &gold), (vec![1], vec![1]));
-        assert_eq!(targets(&fs[2], &[(Segment::Context, 12, 15)]), (vec![4], vec![4]));
+        assert_eq!(
+            targets(&fs[2], &[(Segment::Context, 12, 15)]),
+            (vec![4], vec![4])
+        );
         assert_eq!(positions(&fs[0], false), vec![0, 3, 4]);
         assert_eq!(positions(&fs[0], true), vec![0, 1, 3, 4]);
     }
@@ -241,7 +254,12 @@ mod tests {
                 ends: vec![answer + 1],
             });
         }
-        let t = Training { epochs: 200, seed: 7, learning_rate: 0.05, ..Training::default() };
+        let t = Training {
+            epochs: 200,
+            seed: 7,
+            learning_rate: 0.05,
+            ..Training::default()
+        };
         let (head, losses) = train(&samples, 3, &t);
         assert!(losses.last().unwrap() < &(losses[0] / 5.0), "{losses:?}");
         for s in &samples {

@@ -76,7 +76,13 @@ pub fn value_info(name: &str, elem_type: i64, dims: &[Dim]) -> Vec<u8> {
 }
 
 /// `NodeProto` with integer attributes.
-pub fn node(op: &str, inputs: &[&str], outputs: &[&str], name: &str, ints: &[(&str, i64)]) -> Vec<u8> {
+pub fn node(
+    op: &str,
+    inputs: &[&str],
+    outputs: &[&str],
+    name: &str,
+    ints: &[(&str, i64)],
+) -> Vec<u8> {
     msg(|n| {
         for i in inputs {
             bytes(n, 1, i.as_bytes());
@@ -98,7 +104,14 @@ pub fn node(op: &str, inputs: &[&str], outputs: &[&str], name: &str, ints: &[(&s
 }
 
 /// A whole `ModelProto` (IR version 8, default domain at `opset`).
-pub fn model(name: &str, nodes: &[Vec<u8>], initializers: &[Vec<u8>], inputs: &[Vec<u8>], outputs: &[Vec<u8>], opset: i64) -> Vec<u8> {
+pub fn model(
+    name: &str,
+    nodes: &[Vec<u8>],
+    initializers: &[Vec<u8>],
+    inputs: &[Vec<u8>],
+    outputs: &[Vec<u8>],
+    opset: i64,
+) -> Vec<u8> {
     let graph = msg(|g| {
         for n in nodes {
             bytes(g, 1, n);
@@ -196,7 +209,12 @@ pub fn output_names(model_bytes: &[u8]) -> Result<Vec<String>, String> {
 /// Appends a span head to an encoder: `start_logits = hidden @ start` and `end_logits =
 /// hidden @ end` over the encoder output `hidden` (`[batch, sequence, H]`), which become the
 /// model's only outputs. Other fields of the model are kept byte for byte.
-pub fn with_span_head(encoder: &[u8], hidden: &str, start: &[f32], end: &[f32]) -> Result<Vec<u8>, String> {
+pub fn with_span_head(
+    encoder: &[u8],
+    hidden: &str,
+    start: &[f32],
+    end: &[f32],
+) -> Result<Vec<u8>, String> {
     if !output_names(encoder)?.iter().any(|n| n == hidden) {
         return Err(format!("the encoder has no output named {hidden:?}"));
     }
@@ -213,12 +231,36 @@ pub fn with_span_head(encoder: &[u8], hidden: &str, start: &[f32], end: &[f32]) 
                 graph.extend_from_slice(gwhole);
             }
         }
-        bytes(&mut graph, 1, &node("MatMul", &[hidden, "span_head.start"], &["start_logits"], "span_head_start", &[]));
-        bytes(&mut graph, 1, &node("MatMul", &[hidden, "span_head.end"], &["end_logits"], "span_head_end", &[]));
+        bytes(
+            &mut graph,
+            1,
+            &node(
+                "MatMul",
+                &[hidden, "span_head.start"],
+                &["start_logits"],
+                "span_head_start",
+                &[],
+            ),
+        );
+        bytes(
+            &mut graph,
+            1,
+            &node(
+                "MatMul",
+                &[hidden, "span_head.end"],
+                &["end_logits"],
+                "span_head_end",
+                &[],
+            ),
+        );
         bytes(&mut graph, 5, &tensor_f32("span_head.start", &[h], start));
         bytes(&mut graph, 5, &tensor_f32("span_head.end", &[h], end));
         for name in ["start_logits", "end_logits"] {
-            bytes(&mut graph, 12, &value_info(name, FLOAT, &[Dim::Named("batch"), Dim::Named("sequence")]));
+            bytes(
+                &mut graph,
+                12,
+                &value_info(name, FLOAT, &[Dim::Named("batch"), Dim::Named("sequence")]),
+            );
         }
         bytes(&mut out, 7, &graph);
     }
@@ -246,13 +288,26 @@ mod tests {
             "enc",
             &[node("Identity", &["x"], &["h"], "id", &[])],
             &[],
-            &[value_info("x", FLOAT, &[Dim::Named("batch"), Dim::Named("sequence"), Dim::Fixed(2)])],
-            &[value_info("h", FLOAT, &[Dim::Named("batch"), Dim::Named("sequence"), Dim::Fixed(2)])],
+            &[value_info(
+                "x",
+                FLOAT,
+                &[Dim::Named("batch"), Dim::Named("sequence"), Dim::Fixed(2)],
+            )],
+            &[value_info(
+                "h",
+                FLOAT,
+                &[Dim::Named("batch"), Dim::Named("sequence"), Dim::Fixed(2)],
+            )],
             13,
         );
         assert_eq!(output_names(&enc).unwrap(), vec!["h"]);
         let with = with_span_head(&enc, "h", &[1.0, 2.0], &[3.0, 4.0]).unwrap();
-        assert_eq!(output_names(&with).unwrap(), vec!["start_logits", "end_logits"]);
-        assert!(with_span_head(&enc, "nope", &[1.0], &[1.0]).unwrap_err().contains("\"nope\""));
+        assert_eq!(
+            output_names(&with).unwrap(),
+            vec!["start_logits", "end_logits"]
+        );
+        assert!(with_span_head(&enc, "nope", &[1.0], &[1.0])
+            .unwrap_err()
+            .contains("\"nope\""));
     }
 }

@@ -18,10 +18,13 @@ pub fn site_packages() -> Option<PathBuf> {
         Some(v) => PathBuf::from(v),
         None => Path::new(&std::env::var_os("HOME")?).join(".cache/clues-lab/venv"),
     };
-    std::fs::read_dir(venv.join("lib")).ok()?.flatten().find_map(|d| {
-        let p = d.path().join("site-packages");
-        p.is_dir().then_some(p)
-    })
+    std::fs::read_dir(venv.join("lib"))
+        .ok()?
+        .flatten()
+        .find_map(|d| {
+            let p = d.path().join("site-packages");
+            p.is_dir().then_some(p)
+        })
 }
 
 /// Where ONNX Runtime is loaded from: `ORT_DYLIB_PATH`, else the set-up's Python environment.
@@ -99,7 +102,10 @@ impl Model {
     /// Loads `path` and checks its inputs and outputs.
     pub fn open(path: &Path, outputs: Outputs, device: Device) -> Result<Model> {
         if !path.is_file() {
-            return Err(ServerError::Model(format!("no model file at {}", path.display())));
+            return Err(ServerError::Model(format!(
+                "no model file at {}",
+                path.display()
+            )));
         }
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let mut builder = session_builder(threads)?;
@@ -108,19 +114,30 @@ impl Model {
             Device::Auto => match ort::ep::CUDA::is_available() {
                 Ok(true) => match ort::ep::CUDA::default().register(&mut builder) {
                     Ok(()) => ("CUDAExecutionProvider", String::new()),
-                    Err(e) => ("CPUExecutionProvider", format!("the CUDA execution provider could not be loaded ({e})")),
+                    Err(e) => (
+                        "CPUExecutionProvider",
+                        format!("the CUDA execution provider could not be loaded ({e})"),
+                    ),
                 },
                 Ok(false) => (
                     "CPUExecutionProvider",
-                    "this ONNX Runtime has no CUDA execution provider (onnxruntime-gpu has one)".to_string(),
+                    "this ONNX Runtime has no CUDA execution provider (onnxruntime-gpu has one)"
+                        .to_string(),
                 ),
-                Err(e) => ("CPUExecutionProvider", format!("cannot ask ONNX Runtime for its providers ({e})")),
+                Err(e) => (
+                    "CPUExecutionProvider",
+                    format!("cannot ask ONNX Runtime for its providers ({e})"),
+                ),
             },
         };
         let session = builder.commit_from_file(path).map_err(|e| {
-            ServerError::Model(format!("{} is not a model ONNX Runtime can load: {e}", path.display()))
+            ServerError::Model(format!(
+                "{} is not a model ONNX Runtime can load: {e}",
+                path.display()
+            ))
         })?;
-        let names = |o: &[ort::value::Outlet]| o.iter().map(|x| x.name().to_string()).collect::<Vec<_>>();
+        let names =
+            |o: &[ort::value::Outlet]| o.iter().map(|x| x.name().to_string()).collect::<Vec<_>>();
         let ins = names(session.inputs());
         let outs = names(session.outputs());
         for need in ["input_ids", "attention_mask"] {
@@ -132,7 +149,10 @@ impl Model {
                 )));
             }
         }
-        if let Some(other) = ins.iter().find(|n| !["input_ids", "attention_mask", "token_type_ids"].contains(&n.as_str())) {
+        if let Some(other) = ins
+            .iter()
+            .find(|n| !["input_ids", "attention_mask", "token_type_ids"].contains(&n.as_str()))
+        {
             return Err(ServerError::Model(format!(
                 "{}: unexpected model input {other:?} (expected input_ids, attention_mask and optionally token_type_ids)",
                 path.display()
@@ -182,13 +202,21 @@ impl Model {
             mask[r * len..r * len + f.len()].fill(1);
         }
         let shape = vec![b as i64, len as i64];
-        let t = |v: Vec<i64>| Tensor::from_array((shape.clone(), v)).map_err(|e| ServerError::Model(format!("cannot make an input tensor: {e}")));
+        let t = |v: Vec<i64>| {
+            Tensor::from_array((shape.clone(), v))
+                .map_err(|e| ServerError::Model(format!("cannot make an input tensor: {e}")))
+        };
         let mut inputs = vec![("input_ids", t(ids)?), ("attention_mask", t(mask)?)];
         if self.type_ids {
             inputs.push(("token_type_ids", t(types)?));
         }
-        let inputs: Vec<(std::borrow::Cow<'_, str>, ort::session::SessionInputValue<'_>)> =
-            inputs.into_iter().map(|(n, v)| (n.into(), v.into())).collect();
+        let inputs: Vec<(
+            std::borrow::Cow<'_, str>,
+            ort::session::SessionInputValue<'_>,
+        )> = inputs
+            .into_iter()
+            .map(|(n, v)| (n.into(), v.into()))
+            .collect();
         let outputs = self.outputs;
         let out = self.session.run(inputs).map_err(|e| {
             ServerError::Model(format!(
@@ -196,9 +224,9 @@ impl Model {
             ))
         })?;
         let take = |name: &str| -> Result<(Vec<i64>, Vec<f32>)> {
-            let (s, data) = out[name]
-                .try_extract_tensor::<f32>()
-                .map_err(|e| ServerError::Model(format!("output {name:?} is not a float tensor: {e}")))?;
+            let (s, data) = out[name].try_extract_tensor::<f32>().map_err(|e| {
+                ServerError::Model(format!("output {name:?} is not a float tensor: {e}"))
+            })?;
             Ok((s.to_vec(), data.to_vec()))
         };
         match outputs {
@@ -216,7 +244,12 @@ impl Model {
                     batch
                         .iter()
                         .enumerate()
-                        .map(|(r, f)| (start[r * len..r * len + f.len()].to_vec(), end[r * len..r * len + f.len()].to_vec()))
+                        .map(|(r, f)| {
+                            (
+                                start[r * len..r * len + f.len()].to_vec(),
+                                end[r * len..r * len + f.len()].to_vec(),
+                            )
+                        })
                         .collect(),
                 ))
             }
@@ -251,8 +284,12 @@ pub struct Tokenizer {
 
 impl Tokenizer {
     pub fn open(path: &Path) -> Result<Tokenizer> {
-        let mut inner = tokenizers::Tokenizer::from_file(path)
-            .map_err(|e| ServerError::Model(format!("{}: not a tokenizer.json the tokenizers library can read: {e}", path.display())))?;
+        let mut inner = tokenizers::Tokenizer::from_file(path).map_err(|e| {
+            ServerError::Model(format!(
+                "{}: not a tokenizer.json the tokenizers library can read: {e}",
+                path.display()
+            ))
+        })?;
         inner
             .with_truncation(None)
             .map_err(|e| ServerError::Model(format!("{}: {e}", path.display())))?;
@@ -267,7 +304,12 @@ impl Tokenizer {
         };
         let (cls, sep) = (id("[CLS]")?, id("[SEP]")?);
         let vocab_size = inner.get_vocab_size(true);
-        Ok(Tokenizer { inner, cls, sep, vocab_size })
+        Ok(Tokenizer {
+            inner,
+            cls,
+            sep,
+            vocab_size,
+        })
     }
 
     /// The tokens of `text` (no special tokens), with ranges in code points.
@@ -290,7 +332,12 @@ pub fn check_match(model: &mut Model, tok: &Tokenizer) -> Result<()> {
     let top = tok.vocab_size.saturating_sub(1) as i64;
     let probe = Feature {
         item: 0,
-        ids: vec![i64::from(tok.cls), top, i64::from(tok.sep), i64::from(tok.sep)],
+        ids: vec![
+            i64::from(tok.cls),
+            top,
+            i64::from(tok.sep),
+            i64::from(tok.sep),
+        ],
         type_ids: vec![0, 0, 0, 1],
         map: vec![None; 4],
     };

@@ -78,10 +78,11 @@ impl Summary {
 }
 
 async fn system_id(pool: &SqlitePool, name: &str, kind: Kind) -> Result<i64> {
-    if let Some((id, k)) = sqlx::query_as::<_, (i64, String)>("SELECT id, kind FROM machine_systems WHERE name = ?")
-        .bind(name)
-        .fetch_optional(pool)
-        .await?
+    if let Some((id, k)) =
+        sqlx::query_as::<_, (i64, String)>("SELECT id, kind FROM machine_systems WHERE name = ?")
+            .bind(name)
+            .fetch_optional(pool)
+            .await?
     {
         if k != kind.as_str() {
             return Err(ServerError::Conflict(format!(
@@ -91,16 +92,25 @@ async fn system_id(pool: &SqlitePool, name: &str, kind: Kind) -> Result<i64> {
         }
         return Ok(id);
     }
-    Ok(sqlx::query_scalar("INSERT INTO machine_systems (name, kind) VALUES (?, ?) RETURNING id")
-        .bind(name)
-        .bind(kind.as_str())
-        .fetch_one(pool)
-        .await?)
+    Ok(
+        sqlx::query_scalar("INSERT INTO machine_systems (name, kind) VALUES (?, ?) RETURNING id")
+            .bind(name)
+            .bind(kind.as_str())
+            .fetch_one(pool)
+            .await?,
+    )
 }
 
 /// Refuses a target that already has a finished evaluation (unless it replaces it) and
 /// opens a running one.
-async fn start(pool: &SqlitePool, task_id: i64, t: &Target, source: &str, settings: &str, provider: &str) -> Result<i64> {
+async fn start(
+    pool: &SqlitePool,
+    task_id: i64,
+    t: &Target,
+    source: &str,
+    settings: &str,
+    provider: &str,
+) -> Result<i64> {
     let system = system_id(pool, &t.system, t.kind).await?;
     let existing: Option<i64> = sqlx::query_scalar(
         "SELECT id FROM machine_runs WHERE system_id = ? AND task_id = ? AND k = ? AND split = ? AND status = 'done'",
@@ -135,12 +145,14 @@ async fn start(pool: &SqlitePool, task_id: i64, t: &Target, source: &str, settin
 
 async fn fail(pool: &SqlitePool, runs: &[i64], error: &str) {
     for run in runs {
-        let r = sqlx::query("UPDATE machine_runs SET status = 'failed', error = ?, finished_at = ? WHERE id = ?")
-            .bind(error)
-            .bind(now_ms())
-            .bind(run)
-            .execute(pool)
-            .await;
+        let r = sqlx::query(
+            "UPDATE machine_runs SET status = 'failed', error = ?, finished_at = ? WHERE id = ?",
+        )
+        .bind(error)
+        .bind(now_ms())
+        .bind(run)
+        .execute(pool)
+        .await;
         if let Err(e) = r {
             tracing::error!("cannot mark run {run} failed: {e}");
         }
@@ -156,7 +168,11 @@ struct Scored {
     s1_any_of: f64,
 }
 
-fn score_items(spec: &TaskSpec, test: &[(i64, Example)], answers: Vec<(Vec<String>, Vec<PredSpan>)>) -> Vec<Scored> {
+fn score_items(
+    spec: &TaskSpec,
+    test: &[(i64, Example)],
+    answers: Vec<(Vec<String>, Vec<PredSpan>)>,
+) -> Vec<Scored> {
     test.iter()
         .zip(answers)
         .map(|((id, ex), (official, spans))| Scored {
@@ -170,7 +186,13 @@ fn score_items(spec: &TaskSpec, test: &[(i64, Example)], answers: Vec<(Vec<Strin
 }
 
 /// Stores the predictions and marks the run done (replacing an older one if asked), at once.
-async fn finish(pool: &SqlitePool, run: i64, t: &Target, provider: &str, items: &[Scored]) -> Result<(f64, f64)> {
+async fn finish(
+    pool: &SqlitePool,
+    run: i64,
+    t: &Target,
+    provider: &str,
+    items: &[Scored],
+) -> Result<(f64, f64)> {
     let s1 = mean(&items.iter().map(|i| i.s1).collect::<Vec<_>>()).unwrap_or(0.0);
     let any = mean(&items.iter().map(|i| i.s1_any_of).collect::<Vec<_>>()).unwrap_or(0.0);
     let mut tx = pool.begin().await?;
@@ -222,7 +244,14 @@ pub struct Progress {
 
 impl Progress {
     fn new(pool: &SqlitePool, runs: Vec<i64>, label: String, bar: bool) -> Progress {
-        Progress { pool: pool.clone(), runs, handle: tokio::runtime::Handle::current(), label, bar, last: None }
+        Progress {
+            pool: pool.clone(),
+            runs,
+            handle: tokio::runtime::Handle::current(),
+            label,
+            bar,
+            last: None,
+        }
     }
 
     /// Called from the blocking thread that runs the model.
@@ -246,9 +275,19 @@ impl Progress {
         }
         if self.bar {
             let width = 30;
-            let filled = if total == 0 { width } else { done * width / total };
+            let filled = if total == 0 {
+                width
+            } else {
+                done * width / total
+            };
             let mut err = std::io::stderr();
-            let _ = write!(err, "\r{} [{}{}] {done}/{total} inputs", self.label, "#".repeat(filled), ".".repeat(width - filled));
+            let _ = write!(
+                err,
+                "\r{} [{}{}] {done}/{total} inputs",
+                self.label,
+                "#".repeat(filled),
+                ".".repeat(width - filled)
+            );
             if finished {
                 let _ = writeln!(err);
             }
@@ -271,16 +310,36 @@ fn official_of(spec: &TaskSpec, spans: &[PredSpan]) -> Vec<String> {
 }
 
 /// Evaluates a registered model on a task's test set and stores it under `t`.
-pub async fn evaluate(pool: &SqlitePool, dir: &ModelDir, t: Target, device: Device, bar: bool) -> Result<Summary> {
+pub async fn evaluate(
+    pool: &SqlitePool,
+    dir: &ModelDir,
+    t: Target,
+    device: Device,
+    bar: bool,
+) -> Result<Summary> {
     let (task_id, spec, test) = task_test(pool, &t.task).await?;
     let settings = serde_json::to_string(&dir.decoding).expect("settings serialise");
-    let run = start(pool, task_id, &t, &dir.dir.display().to_string(), &settings, "starting").await?;
+    let run = start(
+        pool,
+        task_id,
+        &t,
+        &dir.dir.display().to_string(),
+        &settings,
+        "starting",
+    )
+    .await?;
     let mut progress = Progress::new(pool, vec![run], format!("{} on {}", t.system, t.task), bar);
-    let (d, s, examples) = (dir.clone(), spec.clone(), test.iter().map(|(_, e)| e.clone()).collect::<Vec<_>>());
-    let result = tokio::task::spawn_blocking(move || predict(&d, &s, &examples, device, &mut |a, b| progress.update(a, b)))
-        .await
-        .map_err(|e| ServerError::Model(format!("the evaluation stopped: {e}")))
-        .and_then(|r| r);
+    let (d, s, examples) = (
+        dir.clone(),
+        spec.clone(),
+        test.iter().map(|(_, e)| e.clone()).collect::<Vec<_>>(),
+    );
+    let result = tokio::task::spawn_blocking(move || {
+        predict(&d, &s, &examples, device, &mut |a, b| progress.update(a, b))
+    })
+    .await
+    .map_err(|e| ServerError::Model(format!("the evaluation stopped: {e}")))
+    .and_then(|r| r);
     let p = match result {
         Ok(p) => p,
         Err(e) => {
@@ -288,10 +347,22 @@ pub async fn evaluate(pool: &SqlitePool, dir: &ModelDir, t: Target, device: Devi
             return Err(e);
         }
     };
-    let answers = p.spans.into_iter().map(|s| (official_of(&spec, &s), s)).collect();
+    let answers = p
+        .spans
+        .into_iter()
+        .map(|s| (official_of(&spec, &s), s))
+        .collect();
     let items = score_items(&spec, &test, answers);
     let (s1, s1_any_of) = finish(pool, run, &t, &p.provider, &items).await?;
-    Ok(Summary { run, items: items.len(), s1, s1_any_of, provider: p.provider, seconds: p.seconds, target: t })
+    Ok(Summary {
+        run,
+        items: items.len(),
+        s1,
+        s1_any_of,
+        provider: p.provider,
+        seconds: p.seconds,
+        target: t,
+    })
 }
 
 /// The baseline on a task: a head per shot group (`groups`, or every group of the task),
@@ -310,13 +381,17 @@ pub async fn run_baseline(
         None => all,
         Some(g) => {
             if let Some((k, s)) = g.iter().find(|x| !all.contains(x)) {
-                return Err(ServerError::Usage(format!("task {task} has no shot group k={k} split={s}")));
+                return Err(ServerError::Usage(format!(
+                    "task {task} has no shot group k={k} split={s}"
+                )));
             }
             g
         }
     };
     if groups.is_empty() {
-        return Err(ServerError::Usage(format!("task {task} has no training files to train a head on")));
+        return Err(ServerError::Usage(format!(
+            "task {task} has no training files to train a head on"
+        )));
     }
     let (encoder_path, tok_path) = baseline::encoder_files()?;
     let d = baseline::decoding(&spec);
@@ -331,12 +406,37 @@ pub async fn run_baseline(
     let mut runs = Vec::new();
     let mut targets = Vec::new();
     for &(k, split) in &groups {
-        let t = Target { system: baseline::SYSTEM.into(), kind: Kind::Baseline, task: task.into(), k, split, replace };
-        let examples = examples_of(pool, task_id, Some((k, split))).await?.into_iter().map(|(_, e)| e).collect();
-        match start(pool, task_id, &t, "built-in baseline", &settings, "starting").await {
+        let t = Target {
+            system: baseline::SYSTEM.into(),
+            kind: Kind::Baseline,
+            task: task.into(),
+            k,
+            split,
+            replace,
+        };
+        let examples = examples_of(pool, task_id, Some((k, split)))
+            .await?
+            .into_iter()
+            .map(|(_, e)| e)
+            .collect();
+        match start(
+            pool,
+            task_id,
+            &t,
+            "built-in baseline",
+            &settings,
+            "starting",
+        )
+        .await
+        {
             Ok(run) => runs.push(run),
             Err(e) => {
-                fail(pool, &runs, "another shot group of this baseline run was refused").await;
+                fail(
+                    pool,
+                    &runs,
+                    "another shot group of this baseline run was refused",
+                )
+                .await;
                 return Err(e);
             }
         }
@@ -345,13 +445,25 @@ pub async fn run_baseline(
     }
     let started = Instant::now();
     let mut progress = Progress::new(pool, runs.clone(), format!("baseline on {task}"), bar);
-    let (s, examples) = (spec.clone(), test.iter().map(|(_, e)| e.clone()).collect::<Vec<_>>());
+    let (s, examples) = (
+        spec.clone(),
+        test.iter().map(|(_, e)| e.clone()).collect::<Vec<_>>(),
+    );
     let (ep, tp) = (encoder_path.clone(), tok_path.clone());
     let result = tokio::task::spawn_blocking(move || -> Result<_> {
         let tok = Tokenizer::open(&tp)?;
         let mut model = Model::open(&ep, Outputs::Hidden, Device::Auto)?;
         let provider = model.describe_provider();
-        let trained = baseline::run(&mut model, &tok, &s, &examples, &shots, &d, &training, &mut |a, b| progress.update(a, b))?;
+        let trained = baseline::run(
+            &mut model,
+            &tok,
+            &s,
+            &examples,
+            &shots,
+            &d,
+            &training,
+            &mut |a, b| progress.update(a, b),
+        )?;
         Ok((provider, trained))
     })
     .await
@@ -371,10 +483,22 @@ pub async fn run_baseline(
             let sub = dir.join(format!("{task}-k{}-s{}", tr.k, tr.split));
             baseline::export(&sub, &encoder_path, &tok_path, &tr.head, &d)?;
         }
-        let answers = tr.spans.into_iter().map(|s| (official_of(&spec, &s), s)).collect();
+        let answers = tr
+            .spans
+            .into_iter()
+            .map(|s| (official_of(&spec, &s), s))
+            .collect();
         let items = score_items(&spec, &test, answers);
         let (s1, s1_any_of) = finish(pool, run, &t, &provider, &items).await?;
-        out.push(Summary { run, items: items.len(), s1, s1_any_of, provider: provider.clone(), seconds, target: t });
+        out.push(Summary {
+            run,
+            items: items.len(),
+            s1,
+            s1_any_of,
+            provider: provider.clone(),
+            seconds,
+            target: t,
+        });
     }
     Ok(out)
 }
@@ -385,12 +509,19 @@ pub async fn run_baseline(
 /// sets, written in the task's official encoding.
 pub fn read_imported(path: &std::path::Path) -> Result<(Vec<Prediction>, bool)> {
     let label = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ServerError::io(format!("cannot read {label}"), e))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ServerError::io(format!("cannot read {label}"), e))?;
     let spans_of = |v: &serde_json::Value, line: Option<usize>| -> Result<Vec<String>> {
         let list = match v {
             serde_json::Value::Array(a) => a.clone(),
             s @ serde_json::Value::String(_) => vec![s.clone()],
-            _ => return Err(ServerError::data(&label, line, "a prediction must be a list of spans")),
+            _ => {
+                return Err(ServerError::data(
+                    &label,
+                    line,
+                    "a prediction must be a list of spans",
+                ))
+            }
         };
         list.iter()
             .map(|s| match s {
@@ -399,8 +530,14 @@ pub fn read_imported(path: &std::path::Path) -> Result<(Vec<Prediction>, bool)> 
                     .get("text")
                     .and_then(|t| t.as_str())
                     .map(str::to_string)
-                    .ok_or_else(|| ServerError::data(&label, line, "a span object needs a \"text\" string")),
-                _ => Err(ServerError::data(&label, line, "a span must be a string or {\"text\": ...}")),
+                    .ok_or_else(|| {
+                        ServerError::data(&label, line, "a span object needs a \"text\" string")
+                    }),
+                _ => Err(ServerError::data(
+                    &label,
+                    line,
+                    "a span must be a string or {\"text\": ...}",
+                )),
             })
             .collect()
     };
@@ -409,7 +546,13 @@ pub fn read_imported(path: &std::path::Path) -> Result<(Vec<Prediction>, bool)> 
         if !map.contains_key("id") {
             let out = map
                 .iter()
-                .map(|(id, v)| Ok(Prediction { id: id.clone(), answer: spans_of(v, None)?, line: 1 }))
+                .map(|(id, v)| {
+                    Ok(Prediction {
+                        id: id.clone(),
+                        answer: spans_of(v, None)?,
+                        line: 1,
+                    })
+                })
                 .collect::<Result<Vec<_>>>()?;
             return Ok((out, false));
         }
@@ -424,17 +567,34 @@ pub fn read_imported(path: &std::path::Path) -> Result<(Vec<Prediction>, bool)> 
     }
     let mut out = Vec::new();
     let mut seen = HashMap::new();
-    for (i, l) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+    for (i, l) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
         let line = Some(i + 1);
-        let v: serde_json::Value = serde_json::from_str(l).map_err(|e| ServerError::data(&label, line, format!("malformed JSON: {e}")))?;
+        let v: serde_json::Value = serde_json::from_str(l)
+            .map_err(|e| ServerError::data(&label, line, format!("malformed JSON: {e}")))?;
         let obj = v.as_object().filter(|o| o.len() == 1).ok_or_else(|| {
-            ServerError::data(&label, line, "expected {\"id\": ..., \"answer\": [...]} or one {\"<id>\": [spans]} per line")
+            ServerError::data(
+                &label,
+                line,
+                "expected {\"id\": ..., \"answer\": [...]} or one {\"<id>\": [spans]} per line",
+            )
         })?;
         let (id, v) = obj.iter().next().expect("one key");
         if let Some(prev) = seen.insert(id.clone(), i + 1) {
-            return Err(ServerError::data(&label, line, format!("id {id:?} is predicted twice (also on line {prev})")));
+            return Err(ServerError::data(
+                &label,
+                line,
+                format!("id {id:?} is predicted twice (also on line {prev})"),
+            ));
         }
-        out.push(Prediction { id: id.clone(), answer: spans_of(v, line)?, line: i + 1 });
+        out.push(Prediction {
+            id: id.clone(),
+            answer: spans_of(v, line)?,
+            line: i + 1,
+        });
     }
     Ok((out, false))
 }
@@ -448,25 +608,52 @@ pub async fn import(pool: &SqlitePool, path: &std::path::Path, t: Target) -> Res
     let by_id: HashMap<&str, &Prediction> = preds.iter().map(|p| (p.id.as_str(), p)).collect();
     let ids: std::collections::HashSet<&str> = test.iter().map(|(_, e)| e.id.as_str()).collect();
     if let Some(p) = preds.iter().find(|p| !ids.contains(p.id.as_str())) {
-        return Err(ServerError::data(&label, Some(p.line), format!("unknown id {:?}: no such test item of {}", p.id, t.task)));
+        return Err(ServerError::data(
+            &label,
+            Some(p.line),
+            format!("unknown id {:?}: no such test item of {}", p.id, t.task),
+        ));
     }
-    let missing: Vec<&str> = test.iter().map(|(_, e)| e.id.as_str()).filter(|id| !by_id.contains_key(id)).collect();
+    let missing: Vec<&str> = test
+        .iter()
+        .map(|(_, e)| e.id.as_str())
+        .filter(|id| !by_id.contains_key(id))
+        .collect();
     if !missing.is_empty() {
         return Err(ServerError::data(
             &label,
             None,
-            format!("no prediction for {} test item(s), e.g. {:?}", missing.len(), &missing[..missing.len().min(5)]),
+            format!(
+                "no prediction for {} test item(s), e.g. {:?}",
+                missing.len(),
+                &missing[..missing.len().min(5)]
+            ),
         ));
     }
     let answers = test
         .iter()
         .map(|(_, e)| {
             let a = &by_id[e.id.as_str()].answer;
-            (if official { a.clone() } else { spec.to_official(a) }, Vec::new())
+            (
+                if official {
+                    a.clone()
+                } else {
+                    spec.to_official(a)
+                },
+                Vec::new(),
+            )
         })
         .collect();
     let items = score_items(&spec, &test, answers);
     let run = start(pool, task_id, &t, &label, "{}", "imported").await?;
     let (s1, s1_any_of) = finish(pool, run, &t, "imported", &items).await?;
-    Ok(Summary { run, items: items.len(), s1, s1_any_of, provider: "imported".into(), seconds: started.elapsed().as_secs_f64(), target: t })
+    Ok(Summary {
+        run,
+        items: items.len(),
+        s1,
+        s1_any_of,
+        provider: "imported".into(),
+        seconds: started.elapsed().as_secs_f64(),
+        target: t,
+    })
 }

@@ -47,7 +47,10 @@ pub fn task_curve(r: &Report, task: &str, which: Which) -> String {
     let title = if machines.is_empty() {
         format!("{task}: human S1 against shots ({})", which.describe())
     } else {
-        format!("{task}: human and machine S1 against shots (humans: {})", which.describe())
+        format!(
+            "{task}: human and machine S1 against shots (humans: {})",
+            which.describe()
+        )
     };
     learning_curve(
         &title,

@@ -415,9 +415,18 @@ pub fn scores_csv(r: &Report) -> String {
     // Machine systems: `annotators` holds `machine:<system>`, `subset` the splits, n their count.
     for m in &r.machines {
         for (scoring, sp) in [("official", &m.official), ("any-of", &m.any_of)] {
-            let mut f = vec!["machine".into(), format!("machine:{}", m.system), scoring.into(), m.task.clone()];
+            let mut f = vec![
+                "machine".into(),
+                format!("machine:{}", m.system),
+                scoring.into(),
+                m.task.clone(),
+            ];
             let splits: Vec<String> = m.splits.iter().map(u32::to_string).collect();
-            f.extend([family(&m.task).into(), m.k.to_string(), format!("splits {}", splits.join(" "))]);
+            f.extend([
+                family(&m.task).into(),
+                m.k.to_string(),
+                format!("splits {}", splits.join(" ")),
+            ]);
             f.extend(spread_fields(sp));
             f.extend([String::new(), String::new()]);
             row(f);

@@ -96,7 +96,9 @@ pub fn versus_table(r: &Report, any_of: bool) -> Table {
                 .main
                 .iter()
                 .find(|cell| cell.task == c.name && cell.k == k)
-                .map_or("–".to_string(), |cell| pick(if any_of { &cell.any_of } else { &cell.official }))
+                .map_or("–".to_string(), |cell| {
+                    pick(if any_of { &cell.any_of } else { &cell.official })
+                })
         }));
         rows.push(human);
         for system in systems(r) {
@@ -127,7 +129,9 @@ pub fn versus_table(r: &Report, any_of: bool) -> Table {
     }
 }
 
-const COLORS: [&str; 6] = ["#c0392b", "#2e8b57", "#8e44ad", "#d35400", "#16a085", "#7f8c8d"];
+const COLORS: [&str; 6] = [
+    "#c0392b", "#2e8b57", "#8e44ad", "#d35400", "#16a085", "#7f8c8d",
+];
 
 /// One line per system on a task's learning curve (official scoring).
 pub fn machine_series(r: &Report, task: &str) -> Vec<Series> {
@@ -163,7 +167,11 @@ mod tests {
         MachineRun {
             system: system.into(),
             task: task.into(),
-            family: if task == "SQuAD" { Family::ReadingComprehension } else { Family::Classification },
+            family: if task == "SQuAD" {
+                Family::ReadingComprehension
+            } else {
+                Family::Classification
+            },
             k,
             split,
             official: s,
@@ -183,7 +191,10 @@ mod tests {
                 run("b", "SST", 0, 0, 0.25),
             ],
         );
-        assert_eq!(r.tasks.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), vec!["SST", "SQuAD"]);
+        assert_eq!(
+            r.tasks.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+            vec!["SST", "SQuAD"]
+        );
         assert_eq!(r.shots, vec![0, 10]);
         let c = r.machines.iter().find(|c| c.task == "SQuAD").unwrap();
         assert_eq!(c.splits, vec![1, 2]);
@@ -192,8 +203,15 @@ mod tests {
         let t = versus_table(&r, false);
         assert_eq!(t.header[..2], ["Shots".to_string(), "Who".to_string()]);
         // k=0: human, b; k=10: human, m (b has nothing at 10).
-        let who: Vec<(&str, &str)> = t.rows.iter().map(|r| (r[0].as_str(), r[1].as_str())).collect();
-        assert_eq!(who, vec![("0", "Human"), ("0", "b"), ("10", "Human"), ("10", "m")]);
+        let who: Vec<(&str, &str)> = t
+            .rows
+            .iter()
+            .map(|r| (r[0].as_str(), r[1].as_str()))
+            .collect();
+        assert_eq!(
+            who,
+            vec![("0", "Human"), ("0", "b"), ("10", "Human"), ("10", "m")]
+        );
         assert_eq!(t.rows[3][3], "50.0 ± 10.0 (n=2)");
         assert_eq!(t.rows[2][2], "–");
         let s = machine_series(&r, "SQuAD");
