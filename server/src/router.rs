@@ -12,6 +12,10 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/join/{study}", axum::routing::get(crate::join::join))
         .route("/export/{file}", axum::routing::get(crate::export::export))
+        .route(
+            "/import/predictions",
+            axum::routing::post(crate::model::upload::upload),
+        )
         .leptos_routes(&state, routes, move || shell(options.clone()))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         .with_state(state)

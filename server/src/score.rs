@@ -59,10 +59,15 @@ fn json_lines(path: &Path, text: &str) -> Result<Vec<(usize, serde_json::Map<Str
 }
 
 pub fn read_predictions(path: &Path) -> Result<Vec<Prediction>> {
-    let label = path.display().to_string();
+    parse_predictions(&path.display().to_string(), &read_text(path)?)
+}
+
+/// Predictions in the official encoding from `text`; errors name `label` and the line.
+pub fn parse_predictions(label: &str, text: &str) -> Result<Vec<Prediction>> {
+    let label = label.to_string();
     let mut seen: HashMap<String, usize> = HashMap::new();
     let mut out = Vec::new();
-    for (line, obj) in json_lines(path, &read_text(path)?)? {
+    for (line, obj) in json_lines(Path::new(&label), text)? {
         let id = id_of(obj.get("id")).ok_or_else(|| {
             ServerError::data(&label, Some(line), "needs an `id` (string or number)")
         })?;

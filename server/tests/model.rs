@@ -541,6 +541,12 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
         e.to_string().contains("already has a finished evaluation"),
         "{e}"
     );
+    // So is a broken model, before anything is stored.
+    let broken = model_dir(tmp.path(), "broken", b"garbage", &tokenizer_json(0), "");
+    let e = store::evaluate(&pool, &ModelDir::open(&broken).unwrap(), target("broken", Kind::Onnx, 0, 0, false), Device::Auto, false)
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("is not a model ONNX Runtime can load"), "{e}");
     assert_eq!(before, common::snapshot(&pool).await);
 
     // Imported predictions: a JSON object of id -> spans; the gold itself scores 1.
@@ -562,7 +568,8 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
     std::fs::write(&file, serde_json::Value::Object(gold.clone()).to_string()).unwrap();
     let s = store::import(
         &pool,
-        &file,
+        "llm.json",
+        &std::fs::read_to_string(&file).unwrap(),
         target("LLM in-context", Kind::Imported, 4, 1, false),
     )
     .await
@@ -575,7 +582,8 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
     let before = common::snapshot(&pool).await;
     let e = store::import(
         &pool,
-        &file,
+        "llm.json",
+        &std::fs::read_to_string(&file).unwrap(),
         target("LLM in-context", Kind::Imported, 4, 2, false),
     )
     .await
@@ -587,12 +595,13 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
     std::fs::write(&file, "{\"id\": \"nope\", \"answer\": []}\n").unwrap();
     let e = store::import(
         &pool,
-        &file,
+        "llm.json",
+        &std::fs::read_to_string(&file).unwrap(),
         target("LLM in-context", Kind::Imported, 4, 2, false),
     )
     .await
     .unwrap_err();
-    assert!(e.to_string().contains("unknown id \"nope\""), "{e}");
+    assert!(e.to_string().contains("llm.json:1: unknown id \"nope\""), "{e}");
     assert_eq!(before, common::snapshot(&pool).await);
 
     // The baseline: a head per shot group of the demo task, reproducible.
@@ -671,4 +680,63 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
         )),
         "{svg}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn researchers_upload_predictions_over_http_and_others_are_refused() {
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode};
+    use common::client::{arrive, env, login, send};
+    let env = env().await;
+    let state = &env.state;
+    let tid: i64 = sqlx::query_scalar("SELECT id FROM tasks WHERE name = 'demo-SST-2'")
+        .fetch_one(&state.pool)
+        .await
+        .unwrap();
+    let test = app::ssr::catalog::test_examples(&state.pool, tid).await.unwrap();
+    let body: String = test
+        .iter()
+        .map(|e| format!("{}\n", serde_json::json!({"id": e.id, "answer": ["positive"]})))
+        .collect();
+    let own = test
+        .iter()
+        .map(|e| s1_item(&["positive"], &e.gold.official))
+        .sum::<f64>()
+        / test.len() as f64;
+    let post = |cookie: Option<String>, query: &str, body: String| {
+        let mut req = Request::post(format!("/import/predictions?{query}"));
+        if let Some(c) = cookie {
+            req = req.header("cookie", c);
+        }
+        send(state, req.body(Body::from(body)).unwrap())
+    };
+    let q = "task=demo-SST-2&system=always%20positive&k=2&split=1&name=pos.jsonl";
+    let r = post(None, q, body.clone()).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    let worker = arrive(state, 1, "uploader").await;
+    let r = post(Some(worker), q, body.clone()).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let rita = login(state, "rita", "rita-password").await;
+    let before = common::snapshot(&state.pool).await;
+    let r = post(Some(rita.clone()), "task=demo-SST-2", body.clone()).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert!(r.body.contains("system="), "{}", r.body);
+    let bad = body.replacen("\"answer\"", "\"answr\"", 1);
+    let r = post(Some(rita.clone()), q, bad).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert!(r.body.contains("pos.jsonl:1"), "{}", r.body);
+    assert_eq!(before, common::snapshot(&state.pool).await);
+    let r = post(Some(rita.clone()), q, body.clone()).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(r.body.starts_with("always positive on demo-SST-2 (k=2, split=1)"), "{}", r.body);
+    let stored: f64 = sqlx::query_scalar("SELECT s1 FROM machine_runs WHERE status = 'done'")
+        .fetch_one(&state.pool)
+        .await
+        .unwrap();
+    assert!((stored - own).abs() < 1e-12);
+    // The same target again is refused (409) unless replaced.
+    let r = post(Some(rita.clone()), q, body.clone()).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.body);
+    let r = post(Some(rita), &format!("{q}&replace=true"), body).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
 }

@@ -154,7 +154,10 @@ pub async fn import_predictions(database: &str, a: ImportPredictionsArgs) -> Res
         split: a.split,
         replace: a.replace,
     };
-    println!("{}", store::import(&pool, &a.file, t).await?.render());
+    let label = a.file.display().to_string();
+    let text = std::fs::read_to_string(&a.file)
+        .map_err(|e| ServerError::io(format!("cannot read {label}"), e))?;
+    println!("{}", store::import(&pool, &label, &text, t).await?.render());
     Ok(())
 }
 

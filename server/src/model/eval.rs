@@ -173,6 +173,13 @@ pub struct Predicted {
     pub seconds: f64,
 }
 
+/// Loads a model folder's tokenizer and model and checks that they fit each other.
+pub fn check(dir: &ModelDir, device: Device) -> Result<()> {
+    let tok = Tokenizer::open(&dir.tokenizer)?;
+    let mut model = Model::open(&dir.model, Outputs::Spans, device)?;
+    super::runtime::check_match(&mut model, &tok)
+}
+
 /// Runs a registered model over `examples` of `spec`.
 pub fn predict(
     dir: &ModelDir,

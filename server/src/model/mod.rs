@@ -10,3 +10,4 @@ pub mod head;
 pub mod onnx;
 pub mod runtime;
 pub mod store;
+pub mod upload;

@@ -318,6 +318,11 @@ pub async fn evaluate(
     bar: bool,
 ) -> Result<Summary> {
     let (task_id, spec, test) = task_test(pool, &t.task).await?;
+    // A model that cannot run is refused before anything is stored.
+    let d = dir.clone();
+    tokio::task::spawn_blocking(move || super::eval::check(&d, device))
+        .await
+        .map_err(|e| ServerError::Model(format!("the model check stopped: {e}")))??;
     let settings = serde_json::to_string(&dir.decoding).expect("settings serialise");
     let run = start(
         pool,
@@ -507,10 +512,8 @@ pub async fn run_baseline(
 /// line), JSON lines of `{"<id>": [spans]}`, or one JSON object mapping ids to span lists (a
 /// span is a string or `{"text": ...}`; a bare string is one span). The last two give span
 /// sets, written in the task's official encoding.
-pub fn read_imported(path: &std::path::Path) -> Result<(Vec<Prediction>, bool)> {
-    let label = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ServerError::io(format!("cannot read {label}"), e))?;
+pub fn read_imported(label: &str, text: &str) -> Result<(Vec<Prediction>, bool)> {
+    let label = label.to_string();
     let spans_of = |v: &serde_json::Value, line: Option<usize>| -> Result<Vec<String>> {
         let list = match v {
             serde_json::Value::Array(a) => a.clone(),
@@ -542,7 +545,7 @@ pub fn read_imported(path: &std::path::Path) -> Result<(Vec<Prediction>, bool)> 
             .collect()
     };
     // One object mapping ids to spans (the whole file; also a one-line file of the second form).
-    if let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(&text) {
+    if let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(text) {
         if !map.contains_key("id") {
             let out = map
                 .iter()
@@ -563,7 +566,7 @@ pub fn read_imported(path: &std::path::Path) -> Result<(Vec<Prediction>, bool)> 
         .and_then(|v| v.as_object().map(|o| o.contains_key("id")))
         .unwrap_or(true);
     if official {
-        return Ok((crate::score::read_predictions(path)?, true));
+        return Ok((crate::score::parse_predictions(&label, text)?, true));
     }
     let mut out = Vec::new();
     let mut seen = HashMap::new();
@@ -600,11 +603,11 @@ pub fn read_imported(path: &std::path::Path) -> Result<(Vec<Prediction>, bool)> 
 }
 
 /// Scores and stores imported predictions under `t`; every test item needs exactly one.
-pub async fn import(pool: &SqlitePool, path: &std::path::Path, t: Target) -> Result<Summary> {
+pub async fn import(pool: &SqlitePool, label: &str, text: &str, t: Target) -> Result<Summary> {
     let started = Instant::now();
     let (task_id, spec, test) = task_test(pool, &t.task).await?;
-    let (preds, official) = read_imported(path)?;
-    let label = path.display().to_string();
+    let (preds, official) = read_imported(label, text)?;
+    let label = label.to_string();
     let by_id: HashMap<&str, &Prediction> = preds.iter().map(|p| (p.id.as_str(), p)).collect();
     let ids: std::collections::HashSet<&str> = test.iter().map(|(_, e)| e.id.as_str()).collect();
     if let Some(p) = preds.iter().find(|p| !ids.contains(p.id.as_str())) {

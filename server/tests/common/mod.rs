@@ -46,6 +46,9 @@ pub async fn snapshot(pool: &SqlitePool) -> Vec<(String, String)> {
         "crossfit_examples",
         "crossfit_partitions",
         "crossfit_runs",
+        "machine_systems",
+        "machine_runs",
+        "machine_predictions",
     ] {
         let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {t}"))
             .fetch_one(pool)
