@@ -1,10 +1,12 @@
 // The model track in Chromium: the built-in baseline runs on a small SST-2 task of our own
 // (command line), its runs show on /models, and a run in progress updates live on the page
-// without a reload; the dashboard puts machine rows beside the human rows.
+// without a reload; a researcher uploads another system's predictions on the page; the
+// dashboard puts machine rows beside the human rows.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { start, newPage, openHydrated, signIn, writeSst, USERS } from './server.mjs';
 
 let env;
@@ -28,7 +30,7 @@ function sql(statement, ...params) {
   return JSON.parse(execFileSync('python3', ['-c', script, env.dbPath, statement, JSON.stringify(params)], { encoding: 'utf8' }));
 }
 
-test('baseline runs are listed and a running evaluation shows live progress', async () => {
+test('baseline runs are listed, a running evaluation shows live progress, predictions are uploaded', async () => {
   assert.match(baselineOut, /MiniLM-L6 span head \(baseline\) on SST-2 \(k=10, split=1\): S1 \d\.\d{4} \(official\)/);
   assert.match(baselineOut, /running on CPU/);
   const page = await newPage(env.browser);
@@ -54,13 +56,38 @@ test('baseline runs are listed and a running evaluation shows live progress', as
   sql("UPDATE machine_runs SET status = 'failed', error = 'stopped by the test', finished_at = 1000 WHERE id = ?", id);
   await page.waitForFunction((sel) => document.querySelector(sel)?.textContent.includes('stopped by the test'), row, { timeout: 10000 });
 
+  // Upload of an LLM's predictions: a bad file is refused with its line, a good one is stored.
+  const ids = sql("SELECT e.ext_id FROM examples e JOIN data_files f ON f.id = e.file_id JOIN tasks t ON t.id = f.task_id WHERE f.kind = 'test' AND t.name = 'SST-2' ORDER BY e.line_no").map((r) => r[0]);
+  const file = join(env.dbPath, '..', 'llm.jsonl');
+  writeFileSync(file, ids.map((id) => JSON.stringify({ id, answer: ['positive'] })).join('\n') + '\n');
+  const bad = join(env.dbPath, '..', 'bad.jsonl');
+  writeFileSync(bad, '{"id": "1", "answer": "positive"}\n');
+  await page.fill('form.upload input[name="task"]', 'SST-2');
+  await page.fill('form.upload input[name="system"]', 'LLM in-context');
+  await page.fill('form.upload input[name="k"]', '10');
+  await page.fill('form.upload input[name="split"]', '1');
+  await page.setInputFiles('form.upload input[type="file"]', bad);
+  page.errors = [];
+  await page.click('form.upload button[type="submit"]');
+  await page.waitForFunction(() => document.querySelector('.upload-result')?.textContent.startsWith('Not stored'));
+  assert.match(await page.textContent('.upload-result'), /bad\.jsonl:1: needs an `answer` that is a list of strings/);
+  page.errors = page.errors.filter((e) => !e.includes('/import/predictions') && !e.includes('status of 400'));
+  await page.setInputFiles('form.upload input[type="file"]', file);
+  await page.click('form.upload button[type="submit"]');
+  await page.waitForFunction(() => /^(Stored|Not stored: llm)/.test(document.querySelector('.upload-result')?.textContent));
+  assert.match(await page.textContent('.upload-result'), /^Stored: LLM in-context on SST-2 \(k=10, split=1\)/);
+  await page.waitForFunction(() => [...document.querySelectorAll('tr.run.done td:first-child')].some((td) => td.textContent === 'LLM in-context'));
+  const llm = sql("SELECT r.s1 FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id WHERE s.name = 'LLM in-context'");
+  assert.equal(llm[0][0], 2 / 3);
+
   // The dashboard: humans and machines in one table, the machine line on the curve.
   await openHydrated(page, `${env.base}/dashboard`);
   const header = await page.$$eval('#human-vs-machine-official thead tr:last-child th', (ths) => ths.map((t) => t.textContent));
   assert.deepEqual(header, ['Shots', 'Who', 'SST-2']);
   const rows = await page.$$eval('#human-vs-machine-official tbody tr', (trs) => trs.map((r) => [...r.querySelectorAll('td')].map((c) => c.textContent)));
-  assert.deepEqual(rows.map((r) => r.slice(0, 2)), [['10', 'Human'], ['10', 'MiniLM-L6 span head (baseline)']]);
-  assert.equal(rows[1][2], `${(100 * stored).toFixed(1)} ± 0.0 (n=1)`);
+  assert.deepEqual(rows.map((r) => r.slice(0, 2)), [['10', 'Human'], ['10', 'LLM in-context'], ['10', 'MiniLM-L6 span head (baseline)']]);
+  assert.equal(rows[1][2], '66.7 ± 0.0 (n=1)');
+  assert.equal(rows[2][2], `${(100 * stored).toFixed(1)} ± 0.0 (n=1)`);
   assert.ok(await page.$('svg g.series[data-name="MiniLM-L6 span head (baseline)"]'));
   assert.deepEqual(page.errors, []);
 });

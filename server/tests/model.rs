@@ -543,10 +543,20 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
     );
     // So is a broken model, before anything is stored.
     let broken = model_dir(tmp.path(), "broken", b"garbage", &tokenizer_json(0), "");
-    let e = store::evaluate(&pool, &ModelDir::open(&broken).unwrap(), target("broken", Kind::Onnx, 0, 0, false), Device::Auto, false)
-        .await
-        .unwrap_err();
-    assert!(e.to_string().contains("is not a model ONNX Runtime can load"), "{e}");
+    let e = store::evaluate(
+        &pool,
+        &ModelDir::open(&broken).unwrap(),
+        target("broken", Kind::Onnx, 0, 0, false),
+        Device::Auto,
+        false,
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("is not a model ONNX Runtime can load"),
+        "{e}"
+    );
     assert_eq!(before, common::snapshot(&pool).await);
 
     // Imported predictions: a JSON object of id -> spans; the gold itself scores 1.
@@ -601,7 +611,10 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
     )
     .await
     .unwrap_err();
-    assert!(e.to_string().contains("llm.json:1: unknown id \"nope\""), "{e}");
+    assert!(
+        e.to_string().contains("llm.json:1: unknown id \"nope\""),
+        "{e}"
+    );
     assert_eq!(before, common::snapshot(&pool).await);
 
     // The baseline: a head per shot group of the demo task, reproducible.
@@ -693,10 +706,17 @@ async fn researchers_upload_predictions_over_http_and_others_are_refused() {
         .fetch_one(&state.pool)
         .await
         .unwrap();
-    let test = app::ssr::catalog::test_examples(&state.pool, tid).await.unwrap();
+    let test = app::ssr::catalog::test_examples(&state.pool, tid)
+        .await
+        .unwrap();
     let body: String = test
         .iter()
-        .map(|e| format!("{}\n", serde_json::json!({"id": e.id, "answer": ["positive"]})))
+        .map(|e| {
+            format!(
+                "{}\n",
+                serde_json::json!({"id": e.id, "answer": ["positive"]})
+            )
+        })
         .collect();
     let own = test
         .iter()
@@ -728,7 +748,12 @@ async fn researchers_upload_predictions_over_http_and_others_are_refused() {
     assert_eq!(before, common::snapshot(&state.pool).await);
     let r = post(Some(rita.clone()), q, body.clone()).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
-    assert!(r.body.starts_with("always positive on demo-SST-2 (k=2, split=1)"), "{}", r.body);
+    assert!(
+        r.body
+            .starts_with("always positive on demo-SST-2 (k=2, split=1)"),
+        "{}",
+        r.body
+    );
     let stored: f64 = sqlx::query_scalar("SELECT s1 FROM machine_runs WHERE status = 'done'")
         .fetch_one(&state.pool)
         .await

@@ -41,7 +41,10 @@ pub async fn upload(
     body: String,
 ) -> Response {
     let result = async {
-        auth::require_in(&state.pool, &headers, |r| matches!(r, Role::Admin | Role::Researcher)).await?;
+        auth::require_in(&state.pool, &headers, |r| {
+            matches!(r, Role::Admin | Role::Researcher)
+        })
+        .await?;
         let need = |name: &str| {
             q.get(name)
                 .filter(|v| !v.trim().is_empty())
@@ -57,7 +60,9 @@ pub async fn upload(
             replace: q.get("replace").is_some_and(|v| v == "true" || v == "1"),
         };
         let name = q.get("name").cloned().unwrap_or_else(|| "upload".into());
-        store::import(&state.pool, &name, &body, t).await.map_err(to_app)
+        store::import(&state.pool, &name, &body, t)
+            .await
+            .map_err(to_app)
     }
     .await;
     match result {
