@@ -637,6 +637,16 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
         .unwrap()
     };
     let first = preds(pool.clone()).await;
+    // Again without --replace: refused before any run is opened.
+    let before = common::snapshot(&pool).await;
+    let e = store::run_baseline(&pool, "demo-SQuAD-v2", None, false, None, false)
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("already has a finished evaluation"),
+        "{e}"
+    );
+    assert_eq!(before, common::snapshot(&pool).await);
     let again = store::run_baseline(
         &pool,
         "demo-SQuAD-v2",

@@ -13,7 +13,6 @@ pub(crate) fn corrupt(what: &str, e: impl std::fmt::Display) -> AppError {
     AppError::internal(format!("stored {what} cannot be read: {e}"))
 }
 
-/// A task's id, spec and source, or `NotFound`.
 /// A task's family and metric from its `family` and `text_metric` columns: text-to-text tasks
 /// are stored with family 'classification' and their metric (see the text_tasks migration).
 pub fn family_of(
@@ -32,6 +31,7 @@ pub fn family_of(
     }
 }
 
+/// A task's id, spec and source, or `NotFound`.
 pub async fn load_spec(pool: &SqlitePool, name: &str) -> Result<(i64, TaskSpec, String), AppError> {
     let row = sqlx::query(
         "SELECT id, name, family, description, labels_json, question_types_json, no_answer, source,

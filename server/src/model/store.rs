@@ -101,6 +101,27 @@ async fn system_id(pool: &SqlitePool, name: &str, kind: Kind) -> Result<i64> {
     )
 }
 
+/// Refuses a target that already has a finished evaluation, unless it replaces it.
+async fn refuse_if_done(pool: &SqlitePool, task_id: i64, t: &Target) -> Result<()> {
+    let existing: Option<i64> = sqlx::query_scalar(
+        "SELECT r.id FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id
+         WHERE s.name = ? AND r.task_id = ? AND r.k = ? AND r.split = ? AND r.status = 'done'",
+    )
+    .bind(&t.system)
+    .bind(task_id)
+    .bind(t.k)
+    .bind(t.split)
+    .fetch_optional(pool)
+    .await?;
+    match (existing, t.replace) {
+        (Some(run), false) => Err(ServerError::Conflict(format!(
+            "{} already has a finished evaluation of {} for k={} split={} (run {run}); pass --replace to evaluate again",
+            t.system, t.task, t.k, t.split
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Refuses a target that already has a finished evaluation (unless it replaces it) and
 /// opens a running one.
 async fn start(
@@ -111,22 +132,8 @@ async fn start(
     settings: &str,
     provider: &str,
 ) -> Result<i64> {
+    refuse_if_done(pool, task_id, t).await?;
     let system = system_id(pool, &t.system, t.kind).await?;
-    let existing: Option<i64> = sqlx::query_scalar(
-        "SELECT id FROM machine_runs WHERE system_id = ? AND task_id = ? AND k = ? AND split = ? AND status = 'done'",
-    )
-    .bind(system)
-    .bind(task_id)
-    .bind(t.k)
-    .bind(t.split)
-    .fetch_optional(pool)
-    .await?;
-    if let (Some(run), false) = (existing, t.replace) {
-        return Err(ServerError::Conflict(format!(
-            "{} already has a finished evaluation of {} for k={} split={} (run {run}); pass --replace to evaluate again",
-            t.system, t.task, t.k, t.split
-        )));
-    }
     Ok(sqlx::query_scalar(
         "INSERT INTO machine_runs (system_id, task_id, k, split, status, source, settings_json, provider, started_at)
          VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?) RETURNING id",
@@ -407,18 +414,23 @@ pub async fn run_baseline(
         "encoder": encoder_path.display().to_string(), "tokenizer": tok_path.display().to_string(),
     })
     .to_string();
+    let target = |k, split| Target {
+        system: baseline::SYSTEM.into(),
+        kind: Kind::Baseline,
+        task: task.into(),
+        k,
+        split,
+        replace,
+    };
+    // Every shot group is checked before any run is opened: a refusal stores nothing.
+    for &(k, split) in &groups {
+        refuse_if_done(pool, task_id, &target(k, split)).await?;
+    }
     let mut shots = Vec::new();
     let mut runs = Vec::new();
     let mut targets = Vec::new();
     for &(k, split) in &groups {
-        let t = Target {
-            system: baseline::SYSTEM.into(),
-            kind: Kind::Baseline,
-            task: task.into(),
-            k,
-            split,
-            replace,
-        };
+        let t = target(k, split);
         let examples = examples_of(pool, task_id, Some((k, split)))
             .await?
             .into_iter()
