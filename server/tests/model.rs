@@ -408,74 +408,53 @@ fn broken_models_and_mismatched_tokenizers_are_refused_clearly() {
     let tmp = tempfile::tempdir().unwrap();
     let ner = spec(Family::SequenceLabelling, &[]);
     let items = vec![example("a", "which ?", "alpha", &["alpha"])];
-    let run = |dir: &Path| {
-        predict(
-            &ModelDir::open(dir)?,
-            &ner,
-            &items,
-            Device::Cpu,
-            &mut |_, _| {},
-        )
-        .map(|_| ())
-    };
-    let broken = model_dir(
-        tmp.path(),
-        "broken",
-        b"not a model at all",
-        &tokenizer_json(0),
-        "",
-    );
-    let e = run(&broken).unwrap_err().to_string();
-    assert!(e.contains("is not a model ONNX Runtime can load"), "{e}");
-    let renamed = model_dir(
-        tmp.path(),
-        "renamed",
-        &onnx_model("start_logits", "stop_logits"),
-        &tokenizer_json(0),
-        "",
-    );
-    let e = run(&renamed).unwrap_err().to_string();
-    assert!(
-        e.contains("no output named \"end_logits\"") && e.contains("stop_logits"),
-        "{e}"
-    );
-    let bigger = model_dir(
-        tmp.path(),
-        "bigger",
-        &onnx_model("start_logits", "end_logits"),
-        &tokenizer_json(50),
-        "",
-    );
-    let e = run(&bigger).unwrap_err().to_string();
-    assert!(
-        e.contains("tokenizer does not match the model") && e.contains("68 tokens"),
-        "{e}"
-    );
+    let good = onnx_model("start_logits", "end_logits");
     let no_cls = tokenizer_json(0).replace("[CLS]", "[BOS]");
-    let e = run(&model_dir(
-        tmp.path(),
-        "nocls",
-        &onnx_model("start_logits", "end_logits"),
-        &no_cls,
-        "",
-    ))
-    .unwrap_err()
-    .to_string();
-    assert!(e.contains("no [CLS] token"), "{e}");
-    let bad = model_dir(
-        tmp.path(),
-        "bad",
-        &onnx_model("start_logits", "end_logits"),
-        &tokenizer_json(0),
-        r#"{"max_spans": 0, "stride": 3}"#,
-    );
-    let e = ModelDir::open(&bad).unwrap_err().to_string();
-    assert!(e.contains("decoding.json") && e.contains("stride"), "{e}");
-    std::fs::remove_file(bad.join("tokenizer.json")).unwrap();
-    assert!(ModelDir::open(&bad)
-        .unwrap_err()
-        .to_string()
-        .contains("missing tokenizer.json"));
+    // (folder, model bytes, tokenizer, decoding.json, what the error must say)
+    let cases: [(&str, &[u8], String, &str, &[&str]); 5] = [
+        (
+            "broken",
+            b"not a model at all",
+            tokenizer_json(0),
+            "",
+            &["is not a model ONNX Runtime can load"],
+        ),
+        (
+            "renamed",
+            &onnx_model("start_logits", "stop_logits"),
+            tokenizer_json(0),
+            "",
+            &["no output named \"end_logits\"", "stop_logits"],
+        ),
+        (
+            "bigger",
+            &good,
+            tokenizer_json(50),
+            "",
+            &["tokenizer does not match the model", "68 tokens"],
+        ),
+        ("nocls", &good, no_cls, "", &["no [CLS] token"]),
+        (
+            "bad",
+            &good,
+            tokenizer_json(0),
+            r#"{"max_spans": 0, "stride": 3}"#,
+            &["decoding.json", "stride"],
+        ),
+    ];
+    for (name, bytes, tokenizer, decoding, says) in cases {
+        let dir = model_dir(tmp.path(), name, bytes, &tokenizer, decoding);
+        let e = ModelDir::open(&dir)
+            .and_then(|m| predict(&m, &ner, &items, Device::Cpu, &mut |_, _| {}))
+            .err()
+            .unwrap_or_else(|| panic!("{name} was accepted"))
+            .to_string();
+        assert!(says.iter().all(|s| e.contains(s)), "{name}: {e}");
+    }
+    let dir = tmp.path().join("bad");
+    std::fs::remove_file(dir.join("tokenizer.json")).unwrap();
+    let e = ModelDir::open(&dir).unwrap_err().to_string();
+    assert!(e.contains("missing tokenizer.json"), "{e}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
