@@ -480,15 +480,14 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
         split,
         replace,
     };
-    let s = store::evaluate(
-        &pool,
-        &m,
-        target("tiny", Kind::Onnx, 0, 0, false),
-        Device::Auto,
-        false,
-    )
-    .await
-    .unwrap();
+    let evaluate = |m: ModelDir, system: &'static str| {
+        let pool = pool.clone();
+        async move {
+            let t = target(system, Kind::Onnx, 0, 0, false);
+            store::evaluate(&pool, &m, t, Device::Auto, false).await
+        }
+    };
+    let s = evaluate(m.clone(), "tiny").await.unwrap();
     assert!(s.provider.contains("CPU"));
     // Every demo SQuAD word is unknown to the tiny model: it answers "no answer" everywhere.
     let (_, spec, _) = app::ssr::catalog::load_spec(&pool, "demo-SQuAD-v2")
@@ -507,30 +506,16 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
     assert!((s.s1 - own).abs() < 1e-12, "{} {own}", s.s1);
     // A second evaluation of the same target is refused and changes nothing.
     let before = common::snapshot(&pool).await;
-    let e = store::evaluate(
-        &pool,
-        &m,
-        target("tiny", Kind::Onnx, 0, 0, false),
-        Device::Auto,
-        false,
-    )
-    .await
-    .unwrap_err();
+    let e = evaluate(m, "tiny").await.unwrap_err();
     assert!(
         e.to_string().contains("already has a finished evaluation"),
         "{e}"
     );
     // So is a broken model, before anything is stored.
     let broken = model_dir(tmp.path(), "broken", b"garbage", &tokenizer_json(0), "");
-    let e = store::evaluate(
-        &pool,
-        &ModelDir::open(&broken).unwrap(),
-        target("broken", Kind::Onnx, 0, 0, false),
-        Device::Auto,
-        false,
-    )
-    .await
-    .unwrap_err();
+    let e = evaluate(ModelDir::open(&broken).unwrap(), "broken")
+        .await
+        .unwrap_err();
     assert!(
         e.to_string()
             .contains("is not a model ONNX Runtime can load"),
@@ -553,47 +538,34 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
             )
         })
         .collect();
-    let file = tmp.path().join("llm.json");
-    std::fs::write(&file, serde_json::Value::Object(gold.clone()).to_string()).unwrap();
-    let s = store::import(
-        &pool,
-        "llm.json",
-        &std::fs::read_to_string(&file).unwrap(),
-        target("LLM in-context", Kind::Imported, 4, 1, false),
-    )
-    .await
-    .unwrap();
+    let import = |text: String, split: u32| {
+        let pool = pool.clone();
+        async move {
+            let t = target("LLM in-context", Kind::Imported, 4, split, false);
+            store::import(&pool, "llm.json", &text, t).await
+        }
+    };
+    let s = import(serde_json::Value::Object(gold.clone()).to_string(), 1)
+        .await
+        .unwrap();
     assert_eq!(s.s1_any_of, 1.0);
     let mut short = gold.clone();
     let gone = short.keys().next().unwrap().clone();
     short.remove(&gone);
-    std::fs::write(&file, serde_json::Value::Object(short).to_string()).unwrap();
     let before = common::snapshot(&pool).await;
-    let e = store::import(
-        &pool,
-        "llm.json",
-        &std::fs::read_to_string(&file).unwrap(),
-        target("LLM in-context", Kind::Imported, 4, 2, false),
-    )
-    .await
-    .unwrap_err();
-    assert!(
-        e.to_string().contains("no prediction for 1 test item"),
-        "{e}"
-    );
-    std::fs::write(&file, "{\"id\": \"nope\", \"answer\": []}\n").unwrap();
-    let e = store::import(
-        &pool,
-        "llm.json",
-        &std::fs::read_to_string(&file).unwrap(),
-        target("LLM in-context", Kind::Imported, 4, 2, false),
-    )
-    .await
-    .unwrap_err();
-    assert!(
-        e.to_string().contains("llm.json:1: unknown id \"nope\""),
-        "{e}"
-    );
+    for (text, says) in [
+        (
+            serde_json::Value::Object(short).to_string(),
+            "no prediction for 1 test item",
+        ),
+        (
+            "{\"id\": \"nope\", \"answer\": []}\n".to_string(),
+            "llm.json:1: unknown id \"nope\"",
+        ),
+    ] {
+        let e = import(text, 2).await.unwrap_err().to_string();
+        assert!(e.contains(says), "{e}");
+    }
     assert_eq!(before, common::snapshot(&pool).await);
 
     // The baseline: a head per shot group of the demo task, reproducible.
