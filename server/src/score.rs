@@ -168,15 +168,15 @@ impl ScoreReport {
     }
 }
 
-/// Scores predictions against gold items; every gold item needs exactly one prediction.
-pub fn score(
-    golds: &[GoldItem],
-    family: Family,
-    preds: &[Prediction],
+/// The prediction of every test id: an unknown id (with its line) or a test id without a
+/// prediction is an error naming them.
+pub fn match_ids<'a, 'p>(
+    test_ids: impl Iterator<Item = &'a str> + Clone,
+    preds: &'p [Prediction],
     preds_label: &str,
-) -> Result<ScoreReport> {
+) -> Result<HashMap<&'p str, &'p Prediction>> {
     let by_id: HashMap<&str, &Prediction> = preds.iter().map(|p| (p.id.as_str(), p)).collect();
-    let gold_ids: HashSet<&str> = golds.iter().map(|g| g.id.as_str()).collect();
+    let gold_ids: HashSet<&str> = test_ids.clone().collect();
     if let Some(p) = preds.iter().find(|p| !gold_ids.contains(p.id.as_str())) {
         return Err(ServerError::data(
             preds_label,
@@ -184,11 +184,7 @@ pub fn score(
             format!("unknown id {:?}: no such test item", p.id),
         ));
     }
-    let missing: Vec<&str> = golds
-        .iter()
-        .map(|g| g.id.as_str())
-        .filter(|id| !by_id.contains_key(id))
-        .collect();
+    let missing: Vec<&str> = test_ids.filter(|id| !by_id.contains_key(id)).collect();
     if !missing.is_empty() {
         let shown: Vec<String> = missing
             .iter()
@@ -206,6 +202,17 @@ pub fn score(
             ),
         ));
     }
+    Ok(by_id)
+}
+
+/// Scores predictions against gold items; every gold item needs exactly one prediction.
+pub fn score(
+    golds: &[GoldItem],
+    family: Family,
+    preds: &[Prediction],
+    preds_label: &str,
+) -> Result<ScoreReport> {
+    let by_id = match_ids(golds.iter().map(|g| g.id.as_str()), preds, preds_label)?;
     let per = |scoring| -> Vec<f64> {
         golds
             .iter()

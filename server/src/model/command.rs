@@ -1,7 +1,7 @@
 //! The model track's commands: `eval`, `baseline`, `import predictions` and `bench` (the
 //! Rust model track beside a Python peer on the same ONNX model and test set).
 
-use super::eval::{model_inputs, predict, question_spans, ModelDir};
+use super::eval::{load, model_inputs, predict_loaded, question_spans, ModelDir};
 use super::runtime::Device;
 use super::store::{self, Kind, Target};
 use crate::db;
@@ -192,8 +192,9 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
     let (best, provider, features, ours) = tokio::task::spawn_blocking(move || -> Result<_> {
         let mut best = f64::INFINITY;
         let mut last = None;
+        let mut loaded = load(&d, Device::Cpu)?;
         for _ in 0..repeat {
-            let p = predict(&d, &s, &examples, Device::Cpu, &mut |_, _| {})?;
+            let p = predict_loaded(&d, &mut loaded, &s, &examples, &mut |_, _| {})?;
             best = best.min(p.seconds);
             last = Some(p);
         }

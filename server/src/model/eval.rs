@@ -45,8 +45,7 @@ impl ModelDir {
         } else {
             Decoding::default()
         };
-        let d: Decoding = decoding;
-        let problems = d.problems();
+        let problems = decoding.problems();
         if !problems.is_empty() {
             return Err(ServerError::data(
                 settings.display().to_string(),
@@ -58,7 +57,7 @@ impl ModelDir {
             dir: dir.to_path_buf(),
             model,
             tokenizer,
-            decoding: d,
+            decoding,
         })
     }
 }
@@ -173,14 +172,21 @@ pub struct Predicted {
     pub seconds: f64,
 }
 
-/// Loads a model folder's tokenizer and model and checks that they fit each other.
-pub fn check(dir: &ModelDir, device: Device) -> Result<()> {
-    let tok = Tokenizer::open(&dir.tokenizer)?;
-    let mut model = Model::open(&dir.model, Outputs::Spans, device)?;
-    super::runtime::check_match(&mut model, &tok)
+/// A model folder's tokenizer and model, loaded and checked against each other.
+pub struct Loaded {
+    tok: Tokenizer,
+    model: Model,
 }
 
-/// Runs a registered model over `examples` of `spec`.
+/// Loads a model folder; a model that cannot run with its tokenizer is an error here.
+pub fn load(dir: &ModelDir, device: Device) -> Result<Loaded> {
+    let tok = Tokenizer::open(&dir.tokenizer)?;
+    let mut model = Model::open(&dir.model, Outputs::Spans, device)?;
+    super::runtime::check_match(&mut model, &tok)?;
+    Ok(Loaded { tok, model })
+}
+
+/// Loads a registered model and runs it over `examples` of `spec`.
 pub fn predict(
     dir: &ModelDir,
     spec: &TaskSpec,
@@ -188,16 +194,25 @@ pub fn predict(
     device: Device,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Predicted> {
-    let tok = Tokenizer::open(&dir.tokenizer)?;
-    let mut model = Model::open(&dir.model, Outputs::Spans, device)?;
-    super::runtime::check_match(&mut model, &tok)?;
-    // Timed from here: tokenization, model inputs, the model, decoding (not loading).
+    predict_loaded(dir, &mut load(dir, device)?, spec, examples, progress)
+}
+
+/// Runs a loaded model over `examples` of `spec` (timed: tokenization, model inputs, the
+/// model and decoding; not loading).
+pub fn predict_loaded(
+    dir: &ModelDir,
+    loaded: &mut Loaded,
+    spec: &TaskSpec,
+    examples: &[Example],
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Predicted> {
     let started = std::time::Instant::now();
+    let Loaded { tok, model } = loaded;
     let inputs: Vec<(String, String)> = examples.iter().map(|e| model_inputs(spec, e)).collect();
-    let fs = featurize(&tok, &inputs, &dir.decoding)?;
+    let fs = featurize(tok, &inputs, &dir.decoding)?;
     let mut logits: Vec<(Vec<f32>, Vec<f32>)> = vec![(Vec::new(), Vec::new()); fs.len()];
     run_batches(
-        &mut model,
+        model,
         &fs,
         dir.decoding.batch_size,
         |idx, out| match out {

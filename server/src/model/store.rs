@@ -3,7 +3,7 @@
 
 use super::baseline::{self, Shots};
 use super::decode::PredSpan;
-use super::eval::{predict, ModelDir};
+use super::eval::{predict_loaded, ModelDir};
 use super::head::Training;
 use super::runtime::{Device, Model, Outputs, Tokenizer};
 use crate::error::{Result, ServerError};
@@ -325,11 +325,11 @@ pub async fn evaluate(
     bar: bool,
 ) -> Result<Summary> {
     let (task_id, spec, test) = task_test(pool, &t.task).await?;
-    // A model that cannot run is refused before anything is stored.
+    // A model that cannot run is refused before anything is stored; it is loaded once.
     let d = dir.clone();
-    tokio::task::spawn_blocking(move || super::eval::check(&d, device))
+    let mut loaded = tokio::task::spawn_blocking(move || super::eval::load(&d, device))
         .await
-        .map_err(|e| ServerError::Model(format!("the model check stopped: {e}")))??;
+        .map_err(|e| ServerError::Model(format!("loading the model stopped: {e}")))??;
     let settings = serde_json::to_string(&dir.decoding).expect("settings serialise");
     let run = start(
         pool,
@@ -347,7 +347,9 @@ pub async fn evaluate(
         test.iter().map(|(_, e)| e.clone()).collect::<Vec<_>>(),
     );
     let result = tokio::task::spawn_blocking(move || {
-        predict(&d, &s, &examples, device, &mut |a, b| progress.update(a, b))
+        predict_loaded(&d, &mut loaded, &s, &examples, &mut |a, b| {
+            progress.update(a, b)
+        })
     })
     .await
     .map_err(|e| ServerError::Model(format!("the evaluation stopped: {e}")))
@@ -619,32 +621,7 @@ pub async fn import(pool: &SqlitePool, label: &str, text: &str, t: Target) -> Re
     let started = Instant::now();
     let (task_id, spec, test) = task_test(pool, &t.task).await?;
     let (preds, official) = read_imported(label, text)?;
-    let label = label.to_string();
-    let by_id: HashMap<&str, &Prediction> = preds.iter().map(|p| (p.id.as_str(), p)).collect();
-    let ids: std::collections::HashSet<&str> = test.iter().map(|(_, e)| e.id.as_str()).collect();
-    if let Some(p) = preds.iter().find(|p| !ids.contains(p.id.as_str())) {
-        return Err(ServerError::data(
-            &label,
-            Some(p.line),
-            format!("unknown id {:?}: no such test item of {}", p.id, t.task),
-        ));
-    }
-    let missing: Vec<&str> = test
-        .iter()
-        .map(|(_, e)| e.id.as_str())
-        .filter(|id| !by_id.contains_key(id))
-        .collect();
-    if !missing.is_empty() {
-        return Err(ServerError::data(
-            &label,
-            None,
-            format!(
-                "no prediction for {} test item(s), e.g. {:?}",
-                missing.len(),
-                &missing[..missing.len().min(5)]
-            ),
-        ));
-    }
+    let by_id = crate::score::match_ids(test.iter().map(|(_, e)| e.id.as_str()), &preds, label)?;
     let answers = test
         .iter()
         .map(|(_, e)| {
@@ -660,7 +637,7 @@ pub async fn import(pool: &SqlitePool, label: &str, text: &str, t: Target) -> Re
         })
         .collect();
     let items = score_items(&spec, &test, answers);
-    let run = start(pool, task_id, &t, &label, "{}", "imported").await?;
+    let run = start(pool, task_id, &t, label, "{}", "imported").await?;
     let (s1, s1_any_of) = finish(pool, run, &t, "imported", &items).await?;
     Ok(Summary {
         run,

@@ -87,7 +87,6 @@ pub fn versus_table(r: &Report, any_of: bool) -> Table {
     let (mut groups, mut header) = group_header(r);
     header.insert(1, "Who".into());
     groups[0].1 += 1;
-    let pick = |s: &Spread| spread_text(s);
     let mut rows = Vec::new();
     for &k in &r.shots {
         let mut human = vec![k.to_string(), "Human".to_string()];
@@ -97,7 +96,7 @@ pub fn versus_table(r: &Report, any_of: bool) -> Table {
                 .iter()
                 .find(|cell| cell.task == c.name && cell.k == k)
                 .map_or("–".to_string(), |cell| {
-                    pick(if any_of { &cell.any_of } else { &cell.official })
+                    spread_text(if any_of { &cell.any_of } else { &cell.official })
                 })
         }));
         rows.push(human);
@@ -110,7 +109,7 @@ pub fn versus_table(r: &Report, any_of: bool) -> Table {
                     .find(|m| m.system == system && m.task == c.name && m.k == k)
                     .map_or("–".to_string(), |m| {
                         any = true;
-                        pick(if any_of { &m.any_of } else { &m.official })
+                        spread_text(if any_of { &m.any_of } else { &m.official })
                     })
             }));
             if any {
