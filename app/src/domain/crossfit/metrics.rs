@@ -2,7 +2,7 @@
 //! QA token F1 and exact match (SQuAD normalisation), Rouge-L, Matthews and Pearson correlation.
 
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Metric {
@@ -18,7 +18,7 @@ pub enum Metric {
     /// Exact match after SQuAD normalisation, the best over the golds.
     #[serde(rename = "EM")]
     ExactMatch,
-    /// ROUGE-L F1 on whitespace tokens, the best over the golds.
+    /// ROUGE-L as the `rouge` package 1.0.0 computes it (summary level), the best over the golds.
     #[serde(rename = "Rouge-L")]
     RougeL,
     #[serde(rename = "Matthew-Correlation")]
@@ -116,33 +116,107 @@ fn token_f1(pred: &str, gold: &str) -> f64 {
     2.0 * precision * recall / (precision + recall)
 }
 
-fn lcs(a: &[&str], b: &[&str]) -> usize {
-    let mut row = vec![0usize; b.len() + 1];
-    for x in a {
-        let mut diag = 0;
-        for (j, y) in b.iter().enumerate() {
-            let up = row[j + 1];
-            row[j + 1] = if x == y { diag + 1 } else { up.max(row[j]) };
-            diag = up;
-        }
-    }
-    row[b.len()]
+/// Python's `str.isspace()`: Unicode White_Space plus the separators U+001C..U+001F, which
+/// Python's `strip()` and `split()` treat as whitespace and Rust's `trim()` does not.
+pub fn py_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }
 
-/// ROUGE-L F1 of one prediction against one gold, on whitespace tokens; a prediction with no
-/// character other than ASCII punctuation scores 0 (as in CrossFit).
+/// Python's `s.strip()`, which CrossFit applies to each prediction and to each line of a file.
+pub fn py_strip(s: &str) -> &str {
+    s.trim_matches(py_space)
+}
+
+/// The sentences of a text as the `rouge` package (1.0.0) makes them in `Rouge.get_scores`:
+/// split at every full stop, pieces that are empty *before* whitespace is folded dropped, then
+/// whitespace folded to single spaces (so a piece of spaces only becomes an empty sentence).
+fn rouge_sentences(text: &str) -> Vec<String> {
+    text.split('.')
+        .filter(|piece| !piece.is_empty())
+        .map(|piece| {
+            piece
+                .split(py_space)
+                .filter(|w| !w.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+/// A sentence's words as the package splits them: on single spaces (`""` gives one empty word).
+fn rouge_words(sentence: &str) -> Vec<&str> {
+    sentence.split(' ').collect()
+}
+
+/// The package's `_recon_lcs(x, y)`: the words of `x` on one longest common subsequence,
+/// walking back from the end with its tie-break (up only when strictly better, else left),
+/// added to `out`. Which subsequence is taken matters, since only its distinct words count.
+fn recon_lcs<'a>(x: &[&'a str], y: &[&str], out: &mut HashSet<&'a str>) {
+    let width = y.len() + 1;
+    let mut table = vec![0u32; (x.len() + 1) * width];
+    for i in 1..=x.len() {
+        for j in 1..=y.len() {
+            table[i * width + j] = if x[i - 1] == y[j - 1] {
+                table[(i - 1) * width + j - 1] + 1
+            } else {
+                table[(i - 1) * width + j].max(table[i * width + j - 1])
+            };
+        }
+    }
+    let (mut i, mut j) = (x.len(), y.len());
+    while i > 0 && j > 0 {
+        if x[i - 1] == y[j - 1] {
+            out.insert(x[i - 1]);
+            i -= 1;
+            j -= 1;
+        } else if table[(i - 1) * width + j] > table[i * width + j - 1] {
+            i -= 1;
+        } else {
+            j -= 1;
+        }
+    }
+}
+
+/// The package's summary-level ROUGE-L F (`rouge_l_summary_level`): the union of the LCS words
+/// of every (reference sentence, hypothesis sentence) pair as a *set*, over the numbers of
+/// *distinct* words on each side, with the package's `1e-8` in the F formula. `None` where the
+/// package raises (a side with no sentence).
+fn rouge_l_summary_level(hyp: &[String], refs: &[String]) -> Option<f64> {
+    if hyp.is_empty() || refs.is_empty() {
+        return None;
+    }
+    let distinct = |sentences: &[String]| -> usize {
+        sentences
+            .iter()
+            .flat_map(|s| rouge_words(s))
+            .collect::<HashSet<_>>()
+            .len()
+    };
+    let (m, n) = (distinct(refs), distinct(hyp));
+    let hyp_words: Vec<Vec<&str>> = hyp.iter().map(|s| rouge_words(s)).collect();
+    let mut union: HashSet<&str> = HashSet::new();
+    for r in refs {
+        let ref_words = rouge_words(r);
+        for h in &hyp_words {
+            recon_lcs(&ref_words, h, &mut union);
+        }
+    }
+    let llcs = union.len() as f64;
+    let (r_lcs, p_lcs) = (llcs / m as f64, llcs / n as f64);
+    Some(2.0 * ((p_lcs * r_lcs) / (p_lcs + r_lcs + 1e-8)))
+}
+
+/// ROUGE-L of one prediction against one gold exactly as CrossFit scores it: the `rouge`
+/// package 1.0.0's `Rouge().get_scores(prediction, gold, avg=True)["rouge-l"]["f"]`, after
+/// CrossFit's rule that a prediction with nothing but ASCII punctuation scores 0. A gold with
+/// no sentence (only full stops), where the package raises an error, scores 0.
+/// Written by hand because exactness needs it: the package's sentence split, distinct-word
+/// counts and LCS tie-break all change scores, and no Rust crate reproduces them.
 pub fn rouge_l(pred: &str, gold: &str) -> f64 {
     if pred.chars().all(|c| c.is_ascii_punctuation()) {
         return 0.0;
     }
-    let p: Vec<&str> = pred.split_whitespace().collect();
-    let g: Vec<&str> = gold.split_whitespace().collect();
-    let l = lcs(&p, &g) as f64;
-    if l == 0.0 {
-        return 0.0;
-    }
-    let (precision, recall) = (l / p.len() as f64, l / g.len() as f64);
-    2.0 * precision * recall / (precision + recall)
+    rouge_l_summary_level(&rouge_sentences(pred), &rouge_sentences(gold)).unwrap_or(0.0)
 }
 
 /// The best of `f` over the golds; an empty gold list scores 0.
@@ -153,7 +227,7 @@ fn best(golds: &[String], f: impl Fn(&str) -> f64) -> f64 {
 /// One item's score for the per-item metrics (accuracy, QA-F1, EM, Rouge-L); `None` for the
 /// corpus-level ones.
 pub fn item_score(metric: Metric, prediction: &str, golds: &[String]) -> Option<f64> {
-    let p = prediction.trim();
+    let p = py_strip(prediction);
     Some(match metric {
         Metric::Accuracy => best(golds, |g| {
             f64::from(u8::from(p.to_lowercase() == g.to_lowercase()))
@@ -262,7 +336,7 @@ pub fn evaluate(
     if items == 0 {
         return Ok(score);
     }
-    let preds: Vec<&str> = predictions.iter().map(|p| p.trim()).collect();
+    let preds: Vec<&str> = predictions.iter().map(|p| py_strip(p)).collect();
     let first: Vec<&str> = golds
         .iter()
         .map(|g| g.first().map_or("", String::as_str))
@@ -334,22 +408,37 @@ mod tests {
         );
         // QA-F1: "cat on mat" vs "cat sat": 1 common of 3 and 2 -> P 1/3, R 1/2 -> 0.4.
         close(item_score(Metric::QaF1, "cat on mat", &golds).unwrap(), 0.4);
-        // Rouge-L: "the cat on the mat" vs "The cat sat": LCS "cat" = 1 (case matters),
-        // P 1/5, R 1/3 -> 0.25.
-        close(
-            item_score(Metric::RougeL, "the cat on the mat", &golds).unwrap(),
-            0.25,
+        // Rouge-L (the rouge package): "the cat on the mat" has 4 distinct words, "The cat
+        // sat" 3; the LCS's words {cat}: P 1/4, R 1/3, F = 2 * (1/12) / (7/12 + 1e-8).
+        let f = 2.0 * ((0.25 / 3.0) / (0.25 + 1.0 / 3.0 + 1e-8));
+        assert_eq!(
+            item_score(Metric::RougeL, "the cat on the mat", &golds),
+            Some(f)
         );
-        // Against "a dog": LCS 0; best is 0.25.
         assert_eq!(item_score(Metric::RougeL, "...", &golds), Some(0.0));
         assert_eq!(item_score(Metric::Accuracy, "x", &[]), Some(0.0));
         assert_eq!(item_score(Metric::QaF1, "x", &[]), Some(0.0));
     }
 
     #[test]
-    fn rouge_l_uses_the_longest_common_subsequence() {
-        // pred a b c d e, gold a x c y e: LCS a c e = 3 -> P = R = 3/5 -> F 0.6.
-        close(rouge_l("a b c d e", "a x c y e"), 0.6);
+    fn rouge_l_is_the_packages_summary_level_score() {
+        let f = |p: f64, r: f64| 2.0 * ((p * r) / (p + r + 1e-8));
+        // pred a b c d e, gold a x c y e: LCS a c e = 3 of 5 distinct words each side.
+        assert_eq!(rouge_l("a b c d e", "a x c y e"), f(0.6, 0.6));
+        // A repeated word counts once: {a, b} against {a, b}; a plain LCS F1 would give 0.8.
+        assert_eq!(rouge_l("a b a b a b", "b a b a"), f(1.0, 1.0));
+        // The paper's union example: r = w1..w5, c1 = w1 w2 w6 w7 w8, c2 = w1 w3 w8 w9 w5:
+        // union LCS {w1, w2, w3, w5} = 4; 5 reference words, 8 distinct candidate words.
+        assert_eq!(
+            rouge_l("w1 w2 w6 w7 w8. w1 w3 w8 w9 w5", "w1 w2 w3 w4 w5"),
+            f(4.0 / 8.0, 4.0 / 5.0)
+        );
+        // Full stops split sentences: "end. . ." has the words {end, ""}.
+        assert_eq!(rouge_l("end. . .", "end."), f(0.5, 1.0));
+        assert_eq!(rouge_l("!!!", "!!!"), 0.0);
+        // A gold with no sentence makes the package raise: it scores 0 here.
+        assert_eq!(rouge_l("a", "..."), 0.0);
+        assert_eq!(py_strip("\u{1f} x\u{a0}"), "x");
     }
 
     #[test]

@@ -18,9 +18,14 @@ pub struct TsvLine {
 }
 
 impl TsvLine {
-    /// The gold outputs of the line.
+    /// The gold outputs of the line as CrossFit reads them: it strips the whole line (Python's
+    /// `line.strip()`) before splitting at tabs, so the last output loses its trailing
+    /// whitespace (a gold `"positive "` is `"positive"`); the others are kept as written.
     pub fn outputs(&self) -> Vec<&str> {
-        self.output.split('\t').collect()
+        self.output
+            .trim_end_matches(super::metrics::py_space)
+            .split('\t')
+            .collect()
     }
 }
 

@@ -114,6 +114,12 @@ mod tests {
         let lines = parse_tsv("f.tsv", "what is 2+2?\t4\tfour\r\nsay hi\thi\n").unwrap();
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[0].outputs(), vec!["4", "four"]);
+        // CrossFit strips the whole line: the last gold loses its trailing whitespace.
+        let line = TsvLine {
+            input: "x".into(),
+            output: " positive \t negative \r".into(),
+        };
+        assert_eq!(line.outputs(), vec![" positive ", " negative"]);
         assert_eq!(lines[1].input, "say hi");
     }
 
