@@ -14,6 +14,9 @@ pub struct Prediction {
     pub id: String,
     pub answer: Vec<String>,
     pub line: usize,
+    /// `"skipped": true` in the line: a crowd worker skipped the item. It scores 0 (a skip is
+    /// not an answer), whatever `answer` holds; the official scorer ignores the field.
+    pub skipped: bool,
 }
 
 /// A gold item to score against.
@@ -86,6 +89,17 @@ pub fn parse_predictions(label: &str, text: &str) -> Result<Vec<Prediction>> {
                     "needs an `answer` that is a list of strings",
                 )
             })?;
+        let skipped = match obj.get("skipped") {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                return Err(ServerError::data(
+                    &label,
+                    Some(line),
+                    "`skipped` must be true or false",
+                ))
+            }
+        };
         if let Some(prev) = seen.insert(id.clone(), line) {
             return Err(ServerError::data(
                 &label,
@@ -93,7 +107,12 @@ pub fn parse_predictions(label: &str, text: &str) -> Result<Vec<Prediction>> {
                 format!("id {id:?} is predicted twice (also on line {prev})"),
             ));
         }
-        out.push(Prediction { id, answer, line });
+        out.push(Prediction {
+            id,
+            answer,
+            line,
+            skipped,
+        });
     }
     Ok(out)
 }
@@ -140,31 +159,44 @@ pub fn read_gold_file(path: &Path) -> Result<(Vec<GoldItem>, Family)> {
     Ok((out, family))
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct ScoreReport {
     pub items: usize,
     pub family: Family,
+    /// S1 with the official scoring.
+    #[serde(rename = "s1_official")]
     pub official: f64,
+    /// S1 with the any-of scoring (equal to the official one outside reading comprehension).
+    #[serde(rename = "s1_any_of")]
     pub any_of: f64,
 }
 
 impl ScoreReport {
-    /// Printable report; its last line ends with the official S1.
+    /// Printable report; its last line ends with the official S1. Numbers are printed in full:
+    /// the shortest decimal that reads back as the same double (at most 17 significant digits,
+    /// as Python's `repr`), so a score can be compared exactly.
     pub fn render(&self, what: &str) -> String {
         let mut out = format!("{what}: {} items\n", self.items);
         if self.family == Family::ReadingComprehension {
             out.push_str(&format!(
-                "S1 ({}): {:.6}\n",
+                "S1 ({}): {}\n",
                 Scoring::AnyOf.describe(),
                 self.any_of
             ));
         }
         out.push_str(&format!(
-            "S1 ({}): {:.6}\n",
+            "S1 ({}): {}\n",
             Scoring::Official.describe(),
             self.official
         ));
         out
+    }
+
+    /// The report as one JSON object: `target`, `items`, `family` and both scorings as numbers.
+    pub fn to_json(&self, what: &str) -> String {
+        let mut v = serde_json::to_value(self).expect("plain fields");
+        v["target"] = serde_json::Value::String(what.to_string());
+        format!("{v}\n")
     }
 }
 
@@ -216,7 +248,14 @@ pub fn score(
     let per = |scoring| -> Vec<f64> {
         golds
             .iter()
-            .map(|g| g.gold.score(family, &by_id[g.id.as_str()].answer, scoring))
+            .map(|g| {
+                let p = by_id[g.id.as_str()];
+                if p.skipped {
+                    0.0
+                } else {
+                    g.gold.score(family, &p.answer, scoring)
+                }
+            })
             .collect()
     };
     Ok(ScoreReport {
@@ -257,7 +296,9 @@ mod tests {
         let (golds, family) = read_gold_file(&gold).unwrap();
         let r = score(&golds, family, &read_predictions(&pred).unwrap(), "p").unwrap();
         assert!((r.official - 0.35).abs() < 1e-12);
-        assert!(r.render("x").trim_end().ends_with("0.350000"));
+        assert!(r.render("x").trim_end().ends_with(
+            "S1 (official CLUES scoring: F1 against the set of distinct gold strings): 0.35"
+        ));
     }
 
     #[test]
@@ -315,8 +356,12 @@ mod tests {
         assert!((r.official - 2.0 / 3.0).abs() < 1e-12);
         let text = r.render("q");
         assert!(
-            text.contains("any-of") && text.trim_end().ends_with("0.666667"),
+            text.contains("any-of") && text.trim_end().ends_with(": 0.6666666666666666"),
             "{text}"
         );
+        let json: serde_json::Value = serde_json::from_str(&r.to_json("q")).unwrap();
+        assert_eq!(json["s1_official"].as_f64(), Some(r.official));
+        assert_eq!(json["s1_any_of"].as_f64(), Some(1.0));
+        assert_eq!(json["target"], "q");
     }
 }

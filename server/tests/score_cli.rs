@@ -190,3 +190,41 @@ fn user_add_refuses_duplicates_and_bad_roles() {
         .unwrap();
     assert!(String::from_utf8_lossy(&short.stderr).contains("at least 8 characters"));
 }
+
+#[test]
+fn scores_are_printed_in_full_and_as_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let gold = tmp.path().join("g.jsonl");
+    // Reading comprehension: two annotators' answers; "Normans" matches one of two strings.
+    std::fs::write(
+        &gold,
+        concat!(
+            "{\"id\": \"a\", \"answer\": [{\"text\": \"the Normans\", \"answer_start\": 0}, {\"text\": \"Normans\", \"answer_start\": 4}]}\n",
+            "{\"id\": \"b\", \"answer\": [{\"text\": \"x\", \"answer_start\": 0}]}\n",
+            "{\"id\": \"c\", \"answer\": [{\"text\": \"y\", \"answer_start\": 0}]}\n",
+        ),
+    )
+    .unwrap();
+    let preds = tmp.path().join("p.jsonl");
+    std::fs::write(
+        &preds,
+        "{\"id\": \"a\", \"answer\": [\"Normans\"]}\n{\"id\": \"b\", \"answer\": [\"x\"]}\n{\"id\": \"c\", \"answer\": [\"z\"]}\n",
+    )
+    .unwrap();
+    // Official: (2/3 + 1 + 0) / 3; any-of: (1 + 1 + 0) / 3.
+    let official: f64 = (2.0 / 3.0 + 1.0 + 0.0) / 3.0;
+    let any_of: f64 = 2.0 / 3.0;
+    let text = run_ok(&mut score_gold(&gold, &preds), "score");
+    assert_eq!(last_number(&text).to_bits(), official.to_bits());
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.contains(&format!("{any_of}")), "{text}");
+    let json = run_ok(score_gold(&gold, &preds).arg("--json"), "score --json");
+    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(
+        v["s1_official"].as_f64().unwrap().to_bits(),
+        official.to_bits()
+    );
+    assert_eq!(v["s1_any_of"].as_f64().unwrap().to_bits(), any_of.to_bits());
+    assert_eq!(v["items"], 3);
+    assert_eq!(v["family"], "reading_comprehension");
+}

@@ -1,8 +1,9 @@
 //! What a worker submits for one item, and the server's check of it against the task and the
 //! context: labels from the task's set, spans that match the text at their code-point offsets.
 
+use super::s1::Scoring;
 use super::spans::slice_cp;
-use super::task::{Context, Family, TaskSpec};
+use super::task::{Context, Family, Gold, TaskSpec};
 use serde::{Deserialize, Serialize};
 
 /// One answer span as the worker made it: offsets and lengths in code points of the context.
@@ -13,12 +14,13 @@ pub struct SpanAnswer {
     pub length: usize,
 }
 
-/// The points of the confidence scale, 1 = strongly disagree ... 5 = strongly agree with
+/// The points of the confidence scale in the paper's words (CLUES sec. 4.1), 1 = strongly
+/// disagree, 3 = undecided, 5 = strongly agree with
 /// "I am confident in my answer".
 pub const CONFIDENCE_LEVELS: [(u8, &str); 5] = [
     (1, "Strongly disagree"),
     (2, "Disagree"),
-    (3, "Neutral"),
+    (3, "Undecided"),
     (4, "Agree"),
     (5, "Strongly agree"),
 ];
@@ -38,13 +40,23 @@ pub enum Answer {
     Spans { spans: Vec<SpanAnswer> },
     /// Span tasks: the explicit choice that the text holds no answer.
     NoAnswer,
-    /// The worker skipped the item (recorded as a skip; scores as no answer).
+    /// The worker skipped the item: not an answer, so it scores 0 (see `Answer::score`).
     Skip { confidence: Option<u8> },
     /// Text-to-text tasks: a free-text answer (stored trimmed).
     Text { text: String },
 }
 
 impl Answer {
+    /// This answer's score on an item (S1, or a text-to-text task's item metric). A skip is not
+    /// an answer: it scores 0 under both scorings for every family, also where "no answer"
+    /// would be right (an empty NER or SQuAD v2 gold).
+    pub fn score(&self, spec: &TaskSpec, gold: &Gold, scoring: Scoring) -> f64 {
+        match self {
+            Answer::Skip { .. } => 0.0,
+            _ => spec.score(gold, &spec.to_official(&self.strings()), scoring),
+        }
+    }
+
     /// The answer as the internal set of strings (empty = no answer) for S1.
     pub fn strings(&self) -> Vec<String> {
         match self {
@@ -282,6 +294,31 @@ mod tests {
         assert!(check_answer(&s, &c, &Answer::NoAnswer).is_err());
         assert!(check_answer(&s, &c, &Answer::Skip { confidence: None }).is_ok());
         assert!(Answer::Skip { confidence: None }.strings().is_empty());
+        // A skip scores 0 even where "no answer" is right; the explicit choice scores 1.
+        let empty = Gold {
+            official: vec![],
+            spans: vec![],
+        };
+        let rc = spec(Family::ReadingComprehension);
+        for scoring in [Scoring::Official, Scoring::AnyOf] {
+            assert_eq!(
+                Answer::Skip { confidence: None }.score(&rc, &empty, scoring),
+                0.0
+            );
+            assert_eq!(Answer::NoAnswer.score(&rc, &empty, scoring), 1.0);
+        }
+        // The paper's scale: its middle point is "Undecided".
+        let words: Vec<&str> = CONFIDENCE_LEVELS.iter().map(|l| l.1).collect();
+        assert_eq!(
+            words,
+            [
+                "Strongly disagree",
+                "Disagree",
+                "Undecided",
+                "Agree",
+                "Strongly agree"
+            ]
+        );
         let spans = Answer::Spans {
             spans: vec![span("fine", 0)],
         };

@@ -64,6 +64,23 @@ pub fn s1_any_of<P: AsRef<str>, G: AsRef<str>>(pred: &[P], alternatives: &[Vec<G
         .fold(0.0, f64::max)
 }
 
+/// Two scores closer than this are the same score wherever scores are compared (the training
+/// filter's margin, a "correct" answer). A score is a mean of item S1 values, each a ratio of
+/// small integers (2 x hits / (predicted + gold strings)), so two different scores of a study
+/// differ by far more than this, while f64 arithmetic on them errs by about 1e-16: with 10/10,
+/// 8/10 and 7/10, the others' mean minus 0.7 is 0.20000000000000007, not 0.2.
+pub const SCORE_TOLERANCE: f64 = 1e-9;
+
+/// Is score `a` more than `b` (by more than `SCORE_TOLERANCE`)?
+pub fn score_above(a: f64, b: f64) -> bool {
+    a - b > SCORE_TOLERANCE
+}
+
+/// Are two scores the same (within `SCORE_TOLERANCE`)?
+pub fn same_score(a: f64, b: f64) -> bool {
+    (a - b).abs() <= SCORE_TOLERANCE
+}
+
 /// Mean of the per-item scores; `None` for no items.
 pub fn mean(xs: &[f64]) -> Option<f64> {
     (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)

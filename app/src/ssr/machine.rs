@@ -4,7 +4,7 @@
 use crate::api::machine::RunRow;
 use crate::domain::report::machine::MachineRun;
 use crate::error::AppError;
-use crate::ssr::catalog::family_of;
+use crate::ssr::catalog::family_of_row;
 use sqlx::{Row, SqlitePool};
 
 /// Every finished evaluation, for the report.
@@ -21,7 +21,7 @@ pub async fn done_runs(pool: &SqlitePool) -> Result<Vec<MachineRun>, AppError> {
             Ok(MachineRun {
                 system: r.get("system"),
                 task: r.get("task"),
-                family: family_of(r.get("family"), r.get("text_metric"))?.0,
+                family: family_of_row(r)?.0,
                 k: r.get::<i64, _>("k") as u32,
                 split: r.get::<i64, _>("split") as u32,
                 official: r.get::<Option<f64>, _>("s1").unwrap_or(0.0),
