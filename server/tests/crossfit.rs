@@ -364,7 +364,8 @@ fn clues_style_sampling_writes_files_the_importer_accepts() {
         String::from_utf8_lossy(&r.stderr)
     );
     assert!(
-        report.contains("nesting (10 within 20 within 30): 10 of 10 checks hold"),
+        report.contains("nested within the same split number: 10 of 10 checks hold")
+            && report.contains("nesting chains (10, 20, 30 within each other): 10_1 ⊂ 20_1 ⊂ 30_1; 10_2 ⊂ 20_2 ⊂ 30_2;"),
         "{report}"
     );
     assert!(
@@ -415,6 +416,11 @@ async fn human_studies_of_text_to_text_tasks_take_free_text() {
         .await
         .unwrap_err();
     assert!(again.to_string().contains("exists already"));
+    // The task list decodes the row as its page does: text to text, not classification.
+    let listed = app::ssr::catalog::task_summaries(pool).await.unwrap();
+    let row = listed.iter().find(|t| t.name == name).unwrap();
+    assert_eq!(row.family, app::domain::task::Family::TextToText);
+    assert_eq!(row.family.label(), "Text to text");
     let study = new_study(&env.state, &name, &[0, k], 1).await;
 
     // The zero-shot worker sees a free-text box; wrong kinds of answers are refused.

@@ -7,6 +7,7 @@ pub mod report;
 pub mod rng;
 pub mod s1;
 pub mod selection;
+pub mod shots;
 pub mod spans;
 pub mod study;
 pub mod task;

@@ -2,6 +2,7 @@
 //! configuration and what may change once workers started, which scenario a newly arriving
 //! worker gets, per-worker item orders, abandoned slots, and the training-step filter.
 
+use super::shots::{chain_text, file_name, ShotFile};
 use serde::{Deserialize, Serialize};
 
 /// What an admin configures for a study of one task.
@@ -11,8 +12,17 @@ pub struct StudyConfig {
     pub scenarios: Vec<u32>,
     /// Annotators per scenario (default 3).
     pub annotators: u32,
-    /// The training split the humans train on (1-based, default 1).
+    /// The training split the humans train on (1-based, default 1): the split of the smallest
+    /// training set; `shot_group` names the file of every k.
     pub training_split: u32,
+    /// The training file of each k, a nesting chain such as SQuAD v2's 10_1 ⊂ 20_5 ⊂ 30_5
+    /// (official files nest across split numbers). A k not listed trains on `training_split`
+    /// (configurations made before shot groups list none).
+    #[serde(default)]
+    pub shot_group: Vec<ShotFile>,
+    /// The admin allowed scenarios whose training sets are not nested (reports say so).
+    #[serde(default)]
+    pub allow_unnested: bool,
     /// Pay in cents per hour (default 1200 = 12 USD).
     pub hourly_rate_cents: u32,
     /// Flag a worker whose training S1 is more than this below the mean of the other
@@ -31,6 +41,8 @@ impl Default for StudyConfig {
             scenarios: vec![0, 10, 20, 30],
             annotators: 3,
             training_split: 1,
+            shot_group: Vec::new(),
+            allow_unnested: false,
             hourly_rate_cents: 1200,
             filter_margin: 0.2,
             item_timeout_secs: None,
@@ -41,9 +53,31 @@ impl Default for StudyConfig {
 }
 
 impl StudyConfig {
+    /// The split of the k-shot training file.
+    pub fn split_for(&self, k: u32) -> u32 {
+        self.shot_group
+            .iter()
+            .find(|f| f.0 == k)
+            .map_or(self.training_split, |f| f.1)
+    }
+
+    /// The training file of each k-shot scenario (k > 0), k ascending.
+    pub fn scenario_files(&self) -> Vec<ShotFile> {
+        let mut ks: Vec<u32> = self.scenarios.iter().copied().filter(|&k| k > 0).collect();
+        ks.sort_unstable();
+        ks.dedup();
+        ks.into_iter().map(|k| (k, self.split_for(k))).collect()
+    }
+
     /// Checks the configuration on its own; `available` lists the (k, split) shot groups the
-    /// task has. Returns every problem, not just the first.
-    pub fn validate(&self, available: &[(u32, u32)]) -> Result<(), Vec<String>> {
+    /// task has, `within(small, big)` says whether one training file lies within another.
+    /// Scenarios whose training sets are not nested are refused unless `allow_unnested`.
+    /// Returns every problem, not just the first.
+    pub fn validate(
+        &self,
+        available: &[ShotFile],
+        within: &dyn Fn(ShotFile, ShotFile) -> bool,
+    ) -> Result<(), Vec<String>> {
         let mut errs = Vec::new();
         if self.scenarios.is_empty() {
             errs.push("a study needs at least one scenario".to_string());
@@ -52,11 +86,46 @@ impl StudyConfig {
         for &k in &self.scenarios {
             if !seen.insert(k) {
                 errs.push(format!("scenario k={k} is listed twice"));
-            } else if k > 0 && !available.contains(&(k, self.training_split)) {
+            } else if k > 0 && !available.contains(&(k, self.split_for(k))) {
                 errs.push(format!(
                     "the task has no {k}-shot training set for split {}",
-                    self.training_split
+                    self.split_for(k)
                 ));
+            }
+        }
+        if let Some(&first) = self.shot_group.iter().min() {
+            if first.1 != self.training_split {
+                errs.push(format!(
+                    "the training split ({}) is not the split of the shot group's smallest set ({})",
+                    self.training_split,
+                    file_name(first)
+                ));
+            }
+        }
+        let mut group_ks = std::collections::BTreeSet::new();
+        for &(k, split) in &self.shot_group {
+            if !group_ks.insert(k) {
+                errs.push(format!("the shot group names two files for k={k}"));
+            } else if !available.contains(&(k, split)) {
+                errs.push(format!(
+                    "the task has no training file {}",
+                    file_name((k, split))
+                ));
+            }
+        }
+        let files = self.scenario_files();
+        let all_there = files.iter().all(|f| available.contains(f));
+        if all_there && !self.allow_unnested {
+            for w in files.windows(2) {
+                if !within(w[0], w[1]) {
+                    errs.push(format!(
+                        "the {}-shot training set ({}) is not within the {}-shot set ({}): choose a nested shot group, or allow training sets that are not nested",
+                        w[0].0,
+                        file_name(w[0]),
+                        w[1].0,
+                        file_name(w[1])
+                    ));
+                }
             }
         }
         if self.annotators == 0 {
@@ -79,7 +148,8 @@ impl StudyConfig {
     }
 
     /// Once a worker started, only changes that do not alter what workers saw are allowed:
-    /// opening or closing, pay, the filter margin, the time-out and the completion code.
+    /// opening or closing, pay, the filter margin, the time-out, the completion code and
+    /// whether unnested sets are allowed.
     pub fn check_edit(&self, new: &StudyConfig, started: bool) -> Result<(), String> {
         if !started {
             return Ok(());
@@ -91,8 +161,8 @@ impl StudyConfig {
         if self.annotators > new.annotators {
             changed.push("fewer annotators per scenario");
         }
-        if self.training_split != new.training_split {
-            changed.push("the training split");
+        if self.scenario_files() != new.scenario_files() {
+            changed.push("the training files");
         }
         if changed.is_empty() {
             Ok(())
@@ -101,6 +171,22 @@ impl StudyConfig {
                 "workers have started, so {} can no longer change: it would alter what they saw",
                 changed.join(" and ")
             ))
+        }
+    }
+}
+
+impl StudyConfig {
+    /// The scenarios' training files as text: `10_1 ⊂ 20_5 ⊂ 30_5` when `nested`, else
+    /// `10_1, 20_1, 30_1 (not nested)`; `none (zero-shot only)` without k-shot scenarios.
+    pub fn shot_group_text(&self, nested: bool) -> String {
+        let files = self.scenario_files();
+        if files.is_empty() {
+            "none (zero-shot only)".into()
+        } else if nested {
+            chain_text(&files)
+        } else {
+            let names: Vec<String> = files.iter().map(|&f| file_name(f)).collect();
+            format!("{} (not nested)", names.join(", "))
         }
     }
 }
@@ -171,17 +257,27 @@ pub fn item_order(seed: u64, n: usize) -> Vec<usize> {
 }
 
 /// The training filter: which workers of one scenario score more than `margin` below the mean
-/// training S1 of the *other* workers of that scenario. Input: (worker, training S1).
+/// training S1 of the *other* workers of that scenario. Input: (worker, training S1). A worker
+/// exactly at the margin is kept: "more than" is decided with `s1::score_above`, so the
+/// rounding of f64 arithmetic cannot flag a worker whose scores are exactly at the margin.
 pub fn flag_low_performers<W: Clone>(scores: &[(W, f64)], margin: f64) -> Vec<W> {
     if scores.len() < 2 {
         return Vec::new();
     }
-    let total: f64 = scores.iter().map(|(_, s)| s).sum();
     let others = (scores.len() - 1) as f64;
     scores
         .iter()
-        .filter(|(_, s)| (total - s) / others - s > margin)
-        .map(|(w, _)| w.clone())
+        .enumerate()
+        .filter(|(i, (_, s))| {
+            let rest: f64 = scores
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| j != i)
+                .map(|(_, (_, x))| x)
+                .sum();
+            super::s1::score_above(rest / others - s, margin)
+        })
+        .map(|(_, (w, _))| w.clone())
         .collect()
 }
 
@@ -205,15 +301,89 @@ mod tests {
 
     #[test]
     fn default_config_is_valid_and_errors_are_all_reported() {
-        assert!(StudyConfig::default().validate(&full_grid()).is_ok());
+        assert!(StudyConfig::default()
+            .validate(&full_grid(), &nested)
+            .is_ok());
         let bad = StudyConfig {
             scenarios: vec![10, 10, 40],
             annotators: 0,
             ..StudyConfig::default()
         };
-        let errs = bad.validate(&full_grid()).unwrap_err();
+        let errs = bad.validate(&full_grid(), &nested).unwrap_err();
         assert_eq!(errs.len(), 3, "{errs:?}");
         assert!(errs.iter().any(|e| e.contains("40-shot")));
+    }
+
+    fn nested(_: ShotFile, _: ShotFile) -> bool {
+        true
+    }
+
+    #[test]
+    fn scenarios_must_nest_unless_the_admin_allows_otherwise() {
+        // SQuAD v2's shape: 10_1 lies within 20_5 and 30_5, not within 20_1.
+        let within = |a: ShotFile, b: ShotFile| {
+            matches!(
+                (a, b),
+                ((10, 1), (20, 5)) | ((20, 5), (30, 5)) | ((10, 1), (30, 5))
+            )
+        };
+        let same_split = StudyConfig::default();
+        let errs = same_split.validate(&full_grid(), &within).unwrap_err();
+        assert_eq!(errs.len(), 2, "{errs:?}");
+        assert!(
+            errs[0].contains("10-shot training set (10_1) is not within the 20-shot set (20_1)")
+        );
+        let allowed = StudyConfig {
+            allow_unnested: true,
+            ..StudyConfig::default()
+        };
+        assert!(allowed.validate(&full_grid(), &within).is_ok());
+        let chain = StudyConfig {
+            shot_group: vec![(10, 1), (20, 5), (30, 5)],
+            ..StudyConfig::default()
+        };
+        assert!(chain.validate(&full_grid(), &within).is_ok());
+        assert_eq!(chain.split_for(20), 5);
+        assert_eq!(chain.scenario_files(), vec![(10, 1), (20, 5), (30, 5)]);
+        assert_eq!(chain.shot_group_text(true), "10_1 ⊂ 20_5 ⊂ 30_5");
+        assert_eq!(
+            same_split.shot_group_text(false),
+            "10_1, 20_1, 30_1 (not nested)"
+        );
+        // Scenarios 0 and 30 alone have nothing to nest.
+        let one = StudyConfig {
+            scenarios: vec![0, 30],
+            ..StudyConfig::default()
+        };
+        assert!(one.validate(&full_grid(), &within).is_ok());
+        let missing = StudyConfig {
+            shot_group: vec![(10, 1), (20, 9)],
+            ..StudyConfig::default()
+        };
+        let errs = missing.validate(&full_grid(), &within).unwrap_err();
+        assert!(
+            errs.iter().any(|e| e.contains("no training file 20_9")),
+            "{errs:?}"
+        );
+        let mismatch = StudyConfig {
+            training_split: 2,
+            ..chain.clone()
+        };
+        let errs = mismatch.validate(&full_grid(), &within).unwrap_err();
+        assert!(
+            errs[0].contains("not the split of the shot group's smallest set (10_1)"),
+            "{errs:?}"
+        );
+        // Once started, the files may not change; allowing unnested sets may.
+        assert!(chain
+            .check_edit(&same_split, true)
+            .unwrap_err()
+            .contains("the training files"));
+        let relaxed = StudyConfig {
+            allow_unnested: true,
+            ..chain.clone()
+        };
+        assert!(chain.check_edit(&relaxed, true).is_ok());
     }
 
     #[test]
@@ -227,7 +397,7 @@ mod tests {
         assert!(c
             .check_edit(&other_split, true)
             .unwrap_err()
-            .contains("the training split"));
+            .contains("the training files"));
         let pay = StudyConfig {
             hourly_rate_cents: 1500,
             open: true,
@@ -310,5 +480,62 @@ mod tests {
         assert_eq!(flag_low_performers(&scores, 0.2), vec!["c"]);
         assert!(flag_low_performers(&scores, 0.4).is_empty());
         assert!(flag_low_performers(&[("solo", 0.0)], 0.1).is_empty());
+    }
+
+    /// A training S1 as the report computes it: the mean of k item scores.
+    fn mean_of(right: usize, k: usize) -> f64 {
+        let items: Vec<f64> = (0..k).map(|i| f64::from(u8::from(i < right))).collect();
+        crate::domain::s1::mean(&items).unwrap()
+    }
+
+    #[test]
+    fn a_worker_exactly_at_the_margin_is_kept() {
+        // 10/10, 8/10, 7/10 with margin 0.2: the 7/10 worker is exactly 0.2 below the others'
+        // mean (0.9); in f64 the difference is 0.20000000000000007, which must not flag.
+        let at = [
+            ("a", mean_of(10, 10)),
+            ("b", mean_of(8, 10)),
+            ("c", mean_of(7, 10)),
+        ];
+        assert!(
+            (0.9 - mean_of(7, 10)) > 0.2,
+            "the f64 trap this guards against"
+        );
+        assert!(flag_low_performers(&at, 0.2).is_empty());
+        // One item lower (6/10) is 0.3 below: flagged.
+        let below = [
+            ("a", mean_of(10, 10)),
+            ("b", mean_of(8, 10)),
+            ("c", mean_of(6, 10)),
+        ];
+        assert_eq!(flag_low_performers(&below, 0.2), vec!["c"]);
+        // Every boundary of k = 10, 20, 30 and the default margin: exactly 0.2 below is kept,
+        // one more wrong item is flagged.
+        for k in [10usize, 20, 30] {
+            for top in 0..=k {
+                let gap = k / 5; // 0.2 of k items
+                let Some(low) = top.checked_sub(gap) else {
+                    continue;
+                };
+                let at = [
+                    ("x", mean_of(top, k)),
+                    ("y", mean_of(top, k)),
+                    ("z", mean_of(low, k)),
+                ];
+                assert!(flag_low_performers(&at, 0.2).is_empty(), "k={k} top={top}");
+                if low > 0 {
+                    let under = [
+                        ("x", mean_of(top, k)),
+                        ("y", mean_of(top, k)),
+                        ("z", mean_of(low - 1, k)),
+                    ];
+                    assert_eq!(
+                        flag_low_performers(&under, 0.2),
+                        vec!["z"],
+                        "k={k} top={top}"
+                    );
+                }
+            }
+        }
     }
 }

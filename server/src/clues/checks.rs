@@ -3,6 +3,7 @@
 //! contexts that also appear in the test set. Findings become notes; nothing is changed.
 
 use super::load::{FileKind, LoadedFile, LoadedRow};
+use app::domain::shots::{self, ShotFile, ShotSets};
 use app::domain::task::{Family, TaskSpec};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -77,6 +78,8 @@ pub struct ShotSummary {
     pub splits: Vec<u32>,
     pub missing_files: Vec<(u32, u32)>,
     pub nesting: Vec<Nesting>,
+    /// Every nesting chain of files (one per k, each within the next), e.g. 10_1 ⊂ 20_5 ⊂ 30_5.
+    pub chains: Vec<Vec<ShotFile>>,
     pub split_overlaps: Vec<SplitOverlap>,
     pub test_overlaps: Vec<TestOverlap>,
 }
@@ -155,6 +158,20 @@ pub fn check_task(spec: &TaskSpec, files: &[LoadedFile], notes: &mut Vec<Note>) 
         .map(|(&ks, f)| (ks, f.rows.iter().map(|r| r.content_key.as_str()).collect()))
         .collect();
 
+    let sets: ShotSets = keys
+        .iter()
+        .map(|(&f, k)| (f, k.iter().map(|x| x.to_string()).collect()))
+        .collect();
+    summary.chains = shots::chains(&sets);
+    if summary.chains.is_empty() && ks.len() > 1 {
+        notes.push(Note::across(
+            "no_nesting_chain",
+            format!(
+                "no k={} file lies within a k={} file with everything above it: a study of several shot sizes needs the admin to allow training sets that are not nested",
+                ks[0], ks[1]
+            ),
+        ));
+    }
     for &k in &ks {
         for &s in &splits {
             if !train.contains_key(&(k, s)) {
@@ -182,7 +199,7 @@ pub fn check_task(spec: &TaskSpec, files: &[LoadedFile], notes: &mut Vec<Note>) 
                 notes.push(Note::across(
                     "not_nested",
                     format!(
-                        "split {s}: {missing} of {} rows of k={} are not in k={}",
+                        "split {s}: {missing} of {} rows of k={} are not in k={} of the same split number (see the nesting chains)",
                         small.rows.len(),
                         pair[0],
                         pair[1]
@@ -305,6 +322,41 @@ mod tests {
             .any(|n| n.kind == "train_test_overlap"
                 && n.file.as_deref() == Some("sst_train_1_2.jsonl")));
         assert!(task.shots.missing_files.is_empty());
+        // Split 1's row `a` is in both 2-shot files; split 2's row `c` is in neither.
+        assert_eq!(
+            task.shots.chains,
+            vec![vec![(1, 1), (2, 1)], vec![(1, 1), (2, 2)]]
+        );
+    }
+
+    #[test]
+    fn chains_across_split_numbers_are_found() {
+        let (a, b, c, d) = (
+            row(1, "good", "positive"),
+            row(2, "bad", "negative"),
+            row(3, "fine", "positive"),
+            row(4, "awful", "negative"),
+        );
+        let files = vec![
+            file("sst_test.jsonl", &[row(1, "x", "positive")]),
+            file("sst_train_1_1.jsonl", std::slice::from_ref(&a)),
+            file("sst_train_1_2.jsonl", std::slice::from_ref(&c)),
+            file("sst_train_2_1.jsonl", &[c.clone(), d.clone()]),
+            file("sst_train_2_2.jsonl", &[a.clone(), b.clone()]),
+        ];
+        let task = load_task(clues_task("SST-2").unwrap(), "SST-2", files).unwrap();
+        assert_eq!(
+            task.shots.chains,
+            vec![vec![(1, 1), (2, 2)], vec![(1, 2), (2, 1)]]
+        );
+        let unnested = vec![
+            file("sst_test.jsonl", &[row(1, "x", "positive")]),
+            file("sst_train_1_1.jsonl", std::slice::from_ref(&a)),
+            file("sst_train_2_1.jsonl", &[c, d]),
+        ];
+        let task = load_task(clues_task("SST-2").unwrap(), "SST-2", unnested).unwrap();
+        assert!(task.shots.chains.is_empty());
+        assert!(task.notes.iter().any(|n| n.kind == "no_nesting_chain"));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use super::load::{FileKind, TaskData};
 use super::store::Outcome;
+use app::domain::shots;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -31,16 +32,27 @@ pub fn render_task(task: &TaskData, outcome: Outcome) -> String {
         list(&s.ks),
         list(&s.splits)
     );
-    if !s.nesting.is_empty() {
-        let nested = s.nesting.iter().filter(|n| n.missing == 0).count();
-        let chain =
+    if s.ks.len() > 1 {
+        let chains: Vec<String> = s.chains.iter().map(|c| shots::chain_text(c)).collect();
+        let _ = writeln!(
+            out,
+            "  nesting chains ({} within each other): {}",
             s.ks.iter()
                 .map(u32::to_string)
                 .collect::<Vec<_>>()
-                .join(" within ");
+                .join(", "),
+            if chains.is_empty() {
+                "none".to_string()
+            } else {
+                chains.join("; ")
+            }
+        );
+    }
+    if !s.nesting.is_empty() {
+        let nested = s.nesting.iter().filter(|n| n.missing == 0).count();
         let _ = writeln!(
             out,
-            "  nesting ({chain}): {nested} of {} checks hold",
+            "  nested within the same split number: {nested} of {} checks hold",
             s.nesting.len()
         );
     }
