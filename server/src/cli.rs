@@ -109,9 +109,16 @@ pub struct StudyCreateArgs {
     /// Annotators per scenario.
     #[arg(long, default_value_t = 3)]
     pub annotators: u32,
-    /// The training split humans train on (1-based).
-    #[arg(long, default_value_t = 1)]
+    /// The nesting chain of training files that begins with this split of the smallest k
+    /// (e.g. split 1 of SQuAD v2: 10_1 ⊂ 20_5 ⊂ 30_5; `import clues` lists the chains).
+    #[arg(long, default_value_t = 1, conflicts_with = "shot_group")]
     pub split: u32,
+    /// The training file of each k, e.g. `10_1,20_5,30_5` (instead of `--split`).
+    #[arg(long)]
+    pub shot_group: Option<String>,
+    /// Accept training sets that are not nested (reports then say so).
+    #[arg(long)]
+    pub allow_unnested: bool,
     /// Pay in cents per hour.
     #[arg(long, default_value_t = 1200)]
     pub rate_cents: u32,
@@ -310,6 +317,9 @@ pub struct ScoreArgs {
     pub task: Option<String>,
     /// JSONL, one `{"id": ..., "answer": [strings]}` per test item, official encoding.
     pub predictions: PathBuf,
+    /// Print one JSON object (`s1_official`, `s1_any_of`, `items`, `family`, `target`).
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn main() -> ExitCode {
@@ -400,10 +410,17 @@ pub async fn run(cli: Cli) -> Result<()> {
         }
         Command::Study(StudyCommand::Create(a)) => {
             let pool = db::connect_existing(&cli.database).await?;
+            let shot_group = match &a.shot_group {
+                Some(text) => app::domain::shots::parse_files(text)
+                    .map_err(|e| ServerError::Usage(format!("--shot-group: {e}")))?,
+                None => Vec::new(),
+            };
             let config = app::domain::study::StudyConfig {
                 scenarios: a.scenarios,
                 annotators: a.annotators,
-                training_split: a.split,
+                training_split: shot_group.first().map_or(a.split, |f| f.1),
+                shot_group,
+                allow_unnested: a.allow_unnested,
                 hourly_rate_cents: a.rate_cents,
                 filter_margin: a.margin,
                 item_timeout_secs: a.timeout,
@@ -411,7 +428,9 @@ pub async fn run(cli: Cli) -> Result<()> {
                 completion_code: a.code,
             };
             let id = study::create(&pool, None, &a.task, &a.name, config).await?;
+            let made = study::summary_of(&pool, id).await?;
             println!("created study {id}: workers join at /join/{id}");
+            println!("training sets: {}", made.shot_group);
             Ok(())
         }
         Command::Report(a) => {
@@ -453,10 +472,11 @@ pub async fn run(cli: Cli) -> Result<()> {
             let pool = db::connect_existing(&cli.database).await?;
             for s in study::list(&pool).await? {
                 println!(
-                    "{}\t{}\t{}\t{}\t/join/{}\t{} workers, {} finished",
+                    "{}\t{}\t{}\t{}\t{}\t/join/{}\t{} workers, {} finished",
                     s.id,
                     s.name,
                     s.task,
+                    s.shot_group,
                     if s.config.open { "open" } else { "closed" },
                     s.id,
                     s.workers,
@@ -473,17 +493,24 @@ pub async fn run(cli: Cli) -> Result<()> {
             crate::model::command::import_predictions(&cli.database, a).await
         }
         Command::Score(args) => {
+            let render = |r: score::ScoreReport, what: &str| {
+                if args.json {
+                    r.to_json(what)
+                } else {
+                    r.render(what)
+                }
+            };
             let report = match (&args.gold, &args.task) {
                 (Some(gold), _) => {
                     let (golds, family) = score::read_gold_file(gold)?;
                     let preds = score::read_predictions(&args.predictions)?;
-                    score::score(
+                    let report = score::score(
                         &golds,
                         family,
                         &preds,
                         &args.predictions.display().to_string(),
-                    )?
-                    .render(&gold.display().to_string())
+                    )?;
+                    render(report, &gold.display().to_string())
                 }
                 (None, Some(task)) => {
                     let pool = db::connect_existing(&cli.database).await?;
@@ -497,13 +524,13 @@ pub async fn run(cli: Cli) -> Result<()> {
                         })
                         .collect();
                     let preds = score::read_predictions(&args.predictions)?;
-                    score::score(
+                    let report = score::score(
                         &golds,
                         spec.family,
                         &preds,
                         &args.predictions.display().to_string(),
-                    )?
-                    .render(&format!("task {task}"))
+                    )?;
+                    render(report, &format!("task {task}"))
                 }
                 (None, None) => {
                     return Err(ServerError::Usage(

@@ -530,7 +530,13 @@ async fn only_admins_configure_and_started_studies_keep_what_workers_saw() {
     let w = arrive(s, id, "first").await;
     parse(&state_of(s, id, &w).await);
     let mut frozen = changed.clone();
+    assert_eq!(
+        frozen["shot_group"],
+        json!([[2, 1], [4, 1]]),
+        "the chain of split 1"
+    );
     frozen["training_split"] = json!(2);
+    frozen["shot_group"] = json!([[2, 2], [4, 2]]);
     let before = common::snapshot(&s.pool).await;
     let r = post_json(
         s,
@@ -541,7 +547,7 @@ async fn only_admins_configure_and_started_studies_keep_what_workers_saw() {
     .await;
     assert_eq!(r.status, StatusCode::CONFLICT);
     assert!(
-        r.body.contains("the training split can no longer change"),
+        r.body.contains("the training files can no longer change"),
         "{}",
         r.body
     );

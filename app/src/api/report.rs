@@ -42,6 +42,8 @@ pub struct DashboardData {
     pub flagged: Vec<String>,
     pub exports: Vec<Download>,
     pub predictions: Vec<Download>,
+    /// What a reader must know about these numbers (studies whose training sets do not nest).
+    pub notes: Vec<String>,
 }
 
 /// `studies`: comma-separated study ids, empty for every study.
@@ -138,6 +140,7 @@ fn build(
         all_studies: scope.is_empty(),
         studies,
         tables: all_tables(&r),
+        notes: r.notes.clone(),
         charts: r
             .tasks
             .iter()

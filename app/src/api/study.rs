@@ -34,6 +34,10 @@ pub struct StudySummary {
     pub family: Family,
     pub config: StudyConfig,
     pub config_id: i64,
+    /// The scenarios' training files, e.g. `10_1 ⊂ 20_5 ⊂ 30_5` (see `StudyConfig::shot_group_text`).
+    pub shot_group: String,
+    /// Every smaller training set lies within the next larger one.
+    pub nested: bool,
     /// Some worker has taken a place: what workers saw can no longer change.
     pub started: bool,
     pub workers: i64,
@@ -67,6 +71,8 @@ pub struct StudyOverview {
     pub summary: StudySummary,
     /// (k, split) shot groups the task has, for the form.
     pub shot_groups: Vec<(u32, u32)>,
+    /// The task's nesting chains of training files, for the form.
+    pub chains: Vec<Vec<(u32, u32)>>,
     pub progress: Vec<ScenarioProgress>,
     pub workers: Vec<WorkerRow>,
 }

@@ -10,6 +10,10 @@ use serde::{Deserialize, Serialize};
 pub struct TaskSummary {
     pub name: String,
     pub family: Family,
+    /// The task's training files `(k, split)`, sorted.
+    pub shot_files: Vec<(u32, u32)>,
+    /// Its nesting chains (one file per k, each within the next), e.g. 10_1 ⊂ 20_5 ⊂ 30_5.
+    pub chains: Vec<Vec<(u32, u32)>>,
     pub source: String,
     pub test_items: i64,
     pub train_files: i64,

@@ -4,6 +4,7 @@
 use super::error_view;
 use crate::api::report::{dashboard, DashboardData, Download};
 use crate::api::study::ScenarioProgress;
+use crate::domain::report::layout::RULES;
 use crate::domain::report::table::Table;
 use leptos::prelude::*;
 use leptos_router::components::A;
@@ -157,6 +158,13 @@ fn dashboard_view(d: DashboardData) -> impl IntoView {
                     </details>
                 }
             }).collect_view()}
+        </section>
+        <section class="dash-rules">
+            <h2>"How the numbers are computed"</h2>
+            <ul class="rules">
+                {RULES.iter().map(|r| view! { <li>{*r}</li> }).collect_view()}
+                {d.notes.into_iter().map(|n| view! { <li class="note"><strong>"Note: "</strong>{n}</li> }).collect_view()}
+            </ul>
         </section>
         <section class="dash-tables">
             <h2>"Scores"</h2>

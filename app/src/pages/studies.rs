@@ -4,6 +4,7 @@
 use super::error_view;
 use crate::api::study::{list_studies, study_admin, CreateStudy, StudyOverview, UpdateStudy};
 use crate::api::tasks::list_tasks;
+use crate::domain::shots::{self, ShotFile};
 use crate::domain::study::StudyConfig;
 use leptos::prelude::*;
 use leptos_router::components::A;
@@ -13,7 +14,9 @@ use leptos_router::components::A;
 struct ConfigFields {
     scenarios: RwSignal<String>,
     annotators: RwSignal<String>,
-    split: RwSignal<String>,
+    /// The training files, `10_1,20_5,30_5` (a value of `shots::group_options`).
+    group: RwSignal<String>,
+    allow_unnested: RwSignal<bool>,
     rate: RwSignal<String>,
     margin: RwSignal<String>,
     timeout: RwSignal<String>,
@@ -21,13 +24,29 @@ struct ConfigFields {
     code: RwSignal<String>,
 }
 
+/// The value of a configuration's shot group among `task_files`: its chain, or (made before
+/// shot groups) the files of its training split.
+fn group_value(c: &StudyConfig, task_files: &[ShotFile]) -> String {
+    if c.shot_group.is_empty() {
+        let same: Vec<ShotFile> = task_files
+            .iter()
+            .copied()
+            .filter(|f| f.1 == c.training_split)
+            .collect();
+        shots::files_value(&same)
+    } else {
+        shots::files_value(&c.shot_group)
+    }
+}
+
 impl ConfigFields {
-    fn new(c: &StudyConfig) -> Self {
+    fn new(c: &StudyConfig, task_files: &[ShotFile]) -> Self {
         let list: Vec<String> = c.scenarios.iter().map(u32::to_string).collect();
         ConfigFields {
             scenarios: RwSignal::new(list.join(", ")),
             annotators: RwSignal::new(c.annotators.to_string()),
-            split: RwSignal::new(c.training_split.to_string()),
+            group: RwSignal::new(group_value(c, task_files)),
+            allow_unnested: RwSignal::new(c.allow_unnested),
             rate: RwSignal::new(format!("{:.2}", f64::from(c.hourly_rate_cents) / 100.0)),
             margin: RwSignal::new(c.filter_margin.to_string()),
             timeout: RwSignal::new(
@@ -59,10 +78,14 @@ impl ConfigFields {
             return Err("Hourly rate: must be 0 or more".into());
         }
         let timeout = self.timeout.get_untracked();
+        let shot_group = shots::parse_files(&self.group.get_untracked())
+            .map_err(|e| format!("Training sets: {e}"))?;
         Ok(StudyConfig {
             scenarios,
             annotators: num("Annotators", &self.annotators.get_untracked())?,
-            training_split: num("Training split", &self.split.get_untracked())?,
+            training_split: shot_group.first().map_or(1, |f| f.1),
+            shot_group,
+            allow_unnested: self.allow_unnested.get_untracked(),
             hourly_rate_cents: (rate * 100.0).round() as u32,
             filter_margin: num("Filter margin", &self.margin.get_untracked())?,
             item_timeout_secs: if timeout.trim().is_empty() {
@@ -75,11 +98,26 @@ impl ConfigFields {
         })
     }
 
-    fn view(self) -> impl IntoView {
+    /// The form's fields; `options` are the task's shot groups (`shots::group_options`).
+    fn view(self, options: Signal<Vec<(String, String)>>) -> impl IntoView {
+        let group = self.group;
         view! {
             <label>"Scenarios (shots, 0 = zero-shot)" <input name="scenarios" bind:value=self.scenarios/></label>
             <label>"Annotators per scenario" <input name="annotators" type="number" min="1" bind:value=self.annotators/></label>
-            <label>"Training split" <input name="split" type="number" min="1" bind:value=self.split/></label>
+            <label>"Training sets (shot group)"
+                <select name="shot_group" prop:value=move || group.get() on:change=move |ev| group.set(event_target_value(&ev))>
+                    {move || {
+                        let opts = options.get();
+                        let current = group.get();
+                        let listed = current.is_empty() || opts.iter().any(|o| o.0 == current);
+                        let extra = (!listed).then(|| (current.clone(), current.replace(',', ", ")));
+                        opts.into_iter().chain(extra).map(|(value, label)| view! {
+                            <option selected=value == current value=value>{label}</option>
+                        }).collect_view()
+                    }}
+                </select>
+            </label>
+            <label class="check"><input name="allow_unnested" type="checkbox" bind:checked=self.allow_unnested/> " Allow training sets that are not nested"</label>
             <label>"Hourly rate (USD)" <input name="rate" bind:value=self.rate/></label>
             <label>"Training filter margin (S1 below the others' mean)" <input name="margin" bind:value=self.margin/></label>
             <label>"Item time-out in seconds (empty: none)" <input name="timeout" bind:value=self.timeout/></label>
@@ -101,13 +139,14 @@ pub fn StudiesPage() -> impl IntoView {
                     Ok(list) if list.is_empty() => view! { <p>"No studies yet."</p> }.into_any(),
                     Ok(list) => view! {
                         <table class="grid studies">
-                            <thead><tr><th>"Study"</th><th>"Task"</th><th>"Scenarios"</th><th>"Open"</th><th>"Workers"</th><th>"Finished"</th><th>"Worker link"</th></tr></thead>
+                            <thead><tr><th>"Study"</th><th>"Task"</th><th>"Scenarios"</th><th>"Training sets"</th><th>"Open"</th><th>"Workers"</th><th>"Finished"</th><th>"Worker link"</th></tr></thead>
                             <tbody>
                                 {list.into_iter().map(|s| view! {
                                     <tr>
                                         <td><A href=format!("/studies/{}", s.id)>{s.name.clone()}</A></td>
                                         <td>{s.task.clone()}</td>
                                         <td>{s.config.scenarios.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")}</td>
+                                        <td class="shot-group">{s.shot_group.clone()}</td>
                                         <td>{if s.config.open { "open" } else { "closed" }}</td>
                                         <td class="num">{s.workers}</td>
                                         <td class="num">{s.finished}</td>
@@ -130,7 +169,27 @@ fn CreateForm(create: ServerAction<CreateStudy>) -> impl IntoView {
     let tasks = Resource::new(|| (), |_| list_tasks());
     let task = RwSignal::new(String::new());
     let name = RwSignal::new(String::new());
-    let fields = ConfigFields::new(&StudyConfig::default());
+    let fields = ConfigFields::new(&StudyConfig::default(), &[]);
+    // The chosen task's shot groups; choosing a task picks its first one.
+    let options = Signal::derive(move || {
+        let chosen = task.get();
+        tasks
+            .get()
+            .and_then(Result::ok)
+            .and_then(|list| list.into_iter().find(|t| t.name == chosen))
+            .map(|t| shots::group_options(&t.shot_files, &t.chains))
+            .unwrap_or_default()
+    });
+    let choose_task = move |name: String| {
+        task.set(name);
+        fields.group.set(
+            options
+                .get_untracked()
+                .first()
+                .map(|o| o.0.clone())
+                .unwrap_or_default(),
+        );
+    };
     let problem = RwSignal::new(None::<String>);
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
@@ -151,7 +210,7 @@ fn CreateForm(create: ServerAction<CreateStudy>) -> impl IntoView {
             <h2>"New study (admins)"</h2>
             <form class="config" on:submit=submit>
                 <label>"Task"
-                    <select name="task" on:change=move |ev| task.set(event_target_value(&ev))>
+                    <select name="task" on:change=move |ev| choose_task(event_target_value(&ev))>
                         <option value="">"Choose a task"</option>
                         <Suspense fallback=|| ()>
                             {move || Suspend::new(async move {
@@ -163,7 +222,7 @@ fn CreateForm(create: ServerAction<CreateStudy>) -> impl IntoView {
                     </select>
                 </label>
                 <label>"Name" <input name="name" bind:value=name/></label>
-                {fields.view()}
+                {fields.view(options)}
                 <button type="submit" disabled=move || create.pending().get()>"Create study"</button>
             </form>
             {move || problem.get().map(|p| view! { <p class="error" role="alert">{p}</p> })}
@@ -198,7 +257,8 @@ pub fn StudyAdminPage() -> impl IntoView {
 #[component]
 fn StudyView(o: StudyOverview, update: ServerAction<UpdateStudy>) -> impl IntoView {
     let s = o.summary;
-    let fields = ConfigFields::new(&s.config);
+    let fields = ConfigFields::new(&s.config, &o.shot_groups);
+    let options = Signal::stored(shots::group_options(&o.shot_groups, &o.chains));
     let name = RwSignal::new(s.name.clone());
     let problem = RwSignal::new(None::<String>);
     let id = s.id;
@@ -216,15 +276,18 @@ fn StudyView(o: StudyOverview, update: ServerAction<UpdateStudy>) -> impl IntoVi
             Err(e) => problem.set(Some(e)),
         }
     };
-    let groups: Vec<String> = o
-        .shot_groups
-        .iter()
-        .map(|(k, s)| format!("{k}/{s}"))
-        .collect();
+    let chains: Vec<String> = o.chains.iter().map(|c| shots::chain_text(c)).collect();
+    let chains = if chains.is_empty() {
+        "none: no training file lies within a larger one".to_string()
+    } else {
+        chains.join("; ")
+    };
     view! {
         <h1 class="study-title">{s.name.clone()}</h1>
         <p class="meta">"Task " <A href=format!("/tasks/{}", s.task)>{s.task.clone()}</A>
             {format!(" · configuration #{} · {}", s.config_id, if s.started { "started: what workers saw can no longer change" } else { "not started: everything can change" })}</p>
+        <p class="shot-group">"Training sets: " <strong>{s.shot_group.clone()}</strong>
+            {(!s.nested).then(|| view! { <span class="warn">" — a larger training set does not contain the smaller ones (allowed by the admin); the reports say so."</span> })}</p>
         <p>"Worker link: " <code class="worker-link">{format!("/join/{id}")}</code>
            " — add " <code>"?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…"</code> " (Prolific) or " <code>"?workerId=…&assignmentId=…&hitId=…"</code> " (MTurk)."</p>
         <section class="progress">
@@ -248,10 +311,10 @@ fn StudyView(o: StudyOverview, update: ServerAction<UpdateStudy>) -> impl IntoVi
         </section>
         <section class="edit-study">
             <h2>"Configuration (admins)"</h2>
-            <p class="hint">{format!("Shot groups of the task (k/split): {}", groups.join(", "))}</p>
+            <p class="hint">{format!("Nesting chains of the task's training files: {chains}")}</p>
             <form class="config" on:submit=submit>
                 <label>"Name" <input name="name" bind:value=name/></label>
-                {fields.view()}
+                {fields.view(options)}
                 <button type="submit" disabled=move || update.pending().get()>"Save"</button>
             </form>
             {move || problem.get().map(|p| view! { <p class="error" role="alert">{p}</p> })}

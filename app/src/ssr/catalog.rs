@@ -3,6 +3,7 @@
 
 use crate::api::tasks::{ItemPreview, QualityRow, ShotGroup, TaskInfo, TaskSummary, QUALITY_ROWS};
 use crate::domain::crossfit::metrics::Metric;
+use crate::domain::shots::{self, ShotSets};
 use crate::domain::spans::Span;
 use crate::domain::task::{Context, Example, Family, Gold, NoAnswer, TaskSpec};
 use crate::error::AppError;
@@ -15,6 +16,7 @@ pub(crate) fn corrupt(what: &str, e: impl std::fmt::Display) -> AppError {
 
 /// A task's family and metric from its `family` and `text_metric` columns: text-to-text tasks
 /// are stored with family 'classification' and their metric (see the text_tasks migration).
+/// The one decoder of these columns: every query of a task row selects both and calls this.
 pub fn family_of(
     family: &str,
     text_metric: Option<String>,
@@ -31,6 +33,11 @@ pub fn family_of(
     }
 }
 
+/// `family_of` over a row that has the `family` and `text_metric` columns.
+pub fn family_of_row(row: &sqlx::sqlite::SqliteRow) -> Result<(Family, Option<Metric>), AppError> {
+    family_of(row.get("family"), row.get("text_metric"))
+}
+
 /// A task's id, spec and source, or `NotFound`.
 pub async fn load_spec(pool: &SqlitePool, name: &str) -> Result<(i64, TaskSpec, String), AppError> {
     let row = sqlx::query(
@@ -42,7 +49,7 @@ pub async fn load_spec(pool: &SqlitePool, name: &str) -> Result<(i64, TaskSpec, 
     .await?
     .ok_or_else(|| AppError::NotFound(format!("no task named {name:?}")))?;
     let no_answer: String = row.get("no_answer");
-    let (family, metric) = family_of(row.get("family"), row.get("text_metric"))?;
+    let (family, metric) = family_of_row(&row)?;
     let spec = TaskSpec {
         name: row.get("name"),
         family,
@@ -58,7 +65,7 @@ pub async fn load_spec(pool: &SqlitePool, name: &str) -> Result<(i64, TaskSpec, 
 
 pub async fn task_summaries(pool: &SqlitePool) -> Result<Vec<TaskSummary>, AppError> {
     let rows = sqlx::query(
-        "SELECT t.name, t.family, t.source,
+        "SELECT t.id, t.name, t.family, t.text_metric, t.source,
             (SELECT COUNT(*) FROM examples e JOIN data_files f ON f.id = e.file_id
               WHERE f.task_id = t.id AND f.kind = 'test') AS test_items,
             (SELECT COUNT(*) FROM data_files f WHERE f.task_id = t.id AND f.kind = 'train') AS train_files,
@@ -67,19 +74,41 @@ pub async fn task_summaries(pool: &SqlitePool) -> Result<Vec<TaskSummary>, AppEr
     )
     .fetch_all(pool)
     .await?;
-    rows.into_iter()
-        .map(|r| {
-            let family: String = r.get("family");
-            Ok(TaskSummary {
-                name: r.get("name"),
-                family: Family::parse(&family).ok_or_else(|| corrupt("family", &family))?,
-                source: r.get("source"),
-                test_items: r.get("test_items"),
-                train_files: r.get("train_files"),
-                quality_issues: r.get("issues"),
-            })
-        })
-        .collect()
+    let mut out = Vec::with_capacity(rows.len());
+    for r in rows {
+        let sets = shot_sets(pool, r.get("id")).await?;
+        let mut shot_files: Vec<shots::ShotFile> = sets.keys().copied().collect();
+        shot_files.sort_unstable();
+        out.push(TaskSummary {
+            name: r.get("name"),
+            family: family_of_row(&r)?.0,
+            chains: shots::chains(&sets),
+            shot_files,
+            source: r.get("source"),
+            test_items: r.get("test_items"),
+            train_files: r.get("train_files"),
+            quality_issues: r.get("issues"),
+        });
+    }
+    Ok(out)
+}
+
+/// The content keys of each training file of a task: what nesting is decided on.
+pub async fn shot_sets(pool: &SqlitePool, task_id: i64) -> Result<ShotSets, AppError> {
+    let keys: Vec<(i64, i64, String)> = sqlx::query_as(
+        "SELECT f.k, f.split, e.content_key FROM examples e JOIN data_files f ON f.id = e.file_id
+         WHERE f.task_id = ? AND f.kind = 'train'",
+    )
+    .bind(task_id)
+    .fetch_all(pool)
+    .await?;
+    let mut sets = ShotSets::new();
+    for (k, split, key) in keys {
+        sets.entry((k as u32, split as u32))
+            .or_default()
+            .insert(key);
+    }
+    Ok(sets)
 }
 
 /// How many test items a task has.

@@ -6,12 +6,13 @@ use crate::domain::report::chart::task_curve;
 use crate::domain::report::layout::{self, money, Which};
 use crate::domain::report::table::csv_line;
 use crate::domain::report::{majority, scenario_annotators, Report};
+use crate::domain::shots;
 use crate::error::AppError;
 use crate::ssr::report::{CrowdIds, Loaded, ANNOTATION_COLUMNS};
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 fn json_line<T: Serialize>(v: &T) -> Result<String, AppError> {
     let mut s = serde_json::to_string(v).map_err(AppError::internal)?;
@@ -155,11 +156,14 @@ pub fn pay_csv(l: &Loaded, r: &Report) -> Result<String, AppError> {
 }
 
 /// Predictions in the official CLUES format: `{"id": ..., "answer": [...]}` per test item,
-/// in test-file order, "no answer" in the task's official encoding.
+/// in test-file order, "no answer" in the task's official encoding. A skipped item is written
+/// as no answer with `"skipped": true`: the platform's `score` scores it 0 as the report does,
+/// the official scorer ignores the field.
 fn predictions(
     l: &Loaded,
     task: &str,
     answers: &HashMap<i64, Vec<String>>,
+    skipped: &HashSet<i64>,
 ) -> Result<String, AppError> {
     let spec = &l.tasks[task].spec;
     let mut out = String::new();
@@ -167,14 +171,16 @@ fn predictions(
         let answer = answers.get(example).ok_or_else(|| {
             AppError::Refused(format!("test item {id} of {task} has no answer to export"))
         })?;
-        out.push_str(&json_line(
-            &serde_json::json!({"id": id, "answer": spec.to_official(answer)}),
-        )?);
+        let mut line = serde_json::json!({"id": id, "answer": spec.to_official(answer)});
+        if skipped.contains(example) {
+            line["skipped"] = Value::Bool(true);
+        }
+        out.push_str(&json_line(&line)?);
     }
     Ok(out)
 }
 
-/// One finished annotator's test answers (a skip exports as no answer).
+/// One finished annotator's test answers (a skip exports as no answer marked `skipped`).
 pub fn annotator_predictions(l: &Loaded, assignment: i64) -> Result<(String, String), AppError> {
     let a = l
         .annotators
@@ -187,15 +193,14 @@ pub fn annotator_predictions(l: &Loaded, assignment: i64) -> Result<(String, Str
             a.worker, a.status
         )));
     }
-    let answers = a
-        .items
-        .iter()
-        .filter(|i| !i.training)
+    let test = || a.items.iter().filter(|i| !i.training);
+    let answers = test()
         .filter_map(|i| Some((i.example_id, i.answer.clone()?)))
         .collect();
+    let skipped = test().filter(|i| i.skipped).map(|i| i.example_id).collect();
     Ok((
         format!("{}-{}-k{}.jsonl", a.task, a.worker.replace(':', "_"), a.k),
-        predictions(l, &a.task, &answers)?,
+        predictions(l, &a.task, &answers, &skipped)?,
     ))
 }
 
@@ -225,7 +230,7 @@ pub fn majority_predictions(
     let which = if filtered { "-filtered" } else { "" };
     Ok((
         format!("{task}-majority-k{k}{which}.jsonl"),
-        predictions(l, task, &answers)?,
+        predictions(l, task, &answers, &HashSet::new())?,
     ))
 }
 
@@ -252,6 +257,9 @@ struct ConfigExport {
     task: String,
     config_id: i64,
     config: crate::domain::study::StudyConfig,
+    /// The scenarios' training files, e.g. `10_1 ⊂ 20_5 ⊂ 30_5`, and whether they nest.
+    training_sets: String,
+    nested: bool,
     versions: Vec<Value>,
 }
 
@@ -285,12 +293,18 @@ pub async fn bundle_files(
         .bind(s.id)
         .fetch_all(pool)
         .await?;
+        let nested = l
+            .tasks
+            .get(&s.spec.name)
+            .is_none_or(|t| shots::not_nested(&t.shot_sets, &s.config.scenario_files()).is_empty());
         configs.push(ConfigExport {
             study_id: s.id,
             name: s.name.clone(),
             task: s.spec.name.clone(),
             config_id: s.config_id,
             config: s.config.clone(),
+            training_sets: s.config.shot_group_text(nested),
+            nested,
             versions: versions
                 .into_iter()
                 .map(|(id, json, at)| {

@@ -3,8 +3,9 @@
 
 use crate::domain::report::machine::MachineRun;
 use crate::domain::report::{self, AnnotatorRecord, ItemRecord, Report, StudyRules, TaskData};
+use crate::domain::shots;
 use crate::error::AppError;
-use crate::ssr::catalog::{corrupt, gold_of, load_spec};
+use crate::ssr::catalog::{corrupt, gold_of, load_spec, shot_sets};
 use crate::ssr::study::{self, CrowdInfo, StoredSpan, Study};
 use serde::{Deserialize, Serialize};
 use sqlx::{Row, SqlitePool};
@@ -26,6 +27,8 @@ pub struct AnnotationRow {
     /// Shots of the worker's scenario (0 = zero-shot).
     pub k: u32,
     pub training_split: Option<u32>,
+    /// The study's training files per k-shot scenario, e.g. `10_1,20_5,30_5`.
+    pub shot_group: String,
     pub status: String,
     pub started_at: i64,
     pub finished_at: Option<i64>,
@@ -77,7 +80,7 @@ impl From<CrowdInfo> for CrowdIds {
 }
 
 /// The export's columns, in order (the CSV header).
-pub const ANNOTATION_COLUMNS: [&str; 36] = [
+pub const ANNOTATION_COLUMNS: [&str; 37] = [
     "study_id",
     "study",
     "config_id",
@@ -91,6 +94,7 @@ pub const ANNOTATION_COLUMNS: [&str; 36] = [
     "crowd_assignment_id",
     "k",
     "training_split",
+    "shot_group",
     "status",
     "started_at",
     "finished_at",
@@ -179,20 +183,7 @@ async fn task_data(
         test_golds.insert(r.get::<i64, _>("id"), gold_of(r)?);
         order.push((r.get("id"), r.get("ext_id")));
     }
-    let keys: Vec<(i64, i64, String)> = sqlx::query_as(
-        "SELECT f.k, f.split, e.content_key FROM examples e JOIN data_files f ON f.id = e.file_id
-         WHERE f.task_id = ? AND f.kind = 'train'",
-    )
-    .bind(task_id)
-    .fetch_all(pool)
-    .await?;
-    let mut shot_sets: HashMap<(u32, u32), HashSet<String>> = HashMap::new();
-    for (k, split, key) in keys {
-        shot_sets
-            .entry((k as u32, split as u32))
-            .or_default()
-            .insert(key);
-    }
+    let shot_sets = shot_sets(pool, task_id).await?;
     Ok((
         TaskData {
             spec,
@@ -222,6 +213,7 @@ fn row_of(r: &sqlx::sqlite::SqliteRow) -> Result<AnnotationRow, AppError> {
         crowd: crowd.into(),
         k: r.get::<i64, _>("k") as u32,
         training_split: r.get::<Option<i64>, _>("training_split").map(|s| s as u32),
+        shot_group: String::new(),
         status: r.get("status"),
         started_at: r.get("started_at"),
         finished_at: r.get("finished_at"),
@@ -328,18 +320,18 @@ pub async fn load(pool: &SqlitePool, scope: &[i64]) -> Result<Loaded, AppError> 
     .bind(json_ids)
     .fetch_all(pool)
     .await?;
-    let rows = db_rows.iter().map(row_of).collect::<Result<Vec<_>, _>>()?;
+    let mut rows = db_rows.iter().map(row_of).collect::<Result<Vec<_>, _>>()?;
+    // The training files cannot change once a worker started: the study's are the worker's.
+    let groups: HashMap<i64, String> = studies
+        .iter()
+        .map(|s| (s.id, shots::files_value(&s.config.scenario_files())))
+        .collect();
+    for r in &mut rows {
+        r.shot_group = groups.get(&r.study_id).cloned().unwrap_or_default();
+    }
     let rules = studies
         .iter()
-        .map(|s| {
-            (
-                s.id,
-                StudyRules {
-                    hourly_rate_cents: s.config.hourly_rate_cents,
-                    filter_margin: s.config.filter_margin,
-                },
-            )
-        })
+        .map(|s| (s.id, StudyRules::of(&s.config)))
         .collect();
     Ok(Loaded {
         annotators: annotators(&rows),

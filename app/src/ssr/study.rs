@@ -7,11 +7,12 @@ use crate::api::study::{
 };
 use crate::domain::answer::{check_answer, Answer, SpanAnswer};
 use crate::domain::s1::Scoring;
+use crate::domain::shots;
 use crate::domain::study::{choose_scenario, is_abandoned, item_order, ScenarioLoad, StudyConfig};
 use crate::domain::task::{Context, Family, Gold, TaskSpec};
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
-use crate::ssr::catalog::{context_of, corrupt, gold_of, load_spec};
+use crate::ssr::catalog::{context_of, corrupt, gold_of, load_spec, shot_sets};
 use serde::{Deserialize, Serialize};
 use sqlx::{Row, Sqlite, SqlitePool, Transaction};
 
@@ -80,10 +81,19 @@ fn check_name(name: &str) -> Result<String, AppError> {
     Ok(name.to_string())
 }
 
-fn check_config(config: &StudyConfig, groups: &[(u32, u32)]) -> Result<(), AppError> {
-    config.validate(groups).map_err(|errs| {
-        AppError::Invalid(format!("The study cannot be saved: {}.", errs.join("; ")))
-    })
+/// Checks a configuration against the task's training files and their nesting.
+async fn check_config(
+    pool: &SqlitePool,
+    config: &StudyConfig,
+    task_id: i64,
+) -> Result<(), AppError> {
+    let groups = shot_groups(pool, task_id).await?;
+    let sets = shot_sets(pool, task_id).await?;
+    config
+        .validate(&groups, &|a, b| shots::within(&sets, a, b))
+        .map_err(|errs| {
+            AppError::Invalid(format!("The study cannot be saved: {}.", errs.join("; ")))
+        })
 }
 
 /// A completion code for studies configured without one: 8 characters, no look-alikes.
@@ -120,6 +130,10 @@ async fn insert_config(
     Ok(())
 }
 
+/// Creates a study. A configuration that names no training files gets the task's nesting
+/// chain that begins with its training split (e.g. split 1 of SQuAD v2: 10_1 ⊂ 20_5 ⊂ 30_5);
+/// where there is none, the same split for every k, which is refused unless unnested training
+/// sets are allowed.
 pub async fn create(
     pool: &SqlitePool,
     by: Option<i64>,
@@ -129,7 +143,14 @@ pub async fn create(
 ) -> Result<i64, AppError> {
     let name = check_name(name)?;
     let (task_id, _, _) = load_spec(pool, task).await?;
-    check_config(&config, &shot_groups(pool, task_id).await?)?;
+    if config.shot_group.is_empty() {
+        // No files named: the nesting chain that begins with the training split, if any.
+        let chains = shots::chains(&shot_sets(pool, task_id).await?);
+        if let Some(chain) = shots::chain_of_split(&chains, config.training_split) {
+            config.shot_group = chain.clone();
+        }
+    }
+    check_config(pool, &config, task_id).await?;
     if config.completion_code.trim().is_empty() {
         config.completion_code = new_completion_code();
     }
@@ -155,7 +176,7 @@ pub async fn update(
 ) -> Result<(), AppError> {
     let name = check_name(name)?;
     let study = load(pool, id).await?;
-    check_config(&config, &shot_groups(pool, study.task_id).await?)?;
+    check_config(pool, &config, study.task_id).await?;
     if config.completion_code.trim().is_empty() {
         return Err(AppError::Invalid(
             "the completion code may not be empty".into(),
@@ -207,6 +228,11 @@ pub async fn list(pool: &SqlitePool) -> Result<Vec<StudySummary>, AppError> {
     Ok(out)
 }
 
+/// One study's summary, or `NotFound`.
+pub async fn summary_of(pool: &SqlitePool, id: i64) -> Result<StudySummary, AppError> {
+    summary(pool, &load(pool, id).await?).await
+}
+
 async fn summary(pool: &SqlitePool, s: &Study) -> Result<StudySummary, AppError> {
     let (workers, finished): (i64, i64) = sqlx::query_as(
         "SELECT COUNT(*), COALESCE(SUM(status = 'finished'), 0) FROM assignments WHERE study_id = ?",
@@ -214,11 +240,15 @@ async fn summary(pool: &SqlitePool, s: &Study) -> Result<StudySummary, AppError>
     .bind(s.id)
     .fetch_one(pool)
     .await?;
+    let sets = shot_sets(pool, s.task_id).await?;
+    let nested = shots::not_nested(&sets, &s.config.scenario_files()).is_empty();
     Ok(StudySummary {
         id: s.id,
         name: s.name.clone(),
         task: s.spec.name.clone(),
         family: s.spec.family,
+        shot_group: s.config.shot_group_text(nested),
+        nested,
         config: s.config.clone(),
         config_id: s.config_id,
         started: workers > 0,
@@ -276,6 +306,7 @@ pub async fn admin_view(pool: &SqlitePool, id: i64) -> Result<StudyOverview, App
     Ok(StudyOverview {
         summary: summary(pool, &s).await?,
         shot_groups: shot_groups(pool, s.task_id).await?,
+        chains: shots::chains(&shot_sets(pool, s.task_id).await?),
         progress,
         workers,
     })
@@ -363,7 +394,7 @@ async fn enter_in(
         use rand::Rng;
         rand::thread_rng().gen_range(0..i64::MAX)
     };
-    let split = (k > 0).then_some(study.config.training_split);
+    let split = (k > 0).then_some(study.config.split_for(k));
     let crowd_json =
         serde_json::to_string(&crowd.cloned().unwrap_or_default()).map_err(AppError::internal)?;
     let id = sqlx::query(
@@ -545,9 +576,8 @@ fn reveal(spec: &TaskSpec, item: &ItemRow) -> Option<Reveal> {
         return None;
     }
     let yours = item.answer.clone()?;
-    let pred = spec.to_official(&yours.strings());
     Some(Reveal {
-        s1: spec.score(&item.gold, &pred, Scoring::Official),
+        s1: yours.score(spec, &item.gold, Scoring::Official),
         gold: spec.from_official(&item.gold.official),
         gold_spans: item.gold.spans.clone(),
         yours,
@@ -752,9 +782,8 @@ pub async fn submit(
         ));
     }
     check_answer(&study.spec, &item.context, &answer).map_err(AppError::Invalid)?;
-    let pred = study.spec.to_official(&answer.strings());
-    let s1 = study.spec.score(&item.gold, &pred, Scoring::Official);
-    let s1_any = study.spec.score(&item.gold, &pred, Scoring::AnyOf);
+    let s1 = answer.score(&study.spec, &item.gold, Scoring::Official);
+    let s1_any = answer.score(&study.spec, &item.gold, Scoring::AnyOf);
     let spans: Vec<StoredSpan> = answer
         .spans()
         .into_iter()

@@ -568,6 +568,7 @@ pub fn read_imported(label: &str, text: &str) -> Result<(Vec<Prediction>, bool)>
                         id: id.clone(),
                         answer: spans_of(v, None)?,
                         line: 1,
+                        skipped: false,
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
@@ -611,6 +612,7 @@ pub fn read_imported(label: &str, text: &str) -> Result<(Vec<Prediction>, bool)>
             id: id.clone(),
             answer: spans_of(v, line)?,
             line: i + 1,
+            skipped: false,
         });
     }
     Ok((out, false))

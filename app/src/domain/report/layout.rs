@@ -2,7 +2,7 @@
 //! Tables 8 and 9, majority vote and agreement, confidence, annotators; and one long CSV.
 
 use super::table::{csv_line, Table};
-use super::{Report, Tables};
+use super::{Cell, Report, Tables};
 use crate::domain::s1::Spread;
 use crate::domain::task::Family;
 
@@ -68,9 +68,16 @@ pub fn group_header(r: &Report) -> (Vec<(String, usize)>, Vec<String>) {
     (groups, header)
 }
 
-/// Table 5: rows of shots, columns of tasks grouped as sentence classification / NER /
-/// reading comprehension; each cell `mean ± std (n)` of annotator test S1.
-pub fn main_table(r: &Report, which: Which, any_of: bool) -> Table {
+/// A table in the layout of the paper's Table 5: rows of shots, columns of tasks grouped as
+/// sentence classification / NER / reading comprehension; `cell` writes each cell.
+fn shots_by_tasks(
+    r: &Report,
+    which: Which,
+    id: String,
+    title: String,
+    note: &str,
+    cell: impl Fn(&Cell) -> Option<String>,
+) -> Table {
     let t = which.of(r);
     let (groups, header) = group_header(r);
     let rows = r
@@ -81,23 +88,58 @@ pub fn main_table(r: &Report, which: Which, any_of: bool) -> Table {
             row.extend(r.tasks.iter().map(|c| {
                 t.main
                     .iter()
-                    .find(|cell| cell.task == c.name && cell.k == k)
-                    .map_or("–".to_string(), |cell| {
-                        spread_text(if any_of { &cell.any_of } else { &cell.official })
-                    })
+                    .find(|x| x.task == c.name && x.k == k)
+                    .and_then(&cell)
+                    .unwrap_or_else(|| "–".to_string())
             }));
             row
         })
         .collect();
-    let scoring = if any_of { "any-of" } else { "official" };
     Table {
-        id: format!("table5-{}-{scoring}", which.id()),
-        title: format!("Human test S1 ({scoring} scoring), {}", which.describe()),
-        note: "Mean ± standard deviation of the annotators' S1 in percent, n annotators; the layout of the paper's Table 5.".into(),
+        id,
+        title,
+        note: note.into(),
         groups,
         header,
         rows,
     }
+}
+
+/// Table 5: each cell `mean ± std (n)` of annotator test S1, a skipped item scoring 0.
+pub fn main_table(r: &Report, which: Which, any_of: bool) -> Table {
+    let scoring = if any_of { "any-of" } else { "official" };
+    shots_by_tasks(
+        r,
+        which,
+        format!("table5-{}-{scoring}", which.id()),
+        format!("Human test S1 ({scoring} scoring), {}", which.describe()),
+        "Mean ± standard deviation of the annotators' S1 in percent, n annotators; a skipped item is not an answer and scores 0. The layout of the paper's Table 5.",
+        |cell| Some(spread_text(if any_of { &cell.any_of } else { &cell.official })),
+    )
+}
+
+/// The share of test items skipped in each cell of Table 5.
+pub fn skip_table(r: &Report, which: Which) -> Table {
+    shots_by_tasks(
+        r,
+        which,
+        format!("skips-{}", which.id()),
+        format!("Test items skipped, {}", which.describe()),
+        "Skipped test items as a share of the submitted ones, over the annotators of each cell of Table 5 (skipped of submitted).",
+        |cell| Some(format!("{}% ({} of {})", pct(cell.skip_rate()), cell.skipped, cell.test_items)),
+    )
+}
+
+/// The second view of Table 5: S1 over the test items each annotator answered (skips left out).
+pub fn answered_table(r: &Report, which: Which) -> Table {
+    shots_by_tasks(
+        r,
+        which,
+        format!("table5-answered-{}", which.id()),
+        format!("Human test S1 over answered items only (official scoring), {}", which.describe()),
+        "A second view, not the paper's score: each annotator's S1 over the test items they answered, skips left out (an annotator who answered none is left out of n).",
+        |cell| cell.answered.as_ref().map(spread_text),
+    )
 }
 
 fn subset_table(r: &Report, which: Which, nine: bool) -> Table {
@@ -221,11 +263,12 @@ pub fn annotator_table(r: &Report) -> Table {
     Table {
         id: "annotators".into(),
         title: "Annotators".into(),
-        note: "Test S1 over the submitted test items; paid time runs from taking the place to finishing (or the last activity).".into(),
+        note: "Test S1 over the submitted test items, a skip scoring 0 (and over the answered ones only); paid time runs from taking the place to finishing (or the last activity).".into(),
         groups: Vec::new(),
         header: [
             "Worker", "Study", "Task", "Shots", "Status", "Test S1", "Test S1 (any-of)",
-            "Training S1", "Items", "Skips", "Time on items", "Paid time", "Pay", "Flagged",
+            "Test S1 (answered only)", "Training S1", "Items", "Skips", "Time on items",
+            "Paid time", "Pay", "Flagged",
         ]
         .map(String::from)
         .to_vec(),
@@ -241,6 +284,7 @@ pub fn annotator_table(r: &Report) -> Table {
                     a.status.clone(),
                     opt_pct(a.test_s1),
                     opt_pct(a.test_s1_any_of),
+                    opt_pct(a.test_s1_answered),
                     opt_pct(a.training_s1),
                     format!("{}/{}", a.items_done, a.items_total),
                     a.skips.to_string(),
@@ -260,6 +304,8 @@ pub fn all_tables(r: &Report) -> Vec<Table> {
     for which in [Which::All, Which::Filtered] {
         out.push(main_table(r, which, false));
         out.push(main_table(r, which, true));
+        out.push(skip_table(r, which));
+        out.push(answered_table(r, which));
         if which == Which::All && !r.machines.is_empty() {
             out.push(super::machine::versus_table(r, false));
             out.push(super::machine::versus_table(r, true));
@@ -273,9 +319,24 @@ pub fn all_tables(r: &Report) -> Vec<Table> {
     out
 }
 
+/// How the numbers are computed: shown on the dashboard and at the top of the Markdown report.
+pub const RULES: [&str; 4] = [
+    "A skipped item is not an answer: it scores 0 in every annotator's S1, for every task family (an explicit \"no answer\" is an answer and scores 1 where the gold is empty). Each cell's skip rate and, as a second view, S1 over the answered items only are given in their own tables. The majority vote treats a skip as an abstention.",
+    "Training filter: a worker is flagged when their training S1 is more than the study's margin below the mean training S1 of the other workers of the same study and scenario. Scores within 1e-9 of each other count as equal, so a worker exactly at the margin (e.g. 7/10 against 10/10 and 8/10 with margin 0.2) is kept.",
+    "Shot groups: the training sets of a study's scenarios are one nesting chain of files (e.g. SQuAD v2 10_1 ⊂ 20_5 ⊂ 30_5), so every larger set contains the smaller ones; a study whose sets are not nested says so below. Tables 8 and 9 compare the groups on the files of each study's chain.",
+    "Spreads are population standard deviations over the annotators of a cell (n annotators); only finished annotators enter the tables.",
+];
+
 /// The whole report as Markdown.
 pub fn markdown(r: &Report) -> String {
-    let mut out = String::from("# Human scores\n\n");
+    let mut out = String::from("# Human scores\n\n## How the numbers are computed\n\n");
+    for rule in RULES {
+        out.push_str(&format!("- {rule}\n"));
+    }
+    for note in &r.notes {
+        out.push_str(&format!("- **Note:** {note}\n"));
+    }
+    out.push('\n');
     for t in all_tables(r) {
         out.push_str(&t.to_markdown());
     }
@@ -331,13 +392,37 @@ pub fn scores_csv(r: &Report) -> String {
         let t = which.of(r);
         let w = which.id().to_string();
         for c in &t.main {
-            for (scoring, s) in [("official", &c.official), ("any-of", &c.any_of)] {
-                let mut f = vec!["table5".into(), w.clone(), scoring.into(), c.task.clone()];
+            let views = [
+                ("table5", "official", Some(&c.official)),
+                ("table5", "any-of", Some(&c.any_of)),
+                ("table5-answered", "official", c.answered.as_ref()),
+                ("table5-answered", "any-of", c.answered_any_of.as_ref()),
+            ];
+            for (table, scoring, s) in views {
+                let Some(s) = s else { continue };
+                let mut f = vec![table.into(), w.clone(), scoring.into(), c.task.clone()];
                 f.extend([family(&c.task).into(), c.k.to_string(), String::new()]);
                 f.extend(spread_fields(s));
                 f.extend([String::new(), String::new()]);
                 row(f);
             }
+            // The skip rate: items = submitted test items, mean = skipped / submitted.
+            row(vec![
+                "skips".into(),
+                w.clone(),
+                String::new(),
+                c.task.clone(),
+                family(&c.task).into(),
+                c.k.to_string(),
+                String::new(),
+                c.official.n.to_string(),
+                c.test_items.to_string(),
+                num(c.skip_rate()),
+                String::new(),
+                String::new(),
+                String::new(),
+                "skip rate".into(),
+            ]);
         }
         for (name, cells) in [("table8", &t.table8), ("table9", &t.table9)] {
             for c in cells {
@@ -409,6 +494,28 @@ pub fn scores_csv(r: &Report) -> String {
                 String::new(),
                 String::new(),
                 "accuracy".into(),
+            ]);
+        }
+    }
+    // Each study's training files: `annotators` holds `study:<id>`, `subset` the file's split,
+    // `measure` whether the study's files nest.
+    for g in &r.shot_groups {
+        for &(k, split) in &g.files {
+            row(vec![
+                "shot_group".into(),
+                format!("study:{}", g.study),
+                String::new(),
+                g.task.clone(),
+                family(&g.task).into(),
+                k.to_string(),
+                format!("split {split}"),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                if g.nested { "nested" } else { "not nested" }.into(),
             ]);
         }
     }

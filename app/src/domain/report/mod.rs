@@ -10,8 +10,9 @@ pub mod table;
 pub mod vote;
 
 use crate::domain::crossfit::metrics::evaluate;
-use crate::domain::s1::{mean, spread, Scoring, Spread};
-use crate::domain::study::flag_low_performers;
+use crate::domain::s1::{mean, same_score, spread, Scoring, Spread};
+use crate::domain::shots::{self, ShotFile};
+use crate::domain::study::{flag_low_performers, StudyConfig};
 use crate::domain::task::{Family, Gold, TaskSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -34,6 +35,20 @@ pub struct ItemRecord {
     pub submitted_at: Option<i64>,
 }
 
+impl ItemRecord {
+    /// The item's score under a scoring: a skip is not an answer and scores 0 whatever was
+    /// stored for it (see `Answer::score`); `None` while not submitted.
+    pub fn score(&self, scoring: Scoring) -> Option<f64> {
+        if self.skipped && self.submitted_at.is_some() {
+            return Some(0.0);
+        }
+        match scoring {
+            Scoring::Official => self.s1,
+            Scoring::AnyOf => self.s1_any_of,
+        }
+    }
+}
+
 /// A worker's place in a scenario with everything they did; times in unix milliseconds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AnnotatorRecord {
@@ -51,11 +66,38 @@ pub struct AnnotatorRecord {
     pub items: Vec<ItemRecord>,
 }
 
-/// The rules of a study the report applies: its pay rate and its training filter.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// The rules of a study the report applies: its pay rate, its training filter and its shot
+/// group (the training file of each k, for Tables 8 and 9 and the nesting note).
+#[derive(Clone, Debug, PartialEq)]
 pub struct StudyRules {
     pub hourly_rate_cents: u32,
     pub filter_margin: f64,
+    /// `(k, split)` of every k the study's chain names (at least its k-shot scenarios).
+    pub files: Vec<ShotFile>,
+    pub allow_unnested: bool,
+}
+
+impl StudyRules {
+    /// The rules of a study configuration.
+    pub fn of(config: &StudyConfig) -> Self {
+        let mut files = config.scenario_files();
+        for &f in &config.shot_group {
+            if !files.iter().any(|x| x.0 == f.0) {
+                files.push(f);
+            }
+        }
+        files.sort_unstable();
+        StudyRules {
+            hourly_rate_cents: config.hourly_rate_cents,
+            filter_margin: config.filter_margin,
+            files,
+            allow_unnested: config.allow_unnested,
+        }
+    }
+
+    fn split_for(&self, k: u32) -> Option<u32> {
+        self.files.iter().find(|f| f.0 == k).map(|f| f.1)
+    }
 }
 
 /// What the report needs of a task: its spec, the gold of each test example (by example id)
@@ -76,12 +118,20 @@ pub struct AnnotatorScore {
     pub task: String,
     pub k: u32,
     pub status: String,
+    /// Test S1 over the submitted test items, a skip scoring 0.
     pub test_s1: Option<f64>,
     pub test_s1_any_of: Option<f64>,
+    /// Test S1 over the test items answered (skips left out): the second view.
+    pub test_s1_answered: Option<f64>,
+    pub test_s1_answered_any_of: Option<f64>,
     pub training_s1: Option<f64>,
     pub items_done: usize,
     pub items_total: usize,
+    /// Skips over all submitted items (training and test).
     pub skips: usize,
+    /// Submitted test items and the skips among them.
+    pub test_done: usize,
+    pub test_skips: usize,
     /// Sum over submitted items of submit minus first show.
     pub seconds_on_items: f64,
     /// From taking the place to finishing (or the last activity, if not finished): paid time.
@@ -91,13 +141,31 @@ pub struct AnnotatorScore {
     pub flagged: bool,
 }
 
-/// A cell of the main table (the paper's Table 5): annotators' test S1 of one task and k.
+/// A cell of the main table (the paper's Table 5): annotators' test S1 of one task and k
+/// (a skip scoring 0), the share of test items skipped, and S1 over answered items only.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
     pub task: String,
     pub k: u32,
     pub official: Spread,
     pub any_of: Spread,
+    /// Test items the cell's annotators submitted, and the skips among them.
+    pub test_items: usize,
+    pub skipped: usize,
+    /// Per-annotator S1 over the answered test items (annotators who answered none left out).
+    pub answered: Option<Spread>,
+    pub answered_any_of: Option<Spread>,
+}
+
+impl Cell {
+    /// Skipped test items as a fraction of the submitted ones.
+    pub fn skip_rate(&self) -> f64 {
+        if self.test_items == 0 {
+            0.0
+        } else {
+            self.skipped as f64 / self.test_items as f64
+        }
+    }
 }
 
 /// Which training items a training-step cell covers.
@@ -192,6 +260,23 @@ pub struct Report {
     /// Machine systems' scores per task and k over splits (the model track).
     #[serde(default)]
     pub machines: Vec<machine::MachineCell>,
+    /// Each study's shot group (the training file of each k) and whether it is nested.
+    #[serde(default)]
+    pub shot_groups: Vec<StudyShots>,
+    /// What a reader must know about these numbers (e.g. a study whose sets are not nested).
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// A study's training files per k, as the report used them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StudyShots {
+    pub study: i64,
+    pub task: String,
+    /// `(k, split)` of each k-shot scenario, k ascending.
+    pub files: Vec<(u32, u32)>,
+    /// Every smaller set lies within the next larger one.
+    pub nested: bool,
 }
 
 /// Pay in cents for `ms` milliseconds at `rate_cents` per hour, rounded half up.
@@ -232,14 +317,10 @@ fn corpus_score(data: &TaskData, answers: &[(i64, Option<String>)]) -> Option<Op
     Some(evaluate(metric, &preds, &golds).ok().and_then(|s| s.value))
 }
 
-fn score_annotator(
-    a: &AnnotatorRecord,
-    data: &TaskData,
-    rules: Option<&StudyRules>,
-    flagged: bool,
-) -> AnnotatorScore {
-    let test = submitted(a, false);
-    let answers: Vec<(i64, Option<String>)> = test
+/// Test S1 (official, any-of) of some test items: the mean of the item scores, or the task's
+/// corpus-level metric over them (a skip's empty answer is then a wrong prediction).
+fn test_scores(data: &TaskData, items: &[&ItemRecord]) -> (Option<f64>, Option<f64>) {
+    let answers: Vec<(i64, Option<String>)> = items
         .iter()
         .map(|i| {
             (
@@ -248,7 +329,29 @@ fn score_annotator(
             )
         })
         .collect();
-    let corpus = corpus_score(data, &answers);
+    match corpus_score(data, &answers) {
+        Some(corpus) => (corpus, corpus),
+        None => (
+            item_mean(items, |i| i.score(Scoring::Official)),
+            item_mean(items, |i| i.score(Scoring::AnyOf)),
+        ),
+    }
+}
+
+fn score_annotator(
+    a: &AnnotatorRecord,
+    data: &TaskData,
+    rules: Option<&StudyRules>,
+    flagged: bool,
+) -> AnnotatorScore {
+    let test = submitted(a, false);
+    let answered: Vec<&ItemRecord> = test.iter().copied().filter(|i| !i.skipped).collect();
+    let (test_s1, test_s1_any_of) = test_scores(data, &test);
+    let (answered_s1, answered_any_of) = if answered.is_empty() {
+        (None, None)
+    } else {
+        test_scores(data, &answered)
+    };
     let training = submitted(a, true);
     let done: Vec<&ItemRecord> = a
         .items
@@ -267,12 +370,16 @@ fn score_annotator(
         task: a.task.clone(),
         k: a.k,
         status: a.status.clone(),
-        test_s1: corpus.unwrap_or_else(|| item_mean(&test, |i| i.s1)),
-        test_s1_any_of: corpus.unwrap_or_else(|| item_mean(&test, |i| i.s1_any_of)),
-        training_s1: item_mean(&training, |i| i.s1),
+        test_s1,
+        test_s1_any_of,
+        test_s1_answered: answered_s1,
+        test_s1_answered_any_of: answered_any_of,
+        training_s1: item_mean(&training, |i| i.score(Scoring::Official)),
         items_done: done.len(),
         items_total: a.items.len(),
         skips: done.iter().filter(|i| i.skipped).count(),
+        test_done: test.len(),
+        test_skips: test.len() - answered.len(),
         seconds_on_items: on_items as f64 / 1000.0,
         seconds: paid_ms.max(0) as f64 / 1000.0,
         pay_cents: rules.map_or(0, |r| pay_cents(paid_ms, r.hourly_rate_cents)),
@@ -291,7 +398,7 @@ pub fn flagged<'a>(
         .into_iter()
         .filter(|a| a.status == "finished" && a.k > 0)
     {
-        if let Some(s) = item_mean(&submitted(a, true), |i| i.s1) {
+        if let Some(s) = item_mean(&submitted(a, true), |i| i.score(Scoring::Official)) {
             groups
                 .entry((a.study, a.k))
                 .or_default()
@@ -353,19 +460,55 @@ pub fn build(
         .collect();
     let by_assignment: HashMap<i64, &AnnotatorScore> =
         scores.iter().map(|s| (s.assignment, s)).collect();
+    let (shot_groups, notes) = shot_groups(tasks, &annotators, rules);
     Report {
+        shot_groups,
+        notes,
         shots: annotators
             .iter()
             .map(|a| a.k)
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect(),
-        all: tables(tasks, &columns, &finished, &by_assignment),
-        filtered: tables(tasks, &columns, &kept, &by_assignment),
+        all: tables(tasks, &columns, &finished, &by_assignment, rules),
+        filtered: tables(tasks, &columns, &kept, &by_assignment, rules),
         annotators: scores,
         tasks: columns,
         machines: Vec::new(),
     }
+}
+
+/// Each study's training files with whether they nest, and a note for each that does not.
+fn shot_groups(
+    tasks: &HashMap<String, TaskData>,
+    annotators: &[&AnnotatorRecord],
+    rules: &HashMap<i64, StudyRules>,
+) -> (Vec<StudyShots>, Vec<String>) {
+    let studies: BTreeSet<(i64, &str)> = annotators
+        .iter()
+        .map(|a| (a.study, a.task.as_str()))
+        .collect();
+    let mut groups = Vec::new();
+    let mut notes = Vec::new();
+    for (study, task) in studies {
+        let Some(r) = rules.get(&study) else { continue };
+        let broken = shots::not_nested(&tasks[task].shot_sets, &r.files);
+        if let Some(&(small, big)) = broken.first() {
+            notes.push(format!(
+                "Study {study} ({task}): the training sets are not nested ({} is not within {}){}, so its larger-shot workers did not train on the smaller sets' items; Tables 8 and 9 compare different items for this study.",
+                shots::file_name(small),
+                shots::file_name(big),
+                if r.allow_unnested { "; the admin allowed this" } else { "" },
+            ));
+        }
+        groups.push(StudyShots {
+            study,
+            task: task.to_string(),
+            files: r.files.clone(),
+            nested: broken.is_empty(),
+        });
+    }
+    (groups, notes)
 }
 
 pub(crate) fn family_rank(f: Family) -> u8 {
@@ -391,6 +534,7 @@ fn tables(
     columns: &[TaskColumn],
     group: &[&AnnotatorRecord],
     scored: &HashMap<i64, &AnnotatorScore>,
+    rules: &HashMap<i64, StudyRules>,
 ) -> Tables {
     let mut t = Tables::default();
     for col in columns {
@@ -413,11 +557,15 @@ fn tables(
                     k,
                     official,
                     any_of,
+                    test_items: scores.iter().map(|s| s.test_done).sum(),
+                    skipped: scores.iter().map(|s| s.test_skips).sum(),
+                    answered: of(|s| s.test_s1_answered),
+                    answered_any_of: of(|s| s.test_s1_answered_any_of),
                 });
             }
             t.scenarios.push(aggregate(data, k, &annotators));
         }
-        training_tables(&mut t, data, &col.name, &ks, group);
+        training_tables(&mut t, data, &col.name, &ks, group, rules);
         t.confidence.extend(confidence(data, &col.name, group));
     }
     t
@@ -425,31 +573,36 @@ fn tables(
 
 /// Tables 8 and 9 for one task: with the two largest training sizes `mid < max` (20 and 30
 /// in the paper), S1 of the mid and max groups on the mid-shot items, and of the max group on
-/// the max-shot items not in the mid-shot set. Each annotator on their own split.
+/// the max-shot items not in the mid-shot set. Each annotator on the files of their study's
+/// shot group (e.g. 20_5 and 30_5 for SQuAD v2's chain 10_1 ⊂ 20_5 ⊂ 30_5).
 fn training_tables(
     t: &mut Tables,
     data: &TaskData,
     task: &str,
     ks: &BTreeSet<u32>,
     group: &[&AnnotatorRecord],
+    rules: &HashMap<i64, StudyRules>,
 ) {
     let sizes: Vec<u32> = ks.iter().copied().filter(|&k| k > 0).collect();
     let [.., mid, max] = sizes[..] else {
         return;
     };
     let empty = HashSet::new();
-    let set = |k: u32, split: Option<u32>| {
-        split
+    // The annotator's k-shot file: their study's chain, else their own split.
+    let set = |a: &AnnotatorRecord, k: u32| {
+        rules
+            .get(&a.study)
+            .and_then(|r| r.split_for(k))
+            .or(a.training_split)
             .and_then(|s| data.shot_sets.get(&(k, s)))
             .unwrap_or(&empty)
     };
     let cell = |group_k: u32, subset: Subset| -> Option<SubsetCell> {
         let annotators = scenario(group, task, group_k);
         let in_subset = |a: &AnnotatorRecord, key: &str| match subset {
-            Subset::Shots { k } => set(k, a.training_split).contains(key),
+            Subset::Shots { k } => set(a, k).contains(key),
             Subset::NewIn { k, without } => {
-                set(k, a.training_split).contains(key)
-                    && !set(without, a.training_split).contains(key)
+                set(a, k).contains(key) && !set(a, without).contains(key)
             }
         };
         let scores: Vec<f64> = annotators
@@ -459,7 +612,7 @@ fn training_tables(
                     .into_iter()
                     .filter(|i| in_subset(a, &i.content_key))
                     .collect();
-                item_mean(&items, |i| i.s1)
+                item_mean(&items, |i| i.score(Scoring::Official))
             })
             .collect();
         let items = annotators.first().map_or(0, |a| {
@@ -617,7 +770,7 @@ fn confidence(data: &TaskData, task: &str, group: &[&AnnotatorRecord]) -> Vec<Co
         .filter(|a| a.task == task)
         .flat_map(|a| submitted(a, false))
         .filter(|i| !i.skipped)
-        .filter_map(|i| Some((i.confidence?, i.s1? == 1.0)))
+        .filter_map(|i| Some((i.confidence?, same_score(i.s1?, 1.0))))
         .collect();
     crate::domain::answer::CONFIDENCE_LEVELS
         .iter()

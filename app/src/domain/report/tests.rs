@@ -125,20 +125,26 @@ fn report() -> Report {
         annotator(8, 4, 3, [P, N, P, N]),
         annotator(9, 4, 2, [P, N, P, N]),
     ];
-    let rules = [(
+    build(
+        &[("Toy".to_string(), data())].into_iter().collect(),
+        &annotators,
+        &rules(vec![(2, 1), (4, 1)], false),
+    )
+}
+
+/// Study 1's rules: 12.50 an hour, margin 0.5, the given training files.
+fn rules(files: Vec<ShotFile>, allow_unnested: bool) -> HashMap<i64, StudyRules> {
+    [(
         1,
         StudyRules {
             hourly_rate_cents: 1250,
             filter_margin: 0.5,
+            files,
+            allow_unnested,
         },
     )]
     .into_iter()
-    .collect();
-    build(
-        &[("Toy".to_string(), data())].into_iter().collect(),
-        &annotators,
-        &rules,
-    )
+    .collect()
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -260,4 +266,107 @@ fn layouts_show_the_same_cells() {
     assert!(csv.starts_with("table,annotators,scoring,task,family,k,subset,n,items,mean,std"));
     assert!(csv.contains("\ntable5,all,official,Toy,classification,0,,3,,0.75,"));
     assert!(layout::markdown(&r).contains("| 0 | 75.0 ± 20.4 (n=3) |"));
+}
+
+#[test]
+fn a_skip_scores_zero_even_where_no_answer_is_right() {
+    // Reading comprehension: test item 1 has no answer in its text, item 2 the answer "x".
+    let mut data = data();
+    data.spec.family = Family::ReadingComprehension;
+    data.spec.labels = Vec::new();
+    data.test_golds = [
+        (
+            1,
+            Gold {
+                official: vec![],
+                spans: vec![],
+            },
+        ),
+        (2, gold("x")),
+    ]
+    .into_iter()
+    .collect();
+    // Item 1 skipped, stored with the "no answer" score 1 (as before the rule); item 2 right.
+    let skipped = ItemRecord {
+        answer: Some(vec![]),
+        skipped: true,
+        confidence: None,
+        s1: Some(1.0),
+        s1_any_of: Some(1.0),
+        ..item(false, 1, "", None, "", 3)
+    };
+    let mut a = annotator(1, 0, 0, [P, P, P, P]);
+    a.items = vec![skipped, item(false, 2, "", Some("x"), "x", 3)];
+    let mut tasks = HashMap::new();
+    tasks.insert("Toy".to_string(), data);
+    let r = build(&tasks, &[a], &rules(vec![], false));
+    let s = &r.annotators[0];
+    assert_eq!((s.test_s1, s.test_s1_any_of), (Some(0.5), Some(0.5)));
+    assert_eq!(s.test_s1_answered, Some(1.0));
+    assert_eq!((s.test_done, s.test_skips), (2, 1));
+    let cell = &r.all.main[0];
+    assert_eq!(
+        (cell.test_items, cell.skipped, cell.skip_rate()),
+        (2, 1, 0.5)
+    );
+    assert_eq!(cell.answered.unwrap().mean, 1.0);
+    // The vote treats the skip as an abstention: nobody answered item 1, so no answer (right).
+    assert_eq!(r.all.scenarios[0].majority_s1, 1.0);
+    let skips = layout::skip_table(&r, layout::Which::All);
+    assert_eq!(
+        skips.rows[0],
+        vec!["0".to_string(), "50.0% (1 of 2)".to_string()]
+    );
+    let answered = layout::answered_table(&r, layout::Which::All);
+    assert_eq!(answered.rows[0][1], "100.0 ± 0.0 (n=1)");
+    let md = layout::markdown(&r);
+    assert!(
+        md.contains("A skipped item is not an answer: it scores 0"),
+        "{md}"
+    );
+    assert!(layout::scores_csv(&r).contains("\nskips,all,,Toy,reading_comprehension,0,,1,2,0.5,"));
+}
+
+#[test]
+fn training_tables_follow_the_studys_chain() {
+    // SQuAD v2's shape: the 2-shot set of split 1 lies within the 4-shot set of split 2.
+    let keys = |p: &str, n: usize| (1..=n).map(|i| format!("{p}{i}")).collect::<HashSet<_>>();
+    let mut data = data();
+    data.shot_sets = [
+        ((2, 1), keys("t", 2)),
+        ((2, 2), keys("u", 2)),
+        ((4, 1), keys("u", 4)),
+        ((4, 2), keys("t", 4)),
+    ]
+    .into_iter()
+    .collect();
+    let mut annotators = vec![
+        annotator(4, 2, 2, [P, N, P, N]),
+        annotator(7, 4, 4, [P, N, P, N]),
+        annotator(8, 4, 3, [P, N, P, N]),
+    ];
+    for a in annotators.iter_mut().filter(|a| a.k == 4) {
+        a.training_split = Some(2);
+    }
+    let tasks: HashMap<String, TaskData> = [("Toy".to_string(), data)].into_iter().collect();
+    let r = build(&tasks, &annotators, &rules(vec![(2, 1), (4, 2)], false));
+    // The 4-shot group on the 2-shot items of its chain (2_1: t1, t2), not of split 2 (2_2).
+    let t8 = r.all.table8.iter().find(|c| c.group_k == 4).unwrap();
+    assert_eq!((t8.items, t8.spread.mean), (2, 1.0));
+    // Table 9: 4_2 without 2_1 = t3, t4: w7 2/2, w8 1/2.
+    let t9 = &r.all.table9[0];
+    assert_eq!((t9.items, t9.spread.mean), (2, 0.75));
+    assert!(r.notes.is_empty(), "{:?}", r.notes);
+    assert_eq!(r.shot_groups[0].files, vec![(2, 1), (4, 2)]);
+    assert!(r.shot_groups[0].nested);
+    // The same split number for both is not nested: allowed, and the report says so.
+    let r = build(&tasks, &annotators, &rules(vec![(2, 1), (4, 1)], true));
+    assert!(!r.shot_groups[0].nested);
+    assert!(
+        r.notes[0].contains("2_1 is not within 4_1"),
+        "{:?}",
+        r.notes
+    );
+    assert!(r.notes[0].contains("the admin allowed this"));
+    assert!(layout::markdown(&r).contains("**Note:** Study 1 (Toy)"));
 }
