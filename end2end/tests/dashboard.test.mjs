@@ -92,6 +92,10 @@ test('researcher sees tables and the learning curve and downloads an export; a w
   // Zero-shot: S1 1.0 and 0.5 -> 75.0 ± 25.0; 10-shot: 100.0 ± 0.0.
   assert.deepEqual(await table.locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.innerText.split('\t'))),
     [['0', '75.0 ± 25.0 (n=2)'], ['10', '100.0 ± 0.0 (n=2)']]);
+  // The rules are stated beside the tables; every cell has its skip rate.
+  assert.match(await page.textContent('.dash-rules'), /A skipped item is not an answer: it scores 0/);
+  assert.match(await page.textContent('.dash-rules'), /exactly at the margin .* is kept/);
+  assert.deepEqual(await page.locator('#skips-all tbody tr').evaluateAll((rows) => rows.map((r) => r.innerText.split('\t')[0])), ['0', '10']);
   const chart = page.locator('figure.chart[data-task="SST-2"] svg');
   await chart.waitFor();
   assert.equal(await chart.locator('polyline.mean').count(), 1);

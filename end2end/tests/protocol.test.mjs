@@ -203,6 +203,9 @@ test('a 10-shot worker trains with golds revealed and locked, survives a network
   // Help opens the label's definition and an example.
   await page.click('.option >> nth=0 >> details.help summary');
   assert.match(await page.textContent('.option >> nth=0 >> details.help'), /Example:/);
+  // The 5-point scale in the paper's words.
+  assert.deepEqual((await page.locator('fieldset.confidence label').allTextContents()).map((t) => t.trim()),
+    ['Strongly disagree', 'Disagree', 'Undecided', 'Agree', 'Strongly agree']);
 
   for (let i = 1; i <= 10; i++) {
     await page.waitForSelector(`text=Training example ${i} of 10`);

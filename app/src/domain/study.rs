@@ -161,7 +161,7 @@ impl StudyConfig {
         if self.annotators > new.annotators {
             changed.push("fewer annotators per scenario");
         }
-        if self.scenario_files() != new.scenario_files() {
+        if self.scenarios == new.scenarios && self.scenario_files() != new.scenario_files() {
             changed.push("the training files");
         }
         if changed.is_empty() {

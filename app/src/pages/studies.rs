@@ -3,7 +3,7 @@
 
 use super::error_view;
 use crate::api::study::{list_studies, study_admin, CreateStudy, StudyOverview, UpdateStudy};
-use crate::api::tasks::list_tasks;
+use crate::api::tasks::{list_tasks, TaskSummary};
 use crate::domain::shots::{self, ShotFile};
 use crate::domain::study::StudyConfig;
 use leptos::prelude::*;
@@ -170,15 +170,23 @@ fn CreateForm(create: ServerAction<CreateStudy>) -> impl IntoView {
     let task = RwSignal::new(String::new());
     let name = RwSignal::new(String::new());
     let fields = ConfigFields::new(&StudyConfig::default(), &[]);
-    // The chosen task's shot groups; choosing a task picks its first one.
+    // The chosen task's shot groups; choosing a task picks its first one. The task list is
+    // copied out of the resource by an effect (the browser's), so no render reads it outside
+    // a <Suspense/>.
+    let listed = RwSignal::new(Vec::<TaskSummary>::new());
+    Effect::new(move |_| {
+        if let Some(Ok(list)) = tasks.get() {
+            listed.set(list);
+        }
+    });
     let options = Signal::derive(move || {
         let chosen = task.get();
-        tasks
-            .get()
-            .and_then(Result::ok)
-            .and_then(|list| list.into_iter().find(|t| t.name == chosen))
-            .map(|t| shots::group_options(&t.shot_files, &t.chains))
-            .unwrap_or_default()
+        listed.with(|list| {
+            list.iter()
+                .find(|t| t.name == chosen)
+                .map(|t| shots::group_options(&t.shot_files, &t.chains))
+                .unwrap_or_default()
+        })
     });
     let choose_task = move |name: String| {
         task.set(name);
