@@ -442,7 +442,7 @@ pub async fn run(cli: Cli) -> Result<()> {
                     app::domain::report::layout::markdown(&loaded.report()).into()
                 }
                 ReportFormat::Csv => {
-                    app::domain::report::layout::scores_csv(&loaded.report()).into()
+                    app::domain::report::scores_csv::scores_csv(&loaded.report()).into()
                 }
                 ReportFormat::Json => app::ssr::export::scores_json(&loaded.report())?.into(),
                 ReportFormat::Bundle => {

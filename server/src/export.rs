@@ -138,7 +138,7 @@ async fn build(
         ),
         "scores.csv" => (
             "text/csv; charset=utf-8",
-            app::domain::report::layout::scores_csv(&loaded.report()).into(),
+            app::domain::report::scores_csv::scores_csv(&loaded.report()).into(),
         ),
         "scores.md" => (
             "text/markdown; charset=utf-8",

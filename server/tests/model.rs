@@ -635,7 +635,7 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
             && md.contains("| 0 | tiny |"),
         "{md}"
     );
-    let csv = app::domain::report::layout::scores_csv(&r);
+    let csv = app::domain::report::scores_csv::scores_csv(&r);
     assert!(
         csv.contains(
             "machine,machine:tiny,official,demo-SQuAD-v2,reading_comprehension,0,splits 0,1,"

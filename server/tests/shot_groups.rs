@@ -153,7 +153,7 @@ async fn squad_v2_studies_train_on_a_nesting_chain() {
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("training sets: 10_2 ⊂ 20_3 ⊂ 30_1"), "{text}");
-    let out = cli(&[
+    let unnested = [
         "study",
         "create",
         "--task",
@@ -162,20 +162,11 @@ async fn squad_v2_studies_train_on_a_nesting_chain() {
         "x",
         "--shot-group",
         "10_1,20_1,30_1",
-    ]);
+    ];
+    let out = cli(&unnested);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not within"));
-    let out = cli(&[
-        "study",
-        "create",
-        "--task",
-        "SQuAD-v2",
-        "--name",
-        "x",
-        "--shot-group",
-        "10_1,20_1,30_1",
-        "--allow-unnested",
-    ]);
+    let out = cli(&[&unnested[..], &["--allow-unnested"]].concat());
     assert!(String::from_utf8_lossy(&out.stdout).contains("10_1, 20_1, 30_1 (not nested)"));
 }
 

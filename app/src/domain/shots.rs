@@ -89,22 +89,23 @@ pub fn file_name(f: ShotFile) -> String {
     format!("{}_{}", f.0, f.1)
 }
 
-/// `10_1 ⊂ 20_5 ⊂ 30_5`.
-pub fn chain_text(files: &[ShotFile]) -> String {
+/// The files' names joined by `sep`.
+pub fn names(files: &[ShotFile], sep: &str) -> String {
     files
         .iter()
         .map(|&f| file_name(f))
         .collect::<Vec<_>>()
-        .join(" ⊂ ")
+        .join(sep)
+}
+
+/// `10_1 ⊂ 20_5 ⊂ 30_5`.
+pub fn chain_text(files: &[ShotFile]) -> String {
+    names(files, " ⊂ ")
 }
 
 /// `10_1,20_5,30_5`: the form value and the command-line argument.
 pub fn files_value(files: &[ShotFile]) -> String {
-    files
-        .iter()
-        .map(|&f| file_name(f))
-        .collect::<Vec<_>>()
-        .join(",")
+    names(files, ",")
 }
 
 /// Reads `10_1,20_5,30_5` (commas or spaces between files; `10:1` also accepted), sorted by
@@ -142,12 +143,11 @@ pub fn group_options(files: &[ShotFile], chains: &[Vec<ShotFile>]) -> Vec<(Strin
         let mut same: Vec<ShotFile> = files.iter().copied().filter(|f| f.1 == split).collect();
         same.sort_unstable();
         if !chains.contains(&same) {
-            let names: Vec<String> = same.iter().map(|&f| file_name(f)).collect();
             out.push((
                 files_value(&same),
                 format!(
                     "split {split} for every k: {} (not nested)",
-                    names.join(", ")
+                    names(&same, ", ")
                 ),
             ));
         }

@@ -2,7 +2,7 @@
 //! configuration and what may change once workers started, which scenario a newly arriving
 //! worker gets, per-worker item orders, abandoned slots, and the training-step filter.
 
-use super::shots::{chain_text, file_name, ShotFile};
+use super::shots::{chain_text, file_name, names, ShotFile};
 use serde::{Deserialize, Serialize};
 
 /// What an admin configures for a study of one task.
@@ -185,8 +185,7 @@ impl StudyConfig {
         } else if nested {
             chain_text(&files)
         } else {
-            let names: Vec<String> = files.iter().map(|&f| file_name(f)).collect();
-            format!("{} (not nested)", names.join(", "))
+            format!("{} (not nested)", names(&files, ", "))
         }
     }
 }

@@ -353,7 +353,10 @@ pub async fn bundle_files(
     files.push(("annotations.jsonl".into(), annotations_jsonl(l)?));
     files.push(("annotations.csv".into(), annotations_csv(l)?));
     files.push(("scores.json".into(), scores_json(&r)?));
-    files.push(("scores.csv".into(), layout::scores_csv(&r)));
+    files.push((
+        "scores.csv".into(),
+        crate::domain::report::scores_csv::scores_csv(&r),
+    ));
     files.push(("scores.md".into(), layout::markdown(&r)));
     files.push(("pay.csv".into(), pay_csv(l, &r)?));
     for a in l.annotators.iter().filter(|a| a.status == "finished") {

@@ -6,6 +6,7 @@ pub mod agreement;
 pub mod chart;
 pub mod layout;
 pub mod machine;
+pub mod scores_csv;
 pub mod table;
 pub mod vote;
 

@@ -262,7 +262,7 @@ fn layouts_show_the_same_cells() {
         t5.rows[0],
         vec!["0".to_string(), "75.0 ± 20.4 (n=3)".to_string()]
     );
-    let csv = layout::scores_csv(&r);
+    let csv = scores_csv::scores_csv(&r);
     assert!(csv.starts_with("table,annotators,scoring,task,family,k,subset,n,items,mean,std"));
     assert!(csv.contains("\ntable5,all,official,Toy,classification,0,,3,,0.75,"));
     assert!(layout::markdown(&r).contains("| 0 | 75.0 ± 20.4 (n=3) |"));
@@ -324,7 +324,9 @@ fn a_skip_scores_zero_even_where_no_answer_is_right() {
         md.contains("A skipped item is not an answer: it scores 0"),
         "{md}"
     );
-    assert!(layout::scores_csv(&r).contains("\nskips,all,,Toy,reading_comprehension,0,,1,2,0.5,"));
+    assert!(
+        scores_csv::scores_csv(&r).contains("\nskips,all,,Toy,reading_comprehension,0,,1,2,0.5,")
+    );
 }
 
 #[test]

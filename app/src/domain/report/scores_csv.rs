@@ -1,0 +1,199 @@
+//! The scores in one long CSV, a row per cell, full precision (fractions, not percent): every
+//! table of the report for all and for filtered annotators, the studies' training files, and
+//! the machine systems' cells last.
+
+use super::layout::Which;
+use super::table::csv_line;
+use super::Report;
+use crate::domain::s1::Spread;
+
+/// One line of the CSV; empty fields stay empty.
+#[derive(Default)]
+struct Row {
+    table: String,
+    annotators: String,
+    scoring: String,
+    task: String,
+    k: String,
+    subset: String,
+    n: String,
+    items: String,
+    mean: String,
+    std: String,
+    std_sample: String,
+    ties: String,
+    measure: String,
+}
+
+const HEADER: [&str; 14] = [
+    "table",
+    "annotators",
+    "scoring",
+    "task",
+    "family",
+    "k",
+    "subset",
+    "n",
+    "items",
+    "mean",
+    "std",
+    "std_sample",
+    "ties",
+    "measure",
+];
+
+fn num(x: f64) -> String {
+    format!("{x}")
+}
+
+fn opt_num(x: Option<f64>) -> String {
+    x.map(num).unwrap_or_default()
+}
+
+impl Row {
+    /// A spread's n, mean and both standard deviations.
+    fn spread(self, s: &Spread) -> Row {
+        Row {
+            n: s.n.to_string(),
+            mean: num(s.mean),
+            std: num(s.std_pop),
+            std_sample: opt_num(s.std_sample),
+            ..self
+        }
+    }
+}
+
+/// `table, annotators, scoring, task, family, k, subset, n, items, mean, std, std_sample, ties,
+/// measure`. Table 5 and its answered-only view (`table5-answered`), the skip rate (`skips`:
+/// items = submitted test items, mean = skipped / submitted), Tables 8 and 9, the majority vote,
+/// agreement and confidence; `shot_group` rows give each study's file of each k (`annotators` =
+/// `study:<id>`, `subset` = its split, `measure` = nested or not); `machine` rows hold
+/// `machine:<system>` in `annotators` and the splits in `subset`.
+pub fn scores_csv(r: &Report) -> String {
+    let family = |task: &str| {
+        r.tasks
+            .iter()
+            .find(|c| c.name == task)
+            .map_or("", |c| c.family.as_str())
+    };
+    let mut out = csv_line(&HEADER);
+    let mut push = |row: Row| {
+        out.push_str(&csv_line(&[
+            row.table.as_str(),
+            row.annotators.as_str(),
+            row.scoring.as_str(),
+            row.task.as_str(),
+            family(&row.task),
+            row.k.as_str(),
+            row.subset.as_str(),
+            row.n.as_str(),
+            row.items.as_str(),
+            row.mean.as_str(),
+            row.std.as_str(),
+            row.std_sample.as_str(),
+            row.ties.as_str(),
+            row.measure.as_str(),
+        ]))
+    };
+    for which in [Which::All, Which::Filtered] {
+        let t = which.of(r);
+        let w = which.id().to_string();
+        let base = |table: &str, scoring: &str, task: &str, k: u32| Row {
+            table: table.into(),
+            annotators: w.clone(),
+            scoring: scoring.into(),
+            task: task.into(),
+            k: k.to_string(),
+            ..Row::default()
+        };
+        for c in &t.main {
+            let views = [
+                ("table5", "official", Some(&c.official)),
+                ("table5", "any-of", Some(&c.any_of)),
+                ("table5-answered", "official", c.answered.as_ref()),
+                ("table5-answered", "any-of", c.answered_any_of.as_ref()),
+            ];
+            for (table, scoring, s) in views {
+                if let Some(s) = s {
+                    push(base(table, scoring, &c.task, c.k).spread(s));
+                }
+            }
+            push(Row {
+                n: c.official.n.to_string(),
+                items: c.test_items.to_string(),
+                mean: num(c.skip_rate()),
+                measure: "skip rate".into(),
+                ..base("skips", "", &c.task, c.k)
+            });
+        }
+        for (name, cells) in [("table8", &t.table8), ("table9", &t.table9)] {
+            for c in cells {
+                push(Row {
+                    subset: c.subset.describe(),
+                    items: c.items.to_string(),
+                    ..base(name, "official", &c.task, c.group_k).spread(&c.spread)
+                });
+            }
+        }
+        for s in &t.scenarios {
+            let vote = |scoring: &str, v: f64| Row {
+                n: s.annotators.to_string(),
+                items: s.items.to_string(),
+                mean: num(v),
+                ties: s.ties.to_string(),
+                ..base("majority", scoring, &s.task, s.k)
+            };
+            push(vote("official", s.majority_s1));
+            push(vote("any-of", s.majority_s1_any_of));
+            push(Row {
+                n: s.annotators.to_string(),
+                items: s.agreement.items.to_string(),
+                mean: opt_num(s.agreement.value),
+                measure: s.agreement.measure.clone(),
+                ..base("agreement", "", &s.task, s.k)
+            });
+        }
+        for c in &t.confidence {
+            push(Row {
+                k: String::new(),
+                subset: format!("confidence {}", c.level),
+                n: c.answers.to_string(),
+                items: c.correct.to_string(),
+                mean: opt_num(c.accuracy),
+                measure: "accuracy".into(),
+                ..base("confidence", "", &c.task, 0)
+            });
+        }
+    }
+    for g in &r.shot_groups {
+        for &(k, split) in &g.files {
+            push(Row {
+                table: "shot_group".into(),
+                annotators: format!("study:{}", g.study),
+                task: g.task.clone(),
+                k: k.to_string(),
+                subset: format!("split {split}"),
+                measure: if g.nested { "nested" } else { "not nested" }.into(),
+                ..Row::default()
+            });
+        }
+    }
+    for m in &r.machines {
+        let splits: Vec<String> = m.splits.iter().map(u32::to_string).collect();
+        for (scoring, sp) in [("official", &m.official), ("any-of", &m.any_of)] {
+            push(
+                Row {
+                    table: "machine".into(),
+                    annotators: format!("machine:{}", m.system),
+                    scoring: scoring.into(),
+                    task: m.task.clone(),
+                    k: m.k.to_string(),
+                    subset: format!("splits {}", splits.join(" ")),
+                    ..Row::default()
+                }
+                .spread(sp),
+            );
+        }
+    }
+    out
+}
