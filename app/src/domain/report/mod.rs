@@ -3,20 +3,28 @@
 //! agreement, confidence against correctness, time and pay.
 
 pub mod agreement;
+mod annotator;
 pub mod chart;
 pub mod layout;
 pub mod machine;
+mod scenario;
 pub mod scores_csv;
 pub mod table;
+mod training;
 pub mod vote;
 
-use crate::domain::crossfit::metrics::evaluate;
-use crate::domain::s1::{mean, same_score, spread, Scoring, Spread};
+pub use annotator::{flagged, pay_cents};
+pub use scenario::{majority, scenario_annotators};
+
+use crate::domain::s1::{spread, Scoring, Spread};
 use crate::domain::shots::{self, ShotFile};
-use crate::domain::study::{flag_low_performers, StudyConfig};
+use crate::domain::study::StudyConfig;
 use crate::domain::task::{Family, Gold, TaskSpec};
+use annotator::score_annotator;
+use scenario::{aggregate, confidence};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap, HashSet};
+use training::training_tables;
 
 /// One item of an annotator's assignment, as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -280,141 +288,6 @@ pub struct StudyShots {
     pub nested: bool,
 }
 
-/// Pay in cents for `ms` milliseconds at `rate_cents` per hour, rounded half up.
-pub fn pay_cents(ms: i64, rate_cents: u32) -> i64 {
-    let cents = (i128::from(ms.max(0)) * i128::from(rate_cents) * 2 + 3_600_000) / 7_200_000;
-    cents as i64
-}
-
-fn item_mean(items: &[&ItemRecord], get: impl Fn(&ItemRecord) -> Option<f64>) -> Option<f64> {
-    let xs: Vec<f64> = items.iter().filter_map(|i| get(i)).collect();
-    mean(&xs)
-}
-
-fn submitted<'a>(a: &'a AnnotatorRecord, training: bool) -> Vec<&'a ItemRecord> {
-    a.items
-        .iter()
-        .filter(|i| i.training == training && i.submitted_at.is_some())
-        .collect()
-}
-
-/// A corpus-level metric of a text-to-text task over (example id, answer) pairs; `None` for
-/// other tasks and per-item metrics (those are means of the stored item scores).
-fn corpus_score(data: &TaskData, answers: &[(i64, Option<String>)]) -> Option<Option<f64>> {
-    let metric = data.spec.metric.filter(|m| m.is_corpus_level())?;
-    let preds: Vec<String> = answers
-        .iter()
-        .map(|(_, a)| a.clone().unwrap_or_default())
-        .collect();
-    let golds: Vec<Vec<String>> = answers
-        .iter()
-        .map(|(id, _)| {
-            data.test_golds
-                .get(id)
-                .map(|g| g.official.clone())
-                .unwrap_or_default()
-        })
-        .collect();
-    Some(evaluate(metric, &preds, &golds).ok().and_then(|s| s.value))
-}
-
-/// Test S1 (official, any-of) of some test items: the mean of the item scores, or the task's
-/// corpus-level metric over them (a skip's empty answer is then a wrong prediction).
-fn test_scores(data: &TaskData, items: &[&ItemRecord]) -> (Option<f64>, Option<f64>) {
-    let answers: Vec<(i64, Option<String>)> = items
-        .iter()
-        .map(|i| {
-            (
-                i.example_id,
-                i.answer.as_ref().and_then(|x| x.first().cloned()),
-            )
-        })
-        .collect();
-    match corpus_score(data, &answers) {
-        Some(corpus) => (corpus, corpus),
-        None => (
-            item_mean(items, |i| i.score(Scoring::Official)),
-            item_mean(items, |i| i.score(Scoring::AnyOf)),
-        ),
-    }
-}
-
-fn score_annotator(
-    a: &AnnotatorRecord,
-    data: &TaskData,
-    rules: Option<&StudyRules>,
-    flagged: bool,
-) -> AnnotatorScore {
-    let test = submitted(a, false);
-    let answered: Vec<&ItemRecord> = test.iter().copied().filter(|i| !i.skipped).collect();
-    let (test_s1, test_s1_any_of) = test_scores(data, &test);
-    let (answered_s1, answered_any_of) = if answered.is_empty() {
-        (None, None)
-    } else {
-        test_scores(data, &answered)
-    };
-    let training = submitted(a, true);
-    let done: Vec<&ItemRecord> = a
-        .items
-        .iter()
-        .filter(|i| i.submitted_at.is_some())
-        .collect();
-    let on_items: i64 = done
-        .iter()
-        .filter_map(|i| Some(i.submitted_at? - i.shown_at?))
-        .sum();
-    let paid_ms = a.finished_at.unwrap_or(a.last_activity) - a.started_at;
-    AnnotatorScore {
-        assignment: a.assignment,
-        study: a.study,
-        worker: a.worker.clone(),
-        task: a.task.clone(),
-        k: a.k,
-        status: a.status.clone(),
-        test_s1,
-        test_s1_any_of,
-        test_s1_answered: answered_s1,
-        test_s1_answered_any_of: answered_any_of,
-        training_s1: item_mean(&training, |i| i.score(Scoring::Official)),
-        items_done: done.len(),
-        items_total: a.items.len(),
-        skips: done.iter().filter(|i| i.skipped).count(),
-        test_done: test.len(),
-        test_skips: test.len() - answered.len(),
-        seconds_on_items: on_items as f64 / 1000.0,
-        seconds: paid_ms.max(0) as f64 / 1000.0,
-        pay_cents: rules.map_or(0, |r| pay_cents(paid_ms, r.hourly_rate_cents)),
-        flagged,
-    }
-}
-
-/// The assignments the training filter flags: per study and scenario, among its finished
-/// k-shot annotators, those more than the study's margin below the others' mean training S1.
-pub fn flagged<'a>(
-    annotators: impl IntoIterator<Item = &'a AnnotatorRecord>,
-    rules: &HashMap<i64, StudyRules>,
-) -> HashSet<i64> {
-    let mut groups: HashMap<(i64, u32), Vec<(i64, f64)>> = HashMap::new();
-    for a in annotators
-        .into_iter()
-        .filter(|a| a.status == "finished" && a.k > 0)
-    {
-        if let Some(s) = item_mean(&submitted(a, true), |i| i.score(Scoring::Official)) {
-            groups
-                .entry((a.study, a.k))
-                .or_default()
-                .push((a.assignment, s));
-        }
-    }
-    groups
-        .into_iter()
-        .flat_map(|((study, _), scores)| {
-            let margin = rules.get(&study).map_or(f64::INFINITY, |r| r.filter_margin);
-            flag_low_performers(&scores, margin)
-        })
-        .collect()
-}
-
 /// Builds the whole report. `tasks` by task name; annotators of unknown tasks are ignored.
 pub fn build(
     tasks: &HashMap<String, TaskData>,
@@ -522,7 +395,11 @@ pub(crate) fn family_rank(f: Family) -> u8 {
 }
 
 /// Annotators of one task and k, in a stable order.
-fn scenario<'a>(group: &[&'a AnnotatorRecord], task: &str, k: u32) -> Vec<&'a AnnotatorRecord> {
+pub(super) fn scenario<'a>(
+    group: &[&'a AnnotatorRecord],
+    task: &str,
+    k: u32,
+) -> Vec<&'a AnnotatorRecord> {
     group
         .iter()
         .copied()
@@ -570,227 +447,6 @@ fn tables(
         t.confidence.extend(confidence(data, &col.name, group));
     }
     t
-}
-
-/// Tables 8 and 9 for one task: with the two largest training sizes `mid < max` (20 and 30
-/// in the paper), S1 of the mid and max groups on the mid-shot items, and of the max group on
-/// the max-shot items not in the mid-shot set. Each annotator on the files of their study's
-/// shot group (e.g. 20_5 and 30_5 for SQuAD v2's chain 10_1 ⊂ 20_5 ⊂ 30_5).
-fn training_tables(
-    t: &mut Tables,
-    data: &TaskData,
-    task: &str,
-    ks: &BTreeSet<u32>,
-    group: &[&AnnotatorRecord],
-    rules: &HashMap<i64, StudyRules>,
-) {
-    let sizes: Vec<u32> = ks.iter().copied().filter(|&k| k > 0).collect();
-    let [.., mid, max] = sizes[..] else {
-        return;
-    };
-    let empty = HashSet::new();
-    // The annotator's k-shot file: their study's chain, else their own split.
-    let set = |a: &AnnotatorRecord, k: u32| {
-        rules
-            .get(&a.study)
-            .and_then(|r| r.split_for(k))
-            .or(a.training_split)
-            .and_then(|s| data.shot_sets.get(&(k, s)))
-            .unwrap_or(&empty)
-    };
-    let cell = |group_k: u32, subset: Subset| -> Option<SubsetCell> {
-        let annotators = scenario(group, task, group_k);
-        let in_subset = |a: &AnnotatorRecord, key: &str| match subset {
-            Subset::Shots { k } => set(a, k).contains(key),
-            Subset::NewIn { k, without } => {
-                set(a, k).contains(key) && !set(a, without).contains(key)
-            }
-        };
-        let scores: Vec<f64> = annotators
-            .iter()
-            .filter_map(|a| {
-                let items: Vec<&ItemRecord> = submitted(a, true)
-                    .into_iter()
-                    .filter(|i| in_subset(a, &i.content_key))
-                    .collect();
-                item_mean(&items, |i| i.score(Scoring::Official))
-            })
-            .collect();
-        let items = annotators.first().map_or(0, |a| {
-            a.items
-                .iter()
-                .filter(|i| i.training && in_subset(a, &i.content_key))
-                .count()
-        });
-        Some(SubsetCell {
-            task: task.to_string(),
-            group_k,
-            spread: spread(&scores)?,
-            subset,
-            items,
-        })
-    };
-    t.table8.extend(
-        [mid, max]
-            .into_iter()
-            .filter_map(|g| cell(g, Subset::Shots { k: mid })),
-    );
-    t.table9.extend(cell(
-        max,
-        Subset::NewIn {
-            k: max,
-            without: mid,
-        },
-    ));
-}
-
-type Ballots = HashMap<i64, Vec<Option<Vec<String>>>>;
-
-/// The test examples the annotators answered (sorted ids) and each one's ballots, one per
-/// annotator in order (`None`: skipped or not answered).
-fn ballots(annotators: &[&AnnotatorRecord]) -> (Vec<i64>, Ballots) {
-    let mut examples: Vec<i64> = Vec::new();
-    let mut ballots: Ballots = HashMap::new();
-    for (n, a) in annotators.iter().enumerate() {
-        for i in a.items.iter().filter(|i| !i.training) {
-            let row = ballots.entry(i.example_id).or_insert_with(|| {
-                examples.push(i.example_id);
-                vec![None; annotators.len()]
-            });
-            row[n] = i.answer.clone().filter(|_| !i.skipped);
-        }
-    }
-    examples.sort_unstable();
-    (examples, ballots)
-}
-
-fn vote_on(spec: &TaskSpec, ballots: &[Option<Vec<String>>]) -> vote::Vote {
-    let cast: Vec<&[String]> = ballots.iter().flatten().map(Vec::as_slice).collect();
-    if matches!(spec.family, Family::Classification | Family::TextToText) {
-        vote::plurality(&cast, &spec.label_names())
-    } else {
-        vote::span_majority(&cast)
-    }
-}
-
-/// The majority answer (internal encoding) of each test example the annotators answered.
-pub fn majority(spec: &TaskSpec, annotators: &[&AnnotatorRecord]) -> Vec<(i64, vote::Vote)> {
-    let (examples, ballots) = ballots(annotators);
-    examples
-        .into_iter()
-        .map(|id| (id, vote_on(spec, &ballots[&id])))
-        .collect()
-}
-
-/// The finished annotators of one task and k, without the flagged ones if `filtered`.
-pub fn scenario_annotators<'a>(
-    annotators: &'a [AnnotatorRecord],
-    flags: &HashSet<i64>,
-    task: &str,
-    k: u32,
-    filtered: bool,
-) -> Vec<&'a AnnotatorRecord> {
-    annotators
-        .iter()
-        .filter(|a| a.task == task && a.k == k && a.status == "finished")
-        .filter(|a| !(filtered && flags.contains(&a.assignment)))
-        .collect()
-}
-
-/// Majority vote S1 and agreement of one scenario's annotators on the test items.
-fn aggregate(data: &TaskData, k: u32, annotators: &[&AnnotatorRecord]) -> ScenarioAggregate {
-    let spec = &data.spec;
-    let labels = spec.label_names();
-    let is_label = spec.family == Family::Classification;
-    let (examples, ballots) = ballots(annotators);
-    let (mut official, mut any_of, mut ties) = (Vec::new(), Vec::new(), 0);
-    let mut voted: Vec<(i64, Option<String>)> = Vec::new();
-    for id in &examples {
-        let v = vote_on(spec, &ballots[id]);
-        ties += usize::from(v.tie);
-        voted.push((*id, v.answer.first().cloned()));
-        if let Some(gold) = data.test_golds.get(id) {
-            let pred = spec.to_official(&v.answer);
-            official.push(spec.score(gold, &pred, Scoring::Official));
-            any_of.push(spec.score(gold, &pred, Scoring::AnyOf));
-        }
-    }
-    let agreement = if is_label {
-        let rows: Vec<Vec<usize>> = examples
-            .iter()
-            .filter(|id| ballots[id].iter().all(Option::is_some))
-            .map(|id| {
-                let mut row = vec![0; labels.len()];
-                for b in ballots[id].iter().flatten() {
-                    if let Some(j) = b.first().and_then(|l| labels.iter().position(|x| x == l)) {
-                        row[j] += 1;
-                    }
-                }
-                row
-            })
-            .collect();
-        Agreement {
-            measure: "Fleiss' kappa".into(),
-            value: agreement::fleiss_kappa(&rows),
-            items: rows.len(),
-        }
-    } else {
-        let per_annotator: Vec<Vec<Option<Vec<String>>>> = (0..annotators.len())
-            .map(|n| examples.iter().map(|id| ballots[id][n].clone()).collect())
-            .collect();
-        let shared = examples
-            .iter()
-            .filter(|id| ballots[id].iter().filter(|b| b.is_some()).count() >= 2)
-            .count();
-        Agreement {
-            measure: "mean pairwise S1".into(),
-            value: agreement::mean_pairwise_s1(&per_annotator).map(|(v, _)| v),
-            items: shared,
-        }
-    };
-    let corpus = corpus_score(data, &voted).map(|v| v.unwrap_or(0.0));
-    ScenarioAggregate {
-        task: spec.name.clone(),
-        k,
-        annotators: annotators.len(),
-        items: official.len(),
-        majority_s1: corpus.unwrap_or_else(|| mean(&official).unwrap_or(0.0)),
-        majority_s1_any_of: corpus.unwrap_or_else(|| mean(&any_of).unwrap_or(0.0)),
-        ties,
-        agreement,
-    }
-}
-
-/// Accuracy per confidence level over the test answers of a label task (skips left out).
-fn confidence(data: &TaskData, task: &str, group: &[&AnnotatorRecord]) -> Vec<ConfidenceRow> {
-    if data.spec.family != Family::Classification {
-        return Vec::new();
-    }
-    let answers: Vec<(u8, bool)> = group
-        .iter()
-        .filter(|a| a.task == task)
-        .flat_map(|a| submitted(a, false))
-        .filter(|i| !i.skipped)
-        .filter_map(|i| Some((i.confidence?, same_score(i.s1?, 1.0))))
-        .collect();
-    crate::domain::answer::CONFIDENCE_LEVELS
-        .iter()
-        .map(|&(level, _)| {
-            let at: Vec<bool> = answers
-                .iter()
-                .filter(|(l, _)| *l == level)
-                .map(|(_, c)| *c)
-                .collect();
-            let correct = at.iter().filter(|c| **c).count();
-            ConfidenceRow {
-                task: task.to_string(),
-                level,
-                answers: at.len(),
-                correct,
-                accuracy: (!at.is_empty()).then(|| correct as f64 / at.len() as f64),
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]

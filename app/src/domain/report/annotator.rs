@@ -1,0 +1,149 @@
+//! One annotator's line of the report: test S1 (a skip scoring 0) and over answered items,
+//! training S1, items, skips, time and pay; and the study's training filter over annotators.
+
+use super::{AnnotatorRecord, AnnotatorScore, ItemRecord, StudyRules, TaskData};
+use crate::domain::crossfit::metrics::evaluate;
+use crate::domain::s1::{mean, Scoring};
+use crate::domain::study::flag_low_performers;
+use std::collections::{HashMap, HashSet};
+
+/// Pay in cents for `ms` milliseconds at `rate_cents` per hour, rounded half up.
+pub fn pay_cents(ms: i64, rate_cents: u32) -> i64 {
+    let cents = (i128::from(ms.max(0)) * i128::from(rate_cents) * 2 + 3_600_000) / 7_200_000;
+    cents as i64
+}
+
+pub(super) fn item_mean(
+    items: &[&ItemRecord],
+    get: impl Fn(&ItemRecord) -> Option<f64>,
+) -> Option<f64> {
+    let xs: Vec<f64> = items.iter().filter_map(|i| get(i)).collect();
+    mean(&xs)
+}
+
+pub(super) fn submitted<'a>(a: &'a AnnotatorRecord, training: bool) -> Vec<&'a ItemRecord> {
+    a.items
+        .iter()
+        .filter(|i| i.training == training && i.submitted_at.is_some())
+        .collect()
+}
+
+/// A corpus-level metric of a text-to-text task over (example id, answer) pairs; `None` for
+/// other tasks and per-item metrics (those are means of the stored item scores).
+pub(super) fn corpus_score(
+    data: &TaskData,
+    answers: &[(i64, Option<String>)],
+) -> Option<Option<f64>> {
+    let metric = data.spec.metric.filter(|m| m.is_corpus_level())?;
+    let preds: Vec<String> = answers
+        .iter()
+        .map(|(_, a)| a.clone().unwrap_or_default())
+        .collect();
+    let golds: Vec<Vec<String>> = answers
+        .iter()
+        .map(|(id, _)| {
+            data.test_golds
+                .get(id)
+                .map(|g| g.official.clone())
+                .unwrap_or_default()
+        })
+        .collect();
+    Some(evaluate(metric, &preds, &golds).ok().and_then(|s| s.value))
+}
+
+/// Test S1 (official, any-of) of some test items: the mean of the item scores, or the task's
+/// corpus-level metric over them (a skip's empty answer is then a wrong prediction).
+fn test_scores(data: &TaskData, items: &[&ItemRecord]) -> (Option<f64>, Option<f64>) {
+    let answers: Vec<(i64, Option<String>)> = items
+        .iter()
+        .map(|i| {
+            (
+                i.example_id,
+                i.answer.as_ref().and_then(|x| x.first().cloned()),
+            )
+        })
+        .collect();
+    match corpus_score(data, &answers) {
+        Some(corpus) => (corpus, corpus),
+        None => (
+            item_mean(items, |i| i.score(Scoring::Official)),
+            item_mean(items, |i| i.score(Scoring::AnyOf)),
+        ),
+    }
+}
+
+pub(super) fn score_annotator(
+    a: &AnnotatorRecord,
+    data: &TaskData,
+    rules: Option<&StudyRules>,
+    flagged: bool,
+) -> AnnotatorScore {
+    let test = submitted(a, false);
+    let answered: Vec<&ItemRecord> = test.iter().copied().filter(|i| !i.skipped).collect();
+    let (test_s1, test_s1_any_of) = test_scores(data, &test);
+    let (answered_s1, answered_any_of) = if answered.is_empty() {
+        (None, None)
+    } else {
+        test_scores(data, &answered)
+    };
+    let training = submitted(a, true);
+    let done: Vec<&ItemRecord> = a
+        .items
+        .iter()
+        .filter(|i| i.submitted_at.is_some())
+        .collect();
+    let on_items: i64 = done
+        .iter()
+        .filter_map(|i| Some(i.submitted_at? - i.shown_at?))
+        .sum();
+    let paid_ms = a.finished_at.unwrap_or(a.last_activity) - a.started_at;
+    AnnotatorScore {
+        assignment: a.assignment,
+        study: a.study,
+        worker: a.worker.clone(),
+        task: a.task.clone(),
+        k: a.k,
+        status: a.status.clone(),
+        test_s1,
+        test_s1_any_of,
+        test_s1_answered: answered_s1,
+        test_s1_answered_any_of: answered_any_of,
+        training_s1: item_mean(&training, |i| i.score(Scoring::Official)),
+        items_done: done.len(),
+        items_total: a.items.len(),
+        skips: done.iter().filter(|i| i.skipped).count(),
+        test_done: test.len(),
+        test_skips: test.len() - answered.len(),
+        seconds_on_items: on_items as f64 / 1000.0,
+        seconds: paid_ms.max(0) as f64 / 1000.0,
+        pay_cents: rules.map_or(0, |r| pay_cents(paid_ms, r.hourly_rate_cents)),
+        flagged,
+    }
+}
+
+/// The assignments the training filter flags: per study and scenario, among its finished
+/// k-shot annotators, those more than the study's margin below the others' mean training S1.
+pub fn flagged<'a>(
+    annotators: impl IntoIterator<Item = &'a AnnotatorRecord>,
+    rules: &HashMap<i64, StudyRules>,
+) -> HashSet<i64> {
+    let mut groups: HashMap<(i64, u32), Vec<(i64, f64)>> = HashMap::new();
+    for a in annotators
+        .into_iter()
+        .filter(|a| a.status == "finished" && a.k > 0)
+    {
+        if let Some(s) = item_mean(&submitted(a, true), |i| i.score(Scoring::Official)) {
+            groups
+                .entry((a.study, a.k))
+                .or_default()
+                .push((a.assignment, s));
+        }
+    }
+    groups
+        .into_iter()
+        .flat_map(|((study, _), scores)| {
+            let margin = rules.get(&study).map_or(f64::INFINITY, |r| r.filter_margin);
+            flag_low_performers(&scores, margin)
+        })
+        .collect()
+}
