@@ -54,6 +54,8 @@ before(async () => {
       '--annotators', '3', '--open'));
     studies.ten = id(cli('study', 'create', '--task', 'SST-2', '--name', 'Ten-shot study', '--scenarios', '10',
       '--annotators', '1', '--code', 'TEN-SHOT', '--open'));
+    studies.same = id(cli('study', 'create', '--task', 'SST-2', '--name', 'Same answers study', '--scenarios', '0',
+      '--annotators', '1', '--code', 'SAME-OK', '--open'));
   });
 });
 after(async () => { await env?.stop(); });
@@ -284,6 +286,38 @@ test('a 10-shot worker trains with golds revealed and locked, survives a network
   // Coming back later shows the code again; the place is kept.
   await openHydrated(page, `${env.base}/join/${studies.ten}?PROLIFIC_PID=ten-shot-worker-1`);
   assert.equal(await page.textContent('.completion-code'), 'TEN-SHOT');
+  await page.close();
+});
+
+test('the same label and confidence on several items in a row, by mouse and by keyboard', async () => {
+  const page = await newPage(env.browser);
+  await arrive(page, studies.same, 'same-answer-worker');
+  const fresh = async (i) => {
+    await page.waitForSelector(`text=Test item ${i} of 3`);
+    // Every item starts with an empty form that looks empty.
+    assert.equal(await page.locator('input[name="label"]:checked').count(), 0, `item ${i}: no label shown as chosen`);
+    assert.equal(await page.locator('input[name="confidence"]:checked').count(), 0, `item ${i}: no confidence shown as chosen`);
+    assert.equal(await page.isDisabled('button.submit'), true);
+  };
+  for (const i of [1, 2]) {
+    await fresh(i);
+    await page.click('input[name="label"][value="positive"]');
+    await page.click('input[name="confidence"][value="4"]');
+    assert.equal(await page.isDisabled('button.submit'), false, `item ${i}: the clicks count`);
+    await page.click('button.submit');
+  }
+  await fresh(3);
+  await page.focus('input[name="label"][value="positive"]');
+  await page.keyboard.press('Space');
+  await page.focus('input[name="confidence"][value="4"]');
+  await page.keyboard.press('Space');
+  assert.equal(await page.isDisabled('button.submit'), false, 'the keys count');
+  await page.focus('button.submit');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.completion-code');
+  const stored = storedAnswers(studies.same);
+  assert.deepEqual(stored.map((r) => [r.spans[0].text, r.confidence]), Array(3).fill(['positive', 4]));
+  assert.deepEqual(page.errors, []);
   await page.close();
 });
 

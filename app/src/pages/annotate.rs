@@ -96,10 +96,14 @@ pub(crate) fn LabelForm(labels: Vec<Label>, sender: Sender) -> impl IntoView {
             <legend>"Your answer"</legend>
             {labels.into_iter().map(|l| {
                 let name = l.name.clone();
+                let this = l.name.clone();
                 view! {
                     <div class="option">
                         <label>
+                            // `checked` follows the form's state: the page reuses these inputs for
+                            // the next item, whose form starts empty.
                             <input type="radio" name="label" value=l.name.clone()
+                                prop:checked=move || choice.with(|c| c.as_deref() == Some(this.as_str()))
                                 on:change=move |_| choice.set(Some(name.clone()))/>
                             " " {l.name.clone()}
                         </label>
@@ -116,7 +120,9 @@ pub(crate) fn LabelForm(labels: Vec<Label>, sender: Sender) -> impl IntoView {
             <legend>"\"I am confident in my answer\""</legend>
             {CONFIDENCE_LEVELS.iter().map(|&(v, name)| view! {
                 <label>
-                    <input type="radio" name="confidence" value=v on:change=move |_| confidence.set(Some(v))/>
+                    <input type="radio" name="confidence" value=v
+                        prop:checked=move || confidence.get() == Some(v)
+                        on:change=move |_| confidence.set(Some(v))/>
                     " " {name}
                 </label>
             }).collect_view()}
