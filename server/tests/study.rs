@@ -582,3 +582,39 @@ async fn only_admins_configure_and_started_studies_keep_what_workers_saw() {
         StatusCode::FORBIDDEN
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_same_submission_sent_ten_times_at_once_is_acknowledged_ten_times_and_stored_once() {
+    let e = env().await;
+    let s = &e.state;
+    let id = new_study(s, "demo-SST-2", &[0], 1).await;
+    let cookie = arrive(s, id, "impatient").await;
+    for round in 0..3 {
+        let st = parse(&state_of(s, id, &cookie).await);
+        let pos = st["step"]["Item"]["position"].as_i64().unwrap();
+        let body = submit_body(id, pos, &format!("twice-{round}"), label("positive"));
+        let sends: Vec<_> = (0..10)
+            .map(|_| {
+                let (s, body, cookie) = (s.clone(), body.clone(), cookie.clone());
+                tokio::spawn(
+                    async move { post_json(&s, "submit_answer", &body, Some(&cookie)).await },
+                )
+            })
+            .collect();
+        let mut acks = Vec::new();
+        for send in sends {
+            let r = send.await.unwrap();
+            assert_eq!(r.status, StatusCode::OK, "round {round}: {}", r.body);
+            acks.push(r.body);
+        }
+        assert!(acks.iter().all(|a| *a == acks[0]), "{acks:?}");
+        let stored: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM assignment_items WHERE client_id = ? AND submitted_at IS NOT NULL",
+        )
+        .bind(format!("twice-{round}"))
+        .fetch_one(&s.pool)
+        .await
+        .unwrap();
+        assert_eq!(stored, 1);
+    }
+}

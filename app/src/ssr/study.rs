@@ -777,6 +777,14 @@ pub async fn submit(
         ));
     }
     if current_position(pool, assignment).await? != Some(position) {
+        // A concurrent send of this very submission may have stored it (and moved the worker
+        // on) since the item was read: acknowledge that one.
+        let again = item_row(pool, study.spec.family, assignment, position).await?;
+        if let Some(again) =
+            again.filter(|i| i.submitted && i.client_id.as_deref() == Some(client_id))
+        {
+            return Ok(ack(&again));
+        }
         return Err(AppError::Refused(
             "This is not your current item; reload the page to continue where you are.".into(),
         ));
