@@ -126,8 +126,9 @@ fn dashboard_view(d: DashboardData) -> impl IntoView {
                 view! {
                     <article class="dash-study">
                         <h3><A href=format!("/studies/{id}")>{s.summary.name.clone()}</A></h3>
-                        <p class="meta">{format!("Task {} · {} · {} workers, {} finished · ",
+                        <p class="meta">{format!("Task {} · training sets {} · {} · {} workers, {} finished · ",
                             s.summary.task,
+                            s.summary.shot_group,
                             if s.summary.config.open { "open" } else { "closed" },
                             s.summary.workers, s.summary.finished)}
                             <A href=format!("/dashboard?studies={id}")>"report of this study alone"</A></p>
