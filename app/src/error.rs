@@ -25,14 +25,42 @@ pub enum AppError {
     Internal,
     #[error("The request could not be completed: {0}")]
     Request(String),
+    /// A request body over the server's limit.
+    #[error("The request is too large: {0}")]
+    TooLarge(String),
 }
 
 impl FromServerFnError for AppError {
     type Encoder = JsonEncoding;
 
     fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
+        #[cfg(feature = "ssr")]
+        if let Some(e) = malformed(&value) {
+            // The framework answers 500 for any such error; the status that fits wins.
+            if let Some(options) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() {
+                options.set_status(e.status());
+            }
+            return e;
+        }
         AppError::Request(value.to_string())
     }
+}
+
+/// On the server, a request whose arguments cannot be read (bad JSON or form data, a wrong
+/// type, a number out of range, a missing field, a body over the limit) is the client's
+/// error: 400 naming what is wrong, or 413.
+#[cfg(feature = "ssr")]
+fn malformed(e: &ServerFnErrorErr) -> Option<AppError> {
+    let detail = match e {
+        ServerFnErrorErr::Deserialization(d) | ServerFnErrorErr::Args(d) => d.clone(),
+        ServerFnErrorErr::MissingArg(d) => format!("missing argument {d}"),
+        _ => return None,
+    };
+    Some(if detail.contains("length limit exceeded") {
+        AppError::TooLarge("the body is over the server's limit".into())
+    } else {
+        AppError::Invalid(format!("The request is malformed: {detail}."))
+    })
 }
 
 #[cfg(feature = "ssr")]
@@ -51,6 +79,7 @@ impl AppError {
             AppError::NotFound(_) => StatusCode::NOT_FOUND,
             AppError::Refused(_) => StatusCode::CONFLICT,
             AppError::Invalid(_) | AppError::Request(_) => StatusCode::BAD_REQUEST,
+            AppError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
