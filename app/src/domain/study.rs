@@ -173,9 +173,7 @@ impl StudyConfig {
             ))
         }
     }
-}
 
-impl StudyConfig {
     /// The scenarios' training files as text: `10_1 ⊂ 20_5 ⊂ 30_5` when `nested`, else
     /// `10_1, 20_1, 30_1 (not nested)`; `none (zero-shot only)` without k-shot scenarios.
     pub fn shot_group_text(&self, nested: bool) -> String {
