@@ -1,6 +1,8 @@
 //! The study link crowd platforms send workers to: `/join/{study}?PROLIFIC_PID=..` (or MTurk's
 //! `workerId`/`assignmentId`). Finds or creates the worker, opens a session, takes a place.
 
+use app::domain::people::validate_crowd_id;
+use app::error::AppError;
 use app::ssr::auth::{self, User};
 use app::ssr::state::AppState;
 use app::ssr::study::{self, CrowdInfo};
@@ -9,26 +11,37 @@ use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Redirect, Response};
 use std::collections::HashMap;
 
-/// Reads the crowd parameters of a study link.
-pub fn crowd_info(q: &HashMap<String, String>) -> Option<CrowdInfo> {
-    let get = |k: &str| q.get(k).filter(|v| !v.is_empty()).cloned();
-    if let Some(pid) = get("PROLIFIC_PID") {
-        return Some(CrowdInfo {
+/// Reads the crowd parameters of a study link. Every one given must be a valid crowd id (see
+/// `validate_crowd_id`): they end up in exports, where nothing but an id belongs.
+pub fn crowd_info(q: &HashMap<String, String>) -> Result<Option<CrowdInfo>, AppError> {
+    let get = |k: &str| -> Result<Option<String>, AppError> {
+        match q.get(k).filter(|v| !v.is_empty()) {
+            Some(v) => validate_crowd_id(k, v)
+                .map(|()| Some(v.clone()))
+                .map_err(AppError::Invalid),
+            None => Ok(None),
+        }
+    };
+    if let Some(pid) = get("PROLIFIC_PID")? {
+        return Ok(Some(CrowdInfo {
             platform: Some("prolific".into()),
             worker: Some(pid),
-            study: get("STUDY_ID"),
-            session: get("SESSION_ID"),
+            study: get("STUDY_ID")?,
+            session: get("SESSION_ID")?,
             assignment: None,
-        });
+        }));
     }
     // MTurk previews a HIT with assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE and no workerId.
-    get("workerId").map(|w| CrowdInfo {
+    let Some(w) = get("workerId")? else {
+        return Ok(None);
+    };
+    Ok(Some(CrowdInfo {
         platform: Some("mturk".into()),
         worker: Some(w),
-        study: get("hitId"),
+        study: get("hitId")?,
         session: None,
-        assignment: get("assignmentId"),
-    })
+        assignment: get("assignmentId")?,
+    }))
 }
 
 /// `GET /join/{study}`: with a crowd id, signs that worker in (no password step) and takes a
@@ -40,7 +53,10 @@ pub async fn join(
     headers: HeaderMap,
 ) -> Response {
     let target = format!("/study/{study_id}");
-    let crowd = crowd_info(&q);
+    let crowd = match crowd_info(&q) {
+        Ok(c) => c,
+        Err(e) => return e.into_response(),
+    };
     let result: Result<Option<(User, Option<String>)>, app::error::AppError> = async {
         let pool = &state.pool;
         let user = match &crowd {

@@ -618,3 +618,66 @@ async fn the_same_submission_sent_ten_times_at_once_is_acknowledged_ten_times_an
         assert_eq!(stored, 1);
     }
 }
+
+#[tokio::test]
+async fn crowd_parameters_and_client_ids_are_ids_and_exports_carry_no_formulas() {
+    let e = env().await;
+    let s = &e.state;
+    let id = new_study(s, "demo-SST-2", &[0], 2).await;
+    let before = common::snapshot(&s.pool).await;
+    // A spreadsheet formula (or 64 KB) in any crowd parameter is refused, naming it.
+    let long = "x".repeat(65_000);
+    for (query, param) in [
+        (
+            "PROLIFIC_PID=w1&STUDY_ID=%3DHYPERLINK(%22http%3A%2F%2Fx%22)",
+            "STUDY_ID",
+        ),
+        ("PROLIFIC_PID=w1&SESSION_ID=@SUM(A1)", "SESSION_ID"),
+        (&*format!("PROLIFIC_PID=w1&SESSION_ID={long}"), "SESSION_ID"),
+        ("workerId=A1&assignmentId=-2%2B3", "assignmentId"),
+        ("workerId=A1&hitId=%2B1%2B1", "hitId"),
+    ] {
+        let r = get(s, &format!("/join/{id}?{query}"), None).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{query}: {}", r.body);
+        assert!(
+            r.body
+                .contains(&format!("the {param} in the link is not valid")),
+            "{}",
+            r.body
+        );
+    }
+    assert_eq!(common::snapshot(&s.pool).await, before);
+    // A client id must be an id too.
+    let cookie = arrive(s, id, "formula-worker").await;
+    let pos = parse(&state_of(s, id, &cookie).await)["step"]["Item"]["position"]
+        .as_i64()
+        .unwrap();
+    let before = common::snapshot(&s.pool).await;
+    let r = post_json(
+        s,
+        "submit_answer",
+        &submit_body(id, pos, "=1+1", label("positive")),
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    assert!(r.body.contains("client id"), "{}", r.body);
+    assert_eq!(common::snapshot(&s.pool).await, before);
+    // What staff write themselves is neutralised in the CSV: a study named like a formula.
+    sqlx::query("UPDATE studies SET name = '=cmd|'' /C calc''!A0' WHERE id = ?")
+        .bind(id)
+        .execute(&s.pool)
+        .await
+        .unwrap();
+    let rita = login(s, "rita", "rita-password").await;
+    let csv = get(
+        s,
+        &format!("/export/annotations.csv?studies={id}"),
+        Some(&rita),
+    )
+    .await;
+    assert_eq!(csv.status, StatusCode::OK);
+    let row = csv.body.lines().nth(1).unwrap();
+    assert!(row.contains(",'=cmd|' /C calc'!A0,"), "{row}");
+    assert!(!csv.body.contains(",=cmd"), "{}", csv.body);
+}

@@ -49,9 +49,59 @@ pub fn validate_user_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks an id a crowd platform puts in a study link (a worker, study, session, HIT or
+/// assignment id): 1 to 64 ASCII letters, digits, '-' or '_'. `what` names it in the error.
+pub fn validate_crowd_id(what: &str, id: &str) -> Result<(), String> {
+    let ok = !id.is_empty()
+        && id.len() <= 64
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "the {what} in the link is not valid: 1 to 64 letters, digits, '-' or '_'"
+        ))
+    }
+}
+
+/// Checks a submission's client id (the browser sends 32 hex digits): 1 to 100 ASCII letters,
+/// digits, '-', '_', '.' or ':'.
+pub fn validate_client_id(id: &str) -> Result<(), String> {
+    let ok = !id.is_empty()
+        && id.len() <= 100
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'));
+    if ok {
+        Ok(())
+    } else {
+        Err(
+            "a submission needs a client id of 1 to 100 letters, digits, '-', '_', '.' or ':'"
+                .into(),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn crowd_and_client_ids() {
+        assert!(validate_crowd_id("Prolific id", "5f0a1b2c3d4e5f6a7b8c9d0e").is_ok());
+        assert!(validate_crowd_id("assignment id", "ASSIGNMENT_ID_NOT_AVAILABLE").is_ok());
+        for bad in ["", "=HYPERLINK(\"http://x\")", "a b", "é", &"x".repeat(65)] {
+            let e = validate_crowd_id("study id", bad).unwrap_err();
+            assert!(e.contains("the study id in the link is not valid"), "{e}");
+        }
+        assert!(validate_client_id("0123456789abcdef0123456789abcdef").is_ok());
+        assert!(validate_client_id("prolific:w1-3.2").is_ok());
+        for bad in ["", "=1+1", "a\tb", &"x".repeat(101)] {
+            assert!(validate_client_id(bad).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn roles_parse_and_staff() {

@@ -175,16 +175,8 @@ pub async fn crowd_worker(
     platform: &str,
     external_id: &str,
 ) -> Result<User, AppError> {
-    let valid = !external_id.is_empty()
-        && external_id.len() <= 64
-        && external_id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if !valid {
-        return Err(AppError::Invalid(format!(
-            "the {platform} id in the link is not valid: 1 to 64 letters, digits, '-' or '_'"
-        )));
-    }
+    crate::domain::people::validate_crowd_id(&format!("{platform} id"), external_id)
+        .map_err(AppError::Invalid)?;
     let mut tx = crate::ssr::tx::begin_write(pool).await?;
     let result = async {
         let found: Option<(i64, String, String)> = sqlx::query_as(

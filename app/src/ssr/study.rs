@@ -748,11 +748,7 @@ pub async fn submit(
     client_id: &str,
     answer: Answer,
 ) -> Result<SubmitAck, AppError> {
-    if client_id.is_empty() || client_id.len() > 100 {
-        return Err(AppError::Invalid(
-            "a submission needs a client id of 1 to 100 characters".into(),
-        ));
-    }
+    crate::domain::people::validate_client_id(client_id).map_err(AppError::Invalid)?;
     let study = load(pool, study_id).await?;
     let (assignment, _, status, _, _) = own_assignment(pool, study_id, worker)
         .await?

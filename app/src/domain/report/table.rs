@@ -15,13 +15,25 @@ pub struct Table {
     pub rows: Vec<Vec<String>>,
 }
 
-/// One CSV field: quoted when it holds a comma, a quote, a line break or edge whitespace.
+/// A cell a spreadsheet would run as a formula (OWASP "CSV injection"): it starts with `=`,
+/// `+`, `-`, `@`, a tab or a carriage return and is not simply a number (`-0.5` stays a number).
+fn formula_like(s: &str) -> bool {
+    s.starts_with(['=', '+', '-', '@', '\t', '\r']) && s.parse::<f64>().is_err()
+}
+
+/// One CSV field: a formula-like cell gets a leading `'` (OWASP's advice, so spreadsheets show
+/// it as text); quoted when it holds a comma, a quote, a line break or edge whitespace.
 pub fn csv_field(s: &str) -> String {
+    let s = if formula_like(s) {
+        std::borrow::Cow::Owned(format!("'{s}"))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    };
     let needs = s.contains([',', '"', '\n', '\r']) || s.trim() != s;
     if needs {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
-        s.to_string()
+        s.into_owned()
     }
 }
 
@@ -96,6 +108,22 @@ mod tests {
         assert_eq!(csv_field("two\nlines"), "\"two\nlines\"");
         assert_eq!(csv_field(" edge"), "\" edge\"");
         assert_eq!(csv_line(&["a", "", "c,d"]), "a,,\"c,d\"\n");
+    }
+
+    #[test]
+    fn formula_like_cells_are_neutralised_and_numbers_kept() {
+        assert_eq!(
+            csv_field("=HYPERLINK(\"http://x\")"),
+            "\"'=HYPERLINK(\"\"http://x\"\")\""
+        );
+        assert_eq!(csv_field("+1+1"), "'+1+1");
+        assert_eq!(csv_field("-2-3"), "'-2-3");
+        assert_eq!(csv_field("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(csv_field("\tx"), "'\tx");
+        assert_eq!(csv_field("\rx"), "\"'\rx\"");
+        assert_eq!(csv_field("-0.5"), "-0.5");
+        assert_eq!(csv_field("+3"), "+3");
+        assert_eq!(csv_field("a=b"), "a=b");
     }
 
     #[test]
