@@ -272,6 +272,8 @@ test('a 10-shot worker trains with golds revealed and locked, survives a network
   await page.click('button.submit');
   await page.waitForSelector('.completion-code');
   assert.equal(await page.textContent('.completion-code'), 'TEN-SHOT');
+  // The way back to Prolific carries the code.
+  assert.equal(await page.getAttribute('a.return-link', 'href'), 'https://app.prolific.com/submissions/complete?cc=TEN-SHOT');
   assert.match(await page.textContent('.done'), /Training: 10 examples, S1 0\.90/);
   assert.match(await page.textContent('.done'), /Test: 3 items, 1 skipped/);
   await page.screenshot({ path: `${RESULTS}/ten-shot-done.png`, fullPage: true });

@@ -131,6 +131,10 @@ pub struct StudyCreateArgs {
     /// Completion code shown at the end (generated when not given).
     #[arg(long, default_value = "")]
     pub code: String,
+    /// Where Prolific workers return at the end, `{code}` standing for the code (default:
+    /// Prolific's completion URL).
+    #[arg(long, default_value = "")]
+    pub completion_url: String,
     /// Open the study to workers at once.
     #[arg(long)]
     pub open: bool,
@@ -426,6 +430,7 @@ pub async fn run(cli: Cli) -> Result<()> {
                 item_timeout_secs: a.timeout,
                 open: a.open,
                 completion_code: a.code,
+                completion_url: a.completion_url,
             };
             let id = study::create(&pool, None, &a.task, &a.name, config).await?;
             let made = study::summary_of(&pool, id).await?;

@@ -1,6 +1,7 @@
 //! The study link crowd platforms send workers to: `/join/{study}?PROLIFIC_PID=..` (or MTurk's
 //! `workerId`/`assignmentId`). Finds or creates the worker, opens a session, takes a place.
 
+use app::domain::crowd::validate_turk_submit_to;
 use app::domain::people::validate_crowd_id;
 use app::error::AppError;
 use app::ssr::auth::{self, User};
@@ -29,11 +30,20 @@ pub fn crowd_info(q: &HashMap<String, String>) -> Result<Option<CrowdInfo>, AppE
             study: get("STUDY_ID")?,
             session: get("SESSION_ID")?,
             assignment: None,
+            submit_to: None,
         }));
     }
     // MTurk previews a HIT with assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE and no workerId.
     let Some(w) = get("workerId")? else {
         return Ok(None);
+    };
+    let submit_to = match q.get("turkSubmitTo").filter(|v| !v.is_empty()) {
+        Some(host) => Some(
+            validate_turk_submit_to(host)
+                .map(|()| host.trim_end_matches('/').to_string())
+                .map_err(AppError::Invalid)?,
+        ),
+        None => None,
     };
     Ok(Some(CrowdInfo {
         platform: Some("mturk".into()),
@@ -41,6 +51,7 @@ pub fn crowd_info(q: &HashMap<String, String>) -> Result<Option<CrowdInfo>, AppE
         study: get("hitId")?,
         session: None,
         assignment: get("assignmentId")?,
+        submit_to,
     }))
 }
 

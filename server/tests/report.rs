@@ -247,6 +247,7 @@ async fn simulate(
         study: Some("P-STUDY".into()),
         session: Some(format!("S-{pid}")),
         assignment: None,
+        submit_to: None,
     };
     let labels = study::load(pool, study_id)
         .await

@@ -176,20 +176,7 @@ async fn a_skip_scores_zero_where_no_answer_would_be_right() {
     let (s, pool) = (&env.state, &env.state.pool);
     let id = new_study(s, "demo-SQuAD-v2", &[0], 1).await;
     let cookie = arrive(s, id, "skipper").await;
-    // Skip every test item.
-    loop {
-        let st = parse(&state_of(s, id, &cookie).await);
-        let Some(pos) = st["step"]["Item"]["position"].as_i64() else {
-            break;
-        };
-        let body = submit_body(
-            id,
-            pos,
-            &format!("c{pos}"),
-            json!({"kind": "skip", "confidence": null}),
-        );
-        parse(&post_json(s, "submit_answer", &body, Some(&cookie)).await);
-    }
+    skip_to_the_end(s, id, &cookie).await;
     let stored: Vec<(bool, f64, f64, String)> = sqlx::query_as(
         "SELECT i.skipped, i.s1, i.s1_any_of, e.gold_official FROM assignment_items i
          JOIN assignments a ON a.id = i.assignment_id JOIN examples e ON e.id = i.example_id

@@ -681,3 +681,58 @@ async fn crowd_parameters_and_client_ids_are_ids_and_exports_carry_no_formulas()
     assert!(row.contains(",'=cmd|' /C calc'!A0,"), "{row}");
     assert!(!csv.body.contains(",=cmd"), "{}", csv.body);
 }
+
+#[tokio::test]
+async fn the_end_page_hands_workers_back_to_their_platform() {
+    let e = env().await;
+    let s = &e.state;
+    let id = new_study(s, "demo-SST-2", &[0], 3).await;
+    // Prolific: the completion URL with the code.
+    let cookie = arrive(s, id, "prolific-finisher").await;
+    let done = skip_to_the_end(s, id, &cookie).await;
+    assert_eq!(
+        done["Done"]["hand_back"],
+        json!({"Link": {"platform": "Prolific", "url": "https://app.prolific.com/submissions/complete?cc=DONE-1234"}})
+    );
+    let page = get(s, &format!("/study/{id}"), Some(&cookie)).await;
+    assert!(
+        page.body
+            .contains("href=\"https://app.prolific.com/submissions/complete?cc=DONE-1234\""),
+        "{}",
+        page.body
+    );
+    // MTurk: a form posted to the host the HIT came from (sandbox here).
+    let r = get(
+        s,
+        &format!("/join/{id}?workerId=A9&assignmentId=3AB&hitId=H1&turkSubmitTo=https%3A%2F%2Fworkersandbox.mturk.com"),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
+    let mturk = r.cookie.unwrap();
+    let done = skip_to_the_end(s, id, &mturk).await;
+    assert_eq!(
+        done["Done"]["hand_back"],
+        json!({"MturkSubmit": {"action": "https://workersandbox.mturk.com/mturk/externalSubmit", "assignment_id": "3AB", "code": "DONE-1234"}})
+    );
+    // A form may not be sent anywhere else.
+    let before = common::snapshot(&s.pool).await;
+    let r = get(
+        s,
+        &format!("/join/{id}?workerId=A8&assignmentId=3AC&turkSubmitTo=https%3A%2F%2Fevil.example"),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert!(r.body.contains("turkSubmitTo must be one of"), "{}", r.body);
+    assert_eq!(common::snapshot(&s.pool).await, before);
+    // The third place goes; a fourth arrival is told to return the study.
+    parse(&state_of(s, id, &arrive(s, id, "third").await).await);
+    let r = state_of(s, id, &arrive(s, id, "fourth").await).await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    assert!(
+        r.body.contains("return the study on your crowd platform"),
+        "{}",
+        r.body
+    );
+}

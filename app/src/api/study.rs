@@ -105,6 +105,8 @@ pub struct WorkerItem {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Completion {
     pub code: String,
+    /// How the worker returns to their crowd platform with the code (none for accounts).
+    pub hand_back: Option<crate::domain::crowd::HandBack>,
     pub training_s1: Option<f64>,
     pub training_items: i64,
     pub test_items: i64,

@@ -2,6 +2,7 @@
 //! and the unified task model. Nothing here does IO.
 pub mod answer;
 pub mod crossfit;
+pub mod crowd;
 pub mod people;
 pub mod report;
 pub mod rng;

@@ -33,6 +33,10 @@ pub struct StudyConfig {
     pub open: bool,
     /// Shown to the worker at the end, for the crowd platform.
     pub completion_code: String,
+    /// Where Prolific workers are sent back to, `{code}` standing for the completion code;
+    /// empty: Prolific's own completion URL.
+    #[serde(default)]
+    pub completion_url: String,
 }
 
 impl Default for StudyConfig {
@@ -48,6 +52,7 @@ impl Default for StudyConfig {
             item_timeout_secs: None,
             open: false,
             completion_code: String::new(),
+            completion_url: String::new(),
         }
     }
 }
@@ -137,6 +142,9 @@ impl StudyConfig {
         if !(self.filter_margin.is_finite() && self.filter_margin >= 0.0) {
             errs.push("the filter margin must be a number of at least 0".to_string());
         }
+        if let Err(e) = super::crowd::validate_completion_url(&self.completion_url) {
+            errs.push(e);
+        }
         if self.item_timeout_secs == Some(0) {
             errs.push("a time-out must be longer than 0 seconds".to_string());
         }
@@ -203,7 +211,7 @@ pub enum Refusal {
     Closed,
     #[error("You already took part in the {k}-shot scenario of this task; each scenario needs workers new to the task.")]
     OtherScenario { k: u32 },
-    #[error("All places in this study are taken. Thank you for your interest.")]
+    #[error("All places in this study are taken. Please return the study on your crowd platform (Prolific: \"Return submission\"; MTurk: \"Return HIT\") so that you are not counted. Thank you for your interest.")]
     Full,
 }
 

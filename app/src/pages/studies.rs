@@ -4,6 +4,7 @@
 use super::error_view;
 use crate::api::study::{list_studies, study_admin, CreateStudy, StudyOverview, UpdateStudy};
 use crate::api::tasks::{list_tasks, TaskSummary};
+use crate::domain::crowd::worker_links;
 use crate::domain::shots::{self, ShotFile};
 use crate::domain::study::StudyConfig;
 use leptos::prelude::*;
@@ -22,6 +23,7 @@ struct ConfigFields {
     timeout: RwSignal<String>,
     open: RwSignal<bool>,
     code: RwSignal<String>,
+    completion_url: RwSignal<String>,
 }
 
 /// The value of a configuration's shot group among `task_files`: its chain, or (made before
@@ -56,6 +58,7 @@ impl ConfigFields {
             ),
             open: RwSignal::new(c.open),
             code: RwSignal::new(c.completion_code.clone()),
+            completion_url: RwSignal::new(c.completion_url.clone()),
         }
     }
 
@@ -95,6 +98,7 @@ impl ConfigFields {
             },
             open: self.open.get_untracked(),
             completion_code: self.code.get_untracked().trim().to_string(),
+            completion_url: self.completion_url.get_untracked().trim().to_string(),
         })
     }
 
@@ -122,6 +126,7 @@ impl ConfigFields {
             <label>"Training filter margin (S1 below the others' mean)" <input name="margin" bind:value=self.margin/></label>
             <label>"Item time-out in seconds (empty: none)" <input name="timeout" bind:value=self.timeout/></label>
             <label>"Completion code (empty: generated)" <input name="code" bind:value=self.code/></label>
+            <label>"Prolific completion URL ({code} = the code; empty: Prolific's)" <input name="completion_url" bind:value=self.completion_url/></label>
             <label class="check"><input name="open" type="checkbox" bind:checked=self.open/> " Open to workers"</label>
         }
     }
@@ -150,7 +155,9 @@ pub fn StudiesPage() -> impl IntoView {
                                         <td>{if s.config.open { "open" } else { "closed" }}</td>
                                         <td class="num">{s.workers}</td>
                                         <td class="num">{s.finished}</td>
-                                        <td><code>{format!("/join/{}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}", s.id)}</code></td>
+                                        <td class="worker-links">{worker_links(s.id).into_iter().map(|(platform, link)| view! {
+                                            <div>{platform} ": " <code>{link}</code></div>
+                                        }).collect_view()}</td>
                                     </tr>
                                 }).collect_view()}
                             </tbody>
@@ -297,7 +304,8 @@ fn StudyView(o: StudyOverview, update: ServerAction<UpdateStudy>) -> impl IntoVi
         <p class="shot-group">"Training sets: " <strong>{s.shot_group.clone()}</strong>
             {(!s.nested).then(|| view! { <span class="warn">" — a larger training set does not contain the smaller ones (allowed by the admin); the reports say so."</span> })}</p>
         <p>"Worker link: " <code class="worker-link">{format!("/join/{id}")}</code>
-           " — add " <code>"?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…"</code> " (Prolific) or " <code>"?workerId=…&assignmentId=…&hitId=…"</code> " (MTurk)."</p>
+           " — for Prolific " <code class="prolific-link">{worker_links(id)[0].1.clone()}</code>
+           " (Prolific fills in the placeholders); for MTurk the bare link as an ExternalQuestion (MTurk adds workerId, assignmentId, hitId and turkSubmitTo)."</p>
         <section class="progress">
             <h2>"Progress"</h2>
             {super::dashboard::progress_table(o.progress)}

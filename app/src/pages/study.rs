@@ -9,6 +9,7 @@ use crate::api::study::{
     WorkerStudy,
 };
 use crate::domain::answer::Answer;
+use crate::domain::crowd::HandBack;
 use crate::domain::task::{Family, Label};
 use crate::error::AppError;
 use leptos::prelude::*;
@@ -85,7 +86,7 @@ fn WorkerView(ws: WorkerStudy, reload: Callback<()>) -> impl IntoView {
         WorkerStep::Done(c) => done_view(c),
         WorkerStep::Abandoned => view! {
             <p class="error" role="alert">
-                "Your place in this study was released after a long time without activity. The answers you gave are kept. Thank you."
+                "Your place in this study was released after a long time without activity. The answers you gave are kept. Please return the study on your crowd platform (Prolific: \"Return submission\"; MTurk: \"Return HIT\"). Thank you."
             </p>
         }
         .into_any(),
@@ -112,12 +113,32 @@ fn minutes(seconds: f64) -> String {
     format!("{} min {:02} s", s / 60, s % 60)
 }
 
+/// The way back to the crowd platform: Prolific's link with the code, MTurk's submit form.
+fn hand_back_view(h: Option<HandBack>) -> AnyView {
+    match h {
+        Some(HandBack::Link { platform, url }) => view! {
+            <p class="hand-back"><a class="return-link" href=url>{format!("Return to {platform} with your completion code")}</a></p>
+        }
+        .into_any(),
+        Some(HandBack::MturkSubmit { action, assignment_id, code }) => view! {
+            <form class="hand-back mturk-submit" method="post" action=action>
+                <input type="hidden" name="assignmentId" value=assignment_id/>
+                <input type="hidden" name="completion_code" value=code/>
+                <button type="submit">"Submit the HIT on MTurk"</button>
+            </form>
+        }
+        .into_any(),
+        None => ().into_any(),
+    }
+}
+
 fn done_view(c: Completion) -> AnyView {
     view! {
         <section class="done" role="status">
             <h2>"Thank you, you are done."</h2>
             <p>"Your completion code:"</p>
             <p class="completion-code">{c.code}</p>
+            {hand_back_view(c.hand_back)}
             <ul class="summary">
                 {(c.training_items > 0).then(|| view! {
                     <li>{format!("Training: {} examples, S1 {:.2}", c.training_items, c.training_s1.unwrap_or(0.0))}</li>

@@ -24,6 +24,9 @@ pub struct CrowdInfo {
     pub study: Option<String>,
     pub session: Option<String>,
     pub assignment: Option<String>,
+    /// MTurk's `turkSubmitTo` (one of `crowd::MTURK_HOSTS`), where the end page posts the HIT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submit_to: Option<String>,
 }
 
 /// A study with its task and the configuration in force.
@@ -709,13 +712,23 @@ async fn completion(
             (SELECT COUNT(*) FROM assignment_items WHERE assignment_id = ?1 AND phase = 'test') AS n_test,
             (SELECT COUNT(*) FROM assignment_items WHERE assignment_id = ?1 AND skipped = 1) AS skipped,
             (SELECT COALESCE(SUM(submitted_at - shown_at), 0) FROM assignment_items WHERE assignment_id = ?1) AS on_items,
-            (SELECT COALESCE(MAX(submitted_at), ?2) FROM assignment_items WHERE assignment_id = ?1) AS last",
+            (SELECT COALESCE(MAX(submitted_at), ?2) FROM assignment_items WHERE assignment_id = ?1) AS last,
+            (SELECT crowd_json FROM assignments WHERE id = ?1) AS crowd",
     )
     .bind(assignment)
     .bind(started_at)
     .fetch_one(pool)
     .await?;
+    let crowd: CrowdInfo =
+        serde_json::from_str(r.get("crowd")).map_err(|e| corrupt("crowd ids", e))?;
     Ok(Completion {
+        hand_back: crate::domain::crowd::hand_back(
+            crowd.platform.as_deref(),
+            &study.config.completion_url,
+            &study.config.completion_code,
+            crowd.assignment.as_deref(),
+            crowd.submit_to.as_deref(),
+        ),
         code: study.config.completion_code.clone(),
         training_s1: r.get("train_s1"),
         training_items: r.get("n_train"),

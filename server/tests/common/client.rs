@@ -178,3 +178,21 @@ pub fn submit_body(study_id: i64, position: i64, client_id: &str, answer: Value)
 pub fn label(l: &str) -> Value {
     json!({"kind": "label", "label": l, "confidence": 4})
 }
+
+/// Skips every remaining item of the worker's place; returns the final step (`Done`).
+pub async fn skip_to_the_end(state: &AppState, study_id: i64, cookie: &str) -> Value {
+    loop {
+        let st = parse(&state_of(state, study_id, cookie).await);
+        let Some(pos) = st["step"]["Item"]["position"].as_i64() else {
+            return st["step"].clone();
+        };
+        if !st["step"]["Item"]["reveal"].is_null() {
+            let body = format!("study_id={study_id}&position={pos}");
+            parse(&form(state, "continue_study", &body, Some(cookie)).await);
+            continue;
+        }
+        let skip = json!({"kind": "skip", "confidence": null});
+        let body = submit_body(study_id, pos, &format!("skip-{pos}"), skip);
+        parse(&post_json(state, "submit_answer", &body, Some(cookie)).await);
+    }
+}
