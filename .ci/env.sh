@@ -6,7 +6,8 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/clues-lab/target}"
 # The browser bundle's name; set for every build so the leptos crate is never rebuilt over it.
 export LEPTOS_OUTPUT_NAME=clues-lab
 export PATH="$HOME/.cargo/bin:$PATH"
-SITE_DIR="$CARGO_TARGET_DIR/site"
+# One site folder per profile, so the tests' debug build never replaces the release site.
+site_dir() { printf '%s/site-%s' "$CARGO_TARGET_DIR" "$1"; }
 # The model track's Python environment (ONNX Runtime, the MiniLM encoder; made by .ci/setup).
 # The binary finds libonnxruntime.so and the encoder there unless ORT_DYLIB_PATH /
 # CLUES_ENCODER_ONNX / CLUES_ENCODER_TOKENIZER say otherwise.

@@ -163,3 +163,70 @@ async fn previews_carry_no_gold() {
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert!(body.contains("no task named"), "{body}");
 }
+
+/// `GET path` with `Accept-Encoding: encoding`: status, Content-Encoding and the raw body.
+async fn fetch_encoded(
+    state: &AppState,
+    path: &str,
+    encoding: &str,
+) -> (StatusCode, Option<String>, Vec<u8>, header::HeaderMap) {
+    let req = Request::get(path)
+        .header(header::ACCEPT_ENCODING, encoding)
+        .body(Body::empty())
+        .unwrap();
+    let res = router::app(state.clone()).oneshot(req).await.unwrap();
+    let status = res.status();
+    let headers = res.headers().clone();
+    let enc = headers
+        .get(header::CONTENT_ENCODING)
+        .map(|v| v.to_str().unwrap().to_string());
+    let body = res.into_body().collect().await.unwrap().to_bytes().to_vec();
+    (status, enc, body, headers)
+}
+
+#[tokio::test]
+async fn pages_are_compressed_static_files_come_precompressed_and_headers_protect() {
+    let mut s = state().await;
+    // A site folder as .ci/build leaves it: the wasm with its .br and .gz siblings.
+    let site = tempfile::tempdir().unwrap();
+    let pkg = site.path().join("pkg");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(pkg.join("clues-lab.wasm"), vec![7u8; 4096]).unwrap();
+    std::fs::write(pkg.join("clues-lab.wasm.br"), b"brotli bytes").unwrap();
+    std::fs::write(pkg.join("clues-lab.wasm.gz"), b"gzip bytes").unwrap();
+    s.leptos_options = leptos::config::LeptosOptions::builder()
+        .output_name("clues-lab")
+        .site_root(site.path().to_str().unwrap())
+        .build();
+    for (encoding, expected) in [("br", b"brotli bytes".as_slice()), ("gzip", b"gzip bytes")] {
+        let (status, enc, body, _) = fetch_encoded(&s, "/pkg/clues-lab.wasm", encoding).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(enc.as_deref(), Some(encoding));
+        assert_eq!(body, expected);
+    }
+    let (_, enc, body, _) = fetch_encoded(&s, "/pkg/clues-lab.wasm", "identity").await;
+    assert_eq!((enc, body.len()), (None, 4096));
+    // Pages are compressed on the fly for browsers that accept it, and carry the headers.
+    let (status, plain_enc, plain, _) = fetch_encoded(&s, "/", "identity").await;
+    assert_eq!((status, plain_enc), (StatusCode::OK, None));
+    assert!(String::from_utf8_lossy(&plain).contains("<!DOCTYPE html>"));
+    for encoding in ["br", "gzip"] {
+        let (status, enc, body, headers) = fetch_encoded(&s, "/", encoding).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(enc.as_deref(), Some(encoding));
+        assert!(
+            body.len() < plain.len(),
+            "{encoding}: {} of {}",
+            body.len(),
+            plain.len()
+        );
+        for (name, value) in [
+            ("x-content-type-options", "nosniff"),
+            ("x-frame-options", "DENY"),
+            ("content-security-policy", "frame-ancestors 'none'"),
+            ("referrer-policy", "no-referrer"),
+        ] {
+            assert_eq!(headers.get(name).unwrap(), value, "{name}");
+        }
+    }
+}
