@@ -3,6 +3,7 @@
 
 use app::domain::crowd::validate_turk_submit_to;
 use app::domain::people::validate_crowd_id;
+use app::domain::study::Refusal;
 use app::error::AppError;
 use app::ssr::auth::{self, User};
 use app::ssr::state::AppState;
@@ -70,12 +71,17 @@ pub async fn join(
     };
     let result: Result<Option<(User, Option<String>)>, app::error::AppError> = async {
         let pool = &state.pool;
+        // A missing study is 404, and nothing is created for it.
+        let s = study::load(pool, study_id).await?;
         let user = match &crowd {
             Some(c) => {
                 let platform = c.platform.as_deref().unwrap_or_default();
-                let user =
-                    auth::crowd_worker(pool, platform, c.worker.as_deref().unwrap_or_default())
-                        .await?;
+                let worker = c.worker.as_deref().unwrap_or_default();
+                // A closed study creates no new worker; those who started may come back.
+                if !s.config.open && !auth::crowd_worker_known(pool, platform, worker).await? {
+                    return Err(AppError::Refused(Refusal::Closed.to_string()));
+                }
+                let user = auth::crowd_worker(pool, platform, worker).await?;
                 let token = auth::open_session(pool, user.id).await?;
                 Some((user, Some(token)))
             }
@@ -86,7 +92,6 @@ pub async fn join(
         };
         if let Some((user, _)) = &user {
             if user.role == app::domain::people::Role::Worker {
-                let s = study::load(pool, study_id).await?;
                 // A refusal is shown by the study page; the place is what matters here.
                 let _ = study::enter(pool, &s, user.id, crowd.as_ref()).await;
             }

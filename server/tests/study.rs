@@ -736,3 +736,57 @@ async fn the_end_page_hands_workers_back_to_their_platform() {
         r.body
     );
 }
+
+#[tokio::test]
+async fn links_to_missing_or_closed_studies_create_nothing_and_expired_sessions_go() {
+    let e = env().await;
+    let s = &e.state;
+    let before = common::snapshot(&s.pool).await;
+    let r = get(s, "/join/999?PROLIFIC_PID=nobody", None).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+    assert!(r.cookie.is_none());
+    assert_eq!(common::snapshot(&s.pool).await, before);
+    // A closed study: a new crowd id gets the refusal and nothing is created ...
+    let config = StudyConfig {
+        scenarios: vec![0],
+        annotators: 2,
+        open: true,
+        ..StudyConfig::default()
+    };
+    let id = study::create(&s.pool, None, "demo-SST-2", "closing", config.clone())
+        .await
+        .unwrap();
+    let early = arrive(s, id, "early-bird").await;
+    parse(&state_of(s, id, &early).await);
+    let closed = StudyConfig {
+        open: false,
+        ..study::load(&s.pool, id).await.unwrap().config
+    };
+    study::update(&s.pool, None, id, "closing", closed)
+        .await
+        .unwrap();
+    let before = common::snapshot(&s.pool).await;
+    let r = get(s, &format!("/join/{id}?PROLIFIC_PID=latecomer"), None).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.body);
+    assert!(r.body.contains("This study is not open."), "{}", r.body);
+    assert_eq!(common::snapshot(&s.pool).await, before);
+    // ... while a worker who started comes back to their place.
+    let back = arrive(s, id, "early-bird").await;
+    assert!(parse(&state_of(s, id, &back).await)["step"]["Item"].is_object());
+    // Expired sessions are deleted when the next one opens.
+    sqlx::query("UPDATE sessions SET expires_at = 0 WHERE token_hash IN (SELECT token_hash FROM sessions LIMIT 1)")
+        .execute(&s.pool)
+        .await
+        .unwrap();
+    let expired: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sessions WHERE expires_at = 0")
+        .fetch_one(&s.pool)
+        .await
+        .unwrap();
+    assert_eq!(expired, 1);
+    login(s, "rita", "rita-password").await;
+    let expired: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sessions WHERE expires_at <= 0")
+        .fetch_one(&s.pool)
+        .await
+        .unwrap();
+    assert_eq!(expired, 0);
+}

@@ -156,6 +156,11 @@ pub async fn open_session(pool: &SqlitePool, user_id: i64) -> Result<String, App
     rand::thread_rng().fill_bytes(&mut bytes);
     let token = hex::encode(bytes);
     let now = now_unix();
+    // Expired sessions are of no use to anyone: each new one clears them out.
+    sqlx::query("DELETE FROM sessions WHERE expires_at <= ?")
+        .bind(now)
+        .execute(pool)
+        .await?;
     sqlx::query(
         "INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
     )
@@ -166,6 +171,21 @@ pub async fn open_session(pool: &SqlitePool, user_id: i64) -> Result<String, App
     .execute(pool)
     .await?;
     Ok(token)
+}
+
+/// Has this crowd id arrived before?
+pub async fn crowd_worker_known(
+    pool: &SqlitePool,
+    platform: &str,
+    external_id: &str,
+) -> Result<bool, AppError> {
+    Ok(sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM crowd_ids WHERE platform = ? AND external_id = ?)",
+    )
+    .bind(platform)
+    .bind(external_id)
+    .fetch_one(pool)
+    .await?)
 }
 
 /// The password-less worker behind an external crowd id (`platform` is `prolific` or

@@ -115,7 +115,7 @@ async fn refuse_if_done(pool: &SqlitePool, task_id: i64, t: &Target) -> Result<(
     .await?;
     match (existing, t.replace) {
         (Some(run), false) => Err(ServerError::Conflict(format!(
-            "{} already has a finished evaluation of {} for k={} split={} (run {run}); pass --replace to evaluate again",
+            "{} already has a finished evaluation of {} for k={} split={} (run {run}); replace it with --replace on the command line or replace=true in an upload",
             t.system, t.task, t.k, t.split
         ))),
         _ => Ok(()),
