@@ -25,8 +25,9 @@ pub enum HandBack {
     },
 }
 
-/// `s` with everything but unreserved URL characters percent-encoded (RFC 3986).
-fn url_encode(s: &str) -> String {
+/// `s` with everything but unreserved URL characters percent-encoded (RFC 3986), for a query
+/// value (the completion code here, upload parameters on the models page).
+pub fn url_encode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {

@@ -81,7 +81,7 @@ fn UploadForm(runs: Resource<Result<Vec<RunRow>, crate::error::AppError>>) -> im
                 set_message.set("Choose a predictions file first.".into());
                 return;
             };
-            let enc = |s: String| url_encode(&s);
+            let enc = |s: String| crate::domain::crowd::url_encode(&s);
             let query = format!(
                 "task={}&system={}&k={}&split={}&name={}",
                 enc(value(task)),
@@ -113,19 +113,6 @@ fn UploadForm(runs: Resource<Result<Vec<RunRow>, crate::error::AppError>>) -> im
             <p class="upload-result">{message}</p>
         </form>
     }
-}
-
-/// Percent-encoding of a query value (as `encodeURIComponent`).
-#[cfg(feature = "hydrate")]
-fn url_encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 #[component]
