@@ -1,0 +1,251 @@
+//! Study configuration: creating and editing studies (checked against the task's training
+//! files and their nesting), their configuration history, summaries and the admin overview.
+
+use super::{load, shot_groups, Study};
+use crate::api::study::{ScenarioProgress, StudyOverview, StudySummary, WorkerRow};
+use crate::domain::shots;
+use crate::domain::study::StudyConfig;
+use crate::error::AppError;
+use crate::ssr::catalog::{load_spec, shot_sets};
+use sqlx::{Row, Sqlite, SqlitePool, Transaction};
+
+fn check_name(name: &str) -> Result<String, AppError> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 200 {
+        return Err(AppError::Invalid(
+            "a study needs a name of 1 to 200 characters".into(),
+        ));
+    }
+    Ok(name.to_string())
+}
+
+/// Checks a configuration against the task's training files and their nesting.
+async fn check_config(
+    pool: &SqlitePool,
+    config: &StudyConfig,
+    task_id: i64,
+) -> Result<(), AppError> {
+    let groups = shot_groups(pool, task_id).await?;
+    let sets = shot_sets(pool, task_id).await?;
+    config
+        .validate(&groups, &|a, b| shots::within(&sets, a, b))
+        .map_err(|errs| {
+            AppError::Invalid(format!("The study cannot be saved: {}.", errs.join("; ")))
+        })
+}
+
+/// A completion code for studies configured without one: 8 characters, no look-alikes.
+fn new_completion_code() -> String {
+    use rand::Rng;
+    const ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+    let mut rng = rand::thread_rng();
+    (0..8)
+        .map(|_| ALPHABET[rng.gen_range(0..ALPHABET.len())] as char)
+        .collect()
+}
+
+async fn insert_config(
+    tx: &mut Transaction<'_, Sqlite>,
+    study_id: i64,
+    config: &StudyConfig,
+    by: Option<i64>,
+) -> Result<(), AppError> {
+    let json = serde_json::to_string(config).map_err(AppError::internal)?;
+    let config_id = sqlx::query(
+        "INSERT INTO study_configs (study_id, config_json, created_by) VALUES (?, ?, ?)",
+    )
+    .bind(study_id)
+    .bind(json)
+    .bind(by)
+    .execute(&mut **tx)
+    .await?
+    .last_insert_rowid();
+    sqlx::query("UPDATE studies SET config_id = ? WHERE id = ?")
+        .bind(config_id)
+        .bind(study_id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Creates a study. A configuration that names no training files gets the task's nesting
+/// chain that begins with its training split (e.g. split 1 of SQuAD v2: 10_1 ⊂ 20_5 ⊂ 30_5);
+/// where there is none, the same split for every k, which is refused unless unnested training
+/// sets are allowed.
+pub async fn create(
+    pool: &SqlitePool,
+    by: Option<i64>,
+    task: &str,
+    name: &str,
+    mut config: StudyConfig,
+) -> Result<i64, AppError> {
+    let name = check_name(name)?;
+    let (task_id, _, _) = load_spec(pool, task).await?;
+    if config.shot_group.is_empty() {
+        // No files named: the nesting chain that begins with the training split, if any.
+        let chains = shots::chains(&shot_sets(pool, task_id).await?);
+        if let Some(chain) = shots::chain_of_split(&chains, config.training_split) {
+            config.shot_group = chain.clone();
+        }
+    }
+    check_config(pool, &config, task_id).await?;
+    if config.completion_code.trim().is_empty() {
+        config.completion_code = new_completion_code();
+    }
+    let mut tx = pool.begin().await?;
+    let id = sqlx::query("INSERT INTO studies (task_id, name, created_by) VALUES (?, ?, ?)")
+        .bind(task_id)
+        .bind(&name)
+        .bind(by)
+        .execute(&mut *tx)
+        .await?
+        .last_insert_rowid();
+    insert_config(&mut tx, id, &config, by).await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+pub async fn update(
+    pool: &SqlitePool,
+    by: Option<i64>,
+    id: i64,
+    name: &str,
+    config: StudyConfig,
+) -> Result<(), AppError> {
+    let name = check_name(name)?;
+    let study = load(pool, id).await?;
+    check_config(pool, &config, study.task_id).await?;
+    if config.completion_code.trim().is_empty() {
+        return Err(AppError::Invalid(
+            "the completion code may not be empty".into(),
+        ));
+    }
+    // Everything below runs on the one connection of the write transaction.
+    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let result = async {
+        let in_force: i64 = sqlx::query_scalar("SELECT config_id FROM studies WHERE id = ?")
+            .bind(id)
+            .fetch_one(&mut *tx)
+            .await?;
+        if in_force != study.config_id {
+            return Err(AppError::Refused(
+                "The configuration was changed meanwhile; reload the page and try again.".into(),
+            ));
+        }
+        let started: bool =
+            sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM assignments WHERE study_id = ?)")
+                .bind(id)
+                .fetch_one(&mut *tx)
+                .await?;
+        study
+            .config
+            .check_edit(&config, started)
+            .map_err(AppError::Refused)?;
+        sqlx::query("UPDATE studies SET name = ? WHERE id = ?")
+            .bind(&name)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        if config != study.config {
+            insert_config(&mut tx, id, &config, by).await?;
+        }
+        Ok(())
+    }
+    .await;
+    crate::ssr::tx::finish(tx, result).await
+}
+
+pub async fn list(pool: &SqlitePool) -> Result<Vec<StudySummary>, AppError> {
+    let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM studies ORDER BY id DESC")
+        .fetch_all(pool)
+        .await?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        out.push(summary(pool, &load(pool, id).await?).await?);
+    }
+    Ok(out)
+}
+
+/// One study's summary, or `NotFound`.
+pub async fn summary_of(pool: &SqlitePool, id: i64) -> Result<StudySummary, AppError> {
+    summary(pool, &load(pool, id).await?).await
+}
+
+async fn summary(pool: &SqlitePool, s: &Study) -> Result<StudySummary, AppError> {
+    let (workers, finished): (i64, i64) = sqlx::query_as(
+        "SELECT COUNT(*), COALESCE(SUM(status = 'finished'), 0) FROM assignments WHERE study_id = ?",
+    )
+    .bind(s.id)
+    .fetch_one(pool)
+    .await?;
+    let sets = shot_sets(pool, s.task_id).await?;
+    let nested = shots::not_nested(&sets, &s.config.scenario_files()).is_empty();
+    Ok(StudySummary {
+        id: s.id,
+        name: s.name.clone(),
+        task: s.spec.name.clone(),
+        family: s.spec.family,
+        shot_group: s.config.shot_group_text(nested),
+        nested,
+        config: s.config.clone(),
+        config_id: s.config_id,
+        started: workers > 0,
+        workers,
+        finished,
+    })
+}
+
+pub async fn admin_view(pool: &SqlitePool, id: i64) -> Result<StudyOverview, AppError> {
+    let s = load(pool, id).await?;
+    let rows = sqlx::query(
+        "SELECT u.name, a.k, a.status, a.started_at,
+            (SELECT COUNT(*) FROM assignment_items i WHERE i.assignment_id = a.id AND i.submitted_at IS NOT NULL) AS done,
+            (SELECT COUNT(*) FROM assignment_items i WHERE i.assignment_id = a.id) AS total,
+            (SELECT AVG(i.s1) FROM assignment_items i WHERE i.assignment_id = a.id AND i.phase = 'training' AND i.submitted_at IS NOT NULL) AS train_s1,
+            (SELECT COALESCE(SUM(i.submitted_at - i.shown_at), 0) FROM assignment_items i WHERE i.assignment_id = a.id AND i.submitted_at IS NOT NULL) AS ms
+         FROM assignments a JOIN users u ON u.id = a.worker_id WHERE a.study_id = ? ORDER BY a.k, a.id",
+    )
+    .bind(id)
+    .fetch_all(pool)
+    .await?;
+    let workers: Vec<WorkerRow> = rows
+        .iter()
+        .map(|r| WorkerRow {
+            name: r.get("name"),
+            k: r.get::<i64, _>("k") as u32,
+            status: r.get("status"),
+            items_done: r.get("done"),
+            items_total: r.get("total"),
+            training_s1: r.get("train_s1"),
+            seconds: r.get::<i64, _>("ms") as f64 / 1000.0,
+        })
+        .collect();
+    let progress = s
+        .config
+        .scenarios
+        .iter()
+        .map(|&k| {
+            let of_k = || workers.iter().filter(move |w| w.k == k);
+            let count = |status: &str| of_k().filter(|w| w.status == status).count() as i64;
+            ScenarioProgress {
+                k,
+                slots: s.config.annotators,
+                active: count("active"),
+                finished: count("finished"),
+                abandoned: count("abandoned"),
+                items_done: of_k().map(|w| w.items_done).sum(),
+                items_total: of_k()
+                    .filter(|w| w.status != "abandoned")
+                    .map(|w| w.items_total)
+                    .sum(),
+            }
+        })
+        .collect();
+    Ok(StudyOverview {
+        summary: summary(pool, &s).await?,
+        shot_groups: shot_groups(pool, s.task_id).await?,
+        chains: shots::chains(&shot_sets(pool, s.task_id).await?),
+        progress,
+        workers,
+    })
+}

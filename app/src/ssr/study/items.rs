@@ -1,0 +1,163 @@
+//! One item of an assignment as the server reads it: the worker's place, the item with its
+//! example and answer, the reveal of a submitted training item, the current position, activity.
+
+use crate::api::study::{Phase, Reveal};
+use crate::domain::answer::{Answer, SpanAnswer};
+use crate::domain::s1::Scoring;
+use crate::domain::task::{Context, Family, Gold, TaskSpec};
+use crate::error::AppError;
+use crate::ssr::catalog::{context_of, corrupt, gold_of};
+use serde::{Deserialize, Serialize};
+use sqlx::{Row, SqlitePool};
+
+/// The worker's assignment in this study: (id, k, status, started_at).
+pub(super) async fn own_assignment(
+    pool: &SqlitePool,
+    study_id: i64,
+    worker: i64,
+) -> Result<Option<(i64, u32, String, i64, i64)>, AppError> {
+    let row: Option<(i64, i64, String, i64, i64)> = sqlx::query_as(
+        "SELECT id, k, status, started_at, last_activity FROM assignments WHERE study_id = ? AND worker_id = ?",
+    )
+    .bind(study_id)
+    .bind(worker)
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(|(id, k, st, s, l)| (id, k as u32, st, s, l)))
+}
+
+/// A row of `assignment_items` joined with its example.
+pub(super) struct ItemRow {
+    pub(super) phase: Phase,
+    pub(super) submitted: bool,
+    pub(super) context: Context,
+    pub(super) question: String,
+    pub(super) gold: Gold,
+    pub(super) answer: Option<Answer>,
+    pub(super) client_id: Option<String>,
+}
+
+pub(super) async fn item_row(
+    pool: &SqlitePool,
+    family: Family,
+    assignment: i64,
+    position: i64,
+) -> Result<Option<ItemRow>, AppError> {
+    let row = sqlx::query(
+        "SELECT i.phase, i.submitted_at, i.client_id, i.answer_json, i.no_answer, i.skipped, i.confidence,
+                e.context, e.context2, e.question, e.gold_official, e.gold_spans
+         FROM assignment_items i JOIN examples e ON e.id = i.example_id
+         WHERE i.assignment_id = ? AND i.position = ?",
+    )
+    .bind(assignment)
+    .bind(position)
+    .fetch_optional(pool)
+    .await?;
+    let Some(r) = row else { return Ok(None) };
+    let context = context_of(r.get("context"), r.get("context2"));
+    let gold = gold_of(&r)?;
+    let submitted = r.get::<Option<i64>, _>("submitted_at").is_some();
+    let answer = if submitted {
+        let spans: Vec<StoredSpan> = serde_json::from_str(
+            r.get::<Option<String>, _>("answer_json")
+                .as_deref()
+                .unwrap_or("[]"),
+        )
+        .map_err(|e| corrupt("answer", e))?;
+        let confidence = r.get::<Option<i64>, _>("confidence").map(|c| c as u8);
+        Some(if r.get::<i64, _>("skipped") != 0 {
+            Answer::Skip { confidence }
+        } else if r.get::<i64, _>("no_answer") != 0 {
+            Answer::NoAnswer
+        } else if let (
+            [StoredSpan {
+                text, offset: None, ..
+            }],
+            Family::TextToText,
+        ) = (spans.as_slice(), family)
+        {
+            Answer::Text { text: text.clone() }
+        } else if let [StoredSpan {
+            text, offset: None, ..
+        }] = spans.as_slice()
+        {
+            Answer::Label {
+                label: text.clone(),
+                confidence: confidence.unwrap_or(0),
+            }
+        } else {
+            Answer::Spans {
+                spans: spans
+                    .into_iter()
+                    .map(|s| SpanAnswer {
+                        text: s.text,
+                        offset: s.offset.unwrap_or(0),
+                        length: s.length,
+                    })
+                    .collect(),
+            }
+        })
+    } else {
+        None
+    };
+    let phase: String = r.get("phase");
+    Ok(Some(ItemRow {
+        phase: if phase == "training" {
+            Phase::Training
+        } else {
+            Phase::Test
+        },
+        submitted,
+        context,
+        question: r.get("question"),
+        gold,
+        answer,
+        client_id: r.get("client_id"),
+    }))
+}
+
+/// An answer span as stored in `assignment_items.answer_json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoredSpan {
+    pub text: String,
+    /// Code points into the context; `None` for a label.
+    pub offset: Option<usize>,
+    pub length: usize,
+}
+
+/// The gold beside the worker's answer: only ever built for a submitted training item.
+pub(super) fn reveal(spec: &TaskSpec, item: &ItemRow) -> Option<Reveal> {
+    if item.phase != Phase::Training {
+        return None;
+    }
+    let yours = item.answer.clone()?;
+    Some(Reveal {
+        s1: yours.score(spec, &item.gold, Scoring::Official),
+        gold: spec.from_official(&item.gold.official),
+        gold_spans: item.gold.spans.clone(),
+        yours,
+    })
+}
+
+/// The position of the worker's current item: the first not yet moved on from.
+pub(super) async fn current_position(
+    pool: &SqlitePool,
+    assignment: i64,
+) -> Result<Option<i64>, AppError> {
+    Ok(sqlx::query_scalar(
+        "SELECT MIN(position) FROM assignment_items WHERE assignment_id = ? AND acknowledged_at IS NULL",
+    )
+    .bind(assignment)
+    .fetch_one(pool)
+    .await?)
+}
+
+/// Records activity on a place (what the time-out of abandoned places looks at).
+pub(super) async fn touch(pool: &SqlitePool, assignment: i64, now: i64) -> Result<(), AppError> {
+    sqlx::query("UPDATE assignments SET last_activity = ? WHERE id = ?")
+        .bind(now)
+        .bind(assignment)
+        .execute(pool)
+        .await?;
+    Ok(())
+}

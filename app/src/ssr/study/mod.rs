@@ -1,0 +1,79 @@
+//! The crowd protocol on the database: study configuration, taking a place (one transaction
+//! per arrival), the worker's current item, locked submissions with idempotent resends.
+
+use crate::domain::study::StudyConfig;
+use crate::domain::task::TaskSpec;
+use crate::error::AppError;
+use crate::ssr::catalog::{corrupt, load_spec};
+use serde::{Deserialize, Serialize};
+use sqlx::SqlitePool;
+
+/// What a crowd link said about the arrival, kept with the assignment.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CrowdInfo {
+    pub platform: Option<String>,
+    pub worker: Option<String>,
+    pub study: Option<String>,
+    pub session: Option<String>,
+    pub assignment: Option<String>,
+    /// MTurk's `turkSubmitTo` (one of `crowd::MTURK_HOSTS`), where the end page posts the HIT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submit_to: Option<String>,
+}
+
+/// A study with its task and the configuration in force.
+pub struct Study {
+    pub id: i64,
+    pub name: String,
+    pub task_id: i64,
+    pub spec: TaskSpec,
+    pub config_id: i64,
+    pub config: StudyConfig,
+}
+
+pub async fn load(pool: &SqlitePool, id: i64) -> Result<Study, AppError> {
+    let row: Option<(String, i64, String, i64, String)> = sqlx::query_as(
+        "SELECT s.name, s.task_id, t.name, c.id, c.config_json FROM studies s
+         JOIN tasks t ON t.id = s.task_id JOIN study_configs c ON c.id = s.config_id WHERE s.id = ?",
+    )
+    .bind(id)
+    .fetch_optional(pool)
+    .await?;
+    let (name, task_id, task, config_id, json) =
+        row.ok_or_else(|| AppError::NotFound(format!("there is no study {id}")))?;
+    let (_, spec, _) = load_spec(pool, &task).await?;
+    Ok(Study {
+        id,
+        name,
+        task_id,
+        spec,
+        config_id,
+        config: serde_json::from_str(&json).map_err(|e| corrupt("study configuration", e))?,
+    })
+}
+
+/// The (k, split) shot groups of a task.
+pub async fn shot_groups(pool: &SqlitePool, task_id: i64) -> Result<Vec<(u32, u32)>, AppError> {
+    let rows: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT k, split FROM data_files WHERE task_id = ? AND kind = 'train' ORDER BY k, split",
+    )
+    .bind(task_id)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(k, s)| (k as u32, s as u32))
+        .collect())
+}
+
+mod config;
+mod items;
+mod places;
+mod submit;
+mod worker;
+
+pub use config::{admin_view, create, list, summary_of, update};
+pub use items::StoredSpan;
+pub use places::enter;
+pub use submit::{acknowledge, submit};
+pub use worker::worker_state;

@@ -1,0 +1,152 @@
+//! Taking a place: one write transaction per arrival picks the scenario, records the
+//! assignment and every item the worker will see, in the worker's own order.
+
+use super::{CrowdInfo, Study};
+use crate::api::study::Phase;
+use crate::domain::study::{choose_scenario, is_abandoned, item_order, ScenarioLoad};
+use crate::error::AppError;
+use crate::ssr::auth::now_ms;
+use sqlx::{Sqlite, SqlitePool, Transaction};
+
+/// The worker's assignment for a task: (id, study, k, status).
+async fn assignment_for_task(
+    tx: &mut Transaction<'_, Sqlite>,
+    task_id: i64,
+    worker: i64,
+) -> Result<Option<(i64, i64, u32, String)>, AppError> {
+    let row: Option<(i64, i64, i64, String)> = sqlx::query_as(
+        "SELECT id, study_id, k, status FROM assignments WHERE task_id = ? AND worker_id = ?",
+    )
+    .bind(task_id)
+    .bind(worker)
+    .fetch_optional(&mut **tx)
+    .await?;
+    Ok(row.map(|(id, s, k, st)| (id, s, k as u32, st)))
+}
+
+/// Takes a place for the worker in `study` (or finds the one they hold): one `BEGIN
+/// IMMEDIATE` transaction, so concurrent arrivals are serialised and a scenario never gets
+/// more than its N workers. Releases places abandoned past the time-out first.
+pub async fn enter(
+    pool: &SqlitePool,
+    study: &Study,
+    worker: i64,
+    crowd: Option<&CrowdInfo>,
+) -> Result<i64, AppError> {
+    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let result = enter_in(&mut tx, study, worker, crowd).await;
+    crate::ssr::tx::finish(tx, result).await
+}
+
+async fn enter_in(
+    tx: &mut Transaction<'static, Sqlite>,
+    study: &Study,
+    worker: i64,
+    crowd: Option<&CrowdInfo>,
+) -> Result<i64, AppError> {
+    // Resuming one's own place is not an arrival; a place in another study of the task makes
+    // the worker not new to it.
+    let mut prior = Vec::new();
+    if let Some((id, study_id, k, _)) = assignment_for_task(tx, study.task_id, worker).await? {
+        if study_id == study.id {
+            return Ok(id);
+        }
+        prior.push(k);
+    }
+    let now = now_ms();
+    let active: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT id, last_activity FROM assignments WHERE study_id = ? AND status = 'active'",
+    )
+    .bind(study.id)
+    .fetch_all(&mut **tx)
+    .await?;
+    for (id, last) in active {
+        if is_abandoned(&study.config, last / 1000, now / 1000, false) {
+            sqlx::query(
+                "UPDATE assignments SET status = 'abandoned', abandoned_at = ? WHERE id = ?",
+            )
+            .bind(now)
+            .bind(id)
+            .execute(&mut **tx)
+            .await?;
+        }
+    }
+    let loads: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT k, COUNT(*) FROM assignments WHERE study_id = ? AND status != 'abandoned' GROUP BY k",
+    )
+    .bind(study.id)
+    .fetch_all(&mut **tx)
+    .await?;
+    let loads: Vec<ScenarioLoad> = loads
+        .into_iter()
+        .map(|(k, n)| ScenarioLoad {
+            k: k as u32,
+            taken: n as u32,
+        })
+        .collect();
+    let k = choose_scenario(&study.config, &loads, &prior)
+        .map_err(|r| AppError::Refused(r.to_string()))?;
+    let seed = {
+        use rand::Rng;
+        rand::thread_rng().gen_range(0..i64::MAX)
+    };
+    let split = (k > 0).then_some(study.config.split_for(k));
+    let crowd_json =
+        serde_json::to_string(&crowd.cloned().unwrap_or_default()).map_err(AppError::internal)?;
+    let id = sqlx::query(
+        "INSERT INTO assignments (study_id, task_id, worker_id, k, config_id, training_split, order_seed,
+            status, crowd_json, started_at, last_activity)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?)",
+    )
+    .bind(study.id)
+    .bind(study.task_id)
+    .bind(worker)
+    .bind(k)
+    .bind(study.config_id)
+    .bind(split)
+    .bind(seed)
+    .bind(crowd_json)
+    .bind(now)
+    .bind(now)
+    .execute(&mut **tx)
+    .await?
+    .last_insert_rowid();
+    // Training: the split's k examples in file order, the same fixed order for everyone.
+    let training: Vec<i64> = match split {
+        Some(split) => sqlx::query_scalar(
+            "SELECT e.id FROM examples e JOIN data_files f ON f.id = e.file_id
+             WHERE f.task_id = ? AND f.kind = 'train' AND f.k = ? AND f.split = ? ORDER BY e.line_no",
+        )
+        .bind(study.task_id)
+        .bind(k)
+        .bind(split)
+        .fetch_all(&mut **tx)
+        .await?,
+        None => Vec::new(),
+    };
+    // Test: the whole test set in this worker's own order, recorded row by row.
+    let test: Vec<i64> = sqlx::query_scalar(
+        "SELECT e.id FROM examples e JOIN data_files f ON f.id = e.file_id
+         WHERE f.task_id = ? AND f.kind = 'test' ORDER BY e.line_no",
+    )
+    .bind(study.task_id)
+    .fetch_all(&mut **tx)
+    .await?;
+    let test_order = item_order(seed as u64, test.len());
+    let items = training
+        .iter()
+        .map(|&e| (Phase::Training, e))
+        .chain(test_order.iter().map(|&i| (Phase::Test, test[i])));
+    for (position, (phase, example)) in items.enumerate() {
+        sqlx::query(
+            "INSERT INTO assignment_items (assignment_id, position, phase, example_id) VALUES (?, ?, ?, ?)",
+        )
+        .bind(id)
+        .bind(position as i64)
+        .bind(phase.as_str())
+        .bind(example)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(id)
+}
