@@ -8,7 +8,6 @@ use app::domain::shots;
 use app::domain::study::StudyConfig;
 use app::ssr::{catalog, report, study};
 use common::client::*;
-use serde_json::json;
 use sqlx::SqlitePool;
 use std::collections::HashSet;
 

@@ -1,0 +1,316 @@
+//! The command line's commands and arguments (clap): what `clues-lab --help` lists.
+
+use app::domain::people::Role;
+use clap::{Parser, Subcommand, ValueEnum};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "clues-lab",
+    version,
+    about = "Few-shot studies of humans and machines on the same NLU test sets (CLUES)."
+)]
+pub struct Cli {
+    /// SQLite database URL; the file is created on first use.
+    #[arg(
+        long,
+        global = true,
+        env = "CLUES_DATABASE_URL",
+        default_value = "sqlite://clues-lab.db"
+    )]
+    pub database: String,
+    /// Without a command, `serve` runs (as `cargo leptos watch` expects).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Start the web server (loads the built-in demo study on first start).
+    Serve(ServeArgs),
+    /// Import task data.
+    #[command(subcommand)]
+    Import(ImportCommand),
+    /// Manage accounts.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Score a predictions file with S1 (the official scoring is the last number printed).
+    Score(ScoreArgs),
+    /// CLUES-style sampling from a pool of CLUES JSONL lines: a fixed test set first, then for
+    /// each of five seeds nested k-shot training files (10 within 20 within 30).
+    Sample(SampleArgs),
+    /// Configure crowd studies (the same rules as the admin pages).
+    #[command(subcommand)]
+    Study(StudyCommand),
+    /// The researcher report of human scores (the dashboard's tables), or the study bundle.
+    Report(ReportArgs),
+    /// CrossFit tasks: metrics, runs, baselines, partitions and average relative gain.
+    #[command(subcommand)]
+    Crossfit(CrossfitCommand),
+    /// Evaluate a span-extraction ONNX model on a task's test set (stored, scored with S1).
+    Eval(crate::model::command::EvalArgs),
+    /// The built-in MiniLM baseline: a span head trained on each shot group, scored on the test set.
+    Baseline(crate::model::command::BaselineArgs),
+    /// Examples per second of the model track beside a Python peer on the same model and test set.
+    Bench(crate::model::command::BenchArgs),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ReportFormat {
+    Markdown,
+    Csv,
+    Json,
+    /// The study bundle (tar); needs --out.
+    Bundle,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// Study ids, comma-separated; every study when left out.
+    #[arg(long, default_value = "")]
+    pub studies: String,
+    #[arg(long, value_enum, default_value = "markdown")]
+    pub format: ReportFormat,
+    /// Write to this file instead of standard output.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StudyCommand {
+    /// Create a study of an imported task and print its id and worker link.
+    Create(StudyCreateArgs),
+    /// List the studies with their links and how many workers took part.
+    List,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct StudyCreateArgs {
+    /// The task, e.g. SST-2 or demo-SST-2.
+    #[arg(long)]
+    pub task: String,
+    #[arg(long)]
+    pub name: String,
+    /// Shots per scenario, 0 = zero-shot.
+    #[arg(long, value_delimiter = ',', default_value = "0,10,20,30")]
+    pub scenarios: Vec<u32>,
+    /// Annotators per scenario.
+    #[arg(long, default_value_t = 3)]
+    pub annotators: u32,
+    /// The nesting chain of training files that begins with this split of the smallest k
+    /// (e.g. split 1 of SQuAD v2: 10_1 ⊂ 20_5 ⊂ 30_5; `import clues` lists the chains).
+    #[arg(long, default_value_t = 1, conflicts_with = "shot_group")]
+    pub split: u32,
+    /// The training file of each k, e.g. `10_1,20_5,30_5` (instead of `--split`).
+    #[arg(long)]
+    pub shot_group: Option<String>,
+    /// Accept training sets that are not nested (reports then say so).
+    #[arg(long)]
+    pub allow_unnested: bool,
+    /// Pay in cents per hour.
+    #[arg(long, default_value_t = 1200)]
+    pub rate_cents: u32,
+    /// Flag workers this far below the mean training S1 of the others in their scenario.
+    #[arg(long, default_value_t = 0.2)]
+    pub margin: f64,
+    /// Release a place after this many seconds without activity.
+    #[arg(long)]
+    pub timeout: Option<u32>,
+    /// Completion code shown at the end (generated when not given).
+    #[arg(long, default_value = "")]
+    pub code: String,
+    /// Where Prolific workers return at the end, `{code}` standing for the code (default:
+    /// Prolific's completion URL).
+    #[arg(long, default_value = "")]
+    pub completion_url: String,
+    /// Open the study to workers at once.
+    #[arg(long)]
+    pub open: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on [default: $LEPTOS_SITE_ADDR, else 127.0.0.1:3000].
+    #[arg(long, env = "CLUES_ADDR")]
+    pub addr: Option<SocketAddr>,
+    /// Folder holding `pkg/` with the browser bundle (built by .ci/build or cargo leptos).
+    #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
+    pub site_root: String,
+    /// Do not load the demo study.
+    #[arg(long)]
+    pub no_demo: bool,
+    /// Mark session cookies `Secure` (serve over HTTPS).
+    #[arg(long, env = "CLUES_SECURE_COOKIES")]
+    pub secure_cookies: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// Import the official CLUES JSONL data: a folder of task folders (SST-2, MNLI, CoNLL2003,
+    /// WikiANN_EN, SQuAD-v2, ReCoRD) or one task folder. All or nothing; prints a quality report.
+    Clues {
+        /// The data folder.
+        dir: PathBuf,
+    },
+    /// Import CrossFit text-to-text tasks: a folder (searched recursively) of
+    /// `<task>_<k>_<seed>_{train,dev,test}.tsv` files, with an optional `tasks.json`
+    /// (`{"<task>": {"ontology": "cls/...", "metric": "ACC"}}`). All or nothing.
+    Crossfit { dir: PathBuf },
+    /// Sample a CrossFit task from a source file of `input<TAB>output` lines for the five seeds
+    /// (numpy-exact), with the given test file as the test set of every seed.
+    CrossfitSource(CrossfitSourceArgs),
+    /// Import another system's predictions for a task's test set (scored and reported like a model).
+    Predictions(crate::model::command::ImportPredictionsArgs),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum KindArg {
+    /// k per output label.
+    Classification,
+    /// The first k lines.
+    TextToText,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CrossfitSourceArgs {
+    #[arg(long)]
+    pub task: String,
+    /// The training source: `input<TAB>output` per line.
+    #[arg(long)]
+    pub source: PathBuf,
+    /// The test set, the same for every seed.
+    #[arg(long)]
+    pub test: PathBuf,
+    #[arg(long, value_enum)]
+    pub kind: KindArg,
+    /// Shots: per label for classification (default 16), lines otherwise (default 32).
+    #[arg(long)]
+    pub k: Option<usize>,
+    #[arg(long, default_value = "")]
+    pub ontology: String,
+    #[arg(long, default_value = "ACC")]
+    pub metric: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CrossfitCommand {
+    /// The task -> metric table, with seeds, k and test sizes.
+    Tasks,
+    /// Change a task's ontology path or metric.
+    Set {
+        #[arg(long)]
+        task: String,
+        #[arg(long)]
+        ontology: Option<String>,
+        #[arg(long)]
+        metric: Option<String>,
+    },
+    /// Store a run: a file with one prediction per line, in the order of the test file.
+    Run {
+        #[arg(long)]
+        method: String,
+        #[arg(long)]
+        task: String,
+        #[arg(long)]
+        seed: u32,
+        predictions: PathBuf,
+    },
+    /// Run a reference method (majority-output or nearest-input) on every seed of a task, or
+    /// of every task.
+    Baseline {
+        #[arg(long)]
+        method: String,
+        #[arg(long)]
+        task: Option<String>,
+    },
+    /// Import a partition (CrossFit's JSON: {"train": [...], "dev": [...], "test": [...]}).
+    PartitionImport {
+        #[arg(long)]
+        name: String,
+        file: PathBuf,
+    },
+    /// Print a stored partition as JSON.
+    PartitionExport { name: String },
+    /// Make a task for human studies from one seed of a CrossFit task (`xf-<task>-s<seed>`):
+    /// workers answer in a free-text box, scored with the task's metric.
+    StudyTask {
+        #[arg(long)]
+        task: String,
+        #[arg(long, default_value_t = 100)]
+        seed: u32,
+    },
+    /// Average relative gain of a method over a baseline on a partition's test tasks.
+    Arg {
+        #[arg(long)]
+        partition: String,
+        #[arg(long)]
+        method: String,
+        #[arg(long)]
+        baseline: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum RoleArg {
+    Admin,
+    Researcher,
+    Worker,
+}
+
+impl From<RoleArg> for Role {
+    fn from(r: RoleArg) -> Role {
+        match r {
+            RoleArg::Admin => Role::Admin,
+            RoleArg::Researcher => Role::Researcher,
+            RoleArg::Worker => Role::Worker,
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Add a user. The password is read from CLUES_PASSWORD, else from the first line of stdin.
+    Add {
+        name: String,
+        #[arg(long, value_enum)]
+        role: RoleArg,
+        /// Create a worker without a password (workers enter through study links).
+        #[arg(long)]
+        no_password: bool,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SampleArgs {
+    /// JSONL, one item per line in the CLUES format.
+    #[arg(long)]
+    pub pool: PathBuf,
+    /// File prefix, e.g. `sst` gives sst_test.jsonl and sst_train_<k>_<split>.jsonl.
+    #[arg(long)]
+    pub prefix: String,
+    #[arg(long)]
+    pub out: PathBuf,
+    #[arg(long, value_delimiter = ',', default_value = "10,20,30")]
+    pub ks: Vec<usize>,
+    #[arg(long)]
+    pub test_size: usize,
+    /// k per distinct question (NER's one question per entity type) instead of k in all.
+    #[arg(long)]
+    pub per_question: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ScoreArgs {
+    /// An official CLUES test file to score against (no database needed).
+    #[arg(long, conflicts_with = "task", required_unless_present = "task")]
+    pub gold: Option<PathBuf>,
+    /// An imported task to score against, e.g. SST-2.
+    #[arg(long)]
+    pub task: Option<String>,
+    /// JSONL, one `{"id": ..., "answer": [strings]}` per test item, official encoding.
+    pub predictions: PathBuf,
+    /// Print one JSON object (`s1_official`, `s1_any_of`, `items`, `family`, `target`).
+    #[arg(long)]
+    pub json: bool,
+}

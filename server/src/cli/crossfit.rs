@@ -1,0 +1,177 @@
+//! `import crossfit`, `import crossfit-source` and the `crossfit` commands: tasks, metrics,
+//! runs, reference methods, partitions, study tasks and average relative gain.
+
+use super::args::CrossfitCommand;
+use crate::error::{Result, ServerError};
+use app::domain::crossfit::baseline::Baseline;
+use app::domain::crossfit::partition::Partition;
+use app::ssr::crossfit as xf;
+
+pub(super) async fn report_stored(
+    pool: &sqlx::SqlitePool,
+    tasks: Vec<app::ssr::crossfit::NewTask>,
+) -> Result<()> {
+    let outcomes = xf::store_tasks(pool, &tasks).await?;
+    for (t, o) in tasks.iter().zip(outcomes) {
+        let seeds: std::collections::BTreeSet<u32> = t.files.iter().map(|f| f.seed).collect();
+        println!(
+            "{}: {} ({} files, seeds {:?}, metric {}{})",
+            t.name,
+            match o {
+                xf::Outcome::Imported => "imported",
+                xf::Outcome::Unchanged => "unchanged",
+            },
+            t.files.len(),
+            seeds,
+            t.metric.name(),
+            if t.ontology.is_empty() {
+                ", no ontology path: set one with `crossfit set`"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(())
+}
+
+pub(super) async fn crossfit_command(pool: &sqlx::SqlitePool, c: CrossfitCommand) -> Result<()> {
+    match c {
+        CrossfitCommand::Tasks => {
+            for t in xf::list_tasks(pool).await? {
+                println!(
+                    "{}\t{}\t{}\tseeds {:?}\tk {:?}\t{} test lines",
+                    t.name,
+                    t.ontology,
+                    t.metric.name(),
+                    t.seeds,
+                    t.ks,
+                    t.test_items
+                );
+            }
+        }
+        CrossfitCommand::Set {
+            task,
+            ontology,
+            metric,
+        } => {
+            let current = xf::list_tasks(pool)
+                .await?
+                .into_iter()
+                .find(|t| t.name == task)
+                .ok_or_else(|| ServerError::Usage(format!("no CrossFit task named {task:?}")))?;
+            xf::set_task_meta(
+                pool,
+                &task,
+                &ontology.unwrap_or(current.ontology),
+                &metric.unwrap_or_else(|| current.metric.name().to_string()),
+            )
+            .await?;
+            println!("updated {task}");
+        }
+        CrossfitCommand::Run {
+            method,
+            task,
+            seed,
+            predictions,
+        } => {
+            let text = std::fs::read_to_string(&predictions).map_err(|e| {
+                ServerError::io(format!("cannot read {}", predictions.display()), e)
+            })?;
+            let lines: Vec<String> = text.lines().map(str::to_string).collect();
+            let score = xf::store_run(pool, &method, &task, seed, "predictions", &lines).await?;
+            println!(
+                "{method} on {task} (seed {seed}): {} = {}",
+                score.metric.name(),
+                fmt_value(score.value)
+            );
+        }
+        CrossfitCommand::Baseline { method, task } => {
+            let b = Baseline::parse(&method).ok_or_else(|| {
+                ServerError::Usage(format!(
+                    "{method:?}: the reference methods are majority-output and nearest-input"
+                ))
+            })?;
+            let tasks = match task {
+                Some(t) => vec![t],
+                None => xf::list_tasks(pool)
+                    .await?
+                    .into_iter()
+                    .map(|t| t.name)
+                    .collect(),
+            };
+            for t in tasks {
+                for (seed, score) in crate::crossfit::run_baseline(pool, b, &t).await? {
+                    println!(
+                        "{} on {t} (seed {seed}): {} = {}",
+                        b.name(),
+                        score.metric.name(),
+                        fmt_value(score.value)
+                    );
+                }
+            }
+        }
+        CrossfitCommand::PartitionImport { name, file } => {
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| ServerError::io(format!("cannot read {}", file.display()), e))?;
+            let p = Partition::from_json(&text)
+                .map_err(|e| ServerError::data(file.display().to_string(), None, e))?;
+            xf::save_partition(pool, &name, &p).await?;
+            println!(
+                "stored partition {name}: {} train, {} dev, {} test tasks",
+                p.train.len(),
+                p.dev.len(),
+                p.test.len()
+            );
+        }
+        CrossfitCommand::StudyTask { task, seed } => {
+            let (name, k) = xf::make_study_task(pool, &task, seed).await?;
+            println!("created the study task {name} (scenarios 0 and {k}): study create --task {name} --scenarios 0,{k} …");
+        }
+        CrossfitCommand::PartitionExport { name } => {
+            print!("{}", xf::partition(pool, &name).await?.to_json())
+        }
+        CrossfitCommand::Arg {
+            partition,
+            method,
+            baseline,
+        } => {
+            let r = xf::arg_report(pool, &partition, &method, &baseline).await?;
+            for (seed, arg) in &r.seeds {
+                for g in &arg.gains {
+                    println!(
+                        "seed {seed}\t{}\t{:.4} vs {:.4}\t{}",
+                        g.task,
+                        g.score,
+                        g.baseline,
+                        g.gain.map_or("undefined (baseline 0)".into(), |x| format!(
+                            "{:+.2}%",
+                            100.0 * x
+                        ))
+                    );
+                }
+                if !arg.missing.is_empty() {
+                    println!("seed {seed}\tno runs for: {}", arg.missing.join(", "));
+                }
+                println!(
+                    "seed {seed}\tARG {}",
+                    arg.arg
+                        .map_or("undefined".into(), |x| format!("{:+.2}%", 100.0 * x))
+                );
+            }
+            match r.spread {
+                Some(s) => println!(
+                    "ARG over {} seeds: {:+.2}% ± {:.2}%",
+                    s.n,
+                    100.0 * s.mean,
+                    100.0 * s.std_pop
+                ),
+                None => println!("ARG: undefined (no seed with both runs)"),
+            }
+        }
+    }
+    Ok(())
+}
+
+fn fmt_value(v: Option<f64>) -> String {
+    v.map_or("undefined".into(), |x| format!("{x:.6}"))
+}

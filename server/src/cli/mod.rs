@@ -1,0 +1,253 @@
+//! The command line of the `clues-lab` binary: serve, import, user management and scoring.
+//! Errors are printed once, as `error: ...`, with a non-zero exit status.
+
+mod args;
+mod crossfit;
+mod sample;
+mod serve;
+
+use crate::error::{Result, ServerError};
+use crate::{clues, db, score};
+use app::domain::crossfit::sampler::{SampleKind, K_CLASSIFICATION, K_TEXT_TO_TEXT};
+use app::domain::people::Role;
+use app::ssr::{auth, catalog, study};
+pub use args::*;
+use clap::Parser;
+use crossfit::{crossfit_command, report_stored};
+use sample::sample_clues;
+use serve::serve;
+use std::process::ExitCode;
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,sqlx=warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+pub async fn run(cli: Cli) -> Result<()> {
+    // No command: serve with its defaults and environment (LEPTOS_SITE_ROOT, LEPTOS_SITE_ADDR).
+    let command = match cli.command {
+        Some(command) => command,
+        None => Cli::parse_from(["clues-lab", "serve"])
+            .command
+            .expect("serve parses"),
+    };
+    match command {
+        Command::Serve(args) => serve(&cli.database, args).await,
+        Command::Import(ImportCommand::Clues { dir }) => {
+            let pool = db::connect(&cli.database).await?;
+            let imported = clues::import_dir(&pool, &dir).await?;
+            print!("{}", imported.report());
+            Ok(())
+        }
+        Command::Import(ImportCommand::Crossfit { dir }) => {
+            let pool = db::connect(&cli.database).await?;
+            let tasks = crate::crossfit::load_dir(&dir, "crossfit")?;
+            report_stored(&pool, tasks).await
+        }
+        Command::Import(ImportCommand::CrossfitSource(a)) => {
+            let (kind, k) = match a.kind {
+                KindArg::Classification => {
+                    (SampleKind::Classification, a.k.unwrap_or(K_CLASSIFICATION))
+                }
+                KindArg::TextToText => (SampleKind::TextToText, a.k.unwrap_or(K_TEXT_TO_TEXT)),
+            };
+            let meta = crate::crossfit::TaskMeta {
+                ontology: a.ontology,
+                metric: a.metric,
+            };
+            let task = crate::crossfit::load_source(
+                &a.task, &a.source, &a.test, kind, k, meta, "sampled",
+            )?;
+            let pool = db::connect(&cli.database).await?;
+            report_stored(&pool, vec![task]).await
+        }
+        Command::Crossfit(c) => {
+            let pool = db::connect_existing(&cli.database).await?;
+            crossfit_command(&pool, c).await
+        }
+        Command::User(UserCommand::Add {
+            name,
+            role,
+            no_password,
+        }) => {
+            let role = Role::from(role);
+            let password = if no_password {
+                None
+            } else {
+                Some(read_password()?)
+            };
+            let pool = db::connect(&cli.database).await?;
+            auth::create_user(&pool, &name, role, password).await?;
+            println!("added {} {name}", role.as_str());
+            Ok(())
+        }
+        Command::Study(StudyCommand::Create(a)) => {
+            let pool = db::connect_existing(&cli.database).await?;
+            let shot_group = match &a.shot_group {
+                Some(text) => app::domain::shots::parse_files(text)
+                    .map_err(|e| ServerError::Usage(format!("--shot-group: {e}")))?,
+                None => Vec::new(),
+            };
+            let config = app::domain::study::StudyConfig {
+                scenarios: a.scenarios,
+                annotators: a.annotators,
+                training_split: shot_group.first().map_or(a.split, |f| f.1),
+                shot_group,
+                allow_unnested: a.allow_unnested,
+                hourly_rate_cents: a.rate_cents,
+                filter_margin: a.margin,
+                item_timeout_secs: a.timeout,
+                open: a.open,
+                completion_code: a.code,
+                completion_url: a.completion_url,
+            };
+            let id = study::create(&pool, None, &a.task, &a.name, config).await?;
+            let made = study::summary_of(&pool, id).await?;
+            println!("created study {id}: workers join at /join/{id}");
+            println!("training sets: {}", made.shot_group);
+            Ok(())
+        }
+        Command::Report(a) => {
+            let pool = db::connect_existing(&cli.database).await?;
+            let scope = app::ssr::report::parse_scope(Some(&a.studies))?;
+            let loaded = app::ssr::report::load(&pool, &scope).await?;
+            let bytes: Vec<u8> = match a.format {
+                ReportFormat::Markdown => {
+                    app::domain::report::layout::markdown(&loaded.report()).into()
+                }
+                ReportFormat::Csv => {
+                    app::domain::report::scores_csv::scores_csv(&loaded.report()).into()
+                }
+                ReportFormat::Json => app::ssr::export::scores_json(&loaded.report())?.into(),
+                ReportFormat::Bundle => {
+                    if a.out.is_none() {
+                        return Err(ServerError::Usage(
+                            "--format bundle needs --out <file>".into(),
+                        ));
+                    }
+                    let (bytes, hash) = app::ssr::export::bundle(&pool, &loaded).await?;
+                    eprintln!("content hash (SHA-256 of SHA256SUMS): {hash}");
+                    bytes
+                }
+            };
+            match &a.out {
+                Some(path) => std::fs::write(path, bytes)
+                    .map_err(|e| ServerError::io(format!("cannot write {}", path.display()), e))?,
+                None => {
+                    use std::io::Write;
+                    std::io::stdout()
+                        .write_all(&bytes)
+                        .map_err(|e| ServerError::io("cannot write the report", e))?
+                }
+            }
+            Ok(())
+        }
+        Command::Study(StudyCommand::List) => {
+            let pool = db::connect_existing(&cli.database).await?;
+            for s in study::list(&pool).await? {
+                println!(
+                    "{}\t{}\t{}\t{}\t{}\t/join/{}\t{} workers, {} finished",
+                    s.id,
+                    s.name,
+                    s.task,
+                    s.shot_group,
+                    if s.config.open { "open" } else { "closed" },
+                    s.id,
+                    s.workers,
+                    s.finished
+                );
+            }
+            Ok(())
+        }
+        Command::Sample(a) => sample_clues(&a),
+        Command::Eval(a) => crate::model::command::eval(&cli.database, a).await,
+        Command::Baseline(a) => crate::model::command::baseline(&cli.database, a).await,
+        Command::Bench(a) => crate::model::command::bench(&cli.database, a).await,
+        Command::Import(ImportCommand::Predictions(a)) => {
+            crate::model::command::import_predictions(&cli.database, a).await
+        }
+        Command::Score(args) => {
+            let render = |r: score::ScoreReport, what: &str| {
+                if args.json {
+                    r.to_json(what)
+                } else {
+                    r.render(what)
+                }
+            };
+            let report = match (&args.gold, &args.task) {
+                (Some(gold), _) => {
+                    let (golds, family) = score::read_gold_file(gold)?;
+                    let preds = score::read_predictions(&args.predictions)?;
+                    let report = score::score(
+                        &golds,
+                        family,
+                        &preds,
+                        &args.predictions.display().to_string(),
+                    )?;
+                    render(report, &gold.display().to_string())
+                }
+                (None, Some(task)) => {
+                    let pool = db::connect_existing(&cli.database).await?;
+                    let (task_id, spec, _) = catalog::load_spec(&pool, task).await?;
+                    let golds: Vec<score::GoldItem> = catalog::test_examples(&pool, task_id)
+                        .await?
+                        .into_iter()
+                        .map(|e| score::GoldItem {
+                            id: e.id,
+                            gold: e.gold,
+                        })
+                        .collect();
+                    let preds = score::read_predictions(&args.predictions)?;
+                    let report = score::score(
+                        &golds,
+                        spec.family,
+                        &preds,
+                        &args.predictions.display().to_string(),
+                    )?;
+                    render(report, &format!("task {task}"))
+                }
+                (None, None) => {
+                    return Err(ServerError::Usage(
+                        "score needs --gold <file> or --task <name>".into(),
+                    ))
+                }
+            };
+            print!("{report}");
+            Ok(())
+        }
+    }
+}
+
+fn read_password() -> Result<String> {
+    if let Ok(p) = std::env::var("CLUES_PASSWORD") {
+        return Ok(p);
+    }
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .map_err(|e| ServerError::io("cannot read the password from stdin", e))?;
+    Ok(line.trim_end_matches(['\r', '\n']).to_string())
+}

@@ -1,0 +1,58 @@
+//! `serve`: the web app on a socket, with the demo study loaded on first start, until Ctrl-C.
+
+use super::args::ServeArgs;
+use crate::error::{Result, ServerError};
+use crate::{db, demo, router};
+use app::pages::OUTPUT_NAME;
+use app::ssr::state::AppState;
+use leptos::config::LeptosOptions;
+use std::net::SocketAddr;
+
+pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
+    let addr = match args.addr {
+        Some(addr) => addr,
+        None => match std::env::var("LEPTOS_SITE_ADDR") {
+            Ok(a) => a
+                .parse()
+                .map_err(|e| ServerError::Usage(format!("LEPTOS_SITE_ADDR {a:?}: {e}")))?,
+            Err(_) => SocketAddr::from(([127, 0, 0, 1], 3000)),
+        },
+    };
+    let pool = db::connect(database).await?;
+    if !args.no_demo {
+        if let Some(imported) = demo::ensure_demo(&pool).await? {
+            eprint!("loaded the demo study:\n{}", imported.report());
+        }
+    }
+    let pkg = std::path::Path::new(&args.site_root)
+        .join("pkg")
+        .join(format!("{OUTPUT_NAME}.js"));
+    if !pkg.exists() {
+        tracing::warn!(
+            "{} is missing: pages will render but not hydrate (build with .ci/build)",
+            pkg.display()
+        );
+    }
+    let leptos_options = LeptosOptions::builder()
+        .output_name(OUTPUT_NAME)
+        .site_root(args.site_root.as_str())
+        .site_pkg_dir("pkg")
+        .site_addr(addr)
+        .build();
+    let state = AppState {
+        pool,
+        leptos_options,
+        secure_cookies: args.secure_cookies,
+    };
+    let app = router::app(state);
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| ServerError::io(format!("cannot listen on {addr}"), e))?;
+    println!("listening on http://{addr}");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .map_err(|e| ServerError::io("server stopped", e))
+}
