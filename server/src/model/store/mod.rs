@@ -1,0 +1,239 @@
+//! Running the model track against the database: evaluations of registered models, the
+//! baseline's shot groups, imported predictions; progress, predictions and S1 are stored.
+//! This file holds the runs themselves: systems, one finished run per target, scoring, storing.
+
+mod imported;
+mod progress;
+mod runs;
+
+pub use imported::{import, read_imported};
+pub use progress::Progress;
+pub use runs::{evaluate, run_baseline};
+
+use super::decode::PredSpan;
+use crate::error::{Result, ServerError};
+use app::domain::s1::{mean, Scoring};
+use app::domain::task::{Example, TaskSpec};
+use app::ssr::auth::now_ms;
+use sqlx::SqlitePool;
+
+/// The kind of a machine system.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Onnx,
+    Baseline,
+    Imported,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Onnx => "onnx",
+            Kind::Baseline => "baseline",
+            Kind::Imported => "imported",
+        }
+    }
+}
+
+/// What an evaluation is stored as: system, task and the shot group (0/0 for none).
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub system: String,
+    pub kind: Kind,
+    pub task: String,
+    pub k: u32,
+    pub split: u32,
+    /// Replace a finished evaluation of the same system, task and shot group.
+    pub replace: bool,
+}
+
+/// A finished evaluation, as the CLI prints it.
+#[derive(Clone, Debug)]
+pub struct Summary {
+    pub run: i64,
+    pub target: Target,
+    pub items: usize,
+    pub s1: f64,
+    pub s1_any_of: f64,
+    pub provider: String,
+    pub seconds: f64,
+}
+
+impl Summary {
+    pub fn render(&self) -> String {
+        format!(
+            "{} on {} (k={}, split={}): S1 {:.4} (official), {:.4} (any-of) over {} test items; {}; {:.1} s; run {}",
+            self.target.system,
+            self.target.task,
+            self.target.k,
+            self.target.split,
+            self.s1,
+            self.s1_any_of,
+            self.items,
+            self.provider,
+            self.seconds,
+            self.run
+        )
+    }
+}
+
+async fn system_id(pool: &SqlitePool, name: &str, kind: Kind) -> Result<i64> {
+    if let Some((id, k)) =
+        sqlx::query_as::<_, (i64, String)>("SELECT id, kind FROM machine_systems WHERE name = ?")
+            .bind(name)
+            .fetch_optional(pool)
+            .await?
+    {
+        if k != kind.as_str() {
+            return Err(ServerError::Conflict(format!(
+                "system {name:?} is of kind {k}, not {}; choose another name",
+                kind.as_str()
+            )));
+        }
+        return Ok(id);
+    }
+    Ok(
+        sqlx::query_scalar("INSERT INTO machine_systems (name, kind) VALUES (?, ?) RETURNING id")
+            .bind(name)
+            .bind(kind.as_str())
+            .fetch_one(pool)
+            .await?,
+    )
+}
+
+/// Refuses a target that already has a finished evaluation, unless it replaces it.
+async fn refuse_if_done(pool: &SqlitePool, task_id: i64, t: &Target) -> Result<()> {
+    let existing: Option<i64> = sqlx::query_scalar(
+        "SELECT r.id FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id
+         WHERE s.name = ? AND r.task_id = ? AND r.k = ? AND r.split = ? AND r.status = 'done'",
+    )
+    .bind(&t.system)
+    .bind(task_id)
+    .bind(t.k)
+    .bind(t.split)
+    .fetch_optional(pool)
+    .await?;
+    match (existing, t.replace) {
+        (Some(run), false) => Err(ServerError::Conflict(format!(
+            "{} already has a finished evaluation of {} for k={} split={} (run {run}); replace it with --replace on the command line or replace=true in an upload",
+            t.system, t.task, t.k, t.split
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses a target that already has a finished evaluation (unless it replaces it) and
+/// opens a running one.
+async fn start(
+    pool: &SqlitePool,
+    task_id: i64,
+    t: &Target,
+    source: &str,
+    settings: &str,
+    provider: &str,
+) -> Result<i64> {
+    refuse_if_done(pool, task_id, t).await?;
+    let system = system_id(pool, &t.system, t.kind).await?;
+    Ok(sqlx::query_scalar(
+        "INSERT INTO machine_runs (system_id, task_id, k, split, status, source, settings_json, provider, started_at)
+         VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?) RETURNING id",
+    )
+    .bind(system)
+    .bind(task_id)
+    .bind(t.k)
+    .bind(t.split)
+    .bind(source)
+    .bind(settings)
+    .bind(provider)
+    .bind(now_ms())
+    .fetch_one(pool)
+    .await?)
+}
+
+async fn fail(pool: &SqlitePool, runs: &[i64], error: &str) {
+    for run in runs {
+        let r = sqlx::query(
+            "UPDATE machine_runs SET status = 'failed', error = ?, finished_at = ? WHERE id = ?",
+        )
+        .bind(error)
+        .bind(now_ms())
+        .bind(run)
+        .execute(pool)
+        .await;
+        if let Err(e) = r {
+            tracing::error!("cannot mark run {run} failed: {e}");
+        }
+    }
+}
+
+/// One item's answer: official encoding, the spans it came from, S1 both ways.
+struct Scored {
+    example: i64,
+    official: Vec<String>,
+    spans: Vec<PredSpan>,
+    s1: f64,
+    s1_any_of: f64,
+}
+
+fn score_items(
+    spec: &TaskSpec,
+    test: &[(i64, Example)],
+    answers: Vec<(Vec<String>, Vec<PredSpan>)>,
+) -> Vec<Scored> {
+    test.iter()
+        .zip(answers)
+        .map(|((id, ex), (official, spans))| Scored {
+            example: *id,
+            s1: spec.score(&ex.gold, &official, Scoring::Official),
+            s1_any_of: spec.score(&ex.gold, &official, Scoring::AnyOf),
+            official,
+            spans,
+        })
+        .collect()
+}
+
+/// Stores the predictions and marks the run done (replacing an older one if asked), at once.
+async fn finish(
+    pool: &SqlitePool,
+    run: i64,
+    t: &Target,
+    provider: &str,
+    items: &[Scored],
+) -> Result<(f64, f64)> {
+    let s1 = mean(&items.iter().map(|i| i.s1).collect::<Vec<_>>()).unwrap_or(0.0);
+    let any = mean(&items.iter().map(|i| i.s1_any_of).collect::<Vec<_>>()).unwrap_or(0.0);
+    let mut tx = pool.begin().await?;
+    if t.replace {
+        sqlx::query(
+            "UPDATE machine_runs SET status = 'replaced' WHERE status = 'done' AND id != ?
+             AND (system_id, task_id, k, split) = (SELECT system_id, task_id, k, split FROM machine_runs WHERE id = ?)",
+        )
+        .bind(run)
+        .bind(run)
+        .execute(&mut *tx)
+        .await?;
+    }
+    for i in items {
+        sqlx::query("INSERT INTO machine_predictions (run_id, example_id, answer_json, spans_json, s1, s1_any_of) VALUES (?, ?, ?, ?, ?, ?)")
+            .bind(run)
+            .bind(i.example)
+            .bind(serde_json::to_string(&i.official).expect("strings serialise"))
+            .bind(serde_json::to_string(&i.spans).expect("spans serialise"))
+            .bind(i.s1)
+            .bind(i.s1_any_of)
+            .execute(&mut *tx)
+            .await?;
+    }
+    sqlx::query(
+        "UPDATE machine_runs SET status = 'done', provider = ?, s1 = ?, s1_any_of = ?, finished_at = ?, done = total WHERE id = ?",
+    )
+    .bind(provider)
+    .bind(s1)
+    .bind(any)
+    .bind(now_ms())
+    .bind(run)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok((s1, any))
+}

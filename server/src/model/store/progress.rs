@@ -1,0 +1,71 @@
+//! Progress of a long run: a bar on stderr and `done`/`total` in the runs' rows, which the
+//! models page polls.
+
+use sqlx::SqlitePool;
+use std::io::Write;
+use std::time::Instant;
+
+/// Progress of a long run: a bar on stderr (when asked) and `done`/`total` in the runs' rows
+/// (at most twice a second), read by the models page.
+pub struct Progress {
+    pool: SqlitePool,
+    runs: Vec<i64>,
+    handle: tokio::runtime::Handle,
+    label: String,
+    bar: bool,
+    last: Option<Instant>,
+}
+
+impl Progress {
+    pub(super) fn new(pool: &SqlitePool, runs: Vec<i64>, label: String, bar: bool) -> Progress {
+        Progress {
+            pool: pool.clone(),
+            runs,
+            handle: tokio::runtime::Handle::current(),
+            label,
+            bar,
+            last: None,
+        }
+    }
+
+    /// Called from the blocking thread that runs the model.
+    pub(super) fn update(&mut self, done: usize, total: usize) {
+        let finished = done >= total;
+        if !finished && self.last.is_some_and(|t| t.elapsed().as_millis() < 500) {
+            return;
+        }
+        self.last = Some(Instant::now());
+        for run in &self.runs {
+            let r = self.handle.block_on(
+                sqlx::query("UPDATE machine_runs SET done = ?, total = ? WHERE id = ?")
+                    .bind(done as i64)
+                    .bind(total as i64)
+                    .bind(run)
+                    .execute(&self.pool),
+            );
+            if let Err(e) = r {
+                tracing::warn!("cannot record progress of run {run}: {e}");
+            }
+        }
+        if self.bar {
+            let width = 30;
+            let filled = if total == 0 {
+                width
+            } else {
+                done * width / total
+            };
+            let mut err = std::io::stderr();
+            let _ = write!(
+                err,
+                "\r{} [{}{}] {done}/{total} inputs",
+                self.label,
+                "#".repeat(filled),
+                ".".repeat(width - filled)
+            );
+            if finished {
+                let _ = writeln!(err);
+            }
+            let _ = err.flush();
+        }
+    }
+}

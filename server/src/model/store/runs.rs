@@ -1,0 +1,237 @@
+//! Evaluations of a registered model and the baseline over shot groups: the task's test
+//! set predicted, scored and stored under each target.
+
+use super::*;
+
+use crate::error::{Result, ServerError};
+use crate::model::baseline::{self, Shots};
+use crate::model::decode::PredSpan;
+use crate::model::eval::{predict_loaded, ModelDir};
+use crate::model::head::Training;
+use crate::model::runtime::{Device, Model, Outputs, Tokenizer};
+use app::domain::task::{Example, TaskSpec};
+use app::ssr::catalog::{examples_of, load_spec};
+use sqlx::SqlitePool;
+use std::time::Instant;
+
+pub(super) async fn task_test(
+    pool: &SqlitePool,
+    task: &str,
+) -> Result<(i64, TaskSpec, Vec<(i64, Example)>)> {
+    let (id, spec, _) = load_spec(pool, task).await?;
+    let test = examples_of(pool, id, None).await?;
+    if test.is_empty() {
+        return Err(ServerError::Usage(format!("task {task} has no test set")));
+    }
+    Ok((id, spec, test))
+}
+
+fn official_of(spec: &TaskSpec, spans: &[PredSpan]) -> Vec<String> {
+    spec.to_official(&spans.iter().map(|s| s.text.clone()).collect::<Vec<_>>())
+}
+
+/// Evaluates a registered model on a task's test set and stores it under `t`.
+pub async fn evaluate(
+    pool: &SqlitePool,
+    dir: &ModelDir,
+    t: Target,
+    device: Device,
+    bar: bool,
+) -> Result<Summary> {
+    let (task_id, spec, test) = task_test(pool, &t.task).await?;
+    // A model that cannot run is refused before anything is stored; it is loaded once.
+    let d = dir.clone();
+    let mut loaded = tokio::task::spawn_blocking(move || crate::model::eval::load(&d, device))
+        .await
+        .map_err(|e| ServerError::Model(format!("loading the model stopped: {e}")))??;
+    let settings = serde_json::to_string(&dir.decoding).expect("settings serialise");
+    let run = start(
+        pool,
+        task_id,
+        &t,
+        &dir.dir.display().to_string(),
+        &settings,
+        "starting",
+    )
+    .await?;
+    let mut progress = Progress::new(pool, vec![run], format!("{} on {}", t.system, t.task), bar);
+    let (d, s, examples) = (
+        dir.clone(),
+        spec.clone(),
+        test.iter().map(|(_, e)| e.clone()).collect::<Vec<_>>(),
+    );
+    let result = tokio::task::spawn_blocking(move || {
+        predict_loaded(&d, &mut loaded, &s, &examples, &mut |a, b| {
+            progress.update(a, b)
+        })
+    })
+    .await
+    .map_err(|e| ServerError::Model(format!("the evaluation stopped: {e}")))
+    .and_then(|r| r);
+    let p = match result {
+        Ok(p) => p,
+        Err(e) => {
+            fail(pool, &[run], &e.to_string()).await;
+            return Err(e);
+        }
+    };
+    let answers = p
+        .spans
+        .into_iter()
+        .map(|s| (official_of(&spec, &s), s))
+        .collect();
+    let items = score_items(&spec, &test, answers);
+    let (s1, s1_any_of) = finish(pool, run, &t, &p.provider, &items).await?;
+    Ok(Summary {
+        run,
+        items: items.len(),
+        s1,
+        s1_any_of,
+        provider: p.provider,
+        seconds: p.seconds,
+        target: t,
+    })
+}
+
+/// The baseline on a task: a head per shot group (`groups`, or every group of the task),
+/// each stored as a run of the baseline system; optionally each head exported as a model.
+pub async fn run_baseline(
+    pool: &SqlitePool,
+    task: &str,
+    groups: Option<Vec<(u32, u32)>>,
+    replace: bool,
+    export: Option<std::path::PathBuf>,
+    bar: bool,
+) -> Result<Vec<Summary>> {
+    let (task_id, spec, test) = task_test(pool, task).await?;
+    let all = app::ssr::study::shot_groups(pool, task_id).await?;
+    let groups = match groups {
+        None => all,
+        Some(g) => {
+            if let Some((k, s)) = g.iter().find(|x| !all.contains(x)) {
+                return Err(ServerError::Usage(format!(
+                    "task {task} has no shot group k={k} split={s}"
+                )));
+            }
+            g
+        }
+    };
+    if groups.is_empty() {
+        return Err(ServerError::Usage(format!(
+            "task {task} has no training files to train a head on"
+        )));
+    }
+    let (encoder_path, tok_path) = baseline::encoder_files()?;
+    let d = baseline::decoding(&spec);
+    let training = Training::default();
+    let settings = serde_json::json!({
+        "decoding": d, "epochs": training.epochs, "learning_rate": training.learning_rate,
+        "weight_decay": training.weight_decay, "seed": "k << 32 | split",
+        "encoder": encoder_path.display().to_string(), "tokenizer": tok_path.display().to_string(),
+    })
+    .to_string();
+    let target = |k, split| Target {
+        system: baseline::SYSTEM.into(),
+        kind: Kind::Baseline,
+        task: task.into(),
+        k,
+        split,
+        replace,
+    };
+    // Every shot group is checked before any run is opened: a refusal stores nothing.
+    for &(k, split) in &groups {
+        refuse_if_done(pool, task_id, &target(k, split)).await?;
+    }
+    let mut shots = Vec::new();
+    let mut runs = Vec::new();
+    let mut targets = Vec::new();
+    for &(k, split) in &groups {
+        let t = target(k, split);
+        let examples = examples_of(pool, task_id, Some((k, split)))
+            .await?
+            .into_iter()
+            .map(|(_, e)| e)
+            .collect();
+        match start(
+            pool,
+            task_id,
+            &t,
+            "built-in baseline",
+            &settings,
+            "starting",
+        )
+        .await
+        {
+            Ok(run) => runs.push(run),
+            Err(e) => {
+                fail(
+                    pool,
+                    &runs,
+                    "another shot group of this baseline run was refused",
+                )
+                .await;
+                return Err(e);
+            }
+        }
+        shots.push(Shots { k, split, examples });
+        targets.push(t);
+    }
+    let started = Instant::now();
+    let mut progress = Progress::new(pool, runs.clone(), format!("baseline on {task}"), bar);
+    let (s, examples) = (
+        spec.clone(),
+        test.iter().map(|(_, e)| e.clone()).collect::<Vec<_>>(),
+    );
+    let (ep, tp) = (encoder_path.clone(), tok_path.clone());
+    let result = tokio::task::spawn_blocking(move || -> Result<_> {
+        let tok = Tokenizer::open(&tp)?;
+        let mut model = Model::open(&ep, Outputs::Hidden, Device::Auto)?;
+        let provider = model.describe_provider();
+        let trained = baseline::run(
+            &mut model,
+            &tok,
+            &s,
+            &examples,
+            &shots,
+            &d,
+            &training,
+            &mut |a, b| progress.update(a, b),
+        )?;
+        Ok((provider, trained))
+    })
+    .await
+    .map_err(|e| ServerError::Model(format!("the baseline stopped: {e}")))
+    .and_then(|r| r);
+    let (provider, trained) = match result {
+        Ok(x) => x,
+        Err(e) => {
+            fail(pool, &runs, &e.to_string()).await;
+            return Err(e);
+        }
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    let mut out = Vec::new();
+    for ((tr, run), t) in trained.into_iter().zip(runs).zip(targets) {
+        if let Some(dir) = &export {
+            let sub = dir.join(format!("{task}-k{}-s{}", tr.k, tr.split));
+            baseline::export(&sub, &encoder_path, &tok_path, &tr.head, &d)?;
+        }
+        let answers = tr
+            .spans
+            .into_iter()
+            .map(|s| (official_of(&spec, &s), s))
+            .collect();
+        let items = score_items(&spec, &test, answers);
+        let (s1, s1_any_of) = finish(pool, run, &t, &provider, &items).await?;
+        out.push(Summary {
+            run,
+            items: items.len(),
+            s1,
+            s1_any_of,
+            provider: provider.clone(),
+            seconds,
+            target: t,
+        });
+    }
+    Ok(out)
+}
