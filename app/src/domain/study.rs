@@ -269,20 +269,12 @@ pub fn flag_low_performers<W: Clone>(scores: &[(W, f64)], margin: f64) -> Vec<W>
     if scores.len() < 2 {
         return Vec::new();
     }
+    let total: f64 = scores.iter().map(|(_, s)| s).sum();
     let others = (scores.len() - 1) as f64;
     scores
         .iter()
-        .enumerate()
-        .filter(|(i, (_, s))| {
-            let rest: f64 = scores
-                .iter()
-                .enumerate()
-                .filter(|(j, _)| j != i)
-                .map(|(_, (_, x))| x)
-                .sum();
-            super::s1::score_above(rest / others - s, margin)
-        })
-        .map(|(_, (w, _))| w.clone())
+        .filter(|(_, s)| super::s1::score_above((total - s) / others - s, margin))
+        .map(|(w, _)| w.clone())
         .collect()
 }
 

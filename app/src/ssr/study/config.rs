@@ -3,11 +3,12 @@
 
 use super::{load, shot_groups, Study};
 use crate::api::study::{ScenarioProgress, StudyOverview, StudySummary, WorkerRow};
-use crate::domain::shots;
+use crate::domain::shots::{self, ShotSets};
 use crate::domain::study::StudyConfig;
 use crate::error::AppError;
 use crate::ssr::catalog::{load_spec, shot_sets};
 use sqlx::{Row, Sqlite, SqlitePool, Transaction};
+use std::collections::HashMap;
 
 fn check_name(name: &str) -> Result<String, AppError> {
     let name = name.trim();
@@ -19,16 +20,16 @@ fn check_name(name: &str) -> Result<String, AppError> {
     Ok(name.to_string())
 }
 
-/// Checks a configuration against the task's training files and their nesting.
+/// Checks a configuration against the task's training files (`sets`) and their nesting.
 async fn check_config(
     pool: &SqlitePool,
     config: &StudyConfig,
     task_id: i64,
+    sets: &ShotSets,
 ) -> Result<(), AppError> {
     let groups = shot_groups(pool, task_id).await?;
-    let sets = shot_sets(pool, task_id).await?;
     config
-        .validate(&groups, &|a, b| shots::within(&sets, a, b))
+        .validate(&groups, &|a, b| shots::within(sets, a, b))
         .map_err(|errs| {
             AppError::Invalid(format!("The study cannot be saved: {}.", errs.join("; ")))
         })
@@ -81,14 +82,15 @@ pub async fn create(
 ) -> Result<i64, AppError> {
     let name = check_name(name)?;
     let (task_id, _, _) = load_spec(pool, task).await?;
+    let sets = shot_sets(pool, task_id).await?;
     if config.shot_group.is_empty() {
         // No files named: the nesting chain that begins with the training split, if any.
-        let chains = shots::chains(&shot_sets(pool, task_id).await?);
+        let chains = shots::chains(&sets);
         if let Some(chain) = shots::chain_of_split(&chains, config.training_split) {
             config.shot_group = chain.clone();
         }
     }
-    check_config(pool, &config, task_id).await?;
+    check_config(pool, &config, task_id, &sets).await?;
     if config.completion_code.trim().is_empty() {
         config.completion_code = new_completion_code();
     }
@@ -114,7 +116,8 @@ pub async fn update(
 ) -> Result<(), AppError> {
     let name = check_name(name)?;
     let study = load(pool, id).await?;
-    check_config(pool, &config, study.task_id).await?;
+    let sets = shot_sets(pool, study.task_id).await?;
+    check_config(pool, &config, study.task_id, &sets).await?;
     if config.completion_code.trim().is_empty() {
         return Err(AppError::Invalid(
             "the completion code may not be empty".into(),
@@ -160,26 +163,33 @@ pub async fn list(pool: &SqlitePool) -> Result<Vec<StudySummary>, AppError> {
         .fetch_all(pool)
         .await?;
     let mut out = Vec::with_capacity(ids.len());
+    // Each task's training sets are read once, however many studies it has.
+    let mut sets: HashMap<i64, ShotSets> = HashMap::new();
     for id in ids {
-        out.push(summary(pool, &load(pool, id).await?).await?);
+        let s = load(pool, id).await?;
+        if !sets.contains_key(&s.task_id) {
+            sets.insert(s.task_id, shot_sets(pool, s.task_id).await?);
+        }
+        out.push(summary(pool, &s, &sets[&s.task_id]).await?);
     }
     Ok(out)
 }
 
 /// One study's summary, or `NotFound`.
 pub async fn summary_of(pool: &SqlitePool, id: i64) -> Result<StudySummary, AppError> {
-    summary(pool, &load(pool, id).await?).await
+    let s = load(pool, id).await?;
+    summary(pool, &s, &shot_sets(pool, s.task_id).await?).await
 }
 
-async fn summary(pool: &SqlitePool, s: &Study) -> Result<StudySummary, AppError> {
+/// A study's summary; `sets` are its task's training sets.
+async fn summary(pool: &SqlitePool, s: &Study, sets: &ShotSets) -> Result<StudySummary, AppError> {
     let (workers, finished): (i64, i64) = sqlx::query_as(
         "SELECT COUNT(*), COALESCE(SUM(status = 'finished'), 0) FROM assignments WHERE study_id = ?",
     )
     .bind(s.id)
     .fetch_one(pool)
     .await?;
-    let sets = shot_sets(pool, s.task_id).await?;
-    let nested = shots::not_nested(&sets, &s.config.scenario_files()).is_empty();
+    let nested = shots::not_nested(sets, &s.config.scenario_files()).is_empty();
     Ok(StudySummary {
         id: s.id,
         name: s.name.clone(),
@@ -241,10 +251,11 @@ pub async fn admin_view(pool: &SqlitePool, id: i64) -> Result<StudyOverview, App
             }
         })
         .collect();
+    let sets = shot_sets(pool, s.task_id).await?;
     Ok(StudyOverview {
-        summary: summary(pool, &s).await?,
+        summary: summary(pool, &s, &sets).await?,
         shot_groups: shot_groups(pool, s.task_id).await?,
-        chains: shots::chains(&shot_sets(pool, s.task_id).await?),
+        chains: shots::chains(&sets),
         progress,
         workers,
     })
