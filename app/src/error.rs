@@ -25,6 +25,9 @@ pub enum AppError {
     Internal,
     #[error("The request could not be completed: {0}")]
     Request(String),
+    /// Too many requests of one kind (sign-ins, new workers): wait this many seconds.
+    #[error("Too many {1}; please try again in {0} s.")]
+    Throttled(u64, String),
     /// A request body over the server's limit.
     #[error("The request is too large: {0}")]
     TooLarge(String),
@@ -71,6 +74,14 @@ impl AppError {
         AppError::Internal
     }
 
+    /// Seconds for `Retry-After`, for a throttled request.
+    pub fn retry_after(&self) -> Option<u64> {
+        match self {
+            AppError::Throttled(secs, _) => Some(*secs),
+            _ => None,
+        }
+    }
+
     pub fn status(&self) -> http::StatusCode {
         use http::StatusCode;
         match self {
@@ -80,6 +91,7 @@ impl AppError {
             AppError::Refused(_) => StatusCode::CONFLICT,
             AppError::Invalid(_) | AppError::Request(_) => StatusCode::BAD_REQUEST,
             AppError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            AppError::Throttled(..) => StatusCode::TOO_MANY_REQUESTS,
             AppError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -92,6 +104,9 @@ pub fn respond<T>(result: Result<T, AppError>) -> Result<T, AppError> {
     if let Err(e) = &result {
         if let Some(options) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() {
             options.set_status(e.status());
+            if let Some(secs) = e.retry_after() {
+                options.insert_header(http::header::RETRY_AFTER, secs.into());
+            }
         }
     }
     result
@@ -108,6 +123,12 @@ impl From<sqlx::Error> for AppError {
 impl axum::response::IntoResponse for AppError {
     /// For plain axum handlers: the status and the message people may see.
     fn into_response(self) -> axum::response::Response {
-        (self.status(), self.to_string()).into_response()
+        let mut response = (self.status(), self.to_string()).into_response();
+        if let Some(secs) = self.retry_after() {
+            response
+                .headers_mut()
+                .insert(http::header::RETRY_AFTER, secs.into());
+        }
+        response
     }
 }

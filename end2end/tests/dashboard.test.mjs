@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { start, newPage, openHydrated, signIn, writeSst, USERS, RESULTS } from './server.mjs';
+import { start, newPage, openHydrated, joinStudy, signIn, writeSst, USERS, RESULTS } from './server.mjs';
 
 /** A CLUES-shaped SST-2 folder of our own: 10 training items, 4 test items. */
 function writeFixture(dir) {
@@ -42,7 +42,7 @@ after(async () => { await env?.stop(); });
 
 /** A crowd worker who answers every item with `pick(text)`, through the server functions. */
 async function crowdWorker(pid, pick) {
-  const join = await fetch(`${env.base}/join/${study}?PROLIFIC_PID=${pid}&STUDY_ID=s&SESSION_ID=x${pid}`, { redirect: 'manual' });
+  const join = await fetch(`${env.base}/join/${study}?PROLIFIC_PID=${pid}&STUDY_ID=s&SESSION_ID=x${pid}`, { method: 'POST', redirect: 'manual' });
   assert.equal(join.status, 303);
   const cookie = join.headers.getSetCookie()[0].split(';')[0];
   const call = async (name, body, json) => {
@@ -183,7 +183,7 @@ test('CrossFit page: the demo partition\'s ARG, an edited metric, a created part
 
 test('a text-to-text study: the worker writes free-text answers, scored with the task\'s metric', async () => {
   const page = await newPage(env.browser);
-  await openHydrated(page, `${env.base}/join/${textStudy}?PROLIFIC_PID=free-text-1&STUDY_ID=s&SESSION_ID=t`);
+  await joinStudy(page, `${env.base}/join/${textStudy}?PROLIFIC_PID=free-text-1&STUDY_ID=s&SESSION_ID=t`);
   for (let i = 0; i < 2; i++) {
     const box = page.locator('textarea[name="answer"]');
     await box.waitFor();

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { start, newPage, openHydrated, signIn, writeSst, USERS, RESULTS } from './server.mjs';
+import { start, newPage, openHydrated, joinStudy, signIn, writeSst, USERS, RESULTS } from './server.mjs';
 
 /** Code point offset of `needle` in `text` (as the server stores offsets). */
 const cpOffset = (text, needle) => [...text.slice(0, text.indexOf(needle))].length;
@@ -74,7 +74,7 @@ print(json.dumps([dict(id=r[0], phase=r[1], spans=json.loads(r[2] or 'null'), no
 }
 
 async function arrive(page, studyId, pid) {
-  await openHydrated(page, `${env.base}/join/${studyId}?PROLIFIC_PID=${pid}&STUDY_ID=st&SESSION_ID=se`);
+  await joinStudy(page, `${env.base}/join/${studyId}?PROLIFIC_PID=${pid}&STUDY_ID=st&SESSION_ID=se`);
   assert.match(page.url(), new RegExp(`/study/${studyId}$`));
 }
 
@@ -286,7 +286,7 @@ test('a 10-shot worker trains with golds revealed and locked, survives a network
   assert.deepEqual(stored.slice(10).map((r) => [r.skipped, r.confidence]), [[0, 2], [1, null], [0, 5]]);
 
   // Coming back later shows the code again; the place is kept.
-  await openHydrated(page, `${env.base}/join/${studies.ten}?PROLIFIC_PID=ten-shot-worker-1`);
+  await joinStudy(page, `${env.base}/join/${studies.ten}?PROLIFIC_PID=ten-shot-worker-1`);
   assert.equal(await page.textContent('.completion-code'), 'TEN-SHOT');
   await page.close();
 });

@@ -100,6 +100,13 @@ export async function openHydrated(page, url) {
   await page.waitForSelector('main[data-hydrated="true"]', { timeout: 30000 });
 }
 
+/** Follows a study link as a worker does: the start page (no script), then Start. */
+export async function joinStudy(page, url) {
+  await page.goto(url);
+  await page.click('form[method="post"] button[type="submit"]');
+  await page.waitForSelector('main[data-hydrated="true"]', { timeout: 30000 });
+}
+
 export async function signIn(page, base, { name, password }) {
   await openHydrated(page, `${base}/`);
   await page.fill('input[name="name"]', name);

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { start, newPage, openHydrated, signIn, USERS } from './server.mjs';
+import { start, newPage, openHydrated, joinStudy, signIn, USERS } from './server.mjs';
 
 const DATA = process.env.CLUES_DATA || new URL('../../../shared/data/clues', import.meta.url).pathname;
 const SQUAD = join(DATA, 'SQuAD-v2');
@@ -67,7 +67,7 @@ test('an admin builds a SQuAD v2 study on a nesting chain; its workers train on 
   // Arrivals fill 10 then 20 shots; the 20-shot worker sees 20_5's rows in file order.
   const worker = async (pid) => {
     const w = await newPage(env.browser);
-    await openHydrated(w, `${env.base}/join/${id}?PROLIFIC_PID=${pid}&STUDY_ID=st&SESSION_ID=se`);
+    await joinStudy(w, `${env.base}/join/${id}?PROLIFIC_PID=${pid}&STUDY_ID=st&SESSION_ID=se`);
     await w.waitForSelector('article.item');
     return w;
   };

@@ -30,7 +30,10 @@ pub fn app(state: AppState) -> Router {
     let routes = generate_route_list(App);
     let options = state.leptos_options.clone();
     let router = Router::new()
-        .route("/join/{study}", axum::routing::get(crate::join::join))
+        .route(
+            "/join/{study}",
+            axum::routing::get(crate::join::start_page).post(crate::join::join),
+        )
         .route("/export/{file}", axum::routing::get(crate::export::export))
         .route(
             "/import/predictions",

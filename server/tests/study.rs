@@ -32,12 +32,7 @@ async fn a_crowd_link_signs_the_worker_in_and_resumes_the_same_place() {
         "{crowd}"
     );
     // MTurk ids work too; a malformed id is refused.
-    let r = get(
-        s,
-        &format!("/join/{id}?workerId=A1B2C3&assignmentId=3XY&hitId=H1"),
-        None,
-    )
-    .await;
+    let r = join_link(s, &format!("/join/{id}?workerId=A1B2C3&assignmentId=3XY&hitId=H1")).await;
     assert_eq!(r.status, StatusCode::SEE_OTHER);
     let r = get(s, &format!("/join/{id}?PROLIFIC_PID=bad%20id"), None).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
@@ -702,10 +697,9 @@ async fn the_end_page_hands_workers_back_to_their_platform() {
         page.body
     );
     // MTurk: a form posted to the host the HIT came from (sandbox here).
-    let r = get(
+    let r = join_link(
         s,
         &format!("/join/{id}?workerId=A9&assignmentId=3AB&hitId=H1&turkSubmitTo=https%3A%2F%2Fworkersandbox.mturk.com"),
-        None,
     )
     .await;
     assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);

@@ -19,11 +19,15 @@ pub async fn login(name: String, password: String) -> Result<UserInfo, AppError>
     crate::error::respond(
         async {
             let state = app_state()?;
-            let (user, token) = auth::login(&state.pool, name.trim(), &password).await?;
+            let headers: http::HeaderMap =
+                leptos_axum::extract().await.map_err(AppError::internal)?;
+            let client = state.client(&headers, auth::peer_addr().await);
+            let (user, token) =
+                auth::login(&state.pool, &state.guards, client, name.trim(), &password).await?;
             let response = expect_context::<leptos_axum::ResponseOptions>();
             response.insert_header(
                 http::header::SET_COOKIE,
-                auth::session_cookie(&token, state.secure_cookies),
+                auth::session_cookie(&token, state.secure_cookie_for(&headers)),
             );
             Ok(UserInfo {
                 name: user.name,

@@ -28,7 +28,9 @@ pub struct StudyConfig {
     /// Flag a worker whose training S1 is more than this below the mean of the other
     /// workers of the same scenario (default 0.2).
     pub filter_margin: f64,
-    /// Seconds without activity after which a slot is released (none by default).
+    /// Seconds without activity after which a slot is released (`DEFAULT_PLACE_TIMEOUT_SECS`
+    /// for new studies, so links shared beyond the crowd cannot hold places for good; `None`:
+    /// never).
     pub item_timeout_secs: Option<u32>,
     pub open: bool,
     /// Shown to the worker at the end, for the crowd platform.
@@ -38,6 +40,10 @@ pub struct StudyConfig {
     #[serde(default)]
     pub completion_url: String,
 }
+
+/// A place with no activity for 30 minutes is released (a worker reading one item that long
+/// has left; their answers so far stay).
+pub const DEFAULT_PLACE_TIMEOUT_SECS: u32 = 1800;
 
 impl Default for StudyConfig {
     fn default() -> Self {
@@ -49,7 +55,7 @@ impl Default for StudyConfig {
             allow_unnested: false,
             hourly_rate_cents: 1200,
             filter_margin: 0.2,
-            item_timeout_secs: None,
+            item_timeout_secs: Some(DEFAULT_PLACE_TIMEOUT_SECS),
             open: false,
             completion_code: String::new(),
             completion_url: String::new(),
@@ -466,7 +472,13 @@ mod tests {
         assert!(is_abandoned(&c, 0, 601, false));
         assert!(!is_abandoned(&c, 0, 600, false));
         assert!(!is_abandoned(&c, 0, 10_000, true));
-        assert!(!is_abandoned(&open(), 0, 10_000, false));
+        let never = StudyConfig {
+            item_timeout_secs: None,
+            ..open()
+        };
+        assert!(!is_abandoned(&never, 0, 10_000_000, false));
+        // New studies release a place after 30 idle minutes.
+        assert!(is_abandoned(&open(), 0, 1801, false) && !is_abandoned(&open(), 0, 1800, false));
     }
 
     #[test]

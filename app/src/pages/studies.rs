@@ -124,7 +124,7 @@ impl ConfigFields {
             <label class="check"><input name="allow_unnested" type="checkbox" bind:checked=self.allow_unnested/> " Allow training sets that are not nested"</label>
             <label>"Hourly rate (USD)" <input name="rate" bind:value=self.rate/></label>
             <label>"Training filter margin (S1 below the others' mean)" <input name="margin" bind:value=self.margin/></label>
-            <label>"Item time-out in seconds (empty: none)" <input name="timeout" bind:value=self.timeout/></label>
+            <label>"Release an idle place after (seconds; empty: never)" <input name="timeout" bind:value=self.timeout/></label>
             <label>"Completion code (empty: generated)" <input name="code" bind:value=self.code/></label>
             <label>"Prolific completion URL ({code} = the code; empty: Prolific's)" <input name="completion_url" bind:value=self.completion_url/></label>
             <label class="check"><input name="open" type="checkbox" bind:checked=self.open/> " Open to workers"</label>

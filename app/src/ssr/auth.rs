@@ -3,6 +3,7 @@
 
 use crate::domain::people::{validate_user_name, Role};
 use crate::error::AppError;
+use crate::ssr::guard::Guards;
 use crate::ssr::state::app_state;
 use argon2::password_hash::{rand_core::OsRng, SaltString};
 use argon2::{Argon2, PasswordHash, PasswordHasher, PasswordVerifier};
@@ -10,11 +11,14 @@ use http::{header, HeaderMap, HeaderValue};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 use sqlx::SqlitePool;
+use std::net::IpAddr;
 use std::sync::OnceLock;
 
 pub const SESSION_COOKIE: &str = "clues_session";
 pub const SESSION_SECONDS: i64 = 7 * 24 * 3600;
 const MIN_PASSWORD: usize = 8;
+/// Longer passwords are refused when set, and fail at sign-in without being hashed.
+const MAX_PASSWORD: usize = 1024;
 
 /// A signed-in user as the server knows them.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,6 +95,11 @@ pub async fn create_user(
 ) -> Result<i64, AppError> {
     validate_user_name(name).map_err(AppError::Invalid)?;
     let hash = match password {
+        Some(p) if p.len() > MAX_PASSWORD => {
+            return Err(AppError::Invalid(format!(
+                "a password has at most {MAX_PASSWORD} bytes"
+            )))
+        }
         Some(p) if p.chars().count() >= MIN_PASSWORD => Some(hash_password(p).await?),
         Some(_) => {
             return Err(AppError::Invalid(format!(
@@ -121,12 +130,23 @@ pub async fn create_user(
 }
 
 /// Checks a name and password and opens a session; returns the user and the cookie token.
-/// Every failure gives the same `BadLogin`.
+/// Every failure gives the same `BadLogin`. An attempt first counts against the account's and
+/// the client's allowance (429 when used up), then waits its turn for a password check (at most
+/// `Limits::password_checks` at once, so a flood costs a bounded amount of memory and CPU);
+/// an unknown name costs the same check as a wrong password.
 pub async fn login(
     pool: &SqlitePool,
+    guards: &Guards,
+    client: IpAddr,
     name: &str,
     password: &str,
 ) -> Result<(User, String), AppError> {
+    if validate_user_name(name).is_err() || password.len() > MAX_PASSWORD {
+        // No account can have such a name or password: no check is needed to say so.
+        return Err(AppError::BadLogin);
+    }
+    guards.login_attempt(client, name)?;
+    let turn = guards.password_turn().await?;
     let row: Option<(i64, String, String, Option<String>)> =
         sqlx::query_as("SELECT id, name, role, password_hash FROM users WHERE name = ?")
             .bind(name)
@@ -142,6 +162,7 @@ pub async fn login(
             (None, false)
         }
     };
+    drop(turn);
     let user = match (user, ok) {
         (Some(user), true) => user,
         _ => return Err(AppError::BadLogin),
@@ -304,6 +325,15 @@ pub async fn current_user() -> Result<Option<User>, AppError> {
         Some(token) => user_for_token(&state.pool, &token).await,
         None => Ok(None),
     }
+}
+
+/// Inside a server function: the peer address of the connection (absent for requests made in
+/// process, as tests do).
+pub async fn peer_addr() -> Option<IpAddr> {
+    leptos_axum::extract::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .await
+        .ok()
+        .map(|info| info.0.ip())
 }
 
 /// Inside a server function: the signed-in user if their role is allowed, else an error.

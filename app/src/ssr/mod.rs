@@ -4,6 +4,7 @@ pub mod auth;
 pub mod catalog;
 pub mod crossfit;
 pub mod export;
+pub mod guard;
 pub mod machine;
 pub mod report;
 pub mod state;

@@ -1,8 +1,12 @@
 //! The typed application state: one database pool and the Leptos options.
 //! Server functions reach it through Leptos context; axum handlers through `State`.
 
+use crate::ssr::guard::{self, Guards, Limits};
+use http::HeaderMap;
 use leptos::config::LeptosOptions;
 use sqlx::SqlitePool;
+use std::net::IpAddr;
+use std::sync::Arc;
 
 #[derive(Clone, Debug)]
 pub struct AppState {
@@ -10,6 +14,34 @@ pub struct AppState {
     pub leptos_options: LeptosOptions,
     /// Add `Secure` to session cookies (set when served over HTTPS).
     pub secure_cookies: bool,
+    /// Believe `X-Forwarded-For` and `X-Forwarded-Proto` (set when behind a reverse proxy).
+    pub trust_proxy: bool,
+    /// Sign-in and arrival limits, shared by every request.
+    pub guards: Arc<Guards>,
+}
+
+impl AppState {
+    /// A state with the default limits, no proxy and plain cookies.
+    pub fn new(pool: SqlitePool, leptos_options: LeptosOptions) -> Self {
+        AppState {
+            pool,
+            leptos_options,
+            secure_cookies: false,
+            trust_proxy: false,
+            guards: Arc::new(Guards::new(Limits::default())),
+        }
+    }
+
+    /// The client address of a request (see `guard::client_addr`).
+    pub fn client(&self, headers: &HeaderMap, peer: Option<IpAddr>) -> IpAddr {
+        guard::client_addr(headers, peer, self.trust_proxy)
+    }
+
+    /// Whether a session cookie for this request is marked `Secure`: always when configured,
+    /// else when a trusted proxy says the request came over HTTPS.
+    pub fn secure_cookie_for(&self, headers: &HeaderMap) -> bool {
+        self.secure_cookies || guard::forwarded_https(headers, self.trust_proxy)
+    }
 }
 
 impl axum::extract::FromRef<AppState> for LeptosOptions {

@@ -5,7 +5,14 @@ use crate::error::AppError;
 use sqlx::{Sqlite, SqlitePool, Transaction};
 
 pub async fn begin_write(pool: &SqlitePool) -> Result<Transaction<'static, Sqlite>, AppError> {
-    Ok(pool.begin_with("BEGIN IMMEDIATE").await?)
+    Ok(begin_immediate(pool).await?)
+}
+
+/// The same for callers with their own error type (the importers). Every write transaction
+/// starts this way: a deferred one that reads first and writes later fails with "database is
+/// locked" when another writer got in between, instead of waiting for its turn.
+pub async fn begin_immediate(pool: &SqlitePool) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
+    pool.begin_with("BEGIN IMMEDIATE").await
 }
 
 /// Commits on `Ok`, rolls back at once on `Err`: a transaction only dropped would keep the

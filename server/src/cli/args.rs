@@ -115,8 +115,11 @@ pub struct StudyCreateArgs {
     #[arg(long, default_value_t = 0.2)]
     pub margin: f64,
     /// Release a place after this many seconds without activity.
-    #[arg(long)]
-    pub timeout: Option<u32>,
+    #[arg(long, default_value_t = app::domain::study::DEFAULT_PLACE_TIMEOUT_SECS)]
+    pub timeout: u32,
+    /// Never release a place, however long it is idle.
+    #[arg(long, conflicts_with = "timeout")]
+    pub no_timeout: bool,
     /// Completion code shown at the end (generated when not given).
     #[arg(long, default_value = "")]
     pub code: String,
@@ -143,6 +146,17 @@ pub struct ServeArgs {
     /// Mark session cookies `Secure` (serve over HTTPS).
     #[arg(long, env = "CLUES_SECURE_COOKIES")]
     pub secure_cookies: bool,
+    /// Behind a reverse proxy: take the client address from `X-Forwarded-For` (its last entry)
+    /// and mark cookies `Secure` when `X-Forwarded-Proto` is https.
+    #[arg(long, env = "CLUES_TRUST_PROXY")]
+    pub trust_proxy: bool,
+    /// New crowd workers one address may bring at once (then one per 10 s); raise it for a
+    /// lab whose workers share one address.
+    #[arg(long, env = "CLUES_NEW_WORKERS_PER_ADDRESS", default_value_t = 30)]
+    pub new_workers_per_address: u32,
+    /// Sign-in attempts one address may make at once (then one per 3 s).
+    #[arg(long, env = "CLUES_LOGINS_PER_ADDRESS", default_value_t = 20)]
+    pub logins_per_address: u32,
 }
 
 #[derive(Debug, Subcommand)]

@@ -119,7 +119,7 @@ pub async fn run(cli: Cli) -> Result<()> {
                 allow_unnested: a.allow_unnested,
                 hourly_rate_cents: a.rate_cents,
                 filter_margin: a.margin,
-                item_timeout_secs: a.timeout,
+                item_timeout_secs: (!a.no_timeout).then_some(a.timeout),
                 open: a.open,
                 completion_code: a.code,
                 completion_url: a.completion_url,

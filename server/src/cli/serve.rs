@@ -4,7 +4,9 @@ use super::args::ServeArgs;
 use crate::error::{Result, ServerError};
 use crate::{db, demo, router};
 use app::pages::OUTPUT_NAME;
+use app::ssr::guard::{Guards, Limits};
 use app::ssr::state::AppState;
+use std::sync::Arc;
 use leptos::config::LeptosOptions;
 use std::net::SocketAddr;
 
@@ -39,17 +41,27 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
         .site_pkg_dir("pkg")
         .site_addr(addr)
         .build();
+    let defaults = Limits::default();
+    let limits = Limits {
+        joins_per_client: (args.new_workers_per_address, defaults.joins_per_client.1),
+        login_per_client: (args.logins_per_address, defaults.login_per_client.1),
+        ..defaults
+    };
     let state = AppState {
-        pool,
-        leptos_options,
         secure_cookies: args.secure_cookies,
+        trust_proxy: args.trust_proxy,
+        guards: Arc::new(Guards::new(limits)),
+        ..AppState::new(pool, leptos_options)
     };
     let app = router::app(state);
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| ServerError::io(format!("cannot listen on {addr}"), e))?;
     println!("listening on http://{addr}");
-    axum::serve(listener, app)
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
         })

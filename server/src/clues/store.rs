@@ -21,7 +21,7 @@ pub async fn store_tasks(
     tasks: &[TaskData],
     source: &str,
 ) -> Result<Vec<Outcome>> {
-    let mut tx = pool.begin().await?;
+    let mut tx = app::ssr::tx::begin_immediate(pool).await?;
     let mut outcomes = Vec::with_capacity(tasks.len());
     for task in tasks {
         outcomes.push(store_task(&mut tx, task, source).await?);

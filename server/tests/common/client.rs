@@ -135,12 +135,25 @@ pub async fn new_study(state: &AppState, task: &str, scenarios: &[u32], annotato
         .unwrap()
 }
 
+/// Follows a study link as a browser does: the start page (GET, which changes nothing), then
+/// its Start button (POST). Returns the start page's answer when it is not 200.
+pub async fn join_link(state: &AppState, path: &str) -> Resp {
+    let before = super::snapshot(&state.pool).await;
+    let page = get(state, path, None).await;
+    assert_eq!(super::snapshot(&state.pool).await, before, "GET {path} changed the database");
+    if page.status != StatusCode::OK {
+        return page;
+    }
+    let action = format!(r#"action="{}""#, path.replace('&', "&amp;"));
+    assert!(page.body.contains(&action), "{}", page.body);
+    send(state, Request::post(path).body(Body::empty()).unwrap()).await
+}
+
 /// A crowd worker arrives through the study link; returns their session cookie.
 pub async fn arrive(state: &AppState, study_id: i64, pid: &str) -> String {
-    let r = get(
+    let r = join_link(
         state,
         &format!("/join/{study_id}?PROLIFIC_PID={pid}&STUDY_ID=s1&SESSION_ID=x{pid}"),
-        None,
     )
     .await;
     assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);

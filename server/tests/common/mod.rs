@@ -77,14 +77,13 @@ pub async fn snapshot(pool: &SqlitePool) -> Vec<(String, String)> {
 
 /// The application state the router needs, over `pool`, with no site files.
 pub fn app_state(pool: SqlitePool) -> app::ssr::state::AppState {
-    app::ssr::state::AppState {
+    app::ssr::state::AppState::new(
         pool,
-        leptos_options: leptos::config::LeptosOptions::builder()
+        leptos::config::LeptosOptions::builder()
             .output_name("clues-lab")
             .site_root("target/site")
             .build(),
-        secure_cookies: false,
-    }
+    )
 }
 
 /// Adds users with the password `<name>-password`.

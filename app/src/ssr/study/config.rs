@@ -94,7 +94,7 @@ pub async fn create(
     if config.completion_code.trim().is_empty() {
         config.completion_code = new_completion_code();
     }
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::ssr::tx::begin_write(pool).await?;
     let id = sqlx::query("INSERT INTO studies (task_id, name, created_by) VALUES (?, ?, ?)")
         .bind(task_id)
         .bind(&name)

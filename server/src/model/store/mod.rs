@@ -202,7 +202,7 @@ async fn finish(
 ) -> Result<(f64, f64)> {
     let s1 = mean(&items.iter().map(|i| i.s1).collect::<Vec<_>>()).unwrap_or(0.0);
     let any = mean(&items.iter().map(|i| i.s1_any_of).collect::<Vec<_>>()).unwrap_or(0.0);
-    let mut tx = pool.begin().await?;
+    let mut tx = app::ssr::tx::begin_immediate(pool).await?;
     if t.replace {
         sqlx::query(
             "UPDATE machine_runs SET status = 'replaced' WHERE status = 'done' AND id != ?

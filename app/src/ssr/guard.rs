@@ -1,0 +1,238 @@
+//! Limits that keep one client, or one flood, from starving everyone else: sign-in attempts per
+//! account and per client, a bound on concurrent password checks, and new places per client.
+
+use crate::error::AppError;
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota};
+use http::HeaderMap;
+use std::hash::Hash;
+use std::net::{IpAddr, Ipv4Addr};
+use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use tokio::sync::{Semaphore, SemaphorePermit};
+
+/// The limits a server runs with (see `serve --help`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Sign-in attempts per account name: a burst, then one more per period.
+    pub login_per_account: (u32, Duration),
+    /// Sign-in attempts per client address.
+    pub login_per_client: (u32, Duration),
+    /// New crowd workers (first arrival with a crowd id) per client address.
+    pub joins_per_client: (u32, Duration),
+    /// Password checks (argon2id, ~19 MiB each) running at once; the rest wait in turn.
+    pub password_checks: usize,
+    /// Sign-ins allowed to wait for a password check; beyond that, 429 at once.
+    pub password_queue: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            login_per_account: (10, Duration::from_secs(30)),
+            login_per_client: (20, Duration::from_secs(3)),
+            joins_per_client: (30, Duration::from_secs(10)),
+            password_checks: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            password_queue: 64,
+        }
+    }
+}
+
+/// The limiters of one server (one per `AppState`).
+pub struct Guards {
+    limits: Limits,
+    login_account: Keyed<String>,
+    login_client: Keyed<IpAddr>,
+    joins_client: Keyed<IpAddr>,
+    password_checks: Semaphore,
+    waiting: AtomicUsize,
+}
+
+impl std::fmt::Debug for Guards {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guards").field("limits", &self.limits).finish()
+    }
+}
+
+/// A keyed limiter whose table is pruned of keys back at full allowance once it grows, so made-up
+/// names and addresses cannot grow it without bound.
+struct Keyed<K: Hash + Eq + Clone> {
+    limiter: DefaultKeyedRateLimiter<K>,
+}
+
+/// Keys kept before the table is pruned.
+const PRUNE_AT: usize = 10_000;
+
+impl<K: Hash + Eq + Clone> Keyed<K> {
+    fn new((burst, period): (u32, Duration)) -> Self {
+        let quota = Quota::with_period(period)
+            .expect("a limit's period is not zero")
+            .allow_burst(NonZeroU32::new(burst.max(1)).expect("at least 1"));
+        Keyed {
+            limiter: DefaultKeyedRateLimiter::keyed(quota),
+        }
+    }
+
+    /// Takes one from the key's allowance, or says how long until the next one (whole seconds,
+    /// at least 1, for `Retry-After`).
+    fn take(&self, key: &K) -> Result<(), u64> {
+        if self.limiter.len() > PRUNE_AT {
+            self.limiter.retain_recent();
+            self.limiter.shrink_to_fit();
+        }
+        self.limiter.check_key(key).map_err(|not_until| {
+            let wait = not_until.wait_time_from(DefaultClock::default().now());
+            (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1)
+        })
+    }
+}
+
+impl Guards {
+    pub fn new(limits: Limits) -> Self {
+        Guards {
+            limits,
+            login_account: Keyed::new(limits.login_per_account),
+            login_client: Keyed::new(limits.login_per_client),
+            joins_client: Keyed::new(limits.joins_per_client),
+            password_checks: Semaphore::new(limits.password_checks.max(1)),
+            waiting: AtomicUsize::new(0),
+        }
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// One sign-in attempt for `name` from `client`: refused with 429 when either has used up
+    /// its allowance (an attempt counts whether or not the password is right).
+    pub fn login_attempt(&self, client: IpAddr, name: &str) -> Result<(), AppError> {
+        self.login_client
+            .take(&client)
+            .and_then(|()| self.login_account.take(&name.to_string()))
+            .map_err(|secs| AppError::Throttled(secs, "sign-in attempts".into()))
+    }
+
+    /// A new crowd worker arriving from `client`.
+    pub fn new_worker(&self, client: IpAddr) -> Result<(), AppError> {
+        self.joins_client
+            .take(&client)
+            .map_err(|secs| AppError::Throttled(secs, "new workers from your address".into()))
+    }
+
+    /// Waits for a turn to check a password; at most `password_checks` run at once, and when
+    /// more than `password_queue` already wait, the sign-in is refused at once.
+    pub async fn password_turn(&self) -> Result<SemaphorePermit<'_>, AppError> {
+        if let Ok(permit) = self.password_checks.try_acquire() {
+            return Ok(permit);
+        }
+        let queued = self.waiting.fetch_add(1, Ordering::SeqCst);
+        let turn = if queued >= self.limits.password_queue {
+            Err(AppError::Throttled(1, "sign-ins at once".into()))
+        } else {
+            self.password_checks
+                .acquire()
+                .await
+                .map_err(AppError::internal)
+        };
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        turn
+    }
+}
+
+/// The address a request comes from: with `trust_proxy`, the last address of
+/// `X-Forwarded-For` (the one the proxy in front of us added); else the socket's peer; else
+/// (a request made in process, as in tests) the unspecified address.
+pub fn client_addr(headers: &HeaderMap, peer: Option<IpAddr>, trust_proxy: bool) -> IpAddr {
+    let forwarded = trust_proxy
+        .then(|| {
+            headers
+                .get_all("x-forwarded-for")
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .flat_map(|v| v.split(','))
+                .filter_map(|a| a.trim().parse::<IpAddr>().ok())
+                .next_back()
+        })
+        .flatten();
+    forwarded
+        .or(peer)
+        .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED))
+}
+
+/// Whether the request reached us over HTTPS, as a trusted proxy says (`X-Forwarded-Proto`).
+pub fn forwarded_https(headers: &HeaderMap, trust_proxy: bool) -> bool {
+    trust_proxy
+        && headers
+            .get("x-forwarded-proto")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> Limits {
+        Limits {
+            login_per_account: (3, Duration::from_secs(60)),
+            login_per_client: (5, Duration::from_secs(60)),
+            joins_per_client: (2, Duration::from_secs(60)),
+            password_checks: 1,
+            password_queue: 1,
+        }
+    }
+
+    #[test]
+    fn sign_ins_are_limited_per_account_and_per_client() {
+        let g = Guards::new(limits());
+        let a: IpAddr = "10.0.0.1".parse().unwrap();
+        let b: IpAddr = "10.0.0.2".parse().unwrap();
+        for _ in 0..3 {
+            g.login_attempt(a, "rita").unwrap();
+        }
+        match g.login_attempt(b, "rita") {
+            Err(AppError::Throttled(secs, _)) => assert!((1..=60).contains(&secs)),
+            other => panic!("expected 429, got {other:?}"),
+        }
+        // Another account from the same client still has the client's allowance left (5).
+        g.login_attempt(a, "ada").unwrap();
+        g.login_attempt(a, "bob").unwrap();
+        assert!(g.login_attempt(a, "carl").is_err());
+        assert!(g.new_worker(a).is_ok() && g.new_worker(a).is_ok());
+        assert!(g.new_worker(a).is_err() && g.new_worker(b).is_ok());
+    }
+
+    #[tokio::test]
+    async fn password_checks_take_turns_and_the_queue_is_bounded() {
+        let g = Guards::new(limits());
+        let first = g.password_turn().await.unwrap();
+        // One may wait; the next is refused at once.
+        let g2 = &g;
+        let waiting = async move { g2.password_turn().await.map(drop) };
+        let refused = async {
+            tokio::task::yield_now().await;
+            g.password_turn().await.map(drop)
+        };
+        let release = async {
+            tokio::task::yield_now().await;
+            tokio::task::yield_now().await;
+            drop(first);
+        };
+        let (w, r, ()) = tokio::join!(waiting, refused, release);
+        assert!(w.is_ok());
+        assert!(matches!(r, Err(AppError::Throttled(1, _))));
+    }
+
+    #[test]
+    fn the_client_is_the_proxys_last_hop_only_when_trusted() {
+        let mut h = HeaderMap::new();
+        h.insert("x-forwarded-for", "1.2.3.4, 5.6.7.8".parse().unwrap());
+        h.insert("x-forwarded-proto", "https".parse().unwrap());
+        let peer: IpAddr = "127.0.0.1".parse().unwrap();
+        assert_eq!(client_addr(&h, Some(peer), true).to_string(), "5.6.7.8");
+        assert_eq!(client_addr(&h, Some(peer), false), peer);
+        assert!(client_addr(&HeaderMap::new(), None, true).is_unspecified());
+        assert!(forwarded_https(&h, true) && !forwarded_https(&h, false));
+    }
+}
