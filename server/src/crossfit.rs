@@ -227,8 +227,36 @@ pub async fn run_baseline(
     method: Baseline,
     task: &str,
 ) -> Result<Vec<(u32, Score)>> {
+    run_baseline_seeds(pool, method, task, &xf::seeds_of(pool, task).await?).await
+}
+
+/// The same for the seeds that have no run of `method` yet (completing an interrupted load).
+pub async fn run_baseline_missing(
+    pool: &sqlx::SqlitePool,
+    method: Baseline,
+    task: &str,
+) -> Result<Vec<(u32, Score)>> {
+    let done: Vec<u32> = sqlx::query_scalar(
+        "SELECT r.seed FROM crossfit_runs r JOIN crossfit_tasks t ON t.id = r.task_id
+         WHERE t.name = ? AND r.method = ?",
+    )
+    .bind(task)
+    .bind(method.name())
+    .fetch_all(pool)
+    .await?;
+    let mut seeds = xf::seeds_of(pool, task).await?;
+    seeds.retain(|s| !done.contains(s));
+    run_baseline_seeds(pool, method, task, &seeds).await
+}
+
+async fn run_baseline_seeds(
+    pool: &sqlx::SqlitePool,
+    method: Baseline,
+    task: &str,
+    seeds: &[u32],
+) -> Result<Vec<(u32, Score)>> {
     let mut out = Vec::new();
-    for seed in xf::seeds_of(pool, task).await? {
+    for &seed in seeds {
         let train = xf::split_lines(pool, task, seed, "train").await?;
         let test = xf::split_lines(pool, task, seed, "test").await?;
         let inputs: Vec<&str> = test.iter().map(|l| l.input.as_str()).collect();

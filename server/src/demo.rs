@@ -119,14 +119,22 @@ struct DemoTaskMeta {
     k: usize,
 }
 
-/// Loads the CrossFit demo unless it is there; returns whether it was loaded.
+/// Reference runs of the complete CrossFit demo: 6 tasks x 2 methods x 5 seeds.
+const CROSSFIT_DEMO_RUNS: i64 = 60;
+
+/// Loads the CrossFit demo, or what is missing of it; returns whether anything was loaded.
+/// Resumable: a start that crashed half-way (tasks stored, runs not) is completed by the next,
+/// since every step below skips what is already stored.
 pub async fn ensure_crossfit_demo(pool: &SqlitePool) -> Result<bool> {
     use app::domain::crossfit::{baseline::Baseline, partition::Partition, sampler::SampleKind};
-    let present: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM crossfit_tasks WHERE source = 'demo'")
-            .fetch_one(pool)
-            .await?;
-    if present > 0 {
+    let (runs, partitions): (i64, i64) = sqlx::query_as(
+        "SELECT (SELECT COUNT(*) FROM crossfit_runs r JOIN crossfit_tasks t ON t.id = r.task_id
+                 WHERE t.source = 'demo' AND r.kind = 'baseline'),
+                (SELECT COUNT(*) FROM crossfit_partitions WHERE name = 'demo')",
+    )
+    .fetch_one(pool)
+    .await?;
+    if runs >= CROSSFIT_DEMO_RUNS && partitions > 0 {
         return Ok(false);
     }
     let meta: std::collections::BTreeMap<String, DemoTaskMeta> =
@@ -153,20 +161,24 @@ pub async fn ensure_crossfit_demo(pool: &SqlitePool) -> Result<bool> {
             "demo",
         )?);
     }
+    // Tasks stored before with the same files are left as they are.
     app::ssr::crossfit::store_tasks(pool, &tasks).await?;
-    let partition =
-        Partition::from_json(CROSSFIT_DEMO_PARTITION).expect("the demo partition is valid");
-    app::ssr::crossfit::save_partition(pool, "demo", &partition).await?;
+    if partitions == 0 {
+        let partition =
+            Partition::from_json(CROSSFIT_DEMO_PARTITION).expect("the demo partition is valid");
+        app::ssr::crossfit::save_partition(pool, "demo", &partition).await?;
+    }
     for (name, ..) in CROSSFIT_DEMO {
         for method in [Baseline::Majority, Baseline::Nearest] {
-            crate::crossfit::run_baseline(pool, method, name).await?;
+            crate::crossfit::run_baseline_missing(pool, method, name).await?;
         }
     }
     Ok(true)
 }
 
 /// Loads the demo tasks and opens the demo studies, unless a demo is already in the database;
-/// loads the CrossFit demo too (on its own check, so older databases get it).
+/// loads the CrossFit demo too (on its own check, so older databases get it). Each part is
+/// atomic or completed by the next start; returns the import when the tasks were loaded now.
 pub async fn ensure_demo(pool: &SqlitePool) -> Result<Option<Imported>> {
     if ensure_crossfit_demo(pool).await? {
         tracing::info!(
@@ -176,11 +188,24 @@ pub async fn ensure_demo(pool: &SqlitePool) -> Result<Option<Imported>> {
     let present: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tasks WHERE source = 'demo'")
         .fetch_one(pool)
         .await?;
-    if present > 0 {
-        return Ok(None);
-    }
-    let imported = import_tasks(pool, demo_tasks()?, "demo").await?;
+    // The import is one transaction: all demo tasks or none.
+    let imported = if present == 0 {
+        Some(import_tasks(pool, demo_tasks()?, "demo").await?)
+    } else {
+        None
+    };
     for (task, name) in DEMO_STUDIES {
+        // A demo task with no study at all lost it to a crash right after the import (a study
+        // renamed or closed by an admin is still a study, and is left alone).
+        let has_study: bool = sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM studies s JOIN tasks t ON t.id = s.task_id WHERE t.name = ?)",
+        )
+        .bind(task)
+        .fetch_one(pool)
+        .await?;
+        if has_study {
+            continue;
+        }
         let config = StudyConfig {
             scenarios: vec![0, 2, 4],
             open: true,
@@ -191,5 +216,5 @@ pub async fn ensure_demo(pool: &SqlitePool) -> Result<Option<Imported>> {
             "demo study {id} ({task}): workers join at /join/{id}?PROLIFIC_PID=<any id>"
         );
     }
-    Ok(Some(imported))
+    Ok(imported)
 }

@@ -1,14 +1,19 @@
 //! Researcher downloads over HTTP: `GET /export/{file}?studies=1,2&…` (no `studies`: every
 //! study). Researchers and admins only; each answer is an attachment named after its scope.
+//! Annotations and the bundle are streamed, so memory does not grow with the number of rows.
 
 use app::domain::people::Role;
 use app::error::AppError;
 use app::ssr::state::AppState;
-use app::ssr::{auth, export, report};
+use app::ssr::stream::{write_rows, Channel, ChannelWriter, Out, RowFile};
+use app::ssr::{auth, bundle, export, report};
+use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use std::collections::HashMap;
+use std::io::Write;
+use tokio::sync::mpsc;
 
 /// The files `/export/{file}` serves.
 pub const FILES: [&str; 10] = [
@@ -76,6 +81,80 @@ fn task_of(q: &HashMap<String, String>) -> Result<&str, AppError> {
         .ok_or_else(|| AppError::Invalid("name the task: ?task=…".into()))
 }
 
+/// Pieces of a streamed download waiting for the client (each up to `stream::CHUNK` bytes).
+const PIECES_IN_FLIGHT: usize = 8;
+
+/// A body fed through a bounded channel.
+fn body_of(rx: mpsc::Receiver<Result<Vec<u8>, std::io::Error>>) -> Body {
+    Body::from_stream(futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|piece| (piece, rx))
+    }))
+}
+
+/// A body written by `produce` on its own task; an error cuts the download short (the client
+/// sees an incomplete transfer, never a complete-looking file).
+fn streamed<F, Fut>(produce: F) -> Body
+where
+    F: FnOnce(mpsc::Sender<Result<Vec<u8>, std::io::Error>>) -> Fut,
+    Fut: std::future::Future<Output = Result<(), AppError>> + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel(PIECES_IN_FLIGHT);
+    let fail = tx.clone();
+    let work = produce(tx);
+    tokio::spawn(async move {
+        if let Err(e) = work.await {
+            let _ = fail.send(Err(std::io::Error::other(e.to_string()))).await;
+        }
+    });
+    body_of(rx)
+}
+
+/// The files built from the report (a few kilobytes to megabytes: one line per annotator,
+/// scenario or test item).
+fn small_file(
+    loaded: &report::Loaded,
+    r: &app::domain::report::Report,
+    file: &str,
+    q: &HashMap<String, String>,
+    name: &mut String,
+) -> Result<(&'static str, String), AppError> {
+    Ok(match file {
+        "scores.json" => ("application/json", export::scores_json(r)?),
+        "scores.csv" => (
+            "text/csv; charset=utf-8",
+            app::domain::report::scores_csv::scores_csv(r),
+        ),
+        "scores.md" => (
+            "text/markdown; charset=utf-8",
+            app::domain::report::layout::markdown(r),
+        ),
+        "pay.csv" => ("text/csv; charset=utf-8", export::pay_csv(loaded, r)?),
+        "predictions.jsonl" => {
+            let (n, text) = match number::<i64>(q, "assignment")? {
+                Some(a) => export::annotator_predictions(loaded, a)?,
+                None => {
+                    let k = number::<u32>(q, "k")?.ok_or_else(|| {
+                        AppError::Invalid(
+                            "name an annotator (?assignment=…) or a scenario (?task=…&k=…)".into(),
+                        )
+                    })?;
+                    export::majority_predictions(loaded, task_of(q)?, k, flag(q, "filtered")?)?
+                }
+            };
+            *name = format!("clues-lab-{n}");
+            ("application/x-ndjson", text)
+        }
+        _ => {
+            let task = task_of(q)?;
+            *name = format!("clues-lab-{task}-learning-curve.svg");
+            (
+                "image/svg+xml",
+                export::curve_svg(r, task, flag(q, "filtered")?)?,
+            )
+        }
+    })
+}
+
 async fn build(
     state: &AppState,
     file: &str,
@@ -108,7 +187,6 @@ async fn build(
             .into_response());
     }
     let scope = report::parse_scope(q.get("studies").map(String::as_str))?;
-    let loaded = report::load(&state.pool, &scope).await?;
     let scope_name = if scope.is_empty() {
         "all-studies".to_string()
     } else {
@@ -123,59 +201,43 @@ async fn build(
     };
     let mut name = format!("clues-lab-{scope_name}-{file}");
     let mut hash = None;
-    let (mime, body): (&str, Vec<u8>) = match file {
-        "annotations.jsonl" => (
-            "application/x-ndjson",
-            export::annotations_jsonl(&loaded)?.into(),
-        ),
-        "annotations.csv" => (
-            "text/csv; charset=utf-8",
-            export::annotations_csv(&loaded)?.into(),
-        ),
-        "scores.json" => (
-            "application/json",
-            export::scores_json(&loaded.report())?.into(),
-        ),
-        "scores.csv" => (
-            "text/csv; charset=utf-8",
-            app::domain::report::scores_csv::scores_csv(&loaded.report()).into(),
-        ),
-        "scores.md" => (
-            "text/markdown; charset=utf-8",
-            app::domain::report::layout::markdown(&loaded.report()).into(),
-        ),
-        "pay.csv" => (
-            "text/csv; charset=utf-8",
-            export::pay_csv(&loaded, &loaded.report())?.into(),
-        ),
-        "predictions.jsonl" => {
-            let (n, text) = match number::<i64>(q, "assignment")? {
-                Some(a) => export::annotator_predictions(&loaded, a)?,
-                None => {
-                    let k = number::<u32>(q, "k")?.ok_or_else(|| {
-                        AppError::Invalid(
-                            "name an annotator (?assignment=…) or a scenario (?task=…&k=…)".into(),
-                        )
-                    })?;
-                    export::majority_predictions(&loaded, task_of(q)?, k, flag(q, "filtered")?)?
-                }
+    let (mime, body): (&str, Body) = match file {
+        "annotations.jsonl" | "annotations.csv" => {
+            // Streamed from the database row by row; nothing else is loaded.
+            let studies = report::studies_in(&state.pool, &scope).await?;
+            let (rows, mime) = if file == "annotations.csv" {
+                (RowFile::AnnotationsCsv, "text/csv; charset=utf-8")
+            } else {
+                (RowFile::AnnotationsJsonl, "application/x-ndjson")
             };
-            name = format!("clues-lab-{n}");
-            ("application/x-ndjson", text.into())
+            let pool = state.pool.clone();
+            let body = streamed(move |tx| async move {
+                let mut out = Out::new(Channel(tx));
+                write_rows(&pool, &studies, rows, &mut out).await?;
+                out.finish().await.map(drop)
+            });
+            (mime, body)
         }
-        "curve.svg" => {
-            let task = task_of(q)?;
-            name = format!("clues-lab-{task}-learning-curve.svg");
-            (
-                "image/svg+xml",
-                export::curve_svg(&loaded.report(), task, flag(q, "filtered")?)?.into(),
-            )
+        "bundle.tar" => {
+            let (loaded, r) = report::load(&state.pool, &scope).await?.into_report().await?;
+            let b = bundle::build(&state.pool, &loaded, &r).await?;
+            drop((loaded, r));
+            name = format!("clues-lab-{scope_name}-bundle-{}.tar", &b.hash[..12]);
+            hash = Some(b.hash.clone());
+            let (tx, rx) = mpsc::channel(PIECES_IN_FLIGHT);
+            tokio::task::spawn_blocking(move || {
+                let mut w = ChannelWriter::new(tx);
+                if let Err(e) = b.write_tar(&mut w).and_then(|w| w.flush()) {
+                    tracing::warn!("bundle download stopped: {e}");
+                    w.fail(e);
+                }
+            });
+            ("application/x-tar", body_of(rx))
         }
         _ => {
-            let (bytes, h) = export::bundle(&state.pool, &loaded).await?;
-            name = format!("clues-lab-{scope_name}-bundle-{}.tar", &h[..12]);
-            hash = Some(h);
-            ("application/x-tar", bytes)
+            let (loaded, r) = report::load(&state.pool, &scope).await?.into_report().await?;
+            let (mime, text) = small_file(&loaded, &r, file, q, &mut name)?;
+            (mime, Body::from(text))
         }
     };
     let disposition = format!("attachment; filename=\"{}\"", safe_name(&name));

@@ -88,7 +88,12 @@ async fn squad_v2_studies_train_on_a_nesting_chain() {
     };
     assert!(keys(10).is_subset(&keys(20)) && keys(20).is_subset(&keys(30)));
     let loaded = report::load(pool, &[id]).await.unwrap();
-    assert_eq!(loaded.rows[0].shot_group, "10_1,20_5,30_5");
+    let first = {
+        use futures_util::TryStreamExt;
+        let mut rows = report::annotation_rows(pool, &loaded.studies);
+        rows.try_next().await.unwrap().unwrap()
+    };
+    assert_eq!(first.shot_group, "10_1,20_5,30_5");
     let r = loaded.report();
     assert_eq!(r.shot_groups[0].files, vec![(10, 1), (20, 5), (30, 5)]);
     assert!(r.shot_groups[0].nested && r.notes.is_empty());

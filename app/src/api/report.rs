@@ -64,7 +64,8 @@ pub async fn dashboard(studies: String) -> Result<DashboardData, AppError> {
                     progress: o.progress,
                 });
             }
-            Ok(build(&loaded, &scope, progress))
+            // Seconds of work on many rows: on a blocking thread, not an async worker.
+            report::off_runtime(move || build(&loaded, &scope, progress)).await
         }
         .await,
     )

@@ -1,20 +1,18 @@
 //! The researcher's downloads, built from a loaded scope of studies: annotations (JSONL, CSV),
-//! scores (JSON, CSV, Markdown), pay (CSV), CLUES-format predictions, the learning-curve SVG,
-//! and the study bundle (a tar archive with a content hash).
+//! scores (JSON, CSV, Markdown), pay (CSV), CLUES-format predictions, the learning-curve SVG.
+//! The row-by-row files are streamed (`ssr::stream`); the bundle is in `ssr::bundle`.
 
 use crate::domain::report::chart::task_curve;
-use crate::domain::report::layout::{self, money, Which};
+use crate::domain::report::layout::{money, Which};
 use crate::domain::report::table::csv_line;
 use crate::domain::report::{majority, scenario_annotators, Report};
-use crate::domain::shots;
 use crate::error::AppError;
-use crate::ssr::report::{CrowdIds, Loaded, ANNOTATION_COLUMNS};
+use crate::ssr::report::{CrowdIds, Loaded};
 use serde::Serialize;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
 
-fn json_line<T: Serialize>(v: &T) -> Result<String, AppError> {
+pub(crate) fn json_line<T: Serialize>(v: &T) -> Result<String, AppError> {
     let mut s = serde_json::to_string(v).map_err(AppError::internal)?;
     s.push('\n');
     Ok(s)
@@ -31,26 +29,23 @@ fn cell(v: &Value) -> String {
     }
 }
 
-/// Rows serialised to JSON objects, written as CSV in the order of `columns`.
+/// One row serialised to a JSON object, written as a CSV line in the order of `columns`.
+pub(crate) fn csv_row<T: Serialize>(columns: &[&str], row: &T) -> Result<String, AppError> {
+    let v = serde_json::to_value(row).map_err(AppError::internal)?;
+    let fields: Vec<String> = columns
+        .iter()
+        .map(|c| v.get(c).map(cell).unwrap_or_default())
+        .collect();
+    Ok(csv_line(&fields))
+}
+
+/// Rows written as CSV, the header first.
 fn csv_of<T: Serialize>(columns: &[&str], rows: &[T]) -> Result<String, AppError> {
     let mut out = csv_line(columns);
     for r in rows {
-        let v = serde_json::to_value(r).map_err(AppError::internal)?;
-        let fields: Vec<String> = columns
-            .iter()
-            .map(|c| v.get(c).map(cell).unwrap_or_default())
-            .collect();
-        out.push_str(&csv_line(&fields));
+        out.push_str(&csv_row(columns, r)?);
     }
     Ok(out)
-}
-
-pub fn annotations_jsonl(l: &Loaded) -> Result<String, AppError> {
-    l.rows.iter().map(json_line).collect()
-}
-
-pub fn annotations_csv(l: &Loaded) -> Result<String, AppError> {
-    csv_of(&ANNOTATION_COLUMNS, &l.rows)
 }
 
 pub fn scores_json(r: &Report) -> Result<String, AppError> {
@@ -129,18 +124,18 @@ pub fn pay_rows(l: &Loaded, r: &Report) -> Vec<PayRow> {
     r.annotators
         .iter()
         .filter_map(|a| {
-            let row = l.rows.iter().find(|x| x.assignment_id == a.assignment)?;
+            let info = l.assignments.get(&a.assignment)?;
             let study = l.study(a.study)?;
             Some(PayRow {
                 worker: a.worker.clone(),
-                crowd: row.crowd.clone(),
+                crowd: info.crowd.clone(),
                 study_id: a.study,
                 study: study.name.clone(),
                 task: a.task.clone(),
                 k: a.k,
                 status: a.status.clone(),
-                started_at: iso_utc(row.started_at),
-                ended_at: iso_utc(row.finished_at.unwrap_or(row.last_activity)),
+                started_at: iso_utc(info.started_at),
+                ended_at: iso_utc(info.finished_at.unwrap_or(info.last_activity)),
                 seconds: a.seconds,
                 hourly_rate_cents: study.config.hourly_rate_cents,
                 pay_cents: a.pay_cents,
@@ -249,182 +244,6 @@ pub fn curve_svg(r: &Report, task: &str, filtered: bool) -> Result<String, AppEr
     Ok(task_curve(r, task, which))
 }
 
-/// Study configurations: the one in force and every saved version.
-#[derive(Serialize)]
-struct ConfigExport {
-    study_id: i64,
-    name: String,
-    task: String,
-    config_id: i64,
-    config: crate::domain::study::StudyConfig,
-    /// The scenarios' training files, e.g. `10_1 ⊂ 20_5 ⊂ 30_5`, and whether they nest.
-    training_sets: String,
-    nested: bool,
-    versions: Vec<Value>,
-}
-
-/// Per assignment: which examples the worker saw and in what order.
-#[derive(Serialize)]
-struct AssignmentExport<'a> {
-    assignment_id: i64,
-    study_id: i64,
-    worker: &'a str,
-    k: u32,
-    training_split: Option<u32>,
-    config_id: i64,
-    status: &'a str,
-    started_at: i64,
-    finished_at: Option<i64>,
-    items: Vec<(i64, &'a str, i64, &'a str)>,
-}
-
-/// The files of the bundle, by name.
-pub async fn bundle_files(
-    pool: &sqlx::SqlitePool,
-    l: &Loaded,
-) -> Result<Vec<(String, Vec<u8>)>, AppError> {
-    let r = l.report();
-    let mut files: Vec<(String, String)> = Vec::new();
-    let mut configs = Vec::new();
-    for s in &l.studies {
-        let versions: Vec<(i64, String, String)> = sqlx::query_as(
-            "SELECT id, config_json, created_at FROM study_configs WHERE study_id = ? ORDER BY id",
-        )
-        .bind(s.id)
-        .fetch_all(pool)
-        .await?;
-        let nested = l
-            .tasks
-            .get(&s.spec.name)
-            .is_none_or(|t| shots::not_nested(&t.shot_sets, &s.config.scenario_files()).is_empty());
-        configs.push(ConfigExport {
-            study_id: s.id,
-            name: s.name.clone(),
-            task: s.spec.name.clone(),
-            config_id: s.config_id,
-            config: s.config.clone(),
-            training_sets: s.config.shot_group_text(nested),
-            nested,
-            versions: versions
-                .into_iter()
-                .map(|(id, json, at)| {
-                    let config: Value = serde_json::from_str(&json).unwrap_or(Value::String(json));
-                    serde_json::json!({"config_id": id, "created_at": at, "config": config})
-                })
-                .collect(),
-        });
-    }
-    files.push((
-        "config.json".into(),
-        serde_json::to_string_pretty(&configs).map_err(AppError::internal)? + "\n",
-    ));
-    let mut order = String::new();
-    for a in &l.annotators {
-        let rows: Vec<_> = l
-            .rows
-            .iter()
-            .filter(|x| x.assignment_id == a.assignment)
-            .collect();
-        let first = rows[0];
-        order.push_str(&json_line(&AssignmentExport {
-            assignment_id: a.assignment,
-            study_id: a.study,
-            worker: &a.worker,
-            k: a.k,
-            training_split: a.training_split,
-            config_id: first.config_id,
-            status: &a.status,
-            started_at: a.started_at,
-            finished_at: a.finished_at,
-            items: rows
-                .iter()
-                .map(|x| {
-                    (
-                        x.position,
-                        x.phase.as_str(),
-                        x.example_id,
-                        x.item_id.as_str(),
-                    )
-                })
-                .collect(),
-        })?);
-    }
-    files.push(("assignments.jsonl".into(), order));
-    files.push(("annotations.jsonl".into(), annotations_jsonl(l)?));
-    files.push(("annotations.csv".into(), annotations_csv(l)?));
-    files.push(("scores.json".into(), scores_json(&r)?));
-    files.push((
-        "scores.csv".into(),
-        crate::domain::report::scores_csv::scores_csv(&r),
-    ));
-    files.push(("scores.md".into(), layout::markdown(&r)));
-    files.push(("pay.csv".into(), pay_csv(l, &r)?));
-    for a in l.annotators.iter().filter(|a| a.status == "finished") {
-        let (name, text) = annotator_predictions(l, a.assignment)?;
-        files.push((format!("predictions/{name}"), text));
-    }
-    for cell in &r.all.main {
-        let (name, text) = majority_predictions(l, &cell.task, cell.k, false)?;
-        files.push((format!("predictions/{name}"), text));
-    }
-    for t in &r.tasks {
-        files.push((
-            format!("charts/{}.svg", t.name),
-            curve_svg(&r, &t.name, false)?,
-        ));
-    }
-    Ok(files
-        .into_iter()
-        .map(|(n, t)| (n, t.into_bytes()))
-        .collect())
-}
-
-/// The content hash of a set of files: SHA-256 of the `sha256sum`-style listing
-/// (`<hex>  <name>\n` per file, sorted by name), so it is independent of archive details.
-pub fn content_hash(files: &[(String, Vec<u8>)]) -> (String, String) {
-    let mut listing: Vec<(String, String)> = files
-        .iter()
-        .map(|(n, b)| (n.clone(), hex::encode(Sha256::digest(b))))
-        .collect();
-    listing.sort();
-    let text: String = listing.iter().map(|(n, h)| format!("{h}  {n}\n")).collect();
-    (hex::encode(Sha256::digest(text.as_bytes())), text)
-}
-
-/// The bundle as a tar archive (fixed times and modes, so the same data gives the same
-/// bytes): the files, `SHA256SUMS` and `manifest.json` with the content hash.
-pub async fn bundle(pool: &sqlx::SqlitePool, l: &Loaded) -> Result<(Vec<u8>, String), AppError> {
-    let files = bundle_files(pool, l).await?;
-    let (hash, listing) = content_hash(&files);
-    let manifest = serde_json::json!({
-        "format": "clues-lab study bundle, version 1",
-        "studies": l.studies.iter().map(|s| s.id).collect::<Vec<_>>(),
-        "content_sha256": hash,
-        "content_hash_rule": "SHA-256 of SHA256SUMS (sha256sum format, sorted by file name)",
-        "files": files.iter().map(|(n, b)| serde_json::json!({"name": n, "bytes": b.len()})).collect::<Vec<_>>(),
-    });
-    let mut tar = tar::Builder::new(Vec::new());
-    let mut add = |name: &str, bytes: &[u8]| -> Result<(), AppError> {
-        let mut h = tar::Header::new_ustar();
-        h.set_size(bytes.len() as u64);
-        h.set_mode(0o644);
-        h.set_mtime(0);
-        h.set_cksum();
-        tar.append_data(&mut h, format!("clues-lab-bundle/{name}"), bytes)
-            .map_err(AppError::internal)
-    };
-    add(
-        "manifest.json",
-        (serde_json::to_string_pretty(&manifest).map_err(AppError::internal)? + "\n").as_bytes(),
-    )?;
-    add("SHA256SUMS", listing.as_bytes())?;
-    for (name, bytes) in &files {
-        add(name, bytes)?;
-    }
-    let bytes = tar.into_inner().map_err(AppError::internal)?;
-    Ok((bytes, hash))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -445,17 +264,5 @@ mod tests {
             cell(&serde_json::json!([{"text": "a"}])),
             "[{\"text\":\"a\"}]"
         );
-    }
-
-    #[test]
-    fn content_hash_ignores_order() {
-        let a = vec![
-            ("b".to_string(), b"2".to_vec()),
-            ("a".to_string(), b"1".to_vec()),
-        ];
-        let mut b = a.clone();
-        b.reverse();
-        assert_eq!(content_hash(&a).0, content_hash(&b).0);
-        assert!(content_hash(&a).1.ends_with("  b\n"));
     }
 }

@@ -1,6 +1,7 @@
 //! Server-only parts of the application: the shared state and authentication.
 //! Compiled with the `ssr` feature only; the browser build never sees them.
 pub mod auth;
+pub mod bundle;
 pub mod catalog;
 pub mod crossfit;
 pub mod export;
@@ -8,6 +9,7 @@ pub mod guard;
 pub mod machine;
 pub mod report;
 pub mod state;
+pub mod stream;
 pub mod study;
 pub mod task_store;
 pub mod tx;

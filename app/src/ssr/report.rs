@@ -7,6 +7,7 @@ use crate::domain::shots;
 use crate::error::AppError;
 use crate::ssr::catalog::{corrupt, gold_of, load_spec, shot_sets};
 use crate::ssr::study::{self, CrowdInfo, StoredSpan, Study};
+use futures_util::{Stream, StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
 use sqlx::{Row, SqlitePool};
 use std::collections::{HashMap, HashSet};
@@ -120,17 +121,29 @@ pub const ANNOTATION_COLUMNS: [&str; 37] = [
     "client_id",
 ];
 
-/// Everything the report and the exports need about a scope of studies.
+/// Everything the report needs about a scope of studies. The annotation rows themselves are
+/// not kept: they are folded into `annotators` as they stream in, and the exports of rows
+/// stream them again (`annotation_rows`), so memory grows with the answers, not the rows.
 pub struct Loaded {
     pub studies: Vec<Study>,
     pub tasks: HashMap<String, TaskData>,
     /// Per task: its test examples (id, id in the file) in file order.
     pub test_items: HashMap<String, Vec<(i64, String)>>,
-    pub rows: Vec<AnnotationRow>,
     pub annotators: Vec<AnnotatorRecord>,
+    /// Per assignment: what the pay sheet needs beyond the annotator record.
+    pub assignments: HashMap<i64, AssignmentInfo>,
     pub rules: HashMap<i64, StudyRules>,
     /// Finished machine evaluations (all of them; they belong to no study).
     pub machines: Vec<MachineRun>,
+}
+
+/// An assignment's crowd ids and times (unix ms).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AssignmentInfo {
+    pub crowd: CrowdIds,
+    pub started_at: i64,
+    pub finished_at: Option<i64>,
+    pub last_activity: i64,
 }
 
 /// Study ids from a query value such as `1,2,3` (sorted, each once); empty means every study.
@@ -240,67 +253,54 @@ fn row_of(r: &sqlx::sqlite::SqliteRow) -> Result<AnnotationRow, AppError> {
     })
 }
 
-/// Groups rows (ordered by assignment, then position) into the report's annotator records.
-fn annotators(rows: &[AnnotationRow]) -> Vec<AnnotatorRecord> {
-    let mut out: Vec<AnnotatorRecord> = Vec::new();
-    for r in rows {
-        if out.last().map(|a| a.assignment) != Some(r.assignment_id) {
-            out.push(AnnotatorRecord {
-                assignment: r.assignment_id,
-                study: r.study_id,
-                worker: r.worker.clone(),
-                task: r.task.clone(),
-                k: r.k,
-                status: r.status.clone(),
-                training_split: r.training_split,
-                started_at: r.started_at,
-                finished_at: r.finished_at,
-                last_activity: r.last_activity,
-                items: Vec::new(),
-            });
-        }
-        let a = out.last_mut().expect("pushed above");
-        a.items.push(ItemRecord {
-            training: r.phase == "training",
-            example_id: r.example_id,
-            content_key: r.content_key.clone(),
-            answer: r
-                .submitted
-                .then(|| r.answer.iter().map(|s| s.text.clone()).collect()),
-            skipped: r.skipped,
-            confidence: r.confidence,
-            s1: r.s1,
-            s1_any_of: r.s1_any_of,
-            shown_at: r.shown_at,
-            submitted_at: r.submitted_at,
+/// Adds one row (rows come ordered by assignment, then position) to the annotator records.
+fn fold_row(out: &mut Vec<AnnotatorRecord>, r: AnnotationRow) {
+    if out.last().map(|a| a.assignment) != Some(r.assignment_id) {
+        out.push(AnnotatorRecord {
+            assignment: r.assignment_id,
+            study: r.study_id,
+            worker: r.worker,
+            task: r.task,
+            k: r.k,
+            status: r.status,
+            training_split: r.training_split,
+            started_at: r.started_at,
+            finished_at: r.finished_at,
+            last_activity: r.last_activity,
+            items: Vec::new(),
         });
     }
-    out
+    let a = out.last_mut().expect("pushed above");
+    a.items.push(ItemRecord {
+        training: r.phase == "training",
+        example_id: r.example_id,
+        content_key: r.content_key,
+        answer: r
+            .submitted
+            .then(|| r.answer.into_iter().map(|s| s.text).collect()),
+        skipped: r.skipped,
+        confidence: r.confidence,
+        s1: r.s1,
+        s1_any_of: r.s1_any_of,
+        shown_at: r.shown_at,
+        submitted_at: r.submitted_at,
+    });
 }
 
-/// Loads the studies `scope` names (every study when empty); an unknown id is `NotFound`.
-pub async fn load(pool: &SqlitePool, scope: &[i64]) -> Result<Loaded, AppError> {
-    let ids: Vec<i64> = if scope.is_empty() {
-        sqlx::query_scalar("SELECT id FROM studies ORDER BY id")
-            .fetch_all(pool)
-            .await?
-    } else {
-        scope.to_vec()
-    };
-    let mut studies = Vec::with_capacity(ids.len());
-    let mut tasks = HashMap::new();
-    let mut test_items = HashMap::new();
-    for &id in &ids {
-        let s = study::load(pool, id).await?;
-        if !tasks.contains_key(&s.spec.name) {
-            let (data, order) = task_data(pool, &s.spec.name).await?;
-            tasks.insert(s.spec.name.clone(), data);
-            test_items.insert(s.spec.name.clone(), order);
-        }
-        studies.push(s);
-    }
-    let json_ids = serde_json::to_string(&ids).map_err(AppError::internal)?;
-    let db_rows = sqlx::query(
+/// Every annotation row of `studies`, ordered by study, assignment and position, one at a time
+/// from the database (the exports write each as it comes; nothing holds them all).
+pub fn annotation_rows<'a>(
+    pool: &'a SqlitePool,
+    studies: &[Study],
+) -> impl Stream<Item = Result<AnnotationRow, AppError>> + Send + 'a {
+    let ids: Vec<i64> = studies.iter().map(|s| s.id).collect();
+    let json_ids = serde_json::to_string(&ids).expect("ids serialise");
+    // The training files cannot change once a worker started: the study's are the worker's.
+    let groups: HashMap<i64, String> = studies
+        .iter()
+        .map(|s| (s.id, shots::files_value(&s.config.scenario_files())))
+        .collect();
+    sqlx::query(
         "SELECT a.study_id, s.name AS study, a.config_id, t.name AS task, a.id AS assignment_id,
             u.name AS worker, a.crowd_json, a.k, a.training_split, a.status, a.started_at,
             a.finished_at, a.last_activity, i.position, i.phase, i.example_id, e.ext_id,
@@ -318,27 +318,67 @@ pub async fn load(pool: &SqlitePool, scope: &[i64]) -> Result<Loaded, AppError> 
          ORDER BY a.study_id, a.id, i.position",
     )
     .bind(json_ids)
-    .fetch_all(pool)
-    .await?;
-    let mut rows = db_rows.iter().map(row_of).collect::<Result<Vec<_>, _>>()?;
-    // The training files cannot change once a worker started: the study's are the worker's.
-    let groups: HashMap<i64, String> = studies
-        .iter()
-        .map(|s| (s.id, shots::files_value(&s.config.scenario_files())))
-        .collect();
-    for r in &mut rows {
+    .fetch(pool)
+    .map(move |row| {
+        let mut r = row_of(&row?)?;
         r.shot_group = groups.get(&r.study_id).cloned().unwrap_or_default();
+        Ok(r)
+    })
+}
+
+/// The studies `scope` names (every study when empty); an unknown id is `NotFound`.
+pub async fn studies_in(pool: &SqlitePool, scope: &[i64]) -> Result<Vec<Study>, AppError> {
+    let ids: Vec<i64> = if scope.is_empty() {
+        sqlx::query_scalar("SELECT id FROM studies ORDER BY id")
+            .fetch_all(pool)
+            .await?
+    } else {
+        scope.to_vec()
+    };
+    let mut studies = Vec::with_capacity(ids.len());
+    for &id in &ids {
+        studies.push(study::load(pool, id).await?);
     }
+    Ok(studies)
+}
+
+/// Loads the studies `scope` names (every study when empty); an unknown id is `NotFound`.
+pub async fn load(pool: &SqlitePool, scope: &[i64]) -> Result<Loaded, AppError> {
+    let studies = studies_in(pool, scope).await?;
+    let mut tasks = HashMap::new();
+    let mut test_items = HashMap::new();
+    for s in &studies {
+        if !tasks.contains_key(&s.spec.name) {
+            let (data, order) = task_data(pool, &s.spec.name).await?;
+            tasks.insert(s.spec.name.clone(), data);
+            test_items.insert(s.spec.name.clone(), order);
+        }
+    }
+    let mut annotators = Vec::new();
+    let mut assignments = HashMap::new();
+    let mut rows = annotation_rows(pool, &studies);
+    while let Some(r) = rows.try_next().await? {
+        assignments
+            .entry(r.assignment_id)
+            .or_insert_with(|| AssignmentInfo {
+                crowd: r.crowd.clone(),
+                started_at: r.started_at,
+                finished_at: r.finished_at,
+                last_activity: r.last_activity,
+            });
+        fold_row(&mut annotators, r);
+    }
+    drop(rows);
     let rules = studies
         .iter()
         .map(|s| (s.id, StudyRules::of(&s.config)))
         .collect();
     Ok(Loaded {
-        annotators: annotators(&rows),
+        annotators,
+        assignments,
         studies,
         tasks,
         test_items,
-        rows,
         rules,
         machines: super::machine::done_runs(pool).await?,
     })
@@ -359,4 +399,23 @@ impl Loaded {
     pub fn study(&self, id: i64) -> Option<&Study> {
         self.studies.iter().find(|s| s.id == id)
     }
+
+    /// The report built on a blocking thread (on many rows it is seconds of work that would
+    /// otherwise hold up every request on the same async worker); hands the scope back.
+    pub async fn into_report(self) -> Result<(Loaded, Report), AppError> {
+        off_runtime(move || {
+            let r = self.report();
+            (self, r)
+        })
+        .await
+    }
+}
+
+/// Runs CPU-heavy report work on the blocking pool.
+pub async fn off_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, AppError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(AppError::internal)
 }

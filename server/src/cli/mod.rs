@@ -19,6 +19,7 @@ use serve::serve;
 use std::process::ExitCode;
 
 pub fn main() -> ExitCode {
+    crate::memory::return_large_blocks();
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -133,24 +134,31 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Report(a) => {
             let pool = db::connect_existing(&cli.database).await?;
             let scope = app::ssr::report::parse_scope(Some(&a.studies))?;
-            let loaded = app::ssr::report::load(&pool, &scope).await?;
+            if matches!(a.format, ReportFormat::Bundle) && a.out.is_none() {
+                return Err(ServerError::Usage(
+                    "--format bundle needs --out <file>".into(),
+                ));
+            }
+            let (loaded, r) = app::ssr::report::load(&pool, &scope)
+                .await?
+                .into_report()
+                .await?;
             let bytes: Vec<u8> = match a.format {
-                ReportFormat::Markdown => {
-                    app::domain::report::layout::markdown(&loaded.report()).into()
-                }
-                ReportFormat::Csv => {
-                    app::domain::report::scores_csv::scores_csv(&loaded.report()).into()
-                }
-                ReportFormat::Json => app::ssr::export::scores_json(&loaded.report())?.into(),
+                ReportFormat::Markdown => app::domain::report::layout::markdown(&r).into(),
+                ReportFormat::Csv => app::domain::report::scores_csv::scores_csv(&r).into(),
+                ReportFormat::Json => app::ssr::export::scores_json(&r)?.into(),
                 ReportFormat::Bundle => {
-                    if a.out.is_none() {
-                        return Err(ServerError::Usage(
-                            "--format bundle needs --out <file>".into(),
-                        ));
-                    }
-                    let (bytes, hash) = app::ssr::export::bundle(&pool, &loaded).await?;
+                    let bundle = app::ssr::bundle::build(&pool, &loaded, &r).await?;
+                    let hash = bundle.hash.clone();
+                    let path = a.out.as_ref().expect("checked above");
+                    let io = |e| ServerError::io(format!("cannot write {}", path.display()), e);
+                    let file = std::fs::File::create(path).map_err(io)?;
+                    bundle.write_tar(std::io::BufWriter::new(file)).and_then(|mut w| {
+                        use std::io::Write;
+                        w.flush()
+                    }).map_err(io)?;
                     eprintln!("content hash (SHA-256 of SHA256SUMS): {hash}");
-                    bytes
+                    return Ok(());
                 }
             };
             match &a.out {

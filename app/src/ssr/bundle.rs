@@ -1,0 +1,179 @@
+//! The study bundle: every file of a scope in one tar archive with a content hash. Members are
+//! spooled to temporary files one at a time, as a tar states each file's size before its bytes.
+
+use super::export::{annotator_predictions, curve_svg, majority_predictions, pay_csv, scores_json};
+use super::report::Loaded;
+use super::stream::{write_rows, Out, RowFile, Spool};
+use crate::domain::report::{layout, Report};
+use crate::domain::shots;
+use crate::error::AppError;
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::io::Write;
+
+/// Study configurations: the one in force and every saved version.
+#[derive(Serialize)]
+struct ConfigExport {
+    study_id: i64,
+    name: String,
+    task: String,
+    config_id: i64,
+    config: crate::domain::study::StudyConfig,
+    /// The scenarios' training files, e.g. `10_1 ⊂ 20_5 ⊂ 30_5`, and whether they nest.
+    training_sets: String,
+    nested: bool,
+    versions: Vec<Value>,
+}
+
+struct Member {
+    name: String,
+    file: std::fs::File,
+    len: u64,
+}
+
+/// A bundle ready to be written: its members spooled, its content hash known.
+pub struct Bundle {
+    members: Vec<Member>,
+    /// SHA-256 of `SHA256SUMS` (hex).
+    pub hash: String,
+    listing: String,
+    manifest: String,
+}
+
+/// The content hash of a set of files given as (name, hex SHA-256): SHA-256 of the
+/// `sha256sum`-style listing (`<hex>  <name>\n` per file, sorted by name), so it is
+/// independent of archive details. Returns the hash and the listing.
+pub fn content_hash(files: &[(String, String)]) -> (String, String) {
+    let mut listing = files.to_vec();
+    listing.sort();
+    let text: String = listing.iter().map(|(n, h)| format!("{h}  {n}\n")).collect();
+    (hex::encode(Sha256::digest(text.as_bytes())), text)
+}
+
+/// Spools every file of the bundle: configurations, assignments and annotations (streamed from
+/// the database), scores, pay, predictions and charts.
+pub async fn build(pool: &sqlx::SqlitePool, l: &Loaded, r: &Report) -> Result<Bundle, AppError> {
+    let mut members: Vec<Member> = Vec::new();
+    let mut hashes: Vec<(String, String)> = Vec::new();
+    let mut add = |name: String, spool: Spool| -> Result<(), AppError> {
+        let (file, len, sha) = spool.finish()?;
+        hashes.push((name.clone(), sha));
+        members.push(Member { name, file, len });
+        Ok(())
+    };
+    let text = |t: &str| -> Result<Spool, AppError> {
+        let mut spool = Spool::new()?;
+        spool.write(t.as_bytes())?;
+        Ok(spool)
+    };
+    add("config.json".into(), text(&configs(pool, l).await?)?)?;
+    for (name, file) in [
+        ("assignments.jsonl", RowFile::Assignments),
+        ("annotations.jsonl", RowFile::AnnotationsJsonl),
+        ("annotations.csv", RowFile::AnnotationsCsv),
+    ] {
+        let mut out = Out::new(Spool::new()?);
+        write_rows(pool, &l.studies, file, &mut out).await?;
+        add(name.into(), out.finish().await?)?;
+    }
+    add("scores.json".into(), text(&scores_json(r)?)?)?;
+    let scores = crate::domain::report::scores_csv::scores_csv(r);
+    add("scores.csv".into(), text(&scores)?)?;
+    add("scores.md".into(), text(&layout::markdown(r))?)?;
+    add("pay.csv".into(), text(&pay_csv(l, r)?)?)?;
+    for a in l.annotators.iter().filter(|a| a.status == "finished") {
+        let (name, t) = annotator_predictions(l, a.assignment)?;
+        add(format!("predictions/{name}"), text(&t)?)?;
+    }
+    for cell in &r.all.main {
+        let (name, t) = majority_predictions(l, &cell.task, cell.k, false)?;
+        add(format!("predictions/{name}"), text(&t)?)?;
+    }
+    for t in &r.tasks {
+        add(format!("charts/{}.svg", t.name), text(&curve_svg(r, &t.name, false)?)?)?;
+    }
+    let (hash, listing) = content_hash(&hashes);
+    let manifest = serde_json::json!({
+        "format": "clues-lab study bundle, version 1",
+        "studies": l.studies.iter().map(|s| s.id).collect::<Vec<_>>(),
+        "content_sha256": hash,
+        "content_hash_rule": "SHA-256 of SHA256SUMS (sha256sum format, sorted by file name)",
+        "files": members.iter().map(|m| serde_json::json!({"name": m.name, "bytes": m.len})).collect::<Vec<_>>(),
+    });
+    Ok(Bundle {
+        members,
+        hash,
+        listing,
+        manifest: serde_json::to_string_pretty(&manifest).map_err(AppError::internal)? + "\n",
+    })
+}
+
+async fn configs(pool: &sqlx::SqlitePool, l: &Loaded) -> Result<String, AppError> {
+    let mut configs = Vec::new();
+    for s in &l.studies {
+        let versions: Vec<(i64, String, String)> = sqlx::query_as(
+            "SELECT id, config_json, created_at FROM study_configs WHERE study_id = ? ORDER BY id",
+        )
+        .bind(s.id)
+        .fetch_all(pool)
+        .await?;
+        let nested = l
+            .tasks
+            .get(&s.spec.name)
+            .is_none_or(|t| shots::not_nested(&t.shot_sets, &s.config.scenario_files()).is_empty());
+        configs.push(ConfigExport {
+            study_id: s.id,
+            name: s.name.clone(),
+            task: s.spec.name.clone(),
+            config_id: s.config_id,
+            config: s.config.clone(),
+            training_sets: s.config.shot_group_text(nested),
+            nested,
+            versions: versions
+                .into_iter()
+                .map(|(id, json, at)| {
+                    let config: Value = serde_json::from_str(&json).unwrap_or(Value::String(json));
+                    serde_json::json!({"config_id": id, "created_at": at, "config": config})
+                })
+                .collect(),
+        });
+    }
+    Ok(serde_json::to_string_pretty(&configs).map_err(AppError::internal)? + "\n")
+}
+
+impl Bundle {
+    /// Writes the tar archive (fixed times and modes, so the same data gives the same bytes):
+    /// `manifest.json`, `SHA256SUMS`, then the files. Blocking: run it on a blocking thread.
+    pub fn write_tar<W: Write>(self, w: W) -> std::io::Result<W> {
+        let mut tar = tar::Builder::new(w);
+        let mut add = |name: &str, len: u64, data: &mut dyn std::io::Read| {
+            let mut h = tar::Header::new_ustar();
+            h.set_size(len);
+            h.set_mode(0o644);
+            h.set_mtime(0);
+            h.set_cksum();
+            tar.append_data(&mut h, format!("clues-lab-bundle/{name}"), data)
+        };
+        add("manifest.json", self.manifest.len() as u64, &mut self.manifest.as_bytes())?;
+        add("SHA256SUMS", self.listing.len() as u64, &mut self.listing.as_bytes())?;
+        for mut m in self.members {
+            add(&m.name, m.len, &mut m.file)?;
+        }
+        tar.into_inner()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_hash_ignores_order() {
+        let a = vec![("b".to_string(), "2".to_string()), ("a".to_string(), "1".to_string())];
+        let mut b = a.clone();
+        b.reverse();
+        assert_eq!(content_hash(&a).0, content_hash(&b).0);
+        assert_eq!(content_hash(&a).1, "1  a\n2  b\n");
+    }
+}
