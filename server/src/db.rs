@@ -3,6 +3,7 @@
 
 use crate::error::{Result, ServerError};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
+use sqlx::ConnectOptions;
 use sqlx::SqlitePool;
 use std::str::FromStr;
 
@@ -29,7 +30,9 @@ async fn open(url: &str, create: bool) -> Result<SqlitePool> {
     let opts = SqliteConnectOptions::from_str(url)?
         .create_if_missing(create)
         .foreign_keys(true)
-        .busy_timeout(std::time::Duration::from_secs(10));
+        .busy_timeout(std::time::Duration::from_secs(10))
+        // An export streams its rows for as long as the client reads: not a slow statement.
+        .log_slow_statements(log::LevelFilter::Debug, std::time::Duration::from_secs(1));
     let opts = if memory {
         opts
     } else {

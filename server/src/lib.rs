@@ -8,6 +8,7 @@ pub mod demo;
 pub mod error;
 pub mod export;
 pub mod join;
+pub mod load;
 pub mod memory;
 pub mod model;
 pub mod router;

@@ -8,6 +8,8 @@ use axum::Router;
 use leptos_axum::{generate_route_list, LeptosRoutes};
 use tower_http::compression::{CompressionLayer, CompressionLevel};
 use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+use tracing::Level;
 
 /// Headers on every response: no MIME sniffing, no framing by other sites, no referrer (study
 /// links carry crowd ids, which must not leak to the sites a page links to).
@@ -51,5 +53,11 @@ pub fn app(state: AppState) -> Router {
                 .gzip(true)
                 .quality(CompressionLevel::Fastest),
         );
-    security_headers(router)
+    // Each request gets a span (method, path); answers are logged at DEBUG
+    // (`RUST_LOG=tower_http=debug`), server errors (5xx) at ERROR.
+    security_headers(router).layer(
+        TraceLayer::new_for_http()
+            .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
+            .on_response(DefaultOnResponse::new().level(Level::DEBUG)),
+    )
 }

@@ -1,16 +1,16 @@
 //! The study bundle: every file of a scope in one tar archive with a content hash. Members are
-//! spooled to temporary files one at a time, as a tar states each file's size before its bytes.
+//! spooled one after the other into a temporary file, as a tar states each file's size first.
 
-use super::export::{annotator_predictions, curve_svg, majority_predictions, pay_csv, scores_json};
+use super::export::{curve_svg, majority_predictions, pay_csv, predictions_of};
 use super::report::Loaded;
-use super::stream::{write_rows, Out, RowFile, Spool};
+use super::stream::{write_rows, Out, RowFile, Spool, SpoolFile};
 use crate::domain::report::{layout, Report};
 use crate::domain::shots;
 use crate::error::AppError;
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::io::Write;
+use std::io::{Read, Seek, SeekFrom, Write};
 
 /// Study configurations: the one in force and every saved version.
 #[derive(Serialize)]
@@ -26,14 +26,16 @@ struct ConfigExport {
     versions: Vec<Value>,
 }
 
+/// A member's place in the spool file.
 struct Member {
     name: String,
-    file: std::fs::File,
+    offset: u64,
     len: u64,
 }
 
 /// A bundle ready to be written: its members spooled, its content hash known.
 pub struct Bundle {
+    spool: SpoolFile,
     members: Vec<Member>,
     /// SHA-256 of `SHA256SUMS` (hex).
     pub hash: String,
@@ -51,58 +53,95 @@ pub fn content_hash(files: &[(String, String)]) -> (String, String) {
     (hex::encode(Sha256::digest(text.as_bytes())), text)
 }
 
+/// The members spooled so far, with their hashes.
+struct Members {
+    spool: SpoolFile,
+    members: Vec<Member>,
+    hashes: Vec<(String, String)>,
+    end: u64,
+}
+
+impl Members {
+    fn add(&mut self, name: String, (len, sha): (u64, String)) {
+        self.hashes.push((name.clone(), sha));
+        self.members.push(Member {
+            name,
+            offset: self.end,
+            len,
+        });
+        self.end += len;
+    }
+
+    /// A member written by `write` (text, JSON) straight into the spool.
+    fn write(
+        &mut self,
+        name: String,
+        write: impl FnOnce(&mut Spool<'_>) -> std::io::Result<()>,
+    ) -> Result<(), AppError> {
+        let mut member = self.spool.member();
+        write(&mut member).map_err(AppError::internal)?;
+        let done = member.finish();
+        self.add(name, done);
+        Ok(())
+    }
+
+    fn text(&mut self, name: String, text: &str) -> Result<(), AppError> {
+        self.write(name, |w| w.write_all(text.as_bytes()))
+    }
+}
+
 /// Spools every file of the bundle: configurations, assignments and annotations (streamed from
 /// the database), scores, pay, predictions and charts.
 pub async fn build(pool: &sqlx::SqlitePool, l: &Loaded, r: &Report) -> Result<Bundle, AppError> {
-    let mut members: Vec<Member> = Vec::new();
-    let mut hashes: Vec<(String, String)> = Vec::new();
-    let mut add = |name: String, spool: Spool| -> Result<(), AppError> {
-        let (file, len, sha) = spool.finish()?;
-        hashes.push((name.clone(), sha));
-        members.push(Member { name, file, len });
-        Ok(())
+    let mut m = Members {
+        spool: SpoolFile::new()?,
+        members: Vec::new(),
+        hashes: Vec::new(),
+        end: 0,
     };
-    let text = |t: &str| -> Result<Spool, AppError> {
-        let mut spool = Spool::new()?;
-        spool.write(t.as_bytes())?;
-        Ok(spool)
-    };
-    add("config.json".into(), text(&configs(pool, l).await?)?)?;
+    m.text("config.json".into(), &configs(pool, l).await?)?;
     for (name, file) in [
         ("assignments.jsonl", RowFile::Assignments),
         ("annotations.jsonl", RowFile::AnnotationsJsonl),
         ("annotations.csv", RowFile::AnnotationsCsv),
     ] {
-        let mut out = Out::new(Spool::new()?);
+        let mut out = Out::new(m.spool.member());
         write_rows(pool, &l.studies, file, &mut out).await?;
-        add(name.into(), out.finish().await?)?;
+        let done = out.finish().await?.finish();
+        m.add(name.into(), done);
     }
-    add("scores.json".into(), text(&scores_json(r)?)?)?;
-    let scores = crate::domain::report::scores_csv::scores_csv(r);
-    add("scores.csv".into(), text(&scores)?)?;
-    add("scores.md".into(), text(&layout::markdown(r))?)?;
-    add("pay.csv".into(), text(&pay_csv(l, r)?)?)?;
+    // Written as it is serialised: on many annotators the text is tens of megabytes.
+    m.write("scores.json".into(), |w| {
+        let mut w = std::io::BufWriter::new(w);
+        serde_json::to_writer_pretty(&mut w, r)?;
+        w.write_all(b"\n")?;
+        w.flush()
+    })?;
+    m.text("scores.csv".into(), &crate::domain::report::scores_csv::scores_csv(r))?;
+    m.text("scores.md".into(), &layout::markdown(r))?;
+    m.text("pay.csv".into(), &pay_csv(l, r)?)?;
     for a in l.annotators.iter().filter(|a| a.status == "finished") {
-        let (name, t) = annotator_predictions(l, a.assignment)?;
-        add(format!("predictions/{name}"), text(&t)?)?;
+        let (name, t) = predictions_of(l, a)?;
+        m.text(format!("predictions/{name}"), &t)?;
     }
     for cell in &r.all.main {
         let (name, t) = majority_predictions(l, &cell.task, cell.k, false)?;
-        add(format!("predictions/{name}"), text(&t)?)?;
+        m.text(format!("predictions/{name}"), &t)?;
     }
     for t in &r.tasks {
-        add(format!("charts/{}.svg", t.name), text(&curve_svg(r, &t.name, false)?)?)?;
+        m.text(format!("charts/{}.svg", t.name), &curve_svg(r, &t.name, false)?)?;
     }
-    let (hash, listing) = content_hash(&hashes);
+    let (hash, listing) = content_hash(&m.hashes);
     let manifest = serde_json::json!({
         "format": "clues-lab study bundle, version 1",
         "studies": l.studies.iter().map(|s| s.id).collect::<Vec<_>>(),
         "content_sha256": hash,
         "content_hash_rule": "SHA-256 of SHA256SUMS (sha256sum format, sorted by file name)",
-        "files": members.iter().map(|m| serde_json::json!({"name": m.name, "bytes": m.len})).collect::<Vec<_>>(),
+        "files": m.members.iter().map(|m| serde_json::json!({"name": m.name, "bytes": m.len})).collect::<Vec<_>>(),
     });
     Ok(Bundle {
-        members,
+        spool: m.spool,
+        members: m.members,
         hash,
         listing,
         manifest: serde_json::to_string_pretty(&manifest).map_err(AppError::internal)? + "\n",
@@ -145,7 +184,7 @@ async fn configs(pool: &sqlx::SqlitePool, l: &Loaded) -> Result<String, AppError
 impl Bundle {
     /// Writes the tar archive (fixed times and modes, so the same data gives the same bytes):
     /// `manifest.json`, `SHA256SUMS`, then the files. Blocking: run it on a blocking thread.
-    pub fn write_tar<W: Write>(self, w: W) -> std::io::Result<W> {
+    pub fn write_tar<W: Write>(mut self, w: W) -> std::io::Result<W> {
         let mut tar = tar::Builder::new(w);
         let mut add = |name: &str, len: u64, data: &mut dyn std::io::Read| {
             let mut h = tar::Header::new_ustar();
@@ -157,8 +196,9 @@ impl Bundle {
         };
         add("manifest.json", self.manifest.len() as u64, &mut self.manifest.as_bytes())?;
         add("SHA256SUMS", self.listing.len() as u64, &mut self.listing.as_bytes())?;
-        for mut m in self.members {
-            add(&m.name, m.len, &mut m.file)?;
+        for m in &self.members {
+            self.spool.file.seek(SeekFrom::Start(m.offset))?;
+            add(&m.name, m.len, &mut (&mut self.spool.file).take(m.len))?;
         }
         tar.into_inner()
     }

@@ -182,6 +182,14 @@ pub fn annotator_predictions(l: &Loaded, assignment: i64) -> Result<(String, Str
         .iter()
         .find(|a| a.assignment == assignment)
         .ok_or_else(|| AppError::NotFound(format!("no annotator {assignment} in these studies")))?;
+    predictions_of(l, a)
+}
+
+/// The same for an annotator at hand (the bundle writes every finished one).
+pub fn predictions_of(
+    l: &Loaded,
+    a: &crate::domain::report::AnnotatorRecord,
+) -> Result<(String, String), AppError> {
     if a.status != "finished" {
         return Err(AppError::Refused(format!(
             "{} has not finished the test set ({}), so there are no predictions for the whole set",

@@ -271,10 +271,17 @@ fn fold_row(out: &mut Vec<AnnotatorRecord>, r: AnnotationRow) {
         });
     }
     let a = out.last_mut().expect("pushed above");
+    let training = r.phase == "training";
     a.items.push(ItemRecord {
-        training: r.phase == "training",
+        training,
         example_id: r.example_id,
-        content_key: r.content_key,
+        // Only training items are compared across files (Tables 8 and 9); test items keep
+        // none, which saves a string per row.
+        content_key: if training {
+            r.content_key
+        } else {
+            String::new()
+        },
         answer: r
             .submitted
             .then(|| r.answer.into_iter().map(|s| s.text).collect()),

@@ -9,7 +9,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use sqlx::SqlitePool;
 use std::future::Future;
-use std::io::{Seek, Write};
+use std::io::Write;
 use tokio::sync::mpsc;
 
 /// Pieces are handed on once they reach this size.
@@ -33,39 +33,65 @@ impl Sink for Channel {
     }
 }
 
-/// A member of a bundle spooled to an anonymous temporary file, with its size and SHA-256.
-pub struct Spool {
+/// One anonymous temporary file that the members of a bundle are written into one after the
+/// other (one file, however many members: a scope with thousands of annotators would run out
+/// of file handles with a file each).
+pub struct SpoolFile {
     pub file: std::fs::File,
-    pub len: u64,
-    hasher: Sha256,
 }
 
-impl Spool {
+impl SpoolFile {
     pub fn new() -> Result<Self, AppError> {
-        Ok(Spool {
+        Ok(SpoolFile {
             file: tempfile::tempfile().map_err(AppError::internal)?,
-            len: 0,
-            hasher: Sha256::new(),
         })
     }
 
-    /// Writes a piece at once (blocking; pieces are at most a chunk).
-    pub fn write(&mut self, piece: &[u8]) -> Result<(), AppError> {
-        self.hasher.update(piece);
-        self.len += piece.len() as u64;
-        self.file.write_all(piece).map_err(AppError::internal)
-    }
-
-    /// The file rewound for reading, its size and its hex SHA-256.
-    pub fn finish(mut self) -> Result<(std::fs::File, u64, String), AppError> {
-        self.file.rewind().map_err(AppError::internal)?;
-        Ok((self.file, self.len, hex::encode(self.hasher.finalize())))
+    /// A writer for the next member, which starts where the last one ended.
+    pub fn member(&mut self) -> Spool<'_> {
+        Spool {
+            file: &mut self.file,
+            len: 0,
+            hasher: Sha256::new(),
+        }
     }
 }
 
-impl Sink for Spool {
+/// A member being spooled, with its size and SHA-256.
+pub struct Spool<'a> {
+    file: &'a mut std::fs::File,
+    len: u64,
+    hasher: Sha256,
+}
+
+impl Spool<'_> {
+    /// Writes a piece at once (blocking; pieces are at most a chunk).
+    pub fn write_piece(&mut self, piece: &[u8]) -> Result<(), AppError> {
+        self.write_all(piece).map_err(AppError::internal)
+    }
+
+    /// The member's size and hex SHA-256.
+    pub fn finish(self) -> (u64, String) {
+        (self.len, hex::encode(self.hasher.finalize()))
+    }
+}
+
+impl Write for Spool<'_> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write(data)?;
+        self.hasher.update(&data[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl Sink for Spool<'_> {
     async fn put(&mut self, piece: Vec<u8>) -> Result<(), AppError> {
-        self.write(&piece)
+        self.write_piece(&piece)
     }
 }
 

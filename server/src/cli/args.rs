@@ -54,6 +54,48 @@ pub enum Command {
     Baseline(crate::model::command::BaselineArgs),
     /// Examples per second of the model track beside a Python peer on the same model and test set.
     Bench(crate::model::command::BenchArgs),
+    /// Load runs against a running server (submits/s, p50/p99, its memory), and synthetic rows.
+    #[command(subcommand)]
+    Load(LoadCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LoadCommand {
+    /// Crowd workers joining and answering as fast as the server allows.
+    Crowd(crate::load::Target),
+    /// Crowd load without and with a flood of concurrent wrong-password logins, each from its
+    /// own address (serve with --trust-proxy).
+    LoginFlood {
+        #[command(flatten)]
+        target: crate::load::Target,
+        /// Concurrent sign-ins.
+        #[arg(long, default_value_t = 150)]
+        logins: usize,
+    },
+    /// Each export once, crowd load during two dashboards and a bundle, then an export soak.
+    ExportSoak {
+        #[command(flatten)]
+        target: crate::load::Target,
+        /// A researcher account (its password from CLUES_PASSWORD).
+        #[arg(long, default_value = "demo")]
+        user: String,
+        #[arg(long, env = "CLUES_PASSWORD", hide_env_values = true)]
+        password: String,
+        /// Seconds of back-to-back exports.
+        #[arg(long, default_value_t = 60)]
+        soak: u64,
+    },
+    /// Adds finished synthetic workers to a study until it has about ROWS more annotation rows
+    /// (on the database; for load runs, not for real studies).
+    Fill {
+        #[arg(long)]
+        study: i64,
+        #[arg(long, default_value_t = 300_000)]
+        rows: u64,
+        /// Names the workers fill-<tag>-<n>.
+        #[arg(long, default_value = "load")]
+        tag: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

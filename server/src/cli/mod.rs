@@ -194,6 +194,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Eval(a) => crate::model::command::eval(&cli.database, a).await,
         Command::Baseline(a) => crate::model::command::baseline(&cli.database, a).await,
         Command::Bench(a) => crate::model::command::bench(&cli.database, a).await,
+        Command::Load(l) => load(&cli.database, l).await,
         Command::Import(ImportCommand::Predictions(a)) => {
             crate::model::command::import_predictions(&cli.database, a).await
         }
@@ -258,4 +259,35 @@ fn read_password() -> Result<String> {
         .read_line(&mut line)
         .map_err(|e| ServerError::io("cannot read the password from stdin", e))?;
     Ok(line.trim_end_matches(['\r', '\n']).to_string())
+}
+
+async fn load(database: &str, command: LoadCommand) -> Result<()> {
+    use crate::load;
+    // The runs block on threads of their own; keep them off the async workers.
+    let blocking = |f: Box<dyn FnOnce() + Send>| tokio::task::spawn_blocking(f);
+    match command {
+        LoadCommand::Fill { study, rows, tag } => {
+            let pool = db::connect_existing(database).await?;
+            let (workers, added) = load::fill::fill(&pool, study, rows, &tag).await?;
+            println!("study {study}: {workers} synthetic workers, {added} annotation rows added");
+            return Ok(());
+        }
+        LoadCommand::Crowd(t) => blocking(Box::new(move || load::crowd_load(&t))),
+        LoadCommand::LoginFlood { target, logins } => {
+            blocking(Box::new(move || load::login_flood(&target, logins)))
+        }
+        LoadCommand::ExportSoak {
+            target,
+            user,
+            password,
+            soak,
+        } => blocking(Box::new(move || {
+            match load::client::Client::new(&target.url).login(&user, &password) {
+                Ok(cookie) => load::export_soak(&target, &cookie, soak),
+                Err(e) => eprintln!("error: {e}"),
+            }
+        })),
+    }
+    .await
+    .map_err(|e| ServerError::Usage(format!("the load run failed: {e}")))
 }

@@ -1,4 +1,5 @@
-//! `serve`: the web app on a socket, with the demo study loaded on first start, until Ctrl-C.
+//! `serve`: the web app on a socket, with the demo study loaded on first start, until Ctrl-C or
+//! SIGTERM (requests in flight are finished first).
 
 use super::args::ServeArgs;
 use crate::error::{Result, ServerError};
@@ -47,6 +48,7 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
         login_per_client: (args.logins_per_address, defaults.login_per_client.1),
         ..defaults
     };
+    let pool_handle = pool.clone();
     let state = AppState {
         secure_cookies: args.secure_cookies,
         trust_proxy: args.trust_proxy,
@@ -54,17 +56,45 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
         ..AppState::new(pool, leptos_options)
     };
     let app = router::app(state);
+    crate::memory::trim_periodically(std::time::Duration::from_secs(5));
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| ServerError::io(format!("cannot listen on {addr}"), e))?;
+    // The address actually bound (port 0 picks a free one; tests read this line).
+    let addr = listener
+        .local_addr()
+        .map_err(|e| ServerError::io("cannot read the bound address", e))?;
     println!("listening on http://{addr}");
     axum::serve(
         listener,
         app.into_make_service_with_connect_info::<SocketAddr>(),
     )
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
+        .with_graceful_shutdown(stop_signal())
         .await
-        .map_err(|e| ServerError::io("server stopped", e))
+        .map_err(|e| ServerError::io("server stopped", e))?;
+    // Every request in flight has been answered; let SQLite checkpoint and close cleanly.
+    pool_handle.close().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Ctrl-C or SIGTERM (what `kill`, systemd and container runtimes send): stop taking new
+/// connections and finish the requests in flight.
+async fn stop_signal() {
+    let terminate = async {
+        #[cfg(unix)]
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+        #[cfg(not(unix))]
+        std::future::pending::<()>().await
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminate => {}
+    }
+    tracing::info!("shutting down: finishing the requests in flight");
 }

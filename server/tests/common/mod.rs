@@ -2,6 +2,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod client;
+pub mod spawned;
 
 use sqlx::SqlitePool;
 use std::path::PathBuf;

@@ -31,7 +31,8 @@ use training::training_tables;
 pub struct ItemRecord {
     pub training: bool,
     pub example_id: i64,
-    /// Identifies the same item across files (the nesting of the training sets).
+    /// Identifies the same item across files (the nesting of the training sets); only read
+    /// for training items (`ssr::report::load` leaves it empty for test items).
     pub content_key: String,
     /// The answer's span strings (internal encoding: empty for "no answer" and for a skip);
     /// `None` while not submitted.

@@ -1,0 +1,121 @@
+//! Crowd load: worker threads that join a study and answer item after item as fast as the
+//! server allows (a label where the task has labels, else a skip), recording every
+//! acknowledged submission and each submit's latency; a finished worker comes back as a new one.
+
+use super::client::{ms_since, percentile, Client};
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A submission the server acknowledged (200): which worker, which item, which client id.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Ack {
+    pub pid: String,
+    pub position: i64,
+    pub client_id: String,
+}
+
+#[derive(Default)]
+pub struct CrowdStats {
+    pub latencies_ms: Vec<f64>,
+    pub acks: Vec<Ack>,
+    pub errors: Vec<String>,
+}
+
+impl CrowdStats {
+    /// `submits/s, p50, p99` over `seconds`.
+    pub fn summary(&self, seconds: f64) -> (f64, f64, f64) {
+        let mut l = self.latencies_ms.clone();
+        l.sort_by(f64::total_cmp);
+        (
+            l.len() as f64 / seconds,
+            percentile(&l, 50.0),
+            percentile(&l, 99.0),
+        )
+    }
+}
+
+/// Runs `workers` crowd workers on `study` until `stop` is set; worker ids start with `tag`.
+pub fn run(
+    base: &str,
+    study: i64,
+    workers: usize,
+    tag: &str,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<CrowdStats> {
+    let stats = Arc::new(Mutex::new(CrowdStats::default()));
+    let threads: Vec<_> = (0..workers)
+        .map(|w| {
+            let (client, stop, stats) = (Client::new(base), stop.clone(), stats.clone());
+            let tag = tag.to_string();
+            std::thread::spawn(move || {
+                let mut round = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    let pid = format!("{tag}-{w}-{round}");
+                    round += 1;
+                    if let Err(e) = one_worker(&client, study, &pid, &stop, &stats) {
+                        stats.lock().unwrap().errors.push(e);
+                        std::thread::sleep(Duration::from_millis(200));
+                    }
+                }
+            })
+        })
+        .collect();
+    std::thread::spawn(move || {
+        for t in threads {
+            let _ = t.join();
+        }
+        std::mem::take(&mut *stats.lock().unwrap())
+    })
+}
+
+fn one_worker(
+    c: &Client,
+    study: i64,
+    pid: &str,
+    stop: &AtomicBool,
+    stats: &Mutex<CrowdStats>,
+) -> Result<(), String> {
+    let cookie = c.join(study, pid)?;
+    while !stop.load(Ordering::Relaxed) {
+        let st = c.study_state(study, &cookie)?;
+        let item = &st["step"]["Item"];
+        let Some(position) = item["position"].as_i64() else {
+            return Ok(()); // done or released: a new worker comes
+        };
+        if !item["reveal"].is_null() {
+            c.form(
+                "continue_study",
+                &format!("study_id={study}&position={position}"),
+                &cookie,
+            )?;
+            continue;
+        }
+        let answer = match st["labels"].as_array().and_then(|l| l.first()) {
+            Some(label) => json!({"kind": "label", "label": label["name"], "confidence": 4}),
+            None => json!({"kind": "skip", "confidence": Value::Null}),
+        };
+        let client_id = format!("{pid}-{position}");
+        let body = json!({"study_id": study, "position": position, "client_id": client_id, "answer": answer});
+        let t = Instant::now();
+        let r = c.post(
+            "/api/submit_answer",
+            "application/json",
+            &body.to_string(),
+            &[("cookie", &cookie)],
+        )?;
+        let ms = ms_since(t);
+        if r.status != 200 {
+            return Err(format!("submit: {} {}", r.status, r.body));
+        }
+        let mut s = stats.lock().unwrap();
+        s.latencies_ms.push(ms);
+        s.acks.push(Ack {
+            pid: pid.to_string(),
+            position,
+            client_id,
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,185 @@
+//! `clues-lab load`: load runs against a running server that print submits/s, latency
+//! percentiles and the server's resident memory (crowd load, a login flood, an export soak),
+//! and `load fill`, which gives a study many synthetic annotation rows to export.
+
+pub mod client;
+pub mod crowd;
+pub mod fill;
+
+use client::{ms_since, percentile, rss, Client, RssSampler};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const MB: f64 = 1024.0 * 1024.0;
+
+/// Where the server is and what to measure it with.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Target {
+    /// The server's base URL.
+    #[arg(long, default_value = "http://127.0.0.1:3000")]
+    pub url: String,
+    /// The server's process id, for its resident memory (`/proc/<pid>/status`).
+    #[arg(long)]
+    pub pid: Option<u32>,
+    /// An open study with room for many workers (a label task answers labels).
+    #[arg(long)]
+    pub study: i64,
+    /// Crowd workers at once.
+    #[arg(long, default_value_t = 40)]
+    pub workers: usize,
+    /// Seconds of each measured phase.
+    #[arg(long, default_value_t = 10)]
+    pub seconds: u64,
+}
+
+impl Target {
+    fn mb(&self) -> f64 {
+        self.pid.map_or(f64::NAN, |p| rss(p) as f64 / MB)
+    }
+
+    fn sampler(&self) -> Option<RssSampler> {
+        self.pid.map(RssSampler::start)
+    }
+}
+
+fn peak_mb(s: &Option<RssSampler>) -> f64 {
+    s.as_ref().map_or(f64::NAN, |s| s.peak() as f64 / MB)
+}
+
+/// Crowd load for `seconds`, alongside whatever `during` does; returns the crowd's numbers.
+fn crowd_while<T>(t: &Target, tag: &str, during: impl FnOnce(&AtomicBool) -> T) -> (crowd::CrowdStats, f64, T) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let started = Instant::now();
+    let workers = crowd::run(&t.url, t.study, t.workers, tag, stop.clone());
+    let out = during(&stop);
+    std::thread::sleep(Duration::from_secs(t.seconds).saturating_sub(started.elapsed()));
+    stop.store(true, Ordering::Relaxed);
+    let stats = workers.join().expect("crowd threads");
+    (stats, started.elapsed().as_secs_f64(), out)
+}
+
+fn print_crowd(label: &str, s: &crowd::CrowdStats, secs: f64) {
+    let (rate, p50, p99) = s.summary(secs);
+    println!(
+        "{label}: {rate:.1} submits/s, p50 {p50:.1} ms, p99 {p99:.1} ms ({} submits, {} errors)",
+        s.latencies_ms.len(),
+        s.errors.len()
+    );
+    if let Some(e) = s.errors.first() {
+        println!("  first error: {e}");
+    }
+}
+
+/// Crowd load alone.
+pub fn crowd_load(t: &Target) {
+    let idle = t.mb();
+    let rss = t.sampler();
+    let (s, secs, ()) = crowd_while(t, &format!("crowd{}", std::process::id()), |_| ());
+    print_crowd(&format!("crowd load, {} workers", t.workers), &s, secs);
+    println!("server RSS: {idle:.1} MB idle, peak {:.1} MB", peak_mb(&rss));
+}
+
+/// Crowd load alone, then under a flood of `logins` concurrent wrong-password sign-ins from
+/// as many addresses (the server must trust `X-Forwarded-For`: `serve --trust-proxy`).
+pub fn login_flood(t: &Target, logins: usize) {
+    let tag = format!("flood{}", std::process::id());
+    let (base, secs, ()) = crowd_while(t, &format!("{tag}-a"), |_| ());
+    print_crowd("crowd load without the flood", &base, secs);
+    let idle = t.mb();
+    let rss = t.sampler();
+    let (during, secs, statuses) = crowd_while(t, &format!("{tag}-b"), |stop| {
+        flood(&t.url, logins, &tag, stop)
+    });
+    print_crowd(&format!("crowd load during {logins} concurrent logins (repeated)"), &during, secs);
+    let mut counts: Vec<(u16, usize)> = Vec::new();
+    for s in statuses {
+        match counts.iter_mut().find(|(c, _)| *c == s) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((s, 1)),
+        }
+    }
+    counts.sort();
+    println!("login answers (status x count): {counts:?}");
+    std::thread::sleep(Duration::from_secs(2));
+    println!(
+        "server RSS: {idle:.1} MB before, peak {:.1} MB, {:.1} MB 2 s after",
+        peak_mb(&rss),
+        t.mb()
+    );
+}
+
+/// `logins` threads signing in with wrong passwords, each from its own address, until `stop`.
+fn flood(base: &str, logins: usize, tag: &str, stop: &AtomicBool) -> Vec<u16> {
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..logins)
+            .map(|i| {
+                let c = Client::new(base);
+                scope.spawn(move || {
+                    let mut out = Vec::new();
+                    let addr = format!("10.{}.{}.{}", i / 65536 % 256, i / 256 % 256, i % 256);
+                    let mut n = 0;
+                    while !stop.load(Ordering::Relaxed) && n < 1000 {
+                        let body = format!("name={tag}-{i}-{n}&password=wrong-password");
+                        n += 1;
+                        let r = c.post(
+                            "/api/login",
+                            "application/x-www-form-urlencoded",
+                            &body,
+                            &[("x-forwarded-for", &addr)],
+                        );
+                        out.push(r.map_or(0, |r| r.status));
+                    }
+                    out
+                })
+            })
+            .collect();
+        threads.into_iter().flat_map(|t| t.join().unwrap()).collect()
+    })
+}
+
+/// Each export once (peak memory each), then crowd load while two dashboards and a bundle are
+/// built, then `soak` seconds of back-to-back exports (memory at start and end).
+pub fn export_soak(t: &Target, cookie: &str, soak: u64) {
+    let c = Client::new(&t.url);
+    println!("server RSS idle: {:.1} MB", t.mb());
+    for file in ["annotations.csv", "annotations.jsonl", "bundle.tar", "scores.json", "pay.csv"] {
+        let rss = t.sampler();
+        let started = Instant::now();
+        let (status, bytes) = c.download(&format!("/export/{file}"), cookie).unwrap_or((0, 0));
+        println!(
+            "{file}: {status}, {:.1} MB in {:.1} s, server peak RSS {:.1} MB",
+            bytes as f64 / MB,
+            started.elapsed().as_secs_f64(),
+            peak_mb(&rss)
+        );
+    }
+    let (s, secs, ()) = crowd_while(t, &format!("soak{}", std::process::id()), |_| {
+        std::thread::scope(|scope| {
+            for _ in 0..2 {
+                scope.spawn(|| Client::new(&t.url).form("dashboard", "studies=", cookie));
+            }
+            scope.spawn(|| Client::new(&t.url).download("/export/bundle.tar", cookie));
+        });
+    });
+    print_crowd("crowd load while two dashboards and a bundle were built", &s, secs);
+    let start = t.mb();
+    let rss = t.sampler();
+    let until = Instant::now() + Duration::from_secs(soak);
+    let mut times = Vec::new();
+    let mut n = 0;
+    while Instant::now() < until {
+        let file = ["annotations.csv", "bundle.tar", "annotations.jsonl"][n % 3];
+        n += 1;
+        let t0 = Instant::now();
+        let _ = c.download(&format!("/export/{file}"), cookie);
+        times.push(ms_since(t0));
+    }
+    times.sort_by(f64::total_cmp);
+    println!(
+        "export soak: {n} exports in {soak} s (p50 {:.0} ms); server RSS {start:.1} MB at start, peak {:.1} MB, {:.1} MB at end",
+        percentile(&times, 50.0),
+        peak_mb(&rss),
+        t.mb()
+    );
+}

@@ -1,0 +1,252 @@
+//! The server as a process under hostile load: a login flood from many addresses, exports of
+//! 300k rows, and kill -9 in the middle of crowd load. Assertions are on memory and on data,
+//! never on time (the figures are printed by `clues-lab load`, see server/bench/load.sh).
+mod common;
+
+use app::domain::people::Role;
+use app::domain::study::StudyConfig;
+use common::spawned::{Spawned, MB};
+use server::load::client::{Client, RssSampler};
+use server::load::crowd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A file database with the demo, a researcher `rita` and an open zero-shot study of the demo's
+/// SST-2 with room for `places` workers; returns its id.
+async fn prepare(db: &std::path::Path, places: u32) -> i64 {
+    let pool = server::db::connect(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    server::demo::ensure_demo(&pool).await.unwrap();
+    common::add_users(&pool, &[("rita", Role::Researcher)]).await;
+    let config = StudyConfig {
+        scenarios: vec![0],
+        annotators: places,
+        open: true,
+        ..StudyConfig::default()
+    };
+    let id = app::ssr::study::create(&pool, None, "demo-SST-2", "load", config)
+        .await
+        .unwrap();
+    pool.close().await;
+    id
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_login_flood_is_throttled_and_memory_stays_bounded_and_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("flood.db");
+    prepare(&db, 3).await;
+    let server = Spawned::start(&db, &["--trust-proxy"]);
+    let c = Client::new(&server.base);
+    // Warm up (one sign-in of each kind), then the idle size.
+    c.login("rita", "rita-password").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let idle = server.rss();
+    let rss = RssSampler::start(server.pid());
+    let base = server.base.clone();
+    let statuses = tokio::task::spawn_blocking(move || {
+        std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..150)
+                .map(|i| {
+                    let c = Client::new(&base);
+                    scope.spawn(move || {
+                        let addr = format!("10.1.{}.{}", i / 256, i % 256);
+                        (0..3)
+                            .map(|n| {
+                                c.post(
+                                    "/api/login",
+                                    "application/x-www-form-urlencoded",
+                                    &format!("name=nobody-{i}-{n}&password=wrong-password"),
+                                    &[("x-forwarded-for", &addr)],
+                                )
+                                .map(|r| r.status)
+                                .unwrap_or_else(|e| panic!("no answer to a login: {e}"))
+                            })
+                            .collect::<Vec<u16>>()
+                    })
+                })
+                .collect();
+            threads
+                .into_iter()
+                .flat_map(|t| t.join().unwrap())
+                .collect::<Vec<u16>>()
+        })
+    })
+    .await
+    .unwrap();
+    let peak = rss.peak();
+    drop(rss);
+    std::thread::sleep(Duration::from_secs(6));
+    let after = server.rss();
+    eprintln!(
+        "login flood: idle {} MB, peak {} MB, after {} MB",
+        idle / MB,
+        peak / MB,
+        after / MB
+    );
+    let count = |s: u16| statuses.iter().filter(|&&x| x == s).count();
+    assert_eq!(count(401) + count(429), 450, "{statuses:?}");
+    assert!(count(401) > 0 && count(429) > 0, "{statuses:?}");
+    assert!(peak < 200 * MB, "peak RSS {} MB", peak / MB);
+    assert!(after < idle + 40 * MB, "RSS {} MB after, {} MB idle", after / MB, idle / MB);
+
+    // One account: ten attempts, then even the right password waits (429 + Retry-After).
+    let from = [("x-forwarded-for", "10.9.9.9")];
+    let attempt = |password: &str| {
+        c.post(
+            "/api/login",
+            "application/x-www-form-urlencoded",
+            &format!("name=rita&password={password}"),
+            &from,
+        )
+        .unwrap()
+    };
+    // (The warm-up above was the account's first attempt.)
+    for _ in 0..9 {
+        assert_eq!(attempt("wrong-password").status, 401);
+    }
+    let r = attempt("rita-password");
+    assert_eq!(r.status, 429, "{}", r.body);
+    let wait: u64 = r.retry_after.expect("Retry-After").parse().unwrap();
+    assert!((1..=30).contains(&wait), "{wait}");
+    assert!(r.body.contains(r#"{"Throttled":["#), "{}", r.body);
+    // The account waits whatever the address.
+    assert!(c.login("rita", "rita-password").unwrap_err().contains("429"));
+}
+
+/// An SST-2-shaped task of 300 test reviews (written here), a zero-shot study of it and 1000
+/// synthetic workers who answered every item: 300k annotation rows. Returns the study.
+async fn three_hundred_thousand_rows(dir: &std::path::Path, db: &std::path::Path) -> i64 {
+    let sst = dir.join("data/SST-2");
+    std::fs::create_dir_all(&sst).unwrap();
+    let line = |id: usize, label: &str| {
+        serde_json::json!({"answer": [label], "question": "positive or negative?", "id": id,
+            "context": format!("review {id}: a {} film", if label == "positive" { "bright, moving" } else { "dull, tired" })})
+            .to_string() + "\n"
+    };
+    let labels = ["positive", "negative"];
+    let test: String = (0..300).map(|i| line(1000 + i, labels[i % 2])).collect();
+    let train: String = (0..10).map(|i| line(i, labels[i % 2])).collect();
+    std::fs::write(sst.join("sst_test.jsonl"), test).unwrap();
+    std::fs::write(sst.join("sst_train_10_1.jsonl"), train).unwrap();
+    let pool = server::db::connect(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    server::clues::import_dir(&pool, &dir.join("data")).await.unwrap();
+    common::add_users(&pool, &[("rita", Role::Researcher)]).await;
+    let config = StudyConfig {
+        scenarios: vec![0],
+        open: true,
+        ..StudyConfig::default()
+    };
+    let study = app::ssr::study::create(&pool, None, "SST-2", "big", config)
+        .await
+        .unwrap();
+    let (workers, rows) = server::load::fill::fill(&pool, study, 300_000, "t").await.unwrap();
+    assert_eq!((workers, rows), (1000, 300_000));
+    pool.close().await;
+    study
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exports_of_300k_rows_stream_in_bounded_memory_and_give_it_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("big.db");
+    let study = three_hundred_thousand_rows(dir.path(), &db).await;
+    let server = Spawned::start(&db, &["--no-demo"]);
+    let c = Client::new(&server.base);
+    let cookie = c.login("rita", "rita-password").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let idle = server.rss();
+    let mut after_rounds = Vec::new();
+    // The bundle once (it is the slowest), the row files twice: memory must not grow.
+    for files in [
+        &[("annotations.csv", 40), ("annotations.jsonl", 100), ("bundle.tar", 150)][..],
+        &[("annotations.csv", 40), ("annotations.jsonl", 100)][..],
+    ] {
+        for &(file, min_mb) in files {
+            let rss = RssSampler::start(server.pid());
+            let (status, bytes) = c
+                .download(&format!("/export/{file}?studies={study}"), &cookie)
+                .unwrap();
+            let peak = rss.peak();
+            drop(rss);
+            eprintln!(
+                "{file}: {} MB, server peak {} MB (idle {} MB)",
+                bytes / MB,
+                peak / MB,
+                idle / MB
+            );
+            assert_eq!(status, 200, "{file}");
+            assert!(bytes > min_mb * MB, "{file}: {bytes} bytes");
+            assert!(
+                peak < idle + 200 * MB,
+                "{file}: peak {} MB, idle {} MB",
+                peak / MB,
+                idle / MB
+            );
+        }
+        // The server trims its heaps every 5 s.
+        std::thread::sleep(Duration::from_secs(6));
+        after_rounds.push(server.rss());
+    }
+    // Memory comes back, and a second round does not grow it.
+    let (first, second) = (after_rounds[0], after_rounds[1]);
+    eprintln!("after the rounds: {} MB, {} MB", first / MB, second / MB);
+    assert!(second < first + 20 * MB, "{} MB then {} MB", first / MB, second / MB);
+    assert!(second < idle + 100 * MB, "{} MB, idle {} MB", second / MB, idle / MB);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_acknowledged_submission_survives_kill_9_under_crowd_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("crash.db");
+    let study = prepare(&db, 5000).await;
+    let mut acks = Vec::new();
+    for round in 0..3 {
+        let server = Spawned::start(&db, &["--new-workers-per-address", "100000"]);
+        let stop = Arc::new(AtomicBool::new(false));
+        let load = crowd::run(&server.base, study, 16, &format!("r{round}"), stop.clone());
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        server.kill9();
+        stop.store(true, Ordering::Relaxed);
+        let stats = tokio::task::spawn_blocking(move || load.join().unwrap())
+            .await
+            .unwrap();
+        assert!(stats.acks.len() > 20, "round {round}: {} acks", stats.acks.len());
+        acks.extend(stats.acks);
+    }
+    // The server comes back on the same database ...
+    let server = Spawned::start(&db, &[]);
+    Client::new(&server.base).login("rita", "rita-password").unwrap();
+    drop(server);
+    // ... and every acknowledged submission is there, once.
+    let pool = server::db::connect_existing(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    for a in &acks {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM assignment_items i JOIN assignments a ON a.id = i.assignment_id
+             JOIN users u ON u.id = a.worker_id
+             WHERE u.name = 'prolific:' || ? AND i.position = ? AND i.client_id = ?
+               AND i.submitted_at IS NOT NULL",
+        )
+        .bind(&a.pid)
+        .bind(a.position)
+        .bind(&a.client_id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        assert_eq!(n, 1, "{a:?}");
+    }
+    let stored: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM assignment_items WHERE submitted_at IS NOT NULL",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    eprintln!("{} acknowledged, {stored} stored after 3 kill -9", acks.len());
+    assert!(stored as usize >= acks.len());
+}
