@@ -2,7 +2,7 @@
 //! context: labels from the task's set, spans that match the text at their code-point offsets.
 
 use super::s1::Scoring;
-use super::spans::slice_cp;
+use super::spans::{on_grapheme_boundaries, slice_cp};
 use super::task::{Context, Family, Gold, TaskSpec};
 use serde::{Deserialize, Serialize};
 
@@ -170,6 +170,12 @@ pub fn check_answer(spec: &TaskSpec, context: &Context, answer: &Answer) -> Resu
                         ))
                     }
                 }
+                if !on_grapheme_boundaries(text, s.offset, s.length) {
+                    return Err(format!(
+                        "span {n} ({:?}) cuts a character in two (a letter from its accent, part of an emoji or of a line break); select whole characters",
+                        s.text
+                    ));
+                }
                 if spans[..i]
                     .iter()
                     .any(|o| o.offset == s.offset && o.length == s.length)
@@ -238,6 +244,11 @@ mod tests {
             spans: vec![span("José", 10), span("to", 6)],
         };
         assert_eq!(check_answer(&s, &c, &ok), Ok(()));
+        // Half a character: the mountain without its variation selector, the CR of a CRLF.
+        for cut in [span("🏔", 3), span("to\r", 6), span("\nJosé", 9)] {
+            let err = check_answer(&s, &c, &Answer::Spans { spans: vec![cut] }).unwrap_err();
+            assert!(err.contains("cuts a character in two"), "{err}");
+        }
         let shifted = Answer::Spans {
             spans: vec![span("José", 9)],
         };

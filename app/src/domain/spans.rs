@@ -67,6 +67,21 @@ pub fn slice_cp(text: &str, offset: usize, len: usize) -> Option<&str> {
     Some(&text[start..end])
 }
 
+/// Whether code points `offset` and `offset + len` of `text` both fall between grapheme clusters
+/// (user-perceived characters, UAX #29): a span must not cut half a family emoji, a letter from
+/// its combining accent, or the CR from the LF of a line break. Offsets past the end are `false`.
+pub fn on_grapheme_boundaries(text: &str, offset: usize, len: usize) -> bool {
+    use unicode_segmentation::GraphemeCursor;
+    let boundary = |cp: usize| {
+        cp_to_byte(text, cp).is_some_and(|byte| {
+            GraphemeCursor::new(byte, text.len(), true)
+                .is_boundary(text, 0)
+                .unwrap_or(false)
+        })
+    };
+    boundary(offset) && boundary(offset + len)
+}
+
 /// Code point offset -> UTF-16 code unit offset (what the browser's DOM ranges use).
 pub fn cp_to_utf16(text: &str, cp: usize) -> Option<usize> {
     let mut units = 0;
@@ -188,5 +203,22 @@ mod tests {
         assert_eq!(find_all_cp("é a é", "é"), vec![0, 4]);
         assert_eq!(find_all_cp("aaa", "aa"), vec![0, 1]);
         assert!(find_all_cp("abc", "").is_empty());
+    }
+
+    #[test]
+    fn spans_may_not_cut_a_grapheme_cluster() {
+        // A family emoji (man ZWJ woman ZWJ girl: 5 code points), "e" + combining acute, CRLF.
+        let text = "a \u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467} e\u{301} x\r\ny";
+        assert!(on_grapheme_boundaries(text, 2, 5));
+        assert!(!on_grapheme_boundaries(text, 2, 1));
+        assert!(!on_grapheme_boundaries(text, 4, 3));
+        assert!(on_grapheme_boundaries(text, 8, 2));
+        assert!(!on_grapheme_boundaries(text, 8, 1));
+        assert!(!on_grapheme_boundaries(text, 9, 1));
+        assert!(on_grapheme_boundaries(text, 11, 1));
+        assert!(!on_grapheme_boundaries(text, 11, 2));
+        assert!(on_grapheme_boundaries(text, 12, 3));
+        assert!(!on_grapheme_boundaries(text, 13, 2));
+        assert!(!on_grapheme_boundaries(text, 0, 100));
     }
 }
