@@ -146,6 +146,11 @@ pub async fn join_link(state: &AppState, path: &str) -> Resp {
     }
     let action = format!(r#"action="{}""#, path.replace('&', "&amp;"));
     assert!(page.body.contains(&action), "{}", page.body);
+    join_post(state, path).await
+}
+
+/// The Start button of a study link alone (for many arrivals at once).
+pub async fn join_post(state: &AppState, path: &str) -> Resp {
     send(state, Request::post(path).body(Body::empty()).unwrap()).await
 }
 

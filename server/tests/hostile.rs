@@ -1,0 +1,176 @@
+//! Hostile clients in process: study links that only take a place when posted from our own
+//! page, address limits on new workers, cookies behind a proxy, a crash during the demo load,
+//! and an import while a study is under crowd load.
+mod common;
+
+use app::domain::study::StudyConfig;
+use app::ssr::guard::{Guards, Limits};
+use axum::body::Body;
+use axum::http::{header, Request, StatusCode};
+use common::client::*;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn post(path: &str, headers: &[(&str, &str)]) -> Request<Body> {
+    let mut req = Request::post(path);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    req.body(Body::empty()).unwrap()
+}
+
+#[tokio::test]
+async fn a_study_link_takes_a_place_only_when_its_start_page_is_posted_from_our_site() {
+    let e = env().await;
+    let s = &e.state;
+    let id = new_study(s, "demo-SST-2", &[0], 3).await;
+    let link = format!("/join/{id}?PROLIFIC_PID=prefetched&STUDY_ID=s&SESSION_ID=x");
+    let before = common::snapshot(&s.pool).await;
+    // A link preview or prefetch (GET) gets the start page and changes nothing.
+    for _ in 0..3 {
+        let r = get(s, &link, None).await;
+        assert_eq!(r.status, StatusCode::OK);
+        assert!(r.body.contains("<button type=\"submit\""), "{}", r.body);
+        assert!(r.cookie.is_none());
+    }
+    assert_eq!(common::snapshot(&s.pool).await, before);
+    // A form on another site posting the link is refused.
+    for headers in [
+        &[("sec-fetch-site", "cross-site")][..],
+        &[("host", "lab.example"), ("origin", "https://evil.example")][..],
+    ] {
+        let r = send(s, post(&link, headers)).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+        assert!(r.cookie.is_none());
+    }
+    assert_eq!(common::snapshot(&s.pool).await, before);
+    // From our own start page it takes the place.
+    let r = send(s, post(&link, &[("sec-fetch-site", "same-origin")])).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
+    assert_eq!(places(s, id).await.len(), 1);
+    // A missing study: 404 for both, nothing made.
+    let before = common::snapshot(&s.pool).await;
+    for r in [
+        get(s, "/join/999?PROLIFIC_PID=w1", None).await,
+        send(s, post("/join/999?PROLIFIC_PID=w1", &[])).await,
+    ] {
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+    }
+    assert_eq!(common::snapshot(&s.pool).await, before);
+}
+
+#[tokio::test]
+async fn one_address_cannot_take_every_place_and_returning_workers_are_not_counted() {
+    let mut e = env().await;
+    e.state.guards = Arc::new(Guards::new(Limits {
+        joins_per_client: (3, Duration::from_secs(3600)),
+        ..Limits::default()
+    }));
+    let s = &e.state;
+    let id = new_study(s, "demo-SST-2", &[0], 12).await;
+    let first = arrive(s, id, "squat-1").await;
+    arrive(s, id, "squat-2").await;
+    arrive(s, id, "squat-3").await;
+    let before = common::snapshot(&s.pool).await;
+    let r = join_link(s, &format!("/join/{id}?PROLIFIC_PID=squat-4")).await;
+    assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS, "{}", r.body);
+    let wait: u64 = r.headers[header::RETRY_AFTER].to_str().unwrap().parse().unwrap();
+    assert!((1..=3600).contains(&wait), "{wait}");
+    assert!(r.body.contains("Too many new workers from your address"), "{}", r.body);
+    assert_eq!(common::snapshot(&s.pool).await, before);
+    assert_eq!(places(s, id).await.len(), 3);
+    // A worker who started comes back to their place whatever the limit.
+    let again = arrive(s, id, "squat-1").await;
+    assert_ne!(again, first);
+    assert_eq!(places(s, id).await.len(), 3);
+}
+
+#[tokio::test]
+async fn cookies_are_secure_over_https_as_a_trusted_proxy_says_and_not_otherwise() {
+    let mut e = env().await;
+    let link = |id: i64, pid: &str| format!("/join/{id}?PROLIFIC_PID={pid}");
+    let id = new_study(&e.state, "demo-SST-2", &[0], 5).await;
+    let https = [("x-forwarded-proto", "https"), ("x-forwarded-for", "10.0.0.7")];
+    let cookie_of = |r: &Resp| r.headers[header::SET_COOKIE].to_str().unwrap().to_string();
+    // Not trusted: the header is ignored.
+    let r = send(&e.state, post(&link(id, "p1"), &https)).await;
+    assert!(!cookie_of(&r).contains("Secure"), "{}", cookie_of(&r));
+    e.state.trust_proxy = true;
+    let r = send(&e.state, post(&link(id, "p2"), &https)).await;
+    assert!(cookie_of(&r).contains("; Secure"), "{}", cookie_of(&r));
+    let r = send(&e.state, post(&link(id, "p3"), &[])).await;
+    assert!(!cookie_of(&r).contains("Secure"));
+}
+
+#[tokio::test]
+async fn a_demo_load_cut_short_is_completed_by_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("d.db").display());
+    let pool = server::db::connect(&url).await.unwrap();
+    server::demo::ensure_demo(&pool).await.unwrap();
+    let whole = common::snapshot(&pool).await;
+    // As if the first start had died after the tasks were stored: no runs, no partition,
+    // no demo studies.
+    for sql in [
+        "DELETE FROM crossfit_runs WHERE id > (SELECT MIN(id) + 6 FROM crossfit_runs)",
+        "DELETE FROM crossfit_partitions",
+        "DELETE FROM study_configs",
+        "DELETE FROM studies",
+    ] {
+        sqlx::query(sql).execute(&pool).await.unwrap();
+    }
+    assert_ne!(common::snapshot(&pool).await, whole);
+    server::demo::ensure_demo(&pool).await.unwrap();
+    let again = common::snapshot(&pool).await;
+    let counts = |s: &[(String, String)]| s.iter().take(19).cloned().collect::<Vec<_>>();
+    assert_eq!(counts(&again), counts(&whole));
+    // And a complete demo is left alone.
+    server::demo::ensure_demo(&pool).await.unwrap();
+    assert_eq!(common::snapshot(&pool).await, again);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_import_during_a_forty_worker_study_succeeds() {
+    let mut e = env().await;
+    // Forty workers from one (in-process) address.
+    e.state.guards = Arc::new(Guards::new(Limits {
+        joins_per_client: (100, Duration::from_secs(1)),
+        ..Limits::default()
+    }));
+    let id = new_study(&e.state, "demo-SST-2", &[0, 2], 40).await;
+    let workers: Vec<_> = (0..40)
+        .map(|w| {
+            let s = e.state.clone();
+            tokio::spawn(async move {
+                let r = join_post(&s, &format!("/join/{id}?PROLIFIC_PID=busy-{w}")).await;
+                assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
+                skip_to_the_end(&s, id, &r.cookie.unwrap()).await;
+            })
+        })
+        .collect();
+    // Meanwhile, ten imports of new tasks (the demo's files under other names).
+    for round in 0..10 {
+        let tasks = server::demo::demo_tasks()
+            .unwrap()
+            .into_iter()
+            .map(|mut t| {
+                t.spec.name = format!("copy{round}-{}", t.spec.name);
+                t
+            })
+            .collect();
+        server::clues::import_tasks(&e.state.pool, tasks, "test")
+            .await
+            .unwrap_or_else(|err| panic!("import {round} during the study: {err}"));
+    }
+    for w in workers {
+        w.await.unwrap();
+    }
+    let finished: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM assignments WHERE study_id = ? AND status = 'finished'",
+    )
+    .bind(id)
+    .fetch_one(&e.state.pool)
+    .await
+    .unwrap();
+    assert_eq!(finished, 40);
+}
