@@ -201,6 +201,8 @@ async fn build(
     };
     let mut name = format!("clues-lab-{scope_name}-{file}");
     let mut hash = None;
+    // Held until the download is written (moved into the task that streams it).
+    let turn = state.guards.heavy_turn().await?;
     let (mime, body): (&str, Body) = match file {
         "annotations.jsonl" | "annotations.csv" => {
             // Streamed from the database row by row; nothing else is loaded.
@@ -212,6 +214,7 @@ async fn build(
             };
             let pool = state.pool.clone();
             let body = streamed(move |tx| async move {
+                let _turn = turn;
                 let mut out = Out::new(Channel(tx));
                 write_rows(&pool, &studies, rows, &mut out).await?;
                 out.finish().await.map(drop)
@@ -226,6 +229,7 @@ async fn build(
             hash = Some(b.hash.clone());
             let (tx, rx) = mpsc::channel(PIECES_IN_FLIGHT);
             tokio::task::spawn_blocking(move || {
+                let _turn = turn;
                 let mut w = ChannelWriter::new(tx);
                 if let Err(e) = b.write_tar(&mut w).and_then(|w| w.flush()) {
                     tracing::warn!("bundle download stopped: {e}");

@@ -52,9 +52,11 @@ pub async fn dashboard(studies: String) -> Result<DashboardData, AppError> {
     use crate::ssr::{auth, report, state::app_state, study};
     crate::error::respond(
         async {
-            let pool = app_state()?.pool;
+            let state = app_state()?;
+            let pool = state.pool.clone();
             auth::require(|r| r.is_staff()).await?;
             let scope = report::parse_scope(Some(&studies))?;
+            let _turn = state.guards.heavy_turn().await?;
             let loaded = report::load(&pool, &scope).await?;
             let mut progress = Vec::with_capacity(loaded.studies.len());
             for s in &loaded.studies {

@@ -145,8 +145,17 @@ pub async fn login(
         // No account can have such a name or password: no check is needed to say so.
         return Err(AppError::BadLogin);
     }
-    guards.login_attempt(client, name)?;
-    let turn = guards.password_turn().await?;
+    let allowed = match guards.login_attempt(client, name) {
+        Ok(()) => guards.password_turn().await,
+        Err(e) => Err(e),
+    };
+    let turn = match allowed {
+        Ok(turn) => turn,
+        Err(refused) => {
+            tokio::time::sleep(crate::ssr::guard::TARPIT).await;
+            return Err(refused);
+        }
+    };
     let row: Option<(i64, String, String, Option<String>)> =
         sqlx::query_as("SELECT id, name, role, password_hash FROM users WHERE name = ?")
             .bind(name)

@@ -10,7 +10,8 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-use tokio::sync::{Semaphore, SemaphorePermit};
+use std::sync::Arc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 
 /// The limits a server runs with (see `serve --help`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,6 +26,9 @@ pub struct Limits {
     pub password_checks: usize,
     /// Sign-ins allowed to wait for a password check; beyond that, 429 at once.
     pub password_queue: usize,
+    /// Reports and exports built at once (each takes a core for seconds on a large study); the
+    /// rest wait in turn, so crowd workers keep the other cores.
+    pub heavy_work: usize,
 }
 
 impl Default for Limits {
@@ -35,6 +39,7 @@ impl Default for Limits {
             joins_per_client: (30, Duration::from_secs(10)),
             password_checks: std::thread::available_parallelism().map_or(2, |n| n.get()),
             password_queue: 64,
+            heavy_work: std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
         }
     }
 }
@@ -47,6 +52,7 @@ pub struct Guards {
     joins_client: Keyed<IpAddr>,
     password_checks: Semaphore,
     waiting: AtomicUsize,
+    heavy: Arc<Semaphore>,
 }
 
 impl std::fmt::Debug for Guards {
@@ -97,6 +103,7 @@ impl Guards {
             joins_client: Keyed::new(limits.joins_per_client),
             password_checks: Semaphore::new(limits.password_checks.max(1)),
             waiting: AtomicUsize::new(0),
+            heavy: Arc::new(Semaphore::new(limits.heavy_work.max(1))),
         }
     }
 
@@ -140,6 +147,18 @@ impl Guards {
     }
 }
 
+impl Guards {
+    /// Waits for a turn to build a report or an export; the turn lasts as long as the permit
+    /// (moved into the task that streams a download).
+    pub async fn heavy_turn(&self) -> Result<OwnedSemaphorePermit, AppError> {
+        self.heavy.clone().acquire_owned().await.map_err(AppError::internal)
+    }
+}
+
+/// How long a refused sign-in waits before its 429 goes out. A flood's connections then make
+/// one attempt a second each instead of thousands, and a waiting request costs a few bytes.
+pub const TARPIT: Duration = Duration::from_secs(1);
+
 /// The address a request comes from: with `trust_proxy`, the last address of
 /// `X-Forwarded-For` (the one the proxy in front of us added); else the socket's peer; else
 /// (a request made in process, as in tests) the unspecified address.
@@ -180,6 +199,7 @@ mod tests {
             joins_per_client: (2, Duration::from_secs(60)),
             password_checks: 1,
             password_queue: 1,
+            heavy_work: 1,
         }
     }
 

@@ -47,12 +47,17 @@ fn peak_mb(s: &Option<RssSampler>) -> f64 {
     s.as_ref().map_or(f64::NAN, |s| s.peak() as f64 / MB)
 }
 
-/// Crowd load for `seconds`, alongside whatever `during` does; returns the crowd's numbers.
-fn crowd_while<T>(t: &Target, tag: &str, during: impl FnOnce(&AtomicBool) -> T) -> (crowd::CrowdStats, f64, T) {
+/// Crowd load for `seconds`, alongside whatever `during` does (given the end of the phase);
+/// returns the crowd's numbers.
+fn crowd_while<T>(
+    t: &Target,
+    tag: &str,
+    during: impl FnOnce(Instant) -> T,
+) -> (crowd::CrowdStats, f64, T) {
     let stop = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
     let workers = crowd::run(&t.url, t.study, t.workers, tag, stop.clone());
-    let out = during(&stop);
+    let out = during(started + Duration::from_secs(t.seconds));
     std::thread::sleep(Duration::from_secs(t.seconds).saturating_sub(started.elapsed()));
     stop.store(true, Ordering::Relaxed);
     let stats = workers.join().expect("crowd threads");
@@ -88,10 +93,14 @@ pub fn login_flood(t: &Target, logins: usize) {
     print_crowd("crowd load without the flood", &base, secs);
     let idle = t.mb();
     let rss = t.sampler();
-    let (during, secs, statuses) = crowd_while(t, &format!("{tag}-b"), |stop| {
-        flood(&t.url, logins, &tag, stop)
+    let (during, secs, statuses) = crowd_while(t, &format!("{tag}-b"), |until| {
+        flood(&t.url, logins, &tag, until)
     });
-    print_crowd(&format!("crowd load during {logins} concurrent logins (repeated)"), &during, secs);
+    print_crowd(
+        &format!("crowd load during {logins} concurrent logins (each repeated at once)"),
+        &during,
+        secs,
+    );
     let mut counts: Vec<(u16, usize)> = Vec::new();
     for s in statuses {
         match counts.iter_mut().find(|(c, _)| *c == s) {
@@ -109,8 +118,8 @@ pub fn login_flood(t: &Target, logins: usize) {
     );
 }
 
-/// `logins` threads signing in with wrong passwords, each from its own address, until `stop`.
-fn flood(base: &str, logins: usize, tag: &str, stop: &AtomicBool) -> Vec<u16> {
+/// `logins` threads signing in with wrong passwords, each from its own address, until `until`.
+fn flood(base: &str, logins: usize, tag: &str, until: Instant) -> Vec<u16> {
     std::thread::scope(|scope| {
         let threads: Vec<_> = (0..logins)
             .map(|i| {
@@ -119,7 +128,7 @@ fn flood(base: &str, logins: usize, tag: &str, stop: &AtomicBool) -> Vec<u16> {
                     let mut out = Vec::new();
                     let addr = format!("10.{}.{}.{}", i / 65536 % 256, i / 256 % 256, i % 256);
                     let mut n = 0;
-                    while !stop.load(Ordering::Relaxed) && n < 1000 {
+                    while Instant::now() < until {
                         let body = format!("name={tag}-{i}-{n}&password=wrong-password");
                         n += 1;
                         let r = c.post(
@@ -176,8 +185,11 @@ pub fn export_soak(t: &Target, cookie: &str, soak: u64) {
         times.push(ms_since(t0));
     }
     times.sort_by(f64::total_cmp);
+    let end = t.mb();
+    // The server trims its heaps every 5 s.
+    std::thread::sleep(Duration::from_secs(6));
     println!(
-        "export soak: {n} exports in {soak} s (p50 {:.0} ms); server RSS {start:.1} MB at start, peak {:.1} MB, {:.1} MB at end",
+        "export soak: {n} exports in {soak} s (p50 {:.0} ms); server RSS {start:.1} MB at start, peak {:.1} MB, {end:.1} MB at the end, {:.1} MB 6 s later",
         percentile(&times, 50.0),
         peak_mb(&rss),
         t.mb()

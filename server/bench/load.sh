@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Load benchmark: a release server on a fresh database, then `clues-lab load` for crowd load,
+# a login flood and an export soak over 300k annotation rows. Prints submits/s, p50/p99 and the
+# server's resident memory. Usage: bash server/bench/load.sh [workers] [seconds] [soak seconds]
+source "$(dirname "${BASH_SOURCE[0]}")/../../.ci/env.sh"
+cd "$ROOT"
+WORKERS="${1:-40}"; SECONDS_EACH="${2:-10}"; SOAK="${3:-60}"
+cargo build --release -p server --bin clues-lab >&2
+BIN="$CARGO_TARGET_DIR/release/clues-lab"
+WORK="$(mktemp -d)"; trap 'kill $PID 2>/dev/null; rm -rf "$WORK"' EXIT
+DB="sqlite://$WORK/load.db"
+# A 300-item SST-2-shaped task (written here), a researcher, and two open zero-shot studies:
+# one to fill with 300k rows, one with room for the crowd.
+mkdir -p "$WORK/data/SST-2"
+python3 - "$WORK/data/SST-2" <<'PY'
+import json, sys
+def w(name, ids):
+    with open(f"{sys.argv[1]}/{name}", "w") as f:
+        for i in ids:
+            label = "positive" if i % 2 == 0 else "negative"
+            text = f"review {i}: a {'bright, moving' if label == 'positive' else 'dull, tired'} film"
+            f.write(json.dumps({"answer": [label], "question": "positive or negative?", "id": i, "context": text}) + "\n")
+w("sst_test.jsonl", range(1000, 1300))
+w("sst_train_10_1.jsonl", range(10))
+PY
+"$BIN" --database "$DB" import clues "$WORK/data" >/dev/null
+CLUES_PASSWORD=bench-password "$BIN" --database "$DB" user add bench --role researcher
+"$BIN" --database "$DB" study create --task SST-2 --name exports --scenarios 0 --open >/dev/null
+"$BIN" --database "$DB" study create --task SST-2 --name crowd --scenarios 0 --annotators 100000 --open >/dev/null
+"$BIN" --database "$DB" load fill --study 1 --rows 300000
+"$BIN" --database "$DB" serve --addr 127.0.0.1:0 --no-demo --trust-proxy \
+  --new-workers-per-address 1000000 --site-root "$(site_dir release)" > "$WORK/serve.out" 2>"$WORK/serve.err" &
+PID=$!
+until grep -q "listening on" "$WORK/serve.out" 2>/dev/null; do sleep 0.2; done
+URL="$(sed -n 's/^listening on //p' "$WORK/serve.out")"
+T=(--url "$URL" --pid "$PID" --study 2 --workers "$WORKERS" --seconds "$SECONDS_EACH")
+echo "== crowd load ($WORKERS workers, ${SECONDS_EACH} s)"
+"$BIN" load crowd "${T[@]}"
+echo "== login flood (150 concurrent, each from its own address)"
+"$BIN" load login-flood "${T[@]}" --logins 150
+echo "== exports of 300k rows, dashboards during crowd load, ${SOAK} s export soak"
+CLUES_PASSWORD=bench-password "$BIN" load export-soak "${T[@]}" --user bench --soak "$SOAK"
