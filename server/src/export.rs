@@ -84,11 +84,10 @@ fn task_of(q: &HashMap<String, String>) -> Result<&str, AppError> {
 /// Pieces of a streamed download waiting for the client (each up to `stream::CHUNK` bytes).
 const PIECES_IN_FLIGHT: usize = 8;
 
-/// A body fed through a bounded channel.
-fn body_of(rx: mpsc::Receiver<Result<Vec<u8>, std::io::Error>>) -> Body {
-    Body::from_stream(futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|piece| (piece, rx))
-    }))
+/// A body fed through a bounded channel (it may be polled again after its end, as the
+/// compression layer does: the receiver then keeps answering "no more").
+fn body_of(mut rx: mpsc::Receiver<Result<Vec<u8>, std::io::Error>>) -> Body {
+    Body::from_stream(futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx)))
 }
 
 /// A body written by `produce` on its own task; an error cuts the download short (the client

@@ -198,7 +198,7 @@ fn start_html(study: &str, action: &str) -> String {
     format!(
         r#"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Start: {study}</title><link rel="stylesheet" href="{css}"></head>
+<title>Start: {study}</title><link rel="icon" href="data:,"><link rel="stylesheet" href="{css}"></head>
 <body><main class="start-page">
 <h1>{study}</h1>
 <p>You are about to start this study. Depending on your group, you first answer a few practice

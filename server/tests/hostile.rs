@@ -3,7 +3,6 @@
 //! and an import while a study is under crowd load.
 mod common;
 
-use app::domain::study::StudyConfig;
 use app::ssr::guard::{Guards, Limits};
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
@@ -173,4 +172,26 @@ async fn an_import_during_a_forty_worker_study_succeeds() {
     .await
     .unwrap();
     assert_eq!(finished, 40);
+}
+
+#[tokio::test]
+async fn streamed_exports_come_whole_through_compression() {
+    let e = env().await;
+    let s = &e.state;
+    let id = new_study(s, "demo-SST-2", &[0], 3).await;
+    let cookie = arrive(s, id, "streamed").await;
+    skip_to_the_end(s, id, &cookie).await;
+    let rita = login(s, "rita", "rita-password").await;
+    for file in ["annotations.csv", "annotations.jsonl", "bundle.tar"] {
+        let req = Request::get(format!("/export/{file}"))
+            .header(header::COOKIE, &rita)
+            .header(header::ACCEPT_ENCODING, "br, gzip")
+            .body(Body::empty())
+            .unwrap();
+        // The compression layer polls the body once more after its end.
+        let r = send(s, req).await;
+        assert_eq!(r.status, StatusCode::OK, "{file}");
+        assert_eq!(r.headers[header::CONTENT_ENCODING], "br", "{file}");
+        assert!(!r.body.is_empty(), "{file}");
+    }
 }
