@@ -784,3 +784,36 @@ async fn links_to_missing_or_closed_studies_create_nothing_and_expired_sessions_
         .unwrap();
     assert_eq!(expired, 0);
 }
+
+#[tokio::test]
+async fn reading_the_state_again_writes_nothing_and_an_answer_is_one_commit() {
+    let e = env().await;
+    let s = &e.state;
+    let id = new_study(s, "demo-SST-2", &[0], 3).await;
+    let cookie = arrive(s, id, "reader").await;
+    let first = parse(&state_of(s, id, &cookie).await);
+    let pos = first["step"]["Item"]["position"].as_i64().unwrap();
+    // The first showing recorded shown_at; reading again (a reload) changes nothing.
+    let before = common::snapshot(&s.pool).await;
+    for _ in 0..3 {
+        assert_eq!(parse(&state_of(s, id, &cookie).await), first);
+    }
+    assert_eq!(common::snapshot(&s.pool).await, before);
+    let activity = |s: &app::ssr::state::AppState| {
+        let pool = s.pool.clone();
+        async move {
+            sqlx::query_as::<_, (i64, i64)>(
+                "SELECT a.last_activity, i.submitted_at FROM assignments a
+                 JOIN assignment_items i ON i.assignment_id = a.id WHERE i.position = ?",
+            )
+            .bind(pos)
+            .fetch_one(&pool)
+            .await
+            .unwrap()
+        }
+    };
+    parse(&post_json(s, "submit_answer", &submit_body(id, pos, "one-commit", label("positive")), Some(&cookie)).await);
+    // The answer and the activity were written together.
+    let (last, submitted) = activity(s).await;
+    assert_eq!(last, submitted);
+}

@@ -153,11 +153,15 @@ pub(super) async fn current_position(
 }
 
 /// Records activity on a place (what the time-out of abandoned places looks at).
-pub(super) async fn touch(pool: &SqlitePool, assignment: i64, now: i64) -> Result<(), AppError> {
+pub(super) async fn touch(
+    conn: &mut sqlx::SqliteConnection,
+    assignment: i64,
+    now: i64,
+) -> Result<(), AppError> {
     sqlx::query("UPDATE assignments SET last_activity = ? WHERE id = ?")
         .bind(now)
         .bind(assignment)
-        .execute(pool)
+        .execute(conn)
         .await?;
     Ok(())
 }

@@ -85,6 +85,8 @@ pub async fn submit(
         .collect();
     let now = now_ms();
     let ack_at = (item.phase == Phase::Test).then_some(now);
+    // The answer and the worker's activity in one transaction (one commit).
+    let mut tx = crate::ssr::tx::begin_write(pool).await?;
     let stored = sqlx::query(
         "UPDATE assignment_items SET submitted_at = ?, acknowledged_at = ?, client_id = ?, answer_json = ?,
             no_answer = ?, skipped = ?, confidence = ?, s1 = ?, s1_any_of = ?,
@@ -103,18 +105,18 @@ pub async fn submit(
     .bind(now)
     .bind(assignment)
     .bind(position)
-    .execute(pool)
+    .execute(&mut *tx)
     .await;
     let stored = match stored {
-        Ok(done) => done.rows_affected(),
+        Ok(done) if done.rows_affected() > 0 => touch(&mut tx, assignment, now).await.map(|()| 1),
+        Ok(_) => Ok(0),
         // The same client id on another item of this assignment.
-        Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
-            return Err(AppError::Invalid(
-                "this client id was already used for another item".into(),
-            ))
-        }
-        Err(e) => return Err(e.into()),
+        Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Err(AppError::Invalid(
+            "this client id was already used for another item".into(),
+        )),
+        Err(e) => Err(e.into()),
     };
+    let stored = crate::ssr::tx::finish(tx, stored).await?;
     if stored == 0 {
         // A concurrent send got there first: the same submission is acknowledged.
         let again = item_row(pool, study.spec.family, assignment, position)
@@ -126,7 +128,6 @@ pub async fn submit(
             Err(locked())
         };
     }
-    touch(pool, assignment, now).await?;
     // What was just stored, without reading it back.
     let saved = ItemRow {
         submitted: true,
@@ -163,15 +164,23 @@ pub async fn acknowledge(
         )),
         Some(Some(_)) => {
             let now = now_ms();
-            sqlx::query(
-                "UPDATE assignment_items SET acknowledged_at = COALESCE(acknowledged_at, ?) WHERE assignment_id = ? AND position = ?",
-            )
-            .bind(now)
-            .bind(assignment)
-            .bind(position)
-            .execute(pool)
-            .await?;
-            touch(pool, assignment, now).await
+            let mut tx = crate::ssr::tx::begin_write(pool).await?;
+            let result = async {
+                let set = sqlx::query(
+                    "UPDATE assignment_items SET acknowledged_at = ? WHERE assignment_id = ? AND position = ? AND acknowledged_at IS NULL",
+                )
+                .bind(now)
+                .bind(assignment)
+                .bind(position)
+                .execute(&mut *tx)
+                .await?;
+                if set.rows_affected() > 0 {
+                    touch(&mut tx, assignment, now).await?;
+                }
+                Ok(())
+            }
+            .await;
+            crate::ssr::tx::finish(tx, result).await
         }
     }
 }

@@ -44,15 +44,7 @@ pub async fn worker_state(
     } else {
         match current_position(pool, assignment).await? {
             Some(position) => {
-                sqlx::query(
-                    "UPDATE assignment_items SET shown_at = COALESCE(shown_at, ?) WHERE assignment_id = ? AND position = ?",
-                )
-                .bind(now)
-                .bind(assignment)
-                .bind(position)
-                .execute(pool)
-                .await?;
-                touch(pool, assignment, now).await?;
+                shown(pool, assignment, position, now).await?;
                 let item = item_row(pool, study.spec.family, assignment, position)
                     .await?
                     .ok_or_else(|| AppError::internal("current item missing"))?;
@@ -101,6 +93,38 @@ pub async fn worker_state(
         test_items: counts.1,
         step,
     })
+}
+
+/// Records the first time an item is shown (and that as the worker's activity), in one
+/// transaction; showing it again (a reload) writes nothing.
+async fn shown(pool: &SqlitePool, assignment: i64, position: i64, now: i64) -> Result<(), AppError> {
+    let first: Option<i64> = sqlx::query_scalar(
+        "SELECT 1 FROM assignment_items WHERE assignment_id = ? AND position = ? AND shown_at IS NULL",
+    )
+    .bind(assignment)
+    .bind(position)
+    .fetch_optional(pool)
+    .await?;
+    if first.is_none() {
+        return Ok(());
+    }
+    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let result = async {
+        let set = sqlx::query(
+            "UPDATE assignment_items SET shown_at = ? WHERE assignment_id = ? AND position = ? AND shown_at IS NULL",
+        )
+        .bind(now)
+        .bind(assignment)
+        .bind(position)
+        .execute(&mut *tx)
+        .await?;
+        if set.rows_affected() > 0 {
+            touch(&mut *tx, assignment, now).await?;
+        }
+        Ok(())
+    }
+    .await;
+    crate::ssr::tx::finish(tx, result).await
 }
 
 async fn completion(
