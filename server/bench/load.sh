@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Load benchmark: a release server on a fresh database, then `clues-lab load` for crowd load,
 # a login flood and an export soak over 300k annotation rows. Prints submits/s, p50/p99 and the
-# server's resident memory. Usage: bash server/bench/load.sh [workers] [seconds] [soak seconds]
+# server's resident memory. Usage: bash server/bench/load.sh [workers] [seconds] [soak seconds];
+# CROWD_ONLY="8 32 128" runs crowd load alone at each number of workers instead.
 source "$(dirname "${BASH_SOURCE[0]}")/../../.ci/env.sh"
 cd "$ROOT"
 WORKERS="${1:-40}"; SECONDS_EACH="${2:-10}"; SOAK="${3:-60}"
@@ -34,6 +35,11 @@ PID=$!
 until grep -q "listening on" "$WORK/serve.out" 2>/dev/null; do sleep 0.2; done
 URL="$(sed -n 's/^listening on //p' "$WORK/serve.out")"
 T=(--url "$URL" --pid "$PID" --study 2 --workers "$WORKERS" --seconds "$SECONDS_EACH")
+if [ -n "${CROWD_ONLY:-}" ]; then
+  # CROWD_ONLY="8 32 128": crowd load alone at each number of workers.
+  for w in $CROWD_ONLY; do "$BIN" load crowd --url "$URL" --pid "$PID" --study 2 --workers "$w" --seconds "$SECONDS_EACH"; done
+  exit 0
+fi
 echo "== crowd load ($WORKERS workers, ${SECONDS_EACH} s)"
 "$BIN" load crowd "${T[@]}"
 echo "== login flood (150 concurrent, each from its own address)"

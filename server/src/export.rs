@@ -221,7 +221,10 @@ async fn build(
             (mime, body)
         }
         "bundle.tar" => {
-            let (loaded, r) = report::load(&state.pool, &scope).await?.into_report().await?;
+            let (loaded, r) = report::load(&state.pool, &scope)
+                .await?
+                .into_report()
+                .await?;
             let b = bundle::build(&state.pool, &loaded, &r).await?;
             drop((loaded, r));
             name = format!("clues-lab-{scope_name}-bundle-{}.tar", &b.hash[..12]);
@@ -238,7 +241,10 @@ async fn build(
             ("application/x-tar", body_of(rx))
         }
         _ => {
-            let (loaded, r) = report::load(&state.pool, &scope).await?.into_report().await?;
+            let (loaded, r) = report::load(&state.pool, &scope)
+                .await?
+                .into_report()
+                .await?;
             let (mime, text) = small_file(&loaded, &r, file, q, &mut name)?;
             (mime, Body::from(text))
         }

@@ -117,8 +117,7 @@ pub async fn join(
     extensions: Extensions,
 ) -> Response {
     if from_another_site(&headers) {
-        return AppError::Forbidden("a study link posted from another site".into())
-            .into_response();
+        return AppError::Forbidden("a study link posted from another site".into()).into_response();
     }
     let peer = extensions
         .get::<ConnectInfo<SocketAddr>>()
@@ -175,7 +174,10 @@ fn from_another_site(headers: &HeaderMap) -> bool {
         return site.eq_ignore_ascii_case("cross-site");
     }
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
-    match headers.get(header::ORIGIN).map(|v| v.to_str().unwrap_or("null")) {
+    match headers
+        .get(header::ORIGIN)
+        .map(|v| v.to_str().unwrap_or("null"))
+    {
         Some(origin) => {
             let origin_host = origin.split_once("://").map(|(_, h)| h);
             origin_host.is_none() || origin_host != host
@@ -227,10 +229,19 @@ mod tests {
         assert!(from_another_site(&h(&[("sec-fetch-site", "cross-site")])));
         assert!(!from_another_site(&h(&[("sec-fetch-site", "same-origin")])));
         assert!(!from_another_site(&h(&[("sec-fetch-site", "none")])));
-        let ours = [("host", "lab.example:3000"), ("origin", "https://lab.example:3000")];
+        let ours = [
+            ("host", "lab.example:3000"),
+            ("origin", "https://lab.example:3000"),
+        ];
         assert!(!from_another_site(&h(&ours)));
-        assert!(from_another_site(&h(&[("host", "lab.example"), ("origin", "https://evil.example")])));
-        assert!(from_another_site(&h(&[("host", "lab.example"), ("origin", "null")])));
+        assert!(from_another_site(&h(&[
+            ("host", "lab.example"),
+            ("origin", "https://evil.example")
+        ])));
+        assert!(from_another_site(&h(&[
+            ("host", "lab.example"),
+            ("origin", "null")
+        ])));
         assert!(!from_another_site(&h(&[("host", "lab.example")])));
     }
 

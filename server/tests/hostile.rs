@@ -73,9 +73,17 @@ async fn one_address_cannot_take_every_place_and_returning_workers_are_not_count
     let before = common::snapshot(&s.pool).await;
     let r = join_link(s, &format!("/join/{id}?PROLIFIC_PID=squat-4")).await;
     assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS, "{}", r.body);
-    let wait: u64 = r.headers[header::RETRY_AFTER].to_str().unwrap().parse().unwrap();
+    let wait: u64 = r.headers[header::RETRY_AFTER]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!((1..=3600).contains(&wait), "{wait}");
-    assert!(r.body.contains("Too many new workers from your address"), "{}", r.body);
+    assert!(
+        r.body.contains("Too many new workers from your address"),
+        "{}",
+        r.body
+    );
     assert_eq!(common::snapshot(&s.pool).await, before);
     assert_eq!(places(s, id).await.len(), 3);
     // A worker who started comes back to their place whatever the limit.
@@ -89,7 +97,10 @@ async fn cookies_are_secure_over_https_as_a_trusted_proxy_says_and_not_otherwise
     let mut e = env().await;
     let link = |id: i64, pid: &str| format!("/join/{id}?PROLIFIC_PID={pid}");
     let id = new_study(&e.state, "demo-SST-2", &[0], 5).await;
-    let https = [("x-forwarded-proto", "https"), ("x-forwarded-for", "10.0.0.7")];
+    let https = [
+        ("x-forwarded-proto", "https"),
+        ("x-forwarded-for", "10.0.0.7"),
+    ];
     let cookie_of = |r: &Resp| r.headers[header::SET_COOKIE].to_str().unwrap().to_string();
     // Not trusted: the header is ignored.
     let r = send(&e.state, post(&link(id, "p1"), &https)).await;

@@ -32,7 +32,11 @@ async fn a_crowd_link_signs_the_worker_in_and_resumes_the_same_place() {
         "{crowd}"
     );
     // MTurk ids work too; a malformed id is refused.
-    let r = join_link(s, &format!("/join/{id}?workerId=A1B2C3&assignmentId=3XY&hitId=H1")).await;
+    let r = join_link(
+        s,
+        &format!("/join/{id}?workerId=A1B2C3&assignmentId=3XY&hitId=H1"),
+    )
+    .await;
     assert_eq!(r.status, StatusCode::SEE_OTHER);
     let r = get(s, &format!("/join/{id}?PROLIFIC_PID=bad%20id"), None).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
@@ -812,7 +816,15 @@ async fn reading_the_state_again_writes_nothing_and_an_answer_is_one_commit() {
             .unwrap()
         }
     };
-    parse(&post_json(s, "submit_answer", &submit_body(id, pos, "one-commit", label("positive")), Some(&cookie)).await);
+    parse(
+        &post_json(
+            s,
+            "submit_answer",
+            &submit_body(id, pos, "one-commit", label("positive")),
+            Some(&cookie),
+        )
+        .await,
+    );
     // The answer and the activity were written together.
     let (last, submitted) = activity(s).await;
     assert_eq!(last, submitted);

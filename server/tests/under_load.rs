@@ -90,7 +90,12 @@ async fn a_login_flood_is_throttled_and_memory_stays_bounded_and_returns() {
     assert_eq!(count(401) + count(429), 450, "{statuses:?}");
     assert!(count(401) > 0 && count(429) > 0, "{statuses:?}");
     assert!(peak < 200 * MB, "peak RSS {} MB", peak / MB);
-    assert!(after < idle + 40 * MB, "RSS {} MB after, {} MB idle", after / MB, idle / MB);
+    assert!(
+        after < idle + 40 * MB,
+        "RSS {} MB after, {} MB idle",
+        after / MB,
+        idle / MB
+    );
 
     // One account: ten attempts, then even the right password waits (429 + Retry-After).
     let from = [("x-forwarded-for", "10.9.9.9")];
@@ -113,7 +118,10 @@ async fn a_login_flood_is_throttled_and_memory_stays_bounded_and_returns() {
     assert!((1..=30).contains(&wait), "{wait}");
     assert!(r.body.contains(r#"{"Throttled":["#), "{}", r.body);
     // The account waits whatever the address.
-    assert!(c.login("rita", "rita-password").unwrap_err().contains("429"));
+    assert!(c
+        .login("rita", "rita-password")
+        .unwrap_err()
+        .contains("429"));
 }
 
 /// An SST-2-shaped task of 300 test reviews (written here), a zero-shot study of it and 1000
@@ -134,7 +142,9 @@ async fn three_hundred_thousand_rows(dir: &std::path::Path, db: &std::path::Path
     let pool = server::db::connect(&format!("sqlite://{}", db.display()))
         .await
         .unwrap();
-    server::clues::import_dir(&pool, &dir.join("data")).await.unwrap();
+    server::clues::import_dir(&pool, &dir.join("data"))
+        .await
+        .unwrap();
     common::add_users(&pool, &[("rita", Role::Researcher)]).await;
     let config = StudyConfig {
         scenarios: vec![0],
@@ -144,7 +154,9 @@ async fn three_hundred_thousand_rows(dir: &std::path::Path, db: &std::path::Path
     let study = app::ssr::study::create(&pool, None, "SST-2", "big", config)
         .await
         .unwrap();
-    let (workers, rows) = server::load::fill::fill(&pool, study, 300_000, "t").await.unwrap();
+    let (workers, rows) = server::load::fill::fill(&pool, study, 300_000, "t")
+        .await
+        .unwrap();
     assert_eq!((workers, rows), (1000, 300_000));
     pool.close().await;
     study
@@ -163,7 +175,11 @@ async fn exports_of_300k_rows_stream_in_bounded_memory_and_give_it_back() {
     let mut after_rounds = Vec::new();
     // The bundle once (it is the slowest), the row files twice: memory must not grow.
     for files in [
-        &[("annotations.csv", 40), ("annotations.jsonl", 100), ("bundle.tar", 150)][..],
+        &[
+            ("annotations.csv", 40),
+            ("annotations.jsonl", 100),
+            ("bundle.tar", 150),
+        ][..],
         &[("annotations.csv", 40), ("annotations.jsonl", 100)][..],
     ] {
         for &(file, min_mb) in files {
@@ -195,8 +211,18 @@ async fn exports_of_300k_rows_stream_in_bounded_memory_and_give_it_back() {
     // Memory comes back, and a second round does not grow it.
     let (first, second) = (after_rounds[0], after_rounds[1]);
     eprintln!("after the rounds: {} MB, {} MB", first / MB, second / MB);
-    assert!(second < first + 20 * MB, "{} MB then {} MB", first / MB, second / MB);
-    assert!(second < idle + 100 * MB, "{} MB, idle {} MB", second / MB, idle / MB);
+    assert!(
+        second < first + 20 * MB,
+        "{} MB then {} MB",
+        first / MB,
+        second / MB
+    );
+    assert!(
+        second < idle + 100 * MB,
+        "{} MB, idle {} MB",
+        second / MB,
+        idle / MB
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -215,12 +241,18 @@ async fn every_acknowledged_submission_survives_kill_9_under_crowd_load() {
         let stats = tokio::task::spawn_blocking(move || load.join().unwrap())
             .await
             .unwrap();
-        assert!(stats.acks.len() > 20, "round {round}: {} acks", stats.acks.len());
+        assert!(
+            stats.acks.len() > 20,
+            "round {round}: {} acks",
+            stats.acks.len()
+        );
         acks.extend(stats.acks);
     }
     // The server comes back on the same database ...
     let server = Spawned::start(&db, &[]);
-    Client::new(&server.base).login("rita", "rita-password").unwrap();
+    Client::new(&server.base)
+        .login("rita", "rita-password")
+        .unwrap();
     drop(server);
     // ... and every acknowledged submission is there, once.
     let pool = server::db::connect_existing(&format!("sqlite://{}", db.display()))
@@ -241,12 +273,14 @@ async fn every_acknowledged_submission_survives_kill_9_under_crowd_load() {
         .unwrap();
         assert_eq!(n, 1, "{a:?}");
     }
-    let stored: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM assignment_items WHERE submitted_at IS NOT NULL",
-    )
-    .fetch_one(&pool)
-    .await
-    .unwrap();
-    eprintln!("{} acknowledged, {stored} stored after 3 kill -9", acks.len());
+    let stored: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM assignment_items WHERE submitted_at IS NOT NULL")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    eprintln!(
+        "{} acknowledged, {stored} stored after 3 kill -9",
+        acks.len()
+    );
     assert!(stored as usize >= acks.len());
 }

@@ -117,7 +117,10 @@ pub async fn build(pool: &sqlx::SqlitePool, l: &Loaded, r: &Report) -> Result<Bu
         w.write_all(b"\n")?;
         w.flush()
     })?;
-    m.text("scores.csv".into(), &crate::domain::report::scores_csv::scores_csv(r))?;
+    m.text(
+        "scores.csv".into(),
+        &crate::domain::report::scores_csv::scores_csv(r),
+    )?;
     m.text("scores.md".into(), &layout::markdown(r))?;
     m.text("pay.csv".into(), &pay_csv(l, r)?)?;
     for a in l.annotators.iter().filter(|a| a.status == "finished") {
@@ -129,7 +132,10 @@ pub async fn build(pool: &sqlx::SqlitePool, l: &Loaded, r: &Report) -> Result<Bu
         m.text(format!("predictions/{name}"), &t)?;
     }
     for t in &r.tasks {
-        m.text(format!("charts/{}.svg", t.name), &curve_svg(r, &t.name, false)?)?;
+        m.text(
+            format!("charts/{}.svg", t.name),
+            &curve_svg(r, &t.name, false)?,
+        )?;
     }
     let (hash, listing) = content_hash(&m.hashes);
     let manifest = serde_json::json!({
@@ -194,8 +200,16 @@ impl Bundle {
             h.set_cksum();
             tar.append_data(&mut h, format!("clues-lab-bundle/{name}"), data)
         };
-        add("manifest.json", self.manifest.len() as u64, &mut self.manifest.as_bytes())?;
-        add("SHA256SUMS", self.listing.len() as u64, &mut self.listing.as_bytes())?;
+        add(
+            "manifest.json",
+            self.manifest.len() as u64,
+            &mut self.manifest.as_bytes(),
+        )?;
+        add(
+            "SHA256SUMS",
+            self.listing.len() as u64,
+            &mut self.listing.as_bytes(),
+        )?;
         for m in &self.members {
             self.spool.file.seek(SeekFrom::Start(m.offset))?;
             add(&m.name, m.len, &mut (&mut self.spool.file).take(m.len))?;
@@ -210,7 +224,10 @@ mod tests {
 
     #[test]
     fn content_hash_ignores_order() {
-        let a = vec![("b".to_string(), "2".to_string()), ("a".to_string(), "1".to_string())];
+        let a = vec![
+            ("b".to_string(), "2".to_string()),
+            ("a".to_string(), "1".to_string()),
+        ];
         let mut b = a.clone();
         b.reverse();
         assert_eq!(content_hash(&a).0, content_hash(&b).0);

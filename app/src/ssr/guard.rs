@@ -9,8 +9,8 @@ use std::hash::Hash;
 use std::net::{IpAddr, Ipv4Addr};
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 
 /// The limits a server runs with (see `serve --help`).
@@ -57,7 +57,9 @@ pub struct Guards {
 
 impl std::fmt::Debug for Guards {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Guards").field("limits", &self.limits).finish()
+        f.debug_struct("Guards")
+            .field("limits", &self.limits)
+            .finish()
     }
 }
 
@@ -151,7 +153,11 @@ impl Guards {
     /// Waits for a turn to build a report or an export; the turn lasts as long as the permit
     /// (moved into the task that streams a download).
     pub async fn heavy_turn(&self) -> Result<OwnedSemaphorePermit, AppError> {
-        self.heavy.clone().acquire_owned().await.map_err(AppError::internal)
+        self.heavy
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(AppError::internal)
     }
 }
 

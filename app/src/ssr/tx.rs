@@ -11,7 +11,9 @@ pub async fn begin_write(pool: &SqlitePool) -> Result<Transaction<'static, Sqlit
 /// The same for callers with their own error type (the importers). Every write transaction
 /// starts this way: a deferred one that reads first and writes later fails with "database is
 /// locked" when another writer got in between, instead of waiting for its turn.
-pub async fn begin_immediate(pool: &SqlitePool) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
+pub async fn begin_immediate(
+    pool: &SqlitePool,
+) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
     pool.begin_with("BEGIN IMMEDIATE").await
 }
 

@@ -153,10 +153,13 @@ pub async fn run(cli: Cli) -> Result<()> {
                     let path = a.out.as_ref().expect("checked above");
                     let io = |e| ServerError::io(format!("cannot write {}", path.display()), e);
                     let file = std::fs::File::create(path).map_err(io)?;
-                    bundle.write_tar(std::io::BufWriter::new(file)).and_then(|mut w| {
-                        use std::io::Write;
-                        w.flush()
-                    }).map_err(io)?;
+                    bundle
+                        .write_tar(std::io::BufWriter::new(file))
+                        .and_then(|mut w| {
+                            use std::io::Write;
+                            w.flush()
+                        })
+                        .map_err(io)?;
                     eprintln!("content hash (SHA-256 of SHA256SUMS): {hash}");
                     return Ok(());
                 }

@@ -7,9 +7,9 @@ use crate::{db, demo, router};
 use app::pages::OUTPUT_NAME;
 use app::ssr::guard::{Guards, Limits};
 use app::ssr::state::AppState;
-use std::sync::Arc;
 use leptos::config::LeptosOptions;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
     let addr = match args.addr {
@@ -69,9 +69,9 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
         listener,
         app.into_make_service_with_connect_info::<SocketAddr>(),
     )
-        .with_graceful_shutdown(stop_signal())
-        .await
-        .map_err(|e| ServerError::io("server stopped", e))?;
+    .with_graceful_shutdown(stop_signal())
+    .await
+    .map_err(|e| ServerError::io("server stopped", e))?;
     // Every request in flight has been answered; let SQLite checkpoint and close cleanly.
     pool_handle.close().await;
     tracing::info!("stopped");

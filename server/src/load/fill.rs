@@ -24,7 +24,9 @@ pub async fn fill(pool: &SqlitePool, study: i64, rows: u64, tag: &str) -> Result
     .fetch_one(pool)
     .await?;
     if test_items == 0 {
-        return Err(ServerError::Usage(format!("study {study}'s task has no test items")));
+        return Err(ServerError::Usage(format!(
+            "study {study}'s task has no test items"
+        )));
     }
     let workers = rows.div_ceil(test_items as u64);
     let now = app::ssr::auth::now_ms();

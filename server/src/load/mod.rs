@@ -82,7 +82,10 @@ pub fn crowd_load(t: &Target) {
     let rss = t.sampler();
     let (s, secs, ()) = crowd_while(t, &format!("crowd{}", std::process::id()), |_| ());
     print_crowd(&format!("crowd load, {} workers", t.workers), &s, secs);
-    println!("server RSS: {idle:.1} MB idle, peak {:.1} MB", peak_mb(&rss));
+    println!(
+        "server RSS: {idle:.1} MB idle, peak {:.1} MB",
+        peak_mb(&rss)
+    );
 }
 
 /// Crowd load alone, then under a flood of `logins` concurrent wrong-password sign-ins from
@@ -143,7 +146,10 @@ fn flood(base: &str, logins: usize, tag: &str, until: Instant) -> Vec<u16> {
                 })
             })
             .collect();
-        threads.into_iter().flat_map(|t| t.join().unwrap()).collect()
+        threads
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect()
     })
 }
 
@@ -152,10 +158,18 @@ fn flood(base: &str, logins: usize, tag: &str, until: Instant) -> Vec<u16> {
 pub fn export_soak(t: &Target, cookie: &str, soak: u64) {
     let c = Client::new(&t.url);
     println!("server RSS idle: {:.1} MB", t.mb());
-    for file in ["annotations.csv", "annotations.jsonl", "bundle.tar", "scores.json", "pay.csv"] {
+    for file in [
+        "annotations.csv",
+        "annotations.jsonl",
+        "bundle.tar",
+        "scores.json",
+        "pay.csv",
+    ] {
         let rss = t.sampler();
         let started = Instant::now();
-        let (status, bytes) = c.download(&format!("/export/{file}"), cookie).unwrap_or((0, 0));
+        let (status, bytes) = c
+            .download(&format!("/export/{file}"), cookie)
+            .unwrap_or((0, 0));
         println!(
             "{file}: {status}, {:.1} MB in {:.1} s, server peak RSS {:.1} MB",
             bytes as f64 / MB,
@@ -171,7 +185,11 @@ pub fn export_soak(t: &Target, cookie: &str, soak: u64) {
             scope.spawn(|| Client::new(&t.url).download("/export/bundle.tar", cookie));
         });
     });
-    print_crowd("crowd load while two dashboards and a bundle were built", &s, secs);
+    print_crowd(
+        "crowd load while two dashboards and a bundle were built",
+        &s,
+        secs,
+    );
     let start = t.mb();
     let rss = t.sampler();
     let until = Instant::now() + Duration::from_secs(soak);

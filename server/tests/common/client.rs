@@ -140,7 +140,11 @@ pub async fn new_study(state: &AppState, task: &str, scenarios: &[u32], annotato
 pub async fn join_link(state: &AppState, path: &str) -> Resp {
     let before = super::snapshot(&state.pool).await;
     let page = get(state, path, None).await;
-    assert_eq!(super::snapshot(&state.pool).await, before, "GET {path} changed the database");
+    assert_eq!(
+        super::snapshot(&state.pool).await,
+        before,
+        "GET {path} changed the database"
+    );
     if page.status != StatusCode::OK {
         return page;
     }

@@ -17,7 +17,13 @@ impl Spawned {
         let mut child = Command::new(env!("CARGO_BIN_EXE_clues-lab"))
             .arg("--database")
             .arg(format!("sqlite://{}", db.display()))
-            .args(["serve", "--addr", "127.0.0.1:0", "--site-root", "/nonexistent"])
+            .args([
+                "serve",
+                "--addr",
+                "127.0.0.1:0",
+                "--site-root",
+                "/nonexistent",
+            ])
             .args(extra)
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())

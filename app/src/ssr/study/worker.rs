@@ -97,7 +97,12 @@ pub async fn worker_state(
 
 /// Records the first time an item is shown (and that as the worker's activity), in one
 /// transaction; showing it again (a reload) writes nothing.
-async fn shown(pool: &SqlitePool, assignment: i64, position: i64, now: i64) -> Result<(), AppError> {
+async fn shown(
+    pool: &SqlitePool,
+    assignment: i64,
+    position: i64,
+    now: i64,
+) -> Result<(), AppError> {
     let first: Option<i64> = sqlx::query_scalar(
         "SELECT 1 FROM assignment_items WHERE assignment_id = ? AND position = ? AND shown_at IS NULL",
     )
