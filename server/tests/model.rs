@@ -255,7 +255,7 @@ fn expected(
         }
         out.push((seg, s, e - s, text));
     }
-    out.sort_by(|a, b| (a.0 != "question", a.1).cmp(&(b.0 != "question", b.1)));
+    out.sort_by_key(|a| (a.0 != "question", a.1));
     out
 }
 

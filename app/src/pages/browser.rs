@@ -24,7 +24,9 @@ pub fn read_selection(root: &web_sys::Element, original: &str) -> Option<(usize,
     }
     let root_node: &web_sys::Node = root.unchecked_ref();
     let range = sel.get_range_at(0).ok()?;
-    let total = String::from(root.text_content().unwrap_or_default())
+    let total = root
+        .text_content()
+        .unwrap_or_default()
         .encode_utf16()
         .count() as u32;
     let start = offset_in(

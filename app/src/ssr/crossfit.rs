@@ -282,10 +282,10 @@ pub async fn run_scores(pool: &SqlitePool) -> Result<Vec<RunScore>, AppError> {
     let mut out = Vec::with_capacity(runs.len());
     for (method, task, seed, kind, json) in runs {
         let seed = seed as u32;
-        if !tests.contains_key(&(task.clone(), seed)) {
+        if let std::collections::btree_map::Entry::Vacant(e) = tests.entry((task.clone(), seed)) {
             let (_, metric) = task_id(pool, &task).await?;
             let golds = golds_of(&split_lines(pool, &task, seed, "test").await?);
-            tests.insert((task.clone(), seed), (metric, golds));
+            e.insert((metric, golds));
         }
         let (metric, golds) = &tests[&(task.clone(), seed)];
         let preds: Vec<String> =

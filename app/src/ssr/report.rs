@@ -163,21 +163,6 @@ pub fn parse_scope(s: Option<&str>) -> Result<Vec<i64>, AppError> {
     Ok(ids)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn scopes() {
-        assert_eq!(parse_scope(None), Ok(vec![]));
-        assert_eq!(parse_scope(Some(" 3, 1,3,, ")), Ok(vec![1, 3]));
-        assert!(parse_scope(Some("1,x"))
-            .unwrap_err()
-            .to_string()
-            .contains("\"x\" is not a study id"));
-    }
-}
-
 async fn task_data(
     pool: &SqlitePool,
     name: &str,
@@ -425,4 +410,19 @@ pub async fn off_runtime<T: Send + 'static>(
     tokio::task::spawn_blocking(work)
         .await
         .map_err(AppError::internal)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes() {
+        assert_eq!(parse_scope(None), Ok(vec![]));
+        assert_eq!(parse_scope(Some(" 3, 1,3,, ")), Ok(vec![1, 3]));
+        assert!(parse_scope(Some("1,x"))
+            .unwrap_err()
+            .to_string()
+            .contains("\"x\" is not a study id"));
+    }
 }

@@ -69,7 +69,7 @@ async fn store_task(
         )));
     }
 
-    let task_id = task_store::insert_task(&mut **tx, spec, source).await?;
+    let task_id = task_store::insert_task(tx, spec, source).await?;
     let mut file_ids: HashMap<&str, i64> = HashMap::new();
     for file in &task.files {
         let train = match file.kind {
@@ -82,17 +82,11 @@ async fn store_task(
             sha256: &file.sha256,
             n_rows: file.rows.len(),
         };
-        let file_id = task_store::insert_file(&mut **tx, task_id, &row).await?;
+        let file_id = task_store::insert_file(tx, task_id, &row).await?;
         file_ids.insert(&file.name, file_id);
         for row in &file.rows {
-            task_store::insert_example(
-                &mut **tx,
-                file_id,
-                row.line,
-                &row.example,
-                &row.content_key,
-            )
-            .await?;
+            task_store::insert_example(tx, file_id, row.line, &row.example, &row.content_key)
+                .await?;
         }
     }
     for Note {

@@ -172,7 +172,7 @@ pub fn decode(
             score,
         });
     }
-    out.sort_by(|a, b| (a.source, a.offset).cmp(&(b.source, b.offset)));
+    out.sort_by_key(|a| (a.source, a.offset));
     out
 }
 

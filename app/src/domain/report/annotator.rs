@@ -21,7 +21,7 @@ pub(super) fn item_mean(
     mean(&xs)
 }
 
-pub(super) fn submitted<'a>(a: &'a AnnotatorRecord, training: bool) -> Vec<&'a ItemRecord> {
+pub(super) fn submitted(a: &AnnotatorRecord, training: bool) -> Vec<&ItemRecord> {
     a.items
         .iter()
         .filter(|i| i.training == training && i.submitted_at.is_some())

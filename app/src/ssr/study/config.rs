@@ -167,8 +167,8 @@ pub async fn list(pool: &SqlitePool) -> Result<Vec<StudySummary>, AppError> {
     let mut sets: HashMap<i64, ShotSets> = HashMap::new();
     for id in ids {
         let s = load(pool, id).await?;
-        if !sets.contains_key(&s.task_id) {
-            sets.insert(s.task_id, shot_sets(pool, s.task_id).await?);
+        if let std::collections::hash_map::Entry::Vacant(e) = sets.entry(s.task_id) {
+            e.insert(shot_sets(pool, s.task_id).await?);
         }
         out.push(summary(pool, &s, &sets[&s.task_id]).await?);
     }

@@ -124,7 +124,7 @@ async fn shown(
         .execute(&mut *tx)
         .await?;
         if set.rows_affected() > 0 {
-            touch(&mut *tx, assignment, now).await?;
+            touch(&mut tx, assignment, now).await?;
         }
         Ok(())
     }

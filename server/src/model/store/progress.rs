@@ -49,11 +49,7 @@ impl Progress {
         }
         if self.bar {
             let width = 30;
-            let filled = if total == 0 {
-                width
-            } else {
-                done * width / total
-            };
+            let filled = (done * width).checked_div(total).unwrap_or(width);
             let mut err = std::io::stderr();
             let _ = write!(
                 err,
