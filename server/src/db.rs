@@ -32,9 +32,7 @@ async fn open(url: &str, create: bool) -> Result<SqlitePool> {
         .foreign_keys(true)
         .busy_timeout(std::time::Duration::from_secs(10))
         // An export streams its rows for as long as the client reads: not a slow statement.
-        .log_slow_statements(log::LevelFilter::Debug, std::time::Duration::from_secs(1))
-        // Reads from the mapped file instead of copying pages through read() (256 MiB).
-        .pragma("mmap_size", "268435456");
+        .log_slow_statements(log::LevelFilter::Debug, std::time::Duration::from_secs(1));
     let opts = if memory {
         opts
     } else {

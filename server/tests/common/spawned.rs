@@ -25,7 +25,7 @@ impl Spawned {
                 "/nonexistent",
             ])
             .args(extra)
-            .env("RUST_LOG", "warn")
+            .env("RUST_LOG", "error")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
