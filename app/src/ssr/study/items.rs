@@ -153,6 +153,44 @@ pub(super) async fn current_position(
 }
 
 /// Records activity on a place (what the time-out of abandoned places looks at).
+/// A moment recorded once per item: when it was first shown, when a training item's gold was
+/// acknowledged.
+#[derive(Clone, Copy)]
+pub(super) enum Stamp {
+    Shown,
+    Acknowledged,
+}
+
+/// Records `stamp` for an item unless it is already set, and that as the worker's activity,
+/// in one transaction; when it was set before, nothing is written.
+pub(super) async fn stamp_once(
+    pool: &SqlitePool,
+    assignment: i64,
+    position: i64,
+    stamp: Stamp,
+    now: i64,
+) -> Result<(), AppError> {
+    let sql = match stamp {
+        Stamp::Shown => "UPDATE assignment_items SET shown_at = ? WHERE assignment_id = ? AND position = ? AND shown_at IS NULL",
+        Stamp::Acknowledged => "UPDATE assignment_items SET acknowledged_at = ? WHERE assignment_id = ? AND position = ? AND acknowledged_at IS NULL",
+    };
+    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let result = async {
+        let set = sqlx::query(sql)
+            .bind(now)
+            .bind(assignment)
+            .bind(position)
+            .execute(&mut *tx)
+            .await?;
+        if set.rows_affected() > 0 {
+            touch(&mut tx, assignment, now).await?;
+        }
+        Ok(())
+    }
+    .await;
+    crate::ssr::tx::finish(tx, result).await
+}
+
 pub(super) async fn touch(
     conn: &mut sqlx::SqliteConnection,
     assignment: i64,

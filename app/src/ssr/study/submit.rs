@@ -2,7 +2,8 @@
 //! acknowledged and stored once) and moving on from a revealed training item.
 
 use super::items::{
-    current_position, item_row, own_assignment, reveal, touch, ItemRow, StoredSpan,
+    current_position, item_row, own_assignment, reveal, stamp_once, touch, ItemRow, Stamp,
+    StoredSpan,
 };
 use super::load;
 use crate::api::study::{Phase, SubmitAck};
@@ -163,24 +164,7 @@ pub async fn acknowledge(
             "Submit an answer to this item first.".into(),
         )),
         Some(Some(_)) => {
-            let now = now_ms();
-            let mut tx = crate::ssr::tx::begin_write(pool).await?;
-            let result = async {
-                let set = sqlx::query(
-                    "UPDATE assignment_items SET acknowledged_at = ? WHERE assignment_id = ? AND position = ? AND acknowledged_at IS NULL",
-                )
-                .bind(now)
-                .bind(assignment)
-                .bind(position)
-                .execute(&mut *tx)
-                .await?;
-                if set.rows_affected() > 0 {
-                    touch(&mut tx, assignment, now).await?;
-                }
-                Ok(())
-            }
-            .await;
-            crate::ssr::tx::finish(tx, result).await
+            stamp_once(pool, assignment, position, Stamp::Acknowledged, now_ms()).await
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The worker's view of a study: the current item (recording when it was first shown) or
 //! the end with the completion code and the way back to the crowd platform.
 
-use super::items::{current_position, item_row, own_assignment, reveal, touch};
+use super::items::{current_position, item_row, own_assignment, reveal, stamp_once, Stamp};
 use super::places::enter;
 use super::{load, CrowdInfo, Study};
 use crate::api::study::{Completion, Phase, WorkerItem, WorkerStep, WorkerStudy};
@@ -95,8 +95,8 @@ pub async fn worker_state(
     })
 }
 
-/// Records the first time an item is shown (and that as the worker's activity), in one
-/// transaction; showing it again (a reload) writes nothing.
+/// Records the first time an item is shown (and that as the worker's activity); showing it
+/// again (a reload) writes nothing, not even a transaction.
 async fn shown(
     pool: &SqlitePool,
     assignment: i64,
@@ -113,23 +113,7 @@ async fn shown(
     if first.is_none() {
         return Ok(());
     }
-    let mut tx = crate::ssr::tx::begin_write(pool).await?;
-    let result = async {
-        let set = sqlx::query(
-            "UPDATE assignment_items SET shown_at = ? WHERE assignment_id = ? AND position = ? AND shown_at IS NULL",
-        )
-        .bind(now)
-        .bind(assignment)
-        .bind(position)
-        .execute(&mut *tx)
-        .await?;
-        if set.rows_affected() > 0 {
-            touch(&mut tx, assignment, now).await?;
-        }
-        Ok(())
-    }
-    .await;
-    crate::ssr::tx::finish(tx, result).await
+    stamp_once(pool, assignment, position, Stamp::Shown, now).await
 }
 
 async fn completion(
