@@ -46,7 +46,7 @@ fn overview(
             <h2>"Tasks and their metrics"</h2>
             <p class="hint">"The metric scores every run of the task; changing it rescores them."</p>
             <table class="grid">
-                <thead><tr><th>"Task"</th><th>"Ontology"</th><th>"Metric"</th><th>"Seeds"</th><th>"k"</th><th>"Test lines"</th><th></th></tr></thead>
+                <thead><tr><th>"Task"</th><th>"Ontology"</th><th>"Metric"</th><th>"Seeds"</th><th>"k"</th><th>"Test lines"</th><th><span class="sr-only">"Save"</span></th></tr></thead>
                 <tbody>{d.tasks.into_iter().map(|t| task_row(t, set_task)).collect_view()}</tbody>
             </table>
             {move || set_task.value().get().map(|r| match r {
@@ -121,9 +121,9 @@ fn task_row(t: TaskRow, set_task: ServerAction<SetCrossfitTask>) -> impl IntoVie
     view! {
         <tr data-task=t.name.clone()>
             <td>{t.name.clone()}</td>
-            <td><input name="ontology" bind:value=ontology/></td>
+            <td><input name="ontology" aria-label=format!("Ontology of {}", t.name) bind:value=ontology/></td>
             <td>
-                <select name="metric" on:change=move |ev| metric.set(event_target_value(&ev))>
+                <select name="metric" aria-label=format!("Metric of {}", t.name) on:change=move |ev| metric.set(event_target_value(&ev))>
                     {METRICS.iter().map(|m| view! {
                         <option value=m.name() selected=m.name() == current>{m.name()}</option>
                     }).collect_view()}

@@ -36,8 +36,11 @@ fn table_view(t: Table) -> impl IntoView {
     let groups = (!t.groups.is_empty()).then(|| {
         view! {
             <tr class="groups">
-                {t.groups.iter().map(|(label, span)| view! {
-                    <th colspan=span.to_string()>{label.clone()}</th>
+                // A group without a label is a spacer: a cell, not an empty header.
+                {t.groups.iter().map(|(label, span)| if label.is_empty() {
+                    view! { <td colspan=span.to_string()></td> }.into_any()
+                } else {
+                    view! { <th colspan=span.to_string()>{label.clone()}</th> }.into_any()
                 }).collect_view()}
             </tr>
         }

@@ -20,6 +20,7 @@ pub fn Home() -> impl IntoView {
             {move || Suspend::new(async move {
                 match user.await {
                     Ok(Some(u)) => view! {
+                        <h1>"CLUES lab"</h1>
                         <section class="whoami">
                             <p>"Signed in as " <strong class="user-name">{u.name.clone()}</strong>
                                " (" <span class="user-role">{u.role.as_str()}</span> ")"</p>

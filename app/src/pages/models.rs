@@ -108,7 +108,7 @@ fn UploadForm(runs: Resource<Result<Vec<RunRow>, crate::error::AppError>>) -> im
             <label>"System " <input name="system" required node_ref=system/></label>
             <label>"k " <input name="k" type="number" min="0" value="0" node_ref=k/></label>
             <label>"Split " <input name="split" type="number" min="0" value="0" node_ref=split/></label>
-            <input name="file" type="file" node_ref=file/>
+            <label>"Predictions file " <input name="file" type="file" node_ref=file/></label>
             <button type="submit">"Upload"</button>
             <p class="upload-result">{message}</p>
         </form>
