@@ -81,12 +81,7 @@ async function arrive(page, studyId, pid) {
 /** Drags the real mouse over `needle` in the span context. */
 async function selectByMouse(page, needle) {
   const box = await page.evaluate((needle) => {
-    const node = document.querySelector('.span-context').firstChild;
-    const i = node.data.indexOf(needle);
-    if (i < 0) throw new Error(`not in the text: ${needle}`);
-    const r = document.createRange();
-    r.setStart(node, i);
-    r.setEnd(node, i + needle.length);
+    const r = window.rangeOfText(document.querySelector('.span-context'), needle);
     const rects = [...r.getClientRects()].filter((x) => x.width > 0);
     const a = rects[0];
     const b = rects[rects.length - 1];
@@ -96,6 +91,12 @@ async function selectByMouse(page, needle) {
   await page.mouse.down();
   await page.mouse.move(box.x2, box.y2, { steps: 8 });
   await page.mouse.up();
+}
+
+/** The answers table as [text, offset, length] rows. */
+async function answerRows(page) {
+  return page.$$eval('table.answers tbody tr', (trs) => trs.map((tr) =>
+    ['.answer-text', '.answer-offset', '.answer-length'].map((c) => tr.querySelector(c).textContent)));
 }
 
 async function currentPosition(page) {
@@ -131,18 +132,14 @@ test('a zero-shot worker answers span items by mouse, by keyboard alone, and wit
       await selectByMouse(page, 'Cafe\u0301');
       await page.click('.span-context', { button: 'right', position: await (async () => {
         const r = await page.evaluate(() => {
-          const node = document.querySelector('.span-context').firstChild;
-          const i = node.data.indexOf('Cafe');
-          const range = document.createRange();
-          range.setStart(node, i); range.setEnd(node, i + 2);
-          const c = range.getBoundingClientRect();
+          const c = window.rangeOfText(document.querySelector('.span-context'), 'Ca').getBoundingClientRect();
           const box = document.querySelector('.span-context').getBoundingClientRect();
           return { x: c.left - box.left + c.width / 2, y: c.top - box.top + c.height / 2 };
         });
         return r;
       })() });
       await page.click('.context-menu button.menu-answer');
-      const rows = await page.$$eval('table.answers tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 3).map((td) => td.textContent)));
+      const rows = await answerRows(page);
       assert.deepEqual(rows, [
         ['Pasang Lhamu', String(cpOffset(text, 'Pasang Lhamu')), '12'],
         ['Cafe\u0301', String(cpOffset(text, 'Cafe\u0301')), String(cpLength('Cafe\u0301'))],
@@ -158,7 +155,7 @@ test('a zero-shot worker answers span items by mouse, by keyboard alone, and wit
       await page.click('button.submit');
     } else if (text === SPAN_TEXTS[1]) {
       // Keyboard only: Tab to the text, move by word, extend with Shift, add with A.
-      await page.focus('button.add-answer');
+      await page.focus('.find-input');
       await page.keyboard.press('Shift+Tab');
       assert.equal(await page.evaluate(() => document.activeElement.className), 'context span-context');
       await page.keyboard.press('Home');
@@ -166,8 +163,7 @@ test('a zero-shot worker answers span items by mouse, by keyboard alone, and wit
       await page.keyboard.press('Shift+ArrowRight');
       assert.equal(await page.textContent('.selected-text'), 'Krako\u0301w');
       await page.keyboard.press('a');
-      const cells = await page.$$eval('table.answers tbody td', (tds) => tds.slice(0, 3).map((td) => td.textContent));
-      assert.deepEqual(cells, ['Krako\u0301w', String(cpOffset(text, 'Krako\u0301w')), '7']);
+      assert.deepEqual(await answerRows(page), [['Krako\u0301w', String(cpOffset(text, 'Krako\u0301w')), '7']]);
       // Submit from the keyboard too.
       await page.focus('button.submit');
       await page.keyboard.press('Enter');
@@ -222,7 +218,9 @@ test('a 10-shot worker trains with golds revealed and locked, survives a network
     await page.waitForSelector('.reveal');
     assert.equal(await page.textContent('.reveal .correct-answer'), right);
     assert.match(await page.textContent('.reveal .your-answer'), new RegExp(`^${label}`));
-    assert.match(await page.textContent('.reveal .result'), i === 1 ? /0\.00/ : /1\.00/);
+    // The reveal says in plain words how the answer fared, and its colour says it too.
+    assert.match(await page.textContent('.reveal .result'), i === 1 ? /^Your answer is not the correct one/ : /^Your answer is correct\.$/);
+    assert.equal(await page.locator(i === 1 ? '.reveal.wrong' : '.reveal.right').count(), 1);
     if (i === 1) {
       await page.screenshot({ path: `${RESULTS}/training-reveal.png`, fullPage: true });
       // The UI offers no way to change it ...
@@ -274,7 +272,7 @@ test('a 10-shot worker trains with golds revealed and locked, survives a network
   assert.equal(await page.textContent('.completion-code'), 'TEN-SHOT');
   // The way back to Prolific carries the code.
   assert.equal(await page.getAttribute('a.return-link', 'href'), 'https://app.prolific.com/submissions/complete?cc=TEN-SHOT');
-  assert.match(await page.textContent('.done'), /Training: 10 examples, S1 0\.90/);
+  assert.match(await page.textContent('.done'), /Training: 10 examples, average score 0\.90/);
   assert.match(await page.textContent('.done'), /Test: 3 items, 1 skipped/);
   await page.screenshot({ path: `${RESULTS}/ten-shot-done.png`, fullPage: true });
   assert.deepEqual(page.errors, []);

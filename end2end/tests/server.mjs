@@ -84,9 +84,37 @@ export async function start(prepare) {
   };
 }
 
+/**
+ * In every test page: `rangeOfText(root, needle)`, a DOM range over the first `needle` in
+ * `root`'s text, across the text nodes that highlighted answers split it into.
+ */
+function rangeOfTextScript() {
+  window.rangeOfText = (root, needle) => {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    const nodes = [];
+    let text = '';
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      nodes.push([n, text.length]);
+      text += n.data;
+    }
+    const i = text.indexOf(needle);
+    if (i < 0) throw new Error(`not in the text: ${needle}`);
+    const at = (k, end) => {
+      const hit = nodes.filter(([n, start]) => (end ? start < k : start <= k) && k <= start + n.data.length);
+      const [n, start] = hit[end ? 0 : hit.length - 1];
+      return [n, k - start];
+    };
+    const r = document.createRange();
+    r.setStart(...at(i, false));
+    r.setEnd(...at(i + needle.length, true));
+    return r;
+  };
+}
+
 /** A new page that records console errors and failed requests. */
-export async function newPage(browser) {
-  const page = await browser.newPage();
+export async function newPage(browser, options = {}) {
+  const page = await (options.context ?? browser).newPage();
+  await page.addInitScript(rangeOfTextScript);
   page.errors = [];
   page.on('pageerror', (e) => page.errors.push(`pageerror: ${e.message}`));
   page.on('console', (m) => { if (m.type() === 'error') page.errors.push(`console: ${m.text()}`); });

@@ -311,6 +311,7 @@ async fn simulate(
         n += 1;
         let ack = study::submit(
             pool,
+            &env.state.writer,
             study_id,
             user.id,
             item.position,

@@ -171,11 +171,20 @@ async fn run_worker(
     assert_eq!(page.status, StatusCode::OK);
     seen.add("page", &page);
     let mut n = 0;
+    // The step the last acknowledgement (or continue) said comes next: the page shows it
+    // without asking again, so it must be what a reload shows.
+    let mut said_next: Option<Value> = None;
     loop {
         n += 1;
         assert!(n < 100, "the study does not end");
         let r = state_of(s, id, &cookie).await;
         let st = parse(&r);
+        if let Some(next) = said_next.take() {
+            assert_eq!(
+                st["step"], next,
+                "the step carried by the answer is the page's next step"
+            );
+        }
         let phase = st["step"]["Item"]["phase"]
             .as_str()
             .unwrap_or("end")
@@ -247,20 +256,26 @@ async fn run_worker(
             assert_eq!(r.status, StatusCode::CONFLICT);
             assert!(r.body.contains("locked"), "{}", r.body);
             assert_eq!(common::snapshot(&s.pool).await, before);
-            parse(
-                &form(
-                    s,
-                    "continue_study",
-                    &format!("study_id={id}&position={pos}"),
-                    Some(&cookie),
-                )
-                .await,
-            );
+            assert!(ack["next"].is_null(), "the gold is shown first: {ack}");
+            let r = form(
+                s,
+                "continue_study",
+                &format!("study_id={id}&position={pos}"),
+                Some(&cookie),
+            )
+            .await;
+            seen.add(format!("continue {pos}"), &r);
+            said_next = Some(parse(&r));
         } else {
             assert!(
                 ack["reveal"].is_null(),
                 "test items are never revealed: {ack}"
             );
+            assert!(
+                !ack["next"].is_null(),
+                "a test item's ack carries the next step"
+            );
+            said_next = Some(ack["next"].clone());
         }
     }
 }
@@ -816,7 +831,7 @@ async fn reading_the_state_again_writes_nothing_and_an_answer_is_one_commit() {
             .unwrap()
         }
     };
-    parse(
+    let ack = parse(
         &post_json(
             s,
             "submit_answer",
@@ -825,7 +840,24 @@ async fn reading_the_state_again_writes_nothing_and_an_answer_is_one_commit() {
         )
         .await,
     );
-    // The answer and the activity were written together.
+    // The answer and the activity were written together, with the next item's first showing.
     let (last, submitted) = activity(s).await;
     assert_eq!(last, submitted);
+    let next = ack["next"]["Item"]["position"]
+        .as_i64()
+        .expect("the next item");
+    assert_eq!(next, pos + 1);
+    let shown: Option<i64> = sqlx::query_scalar(
+        "SELECT shown_at FROM assignment_items WHERE position = ? AND assignment_id =
+            (SELECT assignment_id FROM assignment_items WHERE client_id = 'one-commit')",
+    )
+    .bind(next)
+    .fetch_one(&s.pool)
+    .await
+    .unwrap();
+    assert_eq!(shown, Some(submitted));
+    // A reload now shows that item and writes nothing.
+    let before = common::snapshot(&s.pool).await;
+    assert_eq!(parse(&state_of(s, id, &cookie).await)["step"], ack["next"]);
+    assert_eq!(common::snapshot(&s.pool).await, before);
 }

@@ -138,11 +138,16 @@ pub struct WorkerStudy {
     pub step: WorkerStep,
 }
 
-/// The server's acknowledgement of a stored submission (or of a resend of it).
+/// The server's acknowledgement of a stored submission (or of a resend of it), with what the
+/// page shows next: a training item's gold (`reveal`), or for a test item the next step, so
+/// that an answer costs one request.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SubmitAck {
     pub position: i64,
     pub reveal: Option<Reveal>,
+    /// The worker's next step after a test item; `None` after a training item (its gold is
+    /// shown first, and `continue_study` answers the step after it).
+    pub next: Option<WorkerStep>,
 }
 
 #[server(endpoint = "list_studies")]
@@ -233,17 +238,26 @@ pub async fn submit_answer(
     use crate::ssr::{auth, state::app_state, study};
     crate::error::respond(
         async {
-            let pool = app_state()?.pool;
+            let state = app_state()?;
             let worker = auth::require(|r| r == Role::Worker).await?;
-            study::submit(&pool, study_id, worker.id, position, &client_id, answer).await
+            study::submit(
+                &state.pool,
+                &state.writer,
+                study_id,
+                worker.id,
+                position,
+                &client_id,
+                answer,
+            )
+            .await
         }
         .await,
     )
 }
 
-/// After a training item's gold was revealed: move on to the next item.
+/// After a training item's gold was revealed: move on; answers the worker's next step.
 #[server(endpoint = "continue_study")]
-pub async fn continue_study(study_id: i64, position: i64) -> Result<(), AppError> {
+pub async fn continue_study(study_id: i64, position: i64) -> Result<WorkerStep, AppError> {
     use crate::domain::people::Role;
     use crate::ssr::{auth, state::app_state, study};
     crate::error::respond(

@@ -3,6 +3,7 @@
 pub mod answer;
 pub mod crossfit;
 pub mod crowd;
+pub mod feedback;
 pub mod people;
 pub mod report;
 pub mod rng;

@@ -1,5 +1,6 @@
 //! The few DOM calls the annotation UI needs: reading and setting the selection inside the
-//! context element in code points of the stored text, and random ids for submissions.
+//! context element in code points of the stored text, following selection changes (touch
+//! handles), moving focus, and random ids for submissions.
 
 use crate::domain::selection::{cp_to_dom, dom_to_cp};
 use web_sys::wasm_bindgen::JsCast;
@@ -58,18 +59,72 @@ pub fn read_selection(root: &web_sys::Element, original: &str) -> Option<(usize,
     Some(if backwards { (e, s) } else { (s, e) })
 }
 
-/// Shows the selection (anchor, focus), in code points of `original`, inside `root`, whose
-/// only child is the text node of the displayed context.
+/// The text node and offset in it at UTF-16 offset `at` of `root`'s text (its text nodes in
+/// document order: the context is text with highlighted answers in `<mark>`s).
+fn locate(root: &web_sys::Node, mut at: u32) -> Option<(web_sys::Node, u32)> {
+    let mut stack = vec![root.first_child()?];
+    let mut last = None;
+    while let Some(node) = stack.pop() {
+        if let Some(next) = node.next_sibling() {
+            stack.push(next);
+        }
+        if node.node_type() == web_sys::Node::TEXT_NODE {
+            let len = node
+                .text_content()
+                .unwrap_or_default()
+                .encode_utf16()
+                .count() as u32;
+            if at <= len {
+                return Some((node, at));
+            }
+            at -= len;
+            last = Some((node, len));
+        } else if let Some(child) = node.first_child() {
+            stack.push(child);
+        }
+    }
+    last
+}
+
+/// Shows the selection (anchor, focus), in code points of `original`, inside `root`, which
+/// displays `original`.
 pub fn set_selection(root: &web_sys::Element, original: &str, anchor: usize, focus: usize) {
-    let Some(text) = root.first_child() else {
-        return;
-    };
     let Some(sel) = web_sys::window().and_then(|w| w.get_selection().ok().flatten()) else {
         return;
     };
-    let a = cp_to_dom(original, anchor) as u32;
-    let f = cp_to_dom(original, focus) as u32;
-    let _ = sel.set_base_and_extent(&text, a, &text, f);
+    let root: &web_sys::Node = root.unchecked_ref();
+    let a = locate(root, cp_to_dom(original, anchor) as u32);
+    let f = locate(root, cp_to_dom(original, focus) as u32);
+    if let (Some((an, ao)), Some((fnode, fo))) = (a, f) {
+        let _ = sel.set_base_and_extent(&an, ao, &fnode, fo);
+    }
+}
+
+/// Calls `f` on every `selectionchange` of the document (touch handles, keyboard, mouse)
+/// until the calling reactive owner is cleaned up. Call it in an effect (browser only).
+pub fn on_selection_change(f: impl Fn() + 'static) {
+    use web_sys::wasm_bindgen::closure::Closure;
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let cb = Closure::<dyn Fn()>::new(f).into_js_value();
+    let _ = doc.add_event_listener_with_callback("selectionchange", cb.unchecked_ref());
+    let handle = send_wrapper::SendWrapper::new((doc, cb));
+    leptos::prelude::on_cleanup(move || {
+        let (doc, cb) = &*handle;
+        let _ = doc.remove_event_listener_with_callback("selectionchange", cb.unchecked_ref());
+    });
+}
+
+/// Focuses the first element matching `selector` (headings carry `tabindex="-1"`).
+pub fn focus_first(selector: &str) {
+    let el = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector(selector).ok().flatten())
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok());
+    if let Some(el) = el {
+        let _ = el.focus();
+    }
 }
 
 /// A random id for a submission (crypto.getRandomValues works on plain HTTP too).

@@ -7,6 +7,8 @@ mod dashboard;
 mod home;
 mod models;
 mod studies;
+mod sender;
+mod span_form;
 mod study;
 mod task;
 

@@ -1,15 +1,19 @@
 //! The worker's study page: task description, the current item, the revealed gold after a
-//! training submission, the completion code. Moves on only after the server saved an answer.
+//! training submission, the completion code. Moves on only after the server saved an answer,
+//! to the step its acknowledgement carries (one request per answer); focus and a live region
+//! follow each step.
 
-use super::annotate::{answer_view, LabelForm, SpanForm, TextForm};
-use super::browser::random_id;
+use super::annotate::{answer_view, LabelForm, TextForm};
+use super::browser::focus_first;
+use super::sender::Sender;
+use super::span_form::SpanForm;
 use super::{context_view, error_view};
 use crate::api::study::{
-    continue_study, study_state, submit_answer, Completion, Phase, Reveal, WorkerItem, WorkerStep,
+    continue_study, study_state, Completion, Phase, Reveal, SubmitAck, WorkerItem, WorkerStep,
     WorkerStudy,
 };
-use crate::domain::answer::Answer;
 use crate::domain::crowd::HandBack;
+use crate::domain::feedback::{feedback, two_decimals};
 use crate::domain::task::{Family, Label};
 use crate::error::AppError;
 use leptos::prelude::*;
@@ -50,11 +54,37 @@ fn instructions(family: Family) -> &'static str {
         }
         _ => {
             "Select the answer in the text with the mouse and add it with the \"Add as answer\" \
-             button, the right-click menu item \"Answer\", or the A key. Keyboard only: focus the \
-             text (Tab), move by word with the arrow keys, hold Shift to extend the selection, \
-             press A or Enter to add. Add as many answers as the question asks for; if the text \
-             has none, press \"No answer in this text\"."
+             button, the right-click menu item \"Answer\", or the A key. On a phone or tablet: \
+             press and hold a word, drag the handles to cover the answer, then tap \"Add as \
+             answer\". Add as many answers as the question asks for; if the text has none, press \
+             \"No answer in this text\"."
         }
+    }
+}
+
+/// The keyboard help of span tasks (the text is focused with Tab).
+const SPAN_KEYS: [(&str, &str); 7] = [
+    ("← →", "previous / next word"),
+    ("Alt + ← →", "one character"),
+    ("Page Up / Page Down", "previous / next sentence"),
+    ("Home / End", "start / end of the text"),
+    ("Shift + any of these", "extend the selection"),
+    ("A or Enter", "add the selection as an answer"),
+    ("Find box", "type the answer's words, Enter selects them"),
+];
+
+/// What the live region says when the page shows `step`.
+fn announcement(step: &WorkerStep) -> String {
+    match step {
+        WorkerStep::Item(i) => {
+            let what = match i.phase {
+                Phase::Training => "Training example",
+                Phase::Test => "Test item",
+            };
+            format!("Saved. {what} {} of {}: {}", i.index, i.of, i.question)
+        }
+        WorkerStep::Done(c) => format!("Saved. You are done; your completion code is {}.", c.code),
+        WorkerStep::Abandoned => "Your place in this study was released.".into(),
     }
 }
 
@@ -78,19 +108,41 @@ fn WorkerView(ws: WorkerStudy, reload: Callback<()>) -> impl IntoView {
             "{k}-shot: {training_items} training examples with the correct answers shown after each, then {test_items} test items"
         )
     };
-    let body = match step {
+    let step = RwSignal::new(step);
+    let live = RwSignal::new(String::new());
+    let go = Callback::new(move |next: WorkerStep| {
+        live.set(announcement(&next));
+        step.set(next);
+    });
+    // After a move (not on the first showing), focus goes to the new step's heading.
+    Effect::new(move |first: Option<()>| {
+        step.track();
+        if first.is_some() {
+            focus_first(".work .step-heading");
+        }
+    });
+    let labels = StoredValue::new(labels);
+    let body = move || {
+        match step.get() {
         WorkerStep::Item(item) => view! {
-            <ItemView study_id item family labels reload/>
+            <ItemView study_id item family labels=labels.get_value() live go reload/>
         }
         .into_any(),
         WorkerStep::Done(c) => done_view(c),
         WorkerStep::Abandoned => view! {
-            <p class="error" role="alert">
+            <p class="error step-heading" role="alert" tabindex="-1">
                 "Your place in this study was released after a long time without activity. The answers you gave are kept. Please return the study on your crowd platform (Prolific: \"Return submission\"; MTurk: \"Return HIT\"). Thank you."
             </p>
         }
         .into_any(),
+    }
     };
+    let keys = (!matches!(family, Family::Classification | Family::TextToText)).then(|| view! {
+        <h2>"Keyboard"</h2>
+        <dl class="keys">
+            {SPAN_KEYS.iter().map(|(k, what)| view! { <dt><kbd>{*k}</kbd></dt><dd>{*what}</dd> }).collect_view()}
+        </dl>
+    });
     view! {
         <section class="study" data-k=k>
             <h1 class="study-name">{study_name}</h1>
@@ -102,8 +154,10 @@ fn WorkerView(ws: WorkerStudy, reload: Callback<()>) -> impl IntoView {
                     <p class="description">{description}</p>
                     <h2>"How to answer"</h2>
                     <p>{instructions(family)}</p>
+                    {keys}
                 </aside>
             </div>
+            <div class="sr-only live" role="status" aria-live="polite" aria-atomic="true">{move || live.get()}</div>
         </section>
     }
 }
@@ -134,14 +188,14 @@ fn hand_back_view(h: Option<HandBack>) -> AnyView {
 
 fn done_view(c: Completion) -> AnyView {
     view! {
-        <section class="done" role="status">
-            <h2>"Thank you, you are done."</h2>
+        <section class="done">
+            <h2 class="step-heading" tabindex="-1">"Thank you, you are done."</h2>
             <p>"Your completion code:"</p>
             <p class="completion-code">{c.code}</p>
             {hand_back_view(c.hand_back)}
             <ul class="summary">
                 {(c.training_items > 0).then(|| view! {
-                    <li>{format!("Training: {} examples, S1 {:.2}", c.training_items, c.training_s1.unwrap_or(0.0))}</li>
+                    <li>{format!("Training: {} examples, average score {} (1 = every answer right)", c.training_items, two_decimals(c.training_s1.unwrap_or(0.0)))}</li>
                 })}
                 <li>{format!("Test: {} items, {} skipped", c.test_items, c.skipped)}</li>
                 <li class="time">{format!("Time on items: {}; from start to finish: {}", minutes(c.seconds_on_items), minutes(c.seconds_elapsed))}</li>
@@ -151,85 +205,14 @@ fn done_view(c: Completion) -> AnyView {
     .into_any()
 }
 
-/// Sending one answer: the same answer keeps its client id, so a retry after a network
-/// failure is stored once. Calls `done` only once the server acknowledged.
-#[derive(Clone, Copy)]
-pub(crate) struct Sender {
-    pub pending: RwSignal<bool>,
-    pub failure: RwSignal<Option<AppError>>,
-    last: StoredValue<Option<(Answer, String)>>,
-    study_id: i64,
-    position: i64,
-    done: Callback<()>,
-}
-
-impl Sender {
-    fn new(study_id: i64, position: i64, done: Callback<()>) -> Self {
-        Sender {
-            pending: RwSignal::new(false),
-            failure: RwSignal::new(None),
-            last: StoredValue::new(None),
-            study_id,
-            position,
-            done,
-        }
-    }
-
-    pub fn send(self, answer: Answer) {
-        if self.pending.get_untracked() {
-            return;
-        }
-        let client_id = match self.last.get_value() {
-            Some((a, id)) if a == answer => id,
-            _ => random_id(),
-        };
-        self.last
-            .set_value(Some((answer.clone(), client_id.clone())));
-        self.pending.set(true);
-        self.failure.set(None);
-        leptos::task::spawn_local(async move {
-            let r = submit_answer(self.study_id, self.position, client_id, answer).await;
-            self.pending.set(false);
-            match r {
-                Ok(_) => self.done.run(()),
-                Err(e) => self.failure.set(Some(e)),
-            }
-        });
-    }
-
-    fn retry(self) {
-        if let Some((answer, _)) = self.last.get_value() {
-            self.send(answer);
-        }
-    }
-
-    /// "Saving…", or what went wrong with a Retry where the network failed.
-    pub fn status_view(self) -> impl IntoView {
-        move || {
-            if self.pending.get() {
-                return view! { <p class="saving" role="status">"Saving…"</p> }.into_any();
-            }
-            match self.failure.get() {
-                None => ().into_any(),
-                Some(AppError::Request(_)) => view! {
-                    <div class="retry" role="alert">
-                        <p>"Your answer is not saved yet: the server could not be reached. Nothing is lost; try again."</p>
-                        <button class="retry-button" on:click=move |_| self.retry()>"Retry"</button>
-                    </div>
-                }
-                .into_any(),
-                Some(e) => error_view(e),
-            }
-        }
-    }
-}
-
 #[component]
 fn ItemView(
     study_id: i64,
     item: WorkerItem,
     family: Family,
     labels: Vec<Label>,
+    live: RwSignal<String>,
+    go: Callback<WorkerStep>,
     reload: Callback<()>,
 ) -> impl IntoView {
     let WorkerItem {
@@ -245,45 +228,61 @@ fn ItemView(
         Phase::Training => "Training example",
         Phase::Test => "Test item",
     };
-    let sender = Sender::new(study_id, position, reload);
-    let answer = match reveal {
+    let revealed = RwSignal::new(reveal);
+    let done = Callback::new(move |ack: SubmitAck| {
+        if let Some(r) = ack.reveal {
+            live.set(format!(
+                "Saved. {} Press Continue.",
+                feedback(&r.yours, &r.gold, r.s1).1
+            ));
+            revealed.set(Some(r));
+        } else if let Some(next) = ack.next {
+            go.run(next);
+        } else {
+            reload.run(());
+        }
+    });
+    let sender = Sender::new(study_id, position, live, done);
+    let context = StoredValue::new(context);
+    let labels = StoredValue::new(labels);
+    let answer = move || match revealed.get() {
         Some(r) => view! {
-            <div>{context_view(&context)}</div>
-            {reveal_view(study_id, position, r, reload)}
+            <div>{context.with_value(context_view)}</div>
+            {reveal_view(study_id, position, r, go)}
         }
         .into_any(),
         None if family == Family::Classification => view! {
-            <div>{context_view(&context)}</div>
-            <LabelForm labels sender/>
+            <div>{context.with_value(context_view)}</div>
+            <LabelForm labels=labels.get_value() sender/>
         }
         .into_any(),
         None if family == Family::TextToText => view! {
-            <div>{context_view(&context)}</div>
+            <div>{context.with_value(context_view)}</div>
             <TextForm sender/>
         }
         .into_any(),
         None => view! {
-            <SpanForm text=context.primary().to_string() sender/>
+            <SpanForm text=context.with_value(|c| c.primary().to_string()) sender/>
         }
         .into_any(),
     };
     view! {
         <article class="item" data-phase=phase.as_str() data-position=position>
-            <p class="progress">{format!("{phase_name} {index} of {of}")}</p>
+            <h2 class="progress step-heading" tabindex="-1">{format!("{phase_name} {index} of {of}")}</h2>
             <p class="question">{question}</p>
             {answer}
         </article>
     }
 }
 
-fn reveal_view(study_id: i64, position: i64, r: Reveal, reload: Callback<()>) -> AnyView {
+fn reveal_view(study_id: i64, position: i64, r: Reveal, go: Callback<WorkerStep>) -> AnyView {
     let moving = RwSignal::new(false);
     let failure = RwSignal::new(None::<AppError>);
     let go_on = move |_| {
         moving.set(true);
         leptos::task::spawn_local(async move {
             match continue_study(study_id, position).await {
-                Ok(()) => reload.run(()),
+                Ok(next) => go.run(next),
                 Err(e) => {
                     moving.set(false);
                     failure.set(Some(e));
@@ -291,6 +290,8 @@ fn reveal_view(study_id: i64, position: i64, r: Reveal, reload: Callback<()>) ->
             }
         });
     };
+    // Keyboard users go on with Enter; the live region has read the feedback.
+    Effect::new(move |_| focus_first(".reveal button.continue"));
     let correct = if r.gold.is_empty() {
         view! { <p class="no-answer-text">"No answer: the text does not contain one."</p> }
             .into_any()
@@ -300,13 +301,14 @@ fn reveal_view(study_id: i64, position: i64, r: Reveal, reload: Callback<()>) ->
         }
         .into_any()
     };
+    let (verdict, message) = feedback(&r.yours, &r.gold, r.s1);
     view! {
-        <div class="reveal" role="status">
-            <p class="result">{format!("Score (S1) of your answer: {:.2}", r.s1)}</p>
+        <div class=format!("reveal {}", verdict.as_str())>
+            <p class="result">{message}</p>
             <div class="yours"><h3>"Your answer"</h3>{answer_view(&r.yours)}</div>
             <div class="correct"><h3>"Correct answer"</h3>{correct}</div>
             <p class="locked">"Your answer is saved and can no longer be changed."</p>
-            <button class="continue" autofocus on:click=go_on disabled=move || moving.get()>"Continue"</button>
+            <button class="continue" on:click=go_on disabled=move || moving.get()>"Continue"</button>
             {move || failure.get().map(error_view)}
         </div>
     }

@@ -13,3 +13,4 @@ pub mod stream;
 pub mod study;
 pub mod task_store;
 pub mod tx;
+pub mod writer;

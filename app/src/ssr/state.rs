@@ -1,7 +1,8 @@
-//! The typed application state: one database pool and the Leptos options.
+//! The typed application state: one database pool (and its answer writer), the Leptos options.
 //! Server functions reach it through Leptos context; axum handlers through `State`.
 
 use crate::ssr::guard::{self, Guards, Limits};
+use crate::ssr::writer::Writer;
 use http::HeaderMap;
 use leptos::config::LeptosOptions;
 use sqlx::SqlitePool;
@@ -18,12 +19,15 @@ pub struct AppState {
     pub trust_proxy: bool,
     /// Sign-in and arrival limits, shared by every request.
     pub guards: Arc<Guards>,
+    /// The crowd's answers, stored with group commit.
+    pub writer: Writer,
 }
 
 impl AppState {
     /// A state with the default limits, no proxy and plain cookies.
     pub fn new(pool: SqlitePool, leptos_options: LeptosOptions) -> Self {
         AppState {
+            writer: Writer::new(pool.clone()),
             pool,
             leptos_options,
             secure_cookies: false,

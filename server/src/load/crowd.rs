@@ -70,6 +70,17 @@ pub fn run(
     })
 }
 
+/// The JSON body of a 200 answer to `what`.
+fn json_of(r: super::client::Reply, what: &str) -> Result<Value, String> {
+    if r.status != 200 {
+        return Err(format!("{what}: {} {}", r.status, r.body));
+    }
+    serde_json::from_str(&r.body).map_err(|e| format!("{what}: {e}"))
+}
+
+/// One worker as the page drives the server: the state once, then one request per answer
+/// (the acknowledgement carries the next step), and a `continue_study` after each revealed
+/// training item.
 fn one_worker(
     c: &Client,
     study: i64,
@@ -78,22 +89,30 @@ fn one_worker(
     stats: &Mutex<CrowdStats>,
 ) -> Result<(), String> {
     let cookie = c.join(study, pid)?;
+    let st = c.study_state(study, &cookie)?;
+    let label = st["labels"]
+        .as_array()
+        .and_then(|l| l.first())
+        .map(|l| l["name"].clone());
+    let mut step = st["step"].clone();
     while !stop.load(Ordering::Relaxed) {
-        let st = c.study_state(study, &cookie)?;
-        let item = &st["step"]["Item"];
+        let item = &step["Item"];
         let Some(position) = item["position"].as_i64() else {
             return Ok(()); // done or released: a new worker comes
         };
         if !item["reveal"].is_null() {
-            c.form(
-                "continue_study",
-                &format!("study_id={study}&position={position}"),
-                &cookie,
+            step = json_of(
+                c.form(
+                    "continue_study",
+                    &format!("study_id={study}&position={position}"),
+                    &cookie,
+                )?,
+                "continue",
             )?;
             continue;
         }
-        let answer = match st["labels"].as_array().and_then(|l| l.first()) {
-            Some(label) => json!({"kind": "label", "label": label["name"], "confidence": 4}),
+        let answer = match &label {
+            Some(label) => json!({"kind": "label", "label": label, "confidence": 4}),
             None => json!({"kind": "skip", "confidence": Value::Null}),
         };
         let client_id = format!("{pid}-{position}");
@@ -106,16 +125,22 @@ fn one_worker(
             &[("cookie", &cookie)],
         )?;
         let ms = ms_since(t);
-        if r.status != 200 {
-            return Err(format!("submit: {} {}", r.status, r.body));
+        let ack = json_of(r, "submit")?;
+        {
+            let mut s = stats.lock().unwrap();
+            s.latencies_ms.push(ms);
+            s.acks.push(Ack {
+                pid: pid.to_string(),
+                position,
+                client_id,
+            });
         }
-        let mut s = stats.lock().unwrap();
-        s.latencies_ms.push(ms);
-        s.acks.push(Ack {
-            pid: pid.to_string(),
-            position,
-            client_id,
-        });
+        step = if ack["next"].is_null() {
+            // A training item: its gold is shown; the worker then continues.
+            json!({"Item": {"position": position, "reveal": ack["reveal"]}})
+        } else {
+            ack["next"].clone()
+        };
     }
     Ok(())
 }

@@ -8,11 +8,11 @@ use crate::domain::task::{Context, Family, Gold, TaskSpec};
 use crate::error::AppError;
 use crate::ssr::catalog::{context_of, corrupt, gold_of};
 use serde::{Deserialize, Serialize};
-use sqlx::{Row, SqlitePool};
+use sqlx::{Row, SqliteExecutor};
 
 /// The worker's assignment in this study: (id, k, status, started_at).
 pub(super) async fn own_assignment(
-    pool: &SqlitePool,
+    db: impl SqliteExecutor<'_>,
     study_id: i64,
     worker: i64,
 ) -> Result<Option<(i64, u32, String, i64, i64)>, AppError> {
@@ -21,7 +21,7 @@ pub(super) async fn own_assignment(
     )
     .bind(study_id)
     .bind(worker)
-    .fetch_optional(pool)
+    .fetch_optional(db)
     .await?;
     Ok(row.map(|(id, k, st, s, l)| (id, k as u32, st, s, l)))
 }
@@ -30,6 +30,8 @@ pub(super) async fn own_assignment(
 pub(super) struct ItemRow {
     pub(super) phase: Phase,
     pub(super) submitted: bool,
+    /// Whether the item's first showing is recorded.
+    pub(super) shown: bool,
     pub(super) context: Context,
     pub(super) question: String,
     pub(super) gold: Gold,
@@ -38,20 +40,20 @@ pub(super) struct ItemRow {
 }
 
 pub(super) async fn item_row(
-    pool: &SqlitePool,
+    db: impl SqliteExecutor<'_>,
     family: Family,
     assignment: i64,
     position: i64,
 ) -> Result<Option<ItemRow>, AppError> {
     let row = sqlx::query(
-        "SELECT i.phase, i.submitted_at, i.client_id, i.answer_json, i.no_answer, i.skipped, i.confidence,
+        "SELECT i.phase, i.submitted_at, i.shown_at, i.client_id, i.answer_json, i.no_answer, i.skipped, i.confidence,
                 e.context, e.context2, e.question, e.gold_official, e.gold_spans
          FROM assignment_items i JOIN examples e ON e.id = i.example_id
          WHERE i.assignment_id = ? AND i.position = ?",
     )
     .bind(assignment)
     .bind(position)
-    .fetch_optional(pool)
+    .fetch_optional(db)
     .await?;
     let Some(r) = row else { return Ok(None) };
     let context = context_of(r.get("context"), r.get("context2"));
@@ -108,6 +110,7 @@ pub(super) async fn item_row(
             Phase::Test
         },
         submitted,
+        shown: r.get::<Option<i64>, _>("shown_at").is_some(),
         context,
         question: r.get("question"),
         gold,
@@ -141,56 +144,18 @@ pub(super) fn reveal(spec: &TaskSpec, item: &ItemRow) -> Option<Reveal> {
 
 /// The position of the worker's current item: the first not yet moved on from.
 pub(super) async fn current_position(
-    pool: &SqlitePool,
+    db: impl SqliteExecutor<'_>,
     assignment: i64,
 ) -> Result<Option<i64>, AppError> {
     Ok(sqlx::query_scalar(
         "SELECT MIN(position) FROM assignment_items WHERE assignment_id = ? AND acknowledged_at IS NULL",
     )
     .bind(assignment)
-    .fetch_one(pool)
+    .fetch_one(db)
     .await?)
 }
 
 /// Records activity on a place (what the time-out of abandoned places looks at).
-/// A moment recorded once per item: when it was first shown, when a training item's gold was
-/// acknowledged.
-#[derive(Clone, Copy)]
-pub(super) enum Stamp {
-    Shown,
-    Acknowledged,
-}
-
-/// Records `stamp` for an item unless it is already set, and that as the worker's activity,
-/// in one transaction; when it was set before, nothing is written.
-pub(super) async fn stamp_once(
-    pool: &SqlitePool,
-    assignment: i64,
-    position: i64,
-    stamp: Stamp,
-    now: i64,
-) -> Result<(), AppError> {
-    let sql = match stamp {
-        Stamp::Shown => "UPDATE assignment_items SET shown_at = ? WHERE assignment_id = ? AND position = ? AND shown_at IS NULL",
-        Stamp::Acknowledged => "UPDATE assignment_items SET acknowledged_at = ? WHERE assignment_id = ? AND position = ? AND acknowledged_at IS NULL",
-    };
-    let mut tx = crate::ssr::tx::begin_write(pool).await?;
-    let result = async {
-        let set = sqlx::query(sql)
-            .bind(now)
-            .bind(assignment)
-            .bind(position)
-            .execute(&mut *tx)
-            .await?;
-        if set.rows_affected() > 0 {
-            touch(&mut tx, assignment, now).await?;
-        }
-        Ok(())
-    }
-    .await;
-    crate::ssr::tx::finish(tx, result).await
-}
-
 pub(super) async fn touch(
     conn: &mut sqlx::SqliteConnection,
     assignment: i64,

@@ -2,16 +2,18 @@
 //! acknowledged and stored once) and moving on from a revealed training item.
 
 use super::items::{
-    current_position, item_row, own_assignment, reveal, stamp_once, touch, ItemRow, Stamp,
-    StoredSpan,
+    current_position, item_row, own_assignment, reveal, touch, ItemRow, StoredSpan,
 };
-use super::load;
-use crate::api::study::{Phase, SubmitAck};
+use super::worker::{next_step, record, step_now, Place};
+use super::{load, Study};
+use crate::api::study::{Phase, SubmitAck, WorkerStep};
 use crate::domain::answer::{check_answer, Answer};
 use crate::domain::s1::Scoring;
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
-use sqlx::SqlitePool;
+use crate::ssr::writer::Writer;
+use sqlx::{SqliteConnection, SqlitePool};
+use std::sync::Arc;
 
 fn no_place() -> AppError {
     AppError::NotFound(
@@ -25,10 +27,13 @@ fn locked() -> AppError {
     )
 }
 
-/// Stores the answer to the worker's current item. A resend with the same `client_id` is
-/// acknowledged again without storing anything; any other second submission is refused.
+/// Stores the answer to the worker's current item and, after a test item, records the
+/// showing of the next step in the same transaction (one commit per answer). A resend with
+/// the same `client_id` is acknowledged again without storing anything; any other second
+/// submission is refused.
 pub async fn submit(
     pool: &SqlitePool,
+    writer: &Writer,
     study_id: i64,
     worker: i64,
     position: i64,
@@ -37,24 +42,25 @@ pub async fn submit(
 ) -> Result<SubmitAck, AppError> {
     crate::domain::people::validate_client_id(client_id).map_err(AppError::Invalid)?;
     let study = load(pool, study_id).await?;
-    let (assignment, _, status, _, _) = own_assignment(pool, study_id, worker)
+    let (assignment, _, status, started_at, _) = own_assignment(pool, study_id, worker)
         .await?
         .ok_or_else(no_place)?;
+    let place = Place {
+        id: assignment,
+        status,
+        started_at,
+    };
     let item = item_row(pool, study.spec.family, assignment, position)
         .await?
         .ok_or_else(|| AppError::NotFound(format!("your assignment has no item {position}")))?;
-    let ack = |item: &ItemRow| SubmitAck {
-        position,
-        reveal: reveal(&study.spec, item),
-    };
     if item.submitted {
         return if item.client_id.as_deref() == Some(client_id) {
-            Ok(ack(&item))
+            resent(pool, &study, &place, position, &item).await
         } else {
             Err(locked())
         };
     }
-    if status == "abandoned" {
+    if place.status == "abandoned" {
         return Err(AppError::Refused(
             "Your place in this study was released after the time-out; your earlier answers are kept.".into(),
         ));
@@ -66,7 +72,7 @@ pub async fn submit(
         if let Some(again) =
             again.filter(|i| i.submitted && i.client_id.as_deref() == Some(client_id))
         {
-            return Ok(ack(&again));
+            return resent(pool, &study, &place, position, &again).await;
         }
         return Err(AppError::Refused(
             "This is not your current item; reload the page to continue where you are.".into(),
@@ -85,50 +91,37 @@ pub async fn submit(
         })
         .collect();
     let now = now_ms();
-    let ack_at = (item.phase == Phase::Test).then_some(now);
-    // The answer and the worker's activity in one transaction (one commit).
-    let mut tx = crate::ssr::tx::begin_write(pool).await?;
-    let stored = sqlx::query(
-        "UPDATE assignment_items SET submitted_at = ?, acknowledged_at = ?, client_id = ?, answer_json = ?,
-            no_answer = ?, skipped = ?, confidence = ?, s1 = ?, s1_any_of = ?,
-            shown_at = COALESCE(shown_at, ?)
-         WHERE assignment_id = ? AND position = ? AND submitted_at IS NULL",
-    )
-    .bind(now)
-    .bind(ack_at)
-    .bind(client_id)
-    .bind(serde_json::to_string(&spans).map_err(AppError::internal)?)
-    .bind(matches!(answer, Answer::NoAnswer))
-    .bind(matches!(answer, Answer::Skip { .. }))
-    .bind(answer.confidence())
-    .bind(s1)
-    .bind(s1_any)
-    .bind(now)
-    .bind(assignment)
-    .bind(position)
-    .execute(&mut *tx)
-    .await;
-    let stored = match stored {
-        Ok(done) if done.rows_affected() > 0 => touch(&mut tx, assignment, now).await.map(|()| 1),
-        Ok(_) => Ok(0),
-        // The same client id on another item of this assignment.
-        Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Err(AppError::Invalid(
-            "this client id was already used for another item".into(),
-        )),
-        Err(e) => Err(e.into()),
+    let test = item.phase == Phase::Test;
+    let row = Stored {
+        now,
+        ack_at: test.then_some(now),
+        client_id: client_id.to_string(),
+        spans_json: serde_json::to_string(&spans).map_err(AppError::internal)?,
+        no_answer: matches!(answer, Answer::NoAnswer),
+        skipped: matches!(answer, Answer::Skip { .. }),
+        confidence: answer.confidence(),
+        s1,
+        s1_any,
+        position,
     };
-    let stored = crate::ssr::tx::finish(tx, stored).await?;
-    if stored == 0 {
+    // The answer, the worker's activity and the next step's showing in one transaction,
+    // shared with other workers' answers (group commit).
+    let study = Arc::new(study);
+    let (job_study, job_place) = (study.clone(), place.clone());
+    let stored = writer
+        .run(move |conn| Box::pin(store(conn, job_study, job_place, row, test)))
+        .await?;
+    let Some(next) = stored else {
         // A concurrent send got there first: the same submission is acknowledged.
         let again = item_row(pool, study.spec.family, assignment, position)
             .await?
             .ok_or_else(|| AppError::internal("item vanished"))?;
         return if again.client_id.as_deref() == Some(client_id) {
-            Ok(ack(&again))
+            resent(pool, &study, &place, position, &again).await
         } else {
             Err(locked())
         };
-    }
+    };
     // What was just stored, without reading it back.
     let saved = ItemRow {
         submitted: true,
@@ -136,19 +129,113 @@ pub async fn submit(
         client_id: Some(client_id.to_string()),
         ..item
     };
-    Ok(ack(&saved))
+    Ok(SubmitAck {
+        position,
+        reveal: reveal(&study.spec, &saved),
+        next,
+    })
 }
 
-/// Moves on from a revealed training item. Idempotent.
+/// An answer as it is written to its item.
+struct Stored {
+    now: i64,
+    ack_at: Option<i64>,
+    client_id: String,
+    spans_json: String,
+    no_answer: bool,
+    skipped: bool,
+    confidence: Option<u8>,
+    s1: f64,
+    s1_any: f64,
+    position: i64,
+}
+
+/// Writes the answer unless the item already has one (`None`), then the activity and, after
+/// a test item, the next step with its first showing (`Some(Some(step))`).
+async fn store(
+    conn: &mut SqliteConnection,
+    study: Arc<Study>,
+    place: Place,
+    row: Stored,
+    test: bool,
+) -> Result<Option<Option<WorkerStep>>, AppError> {
+    let stored = sqlx::query(
+        "UPDATE assignment_items SET submitted_at = ?, acknowledged_at = ?, client_id = ?, answer_json = ?,
+            no_answer = ?, skipped = ?, confidence = ?, s1 = ?, s1_any_of = ?,
+            shown_at = COALESCE(shown_at, ?)
+         WHERE assignment_id = ? AND position = ? AND submitted_at IS NULL",
+    )
+    .bind(row.now)
+    .bind(row.ack_at)
+    .bind(&row.client_id)
+    .bind(&row.spans_json)
+    .bind(row.no_answer)
+    .bind(row.skipped)
+    .bind(row.confidence)
+    .bind(row.s1)
+    .bind(row.s1_any)
+    .bind(row.now)
+    .bind(place.id)
+    .bind(row.position)
+    .execute(&mut *conn)
+    .await;
+    match stored {
+        Ok(done) if done.rows_affected() > 0 => {}
+        Ok(_) => return Ok(None),
+        // The same client id on another item of this assignment.
+        Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
+            return Err(AppError::Invalid(
+                "this client id was already used for another item".into(),
+            ))
+        }
+        Err(e) => return Err(e.into()),
+    }
+    touch(&mut *conn, place.id, row.now).await?;
+    if !test {
+        return Ok(Some(None));
+    }
+    let next = next_step(&mut *conn, &study, &place).await?;
+    record(&mut *conn, place.id, &next.records, row.now, true).await?;
+    Ok(Some(Some(next.step)))
+}
+
+/// The acknowledgement of a submission stored before (a resend): after a test item, with the
+/// worker's step as it stands now.
+async fn resent(
+    pool: &SqlitePool,
+    study: &Study,
+    place: &Place,
+    position: i64,
+    item: &ItemRow,
+) -> Result<SubmitAck, AppError> {
+    let next = match item.phase {
+        Phase::Test => Some(step_now(pool, study, place).await?.0),
+        Phase::Training => None,
+    };
+    Ok(SubmitAck {
+        position,
+        reveal: reveal(&study.spec, item),
+        next,
+    })
+}
+
+/// Moves on from a revealed training item and answers the worker's next step, its showing
+/// recorded in the same transaction. Idempotent.
 pub async fn acknowledge(
     pool: &SqlitePool,
     study_id: i64,
     worker: i64,
     position: i64,
-) -> Result<(), AppError> {
-    let (assignment, ..) = own_assignment(pool, study_id, worker)
+) -> Result<WorkerStep, AppError> {
+    let study = load(pool, study_id).await?;
+    let (assignment, _, status, started_at, _) = own_assignment(pool, study_id, worker)
         .await?
         .ok_or_else(no_place)?;
+    let place = Place {
+        id: assignment,
+        status,
+        started_at,
+    };
     let submitted: Option<Option<i64>> = sqlx::query_scalar(
         "SELECT submitted_at FROM assignment_items WHERE assignment_id = ? AND position = ?",
     )
@@ -157,14 +244,37 @@ pub async fn acknowledge(
     .fetch_optional(pool)
     .await?;
     match submitted {
-        None => Err(AppError::NotFound(format!(
-            "your assignment has no item {position}"
-        ))),
-        Some(None) => Err(AppError::Refused(
-            "Submit an answer to this item first.".into(),
-        )),
-        Some(Some(_)) => {
-            stamp_once(pool, assignment, position, Stamp::Acknowledged, now_ms()).await
+        None => {
+            return Err(AppError::NotFound(format!(
+                "your assignment has no item {position}"
+            )))
         }
+        Some(None) => {
+            return Err(AppError::Refused(
+                "Submit an answer to this item first.".into(),
+            ))
+        }
+        Some(Some(_)) => {}
     }
+    let now = now_ms();
+    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let step = async {
+        let set = sqlx::query(
+            "UPDATE assignment_items SET acknowledged_at = ? WHERE assignment_id = ? AND position = ? AND acknowledged_at IS NULL",
+        )
+        .bind(now)
+        .bind(assignment)
+        .bind(position)
+        .execute(&mut *tx)
+        .await?;
+        let touched = set.rows_affected() > 0;
+        if touched {
+            touch(&mut tx, assignment, now).await?;
+        }
+        let next = next_step(&mut tx, &study, &place).await?;
+        record(&mut tx, assignment, &next.records, now, touched).await?;
+        Ok(next.step)
+    }
+    .await;
+    crate::ssr::tx::finish(tx, step).await
 }

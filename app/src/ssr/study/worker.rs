@@ -1,17 +1,25 @@
-//! The worker's view of a study: the current item (recording when it was first shown) or
-//! the end with the completion code and the way back to the crowd platform.
+//! The worker's next step: the current item (recording when it was first shown) or the end
+//! with the completion code and the way back to the crowd platform.
 
-use super::items::{current_position, item_row, own_assignment, reveal, stamp_once, Stamp};
+use super::items::{current_position, item_row, own_assignment, reveal, touch};
 use super::places::enter;
 use super::{load, CrowdInfo, Study};
 use crate::api::study::{Completion, Phase, WorkerItem, WorkerStep, WorkerStudy};
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
 use crate::ssr::catalog::corrupt;
-use sqlx::{Row, SqlitePool};
+use sqlx::{Row, SqliteConnection, SqlitePool};
+
+/// The worker's place as `own_assignment` reads it.
+#[derive(Clone)]
+pub(super) struct Place {
+    pub(super) id: i64,
+    pub(super) status: String,
+    pub(super) started_at: i64,
+}
 
 /// The worker's view of a study, taking a place on first arrival. Showing an item records
-/// the first time it was shown (a reload does not reset it).
+/// the first time it was shown; showing it again (a reload) writes nothing.
 pub async fn worker_state(
     pool: &SqlitePool,
     study_id: i64,
@@ -19,7 +27,7 @@ pub async fn worker_state(
     crowd: Option<&CrowdInfo>,
 ) -> Result<WorkerStudy, AppError> {
     let study = load(pool, study_id).await?;
-    let (assignment, k, mut status, started_at, _) =
+    let (assignment, k, status, started_at, _) =
         match own_assignment(pool, study_id, worker).await? {
             Some(a) => a,
             None => {
@@ -31,23 +39,93 @@ pub async fn worker_state(
         };
     // A place past its time-out is released only when a new worker arrives (`enter`);
     // until then its worker may go on.
-    let now = now_ms();
+    let place = Place {
+        id: assignment,
+        status,
+        started_at,
+    };
+    let (step, counts) = step_now(pool, &study, &place).await?;
+    Ok(WorkerStudy {
+        study_id,
+        study_name: study.name.clone(),
+        description: study.spec.description.clone(),
+        family: study.spec.family,
+        labels: study.spec.labels.clone(),
+        k,
+        training_items: counts.0,
+        test_items: counts.1,
+        step,
+    })
+}
+
+/// The worker's step as it stands, read on a connection of its own; what showing it records
+/// (a first showing, the end of the place) is written in one transaction, and only then.
+pub(super) async fn step_now(
+    pool: &SqlitePool,
+    study: &Study,
+    place: &Place,
+) -> Result<(WorkerStep, (i64, i64)), AppError> {
+    let next = {
+        let mut conn = pool.acquire().await?;
+        next_step(&mut conn, study, place).await?
+    };
+    if next.records.is_empty() {
+        return Ok((next.step, next.counts));
+    }
+    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let done = record(&mut tx, place.id, &next.records, now_ms(), false).await;
+    crate::ssr::tx::finish(tx, done).await?;
+    Ok((next.step, next.counts))
+}
+
+/// What showing a step records.
+#[derive(Default)]
+pub(super) struct Records {
+    /// The item shown for the first time.
+    shown: Option<i64>,
+    /// The place has just ended (no item left).
+    finished: bool,
+}
+
+impl Records {
+    fn is_empty(&self) -> bool {
+        self.shown.is_none() && !self.finished
+    }
+}
+
+pub(super) struct Next {
+    pub(super) step: WorkerStep,
+    /// (training, test) items of the place.
+    pub(super) counts: (i64, i64),
+    pub(super) records: Records,
+}
+
+/// The step after everything answered so far, with what showing it would record; reads only.
+/// `conn` may be inside the transaction that just stored an answer.
+pub(super) async fn next_step(
+    conn: &mut SqliteConnection,
+    study: &Study,
+    place: &Place,
+) -> Result<Next, AppError> {
     let counts: (i64, i64) = sqlx::query_as(
         "SELECT COALESCE(SUM(phase = 'training'), 0), COALESCE(SUM(phase = 'test'), 0)
          FROM assignment_items WHERE assignment_id = ?",
     )
-    .bind(assignment)
-    .fetch_one(pool)
+    .bind(place.id)
+    .fetch_one(&mut *conn)
     .await?;
-    let step = if status == "abandoned" {
+    let mut records = Records::default();
+    let step = if place.status == "abandoned" {
         WorkerStep::Abandoned
     } else {
-        match current_position(pool, assignment).await? {
+        match current_position(&mut *conn, place.id).await? {
             Some(position) => {
-                shown(pool, assignment, position, now).await?;
-                let item = item_row(pool, study.spec.family, assignment, position)
+                let item = item_row(&mut *conn, study.spec.family, place.id, position)
                     .await?
                     .ok_or_else(|| AppError::internal("current item missing"))?;
+                if !item.shown {
+                    records.shown = Some(position);
+                }
                 let (index, of) = match item.phase {
                     Phase::Training => (position + 1, counts.0),
                     Phase::Test => (position - counts.0 + 1, counts.1),
@@ -67,57 +145,55 @@ pub async fn worker_state(
                 })
             }
             None => {
-                if status == "active" {
-                    sqlx::query(
-                        "UPDATE assignments SET status = 'finished', finished_at = ? WHERE id = ? AND status = 'active'",
-                    )
-                    .bind(now)
-                    .bind(assignment)
-                    .execute(pool)
-                    .await?;
-                    status = "finished".into();
-                }
-                debug_assert_eq!(status, "finished");
-                WorkerStep::Done(completion(pool, &study, assignment, started_at).await?)
+                records.finished = place.status == "active";
+                WorkerStep::Done(completion(conn, study, place.id, place.started_at).await?)
             }
         }
     };
-    Ok(WorkerStudy {
-        study_id,
-        study_name: study.name.clone(),
-        description: study.spec.description.clone(),
-        family: study.spec.family,
-        labels: study.spec.labels.clone(),
-        k,
-        training_items: counts.0,
-        test_items: counts.1,
+    Ok(Next {
         step,
+        counts,
+        records,
     })
 }
 
-/// Records the first time an item is shown (and that as the worker's activity); showing it
-/// again (a reload) writes nothing, not even a transaction.
-async fn shown(
-    pool: &SqlitePool,
+/// Writes `records` (on a connection in a write transaction). Each is set once: a first
+/// showing that another request recorded first is left as it is. `touched`: the worker's
+/// activity is already recorded at `now` in this transaction.
+pub(super) async fn record(
+    conn: &mut SqliteConnection,
     assignment: i64,
-    position: i64,
+    records: &Records,
     now: i64,
+    touched: bool,
 ) -> Result<(), AppError> {
-    let first: Option<i64> = sqlx::query_scalar(
-        "SELECT 1 FROM assignment_items WHERE assignment_id = ? AND position = ? AND shown_at IS NULL",
-    )
-    .bind(assignment)
-    .bind(position)
-    .fetch_optional(pool)
-    .await?;
-    if first.is_none() {
-        return Ok(());
+    if let Some(position) = records.shown {
+        let set = sqlx::query(
+            "UPDATE assignment_items SET shown_at = ? WHERE assignment_id = ? AND position = ? AND shown_at IS NULL",
+        )
+        .bind(now)
+        .bind(assignment)
+        .bind(position)
+        .execute(&mut *conn)
+        .await?;
+        if set.rows_affected() > 0 && !touched {
+            touch(&mut *conn, assignment, now).await?;
+        }
     }
-    stamp_once(pool, assignment, position, Stamp::Shown, now).await
+    if records.finished {
+        sqlx::query(
+            "UPDATE assignments SET status = 'finished', finished_at = ? WHERE id = ? AND status = 'active'",
+        )
+        .bind(now)
+        .bind(assignment)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
 }
 
 async fn completion(
-    pool: &SqlitePool,
+    conn: &mut SqliteConnection,
     study: &Study,
     assignment: i64,
     started_at: i64,
@@ -134,7 +210,7 @@ async fn completion(
     )
     .bind(assignment)
     .bind(started_at)
-    .fetch_one(pool)
+    .fetch_one(conn)
     .await?;
     let crowd: CrowdInfo =
         serde_json::from_str(r.get("crowd")).map_err(|e| corrupt("crowd ids", e))?;

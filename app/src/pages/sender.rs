@@ -1,0 +1,110 @@
+//! Sending one answer from the worker's page: the same answer keeps its client id (a retry
+//! after a network failure is stored once); forms stay disabled, and say so, until hydrated.
+
+use super::browser::random_id;
+use super::error_view;
+use crate::api::study::{submit_answer, SubmitAck};
+use crate::domain::answer::Answer;
+use crate::error::AppError;
+use leptos::prelude::*;
+
+#[derive(Clone, Copy)]
+pub(crate) struct Sender {
+    pub pending: RwSignal<bool>,
+    pub failure: RwSignal<Option<AppError>>,
+    /// False until the page is hydrated: before that, clicks would do nothing, so the form's
+    /// inputs are disabled and the page says it is loading.
+    pub ready: RwSignal<bool>,
+    /// What the page's live region announces to screen readers.
+    pub live: RwSignal<String>,
+    last: StoredValue<Option<(Answer, String)>>,
+    study_id: i64,
+    position: i64,
+    done: Callback<SubmitAck>,
+}
+
+impl Sender {
+    pub fn new(
+        study_id: i64,
+        position: i64,
+        live: RwSignal<String>,
+        done: Callback<SubmitAck>,
+    ) -> Self {
+        let ready = RwSignal::new(false);
+        // Effects run only in the browser, once the page is interactive.
+        Effect::new(move |_| ready.set(true));
+        Sender {
+            pending: RwSignal::new(false),
+            failure: RwSignal::new(None),
+            ready,
+            live,
+            last: StoredValue::new(None),
+            study_id,
+            position,
+            done,
+        }
+    }
+
+    /// Whether the form's inputs are off: not hydrated yet, or an answer on its way.
+    pub fn busy(self) -> bool {
+        !self.ready.get() || self.pending.get()
+    }
+
+    pub fn send(self, answer: Answer) {
+        if self.pending.get_untracked() {
+            return;
+        }
+        let client_id = match self.last.get_value() {
+            Some((a, id)) if a == answer => id,
+            _ => random_id(),
+        };
+        self.last
+            .set_value(Some((answer.clone(), client_id.clone())));
+        self.pending.set(true);
+        self.failure.set(None);
+        leptos::task::spawn_local(async move {
+            let r = submit_answer(self.study_id, self.position, client_id, answer).await;
+            self.pending.set(false);
+            match r {
+                Ok(ack) => self.done.run(ack),
+                Err(e) => {
+                    self.live.set(format!("Not saved: {e}"));
+                    self.failure.set(Some(e))
+                }
+            }
+        });
+    }
+
+    fn retry(self) {
+        if let Some((answer, _)) = self.last.get_value() {
+            self.send(answer);
+        }
+    }
+
+    /// "Loading…" before hydration, "Saving…", or what went wrong with a Retry where the
+    /// network failed.
+    pub fn status_view(self) -> impl IntoView {
+        move || {
+            if !self.ready.get() {
+                return view! {
+                    <p class="loading" role="status">"Loading the answer form… it works in a moment."</p>
+                }
+                .into_any();
+            }
+            if self.pending.get() {
+                return view! { <p class="saving" role="status">"Saving…"</p> }.into_any();
+            }
+            match self.failure.get() {
+                None => ().into_any(),
+                Some(AppError::Request(_)) => view! {
+                    <div class="retry" role="alert">
+                        <p>"Your answer is not saved yet: the server could not be reached. Nothing is lost; try again."</p>
+                        <button class="retry-button" on:click=move |_| self.retry()>"Retry"</button>
+                    </div>
+                }
+                .into_any(),
+                Some(e) => error_view(e),
+            }
+        }
+    }
+}

@@ -1,0 +1,287 @@
+//! The span answer form: select by mouse, touch handles (read on `selectionchange`) or the
+//! keyboard (words, characters, sentences, a find box); answers highlighted in the text.
+
+use super::annotate::SpanTable;
+use super::browser::{on_selection_change, read_selection, set_selection};
+use super::sender::Sender;
+use crate::domain::answer::{Answer, SpanAnswer};
+use crate::domain::selection::{
+    find_next, marked_segments, next_char, next_sentence_start, next_word_end, next_word_start,
+    prev_char, prev_sentence_start, prev_word_start,
+};
+use crate::domain::spans::slice_cp;
+use leptos::ev::KeyboardEvent;
+use leptos::prelude::*;
+
+/// Trims whitespace from both ends of [start, end) in code points of `text`.
+fn trimmed(text: &str, start: usize, end: usize) -> Option<(usize, usize)> {
+    let chars: Vec<char> = text.chars().collect();
+    let (mut s, mut e) = (start.min(chars.len()), end.min(chars.len()));
+    while s < e && chars[s].is_whitespace() {
+        s += 1;
+    }
+    while e > s && chars[e - 1].is_whitespace() {
+        e -= 1;
+    }
+    (s < e).then_some((s, e))
+}
+
+/// The selection (anchor, focus) after `key`, or `None` for a key that does not move it.
+/// Arrows move by word, with Alt by character; Page Up/Down by sentence; Home/End to the
+/// ends; Shift extends the selection from its anchor.
+fn moved(
+    t: &str,
+    key: &str,
+    shift: bool,
+    alt: bool,
+    (anchor, focus): (usize, usize),
+) -> Option<(usize, usize)> {
+    let len = t.chars().count();
+    let (lo, hi) = (anchor.min(focus), anchor.max(focus));
+    let to = match (key, shift, alt) {
+        ("ArrowRight", true, true) => return Some((anchor, next_char(t, focus))),
+        ("ArrowLeft", true, true) => return Some((anchor, prev_char(t, focus))),
+        ("ArrowRight", true, false) => return Some((anchor, next_word_end(t, focus))),
+        ("ArrowLeft", true, false) => return Some((anchor, prev_word_start(t, focus))),
+        ("PageDown", true, _) => return Some((anchor, next_sentence_start(t, focus))),
+        ("PageUp", true, _) => return Some((anchor, prev_sentence_start(t, focus))),
+        ("Home", true, _) => return Some((anchor, 0)),
+        ("End", true, _) => return Some((anchor, len)),
+        ("ArrowRight", false, true) => next_char(t, focus),
+        ("ArrowLeft", false, true) => prev_char(t, focus),
+        ("ArrowRight", false, false) => next_word_start(t, hi),
+        ("ArrowLeft", false, false) => prev_word_start(t, lo),
+        ("PageDown", false, _) => next_sentence_start(t, hi),
+        ("PageUp", false, _) => prev_sentence_start(t, lo),
+        ("Home", false, _) => 0,
+        ("End", false, _) => len,
+        _ => return None,
+    };
+    Some((to, to))
+}
+
+fn count(n: usize) -> String {
+    format!("{n} answer{}", if n == 1 { "" } else { "s" })
+}
+
+#[component]
+pub(crate) fn SpanForm(text: String, sender: Sender) -> impl IntoView {
+    let original = StoredValue::new(text);
+    let answers = RwSignal::new(Vec::<SpanAnswer>::new());
+    // (anchor, focus) in code points of the stored text.
+    let selection = RwSignal::new(None::<(usize, usize)>);
+    let menu = RwSignal::new(None::<(i32, i32)>);
+    let note = RwSignal::new(None::<String>);
+    let find = RwSignal::new(String::new());
+    let context_ref = NodeRef::<leptos::html::Div>::new();
+    let live = sender.live;
+
+    let read = move || {
+        let el = context_ref.get_untracked()?;
+        original.with_value(|t| read_selection(&el, t))
+    };
+    let capture = move || selection.set(read());
+    // Touch handles (and every other way of selecting) change the document's selection; a
+    // selection outside the text (a tap on a button) leaves the last one in place.
+    Effect::new(move |_| {
+        on_selection_change(move || {
+            if let Some(s) = read() {
+                selection.set(Some(s));
+            }
+        })
+    });
+    let show = move |a: usize, f: usize| {
+        if let Some(el) = context_ref.get_untracked() {
+            original.with_value(|t| set_selection(&el, t, a, f));
+        }
+        selection.set(Some((a, f)));
+    };
+    let add = move || {
+        menu.set(None);
+        let span = selection.get_untracked().and_then(|(a, f)| {
+            original.with_value(|t| {
+                let (s, e) = trimmed(t, a.min(f), a.max(f))?;
+                slice_cp(t, s, e - s).map(|x| SpanAnswer {
+                    text: x.to_string(),
+                    offset: s,
+                    length: e - s,
+                })
+            })
+        });
+        let Some(s) = span else {
+            note.set(Some("Select some of the text first.".into()));
+            return;
+        };
+        if answers.with_untracked(|l| {
+            l.iter()
+                .any(|o| o.offset == s.offset && o.length == s.length)
+        }) {
+            note.set(Some(format!("{:?} is already an answer.", s.text)));
+            return;
+        }
+        note.set(None);
+        answers.update(|list| {
+            list.push(s.clone());
+            list.sort_by_key(|x| (x.offset, x.length));
+        });
+        live.set(format!(
+            "Added {:?}: {}.",
+            s.text,
+            count(answers.with_untracked(Vec::len))
+        ));
+    };
+    let on_key = move |ev: KeyboardEvent| {
+        let key = ev.key();
+        if key == "Escape" {
+            menu.set(None);
+            return;
+        }
+        if key == "Enter" || key.eq_ignore_ascii_case("a") {
+            ev.prevent_default();
+            capture();
+            add();
+            return;
+        }
+        let current = read().or(selection.get_untracked()).unwrap_or((0, 0));
+        let next = original.with_value(|t| moved(t, &key, ev.shift_key(), ev.alt_key(), current));
+        if let Some((a, f)) = next {
+            ev.prevent_default();
+            show(a, f);
+        }
+    };
+    let on_find = move |ev: KeyboardEvent| {
+        if ev.key() != "Enter" {
+            return;
+        }
+        ev.prevent_default();
+        let from = selection.get_untracked().map_or(0, |(a, f)| a.min(f) + 1);
+        let found = original.with_value(|t| find_next(t, &find.get_untracked(), from));
+        match found {
+            Some((s, l)) => {
+                show(s, s + l);
+                note.set(Some(
+                    "Found. Tab to \"Add as answer\", or Enter for the next match.".into(),
+                ));
+            }
+            None => note.set(Some("Not found in the text.".into())),
+        }
+    };
+    let on_menu = move |ev: leptos::ev::MouseEvent| {
+        ev.prevent_default();
+        capture();
+        menu.set(Some((ev.client_x(), ev.client_y())));
+    };
+    let delete = Callback::new(move |i: usize| {
+        let mut removed = None;
+        answers.update(|list| {
+            if i < list.len() {
+                removed = Some(list.remove(i));
+            }
+        });
+        if let Some(r) = removed {
+            live.set(format!(
+                "Removed {:?}: {}.",
+                r.text,
+                count(answers.with_untracked(Vec::len))
+            ));
+        }
+    });
+    let selected_text = move || {
+        let (a, f) = selection.get()?;
+        original.with_value(|t| {
+            let (s, e) = trimmed(t, a.min(f), a.max(f))?;
+            slice_cp(t, s, e - s).map(str::to_string)
+        })
+    };
+    let busy = move || sender.busy();
+    let segments = move || {
+        answers
+            .with(|a| {
+                original.with_value(|t| marked_segments(t, a.iter().map(|s| (s.offset, s.length))))
+            })
+            .into_iter()
+            .map(|(piece, marked)| match marked {
+                true => view! { <mark class="answer-mark">{piece}</mark> }.into_any(),
+                false => piece.into_any(),
+            })
+            .collect_view()
+    };
+    view! {
+        <div class="context span-context" tabindex="0" role="textbox" aria-readonly="true" aria-multiline="true"
+            aria-label="The text: select your answer here"
+            node_ref=context_ref
+            on:mouseup=move |_| capture()
+            on:keydown=on_key
+            on:contextmenu=on_menu>
+            {segments}
+        </div>
+        {move || menu.get().map(|(x, y)| view! {
+            <div class="context-menu" role="menu" style=format!("left: {x}px; top: {y}px")>
+                <button role="menuitem" class="menu-answer"
+                    on:mousedown=|ev| ev.prevent_default()
+                    on:click=move |_| add()>"Answer"</button>
+            </div>
+        })}
+        <label class="find">"Find in the text"
+            <input type="search" class="find-input" bind:value=find on:keydown=on_find
+                placeholder="type words, press Enter" disabled=busy/>
+        </label>
+        <p class="selected" aria-live="polite">"Selected: "
+            {move || match selected_text() {
+                Some(t) => view! { <q class="selected-text">{t}</q> }.into_any(),
+                None => view! { <span class="hint">"nothing"</span> }.into_any(),
+            }}
+        </p>
+        <div class="buttons">
+            <button class="add-answer" disabled=busy on:mousedown=|ev| ev.prevent_default() on:click=move |_| add()>
+                "Add as answer (A)"
+            </button>
+        </div>
+        {move || note.get().map(|n| view! { <p class="note" role="status">{n}</p> })}
+        {move || view! { <SpanTable spans=answers.get() on_delete=Some(delete)/> }}
+        <div class="buttons">
+            <button class="submit" disabled=move || answers.with(|a| a.is_empty()) || busy()
+                on:click=move |_| sender.send(Answer::Spans { spans: answers.get_untracked() })>
+                "Submit answers"
+            </button>
+            <button class="no-answer" disabled=move || answers.with(|a| !a.is_empty()) || busy()
+                on:click=move |_| sender.send(Answer::NoAnswer)>
+                "No answer in this text"
+            </button>
+            <button class="skip" disabled=busy on:click=move |_| sender.send(Answer::Skip { confidence: None })>
+                "Skip"
+            </button>
+        </div>
+        {sender.status_view()}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{moved, trimmed};
+
+    #[test]
+    fn selections_lose_surrounding_whitespace_only() {
+        let t = "a  José\r\n b";
+        assert_eq!(trimmed(t, 1, 9), Some((3, 7)));
+        assert_eq!(trimmed(t, 1, 3), None);
+        assert_eq!(trimmed(t, 0, 99), Some((0, 11)));
+    }
+
+    #[test]
+    fn keys_move_and_extend_the_selection() {
+        let t = "Anna's cat. It ran.";
+        // Alt+Shift+→ takes one character at a time: "Anna" without "'s".
+        let mut sel = (0, 0);
+        for _ in 0..4 {
+            sel = moved(t, "ArrowRight", true, true, sel).unwrap();
+        }
+        assert_eq!(sel, (0, 4));
+        assert_eq!(moved(t, "ArrowRight", true, false, (0, 0)), Some((0, 6)));
+        assert_eq!(moved(t, "PageDown", false, false, (0, 0)), Some((12, 12)));
+        assert_eq!(moved(t, "PageDown", true, false, (12, 12)), Some((12, 19)));
+        assert_eq!(moved(t, "ArrowLeft", false, true, (5, 5)), Some((4, 4)));
+        assert_eq!(moved(t, "End", true, false, (3, 3)), Some((3, 19)));
+        assert_eq!(moved(t, "x", false, false, (3, 3)), None);
+    }
+}
