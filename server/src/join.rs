@@ -103,7 +103,15 @@ pub async fn start_page(
         Some(r) => format!("/join/{study_id}?{r}"),
         None => format!("/join/{study_id}"),
     };
-    Html(start_html(&s.name, &action)).into_response()
+    let css = app::ssr::assets::stylesheet(&state.leptos_options);
+    // While the worker reads this page, the browser fetches the study page's bundle.
+    let preload = match app::ssr::assets::worker_bundle(&state.leptos_options) {
+        Some((js, wasm)) => format!(
+            r#"<link rel="modulepreload" href="{js}"><link rel="preload" href="{wasm}" as="fetch" type="application/wasm" crossorigin>"#
+        ),
+        None => String::new(),
+    };
+    Html(start_html(&s.name, &action, &css, &preload)).into_response()
 }
 
 /// `POST /join/{study}`: signs the crowd worker in (no password step), takes a place, and
@@ -194,13 +202,13 @@ fn escape(text: &str) -> String {
         .replace('\'', "&#39;")
 }
 
-/// The start page: plain HTML with no script, so it is quick on any phone.
-fn start_html(study: &str, action: &str) -> String {
-    let css = format!("/pkg/{}.css", app::pages::OUTPUT_NAME);
+/// The start page: plain HTML with no script, so it is quick on any phone; `preload` holds
+/// the links that fetch the study page's bundle meanwhile.
+fn start_html(study: &str, action: &str, css: &str, preload: &str) -> String {
     format!(
         r#"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Start: {study}</title><link rel="icon" href="data:,"><link rel="stylesheet" href="{css}"></head>
+<title>Start: {study}</title><link rel="icon" href="data:,"><link rel="stylesheet" href="{css}">{preload}</head>
 <body><main class="start-page">
 <h1>{study}</h1>
 <p>You are about to start this study. Depending on your group, you first answer a few practice
@@ -247,7 +255,12 @@ mod tests {
 
     #[test]
     fn the_start_page_escapes_the_study_name_and_link() {
-        let page = start_html("<b>\"x\"</b>", "/join/1?PROLIFIC_PID=a&STUDY_ID=b");
+        let page = start_html(
+            "<b>\"x\"</b>",
+            "/join/1?PROLIFIC_PID=a&STUDY_ID=b",
+            "/pkg/a.css",
+            "",
+        );
         assert!(page.contains("&lt;b&gt;&quot;x&quot;&lt;/b&gt;"));
         assert!(page.contains(r#"action="/join/1?PROLIFIC_PID=a&amp;STUDY_ID=b""#));
         assert!(!page.contains("<script"));

@@ -3,7 +3,10 @@
 
 use app::ssr::state::AppState;
 use app::{shell, App};
+use axum::extract::Request;
 use axum::http::{header, HeaderValue};
+use axum::middleware::Next;
+use axum::response::Response;
 use axum::Router;
 use leptos_axum::{generate_route_list, LeptosRoutes};
 use tower_http::compression::{CompressionLayer, CompressionLevel};
@@ -28,6 +31,23 @@ fn security_headers(router: Router) -> Router {
     })
 }
 
+/// How long browsers keep a response: content-hashed files under `/pkg/` for good (a new build
+/// has new names), everything else checked again on each use.
+async fn cache_control(req: Request, next: Next) -> Response {
+    let immutable = app::ssr::assets::is_hashed(req.uri().path());
+    let mut res = next.run(req).await;
+    if res.status().is_success() && !res.headers().contains_key(header::CACHE_CONTROL) {
+        let value = if immutable {
+            "public, max-age=31536000, immutable"
+        } else {
+            "no-cache"
+        };
+        res.headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static(value));
+    }
+    res
+}
+
 pub fn app(state: AppState) -> Router {
     let routes = generate_route_list(App);
     let options = state.leptos_options.clone();
@@ -44,6 +64,7 @@ pub fn app(state: AppState) -> Router {
         .leptos_routes(&state, routes, move || shell(options.clone()))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         .with_state(state)
+        .layer(axum::middleware::from_fn(cache_control))
         // Pages, server-function answers and exports are compressed on the fly (fastest level:
         // the CPU matters more than the last bytes); static files are served from their `.br`
         // and `.gz` siblings made by .ci/build, which this layer leaves as they are.

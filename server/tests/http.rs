@@ -230,3 +230,83 @@ async fn pages_are_compressed_static_files_come_precompressed_and_headers_protec
         }
     }
 }
+
+#[tokio::test]
+async fn hashed_assets_are_immutable_and_study_pages_load_the_worker_bundle() {
+    let mut s = state().await;
+    // A site folder as .ci/build leaves it: both bundles and the stylesheet by content hash.
+    let site = tempfile::tempdir().unwrap();
+    let pkg = site.path().join("pkg");
+    std::fs::create_dir_all(&pkg).unwrap();
+    for f in [
+        "clues-lab.00112233aabbccdd.js",
+        "clues-lab.44556677aabbccdd.wasm",
+        "clues-lab-worker.8899aabbccddeeff.js",
+        "clues-lab-worker.0011223344556677.wasm",
+        "clues-lab.ffeeddccbbaa9988.css",
+    ] {
+        std::fs::write(pkg.join(f), f).unwrap();
+    }
+    std::fs::write(
+        site.path().join("hash.txt"),
+        "js: 00112233aabbccdd\nwasm: 44556677aabbccdd\ncss: ffeeddccbbaa9988\n",
+    )
+    .unwrap();
+    std::fs::write(
+        site.path().join("hash-worker.txt"),
+        "js: 8899aabbccddeeff\nwasm: 0011223344556677\n",
+    )
+    .unwrap();
+    s.leptos_options = leptos::config::LeptosOptions::builder()
+        .output_name("clues-lab")
+        .site_root(site.path().to_str().unwrap())
+        .build();
+    let (status, _, body, headers) = fetch_encoded(
+        &s,
+        "/pkg/clues-lab-worker.0011223344556677.wasm",
+        "identity",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body, b"clues-lab-worker.0011223344556677.wasm");
+    assert_eq!(
+        headers.get(header::CACHE_CONTROL).unwrap(),
+        "public, max-age=31536000, immutable"
+    );
+    // Staff pages: the staff bundle and the hashed stylesheet; checked again on each use.
+    let (_, _, home, headers) = fetch_encoded(&s, "/", "identity").await;
+    let home = String::from_utf8(home).unwrap();
+    assert_eq!(headers.get(header::CACHE_CONTROL).unwrap(), "no-cache");
+    assert!(
+        home.contains("/pkg/clues-lab.00112233aabbccdd.js"),
+        "{home}"
+    );
+    assert!(
+        home.contains("/pkg/clues-lab.44556677aabbccdd.wasm"),
+        "{home}"
+    );
+    assert!(
+        home.contains("/pkg/clues-lab.ffeeddccbbaa9988.css"),
+        "{home}"
+    );
+    assert!(!home.contains("clues-lab-worker"), "{home}");
+    // A study page: the worker's bundle, the same stylesheet.
+    let (_, _, page, _) = fetch_encoded(&s, "/study/1", "identity").await;
+    let page = String::from_utf8(page).unwrap();
+    assert!(
+        page.contains("/pkg/clues-lab-worker.8899aabbccddeeff.js"),
+        "{page}"
+    );
+    assert!(
+        page.contains("/pkg/clues-lab-worker.0011223344556677.wasm"),
+        "{page}"
+    );
+    assert!(
+        page.contains("/pkg/clues-lab.ffeeddccbbaa9988.css"),
+        "{page}"
+    );
+    assert!(
+        !page.contains("/pkg/clues-lab.00112233aabbccdd.js"),
+        "{page}"
+    );
+}

@@ -1,27 +1,38 @@
 //! The HTML shell, the router and the pages.
 //! Every page renders on the server and hydrates in the browser.
+// The worker's bundle routes to the study page alone; the staff pages stay unused there.
+#![cfg_attr(feature = "worker-bundle", allow(dead_code, unused_imports))]
 mod annotate;
 mod browser;
 mod crossfit;
 mod dashboard;
 mod home;
 mod models;
-mod studies;
 mod sender;
 mod span_form;
+mod studies;
 mod study;
 mod task;
 
 use crate::domain::task::Context;
 use leptos::prelude::*;
-use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
-use leptos_router::components::{Route, Router, Routes, A};
+use leptos_meta::{provide_meta_context, MetaTags, Title};
+use leptos_router::components::{Route, Router, Routes};
 use leptos_router::path;
+// The worker's page is sent whole (the item in the HTML, not streamed in by script): it shows,
+// with its form disabled, before the bundle arrives or without JavaScript.
+use leptos_router::SsrMode;
 
 /// The output name of the browser bundle (`/pkg/clues-lab.js`, `.wasm`, `.css`).
 pub const OUTPUT_NAME: &str = "clues-lab";
 
+/// The HTML document around every page (rendered on the server only): the stylesheet and
+/// the browser bundle by their content-hashed names, the worker's own bundle on study pages.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    #[cfg(feature = "ssr")]
+    let (options, css) = crate::ssr::assets::for_page(options);
+    #[cfg(not(feature = "ssr"))]
+    let css = format!("/pkg/{OUTPUT_NAME}.css");
     view! {
         <!DOCTYPE html>
         <html lang="en">
@@ -29,6 +40,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <link rel="icon" href="data:,"/>
+                <link rel="stylesheet" id="leptos" href=css/>
                 <AutoReload options=options.clone()/>
                 <HydrationScripts options/>
                 <MetaTags/>
@@ -48,26 +60,45 @@ pub fn App() -> impl IntoView {
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
     view! {
-        <Stylesheet id="leptos" href=format!("/pkg/{OUTPUT_NAME}.css")/>
         <Title text="CLUES lab"/>
         <Router>
             <header class="top">
-                <A href="/">"CLUES lab"</A>
+                // A full load: the worker's bundle has no home page to route to.
+                <a href="/" rel="external">"CLUES lab"</a>
                 <span class="tagline">"few-shot studies of humans and machines on the same test sets"</span>
             </header>
             <main data-hydrated=move || hydrated.get().to_string()>
-                <Routes fallback=|| view! { <p class="error">"No such page."</p> }>
-                    <Route path=path!("/") view=home::Home/>
-                    <Route path=path!("/tasks/:name") view=task::TaskPage/>
-                    <Route path=path!("/dashboard") view=dashboard::DashboardPage/>
-                    <Route path=path!("/crossfit") view=crossfit::CrossfitPage/>
-                    <Route path=path!("/models") view=models::ModelsPage/>
-                    <Route path=path!("/studies") view=studies::StudiesPage/>
-                    <Route path=path!("/studies/:id") view=studies::StudyAdminPage/>
-                    <Route path=path!("/study/:id") view=study::WorkerStudyPage/>
-                </Routes>
+                {routes()}
             </main>
         </Router>
+    }
+}
+
+/// Every page's route (the staff bundle and the server).
+#[cfg(not(feature = "worker-bundle"))]
+fn routes() -> impl IntoView {
+    view! {
+        <Routes fallback=|| view! { <p class="error">"No such page."</p> }>
+            <Route path=path!("/") view=home::Home/>
+            <Route path=path!("/tasks/:name") view=task::TaskPage/>
+            <Route path=path!("/dashboard") view=dashboard::DashboardPage/>
+            <Route path=path!("/crossfit") view=crossfit::CrossfitPage/>
+            <Route path=path!("/models") view=models::ModelsPage/>
+            <Route path=path!("/studies") view=studies::StudiesPage/>
+            <Route path=path!("/studies/:id") view=studies::StudyAdminPage/>
+            <Route path=path!("/study/:id") view=study::WorkerStudyPage ssr=SsrMode::Async/>
+        </Routes>
+    }
+}
+
+/// The worker's bundle hydrates only the study page (served for `/study/...` alone): the
+/// staff pages' code stays out of what a crowd worker's phone downloads.
+#[cfg(feature = "worker-bundle")]
+fn routes() -> impl IntoView {
+    view! {
+        <Routes fallback=|| view! { <p class="error">"No such page."</p> }>
+            <Route path=path!("/study/:id") view=study::WorkerStudyPage ssr=SsrMode::Async/>
+        </Routes>
     }
 }
 

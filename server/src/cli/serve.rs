@@ -27,12 +27,11 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
             eprint!("loaded the demo study:\n{}", imported.report());
         }
     }
-    let pkg = std::path::Path::new(&args.site_root)
-        .join("pkg")
-        .join(format!("{OUTPUT_NAME}.js"));
-    if !pkg.exists() {
+    let root = std::path::Path::new(&args.site_root);
+    let pkg = root.join("pkg").join(format!("{OUTPUT_NAME}.js"));
+    if !pkg.exists() && !root.join("hash.txt").exists() {
         tracing::warn!(
-            "{} is missing: pages will render but not hydrate (build with .ci/build)",
+            "neither {} nor a hash.txt beside pkg/: pages will render but not hydrate (build with .ci/build)",
             pkg.display()
         );
     }

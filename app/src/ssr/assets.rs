@@ -1,0 +1,136 @@
+//! The browser assets by name: the content-hashed names that .ci/build records in the site's
+//! hash files (`hash.txt`, `hash-worker.txt`), and which bundle a page loads.
+
+use crate::pages::OUTPUT_NAME;
+use leptos::config::LeptosOptions;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The crowd worker's bundle (the study page alone), built beside the staff bundle.
+pub const WORKER_OUTPUT_NAME: &str = "clues-lab-worker";
+
+fn hash_file(site_root: &str, output_name: &str) -> PathBuf {
+    let name = match output_name.strip_prefix(OUTPUT_NAME) {
+        Some(rest) if !rest.is_empty() => format!("hash{rest}.txt"),
+        _ => "hash.txt".into(),
+    };
+    absolute(site_root).join(name)
+}
+
+fn absolute(dir: &str) -> PathBuf {
+    std::path::absolute(dir).unwrap_or_else(|_| PathBuf::from(dir))
+}
+
+/// The hash of `kind` (`js`, `wasm`, `css`) in a hash file's `kind: hash` lines.
+fn hash_of(file: &Path, kind: &str) -> Option<String> {
+    let text = std::fs::read_to_string(file).ok()?;
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k.trim() == kind).then(|| v.trim().to_string())
+    })
+}
+
+/// The stylesheet's path: `/pkg/clues-lab.<hash>.css` after a hashing build.
+pub fn stylesheet(options: &LeptosOptions) -> String {
+    match hash_of(&hash_file(&options.site_root, OUTPUT_NAME), "css") {
+        Some(h) => format!("/{}/{OUTPUT_NAME}.{h}.css", options.site_pkg_dir),
+        None => format!("/{}/{OUTPUT_NAME}.css", options.site_pkg_dir),
+    }
+}
+
+/// The worker bundle's script and wasm paths when a hashing build made it: the start page
+/// preloads them, so the study page finds them cached.
+pub fn worker_bundle(options: &LeptosOptions) -> Option<(String, String)> {
+    let file = hash_file(&options.site_root, WORKER_OUTPUT_NAME);
+    let pkg = &options.site_pkg_dir;
+    Some((
+        format!("/{pkg}/{WORKER_OUTPUT_NAME}.{}.js", hash_of(&file, "js")?),
+        format!(
+            "/{pkg}/{WORKER_OUTPUT_NAME}.{}.wasm",
+            hash_of(&file, "wasm")?
+        ),
+    ))
+}
+
+/// Whether `/study/...` pages load the worker's bundle: it was built (hashed or not).
+fn worker_bundle_built(options: &LeptosOptions) -> bool {
+    let root = absolute(&options.site_root);
+    hash_file(&options.site_root, WORKER_OUTPUT_NAME).exists()
+        || root
+            .join(&*options.site_pkg_dir)
+            .join(format!("{WORKER_OUTPUT_NAME}.js"))
+            .exists()
+}
+
+/// The options `HydrationScripts` renders a page with, and the stylesheet's path. The
+/// request's path (from the context leptos_axum provides) picks the bundle.
+pub fn for_page(options: LeptosOptions) -> (LeptosOptions, String) {
+    let css = stylesheet(&options);
+    let path = leptos::prelude::use_context::<http::request::Parts>()
+        .map(|p| p.uri.path().to_string())
+        .unwrap_or_default();
+    let mut options = options;
+    if path.starts_with("/study/") && worker_bundle_built(&options) {
+        options.output_name = Arc::from(WORKER_OUTPUT_NAME);
+    }
+    let hashes = hash_file(&options.site_root, &options.output_name);
+    if hashes.exists() {
+        options.hash_files = true;
+        // An absolute path: Leptos joins it to the executable's folder otherwise.
+        options.hash_file = Arc::from(hashes.to_string_lossy().as_ref());
+    }
+    (options, css)
+}
+
+/// Whether a `/pkg/` file name carries a content hash (`name.<hex>.ext`): such a file never
+/// changes and may be cached for good.
+pub fn is_hashed(path: &str) -> bool {
+    let Some(file) = path.strip_prefix("/pkg/") else {
+        return false;
+    };
+    let parts: Vec<&str> = file.split('.').collect();
+    parts.len() >= 3 && parts[1].len() >= 8 && parts[1].bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashed_names_and_hash_files() {
+        assert!(is_hashed("/pkg/clues-lab.0123abcd4567ef89.wasm"));
+        assert!(is_hashed("/pkg/clues-lab-worker.0123abcd4567ef89.js"));
+        assert!(!is_hashed("/pkg/clues-lab.wasm"));
+        assert!(!is_hashed("/pkg/clues-lab.css"));
+        assert!(!is_hashed("/study/1"));
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_str().unwrap();
+        assert!(hash_file(root, OUTPUT_NAME).ends_with("hash.txt"));
+        assert!(hash_file(root, WORKER_OUTPUT_NAME).ends_with("hash-worker.txt"));
+        std::fs::write(
+            dir.path().join("hash.txt"),
+            "js: aa11\nwasm: bb22\ncss: cc33\n",
+        )
+        .unwrap();
+        let options = LeptosOptions::builder()
+            .output_name(OUTPUT_NAME)
+            .site_root(root)
+            .build();
+        assert_eq!(stylesheet(&options), "/pkg/clues-lab.cc33.css");
+        assert_eq!(worker_bundle(&options), None);
+        std::fs::write(dir.path().join("hash-worker.txt"), "js: dd44\nwasm: ee55\n").unwrap();
+        assert_eq!(
+            worker_bundle(&options),
+            Some((
+                "/pkg/clues-lab-worker.dd44.js".into(),
+                "/pkg/clues-lab-worker.ee55.wasm".into()
+            ))
+        );
+        let (o, _) = for_page(options.clone());
+        assert!(o.hash_files);
+        assert!(o.hash_file.starts_with('/'));
+        std::fs::remove_file(dir.path().join("hash.txt")).unwrap();
+        assert_eq!(stylesheet(&options), "/pkg/clues-lab.css");
+        assert!(!for_page(options).0.hash_files);
+    }
+}
