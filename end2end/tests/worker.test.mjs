@@ -25,6 +25,20 @@ function writeFixture(dir) {
     span('w1', 'Who were the guides?', ['Pasang Lhamu', 'Ang Rita']),
     span('w2', 'Where did they rest?', ['Namche Bazaar']),
   ].join('\n') + '\n');
+  // A task of the researcher's own: the CLUES layout plus task.json (outside the data root).
+  const own = join(dir, 'tickets');
+  mkdirSync(own, { recursive: true });
+  writeFileSync(join(own, 'task.json'), JSON.stringify({
+    name: 'Tickets', family: 'classification',
+    description: 'Decide what a support ticket asks for.',
+    labels: [
+      { name: 'bug', definition: 'Something that worked is broken.', example: 'The app crashes when I press Save.' },
+      { name: 'feature', definition: 'Something new is wanted.', example: 'Please add a dark mode.' },
+    ],
+  }));
+  const ticket = (id, context, label) => JSON.stringify({ id, context, question: 'bug or feature?', answer: [label] });
+  writeFileSync(join(own, 'tickets_test.jsonl'), [ticket(1, 'Export to CSV, please.', 'feature'), ticket(2, 'Login fails since Monday.', 'bug')].join('\n') + '\n');
+  writeFileSync(join(own, 'tickets_train_2_1.jsonl'), [ticket(3, 'Add a search box.', 'feature'), ticket(4, 'The page is blank.', 'bug')].join('\n') + '\n');
   writeSst(join(root, 'SST-2'), [
     ['a joyous ride from start to finish ', 'positive'],
     ['a slog with no payoff ', 'negative'],
@@ -38,11 +52,13 @@ const studies = {};
 before(async () => {
   env = await start((cli, dir) => {
     cli('import', 'clues', writeFixture(dir));
+    studies.ownImport = cli('import', 'task', join(dir, 'tickets'));
     const id = (out) => Number(/created study (\d+)/.exec(out)[1]);
     const create = (...args) => id(cli('study', 'create', '--open', '--annotators', '5', ...args));
     studies.labels = create('--task', 'SST-2', '--name', 'Label study', '--scenarios', '0');
     studies.ten = create('--task', 'SST-2', '--name', 'Training study', '--scenarios', '10');
     studies.spans = create('--task', 'SQuAD-v2', '--name', 'Span study', '--scenarios', '0');
+    studies.own = create('--task', 'Tickets', '--name', 'Ticket study', '--scenarios', '2', '--code', 'OWN-OK');
   });
 });
 after(async () => { await env?.stop(); });
@@ -191,6 +207,41 @@ test('before the page is interactive its form is disabled and says it is loading
   assert.equal(await live.locator('.loading').count(), 0);
   assert.equal(await live.isDisabled('input[name="label"] >> nth=0'), false);
   await live.close();
+});
+
+test('a task of our own (task.json beside CLUES-layout files) is imported and annotated end to end', async () => {
+  assert.match(studies.ownImport, /Tickets \(classification\): imported/);
+  assert.match(studies.ownImport, /training files: 1 \(k 2; splits 1\)/);
+  const page = await newPage(env.browser);
+  await joinStudy(page, link(studies.own, 'own-task-worker'));
+  assert.match(await page.textContent('.description'), /Decide what a support ticket asks for\./);
+  // The labels and their Help come from task.json.
+  assert.deepEqual(await page.$$eval('input[name="label"]', (is) => is.map((i) => i.value)), ['bug', 'feature']);
+  await page.click('.option >> nth=0 >> details.help summary');
+  assert.match(await page.textContent('.option >> nth=0 >> .definition'), /Something that worked is broken\./);
+  const answer = async (label) => {
+    await page.check(`input[name="label"][value="${label}"]`);
+    await page.check('input[name="confidence"][value="5"]');
+    await page.click('button.submit');
+  };
+  // Two training examples with their golds, then the two test items.
+  for (let i = 1; i <= 2; i++) {
+    await page.waitForSelector(`text=Training example ${i} of 2`);
+    const text = await page.textContent('.context');
+    await answer(text.includes('search') ? 'feature' : 'bug');
+    await page.waitForSelector('.reveal.right');
+    await page.click('button.continue');
+  }
+  for (let i = 1; i <= 2; i++) {
+    await page.waitForSelector(`text=Test item ${i} of 2`);
+    const text = await page.textContent('.context');
+    await answer(text.includes('CSV') ? 'feature' : 'bug');
+  }
+  await page.waitForSelector('.completion-code');
+  assert.equal(await page.textContent('.completion-code'), 'OWN-OK');
+  assert.match(await page.textContent('.done'), /average score 1\.00/);
+  assert.deepEqual(page.errors, []);
+  await page.close();
 });
 
 /** axe-core's violations on the page as it is now, as readable lines. */

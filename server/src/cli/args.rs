@@ -209,6 +209,13 @@ pub enum ImportCommand {
         /// The data folder.
         dir: PathBuf,
     },
+    /// Import a task of your own in the CLUES layout: a folder with `<prefix>_test.jsonl`,
+    /// `<prefix>_train_<k>_<split>.jsonl` and a `task.json` (name, family, description,
+    /// labels with definition and example). The same checks and report as `import clues`.
+    Task {
+        /// The task folder.
+        dir: PathBuf,
+    },
     /// Import CrossFit text-to-text tasks: a folder (searched recursively) of
     /// `<task>_<k>_<seed>_{train,dev,test}.tsv` files, with an optional `tasks.json`
     /// (`{"<task>": {"ontology": "cls/...", "metric": "ACC"}}`). All or nothing.

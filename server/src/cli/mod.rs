@@ -63,6 +63,12 @@ pub async fn run(cli: Cli) -> Result<()> {
             print!("{}", imported.report());
             Ok(())
         }
+        Command::Import(ImportCommand::Task { dir }) => {
+            let pool = db::connect(&cli.database).await?;
+            let imported = clues::import_own(&pool, &dir).await?;
+            print!("{}", imported.report());
+            Ok(())
+        }
         Command::Import(ImportCommand::Crossfit { dir }) => {
             let pool = db::connect(&cli.database).await?;
             let tasks = crate::crossfit::load_dir(&dir, "crossfit")?;

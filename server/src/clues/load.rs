@@ -136,20 +136,24 @@ fn parse_file(
     })
 }
 
-/// Parses and checks all files of one task. `name` is the stored task name.
+/// Parses and checks all files of one CLUES task. `name` is the stored task name.
 pub fn load_task(task: CluesTask, name: &str, files: Vec<SourceFile>) -> Result<TaskData> {
-    let spec = spec(task, name);
+    load_with_spec(spec(task, name), task.prefix, files)
+}
+
+/// Parses and checks all files of a task described by `spec`, named `<prefix>_...jsonl`.
+pub fn load_with_spec(spec: TaskSpec, prefix: &str, files: Vec<SourceFile>) -> Result<TaskData> {
     let mut notes = Vec::new();
     let mut loaded = files
         .into_iter()
-        .map(|f| parse_file(&spec, task.prefix, f, &mut notes))
+        .map(|f| parse_file(&spec, prefix, f, &mut notes))
         .collect::<Result<Vec<_>>>()?;
     loaded.sort_by_key(|f| f.kind);
     if !loaded.iter().any(|f| f.kind == FileKind::Test) {
         return Err(ServerError::data(
-            name,
+            &spec.name,
             None,
-            format!("no test file {}_test.jsonl", task.prefix),
+            format!("no test file {prefix}_test.jsonl"),
         ));
     }
     let shots = checks::check_task(&spec, &loaded, &mut notes);

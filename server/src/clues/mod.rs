@@ -2,6 +2,7 @@
 //! layout): read and check everything first, then store it in one transaction, then report.
 pub mod checks;
 pub mod load;
+pub mod own;
 pub mod parse;
 pub mod report;
 pub mod spec;
@@ -44,4 +45,10 @@ pub async fn import_tasks(
 pub async fn import_dir(pool: &SqlitePool, dir: &Path) -> Result<Imported> {
     let tasks = load::load_clues_dir(dir)?;
     import_tasks(pool, tasks, "clues").await
+}
+
+/// `import task <dir>`: a researcher's own task folder (CLUES layout plus `task.json`).
+pub async fn import_own(pool: &SqlitePool, dir: &Path) -> Result<Imported> {
+    let task = own::load_own_task(dir)?;
+    import_tasks(pool, vec![task], "own").await
 }
