@@ -59,6 +59,8 @@ test('a wrong password gets the one login error', async () => {
   await signIn(page, env.base, { name: USERS.researcher.name, password: 'not-the-password' });
   await page.waitForSelector('[role="alert"]');
   assert.equal(await page.textContent('[role="alert"]'), 'Unknown name or wrong password.');
+  // The name stays in the form for the next try; the password does not.
+  assert.equal(await page.inputValue('input[name="name"]'), USERS.researcher.name);
   await signIn(page, env.base, { name: 'nobody', password: 'not-the-password' });
   await page.waitForSelector('[role="alert"]');
   assert.equal(await page.textContent('[role="alert"]'), 'Unknown name or wrong password.');

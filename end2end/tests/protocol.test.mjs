@@ -365,13 +365,11 @@ test('an admin creates a study in the browser; once a worker started, its scenar
   await openHydrated(page, `${env.base}/studies/${id}`);
   assert.match(await page.textContent('.meta'), /started/);
   assert.equal(await page.locator('table.workers tbody tr').count(), 1);
-  await page.fill('.edit-study input[name="scenarios"]', '0');
-  await page.click('.edit-study button[type="submit"]');
-  await page.waitForSelector('.edit-study [role="alert"]');
-  assert.match(await page.textContent('.edit-study [role="alert"]'), /the scenarios can no longer change/);
-  page.errors = page.errors.filter((e) => !e.includes('409') && !e.includes('update_study'));
+  // The frozen fields are shown read-only, with the reason.
+  assert.equal(await page.getAttribute('.edit-study input[name="scenarios"]', 'readonly'), '');
+  assert.equal(await page.isDisabled('.edit-study select[name="shot_group"]'), true);
+  assert.match(await page.textContent('.edit-study .frozen-note'), /scenarios and training sets are fixed/);
   // Pay may still change.
-  await page.fill('.edit-study input[name="scenarios"]', '0, 10');
   await page.fill('.edit-study input[name="rate"]', '15.00');
   await page.click('.edit-study button[type="submit"]');
   await page.waitForSelector('.edit-study .saved');

@@ -140,6 +140,8 @@ export async function signIn(page, base, { name, password }) {
   await page.fill('input[name="name"]', name);
   await page.fill('input[name="password"]', password);
   await page.click('button[type="submit"]');
+  // Signed in, or refused: the links in the header work before either.
+  await page.waitForSelector('.whoami, .login [role="alert"]');
 }
 
 /**

@@ -11,6 +11,9 @@ use leptos_router::components::A;
 pub fn Home() -> impl IntoView {
     let login = ServerAction::<Login>::new();
     let logout = ServerAction::<Logout>::new();
+    // Outside the form, which is drawn again after each attempt: a failed sign-in keeps the
+    // name that was typed.
+    let name = RwSignal::new(String::new());
     let user = Resource::new(
         move || (login.version().get(), logout.version().get()),
         |_| whoami(),
@@ -29,7 +32,7 @@ pub fn Home() -> impl IntoView {
                         </section>
                         <TaskList/>
                     }.into_any(),
-                    Ok(None) => view! { <LoginForm login/> }.into_any(),
+                    Ok(None) => view! { <LoginForm login name/> }.into_any(),
                     Err(e) => error_view(e),
                 }
             })}
@@ -38,8 +41,7 @@ pub fn Home() -> impl IntoView {
 }
 
 #[component]
-fn LoginForm(login: ServerAction<Login>) -> impl IntoView {
-    let name = RwSignal::new(String::new());
+fn LoginForm(login: ServerAction<Login>, name: RwSignal<String>) -> impl IntoView {
     let password = RwSignal::new(String::new());
     let submit = move || {
         login.dispatch(Login {

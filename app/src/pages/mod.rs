@@ -17,7 +17,7 @@ mod task;
 use crate::domain::task::Context;
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Title};
-use leptos_router::components::{Route, Router, Routes};
+use leptos_router::components::{Route, Router, Routes, A};
 use leptos_router::path;
 // The worker's page is sent whole (the item in the HTML, not streamed in by script): it shows,
 // with its form disabled, before the bundle arrives or without JavaScript.
@@ -66,11 +66,31 @@ pub fn App() -> impl IntoView {
                 // A full load: the worker's bundle has no home page to route to.
                 <a href="/" rel="external">"CLUES lab"</a>
                 <span class="tagline">"few-shot studies of humans and machines on the same test sets"</span>
+                <StaffNav/>
             </header>
             <main data-hydrated=move || hydrated.get().to_string()>
                 {routes()}
             </main>
         </Router>
+    }
+}
+
+/// The staff pages' navigation, on every page but the worker's.
+#[component]
+fn StaffNav() -> impl IntoView {
+    let location = leptos_router::hooks::use_location();
+    move || {
+        (!location.pathname.get().starts_with("/study/")).then(|| {
+            view! {
+                <nav class="staff-nav" aria-label="Staff pages">
+                    <A href="/">"Home"</A>
+                    <A href="/studies">"Studies"</A>
+                    <A href="/dashboard">"Dashboard"</A>
+                    <A href="/crossfit">"CrossFit"</A>
+                    <A href="/models">"Models"</A>
+                </nav>
+            }
+        })
     }
 }
 

@@ -103,13 +103,15 @@ impl ConfigFields {
     }
 
     /// The form's fields; `options` are the task's shot groups (`shots::group_options`).
-    fn view(self, options: Signal<Vec<(String, String)>>) -> impl IntoView {
+    /// The form's fields; `frozen` (workers have started) shows the scenarios and training
+    /// sets read-only, as the server would refuse to change them.
+    fn view(self, options: Signal<Vec<(String, String)>>, frozen: bool) -> impl IntoView {
         let group = self.group;
         view! {
-            <label>"Scenarios (shots, 0 = zero-shot)" <input name="scenarios" bind:value=self.scenarios/></label>
+            <label>"Scenarios (shots, 0 = zero-shot)" <input name="scenarios" bind:value=self.scenarios readonly=frozen/></label>
             <label>"Annotators per scenario" <input name="annotators" type="number" min="1" bind:value=self.annotators/></label>
             <label>"Training sets (shot group)"
-                <select name="shot_group" prop:value=move || group.get() on:change=move |ev| group.set(event_target_value(&ev))>
+                <select name="shot_group" disabled=frozen prop:value=move || group.get() on:change=move |ev| group.set(event_target_value(&ev))>
                     {move || {
                         let opts = options.get();
                         let current = group.get();
@@ -121,7 +123,10 @@ impl ConfigFields {
                     }}
                 </select>
             </label>
-            <label class="check"><input name="allow_unnested" type="checkbox" bind:checked=self.allow_unnested/> " Allow training sets that are not nested"</label>
+            <label class="check"><input name="allow_unnested" type="checkbox" disabled=frozen bind:checked=self.allow_unnested/> " Allow training sets that are not nested"</label>
+            {frozen.then(|| view! {
+                <p class="hint frozen-note">"Workers have started: the scenarios and training sets are fixed (changing them would alter what workers saw). The number of annotators can only grow."</p>
+            })}
             <label>"Hourly rate (USD)" <input name="rate" bind:value=self.rate/></label>
             <label>"Training filter margin (S1 below the others' mean)" <input name="margin" bind:value=self.margin/></label>
             <label>"Release an idle place after (seconds; empty: never)" <input name="timeout" bind:value=self.timeout/></label>
@@ -237,7 +242,7 @@ fn CreateForm(create: ServerAction<CreateStudy>) -> impl IntoView {
                     </select>
                 </label>
                 <label>"Name" <input name="name" bind:value=name/></label>
-                {fields.view(options)}
+                {fields.view(options, false)}
                 <button type="submit" disabled=move || create.pending().get()>"Create study"</button>
             </form>
             {move || problem.get().map(|p| view! { <p class="error" role="alert">{p}</p> })}
@@ -330,7 +335,7 @@ fn StudyView(o: StudyOverview, update: ServerAction<UpdateStudy>) -> impl IntoVi
             <p class="hint">{format!("Nesting chains of the task's training files: {chains}")}</p>
             <form class="config" on:submit=submit>
                 <label>"Name" <input name="name" bind:value=name/></label>
-                {fields.view(options)}
+                {fields.view(options, s.started)}
                 <button type="submit" disabled=move || update.pending().get()>"Save"</button>
             </form>
             {move || problem.get().map(|p| view! { <p class="error" role="alert">{p}</p> })}
