@@ -155,6 +155,36 @@ pub(super) async fn current_position(
     .await?)
 }
 
+/// A moment recorded once per item: when it was first shown, when a training item's gold was
+/// acknowledged.
+#[derive(Clone, Copy)]
+pub(super) enum Stamp {
+    Shown,
+    Acknowledged,
+}
+
+/// Records `stamp` for an item unless it is already set (on a connection in a write
+/// transaction); whether it was set now.
+pub(super) async fn stamp(
+    conn: &mut sqlx::SqliteConnection,
+    assignment: i64,
+    position: i64,
+    stamp: Stamp,
+    now: i64,
+) -> Result<bool, AppError> {
+    let sql = match stamp {
+        Stamp::Shown => "UPDATE assignment_items SET shown_at = ? WHERE assignment_id = ? AND position = ? AND shown_at IS NULL",
+        Stamp::Acknowledged => "UPDATE assignment_items SET acknowledged_at = ? WHERE assignment_id = ? AND position = ? AND acknowledged_at IS NULL",
+    };
+    let set = sqlx::query(sql)
+        .bind(now)
+        .bind(assignment)
+        .bind(position)
+        .execute(conn)
+        .await?;
+    Ok(set.rows_affected() > 0)
+}
+
 /// Records activity on a place (what the time-out of abandoned places looks at).
 pub(super) async fn touch(
     conn: &mut sqlx::SqliteConnection,

@@ -2,7 +2,7 @@
 //! acknowledged and stored once) and moving on from a revealed training item.
 
 use super::items::{
-    current_position, item_row, own_assignment, reveal, touch, ItemRow, StoredSpan,
+    current_position, item_row, own_assignment, reveal, stamp, touch, ItemRow, Stamp, StoredSpan,
 };
 use super::worker::{next_step, record, step_now, Place};
 use super::{load, Study};
@@ -259,15 +259,7 @@ pub async fn acknowledge(
     let now = now_ms();
     let mut tx = crate::ssr::tx::begin_write(pool).await?;
     let step = async {
-        let set = sqlx::query(
-            "UPDATE assignment_items SET acknowledged_at = ? WHERE assignment_id = ? AND position = ? AND acknowledged_at IS NULL",
-        )
-        .bind(now)
-        .bind(assignment)
-        .bind(position)
-        .execute(&mut *tx)
-        .await?;
-        let touched = set.rows_affected() > 0;
+        let touched = stamp(&mut tx, assignment, position, Stamp::Acknowledged, now).await?;
         if touched {
             touch(&mut tx, assignment, now).await?;
         }

@@ -1,7 +1,7 @@
 //! The worker's next step: the current item (recording when it was first shown) or the end
 //! with the completion code and the way back to the crowd platform.
 
-use super::items::{current_position, item_row, own_assignment, reveal, touch};
+use super::items::{current_position, item_row, own_assignment, reveal, stamp, touch, Stamp};
 use super::places::enter;
 use super::{load, CrowdInfo, Study};
 use crate::api::study::{Completion, Phase, WorkerItem, WorkerStep, WorkerStudy};
@@ -168,15 +168,8 @@ pub(super) async fn record(
     touched: bool,
 ) -> Result<(), AppError> {
     if let Some(position) = records.shown {
-        let set = sqlx::query(
-            "UPDATE assignment_items SET shown_at = ? WHERE assignment_id = ? AND position = ? AND shown_at IS NULL",
-        )
-        .bind(now)
-        .bind(assignment)
-        .bind(position)
-        .execute(&mut *conn)
-        .await?;
-        if set.rows_affected() > 0 && !touched {
+        let set = stamp(&mut *conn, assignment, position, Stamp::Shown, now).await?;
+        if set && !touched {
             touch(&mut *conn, assignment, now).await?;
         }
     }
