@@ -76,6 +76,7 @@ pub fn App() -> impl IntoView {
 }
 
 /// The staff pages' navigation, on every page but the worker's.
+#[cfg(not(feature = "worker-bundle"))]
 #[component]
 fn StaffNav() -> impl IntoView {
     let location = leptos_router::hooks::use_location();
@@ -92,6 +93,14 @@ fn StaffNav() -> impl IntoView {
             }
         })
     }
+}
+
+/// The worker's bundle hydrates study pages only, which have no navigation: the same empty
+/// placeholder as the server renders there, without the router links' code.
+#[cfg(feature = "worker-bundle")]
+#[component]
+fn StaffNav() -> impl IntoView {
+    move || None::<()>
 }
 
 /// Every page's route (the staff bundle and the server).
