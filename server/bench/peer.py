@@ -55,14 +55,42 @@ def best_positions(scores, allowed, n):
 SEG = {"question": 0, "context": 1}
 
 
-def decode(feats, logits, question, context, question_spans, d):
+def boundary(text, p):
+    """Whether code point p of text lies between words (not inside a run of letters and digits)."""
+    return p == 0 or p >= len(text) or not (text[p - 1].isalnum() and text[p].isalnum())
+
+
+def one_of(feats, logits, question, context, ranges):
+    """The best of the listed (in_question, start, end) ranges: start logit of the token holding
+    its first character plus end logit of the token holding its last; ties: the earlier."""
+    best = None
+    for n, (in_q, cs, ce) in enumerate(ranges):
+        seg = "question" if in_q else "context"
+        score = np.float32(np.finfo(np.float32).min)
+        for (_, ids, _, mp), (s, e) in zip(feats, logits):
+            hold = lambda at: next((i for i in range(len(ids)) if mp[i] is not None and mp[i][0] == seg and mp[i][1] <= at < mp[i][2]), None)
+            i, j = hold(cs), hold(ce - 1)
+            if i is not None and j is not None and i <= j:
+                score = max(score, np.float32(s[i] + e[j]))
+        if best is None or score > best[1]:
+            best = (n, score)
+    in_q, cs, ce = ranges[best[0]]
+    text = (question if in_q else context)[cs:ce]
+    return [{"source": "question" if in_q else "context", "offset": cs, "length": ce - cs, "text": text}]
+
+
+def decode(feats, logits, question, context, ranges, d):
+    if ranges:
+        return one_of(feats, logits, question, context, ranges)
     null = np.float32(np.inf)
     best = {}
     for (_, ids, _, mp), (s, e) in zip(feats, logits):
         null = min(null, np.float32(s[0] + e[0]))
-        allowed = [i for i in range(len(ids)) if mp[i] is not None and (mp[i][0] == "context" or question_spans)]
-        for i in best_positions(s, allowed, d["top_n"]):
-            for j in best_positions(e, allowed, d["top_n"]):
+        ctx = [i for i in range(len(ids)) if mp[i] is not None and mp[i][0] == "context"]
+        starts = [i for i in ctx if boundary(context, mp[i][1])]
+        ends = [i for i in ctx if boundary(context, mp[i][2])]
+        for i in best_positions(s, starts, d["top_n"]):
+            for j in best_positions(e, ends, d["top_n"]):
                 si, sj = mp[i], mp[j]
                 if si[0] != sj[0] or j < i or j - i + 1 > d["max_answer_tokens"]:
                     continue
@@ -85,10 +113,10 @@ def decode(feats, logits, question, context, question_spans, d):
     return [{"source": "question" if p[0] == 0 else "context", "offset": p[1], "length": p[2], "text": p[3]} for p in out]
 
 
-def run(sess, tok, items, question_spans, d, type_ids):
+def run(sess, tok, items, d, type_ids):
     cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     feats = []
-    for n, (q, c) in enumerate(items):
+    for n, (q, c, _) in enumerate(items):
         feats.extend(features(n, tokens(tok, q), tokens(tok, c), cls, sep, d))
     order = sorted(range(len(feats)), key=lambda i: (len(feats[i][1]), i))
     logits = [None] * len(feats)
@@ -114,8 +142,8 @@ def run(sess, tok, items, question_spans, d, type_ids):
     for i, f in enumerate(feats):
         by_item[f[0]].append(i)
     return [
-        decode([feats[i] for i in idx], [logits[i] for i in idx], q, c, question_spans, d)
-        for idx, (q, c) in zip(by_item, items)
+        decode([feats[i] for i in idx], [logits[i] for i in idx], q, c, ranges, d)
+        for idx, (q, c, ranges) in zip(by_item, items)
     ]
 
 
@@ -125,12 +153,11 @@ def main():
     ap.add_argument("--inputs", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--question-spans", default="0")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     a = ap.parse_args()
     d = settings(a.model)
     with open(a.inputs) as f:
-        items = [(r["question"], r["context"]) for r in map(json.loads, f)]
+        items = [(r["question"], r["context"], r.get("one_of")) for r in map(json.loads, f)]
     # Loading the model and the tokenizer is outside the timed part, on both sides.
     so = ort.SessionOptions()
     so.intra_op_num_threads = a.threads
@@ -142,7 +169,7 @@ def main():
     best, preds = float("inf"), None
     for _ in range(max(a.repeat, 1)):
         started = time.perf_counter()
-        preds = run(sess, tok, items, a.question_spans == "1", d, type_ids)
+        preds = run(sess, tok, items, d, type_ids)
         best = min(best, time.perf_counter() - started)
     with open(a.out, "w") as f:
         for p in preds:

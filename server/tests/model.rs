@@ -164,11 +164,11 @@ fn example(id: &str, question: &str, context: &str, gold: &[&str]) -> Example {
 
 /// The test's own model track: words by whitespace with code point offsets, every window
 /// `[CLS] q [SEP] ctx[a..a+room] [SEP]`, every span of at most `max_len` words scored
-/// start + end, kept above the lowest [CLS] score, best first without overlaps.
+/// start + end, kept above the lowest [CLS] score, best first without overlaps. (Spans of
+/// the context only: whole words here, so every span is on word boundaries.)
 fn expected(
     question: &str,
     context: &str,
-    question_spans: bool,
     max_len: usize,
     max_spans: usize,
     room: Option<(usize, usize)>,
@@ -197,7 +197,6 @@ fn expected(
             weight("[UNK]")
         }
     };
-    let q = words(question);
     let c = words(context);
     let windows: Vec<(usize, usize)> = match room {
         None => vec![(0, c.len())],
@@ -227,9 +226,6 @@ fn expected(
             }
         }
     };
-    if question_spans {
-        add("question", &q);
-    }
     for (a, b) in windows {
         add("context", &c[a..b]);
     }
@@ -304,7 +300,7 @@ fn a_generated_model_decodes_as_the_test_computes() {
     assert!(p.provider.contains("CPU"), "{}", p.provider);
     let mut own_s1 = Vec::new();
     for (item, spans) in items.iter().zip(&p.spans) {
-        let want = expected(&item.question, item.context.primary(), false, 3, 3, None);
+        let want = expected(&item.question, item.context.primary(), 3, 3, None);
         assert_eq!(got(spans), want, "item {}", item.id);
         for (seg, off, len, text) in &want {
             assert_eq!(seg, "context");
@@ -360,22 +356,29 @@ fn a_generated_model_decodes_as_the_test_computes() {
         "{own_s1:?}"
     );
 
-    // Classification: the label words are in the question, and spans may come from there.
+    // Classification: exactly one label, the label word of the question with the best start +
+    // end score, however well spans of the context or several labels together score.
     let cls = spec(Family::Classification, &["alpha", "omega"]);
     let items = vec![
         example("e", "alpha or omega ?", "the city x", &["alpha"]),
-        example("f", "alpha or omega ?", "x omega", &["omega"]),
+        example("f", "omega or alpha ?", "alpha alpha Zoë", &["omega"]),
     ];
     let p = predict(&m, &cls, &items, Device::Cpu, &mut |_, _| {}).unwrap();
-    for (item, spans) in items.iter().zip(&p.spans) {
-        assert_eq!(
-            got(spans),
-            expected(&item.question, item.context.primary(), true, 3, 3, None)
-        );
-    }
     assert_eq!(
-        got(&p.spans[0])[0],
-        ("question".to_string(), 0, 5, "alpha".to_string())
+        got(&p.spans[0]),
+        vec![("question".to_string(), 0, 5, "alpha".to_string())]
+    );
+    assert_eq!(
+        got(&p.spans[1]),
+        vec![("question".to_string(), 9, 5, "alpha".to_string())]
+    );
+    // A label that loses to the other is still answered when it is the best one left.
+    let only = spec(Family::Classification, &["omega", "gamma"]);
+    let items = vec![example("h", "omega or gamma ?", "alpha alpha", &["omega"])];
+    let p = predict(&m, &only, &items, Device::Cpu, &mut |_, _| {}).unwrap();
+    assert_eq!(
+        got(&p.spans[0]),
+        vec![("question".to_string(), 0, 5, "omega".to_string())]
     );
 
     // A long context in windows of 12 positions (room 12 - 2 - 3 = 7 words, a window every 3).
@@ -399,7 +402,7 @@ fn a_generated_model_decodes_as_the_test_computes() {
     assert!(p.features > 3, "{}", p.features);
     assert_eq!(
         got(&p.spans[0]),
-        expected("which ?", long, false, 2, 5, Some((7, 3)))
+        expected("which ?", long, 2, 5, Some((7, 3)))
     );
 }
 
@@ -598,17 +601,44 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
         "{e}"
     );
     assert_eq!(before, common::snapshot(&pool).await);
+    let exported = tempfile::tempdir().unwrap();
     let again = store::run_baseline(
         &pool,
         "demo-SQuAD-v2",
         Some(vec![(2, 1), (2, 2), (4, 1), (4, 2)]),
         true,
-        None,
+        Some(exported.path().to_path_buf()),
         false,
     )
     .await
     .unwrap();
     assert_eq!(first, preds(pool.clone()).await);
+    // Each exported head (with the no-answer threshold its shots chose, in decoding.json),
+    // run by ONNX Runtime as any model, gives the baseline's answers.
+    let (task_id, spec, _) = app::ssr::catalog::load_spec(&pool, "demo-SQuAD-v2")
+        .await
+        .unwrap();
+    let test: Vec<Example> = app::ssr::catalog::examples_of(&pool, task_id, None)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(_, e)| e)
+        .collect();
+    for (n, (k, split)) in [(2, 1), (2, 2), (4, 1), (4, 2)].into_iter().enumerate() {
+        let dir =
+            ModelDir::open(&exported.path().join(format!("demo-SQuAD-v2-k{k}-s{split}"))).unwrap();
+        let p = predict(&dir, &spec, &test, Device::Cpu, &mut |_, _| {}).unwrap();
+        let ours: Vec<String> = p
+            .spans
+            .iter()
+            .map(|s| {
+                let texts: Vec<String> = s.iter().map(|x| x.text.clone()).collect();
+                serde_json::to_string(&spec.to_official(&texts)).unwrap()
+            })
+            .collect();
+        let theirs = &first[n * test.len()..(n + 1) * test.len()];
+        assert_eq!(ours, theirs, "k {k} split {split}");
+    }
     assert_eq!(
         runs.iter().map(|r| r.s1).collect::<Vec<_>>(),
         again.iter().map(|r| r.s1).collect::<Vec<_>>()

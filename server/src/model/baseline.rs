@@ -1,12 +1,13 @@
 //! The built-in baseline: all-MiniLM-L6-v2 (ONNX, from PyPI) as a frozen encoder, a span head
 //! trained in Rust on each shot group's k examples, and every head scored on the test set.
 
-use super::decode::{Decoding, PredSpan};
-use super::eval::{decode_items, featurize, model_inputs, question_spans, run_batches};
+use super::decode::{Choice, Decoding, PredSpan};
+use super::eval::{choices, decode_items, featurize, model_inputs, question_spans, run_batches};
 use super::features::{Feature, Segment};
 use super::head::{self, Head, Sample, Training};
 use super::runtime::{Batch, Model, Tokenizer};
 use crate::error::{Result, ServerError};
+use app::domain::s1::Scoring;
 use app::domain::task::{Example, TaskSpec};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -115,7 +116,60 @@ pub struct Trained {
     pub split: u32,
     pub head: Head,
     pub losses: Vec<f64>,
+    /// The decoding its test answers were made with: the no-answer threshold chosen on the
+    /// shot group's own examples (exported with the head).
+    pub decoding: Decoding,
     pub spans: Vec<Vec<PredSpan>>,
+}
+
+/// No-answer thresholds tried on the training shots, in order of preference (ties go to the
+/// earlier); the last never answers, which the shots may prefer (SQuAD v2, NER).
+const THRESHOLDS: [f32; 11] = [0.0, -1.0, 1.0, -2.0, 2.0, -4.0, 4.0, -8.0, 8.0, -16.0, 1e9];
+
+/// Mean official S1 of decoded answers against the examples' golds.
+fn mean_s1(spec: &TaskSpec, examples: &[Example], spans: &[Vec<PredSpan>]) -> f64 {
+    let total: f64 = examples
+        .iter()
+        .zip(spans)
+        .map(|(ex, s)| {
+            let texts: Vec<String> = s.iter().map(|p| p.text.clone()).collect();
+            spec.score(&ex.gold, &spec.to_official(&texts), Scoring::Official)
+        })
+        .sum();
+    total / examples.len().max(1) as f64
+}
+
+/// The no-answer threshold that scores best on the shot group's own examples, decoded from the
+/// head's logits on them: chosen on the k training shots only, never on test items. Items whose
+/// answer must be one of a list (labels, entities) do not depend on it.
+pub fn tune_threshold(
+    spec: &TaskSpec,
+    examples: &[Example],
+    fs: &[Feature],
+    logits: &[(Vec<f32>, Vec<f32>)],
+    inputs: &[(String, String)],
+    choices: &[Choice],
+    d: &Decoding,
+) -> Decoding {
+    if !choices.contains(&Choice::Spans) {
+        return *d;
+    }
+    let mut best = (f64::NEG_INFINITY, *d);
+    for t in THRESHOLDS {
+        let tried = Decoding {
+            null_threshold: t,
+            ..*d
+        };
+        let s1 = mean_s1(
+            spec,
+            examples,
+            &decode_items(fs, logits, inputs, choices, &tried),
+        );
+        if s1 > best.0 {
+            best = (s1, tried);
+        }
+    }
+    best.1
 }
 
 /// The seed of a shot group's head: the same k and split always give the same head.
@@ -179,6 +233,7 @@ pub fn run(
     let qs = question_spans(spec);
     let test_inputs: Vec<(String, String)> = test.iter().map(|e| model_inputs(spec, e)).collect();
     let test_fs = featurize(tok, &test_inputs, d)?;
+    let test_choices = choices(spec, test, &test_inputs);
     let mut train = Vec::new();
     for g in groups {
         let inputs: Vec<(String, String)> =
@@ -215,7 +270,21 @@ pub fn run(
             seed: seed(g.k, g.split),
             ..*training
         };
-        heads.push(head::train(&samples, enc.hidden, &t));
+        let (head, losses) = head::train(&samples, enc.hidden, &t);
+        let train_logits: Vec<(Vec<f32>, Vec<f32>)> = fs
+            .iter()
+            .map(|f| head.logits(&enc.states[&f.ids]))
+            .collect();
+        let tuned = tune_threshold(
+            spec,
+            &g.examples,
+            fs,
+            &train_logits,
+            inputs,
+            &choices(spec, &g.examples, inputs),
+            d,
+        );
+        heads.push((head, losses, tuned));
     }
     let mut logits: Vec<Vec<(Vec<f32>, Vec<f32>)>> =
         vec![vec![(Vec::new(), Vec::new()); test_fs.len()]; heads.len()];
@@ -226,7 +295,7 @@ pub fn run(
         |idx, out| match out {
             Batch::Hidden(rows, _) => {
                 for (&i, states) in idx.iter().zip(rows) {
-                    for (h, (head, _)) in heads.iter().enumerate() {
+                    for (h, (head, ..)) in heads.iter().enumerate() {
                         logits[h][i] = head.logits(&states);
                     }
                 }
@@ -240,12 +309,13 @@ pub fn run(
         .iter()
         .zip(heads)
         .zip(logits)
-        .map(|((g, (head, losses)), ls)| Trained {
+        .map(|((g, (head, losses, tuned)), ls)| Trained {
             k: g.k,
             split: g.split,
-            spans: decode_items(&test_fs, &ls, &test_inputs, qs, d),
+            spans: decode_items(&test_fs, &ls, &test_inputs, &test_choices, &tuned),
             head,
             losses,
+            decoding: tuned,
         })
         .collect())
 }

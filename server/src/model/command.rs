@@ -1,7 +1,9 @@
 //! The model track's commands: `eval`, `baseline`, `import predictions` and `bench` (the
 //! Rust model track beside a Python peer on the same ONNX model and test set).
 
-use super::eval::{load, model_inputs, predict_loaded, question_spans, ModelDir};
+use super::decode::Choice;
+use super::eval::{choices, load, model_inputs, predict_loaded, ModelDir};
+use super::features::Segment;
 use super::runtime::Device;
 use super::store::{self, Kind, Target};
 use crate::db;
@@ -177,15 +179,24 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
         .collect();
     let work = tempfile_dir()?;
     let inputs_path = work.join("inputs.jsonl");
+    // Each input with what its answer may be (the peer decodes by the same rules).
+    let inputs: Vec<(String, String)> = examples.iter().map(|e| model_inputs(&spec, e)).collect();
     let mut lines = String::new();
-    for e in &examples {
-        let (q, c) = model_inputs(&spec, e);
-        lines.push_str(&serde_json::json!({"question": q, "context": c}).to_string());
+    for ((q, c), choice) in inputs.iter().zip(choices(&spec, &examples, &inputs)) {
+        let one_of = match choice {
+            Choice::Spans => serde_json::Value::Null,
+            Choice::OneOf(r) => serde_json::json!(r
+                .iter()
+                .map(|&(seg, s, e)| (matches!(seg, Segment::Question), s, e))
+                .collect::<Vec<_>>()),
+        };
+        lines.push_str(
+            &serde_json::json!({"question": q, "context": c, "one_of": one_of}).to_string(),
+        );
         lines.push('\n');
     }
     std::fs::write(&inputs_path, lines)
         .map_err(|e| ServerError::io("cannot write the bench inputs", e))?;
-    let qs = question_spans(&spec);
     let (d, s) = (dir.clone(), spec.clone());
     let n = examples.len();
     let repeat = a.repeat.max(1);
@@ -219,12 +230,7 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
             "--out".as_ref(),
             out_path.as_os_str(),
         ])
-        .args([
-            "--repeat",
-            &repeat.to_string(),
-            "--question-spans",
-            if qs { "1" } else { "0" },
-        ])
+        .args(["--repeat", &repeat.to_string()])
         .args([
             "--threads",
             &std::thread::available_parallelism()

@@ -1,5 +1,6 @@
-//! Span decoding: from start/end logits over an item's features to a set of answer spans in
-//! the question or the context, with the no-answer rule and several spans per item.
+//! Span decoding: from start/end logits over an item's features to the answer its task asks
+//! for: exactly one label or listed entity (`Choice::OneOf`), or spans of the context on word
+//! boundaries with the no-answer rule and several spans per item (`Choice::Spans`).
 
 use super::features::{Feature, Segment, Window};
 use serde::{Deserialize, Serialize};
@@ -92,6 +93,18 @@ pub struct PredSpan {
     pub score: f32,
 }
 
+/// What an item's answer may be, by its task.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Choice {
+    /// Spans of the context that start and end on word boundaries (a token inside a word, such
+    /// as "##ky" of "BSkyB", can neither start nor end one); none when nothing beats the
+    /// no-answer score. NER and SQuAD v2.
+    Spans,
+    /// Exactly one of these (source, start, end) ranges, never nothing: a classification
+    /// item's label words in the question, a ReCoRD item's listed entities in the context.
+    OneOf(Vec<(Segment, usize, usize)>),
+}
+
 /// Positions of `scores` among `allowed`, best first (ties: earlier position first).
 fn best_positions(scores: &[f32], allowed: &[usize], n: usize) -> Vec<usize> {
     let mut p = allowed.to_vec();
@@ -100,30 +113,104 @@ fn best_positions(scores: &[f32], allowed: &[usize], n: usize) -> Vec<usize> {
     p
 }
 
+/// Whether code point `p` of `chars` lies between words: at an end, or not inside a run of
+/// letters and digits.
+fn boundary(chars: &[char], p: usize) -> bool {
+    p == 0 || p >= chars.len() || !(chars[p - 1].is_alphanumeric() && chars[p].is_alphanumeric())
+}
+
+fn text_of(question: &str, context: &str, seg: Segment, cs: usize, ce: usize) -> String {
+    match seg {
+        Segment::Question => question,
+        Segment::Context => context,
+    }
+    .chars()
+    .skip(cs)
+    .take(ce - cs)
+    .collect()
+}
+
 /// Decodes one item. `logits[i]` are the (start, end) logits of `features[i]`, one per position;
-/// `question`/`context` are the texts the features' ranges refer to. Spans may come from the
-/// question only when `question_spans` is set (classification: the label words are there).
+/// `question`/`context` are the texts the features' ranges refer to.
 pub fn decode(
     features: &[&Feature],
     logits: &[(&[f32], &[f32])],
     question: &str,
     context: &str,
-    question_spans: bool,
+    choice: &Choice,
     d: &Decoding,
 ) -> Vec<PredSpan> {
+    match choice {
+        Choice::Spans => decode_spans(features, logits, question, context, d),
+        Choice::OneOf(ranges) => one_of(features, logits, question, context, ranges)
+            .into_iter()
+            .collect(),
+    }
+}
+
+/// The best of `ranges`: the highest start logit of the token holding its first character plus
+/// end logit of the token holding its last, over the item's windows. Ties and ranges no window
+/// holds whole: the earlier in the list.
+fn one_of(
+    features: &[&Feature],
+    logits: &[(&[f32], &[f32])],
+    question: &str,
+    context: &str,
+    ranges: &[(Segment, usize, usize)],
+) -> Option<PredSpan> {
+    let holding = |f: &Feature, seg: Segment, at: usize| {
+        (0..f.len()).find(|&i| matches!(f.map[i], Some((s, a, b)) if s == seg && a <= at && at < b))
+    };
+    let mut best: Option<(usize, f32)> = None;
+    for (n, &(seg, cs, ce)) in ranges.iter().enumerate() {
+        if ce <= cs {
+            continue;
+        }
+        let mut score = f32::MIN;
+        for (f, (start, end)) in features.iter().zip(logits) {
+            if let (Some(i), Some(j)) = (holding(f, seg, cs), holding(f, seg, ce - 1)) {
+                if i <= j {
+                    score = score.max(start[i] + end[j]);
+                }
+            }
+        }
+        if best.is_none_or(|(_, b)| score > b) {
+            best = Some((n, score));
+        }
+    }
+    let (n, score) = best?;
+    let (seg, cs, ce) = ranges[n];
+    Some(PredSpan {
+        source: seg,
+        offset: cs,
+        length: ce - cs,
+        text: text_of(question, context, seg, cs, ce),
+        score,
+    })
+}
+
+/// Spans of the context on word boundaries, kept while they beat the no-answer score (the
+/// lowest `[CLS]` start + end over the windows) by more than the threshold.
+fn decode_spans(
+    features: &[&Feature],
+    logits: &[(&[f32], &[f32])],
+    question: &str,
+    context: &str,
+    d: &Decoding,
+) -> Vec<PredSpan> {
+    let chars: Vec<char> = context.chars().collect();
     let mut null = f32::INFINITY;
     let mut best: HashMap<(Segment, usize, usize), f32> = HashMap::new();
     for (f, (start, end)) in features.iter().zip(logits) {
         null = null.min(start[0] + end[0]);
-        let allowed: Vec<usize> = (0..f.len())
-            .filter(|&i| match f.map[i] {
-                Some((Segment::Context, _, _)) => true,
-                Some((Segment::Question, _, _)) => question_spans,
-                None => false,
-            })
-            .collect();
-        let starts = best_positions(start, &allowed, d.top_n);
-        let ends = best_positions(end, &allowed, d.top_n);
+        let context_at = |i: usize, pick: fn(&(Segment, usize, usize)) -> usize| match f.map[i] {
+            Some(m @ (Segment::Context, _, _)) => boundary(&chars, pick(&m)),
+            _ => false,
+        };
+        let starts_ok: Vec<usize> = (0..f.len()).filter(|&i| context_at(i, |m| m.1)).collect();
+        let ends_ok: Vec<usize> = (0..f.len()).filter(|&i| context_at(i, |m| m.2)).collect();
+        let starts = best_positions(start, &starts_ok, d.top_n);
+        let ends = best_positions(end, &ends_ok, d.top_n);
         for &i in &starts {
             for &j in &ends {
                 let (Some((si, cs, _)), Some((sj, _, ce))) = (f.map[i], f.map[j]) else {
@@ -153,14 +240,7 @@ pub fn decode(
         let overlaps = out
             .iter()
             .any(|p| p.source == seg && cs < p.offset + p.length && p.offset < ce);
-        let text: String = match seg {
-            Segment::Question => question,
-            Segment::Context => context,
-        }
-        .chars()
-        .skip(cs)
-        .take(ce - cs)
-        .collect();
+        let text = text_of(question, context, seg, cs, ce);
         if overlaps || text.is_empty() || out.iter().any(|p| p.text == text) {
             continue;
         }
@@ -239,7 +319,7 @@ mod tests {
                 (9, 1.5, 0.4),
             ],
         );
-        let out = decode(&[f], &[(&s, &e)], q, c, false, &settings());
+        let out = decode(&[f], &[(&s, &e)], q, c, &Choice::Spans, &settings());
         let texts: Vec<&str> = out.iter().map(|p| p.text.as_str()).collect();
         // Ann (9) > Bob Lee (7) > ... "Ann met Bob" overlaps Ann; Paris 1.9 < null 2 is dropped.
         assert_eq!(texts, vec!["Ann", "Bob Lee"]);
@@ -249,41 +329,120 @@ mod tests {
             null_threshold: 6.0,
             ..settings()
         };
-        let one = decode(&[f], &[(&s, &e)], q, c, false, &strict);
+        let one = decode(&[f], &[(&s, &e)], q, c, &Choice::Spans, &strict);
         assert_eq!(one.len(), 1);
         assert_eq!(one[0].text, "Ann");
         let none = Decoding {
             null_threshold: 8.0,
             ..settings()
         };
-        assert!(decode(&[f], &[(&s, &e)], q, c, false, &none).is_empty());
+        assert!(decode(&[f], &[(&s, &e)], q, c, &Choice::Spans, &none).is_empty());
     }
 
     #[test]
-    fn question_spans_only_when_allowed_and_length_limit() {
+    fn a_label_item_answers_exactly_one_label_whatever_else_scores() {
         let q = "positive or negative ?";
         let c = "a fine film";
         let f = features(0, &words(q), &words(c), 1, 2, settings().window());
         let f = &f[0];
+        // positions: 0 CLS, 1 positive, 2 or, 3 negative, 4 ?, 5 SEP, 6 a, 7 fine, 8 film
+        let labels = Choice::OneOf(vec![(Segment::Question, 0, 8), (Segment::Question, 12, 20)]);
+        // "positive or negative" would be a longer span with a higher score; the no-answer
+        // score is the highest of all; a context span scores higher still.
+        let (s, e) = logits(
+            f.len(),
+            &[
+                (0, 20.0, 20.0),
+                (1, 3.0, 0.0),
+                (3, 1.0, 6.0),
+                (6, 30.0, 0.0),
+                (8, 0.0, 30.0),
+            ],
+        );
+        let out = decode(&[f], &[(&s, &e)], q, c, &labels, &settings());
+        assert_eq!(out.len(), 1);
+        assert_eq!(
+            (out[0].text.as_str(), out[0].source),
+            ("negative", Segment::Question)
+        );
+        // Context spans: the longest one within the limit, ties in text order.
         let (s, e) = logits(f.len(), &[(3, 6.0, 6.0), (6, 2.0, 0.0), (8, 0.0, 2.0)]);
-        let out = decode(&[f], &[(&s, &e)], q, c, true, &settings());
-        assert_eq!(out[0].text, "negative");
-        assert_eq!(out[0].source, Segment::Question);
-        let ctx = decode(&[f], &[(&s, &e)], q, c, false, &settings());
+        let ctx = decode(&[f], &[(&s, &e)], q, c, &Choice::Spans, &settings());
         assert_eq!(
             ctx.iter().map(|p| p.text.as_str()).collect::<Vec<_>>(),
             vec!["a fine film"]
         );
-        // Without the 3-token span, ties at 2.0 are taken in text order, skipping overlaps.
         let short = Decoding {
             max_answer_tokens: 2,
             ..settings()
         };
-        let out = decode(&[f], &[(&s, &e)], q, c, false, &short);
+        let out = decode(&[f], &[(&s, &e)], q, c, &Choice::Spans, &short);
         assert_eq!(
             out.iter().map(|p| p.text.as_str()).collect::<Vec<_>>(),
             vec!["a", "fine film"]
         );
+    }
+
+    /// Tokens of a word cut into pieces, as a WordPiece tokenizer cuts "BSkyB".
+    fn pieces(spans: &[(usize, usize)]) -> Vec<Tok> {
+        spans
+            .iter()
+            .map(|&(start, end)| Tok { id: 5, start, end })
+            .collect()
+    }
+
+    #[test]
+    fn spans_start_and_end_on_word_boundaries() {
+        let q = "who ?";
+        let c = "BSkyB won, Elsewhere";
+        // BS | ky | B | won | , | Else | where
+        let toks = pieces(&[(0, 2), (2, 4), (4, 5), (6, 9), (9, 10), (11, 15), (15, 20)]);
+        let f = features(0, &words(q), &toks, 1, 2, settings().window());
+        let f = &f[0];
+        // positions: 0 CLS, 1 who, 2 ?, 3 SEP, 4 BS, 5 ky, 6 B, 7 won, 8 ",", 9 Else, 10 where
+        // The best end is "ky" (inside BSkyB) and the best start "where" (inside Elsewhere).
+        let (s, e) = logits(
+            f.len(),
+            &[
+                (4, 5.0, 0.0),
+                (5, 0.0, 9.0),
+                (6, 0.0, 4.0),
+                (9, 1.0, 0.0),
+                (10, 8.0, 3.0),
+            ],
+        );
+        let out = decode(&[f], &[(&s, &e)], q, c, &Choice::Spans, &settings());
+        let texts: Vec<&str> = out.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(texts, vec!["BSkyB", "Elsewhere"]);
+        assert!(boundary(&c.chars().collect::<Vec<_>>(), 10) && !boundary(&['a', 'b'], 1));
+    }
+
+    #[test]
+    fn a_cloze_item_answers_one_listed_entity_never_none() {
+        let q = "@placeholder won";
+        let c = "Ann met Bob in Paris";
+        let f = features(0, &words(q), &words(c), 1, 2, settings().window());
+        let f = &f[0];
+        // positions: 0 CLS, 1 @placeholder, 2 won, 3 SEP, 4 Ann, 5 met, 6 Bob, 7 in, 8 Paris
+        let entities = Choice::OneOf(vec![
+            (Segment::Context, 0, 3),
+            (Segment::Context, 8, 11),
+            (Segment::Context, 15, 20),
+        ]);
+        // "met" scores best of all and the no-answer score is higher still: an entity anyway.
+        let (s, e) = logits(
+            f.len(),
+            &[(0, 9.0, 9.0), (5, 7.0, 7.0), (6, 2.0, 2.0), (8, 1.0, 1.0)],
+        );
+        let out = decode(&[f], &[(&s, &e)], q, c, &entities, &settings());
+        assert_eq!(
+            out.iter().map(|p| p.text.as_str()).collect::<Vec<_>>(),
+            vec!["Bob"]
+        );
+        // All equal: the first listed.
+        let (s, e) = logits(f.len(), &[]);
+        let out = decode(&[f], &[(&s, &e)], q, c, &entities, &settings());
+        assert_eq!(out[0].text, "Ann");
     }
 
     #[test]
@@ -315,7 +474,7 @@ mod tests {
             .iter()
             .map(|(s, e)| (s.as_slice(), e.as_slice()))
             .collect();
-        let out = decode(&refs, &lr, q, c, false, &w);
+        let out = decode(&refs, &lr, q, c, &Choice::Spans, &w);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].text, "c");
         assert_eq!(out[0].score, 7.0);

@@ -1,8 +1,8 @@
 //! Evaluating a span-extraction model on a task's test set: model directories, model inputs
 //! from task items, batches sorted by length and padded per batch, decoding of every item.
 
-use super::decode::{decode, Decoding, PredSpan};
-use super::features::{features, Feature};
+use super::decode::{decode, Choice, Decoding, PredSpan};
+use super::features::{features, Feature, Segment};
 use super::runtime::{Batch, Device, Model, Outputs, Tokenizer};
 use crate::error::{Result, ServerError};
 use app::domain::task::{Example, Family, TaskSpec};
@@ -85,9 +85,64 @@ pub fn model_inputs(spec: &TaskSpec, ex: &Example) -> (String, String) {
     (question, context)
 }
 
-/// May spans come from the question? Only for classification (the label words are there).
+/// May spans come from the question? Only for classification (the label words are there);
+/// the head learns over those positions.
 pub fn question_spans(spec: &TaskSpec) -> bool {
     spec.family == Family::Classification
+}
+
+/// The first occurrence of `word` in `text` that stands as a word of its own (not inside a
+/// longer run of letters and digits), as a code point range.
+fn word_in(text: &str, word: &str) -> Option<(usize, usize)> {
+    let alnum = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+    text.match_indices(word).find_map(|(b, _)| {
+        let before = text[..b].chars().next_back();
+        let after = text[b + word.len()..].chars().next();
+        (!alnum(before) && !alnum(after)).then(|| {
+            let s = text[..b].chars().count();
+            (s, s + word.chars().count())
+        })
+    })
+}
+
+/// What each item's answer may be (`inputs` from `model_inputs`): a classification item one of
+/// the label words in its question; an item that lists its candidate entities (ReCoRD) one of
+/// them; any other item spans of its context, or none.
+pub fn choices(spec: &TaskSpec, examples: &[Example], inputs: &[(String, String)]) -> Vec<Choice> {
+    examples
+        .iter()
+        .zip(inputs)
+        .map(|(ex, (question, _))| {
+            if spec.family == Family::Classification {
+                let labels: Vec<(Segment, usize, usize)> = spec
+                    .label_names()
+                    .iter()
+                    .filter_map(|l| word_in(question, l))
+                    .map(|(s, e)| (Segment::Question, s, e))
+                    .collect();
+                if !labels.is_empty() {
+                    return Choice::OneOf(labels);
+                }
+            }
+            let entities: Vec<(Segment, usize, usize)> = ex.extra["entity_spans"]
+                .as_array()
+                .map(|list| {
+                    list.iter()
+                        .filter_map(|e| {
+                            let s = e["start"].as_u64()? as usize;
+                            let end = e["end"].as_u64()? as usize;
+                            (end > s).then_some((Segment::Context, s, end))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            if entities.is_empty() {
+                Choice::Spans
+            } else {
+                Choice::OneOf(entities)
+            }
+        })
+        .collect()
 }
 
 /// The features of every item, in item order.
@@ -142,7 +197,7 @@ pub fn decode_items(
     fs: &[Feature],
     logits: &[(Vec<f32>, Vec<f32>)],
     inputs: &[(String, String)],
-    question_spans: bool,
+    choices: &[Choice],
     d: &Decoding,
 ) -> Vec<Vec<PredSpan>> {
     let mut by_item: Vec<Vec<usize>> = vec![Vec::new(); inputs.len()];
@@ -152,13 +207,14 @@ pub fn decode_items(
     by_item
         .iter()
         .zip(inputs)
-        .map(|(idx, (q, c))| {
+        .zip(choices)
+        .map(|((idx, (q, c)), choice)| {
             let feats: Vec<&Feature> = idx.iter().map(|&i| &fs[i]).collect();
             let ls: Vec<(&[f32], &[f32])> = idx
                 .iter()
                 .map(|&i| (logits[i].0.as_slice(), logits[i].1.as_slice()))
                 .collect();
-            decode(&feats, &ls, q, c, question_spans, d)
+            decode(&feats, &ls, q, c, choice, d)
         })
         .collect()
 }
@@ -227,7 +283,13 @@ pub fn predict_loaded(
         progress,
     )?;
     Ok(Predicted {
-        spans: decode_items(&fs, &logits, &inputs, question_spans(spec), &dir.decoding),
+        spans: decode_items(
+            &fs,
+            &logits,
+            &inputs,
+            &choices(spec, examples, &inputs),
+            &dir.decoding,
+        ),
         provider: model.describe_provider(),
         features: fs.len(),
         seconds: started.elapsed().as_secs_f64(),

@@ -214,7 +214,7 @@ pub async fn run_baseline(
     for ((tr, run), t) in trained.into_iter().zip(runs).zip(targets) {
         if let Some(dir) = &export {
             let sub = dir.join(format!("{task}-k{}-s{}", tr.k, tr.split));
-            baseline::export(&sub, &encoder_path, &tok_path, &tr.head, &d)?;
+            baseline::export(&sub, &encoder_path, &tok_path, &tr.head, &tr.decoding)?;
         }
         let answers = tr
             .spans
