@@ -139,9 +139,49 @@ fn mean_s1(spec: &TaskSpec, examples: &[Example], spans: &[Vec<PredSpan>]) -> f6
     total / examples.len().max(1) as f64
 }
 
-/// The no-answer threshold that scores best on the shot group's own examples, decoded from the
-/// head's logits on them: chosen on the k training shots only, never on test items. Items whose
-/// answer must be one of a list (labels, entities) do not depend on it.
+/// Folds of a shot group's examples for choosing the threshold (at most 5; one per example
+/// when there are fewer).
+const FOLDS: usize = 5;
+
+/// Logits of a shot group's own features, each from a head trained on the other folds of its
+/// examples: a head answers the examples it learned far too confidently to choose a threshold
+/// on them. `samples[i]` belongs to `fs[i]`.
+fn held_out_logits(
+    samples: &[Sample],
+    fs: &[Feature],
+    examples: usize,
+    hidden: usize,
+    t: &Training,
+) -> Vec<(Vec<f32>, Vec<f32>)> {
+    let folds = examples.clamp(1, FOLDS);
+    let mut out = vec![(Vec::new(), Vec::new()); fs.len()];
+    for fold in 0..folds {
+        let rest: Vec<Sample> = samples
+            .iter()
+            .zip(fs)
+            .filter(|(_, f)| folds == 1 || f.item % folds != fold)
+            .map(|(s, _)| s.clone())
+            .collect();
+        let (head, _) = head::train(
+            &rest,
+            hidden,
+            &Training {
+                seed: t.seed ^ (fold as u64 + 1),
+                ..*t
+            },
+        );
+        for (i, f) in fs.iter().enumerate() {
+            if f.item % folds == fold {
+                out[i] = head.logits(&samples[i].states);
+            }
+        }
+    }
+    out
+}
+
+/// The no-answer threshold that scores best on the shot group's own examples, decoded from
+/// held-out logits (`held_out_logits`): chosen on the k training shots only, never on test
+/// items. Items whose answer must be one of a list (labels, entities) do not depend on it.
 pub fn tune_threshold(
     spec: &TaskSpec,
     examples: &[Example],
@@ -271,10 +311,7 @@ pub fn run(
             ..*training
         };
         let (head, losses) = head::train(&samples, enc.hidden, &t);
-        let train_logits: Vec<(Vec<f32>, Vec<f32>)> = fs
-            .iter()
-            .map(|f| head.logits(&enc.states[&f.ids]))
-            .collect();
+        let train_logits = held_out_logits(&samples, fs, g.examples.len(), enc.hidden, &t);
         let tuned = tune_threshold(
             spec,
             &g.examples,
@@ -395,5 +432,62 @@ mod tests {
         let e = ex("nothing", &[""], vec![]);
         assert!(gold_ranges(&e, "q", "nothing").is_empty());
         assert_eq!(seed(10, 3), (10 << 32) | 3);
+    }
+
+    #[test]
+    fn the_no_answer_threshold_is_the_one_the_shots_prefer() {
+        use crate::model::features::{features, Tok};
+        use app::domain::task::{Family, NoAnswer, QuestionType};
+        let spec = TaskSpec {
+            name: "ner".into(),
+            family: Family::SequenceLabelling,
+            description: String::new(),
+            labels: vec![],
+            question_types: vec![QuestionType {
+                key: "q".into(),
+                question: String::new(),
+            }],
+            no_answer: NoAnswer::EmptyString,
+            metric: None,
+        };
+        // Two shots without entities; spans beat the no-answer score by 0.5 in both.
+        let shots = vec![ex("Ann ran", &[""], vec![]), ex("Bob sat", &[""], vec![])];
+        let toks = [
+            Tok {
+                id: 5,
+                start: 0,
+                end: 3,
+            },
+            Tok {
+                id: 5,
+                start: 4,
+                end: 7,
+            },
+        ];
+        let d = decoding(&spec);
+        let fs: Vec<Feature> = (0..2)
+            .flat_map(|i| features(i, &[], &toks, 1, 2, d.window()))
+            .collect();
+        let logits: Vec<(Vec<f32>, Vec<f32>)> = fs
+            .iter()
+            .map(|f| {
+                let (mut s, mut e) = (vec![0.0; f.len()], vec![0.0; f.len()]);
+                (s[0], e[0], s[2], e[2]) = (1.0, 1.0, 1.25, 1.25);
+                (s, e)
+            })
+            .collect();
+        let inputs: Vec<(String, String)> = shots.iter().map(|e| model_inputs(&spec, e)).collect();
+        let choices = choices(&spec, &shots, &inputs);
+        let tuned = tune_threshold(&spec, &shots, &fs, &logits, &inputs, &choices, &d);
+        // 0 and -1 answer "Ann"/"Bob" (S1 0); 1 is the first that answers none (S1 1).
+        assert_eq!(tuned.null_threshold, 1.0);
+        // A shot with an entity where a span wins by 0.5: 0 is best (S1 1 + 0 vs 0 + 1: a tie,
+        // the earlier kept).
+        let shots = vec![
+            ex("Ann ran", &["Ann"], vec![]),
+            ex("Bob sat", &[""], vec![]),
+        ];
+        let tuned = tune_threshold(&spec, &shots, &fs, &logits, &inputs, &choices, &d);
+        assert_eq!(tuned.null_threshold, 0.0);
     }
 }
