@@ -52,6 +52,11 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     }
 }
 
+/// Whether the page is interactive (set once the bundle has hydrated it): forms stay disabled
+/// until then.
+#[derive(Clone, Copy)]
+pub(crate) struct Hydrated(pub ReadSignal<bool>);
+
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
@@ -59,6 +64,7 @@ pub fn App() -> impl IntoView {
     // is interactive.
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
+    provide_context(Hydrated(hydrated.read_only()));
     view! {
         <Title text="CLUES lab"/>
         <Router>

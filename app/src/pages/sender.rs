@@ -14,7 +14,7 @@ pub(crate) struct Sender {
     pub failure: RwSignal<Option<AppError>>,
     /// False until the page is hydrated: before that, clicks would do nothing, so the form's
     /// inputs are disabled and the page says it is loading.
-    pub ready: RwSignal<bool>,
+    pub ready: Signal<bool>,
     /// What the page's live region announces to screen readers.
     pub live: RwSignal<String>,
     last: StoredValue<Option<(Answer, String)>>,
@@ -30,9 +30,16 @@ impl Sender {
         live: RwSignal<String>,
         done: Callback<SubmitAck>,
     ) -> Self {
-        let ready = RwSignal::new(false);
-        // Effects run only in the browser, once the page is interactive.
-        Effect::new(move |_| ready.set(true));
+        // The page's own flag: false while the server renders and until hydration, then true
+        // for every later item (no flash of "Loading" between items).
+        let ready = match use_context::<super::Hydrated>() {
+            Some(h) => Signal::from(h.0),
+            None => {
+                let ready = RwSignal::new(false);
+                Effect::new(move |_| ready.set(true));
+                Signal::from(ready)
+            }
+        };
         Sender {
             pending: RwSignal::new(false),
             failure: RwSignal::new(None),
