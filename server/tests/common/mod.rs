@@ -8,7 +8,8 @@ use sqlx::SqlitePool;
 use std::path::PathBuf;
 
 /// The official CLUES data: `$CLUES_DATA`, else `../shared/data/clues` beside the project.
-/// Prints a clear notice and returns `None` when it is absent.
+/// Prints a clear notice and returns `None` when it is absent, unless `CI` is set: CI has the
+/// data, so its absence there fails the test instead of skipping it.
 pub fn clues_data(test: &str) -> Option<PathBuf> {
     let dir = std::env::var_os("CLUES_DATA")
         .map(PathBuf::from)
@@ -17,6 +18,11 @@ pub fn clues_data(test: &str) -> Option<PathBuf> {
         });
     if dir.join("SST-2").is_dir() {
         Some(dir)
+    } else if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) {
+        panic!(
+            "{test}: the official CLUES data is not at {} (set CLUES_DATA); CI must have it",
+            dir.display()
+        );
     } else {
         eprintln!(
             "SKIPPED {test}: the official CLUES data is not at {} (set CLUES_DATA)",
