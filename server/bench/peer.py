@@ -28,20 +28,25 @@ def tokens(tok, text):
     return list(zip(enc.ids, enc.offsets))
 
 
-def features(item, q, c, cls, sep, d):
+def features(item, q, c, frame, d):
+    """One input per context window, framed by the tokenizer's special tokens as the Rust side
+    reads them from its post-processor (--frame)."""
     q = q[: d["max_question_tokens"]]
-    room = max(d["max_seq_len"] - (len(q) + 3), 1)
+    specials = len(frame["before"]) + len(frame["between"]) + len(frame["after"])
+    room = max(d["max_seq_len"] - (len(q) + specials), 1)
     step = min(max(d["doc_stride"], 1), room)
     out, start = [], 0
     while True:
         end = min(start + room, len(c))
-        ids, types, mp = [cls], [0], [None]
+        ids, types, mp = [], [], []
+        special = lambda part: [(ids.append(i), types.append(t), mp.append(None)) for i, t in part]
+        special(frame["before"])
         for i, (a, b) in q:
-            ids.append(i); types.append(0); mp.append(("question", a, b))
-        ids.append(sep); types.append(0); mp.append(None)
+            ids.append(i); types.append(frame["question_type"]); mp.append(("question", a, b))
+        special(frame["between"])
         for i, (a, b) in c[start:end]:
-            ids.append(i); types.append(1); mp.append(("context", a, b))
-        ids.append(sep); types.append(1); mp.append(None)
+            ids.append(i); types.append(frame["context_type"]); mp.append(("context", a, b))
+        special(frame["after"])
         out.append((item, ids, types, mp))
         if end >= len(c):
             return out
@@ -113,11 +118,10 @@ def decode(feats, logits, question, context, ranges, d):
     return [{"source": "question" if p[0] == 0 else "context", "offset": p[1], "length": p[2], "text": p[3]} for p in out]
 
 
-def run(sess, tok, items, d, type_ids):
-    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+def run(sess, tok, items, d, type_ids, frame):
     feats = []
     for n, (q, c, _) in enumerate(items):
-        feats.extend(features(n, tokens(tok, q), tokens(tok, c), cls, sep, d))
+        feats.extend(features(n, tokens(tok, q), tokens(tok, c), frame, d))
     order = sorted(range(len(feats)), key=lambda i: (len(feats[i][1]), i))
     logits = [None] * len(feats)
     for b in range(0, len(order), d["batch_size"]):
@@ -154,6 +158,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--frame", required=True)
     a = ap.parse_args()
     d = settings(a.model)
     with open(a.inputs) as f:
@@ -169,7 +174,7 @@ def main():
     best, preds = float("inf"), None
     for _ in range(max(a.repeat, 1)):
         started = time.perf_counter()
-        preds = run(sess, tok, items, d, type_ids)
+        preds = run(sess, tok, items, d, type_ids, json.loads(a.frame))
         best = min(best, time.perf_counter() - started)
     with open(a.out, "w") as f:
         for p in preds:

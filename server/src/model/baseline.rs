@@ -436,7 +436,7 @@ mod tests {
 
     #[test]
     fn the_no_answer_threshold_is_the_one_the_shots_prefer() {
-        use crate::model::features::{features, Tok};
+        use crate::model::features::{features, Frame, Tok};
         use app::domain::task::{Family, NoAnswer, QuestionType};
         let spec = TaskSpec {
             name: "ner".into(),
@@ -466,7 +466,7 @@ mod tests {
         ];
         let d = decoding(&spec);
         let fs: Vec<Feature> = (0..2)
-            .flat_map(|i| features(i, &[], &toks, 1, 2, d.window()))
+            .flat_map(|i| features(i, &[], &toks, &Frame::bert(1, 2), d.window()))
             .collect();
         let logits: Vec<(Vec<f32>, Vec<f32>)> = fs
             .iter()

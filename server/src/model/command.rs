@@ -197,6 +197,9 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
     }
     std::fs::write(&inputs_path, lines)
         .map_err(|e| ServerError::io("cannot write the bench inputs", e))?;
+    // The peer frames inputs as our tokenizer's post-processor says.
+    let frame = serde_json::to_string(&super::runtime::Tokenizer::open(&dir.tokenizer)?.frame)
+        .expect("a frame serialises");
     let (d, s) = (dir.clone(), spec.clone());
     let n = examples.len();
     let repeat = a.repeat.max(1);
@@ -231,6 +234,7 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
             out_path.as_os_str(),
         ])
         .args(["--repeat", &repeat.to_string()])
+        .args(["--frame", &frame])
         .args([
             "--threads",
             &std::thread::available_parallelism()

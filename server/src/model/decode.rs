@@ -259,7 +259,7 @@ fn decode_spans(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::features::{features, Tok};
+    use crate::model::features::{features, Frame, Tok};
 
     /// Words of `text` as tokens (ids unused by decoding).
     fn words(text: &str) -> Vec<Tok> {
@@ -306,7 +306,13 @@ mod tests {
     fn several_spans_no_overlap_and_the_null_rule() {
         let q = "who ?";
         let c = "Ann met Bob Lee in Paris";
-        let f = features(0, &words(q), &words(c), 1, 2, settings().window());
+        let f = features(
+            0,
+            &words(q),
+            &words(c),
+            &Frame::bert(1, 2),
+            settings().window(),
+        );
         let f = &f[0];
         // positions: 0 CLS, 1 who, 2 ?, 3 SEP, 4 Ann, 5 met, 6 Bob, 7 Lee, 8 in, 9 Paris, 10 SEP
         let (s, e) = logits(
@@ -343,7 +349,13 @@ mod tests {
     fn a_label_item_answers_exactly_one_label_whatever_else_scores() {
         let q = "positive or negative ?";
         let c = "a fine film";
-        let f = features(0, &words(q), &words(c), 1, 2, settings().window());
+        let f = features(
+            0,
+            &words(q),
+            &words(c),
+            &Frame::bert(1, 2),
+            settings().window(),
+        );
         let f = &f[0];
         // positions: 0 CLS, 1 positive, 2 or, 3 negative, 4 ?, 5 SEP, 6 a, 7 fine, 8 film
         let labels = Choice::OneOf(vec![(Segment::Question, 0, 8), (Segment::Question, 12, 20)]);
@@ -397,7 +409,7 @@ mod tests {
         let c = "BSkyB won, Elsewhere";
         // BS | ky | B | won | , | Else | where
         let toks = pieces(&[(0, 2), (2, 4), (4, 5), (6, 9), (9, 10), (11, 15), (15, 20)]);
-        let f = features(0, &words(q), &toks, 1, 2, settings().window());
+        let f = features(0, &words(q), &toks, &Frame::bert(1, 2), settings().window());
         let f = &f[0];
         // positions: 0 CLS, 1 who, 2 ?, 3 SEP, 4 BS, 5 ky, 6 B, 7 won, 8 ",", 9 Else, 10 where
         // The best end is "ky" (inside BSkyB) and the best start "where" (inside Elsewhere).
@@ -421,7 +433,13 @@ mod tests {
     fn a_cloze_item_answers_one_listed_entity_never_none() {
         let q = "@placeholder won";
         let c = "Ann met Bob in Paris";
-        let f = features(0, &words(q), &words(c), 1, 2, settings().window());
+        let f = features(
+            0,
+            &words(q),
+            &words(c),
+            &Frame::bert(1, 2),
+            settings().window(),
+        );
         let f = &f[0];
         // positions: 0 CLS, 1 @placeholder, 2 won, 3 SEP, 4 Ann, 5 met, 6 Bob, 7 in, 8 Paris
         let entities = Choice::OneOf(vec![
@@ -455,7 +473,7 @@ mod tests {
             max_question_tokens: 1,
             ..settings()
         };
-        let fs = features(0, &words(q), &words(c), 1, 2, w.window());
+        let fs = features(0, &words(q), &words(c), &Frame::bert(1, 2), w.window());
         assert!(fs.len() > 2);
         let mut ls: Vec<(Vec<f32>, Vec<f32>)> = fs
             .iter()

@@ -157,8 +157,7 @@ pub fn featurize(
             i,
             &tok.tokens(q)?,
             &tok.tokens(c)?,
-            tok.cls,
-            tok.sep,
+            &tok.frame,
             d.window(),
         ));
     }

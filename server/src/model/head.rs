@@ -180,7 +180,7 @@ impl Head {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::features::{features, Tok, Window};
+    use crate::model::features::{features, Frame, Tok, Window};
 
     #[test]
     fn targets_cover_whole_gold_spans_inside_the_window() {
@@ -217,7 +217,7 @@ mod tests {
             doc_stride: 1,
             max_question_tokens: 4,
         };
-        let fs = features(0, &q, &c, 1, 2, w);
+        let fs = features(0, &q, &c, &Frame::bert(1, 2), w);
         // room 2: windows [New York] [York is] [is big]
         assert_eq!(fs.len(), 3);
         let gold = [(Segment::Context, 0, 8), (Segment::Question, 0, 3)];
