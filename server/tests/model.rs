@@ -436,7 +436,13 @@ fn broken_models_and_mismatched_tokenizers_are_refused_clearly() {
             "",
             &["tokenizer does not match the model", "68 tokens"],
         ),
-        ("nocls", &good, no_cls, "", &["neither [CLS]/[SEP] nor <s>/</s>"]),
+        (
+            "nocls",
+            &good,
+            no_cls,
+            "",
+            &["neither [CLS]/[SEP] nor <s>/</s>"],
+        ),
         (
             "bad",
             &good,
