@@ -6,6 +6,7 @@ pub mod command;
 pub mod decode;
 pub mod eval;
 pub mod features;
+pub mod frame;
 pub mod head;
 pub mod onnx;
 pub mod runtime;
