@@ -306,14 +306,7 @@ mod tests {
     fn several_spans_no_overlap_and_the_null_rule() {
         let q = "who ?";
         let c = "Ann met Bob Lee in Paris";
-        let f = features(
-            0,
-            &words(q),
-            &words(c),
-            &Frame::bert(1, 2),
-            settings().window(),
-        );
-        let f = &f[0];
+        let f = &one_window(q, &words(c));
         // positions: 0 CLS, 1 who, 2 ?, 3 SEP, 4 Ann, 5 met, 6 Bob, 7 Lee, 8 in, 9 Paris, 10 SEP
         let (s, e) = logits(
             f.len(),
@@ -326,9 +319,8 @@ mod tests {
             ],
         );
         let out = decode(&[f], &[(&s, &e)], q, c, &Choice::Spans, &settings());
-        let texts: Vec<&str> = out.iter().map(|p| p.text.as_str()).collect();
         // Ann (9) > Bob Lee (7) > ... "Ann met Bob" overlaps Ann; Paris 1.9 < null 2 is dropped.
-        assert_eq!(texts, vec!["Ann", "Bob Lee"]);
+        assert_eq!(texts(&out), vec!["Ann", "Bob Lee"]);
         assert_eq!((out[1].offset, out[1].length), (8, 7));
         // A higher threshold keeps only the best span; a very high one gives no answer.
         let strict = Decoding {
@@ -349,14 +341,7 @@ mod tests {
     fn a_label_item_answers_exactly_one_label_whatever_else_scores() {
         let q = "positive or negative ?";
         let c = "a fine film";
-        let f = features(
-            0,
-            &words(q),
-            &words(c),
-            &Frame::bert(1, 2),
-            settings().window(),
-        );
-        let f = &f[0];
+        let f = &one_window(q, &words(c));
         // positions: 0 CLS, 1 positive, 2 or, 3 negative, 4 ?, 5 SEP, 6 a, 7 fine, 8 film
         let labels = Choice::OneOf(vec![(Segment::Question, 0, 8), (Segment::Question, 12, 20)]);
         // "positive or negative" would be a longer span with a higher score; the no-answer
@@ -380,19 +365,30 @@ mod tests {
         // Context spans: the longest one within the limit, ties in text order.
         let (s, e) = logits(f.len(), &[(3, 6.0, 6.0), (6, 2.0, 0.0), (8, 0.0, 2.0)]);
         let ctx = decode(&[f], &[(&s, &e)], q, c, &Choice::Spans, &settings());
-        assert_eq!(
-            ctx.iter().map(|p| p.text.as_str()).collect::<Vec<_>>(),
-            vec!["a fine film"]
-        );
+        assert_eq!(texts(&ctx), vec!["a fine film"]);
         let short = Decoding {
             max_answer_tokens: 2,
             ..settings()
         };
         let out = decode(&[f], &[(&s, &e)], q, c, &Choice::Spans, &short);
-        assert_eq!(
-            out.iter().map(|p| p.text.as_str()).collect::<Vec<_>>(),
-            vec!["a", "fine film"]
-        );
+        assert_eq!(texts(&out), vec!["a", "fine film"]);
+    }
+
+    /// The only feature of a short item: `q`'s words, then `context`.
+    fn one_window(q: &str, context: &[Tok]) -> Feature {
+        features(
+            0,
+            &words(q),
+            context,
+            &Frame::bert(1, 2),
+            settings().window(),
+        )
+        .remove(0)
+    }
+
+    /// The texts of decoded spans, in their order.
+    fn texts(out: &[PredSpan]) -> Vec<&str> {
+        out.iter().map(|p| p.text.as_str()).collect()
     }
 
     /// Tokens of a word cut into pieces, as a WordPiece tokenizer cuts "BSkyB".
@@ -409,8 +405,7 @@ mod tests {
         let c = "BSkyB won, Elsewhere";
         // BS | ky | B | won | , | Else | where
         let toks = pieces(&[(0, 2), (2, 4), (4, 5), (6, 9), (9, 10), (11, 15), (15, 20)]);
-        let f = features(0, &words(q), &toks, &Frame::bert(1, 2), settings().window());
-        let f = &f[0];
+        let f = &one_window(q, &toks);
         // positions: 0 CLS, 1 who, 2 ?, 3 SEP, 4 BS, 5 ky, 6 B, 7 won, 8 ",", 9 Else, 10 where
         // The best end is "ky" (inside BSkyB) and the best start "where" (inside Elsewhere).
         let (s, e) = logits(
@@ -424,8 +419,7 @@ mod tests {
             ],
         );
         let out = decode(&[f], &[(&s, &e)], q, c, &Choice::Spans, &settings());
-        let texts: Vec<&str> = out.iter().map(|p| p.text.as_str()).collect();
-        assert_eq!(texts, vec!["BSkyB", "Elsewhere"]);
+        assert_eq!(texts(&out), vec!["BSkyB", "Elsewhere"]);
         assert!(boundary(&c.chars().collect::<Vec<_>>(), 10) && !boundary(&['a', 'b'], 1));
     }
 
@@ -433,14 +427,7 @@ mod tests {
     fn a_cloze_item_answers_one_listed_entity_never_none() {
         let q = "@placeholder won";
         let c = "Ann met Bob in Paris";
-        let f = features(
-            0,
-            &words(q),
-            &words(c),
-            &Frame::bert(1, 2),
-            settings().window(),
-        );
-        let f = &f[0];
+        let f = &one_window(q, &words(c));
         // positions: 0 CLS, 1 @placeholder, 2 won, 3 SEP, 4 Ann, 5 met, 6 Bob, 7 in, 8 Paris
         let entities = Choice::OneOf(vec![
             (Segment::Context, 0, 3),
@@ -453,10 +440,7 @@ mod tests {
             &[(0, 9.0, 9.0), (5, 7.0, 7.0), (6, 2.0, 2.0), (8, 1.0, 1.0)],
         );
         let out = decode(&[f], &[(&s, &e)], q, c, &entities, &settings());
-        assert_eq!(
-            out.iter().map(|p| p.text.as_str()).collect::<Vec<_>>(),
-            vec!["Bob"]
-        );
+        assert_eq!(texts(&out), vec!["Bob"]);
         // All equal: the first listed.
         let (s, e) = logits(f.len(), &[]);
         let out = decode(&[f], &[(&s, &e)], q, c, &entities, &settings());
