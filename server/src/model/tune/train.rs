@@ -1,0 +1,164 @@
+//! Fine-tuning a span model on a shot group: padded batches, the span loss over the positions
+//! a head may choose, AdamW with linear decay and gradient clipping, seeded shuffles.
+
+use super::bert::{Inputs, Weights};
+use super::{Dropout, Recipe};
+use crate::model::features::Feature;
+use app::domain::rng::SplitMix64;
+use candle_core::{Device, Result, Tensor, D};
+use candle_nn::{AdamW, Optimizer, ParamsAdamW};
+
+/// One training input: a feature, the positions a head may choose (`[CLS]` first) and the
+/// gold start and end positions (empty: no answer, i.e. `[CLS]`).
+#[derive(Clone, Debug)]
+pub struct Sample {
+    pub feature: Feature,
+    pub positions: Vec<usize>,
+    pub starts: Vec<usize>,
+    pub ends: Vec<usize>,
+}
+
+/// A batch of features padded to the longest.
+pub fn inputs(batch: &[&Feature], dev: &Device) -> Result<Inputs> {
+    let (b, len) = (batch.len(), batch.iter().map(|f| f.len()).max().unwrap_or(0));
+    let (mut ids, mut types, mut mask) = (vec![0u32; b * len], vec![0u32; b * len], vec![0f32; b * len]);
+    for (r, f) in batch.iter().enumerate() {
+        for i in 0..f.len() {
+            ids[r * len + i] = f.ids[i] as u32;
+            types[r * len + i] = f.type_ids[i] as u32;
+            mask[r * len + i] = 1.0;
+        }
+    }
+    Ok(Inputs {
+        ids: Tensor::from_vec(ids, (b, len), dev)?,
+        types: Tensor::from_vec(types, (b, len), dev)?,
+        mask: Tensor::from_vec(mask, (b, len), dev)?,
+    })
+}
+
+/// `[b, len]` additive masks: 0 at the listed positions of each row, -1e4 elsewhere.
+fn only(rows: &[&[usize]], len: usize, dev: &Device) -> Result<Tensor> {
+    let mut m = vec![-1e4f32; rows.len() * len];
+    for (r, ps) in rows.iter().enumerate() {
+        for &p in *ps {
+            m[r * len + p] = 0.0;
+        }
+    }
+    Tensor::from_vec(m, (rows.len(), len), dev)
+}
+
+/// log-sum-exp over the last dimension.
+fn lse(x: &Tensor) -> Result<Tensor> {
+    let m = x.max_keepdim(D::Minus1)?.detach();
+    x.broadcast_sub(&m)?.exp()?.sum_keepdim(D::Minus1)?.log()? + m
+}
+
+/// The mean over a batch of -log P(gold) for start and end, each a softmax over the positions
+/// a head may choose; a gold set of several positions counts their probabilities together.
+pub fn loss(w: &Weights, batch: &[&Sample], dropout: &mut Dropout) -> Result<Tensor> {
+    let dev = Device::Cpu;
+    let feats: Vec<&Feature> = batch.iter().map(|s| &s.feature).collect();
+    let x = inputs(&feats, &dev)?;
+    let len = x.ids.dims2()?.1;
+    let (start, end) = w.forward(&x, dropout)?;
+    let allowed = only(&batch.iter().map(|s| s.positions.as_slice()).collect::<Vec<_>>(), len, &dev)?;
+    let cls: &[usize] = &[0];
+    let gold = |pick: fn(&Sample) -> &[usize]| {
+        let rows: Vec<&[usize]> = batch
+            .iter()
+            .map(|s| if pick(s).is_empty() { cls } else { pick(s) })
+            .collect();
+        only(&rows, len, &dev)
+    };
+    let part = |logits: &Tensor, gold: Tensor| -> Result<Tensor> {
+        (lse(&logits.add(&allowed)?)? - lse(&logits.add(&gold)?)?)?.mean_all()
+    };
+    let s = part(&start, gold(|s| &s.starts)?)?;
+    let e = part(&end, gold(|s| &s.ends)?)?;
+    (s + e)? / 2.0
+}
+
+/// Fine-tunes every weight on `samples`; returns the mean loss of each epoch.
+/// `progress(step, steps)` is called after every optimiser step.
+pub fn train(
+    w: &Weights,
+    samples: &[Sample],
+    r: &Recipe,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<f64>> {
+    let vars = w.vars.all_vars();
+    let mut opt = AdamW::new(
+        vars.clone(),
+        ParamsAdamW {
+            lr: r.learning_rate,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            weight_decay: r.weight_decay,
+        },
+    )?;
+    let bs = r.batch_size.max(1);
+    let steps = r.epochs * samples.len().div_ceil(bs);
+    let mut rng = SplitMix64(r.seed);
+    let mut dropout = Dropout::on(r.dropout, r.seed ^ 0x5eed_d0);
+    let mut losses = Vec::with_capacity(r.epochs);
+    let mut step = 0;
+    for _ in 0..r.epochs {
+        let mut order: Vec<usize> = (0..samples.len()).collect();
+        for i in (1..order.len()).rev() {
+            order.swap(i, rng.below(i + 1));
+        }
+        let mut total = 0.0;
+        for chunk in order.chunks(bs) {
+            opt.set_learning_rate(r.learning_rate * (1.0 - step as f64 / steps as f64));
+            let batch: Vec<&Sample> = chunk.iter().map(|&i| &samples[i]).collect();
+            let l = loss(w, &batch, &mut dropout)?;
+            total += f64::from(l.to_scalar::<f32>()?) * batch.len() as f64;
+            let mut grads = l.backward()?;
+            clip(&mut grads, &vars, r.max_grad_norm)?;
+            opt.step(&grads)?;
+            step += 1;
+            progress(step, steps);
+        }
+        losses.push(total / samples.len().max(1) as f64);
+    }
+    Ok(losses)
+}
+
+/// Scales the gradients so that their global L2 norm is at most `max` (as Hugging Face's
+/// Trainer does by default, with 1.0).
+pub fn clip(grads: &mut candle_core::backprop::GradStore, vars: &[candle_core::Var], max: f64) -> Result<()> {
+    let mut sq = 0.0f64;
+    for v in vars {
+        if let Some(g) = grads.get(v.as_tensor()) {
+            sq += f64::from(g.sqr()?.sum_all()?.to_scalar::<f32>()?);
+        }
+    }
+    let norm = sq.sqrt();
+    if norm > max && norm.is_finite() {
+        let scale = max / (norm + 1e-6);
+        for v in vars {
+            if let Some(g) = grads.remove(v.as_tensor()) {
+                grads.insert(v.as_tensor(), (g * scale)?);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Start and end logits of every feature (no dropout), in the order given, `batch` at a time.
+pub fn logits(w: &Weights, fs: &[Feature], batch: usize) -> Result<Vec<(Vec<f32>, Vec<f32>)>> {
+    let mut out = vec![(Vec::new(), Vec::new()); fs.len()];
+    let order = crate::model::eval::batch_order(fs);
+    let mut off = Dropout::off();
+    for chunk in order.chunks(batch.max(1)) {
+        let feats: Vec<&Feature> = chunk.iter().map(|&i| &fs[i]).collect();
+        let (s, e) = w.forward(&inputs(&feats, &Device::Cpu)?, &mut off)?;
+        let (s, e) = (s.to_vec2::<f32>()?, e.to_vec2::<f32>()?);
+        for (r, &i) in chunk.iter().enumerate() {
+            let n = fs[i].len();
+            out[i] = (s[r][..n].to_vec(), e[r][..n].to_vec());
+        }
+    }
+    Ok(out)
+}
