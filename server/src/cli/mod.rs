@@ -19,8 +19,13 @@ use serve::serve;
 use std::process::ExitCode;
 
 pub fn main() -> ExitCode {
-    crate::memory::return_large_blocks();
     let cli = Cli::parse();
+    // The server gives large blocks back; fine-tuning keeps them (see memory.rs).
+    match &cli.command {
+        None | Some(Command::Serve(_)) => crate::memory::return_large_blocks(),
+        Some(Command::Baseline(a)) if a.finetune => crate::memory::keep_large_blocks(),
+        _ => {}
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()

@@ -49,9 +49,14 @@ pub struct BaselineArgs {
     /// Replace finished baseline evaluations.
     #[arg(long)]
     pub replace: bool,
-    /// Also write each trained head as a model folder (encoder + head in one model.onnx).
+    /// Also write each trained model as a model folder (encoder + head in one model.onnx).
     #[arg(long)]
     pub export: Option<PathBuf>,
+    /// Classic fine-tuning (CLUES sec. 5.1a): the whole encoder and a span head trained on each
+    /// shot group with candle, exported to ONNX and evaluated by ONNX Runtime. Without --k and
+    /// --split it runs every group and resumes a stopped grid (finished groups are kept).
+    #[arg(long)]
+    pub finetune: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -128,6 +133,17 @@ pub async fn baseline(database: &str, a: BaselineArgs) -> Result<()> {
             ))
         }
     };
+    if a.finetune {
+        let (jobs, skipped) =
+            store::plan_finetune(&pool, &tasks, a.k.zip(a.split), a.replace).await?;
+        if skipped > 0 {
+            eprintln!("{skipped} shot groups already fine-tuned and evaluated are kept (--replace to run them again)");
+        }
+        for s in store::run_finetune(&pool, jobs, a.replace, a.export, Device::Auto, true).await? {
+            println!("{}", s.render());
+        }
+        return Ok(());
+    }
     let groups = a.k.zip(a.split).map(|g| vec![g]);
     for task in tasks {
         for s in store::run_baseline(

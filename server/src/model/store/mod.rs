@@ -5,10 +5,12 @@
 mod imported;
 mod progress;
 mod runs;
+mod tuned;
 
 pub use imported::{import, read_imported};
 pub use progress::Progress;
 pub use runs::{evaluate, run_baseline};
+pub use tuned::{plan as plan_finetune, run_finetune, Job};
 
 use super::decode::PredSpan;
 use crate::error::{Result, ServerError};
@@ -101,9 +103,9 @@ async fn system_id(pool: &SqlitePool, name: &str, kind: Kind) -> Result<i64> {
     )
 }
 
-/// Refuses a target that already has a finished evaluation, unless it replaces it.
-async fn refuse_if_done(pool: &SqlitePool, task_id: i64, t: &Target) -> Result<()> {
-    let existing: Option<i64> = sqlx::query_scalar(
+/// The finished evaluation of a target, if there is one.
+async fn done_run(pool: &SqlitePool, task_id: i64, t: &Target) -> Result<Option<i64>> {
+    Ok(sqlx::query_scalar(
         "SELECT r.id FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id
          WHERE s.name = ? AND r.task_id = ? AND r.k = ? AND r.split = ? AND r.status = 'done'",
     )
@@ -112,8 +114,12 @@ async fn refuse_if_done(pool: &SqlitePool, task_id: i64, t: &Target) -> Result<(
     .bind(t.k)
     .bind(t.split)
     .fetch_optional(pool)
-    .await?;
-    match (existing, t.replace) {
+    .await?)
+}
+
+/// Refuses a target that already has a finished evaluation, unless it replaces it.
+async fn refuse_if_done(pool: &SqlitePool, task_id: i64, t: &Target) -> Result<()> {
+    match (done_run(pool, task_id, t).await?, t.replace) {
         (Some(run), false) => Err(ServerError::Conflict(format!(
             "{} already has a finished evaluation of {} for k={} split={} (run {run}); replace it with --replace on the command line or replace=true in an upload",
             t.system, t.task, t.k, t.split

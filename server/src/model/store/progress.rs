@@ -14,6 +14,8 @@ pub struct Progress {
     label: String,
     bar: bool,
     last: Option<Instant>,
+    /// What is counted, in words ("inputs", "training steps").
+    unit: &'static str,
 }
 
 impl Progress {
@@ -25,7 +27,13 @@ impl Progress {
             label,
             bar,
             last: None,
+            unit: "inputs",
         }
+    }
+
+    /// The same progress, counting `unit` instead of model inputs.
+    pub(super) fn counting(self, unit: &'static str) -> Progress {
+        Progress { unit, ..self }
     }
 
     /// Called from the blocking thread that runs the model.
@@ -53,10 +61,11 @@ impl Progress {
             let mut err = std::io::stderr();
             let _ = write!(
                 err,
-                "\r{} [{}{}] {done}/{total} inputs",
+                "\r{} [{}{}] {done}/{total} {}",
                 self.label,
                 "#".repeat(filled),
-                ".".repeat(width - filled)
+                ".".repeat(width - filled),
+                self.unit
             );
             if finished {
                 let _ = writeln!(err);

@@ -26,7 +26,7 @@ pub(super) async fn task_test(
     Ok((id, spec, test))
 }
 
-fn official_of(spec: &TaskSpec, spans: &[PredSpan]) -> Vec<String> {
+pub(super) fn official_of(spec: &TaskSpec, spans: &[PredSpan]) -> Vec<String> {
     spec.to_official(&spans.iter().map(|s| s.text.clone()).collect::<Vec<_>>())
 }
 

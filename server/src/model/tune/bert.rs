@@ -54,7 +54,10 @@ impl Config {
     pub fn shapes(&self) -> Vec<(String, Vec<usize>)> {
         let (h, i) = (self.hidden_size, self.intermediate_size);
         let mut out = vec![
-            ("embeddings.word_embeddings.weight".into(), vec![self.vocab_size, h]),
+            (
+                "embeddings.word_embeddings.weight".into(),
+                vec![self.vocab_size, h],
+            ),
             (
                 "embeddings.position_embeddings.weight".into(),
                 vec![self.max_position_embeddings, h],
@@ -118,8 +121,14 @@ impl Weights {
             let mut rng = app::domain::rng::SplitMix64(seed);
             let w: Vec<f32> = (0..2 * h).map(|_| (0.02 * rng.normal()) as f32).collect();
             let t = |v: Vec<f32>, s: &[usize]| Tensor::from_vec(v, s, &Device::Cpu);
-            tensors.insert("qa_outputs.weight".into(), t(w, &[2, h]).map_err(|e| e.to_string())?);
-            tensors.insert("qa_outputs.bias".into(), t(vec![0.0; 2], &[2]).map_err(|e| e.to_string())?);
+            tensors.insert(
+                "qa_outputs.weight".into(),
+                t(w, &[2, h]).map_err(|e| e.to_string())?,
+            );
+            tensors.insert(
+                "qa_outputs.bias".into(),
+                t(vec![0.0; 2], &[2]).map_err(|e| e.to_string())?,
+            );
         }
         let vars = VarMap::new();
         {
@@ -210,7 +219,12 @@ impl Weights {
             )?
             .broadcast_add(&positions.unsqueeze(0)?)?;
         let ln = |x: &Tensor, p: &str| {
-            layer_norm(x, &g(&format!("{p}.weight")), &g(&format!("{p}.bias")), c.layer_norm_eps)
+            layer_norm(
+                x,
+                &g(&format!("{p}.weight")),
+                &g(&format!("{p}.bias")),
+                c.layer_norm_eps,
+            )
         };
         let mut h = dropout.apply(&ln(&emb, "embeddings.LayerNorm")?)?;
         // 0 where attended, -10000 at padding: [b, 1, 1, s].
@@ -219,7 +233,11 @@ impl Weights {
         for l in 0..c.num_hidden_layers {
             let p = format!("encoder.layer.{l}");
             let lin = |x: &Tensor, n: &str| {
-                linear(x, &g(&format!("{p}.{n}.weight")), &g(&format!("{p}.{n}.bias")))
+                linear(
+                    x,
+                    &g(&format!("{p}.{n}.weight")),
+                    &g(&format!("{p}.{n}.bias")),
+                )
             };
             let heads = |t: Tensor| t.reshape((b, s, nh, hd))?.transpose(1, 2)?.contiguous();
             let q = heads(lin(&h, "attention.self.query")?)?;

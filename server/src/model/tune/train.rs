@@ -20,8 +20,15 @@ pub struct Sample {
 
 /// A batch of features padded to the longest.
 pub fn inputs(batch: &[&Feature], dev: &Device) -> Result<Inputs> {
-    let (b, len) = (batch.len(), batch.iter().map(|f| f.len()).max().unwrap_or(0));
-    let (mut ids, mut types, mut mask) = (vec![0u32; b * len], vec![0u32; b * len], vec![0f32; b * len]);
+    let (b, len) = (
+        batch.len(),
+        batch.iter().map(|f| f.len()).max().unwrap_or(0),
+    );
+    let (mut ids, mut types, mut mask) = (
+        vec![0u32; b * len],
+        vec![0u32; b * len],
+        vec![0f32; b * len],
+    );
     for (r, f) in batch.iter().enumerate() {
         for i in 0..f.len() {
             ids[r * len + i] = f.ids[i] as u32;
@@ -61,7 +68,14 @@ pub fn loss(w: &Weights, batch: &[&Sample], dropout: &mut Dropout) -> Result<Ten
     let x = inputs(&feats, &dev)?;
     let len = x.ids.dims2()?.1;
     let (start, end) = w.forward(&x, dropout)?;
-    let allowed = only(&batch.iter().map(|s| s.positions.as_slice()).collect::<Vec<_>>(), len, &dev)?;
+    let allowed = only(
+        &batch
+            .iter()
+            .map(|s| s.positions.as_slice())
+            .collect::<Vec<_>>(),
+        len,
+        &dev,
+    )?;
     let cls: &[usize] = &[0];
     let gold = |pick: fn(&Sample) -> &[usize]| {
         let rows: Vec<&[usize]> = batch
@@ -127,7 +141,11 @@ pub fn train(
 
 /// Scales the gradients so that their global L2 norm is at most `max` (as Hugging Face's
 /// Trainer does by default, with 1.0).
-pub fn clip(grads: &mut candle_core::backprop::GradStore, vars: &[candle_core::Var], max: f64) -> Result<()> {
+pub fn clip(
+    grads: &mut candle_core::backprop::GradStore,
+    vars: &[candle_core::Var],
+    max: f64,
+) -> Result<()> {
     let mut sq = 0.0f64;
     for v in vars {
         if let Some(g) = grads.get(v.as_tensor()) {
