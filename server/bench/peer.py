@@ -1,7 +1,9 @@
 """The Python peer of `clues-lab bench`: the same model track (tokenization, windows, batches
-sorted by length and padded per batch, ONNX Runtime, span decoding) with the PyPI packages
-onnxruntime and tokenizers, timed the same way. Prints {"seconds": best} and writes one JSON
-list of spans per input line to --out."""
+sorted by length and padded per batch, span decoding) with the PyPI package tokenizers, and the
+model run by onnxruntime (--engine ort: model.onnx) or by Hugging Face transformers on PyTorch
+(--engine torch: the folder's model.safetensors and config.json, as a researcher would run it),
+timed the same way. Prints {"seconds": best} and writes one JSON list of spans per input line
+to --out."""
 
 import argparse
 import json
@@ -9,8 +11,25 @@ import os
 import time
 
 import numpy as np
-import onnxruntime as ort
 from tokenizers import Tokenizer
+
+
+class TorchSession:
+    """BertForQuestionAnswering in inference mode, answering as an ONNX Runtime session does."""
+
+    def __init__(self, model_dir, threads):
+        import torch
+        from transformers import AutoModelForQuestionAnswering
+
+        torch.set_num_threads(threads)
+        self.torch = torch
+        self.model = AutoModelForQuestionAnswering.from_pretrained(model_dir).eval()
+
+    def run(self, names, inputs):
+        t = {k: self.torch.from_numpy(v) for k, v in inputs.items()}
+        with self.torch.inference_mode():
+            out = self.model(**t)
+        return [out.start_logits.numpy(), out.end_logits.numpy()]
 
 
 def settings(model_dir):
@@ -159,15 +178,21 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--frame", required=True)
+    ap.add_argument("--engine", choices=["ort", "torch"], default="ort")
     a = ap.parse_args()
     d = settings(a.model)
     with open(a.inputs) as f:
         items = [(r["question"], r["context"], r.get("one_of")) for r in map(json.loads, f)]
     # Loading the model and the tokenizer is outside the timed part, on both sides.
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = a.threads
-    sess = ort.InferenceSession(os.path.join(a.model, "model.onnx"), so, providers=["CPUExecutionProvider"])
-    type_ids = any(i.name == "token_type_ids" for i in sess.get_inputs())
+    if a.engine == "torch":
+        sess, type_ids = TorchSession(a.model, a.threads), True
+    else:
+        import onnxruntime as ort
+
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = a.threads
+        sess = ort.InferenceSession(os.path.join(a.model, "model.onnx"), so, providers=["CPUExecutionProvider"])
+        type_ids = any(i.name == "token_type_ids" for i in sess.get_inputs())
     tok = Tokenizer.from_file(os.path.join(a.model, "tokenizer.json"))
     tok.no_truncation()
     tok.no_padding()

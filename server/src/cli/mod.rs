@@ -207,7 +207,8 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Sample(a) => sample_clues(&a),
         Command::Eval(a) => crate::model::command::eval(&cli.database, a).await,
         Command::Baseline(a) => crate::model::command::baseline(&cli.database, a).await,
-        Command::Bench(a) => crate::model::command::bench(&cli.database, a).await,
+        Command::Bench(a) => crate::model::bench::bench(&cli.database, a).await,
+        Command::Quantize(a) => crate::model::command::quantize(a),
         Command::Load(l) => load(&cli.database, l).await,
         Command::Import(ImportCommand::Predictions(a)) => {
             crate::model::command::import_predictions(&cli.database, a).await

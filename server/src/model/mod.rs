@@ -2,6 +2,7 @@
 //! crowd, the built-in MiniLM baseline with a few-shot span head, and imported predictions.
 
 pub mod baseline;
+pub mod bench;
 pub mod command;
 pub mod decode;
 pub mod eval;

@@ -10,6 +10,7 @@ pub enum Dim {
 
 pub const FLOAT: i64 = 1;
 pub const INT64: i64 = 7;
+pub const INT8: i64 = 3;
 
 fn varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
@@ -84,6 +85,19 @@ pub fn tensor_i64(name: &str, dims: &[i64], data: &[i64]) -> Vec<u8> {
         int(t, 2, INT64);
         bytes(t, 8, name.as_bytes());
         let raw: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+        bytes(t, 9, &raw);
+    })
+}
+
+/// `TensorProto` of signed bytes (int8 weights).
+pub fn tensor_i8(name: &str, dims: &[i64], data: &[i8]) -> Vec<u8> {
+    msg(|t| {
+        for d in dims {
+            int(t, 1, *d);
+        }
+        int(t, 2, INT8);
+        bytes(t, 8, name.as_bytes());
+        let raw: Vec<u8> = data.iter().map(|v| *v as u8).collect();
         bytes(t, 9, &raw);
     })
 }

@@ -7,6 +7,7 @@ use crate::model::baseline;
 use crate::model::decode::Decoding;
 use crate::model::eval::{self, decode_items, featurize, model_inputs, predict_loaded, ModelDir};
 use crate::model::runtime::{Device, Tokenizer};
+use crate::model::tune::export::Precision;
 use crate::model::tune::{self, train, Recipe};
 use app::ssr::catalog::examples_of;
 use std::path::{Path, PathBuf};
@@ -101,6 +102,7 @@ fn tune_one(
     d: &Decoding,
     recipe: &Recipe,
     out: &Path,
+    int8: Option<&Path>,
     device: Device,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Tuned> {
@@ -109,7 +111,10 @@ fn tune_one(
     let tok = Tokenizer::open(&tok_path)?;
     let (w, losses) = tune::finetune(weights, &tok, spec, shots, d, recipe, progress)?;
     let train_seconds = started.elapsed().as_secs_f64();
-    tune::export_dir(out, &w, &tok_path, d)?;
+    tune::export_dir(out, &w, &tok_path, d, Precision::F32)?;
+    if let Some(int8) = int8 {
+        tune::export_dir(int8, &w, &tok_path, d, Precision::Int8)?;
+    }
     let dir = ModelDir::open(out)?;
     let mut loaded = eval::load(&dir, device)?;
     // The exported model must answer the shots as the trained one does.
@@ -198,6 +203,13 @@ pub async fn run_finetune(
         let keep = export
             .as_ref()
             .map(|e| e.join(format!("{}-finetuned-k{}-s{}", job.task, job.k, job.split)));
+        // With --export, an int8 copy beside each model (for `bench`).
+        let int8 = keep.as_ref().map(|k| {
+            k.with_file_name(format!(
+                "{}-int8",
+                k.file_name().expect("a folder name").to_string_lossy()
+            ))
+        });
         let dir = keep.clone().unwrap_or_else(|| {
             std::env::temp_dir().join(format!(
                 "clues-finetune-{}-{}-{}-{}",
@@ -216,7 +228,14 @@ pub async fn run_finetune(
             job.split
         );
         let mut progress = Progress::new(pool, vec![run], label, bar).counting("training steps");
-        let (w, s, d2, r, o) = (weights.clone(), spec.clone(), d, seeded, dir.clone());
+        let (w, s, d2, r, o, o8) = (
+            weights.clone(),
+            spec.clone(),
+            d,
+            seeded,
+            dir.clone(),
+            int8.clone(),
+        );
         let examples: Vec<_> = test.iter().map(|(_, e)| e.clone()).collect();
         let result = tokio::task::spawn_blocking(move || {
             tune_one(
@@ -227,6 +246,7 @@ pub async fn run_finetune(
                 &d2,
                 &r,
                 &o,
+                o8.as_deref(),
                 device,
                 &mut |a, b| progress.update(a, b),
             )

@@ -4,11 +4,11 @@
 use super::Dropout;
 use candle_core::{DType, Device, IndexOp, Result, Tensor, Var, D};
 use candle_nn::VarMap;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// The fields of a Hugging Face BERT `config.json` the encoder needs.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 pub struct Config {
     pub vocab_size: usize,
     pub hidden_size: usize,
@@ -36,7 +36,9 @@ impl Config {
                 self.hidden_act
             ));
         }
-        if self.num_attention_heads == 0 || self.hidden_size % self.num_attention_heads != 0 {
+        if self.num_attention_heads == 0
+            || !self.hidden_size.is_multiple_of(self.num_attention_heads)
+        {
             out.push(format!(
                 "hidden_size {} is not a multiple of num_attention_heads {}",
                 self.hidden_size, self.num_attention_heads
@@ -157,6 +159,31 @@ impl Weights {
         self.vars.data().lock().expect("weights lock")[name]
             .as_tensor()
             .clone()
+    }
+
+    /// Writes the weights as a Hugging Face `BertForQuestionAnswering` checkpoint
+    /// (`model.safetensors` with the encoder under `bert.`, and `config.json`) in `dir`.
+    pub fn save_hf(&self, dir: &std::path::Path) -> std::result::Result<(), String> {
+        let tensors: HashMap<String, Tensor> = self
+            .config
+            .shapes()
+            .into_iter()
+            .map(|(name, _)| {
+                let t = self.get(&name);
+                let key = if name.starts_with("qa_outputs") {
+                    name
+                } else {
+                    format!("bert.{name}")
+                };
+                (key, t)
+            })
+            .collect();
+        candle_core::safetensors::save(&tensors, dir.join("model.safetensors"))
+            .map_err(|e| e.to_string())?;
+        let mut config = serde_json::to_value(&self.config).map_err(|e| e.to_string())?;
+        config["model_type"] = "bert".into();
+        config["architectures"] = serde_json::json!(["BertForQuestionAnswering"]);
+        std::fs::write(dir.join("config.json"), config.to_string()).map_err(|e| e.to_string())
     }
 
     /// Every weight's current values, by name.

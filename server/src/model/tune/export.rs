@@ -3,7 +3,7 @@
 
 use super::bert::Config;
 use crate::model::onnx::{
-    model, node_with, tensor_f32, tensor_i64, value_info, Attr, Dim, FLOAT, INT64,
+    model, node_with, tensor_f32, tensor_i64, tensor_i8, value_info, Attr, Dim, FLOAT, INT64,
 };
 use std::collections::HashMap;
 
@@ -39,6 +39,18 @@ impl Graph {
         ));
     }
 
+    /// A node with several outputs, named after the node.
+    fn ops(&mut self, op: &str, inputs: &[&str], outputs: usize) -> Vec<String> {
+        self.n += 1;
+        let outs: Vec<String> = (0..outputs)
+            .map(|i| format!("{}_{}_{i}", op.to_lowercase(), self.n))
+            .collect();
+        let names: Vec<&str> = outs.iter().map(String::as_str).collect();
+        self.nodes
+            .push(node_with(op, inputs, &names, &format!("n{}", self.n), &[]));
+        outs
+    }
+
     fn float(&mut self, name: &str, dims: &[i64], data: &[f32]) -> String {
         self.inits.push(tensor_f32(name, dims, data));
         name.to_string()
@@ -61,9 +73,48 @@ fn transposed(v: &[f32], rows: usize, cols: usize) -> Vec<f32> {
     out
 }
 
+/// How the encoder's linear layers compute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Precision {
+    F32,
+    /// Dynamic int8, as ONNX Runtime's `quantize_dynamic` makes it: weights stored as int8 with
+    /// one scale per output column (symmetric), activations quantised to uint8 per call
+    /// (`DynamicQuantizeLinear`), integer products (`MatMulInteger`) rescaled to float. The
+    /// embeddings, attention products and the span head stay in float.
+    Int8,
+}
+
+/// Per output row of `w` (`[out, in]`): the int8 weights transposed to `[in, out]` and the
+/// scales (max |w| / 127).
+fn quantised(v: &[f32], out: usize, inp: usize) -> (Vec<i8>, Vec<f32>) {
+    let scales: Vec<f32> = (0..out)
+        .map(|r| {
+            let m = v[r * inp..(r + 1) * inp]
+                .iter()
+                .fold(0f32, |a, x| a.max(x.abs()));
+            if m > 0.0 {
+                m / 127.0
+            } else {
+                1.0
+            }
+        })
+        .collect();
+    let mut q = vec![0i8; v.len()];
+    for r in 0..out {
+        for c in 0..inp {
+            q[c * out + r] = (v[r * inp + c] / scales[r]).round().clamp(-127.0, 127.0) as i8;
+        }
+    }
+    (q, scales)
+}
+
 /// The ONNX model of a BERT encoder with a span head, from its weights by name
 /// (`Weights::values`, Hugging Face names; linear weights `[out, in]`).
-pub fn span_model(c: &Config, weights: &[(String, Vec<usize>, Vec<f32>)]) -> Vec<u8> {
+pub fn span_model(
+    c: &Config,
+    weights: &[(String, Vec<usize>, Vec<f32>)],
+    precision: Precision,
+) -> Vec<u8> {
     let w: HashMap<&str, (&[usize], &[f32])> = weights
         .iter()
         .map(|(n, s, v)| (n.as_str(), (s.as_slice(), v.as_slice())))
@@ -78,8 +129,32 @@ pub fn span_model(c: &Config, weights: &[(String, Vec<usize>, Vec<f32>)]) -> Vec
         let (s, v) = w[name];
         g.float(name, &dims(s), v)
     };
+    g.inits.push(tensor_i8("int8_zero", &[], &[0]));
+    // An int8 linear layer of the encoder: quantised input times int8 weights, rescaled.
+    let linear8 = |g: &mut Graph, x: &str, p: &str| -> String {
+        let (s, v) = w[format!("{p}.weight").as_str()];
+        let (q, scales) = quantised(v, s[0], s[1]);
+        g.inits.push(tensor_i8(
+            &format!("{p}.weight_q"),
+            &[s[1] as i64, s[0] as i64],
+            &q,
+        ));
+        let ws = g.float(&format!("{p}.weight_scale"), &[s[0] as i64], &scales);
+        let (bs, bv) = w[format!("{p}.bias").as_str()];
+        let b = g.float(&format!("{p}.bias"), &dims(bs), bv);
+        let xq = g.ops("DynamicQuantizeLinear", &[x], 3);
+        let m = g.op(
+            "MatMulInteger",
+            &[&xq[0], &format!("{p}.weight_q"), &xq[2], "int8_zero"],
+            &[],
+        );
+        let m = g.op("Cast", &[&m], &[("to", Attr::Int(FLOAT))]);
+        let m = g.op("Mul", &[&m, &xq[1]], &[]);
+        let m = g.op("Mul", &[&m, &ws], &[]);
+        g.op("Add", &[&m, &b], &[])
+    };
     // A linear layer: MatMul by the transposed weight, then Add the bias.
-    let linear = |g: &mut Graph, x: &str, p: &str| -> String {
+    let linear32 = |g: &mut Graph, x: &str, p: &str| -> String {
         let (s, v) = w[format!("{p}.weight").as_str()];
         let wt = g.float(
             &format!("{p}.weight_t"),
@@ -90,6 +165,12 @@ pub fn span_model(c: &Config, weights: &[(String, Vec<usize>, Vec<f32>)]) -> Vec
         let b = g.float(&format!("{p}.bias"), &dims(bs), bv);
         let m = g.op("MatMul", &[x, &wt], &[]);
         g.op("Add", &[&m, &b], &[])
+    };
+    let linear = |g: &mut Graph, x: &str, p: &str| -> String {
+        match precision {
+            Precision::F32 => linear32(g, x, p),
+            Precision::Int8 => linear8(g, x, p),
+        }
     };
     let eps = c.layer_norm_eps as f32;
     let norm = |g: &mut Graph, x: &str, p: &str| -> String {
@@ -172,7 +253,7 @@ pub fn span_model(c: &Config, weights: &[(String, Vec<usize>, Vec<f32>)]) -> Vec
         let o = g.op("Add", &[&o, &x], &[]);
         x = norm(&mut g, &o, &format!("{p}.output.LayerNorm"));
     }
-    let logits = linear(&mut g, &x, "qa_outputs");
+    let logits = linear32(&mut g, &x, "qa_outputs");
     let i0 = g.ints("index0", &[], &[0]);
     let i1 = g.ints("index1", &[], &[1]);
     g.to(

@@ -175,12 +175,21 @@ pub fn finetune(
     Ok((w, losses))
 }
 
-/// Writes fine-tuned weights as a model folder (`model.onnx`, `tokenizer.json`,
-/// `decoding.json`) that `eval --model` runs like any other.
-pub fn export_dir(out: &Path, w: &Weights, tokenizer: &Path, d: &Decoding) -> Result<()> {
+/// Writes fine-tuned weights as a model folder (`model.onnx` at `precision`, `tokenizer.json`,
+/// `decoding.json`) that `eval --model` runs like any other, with the fp32 weights as a
+/// Hugging Face checkpoint beside it (`model.safetensors`, `config.json`) for `bench`.
+pub fn export_dir(
+    out: &Path,
+    w: &Weights,
+    tokenizer: &Path,
+    d: &Decoding,
+    precision: export::Precision,
+) -> Result<()> {
     std::fs::create_dir_all(out)
         .map_err(|e| ServerError::io(format!("cannot create {}", out.display()), e))?;
-    let onnx = export::span_model(&w.config, &w.values().map_err(model_error)?);
+    w.save_hf(out)
+        .map_err(|e| ServerError::Model(format!("cannot write {}: {e}", out.display())))?;
+    let onnx = export::span_model(&w.config, &w.values().map_err(model_error)?, precision);
     let write = |name: &str, data: &[u8]| {
         std::fs::write(out.join(name), data)
             .map_err(|e| ServerError::io(format!("cannot write {}", out.join(name).display()), e))

@@ -114,7 +114,7 @@ pub fn train(
     let bs = r.batch_size.max(1);
     let steps = r.epochs * samples.len().div_ceil(bs);
     let mut rng = SplitMix64(r.seed);
-    let mut dropout = Dropout::on(r.dropout, r.seed ^ 0x5eed_d0);
+    let mut dropout = Dropout::on(r.dropout, r.seed ^ 0x005e_edd0);
     let mut losses = Vec::with_capacity(r.epochs);
     let mut step = 0;
     for _ in 0..r.epochs {

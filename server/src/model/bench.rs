@@ -1,0 +1,271 @@
+//! `bench`: examples per second of the model track beside a Python peer on the same model and
+//! test set (ONNX Runtime in Python, and Hugging Face transformers on PyTorch), with S1.
+
+use super::decode::Choice;
+use super::eval::{choices, load, model_inputs, predict_loaded, ModelDir};
+use super::features::Segment;
+use super::runtime::Device;
+use crate::db;
+use crate::error::{Result, ServerError};
+use app::ssr::catalog::{examples_of, load_spec};
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    #[arg(long)]
+    pub model: PathBuf,
+    #[arg(long)]
+    pub task: String,
+    /// The Python with onnxruntime and tokenizers [default: the set-up's environment].
+    #[arg(long)]
+    pub python: Option<PathBuf>,
+    /// Timed repetitions of each side (the best is reported).
+    #[arg(long, default_value_t = 3)]
+    pub repeat: u32,
+    /// The float checkpoint (model.safetensors, config.json) Hugging Face transformers runs
+    /// [default: the model folder].
+    #[arg(long)]
+    pub hf: Option<PathBuf>,
+    /// The Python with torch and transformers [default: ~/.cache/clues-lab/hf-venv].
+    #[arg(long)]
+    pub hf_python: Option<PathBuf>,
+}
+
+/// The Python peer's script, carried in the binary (written next to the bench inputs).
+const PEER: &str = include_str!("../../bench/peer.py");
+
+/// One item's spans as compared across engines: (source, offset, length, text).
+type Key = Vec<(String, u64, u64, String)>;
+
+fn key(v: &serde_json::Value) -> Key {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .map(|s| {
+                    (
+                        s["source"].as_str().unwrap_or("").to_string(),
+                        s["offset"].as_u64().unwrap_or(0),
+                        s["length"].as_u64().unwrap_or(0),
+                        s["text"].as_str().unwrap_or("").to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Runs the peer script with `engine` ("ort" or "torch"); returns its best seconds and answers.
+fn run_peer(
+    python: &std::path::Path,
+    work: &std::path::Path,
+    engine: &str,
+    model: &std::path::Path,
+    repeat: u32,
+    frame: &str,
+) -> Result<(f64, Vec<Key>)> {
+    let script = work.join("peer.py");
+    std::fs::write(&script, PEER)
+        .map_err(|e| ServerError::io("cannot write the peer script", e))?;
+    let out_path = work.join(format!("{engine}.jsonl"));
+    let output = std::process::Command::new(python)
+        .arg(&script)
+        .args(["--model".as_ref(), model.as_os_str()])
+        .args(["--inputs".as_ref(), work.join("inputs.jsonl").as_os_str()])
+        .args(["--out".as_ref(), out_path.as_os_str()])
+        .args([
+            "--repeat",
+            &repeat.to_string(),
+            "--frame",
+            frame,
+            "--engine",
+            engine,
+        ])
+        .args([
+            "--threads",
+            &std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .to_string(),
+        ])
+        .output()
+        .map_err(|e| {
+            ServerError::io(
+                format!("cannot run the Python peer with {}", python.display()),
+                e,
+            )
+        })?;
+    if !output.status.success() {
+        return Err(ServerError::Model(format!(
+            "the Python peer ({engine}) failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )));
+    }
+    let printed: serde_json::Value = serde_json::from_slice(&output.stdout).map_err(|e| {
+        ServerError::Model(format!(
+            "the Python peer ({engine}) printed no result ({e}): {}",
+            String::from_utf8_lossy(&output.stdout)
+        ))
+    })?;
+    let answers = std::fs::read_to_string(&out_path)
+        .map_err(|e| ServerError::io("cannot read the Python predictions", e))?
+        .lines()
+        .map(|l| key(&serde_json::from_str(l).unwrap_or(serde_json::Value::Null)))
+        .collect();
+    Ok((printed["seconds"].as_f64().unwrap_or(f64::NAN), answers))
+}
+
+/// Items whose answers differ ("yes" when none).
+fn identical(a: &[Key], b: &[Key]) -> String {
+    let differing = if a.len() != b.len() {
+        a.len().max(b.len())
+    } else {
+        a.iter().zip(b).filter(|(x, y)| x != y).count()
+    };
+    if differing == 0 {
+        "yes".into()
+    } else {
+        format!("NO ({differing} of {} items differ)", a.len())
+    }
+}
+
+/// Mean official S1 of answers against the examples' golds.
+fn s1_of(
+    spec: &app::domain::task::TaskSpec,
+    examples: &[app::domain::task::Example],
+    answers: &[Key],
+) -> f64 {
+    let total: f64 = examples
+        .iter()
+        .zip(answers)
+        .map(|(ex, a)| {
+            let texts: Vec<String> = a.iter().map(|s| s.3.clone()).collect();
+            spec.score(
+                &ex.gold,
+                &spec.to_official(&texts),
+                app::domain::s1::Scoring::Official,
+            )
+        })
+        .sum();
+    total / examples.len().max(1) as f64
+}
+
+/// The Python of the Hugging Face side: `--hf-python`, else `CLUES_HF_VENV` or
+/// `~/.cache/clues-lab/hf-venv` (made by `.ci/setup --bench`).
+fn hf_python(given: Option<PathBuf>) -> Option<PathBuf> {
+    given.or_else(|| {
+        let venv = std::env::var_os("CLUES_HF_VENV")
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/clues-lab/hf-venv"))
+            })?;
+        Some(venv.join("bin/python")).filter(|p| p.is_file())
+    })
+}
+
+pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
+    let pool = db::connect_existing(database).await?;
+    let dir = ModelDir::open(&a.model)?;
+    let (task_id, spec, _) = load_spec(&pool, &a.task).await?;
+    let examples: Vec<_> = examples_of(&pool, task_id, None)
+        .await?
+        .into_iter()
+        .map(|(_, e)| e)
+        .collect();
+    let work = tempfile_dir()?;
+    let inputs_path = work.join("inputs.jsonl");
+    // Each input with what its answer may be (the peer decodes by the same rules).
+    let inputs: Vec<(String, String)> = examples.iter().map(|e| model_inputs(&spec, e)).collect();
+    let mut lines = String::new();
+    for ((q, c), choice) in inputs.iter().zip(choices(&spec, &examples, &inputs)) {
+        let one_of = match choice {
+            Choice::Spans => serde_json::Value::Null,
+            Choice::OneOf(r) => serde_json::json!(r
+                .iter()
+                .map(|&(seg, s, e)| (matches!(seg, Segment::Question), s, e))
+                .collect::<Vec<_>>()),
+        };
+        lines.push_str(
+            &serde_json::json!({"question": q, "context": c, "one_of": one_of}).to_string(),
+        );
+        lines.push('\n');
+    }
+    std::fs::write(&inputs_path, lines)
+        .map_err(|e| ServerError::io("cannot write the bench inputs", e))?;
+    // The peer frames inputs as our tokenizer's post-processor says.
+    let frame = serde_json::to_string(&super::runtime::Tokenizer::open(&dir.tokenizer)?.frame)
+        .expect("a frame serialises");
+    let (d, s) = (dir.clone(), spec.clone());
+    let examples_all = examples.clone();
+    let n = examples.len();
+    let repeat = a.repeat.max(1);
+    let (best, provider, features, ours) = tokio::task::spawn_blocking(move || -> Result<_> {
+        let mut best = f64::INFINITY;
+        let mut last = None;
+        let mut loaded = load(&d, Device::Cpu)?;
+        for _ in 0..repeat {
+            let p = predict_loaded(&d, &mut loaded, &s, &examples, &mut |_, _| {})?;
+            best = best.min(p.seconds);
+            last = Some(p);
+        }
+        let p = last.expect("at least one run");
+        Ok((best, p.provider, p.features, p.spans))
+    })
+    .await
+    .map_err(|e| ServerError::Model(format!("the benchmark stopped: {e}")))??;
+    let python = a.python.unwrap_or_else(|| {
+        super::runtime::site_packages()
+            .and_then(|s| s.parent()?.parent()?.parent().map(|v| v.join("bin/python")))
+            .unwrap_or_else(|| PathBuf::from("python3"))
+    });
+    let (py_seconds, theirs) = run_peer(&python, &work, "ort", &a.model, repeat, &frame)?;
+    let ours: Vec<Key> = ours
+        .iter()
+        .map(|spans| key(&serde_json::to_value(spans).expect("spans serialise")))
+        .collect();
+    let rust_rate = n as f64 / best;
+    let py_rate = n as f64 / py_seconds;
+    println!(
+        "model track on {} ({} test items, {features} model inputs), best of {repeat}, {provider}",
+        a.task, n
+    );
+    println!("rust   (clues-lab, ort + tokenizers)     : {best:>8.3} s  {rust_rate:>9.1} examples/s  S1 {:.4}", s1_of(&spec, &examples_all, &ours));
+    println!(
+        "python (onnxruntime + tokenizers)       : {py_seconds:>8.3} s  {py_rate:>9.1} examples/s"
+    );
+    println!(
+        "ratio rust/python onnxruntime: {:.2}x; predictions identical: {}",
+        rust_rate / py_rate,
+        identical(&ours, &theirs)
+    );
+    // Hugging Face transformers on PyTorch with the float weights of the folder (or --hf).
+    let hf_dir = a.hf.clone().unwrap_or_else(|| a.model.clone());
+    match hf_python(a.hf_python.clone()) {
+        Some(hf) if hf_dir.join("model.safetensors").is_file() => {
+            let (hf_seconds, hf_answers) = run_peer(&hf, &work, "torch", &hf_dir, repeat, &frame)?;
+            let hf_rate = n as f64 / hf_seconds;
+            let (s_ours, s_hf) = (s1_of(&spec, &examples_all, &ours), s1_of(&spec, &examples_all, &hf_answers));
+            println!("python (transformers on PyTorch, fp32)  : {hf_seconds:>8.3} s  {hf_rate:>9.1} examples/s  S1 {s_hf:.4}");
+            println!(
+                "ratio rust/transformers: {:.2}x; S1 {:+.2} points; predictions identical: {}",
+                rust_rate / hf_rate,
+                100.0 * (s_ours - s_hf),
+                identical(&ours, &hf_answers)
+            );
+        }
+        Some(_) => println!(
+            "transformers: not run ({} has no model.safetensors; give --hf with the float checkpoint, e.g. a folder `baseline --finetune --export` wrote)",
+            hf_dir.display()
+        ),
+        None => println!(
+            "transformers: not run (no Python with torch and transformers: bash .ci/setup --bench makes ~/.cache/clues-lab/hf-venv, or give --hf-python)"
+        ),
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(())
+}
+
+fn tempfile_dir() -> Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("clues-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| ServerError::io("cannot make a temporary folder", e))?;
+    Ok(dir)
+}
