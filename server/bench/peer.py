@@ -17,19 +17,19 @@ from tokenizers import Tokenizer
 class TorchSession:
     """BertForQuestionAnswering in inference mode, answering as an ONNX Runtime session does."""
 
-    def __init__(self, model_dir, threads):
+    def __init__(self, model_dir, threads, device):
         import torch
         from transformers import AutoModelForQuestionAnswering
 
         torch.set_num_threads(threads)
-        self.torch = torch
-        self.model = AutoModelForQuestionAnswering.from_pretrained(model_dir).eval()
+        self.torch, self.device = torch, device
+        self.model = AutoModelForQuestionAnswering.from_pretrained(model_dir).eval().to(device)
 
     def run(self, names, inputs):
-        t = {k: self.torch.from_numpy(v) for k, v in inputs.items()}
+        t = {k: self.torch.from_numpy(v).to(self.device) for k, v in inputs.items()}
         with self.torch.inference_mode():
             out = self.model(**t)
-        return [out.start_logits.numpy(), out.end_logits.numpy()]
+        return [out.start_logits.float().cpu().numpy(), out.end_logits.float().cpu().numpy()]
 
 
 def settings(model_dir):
@@ -179,19 +179,25 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--frame", required=True)
     ap.add_argument("--engine", choices=["ort", "torch"], default="ort")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     a = ap.parse_args()
     d = settings(a.model)
     with open(a.inputs) as f:
         items = [(r["question"], r["context"], r.get("one_of")) for r in map(json.loads, f)]
     # Loading the model and the tokenizer is outside the timed part, on both sides.
     if a.engine == "torch":
-        sess, type_ids = TorchSession(a.model, a.threads), True
+        sess, type_ids = TorchSession(a.model, a.threads, a.device), True
     else:
         import onnxruntime as ort
 
         so = ort.SessionOptions()
         so.intra_op_num_threads = a.threads
-        sess = ort.InferenceSession(os.path.join(a.model, "model.onnx"), so, providers=["CPUExecutionProvider"])
+        providers = ["CPUExecutionProvider"]
+        if a.device == "cuda":
+            # The GPU wheel's CUDA/cuDNN libraries, as the Rust side preloads them.
+            ort.preload_dylibs()
+            providers = ["CUDAExecutionProvider"]
+        sess = ort.InferenceSession(os.path.join(a.model, "model.onnx"), so, providers=providers)
         type_ids = any(i.name == "token_type_ids" for i in sess.get_inputs())
     tok = Tokenizer.from_file(os.path.join(a.model, "tokenizer.json"))
     tok.no_truncation()

@@ -45,7 +45,7 @@ fn random_weights(c: &Config, seed: u64) -> Weights {
             (name, Tensor::from_vec(v, shape, &Device::Cpu).unwrap())
         })
         .collect();
-    Weights::from_tensors(c.clone(), tensors, seed).unwrap()
+    Weights::from_tensors(c.clone(), tensors, seed, &Device::Cpu).unwrap()
 }
 
 fn toks(ids: &[u32]) -> Vec<Tok> {

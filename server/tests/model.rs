@@ -578,9 +578,17 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
     assert_eq!(before, common::snapshot(&pool).await);
 
     // The baseline: a head per shot group of the demo task, reproducible.
-    let runs = store::run_baseline(&pool, "demo-SQuAD-v2", None, false, None, false)
-        .await
-        .unwrap();
+    let runs = store::run_baseline(
+        &pool,
+        "demo-SQuAD-v2",
+        None,
+        false,
+        None,
+        Device::Auto,
+        false,
+    )
+    .await
+    .unwrap();
     assert_eq!(
         runs.iter()
             .map(|r| (r.target.k, r.target.split))
@@ -599,9 +607,17 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
     let first = preds(pool.clone()).await;
     // Again without --replace: refused before any run is opened.
     let before = common::snapshot(&pool).await;
-    let e = store::run_baseline(&pool, "demo-SQuAD-v2", None, false, None, false)
-        .await
-        .unwrap_err();
+    let e = store::run_baseline(
+        &pool,
+        "demo-SQuAD-v2",
+        None,
+        false,
+        None,
+        Device::Auto,
+        false,
+    )
+    .await
+    .unwrap_err();
     assert!(
         e.to_string().contains("already has a finished evaluation"),
         "{e}"
@@ -614,6 +630,7 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
         Some(vec![(2, 1), (2, 2), (4, 1), (4, 2)]),
         true,
         Some(exported.path().to_path_buf()),
+        Device::Auto,
         false,
     )
     .await

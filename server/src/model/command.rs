@@ -23,9 +23,13 @@ pub struct EvalArgs {
     pub k: u32,
     #[arg(long, default_value_t = 0)]
     pub split: u32,
-    /// Run on CPU even when CUDA is available.
+    /// Run on CPU even when CUDA is available (the same as --device cpu).
     #[arg(long)]
     pub cpu: bool,
+    /// Where ONNX Runtime runs the model: auto (CUDA when it loads, else CPU), cpu, or cuda
+    /// (an error when CUDA cannot be used).
+    #[arg(long, value_enum, default_value_t = Device::Auto)]
+    pub device: Device,
     /// Replace a finished evaluation of the same system, task, k and split.
     #[arg(long)]
     pub replace: bool,
@@ -54,6 +58,11 @@ pub struct BaselineArgs {
     /// --split it runs every group and resumes a stopped grid (finished groups are kept).
     #[arg(long)]
     pub finetune: bool,
+    /// Where models run: auto (CUDA when it loads, else CPU), cpu, or cuda (an error when
+    /// CUDA cannot be used). Fine-tuning uses the GPU when clues-lab was built with the
+    /// `cuda` feature.
+    #[arg(long, value_enum, default_value_t = Device::Auto)]
+    pub device: Device,
 }
 
 #[derive(Debug, clap::Args)]
@@ -124,7 +133,7 @@ pub async fn eval(database: &str, a: EvalArgs) -> Result<()> {
         split: a.split,
         replace: a.replace,
     };
-    let device = if a.cpu { Device::Cpu } else { Device::Auto };
+    let device = if a.cpu { Device::Cpu } else { a.device };
     let s = store::evaluate(&pool, &dir, t, device, true).await?;
     println!("{}", s.render());
     Ok(())
@@ -154,7 +163,7 @@ pub async fn baseline(database: &str, a: BaselineArgs) -> Result<()> {
         if skipped > 0 {
             eprintln!("{skipped} shot groups already fine-tuned and evaluated are kept (--replace to run them again)");
         }
-        for s in store::run_finetune(&pool, jobs, a.replace, a.export, Device::Auto, true).await? {
+        for s in store::run_finetune(&pool, jobs, a.replace, a.export, a.device, true).await? {
             println!("{}", s.render());
         }
         return Ok(());
@@ -167,6 +176,7 @@ pub async fn baseline(database: &str, a: BaselineArgs) -> Result<()> {
             groups.clone(),
             a.replace,
             a.export.clone(),
+            a.device,
             true,
         )
         .await?

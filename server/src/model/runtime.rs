@@ -56,12 +56,49 @@ fn environment() -> Result<&'static ort::environment::Environment> {
     .map_err(|e| ServerError::Model(e.clone()))
 }
 
-/// Which execution provider to ask for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which execution provider to ask for (`--device`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Device {
-    /// CUDA when it can be loaded, else CPU.
+    /// CUDA when it can be loaded, else CPU (said either way).
     Auto,
     Cpu,
+    /// CUDA or an error saying why not.
+    Cuda,
+}
+
+static CUDA_LIBS: OnceLock<Vec<String>> = OnceLock::new();
+
+/// Preloads, once, the CUDA and cuDNN libraries that the GPU wheels install under
+/// `site-packages/nvidia/*/lib` (e.g. `nvidia/cu13/lib`), where the loader does not look, so the
+/// CUDA provider finds them by name; returns the ones not found or not loadable.
+fn preload_cuda() -> &'static [String] {
+    CUDA_LIBS.get_or_init(|| {
+        let dirs: Vec<PathBuf> = library_path()
+            .and_then(|l| Some(l.parent()?.parent()?.parent()?.join("nvidia")))
+            .and_then(|n| std::fs::read_dir(n).ok())
+            .map(|rd| {
+                rd.flatten()
+                    .map(|d| d.path().join("lib"))
+                    .filter(|p| p.is_dir())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut missing = Vec::new();
+        for name in ort::ep::cuda::CUDA_DYLIBS
+            .iter()
+            .chain(ort::ep::cuda::CUDNN_DYLIBS)
+        {
+            match dirs.iter().map(|d| d.join(name)).find(|p| p.is_file()) {
+                Some(p) => {
+                    if let Err(e) = ort::util::preload_dylib(&p) {
+                        missing.push(format!("{name} ({e})"));
+                    }
+                }
+                None => missing.push((*name).to_string()),
+            }
+        }
+        missing
+    })
 }
 
 /// What the model gives per position.
@@ -98,6 +135,29 @@ fn session_builder(threads: usize) -> Result<ort::session::builder::SessionBuild
         .map_err(|e| ServerError::Model(format!("cannot configure ONNX Runtime: {e}")))
 }
 
+/// Registers the CUDA provider, its libraries preloaded; says why not when it cannot.
+fn cuda(builder: &mut ort::session::builder::SessionBuilder) -> std::result::Result<(), String> {
+    match ort::ep::CUDA::is_available() {
+        Ok(true) => {}
+        Ok(false) => {
+            return Err(
+                "this ONNX Runtime has no CUDA execution provider (the GPU environment of `bash .ci/setup --gpu` has one)"
+                    .into(),
+            )
+        }
+        Err(e) => return Err(format!("cannot ask ONNX Runtime for its providers ({e})")),
+    }
+    let missing = preload_cuda();
+    ort::ep::CUDA::default().register(builder).map_err(|e| {
+        let libs = if missing.is_empty() {
+            String::new()
+        } else {
+            format!("; CUDA/cuDNN libraries not found: {}", missing.join(", "))
+        };
+        format!("the CUDA execution provider could not be loaded ({e}{libs})")
+    })
+}
+
 impl Model {
     /// Loads `path` and checks its inputs and outputs.
     pub fn open(path: &Path, outputs: Outputs, device: Device) -> Result<Model> {
@@ -111,23 +171,12 @@ impl Model {
         let mut builder = session_builder(threads)?;
         let (provider, provider_note) = match device {
             Device::Cpu => ("CPUExecutionProvider", "CPU was asked for".to_string()),
-            Device::Auto => match ort::ep::CUDA::is_available() {
-                Ok(true) => match ort::ep::CUDA::default().register(&mut builder) {
-                    Ok(()) => ("CUDAExecutionProvider", String::new()),
-                    Err(e) => (
-                        "CPUExecutionProvider",
-                        format!("the CUDA execution provider could not be loaded ({e})"),
-                    ),
-                },
-                Ok(false) => (
-                    "CPUExecutionProvider",
-                    "this ONNX Runtime has no CUDA execution provider (onnxruntime-gpu has one)"
-                        .to_string(),
-                ),
-                Err(e) => (
-                    "CPUExecutionProvider",
-                    format!("cannot ask ONNX Runtime for its providers ({e})"),
-                ),
+            Device::Auto | Device::Cuda => match cuda(&mut builder) {
+                Ok(()) => ("CUDAExecutionProvider", String::new()),
+                Err(why) if device == Device::Cuda => {
+                    return Err(ServerError::Model(format!("CUDA was asked for but {why}")))
+                }
+                Err(why) => ("CPUExecutionProvider", why),
             },
         };
         let session = builder.commit_from_file(path).map_err(|e| {
@@ -218,10 +267,18 @@ impl Model {
             .map(|(n, v)| (n.into(), v.into()))
             .collect();
         let outputs = self.outputs;
+        let on_gpu = self.provider == "CUDAExecutionProvider";
         let out = self.session.run(inputs).map_err(|e| {
-            ServerError::Model(format!(
-                "the model failed on a batch ({e}); if it mentions an index out of range, the tokenizer does not match the model"
-            ))
+            let e = e.to_string();
+            if on_gpu && !e.contains("out of range") {
+                ServerError::Model(format!(
+                    "the GPU failed on a batch (CUDA execution provider: {e}); a missing library such as libcudnn means the GPU environment is incomplete; --device cpu runs on the CPU"
+                ))
+            } else {
+                ServerError::Model(format!(
+                    "the model failed on a batch ({e}); if it mentions an index out of range, the tokenizer does not match the model"
+                ))
+            }
         })?;
         let take = |name: &str| -> Result<(Vec<i64>, Vec<f32>)> {
             let (s, data) = out[name].try_extract_tensor::<f32>().map_err(|e| {

@@ -101,6 +101,7 @@ pub async fn run_baseline(
     groups: Option<Vec<(u32, u32)>>,
     replace: bool,
     export: Option<std::path::PathBuf>,
+    device: Device,
     bar: bool,
 ) -> Result<Vec<Summary>> {
     let (task_id, spec, test) = task_test(pool, task).await?;
@@ -121,13 +122,14 @@ pub async fn run_baseline(
             "task {task} has no training files to train a head on"
         )));
     }
-    let (encoder_path, tok_path) = baseline::encoder_files()?;
+    let files = baseline::encoder_files()?;
+    let (encoder_path, tok_path) = (files.model.clone(), files.tokenizer.clone());
     let d = baseline::decoding(&spec);
     let training = Training::default();
     let settings = serde_json::json!({
         "decoding": d, "epochs": training.epochs, "learning_rate": training.learning_rate,
         "weight_decay": training.weight_decay, "seed": "k << 32 | split",
-        "encoder": encoder_path.display().to_string(), "tokenizer": tok_path.display().to_string(),
+        "encoder": files.source, "tokenizer": tok_path.display().to_string(),
     })
     .to_string();
     let target = |k, split| Target {
@@ -185,7 +187,7 @@ pub async fn run_baseline(
     let (ep, tp) = (encoder_path.clone(), tok_path.clone());
     let result = tokio::task::spawn_blocking(move || -> Result<_> {
         let tok = Tokenizer::open(&tp)?;
-        let mut model = Model::open(&ep, Outputs::Hidden, Device::Auto)?;
+        let mut model = Model::open(&ep, Outputs::Hidden, device)?;
         let provider = model.describe_provider();
         let trained = baseline::run(
             &mut model,

@@ -109,7 +109,8 @@ fn tune_one(
     let started = Instant::now();
     let tok_path = weights.join("tokenizer.json");
     let tok = Tokenizer::open(&tok_path)?;
-    let (w, losses) = tune::finetune(weights, &tok, spec, shots, d, recipe, progress)?;
+    let (on, trained_on) = tune::device(device)?;
+    let (w, losses) = tune::finetune(weights, &tok, spec, shots, d, recipe, &on, progress)?;
     let train_seconds = started.elapsed().as_secs_f64();
     tune::export_dir(out, &w, &tok_path, d, Precision::F32)?;
     if let Some(int8) = int8 {
@@ -135,7 +136,7 @@ fn tune_one(
     Ok(Tuned {
         spans: p.spans,
         provider: format!(
-            "fine-tuned with candle on CPU; evaluated with ONNX Runtime {}",
+            "fine-tuned with candle on {trained_on}; evaluated with ONNX Runtime {}",
             p.provider
         ),
         losses,

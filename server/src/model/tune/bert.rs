@@ -104,6 +104,8 @@ impl Config {
 pub struct Weights {
     pub config: Config,
     pub vars: VarMap,
+    /// Where the weights live and the maths runs (CPU, or CUDA with the `cuda` feature).
+    pub device: Device,
 }
 
 impl Weights {
@@ -113,6 +115,7 @@ impl Weights {
         config: Config,
         mut tensors: HashMap<String, Tensor>,
         seed: u64,
+        device: &Device,
     ) -> std::result::Result<Weights, String> {
         let problems = config.problems();
         if !problems.is_empty() {
@@ -147,11 +150,18 @@ impl Weights {
                         t.dims()
                     ));
                 }
-                let t = t.to_dtype(DType::F32).map_err(|e| e.to_string())?;
+                let t = t
+                    .to_dtype(DType::F32)
+                    .and_then(|t| t.to_device(device))
+                    .map_err(|e| e.to_string())?;
                 data.insert(name, Var::from_tensor(&t).map_err(|e| e.to_string())?);
             }
         }
-        Ok(Weights { config, vars })
+        Ok(Weights {
+            config,
+            vars,
+            device: device.clone(),
+        })
     }
 
     /// A weight as a tensor that shares the variable's storage (and gradient identity).

@@ -108,12 +108,40 @@ fn quantised(v: &[f32], out: usize, inp: usize) -> (Vec<i8>, Vec<f32>) {
     (q, scales)
 }
 
+/// What the graph gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// `start_logits` and `end_logits` `[batch, sequence]` from the span head.
+    Spans,
+    /// The encoder's `last_hidden_state` `[batch, sequence, hidden]` (the frozen baseline's
+    /// input; the span head's weights are not needed).
+    Hidden,
+}
+
 /// The ONNX model of a BERT encoder with a span head, from its weights by name
 /// (`Weights::values`, Hugging Face names; linear weights `[out, in]`).
 pub fn span_model(
     c: &Config,
     weights: &[(String, Vec<usize>, Vec<f32>)],
     precision: Precision,
+) -> Vec<u8> {
+    graph(c, weights, precision, Output::Spans)
+}
+
+/// The ONNX model of a BERT encoder whose output is its last hidden state.
+pub fn encoder_model(
+    c: &Config,
+    weights: &[(String, Vec<usize>, Vec<f32>)],
+    precision: Precision,
+) -> Vec<u8> {
+    graph(c, weights, precision, Output::Hidden)
+}
+
+fn graph(
+    c: &Config,
+    weights: &[(String, Vec<usize>, Vec<f32>)],
+    precision: Precision,
+    output: Output,
 ) -> Vec<u8> {
     let w: HashMap<&str, (&[usize], &[f32])> = weights
         .iter()
@@ -253,36 +281,36 @@ pub fn span_model(
         let o = g.op("Add", &[&o, &x], &[]);
         x = norm(&mut g, &o, &format!("{p}.output.LayerNorm"));
     }
-    let logits = linear32(&mut g, &x, "qa_outputs");
-    let i0 = g.ints("index0", &[], &[0]);
-    let i1 = g.ints("index1", &[], &[1]);
-    g.to(
-        "Gather",
-        &[&logits, &i0],
-        "start_logits",
-        &[("axis", Attr::Int(2))],
-    );
-    g.to(
-        "Gather",
-        &[&logits, &i1],
-        "end_logits",
-        &[("axis", Attr::Int(2))],
-    );
     let bs = [Dim::Named("batch"), Dim::Named("sequence")];
+    let outputs: Vec<Vec<u8>> = match output {
+        Output::Hidden => {
+            g.to("Identity", &[&x], "last_hidden_state", &[]);
+            vec![value_info(
+                "last_hidden_state",
+                FLOAT,
+                &[bs[0].clone(), bs[1].clone(), Dim::Fixed(h)],
+            )]
+        }
+        Output::Spans => {
+            let logits = linear32(&mut g, &x, "qa_outputs");
+            for (i, name) in ["start_logits", "end_logits"].iter().enumerate() {
+                let index = g.ints(&format!("index{i}"), &[], &[i as i64]);
+                g.to(
+                    "Gather",
+                    &[&logits, &index],
+                    name,
+                    &[("axis", Attr::Int(2))],
+                );
+            }
+            ["start_logits", "end_logits"]
+                .iter()
+                .map(|n| value_info(n, FLOAT, &bs))
+                .collect()
+        }
+    };
     let inputs: Vec<Vec<u8>> = ["input_ids", "attention_mask", "token_type_ids"]
         .iter()
         .map(|n| value_info(n, INT64, &bs))
         .collect();
-    let outputs: Vec<Vec<u8>> = ["start_logits", "end_logits"]
-        .iter()
-        .map(|n| value_info(n, FLOAT, &bs))
-        .collect();
-    model(
-        "fine-tuned span model",
-        &g.nodes,
-        &g.inits,
-        &inputs,
-        &outputs,
-        17,
-    )
+    model("clues-lab bert", &g.nodes, &g.inits, &inputs, &outputs, 17)
 }

@@ -120,8 +120,33 @@ pub fn weights_dir() -> Result<PathBuf> {
     }
 }
 
-/// The encoder of a weights folder with a fresh span head from `seed`.
+/// Where candle trains: CUDA when asked for (or on `auto` when this binary was built with the
+/// `cuda` feature and a GPU answers), else the CPU; with a description for the run's record.
+pub fn device(want: super::runtime::Device) -> Result<(Device, String)> {
+    use super::runtime::Device as Want;
+    let cuda = || Device::new_cuda(0);
+    match want {
+        Want::Cpu => Ok((Device::Cpu, "CPU".into())),
+        Want::Cuda => cuda().map(|d| (d, "CUDA".into())).map_err(|e| {
+            ServerError::Model(format!(
+                "CUDA was asked for fine-tuning but cannot be used ({e}); build with `cargo build --release -p server --features cuda` on a machine with the CUDA toolkit"
+            ))
+        }),
+        Want::Auto if candle_core::utils::cuda_is_available() => match cuda() {
+            Ok(d) => Ok((d, "CUDA".into())),
+            Err(e) => Ok((Device::Cpu, format!("CPU (CUDA failed: {e})"))),
+        },
+        Want::Auto => Ok((Device::Cpu, "CPU".into())),
+    }
+}
+
+/// The encoder of a weights folder with a fresh span head from `seed`, on the CPU.
 pub fn load(dir: &Path, seed: u64) -> Result<Weights> {
+    load_on(dir, seed, &Device::Cpu)
+}
+
+/// The same on `device`.
+pub fn load_on(dir: &Path, seed: u64, device: &Device) -> Result<Weights> {
     let path = dir.join("config.json");
     let text = std::fs::read_to_string(&path)
         .map_err(|e| ServerError::io(format!("cannot read {}", path.display()), e))?;
@@ -131,7 +156,7 @@ pub fn load(dir: &Path, seed: u64) -> Result<Weights> {
     let file = dir.join("model.safetensors");
     let tensors = candle_core::safetensors::load(&file, &Device::Cpu)
         .map_err(|e| ServerError::Model(format!("{}: {e}", file.display())))?;
-    Weights::from_tensors(config, tensors, seed)
+    Weights::from_tensors(config, tensors, seed, device)
         .map_err(|e| ServerError::Model(format!("{}: {e}", file.display())))
 }
 
@@ -167,9 +192,10 @@ pub fn finetune(
     examples: &[Example],
     d: &Decoding,
     recipe: &Recipe,
+    device: &Device,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(Weights, Vec<f64>)> {
-    let w = load(dir, recipe.seed)?;
+    let w = load_on(dir, recipe.seed, device)?;
     let samples = samples(tok, spec, examples, d)?;
     let losses = train::train(&w, &samples, recipe, progress).map_err(model_error)?;
     Ok((w, losses))

@@ -63,7 +63,7 @@ fn lse(x: &Tensor) -> Result<Tensor> {
 /// The mean over a batch of -log P(gold) for start and end, each a softmax over the positions
 /// a head may choose; a gold set of several positions counts their probabilities together.
 pub fn loss(w: &Weights, batch: &[&Sample], dropout: &mut Dropout) -> Result<Tensor> {
-    let dev = Device::Cpu;
+    let dev = w.device.clone();
     let feats: Vec<&Feature> = batch.iter().map(|s| &s.feature).collect();
     let x = inputs(&feats, &dev)?;
     let len = x.ids.dims2()?.1;
@@ -171,7 +171,7 @@ pub fn logits(w: &Weights, fs: &[Feature], batch: usize) -> Result<Vec<(Vec<f32>
     let mut off = Dropout::off();
     for chunk in order.chunks(batch.max(1)) {
         let feats: Vec<&Feature> = chunk.iter().map(|&i| &fs[i]).collect();
-        let (s, e) = w.forward(&inputs(&feats, &Device::Cpu)?, &mut off)?;
+        let (s, e) = w.forward(&inputs(&feats, &w.device)?, &mut off)?;
         let (s, e) = (s.to_vec2::<f32>()?, e.to_vec2::<f32>()?);
         for (r, &i) in chunk.iter().enumerate() {
             let n = fs[i].len();
