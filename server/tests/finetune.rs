@@ -367,3 +367,32 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
     let planned: Vec<(u32, u32)> = jobs.iter().map(|j| (j.k, j.split)).collect();
     assert_eq!(planned, vec![(2, 2), (4, 1), (4, 2)]);
 }
+
+#[test]
+fn asking_for_cuda_where_it_cannot_run_says_so() {
+    let w = random_weights(&config(), 5);
+    let dir = tempfile::tempdir().unwrap();
+    let tok = dir.path().join("tok.json");
+    std::fs::write(&tok, "{}").unwrap();
+    let f32 = server::model::tune::export::Precision::F32;
+    export_dir(dir.path(), &w, &tok, &Decoding::default(), f32).unwrap();
+    let path = dir.path().join("model.onnx");
+    let cuda = server::model::runtime::Device::Cuda;
+    match Model::open(&path, Outputs::Spans, cuda) {
+        // A machine with the GPU build of ONNX Runtime and a GPU.
+        Ok(m) => assert!(m.describe_provider().contains("CUDA")),
+        Err(e) => assert!(e.to_string().contains("CUDA was asked for but "), "{e}"),
+    }
+    // Auto falls back to the CPU and says why.
+    let m = Model::open(&path, Outputs::Spans, server::model::runtime::Device::Auto).unwrap();
+    let said = m.describe_provider();
+    assert!(
+        said.contains("CUDA") || said.contains("running on CPU: "),
+        "{said}"
+    );
+    // Fine-tuning on CUDA needs a binary built with the cuda feature.
+    if !candle_core::utils::cuda_is_available() {
+        let e = server::model::tune::device(cuda).unwrap_err().to_string();
+        assert!(e.contains("--features cuda"), "{e}");
+    }
+}
