@@ -366,6 +366,41 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
     assert_eq!(skipped, 1);
     let planned: Vec<(u32, u32)> = jobs.iter().map(|j| (j.k, j.split)).collect();
     assert_eq!(planned, vec![(2, 2), (4, 1), (4, 2)]);
+
+    // bench on the exported folder: the Python peer (carried in the binary) answers as we do;
+    // without a Python that has transformers, that side says why it did not run.
+    let folder = export.join("demo-SST-2-finetuned-k2-s1");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_clues-lab"))
+        .args([
+            "--database",
+            &format!("sqlite://{}", tmp.path().join("f.db").display()),
+        ])
+        .args([
+            "bench",
+            "--task",
+            "demo-SST-2",
+            "--repeat",
+            "1",
+            "--hf-python",
+        ])
+        .arg(tmp.path().join("no-python"))
+        .arg("--model")
+        .arg(&folder)
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("ratio rust/python onnxruntime: "), "{text}");
+    assert!(text.contains("predictions identical: yes"), "{text}");
+    assert!(
+        text.contains("transformers: not run (no Python with torch"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -164,14 +164,17 @@ fn s1_of(
 /// The Python of the Hugging Face side: `--hf-python`, else `CLUES_HF_VENV` or
 /// `~/.cache/clues-lab/hf-venv` (made by `.ci/setup --bench`).
 fn hf_python(given: Option<PathBuf>) -> Option<PathBuf> {
-    given.or_else(|| {
-        let venv = std::env::var_os("CLUES_HF_VENV")
-            .map(PathBuf::from)
-            .or_else(|| {
-                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/clues-lab/hf-venv"))
-            })?;
-        Some(venv.join("bin/python")).filter(|p| p.is_file())
-    })
+    given
+        .or_else(|| {
+            let venv = std::env::var_os("CLUES_HF_VENV")
+                .map(PathBuf::from)
+                .or_else(|| {
+                    std::env::var_os("HOME")
+                        .map(|h| PathBuf::from(h).join(".cache/clues-lab/hf-venv"))
+                })?;
+            Some(venv.join("bin/python"))
+        })
+        .filter(|p| p.is_file())
 }
 
 pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
@@ -260,7 +263,15 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
     let hf_dir = a.hf.clone().unwrap_or_else(|| a.model.clone());
     match hf_python(a.hf_python.clone()) {
         Some(hf) if hf_dir.join("model.safetensors").is_file() => {
-            let (hf_seconds, hf_answers) = run_peer(&hf, "torch", &hf_dir, &peer)?;
+            // The other figures stand when this side cannot run; it says why.
+            let (hf_seconds, hf_answers) = match run_peer(&hf, "torch", &hf_dir, &peer) {
+                Ok(x) => x,
+                Err(e) => {
+                    println!("transformers: not run ({e})");
+                    let _ = std::fs::remove_dir_all(&work);
+                    return Ok(());
+                }
+            };
             let hf_rate = n as f64 / hf_seconds;
             let (s_ours, s_hf) = (s1_of(&spec, &examples_all, &ours), s1_of(&spec, &examples_all, &hf_answers));
             println!("python (transformers on PyTorch, fp32)  : {hf_seconds:>8.3} s  {hf_rate:>9.1} examples/s  S1 {s_hf:.4}");
