@@ -578,17 +578,23 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
     assert_eq!(before, common::snapshot(&pool).await);
 
     // The baseline: a head per shot group of the demo task, reproducible.
-    let runs = store::run_baseline(
-        &pool,
-        "demo-SQuAD-v2",
-        None,
-        false,
-        None,
-        Device::Auto,
-        false,
-    )
-    .await
-    .unwrap();
+    let baseline =
+        |groups: Option<Vec<(u32, u32)>>, replace: bool, export: Option<std::path::PathBuf>| {
+            let pool = pool.clone();
+            async move {
+                store::run_baseline(
+                    &pool,
+                    "demo-SQuAD-v2",
+                    groups,
+                    replace,
+                    export,
+                    Device::Auto,
+                    false,
+                )
+                .await
+            }
+        };
+    let runs = baseline(None, false, None).await.unwrap();
     assert_eq!(
         runs.iter()
             .map(|r| (r.target.k, r.target.split))
@@ -607,31 +613,17 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
     let first = preds(pool.clone()).await;
     // Again without --replace: refused before any run is opened.
     let before = common::snapshot(&pool).await;
-    let e = store::run_baseline(
-        &pool,
-        "demo-SQuAD-v2",
-        None,
-        false,
-        None,
-        Device::Auto,
-        false,
-    )
-    .await
-    .unwrap_err();
+    let e = baseline(None, false, None).await.unwrap_err();
     assert!(
         e.to_string().contains("already has a finished evaluation"),
         "{e}"
     );
     assert_eq!(before, common::snapshot(&pool).await);
     let exported = tempfile::tempdir().unwrap();
-    let again = store::run_baseline(
-        &pool,
-        "demo-SQuAD-v2",
+    let again = baseline(
         Some(vec![(2, 1), (2, 2), (4, 1), (4, 2)]),
         true,
         Some(exported.path().to_path_buf()),
-        Device::Auto,
-        false,
     )
     .await
     .unwrap();

@@ -409,28 +409,11 @@ pub fn export(
     head: &Head,
     d: &Decoding,
 ) -> Result<()> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| ServerError::io(format!("cannot create {}", dir.display()), e))?;
     let bytes = std::fs::read(encoder)
         .map_err(|e| ServerError::io(format!("cannot read {}", encoder.display()), e))?;
     let model = super::onnx::with_span_head(&bytes, "last_hidden_state", &head.start, &head.end)
         .map_err(|e| ServerError::Model(format!("{}: {e}", encoder.display())))?;
-    let write = |name: &str, data: &[u8]| {
-        std::fs::write(dir.join(name), data)
-            .map_err(|e| ServerError::io(format!("cannot write {}", dir.join(name).display()), e))
-    };
-    write("model.onnx", &model)?;
-    write(
-        "tokenizer.json",
-        &std::fs::read(tokenizer)
-            .map_err(|e| ServerError::io(format!("cannot read {}", tokenizer.display()), e))?,
-    )?;
-    write(
-        "decoding.json",
-        serde_json::to_string_pretty(d)
-            .expect("settings serialise")
-            .as_bytes(),
-    )
+    super::eval::write_model_dir(dir, &model, tokenizer, d)
 }
 
 #[cfg(test)]

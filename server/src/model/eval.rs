@@ -62,6 +62,29 @@ impl ModelDir {
     }
 }
 
+/// Writes a model folder: `model.onnx` from `model`, a copy of `tokenizer`, and `d` as
+/// `decoding.json` (the folder is made when missing).
+pub fn write_model_dir(dir: &Path, model: &[u8], tokenizer: &Path, d: &Decoding) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| ServerError::io(format!("cannot create {}", dir.display()), e))?;
+    let write = |name: &str, data: &[u8]| {
+        std::fs::write(dir.join(name), data)
+            .map_err(|e| ServerError::io(format!("cannot write {}", dir.join(name).display()), e))
+    };
+    write("model.onnx", model)?;
+    write(
+        "tokenizer.json",
+        &std::fs::read(tokenizer)
+            .map_err(|e| ServerError::io(format!("cannot read {}", tokenizer.display()), e))?,
+    )?;
+    write(
+        "decoding.json",
+        serde_json::to_string_pretty(d)
+            .expect("settings serialise")
+            .as_bytes(),
+    )
+}
+
 /// What the model reads for an item: (question, context). MNLI's premise and hypothesis are
 /// joined by a space. A classification question that lacks one of the task's label words
 /// (CLUES's MNLI asks "entailment, contraction, or neutral?") is replaced by the label words,

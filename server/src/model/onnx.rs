@@ -41,17 +41,22 @@ fn msg(f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
     v
 }
 
-/// `TensorProto` of little-endian floats.
-pub fn tensor_f32(name: &str, dims: &[i64], data: &[f32]) -> Vec<u8> {
+/// `TensorProto` of `elem_type` with its little-endian bytes.
+fn tensor(name: &str, dims: &[i64], elem_type: i64, raw: &[u8]) -> Vec<u8> {
     msg(|t| {
         for d in dims {
             int(t, 1, *d);
         }
-        int(t, 2, FLOAT);
+        int(t, 2, elem_type);
         bytes(t, 8, name.as_bytes());
-        let raw: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
-        bytes(t, 9, &raw);
+        bytes(t, 9, raw);
     })
+}
+
+/// `TensorProto` of little-endian floats.
+pub fn tensor_f32(name: &str, dims: &[i64], data: &[f32]) -> Vec<u8> {
+    let raw: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+    tensor(name, dims, FLOAT, &raw)
 }
 
 /// `ValueInfoProto` of a tensor.
@@ -78,28 +83,14 @@ pub fn value_info(name: &str, elem_type: i64, dims: &[Dim]) -> Vec<u8> {
 
 /// `TensorProto` of little-endian 64-bit integers.
 pub fn tensor_i64(name: &str, dims: &[i64], data: &[i64]) -> Vec<u8> {
-    msg(|t| {
-        for d in dims {
-            int(t, 1, *d);
-        }
-        int(t, 2, INT64);
-        bytes(t, 8, name.as_bytes());
-        let raw: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
-        bytes(t, 9, &raw);
-    })
+    let raw: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+    tensor(name, dims, INT64, &raw)
 }
 
 /// `TensorProto` of signed bytes (int8 weights).
 pub fn tensor_i8(name: &str, dims: &[i64], data: &[i8]) -> Vec<u8> {
-    msg(|t| {
-        for d in dims {
-            int(t, 1, *d);
-        }
-        int(t, 2, INT8);
-        bytes(t, 8, name.as_bytes());
-        let raw: Vec<u8> = data.iter().map(|v| *v as u8).collect();
-        bytes(t, 9, &raw);
-    })
+    let raw: Vec<u8> = data.iter().map(|v| *v as u8).collect();
+    tensor(name, dims, INT8, &raw)
 }
 
 /// A node attribute's value.

@@ -156,6 +156,14 @@ async fn start(
     .await?)
 }
 
+/// The value of a finished blocking step, or its error after marking `runs` failed.
+async fn or_fail<T>(pool: &SqlitePool, runs: &[i64], result: Result<T>) -> Result<T> {
+    if let Err(e) = &result {
+        fail(pool, runs, &e.to_string()).await;
+    }
+    result
+}
+
 async fn fail(pool: &SqlitePool, runs: &[i64], error: &str) {
     for run in runs {
         let r = sqlx::query(

@@ -68,13 +68,7 @@ pub async fn evaluate(
     .await
     .map_err(|e| ServerError::Model(format!("the evaluation stopped: {e}")))
     .and_then(|r| r);
-    let p = match result {
-        Ok(p) => p,
-        Err(e) => {
-            fail(pool, &[run], &e.to_string()).await;
-            return Err(e);
-        }
-    };
+    let p = or_fail(pool, &[run], result).await?;
     let answers = p
         .spans
         .into_iter()
@@ -204,13 +198,7 @@ pub async fn run_baseline(
     .await
     .map_err(|e| ServerError::Model(format!("the baseline stopped: {e}")))
     .and_then(|r| r);
-    let (provider, trained) = match result {
-        Ok(x) => x,
-        Err(e) => {
-            fail(pool, &runs, &e.to_string()).await;
-            return Err(e);
-        }
-    };
+    let (provider, trained) = or_fail(pool, &runs, result).await?;
     let seconds = started.elapsed().as_secs_f64();
     let mut out = Vec::new();
     for ((tr, run), t) in trained.into_iter().zip(runs).zip(targets) {

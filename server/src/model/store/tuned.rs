@@ -258,13 +258,7 @@ pub async fn run_finetune(
         if keep.is_none() {
             let _ = std::fs::remove_dir_all(&dir);
         }
-        let tuned = match result {
-            Ok(x) => x,
-            Err(e) => {
-                fail(pool, &[run], &e.to_string()).await;
-                return Err(e);
-            }
-        };
+        let tuned = or_fail(pool, &[run], result).await?;
         let answers = tuned
             .spans
             .into_iter()

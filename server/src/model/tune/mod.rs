@@ -216,20 +216,5 @@ pub fn export_dir(
     w.save_hf(out)
         .map_err(|e| ServerError::Model(format!("cannot write {}: {e}", out.display())))?;
     let onnx = export::span_model(&w.config, &w.values().map_err(model_error)?, precision);
-    let write = |name: &str, data: &[u8]| {
-        std::fs::write(out.join(name), data)
-            .map_err(|e| ServerError::io(format!("cannot write {}", out.join(name).display()), e))
-    };
-    write("model.onnx", &onnx)?;
-    write(
-        "tokenizer.json",
-        &std::fs::read(tokenizer)
-            .map_err(|e| ServerError::io(format!("cannot read {}", tokenizer.display()), e))?,
-    )?;
-    write(
-        "decoding.json",
-        serde_json::to_string_pretty(d)
-            .expect("settings serialise")
-            .as_bytes(),
-    )
+    super::eval::write_model_dir(out, &onnx, tokenizer, d)
 }
