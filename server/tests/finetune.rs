@@ -352,6 +352,34 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
     for a in &answers[0].1 {
         assert!(a.contains("positive") || a.contains("negative"), "{a}");
     }
+    // Each answer's probability is stored (a softmax over the two labels: at least one half),
+    // and the report bins them beside the crowd's confidence, in its tables and scores CSV.
+    let probs: Vec<Option<f64>> = sqlx::query_scalar("SELECT probability FROM machine_predictions")
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    assert!(
+        probs
+            .iter()
+            .all(|p| p.is_some_and(|p| (0.5..=1.0).contains(&p))),
+        "{probs:?}"
+    );
+    let r = app::ssr::report::load(&pool, &[]).await.unwrap().report();
+    let stored: usize = r.calibration.iter().map(|b| b.answers).sum();
+    assert_eq!(stored, probs.len());
+    assert!(r.calibration.iter().all(|b| b.task == "demo-SST-2"));
+    let md = app::domain::report::layout::markdown(&r);
+    assert!(md.contains("Model confidence against correctness"), "{md}");
+    assert!(md.contains("expected calibration error"));
+    let csv = app::domain::report::scores_csv::scores_csv(&r);
+    assert!(
+        csv.contains("calibration,machine:MiniLM-L6 fine-tuned"),
+        "{csv}"
+    );
+    let svg =
+        app::domain::report::calibration::diagram("demo-SST-2", &r.calibration, &r.all.confidence);
+    assert!(svg.contains("MiniLM-L6 fine-tuned (ECE "), "{svg}");
+
     // The same group again is refused; the grid of the task skips it and plans the rest.
     let e = store::plan_finetune(&pool, std::slice::from_ref(&task), Some((2, 1)), false)
         .await

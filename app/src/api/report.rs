@@ -21,6 +21,10 @@ pub struct Chart {
     pub svg_filtered: String,
     /// The SVG download of the chart for all finished annotators.
     pub href: String,
+    /// The reliability diagram (machine probability and crowd confidence against accuracy)
+    /// of a label task with machine answers.
+    #[serde(default)]
+    pub calibration: Option<String>,
 }
 
 /// A download: what it is and where.
@@ -152,6 +156,17 @@ fn build(
                 svg: task_curve(&r, &t.name, Which::All),
                 svg_filtered: task_curve(&r, &t.name, Which::Filtered),
                 href: link("curve.svg", &format!("task={}", t.name)),
+                calibration: r.calibration.iter().any(|b| b.task == t.name).then(|| {
+                    crate::domain::report::calibration::diagram(
+                        &t.name,
+                        &r.calibration
+                            .iter()
+                            .filter(|b| b.task == t.name)
+                            .cloned()
+                            .collect::<Vec<_>>(),
+                        &r.all.confidence,
+                    )
+                }),
             })
             .collect(),
         flagged: r

@@ -160,6 +160,12 @@ fn dashboard_view(d: DashboardData) -> impl IntoView {
                         <summary>{format!("{}: with the training filter applied", c.task)}</summary>
                         <div class="svg" inner_html=c.svg_filtered></div>
                     </details>
+                    {c.calibration.map(|svg| view! {
+                        <figure class="chart calibration" data-task=c.task.clone()>
+                            <div class="svg" inner_html=svg></div>
+                            <figcaption>{format!("{}: model probability and crowd confidence against accuracy", c.task)}</figcaption>
+                        </figure>
+                    })}
                 }
             }).collect_view()}
         </section>

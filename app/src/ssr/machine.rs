@@ -2,6 +2,7 @@
 //! progress for the models page (the server's model module writes them).
 
 use crate::api::machine::RunRow;
+use crate::domain::report::calibration::MachineAnswer;
 use crate::domain::report::machine::MachineRun;
 use crate::error::AppError;
 use crate::ssr::catalog::family_of_row;
@@ -29,6 +30,29 @@ pub async fn done_runs(pool: &SqlitePool) -> Result<Vec<MachineRun>, AppError> {
             })
         })
         .collect()
+}
+
+/// Every machine answer with a probability on a label task's test item, for the reliability
+/// diagram (imports have none).
+pub async fn confident_answers(pool: &SqlitePool) -> Result<Vec<MachineAnswer>, AppError> {
+    let rows: Vec<(String, String, f64, f64)> = sqlx::query_as(
+        "SELECT s.name, t.name, p.probability, p.s1
+         FROM machine_predictions p JOIN machine_runs r ON r.id = p.run_id
+         JOIN machine_systems s ON s.id = r.system_id JOIN tasks t ON t.id = r.task_id
+         WHERE r.status = 'done' AND t.family = 'classification' AND p.probability IS NOT NULL
+         ORDER BY s.name, t.name",
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(system, task, probability, s1)| MachineAnswer {
+            system,
+            task,
+            probability,
+            correct: s1 >= 1.0 - 1e-9,
+        })
+        .collect())
 }
 
 /// Every run, running ones first, then the newest.

@@ -135,6 +135,8 @@ pub struct Loaded {
     pub rules: HashMap<i64, StudyRules>,
     /// Finished machine evaluations (all of them; they belong to no study).
     pub machines: Vec<MachineRun>,
+    /// Machine answers with their probability on label tasks (the reliability diagram).
+    pub machine_answers: Vec<crate::domain::report::calibration::MachineAnswer>,
 }
 
 /// An assignment's crowd ids and times (unix ms).
@@ -373,6 +375,7 @@ pub async fn load(pool: &SqlitePool, scope: &[i64]) -> Result<Loaded, AppError> 
         test_items,
         rules,
         machines: super::machine::done_runs(pool).await?,
+        machine_answers: super::machine::confident_answers(pool).await?,
     })
 }
 
@@ -381,6 +384,7 @@ impl Loaded {
     pub fn report(&self) -> Report {
         let mut r = report::build(&self.tasks, &self.annotators, &self.rules);
         report::machine::attach(&mut r, &self.machines);
+        report::calibration::attach(&mut r, &self.machine_answers);
         r
     }
 

@@ -2,7 +2,10 @@
 //! trained in Rust on each shot group's k examples, and every head scored on the test set.
 
 use super::decode::{Choice, Decoding, PredSpan};
-use super::eval::{choices, decode_items, featurize, model_inputs, question_spans, run_batches};
+use super::eval::{
+    choices, decode_items, decode_items_scored, featurize, model_inputs, question_spans,
+    run_batches,
+};
 use super::features::{Feature, Segment};
 use super::head::{self, Head, Sample, Training};
 use super::runtime::{Batch, Model, Tokenizer};
@@ -163,6 +166,8 @@ pub struct Trained {
     /// shot group's own examples (exported with the head).
     pub decoding: Decoding,
     pub spans: Vec<Vec<PredSpan>>,
+    /// The probability the head gives each test answer.
+    pub probabilities: Vec<f32>,
 }
 
 /// No-answer thresholds tried on the training shots, in order of preference (ties go to the
@@ -389,13 +394,20 @@ pub fn run(
         .iter()
         .zip(heads)
         .zip(logits)
-        .map(|((g, (head, losses, tuned)), ls)| Trained {
-            k: g.k,
-            split: g.split,
-            spans: decode_items(&test_fs, &ls, &test_inputs, &test_choices, &tuned),
-            head,
-            losses,
-            decoding: tuned,
+        .map(|((g, (head, losses, tuned)), ls)| {
+            let (spans, probabilities) =
+                decode_items_scored(&test_fs, &ls, &test_inputs, &test_choices, &tuned)
+                    .into_iter()
+                    .unzip();
+            Trained {
+                k: g.k,
+                split: g.split,
+                spans,
+                probabilities,
+                head,
+                losses,
+                decoding: tuned,
+            }
         })
         .collect())
 }

@@ -140,42 +140,88 @@ pub fn decode(
     choice: &Choice,
     d: &Decoding,
 ) -> Vec<PredSpan> {
+    decode_scored(features, logits, question, context, choice, d).0
+}
+
+/// The softmax weight of `chosen` among `scores` (start + end logits).
+fn share(chosen: f32, scores: impl Iterator<Item = f32>) -> f32 {
+    let z: f64 = scores.map(|s| f64::from(s - chosen).exp()).sum();
+    if z > 0.0 && z.is_finite() {
+        (1.0 / z) as f32
+    } else {
+        0.0
+    }
+}
+
+/// The same, with the probability the model gives its answer: a softmax over the item's
+/// candidates by start + end logit, of the chosen one (a label or entity among the listed ones;
+/// for spans, the best span, or "no answer" when none is kept, among "no answer" and every
+/// candidate span).
+pub fn decode_scored(
+    features: &[&Feature],
+    logits: &[(&[f32], &[f32])],
+    question: &str,
+    context: &str,
+    choice: &Choice,
+    d: &Decoding,
+) -> (Vec<PredSpan>, f32) {
     match choice {
         Choice::Spans => decode_spans(features, logits, question, context, d),
-        Choice::OneOf(ranges) => one_of(features, logits, question, context, ranges)
-            .into_iter()
-            .collect(),
+        Choice::OneOf(ranges) => {
+            let scores = one_of_scores(features, logits, ranges);
+            let best = one_of(&scores, question, context, ranges);
+            let p = best.as_ref().map_or(0.0, |b| {
+                share(b.score, scores.iter().copied().filter(|s| *s > f32::MIN))
+            });
+            (best.into_iter().collect(), p)
+        }
     }
+}
+
+/// Each range's score: the best start + end logit over the windows that hold it whole
+/// (`f32::MIN` where none does).
+fn one_of_scores(
+    features: &[&Feature],
+    logits: &[(&[f32], &[f32])],
+    ranges: &[(Segment, usize, usize)],
+) -> Vec<f32> {
+    let holding = |f: &Feature, seg: Segment, at: usize| {
+        (0..f.len()).find(|&i| matches!(f.map[i], Some((s, a, b)) if s == seg && a <= at && at < b))
+    };
+    ranges
+        .iter()
+        .map(|&(seg, cs, ce)| {
+            let mut score = f32::MIN;
+            if ce > cs {
+                for (f, (start, end)) in features.iter().zip(logits) {
+                    if let (Some(i), Some(j)) = (holding(f, seg, cs), holding(f, seg, ce - 1)) {
+                        if i <= j {
+                            score = score.max(start[i] + end[j]);
+                        }
+                    }
+                }
+            }
+            score
+        })
+        .collect()
 }
 
 /// The best of `ranges`: the highest start logit of the token holding its first character plus
 /// end logit of the token holding its last, over the item's windows. Ties and ranges no window
 /// holds whole: the earlier in the list.
 fn one_of(
-    features: &[&Feature],
-    logits: &[(&[f32], &[f32])],
+    scores: &[f32],
     question: &str,
     context: &str,
     ranges: &[(Segment, usize, usize)],
 ) -> Option<PredSpan> {
-    let holding = |f: &Feature, seg: Segment, at: usize| {
-        (0..f.len()).find(|&i| matches!(f.map[i], Some((s, a, b)) if s == seg && a <= at && at < b))
-    };
     let mut best: Option<(usize, f32)> = None;
-    for (n, &(seg, cs, ce)) in ranges.iter().enumerate() {
+    for (n, &(_, cs, ce)) in ranges.iter().enumerate() {
         if ce <= cs {
             continue;
         }
-        let mut score = f32::MIN;
-        for (f, (start, end)) in features.iter().zip(logits) {
-            if let (Some(i), Some(j)) = (holding(f, seg, cs), holding(f, seg, ce - 1)) {
-                if i <= j {
-                    score = score.max(start[i] + end[j]);
-                }
-            }
-        }
-        if best.is_none_or(|(_, b)| score > b) {
-            best = Some((n, score));
+        if best.is_none_or(|(_, b)| scores[n] > b) {
+            best = Some((n, scores[n]));
         }
     }
     let (n, score) = best?;
@@ -197,7 +243,7 @@ fn decode_spans(
     question: &str,
     context: &str,
     d: &Decoding,
-) -> Vec<PredSpan> {
+) -> (Vec<PredSpan>, f32) {
     let chars: Vec<char> = context.chars().collect();
     let mut null = f32::INFINITY;
     let mut best: HashMap<(Segment, usize, usize), f32> = HashMap::new();
@@ -227,8 +273,10 @@ fn decode_spans(
             }
         }
     }
+    let all = || std::iter::once(null).chain(best.values().copied());
     let mut cands: Vec<((Segment, usize, usize), f32)> = best
-        .into_iter()
+        .iter()
+        .map(|(k, v)| (*k, *v))
         .filter(|(_, s)| *s > null + d.null_threshold)
         .collect();
     cands.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -253,7 +301,19 @@ fn decode_spans(
         });
     }
     out.sort_by_key(|a| (a.source, a.offset));
-    out
+    let chosen = if out.is_empty() {
+        null
+    } else {
+        out.iter()
+            .map(|p| p.score)
+            .fold(f32::NEG_INFINITY, f32::max)
+    };
+    let p = if null.is_finite() {
+        share(chosen, all())
+    } else {
+        0.0
+    };
+    (out, p)
 }
 
 #[cfg(test)]
@@ -372,6 +432,29 @@ mod tests {
         };
         let out = decode(&[f], &[(&s, &e)], q, c, &Choice::Spans, &short);
         assert_eq!(texts(&out), vec!["a", "fine film"]);
+    }
+
+    #[test]
+    fn the_probability_is_the_chosen_answers_share_of_its_candidates() {
+        let q = "positive or negative ?";
+        let c = "a fine film";
+        let f = &one_window(q, &words(c));
+        let labels = Choice::OneOf(vec![(Segment::Question, 0, 8), (Segment::Question, 12, 20)]);
+        // "negative" scores 2 + 0, "positive" 0 + 0: p = 1 / (1 + e^-2).
+        let (s, e) = logits(f.len(), &[(3, 2.0, 0.0)]);
+        let (out, p) = decode_scored(&[f], &[(&s, &e)], q, c, &labels, &settings());
+        assert_eq!(out[0].text, "negative");
+        assert!((p - 1.0 / (1.0 + (-2.0f32).exp())).abs() < 1e-6, "{p}");
+        // Spans: "no answer" (CLS 3 + 3 = 6) beats every span; its share among them all.
+        let (s, e) = logits(f.len(), &[(0, 3.0, 3.0)]);
+        let (out, p) = decode_scored(&[f], &[(&s, &e)], q, c, &Choice::Spans, &settings());
+        assert!(out.is_empty());
+        assert!(p > 0.5 && p < 1.0, "{p}");
+        // A span far above the rest is nearly certain.
+        let (s, e) = logits(f.len(), &[(7, 20.0, 20.0)]);
+        let (out, p) = decode_scored(&[f], &[(&s, &e)], q, c, &Choice::Spans, &settings());
+        assert_eq!(texts(&out), vec!["fine"]);
+        assert!(p > 0.999, "{p}");
     }
 
     /// The only feature of a short item: `q`'s words, then `context`.

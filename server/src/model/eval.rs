@@ -1,7 +1,7 @@
 //! Evaluating a span-extraction model on a task's test set: model directories, model inputs
 //! from task items, batches sorted by length and padded per batch, decoding of every item.
 
-use super::decode::{decode, Choice, Decoding, PredSpan};
+use super::decode::{decode_scored, Choice, Decoding, PredSpan};
 use super::features::{features, Feature, Segment};
 use super::runtime::{Batch, Device, Model, Outputs, Tokenizer};
 use crate::error::{Result, ServerError};
@@ -222,6 +222,20 @@ pub fn decode_items(
     choices: &[Choice],
     d: &Decoding,
 ) -> Vec<Vec<PredSpan>> {
+    decode_items_scored(fs, logits, inputs, choices, d)
+        .into_iter()
+        .map(|(spans, _)| spans)
+        .collect()
+}
+
+/// The same, each item with the probability the model gives its answer (`decode_scored`).
+pub fn decode_items_scored(
+    fs: &[Feature],
+    logits: &[(Vec<f32>, Vec<f32>)],
+    inputs: &[(String, String)],
+    choices: &[Choice],
+    d: &Decoding,
+) -> Vec<(Vec<PredSpan>, f32)> {
     let mut by_item: Vec<Vec<usize>> = vec![Vec::new(); inputs.len()];
     for (i, f) in fs.iter().enumerate() {
         by_item[f.item].push(i);
@@ -236,7 +250,7 @@ pub fn decode_items(
                 .iter()
                 .map(|&i| (logits[i].0.as_slice(), logits[i].1.as_slice()))
                 .collect();
-            decode(&feats, &ls, q, c, choice, d)
+            decode_scored(&feats, &ls, q, c, choice, d)
         })
         .collect()
 }
@@ -244,6 +258,8 @@ pub fn decode_items(
 /// A finished evaluation: the spans of every item and where the model ran.
 pub struct Predicted {
     pub spans: Vec<Vec<PredSpan>>,
+    /// The probability the model gives each item's answer.
+    pub probabilities: Vec<f32>,
     pub provider: String,
     pub features: usize,
     /// Seconds after loading: tokenization, the model and decoding.
@@ -304,14 +320,18 @@ pub fn predict_loaded(
         },
         progress,
     )?;
+    let (spans, probabilities) = decode_items_scored(
+        &fs,
+        &logits,
+        &inputs,
+        &choices(spec, examples, &inputs),
+        &dir.decoding,
+    )
+    .into_iter()
+    .unzip();
     Ok(Predicted {
-        spans: decode_items(
-            &fs,
-            &logits,
-            &inputs,
-            &choices(spec, examples, &inputs),
-            &dir.decoding,
-        ),
+        spans,
+        probabilities,
         provider: model.describe_provider(),
         features: fs.len(),
         seconds: started.elapsed().as_secs_f64(),

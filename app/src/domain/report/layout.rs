@@ -245,6 +245,54 @@ fn confidence_table(r: &Report, which: Which) -> Table {
     }
 }
 
+fn calibration_table(r: &Report) -> Table {
+    use super::calibration::expected_calibration_error;
+    let mut rows = Vec::new();
+    let mut keys: Vec<(&str, &str)> = r
+        .calibration
+        .iter()
+        .map(|b| (b.task.as_str(), b.system.as_str()))
+        .collect();
+    keys.dedup();
+    for (task, system) in keys {
+        let mine: Vec<&super::calibration::BinRow> = r
+            .calibration
+            .iter()
+            .filter(|b| b.task == task && b.system == system)
+            .collect();
+        for b in mine.iter().filter(|b| b.answers > 0) {
+            rows.push(vec![
+                task.to_string(),
+                system.to_string(),
+                format!("{:.1}–{:.1}", b.low, b.high),
+                b.answers.to_string(),
+                b.correct.to_string(),
+                opt_pct(b.accuracy),
+                opt_pct(b.mean_probability),
+            ]);
+        }
+        rows.push(vec![
+            task.to_string(),
+            system.to_string(),
+            "expected calibration error".into(),
+            mine.iter().map(|b| b.answers).sum::<usize>().to_string(),
+            String::new(),
+            String::new(),
+            opt_pct(expected_calibration_error(&mine)),
+        ]);
+    }
+    Table {
+        id: "calibration".into(),
+        title: "Model confidence against correctness".into(),
+        note: "Each system's test answers on label tasks by the probability it gave them (a softmax over the labels), beside the crowd's confidence levels above; a calibrated model's accuracy equals its mean probability. All splits and k pooled.".into(),
+        groups: Vec::new(),
+        header: ["Task", "System", "Probability", "Answers", "Correct", "Accuracy", "Mean probability"]
+            .map(String::from)
+            .to_vec(),
+        rows,
+    }
+}
+
 /// Seconds as `1 h 02 min 03 s`.
 pub fn duration(seconds: f64) -> String {
     let s = seconds.round() as i64;
@@ -314,6 +362,9 @@ pub fn all_tables(r: &Report) -> Vec<Table> {
         out.push(subset_table(r, which, true));
         out.push(scenario_table(r, which));
         out.push(confidence_table(r, which));
+        if which == Which::All && !r.calibration.is_empty() {
+            out.push(calibration_table(r));
+        }
     }
     out.push(annotator_table(r));
     out

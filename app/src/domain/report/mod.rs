@@ -4,6 +4,7 @@
 
 pub mod agreement;
 mod annotator;
+pub mod calibration;
 pub mod chart;
 pub mod layout;
 pub mod machine;
@@ -270,6 +271,9 @@ pub struct Report {
     /// Machine systems' scores per task and k over splits (the model track).
     #[serde(default)]
     pub machines: Vec<machine::MachineCell>,
+    /// Machine accuracy per probability bin on label tasks (see `calibration`).
+    #[serde(default)]
+    pub calibration: Vec<calibration::BinRow>,
     /// Each study's shot group (the training file of each k) and whether it is nested.
     #[serde(default)]
     pub shot_groups: Vec<StudyShots>,
@@ -350,6 +354,7 @@ pub fn build(
         annotators: scores,
         tasks: columns,
         machines: Vec::new(),
+        calibration: Vec::new(),
     }
 }
 

@@ -68,7 +68,9 @@ impl Row {
 /// items = submitted test items, mean = skipped / submitted), Tables 8 and 9, the majority vote,
 /// agreement and confidence; `shot_group` rows give each study's file of each k (`annotators` =
 /// `study:<id>`, `subset` = its split, `measure` = nested or not); `machine` rows hold
-/// `machine:<system>` in `annotators` and the splits in `subset`.
+/// `machine:<system>` in `annotators` and the splits in `subset`; `calibration` rows give a
+/// system's accuracy (`mean`) per probability bin of its label-task answers, the bin's mean
+/// probability in `std` (beside the crowd's `confidence` rows).
 pub fn scores_csv(r: &Report) -> String {
     let family = |task: &str| {
         r.tasks
@@ -194,6 +196,20 @@ pub fn scores_csv(r: &Report) -> String {
                 .spread(sp),
             );
         }
+    }
+    for b in r.calibration.iter().filter(|b| b.answers > 0) {
+        push(Row {
+            table: "calibration".into(),
+            annotators: format!("machine:{}", b.system),
+            task: b.task.clone(),
+            subset: format!("probability {:.1}-{:.1}", b.low, b.high),
+            n: b.answers.to_string(),
+            items: b.correct.to_string(),
+            mean: opt_num(b.accuracy),
+            std: opt_num(b.mean_probability),
+            measure: "accuracy; std column = mean probability".into(),
+            ..Row::default()
+        });
     }
     out
 }

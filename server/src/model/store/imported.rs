@@ -123,6 +123,7 @@ pub async fn import(pool: &SqlitePool, label: &str, text: &str, t: Target) -> Re
                     spec.to_official(a)
                 },
                 Vec::new(),
+                None,
             )
         })
         .collect();

@@ -180,24 +180,42 @@ async fn fail(pool: &SqlitePool, runs: &[i64], error: &str) {
     }
 }
 
-/// One item's answer: official encoding, the spans it came from, S1 both ways.
+/// One item's answer: official encoding, the spans it came from, the probability the model
+/// gave it (none for imports), S1 both ways.
 struct Scored {
     example: i64,
     official: Vec<String>,
     spans: Vec<PredSpan>,
+    probability: Option<f64>,
     s1: f64,
     s1_any_of: f64,
 }
 
-fn score_items(
+/// An answer before scoring: official encoding, spans, probability.
+type Answer = (Vec<String>, Vec<PredSpan>, Option<f64>);
+
+/// A model's answers (spans and probabilities per item) ready for scoring.
+fn model_answers(
     spec: &TaskSpec,
-    test: &[(i64, Example)],
-    answers: Vec<(Vec<String>, Vec<PredSpan>)>,
-) -> Vec<Scored> {
+    spans: Vec<Vec<PredSpan>>,
+    probabilities: Vec<f32>,
+) -> Vec<Answer> {
+    spans
+        .into_iter()
+        .zip(probabilities)
+        .map(|(s, p)| {
+            let texts: Vec<String> = s.iter().map(|x| x.text.clone()).collect();
+            (spec.to_official(&texts), s, Some(f64::from(p)))
+        })
+        .collect()
+}
+
+fn score_items(spec: &TaskSpec, test: &[(i64, Example)], answers: Vec<Answer>) -> Vec<Scored> {
     test.iter()
         .zip(answers)
-        .map(|((id, ex), (official, spans))| Scored {
+        .map(|((id, ex), (official, spans, probability))| Scored {
             example: *id,
+            probability,
             s1: spec.score(&ex.gold, &official, Scoring::Official),
             s1_any_of: spec.score(&ex.gold, &official, Scoring::AnyOf),
             official,
@@ -228,13 +246,14 @@ async fn finish(
         .await?;
     }
     for i in items {
-        sqlx::query("INSERT INTO machine_predictions (run_id, example_id, answer_json, spans_json, s1, s1_any_of) VALUES (?, ?, ?, ?, ?, ?)")
+        sqlx::query("INSERT INTO machine_predictions (run_id, example_id, answer_json, spans_json, s1, s1_any_of, probability) VALUES (?, ?, ?, ?, ?, ?, ?)")
             .bind(run)
             .bind(i.example)
             .bind(serde_json::to_string(&i.official).expect("strings serialise"))
             .bind(serde_json::to_string(&i.spans).expect("spans serialise"))
             .bind(i.s1)
             .bind(i.s1_any_of)
+            .bind(i.probability)
             .execute(&mut *tx)
             .await?;
     }

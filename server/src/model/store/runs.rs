@@ -5,7 +5,6 @@ use super::*;
 
 use crate::error::{Result, ServerError};
 use crate::model::baseline::{self, Shots};
-use crate::model::decode::PredSpan;
 use crate::model::eval::{predict_loaded, ModelDir};
 use crate::model::head::Training;
 use crate::model::runtime::{Device, Model, Outputs, Tokenizer};
@@ -24,10 +23,6 @@ pub(super) async fn task_test(
         return Err(ServerError::Usage(format!("task {task} has no test set")));
     }
     Ok((id, spec, test))
-}
-
-pub(super) fn official_of(spec: &TaskSpec, spans: &[PredSpan]) -> Vec<String> {
-    spec.to_official(&spans.iter().map(|s| s.text.clone()).collect::<Vec<_>>())
 }
 
 /// Evaluates a registered model on a task's test set and stores it under `t`.
@@ -69,12 +64,7 @@ pub async fn evaluate(
     .map_err(|e| ServerError::Model(format!("the evaluation stopped: {e}")))
     .and_then(|r| r);
     let p = or_fail(pool, &[run], result).await?;
-    let answers = p
-        .spans
-        .into_iter()
-        .map(|s| (official_of(&spec, &s), s))
-        .collect();
-    let items = score_items(&spec, &test, answers);
+    let items = score_items(&spec, &test, model_answers(&spec, p.spans, p.probabilities));
     let (s1, s1_any_of) = finish(pool, run, &t, &p.provider, &items).await?;
     Ok(Summary {
         run,
@@ -206,12 +196,11 @@ pub async fn run_baseline(
             let sub = dir.join(format!("{task}-k{}-s{}", tr.k, tr.split));
             baseline::export(&sub, &encoder_path, &tok_path, &tr.head, &tr.decoding)?;
         }
-        let answers = tr
-            .spans
-            .into_iter()
-            .map(|s| (official_of(&spec, &s), s))
-            .collect();
-        let items = score_items(&spec, &test, answers);
+        let items = score_items(
+            &spec,
+            &test,
+            model_answers(&spec, tr.spans, tr.probabilities),
+        );
         let (s1, s1_any_of) = finish(pool, run, &t, &provider, &items).await?;
         out.push(Summary {
             run,

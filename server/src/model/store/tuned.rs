@@ -1,7 +1,7 @@
 //! Fine-tuned runs (`baseline --finetune`): per shot group, the encoder fine-tuned in candle,
 //! exported to ONNX and evaluated by ONNX Runtime; a grid that resumes and shows its ETA.
 
-use super::runs::{official_of, task_test};
+use super::runs::task_test;
 use super::*;
 use crate::model::baseline;
 use crate::model::decode::Decoding;
@@ -84,6 +84,7 @@ pub async fn plan(
 /// What one fine-tuned shot group gave, before storing.
 struct Tuned {
     spans: Vec<Vec<crate::model::decode::PredSpan>>,
+    probabilities: Vec<f32>,
     provider: String,
     losses: Vec<f64>,
     /// Of the shot group's own items, how many ONNX Runtime answers as candle does.
@@ -135,6 +136,7 @@ fn tune_one(
     let p = predict_loaded(&dir, &mut loaded, spec, test, &mut |_, _| {})?;
     Ok(Tuned {
         spans: p.spans,
+        probabilities: p.probabilities,
         provider: format!(
             "fine-tuned with candle on {trained_on}; evaluated with ONNX Runtime {}",
             p.provider
@@ -259,12 +261,11 @@ pub async fn run_finetune(
             let _ = std::fs::remove_dir_all(&dir);
         }
         let tuned = or_fail(pool, &[run], result).await?;
-        let answers = tuned
-            .spans
-            .into_iter()
-            .map(|s| (official_of(spec, &s), s))
-            .collect();
-        let items = score_items(spec, test, answers);
+        let items = score_items(
+            spec,
+            test,
+            model_answers(spec, tuned.spans, tuned.probabilities),
+        );
         let (s1, s1_any_of) = finish(pool, run, &t, &tuned.provider, &items).await?;
         done_shots += u64::from(job.k);
         let elapsed = started.elapsed().as_secs_f64();
