@@ -11,6 +11,7 @@ pub enum Dim {
 pub const FLOAT: i64 = 1;
 pub const INT64: i64 = 7;
 pub const INT8: i64 = 3;
+pub const UINT8: i64 = 2;
 
 fn varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
@@ -91,6 +92,11 @@ pub fn tensor_i64(name: &str, dims: &[i64], data: &[i64]) -> Vec<u8> {
 pub fn tensor_i8(name: &str, dims: &[i64], data: &[i8]) -> Vec<u8> {
     let raw: Vec<u8> = data.iter().map(|v| *v as u8).collect();
     tensor(name, dims, INT8, &raw)
+}
+
+/// `TensorProto` of unsigned bytes.
+pub fn tensor_u8(name: &str, dims: &[i64], data: &[u8]) -> Vec<u8> {
+    tensor(name, dims, UINT8, data)
 }
 
 /// A node attribute's value.

@@ -408,9 +408,16 @@ pub fn check_match(model: &mut Model, tok: &Tokenizer) -> Result<()> {
         type_ids,
     };
     model.run(&[&probe]).map(|_| ()).map_err(|e| {
-        ServerError::Model(format!(
-            "the tokenizer does not match the model: the tokenizer has {} tokens but the model fails on token id {top} ({e})",
-            tok.vocab_size
-        ))
+        let text = e.to_string();
+        // Only an index the model cannot look up says the tokenizer is wrong; anything else
+        // (a GPU library, an operator the runtime lacks) is the model's own failure.
+        if ["bounds", "out of range", "index"].iter().any(|w| text.contains(w)) {
+            ServerError::Model(format!(
+                "the tokenizer does not match the model: the tokenizer has {} tokens but the model fails on token id {top} ({text})",
+                tok.vocab_size
+            ))
+        } else {
+            ServerError::Model(format!("the model fails on a first short input: {text}"))
+        }
     })
 }
