@@ -13,3 +13,24 @@ site_dir() { printf '%s/site-%s' "$CARGO_TARGET_DIR" "$1"; }
 # CLUES_ENCODER_ONNX / CLUES_ENCODER_TOKENIZER say otherwise.
 export CLUES_VENV="${CLUES_VENV:-$HOME/.cache/clues-lab/venv}"
 log() { printf '\n== %s [%s]\n' "$*" "$(date +%H:%M:%S)"; }
+# A throwaway PostgreSQL cluster in directory $1 (created; trust authentication, role `clues`,
+# no fsync: test data only), on a free local port; prints its server URL. As root, the server
+# runs as the `postgres` user, which refuses to run as root. `pg_stop DIR` ends it.
+pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
+pg_start() {
+  local dir="$1" bin port as=()
+  bin="$(pg_bin)"
+  port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  mkdir -p "$dir"
+  if [ "$(id -u)" = 0 ]; then chown postgres "$dir"; as=(runuser -u postgres --); fi
+  "${as[@]}" "$bin/initdb" -D "$dir/data" -A trust -U clues --no-sync >"$dir/initdb.log" 2>&1
+  "${as[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start -o \
+    "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c max_connections=300" >/dev/null
+  printf 'postgres://clues@127.0.0.1:%s' "$port"
+}
+pg_stop() {
+  local as=()
+  [ "$(id -u)" = 0 ] && as=(runuser -u postgres --)
+  "${as[@]}" "$(pg_bin)/pg_ctl" -D "$1/data" -m immediate stop >/dev/null 2>&1 || true
+  rm -rf "$1"
+}

@@ -223,7 +223,7 @@ pub fn sample_task(
 
 /// Runs a reference method on every seed of a task and stores the runs.
 pub async fn run_baseline(
-    pool: &sqlx::SqlitePool,
+    pool: &sqlx::AnyPool,
     method: Baseline,
     task: &str,
 ) -> Result<Vec<(u32, Score)>> {
@@ -232,25 +232,25 @@ pub async fn run_baseline(
 
 /// The same for the seeds that have no run of `method` yet (completing an interrupted load).
 pub async fn run_baseline_missing(
-    pool: &sqlx::SqlitePool,
+    pool: &sqlx::AnyPool,
     method: Baseline,
     task: &str,
 ) -> Result<Vec<(u32, Score)>> {
-    let done: Vec<u32> = sqlx::query_scalar(
+    let done: Vec<i64> = sqlx::query_scalar(
         "SELECT r.seed FROM crossfit_runs r JOIN crossfit_tasks t ON t.id = r.task_id
-         WHERE t.name = ? AND r.method = ?",
+         WHERE t.name = $1 AND r.method = $2",
     )
     .bind(task)
     .bind(method.name())
     .fetch_all(pool)
     .await?;
     let mut seeds = xf::seeds_of(pool, task).await?;
-    seeds.retain(|s| !done.contains(s));
+    seeds.retain(|s| !done.contains(&i64::from(*s)));
     run_baseline_seeds(pool, method, task, &seeds).await
 }
 
 async fn run_baseline_seeds(
-    pool: &sqlx::SqlitePool,
+    pool: &sqlx::AnyPool,
     method: Baseline,
     task: &str,
     seeds: &[u32],

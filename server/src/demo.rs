@@ -8,7 +8,7 @@ use crate::clues::{import_tasks, Imported};
 use crate::error::Result;
 use app::domain::study::StudyConfig;
 use app::ssr::study;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 
 /// Demo tasks are named like the CLUES ones with this prefix, e.g. `demo-SST-2`.
 pub const DEMO_PREFIX: &str = "demo-";
@@ -125,7 +125,7 @@ const CROSSFIT_DEMO_RUNS: i64 = 60;
 /// Loads the CrossFit demo, or what is missing of it; returns whether anything was loaded.
 /// Resumable: a start that crashed half-way (tasks stored, runs not) is completed by the next,
 /// since every step below skips what is already stored.
-pub async fn ensure_crossfit_demo(pool: &SqlitePool) -> Result<bool> {
+pub async fn ensure_crossfit_demo(pool: &AnyPool) -> Result<bool> {
     use app::domain::crossfit::{baseline::Baseline, partition::Partition, sampler::SampleKind};
     let (runs, partitions): (i64, i64) = sqlx::query_as(
         "SELECT (SELECT COUNT(*) FROM crossfit_runs r JOIN crossfit_tasks t ON t.id = r.task_id
@@ -179,7 +179,7 @@ pub async fn ensure_crossfit_demo(pool: &SqlitePool) -> Result<bool> {
 /// Loads the demo tasks and opens the demo studies, unless a demo is already in the database;
 /// loads the CrossFit demo too (on its own check, so older databases get it). Each part is
 /// atomic or completed by the next start; returns the import when the tasks were loaded now.
-pub async fn ensure_demo(pool: &SqlitePool) -> Result<Option<Imported>> {
+pub async fn ensure_demo(pool: &AnyPool) -> Result<Option<Imported>> {
     if ensure_crossfit_demo(pool).await? {
         tracing::info!(
             "loaded the CrossFit demo: partition \"demo\", 6 tasks, 2 reference methods"
@@ -197,13 +197,13 @@ pub async fn ensure_demo(pool: &SqlitePool) -> Result<Option<Imported>> {
     for (task, name) in DEMO_STUDIES {
         // A demo task with no study at all lost it to a crash right after the import (a study
         // renamed or closed by an admin is still a study, and is left alone).
-        let has_study: bool = sqlx::query_scalar(
-            "SELECT EXISTS (SELECT 1 FROM studies s JOIN tasks t ON t.id = s.task_id WHERE t.name = ?)",
+        let study: Option<i64> = sqlx::query_scalar(
+            "SELECT s.id FROM studies s JOIN tasks t ON t.id = s.task_id WHERE t.name = $1 LIMIT 1",
         )
         .bind(task)
-        .fetch_one(pool)
+        .fetch_optional(pool)
         .await?;
-        if has_study {
+        if study.is_some() {
             continue;
         }
         let config = StudyConfig {

@@ -8,7 +8,8 @@ use axum::http::{header, HeaderValue};
 use axum::middleware::Next;
 use axum::response::Response;
 use axum::Router;
-use leptos_axum::{generate_route_list, LeptosRoutes};
+use leptos_axum::{generate_route_list, AxumRouteListing, LeptosRoutes};
+use std::sync::OnceLock;
 use tower_http::compression::{CompressionLayer, CompressionLevel};
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
@@ -48,8 +49,17 @@ async fn cache_control(req: Request, next: Next) -> Response {
     res
 }
 
+/// The pages' routes, listed once per process. Listing them renders the app with resource
+/// loading switched off, and Leptos keeps that switch in one process-wide flag: a page
+/// rendered on another thread meanwhile would wait for its data forever. Routers built after
+/// the first (the tests build one per request) reuse the list and never touch the flag.
+fn route_list() -> Vec<AxumRouteListing> {
+    static ROUTES: OnceLock<Vec<AxumRouteListing>> = OnceLock::new();
+    ROUTES.get_or_init(|| generate_route_list(App)).clone()
+}
+
 pub fn app(state: AppState) -> Router {
-    let routes = generate_route_list(App);
+    let routes = route_list();
     let options = state.leptos_options.clone();
     let router = Router::new()
         .route(

@@ -8,8 +8,8 @@ use app::ssr::crossfit as xf;
 use server::{crossfit, db, demo};
 use std::path::Path;
 
-async fn file_db(dir: &Path) -> (sqlx::SqlitePool, String) {
-    let url = format!("sqlite://{}", dir.join("x.db").display());
+async fn file_db(dir: &Path) -> (sqlx::AnyPool, String) {
+    let url = common::db_url(&dir.join("x.db"));
     (db::connect(&url).await.unwrap(), url)
 }
 
@@ -349,7 +349,7 @@ fn clues_style_sampling_writes_files_the_importer_accepts() {
     assert!(test.lines().all(|l| pool.lines().any(|p| p == l)));
     // The importer's own checks: nested 10 within 20 within 30, splits and test disjoint.
     let db = tmp.path().join("s.db");
-    let url = format!("sqlite://{}", db.display());
+    let url = common::db_url(&db);
     let r = run(&[
         "--database",
         &url,

@@ -2,6 +2,8 @@
 //! gradient and moves (layer norm and softmax composed, nothing silently frozen), runs repeat
 //! exactly, and the exported ONNX model gives ONNX Runtime the logits and answers candle gives.
 
+mod common;
+
 use candle_core::{Device, Tensor};
 use server::model::decode::{Choice, Decoding};
 use server::model::eval::decode_items;
@@ -298,7 +300,7 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
     use server::model::eval::ModelDir;
     use server::model::store::{self, Kind, Target};
     let tmp = tempfile::tempdir().unwrap();
-    let pool = server::db::connect(&format!("sqlite://{}", tmp.path().join("f.db").display()))
+    let pool = server::db::connect(&common::db_url(&tmp.path().join("f.db")))
         .await
         .unwrap();
     server::demo::ensure_demo(&pool).await.unwrap();
@@ -335,17 +337,21 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
     store::evaluate(&pool, &dir, t, server::model::runtime::Device::Cpu, false)
         .await
         .unwrap();
-    let answers: Vec<(String, Vec<String>)> = sqlx::query_as(
-        "SELECT s.name, group_concat(p.spans_json, '|') FROM machine_predictions p
+    let rows: Vec<(String, String)> = sqlx::query_as(
+        "SELECT s.name, p.spans_json FROM machine_predictions p
          JOIN machine_runs r ON r.id = p.run_id JOIN machine_systems s ON s.id = r.system_id
-         WHERE r.status = 'done' GROUP BY s.name ORDER BY s.name",
+         WHERE r.status = 'done' ORDER BY s.name, p.example_id",
     )
     .fetch_all(&pool)
     .await
-    .unwrap()
-    .into_iter()
-    .map(|(n, a): (String, String)| (n, a.split('|').map(String::from).collect()))
-    .collect();
+    .unwrap();
+    let mut answers: Vec<(String, Vec<String>)> = Vec::new();
+    for (name, spans) in rows {
+        match answers.last_mut() {
+            Some((n, a)) if *n == name => a.push(spans),
+            _ => answers.push((name, vec![spans])),
+        }
+    }
     assert_eq!(answers.len(), 2);
     assert_eq!(answers[0].1, answers[1].1);
     // Every SST-2 answer is one of the label words.
@@ -399,10 +405,7 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
     // without a Python that has transformers, that side says why it did not run.
     let folder = export.join("demo-SST-2-finetuned-k2-s1");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_clues-lab"))
-        .args([
-            "--database",
-            &format!("sqlite://{}", tmp.path().join("f.db").display()),
-        ])
+        .args(["--database", &common::db_url(&tmp.path().join("f.db"))])
         .args([
             "bench",
             "--task",

@@ -115,7 +115,7 @@ async fn cookies_are_secure_over_https_as_a_trusted_proxy_says_and_not_otherwise
 #[tokio::test]
 async fn a_demo_load_cut_short_is_completed_by_the_next_start() {
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("d.db").display());
+    let url = common::db_url(&dir.path().join("d.db"));
     let pool = server::db::connect(&url).await.unwrap();
     server::demo::ensure_demo(&pool).await.unwrap();
     let whole = common::snapshot(&pool).await;
@@ -176,7 +176,7 @@ async fn an_import_during_a_forty_worker_study_succeeds() {
         w.await.unwrap();
     }
     let finished: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM assignments WHERE study_id = ? AND status = 'finished'",
+        "SELECT COUNT(*) FROM assignments WHERE study_id = $1 AND status = 'finished'",
     )
     .bind(id)
     .fetch_one(&e.state.pool)

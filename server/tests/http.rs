@@ -7,11 +7,11 @@ use app::ssr::state::AppState;
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use http_body_util::BodyExt;
-use server::{db, demo, router};
+use server::{demo, router};
 use tower::ServiceExt;
 
 async fn state() -> AppState {
-    let pool = db::memory().await.unwrap();
+    let (_db, pool) = common::fresh_db().await;
     demo::ensure_demo(&pool).await.unwrap();
     common::add_users(&pool, &[("rita", Role::Researcher), ("walt", Role::Worker)]).await;
     common::app_state(pool)

@@ -3,7 +3,7 @@
 mod common;
 
 use server::clues::{import_dir, store::Outcome};
-use server::{db, demo};
+use server::demo;
 use std::io::Write;
 use std::path::Path;
 
@@ -12,7 +12,7 @@ async fn imports_all_six_tasks_once() {
     let Some(dir) = common::clues_data("imports_all_six_tasks_once") else {
         return;
     };
-    let pool = db::memory().await.unwrap();
+    let (_db, pool) = common::fresh_db().await;
     let first = import_dir(&pool, &dir).await.unwrap();
     assert_eq!(first.tasks.len(), 6);
     assert!(first.outcomes.iter().all(|o| *o == Outcome::Imported));
@@ -78,7 +78,7 @@ async fn bad_input_names_file_and_line_and_changes_nothing() {
     let Some(dir) = common::clues_data("bad_input_names_file_and_line_and_changes_nothing") else {
         return;
     };
-    let pool = db::memory().await.unwrap();
+    let (_db, pool) = common::fresh_db().await;
     demo::ensure_demo(&pool).await.unwrap();
     let before = common::snapshot(&pool).await;
     let tmp = tempfile::tempdir().unwrap();
@@ -140,7 +140,7 @@ async fn bad_input_names_file_and_line_and_changes_nothing() {
 
 #[tokio::test]
 async fn demo_study_loads_once_with_nested_shot_groups() {
-    let pool = db::memory().await.unwrap();
+    let (_db, pool) = common::fresh_db().await;
     let imported = demo::ensure_demo(&pool).await.unwrap().expect("first load");
     let report = imported.report();
     assert!(report.contains("total: 6 tasks"), "{report}");

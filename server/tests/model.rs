@@ -469,7 +469,7 @@ fn broken_models_and_mismatched_tokenizers_are_refused_clearly() {
 #[tokio::test(flavor = "multi_thread")]
 async fn evaluations_imports_and_the_baseline_land_in_the_report() {
     let tmp = tempfile::tempdir().unwrap();
-    let pool = db::connect(&format!("sqlite://{}", tmp.path().join("m.db").display()))
+    let pool = db::connect(&common::db_url(&tmp.path().join("m.db")))
         .await
         .unwrap();
     demo::ensure_demo(&pool).await.unwrap();
@@ -601,7 +601,7 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
             .collect::<Vec<_>>(),
         vec![(2, 1), (2, 2), (4, 1), (4, 2)]
     );
-    let preds = |pool: sqlx::SqlitePool| async move {
+    let preds = |pool: sqlx::AnyPool| async move {
         sqlx::query_scalar::<_, String>(
             "SELECT p.answer_json FROM machine_predictions p JOIN machine_runs r ON r.id = p.run_id
              JOIN machine_systems s ON s.id = r.system_id WHERE s.kind = 'baseline' AND r.status = 'done' ORDER BY r.k, r.split, p.example_id",

@@ -275,7 +275,7 @@ async fn simulate(
         };
         if sim.assignment == 0 {
             sim.assignment = sqlx::query_scalar(
-                "SELECT id FROM assignments WHERE study_id = ? AND worker_id = ?",
+                "SELECT id FROM assignments WHERE study_id = $1 AND worker_id = $2",
             )
             .bind(study_id)
             .bind(user.id)
@@ -291,7 +291,7 @@ async fn simulate(
         }
         let (file, line_no): (String, i64) = sqlx::query_as(
             "SELECT f.file_name, e.line_no FROM assignment_items i JOIN examples e ON e.id = i.example_id
-             JOIN data_files f ON f.id = e.file_id WHERE i.assignment_id = ? AND i.position = ?",
+             JOIN data_files f ON f.id = e.file_id WHERE i.assignment_id = $1 AND i.position = $2",
         )
         .bind(sim.assignment)
         .bind(item.position)
@@ -717,8 +717,8 @@ async fn exports_round_trip(
         i64,
         i64,
         Option<String>,
-        bool,
-        bool,
+        i64,
+        i64,
         Option<i64>,
         Option<i64>,
         Option<i64>,
@@ -743,8 +743,8 @@ async fn exports_round_trip(
             r.position,
             r.example_id,
             r.answer.clone(),
-            r.no_answer,
-            r.skipped,
+            i64::from(r.no_answer),
+            i64::from(r.skipped),
             r.confidence.map(i64::from),
             r.shown_at,
             r.submitted_at,
@@ -891,7 +891,7 @@ print(len(rows))
 /// Time and pay from the server's timestamps at the study's hourly rate.
 async fn pay_sheet(env: &Env, cookie: &str, scope: &str, sim: &Sim) {
     // 1 h 30 min at the default 12.00 an hour.
-    sqlx::query("UPDATE assignments SET started_at = 1000000, finished_at = 6400000 WHERE id = ?")
+    sqlx::query("UPDATE assignments SET started_at = 1000000, finished_at = 6400000 WHERE id = $1")
         .bind(sim.assignment)
         .execute(&env.state.pool)
         .await
@@ -983,7 +983,7 @@ async fn exports_and_dashboard_are_for_staff_only() {
 #[tokio::test]
 async fn report_command_prints_tables_and_refuses_bad_scopes() {
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("r.db").display());
+    let url = common::db_url(&dir.path().join("r.db"));
     let pool = server::db::connect(&url).await.unwrap();
     server::demo::ensure_demo(&pool).await.unwrap();
     pool.close().await;

@@ -72,7 +72,7 @@ fn gold_predictions_score_one_for_every_task() {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
-    let db = format!("sqlite://{}", tmp.path().join("t.db").display());
+    let db = common::db_url(&tmp.path().join("t.db"));
     run_ok(
         bin().args(["--database", &db, "import", "clues"]).arg(&dir),
         "import",
@@ -151,7 +151,7 @@ fn score_errors_name_the_file_and_the_id() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing.jsonl"));
-    let absent = format!("sqlite://{}", tmp.path().join("absent.db").display());
+    let absent = common::db_url(&tmp.path().join("absent.db"));
     let out = bin()
         .args(["--database", &absent, "score", "--task", "SST-2"])
         .arg(&preds)
@@ -170,7 +170,7 @@ fn score_errors_name_the_file_and_the_id() {
 #[test]
 fn user_add_refuses_duplicates_and_bad_roles() {
     let tmp = tempfile::tempdir().unwrap();
-    let db = format!("sqlite://{}", tmp.path().join("u.db").display());
+    let db = common::db_url(&tmp.path().join("u.db"));
     let add = |name: &str, role: &str| {
         bin()
             .args(["--database", &db, "user", "add", name, "--role", role])

@@ -8,16 +8,16 @@ use app::domain::shots;
 use app::domain::study::StudyConfig;
 use app::ssr::{catalog, report, study};
 use common::client::*;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::HashSet;
 
 /// (k, training file, content key) of every training item of a study's workers, in order.
-async fn training_items(pool: &SqlitePool, study: i64) -> Vec<(i64, String, String)> {
+async fn training_items(pool: &AnyPool, study: i64) -> Vec<(i64, String, String)> {
     sqlx::query_as(
         "SELECT a.k, f.file_name, e.content_key FROM assignments a
          JOIN assignment_items i ON i.assignment_id = a.id
          JOIN examples e ON e.id = i.example_id JOIN data_files f ON f.id = e.file_id
-         WHERE a.study_id = ? AND i.phase = 'training' ORDER BY a.k, i.position",
+         WHERE a.study_id = $1 AND i.phase = 'training' ORDER BY a.k, i.position",
     )
     .bind(study)
     .fetch_all(pool)
@@ -139,7 +139,7 @@ async fn squad_v2_studies_train_on_a_nesting_chain() {
     );
     // The command line takes a chain by its files, and `--split` by its first file.
     let tmp = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", tmp.path().join("cli.db").display());
+    let url = common::db_url(&tmp.path().join("cli.db"));
     let cli = |args: &[&str]| {
         std::process::Command::new(env!("CARGO_BIN_EXE_clues-lab"))
             .args(["--database", &url])
@@ -181,10 +181,10 @@ async fn a_skip_scores_zero_where_no_answer_would_be_right() {
     let id = new_study(s, "demo-SQuAD-v2", &[0], 1).await;
     let cookie = arrive(s, id, "skipper").await;
     skip_to_the_end(s, id, &cookie).await;
-    let stored: Vec<(bool, f64, f64, String)> = sqlx::query_as(
+    let stored: Vec<(i64, f64, f64, String)> = sqlx::query_as(
         "SELECT i.skipped, i.s1, i.s1_any_of, e.gold_official FROM assignment_items i
          JOIN assignments a ON a.id = i.assignment_id JOIN examples e ON e.id = i.example_id
-         WHERE a.study_id = ?",
+         WHERE a.study_id = $1",
     )
     .bind(id)
     .fetch_all(pool)
@@ -193,7 +193,7 @@ async fn a_skip_scores_zero_where_no_answer_would_be_right() {
     // Some of these items have no answer in their text, where "no answer" would score 1.
     assert!(stored.iter().any(|r| r.3 == "[]"), "{stored:?}");
     assert!(
-        stored.iter().all(|r| r.0 && r.1 == 0.0 && r.2 == 0.0),
+        stored.iter().all(|r| r.0 == 1 && r.1 == 0.0 && r.2 == 0.0),
         "{stored:?}"
     );
     let r = report::load(pool, &[id]).await.unwrap().report();

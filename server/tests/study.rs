@@ -623,7 +623,7 @@ async fn the_same_submission_sent_ten_times_at_once_is_acknowledged_ten_times_an
         }
         assert!(acks.iter().all(|a| *a == acks[0]), "{acks:?}");
         let stored: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM assignment_items WHERE client_id = ? AND submitted_at IS NOT NULL",
+            "SELECT COUNT(*) FROM assignment_items WHERE client_id = $1 AND submitted_at IS NOT NULL",
         )
         .bind(format!("twice-{round}"))
         .fetch_one(&s.pool)
@@ -678,7 +678,7 @@ async fn crowd_parameters_and_client_ids_are_ids_and_exports_carry_no_formulas()
     assert!(r.body.contains("client id"), "{}", r.body);
     assert_eq!(common::snapshot(&s.pool).await, before);
     // What staff write themselves is neutralised in the CSV: a study named like a formula.
-    sqlx::query("UPDATE studies SET name = '=cmd|'' /C calc''!A0' WHERE id = ?")
+    sqlx::query("UPDATE studies SET name = '=cmd|'' /C calc''!A0' WHERE id = $1")
         .bind(id)
         .execute(&s.pool)
         .await
@@ -823,7 +823,7 @@ async fn reading_the_state_again_writes_nothing_and_an_answer_is_one_commit() {
         async move {
             sqlx::query_as::<_, (i64, i64)>(
                 "SELECT a.last_activity, i.submitted_at FROM assignments a
-                 JOIN assignment_items i ON i.assignment_id = a.id WHERE i.position = ?",
+                 JOIN assignment_items i ON i.assignment_id = a.id WHERE i.position = $1",
             )
             .bind(pos)
             .fetch_one(&pool)
@@ -848,7 +848,7 @@ async fn reading_the_state_again_writes_nothing_and_an_answer_is_one_commit() {
         .expect("the next item");
     assert_eq!(next, pos + 1);
     let shown: Option<i64> = sqlx::query_scalar(
-        "SELECT shown_at FROM assignment_items WHERE position = ? AND assignment_id =
+        "SELECT shown_at FROM assignment_items WHERE position = $1 AND assignment_id =
             (SELECT assignment_id FROM assignment_items WHERE client_id = 'one-commit')",
     )
     .bind(next)

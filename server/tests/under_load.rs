@@ -15,9 +15,7 @@ use std::time::Duration;
 /// A file database with the demo, a researcher `rita` and an open zero-shot study of the demo's
 /// SST-2 with room for `places` workers; returns its id.
 async fn prepare(db: &std::path::Path, places: u32) -> i64 {
-    let pool = server::db::connect(&format!("sqlite://{}", db.display()))
-        .await
-        .unwrap();
+    let pool = server::db::connect(&common::db_url(db)).await.unwrap();
     server::demo::ensure_demo(&pool).await.unwrap();
     common::add_users(&pool, &[("rita", Role::Researcher)]).await;
     let config = StudyConfig {
@@ -139,9 +137,7 @@ async fn three_hundred_thousand_rows(dir: &std::path::Path, db: &std::path::Path
     let train: String = (0..10).map(|i| line(i, labels[i % 2])).collect();
     std::fs::write(sst.join("sst_test.jsonl"), test).unwrap();
     std::fs::write(sst.join("sst_train_10_1.jsonl"), train).unwrap();
-    let pool = server::db::connect(&format!("sqlite://{}", db.display()))
-        .await
-        .unwrap();
+    let pool = server::db::connect(&common::db_url(db)).await.unwrap();
     server::clues::import_dir(&pool, &dir.join("data"))
         .await
         .unwrap();
@@ -255,14 +251,14 @@ async fn every_acknowledged_submission_survives_kill_9_under_crowd_load() {
         .unwrap();
     drop(server);
     // ... and every acknowledged submission is there, once.
-    let pool = server::db::connect_existing(&format!("sqlite://{}", db.display()))
+    let pool = server::db::connect_existing(&common::db_url(&db))
         .await
         .unwrap();
     for a in &acks {
         let n: i64 = sqlx::query_scalar(
             "SELECT COUNT(*) FROM assignment_items i JOIN assignments a ON a.id = i.assignment_id
              JOIN users u ON u.id = a.worker_id
-             WHERE u.name = 'prolific:' || ? AND i.position = ? AND i.client_id = ?
+             WHERE u.name = 'prolific:' || $1 AND i.position = $2 AND i.client_id = $3
                AND i.submitted_at IS NOT NULL",
         )
         .bind(&a.pid)

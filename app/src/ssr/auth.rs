@@ -10,7 +10,7 @@ use argon2::{Argon2, PasswordHash, PasswordHasher, PasswordVerifier};
 use http::{header, HeaderMap, HeaderValue};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::net::IpAddr;
 use std::sync::OnceLock;
 
@@ -88,7 +88,7 @@ fn token_hash(token: &str) -> String {
 /// Creates a user. Staff accounts need a password of at least 8 characters; workers may have
 /// none (they enter through a study link).
 pub async fn create_user(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     name: &str,
     role: Role,
     password: Option<String>,
@@ -114,14 +114,16 @@ pub async fn create_user(
         }
         None => None,
     };
-    let res = sqlx::query("INSERT INTO users (name, role, password_hash) VALUES (?, ?, ?)")
-        .bind(name)
-        .bind(role.as_str())
-        .bind(hash)
-        .execute(pool)
-        .await;
+    let res = sqlx::query_scalar::<_, i64>(
+        "INSERT INTO users (name, role, password_hash) VALUES ($1, $2, $3) RETURNING id",
+    )
+    .bind(name)
+    .bind(role.as_str())
+    .bind(hash)
+    .fetch_one(pool)
+    .await;
     match res {
-        Ok(done) => Ok(done.last_insert_rowid()),
+        Ok(id) => Ok(id),
         Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Err(AppError::Invalid(
             format!("a user named {name:?} already exists"),
         )),
@@ -135,7 +137,7 @@ pub async fn create_user(
 /// `Limits::password_checks` at once, so a flood costs a bounded amount of memory and CPU);
 /// an unknown name costs the same check as a wrong password.
 pub async fn login(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     guards: &Guards,
     client: IpAddr,
     name: &str,
@@ -157,7 +159,7 @@ pub async fn login(
         }
     };
     let row: Option<(i64, String, String, Option<String>)> =
-        sqlx::query_as("SELECT id, name, role, password_hash FROM users WHERE name = ?")
+        sqlx::query_as("SELECT id, name, role, password_hash FROM users WHERE name = $1")
             .bind(name)
             .fetch_optional(pool)
             .await?;
@@ -181,18 +183,18 @@ pub async fn login(
 }
 
 /// Opens a session for a user; returns the token for the cookie.
-pub async fn open_session(pool: &SqlitePool, user_id: i64) -> Result<String, AppError> {
+pub async fn open_session(pool: &AnyPool, user_id: i64) -> Result<String, AppError> {
     let mut bytes = [0u8; 32];
     rand::thread_rng().fill_bytes(&mut bytes);
     let token = hex::encode(bytes);
     let now = now_unix();
     // Expired sessions are of no use to anyone: each new one clears them out.
-    sqlx::query("DELETE FROM sessions WHERE expires_at <= ?")
+    sqlx::query("DELETE FROM sessions WHERE expires_at <= $1")
         .bind(now)
         .execute(pool)
         .await?;
     sqlx::query(
-        "INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+        "INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
     )
     .bind(token_hash(&token))
     .bind(user_id)
@@ -205,23 +207,23 @@ pub async fn open_session(pool: &SqlitePool, user_id: i64) -> Result<String, App
 
 /// Has this crowd id arrived before?
 pub async fn crowd_worker_known(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     platform: &str,
     external_id: &str,
 ) -> Result<bool, AppError> {
-    Ok(sqlx::query_scalar(
-        "SELECT EXISTS (SELECT 1 FROM crowd_ids WHERE platform = ? AND external_id = ?)",
-    )
-    .bind(platform)
-    .bind(external_id)
-    .fetch_one(pool)
-    .await?)
+    let known: Option<i64> =
+        sqlx::query_scalar("SELECT 1 FROM crowd_ids WHERE platform = $1 AND external_id = $2")
+            .bind(platform)
+            .bind(external_id)
+            .fetch_optional(pool)
+            .await?;
+    Ok(known.is_some())
 }
 
 /// The password-less worker behind an external crowd id (`platform` is `prolific` or
 /// `mturk`), created on first arrival as user `<platform>:<id>`.
 pub async fn crowd_worker(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     platform: &str,
     external_id: &str,
 ) -> Result<User, AppError> {
@@ -231,7 +233,7 @@ pub async fn crowd_worker(
     let result = async {
         let found: Option<(i64, String, String)> = sqlx::query_as(
             "SELECT u.id, u.name, u.role FROM crowd_ids c JOIN users u ON u.id = c.user_id
-         WHERE c.platform = ? AND c.external_id = ?",
+         WHERE c.platform = $1 AND c.external_id = $2",
         )
         .bind(platform)
         .bind(external_id)
@@ -242,7 +244,7 @@ pub async fn crowd_worker(
             Some(_) => return Err(AppError::Forbidden("staff".into())),
             None => {
                 let name = format!("{platform}:{external_id}");
-                let taken: Option<i64> = sqlx::query_scalar("SELECT id FROM users WHERE name = ?")
+                let taken: Option<i64> = sqlx::query_scalar("SELECT id FROM users WHERE name = $1")
                     .bind(&name)
                     .fetch_optional(&mut *tx)
                     .await?;
@@ -251,13 +253,14 @@ pub async fn crowd_worker(
                     "the user name {name:?} is taken by an account that is not this crowd worker"
                 )));
                 }
-                let id = sqlx::query("INSERT INTO users (name, role) VALUES (?, 'worker')")
-                    .bind(&name)
-                    .execute(&mut *tx)
-                    .await?
-                    .last_insert_rowid();
+                let id = sqlx::query_scalar::<_, i64>(
+                    "INSERT INTO users (name, role) VALUES ($1, 'worker') RETURNING id",
+                )
+                .bind(&name)
+                .fetch_one(&mut *tx)
+                .await?;
                 sqlx::query(
-                    "INSERT INTO crowd_ids (platform, external_id, user_id) VALUES (?, ?, ?)",
+                    "INSERT INTO crowd_ids (platform, external_id, user_id) VALUES ($1, $2, $3)",
                 )
                 .bind(platform)
                 .bind(external_id)
@@ -278,8 +281,8 @@ pub async fn crowd_worker(
     })
 }
 
-pub async fn logout(pool: &SqlitePool, token: &str) -> Result<(), AppError> {
-    sqlx::query("DELETE FROM sessions WHERE token_hash = ?")
+pub async fn logout(pool: &AnyPool, token: &str) -> Result<(), AppError> {
+    sqlx::query("DELETE FROM sessions WHERE token_hash = $1")
         .bind(token_hash(token))
         .execute(pool)
         .await?;
@@ -287,10 +290,10 @@ pub async fn logout(pool: &SqlitePool, token: &str) -> Result<(), AppError> {
 }
 
 /// The user of a live session token.
-pub async fn user_for_token(pool: &SqlitePool, token: &str) -> Result<Option<User>, AppError> {
+pub async fn user_for_token(pool: &AnyPool, token: &str) -> Result<Option<User>, AppError> {
     let row: Option<(i64, String, String)> = sqlx::query_as(
         "SELECT u.id, u.name, u.role FROM sessions s JOIN users u ON u.id = s.user_id
-         WHERE s.token_hash = ? AND s.expires_at > ?",
+         WHERE s.token_hash = $1 AND s.expires_at > $2",
     )
     .bind(token_hash(token))
     .bind(now_unix())
@@ -352,7 +355,7 @@ pub async fn require(allowed: impl Fn(Role) -> bool) -> Result<User, AppError> {
 
 /// For a plain axum handler: the user of the request's session if their role is allowed.
 pub async fn require_in(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     headers: &HeaderMap,
     allowed: impl Fn(Role) -> bool,
 ) -> Result<User, AppError> {

@@ -92,7 +92,7 @@ impl Members {
 
 /// Spools every file of the bundle: configurations, assignments and annotations (streamed from
 /// the database), scores, pay, predictions and charts.
-pub async fn build(pool: &sqlx::SqlitePool, l: &Loaded, r: &Report) -> Result<Bundle, AppError> {
+pub async fn build(pool: &sqlx::AnyPool, l: &Loaded, r: &Report) -> Result<Bundle, AppError> {
     let mut m = Members {
         spool: SpoolFile::new()?,
         members: Vec::new(),
@@ -154,11 +154,11 @@ pub async fn build(pool: &sqlx::SqlitePool, l: &Loaded, r: &Report) -> Result<Bu
     })
 }
 
-async fn configs(pool: &sqlx::SqlitePool, l: &Loaded) -> Result<String, AppError> {
+async fn configs(pool: &sqlx::AnyPool, l: &Loaded) -> Result<String, AppError> {
     let mut configs = Vec::new();
     for s in &l.studies {
         let versions: Vec<(i64, String, String)> = sqlx::query_as(
-            "SELECT id, config_json, created_at FROM study_configs WHERE study_id = ? ORDER BY id",
+            "SELECT id, config_json, created_at FROM study_configs WHERE study_id = $1 ORDER BY id",
         )
         .bind(s.id)
         .fetch_all(pool)

@@ -7,7 +7,7 @@ use crate::domain::shots::{self, ShotSets};
 use crate::domain::spans::Span;
 use crate::domain::task::{Context, Example, Family, Gold, NoAnswer, TaskSpec};
 use crate::error::AppError;
-use sqlx::{Row, SqlitePool};
+use sqlx::{AnyPool, Row};
 
 /// A stored value that does not parse: logged, and an internal error for the client.
 pub(crate) fn corrupt(what: &str, e: impl std::fmt::Display) -> AppError {
@@ -34,15 +34,15 @@ pub fn family_of(
 }
 
 /// `family_of` over a row that has the `family` and `text_metric` columns.
-pub fn family_of_row(row: &sqlx::sqlite::SqliteRow) -> Result<(Family, Option<Metric>), AppError> {
+pub fn family_of_row(row: &sqlx::any::AnyRow) -> Result<(Family, Option<Metric>), AppError> {
     family_of(row.get("family"), row.get("text_metric"))
 }
 
 /// A task's id, spec and source, or `NotFound`.
-pub async fn load_spec(pool: &SqlitePool, name: &str) -> Result<(i64, TaskSpec, String), AppError> {
+pub async fn load_spec(pool: &AnyPool, name: &str) -> Result<(i64, TaskSpec, String), AppError> {
     let row = sqlx::query(
         "SELECT id, name, family, description, labels_json, question_types_json, no_answer, source,
-            text_metric FROM tasks WHERE name = ?",
+            text_metric FROM tasks WHERE name = $1",
     )
     .bind(name)
     .fetch_optional(pool)
@@ -63,7 +63,7 @@ pub async fn load_spec(pool: &SqlitePool, name: &str) -> Result<(i64, TaskSpec, 
     Ok((row.get("id"), spec, row.get("source")))
 }
 
-pub async fn task_summaries(pool: &SqlitePool) -> Result<Vec<TaskSummary>, AppError> {
+pub async fn task_summaries(pool: &AnyPool) -> Result<Vec<TaskSummary>, AppError> {
     let rows = sqlx::query(
         "SELECT t.id, t.name, t.family, t.text_metric, t.source,
             (SELECT COUNT(*) FROM examples e JOIN data_files f ON f.id = e.file_id
@@ -94,10 +94,10 @@ pub async fn task_summaries(pool: &SqlitePool) -> Result<Vec<TaskSummary>, AppEr
 }
 
 /// The content keys of each training file of a task: what nesting is decided on.
-pub async fn shot_sets(pool: &SqlitePool, task_id: i64) -> Result<ShotSets, AppError> {
+pub async fn shot_sets(pool: &AnyPool, task_id: i64) -> Result<ShotSets, AppError> {
     let keys: Vec<(i64, i64, String)> = sqlx::query_as(
         "SELECT f.k, f.split, e.content_key FROM examples e JOIN data_files f ON f.id = e.file_id
-         WHERE f.task_id = ? AND f.kind = 'train'",
+         WHERE f.task_id = $1 AND f.kind = 'train'",
     )
     .bind(task_id)
     .fetch_all(pool)
@@ -112,20 +112,20 @@ pub async fn shot_sets(pool: &SqlitePool, task_id: i64) -> Result<ShotSets, AppE
 }
 
 /// How many test items a task has.
-pub async fn test_count(pool: &SqlitePool, task_id: i64) -> Result<i64, AppError> {
+pub async fn test_count(pool: &AnyPool, task_id: i64) -> Result<i64, AppError> {
     Ok(sqlx::query_scalar(
-        "SELECT COUNT(*) FROM examples e JOIN data_files f ON f.id = e.file_id WHERE f.task_id = ? AND f.kind = 'test'",
+        "SELECT COUNT(*) FROM examples e JOIN data_files f ON f.id = e.file_id WHERE f.task_id = $1 AND f.kind = 'test'",
     )
     .bind(task_id)
     .fetch_one(pool)
     .await?)
 }
 
-pub async fn task_detail(pool: &SqlitePool, name: &str) -> Result<TaskInfo, AppError> {
+pub async fn task_detail(pool: &AnyPool, name: &str) -> Result<TaskInfo, AppError> {
     let (task_id, spec, source) = load_spec(pool, name).await?;
     let test_items = test_count(pool, task_id).await?;
     let shot_groups = sqlx::query_as::<_, (i64, i64, i64, String)>(
-        "SELECT k, split, n_rows, file_name FROM data_files WHERE task_id = ? AND kind = 'train' ORDER BY k, split",
+        "SELECT k, split, n_rows, file_name FROM data_files WHERE task_id = $1 AND kind = 'train' ORDER BY k, split",
     )
     .bind(task_id)
     .fetch_all(pool)
@@ -134,14 +134,14 @@ pub async fn task_detail(pool: &SqlitePool, name: &str) -> Result<TaskInfo, AppE
     .map(|(k, split, rows, file_name)| ShotGroup { k, split, rows, file_name })
     .collect();
     let quality_counts = sqlx::query_as::<_, (String, i64)>(
-        "SELECT kind, COUNT(*) FROM quality_issues WHERE task_id = ? GROUP BY kind ORDER BY kind",
+        "SELECT kind, COUNT(*) FROM quality_issues WHERE task_id = $1 GROUP BY kind ORDER BY kind",
     )
     .bind(task_id)
     .fetch_all(pool)
     .await?;
     let quality_rows = sqlx::query_as::<_, (Option<String>, Option<i64>, String, String)>(
         "SELECT f.file_name, q.line_no, q.kind, q.detail FROM quality_issues q
-         LEFT JOIN data_files f ON f.id = q.file_id WHERE q.task_id = ? ORDER BY q.id LIMIT ?",
+         LEFT JOIN data_files f ON f.id = q.file_id WHERE q.task_id = $1 ORDER BY q.id LIMIT $2",
     )
     .bind(task_id)
     .bind(QUALITY_ROWS)
@@ -177,7 +177,7 @@ pub(crate) fn context_of(primary: String, second: Option<String>) -> Context {
 }
 
 pub async fn preview_item(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     name: &str,
     position: i64,
 ) -> Result<ItemPreview, AppError> {
@@ -191,7 +191,7 @@ pub async fn preview_item(
     let position = position.rem_euclid(total);
     let (id, context, context2, question): (String, String, Option<String>, String) = sqlx::query_as(
         "SELECT e.ext_id, e.context, e.context2, e.question FROM examples e JOIN data_files f ON f.id = e.file_id
-         WHERE f.task_id = ? AND f.kind = 'test' ORDER BY e.line_no LIMIT 1 OFFSET ?",
+         WHERE f.task_id = $1 AND f.kind = 'test' ORDER BY e.line_no LIMIT 1 OFFSET $2",
     )
     .bind(task_id)
     .bind(position)
@@ -207,7 +207,7 @@ pub async fn preview_item(
 }
 
 /// The gold of an `examples` row from its `gold_official` and `gold_spans` columns.
-pub(crate) fn gold_of(r: &sqlx::sqlite::SqliteRow) -> Result<Gold, AppError> {
+pub(crate) fn gold_of(r: &sqlx::any::AnyRow) -> Result<Gold, AppError> {
     let spans: Vec<Span> =
         serde_json::from_str(r.get("gold_spans")).map_err(|e| corrupt("gold spans", e))?;
     Ok(Gold {
@@ -217,7 +217,7 @@ pub(crate) fn gold_of(r: &sqlx::sqlite::SqliteRow) -> Result<Gold, AppError> {
 }
 
 /// All test examples of a task, gold included, in file order (server-side scoring only).
-pub async fn test_examples(pool: &SqlitePool, task_id: i64) -> Result<Vec<Example>, AppError> {
+pub async fn test_examples(pool: &AnyPool, task_id: i64) -> Result<Vec<Example>, AppError> {
     Ok(examples_of(pool, task_id, None)
         .await?
         .into_iter()
@@ -228,7 +228,7 @@ pub async fn test_examples(pool: &SqlitePool, task_id: i64) -> Result<Vec<Exampl
 /// The examples of a task's test file (`shots` = None) or of the training file of
 /// `(k, split)`, with their row ids, in file order, gold included (server side only).
 pub async fn examples_of(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     task_id: i64,
     shots: Option<(u32, u32)>,
 ) -> Result<Vec<(i64, Example)>, AppError> {
@@ -236,12 +236,12 @@ pub async fn examples_of(
     let rows = sqlx::query(
         "SELECT e.id, e.ext_id, e.context, e.context2, e.question, e.question_type, e.gold_official, e.gold_spans, e.extra_json
          FROM examples e JOIN data_files f ON f.id = e.file_id
-         WHERE f.task_id = ? AND f.kind = ? AND f.k IS ? AND f.split IS ? ORDER BY e.line_no",
+         WHERE f.task_id = $1 AND f.kind = $2 AND f.k IS NOT DISTINCT FROM $3 AND f.split IS NOT DISTINCT FROM $4 ORDER BY e.line_no",
     )
     .bind(task_id)
     .bind(if shots.is_some() { "train" } else { "test" })
-    .bind(k)
-    .bind(split)
+    .bind(k.map(i64::from))
+    .bind(split.map(i64::from))
     .fetch_all(pool)
     .await?;
     rows.into_iter()

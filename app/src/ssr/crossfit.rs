@@ -9,7 +9,7 @@ use crate::domain::task::{Context, Example, Family, Gold, NoAnswer, QuestionType
 use crate::error::AppError;
 use crate::ssr::catalog::corrupt;
 use crate::ssr::task_store;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A file to store: its CrossFit name, what the name says, its hash and lines.
@@ -40,19 +40,19 @@ pub enum Outcome {
 
 /// Stores tasks in one transaction. A task already stored with exactly these files (by name
 /// and hash) is unchanged; any difference refuses the whole import.
-pub async fn store_tasks(pool: &SqlitePool, tasks: &[NewTask]) -> Result<Vec<Outcome>, AppError> {
+pub async fn store_tasks(pool: &AnyPool, tasks: &[NewTask]) -> Result<Vec<Outcome>, AppError> {
     let mut tx = crate::ssr::tx::begin_write(pool).await?;
     let result = async {
         let mut out = Vec::new();
         for t in tasks {
             let existing: Option<i64> =
-                sqlx::query_scalar("SELECT id FROM crossfit_tasks WHERE name = ?")
+                sqlx::query_scalar("SELECT id FROM crossfit_tasks WHERE name = $1")
                     .bind(&t.name)
                     .fetch_optional(&mut *tx)
                     .await?;
             if let Some(id) = existing {
                 let stored: BTreeSet<(String, String)> =
-                    sqlx::query_as("SELECT file_name, sha256 FROM crossfit_files WHERE task_id = ?")
+                    sqlx::query_as("SELECT file_name, sha256 FROM crossfit_files WHERE task_id = $1")
                         .bind(id)
                         .fetch_all(&mut *tx)
                         .await?
@@ -72,34 +72,32 @@ pub async fn store_tasks(pool: &SqlitePool, tasks: &[NewTask]) -> Result<Vec<Out
                 out.push(Outcome::Unchanged);
                 continue;
             }
-            let task_id = sqlx::query(
-                "INSERT INTO crossfit_tasks (name, ontology, metric, source) VALUES (?, ?, ?, ?)",
+            let task_id = sqlx::query_scalar::<_, i64>(
+                "INSERT INTO crossfit_tasks (name, ontology, metric, source) VALUES ($1, $2, $3, $4) RETURNING id",
             )
             .bind(&t.name)
             .bind(&t.ontology)
             .bind(t.metric.name())
             .bind(&t.source)
-            .execute(&mut *tx)
-            .await?
-            .last_insert_rowid();
+            .fetch_one(&mut *tx)
+            .await?;
             for f in &t.files {
-                let file_id = sqlx::query(
+                let file_id = sqlx::query_scalar::<_, i64>(
                     "INSERT INTO crossfit_files (task_id, file_name, k, seed, split, sha256, n_rows)
-                     VALUES (?, ?, ?, ?, ?, ?, ?)",
+                     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
                 )
                 .bind(task_id)
                 .bind(&f.file_name)
-                .bind(f.k)
-                .bind(f.seed)
+                .bind(i64::from(f.k))
+                .bind(i64::from(f.seed))
                 .bind(&f.split)
                 .bind(&f.sha256)
                 .bind(f.lines.len() as i64)
-                .execute(&mut *tx)
-                .await?
-                .last_insert_rowid();
+                .fetch_one(&mut *tx)
+                .await?;
                 for (i, l) in f.lines.iter().enumerate() {
                     sqlx::query(
-                        "INSERT INTO crossfit_examples (file_id, line_no, input, output) VALUES (?, ?, ?, ?)",
+                        "INSERT INTO crossfit_examples (file_id, line_no, input, output) VALUES ($1, $2, $3, $4)",
                     )
                     .bind(file_id)
                     .bind(i as i64 + 1)
@@ -117,7 +115,7 @@ pub async fn store_tasks(pool: &SqlitePool, tasks: &[NewTask]) -> Result<Vec<Out
     crate::ssr::tx::finish(tx, result).await
 }
 
-pub async fn list_tasks(pool: &SqlitePool) -> Result<Vec<TaskRow>, AppError> {
+pub async fn list_tasks(pool: &AnyPool) -> Result<Vec<TaskRow>, AppError> {
     let tasks: Vec<(i64, String, String, String, String)> = sqlx::query_as(
         "SELECT id, name, ontology, metric, source FROM crossfit_tasks ORDER BY name",
     )
@@ -126,7 +124,7 @@ pub async fn list_tasks(pool: &SqlitePool) -> Result<Vec<TaskRow>, AppError> {
     let mut out = Vec::with_capacity(tasks.len());
     for (id, name, ontology, metric, source) in tasks {
         let files: Vec<(i64, i64, String, i64)> = sqlx::query_as(
-            "SELECT k, seed, split, n_rows FROM crossfit_files WHERE task_id = ? ORDER BY seed, k",
+            "SELECT k, seed, split, n_rows FROM crossfit_files WHERE task_id = $1 ORDER BY seed, k",
         )
         .bind(id)
         .fetch_all(pool)
@@ -146,9 +144,9 @@ pub async fn list_tasks(pool: &SqlitePool) -> Result<Vec<TaskRow>, AppError> {
     Ok(out)
 }
 
-async fn task_id(pool: &SqlitePool, name: &str) -> Result<(i64, Metric), AppError> {
+async fn task_id(pool: &AnyPool, name: &str) -> Result<(i64, Metric), AppError> {
     let row: Option<(i64, String)> =
-        sqlx::query_as("SELECT id, metric FROM crossfit_tasks WHERE name = ?")
+        sqlx::query_as("SELECT id, metric FROM crossfit_tasks WHERE name = $1")
             .bind(name)
             .fetch_optional(pool)
             .await?;
@@ -162,7 +160,7 @@ async fn task_id(pool: &SqlitePool, name: &str) -> Result<(i64, Metric), AppErro
 
 /// Changes a task's ontology path and metric (the task -> metric table).
 pub async fn set_task_meta(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     name: &str,
     ontology: &str,
     metric: &str,
@@ -170,7 +168,7 @@ pub async fn set_task_meta(
     let metric = Metric::parse(metric)
         .ok_or_else(|| AppError::Invalid(format!("{metric:?} is not one of CrossFit's metrics")))?;
     let (id, _) = task_id(pool, name).await?;
-    sqlx::query("UPDATE crossfit_tasks SET ontology = ?, metric = ? WHERE id = ?")
+    sqlx::query("UPDATE crossfit_tasks SET ontology = $1, metric = $2 WHERE id = $3")
         .bind(ontology.trim())
         .bind(metric.name())
         .bind(id)
@@ -181,24 +179,24 @@ pub async fn set_task_meta(
 
 /// The lines of a task's `split` file for `seed` (the smallest k when several have one).
 pub async fn split_lines(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     task: &str,
     seed: u32,
     split: &str,
 ) -> Result<Vec<TsvLine>, AppError> {
     let (id, _) = task_id(pool, task).await?;
     let file: Option<i64> = sqlx::query_scalar(
-        "SELECT id FROM crossfit_files WHERE task_id = ? AND seed = ? AND split = ? ORDER BY k LIMIT 1",
+        "SELECT id FROM crossfit_files WHERE task_id = $1 AND seed = $2 AND split = $3 ORDER BY k LIMIT 1",
     )
     .bind(id)
-    .bind(seed)
+    .bind(i64::from(seed))
     .bind(split)
     .fetch_optional(pool)
     .await?;
     let file = file
         .ok_or_else(|| AppError::NotFound(format!("{task} has no {split} file for seed {seed}")))?;
     let rows: Vec<(String, String)> = sqlx::query_as(
-        "SELECT input, output FROM crossfit_examples WHERE file_id = ? ORDER BY line_no",
+        "SELECT input, output FROM crossfit_examples WHERE file_id = $1 ORDER BY line_no",
     )
     .bind(file)
     .fetch_all(pool)
@@ -209,10 +207,10 @@ pub async fn split_lines(
         .collect())
 }
 
-pub async fn seeds_of(pool: &SqlitePool, task: &str) -> Result<Vec<u32>, AppError> {
+pub async fn seeds_of(pool: &AnyPool, task: &str) -> Result<Vec<u32>, AppError> {
     let (id, _) = task_id(pool, task).await?;
     let seeds: Vec<i64> = sqlx::query_scalar(
-        "SELECT DISTINCT seed FROM crossfit_files WHERE task_id = ? AND split = 'test' ORDER BY seed",
+        "SELECT DISTINCT seed FROM crossfit_files WHERE task_id = $1 AND split = 'test' ORDER BY seed",
     )
     .bind(id)
     .fetch_all(pool)
@@ -222,7 +220,7 @@ pub async fn seeds_of(pool: &SqlitePool, task: &str) -> Result<Vec<u32>, AppErro
 
 /// Stores a run; its predictions must match the test file line for line.
 pub async fn store_run(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     method: &str,
     task: &str,
     seed: u32,
@@ -244,11 +242,11 @@ pub async fn store_run(
     let golds = golds_of(&test);
     let score = evaluate(metric, predictions, &golds).map_err(AppError::Invalid)?;
     let stored = sqlx::query(
-        "INSERT INTO crossfit_runs (method, task_id, seed, kind, predictions) VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO crossfit_runs (method, task_id, seed, kind, predictions) VALUES ($1, $2, $3, $4, $5)",
     )
     .bind(method.trim())
     .bind(id)
-    .bind(seed)
+    .bind(i64::from(seed))
     .bind(kind)
     .bind(serde_json::to_string(predictions).map_err(AppError::internal)?)
     .execute(pool)
@@ -271,7 +269,7 @@ fn golds_of(lines: &[TsvLine]) -> Vec<Vec<String>> {
         .collect()
 }
 
-pub async fn run_scores(pool: &SqlitePool) -> Result<Vec<RunScore>, AppError> {
+pub async fn run_scores(pool: &AnyPool) -> Result<Vec<RunScore>, AppError> {
     let runs: Vec<(String, String, i64, String, String)> = sqlx::query_as(
         "SELECT r.method, t.name, r.seed, r.kind, r.predictions FROM crossfit_runs r
          JOIN crossfit_tasks t ON t.id = r.task_id ORDER BY r.method, t.name, r.seed",
@@ -302,14 +300,14 @@ pub async fn run_scores(pool: &SqlitePool) -> Result<Vec<RunScore>, AppError> {
     Ok(out)
 }
 
-pub async fn save_partition(pool: &SqlitePool, name: &str, p: &Partition) -> Result<(), AppError> {
+pub async fn save_partition(pool: &AnyPool, name: &str, p: &Partition) -> Result<(), AppError> {
     let name = name.trim();
     if name.is_empty() || name.len() > 100 {
         return Err(AppError::Invalid(
             "a partition needs a name of 1 to 100 characters".into(),
         ));
     }
-    let stored = sqlx::query("INSERT INTO crossfit_partitions (name, json) VALUES (?, ?)")
+    let stored = sqlx::query("INSERT INTO crossfit_partitions (name, json) VALUES ($1, $2)")
         .bind(name)
         .bind(p.to_json())
         .execute(pool)
@@ -323,7 +321,7 @@ pub async fn save_partition(pool: &SqlitePool, name: &str, p: &Partition) -> Res
     }
 }
 
-pub async fn partitions(pool: &SqlitePool) -> Result<Vec<(String, Partition)>, AppError> {
+pub async fn partitions(pool: &AnyPool) -> Result<Vec<(String, Partition)>, AppError> {
     let rows: Vec<(String, String)> =
         sqlx::query_as("SELECT name, json FROM crossfit_partitions ORDER BY name")
             .fetch_all(pool)
@@ -338,7 +336,7 @@ pub async fn partitions(pool: &SqlitePool) -> Result<Vec<(String, Partition)>, A
         .collect()
 }
 
-pub async fn partition(pool: &SqlitePool, name: &str) -> Result<Partition, AppError> {
+pub async fn partition(pool: &AnyPool, name: &str) -> Result<Partition, AppError> {
     partitions(pool)
         .await?
         .into_iter()
@@ -348,7 +346,7 @@ pub async fn partition(pool: &SqlitePool, name: &str) -> Result<Partition, AppEr
 }
 
 pub async fn arg_report(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     partition_name: &str,
     method: &str,
     baseline: &str,
@@ -391,16 +389,17 @@ pub async fn arg_report(
 /// training file as the k-shot set of split 1 (k = its lines). Workers then answer in a
 /// free-text box, scored with the task's metric. Returns (name, k); refused if it exists.
 pub async fn make_study_task(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     task: &str,
     seed: u32,
 ) -> Result<(String, u32), AppError> {
     use sha2::{Digest, Sha256};
     let (_, metric) = task_id(pool, task).await?;
-    let ontology: String = sqlx::query_scalar("SELECT ontology FROM crossfit_tasks WHERE name = ?")
-        .bind(task)
-        .fetch_one(pool)
-        .await?;
+    let ontology: String =
+        sqlx::query_scalar("SELECT ontology FROM crossfit_tasks WHERE name = $1")
+            .bind(task)
+            .fetch_one(pool)
+            .await?;
     let train = split_lines(pool, task, seed, "train").await?;
     let test = split_lines(pool, task, seed, "test").await?;
     if train.is_empty() || test.is_empty() {
@@ -422,7 +421,7 @@ pub async fn make_study_task(
     );
     let mut tx = crate::ssr::tx::begin_write(pool).await?;
     let result = async {
-        let exists: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tasks WHERE name = ?")
+        let exists: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tasks WHERE name = $1")
             .bind(&name)
             .fetch_one(&mut *tx)
             .await?;

@@ -6,10 +6,10 @@ use crate::domain::report::calibration::MachineAnswer;
 use crate::domain::report::machine::MachineRun;
 use crate::error::AppError;
 use crate::ssr::catalog::family_of_row;
-use sqlx::{Row, SqlitePool};
+use sqlx::{AnyPool, Row};
 
 /// Every finished evaluation, for the report.
-pub async fn done_runs(pool: &SqlitePool) -> Result<Vec<MachineRun>, AppError> {
+pub async fn done_runs(pool: &AnyPool) -> Result<Vec<MachineRun>, AppError> {
     let rows = sqlx::query(
         "SELECT s.name AS system, t.name AS task, t.family, t.text_metric, r.k, r.split, r.s1, r.s1_any_of
          FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id JOIN tasks t ON t.id = r.task_id
@@ -34,7 +34,7 @@ pub async fn done_runs(pool: &SqlitePool) -> Result<Vec<MachineRun>, AppError> {
 
 /// Every machine answer with a probability on a label task's test item, for the reliability
 /// diagram (imports have none).
-pub async fn confident_answers(pool: &SqlitePool) -> Result<Vec<MachineAnswer>, AppError> {
+pub async fn confident_answers(pool: &AnyPool) -> Result<Vec<MachineAnswer>, AppError> {
     let rows: Vec<(String, String, f64, f64)> = sqlx::query_as(
         "SELECT s.name, t.name, p.probability, p.s1
          FROM machine_predictions p JOIN machine_runs r ON r.id = p.run_id
@@ -56,7 +56,7 @@ pub async fn confident_answers(pool: &SqlitePool) -> Result<Vec<MachineAnswer>, 
 }
 
 /// Every run, running ones first, then the newest.
-pub async fn runs(pool: &SqlitePool) -> Result<Vec<RunRow>, AppError> {
+pub async fn runs(pool: &AnyPool) -> Result<Vec<RunRow>, AppError> {
     let rows = sqlx::query(
         "SELECT r.id, s.name AS system, s.kind, t.name AS task, r.k, r.split, r.status, r.done, r.total,
             r.provider, r.error, r.s1, r.s1_any_of, r.started_at, r.finished_at

@@ -5,6 +5,7 @@ pub mod auth;
 pub mod bundle;
 pub mod catalog;
 pub mod crossfit;
+pub mod db;
 pub mod export;
 pub mod guard;
 pub mod machine;

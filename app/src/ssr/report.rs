@@ -6,10 +6,11 @@ use crate::domain::report::{self, AnnotatorRecord, ItemRecord, Report, StudyRule
 use crate::domain::shots;
 use crate::error::AppError;
 use crate::ssr::catalog::{corrupt, gold_of, load_spec, shot_sets};
+use crate::ssr::db::Backend;
 use crate::ssr::study::{self, CrowdInfo, StoredSpan, Study};
 use futures_util::{Stream, StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
-use sqlx::{Row, SqlitePool};
+use sqlx::{AnyPool, Row};
 use std::collections::{HashMap, HashSet};
 
 /// One worker x item: the export's row and the report's input. Times in unix milliseconds
@@ -165,14 +166,11 @@ pub fn parse_scope(s: Option<&str>) -> Result<Vec<i64>, AppError> {
     Ok(ids)
 }
 
-async fn task_data(
-    pool: &SqlitePool,
-    name: &str,
-) -> Result<(TaskData, Vec<(i64, String)>), AppError> {
+async fn task_data(pool: &AnyPool, name: &str) -> Result<(TaskData, Vec<(i64, String)>), AppError> {
     let (task_id, spec, _) = load_spec(pool, name).await?;
     let tests = sqlx::query(
         "SELECT e.id, e.ext_id, e.gold_official, e.gold_spans FROM examples e
-         JOIN data_files f ON f.id = e.file_id WHERE f.task_id = ? AND f.kind = 'test' ORDER BY e.line_no",
+         JOIN data_files f ON f.id = e.file_id WHERE f.task_id = $1 AND f.kind = 'test' ORDER BY e.line_no",
     )
     .bind(task_id)
     .fetch_all(pool)
@@ -194,7 +192,7 @@ async fn task_data(
     ))
 }
 
-fn row_of(r: &sqlx::sqlite::SqliteRow) -> Result<AnnotationRow, AppError> {
+fn row_of(r: &sqlx::any::AnyRow) -> Result<AnnotationRow, AppError> {
     let crowd: CrowdInfo =
         serde_json::from_str(r.get("crowd_json")).map_err(|e| corrupt("crowd ids", e))?;
     let answer: Vec<StoredSpan> = match r.get::<Option<String>, _>("answer_json") {
@@ -228,8 +226,8 @@ fn row_of(r: &sqlx::sqlite::SqliteRow) -> Result<AnnotationRow, AppError> {
         content_key: r.get("content_key"),
         submitted: submitted_at.is_some(),
         answer,
-        no_answer: r.get("no_answer"),
-        skipped: r.get("skipped"),
+        no_answer: r.get::<i64, _>("no_answer") != 0,
+        skipped: r.get::<i64, _>("skipped") != 0,
         confidence: r.get::<Option<i64>, _>("confidence").map(|c| c as u8),
         shown_at: r.get("shown_at"),
         submitted_at,
@@ -284,7 +282,7 @@ fn fold_row(out: &mut Vec<AnnotatorRecord>, r: AnnotationRow) {
 /// Every annotation row of `studies`, ordered by study, assignment and position, one at a time
 /// from the database (the exports write each as it comes; nothing holds them all).
 pub fn annotation_rows<'a>(
-    pool: &'a SqlitePool,
+    pool: &'a AnyPool,
     studies: &[Study],
 ) -> impl Stream<Item = Result<AnnotationRow, AppError>> + Send + 'a {
     let ids: Vec<i64> = studies.iter().map(|s| s.id).collect();
@@ -294,26 +292,37 @@ pub fn annotation_rows<'a>(
         .iter()
         .map(|s| (s.id, shots::files_value(&s.config.scenario_files())))
         .collect();
-    sqlx::query(
-        "SELECT a.study_id, s.name AS study, a.config_id, t.name AS task, a.id AS assignment_id,
-            u.name AS worker, a.crowd_json, a.k, a.training_split, a.status, a.started_at,
-            a.finished_at, a.last_activity, i.position, i.phase, i.example_id, e.ext_id,
-            f.file_name, e.line_no, e.content_key, i.answer_json, i.no_answer, i.skipped,
-            i.confidence, i.shown_at, i.submitted_at, i.acknowledged_at, i.s1, i.s1_any_of,
-            i.client_id
-         FROM assignments a
-         JOIN studies s ON s.id = a.study_id
-         JOIN tasks t ON t.id = a.task_id
-         JOIN users u ON u.id = a.worker_id
-         JOIN assignment_items i ON i.assignment_id = a.id
-         JOIN examples e ON e.id = i.example_id
-         JOIN data_files f ON f.id = e.file_id
-         WHERE a.study_id IN (SELECT value FROM json_each(?))
-         ORDER BY a.study_id, a.id, i.position",
-    )
-    .bind(json_ids)
-    .fetch(pool)
-    .map(move |row| {
+    // The study ids arrive as one JSON array; expanding it into rows is the one dialect
+    // difference of this query.
+    macro_rules! annotations {
+        ($ids:literal) => {
+            concat!(
+                "SELECT a.study_id, s.name AS study, a.config_id, t.name AS task,
+                    a.id AS assignment_id, u.name AS worker, a.crowd_json, a.k, a.training_split,
+                    a.status, a.started_at, a.finished_at, a.last_activity, i.position, i.phase,
+                    i.example_id, e.ext_id, f.file_name, e.line_no, e.content_key, i.answer_json,
+                    i.no_answer, i.skipped, i.confidence, i.shown_at, i.submitted_at,
+                    i.acknowledged_at, i.s1, i.s1_any_of, i.client_id
+                 FROM assignments a
+                 JOIN studies s ON s.id = a.study_id
+                 JOIN tasks t ON t.id = a.task_id
+                 JOIN users u ON u.id = a.worker_id
+                 JOIN assignment_items i ON i.assignment_id = a.id
+                 JOIN examples e ON e.id = i.example_id
+                 JOIN data_files f ON f.id = e.file_id
+                 WHERE a.study_id IN (",
+                $ids,
+                ") ORDER BY a.study_id, a.id, i.position"
+            )
+        };
+    }
+    let sql = match Backend::of(pool) {
+        Backend::Sqlite => annotations!("SELECT value FROM json_each($1)"),
+        Backend::Postgres => {
+            annotations!("SELECT value::bigint FROM jsonb_array_elements_text($1::jsonb)")
+        }
+    };
+    sqlx::query(sql).bind(json_ids).fetch(pool).map(move |row| {
         let mut r = row_of(&row?)?;
         r.shot_group = groups.get(&r.study_id).cloned().unwrap_or_default();
         Ok(r)
@@ -321,7 +330,7 @@ pub fn annotation_rows<'a>(
 }
 
 /// The studies `scope` names (every study when empty); an unknown id is `NotFound`.
-pub async fn studies_in(pool: &SqlitePool, scope: &[i64]) -> Result<Vec<Study>, AppError> {
+pub async fn studies_in(pool: &AnyPool, scope: &[i64]) -> Result<Vec<Study>, AppError> {
     let ids: Vec<i64> = if scope.is_empty() {
         sqlx::query_scalar("SELECT id FROM studies ORDER BY id")
             .fetch_all(pool)
@@ -337,7 +346,7 @@ pub async fn studies_in(pool: &SqlitePool, scope: &[i64]) -> Result<Vec<Study>, 
 }
 
 /// Loads the studies `scope` names (every study when empty); an unknown id is `NotFound`.
-pub async fn load(pool: &SqlitePool, scope: &[i64]) -> Result<Loaded, AppError> {
+pub async fn load(pool: &AnyPool, scope: &[i64]) -> Result<Loaded, AppError> {
     let studies = studies_in(pool, scope).await?;
     let mut tasks = HashMap::new();
     let mut test_items = HashMap::new();

@@ -5,13 +5,13 @@ use crate::ssr::guard::{self, Guards, Limits};
 use crate::ssr::writer::Writer;
 use http::HeaderMap;
 use leptos::config::LeptosOptions;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::net::IpAddr;
 use std::sync::Arc;
 
 #[derive(Clone, Debug)]
 pub struct AppState {
-    pub pool: SqlitePool,
+    pub pool: AnyPool,
     pub leptos_options: LeptosOptions,
     /// Add `Secure` to session cookies (set when served over HTTPS).
     pub secure_cookies: bool,
@@ -25,7 +25,7 @@ pub struct AppState {
 
 impl AppState {
     /// A state with the default limits, no proxy and plain cookies.
-    pub fn new(pool: SqlitePool, leptos_options: LeptosOptions) -> Self {
+    pub fn new(pool: AnyPool, leptos_options: LeptosOptions) -> Self {
         AppState {
             writer: Writer::new(pool.clone()),
             pool,

@@ -7,7 +7,7 @@ use crate::ssr::study::Study;
 use futures_util::TryStreamExt;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::future::Future;
 use std::io::Write;
 use tokio::sync::mpsc;
@@ -139,7 +139,7 @@ pub enum RowFile {
 
 /// Writes one of the row files, reading the rows from the database one at a time.
 pub async fn write_rows<S: Sink>(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     studies: &[Study],
     file: RowFile,
     out: &mut Out<S>,

@@ -3,7 +3,7 @@
 
 use crate::domain::task::{Context, Example, Family, TaskSpec};
 use sha2::{Digest, Sha256};
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 
 /// SHA-256 of an item's context, question and answer: the same item across files.
 pub fn content_key(context: &Context, question: &str, official: &[String]) -> String {
@@ -17,7 +17,7 @@ pub fn content_key(context: &Context, question: &str, official: &[String]) -> St
 /// 'classification' and their metric in `text_metric` (see the text_tasks migration);
 /// `catalog::load_spec` reads them back as text-to-text.
 pub async fn insert_task(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     spec: &TaskSpec,
     source: &str,
 ) -> Result<i64, sqlx::Error> {
@@ -25,9 +25,9 @@ pub async fn insert_task(
         (Family::TextToText, Some(m)) => (Family::Classification, Some(m.name())),
         (f, _) => (f, None),
     };
-    Ok(sqlx::query(
+    sqlx::query_scalar::<_, i64>(
         "INSERT INTO tasks (name, family, description, labels_json, question_types_json, no_answer, source, text_metric)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
     )
     .bind(&spec.name)
     .bind(family.as_str())
@@ -37,9 +37,8 @@ pub async fn insert_task(
     .bind(spec.no_answer.as_str())
     .bind(source)
     .bind(text_metric)
-    .execute(conn)
-    .await?
-    .last_insert_rowid())
+    .fetch_one(conn)
+    .await
 }
 
 /// A data file's row: a test file (`train` = None) or the training file of (k, split).
@@ -51,28 +50,27 @@ pub struct FileRow<'a> {
 }
 
 pub async fn insert_file(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     task_id: i64,
     f: &FileRow<'_>,
 ) -> Result<i64, sqlx::Error> {
-    Ok(sqlx::query(
-        "INSERT INTO data_files (task_id, file_name, kind, k, split, sha256, n_rows) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    sqlx::query_scalar::<_, i64>(
+        "INSERT INTO data_files (task_id, file_name, kind, k, split, sha256, n_rows) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
     )
     .bind(task_id)
     .bind(f.name)
     .bind(if f.train.is_some() { "train" } else { "test" })
-    .bind(f.train.map(|(k, _)| k))
-    .bind(f.train.map(|(_, s)| s))
+    .bind(f.train.map(|(k, _)| i64::from(k)))
+    .bind(f.train.map(|(_, s)| i64::from(s)))
     .bind(f.sha256)
     .bind(f.n_rows as i64)
-    .execute(conn)
-    .await?
-    .last_insert_rowid())
+    .fetch_one(conn)
+    .await
 }
 
 /// Inserts one example, line `line` (1-based) of its file.
 pub async fn insert_example(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     file_id: i64,
     line: usize,
     ex: &Example,
@@ -81,7 +79,7 @@ pub async fn insert_example(
     sqlx::query(
         "INSERT INTO examples (file_id, line_no, ext_id, context, context2, question, question_type,
                                gold_official, gold_spans, extra_json, content_key)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
     )
     .bind(file_id)
     .bind(line as i64)

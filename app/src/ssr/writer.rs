@@ -5,7 +5,7 @@
 
 use crate::error::AppError;
 use futures_util::future::BoxFuture;
-use sqlx::{SqliteConnection, SqlitePool};
+use sqlx::{AnyConnection, AnyPool};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
@@ -13,8 +13,7 @@ use tokio::sync::{mpsc, oneshot};
 /// Work done inside the shared transaction: whether it failed (its savepoint is rolled back),
 /// and how to deliver its result once the transaction's fate is known.
 type Delivery = Box<dyn FnOnce(Option<AppError>) + Send>;
-type Job =
-    Box<dyn for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, (bool, Delivery)> + Send>;
+type Job = Box<dyn for<'c> FnOnce(&'c mut AnyConnection) -> BoxFuture<'c, (bool, Delivery)> + Send>;
 
 /// At most this many submissions share a commit (bounds the time one transaction holds the
 /// write lock).
@@ -25,7 +24,7 @@ const QUEUE: usize = 1024;
 /// The handle every request shares; the writer task starts with the first submission.
 #[derive(Clone)]
 pub struct Writer {
-    pool: SqlitePool,
+    pool: AnyPool,
     queue: Arc<Mutex<Option<mpsc::Sender<Job>>>>,
     /// Transactions committed so far (answers per commit = answers / commits).
     commits: Arc<AtomicU64>,
@@ -38,7 +37,7 @@ impl std::fmt::Debug for Writer {
 }
 
 impl Writer {
-    pub fn new(pool: SqlitePool) -> Self {
+    pub fn new(pool: AnyPool) -> Self {
         Writer {
             pool,
             queue: Arc::new(Mutex::new(None)),
@@ -56,7 +55,7 @@ impl Writer {
     pub async fn run<T, F>(&self, work: F) -> Result<T, AppError>
     where
         T: Send + 'static,
-        F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<T, AppError>>
+        F: for<'c> FnOnce(&'c mut AnyConnection) -> BoxFuture<'c, Result<T, AppError>>
             + Send
             + 'static,
     {
@@ -104,7 +103,7 @@ impl Writer {
     }
 }
 
-async fn writer_loop(pool: SqlitePool, mut queue: mpsc::Receiver<Job>, commits: Arc<AtomicU64>) {
+async fn writer_loop(pool: AnyPool, mut queue: mpsc::Receiver<Job>, commits: Arc<AtomicU64>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let (deliveries, failure) = run_batch(&pool, std::mem::take(&mut batch)).await;
@@ -120,13 +119,13 @@ async fn writer_loop(pool: SqlitePool, mut queue: mpsc::Receiver<Job>, commits: 
 /// One transaction for `jobs`, each in a savepoint: the deliveries of the jobs that ran, and
 /// the error that undid them all (`None`: committed). Jobs that never ran are dropped, and
 /// their callers hear that the writer dropped them.
-async fn run_batch(pool: &SqlitePool, jobs: Vec<Job>) -> (Vec<Delivery>, Option<AppError>) {
+async fn run_batch(pool: &AnyPool, jobs: Vec<Job>) -> (Vec<Delivery>, Option<AppError>) {
     let mut deliveries = Vec::with_capacity(jobs.len());
     let mut conn = match pool.acquire().await {
         Ok(c) => c,
         Err(e) => return (deliveries, Some(logged("no connection for the writer", e))),
     };
-    if let Err(e) = sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await {
+    if let Err(e) = crate::ssr::tx::begin_on(&mut conn).await {
         return (deliveries, Some(logged("group transaction", e)));
     }
     for job in jobs {
@@ -166,15 +165,11 @@ fn logged(what: &str, e: sqlx::Error) -> AppError {
 #[cfg(test)]
 mod tests {
     use super::Writer;
-    use sqlx::sqlite::SqlitePoolOptions;
+    use crate::ssr::db::{open, Open};
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn submissions_share_commits_and_a_refused_one_rolls_back_alone() {
-        let pool = SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect("sqlite::memory:")
-            .await
-            .unwrap();
+        let pool = open("sqlite::memory:", Open::default()).await.unwrap();
         sqlx::query("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT UNIQUE)")
             .execute(&pool)
             .await
@@ -186,7 +181,7 @@ mod tests {
                 w.run(move |c| {
                     Box::pin(async move {
                         // Two writes each: a refusal must undo both, and only its own.
-                        sqlx::query("INSERT INTO t (k, v) VALUES (?, ?)")
+                        sqlx::query("INSERT INTO t (k, v) VALUES ($1, $2)")
                             .bind(i)
                             .bind(format!("first {i}"))
                             .execute(&mut *c)
@@ -196,7 +191,7 @@ mod tests {
                         } else {
                             format!("v{i}")
                         };
-                        sqlx::query("INSERT INTO t (k, v) VALUES (?, ?)")
+                        sqlx::query("INSERT INTO t (k, v) VALUES ($1, $2)")
                             .bind(1000 + i)
                             .bind(v)
                             .execute(&mut *c)

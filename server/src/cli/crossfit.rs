@@ -8,7 +8,7 @@ use app::domain::crossfit::partition::Partition;
 use app::ssr::crossfit as xf;
 
 pub(super) async fn report_stored(
-    pool: &sqlx::SqlitePool,
+    pool: &sqlx::AnyPool,
     tasks: Vec<app::ssr::crossfit::NewTask>,
 ) -> Result<()> {
     let outcomes = xf::store_tasks(pool, &tasks).await?;
@@ -34,7 +34,7 @@ pub(super) async fn report_stored(
     Ok(())
 }
 
-pub(super) async fn crossfit_command(pool: &sqlx::SqlitePool, c: CrossfitCommand) -> Result<()> {
+pub(super) async fn crossfit_command(pool: &sqlx::AnyPool, c: CrossfitCommand) -> Result<()> {
     match c {
         CrossfitCommand::Tasks => {
             for t in xf::list_tasks(pool).await? {

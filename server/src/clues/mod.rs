@@ -9,7 +9,7 @@ pub mod spec;
 pub mod store;
 
 use crate::error::Result;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::path::Path;
 
 /// The outcome of an import, with its printable report.
@@ -33,7 +33,7 @@ impl Imported {
 
 /// Stores already loaded tasks (all or nothing).
 pub async fn import_tasks(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     tasks: Vec<load::TaskData>,
     source: &str,
 ) -> Result<Imported> {
@@ -42,13 +42,13 @@ pub async fn import_tasks(
 }
 
 /// `import clues <dir>`: a CLUES data root or one task directory.
-pub async fn import_dir(pool: &SqlitePool, dir: &Path) -> Result<Imported> {
+pub async fn import_dir(pool: &AnyPool, dir: &Path) -> Result<Imported> {
     let tasks = load::load_clues_dir(dir)?;
     import_tasks(pool, tasks, "clues").await
 }
 
 /// `import task <dir>`: a researcher's own task folder (CLUES layout plus `task.json`).
-pub async fn import_own(pool: &SqlitePool, dir: &Path) -> Result<Imported> {
+pub async fn import_own(pool: &AnyPool, dir: &Path) -> Result<Imported> {
     let task = own::load_own_task(dir)?;
     import_tasks(pool, vec![task], "own").await
 }

@@ -5,7 +5,7 @@ use super::checks::Note;
 use super::load::{FileKind, TaskData};
 use crate::error::{Result, ServerError};
 use app::ssr::task_store;
-use sqlx::{Sqlite, SqlitePool, Transaction};
+use sqlx::{Any, AnyPool, Transaction};
 use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,11 +16,7 @@ pub enum Outcome {
 }
 
 /// Stores every task, or none of them.
-pub async fn store_tasks(
-    pool: &SqlitePool,
-    tasks: &[TaskData],
-    source: &str,
-) -> Result<Vec<Outcome>> {
+pub async fn store_tasks(pool: &AnyPool, tasks: &[TaskData], source: &str) -> Result<Vec<Outcome>> {
     let mut tx = app::ssr::tx::begin_immediate(pool).await?;
     let mut outcomes = Vec::with_capacity(tasks.len());
     for task in tasks {
@@ -31,18 +27,18 @@ pub async fn store_tasks(
 }
 
 async fn store_task(
-    tx: &mut Transaction<'_, Sqlite>,
+    tx: &mut Transaction<'_, Any>,
     task: &TaskData,
     source: &str,
 ) -> Result<Outcome> {
     let spec = &task.spec;
-    let existing: Option<i64> = sqlx::query_scalar("SELECT id FROM tasks WHERE name = ?")
+    let existing: Option<i64> = sqlx::query_scalar("SELECT id FROM tasks WHERE name = $1")
         .bind(&spec.name)
         .fetch_optional(&mut **tx)
         .await?;
     if let Some(task_id) = existing {
         let stored: Vec<(String, String)> = sqlx::query_as(
-            "SELECT file_name, sha256 FROM data_files WHERE task_id = ? ORDER BY file_name",
+            "SELECT file_name, sha256 FROM data_files WHERE task_id = $1 ORDER BY file_name",
         )
         .bind(task_id)
         .fetch_all(&mut **tx)
@@ -96,7 +92,7 @@ async fn store_task(
         detail,
     } in &task.notes
     {
-        sqlx::query("INSERT INTO quality_issues (task_id, file_id, line_no, kind, detail) VALUES (?, ?, ?, ?, ?)")
+        sqlx::query("INSERT INTO quality_issues (task_id, file_id, line_no, kind, detail) VALUES ($1, $2, $3, $4, $5)")
             .bind(task_id)
             .bind(file.as_deref().and_then(|f| file_ids.get(f).copied()))
             .bind(line.map(|l| l as i64))

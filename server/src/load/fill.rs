@@ -3,14 +3,15 @@
 //! (written with SQL in one transaction; for benchmarks and tests of large exports only).
 
 use crate::error::{Result, ServerError};
-use sqlx::SqlitePool;
+use app::ssr::db::Backend;
+use sqlx::AnyPool;
 
 /// Adds finished zero-shot workers named `fill-<tag>-<n>` to `study` until about `rows` new
 /// annotation rows exist; returns (workers, rows) added.
-pub async fn fill(pool: &SqlitePool, study: i64, rows: u64, tag: &str) -> Result<(u64, u64)> {
+pub async fn fill(pool: &AnyPool, study: i64, rows: u64, tag: &str) -> Result<(u64, u64)> {
     let (task_id, config_id): (i64, i64) = sqlx::query_as(
         "SELECT s.task_id, (SELECT MAX(id) FROM study_configs c WHERE c.study_id = s.id)
-         FROM studies s WHERE s.id = ?",
+         FROM studies s WHERE s.id = $1",
     )
     .bind(study)
     .fetch_optional(pool)
@@ -18,7 +19,7 @@ pub async fn fill(pool: &SqlitePool, study: i64, rows: u64, tag: &str) -> Result
     .ok_or_else(|| ServerError::Usage(format!("there is no study {study}")))?;
     let test_items: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM examples e JOIN data_files f ON f.id = e.file_id
-         WHERE f.task_id = ? AND f.kind = 'test'",
+         WHERE f.task_id = $1 AND f.kind = 'test'",
     )
     .bind(task_id)
     .fetch_one(pool)
@@ -31,24 +32,37 @@ pub async fn fill(pool: &SqlitePool, study: i64, rows: u64, tag: &str) -> Result
     let workers = rows.div_ceil(test_items as u64);
     let now = app::ssr::auth::now_ms();
     let prefix = format!("fill-{tag}-");
+    // The JSON the rows carry is built with each dialect's own functions.
+    let (crowd, answer) = match Backend::of(pool) {
+        Backend::Sqlite => (
+            "json_object('platform', 'prolific', 'worker', u.name, 'study', 'fill',
+                 'session', 's' || u.id, 'assignment', NULL)",
+            "(SELECT json_group_array(json_object('text', g.value, 'offset', NULL,
+                 'length', length(g.value))) FROM json_each(e.gold_official) g)",
+        ),
+        Backend::Postgres => (
+            "json_build_object('platform', 'prolific', 'worker', u.name, 'study', 'fill',
+                 'session', 's' || u.id, 'assignment', NULL)::text",
+            "(SELECT COALESCE(json_agg(json_build_object('text', g.value, 'offset', NULL,
+                 'length', length(g.value))), '[]'::json)::text
+              FROM json_array_elements_text(e.gold_official::json) g)",
+        ),
+    };
     let mut tx = app::ssr::tx::begin_immediate(pool).await?;
     sqlx::query(
-        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-         INSERT INTO users (name, role) SELECT ? || i, 'worker' FROM n",
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)
+         INSERT INTO users (name, role) SELECT $2 || i, 'worker' FROM n",
     )
     .bind(workers as i64)
     .bind(&prefix)
     .execute(&mut *tx)
     .await?;
-    sqlx::query(
+    sqlx::query(&format!(
         "INSERT INTO assignments (study_id, task_id, worker_id, k, config_id, training_split,
              order_seed, status, crowd_json, started_at, last_activity, finished_at)
-         SELECT ?, ?, u.id, 0, ?, NULL, u.id, 'finished',
-             json_object('platform', 'prolific', 'worker', u.name, 'study', 'fill',
-                         'session', 's' || u.id, 'assignment', NULL),
-             ?, ?, ?
-         FROM users u WHERE u.name LIKE ? || '%'",
-    )
+         SELECT $1, $2, u.id, 0, $3, NULL, u.id, 'finished', {crowd}, $4, $5, $6
+         FROM users u WHERE u.name LIKE $7 || '%'"
+    ))
     .bind(study)
     .bind(task_id)
     .bind(config_id)
@@ -58,18 +72,15 @@ pub async fn fill(pool: &SqlitePool, study: i64, rows: u64, tag: &str) -> Result
     .bind(&prefix)
     .execute(&mut *tx)
     .await?;
-    let added = sqlx::query(
+    let added = sqlx::query(&format!(
         "INSERT INTO assignment_items (assignment_id, position, phase, example_id, shown_at,
              submitted_at, client_id, answer_json, confidence, s1, s1_any_of)
          SELECT a.id, e.line_no - 1, 'test', e.id, a.started_at, a.finished_at,
-             'fill-' || e.line_no,
-             (SELECT json_group_array(json_object('text', g.value, 'offset', NULL,
-                  'length', length(g.value))) FROM json_each(e.gold_official) g),
-             4, 1.0, 1.0
+             'fill-' || e.line_no, {answer}, 4, 1.0, 1.0
          FROM assignments a JOIN users u ON u.id = a.worker_id
-         JOIN examples e JOIN data_files f ON f.id = e.file_id
-         WHERE u.name LIKE ? || '%' AND f.task_id = a.task_id AND f.kind = 'test'",
-    )
+         CROSS JOIN examples e JOIN data_files f ON f.id = e.file_id
+         WHERE u.name LIKE $1 || '%' AND f.task_id = a.task_id AND f.kind = 'test'"
+    ))
     .bind(&prefix)
     .execute(&mut *tx)
     .await?

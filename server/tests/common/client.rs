@@ -20,7 +20,7 @@ pub struct Env {
 /// tasks, an admin and a researcher.
 pub async fn env() -> Env {
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("t.db").display());
+    let url = super::db_url(&dir.path().join("t.db"));
     let pool = db::connect(&url).await.unwrap();
     demo::ensure_demo(&pool).await.unwrap();
     super::add_users(&pool, &[("ada", Role::Admin), ("rita", Role::Researcher)]).await;
@@ -181,7 +181,7 @@ pub fn parse(r: &Resp) -> Value {
 }
 
 pub async fn places(state: &AppState, study_id: i64) -> Vec<(i64, String)> {
-    sqlx::query_as("SELECT k, status FROM assignments WHERE study_id = ? ORDER BY id")
+    sqlx::query_as("SELECT k, status FROM assignments WHERE study_id = $1 ORDER BY id")
         .bind(study_id)
         .fetch_all(&state.pool)
         .await

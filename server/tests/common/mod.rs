@@ -4,7 +4,7 @@
 pub mod client;
 pub mod spawned;
 
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::path::PathBuf;
 
 /// The official CLUES data: `$CLUES_DATA`, else `../shared/data/clues` beside the project.
@@ -32,9 +32,33 @@ pub fn clues_data(test: &str) -> Option<PathBuf> {
     }
 }
 
+/// The database of a test that keeps its files in `path`: `sqlite://path`, or, when
+/// `CLUES_TEST_POSTGRES` names a PostgreSQL server (`postgres://user@host:port`), a database
+/// on it named after the path (created on first connect; the same path gives the same one).
+pub fn db_url(path: &std::path::Path) -> String {
+    match std::env::var("CLUES_TEST_POSTGRES") {
+        Ok(server) if !server.is_empty() => {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            path.hash(&mut h);
+            format!("{}/t{:016x}", server.trim_end_matches('/'), h.finish())
+        }
+        _ => format!("sqlite://{}", path.display()),
+    }
+}
+
+/// A fresh, empty, migrated database for one test (see `db_url`); keep the directory alive.
+pub async fn fresh_db() -> (tempfile::TempDir, AnyPool) {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = server::db::connect(&db_url(&dir.path().join("t.db")))
+        .await
+        .unwrap();
+    (dir, pool)
+}
+
 /// Row counts of every table, and the full contents of the tables a worker's requests
 /// write to, to prove that a refused operation changed nothing.
-pub async fn snapshot(pool: &SqlitePool) -> Vec<(String, String)> {
+pub async fn snapshot(pool: &AnyPool) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for t in [
         "users",
@@ -71,9 +95,14 @@ pub async fn snapshot(pool: &SqlitePool) -> Vec<(String, String)> {
         ),
         ("study_configs", "id, study_id, config_json"),
     ] {
-        let rows: Vec<String> = sqlx::query_scalar(&format!(
-            "SELECT json_array({cols}) FROM {t} ORDER BY 1"
-        ))
+        // Each row as text, the same way on both backends.
+        let row = cols
+            .split(", ")
+            .map(|c| format!("COALESCE(CAST({c} AS TEXT), 'null')"))
+            .collect::<Vec<_>>()
+            .join(" || '|' || ");
+        let rows: Vec<String> =
+            sqlx::query_scalar(&format!("SELECT {row} FROM {t} ORDER BY 1"))
         .fetch_all(pool)
         .await
         .unwrap();
@@ -83,7 +112,7 @@ pub async fn snapshot(pool: &SqlitePool) -> Vec<(String, String)> {
 }
 
 /// The application state the router needs, over `pool`, with no site files.
-pub fn app_state(pool: SqlitePool) -> app::ssr::state::AppState {
+pub fn app_state(pool: AnyPool) -> app::ssr::state::AppState {
     app::ssr::state::AppState::new(
         pool,
         leptos::config::LeptosOptions::builder()
@@ -94,7 +123,7 @@ pub fn app_state(pool: SqlitePool) -> app::ssr::state::AppState {
 }
 
 /// Adds users with the password `<name>-password`.
-pub async fn add_users(pool: &SqlitePool, users: &[(&str, app::domain::people::Role)]) {
+pub async fn add_users(pool: &AnyPool, users: &[(&str, app::domain::people::Role)]) {
     for (name, role) in users {
         app::ssr::auth::create_user(pool, name, *role, Some(format!("{name}-password")))
             .await

@@ -11,12 +11,12 @@ pub struct Spawned {
 }
 
 impl Spawned {
-    /// `clues-lab --database sqlite://<db> serve --addr 127.0.0.1:0 <extra>`; waits for the
+    /// `clues-lab --database <db_url(db)> serve --addr 127.0.0.1:0 <extra>`; waits for the
     /// "listening on" line.
     pub fn start(db: &Path, extra: &[&str]) -> Spawned {
         let mut child = Command::new(env!("CARGO_BIN_EXE_clues-lab"))
             .arg("--database")
-            .arg(format!("sqlite://{}", db.display()))
+            .arg(super::db_url(db))
             .args([
                 "serve",
                 "--addr",

@@ -7,7 +7,7 @@ use crate::domain::shots::{self, ShotSets};
 use crate::domain::study::StudyConfig;
 use crate::error::AppError;
 use crate::ssr::catalog::{load_spec, shot_sets};
-use sqlx::{Row, Sqlite, SqlitePool, Transaction};
+use sqlx::{Any, AnyPool, Row, Transaction};
 use std::collections::HashMap;
 
 fn check_name(name: &str) -> Result<String, AppError> {
@@ -22,7 +22,7 @@ fn check_name(name: &str) -> Result<String, AppError> {
 
 /// Checks a configuration against the task's training files (`sets`) and their nesting.
 async fn check_config(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     config: &StudyConfig,
     task_id: i64,
     sets: &ShotSets,
@@ -46,22 +46,21 @@ fn new_completion_code() -> String {
 }
 
 async fn insert_config(
-    tx: &mut Transaction<'_, Sqlite>,
+    tx: &mut Transaction<'_, Any>,
     study_id: i64,
     config: &StudyConfig,
     by: Option<i64>,
 ) -> Result<(), AppError> {
     let json = serde_json::to_string(config).map_err(AppError::internal)?;
-    let config_id = sqlx::query(
-        "INSERT INTO study_configs (study_id, config_json, created_by) VALUES (?, ?, ?)",
+    let config_id = sqlx::query_scalar::<_, i64>(
+        "INSERT INTO study_configs (study_id, config_json, created_by) VALUES ($1, $2, $3) RETURNING id",
     )
     .bind(study_id)
     .bind(json)
     .bind(by)
-    .execute(&mut **tx)
-    .await?
-    .last_insert_rowid();
-    sqlx::query("UPDATE studies SET config_id = ? WHERE id = ?")
+    .fetch_one(&mut **tx)
+    .await?;
+    sqlx::query("UPDATE studies SET config_id = $1 WHERE id = $2")
         .bind(config_id)
         .bind(study_id)
         .execute(&mut **tx)
@@ -74,7 +73,7 @@ async fn insert_config(
 /// where there is none, the same split for every k, which is refused unless unnested training
 /// sets are allowed.
 pub async fn create(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     by: Option<i64>,
     task: &str,
     name: &str,
@@ -95,20 +94,21 @@ pub async fn create(
         config.completion_code = new_completion_code();
     }
     let mut tx = crate::ssr::tx::begin_write(pool).await?;
-    let id = sqlx::query("INSERT INTO studies (task_id, name, created_by) VALUES (?, ?, ?)")
-        .bind(task_id)
-        .bind(&name)
-        .bind(by)
-        .execute(&mut *tx)
-        .await?
-        .last_insert_rowid();
+    let id = sqlx::query_scalar::<_, i64>(
+        "INSERT INTO studies (task_id, name, created_by) VALUES ($1, $2, $3) RETURNING id",
+    )
+    .bind(task_id)
+    .bind(&name)
+    .bind(by)
+    .fetch_one(&mut *tx)
+    .await?;
     insert_config(&mut tx, id, &config, by).await?;
     tx.commit().await?;
     Ok(id)
 }
 
 pub async fn update(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     by: Option<i64>,
     id: i64,
     name: &str,
@@ -126,7 +126,7 @@ pub async fn update(
     // Everything below runs on the one connection of the write transaction.
     let mut tx = crate::ssr::tx::begin_write(pool).await?;
     let result = async {
-        let in_force: i64 = sqlx::query_scalar("SELECT config_id FROM studies WHERE id = ?")
+        let in_force: i64 = sqlx::query_scalar("SELECT config_id FROM studies WHERE id = $1")
             .bind(id)
             .fetch_one(&mut *tx)
             .await?;
@@ -135,16 +135,17 @@ pub async fn update(
                 "The configuration was changed meanwhile; reload the page and try again.".into(),
             ));
         }
-        let started: bool =
-            sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM assignments WHERE study_id = ?)")
+        let started: Option<i64> =
+            sqlx::query_scalar("SELECT 1 FROM assignments WHERE study_id = $1 LIMIT 1")
                 .bind(id)
-                .fetch_one(&mut *tx)
+                .fetch_optional(&mut *tx)
                 .await?;
+        let started = started.is_some();
         study
             .config
             .check_edit(&config, started)
             .map_err(AppError::Refused)?;
-        sqlx::query("UPDATE studies SET name = ? WHERE id = ?")
+        sqlx::query("UPDATE studies SET name = $1 WHERE id = $2")
             .bind(&name)
             .bind(id)
             .execute(&mut *tx)
@@ -158,7 +159,7 @@ pub async fn update(
     crate::ssr::tx::finish(tx, result).await
 }
 
-pub async fn list(pool: &SqlitePool) -> Result<Vec<StudySummary>, AppError> {
+pub async fn list(pool: &AnyPool) -> Result<Vec<StudySummary>, AppError> {
     let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM studies ORDER BY id DESC")
         .fetch_all(pool)
         .await?;
@@ -176,15 +177,15 @@ pub async fn list(pool: &SqlitePool) -> Result<Vec<StudySummary>, AppError> {
 }
 
 /// One study's summary, or `NotFound`.
-pub async fn summary_of(pool: &SqlitePool, id: i64) -> Result<StudySummary, AppError> {
+pub async fn summary_of(pool: &AnyPool, id: i64) -> Result<StudySummary, AppError> {
     let s = load(pool, id).await?;
     summary(pool, &s, &shot_sets(pool, s.task_id).await?).await
 }
 
 /// A study's summary; `sets` are its task's training sets.
-async fn summary(pool: &SqlitePool, s: &Study, sets: &ShotSets) -> Result<StudySummary, AppError> {
+async fn summary(pool: &AnyPool, s: &Study, sets: &ShotSets) -> Result<StudySummary, AppError> {
     let (workers, finished): (i64, i64) = sqlx::query_as(
-        "SELECT COUNT(*), COALESCE(SUM(status = 'finished'), 0) FROM assignments WHERE study_id = ?",
+        "SELECT COUNT(*), COALESCE(SUM(CASE WHEN status = 'finished' THEN 1 ELSE 0 END), 0) FROM assignments WHERE study_id = $1",
     )
     .bind(s.id)
     .fetch_one(pool)
@@ -205,15 +206,15 @@ async fn summary(pool: &SqlitePool, s: &Study, sets: &ShotSets) -> Result<StudyS
     })
 }
 
-pub async fn admin_view(pool: &SqlitePool, id: i64) -> Result<StudyOverview, AppError> {
+pub async fn admin_view(pool: &AnyPool, id: i64) -> Result<StudyOverview, AppError> {
     let s = load(pool, id).await?;
     let rows = sqlx::query(
         "SELECT u.name, a.k, a.status, a.started_at,
             (SELECT COUNT(*) FROM assignment_items i WHERE i.assignment_id = a.id AND i.submitted_at IS NOT NULL) AS done,
             (SELECT COUNT(*) FROM assignment_items i WHERE i.assignment_id = a.id) AS total,
             (SELECT AVG(i.s1) FROM assignment_items i WHERE i.assignment_id = a.id AND i.phase = 'training' AND i.submitted_at IS NOT NULL) AS train_s1,
-            (SELECT COALESCE(SUM(i.submitted_at - i.shown_at), 0) FROM assignment_items i WHERE i.assignment_id = a.id AND i.submitted_at IS NOT NULL) AS ms
-         FROM assignments a JOIN users u ON u.id = a.worker_id WHERE a.study_id = ? ORDER BY a.k, a.id",
+            (SELECT CAST(COALESCE(SUM(i.submitted_at - i.shown_at), 0) AS BIGINT) FROM assignment_items i WHERE i.assignment_id = a.id AND i.submitted_at IS NOT NULL) AS ms
+         FROM assignments a JOIN users u ON u.id = a.worker_id WHERE a.study_id = $1 ORDER BY a.k, a.id",
     )
     .bind(id)
     .fetch_all(pool)

@@ -8,16 +8,16 @@ use crate::domain::task::{Context, Family, Gold, TaskSpec};
 use crate::error::AppError;
 use crate::ssr::catalog::{context_of, corrupt, gold_of};
 use serde::{Deserialize, Serialize};
-use sqlx::{Row, SqliteExecutor};
+use sqlx::{AnyExecutor, Row};
 
 /// The worker's assignment in this study: (id, k, status, started_at).
 pub(super) async fn own_assignment(
-    db: impl SqliteExecutor<'_>,
+    db: impl AnyExecutor<'_>,
     study_id: i64,
     worker: i64,
 ) -> Result<Option<(i64, u32, String, i64, i64)>, AppError> {
     let row: Option<(i64, i64, String, i64, i64)> = sqlx::query_as(
-        "SELECT id, k, status, started_at, last_activity FROM assignments WHERE study_id = ? AND worker_id = ?",
+        "SELECT id, k, status, started_at, last_activity FROM assignments WHERE study_id = $1 AND worker_id = $2",
     )
     .bind(study_id)
     .bind(worker)
@@ -40,7 +40,7 @@ pub(super) struct ItemRow {
 }
 
 pub(super) async fn item_row(
-    db: impl SqliteExecutor<'_>,
+    db: impl AnyExecutor<'_>,
     family: Family,
     assignment: i64,
     position: i64,
@@ -49,7 +49,7 @@ pub(super) async fn item_row(
         "SELECT i.phase, i.submitted_at, i.shown_at, i.client_id, i.answer_json, i.no_answer, i.skipped, i.confidence,
                 e.context, e.context2, e.question, e.gold_official, e.gold_spans
          FROM assignment_items i JOIN examples e ON e.id = i.example_id
-         WHERE i.assignment_id = ? AND i.position = ?",
+         WHERE i.assignment_id = $1 AND i.position = $2",
     )
     .bind(assignment)
     .bind(position)
@@ -144,11 +144,11 @@ pub(super) fn reveal(spec: &TaskSpec, item: &ItemRow) -> Option<Reveal> {
 
 /// The position of the worker's current item: the first not yet moved on from.
 pub(super) async fn current_position(
-    db: impl SqliteExecutor<'_>,
+    db: impl AnyExecutor<'_>,
     assignment: i64,
 ) -> Result<Option<i64>, AppError> {
     Ok(sqlx::query_scalar(
-        "SELECT MIN(position) FROM assignment_items WHERE assignment_id = ? AND acknowledged_at IS NULL",
+        "SELECT MIN(position) FROM assignment_items WHERE assignment_id = $1 AND acknowledged_at IS NULL",
     )
     .bind(assignment)
     .fetch_one(db)
@@ -166,15 +166,15 @@ pub(super) enum Stamp {
 /// Records `stamp` for an item unless it is already set (on a connection in a write
 /// transaction); whether it was set now.
 pub(super) async fn stamp(
-    conn: &mut sqlx::SqliteConnection,
+    conn: &mut sqlx::AnyConnection,
     assignment: i64,
     position: i64,
     stamp: Stamp,
     now: i64,
 ) -> Result<bool, AppError> {
     let sql = match stamp {
-        Stamp::Shown => "UPDATE assignment_items SET shown_at = ? WHERE assignment_id = ? AND position = ? AND shown_at IS NULL",
-        Stamp::Acknowledged => "UPDATE assignment_items SET acknowledged_at = ? WHERE assignment_id = ? AND position = ? AND acknowledged_at IS NULL",
+        Stamp::Shown => "UPDATE assignment_items SET shown_at = $1 WHERE assignment_id = $2 AND position = $3 AND shown_at IS NULL",
+        Stamp::Acknowledged => "UPDATE assignment_items SET acknowledged_at = $1 WHERE assignment_id = $2 AND position = $3 AND acknowledged_at IS NULL",
     };
     let set = sqlx::query(sql)
         .bind(now)
@@ -187,11 +187,11 @@ pub(super) async fn stamp(
 
 /// Records activity on a place (what the time-out of abandoned places looks at).
 pub(super) async fn touch(
-    conn: &mut sqlx::SqliteConnection,
+    conn: &mut sqlx::AnyConnection,
     assignment: i64,
     now: i64,
 ) -> Result<(), AppError> {
-    sqlx::query("UPDATE assignments SET last_activity = ? WHERE id = ?")
+    sqlx::query("UPDATE assignments SET last_activity = $1 WHERE id = $2")
         .bind(now)
         .bind(assignment)
         .execute(conn)

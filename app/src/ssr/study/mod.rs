@@ -6,7 +6,7 @@ use crate::domain::task::TaskSpec;
 use crate::error::AppError;
 use crate::ssr::catalog::{corrupt, load_spec};
 use serde::{Deserialize, Serialize};
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 
 /// What a crowd link said about the arrival, kept with the assignment.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -31,10 +31,10 @@ pub struct Study {
     pub config: StudyConfig,
 }
 
-pub async fn load(pool: &SqlitePool, id: i64) -> Result<Study, AppError> {
+pub async fn load(pool: &AnyPool, id: i64) -> Result<Study, AppError> {
     let row: Option<(String, i64, String, i64, String)> = sqlx::query_as(
         "SELECT s.name, s.task_id, t.name, c.id, c.config_json FROM studies s
-         JOIN tasks t ON t.id = s.task_id JOIN study_configs c ON c.id = s.config_id WHERE s.id = ?",
+         JOIN tasks t ON t.id = s.task_id JOIN study_configs c ON c.id = s.config_id WHERE s.id = $1",
     )
     .bind(id)
     .fetch_optional(pool)
@@ -53,9 +53,9 @@ pub async fn load(pool: &SqlitePool, id: i64) -> Result<Study, AppError> {
 }
 
 /// The (k, split) shot groups of a task.
-pub async fn shot_groups(pool: &SqlitePool, task_id: i64) -> Result<Vec<(u32, u32)>, AppError> {
+pub async fn shot_groups(pool: &AnyPool, task_id: i64) -> Result<Vec<(u32, u32)>, AppError> {
     let rows: Vec<(i64, i64)> = sqlx::query_as(
-        "SELECT k, split FROM data_files WHERE task_id = ? AND kind = 'train' ORDER BY k, split",
+        "SELECT k, split FROM data_files WHERE task_id = $1 AND kind = 'train' ORDER BY k, split",
     )
     .bind(task_id)
     .fetch_all(pool)

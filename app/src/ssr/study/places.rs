@@ -6,16 +6,16 @@ use crate::api::study::Phase;
 use crate::domain::study::{choose_scenario, is_abandoned, item_order, ScenarioLoad};
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
-use sqlx::{Sqlite, SqlitePool, Transaction};
+use sqlx::{Any, AnyPool, Transaction};
 
 /// The worker's assignment for a task: (id, study, k, status).
 async fn assignment_for_task(
-    tx: &mut Transaction<'_, Sqlite>,
+    tx: &mut Transaction<'_, Any>,
     task_id: i64,
     worker: i64,
 ) -> Result<Option<(i64, i64, u32, String)>, AppError> {
     let row: Option<(i64, i64, i64, String)> = sqlx::query_as(
-        "SELECT id, study_id, k, status FROM assignments WHERE task_id = ? AND worker_id = ?",
+        "SELECT id, study_id, k, status FROM assignments WHERE task_id = $1 AND worker_id = $2",
     )
     .bind(task_id)
     .bind(worker)
@@ -28,7 +28,7 @@ async fn assignment_for_task(
 /// IMMEDIATE` transaction, so concurrent arrivals are serialised and a scenario never gets
 /// more than its N workers. Releases places abandoned past the time-out first.
 pub async fn enter(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     study: &Study,
     worker: i64,
     crowd: Option<&CrowdInfo>,
@@ -39,7 +39,7 @@ pub async fn enter(
 }
 
 async fn enter_in(
-    tx: &mut Transaction<'static, Sqlite>,
+    tx: &mut Transaction<'static, Any>,
     study: &Study,
     worker: i64,
     crowd: Option<&CrowdInfo>,
@@ -55,7 +55,7 @@ async fn enter_in(
     }
     let now = now_ms();
     let active: Vec<(i64, i64)> = sqlx::query_as(
-        "SELECT id, last_activity FROM assignments WHERE study_id = ? AND status = 'active'",
+        "SELECT id, last_activity FROM assignments WHERE study_id = $1 AND status = 'active'",
     )
     .bind(study.id)
     .fetch_all(&mut **tx)
@@ -63,7 +63,7 @@ async fn enter_in(
     for (id, last) in active {
         if is_abandoned(&study.config, last / 1000, now / 1000, false) {
             sqlx::query(
-                "UPDATE assignments SET status = 'abandoned', abandoned_at = ? WHERE id = ?",
+                "UPDATE assignments SET status = 'abandoned', abandoned_at = $1 WHERE id = $2",
             )
             .bind(now)
             .bind(id)
@@ -72,7 +72,7 @@ async fn enter_in(
         }
     }
     let loads: Vec<(i64, i64)> = sqlx::query_as(
-        "SELECT k, COUNT(*) FROM assignments WHERE study_id = ? AND status != 'abandoned' GROUP BY k",
+        "SELECT k, COUNT(*) FROM assignments WHERE study_id = $1 AND status != 'abandoned' GROUP BY k",
     )
     .bind(study.id)
     .fetch_all(&mut **tx)
@@ -93,33 +93,32 @@ async fn enter_in(
     let split = (k > 0).then_some(study.config.split_for(k));
     let crowd_json =
         serde_json::to_string(&crowd.cloned().unwrap_or_default()).map_err(AppError::internal)?;
-    let id = sqlx::query(
+    let id = sqlx::query_scalar::<_, i64>(
         "INSERT INTO assignments (study_id, task_id, worker_id, k, config_id, training_split, order_seed,
             status, crowd_json, started_at, last_activity)
-         VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'active', $8, $9, $10) RETURNING id",
     )
     .bind(study.id)
     .bind(study.task_id)
     .bind(worker)
-    .bind(k)
+    .bind(i64::from(k))
     .bind(study.config_id)
-    .bind(split)
+    .bind(split.map(i64::from))
     .bind(seed)
     .bind(crowd_json)
     .bind(now)
     .bind(now)
-    .execute(&mut **tx)
-    .await?
-    .last_insert_rowid();
+    .fetch_one(&mut **tx)
+    .await?;
     // Training: the split's k examples in file order, the same fixed order for everyone.
     let training: Vec<i64> = match split {
         Some(split) => sqlx::query_scalar(
             "SELECT e.id FROM examples e JOIN data_files f ON f.id = e.file_id
-             WHERE f.task_id = ? AND f.kind = 'train' AND f.k = ? AND f.split = ? ORDER BY e.line_no",
+             WHERE f.task_id = $1 AND f.kind = 'train' AND f.k = $2 AND f.split = $3 ORDER BY e.line_no",
         )
         .bind(study.task_id)
-        .bind(k)
-        .bind(split)
+        .bind(i64::from(k))
+        .bind(i64::from(split))
         .fetch_all(&mut **tx)
         .await?,
         None => Vec::new(),
@@ -127,7 +126,7 @@ async fn enter_in(
     // Test: the whole test set in this worker's own order, recorded row by row.
     let test: Vec<i64> = sqlx::query_scalar(
         "SELECT e.id FROM examples e JOIN data_files f ON f.id = e.file_id
-         WHERE f.task_id = ? AND f.kind = 'test' ORDER BY e.line_no",
+         WHERE f.task_id = $1 AND f.kind = 'test' ORDER BY e.line_no",
     )
     .bind(study.task_id)
     .fetch_all(&mut **tx)
@@ -139,7 +138,7 @@ async fn enter_in(
         .chain(test_order.iter().map(|&i| (Phase::Test, test[i])));
     for (position, (phase, example)) in items.enumerate() {
         sqlx::query(
-            "INSERT INTO assignment_items (assignment_id, position, phase, example_id) VALUES (?, ?, ?, ?)",
+            "INSERT INTO assignment_items (assignment_id, position, phase, example_id) VALUES ($1, $2, $3, $4)",
         )
         .bind(id)
         .bind(position as i64)

@@ -12,7 +12,7 @@ use crate::domain::s1::Scoring;
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
 use crate::ssr::writer::Writer;
-use sqlx::{SqliteConnection, SqlitePool};
+use sqlx::{AnyConnection, AnyPool};
 use std::sync::Arc;
 
 fn no_place() -> AppError {
@@ -32,7 +32,7 @@ fn locked() -> AppError {
 /// the same `client_id` is acknowledged again without storing anything; any other second
 /// submission is refused.
 pub async fn submit(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     writer: &Writer,
     study_id: i64,
     worker: i64,
@@ -153,25 +153,26 @@ struct Stored {
 /// Writes the answer unless the item already has one (`None`), then the activity and, after
 /// a test item, the next step with its first showing (`Some(Some(step))`).
 async fn store(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     study: Arc<Study>,
     place: Place,
     row: Stored,
     test: bool,
 ) -> Result<Option<Option<WorkerStep>>, AppError> {
     let stored = sqlx::query(
-        "UPDATE assignment_items SET submitted_at = ?, acknowledged_at = ?, client_id = ?, answer_json = ?,
-            no_answer = ?, skipped = ?, confidence = ?, s1 = ?, s1_any_of = ?,
-            shown_at = COALESCE(shown_at, ?)
-         WHERE assignment_id = ? AND position = ? AND submitted_at IS NULL",
+        "UPDATE assignment_items SET submitted_at = $1, acknowledged_at = $2, client_id = $3, answer_json = $4,
+            no_answer = $5, skipped = $6, confidence = $7, s1 = $8, s1_any_of = $9,
+            shown_at = COALESCE(shown_at, $10)
+         WHERE assignment_id = $11 AND position = $12 AND submitted_at IS NULL",
     )
     .bind(row.now)
     .bind(row.ack_at)
     .bind(&row.client_id)
     .bind(&row.spans_json)
-    .bind(row.no_answer)
-    .bind(row.skipped)
-    .bind(row.confidence)
+    // Flags are 0/1 integers in both schemas (a bound bool is typed boolean on PostgreSQL).
+    .bind(i64::from(row.no_answer))
+    .bind(i64::from(row.skipped))
+    .bind(row.confidence.map(i64::from))
     .bind(row.s1)
     .bind(row.s1_any)
     .bind(row.now)
@@ -202,7 +203,7 @@ async fn store(
 /// The acknowledgement of a submission stored before (a resend): after a test item, with the
 /// worker's step as it stands now.
 async fn resent(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     study: &Study,
     place: &Place,
     position: i64,
@@ -222,7 +223,7 @@ async fn resent(
 /// Moves on from a revealed training item and answers the worker's next step, its showing
 /// recorded in the same transaction. Idempotent.
 pub async fn acknowledge(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     study_id: i64,
     worker: i64,
     position: i64,
@@ -237,7 +238,7 @@ pub async fn acknowledge(
         started_at,
     };
     let submitted: Option<Option<i64>> = sqlx::query_scalar(
-        "SELECT submitted_at FROM assignment_items WHERE assignment_id = ? AND position = ?",
+        "SELECT submitted_at FROM assignment_items WHERE assignment_id = $1 AND position = $2",
     )
     .bind(assignment)
     .bind(position)

@@ -8,7 +8,7 @@ use crate::api::study::{Completion, Phase, WorkerItem, WorkerStep, WorkerStudy};
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
 use crate::ssr::catalog::corrupt;
-use sqlx::{Row, SqliteConnection, SqlitePool};
+use sqlx::{AnyConnection, AnyPool, Row};
 
 /// The worker's place as `own_assignment` reads it.
 #[derive(Clone)]
@@ -21,7 +21,7 @@ pub(super) struct Place {
 /// The worker's view of a study, taking a place on first arrival. Showing an item records
 /// the first time it was shown; showing it again (a reload) writes nothing.
 pub async fn worker_state(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     study_id: i64,
     worker: i64,
     crowd: Option<&CrowdInfo>,
@@ -61,7 +61,7 @@ pub async fn worker_state(
 /// The worker's step as it stands, read on a connection of its own; what showing it records
 /// (a first showing, the end of the place) is written in one transaction, and only then.
 pub(super) async fn step_now(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     study: &Study,
     place: &Place,
 ) -> Result<(WorkerStep, (i64, i64)), AppError> {
@@ -103,13 +103,14 @@ pub(super) struct Next {
 /// The step after everything answered so far, with what showing it would record; reads only.
 /// `conn` may be inside the transaction that just stored an answer.
 pub(super) async fn next_step(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     study: &Study,
     place: &Place,
 ) -> Result<Next, AppError> {
     let counts: (i64, i64) = sqlx::query_as(
-        "SELECT COALESCE(SUM(phase = 'training'), 0), COALESCE(SUM(phase = 'test'), 0)
-         FROM assignment_items WHERE assignment_id = ?",
+        "SELECT COALESCE(SUM(CASE WHEN phase = 'training' THEN 1 ELSE 0 END), 0),
+            COALESCE(SUM(CASE WHEN phase = 'test' THEN 1 ELSE 0 END), 0)
+         FROM assignment_items WHERE assignment_id = $1",
     )
     .bind(place.id)
     .fetch_one(&mut *conn)
@@ -161,7 +162,7 @@ pub(super) async fn next_step(
 /// showing that another request recorded first is left as it is. `touched`: the worker's
 /// activity is already recorded at `now` in this transaction.
 pub(super) async fn record(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     assignment: i64,
     records: &Records,
     now: i64,
@@ -175,7 +176,7 @@ pub(super) async fn record(
     }
     if records.finished {
         sqlx::query(
-            "UPDATE assignments SET status = 'finished', finished_at = ? WHERE id = ? AND status = 'active'",
+            "UPDATE assignments SET status = 'finished', finished_at = $1 WHERE id = $2 AND status = 'active'",
         )
         .bind(now)
         .bind(assignment)
@@ -186,20 +187,20 @@ pub(super) async fn record(
 }
 
 async fn completion(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     study: &Study,
     assignment: i64,
     started_at: i64,
 ) -> Result<Completion, AppError> {
     let r = sqlx::query(
         "SELECT
-            (SELECT AVG(s1) FROM assignment_items WHERE assignment_id = ?1 AND phase = 'training') AS train_s1,
-            (SELECT COUNT(*) FROM assignment_items WHERE assignment_id = ?1 AND phase = 'training') AS n_train,
-            (SELECT COUNT(*) FROM assignment_items WHERE assignment_id = ?1 AND phase = 'test') AS n_test,
-            (SELECT COUNT(*) FROM assignment_items WHERE assignment_id = ?1 AND skipped = 1) AS skipped,
-            (SELECT COALESCE(SUM(submitted_at - shown_at), 0) FROM assignment_items WHERE assignment_id = ?1) AS on_items,
-            (SELECT COALESCE(MAX(submitted_at), ?2) FROM assignment_items WHERE assignment_id = ?1) AS last,
-            (SELECT crowd_json FROM assignments WHERE id = ?1) AS crowd",
+            (SELECT AVG(s1) FROM assignment_items WHERE assignment_id = $1 AND phase = 'training') AS train_s1,
+            (SELECT COUNT(*) FROM assignment_items WHERE assignment_id = $1 AND phase = 'training') AS n_train,
+            (SELECT COUNT(*) FROM assignment_items WHERE assignment_id = $1 AND phase = 'test') AS n_test,
+            (SELECT COUNT(*) FROM assignment_items WHERE assignment_id = $1 AND skipped = 1) AS skipped,
+            (SELECT CAST(COALESCE(SUM(submitted_at - shown_at), 0) AS BIGINT) FROM assignment_items WHERE assignment_id = $1) AS on_items,
+            (SELECT COALESCE(MAX(submitted_at), $2) FROM assignment_items WHERE assignment_id = $1) AS last,
+            (SELECT crowd_json FROM assignments WHERE id = $1) AS crowd",
     )
     .bind(assignment)
     .bind(started_at)

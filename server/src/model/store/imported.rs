@@ -6,7 +6,7 @@ use super::*;
 
 use crate::error::{Result, ServerError};
 use crate::score::Prediction;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -107,7 +107,7 @@ pub fn read_imported(label: &str, text: &str) -> Result<(Vec<Prediction>, bool)>
 }
 
 /// Scores and stores imported predictions under `t`; every test item needs exactly one.
-pub async fn import(pool: &SqlitePool, label: &str, text: &str, t: Target) -> Result<Summary> {
+pub async fn import(pool: &AnyPool, label: &str, text: &str, t: Target) -> Result<Summary> {
     let started = Instant::now();
     let (task_id, spec, test) = task_test(pool, &t.task).await?;
     let (preds, official) = read_imported(label, text)?;

@@ -17,7 +17,7 @@ use crate::error::{Result, ServerError};
 use app::domain::s1::{mean, Scoring};
 use app::domain::task::{Example, TaskSpec};
 use app::ssr::auth::now_ms;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 
 /// The kind of a machine system.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,9 +79,9 @@ impl Summary {
     }
 }
 
-async fn system_id(pool: &SqlitePool, name: &str, kind: Kind) -> Result<i64> {
+async fn system_id(pool: &AnyPool, name: &str, kind: Kind) -> Result<i64> {
     if let Some((id, k)) =
-        sqlx::query_as::<_, (i64, String)>("SELECT id, kind FROM machine_systems WHERE name = ?")
+        sqlx::query_as::<_, (i64, String)>("SELECT id, kind FROM machine_systems WHERE name = $1")
             .bind(name)
             .fetch_optional(pool)
             .await?
@@ -95,7 +95,7 @@ async fn system_id(pool: &SqlitePool, name: &str, kind: Kind) -> Result<i64> {
         return Ok(id);
     }
     Ok(
-        sqlx::query_scalar("INSERT INTO machine_systems (name, kind) VALUES (?, ?) RETURNING id")
+        sqlx::query_scalar("INSERT INTO machine_systems (name, kind) VALUES ($1, $2) RETURNING id")
             .bind(name)
             .bind(kind.as_str())
             .fetch_one(pool)
@@ -104,21 +104,21 @@ async fn system_id(pool: &SqlitePool, name: &str, kind: Kind) -> Result<i64> {
 }
 
 /// The finished evaluation of a target, if there is one.
-async fn done_run(pool: &SqlitePool, task_id: i64, t: &Target) -> Result<Option<i64>> {
+async fn done_run(pool: &AnyPool, task_id: i64, t: &Target) -> Result<Option<i64>> {
     Ok(sqlx::query_scalar(
         "SELECT r.id FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id
-         WHERE s.name = ? AND r.task_id = ? AND r.k = ? AND r.split = ? AND r.status = 'done'",
+         WHERE s.name = $1 AND r.task_id = $2 AND r.k = $3 AND r.split = $4 AND r.status = 'done'",
     )
     .bind(&t.system)
     .bind(task_id)
-    .bind(t.k)
-    .bind(t.split)
+    .bind(i64::from(t.k))
+    .bind(i64::from(t.split))
     .fetch_optional(pool)
     .await?)
 }
 
 /// Refuses a target that already has a finished evaluation, unless it replaces it.
-async fn refuse_if_done(pool: &SqlitePool, task_id: i64, t: &Target) -> Result<()> {
+async fn refuse_if_done(pool: &AnyPool, task_id: i64, t: &Target) -> Result<()> {
     match (done_run(pool, task_id, t).await?, t.replace) {
         (Some(run), false) => Err(ServerError::Conflict(format!(
             "{} already has a finished evaluation of {} for k={} split={} (run {run}); replace it with --replace on the command line or replace=true in an upload",
@@ -131,7 +131,7 @@ async fn refuse_if_done(pool: &SqlitePool, task_id: i64, t: &Target) -> Result<(
 /// Refuses a target that already has a finished evaluation (unless it replaces it) and
 /// opens a running one.
 async fn start(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     task_id: i64,
     t: &Target,
     source: &str,
@@ -142,12 +142,12 @@ async fn start(
     let system = system_id(pool, &t.system, t.kind).await?;
     Ok(sqlx::query_scalar(
         "INSERT INTO machine_runs (system_id, task_id, k, split, status, source, settings_json, provider, started_at)
-         VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?) RETURNING id",
+         VALUES ($1, $2, $3, $4, 'running', $5, $6, $7, $8) RETURNING id",
     )
     .bind(system)
     .bind(task_id)
-    .bind(t.k)
-    .bind(t.split)
+    .bind(i64::from(t.k))
+    .bind(i64::from(t.split))
     .bind(source)
     .bind(settings)
     .bind(provider)
@@ -157,17 +157,17 @@ async fn start(
 }
 
 /// The value of a finished blocking step, or its error after marking `runs` failed.
-async fn or_fail<T>(pool: &SqlitePool, runs: &[i64], result: Result<T>) -> Result<T> {
+async fn or_fail<T>(pool: &AnyPool, runs: &[i64], result: Result<T>) -> Result<T> {
     if let Err(e) = &result {
         fail(pool, runs, &e.to_string()).await;
     }
     result
 }
 
-async fn fail(pool: &SqlitePool, runs: &[i64], error: &str) {
+async fn fail(pool: &AnyPool, runs: &[i64], error: &str) {
     for run in runs {
         let r = sqlx::query(
-            "UPDATE machine_runs SET status = 'failed', error = ?, finished_at = ? WHERE id = ?",
+            "UPDATE machine_runs SET status = 'failed', error = $1, finished_at = $2 WHERE id = $3",
         )
         .bind(error)
         .bind(now_ms())
@@ -226,7 +226,7 @@ fn score_items(spec: &TaskSpec, test: &[(i64, Example)], answers: Vec<Answer>) -
 
 /// Stores the predictions and marks the run done (replacing an older one if asked), at once.
 async fn finish(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     run: i64,
     t: &Target,
     provider: &str,
@@ -237,8 +237,8 @@ async fn finish(
     let mut tx = app::ssr::tx::begin_immediate(pool).await?;
     if t.replace {
         sqlx::query(
-            "UPDATE machine_runs SET status = 'replaced' WHERE status = 'done' AND id != ?
-             AND (system_id, task_id, k, split) = (SELECT system_id, task_id, k, split FROM machine_runs WHERE id = ?)",
+            "UPDATE machine_runs SET status = 'replaced' WHERE status = 'done' AND id != $1
+             AND (system_id, task_id, k, split) = (SELECT system_id, task_id, k, split FROM machine_runs WHERE id = $2)",
         )
         .bind(run)
         .bind(run)
@@ -246,19 +246,29 @@ async fn finish(
         .await?;
     }
     for i in items {
-        sqlx::query("INSERT INTO machine_predictions (run_id, example_id, answer_json, spans_json, s1, s1_any_of, probability) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        // A missing probability is written as a literal NULL, not bound: sqlx's `Any` driver
+        // types a bound `None::<f64>` as float4 on PostgreSQL, and a statement first prepared
+        // with it would then refuse the float8 of the next item's probability.
+        let sql = match i.probability {
+            Some(_) => "INSERT INTO machine_predictions (run_id, example_id, answer_json, spans_json, s1, s1_any_of, probability) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            None => "INSERT INTO machine_predictions (run_id, example_id, answer_json, spans_json, s1, s1_any_of, probability) VALUES ($1, $2, $3, $4, $5, $6, NULL)",
+        };
+        let insert = sqlx::query(sql)
             .bind(run)
             .bind(i.example)
             .bind(serde_json::to_string(&i.official).expect("strings serialise"))
             .bind(serde_json::to_string(&i.spans).expect("spans serialise"))
             .bind(i.s1)
-            .bind(i.s1_any_of)
-            .bind(i.probability)
-            .execute(&mut *tx)
-            .await?;
+            .bind(i.s1_any_of);
+        match i.probability {
+            Some(p) => insert.bind(p),
+            None => insert,
+        }
+        .execute(&mut *tx)
+        .await?;
     }
     sqlx::query(
-        "UPDATE machine_runs SET status = 'done', provider = ?, s1 = ?, s1_any_of = ?, finished_at = ?, done = total WHERE id = ?",
+        "UPDATE machine_runs SET status = 'done', provider = $1, s1 = $2, s1_any_of = $3, finished_at = $4, done = total WHERE id = $5",
     )
     .bind(provider)
     .bind(s1)

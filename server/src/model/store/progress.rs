@@ -1,14 +1,14 @@
 //! Progress of a long run: a bar on stderr and `done`/`total` in the runs' rows, which the
 //! models page polls.
 
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::io::Write;
 use std::time::Instant;
 
 /// Progress of a long run: a bar on stderr (when asked) and `done`/`total` in the runs' rows
 /// (at most twice a second), read by the models page.
 pub struct Progress {
-    pool: SqlitePool,
+    pool: AnyPool,
     runs: Vec<i64>,
     handle: tokio::runtime::Handle,
     label: String,
@@ -19,7 +19,7 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub(super) fn new(pool: &SqlitePool, runs: Vec<i64>, label: String, bar: bool) -> Progress {
+    pub(super) fn new(pool: &AnyPool, runs: Vec<i64>, label: String, bar: bool) -> Progress {
         Progress {
             pool: pool.clone(),
             runs,
@@ -45,7 +45,7 @@ impl Progress {
         self.last = Some(Instant::now());
         for run in &self.runs {
             let r = self.handle.block_on(
-                sqlx::query("UPDATE machine_runs SET done = ?, total = ? WHERE id = ?")
+                sqlx::query("UPDATE machine_runs SET done = $1, total = $2 WHERE id = $3")
                     .bind(done as i64)
                     .bind(total as i64)
                     .bind(run)

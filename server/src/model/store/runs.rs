@@ -10,11 +10,11 @@ use crate::model::head::Training;
 use crate::model::runtime::{Device, Model, Outputs, Tokenizer};
 use app::domain::task::{Example, TaskSpec};
 use app::ssr::catalog::{examples_of, load_spec};
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::time::Instant;
 
 pub(super) async fn task_test(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     task: &str,
 ) -> Result<(i64, TaskSpec, Vec<(i64, Example)>)> {
     let (id, spec, _) = load_spec(pool, task).await?;
@@ -27,7 +27,7 @@ pub(super) async fn task_test(
 
 /// Evaluates a registered model on a task's test set and stores it under `t`.
 pub async fn evaluate(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     dir: &ModelDir,
     t: Target,
     device: Device,
@@ -80,7 +80,7 @@ pub async fn evaluate(
 /// The baseline on a task: a head per shot group (`groups`, or every group of the task),
 /// each stored as a run of the baseline system; optionally each head exported as a model.
 pub async fn run_baseline(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     task: &str,
     groups: Option<Vec<(u32, u32)>>,
     replace: bool,

@@ -35,7 +35,7 @@ fn target(task: &str, k: u32, split: u32, replace: bool) -> Target {
 /// The shot groups to fine-tune on: the given ones (refused when finished, unless replaced),
 /// or every group of each task, where finished ones are skipped (the grid resumes).
 pub async fn plan(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     tasks: &[String],
     groups: Option<(u32, u32)>,
     replace: bool,
@@ -152,7 +152,7 @@ fn tune_one(
 /// Fine-tunes and evaluates each job in order, storing each as soon as it is done (a stopped
 /// grid resumes where it stopped); prints progress with an estimate of the time left.
 pub async fn run_finetune(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     jobs: Vec<Job>,
     replace: bool,
     export: Option<PathBuf>,

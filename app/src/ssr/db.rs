@@ -1,0 +1,136 @@
+//! Opening the database, SQLite (embedded default) or PostgreSQL, through sqlx's `Any` driver:
+//! one pool type and one text per query for both, the few dialect differences named here.
+//!
+//! Why `Any` and not a trait per table family with two implementations: the queries are
+//! written once in the SQL both engines share (`$1` parameters, `CASE` sums, `RETURNING`), so a
+//! reader sees one statement per operation, and a change cannot land in one backend only.
+//! What the dialects do not share is kept to [`Backend`]: how a write transaction starts, the
+//! schema's migrations, and (at its two uses) how a JSON array is expanded into rows.
+
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::migrate::{MigrateDatabase, Migrator};
+use sqlx::{Any, AnyConnection, AnyPool, ConnectOptions, Executor};
+use std::str::FromStr;
+use std::time::Duration;
+
+/// The schema, once per dialect: migrations with the same version have the same meaning.
+pub static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
+pub static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
+
+/// Which engine a pool or connection talks to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    /// From a database URL: `postgres://…`/`postgresql://…`, else `sqlite:…`.
+    pub fn of_url(url: &str) -> Result<Backend, String> {
+        let scheme = url.split(':').next().unwrap_or_default();
+        match scheme {
+            "sqlite" => Ok(Backend::Sqlite),
+            "postgres" | "postgresql" => Ok(Backend::Postgres),
+            _ => Err(format!(
+                "unsupported database URL {url:?}: use sqlite://PATH or postgres://USER@HOST/DB"
+            )),
+        }
+    }
+
+    pub fn of(pool: &AnyPool) -> Backend {
+        Backend::of_url(pool.connect_options().database_url.as_str()).unwrap_or(Backend::Sqlite)
+    }
+
+    pub fn of_conn(conn: &AnyConnection) -> Backend {
+        if conn.backend_name().eq_ignore_ascii_case("postgresql") {
+            Backend::Postgres
+        } else {
+            Backend::Sqlite
+        }
+    }
+
+    /// The statements that open a write transaction. SQLite: `BEGIN IMMEDIATE` takes the one
+    /// write lock at once. PostgreSQL: the same meaning across every instance sharing the
+    /// server, a transaction-scoped advisory lock taken first, so check-then-insert sequences
+    /// (places in a scenario, a new crowd identity) are serialised as on SQLite.
+    pub fn begin_write(self) -> &'static [&'static str] {
+        match self {
+            Backend::Sqlite => &["BEGIN IMMEDIATE"],
+            Backend::Postgres => &["BEGIN", "SELECT pg_advisory_xact_lock(4242)"],
+        }
+    }
+
+    /// The migrations of this dialect.
+    pub fn migrations(self) -> &'static Migrator {
+        match self {
+            Backend::Sqlite => &SQLITE_MIGRATIONS,
+            Backend::Postgres => &POSTGRES_MIGRATIONS,
+        }
+    }
+}
+
+/// How a pool is opened.
+#[derive(Clone, Debug)]
+pub struct Open {
+    /// Create the database when it does not exist (a PostgreSQL database on its server too).
+    pub create: bool,
+    /// Connections per process (PostgreSQL: mind `max_connections` over all instances).
+    pub max_connections: u32,
+}
+
+impl Default for Open {
+    fn default() -> Self {
+        Open {
+            create: true,
+            max_connections: 8,
+        }
+    }
+}
+
+/// Opens the database at `url` and brings its schema up to date.
+pub async fn open(url: &str, how: Open) -> Result<AnyPool, OpenError> {
+    sqlx::any::install_default_drivers();
+    let backend = Backend::of_url(url).map_err(OpenError::Url)?;
+    let memory = url.contains(":memory:");
+    if !memory && !Any::database_exists(url).await.unwrap_or(false) {
+        if !how.create {
+            return Err(OpenError::Missing(url.to_string()));
+        }
+        Any::create_database(url).await?;
+    }
+    let options = AnyConnectOptions::from_str(url)?
+        // An export streams its rows for as long as the client reads: not a slow statement.
+        .log_slow_statements(log::LevelFilter::Debug, Duration::from_secs(1));
+    let pool = AnyPoolOptions::new()
+        // An in-memory SQLite database lives in one connection.
+        .max_connections(if memory { 1 } else { how.max_connections })
+        .after_connect(move |conn, _| {
+            Box::pin(async move {
+                if backend == Backend::Sqlite {
+                    conn.execute("PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000")
+                        .await?;
+                    if !memory {
+                        conn.execute("PRAGMA journal_mode = WAL").await?;
+                    }
+                }
+                Ok(())
+            })
+        })
+        .connect_with(options)
+        .await?;
+    backend.migrations().run(&pool).await?;
+    Ok(pool)
+}
+
+/// Why a database could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("{0}")]
+    Url(String),
+    #[error("cannot open the database {0}: it does not exist yet (import data first)")]
+    Missing(String),
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+    #[error(transparent)]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
