@@ -4,6 +4,7 @@ pub mod cli;
 pub mod clues;
 pub mod crossfit;
 pub mod db;
+pub mod dbcopy;
 pub mod demo;
 pub mod error;
 pub mod export;

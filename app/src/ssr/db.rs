@@ -17,6 +17,30 @@ use std::time::Duration;
 pub static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
 pub static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
 
+/// Every table, parents before children (the order a copy inserts them in), and whether its
+/// key is an `id` that the database assigns.
+pub const TABLES: &[(&str, bool)] = &[
+    ("users", true),
+    ("sessions", false),
+    ("tasks", true),
+    ("data_files", true),
+    ("examples", true),
+    ("quality_issues", true),
+    ("studies", true),
+    ("study_configs", true),
+    ("crowd_ids", false),
+    ("assignments", true),
+    ("assignment_items", false),
+    ("crossfit_tasks", true),
+    ("crossfit_files", true),
+    ("crossfit_examples", true),
+    ("crossfit_partitions", true),
+    ("crossfit_runs", true),
+    ("machine_systems", true),
+    ("machine_runs", true),
+    ("machine_predictions", false),
+];
+
 /// Which engine a pool or connection talks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -96,8 +120,15 @@ pub async fn open(url: &str, how: Open) -> Result<AnyPool, OpenError> {
         if !how.create {
             return Err(OpenError::Missing(url.to_string()));
         }
-        Any::create_database(url).await?;
+        // Another instance may be creating it at the same moment.
+        if let Err(e) = Any::create_database(url).await {
+            if !Any::database_exists(url).await.unwrap_or(false) {
+                return Err(e.into());
+            }
+        }
     }
+    // Several instances starting at once on a new database: one migrates, the others wait.
+    let lock = StartupLock::take(url).await?;
     let options = AnyConnectOptions::from_str(url)?
         // An export streams its rows for as long as the client reads: not a slow statement.
         .log_slow_statements(log::LevelFilter::Debug, Duration::from_secs(1));
@@ -119,7 +150,75 @@ pub async fn open(url: &str, how: Open) -> Result<AnyPool, OpenError> {
         .connect_with(options)
         .await?;
     backend.migrations().run(&pool).await?;
+    drop(lock);
     Ok(pool)
+}
+
+/// Held while a process sets a database up (migrations, the demo's first load), so that
+/// instances started together take turns instead of racing through check-then-create steps.
+/// SQLite: an exclusive lock on an empty file beside the database, `<file>.startup-lock` (never
+/// on the database file itself: closing any descriptor of it would drop the POSIX locks
+/// SQLite holds on it in this process). PostgreSQL: a session advisory lock on a connection of its own,
+/// released when the lock is dropped and that connection closes.
+pub struct StartupLock {
+    _file: Option<std::fs::File>,
+    _conn: Option<AnyConnection>,
+}
+
+impl StartupLock {
+    pub async fn take(url: &str) -> Result<StartupLock, OpenError> {
+        sqlx::any::install_default_drivers();
+        match Backend::of_url(url).map_err(OpenError::Url)? {
+            Backend::Sqlite => {
+                let path = sqlite_path(url);
+                let file = match path {
+                    Some(p) => Some(
+                        tokio::task::spawn_blocking(move || {
+                            let file = std::fs::OpenOptions::new()
+                                .read(true)
+                                .write(true)
+                                .create(true)
+                                .truncate(false)
+                                .open(&p)?;
+                            file.lock()?;
+                            Ok::<_, std::io::Error>(file)
+                        })
+                        .await
+                        .map_err(|e| OpenError::Url(format!("startup lock: {e}")))?
+                        .map_err(|e| OpenError::Url(format!("cannot lock {url}: {e}")))?,
+                    ),
+                    None => None,
+                };
+                Ok(StartupLock {
+                    _file: file,
+                    _conn: None,
+                })
+            }
+            Backend::Postgres => {
+                use sqlx::Connection;
+                let mut conn = AnyConnection::connect(url).await?;
+                sqlx::query("SELECT pg_advisory_lock(4243)")
+                    .execute(&mut conn)
+                    .await?;
+                Ok(StartupLock {
+                    _file: None,
+                    _conn: Some(conn),
+                })
+            }
+        }
+    }
+}
+
+/// The startup lock file of a `sqlite:` URL (`None` for an in-memory database).
+fn sqlite_path(url: &str) -> Option<String> {
+    if url.contains(":memory:") {
+        return None;
+    }
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or(url.strip_prefix("sqlite:"))?;
+    let path = rest.split('?').next().unwrap_or(rest);
+    (!path.is_empty()).then(|| format!("{path}.startup-lock"))
 }
 
 /// Why a database could not be opened.

@@ -12,7 +12,8 @@ use std::path::PathBuf;
     about = "Few-shot studies of humans and machines on the same NLU test sets (CLUES)."
 )]
 pub struct Cli {
-    /// SQLite database URL; the file is created on first use.
+    /// Database URL: sqlite://FILE (created on first use) or postgres://USER@HOST/DB (the
+    /// database is created if the role may; the schema is brought up to date either way).
     #[arg(
         long,
         global = true,
@@ -60,6 +61,30 @@ pub enum Command {
     /// Load runs against a running server (submits/s, p50/p99, its memory), and synthetic rows.
     #[command(subcommand)]
     Load(LoadCommand),
+    /// Back up the database, or copy it into another one (SQLite to PostgreSQL and back).
+    #[command(subcommand)]
+    Db(DbCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DbCommand {
+    /// A consistent copy of a SQLite database in a new file, taken while servers use it
+    /// (`VACUUM INTO`); for PostgreSQL it says how to use pg_dump.
+    Backup {
+        /// The backup file (must not exist).
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Copies every table into a new, empty database, then compares each table's row count
+    /// and content hash with the source's; fails unless all agree.
+    Copy {
+        /// The database to copy (default: --database).
+        #[arg(long)]
+        from: Option<String>,
+        /// The database to fill (created and migrated if need be; must hold no rows).
+        #[arg(long)]
+        to: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

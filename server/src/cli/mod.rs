@@ -210,6 +210,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Bench(a) => crate::model::bench::bench(&cli.database, a).await,
         Command::Quantize(a) => crate::model::command::quantize(a),
         Command::Load(l) => load(&cli.database, l).await,
+        Command::Db(c) => db_command(&cli.database, c).await,
         Command::Import(ImportCommand::Predictions(a)) => {
             crate::model::command::import_predictions(&cli.database, a).await
         }
@@ -274,6 +275,54 @@ fn read_password() -> Result<String> {
         .read_line(&mut line)
         .map_err(|e| ServerError::io("cannot read the password from stdin", e))?;
     Ok(line.trim_end_matches(['\r', '\n']).to_string())
+}
+
+async fn db_command(database: &str, command: DbCommand) -> Result<()> {
+    match command {
+        DbCommand::Backup { out } => {
+            let pool = db::connect_existing(database).await?;
+            crate::dbcopy::backup(&pool, database, &out).await?;
+            println!("backed up {database} to {}", out.display());
+        }
+        DbCommand::Copy { from, to } => {
+            let from = from.unwrap_or_else(|| database.to_string());
+            if from == to {
+                return Err(ServerError::Usage(
+                    "--from and --to name the same database".into(),
+                ));
+            }
+            let source = db::connect_existing(&from).await?;
+            let target = db::connect(&to).await?;
+            let report = crate::dbcopy::copy(&source, &target).await?;
+            println!(
+                "{:<22} {:>9} {:>9}  content (SHA-256 of the rows)",
+                "table", "rows", "copied"
+            );
+            for t in &report {
+                let verdict = if t.agrees() { "same" } else { "DIFFERS" };
+                println!(
+                    "{:<22} {:>9} {:>9}  {verdict} {}",
+                    t.table,
+                    t.rows,
+                    t.copied_rows,
+                    &t.hash[..16]
+                );
+            }
+            let bad: Vec<_> = report
+                .iter()
+                .filter(|t| !t.agrees())
+                .map(|t| t.table)
+                .collect();
+            if !bad.is_empty() {
+                return Err(ServerError::Conflict(format!(
+                    "the copy differs from the source in {}",
+                    bad.join(", ")
+                )));
+            }
+            println!("copied {from} to {to}: every table has the same rows and content");
+        }
+    }
+    Ok(())
 }
 
 async fn load(database: &str, command: LoadCommand) -> Result<()> {

@@ -23,9 +23,14 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
     };
     let pool = db::connect(database).await?;
     if !args.no_demo {
+        // One instance at a time loads what is missing of the demo; the others find it there.
+        let lock = app::ssr::db::StartupLock::take(database)
+            .await
+            .map_err(|e| ServerError::Usage(e.to_string()))?;
         if let Some(imported) = demo::ensure_demo(&pool).await? {
             eprint!("loaded the demo study:\n{}", imported.report());
         }
+        drop(lock);
     }
     let root = std::path::Path::new(&args.site_root);
     let pkg = root.join("pkg").join(format!("{OUTPUT_NAME}.js"));

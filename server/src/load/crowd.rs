@@ -37,6 +37,8 @@ impl CrowdStats {
 }
 
 /// Runs `workers` crowd workers on `study` until `stop` is set; worker ids start with `tag`.
+/// `base` may list several servers of one deployment, comma-separated: workers are spread
+/// over them in turn, as a load balancer would.
 pub fn run(
     base: &str,
     study: i64,
@@ -45,9 +47,11 @@ pub fn run(
     stop: Arc<AtomicBool>,
 ) -> std::thread::JoinHandle<CrowdStats> {
     let stats = Arc::new(Mutex::new(CrowdStats::default()));
+    let bases: Vec<&str> = base.split(',').collect();
     let threads: Vec<_> = (0..workers)
         .map(|w| {
-            let (client, stop, stats) = (Client::new(base), stop.clone(), stats.clone());
+            let client = Client::new(bases[w % bases.len()]);
+            let (stop, stats) = (stop.clone(), stats.clone());
             let tag = tag.to_string();
             std::thread::spawn(move || {
                 let mut round = 0;

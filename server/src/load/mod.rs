@@ -16,7 +16,7 @@ const MB: f64 = 1024.0 * 1024.0;
 /// Where the server is and what to measure it with.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Target {
-    /// The server's base URL.
+    /// The server's base URL (crowd load: several servers of one deployment, comma-separated).
     #[arg(long, default_value = "http://127.0.0.1:3000")]
     pub url: String,
     /// The server's process id, for its resident memory (`/proc/<pid>/status`).

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Crowd load on SQLite (one server) and on PostgreSQL (1, 2 and 4 servers sharing one database,
+# the load spread over them as a balancer would): submits/s, p50/p99 and errors at each number
+# of workers. PostgreSQL is a throwaway local cluster (fsync on, as in production); the load
+# client runs on the same machine. Usage: bash server/bench/instances.sh [seconds] [workers...]
+source "$(dirname "${BASH_SOURCE[0]}")/../../.ci/env.sh"
+cd "$ROOT"
+SECONDS_EACH="${1:-10}"; shift || true
+WORKERS=("${@:-32 128}"); WORKERS=(${WORKERS[*]})
+cargo build --release -p server --bin clues-lab >&2
+BIN="$CARGO_TARGET_DIR/release/clues-lab"
+WORK="$(mktemp -d)"; PIDS=()
+cleanup() { kill "${PIDS[@]}" 2>/dev/null; wait 2>/dev/null; pg_stop "$WORK/pg"; rm -rf "$WORK"; }
+trap cleanup EXIT
+PG="$(pg_start "$WORK/pg")"
+# Production durability on the PostgreSQL side too.
+psql -q "$PG/postgres" -c "ALTER SYSTEM SET fsync = on" -c "ALTER SYSTEM SET synchronous_commit = on" -c "SELECT pg_reload_conf()" >/dev/null
+# A 300-item SST-2-shaped task, written here.
+mkdir -p "$WORK/data/SST-2"
+python3 - "$WORK/data/SST-2" <<'PY'
+import json, sys
+with open(f"{sys.argv[1]}/sst_test.jsonl", "w") as f:
+    for i in range(1000, 1300):
+        label = "positive" if i % 2 == 0 else "negative"
+        f.write(json.dumps({"answer": [label], "question": "positive or negative?", "id": i, "context": f"review {i}: a film"}) + "\n")
+PY
+prepare() {
+  "$BIN" --database "$1" import clues "$WORK/data" >/dev/null
+  "$BIN" --database "$1" study create --task SST-2 --name crowd --scenarios 0 --annotators 1000000 --open >/dev/null
+}
+# run DB INSTANCES: serve INSTANCES servers on DB, crowd load at each size.
+run() {
+  local db="$1" n="$2" urls=() i
+  PIDS=()
+  for i in $(seq "$n"); do
+    CLUES_DB_CONNECTIONS=8 "$BIN" --database "$db" serve --addr 127.0.0.1:0 --no-demo \
+      --new-workers-per-address 100000000 --site-root "$(site_dir release)" >"$WORK/s$i.out" 2>"$WORK/s$i.err" &
+    PIDS+=($!)
+  done
+  for i in $(seq "$n"); do
+    until grep -q "listening on" "$WORK/s$i.out" 2>/dev/null; do sleep 0.2; done
+    urls+=("$(sed -n 's/^listening on //p' "$WORK/s$i.out")")
+  done
+  local list; list="$(IFS=,; echo "${urls[*]}")"
+  for w in "${WORKERS[@]}"; do
+    printf '%s, %s server(s), %s workers: ' "${db%%:*}" "$n" "$w"
+    "$BIN" load crowd --url "$list" --study 1 --workers "$w" --seconds "$SECONDS_EACH" | grep submits
+  done
+  kill "${PIDS[@]}"; wait "${PIDS[@]}" 2>/dev/null || true
+}
+SQLITE="sqlite://$WORK/load.db"
+prepare "$SQLITE"
+run "$SQLITE" 1
+prepare "$PG/load"
+for n in 1 2 4; do run "$PG/load" "$n"; done

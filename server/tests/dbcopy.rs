@@ -1,0 +1,120 @@
+//! Moving a study database between backends (`db copy`) and backing one up (`db backup`):
+//! nothing lost or altered (row counts and content hashes), ids go on after the copied ones,
+//! and a destination that holds data is refused untouched.
+mod common;
+
+use app::domain::people::Role;
+use app::domain::study::StudyConfig;
+use server::dbcopy;
+
+/// A SQLite database with every table in use: the demo (tasks, CrossFit), a study with answers,
+/// a crowd worker, a session, and a baseline run (its answers' probabilities are reals).
+async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
+    let pool = server::db::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    server::demo::ensure_demo(&pool).await.unwrap();
+    common::add_users(&pool, &[("rita", Role::Researcher)]).await;
+    let config = StudyConfig {
+        scenarios: vec![0],
+        open: true,
+        ..StudyConfig::default()
+    };
+    let id = app::ssr::study::create(&pool, None, "demo-SQuAD-v2", "moved", config)
+        .await
+        .unwrap();
+    server::load::fill::fill(&pool, id, 40, "c").await.unwrap();
+    let worker = app::ssr::auth::crowd_worker(&pool, "prolific", "moved1")
+        .await
+        .unwrap();
+    app::ssr::auth::open_session(&pool, worker.id)
+        .await
+        .unwrap();
+    server::model::store::run_baseline(
+        &pool,
+        "demo-SST-2",
+        Some(vec![(2, 1)]),
+        false,
+        None,
+        server::model::runtime::Device::Cpu,
+        false,
+    )
+    .await
+    .unwrap();
+    pool
+}
+
+#[tokio::test]
+async fn a_study_database_goes_to_the_other_backend_and_back_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = filled(&dir.path().join("source.db")).await;
+    // There: PostgreSQL when the suite runs on it, else another SQLite file.
+    let there = server::db::connect(&common::db_url(&dir.path().join("there.db")))
+        .await
+        .unwrap();
+    let out = dbcopy::copy(&source, &there).await.unwrap();
+    assert!(out.iter().all(|t| t.agrees()), "{out:#?}");
+    let answers = out.iter().find(|t| t.table == "assignment_items").unwrap();
+    assert!(answers.rows >= 40, "{answers:?}");
+    assert!(out.iter().all(|t| t.rows > 0), "{out:#?}");
+    // New rows take ids after the copied ones.
+    let before: i64 = sqlx::query_scalar("SELECT MAX(id) FROM users")
+        .fetch_one(&there)
+        .await
+        .unwrap();
+    let id = app::ssr::auth::create_user(&there, "newcomer", Role::Worker, None)
+        .await
+        .unwrap();
+    assert!(id > before, "{id} after {before}");
+    sqlx::query("DELETE FROM users WHERE id = $1")
+        .bind(id)
+        .execute(&there)
+        .await
+        .unwrap();
+    // And back: the same contents as the source, table by table.
+    let back = server::db::connect(&format!(
+        "sqlite://{}",
+        dir.path().join("back.db").display()
+    ))
+    .await
+    .unwrap();
+    let again = dbcopy::copy(&there, &back).await.unwrap();
+    assert!(again.iter().all(|t| t.agrees()), "{again:#?}");
+    let hashes = |r: &[dbcopy::TableCopy]| {
+        r.iter()
+            .map(|t| (t.table, t.rows, t.hash.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(hashes(&again), hashes(&out));
+}
+
+#[tokio::test]
+async fn a_destination_with_data_is_refused_and_left_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = filled(&dir.path().join("a.db")).await;
+    let busy = filled(&dir.path().join("b.db")).await;
+    let before = common::snapshot(&busy).await;
+    let e = dbcopy::copy(&source, &busy).await.unwrap_err().to_string();
+    assert!(e.contains("already holds data"), "{e}");
+    assert_eq!(common::snapshot(&busy).await, before);
+}
+
+#[tokio::test]
+async fn a_backup_of_a_live_sqlite_database_has_all_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("live.db");
+    let live = filled(&path).await;
+    let file = dir.path().join("backup.db");
+    let url = format!("sqlite://{}", path.display());
+    dbcopy::backup(&live, &url, &file).await.unwrap();
+    // A second backup to the same file is refused.
+    let e = dbcopy::backup(&live, &url, &file).await.unwrap_err();
+    assert!(e.to_string().contains("already exists"), "{e}");
+    let restored = server::db::connect_existing(&format!("sqlite://{}", file.display()))
+        .await
+        .unwrap();
+    assert_eq!(
+        common::snapshot(&restored).await,
+        common::snapshot(&live).await
+    );
+}

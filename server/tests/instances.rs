@@ -1,0 +1,157 @@
+//! Several server processes on one database, as behind a load balancer: started at the same
+//! moment on an empty database, 300 simultaneous arrivals for a handful of places, and crowd
+//! load spread over four processes with one killed by kill -9. Runs on the backend the suite
+//! runs on (SQLite's file locks, or PostgreSQL with `CLUES_TEST_POSTGRES`).
+mod common;
+
+use app::domain::people::Role;
+use app::domain::study::StudyConfig;
+use common::spawned::Spawned;
+use server::load::client::Client;
+use server::load::crowd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+const INSTANCES: usize = 4;
+
+/// `INSTANCES` servers started together on `db`, each letting many workers in from one address.
+fn start_all(db: &std::path::Path) -> Vec<Spawned> {
+    let handles: Vec<_> = (0..INSTANCES)
+        .map(|_| {
+            let db = db.to_path_buf();
+            std::thread::spawn(move || {
+                Spawned::start(&db, &["--new-workers-per-address", "1000000"])
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+async fn study(db: &std::path::Path, scenarios: Vec<u32>, annotators: u32) -> i64 {
+    let pool = server::db::connect_existing(&common::db_url(db))
+        .await
+        .unwrap();
+    common::add_users(&pool, &[("rita", Role::Researcher)]).await;
+    let config = StudyConfig {
+        scenarios,
+        annotators,
+        open: true,
+        ..StudyConfig::default()
+    };
+    let id = app::ssr::study::create(&pool, None, "demo-SST-2", "instances", config)
+        .await
+        .unwrap();
+    pool.close().await;
+    id
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn four_instances_fill_exactly_n_places_from_300_simultaneous_arrivals() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("many.db");
+    // Four first starts at once: one migration, one demo import.
+    let servers = start_all(&db);
+    let pool = server::db::connect_existing(&common::db_url(&db))
+        .await
+        .unwrap();
+    let demo_tasks: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM tasks WHERE name = 'demo-SST-2'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(demo_tasks, 1);
+    let demo_studies: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT t.name, COUNT(*) FROM studies s JOIN tasks t ON t.id = s.task_id
+         WHERE t.source = 'demo' GROUP BY t.name ORDER BY t.name",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert!(
+        demo_studies.iter().all(|(_, n)| *n == 1),
+        "{demo_studies:?}"
+    );
+    let id = study(&db, vec![0, 2], 3).await;
+    let bases: Vec<String> = servers.iter().map(|s| s.base.clone()).collect();
+    let go = Arc::new(Barrier::new(300));
+    let arrivals: Vec<_> = (0..300)
+        .map(|i| {
+            let (base, go) = (bases[i % INSTANCES].clone(), go.clone());
+            std::thread::spawn(move || {
+                let client = Client::new(&base);
+                go.wait();
+                let cookie = client.join(id, &format!("many{i:03}"))?;
+                client.study_state(id, &cookie).map(|_| ())
+            })
+        })
+        .collect();
+    let results: Vec<Result<(), String>> =
+        arrivals.into_iter().map(|t| t.join().unwrap()).collect();
+    let placed = results.iter().filter(|r| r.is_ok()).count();
+    // Everyone else heard that the study is full, nobody got a server error.
+    for r in &results {
+        if let Err(e) = r {
+            assert!(e.contains("409"), "{e}");
+        }
+    }
+    let per_scenario: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT k, COUNT(*) FROM assignments WHERE study_id = $1 AND status != 'abandoned'
+         GROUP BY k ORDER BY k",
+    )
+    .bind(id)
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(per_scenario, vec![(0, 3), (2, 3)]);
+    assert_eq!(placed, 6);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn crowd_load_over_four_instances_keeps_every_acknowledged_answer_through_kill_9() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("crowd.db");
+    let mut servers = start_all(&db);
+    let id = study(&db, vec![0], 5000).await;
+    let stop = Arc::new(AtomicBool::new(false));
+    let loads: Vec<_> = servers
+        .iter()
+        .enumerate()
+        .map(|(i, s)| crowd::run(&s.base, id, 6, &format!("i{i}"), stop.clone()))
+        .collect();
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    servers.remove(0).kill9();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    stop.store(true, Ordering::Relaxed);
+    let mut acks = Vec::new();
+    for load in loads {
+        let stats = tokio::task::spawn_blocking(move || load.join().unwrap())
+            .await
+            .unwrap();
+        acks.extend(stats.acks);
+    }
+    drop(servers);
+    assert!(acks.len() > 50, "{} acknowledged", acks.len());
+    let pool = server::db::connect_existing(&common::db_url(&db))
+        .await
+        .unwrap();
+    for a in &acks {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM assignment_items i JOIN assignments a ON a.id = i.assignment_id
+             JOIN users u ON u.id = a.worker_id
+             WHERE u.name = 'prolific:' || $1 AND i.position = $2 AND i.client_id = $3
+               AND i.submitted_at IS NOT NULL",
+        )
+        .bind(&a.pid)
+        .bind(a.position)
+        .bind(&a.client_id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        assert_eq!(n, 1, "{a:?}");
+    }
+    eprintln!(
+        "{} acknowledged over {INSTANCES} instances, one killed",
+        acks.len()
+    );
+}
