@@ -5,7 +5,6 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { start, newPage, openHydrated, joinStudy, signIn, writeSst, USERS, RESULTS } from './server.mjs';
 
 /** A CLUES-shaped SST-2 folder of our own: 10 training items, 4 test items. */
@@ -196,12 +195,8 @@ test('a text-to-text study: the worker writes free-text answers, scored with the
   await page.waitForSelector('text=/completion code/i');
   assert.deepEqual(page.errors, []);
   // Stored trimmed, scored with EM (SQuAD normalisation: "Yellow." = "yellow"; "cream" is a gold).
-  const script = `
-import json, sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-print(json.dumps(db.execute("""SELECT i.answer_json, i.s1 FROM assignment_items i JOIN assignments a ON a.id = i.assignment_id
-  WHERE a.study_id = ? ORDER BY i.position""", (int(sys.argv[2]),)).fetchall()))`;
-  const rows = JSON.parse(execFileSync('python3', ['-c', script, env.dbPath, String(textStudy)], { encoding: 'utf8' }));
+  const rows = env.sql(`SELECT i.answer_json, i.s1 FROM assignment_items i JOIN assignments a ON a.id = i.assignment_id
+    WHERE a.study_id = $1 ORDER BY i.position`, textStudy);
   const texts = rows.map(([a]) => JSON.parse(a)[0].text).sort();
   assert.deepEqual(texts, ['Yellow.', 'cream']);
   assert.deepEqual(rows.map(([, s1]) => s1), [1, 1]);

@@ -5,7 +5,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { start, newPage, openHydrated, signIn, writeSst, USERS } from './server.mjs';
 
@@ -24,11 +23,8 @@ before(async () => {
 });
 after(async () => { await env?.stop(); });
 
-/** Runs SQL on the test database with Python's sqlite3 (the server keeps running). */
-function sql(statement, ...params) {
-  const script = 'import sqlite3, sys, json\nc = sqlite3.connect(sys.argv[1])\nr = c.execute(sys.argv[2], json.loads(sys.argv[3])).fetchall()\nc.commit()\nprint(json.dumps(r))';
-  return JSON.parse(execFileSync('python3', ['-c', script, env.dbPath, statement, JSON.stringify(params)], { encoding: 'utf8' }));
-}
+/** Runs SQL on the test database (the server keeps running). */
+const sql = (statement, ...params) => env.sql(statement, ...params);
 
 test('baseline runs are listed, a running evaluation shows live progress, predictions are uploaded', async () => {
   assert.match(baselineOut, /MiniLM-L6 span head \(baseline\) on SST-2 \(k=10, split=1\): S1 \d\.\d{4} \(official\)/);
@@ -46,21 +42,21 @@ test('baseline runs are listed, a running evaluation shows live progress, predic
   // A run in progress (as the command line records it): the page follows it every second.
   const [[sys]] = sql("SELECT system_id FROM machine_runs LIMIT 1");
   const [[task]] = sql("SELECT task_id FROM machine_runs LIMIT 1");
-  const [[id]] = sql("INSERT INTO machine_runs (system_id, task_id, k, split, status, source, settings_json, provider, done, total, started_at) VALUES (?, ?, 20, 1, 'running', 'x', '{}', 'starting', 3, 10, 0) RETURNING id", sys, task);
+  const [[id]] = sql("INSERT INTO machine_runs (system_id, task_id, k, split, status, source, settings_json, provider, done, total, started_at) VALUES ($1, $2, 20, 1, 'running', 'x', '{}', 'starting', 3, 10, 0) RETURNING id", sys, task);
   await openHydrated(page, `${env.base}/models`);
   const row = `tr.run[data-run="${id}"]`;
   assert.match(await page.textContent(row), /3 of 10 inputs/);
   assert.equal(await page.getAttribute(`${row} progress`, 'value'), '3');
-  sql('UPDATE machine_runs SET done = 7 WHERE id = ?', id);
+  sql('UPDATE machine_runs SET done = 7 WHERE id = $1', id);
   await page.waitForFunction((sel) => document.querySelector(sel)?.textContent.includes('7 of 10 inputs'), row, { timeout: 10000 });
-  sql("UPDATE machine_runs SET status = 'failed', error = 'stopped by the test', finished_at = 1000 WHERE id = ?", id);
+  sql("UPDATE machine_runs SET status = 'failed', error = 'stopped by the test', finished_at = 1000 WHERE id = $1", id);
   await page.waitForFunction((sel) => document.querySelector(sel)?.textContent.includes('stopped by the test'), row, { timeout: 10000 });
 
   // Upload of an LLM's predictions: a bad file is refused with its line, a good one is stored.
   const ids = sql("SELECT e.ext_id FROM examples e JOIN data_files f ON f.id = e.file_id JOIN tasks t ON t.id = f.task_id WHERE f.kind = 'test' AND t.name = 'SST-2' ORDER BY e.line_no").map((r) => r[0]);
-  const file = join(env.dbPath, '..', 'llm.jsonl');
+  const file = join(env.dir, 'llm.jsonl');
   writeFileSync(file, ids.map((id) => JSON.stringify({ id, answer: ['positive'] })).join('\n') + '\n');
-  const bad = join(env.dbPath, '..', 'bad.jsonl');
+  const bad = join(env.dir, 'bad.jsonl');
   writeFileSync(bad, '{"id": "1", "answer": "positive"}\n');
   await page.fill('form.upload input[name="task"]', 'SST-2');
   await page.fill('form.upload input[name="system"]', 'LLM in-context');

@@ -5,7 +5,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { start, newPage, openHydrated, joinStudy, signIn, writeSst, USERS, RESULTS } from './server.mjs';
 
@@ -60,17 +59,12 @@ before(async () => {
 });
 after(async () => { await env?.stop(); });
 
-/** Stored answers of a study, read from the database with Python's sqlite3. */
+/** Stored answers of a study, read from the database. */
 function storedAnswers(studyId) {
-  const script = `
-import json, sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-rows = db.execute("""SELECT e.ext_id, i.phase, i.answer_json, i.no_answer, i.skipped, i.confidence, i.submitted_at
-  FROM assignment_items i JOIN assignments a ON a.id = i.assignment_id JOIN examples e ON e.id = i.example_id
-  WHERE a.study_id = ? ORDER BY i.position""", (int(sys.argv[2]),)).fetchall()
-print(json.dumps([dict(id=r[0], phase=r[1], spans=json.loads(r[2] or 'null'), no_answer=r[3], skipped=r[4], confidence=r[5], submitted=r[6]) for r in rows]))
-`;
-  return JSON.parse(execFileSync('python3', ['-c', script, env.dbPath, String(studyId)], { encoding: 'utf8' }));
+  return env.sql(`SELECT e.ext_id, i.phase, i.answer_json, i.no_answer, i.skipped, i.confidence, i.submitted_at
+    FROM assignment_items i JOIN assignments a ON a.id = i.assignment_id JOIN examples e ON e.id = i.example_id
+    WHERE a.study_id = $1 ORDER BY i.position`, studyId)
+    .map((r) => ({ id: r[0], phase: r[1], spans: JSON.parse(r[2] ?? 'null'), no_answer: r[3], skipped: r[4], confidence: r[5], submitted: r[6] }));
 }
 
 async function arrive(page, studyId, pid) {

@@ -1,5 +1,6 @@
-// Starts a clues-lab server on a fresh SQLite database for the browser tests, with a
-// researcher and a worker account, and Debian's Chromium driven by playwright-core.
+// Starts a clues-lab server on a fresh database for the browser tests (SQLite, or a new
+// database on the PostgreSQL server CLUES_TEST_POSTGRES names), with a researcher and a worker
+// account, and Debian's Chromium driven by playwright-core.
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,15 +46,18 @@ export const USERS = {
 };
 
 /**
- * Starts server and browser; returns { base, browser, dbPath, stop }. `prepare(cli)` runs
- * before the server starts, with `cli(...args)` calling the binary on the test database.
+ * Starts server and browser; returns { base, browser, dir, sql, stop }. `prepare(cli)` runs
+ * before the server starts, with `cli(...args)` calling the binary on the test database;
+ * `sql(statement, ...params)` runs SQL there (`$1`, … parameters) and returns the rows.
  */
 export async function start(prepare) {
   if (!existsSync(BIN)) throw new Error(`no server binary at ${BIN}: build it (.ci/build) or set CLUES_BIN`);
   mkdirSync(RESULTS, { recursive: true });
   const dir = mkdtempSync(join(tmpdir(), 'clues-e2e-'));
-  const dbPath = join(dir, 'e2e.db');
-  const database = `sqlite://${dbPath}`;
+  const pg = process.env.CLUES_TEST_POSTGRES;
+  const database = pg
+    ? `${pg.replace(/\/$/, '')}/e2e_${process.pid}_${Math.floor(Math.random() * 1e9)}`
+    : `sqlite://${join(dir, 'e2e.db')}`;
   for (const [role, u] of Object.entries(USERS)) {
     execFileSync(BIN, ['--database', database, 'user', 'add', u.name, '--role', role], {
       env: { ...process.env, CLUES_PASSWORD: u.password },
@@ -73,10 +77,14 @@ export async function start(prepare) {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
   });
+  const sql = (statement, ...params) => JSON.parse(execFileSync(BIN,
+    ['--database', database, 'db', 'query', statement, ...params.map((v) => JSON.stringify(v))],
+    { encoding: 'utf8' }));
   return {
     base: `http://127.0.0.1:${port}`,
     browser,
-    dbPath,
+    dir,
+    sql,
     async stop() {
       await browser.close();
       server.kill('SIGINT');

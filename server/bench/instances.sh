@@ -9,10 +9,10 @@ SECONDS_EACH="${1:-10}"; shift || true
 WORKERS=("${@:-32 128}"); WORKERS=(${WORKERS[*]})
 cargo build --release -p server --bin clues-lab >&2
 BIN="$CARGO_TARGET_DIR/release/clues-lab"
-WORK="$(mktemp -d)"; PIDS=()
-cleanup() { kill "${PIDS[@]}" 2>/dev/null; wait 2>/dev/null; pg_stop "$WORK/pg"; rm -rf "$WORK"; }
+WORK="$(mktemp -d)"; PG_DIR="$(mktemp -d)"; PIDS=()
+cleanup() { kill "${PIDS[@]}" 2>/dev/null || true; wait 2>/dev/null || true; pg_stop "$PG_DIR"; rm -rf "$WORK"; }
 trap cleanup EXIT
-PG="$(pg_start "$WORK/pg")"
+PG="$(pg_start "$PG_DIR")"
 # Production durability on the PostgreSQL side too.
 psql -q "$PG/postgres" -c "ALTER SYSTEM SET fsync = on" -c "ALTER SYSTEM SET synchronous_commit = on" -c "SELECT pg_reload_conf()" >/dev/null
 # A 300-item SST-2-shaped task, written here.

@@ -1,5 +1,6 @@
-//! `db copy` and `db backup`: a study database moved between SQLite and PostgreSQL without loss
-//! (every table, row counts and content hashes compared), and a consistent copy of a live one.
+//! `db copy`, `db backup` and `db query`: a study database moved between SQLite and PostgreSQL
+//! without loss (every table, row counts and content hashes compared), a consistent copy of a
+//! live one, and SQL run on either backend with the rows printed as JSON.
 
 use crate::error::{Result, ServerError};
 use app::ssr::db::{Backend, TABLES};
@@ -248,4 +249,46 @@ pub async fn backup(pool: &AnyPool, url: &str, out: &Path) -> Result<()> {
         .execute(pool)
         .await?;
     Ok(())
+}
+
+/// Runs one SQL statement with `params` (JSON numbers and strings, null) bound as `$1`, `$2`,
+/// …, and returns its rows as JSON arrays (integers, reals, strings, null).
+pub async fn query(
+    pool: &AnyPool,
+    sql: &str,
+    params: &[serde_json::Value],
+) -> Result<serde_json::Value> {
+    use serde_json::Value;
+    let mut q = sqlx::query(sql);
+    for (i, p) in params.iter().enumerate() {
+        q = match p {
+            Value::Null => q.bind(None::<String>),
+            Value::Number(n) => match n.as_i64() {
+                Some(v) => q.bind(v),
+                None => q.bind(n.as_f64().unwrap_or(f64::NAN)),
+            },
+            Value::String(s) => q.bind(s.clone()),
+            Value::Bool(b) => q.bind(i64::from(*b)),
+            other => {
+                return Err(ServerError::Usage(format!(
+                    "parameter ${}: {other} is not a number, a string or null",
+                    i + 1
+                )))
+            }
+        };
+    }
+    let rows = q.fetch_all(pool).await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let cells = read_row(row)?
+            .into_iter()
+            .map(|c| match c {
+                Cell::Int(v) => v.map_or(Value::Null, Value::from),
+                Cell::Real(v) => v.map_or(Value::Null, Value::from),
+                Cell::Text(v) => v.map_or(Value::Null, Value::from),
+            })
+            .collect();
+        out.push(Value::Array(cells));
+    }
+    Ok(Value::Array(out))
 }

@@ -85,6 +85,14 @@ pub enum DbCommand {
         #[arg(long)]
         to: String,
     },
+    /// Runs one SQL statement (`$1`, `$2`, … for the parameters) and prints its rows as a JSON
+    /// array of arrays: maintenance and scripted checks on either backend.
+    Query {
+        /// The statement.
+        sql: String,
+        /// Parameters as JSON values (numbers, strings in quotes, null); bare words are strings.
+        params: Vec<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -321,6 +321,14 @@ async fn db_command(database: &str, command: DbCommand) -> Result<()> {
             }
             println!("copied {from} to {to}: every table has the same rows and content");
         }
+        DbCommand::Query { sql, params } => {
+            let params: Vec<serde_json::Value> = params
+                .iter()
+                .map(|p| serde_json::from_str(p).unwrap_or_else(|_| p.clone().into()))
+                .collect();
+            let pool = db::connect_existing(database).await?;
+            println!("{}", crate::dbcopy::query(&pool, &sql, &params).await?);
+        }
     }
     Ok(())
 }
