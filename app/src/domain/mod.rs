@@ -5,6 +5,7 @@ pub mod crossfit;
 pub mod crowd;
 pub mod feedback;
 pub mod people;
+pub mod place;
 pub mod report;
 pub mod rng;
 pub mod s1;

@@ -20,8 +20,8 @@ const MIN_PASSWORD: usize = 8;
 /// Longer passwords are refused when set, and fail at sign-in without being hashed.
 const MAX_PASSWORD: usize = 1024;
 
-/// A signed-in user as the server knows them.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A signed-in user as the server knows them (a `users` row without its password hash).
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct User {
     pub id: i64,
     pub name: String,
@@ -158,7 +158,7 @@ pub async fn login(
             return Err(refused);
         }
     };
-    let row: Option<(i64, String, String, Option<String>)> =
+    let row: Option<(i64, String, Role, Option<String>)> =
         sqlx::query_as("SELECT id, name, role, password_hash FROM users WHERE name = $1")
             .bind(name)
             .fetch_optional(pool)
@@ -166,7 +166,7 @@ pub async fn login(
     let (user, ok) = match row {
         Some((id, name, role, Some(hash))) => {
             let ok = verify_password(hash, password.to_string()).await;
-            (Role::parse(&role).map(|role| User { id, name, role }), ok)
+            (Some(User { id, name, role }), ok)
         }
         _ => {
             verify_password(dummy_hash().await, password.to_string()).await;
@@ -231,7 +231,7 @@ pub async fn crowd_worker(
         .map_err(AppError::Invalid)?;
     let mut tx = crate::ssr::tx::begin_write(pool).await?;
     let result = async {
-        let found: Option<(i64, String, String)> = sqlx::query_as(
+        let found: Option<User> = sqlx::query_as(
             "SELECT u.id, u.name, u.role FROM crowd_ids c JOIN users u ON u.id = c.user_id
          WHERE c.platform = $1 AND c.external_id = $2",
         )
@@ -240,7 +240,11 @@ pub async fn crowd_worker(
         .fetch_optional(&mut *tx)
         .await?;
         let (id, name) = match found {
-            Some((id, name, role)) if role == Role::Worker.as_str() => (id, name),
+            Some(User {
+                id,
+                name,
+                role: Role::Worker,
+            }) => (id, name),
             Some(_) => return Err(AppError::Forbidden("staff".into())),
             None => {
                 let name = format!("{platform}:{external_id}");
@@ -291,15 +295,14 @@ pub async fn logout(pool: &AnyPool, token: &str) -> Result<(), AppError> {
 
 /// The user of a live session token.
 pub async fn user_for_token(pool: &AnyPool, token: &str) -> Result<Option<User>, AppError> {
-    let row: Option<(i64, String, String)> = sqlx::query_as(
+    Ok(sqlx::query_as(
         "SELECT u.id, u.name, u.role FROM sessions s JOIN users u ON u.id = s.user_id
          WHERE s.token_hash = $1 AND s.expires_at > $2",
     )
     .bind(token_hash(token))
     .bind(now_unix())
     .fetch_optional(pool)
-    .await?;
-    Ok(row.and_then(|(id, name, role)| Role::parse(&role).map(|role| User { id, name, role })))
+    .await?)
 }
 
 /// The session token from a request's `Cookie` headers.

@@ -208,12 +208,48 @@ pub async fn preview_item(
 
 /// The gold of an `examples` row from its `gold_official` and `gold_spans` columns.
 pub(crate) fn gold_of(r: &sqlx::any::AnyRow) -> Result<Gold, AppError> {
-    let spans: Vec<Span> =
-        serde_json::from_str(r.get("gold_spans")).map_err(|e| corrupt("gold spans", e))?;
+    gold(
+        &r.try_get::<String, _>("gold_official")?,
+        &r.try_get::<String, _>("gold_spans")?,
+    )
+}
+
+fn gold(official: &str, spans: &str) -> Result<Gold, AppError> {
     Ok(Gold {
-        official: serde_json::from_str(r.get("gold_official")).map_err(|e| corrupt("gold", e))?,
-        spans,
+        official: serde_json::from_str(official).map_err(|e| corrupt("gold", e))?,
+        spans: serde_json::from_str::<Vec<Span>>(spans).map_err(|e| corrupt("gold spans", e))?,
     })
+}
+
+/// An `examples` row as stored, gold included: the one decoder of the table's columns.
+#[derive(sqlx::FromRow)]
+struct ExampleRow {
+    id: i64,
+    ext_id: String,
+    context: String,
+    context2: Option<String>,
+    question: String,
+    question_type: Option<String>,
+    gold_official: String,
+    gold_spans: String,
+    extra_json: String,
+}
+
+impl ExampleRow {
+    /// The row id and the example it holds.
+    fn decode(self) -> Result<(i64, Example), AppError> {
+        Ok((
+            self.id,
+            Example {
+                id: self.ext_id,
+                context: context_of(self.context, self.context2),
+                question: self.question,
+                question_type: self.question_type,
+                gold: gold(&self.gold_official, &self.gold_spans)?,
+                extra: serde_json::from_str(&self.extra_json).map_err(|e| corrupt("extra", e))?,
+            },
+        ))
+    }
 }
 
 /// All test examples of a task, gold included, in file order (server-side scoring only).
@@ -233,7 +269,7 @@ pub async fn examples_of(
     shots: Option<(u32, u32)>,
 ) -> Result<Vec<(i64, Example)>, AppError> {
     let (k, split) = shots.unzip();
-    let rows = sqlx::query(
+    let rows: Vec<ExampleRow> = sqlx::query_as(
         "SELECT e.id, e.ext_id, e.context, e.context2, e.question, e.question_type, e.gold_official, e.gold_spans, e.extra_json
          FROM examples e JOIN data_files f ON f.id = e.file_id
          WHERE f.task_id = $1 AND f.kind = $2 AND f.k IS NOT DISTINCT FROM $3 AND f.split IS NOT DISTINCT FROM $4 ORDER BY e.line_no",
@@ -244,21 +280,5 @@ pub async fn examples_of(
     .bind(split.map(i64::from))
     .fetch_all(pool)
     .await?;
-    rows.into_iter()
-        .map(|r| {
-            let extra: serde_json::Value =
-                serde_json::from_str(r.get("extra_json")).map_err(|e| corrupt("extra", e))?;
-            Ok((
-                r.get("id"),
-                Example {
-                    id: r.get("ext_id"),
-                    context: context_of(r.get("context"), r.get("context2")),
-                    question: r.get("question"),
-                    question_type: r.get("question_type"),
-                    gold: gold_of(&r)?,
-                    extra,
-                },
-            ))
-        })
-        .collect()
+    rows.into_iter().map(ExampleRow::decode).collect()
 }

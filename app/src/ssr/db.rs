@@ -41,6 +41,39 @@ pub const TABLES: &[(&str, bool)] = &[
     ("machine_predictions", false),
 ];
 
+/// A Rust enum kept as one of its names in a TEXT column, read and written as that text on
+/// both backends: sqlx's `#[derive(Type)]` implements each driver but not `Any`. A stored name
+/// the enum does not know is a decoding error that names it (the schema's CHECKs prevent one).
+macro_rules! text_column {
+    ($t:ty, $what:literal) => {
+        impl sqlx::Type<sqlx::Any> for $t {
+            fn type_info() -> sqlx::any::AnyTypeInfo {
+                <str as sqlx::Type<sqlx::Any>>::type_info()
+            }
+            fn compatible(ty: &sqlx::any::AnyTypeInfo) -> bool {
+                <str as sqlx::Type<sqlx::Any>>::compatible(ty)
+            }
+        }
+        impl<'q> sqlx::Encode<'q, sqlx::Any> for $t {
+            fn encode_by_ref(
+                &self,
+                buf: &mut <sqlx::Any as sqlx::Database>::ArgumentBuffer<'q>,
+            ) -> Result<sqlx::encode::IsNull, sqlx::error::BoxDynError> {
+                <&str as sqlx::Encode<'q, sqlx::Any>>::encode(self.as_str(), buf)
+            }
+        }
+        impl<'r> sqlx::Decode<'r, sqlx::Any> for $t {
+            fn decode(value: sqlx::any::AnyValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+                let s = <&str as sqlx::Decode<'r, sqlx::Any>>::decode(value)?;
+                <$t>::parse(s).ok_or_else(|| format!("{s:?} is not a {}", $what).into())
+            }
+        }
+    };
+}
+
+text_column!(crate::domain::people::Role, "role");
+text_column!(crate::domain::place::PlaceStatus, "place status");
+
 /// Which engine a pool or connection talks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -116,13 +149,14 @@ pub async fn open(url: &str, how: Open) -> Result<AnyPool, OpenError> {
     sqlx::any::install_default_drivers();
     let backend = Backend::of_url(url).map_err(OpenError::Url)?;
     let memory = url.contains(":memory:");
-    if !memory && !Any::database_exists(url).await.unwrap_or(false) {
+    // A server that cannot be reached is said as such, not as a missing database.
+    if !memory && !Any::database_exists(url).await? {
         if !how.create {
             return Err(OpenError::Missing(url.to_string()));
         }
         // Another instance may be creating it at the same moment.
         if let Err(e) = Any::create_database(url).await {
-            if !Any::database_exists(url).await.unwrap_or(false) {
+            if !Any::database_exists(url).await? {
                 return Err(e.into());
             }
         }

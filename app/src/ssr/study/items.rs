@@ -3,6 +3,7 @@
 
 use crate::api::study::{Phase, Reveal};
 use crate::domain::answer::{Answer, SpanAnswer};
+use crate::domain::place::PlaceStatus;
 use crate::domain::s1::Scoring;
 use crate::domain::task::{Context, Family, Gold, TaskSpec};
 use crate::error::AppError;
@@ -15,8 +16,8 @@ pub(super) async fn own_assignment(
     db: impl AnyExecutor<'_>,
     study_id: i64,
     worker: i64,
-) -> Result<Option<(i64, u32, String, i64, i64)>, AppError> {
-    let row: Option<(i64, i64, String, i64, i64)> = sqlx::query_as(
+) -> Result<Option<(i64, u32, PlaceStatus, i64, i64)>, AppError> {
+    let row: Option<(i64, i64, PlaceStatus, i64, i64)> = sqlx::query_as(
         "SELECT id, k, status, started_at, last_activity FROM assignments WHERE study_id = $1 AND worker_id = $2",
     )
     .bind(study_id)

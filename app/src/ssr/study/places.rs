@@ -3,6 +3,7 @@
 
 use super::{CrowdInfo, Study};
 use crate::api::study::Phase;
+use crate::domain::place::PlaceStatus;
 use crate::domain::study::{choose_scenario, is_abandoned, item_order, ScenarioLoad};
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
@@ -13,8 +14,8 @@ async fn assignment_for_task(
     tx: &mut Transaction<'_, Any>,
     task_id: i64,
     worker: i64,
-) -> Result<Option<(i64, i64, u32, String)>, AppError> {
-    let row: Option<(i64, i64, i64, String)> = sqlx::query_as(
+) -> Result<Option<(i64, i64, u32, PlaceStatus)>, AppError> {
+    let row: Option<(i64, i64, i64, PlaceStatus)> = sqlx::query_as(
         "SELECT id, study_id, k, status FROM assignments WHERE task_id = $1 AND worker_id = $2",
     )
     .bind(task_id)

@@ -8,6 +8,7 @@ use super::worker::{next_step, record, step_now, Place};
 use super::{load, Study};
 use crate::api::study::{Phase, SubmitAck, WorkerStep};
 use crate::domain::answer::{check_answer, Answer};
+use crate::domain::place::PlaceStatus;
 use crate::domain::s1::Scoring;
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
@@ -60,7 +61,7 @@ pub async fn submit(
             Err(locked())
         };
     }
-    if place.status == "abandoned" {
+    if place.status == PlaceStatus::Abandoned {
         return Err(AppError::Refused(
             "Your place in this study was released after the time-out; your earlier answers are kept.".into(),
         ));

@@ -5,6 +5,7 @@ use super::items::{current_position, item_row, own_assignment, reveal, stamp, to
 use super::places::enter;
 use super::{load, CrowdInfo, Study};
 use crate::api::study::{Completion, Phase, WorkerItem, WorkerStep, WorkerStudy};
+use crate::domain::place::PlaceStatus;
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
 use crate::ssr::catalog::corrupt;
@@ -14,7 +15,7 @@ use sqlx::{AnyConnection, AnyPool, Row};
 #[derive(Clone)]
 pub(super) struct Place {
     pub(super) id: i64,
-    pub(super) status: String,
+    pub(super) status: PlaceStatus,
     pub(super) started_at: i64,
 }
 
@@ -116,7 +117,7 @@ pub(super) async fn next_step(
     .fetch_one(&mut *conn)
     .await?;
     let mut records = Records::default();
-    let step = if place.status == "abandoned" {
+    let step = if place.status == PlaceStatus::Abandoned {
         WorkerStep::Abandoned
     } else {
         match current_position(&mut *conn, place.id).await? {
@@ -146,7 +147,7 @@ pub(super) async fn next_step(
                 })
             }
             None => {
-                records.finished = place.status == "active";
+                records.finished = place.status == PlaceStatus::Active;
                 WorkerStep::Done(completion(conn, study, place.id, place.started_at).await?)
             }
         }
