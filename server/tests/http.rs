@@ -10,11 +10,13 @@ use http_body_util::BodyExt;
 use server::{demo, router};
 use tower::ServiceExt;
 
-async fn state() -> AppState {
-    let (_db, pool) = common::fresh_db().await;
+/// A state on a fresh database, with the directory that holds it (kept alive by the caller:
+/// the pool opens new connections to the file as it goes).
+async fn state() -> (tempfile::TempDir, AppState) {
+    let (dir, pool) = common::fresh_db().await;
     demo::ensure_demo(&pool).await.unwrap();
     common::add_users(&pool, &[("rita", Role::Researcher), ("walt", Role::Worker)]).await;
-    common::app_state(pool)
+    (dir, common::app_state(pool))
 }
 
 async fn call(
@@ -65,7 +67,7 @@ async fn login(state: &AppState, name: &str, password: &str) -> String {
 
 #[tokio::test]
 async fn home_page_renders_with_hydration_scripts() {
-    let s = state().await;
+    let (_db, s) = state().await;
     let res = router::app(s)
         .oneshot(Request::get("/").body(Body::empty()).unwrap())
         .await
@@ -84,7 +86,7 @@ async fn home_page_renders_with_hydration_scripts() {
 
 #[tokio::test]
 async fn login_failures_read_the_same_and_change_nothing() {
-    let s = state().await;
+    let (_db, s) = state().await;
     let before = common::snapshot(&s.pool).await;
     let (st1, wrong_pw, c1) = call(&s, "/api/login", "name=rita&password=nope-nope", None).await;
     let (st2, no_user, c2) = call(&s, "/api/login", "name=nobody&password=nope-nope", None).await;
@@ -97,7 +99,7 @@ async fn login_failures_read_the_same_and_change_nothing() {
 
 #[tokio::test]
 async fn staff_functions_check_session_and_role() {
-    let s = state().await;
+    let (_db, s) = state().await;
     let (status, body, _) = call(&s, "/api/list_tasks", "", None).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert!(body.contains("NotSignedIn"), "{body}");
@@ -131,7 +133,7 @@ async fn staff_functions_check_session_and_role() {
 
 #[tokio::test]
 async fn previews_carry_no_gold() {
-    let s = state().await;
+    let (_db, s) = state().await;
     let researcher = login(&s, "rita", "rita-password").await;
     for position in 0..4 {
         let (status, body, _) = call(
@@ -186,7 +188,7 @@ async fn fetch_encoded(
 
 #[tokio::test]
 async fn pages_are_compressed_static_files_come_precompressed_and_headers_protect() {
-    let mut s = state().await;
+    let (_db, mut s) = state().await;
     // A site folder as .ci/build leaves it: the wasm with its .br and .gz siblings.
     let site = tempfile::tempdir().unwrap();
     let pkg = site.path().join("pkg");
@@ -233,7 +235,7 @@ async fn pages_are_compressed_static_files_come_precompressed_and_headers_protec
 
 #[tokio::test]
 async fn hashed_assets_are_immutable_and_study_pages_load_the_worker_bundle() {
-    let mut s = state().await;
+    let (_db, mut s) = state().await;
     // A site folder as .ci/build leaves it: both bundles and the stylesheet by content hash.
     let site = tempfile::tempdir().unwrap();
     let pkg = site.path().join("pkg");

@@ -254,21 +254,7 @@ async fn every_acknowledged_submission_survives_kill_9_under_crowd_load() {
     let pool = server::db::connect_existing(&common::db_url(&db))
         .await
         .unwrap();
-    for a in &acks {
-        let n: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM assignment_items i JOIN assignments a ON a.id = i.assignment_id
-             JOIN users u ON u.id = a.worker_id
-             WHERE u.name = 'prolific:' || $1 AND i.position = $2 AND i.client_id = $3
-               AND i.submitted_at IS NOT NULL",
-        )
-        .bind(&a.pid)
-        .bind(a.position)
-        .bind(&a.client_id)
-        .fetch_one(&pool)
-        .await
-        .unwrap();
-        assert_eq!(n, 1, "{a:?}");
-    }
+    common::stored_once(&pool, &acks).await;
     let stored: i64 =
         sqlx::query_scalar("SELECT COUNT(*) FROM assignment_items WHERE submitted_at IS NOT NULL")
             .fetch_one(&pool)

@@ -47,7 +47,8 @@ pub fn db_url(path: &std::path::Path) -> String {
     }
 }
 
-/// A fresh, empty, migrated database for one test (see `db_url`); keep the directory alive.
+/// A fresh, empty, migrated database for one test (see `db_url`). Keep the directory alive as
+/// long as the pool: dropping it deletes a SQLite file that new connections then cannot open.
 pub async fn fresh_db() -> (tempfile::TempDir, AnyPool) {
     let dir = tempfile::tempdir().unwrap();
     let pool = server::db::connect(&db_url(&dir.path().join("t.db")))
@@ -128,5 +129,24 @@ pub async fn add_users(pool: &AnyPool, users: &[(&str, app::domain::people::Role
         app::ssr::auth::create_user(pool, name, *role, Some(format!("{name}-password")))
             .await
             .unwrap();
+    }
+}
+
+/// Asserts that every acknowledged submission of a crowd load is stored, exactly once.
+pub async fn stored_once(pool: &AnyPool, acks: &[server::load::crowd::Ack]) {
+    for a in acks {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM assignment_items i JOIN assignments a ON a.id = i.assignment_id
+             JOIN users u ON u.id = a.worker_id
+             WHERE u.name = 'prolific:' || $1 AND i.position = $2 AND i.client_id = $3
+               AND i.submitted_at IS NOT NULL",
+        )
+        .bind(&a.pid)
+        .bind(a.position)
+        .bind(&a.client_id)
+        .fetch_one(pool)
+        .await
+        .unwrap();
+        assert_eq!(n, 1, "{a:?}");
     }
 }
