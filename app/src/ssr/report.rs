@@ -10,7 +10,7 @@ use crate::ssr::db::Backend;
 use crate::ssr::study::{self, CrowdInfo, StoredSpan, Study};
 use futures_util::{Stream, StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
-use sqlx::{AnyPool, Row};
+use sqlx::{AnyPool, FromRow, Row};
 use std::collections::{HashMap, HashSet};
 
 /// One worker x item: the export's row and the report's input. Times in unix milliseconds
@@ -192,50 +192,86 @@ async fn task_data(pool: &AnyPool, name: &str) -> Result<(TaskData, Vec<(i64, St
     ))
 }
 
-fn row_of(r: &sqlx::any::AnyRow) -> Result<AnnotationRow, AppError> {
-    let crowd: CrowdInfo =
-        serde_json::from_str(r.get("crowd_json")).map_err(|e| corrupt("crowd ids", e))?;
-    let answer: Vec<StoredSpan> = match r.get::<Option<String>, _>("answer_json") {
-        Some(j) => serde_json::from_str(&j).map_err(|e| corrupt("answer", e))?,
-        None => Vec::new(),
-    };
-    let phase: String = r.get("phase");
-    let submitted_at: Option<i64> = r.get("submitted_at");
-    Ok(AnnotationRow {
-        study_id: r.get("study_id"),
-        study: r.get("study"),
-        config_id: r.get("config_id"),
-        task: r.get("task"),
-        assignment_id: r.get("assignment_id"),
-        worker: r.get("worker"),
-        crowd: crowd.into(),
-        k: r.get::<i64, _>("k") as u32,
-        training_split: r.get::<Option<i64>, _>("training_split").map(|s| s as u32),
-        shot_group: String::new(),
-        status: r.get("status"),
-        started_at: r.get("started_at"),
-        finished_at: r.get("finished_at"),
-        last_activity: r.get("last_activity"),
-        position: r.get("position"),
-        gold_revealed: phase == "training" && submitted_at.is_some(),
-        phase,
-        example_id: r.get("example_id"),
-        item_id: r.get("ext_id"),
-        file: r.get("file_name"),
-        line: r.get("line_no"),
-        content_key: r.get("content_key"),
-        submitted: submitted_at.is_some(),
-        answer,
-        no_answer: r.get::<i64, _>("no_answer") != 0,
-        skipped: r.get::<i64, _>("skipped") != 0,
-        confidence: r.get::<Option<i64>, _>("confidence").map(|c| c as u8),
-        shown_at: r.get("shown_at"),
-        submitted_at,
-        acknowledged_at: r.get("acknowledged_at"),
-        s1: r.get("s1"),
-        s1_any_of: r.get("s1_any_of"),
-        client_id: r.get("client_id"),
-    })
+/// An assignment item joined with its assignment, study, task, worker and example, as the
+/// annotation query selects it: the one decoder of those columns.
+#[derive(sqlx::FromRow)]
+struct StoredAnnotation {
+    study_id: i64,
+    study: String,
+    config_id: i64,
+    task: String,
+    assignment_id: i64,
+    worker: String,
+    crowd_json: String,
+    k: i64,
+    training_split: Option<i64>,
+    status: String,
+    started_at: i64,
+    finished_at: Option<i64>,
+    last_activity: i64,
+    position: i64,
+    phase: String,
+    example_id: i64,
+    ext_id: String,
+    file_name: String,
+    line_no: i64,
+    content_key: String,
+    answer_json: Option<String>,
+    no_answer: i64,
+    skipped: i64,
+    confidence: Option<i64>,
+    shown_at: Option<i64>,
+    submitted_at: Option<i64>,
+    acknowledged_at: Option<i64>,
+    s1: Option<f64>,
+    s1_any_of: Option<f64>,
+    client_id: Option<String>,
+}
+
+impl StoredAnnotation {
+    fn decode(self) -> Result<AnnotationRow, AppError> {
+        let crowd: CrowdInfo =
+            serde_json::from_str(&self.crowd_json).map_err(|e| corrupt("crowd ids", e))?;
+        let answer: Vec<StoredSpan> = match &self.answer_json {
+            Some(j) => serde_json::from_str(j).map_err(|e| corrupt("answer", e))?,
+            None => Vec::new(),
+        };
+        Ok(AnnotationRow {
+            study_id: self.study_id,
+            study: self.study,
+            config_id: self.config_id,
+            task: self.task,
+            assignment_id: self.assignment_id,
+            worker: self.worker,
+            crowd: crowd.into(),
+            k: self.k as u32,
+            training_split: self.training_split.map(|s| s as u32),
+            shot_group: String::new(),
+            status: self.status,
+            started_at: self.started_at,
+            finished_at: self.finished_at,
+            last_activity: self.last_activity,
+            position: self.position,
+            gold_revealed: self.phase == "training" && self.submitted_at.is_some(),
+            phase: self.phase,
+            example_id: self.example_id,
+            item_id: self.ext_id,
+            file: self.file_name,
+            line: self.line_no,
+            content_key: self.content_key,
+            submitted: self.submitted_at.is_some(),
+            answer,
+            no_answer: self.no_answer != 0,
+            skipped: self.skipped != 0,
+            confidence: self.confidence.map(|c| c as u8),
+            shown_at: self.shown_at,
+            submitted_at: self.submitted_at,
+            acknowledged_at: self.acknowledged_at,
+            s1: self.s1,
+            s1_any_of: self.s1_any_of,
+            client_id: self.client_id,
+        })
+    }
 }
 
 /// Adds one row (rows come ordered by assignment, then position) to the annotator records.
@@ -323,7 +359,7 @@ pub fn annotation_rows<'a>(
         }
     };
     sqlx::query(sql).bind(json_ids).fetch(pool).map(move |row| {
-        let mut r = row_of(&row?)?;
+        let mut r = StoredAnnotation::from_row(&row?)?.decode()?;
         r.shot_group = groups.get(&r.study_id).cloned().unwrap_or_default();
         Ok(r)
     })
