@@ -6,6 +6,7 @@ pub mod error;
 pub mod pages;
 #[cfg(feature = "ssr")]
 pub mod ssr;
+pub mod wire;
 
 pub use pages::{shell, App};
 

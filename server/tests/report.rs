@@ -4,12 +4,12 @@
 //! the test's own computation from the official files, and the exports are read back.
 mod common;
 
-use app::api::study::WorkerStep;
 use app::domain::answer::{Answer, SpanAnswer};
 use app::domain::report::{Report, Subset};
 use app::domain::rng::SplitMix64;
 use app::ssr::report::AnnotationRow;
 use app::ssr::study::{self, CrowdInfo};
+use app::wire::study::WorkerStep;
 use axum::http::StatusCode;
 use common::client::{env, get, login, new_study, Env};
 use std::collections::{HashMap, HashSet};
@@ -299,7 +299,7 @@ async fn simulate(
         .await
         .unwrap();
         let line = t.files[&file][line_no as usize - 1].clone();
-        let training = item.phase == app::api::study::Phase::Training;
+        let training = item.phase == app::wire::study::Phase::Training;
         let a = answer_for(
             t,
             &labels,

@@ -1,17 +1,9 @@
 //! Signing in and out, and who is signed in.
 //! The session cookie is HttpOnly and SameSite=Lax; every login failure reads the same.
 
-use crate::domain::people::Role;
 use crate::error::AppError;
+use crate::wire::auth::UserInfo;
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
-
-/// What the browser knows about the signed-in user.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct UserInfo {
-    pub name: String,
-    pub role: Role,
-}
 
 #[server(endpoint = "login")]
 pub async fn login(name: String, password: String) -> Result<UserInfo, AppError> {

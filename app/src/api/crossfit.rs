@@ -1,53 +1,9 @@
 //! Server functions of the CrossFit pages: the task -> metric table (editable by researchers),
 //! runs with their scores, partitions (create, import) and the ARG report. Staff only.
 
-use crate::domain::crossfit::metrics::{Metric, Score};
-use crate::domain::crossfit::partition::{Arg, Partition};
-use crate::domain::s1::Spread;
 use crate::error::AppError;
+use crate::wire::crossfit::{ArgReport, CrossfitData};
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
-
-/// A task as the researcher pages list it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TaskRow {
-    pub name: String,
-    pub ontology: String,
-    pub metric: Metric,
-    pub source: String,
-    pub seeds: Vec<u32>,
-    pub ks: Vec<u32>,
-    pub test_items: i64,
-}
-
-/// A run with its score under the task's current metric.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunScore {
-    pub method: String,
-    pub task: String,
-    pub seed: u32,
-    pub kind: String,
-    pub score: Score,
-}
-
-/// ARG of `method` over `baseline` on a partition's test tasks: per seed, and mean ± std.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ArgReport {
-    pub partition: String,
-    pub method: String,
-    pub baseline: String,
-    pub tasks: Vec<String>,
-    pub seeds: Vec<(u32, Arg)>,
-    pub spread: Option<Spread>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CrossfitData {
-    pub tasks: Vec<TaskRow>,
-    pub runs: Vec<RunScore>,
-    pub partitions: Vec<(String, Partition)>,
-    pub methods: Vec<String>,
-}
 
 #[server(endpoint = "crossfit_overview")]
 pub async fn crossfit_overview() -> Result<CrossfitData, AppError> {
@@ -97,7 +53,8 @@ pub async fn save_crossfit_partition(name: String, json: String) -> Result<(), A
         async {
             let pool = app_state()?.pool;
             auth::require(|r| r.is_staff()).await?;
-            let p = Partition::from_json(&json).map_err(AppError::Invalid)?;
+            let p = crate::domain::crossfit::partition::Partition::from_json(&json)
+                .map_err(AppError::Invalid)?;
             xf::save_partition(&pool, &name, &p).await
         }
         .await,

@@ -2,27 +2,8 @@
 //! (researchers and admins only). Runs are started from the command line.
 
 use crate::error::AppError;
+use crate::wire::machine::RunRow;
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
-
-/// One evaluation as the models page lists it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunRow {
-    pub id: i64,
-    pub system: String,
-    pub kind: String,
-    pub task: String,
-    pub k: u32,
-    pub split: u32,
-    pub status: String,
-    pub done: i64,
-    pub total: i64,
-    pub provider: String,
-    pub error: Option<String>,
-    pub s1: Option<f64>,
-    pub s1_any_of: Option<f64>,
-    pub seconds: Option<f64>,
-}
 
 #[server(endpoint = "model_runs")]
 pub async fn model_runs() -> Result<Vec<RunRow>, AppError> {

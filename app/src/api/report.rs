@@ -1,181 +1,20 @@
 //! The researcher dashboard's server function: studies with their progress, the score tables,
 //! the learning curves and the export links of a scope of studies. Researchers and admins only.
 
-use crate::api::study::{ScenarioProgress, StudySummary};
-use crate::domain::report::table::Table;
 use crate::error::AppError;
+use crate::wire::report::DashboardData;
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StudyProgress {
-    pub summary: StudySummary,
-    pub progress: Vec<ScenarioProgress>,
-}
-
-/// A task's learning curve as SVG, for all finished annotators and with the filter applied.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Chart {
-    pub task: String,
-    pub svg: String,
-    pub svg_filtered: String,
-    /// The SVG download of the chart for all finished annotators.
-    pub href: String,
-    /// The reliability diagram (machine probability and crowd confidence against accuracy)
-    /// of a label task with machine answers.
-    #[serde(default)]
-    pub calibration: Option<String>,
-}
-
-/// A download: what it is and where.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Download {
-    pub label: String,
-    pub href: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct DashboardData {
-    /// The study ids in scope (all studies when the request named none).
-    pub scope: Vec<i64>,
-    pub all_studies: bool,
-    pub studies: Vec<StudyProgress>,
-    pub tables: Vec<Table>,
-    pub charts: Vec<Chart>,
-    /// Workers the training filter flags.
-    pub flagged: Vec<String>,
-    pub exports: Vec<Download>,
-    pub predictions: Vec<Download>,
-    /// What a reader must know about these numbers (studies whose training sets do not nest).
-    pub notes: Vec<String>,
-}
 
 /// `studies`: comma-separated study ids, empty for every study.
 #[server(endpoint = "dashboard")]
 pub async fn dashboard(studies: String) -> Result<DashboardData, AppError> {
-    use crate::ssr::{auth, report, state::app_state, study};
+    use crate::ssr::{auth, state::app_state};
     crate::error::respond(
         async {
             let state = app_state()?;
-            let pool = state.pool.clone();
             auth::require(|r| r.is_staff()).await?;
-            let scope = report::parse_scope(Some(&studies))?;
-            let _turn = state.guards.heavy_turn().await?;
-            let loaded = report::load(&pool, &scope).await?;
-            let mut progress = Vec::with_capacity(loaded.studies.len());
-            for s in &loaded.studies {
-                let o = study::admin_view(&pool, s.id).await?;
-                progress.push(StudyProgress {
-                    summary: o.summary,
-                    progress: o.progress,
-                });
-            }
-            // Seconds of work on many rows: on a blocking thread, not an async worker.
-            report::off_runtime(move || build(&loaded, &scope, progress)).await
+            crate::ssr::dashboard::dashboard(&state, &studies).await
         }
         .await,
     )
-}
-
-#[cfg(feature = "ssr")]
-fn build(
-    loaded: &crate::ssr::report::Loaded,
-    scope: &[i64],
-    studies: Vec<StudyProgress>,
-) -> DashboardData {
-    use crate::domain::report::chart::task_curve;
-    use crate::domain::report::layout::{all_tables, Which};
-    let r = loaded.report();
-    let query = if scope.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "studies={}",
-            scope
-                .iter()
-                .map(i64::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
-        )
-    };
-    let link = |file: &str, extra: &str| {
-        let q: Vec<&str> = [query.as_str(), extra]
-            .into_iter()
-            .filter(|s| !s.is_empty())
-            .collect();
-        if q.is_empty() {
-            format!("/export/{file}")
-        } else {
-            format!("/export/{file}?{}", q.join("&"))
-        }
-    };
-    let exports = [
-        ("Annotations (JSONL)", "annotations.jsonl"),
-        ("Annotations (CSV)", "annotations.csv"),
-        ("Scores (CSV)", "scores.csv"),
-        ("Scores (JSON)", "scores.json"),
-        ("Scores (Markdown)", "scores.md"),
-        ("Pay (CSV)", "pay.csv"),
-        ("Study bundle (tar, with content hash)", "bundle.tar"),
-    ]
-    .into_iter()
-    .map(|(label, file)| Download {
-        label: label.into(),
-        href: link(file, ""),
-    })
-    .collect();
-    let mut predictions: Vec<Download> = r
-        .all
-        .main
-        .iter()
-        .map(|c| Download {
-            label: format!("{} k={}: majority vote", c.task, c.k),
-            href: link("predictions.jsonl", &format!("task={}&k={}", c.task, c.k)),
-        })
-        .collect();
-    predictions.extend(
-        r.annotators
-            .iter()
-            .filter(|a| a.status == "finished")
-            .map(|a| Download {
-                label: format!("{} k={}: {}", a.task, a.k, a.worker),
-                href: link("predictions.jsonl", &format!("assignment={}", a.assignment)),
-            }),
-    );
-    DashboardData {
-        scope: studies.iter().map(|s| s.summary.id).collect(),
-        all_studies: scope.is_empty(),
-        studies,
-        tables: all_tables(&r),
-        notes: r.notes.clone(),
-        charts: r
-            .tasks
-            .iter()
-            .map(|t| Chart {
-                task: t.name.clone(),
-                svg: task_curve(&r, &t.name, Which::All),
-                svg_filtered: task_curve(&r, &t.name, Which::Filtered),
-                href: link("curve.svg", &format!("task={}", t.name)),
-                calibration: r.calibration.iter().any(|b| b.task == t.name).then(|| {
-                    crate::domain::report::calibration::diagram(
-                        &t.name,
-                        &r.calibration
-                            .iter()
-                            .filter(|b| b.task == t.name)
-                            .cloned()
-                            .collect::<Vec<_>>(),
-                        &r.all.confidence,
-                    )
-                }),
-            })
-            .collect(),
-        flagged: r
-            .annotators
-            .iter()
-            .filter(|a| a.flagged)
-            .map(|a| format!("{} ({} k={})", a.worker, a.task, a.k))
-            .collect(),
-        exports,
-        predictions,
-    }
 }

@@ -3,13 +3,13 @@
 
 use super::error_view;
 use crate::api::crossfit::{
-    crossfit_arg, crossfit_overview, CrossfitData, MakeCrossfitStudyTask, RunScore,
-    SaveCrossfitPartition, SetCrossfitTask, TaskRow,
+    crossfit_arg, crossfit_overview, MakeCrossfitStudyTask, SaveCrossfitPartition, SetCrossfitTask,
 };
 use crate::domain::crossfit::metrics::METRICS;
 use crate::domain::crossfit::partition::Partition;
 use crate::domain::report::layout::pct;
 use crate::domain::s1::spread;
+use crate::wire::crossfit::{ArgReport, CrossfitData, RunScore, TaskRow};
 use leptos::prelude::*;
 
 #[component]
@@ -302,7 +302,7 @@ fn arg_form(partitions: Vec<String>, methods: Vec<String>) -> impl IntoView {
     }
 }
 
-fn arg_view(r: crate::api::crossfit::ArgReport) -> impl IntoView {
+fn arg_view(r: ArgReport) -> impl IntoView {
     let overall = r.spread.map_or("undefined".to_string(), |s| {
         format!(
             "{:+.2}% ± {:.2}% over {} seeds",

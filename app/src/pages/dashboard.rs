@@ -2,10 +2,11 @@
 //! without the training filter), learning curves and every export. Staff only.
 
 use super::error_view;
-use crate::api::report::{dashboard, DashboardData, Download};
-use crate::api::study::ScenarioProgress;
+use crate::api::report::dashboard;
 use crate::domain::report::layout::RULES;
 use crate::domain::report::table::Table;
+use crate::wire::report::{DashboardData, Download};
+use crate::wire::study::ScenarioProgress;
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::use_query_map;

@@ -2,7 +2,8 @@
 //! predictions) with live progress while one runs; scores sit beside humans on the dashboard.
 
 use super::error_view;
-use crate::api::machine::{model_runs, RunRow};
+use crate::api::machine::model_runs;
+use crate::wire::machine::RunRow;
 use leptos::prelude::*;
 use leptos_router::components::A;
 

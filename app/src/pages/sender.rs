@@ -3,9 +3,10 @@
 
 use super::browser::random_id;
 use super::error_view;
-use crate::api::study::{submit_answer, SubmitAck};
+use crate::api::study::submit_answer;
 use crate::domain::answer::Answer;
 use crate::error::AppError;
+use crate::wire::study::SubmitAck;
 use leptos::prelude::*;
 
 #[derive(Clone, Copy)]

@@ -2,11 +2,13 @@
 //! worker links, a form to create one, and a study's page with its progress and edit form.
 
 use super::error_view;
-use crate::api::study::{list_studies, study_admin, CreateStudy, StudyOverview, UpdateStudy};
-use crate::api::tasks::{list_tasks, TaskSummary};
+use crate::api::study::{list_studies, study_admin, CreateStudy, UpdateStudy};
+use crate::api::tasks::list_tasks;
 use crate::domain::crowd::worker_links;
 use crate::domain::shots::{self, ShotFile};
 use crate::domain::study::StudyConfig;
+use crate::wire::study::StudyOverview;
+use crate::wire::tasks::TaskSummary;
 use leptos::prelude::*;
 use leptos_router::components::A;
 

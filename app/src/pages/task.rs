@@ -2,7 +2,8 @@
 //! import's quality report, and a previewer of test items (no gold answers).
 
 use super::{context_view, error_view};
-use crate::api::tasks::{task_detail, ItemPreview, PreviewItem, TaskInfo, QUALITY_ROWS};
+use crate::api::tasks::{task_detail, PreviewItem};
+use crate::wire::tasks::{ItemPreview, TaskInfo, QUALITY_ROWS};
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 

@@ -1,12 +1,12 @@
 //! Reading tasks and their examples back from the database.
 //! Shared by the server functions and the server's command line (e.g. `score --task`).
 
-use crate::api::tasks::{ItemPreview, QualityRow, ShotGroup, TaskInfo, TaskSummary, QUALITY_ROWS};
 use crate::domain::crossfit::metrics::Metric;
 use crate::domain::shots::{self, ShotSets};
 use crate::domain::spans::Span;
 use crate::domain::task::{Context, Example, Family, Gold, NoAnswer, TaskSpec};
 use crate::error::AppError;
+use crate::wire::tasks::{ItemPreview, QualityRow, ShotGroup, TaskInfo, TaskSummary, QUALITY_ROWS};
 use sqlx::{AnyPool, Row};
 
 /// A stored value that does not parse: logged, and an internal error for the client.

@@ -1,7 +1,6 @@
 //! CrossFit tasks on the database: storing imported or sampled files (all or nothing), the
 //! task -> metric table, partitions, runs scored with the task's metric, and ARG reports.
 
-pub use crate::api::crossfit::{ArgReport, RunScore, TaskRow};
 use crate::domain::crossfit::metrics::{evaluate, Metric, Score};
 use crate::domain::crossfit::partition::{arg_over_seeds, Partition};
 use crate::domain::crossfit::sampler::{to_tsv, TsvLine};
@@ -9,6 +8,7 @@ use crate::domain::task::{Context, Example, Family, Gold, NoAnswer, QuestionType
 use crate::error::AppError;
 use crate::ssr::catalog::corrupt;
 use crate::ssr::task_store;
+pub use crate::wire::crossfit::{ArgReport, RunScore, TaskRow};
 use sqlx::AnyPool;
 use std::collections::{BTreeMap, BTreeSet};
 

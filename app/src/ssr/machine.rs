@@ -1,11 +1,11 @@
 //! Reading the model track's runs: the finished ones for the report, and every run with its
 //! progress for the models page (the server's model module writes them).
 
-use crate::api::machine::RunRow;
 use crate::domain::report::calibration::MachineAnswer;
 use crate::domain::report::machine::MachineRun;
 use crate::error::AppError;
 use crate::ssr::catalog::family_of_row;
+use crate::wire::machine::RunRow;
 use sqlx::{AnyPool, Row};
 
 /// Every finished evaluation, for the report.

@@ -5,6 +5,7 @@ pub mod auth;
 pub mod bundle;
 pub mod catalog;
 pub mod crossfit;
+pub mod dashboard;
 pub mod db;
 pub mod export;
 pub mod guard;

@@ -2,11 +2,11 @@
 //! files and their nesting), their configuration history, summaries and the admin overview.
 
 use super::{load, shot_groups, Study};
-use crate::api::study::{ScenarioProgress, StudyOverview, StudySummary, WorkerRow};
 use crate::domain::shots::{self, ShotSets};
 use crate::domain::study::StudyConfig;
 use crate::error::AppError;
 use crate::ssr::catalog::{load_spec, shot_sets};
+use crate::wire::study::{ScenarioProgress, StudyOverview, StudySummary, WorkerRow};
 use sqlx::{Any, AnyPool, Row, Transaction};
 use std::collections::HashMap;
 

@@ -1,13 +1,13 @@
 //! One item of an assignment as the server reads it: the worker's place, the item with its
 //! example and answer, the reveal of a submitted training item, the current position, activity.
 
-use crate::api::study::{Phase, Reveal};
 use crate::domain::answer::{Answer, SpanAnswer};
 use crate::domain::place::PlaceStatus;
 use crate::domain::s1::Scoring;
 use crate::domain::task::{Context, Family, Gold, TaskSpec};
 use crate::error::AppError;
 use crate::ssr::catalog::{context_of, corrupt, gold_of};
+use crate::wire::study::{Phase, Reveal};
 use serde::{Deserialize, Serialize};
 use sqlx::{AnyExecutor, Row};
 

@@ -4,11 +4,11 @@
 use super::items::{current_position, item_row, own_assignment, reveal, stamp, touch, Stamp};
 use super::places::enter;
 use super::{load, CrowdInfo, Study};
-use crate::api::study::{Completion, Phase, WorkerItem, WorkerStep, WorkerStudy};
 use crate::domain::place::PlaceStatus;
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
 use crate::ssr::catalog::corrupt;
+use crate::wire::study::{Completion, Phase, WorkerItem, WorkerStep, WorkerStudy};
 use sqlx::{AnyConnection, AnyPool, Row};
 
 /// The worker's place as `own_assignment` reads it.

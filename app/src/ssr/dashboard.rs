@@ -1,0 +1,124 @@
+//! The researcher dashboard's data: studies with their progress, the score tables, the
+//! learning curves, the export and prediction links of a scope of studies.
+
+use crate::domain::report::chart::task_curve;
+use crate::domain::report::layout::{all_tables, Which};
+use crate::error::AppError;
+use crate::ssr::state::AppState;
+use crate::ssr::{report, study};
+use crate::wire::report::{Chart, DashboardData, Download, StudyProgress};
+
+/// The dashboard of the studies in `scope` (comma-separated ids, empty for every study). The
+/// caller has checked the role.
+pub async fn dashboard(state: &AppState, studies: &str) -> Result<DashboardData, AppError> {
+    let pool = &state.pool;
+    let scope = report::parse_scope(Some(studies))?;
+    let _turn = state.guards.heavy_turn().await?;
+    let loaded = report::load(pool, &scope).await?;
+    let mut progress = Vec::with_capacity(loaded.studies.len());
+    for s in &loaded.studies {
+        let o = study::admin_view(pool, s.id).await?;
+        progress.push(StudyProgress {
+            summary: o.summary,
+            progress: o.progress,
+        });
+    }
+    // Seconds of work on many rows: on a blocking thread, not an async worker.
+    report::off_runtime(move || build(&loaded, &scope, progress)).await
+}
+
+fn build(loaded: &report::Loaded, scope: &[i64], studies: Vec<StudyProgress>) -> DashboardData {
+    let r = loaded.report();
+    let query = if scope.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "studies={}",
+            scope
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        )
+    };
+    let link = |file: &str, extra: &str| {
+        let q: Vec<&str> = [query.as_str(), extra]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect();
+        if q.is_empty() {
+            format!("/export/{file}")
+        } else {
+            format!("/export/{file}?{}", q.join("&"))
+        }
+    };
+    let exports = [
+        ("Annotations (JSONL)", "annotations.jsonl"),
+        ("Annotations (CSV)", "annotations.csv"),
+        ("Scores (CSV)", "scores.csv"),
+        ("Scores (JSON)", "scores.json"),
+        ("Scores (Markdown)", "scores.md"),
+        ("Pay (CSV)", "pay.csv"),
+        ("Study bundle (tar, with content hash)", "bundle.tar"),
+    ]
+    .into_iter()
+    .map(|(label, file)| Download {
+        label: label.into(),
+        href: link(file, ""),
+    })
+    .collect();
+    let mut predictions: Vec<Download> = r
+        .all
+        .main
+        .iter()
+        .map(|c| Download {
+            label: format!("{} k={}: majority vote", c.task, c.k),
+            href: link("predictions.jsonl", &format!("task={}&k={}", c.task, c.k)),
+        })
+        .collect();
+    predictions.extend(
+        r.annotators
+            .iter()
+            .filter(|a| a.status == "finished")
+            .map(|a| Download {
+                label: format!("{} k={}: {}", a.task, a.k, a.worker),
+                href: link("predictions.jsonl", &format!("assignment={}", a.assignment)),
+            }),
+    );
+    DashboardData {
+        scope: studies.iter().map(|s| s.summary.id).collect(),
+        all_studies: scope.is_empty(),
+        studies,
+        tables: all_tables(&r),
+        notes: r.notes.clone(),
+        charts: r
+            .tasks
+            .iter()
+            .map(|t| Chart {
+                task: t.name.clone(),
+                svg: task_curve(&r, &t.name, Which::All),
+                svg_filtered: task_curve(&r, &t.name, Which::Filtered),
+                href: link("curve.svg", &format!("task={}", t.name)),
+                calibration: r.calibration.iter().any(|b| b.task == t.name).then(|| {
+                    crate::domain::report::calibration::diagram(
+                        &t.name,
+                        &r.calibration
+                            .iter()
+                            .filter(|b| b.task == t.name)
+                            .cloned()
+                            .collect::<Vec<_>>(),
+                        &r.all.confidence,
+                    )
+                }),
+            })
+            .collect(),
+        flagged: r
+            .annotators
+            .iter()
+            .filter(|a| a.flagged)
+            .map(|a| format!("{} ({} k={})", a.worker, a.task, a.k))
+            .collect(),
+        exports,
+        predictions,
+    }
+}
