@@ -298,7 +298,7 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
         return;
     }
     use server::model::eval::ModelDir;
-    use server::model::store::{self, Kind, Target};
+    use server::model::store::{self, SystemKind, Target};
     let tmp = tempfile::tempdir().unwrap();
     let pool = server::db::connect(&common::db_url(&tmp.path().join("f.db")))
         .await
@@ -328,7 +328,7 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
     let dir = ModelDir::open(&export.join("demo-SST-2-finetuned-k2-s1")).unwrap();
     let t = Target {
         system: "re-run".into(),
-        kind: Kind::Onnx,
+        kind: SystemKind::Onnx,
         task: task.clone(),
         k: 2,
         split: 1,

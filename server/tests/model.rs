@@ -10,7 +10,7 @@ use app::domain::task::{Context, Example, Family, Gold, NoAnswer, TaskSpec};
 use server::model::eval::{predict, ModelDir};
 use server::model::onnx::{model, node, tensor_f32, value_info, Dim, FLOAT, INT64};
 use server::model::runtime::Device;
-use server::model::store::{self, Kind, Target};
+use server::model::store::{self, SystemKind, Target};
 use server::{db, demo};
 use std::path::Path;
 
@@ -492,7 +492,7 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
     let evaluate = |m: ModelDir, system: &'static str| {
         let pool = pool.clone();
         async move {
-            let t = target(system, Kind::Onnx, 0, 0, false);
+            let t = target(system, SystemKind::Onnx, 0, 0, false);
             store::evaluate(&pool, &m, t, Device::Auto, false).await
         }
     };
@@ -550,7 +550,7 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
     let import = |text: String, split: u32| {
         let pool = pool.clone();
         async move {
-            let t = target("LLM in-context", Kind::Imported, 4, split, false);
+            let t = target("LLM in-context", SystemKind::Imported, 4, split, false);
             store::import(&pool, "llm.json", &text, t).await
         }
     };

@@ -299,7 +299,7 @@ async fn simulate(
         .await
         .unwrap();
         let line = t.files[&file][line_no as usize - 1].clone();
-        let training = item.phase == app::wire::study::Phase::Training;
+        let training = item.phase == app::domain::place::Phase::Training;
         let a = answer_for(
             t,
             &labels,
@@ -769,7 +769,10 @@ async fn exports_round_trip(
                 s.11
             )
         );
-        assert_eq!(r.gold_revealed, r.phase == "training" && r.submitted);
+        assert_eq!(
+            r.gold_revealed,
+            r.phase == app::domain::place::Phase::Training && r.submitted
+        );
     }
     // The test's own record of every test answer is in the export.
     for sim in sims.iter().flatten() {
@@ -777,7 +780,9 @@ async fn exports_round_trip(
             let r = rows
                 .iter()
                 .find(|r| {
-                    r.assignment_id == sim.assignment && r.phase == "test" && r.item_id == line.id
+                    r.assignment_id == sim.assignment
+                        && r.phase == app::domain::place::Phase::Test
+                        && r.item_id == line.id
                 })
                 .unwrap();
             let texts: Vec<String> = r.answer.iter().map(|s| s.text.clone()).collect();

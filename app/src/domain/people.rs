@@ -1,32 +1,20 @@
 //! Who uses the platform: the three roles and what each may see.
 //! Role checks on the server all go through `Role::is_staff` and friends.
 
-use serde::{Deserialize, Serialize};
+use super::named::named_enum;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// Configures studies and users.
-    Admin,
-    /// Reads data, scores and exports.
-    Researcher,
-    /// A crowd worker: sees only the items of their own assignment.
-    Worker,
+named_enum! {
+    pub enum Role {
+        /// Configures studies and users.
+        Admin = "admin",
+        /// Reads data, scores and exports.
+        Researcher = "researcher",
+        /// A crowd worker: sees only the items of their own assignment.
+        Worker = "worker",
+    }
 }
 
 impl Role {
-    pub const ALL: [Role; 3] = [Role::Admin, Role::Researcher, Role::Worker];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Admin => "admin",
-            Role::Researcher => "researcher",
-            Role::Worker => "worker",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Role> {
-        Role::ALL.into_iter().find(|r| r.as_str() == s)
-    }
     /// Researchers and admins see task data, quality reports and scores.
     pub fn is_staff(self) -> bool {
         matches!(self, Role::Admin | Role::Researcher)
@@ -105,9 +93,6 @@ mod tests {
 
     #[test]
     fn roles_parse_and_staff() {
-        for r in Role::ALL {
-            assert_eq!(Role::parse(r.as_str()), Some(r));
-        }
         assert_eq!(Role::parse("root"), None);
         assert!(Role::Admin.is_staff() && Role::Researcher.is_staff() && !Role::Worker.is_staff());
     }

@@ -2,29 +2,22 @@
 //! Also the two encodings of "no answer" and the gold sets each S1 scoring uses.
 
 use super::crossfit::metrics::{item_score, Metric};
+use super::named::named_enum;
 use super::s1::{s1_any_of, s1_item, Scoring};
 use super::spans::Span;
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Family {
-    Classification,
-    SequenceLabelling,
-    ReadingComprehension,
-    /// CrossFit text-to-text tasks: a free-text answer scored with the task's metric.
-    TextToText,
+named_enum! {
+    pub enum Family {
+        Classification = "classification",
+        SequenceLabelling = "sequence_labelling",
+        ReadingComprehension = "reading_comprehension",
+        /// CrossFit text-to-text tasks: a free-text answer scored with the task's metric.
+        TextToText = "text_to_text",
+    }
 }
 
 impl Family {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Family::Classification => "classification",
-            Family::SequenceLabelling => "sequence_labelling",
-            Family::ReadingComprehension => "reading_comprehension",
-            Family::TextToText => "text_to_text",
-        }
-    }
     pub fn label(self) -> &'static str {
         match self {
             Family::Classification => "Sentence classification",
@@ -33,39 +26,15 @@ impl Family {
             Family::TextToText => "Text to text",
         }
     }
-    pub fn parse(s: &str) -> Option<Self> {
-        [
-            Family::Classification,
-            Family::SequenceLabelling,
-            Family::ReadingComprehension,
-            Family::TextToText,
-        ]
-        .into_iter()
-        .find(|f| f.as_str() == s)
-    }
 }
 
-/// How the official files write an item without an answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NoAnswer {
-    /// `[""]`: the NER files (a set holding the empty string, for the official scorer).
-    EmptyString,
-    /// `[]`: SQuAD v2 and ReCoRD.
-    EmptyList,
-}
-
-impl NoAnswer {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            NoAnswer::EmptyString => "empty_string",
-            NoAnswer::EmptyList => "empty_list",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Self> {
-        [NoAnswer::EmptyString, NoAnswer::EmptyList]
-            .into_iter()
-            .find(|n| n.as_str() == s)
+named_enum! {
+    /// How the official files write an item without an answer.
+    pub enum NoAnswer {
+        /// `[""]`: the NER files (a set holding the empty string, for the official scorer).
+        EmptyString = "empty_string",
+        /// `[]`: SQuAD v2 and ReCoRD.
+        EmptyList = "empty_list",
     }
 }
 

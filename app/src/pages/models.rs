@@ -3,12 +3,13 @@
 
 use super::error_view;
 use crate::api::machine::model_runs;
+use crate::domain::run::RunStatus;
 use crate::wire::machine::RunRow;
 use leptos::prelude::*;
 use leptos_router::components::A;
 
 fn run_row(r: RunRow) -> impl IntoView {
-    let progress = (r.status == "running").then(|| {
+    let progress = (r.status == RunStatus::Running).then(|| {
         view! {
             <progress max=r.total.max(1).to_string() value=r.done.to_string()></progress>
             " " {format!("{} of {} inputs", r.done, r.total)}
@@ -16,13 +17,13 @@ fn run_row(r: RunRow) -> impl IntoView {
     });
     let score = |x: Option<f64>| x.map_or("–".to_string(), |v| format!("{:.1}", 100.0 * v));
     view! {
-        <tr class=format!("run {}", r.status) data-run=r.id.to_string()>
+        <tr class=format!("run {}", r.status.as_str()) data-run=r.id.to_string()>
             <td>{r.system}</td>
-            <td>{r.kind}</td>
+            <td>{r.kind.as_str()}</td>
             <td>{r.task}</td>
             <td class="num">{r.k}</td>
             <td class="num">{r.split}</td>
-            <td>{r.status.clone()} " " {progress} {r.error.map(|e| view! { <span class="error">{e}</span> })}</td>
+            <td>{r.status.as_str()} " " {progress} {r.error.map(|e| view! { <span class="error">{e}</span> })}</td>
             <td class="num">{score(r.s1)}</td>
             <td class="num">{score(r.s1_any_of)}</td>
             <td>{r.provider}</td>
@@ -124,7 +125,7 @@ pub fn ModelsPage() -> impl IntoView {
         let running = runs
             .get()
             .and_then(|r| r.ok())
-            .is_some_and(|rs| rs.iter().any(|r| r.status == "running"));
+            .is_some_and(|rs| rs.iter().any(|r| r.status == RunStatus::Running));
         if running {
             set_timeout(move || runs.refetch(), std::time::Duration::from_secs(1));
         }

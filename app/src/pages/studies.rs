@@ -323,7 +323,7 @@ fn StudyView(o: StudyOverview, update: ServerAction<UpdateStudy>) -> impl IntoVi
                         <tr>
                             <td>{w.name}</td>
                             <td class="num">{w.k}</td>
-                            <td>{w.status}</td>
+                            <td>{w.status.as_str()}</td>
                             <td class="num">{format!("{} of {}", w.items_done, w.items_total)}</td>
                             <td class="num">{w.training_s1.map(|s| format!("{s:.3}")).unwrap_or_default()}</td>
                             <td class="num">{format!("{:.0} s", w.seconds)}</td>

@@ -11,11 +11,10 @@ use super::{context_view, error_view};
 use crate::api::study::{continue_study, study_state};
 use crate::domain::crowd::HandBack;
 use crate::domain::feedback::{feedback, two_decimals};
+use crate::domain::place::Phase;
 use crate::domain::task::{Family, Label};
 use crate::error::AppError;
-use crate::wire::study::{
-    Completion, Phase, Reveal, SubmitAck, WorkerItem, WorkerStep, WorkerStudy,
-};
+use crate::wire::study::{Completion, Reveal, SubmitAck, WorkerItem, WorkerStep, WorkerStudy};
 use leptos::prelude::*;
 
 #[component]

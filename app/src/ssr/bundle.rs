@@ -4,6 +4,7 @@
 use super::export::{curve_svg, majority_predictions, pay_csv, predictions_of};
 use super::report::Loaded;
 use super::stream::{write_rows, Out, RowFile, Spool, SpoolFile};
+use crate::domain::place::PlaceStatus;
 use crate::domain::report::{layout, Report};
 use crate::domain::shots;
 use crate::error::AppError;
@@ -123,7 +124,11 @@ pub async fn build(pool: &sqlx::AnyPool, l: &Loaded, r: &Report) -> Result<Bundl
     )?;
     m.text("scores.md".into(), &layout::markdown(r))?;
     m.text("pay.csv".into(), &pay_csv(l, r)?)?;
-    for a in l.annotators.iter().filter(|a| a.status == "finished") {
+    for a in l
+        .annotators
+        .iter()
+        .filter(|a| a.status == PlaceStatus::Finished)
+    {
         let (name, t) = predictions_of(l, a)?;
         m.text(format!("predictions/{name}"), &t)?;
     }

@@ -7,40 +7,55 @@ use crate::domain::spans::Span;
 use crate::domain::task::{Context, Example, Family, Gold, NoAnswer, TaskSpec};
 use crate::error::AppError;
 use crate::wire::tasks::{ItemPreview, QualityRow, ShotGroup, TaskInfo, TaskSummary, QUALITY_ROWS};
-use sqlx::{AnyPool, Row};
+use sqlx::AnyPool;
 
 /// A stored value that does not parse: logged, and an internal error for the client.
 pub(crate) fn corrupt(what: &str, e: impl std::fmt::Display) -> AppError {
     AppError::internal(format!("stored {what} cannot be read: {e}"))
 }
 
-/// A task's family and metric from its `family` and `text_metric` columns: text-to-text tasks
-/// are stored with family 'classification' and their metric (see the text_tasks migration).
-/// The one decoder of these columns: every query of a task row selects both and calls this.
-pub fn family_of(
-    family: &str,
+/// A task's `family` and `text_metric` columns, flattened into each row struct that reads a
+/// task's family: text-to-text tasks are stored with family 'classification' and their metric
+/// (see the text_tasks migration), so neither column alone is the family.
+#[derive(sqlx::FromRow)]
+pub struct FamilyColumns {
+    family: String,
     text_metric: Option<String>,
-) -> Result<(Family, Option<Metric>), AppError> {
-    match text_metric {
-        Some(m) => Ok((
-            Family::TextToText,
-            Some(Metric::parse(&m).ok_or_else(|| corrupt("text metric", &m))?),
-        )),
-        None => Ok((
-            Family::parse(family).ok_or_else(|| corrupt("family", family))?,
-            None,
-        )),
+}
+
+impl FamilyColumns {
+    /// The one decoder of these columns.
+    pub fn decode(&self) -> Result<(Family, Option<Metric>), AppError> {
+        match &self.text_metric {
+            Some(m) => Ok((
+                Family::TextToText,
+                Some(Metric::parse(m).ok_or_else(|| corrupt("text metric", m))?),
+            )),
+            None => Ok((
+                Family::parse(&self.family).ok_or_else(|| corrupt("family", &self.family))?,
+                None,
+            )),
+        }
     }
 }
 
-/// `family_of` over a row that has the `family` and `text_metric` columns.
-pub fn family_of_row(row: &sqlx::any::AnyRow) -> Result<(Family, Option<Metric>), AppError> {
-    family_of(row.get("family"), row.get("text_metric"))
+/// A `tasks` row as stored.
+#[derive(sqlx::FromRow)]
+struct TaskRow {
+    id: i64,
+    name: String,
+    #[sqlx(flatten)]
+    family: FamilyColumns,
+    description: String,
+    labels_json: String,
+    question_types_json: String,
+    no_answer: NoAnswer,
+    source: String,
 }
 
 /// A task's id, spec and source, or `NotFound`.
 pub async fn load_spec(pool: &AnyPool, name: &str) -> Result<(i64, TaskSpec, String), AppError> {
-    let row = sqlx::query(
+    let row: TaskRow = sqlx::query_as(
         "SELECT id, name, family, description, labels_json, question_types_json, no_answer, source,
             text_metric FROM tasks WHERE name = $1",
     )
@@ -48,23 +63,35 @@ pub async fn load_spec(pool: &AnyPool, name: &str) -> Result<(i64, TaskSpec, Str
     .fetch_optional(pool)
     .await?
     .ok_or_else(|| AppError::NotFound(format!("no task named {name:?}")))?;
-    let no_answer: String = row.get("no_answer");
-    let (family, metric) = family_of_row(&row)?;
+    let (family, metric) = row.family.decode()?;
     let spec = TaskSpec {
-        name: row.get("name"),
+        name: row.name,
         family,
         metric,
-        description: row.get("description"),
-        labels: serde_json::from_str(row.get("labels_json")).map_err(|e| corrupt("labels", e))?,
-        question_types: serde_json::from_str(row.get("question_types_json"))
+        description: row.description,
+        labels: serde_json::from_str(&row.labels_json).map_err(|e| corrupt("labels", e))?,
+        question_types: serde_json::from_str(&row.question_types_json)
             .map_err(|e| corrupt("question types", e))?,
-        no_answer: NoAnswer::parse(&no_answer).ok_or_else(|| corrupt("no_answer", &no_answer))?,
+        no_answer: row.no_answer,
     };
-    Ok((row.get("id"), spec, row.get("source")))
+    Ok((row.id, spec, row.source))
+}
+
+/// A task with the counts the catalogue lists.
+#[derive(sqlx::FromRow)]
+struct SummaryRow {
+    id: i64,
+    name: String,
+    #[sqlx(flatten)]
+    family: FamilyColumns,
+    source: String,
+    test_items: i64,
+    train_files: i64,
+    issues: i64,
 }
 
 pub async fn task_summaries(pool: &AnyPool) -> Result<Vec<TaskSummary>, AppError> {
-    let rows = sqlx::query(
+    let rows: Vec<SummaryRow> = sqlx::query_as(
         "SELECT t.id, t.name, t.family, t.text_metric, t.source,
             (SELECT COUNT(*) FROM examples e JOIN data_files f ON f.id = e.file_id
               WHERE f.task_id = t.id AND f.kind = 'test') AS test_items,
@@ -76,18 +103,18 @@ pub async fn task_summaries(pool: &AnyPool) -> Result<Vec<TaskSummary>, AppError
     .await?;
     let mut out = Vec::with_capacity(rows.len());
     for r in rows {
-        let sets = shot_sets(pool, r.get("id")).await?;
+        let sets = shot_sets(pool, r.id).await?;
         let mut shot_files: Vec<shots::ShotFile> = sets.keys().copied().collect();
         shot_files.sort_unstable();
         out.push(TaskSummary {
-            name: r.get("name"),
-            family: family_of_row(&r)?.0,
+            family: r.family.decode()?.0,
+            name: r.name,
             chains: shots::chains(&sets),
             shot_files,
-            source: r.get("source"),
-            test_items: r.get("test_items"),
-            train_files: r.get("train_files"),
-            quality_issues: r.get("issues"),
+            source: r.source,
+            test_items: r.test_items,
+            train_files: r.train_files,
+            quality_issues: r.issues,
         });
     }
     Ok(out)
@@ -206,19 +233,23 @@ pub async fn preview_item(
     })
 }
 
-/// The gold of an `examples` row from its `gold_official` and `gold_spans` columns.
-pub(crate) fn gold_of(r: &sqlx::any::AnyRow) -> Result<Gold, AppError> {
-    gold(
-        &r.try_get::<String, _>("gold_official")?,
-        &r.try_get::<String, _>("gold_spans")?,
-    )
+/// An example's `gold_official` and `gold_spans` columns, flattened into each row struct that
+/// reads a gold (server side only).
+#[derive(sqlx::FromRow)]
+pub(crate) struct GoldColumns {
+    gold_official: String,
+    gold_spans: String,
 }
 
-fn gold(official: &str, spans: &str) -> Result<Gold, AppError> {
-    Ok(Gold {
-        official: serde_json::from_str(official).map_err(|e| corrupt("gold", e))?,
-        spans: serde_json::from_str::<Vec<Span>>(spans).map_err(|e| corrupt("gold spans", e))?,
-    })
+impl GoldColumns {
+    /// The one decoder of these columns.
+    pub(crate) fn decode(&self) -> Result<Gold, AppError> {
+        Ok(Gold {
+            official: serde_json::from_str(&self.gold_official).map_err(|e| corrupt("gold", e))?,
+            spans: serde_json::from_str::<Vec<Span>>(&self.gold_spans)
+                .map_err(|e| corrupt("gold spans", e))?,
+        })
+    }
 }
 
 /// An `examples` row as stored, gold included: the one decoder of the table's columns.
@@ -230,8 +261,8 @@ struct ExampleRow {
     context2: Option<String>,
     question: String,
     question_type: Option<String>,
-    gold_official: String,
-    gold_spans: String,
+    #[sqlx(flatten)]
+    gold: GoldColumns,
     extra_json: String,
 }
 
@@ -245,7 +276,7 @@ impl ExampleRow {
                 context: context_of(self.context, self.context2),
                 question: self.question,
                 question_type: self.question_type,
-                gold: gold(&self.gold_official, &self.gold_spans)?,
+                gold: self.gold.decode()?,
                 extra: serde_json::from_str(&self.extra_json).map_err(|e| corrupt("extra", e))?,
             },
         ))

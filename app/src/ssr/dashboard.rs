@@ -1,6 +1,7 @@
 //! The researcher dashboard's data: studies with their progress, the score tables, the
 //! learning curves, the export and prediction links of a scope of studies.
 
+use crate::domain::place::PlaceStatus;
 use crate::domain::report::chart::task_curve;
 use crate::domain::report::layout::{all_tables, Which};
 use crate::error::AppError;
@@ -79,7 +80,7 @@ fn build(loaded: &report::Loaded, scope: &[i64], studies: Vec<StudyProgress>) ->
     predictions.extend(
         r.annotators
             .iter()
-            .filter(|a| a.status == "finished")
+            .filter(|a| a.status == PlaceStatus::Finished)
             .map(|a| Download {
                 label: format!("{} k={}: {}", a.task, a.k, a.worker),
                 href: link("predictions.jsonl", &format!("assignment={}", a.assignment)),

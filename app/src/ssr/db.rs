@@ -5,7 +5,7 @@
 //! written once in the SQL both engines share (`$1` parameters, `CASE` sums, `RETURNING`), so a
 //! reader sees one statement per operation, and a change cannot land in one backend only.
 //! What the dialects do not share is kept to [`Backend`]: how a write transaction starts, the
-//! schema's migrations, and (at its two uses) how a JSON array is expanded into rows.
+//! schema's migrations, and how a JSON array is expanded into rows.
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::migrate::{MigrateDatabase, Migrator};
@@ -73,6 +73,10 @@ macro_rules! text_column {
 
 text_column!(crate::domain::people::Role, "role");
 text_column!(crate::domain::place::PlaceStatus, "place status");
+text_column!(crate::domain::place::Phase, "phase");
+text_column!(crate::domain::task::NoAnswer, "no-answer encoding");
+text_column!(crate::domain::run::RunStatus, "run status");
+text_column!(crate::domain::run::SystemKind, "system kind");
 
 /// Which engine a pool or connection talks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,8 +98,12 @@ impl Backend {
         }
     }
 
+    /// From the scheme of the URL the pool was opened with (kept parsed by the pool).
     pub fn of(pool: &AnyPool) -> Backend {
-        Backend::of_url(pool.connect_options().database_url.as_str()).unwrap_or(Backend::Sqlite)
+        match pool.connect_options().database_url.scheme() {
+            "postgres" | "postgresql" => Backend::Postgres,
+            _ => Backend::Sqlite,
+        }
     }
 
     pub fn of_conn(conn: &AnyConnection) -> Backend {
@@ -114,6 +122,16 @@ impl Backend {
         match self {
             Backend::Sqlite => &["BEGIN IMMEDIATE"],
             Backend::Postgres => &["BEGIN", "SELECT pg_advisory_xact_lock(4242)"],
+        }
+    }
+
+    /// The rows of the JSON array that `expr` (a parameter or a TEXT column) holds, one per
+    /// element in a column named `value`: the one JSON function the queries need, spelled
+    /// per dialect. The SQL around it casts `value` where it needs a type.
+    pub fn json_elements(self, expr: &str) -> String {
+        match self {
+            Backend::Sqlite => format!("json_each({expr})"),
+            Backend::Postgres => format!("jsonb_array_elements_text(CAST({expr} AS jsonb))"),
         }
     }
 
@@ -161,8 +179,6 @@ pub async fn open(url: &str, how: Open) -> Result<AnyPool, OpenError> {
             }
         }
     }
-    // Several instances starting at once on a new database: one migrates, the others wait.
-    let lock = StartupLock::take(url).await?;
     let options = AnyConnectOptions::from_str(url)?
         // An export streams its rows for as long as the client reads: not a slow statement.
         .log_slow_statements(log::LevelFilter::Debug, Duration::from_secs(1));
@@ -183,9 +199,27 @@ pub async fn open(url: &str, how: Open) -> Result<AnyPool, OpenError> {
         })
         .connect_with(options)
         .await?;
-    backend.migrations().run(&pool).await?;
-    drop(lock);
+    let migrations = backend.migrations();
+    // Several instances starting at once on a new database: one migrates, the others wait,
+    // then find nothing left to do. A database already up to date (every command after the
+    // first) takes no lock, so a command never waits for a server's startup; its migrations
+    // are still checked against the applied ones (an edited migration is an error).
+    let _lock = match up_to_date(&pool, migrations).await {
+        true => None,
+        false => Some(StartupLock::take(url).await?),
+    };
+    migrations.run(&pool).await?;
     Ok(pool)
+}
+
+/// Whether every migration is applied already (no `_sqlx_migrations` table yet: no).
+async fn up_to_date(pool: &AnyPool, migrations: &Migrator) -> bool {
+    let latest = migrations.iter().map(|m| m.version).max().unwrap_or(0);
+    let applied: Result<Option<i64>, _> =
+        sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations WHERE success")
+            .fetch_one(pool)
+            .await;
+    matches!(applied, Ok(Some(v)) if v >= latest)
 }
 
 /// Held while a process sets a database up (migrations, the demo's first load), so that

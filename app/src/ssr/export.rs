@@ -2,6 +2,7 @@
 //! scores (JSON, CSV, Markdown), pay (CSV), CLUES-format predictions, the learning-curve SVG.
 //! The row-by-row files are streamed (`ssr::stream`); the bundle is in `ssr::bundle`.
 
+use crate::domain::place::PlaceStatus;
 use crate::domain::report::chart::task_curve;
 use crate::domain::report::layout::{money, Which};
 use crate::domain::report::table::csv_line;
@@ -87,7 +88,7 @@ pub struct PayRow {
     pub study: String,
     pub task: String,
     pub k: u32,
-    pub status: String,
+    pub status: PlaceStatus,
     pub started_at: String,
     pub ended_at: String,
     pub seconds: f64,
@@ -133,7 +134,7 @@ pub fn pay_rows(l: &Loaded, r: &Report) -> Vec<PayRow> {
                 study: study.name.clone(),
                 task: a.task.clone(),
                 k: a.k,
-                status: a.status.clone(),
+                status: a.status,
                 started_at: iso_utc(info.started_at),
                 ended_at: iso_utc(info.finished_at.unwrap_or(info.last_activity)),
                 seconds: a.seconds,
@@ -190,10 +191,11 @@ pub fn predictions_of(
     l: &Loaded,
     a: &crate::domain::report::AnnotatorRecord,
 ) -> Result<(String, String), AppError> {
-    if a.status != "finished" {
+    if a.status != PlaceStatus::Finished {
         return Err(AppError::Refused(format!(
             "{} has not finished the test set ({}), so there are no predictions for the whole set",
-            a.worker, a.status
+            a.worker,
+            a.status.as_str()
         )));
     }
     let test = || a.items.iter().filter(|i| !i.training);

@@ -3,30 +3,44 @@
 
 use crate::domain::report::calibration::MachineAnswer;
 use crate::domain::report::machine::MachineRun;
+use crate::domain::run::{RunStatus, SystemKind};
 use crate::error::AppError;
-use crate::ssr::catalog::family_of_row;
+use crate::ssr::catalog::FamilyColumns;
 use crate::wire::machine::RunRow;
-use sqlx::{AnyPool, Row};
+use sqlx::AnyPool;
+
+/// A finished run with its system and task.
+#[derive(sqlx::FromRow)]
+struct DoneRow {
+    system: String,
+    task: String,
+    #[sqlx(flatten)]
+    family: FamilyColumns,
+    k: i64,
+    split: i64,
+    s1: Option<f64>,
+    s1_any_of: Option<f64>,
+}
 
 /// Every finished evaluation, for the report.
 pub async fn done_runs(pool: &AnyPool) -> Result<Vec<MachineRun>, AppError> {
-    let rows = sqlx::query(
+    let rows: Vec<DoneRow> = sqlx::query_as(
         "SELECT s.name AS system, t.name AS task, t.family, t.text_metric, r.k, r.split, r.s1, r.s1_any_of
          FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id JOIN tasks t ON t.id = r.task_id
          WHERE r.status = 'done' ORDER BY s.name, t.name, r.k, r.split",
     )
     .fetch_all(pool)
     .await?;
-    rows.iter()
+    rows.into_iter()
         .map(|r| {
             Ok(MachineRun {
-                system: r.get("system"),
-                task: r.get("task"),
-                family: family_of_row(r)?.0,
-                k: r.get::<i64, _>("k") as u32,
-                split: r.get::<i64, _>("split") as u32,
-                official: r.get::<Option<f64>, _>("s1").unwrap_or(0.0),
-                any_of: r.get::<Option<f64>, _>("s1_any_of").unwrap_or(0.0),
+                family: r.family.decode()?.0,
+                system: r.system,
+                task: r.task,
+                k: r.k as u32,
+                split: r.split as u32,
+                official: r.s1.unwrap_or(0.0),
+                any_of: r.s1_any_of.unwrap_or(0.0),
             })
         })
         .collect()
@@ -55,35 +69,53 @@ pub async fn confident_answers(pool: &AnyPool) -> Result<Vec<MachineAnswer>, App
         .collect())
 }
 
+/// A run as the models page lists it.
+#[derive(sqlx::FromRow)]
+struct ListedRow {
+    id: i64,
+    system: String,
+    kind: SystemKind,
+    task: String,
+    k: i64,
+    split: i64,
+    status: RunStatus,
+    done: i64,
+    total: i64,
+    provider: String,
+    error: Option<String>,
+    s1: Option<f64>,
+    s1_any_of: Option<f64>,
+    started_at: i64,
+    finished_at: Option<i64>,
+}
+
 /// Every run, running ones first, then the newest.
 pub async fn runs(pool: &AnyPool) -> Result<Vec<RunRow>, AppError> {
-    let rows = sqlx::query(
+    let rows: Vec<ListedRow> = sqlx::query_as(
         "SELECT r.id, s.name AS system, s.kind, t.name AS task, r.k, r.split, r.status, r.done, r.total,
             r.provider, r.error, r.s1, r.s1_any_of, r.started_at, r.finished_at
          FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id JOIN tasks t ON t.id = r.task_id
-         ORDER BY r.status = 'running' DESC, r.id DESC",
+         ORDER BY CASE WHEN r.status = 'running' THEN 0 ELSE 1 END, r.id DESC",
     )
     .fetch_all(pool)
     .await?;
     Ok(rows
-        .iter()
+        .into_iter()
         .map(|r| RunRow {
-            id: r.get("id"),
-            system: r.get("system"),
-            kind: r.get("kind"),
-            task: r.get("task"),
-            k: r.get::<i64, _>("k") as u32,
-            split: r.get::<i64, _>("split") as u32,
-            status: r.get("status"),
-            done: r.get("done"),
-            total: r.get("total"),
-            provider: r.get("provider"),
-            error: r.get("error"),
-            s1: r.get("s1"),
-            s1_any_of: r.get("s1_any_of"),
-            seconds: r
-                .get::<Option<i64>, _>("finished_at")
-                .map(|f| (f - r.get::<i64, _>("started_at")) as f64 / 1000.0),
+            id: r.id,
+            system: r.system,
+            kind: r.kind,
+            task: r.task,
+            k: r.k as u32,
+            split: r.split as u32,
+            status: r.status,
+            done: r.done,
+            total: r.total,
+            provider: r.provider,
+            error: r.error,
+            s1: r.s1,
+            s1_any_of: r.s1_any_of,
+            seconds: r.finished_at.map(|f| (f - r.started_at) as f64 / 1000.0),
         })
         .collect())
 }

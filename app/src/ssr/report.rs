@@ -1,17 +1,19 @@
 //! The researcher report on the database: loads a scope of studies with their tasks and every
 //! assignment item (one row per worker x item), and builds `domain::report` from them.
 
+use crate::domain::place::{Phase, PlaceStatus};
 use crate::domain::report::machine::MachineRun;
 use crate::domain::report::{self, AnnotatorRecord, ItemRecord, Report, StudyRules, TaskData};
 use crate::domain::shots;
 use crate::error::AppError;
-use crate::ssr::catalog::{corrupt, gold_of, load_spec, shot_sets};
+use crate::ssr::catalog::{corrupt, load_spec, shot_sets, GoldColumns};
 use crate::ssr::db::Backend;
 use crate::ssr::study::{self, CrowdInfo, StoredSpan, Study};
 use futures_util::{Stream, StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
-use sqlx::{AnyPool, FromRow, Row};
+use sqlx::{AnyPool, FromRow};
 use std::collections::{HashMap, HashSet};
+use std::sync::LazyLock;
 
 /// One worker x item: the export's row and the report's input. Times in unix milliseconds
 /// (server clock); offsets and lengths in code points of the item's context.
@@ -31,13 +33,13 @@ pub struct AnnotationRow {
     pub training_split: Option<u32>,
     /// The study's training files per k-shot scenario, e.g. `10_1,20_5,30_5`.
     pub shot_group: String,
-    pub status: String,
+    pub status: PlaceStatus,
     pub started_at: i64,
     pub finished_at: Option<i64>,
     pub last_activity: i64,
     /// 0-based position in the worker's sequence (training items, then test items).
     pub position: i64,
-    pub phase: String,
+    pub phase: Phase,
     pub example_id: i64,
     /// The item's id in its data file, with the file and 1-based line.
     pub item_id: String,
@@ -166,9 +168,18 @@ pub fn parse_scope(s: Option<&str>) -> Result<Vec<i64>, AppError> {
     Ok(ids)
 }
 
+/// A test item's id and gold.
+#[derive(sqlx::FromRow)]
+struct TestGold {
+    id: i64,
+    ext_id: String,
+    #[sqlx(flatten)]
+    gold: GoldColumns,
+}
+
 async fn task_data(pool: &AnyPool, name: &str) -> Result<(TaskData, Vec<(i64, String)>), AppError> {
     let (task_id, spec, _) = load_spec(pool, name).await?;
-    let tests = sqlx::query(
+    let tests: Vec<TestGold> = sqlx::query_as(
         "SELECT e.id, e.ext_id, e.gold_official, e.gold_spans FROM examples e
          JOIN data_files f ON f.id = e.file_id WHERE f.task_id = $1 AND f.kind = 'test' ORDER BY e.line_no",
     )
@@ -177,9 +188,9 @@ async fn task_data(pool: &AnyPool, name: &str) -> Result<(TaskData, Vec<(i64, St
     .await?;
     let mut test_golds = HashMap::new();
     let mut order = Vec::with_capacity(tests.len());
-    for r in &tests {
-        test_golds.insert(r.get::<i64, _>("id"), gold_of(r)?);
-        order.push((r.get("id"), r.get("ext_id")));
+    for r in tests {
+        test_golds.insert(r.id, r.gold.decode()?);
+        order.push((r.id, r.ext_id));
     }
     let shot_sets = shot_sets(pool, task_id).await?;
     Ok((
@@ -205,12 +216,12 @@ struct StoredAnnotation {
     crowd_json: String,
     k: i64,
     training_split: Option<i64>,
-    status: String,
+    status: PlaceStatus,
     started_at: i64,
     finished_at: Option<i64>,
     last_activity: i64,
     position: i64,
-    phase: String,
+    phase: Phase,
     example_id: i64,
     ext_id: String,
     file_name: String,
@@ -252,7 +263,7 @@ impl StoredAnnotation {
             finished_at: self.finished_at,
             last_activity: self.last_activity,
             position: self.position,
-            gold_revealed: self.phase == "training" && self.submitted_at.is_some(),
+            gold_revealed: self.phase == Phase::Training && self.submitted_at.is_some(),
             phase: self.phase,
             example_id: self.example_id,
             item_id: self.ext_id,
@@ -292,7 +303,7 @@ fn fold_row(out: &mut Vec<AnnotatorRecord>, r: AnnotationRow) {
         });
     }
     let a = out.last_mut().expect("pushed above");
-    let training = r.phase == "training";
+    let training = r.phase == Phase::Training;
     a.items.push(ItemRecord {
         training,
         example_id: r.example_id,
@@ -328,11 +339,10 @@ pub fn annotation_rows<'a>(
         .iter()
         .map(|s| (s.id, shots::files_value(&s.config.scenario_files())))
         .collect();
-    // The study ids arrive as one JSON array; expanding it into rows is the one dialect
-    // difference of this query.
-    macro_rules! annotations {
-        ($ids:literal) => {
-            concat!(
+    // The study ids arrive as one JSON array, expanded into rows in each dialect's words.
+    static SQL: LazyLock<[String; 2]> = LazyLock::new(|| {
+        [Backend::Sqlite, Backend::Postgres].map(|b| {
+            format!(
                 "SELECT a.study_id, s.name AS study, a.config_id, t.name AS task,
                     a.id AS assignment_id, u.name AS worker, a.crowd_json, a.k, a.training_split,
                     a.status, a.started_at, a.finished_at, a.last_activity, i.position, i.phase,
@@ -346,18 +356,13 @@ pub fn annotation_rows<'a>(
                  JOIN assignment_items i ON i.assignment_id = a.id
                  JOIN examples e ON e.id = i.example_id
                  JOIN data_files f ON f.id = e.file_id
-                 WHERE a.study_id IN (",
-                $ids,
-                ") ORDER BY a.study_id, a.id, i.position"
+                 WHERE a.study_id IN (SELECT CAST(value AS BIGINT) FROM {})
+                 ORDER BY a.study_id, a.id, i.position",
+                b.json_elements("$1")
             )
-        };
-    }
-    let sql = match Backend::of(pool) {
-        Backend::Sqlite => annotations!("SELECT value FROM json_each($1)"),
-        Backend::Postgres => {
-            annotations!("SELECT value::bigint FROM jsonb_array_elements_text($1::jsonb)")
-        }
-    };
+        })
+    });
+    let sql: &'static str = &SQL[Backend::of(pool) as usize];
     sqlx::query(sql).bind(json_ids).fetch(pool).map(move |row| {
         let mut r = StoredAnnotation::from_row(&row?)?.decode()?;
         r.shot_group = groups.get(&r.study_id).cloned().unwrap_or_default();

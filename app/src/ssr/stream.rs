@@ -1,6 +1,7 @@
 //! Exports written piece by piece, so memory stays bounded whatever their size: where pieces go
 //! (a channel into an HTTP body, a spool file with its hash), and the row-by-row files.
 
+use crate::domain::place::{Phase, PlaceStatus};
 use crate::error::AppError;
 use crate::ssr::report::{annotation_rows, AnnotationRow, ANNOTATION_COLUMNS};
 use crate::ssr::study::Study;
@@ -184,10 +185,10 @@ struct AssignmentExport {
     k: u32,
     training_split: Option<u32>,
     config_id: i64,
-    status: String,
+    status: PlaceStatus,
     started_at: i64,
     finished_at: Option<i64>,
-    items: Vec<(i64, String, i64, String)>,
+    items: Vec<(i64, Phase, i64, String)>,
 }
 
 impl AssignmentExport {
@@ -199,7 +200,7 @@ impl AssignmentExport {
             k: r.k,
             training_split: r.training_split,
             config_id: r.config_id,
-            status: r.status.clone(),
+            status: r.status,
             started_at: r.started_at,
             finished_at: r.finished_at,
             items: Vec::new(),

@@ -1,5 +1,7 @@
 //! A model run as the models page lists it.
 
+use crate::domain::run::{RunStatus, SystemKind};
+
 use serde::{Deserialize, Serialize};
 
 /// One evaluation as the models page lists it.
@@ -7,11 +9,11 @@ use serde::{Deserialize, Serialize};
 pub struct RunRow {
     pub id: i64,
     pub system: String,
-    pub kind: String,
+    pub kind: SystemKind,
     pub task: String,
     pub k: u32,
     pub split: u32,
-    pub status: String,
+    pub status: RunStatus,
     pub done: i64,
     pub total: i64,
     pub provider: String,

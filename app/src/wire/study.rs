@@ -2,26 +2,11 @@
 //! for workers their step (an item, a reveal of a training gold, or the end) and each acknowledgement.
 
 use crate::domain::answer::Answer;
+use crate::domain::place::{Phase, PlaceStatus};
 use crate::domain::spans::Span;
 use crate::domain::study::StudyConfig;
 use crate::domain::task::{Context, Family, Label};
 use serde::{Deserialize, Serialize};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Phase {
-    Training,
-    Test,
-}
-
-impl Phase {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Phase::Training => "training",
-            Phase::Test => "test",
-        }
-    }
-}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StudySummary {
@@ -56,7 +41,7 @@ pub struct ScenarioProgress {
 pub struct WorkerRow {
     pub name: String,
     pub k: u32,
-    pub status: String,
+    pub status: PlaceStatus,
     pub items_done: i64,
     pub items_total: i64,
     pub training_s1: Option<f64>,

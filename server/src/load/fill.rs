@@ -33,19 +33,26 @@ pub async fn fill(pool: &AnyPool, study: i64, rows: u64, tag: &str) -> Result<(u
     let now = app::ssr::auth::now_ms();
     let prefix = format!("fill-{tag}-");
     // The JSON the rows carry is built with each dialect's own functions.
-    let (crowd, answer) = match Backend::of(pool) {
+    let backend = Backend::of(pool);
+    let golds = backend.json_elements("e.gold_official");
+    let (crowd, answer) = match backend {
         Backend::Sqlite => (
             "json_object('platform', 'prolific', 'worker', u.name, 'study', 'fill',
-                 'session', 's' || u.id, 'assignment', NULL)",
-            "(SELECT json_group_array(json_object('text', g.value, 'offset', NULL,
-                 'length', length(g.value))) FROM json_each(e.gold_official) g)",
+                 'session', 's' || u.id, 'assignment', NULL)"
+                .to_string(),
+            format!(
+                "(SELECT json_group_array(json_object('text', g.value, 'offset', NULL,
+                     'length', length(g.value))) FROM {golds} g)"
+            ),
         ),
         Backend::Postgres => (
             "json_build_object('platform', 'prolific', 'worker', u.name, 'study', 'fill',
-                 'session', 's' || u.id, 'assignment', NULL)::text",
-            "(SELECT COALESCE(json_agg(json_build_object('text', g.value, 'offset', NULL,
-                 'length', length(g.value))), '[]'::json)::text
-              FROM json_array_elements_text(e.gold_official::json) g)",
+                 'session', 's' || u.id, 'assignment', NULL)::text"
+                .to_string(),
+            format!(
+                "(SELECT COALESCE(json_agg(json_build_object('text', g.value, 'offset', NULL,
+                     'length', length(g.value))), '[]'::json)::text FROM {golds} g)"
+            ),
         ),
     };
     let mut tx = app::ssr::tx::begin_immediate(pool).await?;

@@ -3,7 +3,7 @@
 
 use super::eval::ModelDir;
 use super::runtime::Device;
-use super::store::{self, Kind, Target};
+use super::store::{self, SystemKind, Target};
 use crate::db;
 use crate::error::{Result, ServerError};
 use std::path::PathBuf;
@@ -127,7 +127,7 @@ pub async fn eval(database: &str, a: EvalArgs) -> Result<()> {
     });
     let t = Target {
         system,
-        kind: Kind::Onnx,
+        kind: SystemKind::Onnx,
         task: a.task,
         k: a.k,
         split: a.split,
@@ -191,7 +191,7 @@ pub async fn import_predictions(database: &str, a: ImportPredictionsArgs) -> Res
     let pool = db::connect_existing(database).await?;
     let t = Target {
         system: a.system,
-        kind: Kind::Imported,
+        kind: SystemKind::Imported,
         task: a.task,
         k: a.k,
         split: a.split,

@@ -1,7 +1,7 @@
 //! Uploading another system's predictions over HTTP: `POST /import/predictions?task=&system=
 //! [&k=&split=&replace=]` with the file as the body; researchers and admins only.
 
-use super::store::{self, Kind, Target};
+use super::store::{self, SystemKind, Target};
 use crate::error::ServerError;
 use app::domain::people::Role;
 use app::error::AppError;
@@ -53,7 +53,7 @@ pub async fn upload(
         };
         let t = Target {
             system: need("system")?.trim().to_string(),
-            kind: Kind::Imported,
+            kind: SystemKind::Imported,
             task: need("task")?,
             k: number(&q, "k")?,
             split: number(&q, "split")?,

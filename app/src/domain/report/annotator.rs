@@ -3,6 +3,7 @@
 
 use super::{AnnotatorRecord, AnnotatorScore, ItemRecord, StudyRules, TaskData};
 use crate::domain::crossfit::metrics::evaluate;
+use crate::domain::place::PlaceStatus;
 use crate::domain::s1::{mean, Scoring};
 use crate::domain::study::flag_low_performers;
 use std::collections::{HashMap, HashSet};
@@ -103,7 +104,7 @@ pub(super) fn score_annotator(
         worker: a.worker.clone(),
         task: a.task.clone(),
         k: a.k,
-        status: a.status.clone(),
+        status: a.status,
         test_s1,
         test_s1_any_of,
         test_s1_answered: answered_s1,
@@ -130,7 +131,7 @@ pub fn flagged<'a>(
     let mut groups: HashMap<(i64, u32), Vec<(i64, f64)>> = HashMap::new();
     for a in annotators
         .into_iter()
-        .filter(|a| a.status == "finished" && a.k > 0)
+        .filter(|a| a.status == PlaceStatus::Finished && a.k > 0)
     {
         if let Some(s) = item_mean(&submitted(a, true), |i| i.score(Scoring::Official)) {
             groups

@@ -329,7 +329,7 @@ pub fn annotator_table(r: &Report) -> Table {
                     a.study.to_string(),
                     a.task.clone(),
                     a.k.to_string(),
-                    a.status.clone(),
+                    a.status.as_str().to_string(),
                     opt_pct(a.test_s1),
                     opt_pct(a.test_s1_any_of),
                     opt_pct(a.test_s1_answered),

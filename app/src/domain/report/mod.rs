@@ -17,6 +17,7 @@ pub mod vote;
 pub use annotator::{flagged, pay_cents};
 pub use scenario::{majority, scenario_annotators};
 
+use crate::domain::place::PlaceStatus;
 use crate::domain::s1::{spread, Scoring, Spread};
 use crate::domain::shots::{self, ShotFile};
 use crate::domain::study::StudyConfig;
@@ -68,8 +69,8 @@ pub struct AnnotatorRecord {
     pub worker: String,
     pub task: String,
     pub k: u32,
-    /// `active`, `finished` or `abandoned`. Only finished annotators enter the tables.
-    pub status: String,
+    /// Only finished annotators enter the tables.
+    pub status: PlaceStatus,
     pub training_split: Option<u32>,
     pub started_at: i64,
     pub finished_at: Option<i64>,
@@ -128,7 +129,7 @@ pub struct AnnotatorScore {
     pub worker: String,
     pub task: String,
     pub k: u32,
-    pub status: String,
+    pub status: PlaceStatus,
     /// Test S1 over the submitted test items, a skip scoring 0.
     pub test_s1: Option<f64>,
     pub test_s1_any_of: Option<f64>,
@@ -318,7 +319,7 @@ pub fn build(
     let finished: Vec<&AnnotatorRecord> = annotators
         .iter()
         .copied()
-        .filter(|a| a.status == "finished")
+        .filter(|a| a.status == PlaceStatus::Finished)
         .collect();
     let kept: Vec<&AnnotatorRecord> = finished
         .iter()

@@ -5,6 +5,7 @@ use super::annotator::{corpus_score, submitted};
 use super::{
     agreement, vote, Agreement, AnnotatorRecord, ConfidenceRow, ScenarioAggregate, TaskData,
 };
+use crate::domain::place::PlaceStatus;
 use crate::domain::s1::{mean, same_score, Scoring};
 use crate::domain::task::{Family, TaskSpec};
 use std::collections::{HashMap, HashSet};
@@ -57,7 +58,7 @@ pub fn scenario_annotators<'a>(
 ) -> Vec<&'a AnnotatorRecord> {
     annotators
         .iter()
-        .filter(|a| a.task == task && a.k == k && a.status == "finished")
+        .filter(|a| a.task == task && a.k == k && a.status == PlaceStatus::Finished)
         .filter(|a| !(filtered && flags.contains(&a.assignment)))
         .collect()
 }

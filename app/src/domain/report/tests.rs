@@ -1,6 +1,7 @@
 //! Unit tests of the report on a hand-made task: every value below was worked out by hand.
 
 use super::*;
+use crate::domain::place::PlaceStatus;
 use crate::domain::task::{Label, NoAnswer};
 
 fn spec() -> TaskSpec {
@@ -98,7 +99,7 @@ fn annotator(n: i64, k: u32, right: usize, test: [&str; 4]) -> AnnotatorRecord {
         worker: format!("w{n}"),
         task: "Toy".into(),
         k,
-        status: "finished".into(),
+        status: PlaceStatus::Finished,
         training_split: (k > 0).then_some(1),
         started_at: 0,
         finished_at: Some(1_800_000),

@@ -2,12 +2,13 @@
 //! files and their nesting), their configuration history, summaries and the admin overview.
 
 use super::{load, shot_groups, Study};
+use crate::domain::place::PlaceStatus;
 use crate::domain::shots::{self, ShotSets};
 use crate::domain::study::StudyConfig;
 use crate::error::AppError;
 use crate::ssr::catalog::{load_spec, shot_sets};
 use crate::wire::study::{ScenarioProgress, StudyOverview, StudySummary, WorkerRow};
-use sqlx::{Any, AnyPool, Row, Transaction};
+use sqlx::{Any, AnyPool, Transaction};
 use std::collections::HashMap;
 
 fn check_name(name: &str) -> Result<String, AppError> {
@@ -206,10 +207,22 @@ async fn summary(pool: &AnyPool, s: &Study, sets: &ShotSets) -> Result<StudySumm
     })
 }
 
+/// A worker's place with their progress, as the admin's overview lists it.
+#[derive(sqlx::FromRow)]
+struct PlaceRow {
+    name: String,
+    k: i64,
+    status: PlaceStatus,
+    done: i64,
+    total: i64,
+    train_s1: Option<f64>,
+    ms: i64,
+}
+
 pub async fn admin_view(pool: &AnyPool, id: i64) -> Result<StudyOverview, AppError> {
     let s = load(pool, id).await?;
-    let rows = sqlx::query(
-        "SELECT u.name, a.k, a.status, a.started_at,
+    let rows: Vec<PlaceRow> = sqlx::query_as(
+        "SELECT u.name, a.k, a.status,
             (SELECT COUNT(*) FROM assignment_items i WHERE i.assignment_id = a.id AND i.submitted_at IS NOT NULL) AS done,
             (SELECT COUNT(*) FROM assignment_items i WHERE i.assignment_id = a.id) AS total,
             (SELECT AVG(i.s1) FROM assignment_items i WHERE i.assignment_id = a.id AND i.phase = 'training' AND i.submitted_at IS NOT NULL) AS train_s1,
@@ -220,15 +233,15 @@ pub async fn admin_view(pool: &AnyPool, id: i64) -> Result<StudyOverview, AppErr
     .fetch_all(pool)
     .await?;
     let workers: Vec<WorkerRow> = rows
-        .iter()
+        .into_iter()
         .map(|r| WorkerRow {
-            name: r.get("name"),
-            k: r.get::<i64, _>("k") as u32,
-            status: r.get("status"),
-            items_done: r.get("done"),
-            items_total: r.get("total"),
-            training_s1: r.get("train_s1"),
-            seconds: r.get::<i64, _>("ms") as f64 / 1000.0,
+            name: r.name,
+            k: r.k as u32,
+            status: r.status,
+            items_done: r.done,
+            items_total: r.total,
+            training_s1: r.train_s1,
+            seconds: r.ms as f64 / 1000.0,
         })
         .collect();
     let progress = s
@@ -237,16 +250,16 @@ pub async fn admin_view(pool: &AnyPool, id: i64) -> Result<StudyOverview, AppErr
         .iter()
         .map(|&k| {
             let of_k = || workers.iter().filter(move |w| w.k == k);
-            let count = |status: &str| of_k().filter(|w| w.status == status).count() as i64;
+            let count = |status| of_k().filter(|w| w.status == status).count() as i64;
             ScenarioProgress {
                 k,
                 slots: s.config.annotators,
-                active: count("active"),
-                finished: count("finished"),
-                abandoned: count("abandoned"),
+                active: count(PlaceStatus::Active),
+                finished: count(PlaceStatus::Finished),
+                abandoned: count(PlaceStatus::Abandoned),
                 items_done: of_k().map(|w| w.items_done).sum(),
                 items_total: of_k()
-                    .filter(|w| w.status != "abandoned")
+                    .filter(|w| w.status != PlaceStatus::Abandoned)
                     .map(|w| w.items_total)
                     .sum(),
             }

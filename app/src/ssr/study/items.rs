@@ -2,14 +2,15 @@
 //! example and answer, the reveal of a submitted training item, the current position, activity.
 
 use crate::domain::answer::{Answer, SpanAnswer};
+use crate::domain::place::Phase;
 use crate::domain::place::PlaceStatus;
 use crate::domain::s1::Scoring;
 use crate::domain::task::{Context, Family, Gold, TaskSpec};
 use crate::error::AppError;
-use crate::ssr::catalog::{context_of, corrupt, gold_of};
-use crate::wire::study::{Phase, Reveal};
+use crate::ssr::catalog::{context_of, corrupt, GoldColumns};
+use crate::wire::study::Reveal;
 use serde::{Deserialize, Serialize};
-use sqlx::{AnyExecutor, Row};
+use sqlx::AnyExecutor;
 
 /// The worker's assignment in this study: (id, k, status, started_at).
 pub(super) async fn own_assignment(
@@ -40,13 +41,31 @@ pub(super) struct ItemRow {
     pub(super) client_id: Option<String>,
 }
 
+/// The stored columns `item_row` decodes.
+#[derive(sqlx::FromRow)]
+struct StoredItem {
+    phase: Phase,
+    submitted_at: Option<i64>,
+    shown_at: Option<i64>,
+    client_id: Option<String>,
+    answer_json: Option<String>,
+    no_answer: i64,
+    skipped: i64,
+    confidence: Option<i64>,
+    context: String,
+    context2: Option<String>,
+    question: String,
+    #[sqlx(flatten)]
+    gold: GoldColumns,
+}
+
 pub(super) async fn item_row(
     db: impl AnyExecutor<'_>,
     family: Family,
     assignment: i64,
     position: i64,
 ) -> Result<Option<ItemRow>, AppError> {
-    let row = sqlx::query(
+    let row: Option<StoredItem> = sqlx::query_as(
         "SELECT i.phase, i.submitted_at, i.shown_at, i.client_id, i.answer_json, i.no_answer, i.skipped, i.confidence,
                 e.context, e.context2, e.question, e.gold_official, e.gold_spans
          FROM assignment_items i JOIN examples e ON e.id = i.example_id
@@ -57,20 +76,14 @@ pub(super) async fn item_row(
     .fetch_optional(db)
     .await?;
     let Some(r) = row else { return Ok(None) };
-    let context = context_of(r.get("context"), r.get("context2"));
-    let gold = gold_of(&r)?;
-    let submitted = r.get::<Option<i64>, _>("submitted_at").is_some();
+    let submitted = r.submitted_at.is_some();
     let answer = if submitted {
-        let spans: Vec<StoredSpan> = serde_json::from_str(
-            r.get::<Option<String>, _>("answer_json")
-                .as_deref()
-                .unwrap_or("[]"),
-        )
-        .map_err(|e| corrupt("answer", e))?;
-        let confidence = r.get::<Option<i64>, _>("confidence").map(|c| c as u8);
-        Some(if r.get::<i64, _>("skipped") != 0 {
+        let spans: Vec<StoredSpan> = serde_json::from_str(r.answer_json.as_deref().unwrap_or("[]"))
+            .map_err(|e| corrupt("answer", e))?;
+        let confidence = r.confidence.map(|c| c as u8);
+        Some(if r.skipped != 0 {
             Answer::Skip { confidence }
-        } else if r.get::<i64, _>("no_answer") != 0 {
+        } else if r.no_answer != 0 {
             Answer::NoAnswer
         } else if let (
             [StoredSpan {
@@ -103,20 +116,15 @@ pub(super) async fn item_row(
     } else {
         None
     };
-    let phase: String = r.get("phase");
     Ok(Some(ItemRow {
-        phase: if phase == "training" {
-            Phase::Training
-        } else {
-            Phase::Test
-        },
+        phase: r.phase,
         submitted,
-        shown: r.get::<Option<i64>, _>("shown_at").is_some(),
-        context,
-        question: r.get("question"),
-        gold,
+        shown: r.shown_at.is_some(),
+        context: context_of(r.context, r.context2),
+        question: r.question,
+        gold: r.gold.decode()?,
         answer,
-        client_id: r.get("client_id"),
+        client_id: r.client_id,
     }))
 }
 

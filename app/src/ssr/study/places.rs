@@ -2,11 +2,11 @@
 //! assignment and every item the worker will see, in the worker's own order.
 
 use super::{CrowdInfo, Study};
+use crate::domain::place::Phase;
 use crate::domain::place::PlaceStatus;
 use crate::domain::study::{choose_scenario, is_abandoned, item_order, ScenarioLoad};
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
-use crate::wire::study::Phase;
 use sqlx::{Any, AnyPool, Transaction};
 
 /// The worker's assignment for a task: (id, study, k, status).

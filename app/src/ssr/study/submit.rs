@@ -7,12 +7,13 @@ use super::items::{
 use super::worker::{next_step, record, step_now, Place};
 use super::{load, Study};
 use crate::domain::answer::{check_answer, Answer};
+use crate::domain::place::Phase;
 use crate::domain::place::PlaceStatus;
 use crate::domain::s1::Scoring;
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
 use crate::ssr::writer::Writer;
-use crate::wire::study::{Phase, SubmitAck, WorkerStep};
+use crate::wire::study::{SubmitAck, WorkerStep};
 use sqlx::{AnyConnection, AnyPool};
 use std::sync::Arc;
 

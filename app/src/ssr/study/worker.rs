@@ -4,12 +4,12 @@
 use super::items::{current_position, item_row, own_assignment, reveal, stamp, touch, Stamp};
 use super::places::enter;
 use super::{load, CrowdInfo, Study};
-use crate::domain::place::PlaceStatus;
+use crate::domain::place::{Phase, PlaceStatus};
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
 use crate::ssr::catalog::corrupt;
-use crate::wire::study::{Completion, Phase, WorkerItem, WorkerStep, WorkerStudy};
-use sqlx::{AnyConnection, AnyPool, Row};
+use crate::wire::study::{Completion, WorkerItem, WorkerStep, WorkerStudy};
+use sqlx::{AnyConnection, AnyPool};
 
 /// The worker's place as `own_assignment` reads it.
 #[derive(Clone)]
@@ -187,13 +187,25 @@ pub(super) async fn record(
     Ok(())
 }
 
+/// What the end of an assignment reports, as one query sums it.
+#[derive(sqlx::FromRow)]
+struct Totals {
+    train_s1: Option<f64>,
+    n_train: i64,
+    n_test: i64,
+    skipped: i64,
+    on_items: i64,
+    last: i64,
+    crowd: String,
+}
+
 async fn completion(
     conn: &mut AnyConnection,
     study: &Study,
     assignment: i64,
     started_at: i64,
 ) -> Result<Completion, AppError> {
-    let r = sqlx::query(
+    let r: Totals = sqlx::query_as(
         "SELECT
             (SELECT AVG(s1) FROM assignment_items WHERE assignment_id = $1 AND phase = 'training') AS train_s1,
             (SELECT COUNT(*) FROM assignment_items WHERE assignment_id = $1 AND phase = 'training') AS n_train,
@@ -207,8 +219,7 @@ async fn completion(
     .bind(started_at)
     .fetch_one(conn)
     .await?;
-    let crowd: CrowdInfo =
-        serde_json::from_str(r.get("crowd")).map_err(|e| corrupt("crowd ids", e))?;
+    let crowd: CrowdInfo = serde_json::from_str(&r.crowd).map_err(|e| corrupt("crowd ids", e))?;
     Ok(Completion {
         hand_back: crate::domain::crowd::hand_back(
             crowd.platform.as_deref(),
@@ -218,11 +229,11 @@ async fn completion(
             crowd.submit_to.as_deref(),
         ),
         code: study.config.completion_code.clone(),
-        training_s1: r.get("train_s1"),
-        training_items: r.get("n_train"),
-        test_items: r.get("n_test"),
-        skipped: r.get("skipped"),
-        seconds_on_items: r.get::<i64, _>("on_items") as f64 / 1000.0,
-        seconds_elapsed: (r.get::<i64, _>("last") - started_at) as f64 / 1000.0,
+        training_s1: r.train_s1,
+        training_items: r.n_train,
+        test_items: r.n_test,
+        skipped: r.skipped,
+        seconds_on_items: r.on_items as f64 / 1000.0,
+        seconds_elapsed: (r.last - started_at) as f64 / 1000.0,
     })
 }

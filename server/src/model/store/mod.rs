@@ -14,34 +14,17 @@ pub use tuned::{plan as plan_finetune, run_finetune, Job};
 
 use super::decode::PredSpan;
 use crate::error::{Result, ServerError};
+pub use app::domain::run::SystemKind;
 use app::domain::s1::{mean, Scoring};
 use app::domain::task::{Example, TaskSpec};
 use app::ssr::auth::now_ms;
 use sqlx::AnyPool;
 
-/// The kind of a machine system.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Onnx,
-    Baseline,
-    Imported,
-}
-
-impl Kind {
-    fn as_str(self) -> &'static str {
-        match self {
-            Kind::Onnx => "onnx",
-            Kind::Baseline => "baseline",
-            Kind::Imported => "imported",
-        }
-    }
-}
-
 /// What an evaluation is stored as: system, task and the shot group (0/0 for none).
 #[derive(Clone, Debug)]
 pub struct Target {
     pub system: String,
-    pub kind: Kind,
+    pub kind: SystemKind,
     pub task: String,
     pub k: u32,
     pub split: u32,
@@ -79,16 +62,18 @@ impl Summary {
     }
 }
 
-async fn system_id(pool: &AnyPool, name: &str, kind: Kind) -> Result<i64> {
-    if let Some((id, k)) =
-        sqlx::query_as::<_, (i64, String)>("SELECT id, kind FROM machine_systems WHERE name = $1")
-            .bind(name)
-            .fetch_optional(pool)
-            .await?
+async fn system_id(pool: &AnyPool, name: &str, kind: SystemKind) -> Result<i64> {
+    if let Some((id, k)) = sqlx::query_as::<_, (i64, SystemKind)>(
+        "SELECT id, kind FROM machine_systems WHERE name = $1",
+    )
+    .bind(name)
+    .fetch_optional(pool)
+    .await?
     {
-        if k != kind.as_str() {
+        if k != kind {
             return Err(ServerError::Conflict(format!(
-                "system {name:?} is of kind {k}, not {}; choose another name",
+                "system {name:?} is of kind {}, not {}; choose another name",
+                k.as_str(),
                 kind.as_str()
             )));
         }
@@ -97,7 +82,7 @@ async fn system_id(pool: &AnyPool, name: &str, kind: Kind) -> Result<i64> {
     Ok(
         sqlx::query_scalar("INSERT INTO machine_systems (name, kind) VALUES ($1, $2) RETURNING id")
             .bind(name)
-            .bind(kind.as_str())
+            .bind(kind)
             .fetch_one(pool)
             .await?,
     )

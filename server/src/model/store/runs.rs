@@ -118,7 +118,7 @@ pub async fn run_baseline(
     .to_string();
     let target = |k, split| Target {
         system: baseline::SYSTEM.into(),
-        kind: Kind::Baseline,
+        kind: SystemKind::Baseline,
         task: task.into(),
         k,
         split,

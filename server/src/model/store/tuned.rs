@@ -24,7 +24,7 @@ pub struct Job {
 fn target(task: &str, k: u32, split: u32, replace: bool) -> Target {
     Target {
         system: tune::SYSTEM.into(),
-        kind: Kind::Baseline,
+        kind: SystemKind::Baseline,
         task: task.into(),
         k,
         split,
