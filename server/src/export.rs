@@ -2,6 +2,7 @@
 //! study). Researchers and admins only; each answer is an attachment named after its scope.
 //! Annotations and the bundle are streamed, so memory does not grow with the number of rows.
 
+use app::domain::ids::{AssignmentId, StudyId};
 use app::domain::people::Role;
 use app::error::AppError;
 use app::ssr::state::AppState;
@@ -130,7 +131,7 @@ fn small_file(
         "pay.csv" => ("text/csv; charset=utf-8", export::pay_csv(loaded, r)?),
         "predictions.jsonl" => {
             let (n, text) = match number::<i64>(q, "assignment")? {
-                Some(a) => export::annotator_predictions(loaded, a)?,
+                Some(a) => export::annotator_predictions(loaded, AssignmentId(a))?,
                 None => {
                     let k = number::<u32>(q, "k")?.ok_or_else(|| {
                         AppError::Invalid(
@@ -193,7 +194,7 @@ async fn build(
             "studies-{}",
             scope
                 .iter()
-                .map(i64::to_string)
+                .map(StudyId::to_string)
                 .collect::<Vec<_>>()
                 .join("-")
         )

@@ -3,6 +3,7 @@
 //! prefetchers take no place); its `POST` signs the worker in, takes a place, and goes on.
 
 use app::domain::crowd::validate_turk_submit_to;
+use app::domain::ids::StudyId;
 use app::domain::people::{validate_crowd_id, Role};
 use app::domain::study::Refusal;
 use app::error::AppError;
@@ -63,7 +64,7 @@ pub fn crowd_info(q: &HashMap<String, String>) -> Result<Option<CrowdInfo>, AppE
 /// lets back only those who started; 409 for the rest).
 async fn check_link(
     state: &AppState,
-    study_id: i64,
+    study_id: StudyId,
     q: &HashMap<String, String>,
 ) -> Result<(Study, Option<(CrowdInfo, bool)>), AppError> {
     let crowd = crowd_info(q)?;
@@ -87,7 +88,7 @@ async fn check_link(
 /// a crowd id, a signed-in worker gets the page too; anyone else goes to the study page.
 pub async fn start_page(
     State(state): State<AppState>,
-    Path(study_id): Path<i64>,
+    Path(study_id): Path<StudyId>,
     Query(q): Query<HashMap<String, String>>,
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
@@ -119,7 +120,7 @@ pub async fn start_page(
 /// posted from another site (login CSRF) and when one address brings too many new workers.
 pub async fn join(
     State(state): State<AppState>,
-    Path(study_id): Path<i64>,
+    Path(study_id): Path<StudyId>,
     Query(q): Query<HashMap<String, String>>,
     headers: HeaderMap,
     extensions: Extensions,

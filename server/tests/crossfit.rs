@@ -382,7 +382,7 @@ fn clues_style_sampling_writes_files_the_importer_accepts() {
 /// and the answer's acknowledgement body.
 async fn answer(
     env: &common::client::Env,
-    study: i64,
+    study: app::domain::ids::StudyId,
     cookie: &str,
     n: usize,
     answer: serde_json::Value,

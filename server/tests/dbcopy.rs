@@ -58,7 +58,7 @@ async fn a_study_database_goes_to_the_other_backend_and_back_unchanged() {
     assert!(answers.rows >= 40, "{answers:?}");
     assert!(out.iter().all(|t| t.rows > 0), "{out:#?}");
     // New rows take ids after the copied ones.
-    let before: i64 = sqlx::query_scalar("SELECT MAX(id) FROM users")
+    let before: app::domain::ids::UserId = sqlx::query_scalar("SELECT MAX(id) FROM users")
         .fetch_one(&there)
         .await
         .unwrap();

@@ -95,7 +95,7 @@ async fn one_address_cannot_take_every_place_and_returning_workers_are_not_count
 #[tokio::test]
 async fn cookies_are_secure_over_https_as_a_trusted_proxy_says_and_not_otherwise() {
     let mut e = env().await;
-    let link = |id: i64, pid: &str| format!("/join/{id}?PROLIFIC_PID={pid}");
+    let link = |id: app::domain::ids::StudyId, pid: &str| format!("/join/{id}?PROLIFIC_PID={pid}");
     let id = new_study(&e.state, "demo-SST-2", &[0], 5).await;
     let https = [
         ("x-forwarded-proto", "https"),

@@ -43,7 +43,7 @@ async fn study(db: &std::path::Path, scenarios: Vec<u32>, annotators: u32) -> i6
         .await
         .unwrap();
     pool.close().await;
-    id
+    id.0
 }
 
 #[tokio::test(flavor = "multi_thread")]

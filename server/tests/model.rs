@@ -502,10 +502,11 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
     let (_, spec, _) = app::ssr::catalog::load_spec(&pool, "demo-SQuAD-v2")
         .await
         .unwrap();
-    let tid: i64 = sqlx::query_scalar("SELECT id FROM tasks WHERE name = 'demo-SQuAD-v2'")
-        .fetch_one(&pool)
-        .await
-        .unwrap();
+    let tid: app::domain::ids::TaskId =
+        sqlx::query_scalar("SELECT id FROM tasks WHERE name = 'demo-SQuAD-v2'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
     let test = app::ssr::catalog::test_examples(&pool, tid).await.unwrap();
     let own: f64 = test
         .iter()
@@ -708,10 +709,11 @@ async fn researchers_upload_predictions_over_http_and_others_are_refused() {
     use common::client::{arrive, env, login, send};
     let env = env().await;
     let state = &env.state;
-    let tid: i64 = sqlx::query_scalar("SELECT id FROM tasks WHERE name = 'demo-SST-2'")
-        .fetch_one(&state.pool)
-        .await
-        .unwrap();
+    let tid: app::domain::ids::TaskId =
+        sqlx::query_scalar("SELECT id FROM tasks WHERE name = 'demo-SST-2'")
+            .fetch_one(&state.pool)
+            .await
+            .unwrap();
     let test = app::ssr::catalog::test_examples(&state.pool, tid)
         .await
         .unwrap();
@@ -739,7 +741,7 @@ async fn researchers_upload_predictions_over_http_and_others_are_refused() {
     let q = "task=demo-SST-2&system=always%20positive&k=2&split=1&name=pos.jsonl";
     let r = post(None, q, body.clone()).await;
     assert_eq!(r.status, StatusCode::UNAUTHORIZED);
-    let worker = arrive(state, 1, "uploader").await;
+    let worker = arrive(state, app::domain::ids::StudyId(1), "uploader").await;
     let r = post(Some(worker), q, body.clone()).await;
     assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
     let rita = login(state, "rita", "rita-password").await;

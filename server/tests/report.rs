@@ -131,7 +131,7 @@ impl TaskFiles {
 struct Sim {
     worker: String,
     k: u32,
-    assignment: i64,
+    assignment: app::domain::ids::AssignmentId,
     training: Vec<(Line, Vec<String>)>,
     test: Vec<(Line, Option<Vec<String>>, Option<u8>)>,
 }
@@ -230,7 +230,7 @@ fn answer_for(
 /// Runs one simulated worker through a study from arrival to the end page.
 async fn simulate(
     env: &Env,
-    study_id: i64,
+    study_id: app::domain::ids::StudyId,
     t: &TaskFiles,
     pid: &str,
     acc: f64,
@@ -258,7 +258,7 @@ async fn simulate(
     let mut sim = Sim {
         worker: user.name.clone(),
         k: 0,
-        assignment: 0,
+        assignment: app::domain::ids::AssignmentId(0),
         training: Vec::new(),
         test: Vec::new(),
     };
@@ -273,7 +273,7 @@ async fn simulate(
             WorkerStep::Done(_) => break,
             WorkerStep::Abandoned => panic!("{pid} abandoned"),
         };
-        if sim.assignment == 0 {
+        if sim.assignment.0 == 0 {
             sim.assignment = sqlx::query_scalar(
                 "SELECT id FROM assignments WHERE study_id = $1 AND worker_id = $2",
             )
@@ -713,7 +713,7 @@ async fn exports_round_trip(
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     type Stored = (
-        i64,
+        app::domain::ids::AssignmentId,
         i64,
         i64,
         Option<String>,
@@ -943,7 +943,7 @@ async fn pay_sheet(env: &Env, cookie: &str, scope: &str, sim: &Sim) {
 async fn exports_and_dashboard_are_for_staff_only() {
     let env = env().await;
     let pool = &env.state.pool;
-    let worker = common::client::arrive(&env.state, 1, "someone").await;
+    let worker = common::client::arrive(&env.state, app::domain::ids::StudyId(1), "someone").await;
     for path in [
         "/export/scores.json",
         "/export/bundle.tar",

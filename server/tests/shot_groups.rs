@@ -12,7 +12,10 @@ use sqlx::AnyPool;
 use std::collections::HashSet;
 
 /// (k, training file, content key) of every training item of a study's workers, in order.
-async fn training_items(pool: &AnyPool, study: i64) -> Vec<(i64, String, String)> {
+async fn training_items(
+    pool: &AnyPool,
+    study: app::domain::ids::StudyId,
+) -> Vec<(i64, String, String)> {
     sqlx::query_as(
         "SELECT a.k, f.file_name, e.content_key FROM assignments a
          JOIN assignment_items i ON i.assignment_id = a.id

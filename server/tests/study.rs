@@ -161,7 +161,7 @@ impl Seen {
 /// Returns what the worker saw.
 async fn run_worker(
     s: &AppState,
-    id: i64,
+    id: app::domain::ids::StudyId,
     pid: &str,
     answer_for: impl Fn(&Value) -> Value,
 ) -> Seen {
@@ -525,9 +525,11 @@ async fn only_admins_configure_and_started_studies_keep_what_workers_saw() {
         "{}",
         r.body
     );
-    let id: i64 = parse(&post_json(s, "create_study", &create, Some(&ada)).await)
-        .as_i64()
-        .unwrap();
+    let id = app::domain::ids::StudyId(
+        parse(&post_json(s, "create_study", &create, Some(&ada)).await)
+            .as_i64()
+            .unwrap(),
+    );
     // A completion code was generated.
     let listed = parse(&form(s, "list_studies", "", Some(&rita)).await);
     let code = listed[0]["config"]["completion_code"]

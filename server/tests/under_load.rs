@@ -14,7 +14,7 @@ use std::time::Duration;
 
 /// A file database with the demo, a researcher `rita` and an open zero-shot study of the demo's
 /// SST-2 with room for `places` workers; returns its id.
-async fn prepare(db: &std::path::Path, places: u32) -> i64 {
+async fn prepare(db: &std::path::Path, places: u32) -> app::domain::ids::StudyId {
     let pool = server::db::connect(&common::db_url(db)).await.unwrap();
     server::demo::ensure_demo(&pool).await.unwrap();
     common::add_users(&pool, &[("rita", Role::Researcher)]).await;
@@ -124,7 +124,10 @@ async fn a_login_flood_is_throttled_and_memory_stays_bounded_and_returns() {
 
 /// An SST-2-shaped task of 300 test reviews (written here), a zero-shot study of it and 1000
 /// synthetic workers who answered every item: 300k annotation rows. Returns the study.
-async fn three_hundred_thousand_rows(dir: &std::path::Path, db: &std::path::Path) -> i64 {
+async fn three_hundred_thousand_rows(
+    dir: &std::path::Path,
+    db: &std::path::Path,
+) -> app::domain::ids::StudyId {
     let sst = dir.join("data/SST-2");
     std::fs::create_dir_all(&sst).unwrap();
     let line = |id: usize, label: &str| {
@@ -230,7 +233,13 @@ async fn every_acknowledged_submission_survives_kill_9_under_crowd_load() {
     for round in 0..3 {
         let server = Spawned::start(&db, &["--new-workers-per-address", "100000"]);
         let stop = Arc::new(AtomicBool::new(false));
-        let load = crowd::run(&server.base, study, 16, &format!("r{round}"), stop.clone());
+        let load = crowd::run(
+            &server.base,
+            study.0,
+            16,
+            &format!("r{round}"),
+            stop.clone(),
+        );
         tokio::time::sleep(Duration::from_millis(2500)).await;
         server.kill9();
         stop.store(true, Ordering::Relaxed);

@@ -2,6 +2,7 @@
 //! place, see one item at a time, submit (training golds are revealed and locked) and finish.
 
 use crate::domain::answer::Answer;
+use crate::domain::ids::StudyId;
 use crate::domain::study::StudyConfig;
 use crate::error::AppError;
 use crate::wire::study::{StudyOverview, StudySummary, SubmitAck, WorkerStep, WorkerStudy};
@@ -22,7 +23,7 @@ pub async fn list_studies() -> Result<Vec<StudySummary>, AppError> {
 }
 
 #[server(endpoint = "study_admin")]
-pub async fn study_admin(id: i64) -> Result<StudyOverview, AppError> {
+pub async fn study_admin(id: StudyId) -> Result<StudyOverview, AppError> {
     use crate::ssr::{auth, state::app_state, study};
     crate::error::respond(
         async {
@@ -40,7 +41,7 @@ pub async fn create_study(
     task: String,
     name: String,
     config: StudyConfig,
-) -> Result<i64, AppError> {
+) -> Result<StudyId, AppError> {
     use crate::domain::people::Role;
     use crate::ssr::{auth, state::app_state, study};
     crate::error::respond(
@@ -55,7 +56,7 @@ pub async fn create_study(
 
 /// Admins only. Refused once workers started if it would alter what they saw.
 #[server(endpoint = "update_study", input = Json)]
-pub async fn update_study(id: i64, name: String, config: StudyConfig) -> Result<(), AppError> {
+pub async fn update_study(id: StudyId, name: String, config: StudyConfig) -> Result<(), AppError> {
     use crate::domain::people::Role;
     use crate::ssr::{auth, state::app_state, study};
     crate::error::respond(
@@ -70,7 +71,7 @@ pub async fn update_study(id: i64, name: String, config: StudyConfig) -> Result<
 
 /// The signed-in worker's place in a study (taking one on first arrival) and current step.
 #[server(endpoint = "study_state")]
-pub async fn study_state(study_id: i64) -> Result<WorkerStudy, AppError> {
+pub async fn study_state(study_id: StudyId) -> Result<WorkerStudy, AppError> {
     use crate::domain::people::Role;
     use crate::ssr::{auth, state::app_state, study};
     crate::error::respond(
@@ -87,7 +88,7 @@ pub async fn study_state(study_id: i64) -> Result<WorkerStudy, AppError> {
 /// resend with the same id is acknowledged again and stored once.
 #[server(endpoint = "submit_answer", input = Json)]
 pub async fn submit_answer(
-    study_id: i64,
+    study_id: StudyId,
     position: i64,
     client_id: String,
     answer: Answer,
@@ -115,7 +116,7 @@ pub async fn submit_answer(
 
 /// After a training item's gold was revealed: move on; answers the worker's next step.
 #[server(endpoint = "continue_study")]
-pub async fn continue_study(study_id: i64, position: i64) -> Result<WorkerStep, AppError> {
+pub async fn continue_study(study_id: StudyId, position: i64) -> Result<WorkerStep, AppError> {
     use crate::domain::people::Role;
     use crate::ssr::{auth, state::app_state, study};
     crate::error::respond(

@@ -1,6 +1,7 @@
 //! Crowd platforms, pure and IO-free: how a finished worker is handed back (Prolific's
 //! completion URL with the code, MTurk's externalSubmit form) and the links a study publishes.
 
+use crate::domain::ids::StudyId;
 use serde::{Deserialize, Serialize};
 
 /// Prolific's completion URL; `{code}` stands for the study's completion code.
@@ -104,7 +105,7 @@ pub fn hand_back(
 /// The worker links of a study as each platform wants them: Prolific with its placeholders
 /// (it fills them in), MTurk's bare link (an ExternalQuestion appends workerId, assignmentId,
 /// hitId and turkSubmitTo itself).
-pub fn worker_links(study: i64) -> [(&'static str, String); 2] {
+pub fn worker_links(study: StudyId) -> [(&'static str, String); 2] {
     [
         (
             "Prolific",
@@ -185,7 +186,7 @@ mod tests {
         assert!(validate_completion_url("https://x.org/?cc={code}").is_ok());
         assert!(validate_completion_url("http://x.org/?cc={code}").is_err());
         assert!(validate_completion_url("https://x.org/").is_err());
-        let [(_, prolific), (_, mturk)] = worker_links(7);
+        let [(_, prolific), (_, mturk)] = worker_links(StudyId(7));
         assert_eq!(
             prolific,
             "/join/7?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"

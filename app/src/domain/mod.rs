@@ -4,6 +4,7 @@ pub mod answer;
 pub mod crossfit;
 pub mod crowd;
 pub mod feedback;
+pub mod ids;
 pub mod named;
 pub mod people;
 pub mod place;

@@ -3,6 +3,7 @@
 
 use super::error_view;
 use crate::api::report::dashboard;
+use crate::domain::ids::StudyId;
 use crate::domain::report::layout::RULES;
 use crate::domain::report::table::Table;
 use crate::wire::report::{DashboardData, Download};
@@ -106,7 +107,7 @@ fn dashboard_view(d: DashboardData) -> impl IntoView {
             "studies {}",
             d.scope
                 .iter()
-                .map(i64::to_string)
+                .map(StudyId::to_string)
                 .collect::<Vec<_>>()
                 .join(", ")
         )

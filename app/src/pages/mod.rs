@@ -14,6 +14,7 @@ mod studies;
 mod study;
 mod task;
 
+use crate::domain::ids::StudyId;
 use crate::domain::task::Context;
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Title};
@@ -137,16 +138,16 @@ fn routes() -> impl IntoView {
     }
 }
 
-/// The numeric route parameter `:id` (0 when absent or not a number: the server then answers
-/// "no such study").
-pub(crate) fn id_param() -> impl Fn() -> i64 + Copy + Send + Sync + 'static {
+/// The study id of the route parameter `:id` (0 when absent or not a number: the server then
+/// answers "no such study").
+pub(crate) fn id_param() -> impl Fn() -> StudyId + Copy + Send + Sync + 'static {
     let params = leptos_router::hooks::use_params_map();
     move || {
         params
             .read()
             .get("id")
             .and_then(|s| s.parse::<i64>().ok())
-            .unwrap_or(0)
+            .map_or(StudyId(0), StudyId)
     }
 }
 

@@ -5,6 +5,7 @@ use super::browser::random_id;
 use super::error_view;
 use crate::api::study::submit_answer;
 use crate::domain::answer::Answer;
+use crate::domain::ids::StudyId;
 use crate::error::AppError;
 use crate::wire::study::SubmitAck;
 use leptos::prelude::*;
@@ -19,14 +20,14 @@ pub(crate) struct Sender {
     /// What the page's live region announces to screen readers.
     pub live: RwSignal<String>,
     last: StoredValue<Option<(Answer, String)>>,
-    study_id: i64,
+    study_id: StudyId,
     position: i64,
     done: Callback<SubmitAck>,
 }
 
 impl Sender {
     pub fn new(
-        study_id: i64,
+        study_id: StudyId,
         position: i64,
         live: RwSignal<String>,
         done: Callback<SubmitAck>,

@@ -11,6 +11,7 @@ use super::{context_view, error_view};
 use crate::api::study::{continue_study, study_state};
 use crate::domain::crowd::HandBack;
 use crate::domain::feedback::{feedback, two_decimals};
+use crate::domain::ids::StudyId;
 use crate::domain::place::Phase;
 use crate::domain::task::{Family, Label};
 use crate::error::AppError;
@@ -206,7 +207,7 @@ fn done_view(c: Completion) -> AnyView {
 
 #[component]
 fn ItemView(
-    study_id: i64,
+    study_id: StudyId,
     item: WorkerItem,
     family: Family,
     labels: Vec<Label>,
@@ -274,7 +275,7 @@ fn ItemView(
     }
 }
 
-fn reveal_view(study_id: i64, position: i64, r: Reveal, go: Callback<WorkerStep>) -> AnyView {
+fn reveal_view(study_id: StudyId, position: i64, r: Reveal, go: Callback<WorkerStep>) -> AnyView {
     let moving = RwSignal::new(false);
     let failure = RwSignal::new(None::<AppError>);
     let go_on = move |_| {

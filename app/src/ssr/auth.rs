@@ -1,6 +1,7 @@
 //! Passwords (argon2id, hashed on blocking threads) and cookie sessions.
 //! Session tokens are random 256-bit values; only their SHA-256 is stored.
 
+use crate::domain::ids::UserId;
 use crate::domain::people::{validate_user_name, Role};
 use crate::error::AppError;
 use crate::ssr::guard::Guards;
@@ -23,7 +24,7 @@ const MAX_PASSWORD: usize = 1024;
 /// A signed-in user as the server knows them (a `users` row without its password hash).
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct User {
-    pub id: i64,
+    pub id: UserId,
     pub name: String,
     pub role: Role,
 }
@@ -92,7 +93,7 @@ pub async fn create_user(
     name: &str,
     role: Role,
     password: Option<String>,
-) -> Result<i64, AppError> {
+) -> Result<UserId, AppError> {
     validate_user_name(name).map_err(AppError::Invalid)?;
     let hash = match password {
         Some(p) if p.len() > MAX_PASSWORD => {
@@ -114,7 +115,7 @@ pub async fn create_user(
         }
         None => None,
     };
-    let res = sqlx::query_scalar::<_, i64>(
+    let res = sqlx::query_scalar::<_, UserId>(
         "INSERT INTO users (name, role, password_hash) VALUES ($1, $2, $3) RETURNING id",
     )
     .bind(name)
@@ -158,7 +159,7 @@ pub async fn login(
             return Err(refused);
         }
     };
-    let row: Option<(i64, String, Role, Option<String>)> =
+    let row: Option<(UserId, String, Role, Option<String>)> =
         sqlx::query_as("SELECT id, name, role, password_hash FROM users WHERE name = $1")
             .bind(name)
             .fetch_optional(pool)
@@ -183,7 +184,7 @@ pub async fn login(
 }
 
 /// Opens a session for a user; returns the token for the cookie.
-pub async fn open_session(pool: &AnyPool, user_id: i64) -> Result<String, AppError> {
+pub async fn open_session(pool: &AnyPool, user_id: UserId) -> Result<String, AppError> {
     let mut bytes = [0u8; 32];
     rand::thread_rng().fill_bytes(&mut bytes);
     let token = hex::encode(bytes);
@@ -257,7 +258,7 @@ pub async fn crowd_worker(
                     "the user name {name:?} is taken by an account that is not this crowd worker"
                 )));
                 }
-                let id = sqlx::query_scalar::<_, i64>(
+                let id = sqlx::query_scalar::<_, UserId>(
                     "INSERT INTO users (name, role) VALUES ($1, 'worker') RETURNING id",
                 )
                 .bind(&name)

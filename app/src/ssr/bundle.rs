@@ -4,6 +4,7 @@
 use super::export::{curve_svg, majority_predictions, pay_csv, predictions_of};
 use super::report::Loaded;
 use super::stream::{write_rows, Out, RowFile, Spool, SpoolFile};
+use crate::domain::ids::{ConfigId, StudyId};
 use crate::domain::place::PlaceStatus;
 use crate::domain::report::{layout, Report};
 use crate::domain::shots;
@@ -16,10 +17,10 @@ use std::io::{Read, Seek, SeekFrom, Write};
 /// Study configurations: the one in force and every saved version.
 #[derive(Serialize)]
 struct ConfigExport {
-    study_id: i64,
+    study_id: StudyId,
     name: String,
     task: String,
-    config_id: i64,
+    config_id: ConfigId,
     config: crate::domain::study::StudyConfig,
     /// The scenarios' training files, e.g. `10_1 ⊂ 20_5 ⊂ 30_5`, and whether they nest.
     training_sets: String,

@@ -2,6 +2,7 @@
 //! Shared by the server functions and the server's command line (e.g. `score --task`).
 
 use crate::domain::crossfit::metrics::Metric;
+use crate::domain::ids::TaskId;
 use crate::domain::shots::{self, ShotSets};
 use crate::domain::spans::Span;
 use crate::domain::task::{Context, Example, Family, Gold, NoAnswer, TaskSpec};
@@ -42,7 +43,7 @@ impl FamilyColumns {
 /// A `tasks` row as stored.
 #[derive(sqlx::FromRow)]
 struct TaskRow {
-    id: i64,
+    id: TaskId,
     name: String,
     #[sqlx(flatten)]
     family: FamilyColumns,
@@ -54,7 +55,7 @@ struct TaskRow {
 }
 
 /// A task's id, spec and source, or `NotFound`.
-pub async fn load_spec(pool: &AnyPool, name: &str) -> Result<(i64, TaskSpec, String), AppError> {
+pub async fn load_spec(pool: &AnyPool, name: &str) -> Result<(TaskId, TaskSpec, String), AppError> {
     let row: TaskRow = sqlx::query_as(
         "SELECT id, name, family, description, labels_json, question_types_json, no_answer, source,
             text_metric FROM tasks WHERE name = $1",
@@ -80,7 +81,7 @@ pub async fn load_spec(pool: &AnyPool, name: &str) -> Result<(i64, TaskSpec, Str
 /// A task with the counts the catalogue lists.
 #[derive(sqlx::FromRow)]
 struct SummaryRow {
-    id: i64,
+    id: TaskId,
     name: String,
     #[sqlx(flatten)]
     family: FamilyColumns,
@@ -121,7 +122,7 @@ pub async fn task_summaries(pool: &AnyPool) -> Result<Vec<TaskSummary>, AppError
 }
 
 /// The content keys of each training file of a task: what nesting is decided on.
-pub async fn shot_sets(pool: &AnyPool, task_id: i64) -> Result<ShotSets, AppError> {
+pub async fn shot_sets(pool: &AnyPool, task_id: TaskId) -> Result<ShotSets, AppError> {
     let keys: Vec<(i64, i64, String)> = sqlx::query_as(
         "SELECT f.k, f.split, e.content_key FROM examples e JOIN data_files f ON f.id = e.file_id
          WHERE f.task_id = $1 AND f.kind = 'train'",
@@ -139,7 +140,7 @@ pub async fn shot_sets(pool: &AnyPool, task_id: i64) -> Result<ShotSets, AppErro
 }
 
 /// How many test items a task has.
-pub async fn test_count(pool: &AnyPool, task_id: i64) -> Result<i64, AppError> {
+pub async fn test_count(pool: &AnyPool, task_id: TaskId) -> Result<i64, AppError> {
     Ok(sqlx::query_scalar(
         "SELECT COUNT(*) FROM examples e JOIN data_files f ON f.id = e.file_id WHERE f.task_id = $1 AND f.kind = 'test'",
     )
@@ -284,7 +285,7 @@ impl ExampleRow {
 }
 
 /// All test examples of a task, gold included, in file order (server-side scoring only).
-pub async fn test_examples(pool: &AnyPool, task_id: i64) -> Result<Vec<Example>, AppError> {
+pub async fn test_examples(pool: &AnyPool, task_id: TaskId) -> Result<Vec<Example>, AppError> {
     Ok(examples_of(pool, task_id, None)
         .await?
         .into_iter()
@@ -296,7 +297,7 @@ pub async fn test_examples(pool: &AnyPool, task_id: i64) -> Result<Vec<Example>,
 /// `(k, split)`, with their row ids, in file order, gold included (server side only).
 pub async fn examples_of(
     pool: &AnyPool,
-    task_id: i64,
+    task_id: TaskId,
     shots: Option<(u32, u32)>,
 ) -> Result<Vec<(i64, Example)>, AppError> {
     let (k, split) = shots.unzip();

@@ -1,6 +1,7 @@
 //! The researcher dashboard's data: studies with their progress, the score tables, the
 //! learning curves, the export and prediction links of a scope of studies.
 
+use crate::domain::ids::StudyId;
 use crate::domain::place::PlaceStatus;
 use crate::domain::report::chart::task_curve;
 use crate::domain::report::layout::{all_tables, Which};
@@ -28,7 +29,7 @@ pub async fn dashboard(state: &AppState, studies: &str) -> Result<DashboardData,
     report::off_runtime(move || build(&loaded, &scope, progress)).await
 }
 
-fn build(loaded: &report::Loaded, scope: &[i64], studies: Vec<StudyProgress>) -> DashboardData {
+fn build(loaded: &report::Loaded, scope: &[StudyId], studies: Vec<StudyProgress>) -> DashboardData {
     let r = loaded.report();
     let query = if scope.is_empty() {
         String::new()
@@ -37,7 +38,7 @@ fn build(loaded: &report::Loaded, scope: &[i64], studies: Vec<StudyProgress>) ->
             "studies={}",
             scope
                 .iter()
-                .map(i64::to_string)
+                .map(StudyId::to_string)
                 .collect::<Vec<_>>()
                 .join(",")
         )

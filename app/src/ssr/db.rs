@@ -41,43 +41,6 @@ pub const TABLES: &[(&str, bool)] = &[
     ("machine_predictions", false),
 ];
 
-/// A Rust enum kept as one of its names in a TEXT column, read and written as that text on
-/// both backends: sqlx's `#[derive(Type)]` implements each driver but not `Any`. A stored name
-/// the enum does not know is a decoding error that names it (the schema's CHECKs prevent one).
-macro_rules! text_column {
-    ($t:ty, $what:literal) => {
-        impl sqlx::Type<sqlx::Any> for $t {
-            fn type_info() -> sqlx::any::AnyTypeInfo {
-                <str as sqlx::Type<sqlx::Any>>::type_info()
-            }
-            fn compatible(ty: &sqlx::any::AnyTypeInfo) -> bool {
-                <str as sqlx::Type<sqlx::Any>>::compatible(ty)
-            }
-        }
-        impl<'q> sqlx::Encode<'q, sqlx::Any> for $t {
-            fn encode_by_ref(
-                &self,
-                buf: &mut <sqlx::Any as sqlx::Database>::ArgumentBuffer<'q>,
-            ) -> Result<sqlx::encode::IsNull, sqlx::error::BoxDynError> {
-                <&str as sqlx::Encode<'q, sqlx::Any>>::encode(self.as_str(), buf)
-            }
-        }
-        impl<'r> sqlx::Decode<'r, sqlx::Any> for $t {
-            fn decode(value: sqlx::any::AnyValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
-                let s = <&str as sqlx::Decode<'r, sqlx::Any>>::decode(value)?;
-                <$t>::parse(s).ok_or_else(|| format!("{s:?} is not a {}", $what).into())
-            }
-        }
-    };
-}
-
-text_column!(crate::domain::people::Role, "role");
-text_column!(crate::domain::place::PlaceStatus, "place status");
-text_column!(crate::domain::place::Phase, "phase");
-text_column!(crate::domain::task::NoAnswer, "no-answer encoding");
-text_column!(crate::domain::run::RunStatus, "run status");
-text_column!(crate::domain::run::SystemKind, "system kind");
-
 /// Which engine a pool or connection talks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {

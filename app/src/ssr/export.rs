@@ -2,6 +2,7 @@
 //! scores (JSON, CSV, Markdown), pay (CSV), CLUES-format predictions, the learning-curve SVG.
 //! The row-by-row files are streamed (`ssr::stream`); the bundle is in `ssr::bundle`.
 
+use crate::domain::ids::{AssignmentId, StudyId};
 use crate::domain::place::PlaceStatus;
 use crate::domain::report::chart::task_curve;
 use crate::domain::report::layout::{money, Which};
@@ -84,7 +85,7 @@ pub struct PayRow {
     pub worker: String,
     #[serde(flatten)]
     pub crowd: CrowdIds,
-    pub study_id: i64,
+    pub study_id: StudyId,
     pub study: String,
     pub task: String,
     pub k: u32,
@@ -177,7 +178,10 @@ fn predictions(
 }
 
 /// One finished annotator's test answers (a skip exports as no answer marked `skipped`).
-pub fn annotator_predictions(l: &Loaded, assignment: i64) -> Result<(String, String), AppError> {
+pub fn annotator_predictions(
+    l: &Loaded,
+    assignment: AssignmentId,
+) -> Result<(String, String), AppError> {
     let a = l
         .annotators
         .iter()

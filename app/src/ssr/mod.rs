@@ -4,6 +4,7 @@ pub mod assets;
 pub mod auth;
 pub mod bundle;
 pub mod catalog;
+pub mod columns;
 pub mod crossfit;
 pub mod dashboard;
 pub mod db;

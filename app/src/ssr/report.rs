@@ -1,6 +1,7 @@
 //! The researcher report on the database: loads a scope of studies with their tasks and every
 //! assignment item (one row per worker x item), and builds `domain::report` from them.
 
+use crate::domain::ids::{AssignmentId, ConfigId, StudyId};
 use crate::domain::place::{Phase, PlaceStatus};
 use crate::domain::report::machine::MachineRun;
 use crate::domain::report::{self, AnnotatorRecord, ItemRecord, Report, StudyRules, TaskData};
@@ -19,12 +20,12 @@ use std::sync::LazyLock;
 /// (server clock); offsets and lengths in code points of the item's context.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AnnotationRow {
-    pub study_id: i64,
+    pub study_id: StudyId,
     pub study: String,
     /// The study configuration the worker started under.
-    pub config_id: i64,
+    pub config_id: ConfigId,
     pub task: String,
-    pub assignment_id: i64,
+    pub assignment_id: AssignmentId,
     pub worker: String,
     #[serde(flatten)]
     pub crowd: CrowdIds,
@@ -134,8 +135,8 @@ pub struct Loaded {
     pub test_items: HashMap<String, Vec<(i64, String)>>,
     pub annotators: Vec<AnnotatorRecord>,
     /// Per assignment: what the pay sheet needs beyond the annotator record.
-    pub assignments: HashMap<i64, AssignmentInfo>,
-    pub rules: HashMap<i64, StudyRules>,
+    pub assignments: HashMap<AssignmentId, AssignmentInfo>,
+    pub rules: HashMap<StudyId, StudyRules>,
     /// Finished machine evaluations (all of them; they belong to no study).
     pub machines: Vec<MachineRun>,
     /// Machine answers with their probability on label tasks (the reliability diagram).
@@ -152,7 +153,7 @@ pub struct AssignmentInfo {
 }
 
 /// Study ids from a query value such as `1,2,3` (sorted, each once); empty means every study.
-pub fn parse_scope(s: Option<&str>) -> Result<Vec<i64>, AppError> {
+pub fn parse_scope(s: Option<&str>) -> Result<Vec<StudyId>, AppError> {
     let mut ids = s
         .unwrap_or_default()
         .split(',')
@@ -160,6 +161,7 @@ pub fn parse_scope(s: Option<&str>) -> Result<Vec<i64>, AppError> {
         .filter(|p| !p.is_empty())
         .map(|p| {
             p.parse::<i64>()
+                .map(StudyId)
                 .map_err(|_| AppError::Invalid(format!("{p:?} is not a study id")))
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -207,11 +209,11 @@ async fn task_data(pool: &AnyPool, name: &str) -> Result<(TaskData, Vec<(i64, St
 /// annotation query selects it: the one decoder of those columns.
 #[derive(sqlx::FromRow)]
 struct StoredAnnotation {
-    study_id: i64,
+    study_id: StudyId,
     study: String,
-    config_id: i64,
+    config_id: ConfigId,
     task: String,
-    assignment_id: i64,
+    assignment_id: AssignmentId,
     worker: String,
     crowd_json: String,
     k: i64,
@@ -332,10 +334,10 @@ pub fn annotation_rows<'a>(
     pool: &'a AnyPool,
     studies: &[Study],
 ) -> impl Stream<Item = Result<AnnotationRow, AppError>> + Send + 'a {
-    let ids: Vec<i64> = studies.iter().map(|s| s.id).collect();
+    let ids: Vec<StudyId> = studies.iter().map(|s| s.id).collect();
     let json_ids = serde_json::to_string(&ids).expect("ids serialise");
     // The training files cannot change once a worker started: the study's are the worker's.
-    let groups: HashMap<i64, String> = studies
+    let groups: HashMap<StudyId, String> = studies
         .iter()
         .map(|s| (s.id, shots::files_value(&s.config.scenario_files())))
         .collect();
@@ -371,8 +373,8 @@ pub fn annotation_rows<'a>(
 }
 
 /// The studies `scope` names (every study when empty); an unknown id is `NotFound`.
-pub async fn studies_in(pool: &AnyPool, scope: &[i64]) -> Result<Vec<Study>, AppError> {
-    let ids: Vec<i64> = if scope.is_empty() {
+pub async fn studies_in(pool: &AnyPool, scope: &[StudyId]) -> Result<Vec<Study>, AppError> {
+    let ids: Vec<StudyId> = if scope.is_empty() {
         sqlx::query_scalar("SELECT id FROM studies ORDER BY id")
             .fetch_all(pool)
             .await?
@@ -387,7 +389,7 @@ pub async fn studies_in(pool: &AnyPool, scope: &[i64]) -> Result<Vec<Study>, App
 }
 
 /// Loads the studies `scope` names (every study when empty); an unknown id is `NotFound`.
-pub async fn load(pool: &AnyPool, scope: &[i64]) -> Result<Loaded, AppError> {
+pub async fn load(pool: &AnyPool, scope: &[StudyId]) -> Result<Loaded, AppError> {
     let studies = studies_in(pool, scope).await?;
     let mut tasks = HashMap::new();
     let mut test_items = HashMap::new();
@@ -438,11 +440,11 @@ impl Loaded {
         r
     }
 
-    pub fn flags(&self) -> HashSet<i64> {
+    pub fn flags(&self) -> HashSet<AssignmentId> {
         report::flagged(&self.annotators, &self.rules)
     }
 
-    pub fn study(&self, id: i64) -> Option<&Study> {
+    pub fn study(&self, id: StudyId) -> Option<&Study> {
         self.studies.iter().find(|s| s.id == id)
     }
 
@@ -473,7 +475,10 @@ mod tests {
     #[test]
     fn scopes() {
         assert_eq!(parse_scope(None), Ok(vec![]));
-        assert_eq!(parse_scope(Some(" 3, 1,3,, ")), Ok(vec![1, 3]));
+        assert_eq!(
+            parse_scope(Some(" 3, 1,3,, ")),
+            Ok(vec![StudyId(1), StudyId(3)])
+        );
         assert!(parse_scope(Some("1,x"))
             .unwrap_err()
             .to_string()

@@ -1,6 +1,7 @@
 //! Exports written piece by piece, so memory stays bounded whatever their size: where pieces go
 //! (a channel into an HTTP body, a spool file with its hash), and the row-by-row files.
 
+use crate::domain::ids::{AssignmentId, ConfigId, StudyId};
 use crate::domain::place::{Phase, PlaceStatus};
 use crate::error::AppError;
 use crate::ssr::report::{annotation_rows, AnnotationRow, ANNOTATION_COLUMNS};
@@ -179,12 +180,12 @@ pub async fn write_rows<S: Sink>(
 /// Per assignment: which examples the worker saw and in what order.
 #[derive(Serialize)]
 struct AssignmentExport {
-    assignment_id: i64,
-    study_id: i64,
+    assignment_id: AssignmentId,
+    study_id: StudyId,
     worker: String,
     k: u32,
     training_split: Option<u32>,
-    config_id: i64,
+    config_id: ConfigId,
     status: PlaceStatus,
     started_at: i64,
     finished_at: Option<i64>,

@@ -1,6 +1,7 @@
 //! What the researcher dashboard shows: studies with their progress, score tables, learning
 //! curves and downloads.
 
+use crate::domain::ids::StudyId;
 use crate::domain::report::table::Table;
 use crate::wire::study::{ScenarioProgress, StudySummary};
 use serde::{Deserialize, Serialize};
@@ -35,7 +36,7 @@ pub struct Download {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DashboardData {
     /// The study ids in scope (all studies when the request named none).
-    pub scope: Vec<i64>,
+    pub scope: Vec<StudyId>,
     pub all_studies: bool,
     pub studies: Vec<StudyProgress>,
     pub tables: Vec<Table>,

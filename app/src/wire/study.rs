@@ -2,6 +2,7 @@
 //! for workers their step (an item, a reveal of a training gold, or the end) and each acknowledgement.
 
 use crate::domain::answer::Answer;
+use crate::domain::ids::{ConfigId, StudyId};
 use crate::domain::place::{Phase, PlaceStatus};
 use crate::domain::spans::Span;
 use crate::domain::study::StudyConfig;
@@ -10,12 +11,12 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StudySummary {
-    pub id: i64,
+    pub id: StudyId,
     pub name: String,
     pub task: String,
     pub family: Family,
     pub config: StudyConfig,
-    pub config_id: i64,
+    pub config_id: ConfigId,
     /// The scenarios' training files, e.g. `10_1 ⊂ 20_5 ⊂ 30_5` (see `StudyConfig::shot_group_text`).
     pub shot_group: String,
     /// Every smaller training set lies within the next larger one.
@@ -109,7 +110,7 @@ pub enum WorkerStep {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WorkerStudy {
-    pub study_id: i64,
+    pub study_id: StudyId,
     pub study_name: String,
     pub description: String,
     pub family: Family,

@@ -340,7 +340,8 @@ async fn load(database: &str, command: LoadCommand) -> Result<()> {
     match command {
         LoadCommand::Fill { study, rows, tag } => {
             let pool = db::connect_existing(database).await?;
-            let (workers, added) = load::fill::fill(&pool, study, rows, &tag).await?;
+            let (workers, added) =
+                load::fill::fill(&pool, app::domain::ids::StudyId(study), rows, &tag).await?;
             println!("study {study}: {workers} synthetic workers, {added} annotation rows added");
             return Ok(());
         }

@@ -1,6 +1,7 @@
 //! Driving the router like a browser or a crowd worker, without a socket: requests with
 //! cookies, server functions (form and JSON input), study links, answers.
 use super::app_state;
+use app::domain::ids::StudyId;
 use app::domain::people::Role;
 use app::domain::study::StudyConfig;
 use app::ssr::{state::AppState, study};
@@ -122,7 +123,12 @@ pub async fn login(state: &AppState, name: &str, password: &str) -> String {
     r.cookie.unwrap()
 }
 
-pub async fn new_study(state: &AppState, task: &str, scenarios: &[u32], annotators: u32) -> i64 {
+pub async fn new_study(
+    state: &AppState,
+    task: &str,
+    scenarios: &[u32],
+    annotators: u32,
+) -> StudyId {
     let config = StudyConfig {
         scenarios: scenarios.to_vec(),
         annotators,
@@ -154,7 +160,7 @@ pub async fn join_post(state: &AppState, path: &str) -> Resp {
 }
 
 /// A crowd worker arrives through the study link; returns their session cookie.
-pub async fn arrive(state: &AppState, study_id: i64, pid: &str) -> String {
+pub async fn arrive(state: &AppState, study_id: StudyId, pid: &str) -> String {
     let r = join_link(
         state,
         &format!("/join/{study_id}?PROLIFIC_PID={pid}&STUDY_ID=s1&SESSION_ID=x{pid}"),
@@ -165,7 +171,7 @@ pub async fn arrive(state: &AppState, study_id: i64, pid: &str) -> String {
     r.cookie.expect("a session for the crowd worker")
 }
 
-pub async fn state_of(state: &AppState, study_id: i64, cookie: &str) -> Resp {
+pub async fn state_of(state: &AppState, study_id: StudyId, cookie: &str) -> Resp {
     form(
         state,
         "study_state",
@@ -180,7 +186,7 @@ pub fn parse(r: &Resp) -> Value {
     serde_json::from_str(&r.body).unwrap()
 }
 
-pub async fn places(state: &AppState, study_id: i64) -> Vec<(i64, String)> {
+pub async fn places(state: &AppState, study_id: StudyId) -> Vec<(i64, String)> {
     sqlx::query_as("SELECT k, status FROM assignments WHERE study_id = $1 ORDER BY id")
         .bind(study_id)
         .fetch_all(&state.pool)
@@ -188,7 +194,7 @@ pub async fn places(state: &AppState, study_id: i64) -> Vec<(i64, String)> {
         .unwrap()
 }
 
-pub fn submit_body(study_id: i64, position: i64, client_id: &str, answer: Value) -> Value {
+pub fn submit_body(study_id: StudyId, position: i64, client_id: &str, answer: Value) -> Value {
     json!({"study_id": study_id, "position": position, "client_id": client_id, "answer": answer})
 }
 
@@ -197,7 +203,7 @@ pub fn label(l: &str) -> Value {
 }
 
 /// Skips every remaining item of the worker's place; returns the final step (`Done`).
-pub async fn skip_to_the_end(state: &AppState, study_id: i64, cookie: &str) -> Value {
+pub async fn skip_to_the_end(state: &AppState, study_id: StudyId, cookie: &str) -> Value {
     loop {
         let st = parse(&state_of(state, study_id, cookie).await);
         let Some(pos) = st["step"]["Item"]["position"].as_i64() else {

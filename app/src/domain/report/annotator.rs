@@ -3,6 +3,7 @@
 
 use super::{AnnotatorRecord, AnnotatorScore, ItemRecord, StudyRules, TaskData};
 use crate::domain::crossfit::metrics::evaluate;
+use crate::domain::ids::{AssignmentId, StudyId};
 use crate::domain::place::PlaceStatus;
 use crate::domain::s1::{mean, Scoring};
 use crate::domain::study::flag_low_performers;
@@ -126,9 +127,9 @@ pub(super) fn score_annotator(
 /// k-shot annotators, those more than the study's margin below the others' mean training S1.
 pub fn flagged<'a>(
     annotators: impl IntoIterator<Item = &'a AnnotatorRecord>,
-    rules: &HashMap<i64, StudyRules>,
-) -> HashSet<i64> {
-    let mut groups: HashMap<(i64, u32), Vec<(i64, f64)>> = HashMap::new();
+    rules: &HashMap<StudyId, StudyRules>,
+) -> HashSet<AssignmentId> {
+    let mut groups: HashMap<(StudyId, u32), Vec<(AssignmentId, f64)>> = HashMap::new();
     for a in annotators
         .into_iter()
         .filter(|a| a.status == PlaceStatus::Finished && a.k > 0)

@@ -17,6 +17,7 @@ pub mod vote;
 pub use annotator::{flagged, pay_cents};
 pub use scenario::{majority, scenario_annotators};
 
+use crate::domain::ids::{AssignmentId, StudyId};
 use crate::domain::place::PlaceStatus;
 use crate::domain::s1::{spread, Scoring, Spread};
 use crate::domain::shots::{self, ShotFile};
@@ -64,8 +65,8 @@ impl ItemRecord {
 /// A worker's place in a scenario with everything they did; times in unix milliseconds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AnnotatorRecord {
-    pub assignment: i64,
-    pub study: i64,
+    pub assignment: AssignmentId,
+    pub study: StudyId,
     pub worker: String,
     pub task: String,
     pub k: u32,
@@ -124,8 +125,8 @@ pub struct TaskData {
 /// One annotator's line of the report.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AnnotatorScore {
-    pub assignment: i64,
-    pub study: i64,
+    pub assignment: AssignmentId,
+    pub study: StudyId,
     pub worker: String,
     pub task: String,
     pub k: u32,
@@ -286,7 +287,7 @@ pub struct Report {
 /// A study's training files per k, as the report used them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StudyShots {
-    pub study: i64,
+    pub study: StudyId,
     pub task: String,
     /// `(k, split)` of each k-shot scenario, k ascending.
     pub files: Vec<(u32, u32)>,
@@ -298,7 +299,7 @@ pub struct StudyShots {
 pub fn build(
     tasks: &HashMap<String, TaskData>,
     annotators: &[AnnotatorRecord],
-    rules: &HashMap<i64, StudyRules>,
+    rules: &HashMap<StudyId, StudyRules>,
 ) -> Report {
     let annotators: Vec<&AnnotatorRecord> = annotators
         .iter()
@@ -338,7 +339,7 @@ pub fn build(
             )
         })
         .collect();
-    let by_assignment: HashMap<i64, &AnnotatorScore> =
+    let by_assignment: HashMap<AssignmentId, &AnnotatorScore> =
         scores.iter().map(|s| (s.assignment, s)).collect();
     let (shot_groups, notes) = shot_groups(tasks, &annotators, rules);
     Report {
@@ -363,9 +364,9 @@ pub fn build(
 fn shot_groups(
     tasks: &HashMap<String, TaskData>,
     annotators: &[&AnnotatorRecord],
-    rules: &HashMap<i64, StudyRules>,
+    rules: &HashMap<StudyId, StudyRules>,
 ) -> (Vec<StudyShots>, Vec<String>) {
-    let studies: BTreeSet<(i64, &str)> = annotators
+    let studies: BTreeSet<(StudyId, &str)> = annotators
         .iter()
         .map(|a| (a.study, a.task.as_str()))
         .collect();
@@ -418,8 +419,8 @@ fn tables(
     tasks: &HashMap<String, TaskData>,
     columns: &[TaskColumn],
     group: &[&AnnotatorRecord],
-    scored: &HashMap<i64, &AnnotatorScore>,
-    rules: &HashMap<i64, StudyRules>,
+    scored: &HashMap<AssignmentId, &AnnotatorScore>,
+    rules: &HashMap<StudyId, StudyRules>,
 ) -> Tables {
     let mut t = Tables::default();
     for col in columns {

@@ -5,6 +5,7 @@ use super::annotator::{corpus_score, submitted};
 use super::{
     agreement, vote, Agreement, AnnotatorRecord, ConfidenceRow, ScenarioAggregate, TaskData,
 };
+use crate::domain::ids::AssignmentId;
 use crate::domain::place::PlaceStatus;
 use crate::domain::s1::{mean, same_score, Scoring};
 use crate::domain::task::{Family, TaskSpec};
@@ -51,7 +52,7 @@ pub fn majority(spec: &TaskSpec, annotators: &[&AnnotatorRecord]) -> Vec<(i64, v
 /// The finished annotators of one task and k, without the flagged ones if `filtered`.
 pub fn scenario_annotators<'a>(
     annotators: &'a [AnnotatorRecord],
-    flags: &HashSet<i64>,
+    flags: &HashSet<AssignmentId>,
     task: &str,
     k: u32,
     filtered: bool,

@@ -1,6 +1,7 @@
 //! Unit tests of the report on a hand-made task: every value below was worked out by hand.
 
 use super::*;
+use crate::domain::ids::{AssignmentId, StudyId};
 use crate::domain::place::PlaceStatus;
 use crate::domain::task::{Label, NoAnswer};
 
@@ -94,8 +95,8 @@ fn annotator(n: i64, k: u32, right: usize, test: [&str; 4]) -> AnnotatorRecord {
         )
     }));
     AnnotatorRecord {
-        assignment: n,
-        study: 1,
+        assignment: AssignmentId(n),
+        study: StudyId(1),
         worker: format!("w{n}"),
         task: "Toy".into(),
         k,
@@ -134,9 +135,9 @@ fn report() -> Report {
 }
 
 /// Study 1's rules: 12.50 an hour, margin 0.5, the given training files.
-fn rules(files: Vec<ShotFile>, allow_unnested: bool) -> HashMap<i64, StudyRules> {
+fn rules(files: Vec<ShotFile>, allow_unnested: bool) -> HashMap<StudyId, StudyRules> {
     [(
-        1,
+        StudyId(1),
         StudyRules {
             hourly_rate_cents: 1250,
             filter_margin: 0.5,

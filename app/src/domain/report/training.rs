@@ -5,6 +5,7 @@ use super::annotator::{item_mean, submitted};
 use super::{
     scenario, AnnotatorRecord, ItemRecord, StudyRules, Subset, SubsetCell, Tables, TaskData,
 };
+use crate::domain::ids::StudyId;
 use crate::domain::s1::{spread, Scoring};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -18,7 +19,7 @@ pub(super) fn training_tables(
     task: &str,
     ks: &BTreeSet<u32>,
     group: &[&AnnotatorRecord],
-    rules: &HashMap<i64, StudyRules>,
+    rules: &HashMap<StudyId, StudyRules>,
 ) {
     let sizes: Vec<u32> = ks.iter().copied().filter(|&k| k > 0).collect();
     let [.., mid, max] = sizes[..] else {

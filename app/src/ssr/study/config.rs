@@ -2,6 +2,7 @@
 //! files and their nesting), their configuration history, summaries and the admin overview.
 
 use super::{load, shot_groups, Study};
+use crate::domain::ids::{ConfigId, StudyId, TaskId, UserId};
 use crate::domain::place::PlaceStatus;
 use crate::domain::shots::{self, ShotSets};
 use crate::domain::study::StudyConfig;
@@ -25,7 +26,7 @@ fn check_name(name: &str) -> Result<String, AppError> {
 async fn check_config(
     pool: &AnyPool,
     config: &StudyConfig,
-    task_id: i64,
+    task_id: TaskId,
     sets: &ShotSets,
 ) -> Result<(), AppError> {
     let groups = shot_groups(pool, task_id).await?;
@@ -48,12 +49,12 @@ fn new_completion_code() -> String {
 
 async fn insert_config(
     tx: &mut Transaction<'_, Any>,
-    study_id: i64,
+    study_id: StudyId,
     config: &StudyConfig,
-    by: Option<i64>,
+    by: Option<UserId>,
 ) -> Result<(), AppError> {
     let json = serde_json::to_string(config).map_err(AppError::internal)?;
-    let config_id = sqlx::query_scalar::<_, i64>(
+    let config_id = sqlx::query_scalar::<_, ConfigId>(
         "INSERT INTO study_configs (study_id, config_json, created_by) VALUES ($1, $2, $3) RETURNING id",
     )
     .bind(study_id)
@@ -75,11 +76,11 @@ async fn insert_config(
 /// sets are allowed.
 pub async fn create(
     pool: &AnyPool,
-    by: Option<i64>,
+    by: Option<UserId>,
     task: &str,
     name: &str,
     mut config: StudyConfig,
-) -> Result<i64, AppError> {
+) -> Result<StudyId, AppError> {
     let name = check_name(name)?;
     let (task_id, _, _) = load_spec(pool, task).await?;
     let sets = shot_sets(pool, task_id).await?;
@@ -95,7 +96,7 @@ pub async fn create(
         config.completion_code = new_completion_code();
     }
     let mut tx = crate::ssr::tx::begin_write(pool).await?;
-    let id = sqlx::query_scalar::<_, i64>(
+    let id = sqlx::query_scalar::<_, StudyId>(
         "INSERT INTO studies (task_id, name, created_by) VALUES ($1, $2, $3) RETURNING id",
     )
     .bind(task_id)
@@ -110,8 +111,8 @@ pub async fn create(
 
 pub async fn update(
     pool: &AnyPool,
-    by: Option<i64>,
-    id: i64,
+    by: Option<UserId>,
+    id: StudyId,
     name: &str,
     config: StudyConfig,
 ) -> Result<(), AppError> {
@@ -127,7 +128,7 @@ pub async fn update(
     // Everything below runs on the one connection of the write transaction.
     let mut tx = crate::ssr::tx::begin_write(pool).await?;
     let result = async {
-        let in_force: i64 = sqlx::query_scalar("SELECT config_id FROM studies WHERE id = $1")
+        let in_force: ConfigId = sqlx::query_scalar("SELECT config_id FROM studies WHERE id = $1")
             .bind(id)
             .fetch_one(&mut *tx)
             .await?;
@@ -161,12 +162,12 @@ pub async fn update(
 }
 
 pub async fn list(pool: &AnyPool) -> Result<Vec<StudySummary>, AppError> {
-    let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM studies ORDER BY id DESC")
+    let ids: Vec<StudyId> = sqlx::query_scalar("SELECT id FROM studies ORDER BY id DESC")
         .fetch_all(pool)
         .await?;
     let mut out = Vec::with_capacity(ids.len());
     // Each task's training sets are read once, however many studies it has.
-    let mut sets: HashMap<i64, ShotSets> = HashMap::new();
+    let mut sets: HashMap<TaskId, ShotSets> = HashMap::new();
     for id in ids {
         let s = load(pool, id).await?;
         if let std::collections::hash_map::Entry::Vacant(e) = sets.entry(s.task_id) {
@@ -178,7 +179,7 @@ pub async fn list(pool: &AnyPool) -> Result<Vec<StudySummary>, AppError> {
 }
 
 /// One study's summary, or `NotFound`.
-pub async fn summary_of(pool: &AnyPool, id: i64) -> Result<StudySummary, AppError> {
+pub async fn summary_of(pool: &AnyPool, id: StudyId) -> Result<StudySummary, AppError> {
     let s = load(pool, id).await?;
     summary(pool, &s, &shot_sets(pool, s.task_id).await?).await
 }
@@ -219,7 +220,7 @@ struct PlaceRow {
     ms: i64,
 }
 
-pub async fn admin_view(pool: &AnyPool, id: i64) -> Result<StudyOverview, AppError> {
+pub async fn admin_view(pool: &AnyPool, id: StudyId) -> Result<StudyOverview, AppError> {
     let s = load(pool, id).await?;
     let rows: Vec<PlaceRow> = sqlx::query_as(
         "SELECT u.name, a.k, a.status,

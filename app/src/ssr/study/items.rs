@@ -2,6 +2,7 @@
 //! example and answer, the reveal of a submitted training item, the current position, activity.
 
 use crate::domain::answer::{Answer, SpanAnswer};
+use crate::domain::ids::{AssignmentId, StudyId, UserId};
 use crate::domain::place::Phase;
 use crate::domain::place::PlaceStatus;
 use crate::domain::s1::Scoring;
@@ -15,10 +16,10 @@ use sqlx::AnyExecutor;
 /// The worker's assignment in this study: (id, k, status, started_at).
 pub(super) async fn own_assignment(
     db: impl AnyExecutor<'_>,
-    study_id: i64,
-    worker: i64,
-) -> Result<Option<(i64, u32, PlaceStatus, i64, i64)>, AppError> {
-    let row: Option<(i64, i64, PlaceStatus, i64, i64)> = sqlx::query_as(
+    study_id: StudyId,
+    worker: UserId,
+) -> Result<Option<(AssignmentId, u32, PlaceStatus, i64, i64)>, AppError> {
+    let row: Option<(AssignmentId, i64, PlaceStatus, i64, i64)> = sqlx::query_as(
         "SELECT id, k, status, started_at, last_activity FROM assignments WHERE study_id = $1 AND worker_id = $2",
     )
     .bind(study_id)
@@ -62,7 +63,7 @@ struct StoredItem {
 pub(super) async fn item_row(
     db: impl AnyExecutor<'_>,
     family: Family,
-    assignment: i64,
+    assignment: AssignmentId,
     position: i64,
 ) -> Result<Option<ItemRow>, AppError> {
     let row: Option<StoredItem> = sqlx::query_as(
@@ -154,7 +155,7 @@ pub(super) fn reveal(spec: &TaskSpec, item: &ItemRow) -> Option<Reveal> {
 /// The position of the worker's current item: the first not yet moved on from.
 pub(super) async fn current_position(
     db: impl AnyExecutor<'_>,
-    assignment: i64,
+    assignment: AssignmentId,
 ) -> Result<Option<i64>, AppError> {
     Ok(sqlx::query_scalar(
         "SELECT MIN(position) FROM assignment_items WHERE assignment_id = $1 AND acknowledged_at IS NULL",
@@ -176,7 +177,7 @@ pub(super) enum Stamp {
 /// transaction); whether it was set now.
 pub(super) async fn stamp(
     conn: &mut sqlx::AnyConnection,
-    assignment: i64,
+    assignment: AssignmentId,
     position: i64,
     stamp: Stamp,
     now: i64,
@@ -197,7 +198,7 @@ pub(super) async fn stamp(
 /// Records activity on a place (what the time-out of abandoned places looks at).
 pub(super) async fn touch(
     conn: &mut sqlx::AnyConnection,
-    assignment: i64,
+    assignment: AssignmentId,
     now: i64,
 ) -> Result<(), AppError> {
     sqlx::query("UPDATE assignments SET last_activity = $1 WHERE id = $2")

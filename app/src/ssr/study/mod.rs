@@ -1,6 +1,7 @@
 //! The crowd protocol on the database: study configuration, taking a place (one transaction
 //! per arrival), the worker's current item, locked submissions with idempotent resends.
 
+use crate::domain::ids::{ConfigId, StudyId, TaskId};
 use crate::domain::study::StudyConfig;
 use crate::domain::task::TaskSpec;
 use crate::error::AppError;
@@ -23,16 +24,16 @@ pub struct CrowdInfo {
 
 /// A study with its task and the configuration in force.
 pub struct Study {
-    pub id: i64,
+    pub id: StudyId,
     pub name: String,
-    pub task_id: i64,
+    pub task_id: TaskId,
     pub spec: TaskSpec,
-    pub config_id: i64,
+    pub config_id: ConfigId,
     pub config: StudyConfig,
 }
 
-pub async fn load(pool: &AnyPool, id: i64) -> Result<Study, AppError> {
-    let row: Option<(String, i64, String, i64, String)> = sqlx::query_as(
+pub async fn load(pool: &AnyPool, id: StudyId) -> Result<Study, AppError> {
+    let row: Option<(String, TaskId, String, ConfigId, String)> = sqlx::query_as(
         "SELECT s.name, s.task_id, t.name, c.id, c.config_json FROM studies s
          JOIN tasks t ON t.id = s.task_id JOIN study_configs c ON c.id = s.config_id WHERE s.id = $1",
     )
@@ -53,7 +54,7 @@ pub async fn load(pool: &AnyPool, id: i64) -> Result<Study, AppError> {
 }
 
 /// The (k, split) shot groups of a task.
-pub async fn shot_groups(pool: &AnyPool, task_id: i64) -> Result<Vec<(u32, u32)>, AppError> {
+pub async fn shot_groups(pool: &AnyPool, task_id: TaskId) -> Result<Vec<(u32, u32)>, AppError> {
     let rows: Vec<(i64, i64)> = sqlx::query_as(
         "SELECT k, split FROM data_files WHERE task_id = $1 AND kind = 'train' ORDER BY k, split",
     )

@@ -2,8 +2,8 @@
 //! assignment and every item the worker will see, in the worker's own order.
 
 use super::{CrowdInfo, Study};
-use crate::domain::place::Phase;
-use crate::domain::place::PlaceStatus;
+use crate::domain::ids::{AssignmentId, StudyId, TaskId, UserId};
+use crate::domain::place::{Phase, PlaceStatus};
 use crate::domain::study::{choose_scenario, is_abandoned, item_order, ScenarioLoad};
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
@@ -12,10 +12,10 @@ use sqlx::{Any, AnyPool, Transaction};
 /// The worker's assignment for a task: (id, study, k, status).
 async fn assignment_for_task(
     tx: &mut Transaction<'_, Any>,
-    task_id: i64,
-    worker: i64,
-) -> Result<Option<(i64, i64, u32, PlaceStatus)>, AppError> {
-    let row: Option<(i64, i64, i64, PlaceStatus)> = sqlx::query_as(
+    task_id: TaskId,
+    worker: UserId,
+) -> Result<Option<(AssignmentId, StudyId, u32, PlaceStatus)>, AppError> {
+    let row: Option<(AssignmentId, StudyId, i64, PlaceStatus)> = sqlx::query_as(
         "SELECT id, study_id, k, status FROM assignments WHERE task_id = $1 AND worker_id = $2",
     )
     .bind(task_id)
@@ -31,9 +31,9 @@ async fn assignment_for_task(
 pub async fn enter(
     pool: &AnyPool,
     study: &Study,
-    worker: i64,
+    worker: UserId,
     crowd: Option<&CrowdInfo>,
-) -> Result<i64, AppError> {
+) -> Result<AssignmentId, AppError> {
     let mut tx = crate::ssr::tx::begin_write(pool).await?;
     let result = enter_in(&mut tx, study, worker, crowd).await;
     crate::ssr::tx::finish(tx, result).await
@@ -42,9 +42,9 @@ pub async fn enter(
 async fn enter_in(
     tx: &mut Transaction<'static, Any>,
     study: &Study,
-    worker: i64,
+    worker: UserId,
     crowd: Option<&CrowdInfo>,
-) -> Result<i64, AppError> {
+) -> Result<AssignmentId, AppError> {
     // Resuming one's own place is not an arrival; a place in another study of the task makes
     // the worker not new to it.
     let mut prior = Vec::new();
@@ -55,7 +55,7 @@ async fn enter_in(
         prior.push(k);
     }
     let now = now_ms();
-    let active: Vec<(i64, i64)> = sqlx::query_as(
+    let active: Vec<(AssignmentId, i64)> = sqlx::query_as(
         "SELECT id, last_activity FROM assignments WHERE study_id = $1 AND status = 'active'",
     )
     .bind(study.id)
@@ -94,7 +94,7 @@ async fn enter_in(
     let split = (k > 0).then_some(study.config.split_for(k));
     let crowd_json =
         serde_json::to_string(&crowd.cloned().unwrap_or_default()).map_err(AppError::internal)?;
-    let id = sqlx::query_scalar::<_, i64>(
+    let id = sqlx::query_scalar::<_, AssignmentId>(
         "INSERT INTO assignments (study_id, task_id, worker_id, k, config_id, training_split, order_seed,
             status, crowd_json, started_at, last_activity)
          VALUES ($1, $2, $3, $4, $5, $6, $7, 'active', $8, $9, $10) RETURNING id",

@@ -7,6 +7,7 @@ use super::items::{
 use super::worker::{next_step, record, step_now, Place};
 use super::{load, Study};
 use crate::domain::answer::{check_answer, Answer};
+use crate::domain::ids::{StudyId, UserId};
 use crate::domain::place::Phase;
 use crate::domain::place::PlaceStatus;
 use crate::domain::s1::Scoring;
@@ -36,8 +37,8 @@ fn locked() -> AppError {
 pub async fn submit(
     pool: &AnyPool,
     writer: &Writer,
-    study_id: i64,
-    worker: i64,
+    study_id: StudyId,
+    worker: UserId,
     position: i64,
     client_id: &str,
     answer: Answer,
@@ -226,8 +227,8 @@ async fn resent(
 /// recorded in the same transaction. Idempotent.
 pub async fn acknowledge(
     pool: &AnyPool,
-    study_id: i64,
-    worker: i64,
+    study_id: StudyId,
+    worker: UserId,
     position: i64,
 ) -> Result<WorkerStep, AppError> {
     let study = load(pool, study_id).await?;

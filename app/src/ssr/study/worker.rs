@@ -4,6 +4,7 @@
 use super::items::{current_position, item_row, own_assignment, reveal, stamp, touch, Stamp};
 use super::places::enter;
 use super::{load, CrowdInfo, Study};
+use crate::domain::ids::{AssignmentId, StudyId, UserId};
 use crate::domain::place::{Phase, PlaceStatus};
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
@@ -14,7 +15,7 @@ use sqlx::{AnyConnection, AnyPool};
 /// The worker's place as `own_assignment` reads it.
 #[derive(Clone)]
 pub(super) struct Place {
-    pub(super) id: i64,
+    pub(super) id: AssignmentId,
     pub(super) status: PlaceStatus,
     pub(super) started_at: i64,
 }
@@ -23,8 +24,8 @@ pub(super) struct Place {
 /// the first time it was shown; showing it again (a reload) writes nothing.
 pub async fn worker_state(
     pool: &AnyPool,
-    study_id: i64,
-    worker: i64,
+    study_id: StudyId,
+    worker: UserId,
     crowd: Option<&CrowdInfo>,
 ) -> Result<WorkerStudy, AppError> {
     let study = load(pool, study_id).await?;
@@ -164,7 +165,7 @@ pub(super) async fn next_step(
 /// activity is already recorded at `now` in this transaction.
 pub(super) async fn record(
     conn: &mut AnyConnection,
-    assignment: i64,
+    assignment: AssignmentId,
     records: &Records,
     now: i64,
     touched: bool,
@@ -202,7 +203,7 @@ struct Totals {
 async fn completion(
     conn: &mut AnyConnection,
     study: &Study,
-    assignment: i64,
+    assignment: AssignmentId,
     started_at: i64,
 ) -> Result<Completion, AppError> {
     let r: Totals = sqlx::query_as(

@@ -14,6 +14,7 @@ pub use tuned::{plan as plan_finetune, run_finetune, Job};
 
 use super::decode::PredSpan;
 use crate::error::{Result, ServerError};
+use app::domain::ids::TaskId;
 pub use app::domain::run::SystemKind;
 use app::domain::s1::{mean, Scoring};
 use app::domain::task::{Example, TaskSpec};
@@ -89,7 +90,7 @@ async fn system_id(pool: &AnyPool, name: &str, kind: SystemKind) -> Result<i64> 
 }
 
 /// The finished evaluation of a target, if there is one.
-async fn done_run(pool: &AnyPool, task_id: i64, t: &Target) -> Result<Option<i64>> {
+async fn done_run(pool: &AnyPool, task_id: TaskId, t: &Target) -> Result<Option<i64>> {
     Ok(sqlx::query_scalar(
         "SELECT r.id FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id
          WHERE s.name = $1 AND r.task_id = $2 AND r.k = $3 AND r.split = $4 AND r.status = 'done'",
@@ -103,7 +104,7 @@ async fn done_run(pool: &AnyPool, task_id: i64, t: &Target) -> Result<Option<i64
 }
 
 /// Refuses a target that already has a finished evaluation, unless it replaces it.
-async fn refuse_if_done(pool: &AnyPool, task_id: i64, t: &Target) -> Result<()> {
+async fn refuse_if_done(pool: &AnyPool, task_id: TaskId, t: &Target) -> Result<()> {
     match (done_run(pool, task_id, t).await?, t.replace) {
         (Some(run), false) => Err(ServerError::Conflict(format!(
             "{} already has a finished evaluation of {} for k={} split={} (run {run}); replace it with --replace on the command line or replace=true in an upload",
@@ -117,7 +118,7 @@ async fn refuse_if_done(pool: &AnyPool, task_id: i64, t: &Target) -> Result<()> 
 /// opens a running one.
 async fn start(
     pool: &AnyPool,
-    task_id: i64,
+    task_id: TaskId,
     t: &Target,
     source: &str,
     settings: &str,

@@ -167,7 +167,7 @@ pub async fn run_finetune(
     let mut out = Vec::new();
     let mut loaded: Option<(
         String,
-        i64,
+        app::domain::ids::TaskId,
         app::domain::task::TaskSpec,
         Vec<(i64, app::domain::task::Example)>,
     )> = None;

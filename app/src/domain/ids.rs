@@ -1,0 +1,49 @@
+//! The ids of the crowd protocol's rows as their own types, so that a study id cannot be passed
+//! where a worker's is expected: both are integers the database assigns.
+
+use serde::{Deserialize, Serialize};
+
+/// `id_types! { /// doc  Name, ... }`: a `Copy` newtype over `i64` that serialises as the bare
+/// number (the browser and the exports see plain ids) and prints as it.
+macro_rules! id_types {
+    ($($(#[$m:meta])* $t:ident),+ $(,)?) => {
+        $(
+            $(#[$m])*
+            #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+            #[serde(transparent)]
+            pub struct $t(pub i64);
+
+            impl std::fmt::Display for $t {
+                fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    self.0.fmt(f)
+                }
+            }
+        )+
+    };
+}
+
+id_types! {
+    /// `studies.id`.
+    StudyId,
+    /// `users.id`: an admin, a researcher or a worker.
+    UserId,
+    /// `assignments.id`: one worker's place in one scenario of a study.
+    AssignmentId,
+    /// `tasks.id`.
+    TaskId,
+    /// `study_configs.id`: a version of a study's configuration.
+    ConfigId,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_travel_and_print_as_bare_numbers() {
+        assert_eq!(serde_json::to_string(&StudyId(7)).unwrap(), "7");
+        assert_eq!(serde_json::from_str::<UserId>("42").unwrap(), UserId(42));
+        assert_eq!(AssignmentId(3).to_string(), "3");
+        assert!(serde_json::from_str::<TaskId>("\"3\"").is_err());
+    }
+}
