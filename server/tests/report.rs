@@ -7,7 +7,7 @@ mod common;
 use app::domain::answer::{Answer, SpanAnswer};
 use app::domain::report::{Report, Subset};
 use app::domain::rng::SplitMix64;
-use app::ssr::report::AnnotationRow;
+use app::ssr::annotations::AnnotationRow;
 use app::ssr::study::{self, CrowdInfo};
 use app::wire::study::WorkerStep;
 use axum::http::StatusCode;

@@ -121,6 +121,31 @@ pub async fn task_summaries(pool: &AnyPool) -> Result<Vec<TaskSummary>, AppError
     Ok(out)
 }
 
+/// The (k, split) shot groups of a task.
+pub async fn shot_groups(pool: &AnyPool, task_id: TaskId) -> Result<Vec<(u32, u32)>, AppError> {
+    let rows: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT k, split FROM data_files WHERE task_id = $1 AND kind = 'train' ORDER BY k, split",
+    )
+    .bind(task_id)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(k, s)| (k as u32, s as u32))
+        .collect())
+}
+
+/// The names of the span tasks (not text-to-text) that have training files: what the
+/// baseline trains on with `--all`.
+pub async fn span_tasks_with_training(pool: &AnyPool) -> Result<Vec<String>, AppError> {
+    Ok(sqlx::query_scalar(
+        "SELECT DISTINCT t.name FROM tasks t JOIN data_files f ON f.task_id = t.id
+         WHERE f.kind = 'train' AND t.text_metric IS NULL ORDER BY t.name",
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
 /// The content keys of each training file of a task: what nesting is decided on.
 pub async fn shot_sets(pool: &AnyPool, task_id: TaskId) -> Result<ShotSets, AppError> {
     let keys: Vec<(i64, i64, String)> = sqlx::query_as(
@@ -282,6 +307,54 @@ impl ExampleRow {
             },
         ))
     }
+}
+
+/// A test item's row id, id in its file and gold.
+#[derive(sqlx::FromRow)]
+struct TestGold {
+    id: i64,
+    ext_id: String,
+    #[sqlx(flatten)]
+    gold: GoldColumns,
+}
+
+/// Each test item of a task with its id in the file and its gold, in file order (server side
+/// only: what the report scores against).
+pub async fn test_golds(
+    pool: &AnyPool,
+    task_id: TaskId,
+) -> Result<Vec<(i64, String, Gold)>, AppError> {
+    let rows: Vec<TestGold> = sqlx::query_as(
+        "SELECT e.id, e.ext_id, e.gold_official, e.gold_spans FROM examples e
+         JOIN data_files f ON f.id = e.file_id WHERE f.task_id = $1 AND f.kind = 'test' ORDER BY e.line_no",
+    )
+    .bind(task_id)
+    .fetch_all(pool)
+    .await?;
+    rows.into_iter()
+        .map(|r| Ok((r.id, r.ext_id, r.gold.decode()?)))
+        .collect()
+}
+
+/// The row ids of a task's test items (`shots` = None) or of the training file `(k, split)`,
+/// in file order: what a worker's place is made of.
+pub async fn example_ids(
+    db: impl sqlx::AnyExecutor<'_>,
+    task_id: TaskId,
+    shots: Option<(u32, u32)>,
+) -> Result<Vec<i64>, AppError> {
+    let (k, split) = shots.unzip();
+    Ok(sqlx::query_scalar(
+        "SELECT e.id FROM examples e JOIN data_files f ON f.id = e.file_id
+         WHERE f.task_id = $1 AND f.kind = $2 AND f.k IS NOT DISTINCT FROM $3
+            AND f.split IS NOT DISTINCT FROM $4 ORDER BY e.line_no",
+    )
+    .bind(task_id)
+    .bind(if shots.is_some() { "train" } else { "test" })
+    .bind(k.map(i64::from))
+    .bind(split.map(i64::from))
+    .fetch_all(db)
+    .await?)
 }
 
 /// All test examples of a task, gold included, in file order (server-side scoring only).

@@ -1,5 +1,6 @@
 //! Server-only parts of the application: the shared state and authentication.
 //! Compiled with the `ssr` feature only; the browser build never sees them.
+pub mod annotations;
 pub mod assets;
 pub mod auth;
 pub mod bundle;

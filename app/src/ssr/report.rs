@@ -1,129 +1,17 @@
 //! The researcher report on the database: loads a scope of studies with their tasks and every
 //! assignment item (one row per worker x item), and builds `domain::report` from them.
 
-use crate::domain::ids::{AssignmentId, ConfigId, StudyId};
-use crate::domain::place::{Phase, PlaceStatus};
+use crate::domain::ids::{AssignmentId, StudyId};
+use crate::domain::place::Phase;
 use crate::domain::report::machine::MachineRun;
 use crate::domain::report::{self, AnnotatorRecord, ItemRecord, Report, StudyRules, TaskData};
-use crate::domain::shots;
 use crate::error::AppError;
-use crate::ssr::catalog::{corrupt, load_spec, shot_sets, GoldColumns};
-use crate::ssr::db::Backend;
-use crate::ssr::study::{self, CrowdInfo, StoredSpan, Study};
-use futures_util::{Stream, StreamExt, TryStreamExt};
-use serde::{Deserialize, Serialize};
-use sqlx::{AnyPool, FromRow};
+use crate::ssr::annotations::{annotation_rows, AnnotationRow, CrowdIds};
+use crate::ssr::catalog::{load_spec, shot_sets, test_golds};
+use crate::ssr::study::{self, Study};
+use futures_util::TryStreamExt;
+use sqlx::AnyPool;
 use std::collections::{HashMap, HashSet};
-use std::sync::LazyLock;
-
-/// One worker x item: the export's row and the report's input. Times in unix milliseconds
-/// (server clock); offsets and lengths in code points of the item's context.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct AnnotationRow {
-    pub study_id: StudyId,
-    pub study: String,
-    /// The study configuration the worker started under.
-    pub config_id: ConfigId,
-    pub task: String,
-    pub assignment_id: AssignmentId,
-    pub worker: String,
-    #[serde(flatten)]
-    pub crowd: CrowdIds,
-    /// Shots of the worker's scenario (0 = zero-shot).
-    pub k: u32,
-    pub training_split: Option<u32>,
-    /// The study's training files per k-shot scenario, e.g. `10_1,20_5,30_5`.
-    pub shot_group: String,
-    pub status: PlaceStatus,
-    pub started_at: i64,
-    pub finished_at: Option<i64>,
-    pub last_activity: i64,
-    /// 0-based position in the worker's sequence (training items, then test items).
-    pub position: i64,
-    pub phase: Phase,
-    pub example_id: i64,
-    /// The item's id in its data file, with the file and 1-based line.
-    pub item_id: String,
-    pub file: String,
-    pub line: i64,
-    pub content_key: String,
-    pub submitted: bool,
-    pub answer: Vec<StoredSpan>,
-    pub no_answer: bool,
-    pub skipped: bool,
-    pub confidence: Option<u8>,
-    pub shown_at: Option<i64>,
-    pub submitted_at: Option<i64>,
-    pub acknowledged_at: Option<i64>,
-    /// Whether the worker was shown this item's gold (training items, once submitted).
-    pub gold_revealed: bool,
-    pub s1: Option<f64>,
-    pub s1_any_of: Option<f64>,
-    pub client_id: Option<String>,
-}
-
-/// The ids a crowd link gave with the worker's arrival (all empty for password accounts).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct CrowdIds {
-    pub platform: Option<String>,
-    pub crowd_worker_id: Option<String>,
-    pub crowd_study_id: Option<String>,
-    pub crowd_session_id: Option<String>,
-    pub crowd_assignment_id: Option<String>,
-}
-
-impl From<CrowdInfo> for CrowdIds {
-    fn from(c: CrowdInfo) -> Self {
-        CrowdIds {
-            platform: c.platform,
-            crowd_worker_id: c.worker,
-            crowd_study_id: c.study,
-            crowd_session_id: c.session,
-            crowd_assignment_id: c.assignment,
-        }
-    }
-}
-
-/// The export's columns, in order (the CSV header).
-pub const ANNOTATION_COLUMNS: [&str; 37] = [
-    "study_id",
-    "study",
-    "config_id",
-    "task",
-    "assignment_id",
-    "worker",
-    "platform",
-    "crowd_worker_id",
-    "crowd_study_id",
-    "crowd_session_id",
-    "crowd_assignment_id",
-    "k",
-    "training_split",
-    "shot_group",
-    "status",
-    "started_at",
-    "finished_at",
-    "last_activity",
-    "position",
-    "phase",
-    "example_id",
-    "item_id",
-    "file",
-    "line",
-    "content_key",
-    "submitted",
-    "answer",
-    "no_answer",
-    "skipped",
-    "confidence",
-    "shown_at",
-    "submitted_at",
-    "acknowledged_at",
-    "gold_revealed",
-    "s1",
-    "s1_any_of",
-    "client_id",
-];
 
 /// Everything the report needs about a scope of studies. The annotation rows themselves are
 /// not kept: they are folded into `annotators` as they stream in, and the exports of rows
@@ -170,121 +58,24 @@ pub fn parse_scope(s: Option<&str>) -> Result<Vec<StudyId>, AppError> {
     Ok(ids)
 }
 
-/// A test item's id and gold.
-#[derive(sqlx::FromRow)]
-struct TestGold {
-    id: i64,
-    ext_id: String,
-    #[sqlx(flatten)]
-    gold: GoldColumns,
-}
-
 async fn task_data(pool: &AnyPool, name: &str) -> Result<(TaskData, Vec<(i64, String)>), AppError> {
     let (task_id, spec, _) = load_spec(pool, name).await?;
-    let tests: Vec<TestGold> = sqlx::query_as(
-        "SELECT e.id, e.ext_id, e.gold_official, e.gold_spans FROM examples e
-         JOIN data_files f ON f.id = e.file_id WHERE f.task_id = $1 AND f.kind = 'test' ORDER BY e.line_no",
-    )
-    .bind(task_id)
-    .fetch_all(pool)
-    .await?;
-    let mut test_golds = HashMap::new();
+    let tests = test_golds(pool, task_id).await?;
+    let mut golds = HashMap::new();
     let mut order = Vec::with_capacity(tests.len());
-    for r in tests {
-        test_golds.insert(r.id, r.gold.decode()?);
-        order.push((r.id, r.ext_id));
+    for (id, ext_id, gold) in tests {
+        golds.insert(id, gold);
+        order.push((id, ext_id));
     }
     let shot_sets = shot_sets(pool, task_id).await?;
     Ok((
         TaskData {
             spec,
-            test_golds,
+            test_golds: golds,
             shot_sets,
         },
         order,
     ))
-}
-
-/// An assignment item joined with its assignment, study, task, worker and example, as the
-/// annotation query selects it: the one decoder of those columns.
-#[derive(sqlx::FromRow)]
-struct StoredAnnotation {
-    study_id: StudyId,
-    study: String,
-    config_id: ConfigId,
-    task: String,
-    assignment_id: AssignmentId,
-    worker: String,
-    crowd_json: String,
-    k: i64,
-    training_split: Option<i64>,
-    status: PlaceStatus,
-    started_at: i64,
-    finished_at: Option<i64>,
-    last_activity: i64,
-    position: i64,
-    phase: Phase,
-    example_id: i64,
-    ext_id: String,
-    file_name: String,
-    line_no: i64,
-    content_key: String,
-    answer_json: Option<String>,
-    no_answer: i64,
-    skipped: i64,
-    confidence: Option<i64>,
-    shown_at: Option<i64>,
-    submitted_at: Option<i64>,
-    acknowledged_at: Option<i64>,
-    s1: Option<f64>,
-    s1_any_of: Option<f64>,
-    client_id: Option<String>,
-}
-
-impl StoredAnnotation {
-    fn decode(self) -> Result<AnnotationRow, AppError> {
-        let crowd: CrowdInfo =
-            serde_json::from_str(&self.crowd_json).map_err(|e| corrupt("crowd ids", e))?;
-        let answer: Vec<StoredSpan> = match &self.answer_json {
-            Some(j) => serde_json::from_str(j).map_err(|e| corrupt("answer", e))?,
-            None => Vec::new(),
-        };
-        Ok(AnnotationRow {
-            study_id: self.study_id,
-            study: self.study,
-            config_id: self.config_id,
-            task: self.task,
-            assignment_id: self.assignment_id,
-            worker: self.worker,
-            crowd: crowd.into(),
-            k: self.k as u32,
-            training_split: self.training_split.map(|s| s as u32),
-            shot_group: String::new(),
-            status: self.status,
-            started_at: self.started_at,
-            finished_at: self.finished_at,
-            last_activity: self.last_activity,
-            position: self.position,
-            gold_revealed: self.phase == Phase::Training && self.submitted_at.is_some(),
-            phase: self.phase,
-            example_id: self.example_id,
-            item_id: self.ext_id,
-            file: self.file_name,
-            line: self.line_no,
-            content_key: self.content_key,
-            submitted: self.submitted_at.is_some(),
-            answer,
-            no_answer: self.no_answer != 0,
-            skipped: self.skipped != 0,
-            confidence: self.confidence.map(|c| c as u8),
-            shown_at: self.shown_at,
-            submitted_at: self.submitted_at,
-            acknowledged_at: self.acknowledged_at,
-            s1: self.s1,
-            s1_any_of: self.s1_any_of,
-            client_id: self.client_id,
-        })
-    }
 }
 
 /// Adds one row (rows come ordered by assignment, then position) to the annotator records.
@@ -326,50 +117,6 @@ fn fold_row(out: &mut Vec<AnnotatorRecord>, r: AnnotationRow) {
         shown_at: r.shown_at,
         submitted_at: r.submitted_at,
     });
-}
-
-/// Every annotation row of `studies`, ordered by study, assignment and position, one at a time
-/// from the database (the exports write each as it comes; nothing holds them all).
-pub fn annotation_rows<'a>(
-    pool: &'a AnyPool,
-    studies: &[Study],
-) -> impl Stream<Item = Result<AnnotationRow, AppError>> + Send + 'a {
-    let ids: Vec<StudyId> = studies.iter().map(|s| s.id).collect();
-    let json_ids = serde_json::to_string(&ids).expect("ids serialise");
-    // The training files cannot change once a worker started: the study's are the worker's.
-    let groups: HashMap<StudyId, String> = studies
-        .iter()
-        .map(|s| (s.id, shots::files_value(&s.config.scenario_files())))
-        .collect();
-    // The study ids arrive as one JSON array, expanded into rows in each dialect's words.
-    static SQL: LazyLock<[String; 2]> = LazyLock::new(|| {
-        [Backend::Sqlite, Backend::Postgres].map(|b| {
-            format!(
-                "SELECT a.study_id, s.name AS study, a.config_id, t.name AS task,
-                    a.id AS assignment_id, u.name AS worker, a.crowd_json, a.k, a.training_split,
-                    a.status, a.started_at, a.finished_at, a.last_activity, i.position, i.phase,
-                    i.example_id, e.ext_id, f.file_name, e.line_no, e.content_key, i.answer_json,
-                    i.no_answer, i.skipped, i.confidence, i.shown_at, i.submitted_at,
-                    i.acknowledged_at, i.s1, i.s1_any_of, i.client_id
-                 FROM assignments a
-                 JOIN studies s ON s.id = a.study_id
-                 JOIN tasks t ON t.id = a.task_id
-                 JOIN users u ON u.id = a.worker_id
-                 JOIN assignment_items i ON i.assignment_id = a.id
-                 JOIN examples e ON e.id = i.example_id
-                 JOIN data_files f ON f.id = e.file_id
-                 WHERE a.study_id IN (SELECT CAST(value AS BIGINT) FROM {})
-                 ORDER BY a.study_id, a.id, i.position",
-                b.json_elements("$1")
-            )
-        })
-    });
-    let sql: &'static str = &SQL[Backend::of(pool) as usize];
-    sqlx::query(sql).bind(json_ids).fetch(pool).map(move |row| {
-        let mut r = StoredAnnotation::from_row(&row?)?.decode()?;
-        r.shot_group = groups.get(&r.study_id).cloned().unwrap_or_default();
-        Ok(r)
-    })
 }
 
 /// The studies `scope` names (every study when empty); an unknown id is `NotFound`.

@@ -4,7 +4,7 @@
 use crate::domain::ids::{AssignmentId, ConfigId, StudyId};
 use crate::domain::place::{Phase, PlaceStatus};
 use crate::error::AppError;
-use crate::ssr::report::{annotation_rows, AnnotationRow, ANNOTATION_COLUMNS};
+use crate::ssr::annotations::{annotation_rows, AnnotationRow, ANNOTATION_COLUMNS};
 use crate::ssr::study::Study;
 use futures_util::TryStreamExt;
 use serde::Serialize;

@@ -1,6 +1,7 @@
 //! Writing tasks, their data files and examples: the one place that knows how a task is stored
 //! (shared by the CLUES importer and the CrossFit study tasks). Callers own the transaction.
 
+use crate::domain::ids::TaskId;
 use crate::domain::task::{Context, Example, Family, TaskSpec};
 use sha2::{Digest, Sha256};
 use sqlx::AnyConnection;
@@ -13,6 +14,28 @@ pub fn content_key(context: &Context, question: &str, official: &[String]) -> St
     hex::encode(Sha256::digest(canonical.as_bytes()))
 }
 
+/// The files (name, SHA-256, by name) a task named `name` was imported from, or `None` when
+/// no such task is stored: what a re-import is compared with.
+pub async fn stored_files(
+    conn: &mut AnyConnection,
+    name: &str,
+) -> Result<Option<Vec<(String, String)>>, sqlx::Error> {
+    let Some(task_id): Option<TaskId> = sqlx::query_scalar("SELECT id FROM tasks WHERE name = $1")
+        .bind(name)
+        .fetch_optional(&mut *conn)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let files = sqlx::query_as(
+        "SELECT file_name, sha256 FROM data_files WHERE task_id = $1 ORDER BY file_name",
+    )
+    .bind(task_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(Some(files))
+}
+
 /// Inserts a task row; returns its id. Text-to-text tasks are stored with family
 /// 'classification' and their metric in `text_metric` (see the text_tasks migration);
 /// `catalog::load_spec` reads them back as text-to-text.
@@ -20,12 +43,12 @@ pub async fn insert_task(
     conn: &mut AnyConnection,
     spec: &TaskSpec,
     source: &str,
-) -> Result<i64, sqlx::Error> {
+) -> Result<TaskId, sqlx::Error> {
     let (family, text_metric) = match (spec.family, spec.metric) {
         (Family::TextToText, Some(m)) => (Family::Classification, Some(m.name())),
         (f, _) => (f, None),
     };
-    sqlx::query_scalar::<_, i64>(
+    sqlx::query_scalar::<_, TaskId>(
         "INSERT INTO tasks (name, family, description, labels_json, question_types_json, no_answer, source, text_metric)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
     )
@@ -51,7 +74,7 @@ pub struct FileRow<'a> {
 
 pub async fn insert_file(
     conn: &mut AnyConnection,
-    task_id: i64,
+    task_id: TaskId,
     f: &FileRow<'_>,
 ) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar::<_, i64>(

@@ -32,17 +32,7 @@ async fn store_task(
     source: &str,
 ) -> Result<Outcome> {
     let spec = &task.spec;
-    let existing: Option<i64> = sqlx::query_scalar("SELECT id FROM tasks WHERE name = $1")
-        .bind(&spec.name)
-        .fetch_optional(&mut **tx)
-        .await?;
-    if let Some(task_id) = existing {
-        let stored: Vec<(String, String)> = sqlx::query_as(
-            "SELECT file_name, sha256 FROM data_files WHERE task_id = $1 ORDER BY file_name",
-        )
-        .bind(task_id)
-        .fetch_all(&mut **tx)
-        .await?;
+    if let Some(stored) = task_store::stored_files(tx, &spec.name).await? {
         let mut incoming: Vec<(String, String)> = task
             .files
             .iter()

@@ -143,14 +143,7 @@ pub async fn baseline(database: &str, a: BaselineArgs) -> Result<()> {
     let pool = db::connect_existing(database).await?;
     let tasks: Vec<String> = match (&a.task, a.all) {
         (Some(t), false) => vec![t.clone()],
-        (None, true) => {
-            sqlx::query_scalar(
-                "SELECT DISTINCT t.name FROM tasks t JOIN data_files f ON f.task_id = t.id
-             WHERE f.kind = 'train' AND t.text_metric IS NULL ORDER BY t.name",
-            )
-            .fetch_all(&pool)
-            .await?
-        }
+        (None, true) => app::ssr::catalog::span_tasks_with_training(&pool).await?,
         _ => {
             return Err(ServerError::Usage(
                 "give --task <task> (optionally --k and --split) or --all".into(),

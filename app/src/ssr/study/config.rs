@@ -1,13 +1,13 @@
 //! Study configuration: creating and editing studies (checked against the task's training
 //! files and their nesting), their configuration history, summaries and the admin overview.
 
-use super::{load, shot_groups, Study};
+use super::{load, Study};
 use crate::domain::ids::{ConfigId, StudyId, TaskId, UserId};
 use crate::domain::place::PlaceStatus;
 use crate::domain::shots::{self, ShotSets};
 use crate::domain::study::StudyConfig;
 use crate::error::AppError;
-use crate::ssr::catalog::{load_spec, shot_sets};
+use crate::ssr::catalog::{load_spec, shot_groups, shot_sets};
 use crate::wire::study::{ScenarioProgress, StudyOverview, StudySummary, WorkerRow};
 use sqlx::{Any, AnyPool, Transaction};
 use std::collections::HashMap;

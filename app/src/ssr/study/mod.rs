@@ -53,20 +53,6 @@ pub async fn load(pool: &AnyPool, id: StudyId) -> Result<Study, AppError> {
     })
 }
 
-/// The (k, split) shot groups of a task.
-pub async fn shot_groups(pool: &AnyPool, task_id: TaskId) -> Result<Vec<(u32, u32)>, AppError> {
-    let rows: Vec<(i64, i64)> = sqlx::query_as(
-        "SELECT k, split FROM data_files WHERE task_id = $1 AND kind = 'train' ORDER BY k, split",
-    )
-    .bind(task_id)
-    .fetch_all(pool)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(k, s)| (k as u32, s as u32))
-        .collect())
-}
-
 mod config;
 mod items;
 mod places;

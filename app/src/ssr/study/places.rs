@@ -7,6 +7,7 @@ use crate::domain::place::{Phase, PlaceStatus};
 use crate::domain::study::{choose_scenario, is_abandoned, item_order, ScenarioLoad};
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
+use crate::ssr::catalog::example_ids;
 use sqlx::{Any, AnyPool, Transaction};
 
 /// The worker's assignment for a task: (id, study, k, status).
@@ -112,26 +113,12 @@ async fn enter_in(
     .fetch_one(&mut **tx)
     .await?;
     // Training: the split's k examples in file order, the same fixed order for everyone.
-    let training: Vec<i64> = match split {
-        Some(split) => sqlx::query_scalar(
-            "SELECT e.id FROM examples e JOIN data_files f ON f.id = e.file_id
-             WHERE f.task_id = $1 AND f.kind = 'train' AND f.k = $2 AND f.split = $3 ORDER BY e.line_no",
-        )
-        .bind(study.task_id)
-        .bind(i64::from(k))
-        .bind(i64::from(split))
-        .fetch_all(&mut **tx)
-        .await?,
+    let training = match split {
+        Some(split) => example_ids(&mut **tx, study.task_id, Some((k, split))).await?,
         None => Vec::new(),
     };
     // Test: the whole test set in this worker's own order, recorded row by row.
-    let test: Vec<i64> = sqlx::query_scalar(
-        "SELECT e.id FROM examples e JOIN data_files f ON f.id = e.file_id
-         WHERE f.task_id = $1 AND f.kind = 'test' ORDER BY e.line_no",
-    )
-    .bind(study.task_id)
-    .fetch_all(&mut **tx)
-    .await?;
+    let test = example_ids(&mut **tx, study.task_id, None).await?;
     let test_order = item_order(seed as u64, test.len());
     let items = training
         .iter()

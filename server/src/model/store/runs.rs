@@ -90,7 +90,7 @@ pub async fn run_baseline(
     bar: bool,
 ) -> Result<Vec<Summary>> {
     let (task_id, spec, test) = task_test(pool, task).await?;
-    let all = app::ssr::study::shot_groups(pool, task_id).await?;
+    let all = app::ssr::catalog::shot_groups(pool, task_id).await?;
     let groups = match groups {
         None => all,
         Some(g) => {

@@ -43,7 +43,7 @@ pub async fn plan(
     let (mut jobs, mut skipped) = (Vec::new(), 0);
     for task in tasks {
         let (task_id, ..) = task_test(pool, task).await?;
-        let all = app::ssr::study::shot_groups(pool, task_id).await?;
+        let all = app::ssr::catalog::shot_groups(pool, task_id).await?;
         if all.is_empty() {
             return Err(ServerError::Usage(format!(
                 "task {task} has no training files to fine-tune on"

@@ -1,0 +1,93 @@
+//! CrossFit runs: a method's predictions on a task's test file for one seed, stored once and
+//! scored with the task's metric.
+
+use super::{split_lines, task_id};
+use crate::domain::crossfit::metrics::{evaluate, Metric, Score};
+use crate::domain::crossfit::sampler::TsvLine;
+use crate::error::AppError;
+use crate::ssr::catalog::corrupt;
+use crate::wire::crossfit::RunScore;
+use sqlx::AnyPool;
+use std::collections::BTreeMap;
+
+/// Stores a run; its predictions must match the test file line for line.
+pub async fn store_run(
+    pool: &AnyPool,
+    method: &str,
+    task: &str,
+    seed: u32,
+    kind: &str,
+    predictions: &[String],
+) -> Result<Score, AppError> {
+    if method.trim().is_empty() {
+        return Err(AppError::Invalid("a run needs a method name".into()));
+    }
+    let (id, metric) = task_id(pool, task).await?;
+    let test = split_lines(pool, task, seed, "test").await?;
+    if test.len() != predictions.len() {
+        return Err(AppError::Invalid(format!(
+            "{} predictions for the {} lines of {task}'s test file (seed {seed})",
+            predictions.len(),
+            test.len()
+        )));
+    }
+    let golds = golds_of(&test);
+    let score = evaluate(metric, predictions, &golds).map_err(AppError::Invalid)?;
+    let stored = sqlx::query(
+        "INSERT INTO crossfit_runs (method, task_id, seed, kind, predictions) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(method.trim())
+    .bind(id)
+    .bind(i64::from(seed))
+    .bind(kind)
+    .bind(serde_json::to_string(predictions).map_err(AppError::internal)?)
+    .execute(pool)
+    .await;
+    match stored {
+        Ok(_) => Ok(score),
+        Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
+            Err(AppError::Refused(format!(
+                "{method} already has a run on {task} for seed {seed}; runs are never replaced"
+            )))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn golds_of(lines: &[TsvLine]) -> Vec<Vec<String>> {
+    lines
+        .iter()
+        .map(|l| l.outputs().into_iter().map(str::to_string).collect())
+        .collect()
+}
+
+pub async fn run_scores(pool: &AnyPool) -> Result<Vec<RunScore>, AppError> {
+    let runs: Vec<(String, String, i64, String, String)> = sqlx::query_as(
+        "SELECT r.method, t.name, r.seed, r.kind, r.predictions FROM crossfit_runs r
+         JOIN crossfit_tasks t ON t.id = r.task_id ORDER BY r.method, t.name, r.seed",
+    )
+    .fetch_all(pool)
+    .await?;
+    let mut tests: BTreeMap<(String, u32), (Metric, Vec<Vec<String>>)> = BTreeMap::new();
+    let mut out = Vec::with_capacity(runs.len());
+    for (method, task, seed, kind, json) in runs {
+        let seed = seed as u32;
+        if let std::collections::btree_map::Entry::Vacant(e) = tests.entry((task.clone(), seed)) {
+            let (_, metric) = task_id(pool, &task).await?;
+            let golds = golds_of(&split_lines(pool, &task, seed, "test").await?);
+            e.insert((metric, golds));
+        }
+        let (metric, golds) = &tests[&(task.clone(), seed)];
+        let preds: Vec<String> =
+            serde_json::from_str(&json).map_err(|e| corrupt("predictions", e))?;
+        let score = evaluate(*metric, &preds, golds).map_err(|e| corrupt("run", e))?;
+        out.push(RunScore {
+            method,
+            task,
+            seed,
+            kind,
+            score,
+        });
+    }
+    Ok(out)
+}
