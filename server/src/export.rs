@@ -2,7 +2,7 @@
 //! study). Researchers and admins only; each answer is an attachment named after its scope.
 //! Annotations and the bundle are streamed, so memory does not grow with the number of rows.
 
-use app::domain::ids::{AssignmentId, StudyId};
+use app::domain::ids::{joined, AssignmentId};
 use app::domain::people::Role;
 use app::error::AppError;
 use app::ssr::state::AppState;
@@ -190,14 +190,7 @@ async fn build(
     let scope_name = if scope.is_empty() {
         "all-studies".to_string()
     } else {
-        format!(
-            "studies-{}",
-            scope
-                .iter()
-                .map(StudyId::to_string)
-                .collect::<Vec<_>>()
-                .join("-")
-        )
+        format!("studies-{}", joined(&scope, "-"))
     };
     let mut name = format!("clues-lab-{scope_name}-{file}");
     let mut hash = None;

@@ -141,3 +141,52 @@ async fn crowd_load_over_four_instances_keeps_every_acknowledged_answer_through_
         acks.len()
     );
 }
+
+/// While one process holds the startup lock (a server loading the demo), a command on a
+/// database whose schema is up to date opens it at once; a database that still needs its
+/// migrations waits for the lock, then migrates.
+#[tokio::test(flavor = "multi_thread")]
+async fn only_a_database_with_pending_migrations_waits_for_the_startup_lock() {
+    use app::ssr::db::{open, Open, StartupLock};
+    let dir = tempfile::tempdir().unwrap();
+    let ready = common::db_url(&dir.path().join("ready.db"));
+    open(&ready, Open::default()).await.unwrap().close().await;
+    let held = StartupLock::take(&ready).await.unwrap();
+    let pool = tokio::time::timeout(Duration::from_secs(10), open(&ready, Open::default()))
+        .await
+        .expect("an up-to-date database opens while the startup lock is held")
+        .unwrap();
+    pool.close().await;
+    drop(held);
+
+    let new = common::db_url(&dir.path().join("new.db"));
+    if new.starts_with("postgres") {
+        // An advisory lock lives in one database: create it, empty, to lock it.
+        use sqlx::migrate::MigrateDatabase;
+        sqlx::any::install_default_drivers();
+        if !sqlx::Any::database_exists(&new).await.unwrap() {
+            sqlx::Any::create_database(&new).await.unwrap();
+        }
+    }
+    let held = StartupLock::take(&new).await.unwrap();
+    let opening = tokio::spawn({
+        let new = new.clone();
+        async move { open(&new, Open::default()).await }
+    });
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(
+        !opening.is_finished(),
+        "a database to migrate waits for the lock"
+    );
+    drop(held);
+    let pool = tokio::time::timeout(Duration::from_secs(30), opening)
+        .await
+        .expect("it migrates once the lock is free")
+        .unwrap()
+        .unwrap();
+    let versions: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert!(versions > 0);
+}

@@ -35,6 +35,11 @@ id_types! {
     ConfigId,
 }
 
+/// Ids written as one value with `sep` between them, e.g. `1,2,3` in a link's query.
+pub fn joined<T: std::fmt::Display>(ids: &[T], sep: &str) -> String {
+    ids.iter().map(T::to_string).collect::<Vec<_>>().join(sep)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,5 +50,7 @@ mod tests {
         assert_eq!(serde_json::from_str::<UserId>("42").unwrap(), UserId(42));
         assert_eq!(AssignmentId(3).to_string(), "3");
         assert!(serde_json::from_str::<TaskId>("\"3\"").is_err());
+        assert_eq!(joined(&[StudyId(1), StudyId(3)], ","), "1,3");
+        assert_eq!(joined::<StudyId>(&[], ","), "");
     }
 }

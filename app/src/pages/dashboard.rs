@@ -3,7 +3,7 @@
 
 use super::error_view;
 use crate::api::report::dashboard;
-use crate::domain::ids::StudyId;
+use crate::domain::ids::joined;
 use crate::domain::report::layout::RULES;
 use crate::domain::report::table::Table;
 use crate::wire::report::{DashboardData, Download};
@@ -103,14 +103,7 @@ fn dashboard_view(d: DashboardData) -> impl IntoView {
     let scope = if d.all_studies {
         "all studies".to_string()
     } else {
-        format!(
-            "studies {}",
-            d.scope
-                .iter()
-                .map(StudyId::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
+        format!("studies {}", joined(&d.scope, ", "))
     };
     let (filtered, all): (Vec<Table>, Vec<Table>) = d
         .tables

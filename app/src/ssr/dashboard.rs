@@ -1,7 +1,7 @@
 //! The researcher dashboard's data: studies with their progress, the score tables, the
 //! learning curves, the export and prediction links of a scope of studies.
 
-use crate::domain::ids::StudyId;
+use crate::domain::ids::{joined, StudyId};
 use crate::domain::place::PlaceStatus;
 use crate::domain::report::chart::task_curve;
 use crate::domain::report::layout::{all_tables, Which};
@@ -34,14 +34,7 @@ fn build(loaded: &report::Loaded, scope: &[StudyId], studies: Vec<StudyProgress>
     let query = if scope.is_empty() {
         String::new()
     } else {
-        format!(
-            "studies={}",
-            scope
-                .iter()
-                .map(StudyId::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
-        )
+        format!("studies={}", joined(scope, ","))
     };
     let link = |file: &str, extra: &str| {
         let q: Vec<&str> = [query.as_str(), extra]
