@@ -715,7 +715,7 @@ async fn exports_round_trip(
     type Stored = (
         app::domain::ids::AssignmentId,
         i64,
-        i64,
+        app::domain::ids::ExampleId,
         Option<String>,
         i64,
         i64,

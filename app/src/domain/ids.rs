@@ -33,6 +33,10 @@ id_types! {
     TaskId,
     /// `study_configs.id`: a version of a study's configuration.
     ConfigId,
+    /// `examples.id`: one item of a task's data file.
+    ExampleId,
+    /// `machine_runs.id`: one evaluation of a system on a task and shot group.
+    RunId,
 }
 
 /// Ids written as one value with `sep` between them, e.g. `1,2,3` in a link's query.

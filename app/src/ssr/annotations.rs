@@ -1,7 +1,7 @@
 //! The annotation rows: one row per worker x item, joined with its assignment, study, task,
 //! worker and example, streamed from the database for the exports and the report alike.
 
-use crate::domain::ids::{AssignmentId, ConfigId, StudyId};
+use crate::domain::ids::{AssignmentId, ConfigId, ExampleId, StudyId};
 use crate::domain::place::{Phase, PlaceStatus};
 use crate::domain::shots;
 use crate::error::AppError;
@@ -39,7 +39,7 @@ pub struct AnnotationRow {
     /// 0-based position in the worker's sequence (training items, then test items).
     pub position: i64,
     pub phase: Phase,
-    pub example_id: i64,
+    pub example_id: ExampleId,
     /// The item's id in its data file, with the file and 1-based line.
     pub item_id: String,
     pub file: String,
@@ -142,7 +142,7 @@ struct StoredAnnotation {
     last_activity: i64,
     position: i64,
     phase: Phase,
-    example_id: i64,
+    example_id: ExampleId,
     ext_id: String,
     file_name: String,
     line_no: i64,

@@ -2,7 +2,7 @@
 //! Shared by the server functions and the server's command line (e.g. `score --task`).
 
 use crate::domain::crossfit::metrics::Metric;
-use crate::domain::ids::TaskId;
+use crate::domain::ids::{ExampleId, TaskId};
 use crate::domain::shots::{self, ShotSets};
 use crate::domain::spans::Span;
 use crate::domain::task::{Context, Example, Family, Gold, NoAnswer, TaskSpec};
@@ -281,7 +281,7 @@ impl GoldColumns {
 /// An `examples` row as stored, gold included: the one decoder of the table's columns.
 #[derive(sqlx::FromRow)]
 struct ExampleRow {
-    id: i64,
+    id: ExampleId,
     ext_id: String,
     context: String,
     context2: Option<String>,
@@ -294,7 +294,7 @@ struct ExampleRow {
 
 impl ExampleRow {
     /// The row id and the example it holds.
-    fn decode(self) -> Result<(i64, Example), AppError> {
+    fn decode(self) -> Result<(ExampleId, Example), AppError> {
         Ok((
             self.id,
             Example {
@@ -312,7 +312,7 @@ impl ExampleRow {
 /// A test item's row id, id in its file and gold.
 #[derive(sqlx::FromRow)]
 struct TestGold {
-    id: i64,
+    id: ExampleId,
     ext_id: String,
     #[sqlx(flatten)]
     gold: GoldColumns,
@@ -323,7 +323,7 @@ struct TestGold {
 pub async fn test_golds(
     pool: &AnyPool,
     task_id: TaskId,
-) -> Result<Vec<(i64, String, Gold)>, AppError> {
+) -> Result<Vec<(ExampleId, String, Gold)>, AppError> {
     let rows: Vec<TestGold> = sqlx::query_as(
         "SELECT e.id, e.ext_id, e.gold_official, e.gold_spans FROM examples e
          JOIN data_files f ON f.id = e.file_id WHERE f.task_id = $1 AND f.kind = 'test' ORDER BY e.line_no",
@@ -342,7 +342,7 @@ pub async fn example_ids(
     db: impl sqlx::AnyExecutor<'_>,
     task_id: TaskId,
     shots: Option<(u32, u32)>,
-) -> Result<Vec<i64>, AppError> {
+) -> Result<Vec<ExampleId>, AppError> {
     let (k, split) = shots.unzip();
     Ok(sqlx::query_scalar(
         "SELECT e.id FROM examples e JOIN data_files f ON f.id = e.file_id
@@ -372,7 +372,7 @@ pub async fn examples_of(
     pool: &AnyPool,
     task_id: TaskId,
     shots: Option<(u32, u32)>,
-) -> Result<Vec<(i64, Example)>, AppError> {
+) -> Result<Vec<(ExampleId, Example)>, AppError> {
     let (k, split) = shots.unzip();
     let rows: Vec<ExampleRow> = sqlx::query_as(
         "SELECT e.id, e.ext_id, e.context, e.context2, e.question, e.question_type, e.gold_official, e.gold_spans, e.extra_json

@@ -68,7 +68,9 @@ id_column!(
     ids::UserId,
     ids::AssignmentId,
     ids::TaskId,
-    ids::ConfigId
+    ids::ConfigId,
+    ids::ExampleId,
+    ids::RunId
 );
 
 text_column!(crate::domain::people::Role, "role");

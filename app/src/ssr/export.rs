@@ -2,7 +2,7 @@
 //! scores (JSON, CSV, Markdown), pay (CSV), CLUES-format predictions, the learning-curve SVG.
 //! The row-by-row files are streamed (`ssr::stream`); the bundle is in `ssr::bundle`.
 
-use crate::domain::ids::{AssignmentId, StudyId};
+use crate::domain::ids::{AssignmentId, ExampleId, StudyId};
 use crate::domain::place::PlaceStatus;
 use crate::domain::report::chart::task_curve;
 use crate::domain::report::layout::{money, Which};
@@ -160,8 +160,8 @@ pub fn pay_csv(l: &Loaded, r: &Report) -> Result<String, AppError> {
 fn predictions(
     l: &Loaded,
     task: &str,
-    answers: &HashMap<i64, Vec<String>>,
-    skipped: &HashSet<i64>,
+    answers: &HashMap<ExampleId, Vec<String>>,
+    skipped: &HashSet<ExampleId>,
 ) -> Result<String, AppError> {
     let spec = &l.tasks[task].spec;
     let mut out = String::new();

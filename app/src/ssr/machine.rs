@@ -3,6 +3,7 @@
 
 use crate::domain::report::calibration::MachineAnswer;
 use crate::domain::report::machine::MachineRun;
+use crate::domain::ids::RunId;
 use crate::domain::run::{RunStatus, SystemKind};
 use crate::error::AppError;
 use crate::ssr::catalog::FamilyColumns;
@@ -72,7 +73,7 @@ pub async fn confident_answers(pool: &AnyPool) -> Result<Vec<MachineAnswer>, App
 /// A run as the models page lists it.
 #[derive(sqlx::FromRow)]
 struct ListedRow {
-    id: i64,
+    id: RunId,
     system: String,
     kind: SystemKind,
     task: String,

@@ -1,7 +1,7 @@
 //! The researcher report on the database: loads a scope of studies with their tasks and every
 //! assignment item (one row per worker x item), and builds `domain::report` from them.
 
-use crate::domain::ids::{AssignmentId, StudyId};
+use crate::domain::ids::{AssignmentId, ExampleId, StudyId};
 use crate::domain::place::Phase;
 use crate::domain::report::machine::MachineRun;
 use crate::domain::report::{self, AnnotatorRecord, ItemRecord, Report, StudyRules, TaskData};
@@ -20,7 +20,7 @@ pub struct Loaded {
     pub studies: Vec<Study>,
     pub tasks: HashMap<String, TaskData>,
     /// Per task: its test examples (id, id in the file) in file order.
-    pub test_items: HashMap<String, Vec<(i64, String)>>,
+    pub test_items: HashMap<String, Vec<(ExampleId, String)>>,
     pub annotators: Vec<AnnotatorRecord>,
     /// Per assignment: what the pay sheet needs beyond the annotator record.
     pub assignments: HashMap<AssignmentId, AssignmentInfo>,
@@ -58,7 +58,10 @@ pub fn parse_scope(s: Option<&str>) -> Result<Vec<StudyId>, AppError> {
     Ok(ids)
 }
 
-async fn task_data(pool: &AnyPool, name: &str) -> Result<(TaskData, Vec<(i64, String)>), AppError> {
+async fn task_data(
+    pool: &AnyPool,
+    name: &str,
+) -> Result<(TaskData, Vec<(ExampleId, String)>), AppError> {
     let (task_id, spec, _) = load_spec(pool, name).await?;
     let tests = test_golds(pool, task_id).await?;
     let mut golds = HashMap::new();

@@ -1,7 +1,7 @@
 //! Exports written piece by piece, so memory stays bounded whatever their size: where pieces go
 //! (a channel into an HTTP body, a spool file with its hash), and the row-by-row files.
 
-use crate::domain::ids::{AssignmentId, ConfigId, StudyId};
+use crate::domain::ids::{AssignmentId, ConfigId, ExampleId, StudyId};
 use crate::domain::place::{Phase, PlaceStatus};
 use crate::error::AppError;
 use crate::ssr::annotations::{annotation_rows, AnnotationRow, ANNOTATION_COLUMNS};
@@ -189,7 +189,7 @@ struct AssignmentExport {
     status: PlaceStatus,
     started_at: i64,
     finished_at: Option<i64>,
-    items: Vec<(i64, Phase, i64, String)>,
+    items: Vec<(i64, Phase, ExampleId, String)>,
 }
 
 impl AssignmentExport {

@@ -1,5 +1,6 @@
 //! A model run as the models page lists it.
 
+use crate::domain::ids::RunId;
 use crate::domain::run::{RunStatus, SystemKind};
 
 use serde::{Deserialize, Serialize};
@@ -7,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// One evaluation as the models page lists it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunRow {
-    pub id: i64,
+    pub id: RunId,
     pub system: String,
     pub kind: SystemKind,
     pub task: String,

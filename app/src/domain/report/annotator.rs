@@ -3,6 +3,7 @@
 
 use super::{AnnotatorRecord, AnnotatorScore, ItemRecord, StudyRules, TaskData};
 use crate::domain::crossfit::metrics::evaluate;
+use crate::domain::ids::ExampleId;
 use crate::domain::ids::{AssignmentId, StudyId};
 use crate::domain::place::PlaceStatus;
 use crate::domain::s1::{mean, Scoring};
@@ -34,7 +35,7 @@ pub(super) fn submitted(a: &AnnotatorRecord, training: bool) -> Vec<&ItemRecord>
 /// other tasks and per-item metrics (those are means of the stored item scores).
 pub(super) fn corpus_score(
     data: &TaskData,
-    answers: &[(i64, Option<String>)],
+    answers: &[(ExampleId, Option<String>)],
 ) -> Option<Option<f64>> {
     let metric = data.spec.metric.filter(|m| m.is_corpus_level())?;
     let preds: Vec<String> = answers
@@ -56,7 +57,7 @@ pub(super) fn corpus_score(
 /// Test S1 (official, any-of) of some test items: the mean of the item scores, or the task's
 /// corpus-level metric over them (a skip's empty answer is then a wrong prediction).
 fn test_scores(data: &TaskData, items: &[&ItemRecord]) -> (Option<f64>, Option<f64>) {
-    let answers: Vec<(i64, Option<String>)> = items
+    let answers: Vec<(ExampleId, Option<String>)> = items
         .iter()
         .map(|i| {
             (

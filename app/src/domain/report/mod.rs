@@ -17,7 +17,7 @@ pub mod vote;
 pub use annotator::{flagged, pay_cents};
 pub use scenario::{majority, scenario_annotators};
 
-use crate::domain::ids::{AssignmentId, StudyId};
+use crate::domain::ids::{AssignmentId, ExampleId, StudyId};
 use crate::domain::place::PlaceStatus;
 use crate::domain::s1::{spread, Scoring, Spread};
 use crate::domain::shots::{self, ShotFile};
@@ -33,7 +33,7 @@ use training::training_tables;
 #[derive(Clone, Debug, PartialEq)]
 pub struct ItemRecord {
     pub training: bool,
-    pub example_id: i64,
+    pub example_id: ExampleId,
     /// Identifies the same item across files (the nesting of the training sets); only read
     /// for training items (`ssr::report::load` leaves it empty for test items).
     pub content_key: String,
@@ -118,7 +118,7 @@ impl StudyRules {
 #[derive(Clone, Debug, PartialEq)]
 pub struct TaskData {
     pub spec: TaskSpec,
-    pub test_golds: HashMap<i64, Gold>,
+    pub test_golds: HashMap<ExampleId, Gold>,
     pub shot_sets: HashMap<(u32, u32), HashSet<String>>,
 }
 

@@ -6,17 +6,18 @@ use super::{
     agreement, vote, Agreement, AnnotatorRecord, ConfidenceRow, ScenarioAggregate, TaskData,
 };
 use crate::domain::ids::AssignmentId;
+use crate::domain::ids::ExampleId;
 use crate::domain::place::PlaceStatus;
 use crate::domain::s1::{mean, same_score, Scoring};
 use crate::domain::task::{Family, TaskSpec};
 use std::collections::{HashMap, HashSet};
 
-type Ballots = HashMap<i64, Vec<Option<Vec<String>>>>;
+type Ballots = HashMap<ExampleId, Vec<Option<Vec<String>>>>;
 
 /// The test examples the annotators answered (sorted ids) and each one's ballots, one per
 /// annotator in order (`None`: skipped or not answered).
-fn ballots(annotators: &[&AnnotatorRecord]) -> (Vec<i64>, Ballots) {
-    let mut examples: Vec<i64> = Vec::new();
+fn ballots(annotators: &[&AnnotatorRecord]) -> (Vec<ExampleId>, Ballots) {
+    let mut examples: Vec<ExampleId> = Vec::new();
     let mut ballots: Ballots = HashMap::new();
     for (n, a) in annotators.iter().enumerate() {
         for i in a.items.iter().filter(|i| !i.training) {
@@ -41,7 +42,7 @@ fn vote_on(spec: &TaskSpec, ballots: &[Option<Vec<String>>]) -> vote::Vote {
 }
 
 /// The majority answer (internal encoding) of each test example the annotators answered.
-pub fn majority(spec: &TaskSpec, annotators: &[&AnnotatorRecord]) -> Vec<(i64, vote::Vote)> {
+pub fn majority(spec: &TaskSpec, annotators: &[&AnnotatorRecord]) -> Vec<(ExampleId, vote::Vote)> {
     let (examples, ballots) = ballots(annotators);
     examples
         .into_iter()
@@ -75,7 +76,7 @@ pub(super) fn aggregate(
     let is_label = spec.family == Family::Classification;
     let (examples, ballots) = ballots(annotators);
     let (mut official, mut any_of, mut ties) = (Vec::new(), Vec::new(), 0);
-    let mut voted: Vec<(i64, Option<String>)> = Vec::new();
+    let mut voted: Vec<(ExampleId, Option<String>)> = Vec::new();
     for id in &examples {
         let v = vote_on(spec, &ballots[id]);
         ties += usize::from(v.tie);

@@ -1,7 +1,7 @@
 //! Unit tests of the report on a hand-made task: every value below was worked out by hand.
 
 use super::*;
-use crate::domain::ids::{AssignmentId, StudyId};
+use crate::domain::ids::{AssignmentId, ExampleId, StudyId};
 use crate::domain::place::PlaceStatus;
 use crate::domain::task::{Label, NoAnswer};
 
@@ -38,7 +38,7 @@ fn data() -> TaskData {
         test_golds: golds
             .iter()
             .enumerate()
-            .map(|(i, g)| (i as i64 + 1, gold(g)))
+            .map(|(i, g)| (ExampleId(i as i64 + 1), gold(g)))
             .collect(),
         shot_sets: [((2, 1), keys(2)), ((4, 1), keys(4))].into_iter().collect(),
     }
@@ -55,7 +55,7 @@ fn item(
     let s1 = answer.map(|a| f64::from(u8::from(a == gold)));
     ItemRecord {
         training,
-        example_id: id,
+        example_id: ExampleId(id),
         content_key: key.into(),
         answer: answer.map(|a| vec![a.to_string()]),
         skipped: false,
@@ -278,13 +278,13 @@ fn a_skip_scores_zero_even_where_no_answer_is_right() {
     data.spec.labels = Vec::new();
     data.test_golds = [
         (
-            1,
+            ExampleId(1),
             Gold {
                 official: vec![],
                 spans: vec![],
             },
         ),
-        (2, gold("x")),
+        (ExampleId(2), gold("x")),
     ]
     .into_iter()
     .collect();

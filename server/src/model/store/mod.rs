@@ -14,7 +14,7 @@ pub use tuned::{plan as plan_finetune, run_finetune, Job};
 
 use super::decode::PredSpan;
 use crate::error::{Result, ServerError};
-use app::domain::ids::TaskId;
+use app::domain::ids::{ExampleId, RunId, TaskId};
 pub use app::domain::run::SystemKind;
 use app::domain::s1::{mean, Scoring};
 use app::domain::task::{Example, TaskSpec};
@@ -36,7 +36,7 @@ pub struct Target {
 /// A finished evaluation, as the CLI prints it.
 #[derive(Clone, Debug)]
 pub struct Summary {
-    pub run: i64,
+    pub run: RunId,
     pub target: Target,
     pub items: usize,
     pub s1: f64,
@@ -123,7 +123,7 @@ async fn start(
     source: &str,
     settings: &str,
     provider: &str,
-) -> Result<i64> {
+) -> Result<RunId> {
     refuse_if_done(pool, task_id, t).await?;
     let system = system_id(pool, &t.system, t.kind).await?;
     Ok(sqlx::query_scalar(
@@ -143,14 +143,14 @@ async fn start(
 }
 
 /// The value of a finished blocking step, or its error after marking `runs` failed.
-async fn or_fail<T>(pool: &AnyPool, runs: &[i64], result: Result<T>) -> Result<T> {
+async fn or_fail<T>(pool: &AnyPool, runs: &[RunId], result: Result<T>) -> Result<T> {
     if let Err(e) = &result {
         fail(pool, runs, &e.to_string()).await;
     }
     result
 }
 
-async fn fail(pool: &AnyPool, runs: &[i64], error: &str) {
+async fn fail(pool: &AnyPool, runs: &[RunId], error: &str) {
     for run in runs {
         let r = sqlx::query(
             "UPDATE machine_runs SET status = 'failed', error = $1, finished_at = $2 WHERE id = $3",
@@ -169,7 +169,7 @@ async fn fail(pool: &AnyPool, runs: &[i64], error: &str) {
 /// One item's answer: official encoding, the spans it came from, the probability the model
 /// gave it (none for imports), S1 both ways.
 struct Scored {
-    example: i64,
+    example: ExampleId,
     official: Vec<String>,
     spans: Vec<PredSpan>,
     probability: Option<f64>,
@@ -196,7 +196,11 @@ fn model_answers(
         .collect()
 }
 
-fn score_items(spec: &TaskSpec, test: &[(i64, Example)], answers: Vec<Answer>) -> Vec<Scored> {
+fn score_items(
+    spec: &TaskSpec,
+    test: &[(ExampleId, Example)],
+    answers: Vec<Answer>,
+) -> Vec<Scored> {
     test.iter()
         .zip(answers)
         .map(|((id, ex), (official, spans, probability))| Scored {
@@ -213,7 +217,7 @@ fn score_items(spec: &TaskSpec, test: &[(i64, Example)], answers: Vec<Answer>) -
 /// Stores the predictions and marks the run done (replacing an older one if asked), at once.
 async fn finish(
     pool: &AnyPool,
-    run: i64,
+    run: RunId,
     t: &Target,
     provider: &str,
     items: &[Scored],

@@ -1,6 +1,7 @@
 //! Progress of a long run: a bar on stderr and `done`/`total` in the runs' rows, which the
 //! models page polls.
 
+use app::domain::ids::RunId;
 use sqlx::AnyPool;
 use std::io::Write;
 use std::time::Instant;
@@ -9,7 +10,7 @@ use std::time::Instant;
 /// (at most twice a second), read by the models page.
 pub struct Progress {
     pool: AnyPool,
-    runs: Vec<i64>,
+    runs: Vec<RunId>,
     handle: tokio::runtime::Handle,
     label: String,
     bar: bool,
@@ -19,7 +20,7 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub(super) fn new(pool: &AnyPool, runs: Vec<i64>, label: String, bar: bool) -> Progress {
+    pub(super) fn new(pool: &AnyPool, runs: Vec<RunId>, label: String, bar: bool) -> Progress {
         Progress {
             pool: pool.clone(),
             runs,

@@ -2,7 +2,7 @@
 //! set predicted, scored and stored under each target.
 
 use super::*;
-use app::domain::ids::TaskId;
+use app::domain::ids::{ExampleId, TaskId};
 
 use crate::error::{Result, ServerError};
 use crate::model::baseline::{self, Shots};
@@ -17,7 +17,7 @@ use std::time::Instant;
 pub(super) async fn task_test(
     pool: &AnyPool,
     task: &str,
-) -> Result<(TaskId, TaskSpec, Vec<(i64, Example)>)> {
+) -> Result<(TaskId, TaskSpec, Vec<(ExampleId, Example)>)> {
     let (id, spec, _) = load_spec(pool, task).await?;
     let test = examples_of(pool, id, None).await?;
     if test.is_empty() {

@@ -169,7 +169,7 @@ pub async fn run_finetune(
         String,
         app::domain::ids::TaskId,
         app::domain::task::TaskSpec,
-        Vec<(i64, app::domain::task::Example)>,
+        Vec<(app::domain::ids::ExampleId, app::domain::task::Example)>,
     )> = None;
     for (n, job) in jobs.iter().enumerate() {
         if loaded.as_ref().is_none_or(|l| l.0 != job.task) {
