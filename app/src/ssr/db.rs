@@ -44,8 +44,10 @@ pub const TABLES: &[(&str, bool)] = &[
 /// Which engine a pool or connection talks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
-    Sqlite,
-    Postgres,
+    /// Index 0 of per-backend tables such as the report's query texts.
+    Sqlite = 0,
+    /// Index 1.
+    Postgres = 1,
 }
 
 impl Backend {

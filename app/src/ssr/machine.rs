@@ -1,9 +1,9 @@
 //! Reading the model track's runs: the finished ones for the report, and every run with its
 //! progress for the models page (the server's model module writes them).
 
+use crate::domain::ids::RunId;
 use crate::domain::report::calibration::MachineAnswer;
 use crate::domain::report::machine::MachineRun;
-use crate::domain::ids::RunId;
 use crate::domain::run::{RunStatus, SystemKind};
 use crate::error::AppError;
 use crate::ssr::catalog::FamilyColumns;
