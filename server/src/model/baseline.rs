@@ -6,9 +6,10 @@ use super::eval::{
     choices, decode_items, decode_items_scored, featurize, model_inputs, question_spans,
     run_batches,
 };
-use super::features::{Feature, Segment};
+use super::features::Feature;
 use super::head::{self, Head, Sample, Training};
 use super::runtime::{Batch, Model, Tokenizer};
+use super::targets::gold_ranges;
 use crate::error::{Result, ServerError};
 use app::domain::s1::Scoring;
 use app::domain::task::{Example, TaskSpec};
@@ -85,55 +86,6 @@ pub fn encoder_files() -> Result<EncoderFiles> {
         ),
         made: true,
     })
-}
-
-/// Code point index of byte index `b` in `s`.
-fn cp(s: &str, b: usize) -> usize {
-    s[..b].chars().count()
-}
-
-/// Every occurrence of `needle` in `hay` as code point ranges.
-fn occurrences(hay: &str, needle: &str) -> Vec<(usize, usize)> {
-    let n = needle.chars().count();
-    hay.match_indices(needle)
-        .map(|(b, _)| (cp(hay, b), cp(hay, b) + n))
-        .collect()
-}
-
-/// The gold ranges of a training example in the model's inputs: spans with offsets where the
-/// file gives them, else every occurrence in the context, else the first in the question (the
-/// label words of classification).
-pub fn gold_ranges(ex: &Example, question: &str, context: &str) -> Vec<(Segment, usize, usize)> {
-    let mut out = Vec::new();
-    for g in ex.gold.official.iter().filter(|g| !g.is_empty()) {
-        let with_offset: Vec<(Segment, usize, usize)> = ex
-            .gold
-            .spans
-            .iter()
-            .filter(|s| &s.text == g)
-            .filter_map(|s| {
-                s.offset
-                    .map(|o| (Segment::Context, o, o + s.text.chars().count()))
-            })
-            .collect();
-        if !with_offset.is_empty() {
-            out.extend(with_offset);
-            continue;
-        }
-        let in_context = occurrences(context, g);
-        if !in_context.is_empty() {
-            out.extend(
-                in_context
-                    .into_iter()
-                    .map(|(a, b)| (Segment::Context, a, b)),
-            );
-        } else if let Some(&(a, b)) = occurrences(question, g).first() {
-            out.push((Segment::Question, a, b));
-        }
-    }
-    out.sort_unstable();
-    out.dedup();
-    out
 }
 
 /// The baseline's decoding: the defaults, with one span per item except for NER (a label, a
@@ -431,44 +383,10 @@ pub fn export(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use app::domain::spans::Span;
-    use app::domain::task::{Context, Gold};
-
-    fn ex(context: &str, official: &[&str], spans: Vec<Span>) -> Example {
-        Example {
-            id: "1".into(),
-            context: Context::Single {
-                text: context.into(),
-            },
-            question: "q".into(),
-            question_type: None,
-            gold: Gold {
-                official: official.iter().map(|s| s.to_string()).collect(),
-                spans,
-            },
-            extra: serde_json::Value::Null,
-        }
-    }
+    use crate::model::targets::tests::ex;
 
     #[test]
-    fn gold_ranges_use_offsets_then_every_occurrence_then_the_question() {
-        let e = ex("Köln and Köln", &["Köln"], vec![]);
-        assert_eq!(
-            gold_ranges(&e, "q", "Köln and Köln"),
-            vec![(Segment::Context, 0, 4), (Segment::Context, 9, 13)]
-        );
-        let e = ex("Köln and Köln", &["Köln"], vec![Span::new("Köln", Some(9))]);
-        assert_eq!(
-            gold_ranges(&e, "q", "Köln and Köln"),
-            vec![(Segment::Context, 9, 13)]
-        );
-        let e = ex("a good film", &["positive"], vec![]);
-        assert_eq!(
-            gold_ranges(&e, "positive or negative?", "a good film"),
-            vec![(Segment::Question, 0, 8)]
-        );
-        let e = ex("nothing", &[""], vec![]);
-        assert!(gold_ranges(&e, "q", "nothing").is_empty());
+    fn each_shot_group_has_its_own_seed() {
         assert_eq!(seed(10, 3), (10 << 32) | 3);
     }
 

@@ -12,5 +12,6 @@ pub mod head;
 pub mod onnx;
 pub mod runtime;
 pub mod store;
+pub mod targets;
 pub mod tune;
 pub mod upload;

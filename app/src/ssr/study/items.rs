@@ -13,20 +13,29 @@ use crate::wire::study::Reveal;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyExecutor;
 
-/// The worker's assignment in this study: (id, k, status, started_at).
+/// A worker's place in a study, as `own_assignment` reads it from `assignments`.
+#[derive(Clone, sqlx::FromRow)]
+pub(super) struct Place {
+    pub(super) id: AssignmentId,
+    /// The scenario's shots (0: zero-shot).
+    pub(super) k: i64,
+    pub(super) status: PlaceStatus,
+    pub(super) started_at: i64,
+}
+
+/// The worker's place in this study, if they took one.
 pub(super) async fn own_assignment(
     db: impl AnyExecutor<'_>,
     study_id: StudyId,
     worker: UserId,
-) -> Result<Option<(AssignmentId, u32, PlaceStatus, i64, i64)>, AppError> {
-    let row: Option<(AssignmentId, i64, PlaceStatus, i64, i64)> = sqlx::query_as(
-        "SELECT id, k, status, started_at, last_activity FROM assignments WHERE study_id = $1 AND worker_id = $2",
+) -> Result<Option<Place>, AppError> {
+    Ok(sqlx::query_as(
+        "SELECT id, k, status, started_at FROM assignments WHERE study_id = $1 AND worker_id = $2",
     )
     .bind(study_id)
     .bind(worker)
     .fetch_optional(db)
-    .await?;
-    Ok(row.map(|(id, k, st, s, l)| (id, k as u32, st, s, l)))
+    .await?)
 }
 
 /// A row of `assignment_items` joined with its example.

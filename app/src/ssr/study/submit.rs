@@ -2,9 +2,10 @@
 //! acknowledged and stored once) and moving on from a revealed training item.
 
 use super::items::{
-    current_position, item_row, own_assignment, reveal, stamp, touch, ItemRow, Stamp, StoredSpan,
+    current_position, item_row, own_assignment, reveal, stamp, touch, ItemRow, Place, Stamp,
+    StoredSpan,
 };
-use super::worker::{next_step, record, step_now, Place};
+use super::worker::{next_step, record, step_now};
 use super::{load, Study};
 use crate::domain::answer::{check_answer, Answer};
 use crate::domain::ids::{StudyId, UserId};
@@ -45,15 +46,10 @@ pub async fn submit(
 ) -> Result<SubmitAck, AppError> {
     crate::domain::people::validate_client_id(client_id).map_err(AppError::Invalid)?;
     let study = load(pool, study_id).await?;
-    let (assignment, _, status, started_at, _) = own_assignment(pool, study_id, worker)
+    let place = own_assignment(pool, study_id, worker)
         .await?
         .ok_or_else(no_place)?;
-    let place = Place {
-        id: assignment,
-        status,
-        started_at,
-    };
-    let item = item_row(pool, study.spec.family, assignment, position)
+    let item = item_row(pool, study.spec.family, place.id, position)
         .await?
         .ok_or_else(|| AppError::NotFound(format!("your assignment has no item {position}")))?;
     if item.submitted {
@@ -68,10 +64,10 @@ pub async fn submit(
             "Your place in this study was released after the time-out; your earlier answers are kept.".into(),
         ));
     }
-    if current_position(pool, assignment).await? != Some(position) {
+    if current_position(pool, place.id).await? != Some(position) {
         // A concurrent send of this very submission may have stored it (and moved the worker
         // on) since the item was read: acknowledge that one.
-        let again = item_row(pool, study.spec.family, assignment, position).await?;
+        let again = item_row(pool, study.spec.family, place.id, position).await?;
         if let Some(again) =
             again.filter(|i| i.submitted && i.client_id.as_deref() == Some(client_id))
         {
@@ -116,7 +112,7 @@ pub async fn submit(
         .await?;
     let Some(next) = stored else {
         // A concurrent send got there first: the same submission is acknowledged.
-        let again = item_row(pool, study.spec.family, assignment, position)
+        let again = item_row(pool, study.spec.family, place.id, position)
             .await?
             .ok_or_else(|| AppError::internal("item vanished"))?;
         return if again.client_id.as_deref() == Some(client_id) {
@@ -232,18 +228,13 @@ pub async fn acknowledge(
     position: i64,
 ) -> Result<WorkerStep, AppError> {
     let study = load(pool, study_id).await?;
-    let (assignment, _, status, started_at, _) = own_assignment(pool, study_id, worker)
+    let place = own_assignment(pool, study_id, worker)
         .await?
         .ok_or_else(no_place)?;
-    let place = Place {
-        id: assignment,
-        status,
-        started_at,
-    };
     let submitted: Option<Option<i64>> = sqlx::query_scalar(
         "SELECT submitted_at FROM assignment_items WHERE assignment_id = $1 AND position = $2",
     )
-    .bind(assignment)
+    .bind(place.id)
     .bind(position)
     .fetch_optional(pool)
     .await?;
@@ -263,12 +254,12 @@ pub async fn acknowledge(
     let now = now_ms();
     let mut tx = crate::ssr::tx::begin_write(pool).await?;
     let step = async {
-        let touched = stamp(&mut tx, assignment, position, Stamp::Acknowledged, now).await?;
+        let touched = stamp(&mut tx, place.id, position, Stamp::Acknowledged, now).await?;
         if touched {
-            touch(&mut tx, assignment, now).await?;
+            touch(&mut tx, place.id, now).await?;
         }
         let next = next_step(&mut tx, &study, &place).await?;
-        record(&mut tx, assignment, &next.records, now, touched).await?;
+        record(&mut tx, place.id, &next.records, now, touched).await?;
         Ok(next.step)
     }
     .await;

@@ -1,7 +1,9 @@
 //! The worker's next step: the current item (recording when it was first shown) or the end
 //! with the completion code and the way back to the crowd platform.
 
-use super::items::{current_position, item_row, own_assignment, reveal, stamp, touch, Stamp};
+use super::items::{
+    current_position, item_row, own_assignment, reveal, stamp, touch, Place, Stamp,
+};
 use super::places::enter;
 use super::{load, CrowdInfo, Study};
 use crate::domain::ids::{AssignmentId, StudyId, UserId};
@@ -12,14 +14,6 @@ use crate::ssr::catalog::corrupt;
 use crate::wire::study::{Completion, WorkerItem, WorkerStep, WorkerStudy};
 use sqlx::{AnyConnection, AnyPool};
 
-/// The worker's place as `own_assignment` reads it.
-#[derive(Clone)]
-pub(super) struct Place {
-    pub(super) id: AssignmentId,
-    pub(super) status: PlaceStatus,
-    pub(super) started_at: i64,
-}
-
 /// The worker's view of a study, taking a place on first arrival. Showing an item records
 /// the first time it was shown; showing it again (a reload) writes nothing.
 pub async fn worker_state(
@@ -29,23 +23,17 @@ pub async fn worker_state(
     crowd: Option<&CrowdInfo>,
 ) -> Result<WorkerStudy, AppError> {
     let study = load(pool, study_id).await?;
-    let (assignment, k, status, started_at, _) =
-        match own_assignment(pool, study_id, worker).await? {
-            Some(a) => a,
-            None => {
-                enter(pool, &study, worker, crowd).await?;
-                own_assignment(pool, study_id, worker)
-                    .await?
-                    .ok_or_else(|| AppError::internal("assignment vanished after insert"))?
-            }
-        };
+    let place = match own_assignment(pool, study_id, worker).await? {
+        Some(p) => p,
+        None => {
+            enter(pool, &study, worker, crowd).await?;
+            own_assignment(pool, study_id, worker)
+                .await?
+                .ok_or_else(|| AppError::internal("assignment vanished after insert"))?
+        }
+    };
     // A place past its time-out is released only when a new worker arrives (`enter`);
     // until then its worker may go on.
-    let place = Place {
-        id: assignment,
-        status,
-        started_at,
-    };
     let (step, counts) = step_now(pool, &study, &place).await?;
     Ok(WorkerStudy {
         study_id,
@@ -53,7 +41,7 @@ pub async fn worker_state(
         description: study.spec.description.clone(),
         family: study.spec.family,
         labels: study.spec.labels.clone(),
-        k,
+        k: place.k as u32,
         training_items: counts.0,
         test_items: counts.1,
         step,

@@ -5,11 +5,11 @@ pub mod bert;
 pub mod export;
 pub mod train;
 
-use super::baseline::gold_ranges;
 use super::decode::Decoding;
 use super::eval::{featurize, model_inputs, question_spans};
 use super::head::{positions, targets};
 use super::runtime::Tokenizer;
+use super::targets::gold_ranges;
 use crate::error::{Result, ServerError};
 use app::domain::rng::SplitMix64;
 use app::domain::task::{Example, TaskSpec};
