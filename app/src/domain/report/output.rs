@@ -1,0 +1,182 @@
+//! What the report says: each annotator's line, the cells of the score tables (per scenario,
+//! with the filtered view, subsets, agreement and confidence), and the whole `Report`.
+
+use super::{calibration, machine};
+use crate::domain::ids::{AssignmentId, StudyId};
+use crate::domain::place::PlaceStatus;
+use crate::domain::s1::Spread;
+use crate::domain::task::Family;
+use serde::{Deserialize, Serialize};
+
+/// One annotator's line of the report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AnnotatorScore {
+    pub assignment: AssignmentId,
+    pub study: StudyId,
+    pub worker: String,
+    pub task: String,
+    pub k: u32,
+    pub status: PlaceStatus,
+    /// Test S1 over the submitted test items, a skip scoring 0.
+    pub test_s1: Option<f64>,
+    pub test_s1_any_of: Option<f64>,
+    /// Test S1 over the test items answered (skips left out): the second view.
+    pub test_s1_answered: Option<f64>,
+    pub test_s1_answered_any_of: Option<f64>,
+    pub training_s1: Option<f64>,
+    pub items_done: usize,
+    pub items_total: usize,
+    /// Skips over all submitted items (training and test).
+    pub skips: usize,
+    /// Submitted test items and the skips among them.
+    pub test_done: usize,
+    pub test_skips: usize,
+    /// Sum over submitted items of submit minus first show.
+    pub seconds_on_items: f64,
+    /// From taking the place to finishing (or the last activity, if not finished): paid time.
+    pub seconds: f64,
+    pub pay_cents: i64,
+    /// Flagged by the study's training filter.
+    pub flagged: bool,
+}
+
+/// A cell of the main table (the paper's Table 5): annotators' test S1 of one task and k
+/// (a skip scoring 0), the share of test items skipped, and S1 over answered items only.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    pub task: String,
+    pub k: u32,
+    pub official: Spread,
+    pub any_of: Spread,
+    /// Test items the cell's annotators submitted, and the skips among them.
+    pub test_items: usize,
+    pub skipped: usize,
+    /// Per-annotator S1 over the answered test items (annotators who answered none left out).
+    pub answered: Option<Spread>,
+    pub answered_any_of: Option<Spread>,
+}
+
+impl Cell {
+    /// Skipped test items as a fraction of the submitted ones.
+    pub fn skip_rate(&self) -> f64 {
+        if self.test_items == 0 {
+            0.0
+        } else {
+            self.skipped as f64 / self.test_items as f64
+        }
+    }
+}
+
+/// Which training items a training-step cell covers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Subset {
+    /// The items of the k-shot training set (Table 8: k = 20 in the paper).
+    Shots { k: u32 },
+    /// The items of the k-shot set that are not in the `without`-shot set (Table 9: 30 \ 20).
+    NewIn { k: u32, without: u32 },
+}
+
+impl Subset {
+    pub fn describe(&self) -> String {
+        match self {
+            Subset::Shots { k } => format!("the {k}-shot training items"),
+            Subset::NewIn { k, without } => {
+                format!("the {k}-shot training items not in the {without}-shot set")
+            }
+        }
+    }
+}
+
+/// Training-step S1 of one group (the annotators of k shots) on a subset of training items.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SubsetCell {
+    pub task: String,
+    pub group_k: u32,
+    pub subset: Subset,
+    /// Items in the subset (of the first annotator's split).
+    pub items: usize,
+    pub spread: Spread,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Agreement {
+    /// `Fleiss' kappa` or `mean pairwise S1`.
+    pub measure: String,
+    pub value: Option<f64>,
+    /// Items it was computed on (label tasks: those every annotator labelled).
+    pub items: usize,
+}
+
+/// Majority vote and agreement of one scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioAggregate {
+    pub task: String,
+    pub k: u32,
+    pub annotators: usize,
+    pub items: usize,
+    pub majority_s1: f64,
+    pub majority_s1_any_of: f64,
+    /// Items whose vote was tied (see `vote`).
+    pub ties: usize,
+    pub agreement: Agreement,
+}
+
+/// Accuracy of the test answers given at one confidence level (label tasks).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConfidenceRow {
+    pub task: String,
+    pub level: u8,
+    pub answers: usize,
+    pub correct: usize,
+    pub accuracy: Option<f64>,
+}
+
+/// Every table, for one set of annotators.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Tables {
+    pub main: Vec<Cell>,
+    pub table8: Vec<SubsetCell>,
+    pub table9: Vec<SubsetCell>,
+    pub scenarios: Vec<ScenarioAggregate>,
+    pub confidence: Vec<ConfidenceRow>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskColumn {
+    pub name: String,
+    pub family: Family,
+}
+
+/// The report: columns in the paper's grouping, rows of shots, and the tables both with all
+/// finished annotators and without those the training filter flags.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub tasks: Vec<TaskColumn>,
+    pub shots: Vec<u32>,
+    pub annotators: Vec<AnnotatorScore>,
+    pub all: Tables,
+    pub filtered: Tables,
+    /// Machine systems' scores per task and k over splits (the model track).
+    #[serde(default)]
+    pub machines: Vec<machine::MachineCell>,
+    /// Machine accuracy per probability bin on label tasks (see `calibration`).
+    #[serde(default)]
+    pub calibration: Vec<calibration::BinRow>,
+    /// Each study's shot group (the training file of each k) and whether it is nested.
+    #[serde(default)]
+    pub shot_groups: Vec<StudyShots>,
+    /// What a reader must know about these numbers (e.g. a study whose sets are not nested).
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// A study's training files per k, as the report used them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StudyShots {
+    pub study: StudyId,
+    pub task: String,
+    /// `(k, split)` of each k-shot scenario, k ascending.
+    pub files: Vec<(u32, u32)>,
+    /// Every smaller set lies within the next larger one.
+    pub nested: bool,
+}
