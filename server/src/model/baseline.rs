@@ -8,8 +8,9 @@ use super::eval::{
 };
 use super::features::Feature;
 use super::head::{self, Head, Sample, Training};
-use super::runtime::{Batch, Model, Tokenizer};
+use super::runtime::{Batch, Model};
 use super::targets::gold_ranges;
+use super::tokenizer::Tokenizer;
 use crate::error::{Result, ServerError};
 use app::domain::s1::Scoring;
 use app::domain::task::{Example, TaskSpec};

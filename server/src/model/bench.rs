@@ -207,7 +207,7 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
     std::fs::write(&inputs_path, lines)
         .map_err(|e| ServerError::io("cannot write the bench inputs", e))?;
     // The peer frames inputs as our tokenizer's post-processor says.
-    let frame = serde_json::to_string(&super::runtime::Tokenizer::open(&dir.tokenizer)?.frame)
+    let frame = serde_json::to_string(&super::tokenizer::Tokenizer::open(&dir.tokenizer)?.frame)
         .expect("a frame serialises");
     let (d, s) = (dir.clone(), spec.clone());
     let examples_all = examples.clone();

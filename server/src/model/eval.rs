@@ -3,7 +3,8 @@
 
 use super::decode::{decode_scored, Choice, Decoding, PredSpan};
 use super::features::{features, Feature, Segment};
-use super::runtime::{Batch, Device, Model, Outputs, Tokenizer};
+use super::runtime::{Batch, Device, Model, Outputs};
+use super::tokenizer::Tokenizer;
 use crate::error::{Result, ServerError};
 use app::domain::task::{Example, Family, TaskSpec};
 use std::path::{Path, PathBuf};
@@ -276,7 +277,7 @@ pub struct Loaded {
 pub fn load(dir: &ModelDir, device: Device) -> Result<Loaded> {
     let tok = Tokenizer::open(&dir.tokenizer)?;
     let mut model = Model::open(&dir.model, Outputs::Spans, device)?;
-    super::runtime::check_match(&mut model, &tok)?;
+    super::tokenizer::check_match(&mut model, &tok)?;
     Ok(Loaded { tok, model })
 }
 

@@ -13,5 +13,6 @@ pub mod onnx;
 pub mod runtime;
 pub mod store;
 pub mod targets;
+pub mod tokenizer;
 pub mod tune;
 pub mod upload;
