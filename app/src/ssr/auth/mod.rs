@@ -1,14 +1,13 @@
-//! Passwords (argon2id, hashed on blocking threads) and cookie sessions.
-//! Session tokens are random 256-bit values; only their SHA-256 is stored.
+//! Users, passwords (argon2id, hashed on blocking threads) and sessions in the database; the
+//! request side (cookies, role checks) is in `request`. Session tokens are random 256-bit
+//! values; only their SHA-256 is stored.
 
 use crate::domain::ids::UserId;
 use crate::domain::people::{validate_user_name, Role};
 use crate::error::AppError;
 use crate::ssr::guard::Guards;
-use crate::ssr::state::app_state;
 use argon2::password_hash::{rand_core::OsRng, SaltString};
 use argon2::{Argon2, PasswordHash, PasswordHasher, PasswordVerifier};
-use http::{header, HeaderMap, HeaderValue};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 use sqlx::AnyPool;
@@ -306,106 +305,15 @@ pub async fn user_for_token(pool: &AnyPool, token: &str) -> Result<Option<User>,
     .await?)
 }
 
-/// The session token from a request's `Cookie` headers.
-pub fn session_token(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, _)| *k == SESSION_COOKIE)
-        .map(|(_, v)| v.to_string())
-        .filter(|v| !v.is_empty())
-}
+mod request;
 
-/// `Set-Cookie` value for a new session (HttpOnly, SameSite=Lax, Secure when configured).
-pub fn session_cookie(token: &str, secure: bool) -> HeaderValue {
-    let secure = if secure { "; Secure" } else { "" };
-    HeaderValue::from_str(&format!(
-        "{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={SESSION_SECONDS}{secure}"
-    ))
-    .expect("token is hex")
-}
-
-/// `Set-Cookie` value that removes the session cookie.
-pub fn clear_cookie() -> HeaderValue {
-    HeaderValue::from_static("clues_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0")
-}
-
-/// Inside a server function: the signed-in user, if any.
-pub async fn current_user() -> Result<Option<User>, AppError> {
-    let state = app_state()?;
-    let headers: HeaderMap = leptos_axum::extract().await.map_err(AppError::internal)?;
-    match session_token(&headers) {
-        Some(token) => user_for_token(&state.pool, &token).await,
-        None => Ok(None),
-    }
-}
-
-/// Inside a server function: the peer address of the connection (absent for requests made in
-/// process, as tests do).
-pub async fn peer_addr() -> Option<IpAddr> {
-    leptos_axum::extract::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-        .await
-        .ok()
-        .map(|info| info.0.ip())
-}
-
-/// Inside a server function: the signed-in user if their role is allowed, else an error.
-pub async fn require(allowed: impl Fn(Role) -> bool) -> Result<User, AppError> {
-    allow(current_user().await?, allowed)
-}
-
-/// For a plain axum handler: the user of the request's session if their role is allowed.
-pub async fn require_in(
-    pool: &AnyPool,
-    headers: &HeaderMap,
-    allowed: impl Fn(Role) -> bool,
-) -> Result<User, AppError> {
-    let user = match session_token(headers) {
-        Some(token) => user_for_token(pool, &token).await?,
-        None => None,
-    };
-    allow(user, allowed)
-}
-
-fn allow(user: Option<User>, allowed: impl Fn(Role) -> bool) -> Result<User, AppError> {
-    let user = user.ok_or(AppError::NotSignedIn)?;
-    if allowed(user.role) {
-        Ok(user)
-    } else {
-        Err(AppError::Forbidden(user.role.as_str().to_string()))
-    }
-}
+pub use request::{
+    clear_cookie, current_user, peer_addr, require, require_in, session_cookie, session_token,
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn reads_the_session_cookie_among_others() {
-        let mut h = HeaderMap::new();
-        h.append(
-            header::COOKIE,
-            HeaderValue::from_static("a=1; clues_session=abc; b=2"),
-        );
-        assert_eq!(session_token(&h).as_deref(), Some("abc"));
-        let mut empty = HeaderMap::new();
-        empty.append(header::COOKIE, HeaderValue::from_static("clues_session="));
-        assert_eq!(session_token(&empty), None);
-    }
-
-    #[test]
-    fn cookie_is_http_only_and_same_site() {
-        let c = session_cookie("ff", false);
-        let c = c.to_str().unwrap();
-        assert!(c.contains("HttpOnly") && c.contains("SameSite=Lax") && !c.contains("Secure"));
-        assert!(session_cookie("ff", true)
-            .to_str()
-            .unwrap()
-            .ends_with("; Secure"));
-    }
 
     #[tokio::test]
     async fn argon2id_hashes_verify() {
