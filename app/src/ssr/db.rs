@@ -51,24 +51,27 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// From a database URL: `postgres://…`/`postgresql://…`, else `sqlite:…`.
-    pub fn of_url(url: &str) -> Result<Backend, String> {
-        let scheme = url.split(':').next().unwrap_or_default();
+    /// From a URL scheme: `sqlite`, `postgres` or `postgresql`.
+    fn of_scheme(scheme: &str) -> Option<Backend> {
         match scheme {
-            "sqlite" => Ok(Backend::Sqlite),
-            "postgres" | "postgresql" => Ok(Backend::Postgres),
-            _ => Err(format!(
-                "unsupported database URL {url:?}: use sqlite://PATH or postgres://USER@HOST/DB"
-            )),
+            "sqlite" => Some(Backend::Sqlite),
+            "postgres" | "postgresql" => Some(Backend::Postgres),
+            _ => None,
         }
     }
 
-    /// From the scheme of the URL the pool was opened with (kept parsed by the pool).
+    /// From a database URL: `postgres://…`/`postgresql://…` or `sqlite:…`.
+    pub fn of_url(url: &str) -> Result<Backend, String> {
+        Backend::of_scheme(url.split(':').next().unwrap_or_default()).ok_or_else(|| {
+            format!(
+                "unsupported database URL {url:?}: use sqlite://PATH or postgres://USER@HOST/DB"
+            )
+        })
+    }
+
+    /// From the URL the pool was opened with (kept parsed by the pool; `open` accepted it).
     pub fn of(pool: &AnyPool) -> Backend {
-        match pool.connect_options().database_url.scheme() {
-            "postgres" | "postgresql" => Backend::Postgres,
-            _ => Backend::Sqlite,
-        }
+        Backend::of_scheme(pool.connect_options().database_url.scheme()).unwrap_or(Backend::Sqlite)
     }
 
     pub fn of_conn(conn: &AnyConnection) -> Backend {

@@ -3,14 +3,14 @@
 //! (written with SQL in one transaction; for benchmarks and tests of large exports only).
 
 use crate::error::{Result, ServerError};
-use app::domain::ids::StudyId;
+use app::domain::ids::{ConfigId, StudyId, TaskId};
 use app::ssr::db::Backend;
 use sqlx::AnyPool;
 
 /// Adds finished zero-shot workers named `fill-<tag>-<n>` to `study` until about `rows` new
 /// annotation rows exist; returns (workers, rows) added.
 pub async fn fill(pool: &AnyPool, study: StudyId, rows: u64, tag: &str) -> Result<(u64, u64)> {
-    let (task_id, config_id): (i64, i64) = sqlx::query_as(
+    let (task_id, config_id): (TaskId, ConfigId) = sqlx::query_as(
         "SELECT s.task_id, (SELECT MAX(id) FROM study_configs c WHERE c.study_id = s.id)
          FROM studies s WHERE s.id = $1",
     )
