@@ -19,7 +19,7 @@ pub async fn dashboard(state: &AppState, studies: &str) -> Result<DashboardData,
     let loaded = report::load(pool, &scope).await?;
     let mut progress = Vec::with_capacity(loaded.studies.len());
     for s in &loaded.studies {
-        let o = study::admin_view(pool, s.id).await?;
+        let o = study::admin_view_of(pool, s).await?;
         progress.push(StudyProgress {
             summary: o.summary,
             progress: o.progress,

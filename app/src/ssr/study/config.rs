@@ -221,7 +221,12 @@ struct PlaceRow {
 }
 
 pub async fn admin_view(pool: &AnyPool, id: StudyId) -> Result<StudyOverview, AppError> {
-    let s = load(pool, id).await?;
+    admin_view_of(pool, &load(pool, id).await?).await
+}
+
+/// `admin_view` of a study the caller has loaded already (the dashboard loads its scope once).
+pub async fn admin_view_of(pool: &AnyPool, s: &Study) -> Result<StudyOverview, AppError> {
+    let id = s.id;
     let rows: Vec<PlaceRow> = sqlx::query_as(
         "SELECT u.name, a.k, a.status,
             (SELECT COUNT(*) FROM assignment_items i WHERE i.assignment_id = a.id AND i.submitted_at IS NOT NULL) AS done,
@@ -268,7 +273,7 @@ pub async fn admin_view(pool: &AnyPool, id: StudyId) -> Result<StudyOverview, Ap
         .collect();
     let sets = shot_sets(pool, s.task_id).await?;
     Ok(StudyOverview {
-        summary: summary(pool, &s, &sets).await?,
+        summary: summary(pool, s, &sets).await?,
         shot_groups: shot_groups(pool, s.task_id).await?,
         chains: shots::chains(&sets),
         progress,

@@ -59,7 +59,7 @@ mod places;
 mod submit;
 mod worker;
 
-pub use config::{admin_view, create, list, summary_of, update};
+pub use config::{admin_view, admin_view_of, create, list, summary_of, update};
 pub use items::StoredSpan;
 pub use places::enter;
 pub use submit::{acknowledge, submit};
