@@ -13,6 +13,7 @@ pub mod rng;
 pub mod run;
 pub mod s1;
 pub mod selection;
+pub mod settings;
 pub mod shots;
 pub mod spans;
 pub mod study;

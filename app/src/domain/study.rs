@@ -2,6 +2,7 @@
 //! configuration and what may change once workers started, which scenario a newly arriving
 //! worker gets, per-worker item orders, abandoned slots, and the training-step filter.
 
+use super::settings;
 use super::shots::{chain_text, file_name, names, ShotFile};
 use serde::{Deserialize, Serialize};
 
@@ -139,21 +140,25 @@ impl StudyConfig {
                 }
             }
         }
-        if self.annotators == 0 {
-            errs.push("each scenario needs at least one annotator".to_string());
-        }
         if self.training_split == 0 {
             errs.push("splits are numbered from 1".to_string());
         }
-        if !(self.filter_margin.is_finite() && self.filter_margin >= 0.0) {
-            errs.push("the filter margin must be a number of at least 0".to_string());
-        }
-        if let Err(e) = super::crowd::validate_completion_url(&self.completion_url) {
-            errs.push(e);
-        }
-        if self.item_timeout_secs == Some(0) {
-            errs.push("a time-out must be longer than 0 seconds".to_string());
-        }
+        // Every number in its range, each message naming the field (settings.rs).
+        let checks = self
+            .scenarios
+            .iter()
+            .map(|&k| settings::SHOTS.check(f64::from(k)))
+            .chain([
+                settings::ANNOTATORS.check(f64::from(self.annotators)),
+                settings::HOURLY_RATE.check(f64::from(self.hourly_rate_cents) / 100.0),
+                settings::FILTER_MARGIN.check(self.filter_margin),
+                self.item_timeout_secs
+                    .map_or(Ok(()), |t| settings::TIME_OUT.check(f64::from(t))),
+                settings::check_completion_code(&self.completion_code),
+                super::crowd::validate_completion_url(&self.completion_url)
+                    .map_err(|e| format!("Prolific completion URL: {e}")),
+            ]);
+        errs.extend(checks.filter_map(Result::err));
         if errs.is_empty() {
             Ok(())
         } else {

@@ -5,6 +5,7 @@ use super::error_view;
 use crate::api::study::{list_studies, study_admin, CreateStudy, UpdateStudy};
 use crate::api::tasks::list_tasks;
 use crate::domain::crowd::worker_links;
+use crate::domain::settings;
 use crate::domain::shots::{self, ShotFile};
 use crate::domain::study::StudyConfig;
 use crate::wire::study::StudyOverview;
@@ -64,39 +65,32 @@ impl ConfigFields {
         }
     }
 
-    /// The configuration, or a message naming the field that does not parse.
+    /// The configuration, or a message naming the field that does not parse or is out of its
+    /// range (the server checks every field again, with the same messages).
     fn read(&self) -> Result<StudyConfig, String> {
-        fn num<T: std::str::FromStr>(what: &str, s: &str) -> Result<T, String> {
-            s.trim()
-                .parse()
-                .map_err(|_| format!("{what}: {s:?} is not a number"))
-        }
         let scenarios = self
             .scenarios
             .get_untracked()
             .split(',')
             .filter(|s| !s.trim().is_empty())
-            .map(|s| num::<u32>("Scenarios", s))
+            .map(|s| settings::SHOTS.parse_whole(s))
             .collect::<Result<Vec<_>, _>>()?;
-        let rate: f64 = num("Hourly rate", &self.rate.get_untracked())?;
-        if !(rate.is_finite() && rate >= 0.0) {
-            return Err("Hourly rate: must be 0 or more".into());
-        }
+        let rate = settings::HOURLY_RATE.parse(&self.rate.get_untracked())?;
         let timeout = self.timeout.get_untracked();
         let shot_group = shots::parse_files(&self.group.get_untracked())
             .map_err(|e| format!("Training sets: {e}"))?;
         Ok(StudyConfig {
             scenarios,
-            annotators: num("Annotators", &self.annotators.get_untracked())?,
+            annotators: settings::ANNOTATORS.parse_whole(&self.annotators.get_untracked())?,
             training_split: shot_group.first().map_or(1, |f| f.1),
             shot_group,
             allow_unnested: self.allow_unnested.get_untracked(),
             hourly_rate_cents: (rate * 100.0).round() as u32,
-            filter_margin: num("Filter margin", &self.margin.get_untracked())?,
+            filter_margin: settings::FILTER_MARGIN.parse(&self.margin.get_untracked())?,
             item_timeout_secs: if timeout.trim().is_empty() {
                 None
             } else {
-                Some(num("Time-out", &timeout)?)
+                Some(settings::TIME_OUT.parse_whole(&timeout)?)
             },
             open: self.open.get_untracked(),
             completion_code: self.code.get_untracked().trim().to_string(),
@@ -111,7 +105,7 @@ impl ConfigFields {
         let group = self.group;
         view! {
             <label>"Scenarios (shots, 0 = zero-shot)" <input name="scenarios" bind:value=self.scenarios readonly=frozen/></label>
-            <label>"Annotators per scenario" <input name="annotators" type="number" min="1" bind:value=self.annotators/></label>
+            <label>"Annotators per scenario" <input name="annotators" inputmode="numeric" bind:value=self.annotators/></label>
             <label>"Training sets (shot group)"
                 <select name="shot_group" disabled=frozen prop:value=move || group.get() on:change=move |ev| group.set(event_target_value(&ev))>
                     {move || {
