@@ -2,11 +2,13 @@
 //! `workerId`/`assignmentId`). `GET` shows a start page and changes nothing (link previews and
 //! prefetchers take no place); its `POST` signs the worker in, takes a place, and goes on.
 
-use app::domain::crowd::validate_turk_submit_to;
+use app::domain::crowd::{how_to_answer, validate_turk_submit_to, MTURK_PREVIEW};
+use app::domain::task::{Context, Family};
 use app::domain::ids::StudyId;
 use app::domain::people::{validate_crowd_id, Role};
 use app::domain::study::Refusal;
 use app::error::AppError;
+use app::domain::ids::UserId;
 use app::ssr::auth::{self, User};
 use app::ssr::state::AppState;
 use app::ssr::study::{self, CrowdInfo, Study};
@@ -59,6 +61,12 @@ pub fn crowd_info(q: &HashMap<String, String>) -> Result<Option<CrowdInfo>, AppE
     }))
 }
 
+/// Whether MTurk shows the HIT as a preview: it sends `assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE`
+/// until the worker accepts the HIT. A preview shows the task and takes nothing.
+pub fn is_preview(q: &HashMap<String, String>) -> bool {
+    q.get("assignmentId").map(String::as_str) == Some(MTURK_PREVIEW)
+}
+
 /// What a link leads to before anything is written: the study (404 when missing), the crowd
 /// worker it names (400 when malformed), and whether that worker may enter (a closed study
 /// lets back only those who started; 409 for the rest).
@@ -66,15 +74,15 @@ async fn check_link(
     state: &AppState,
     study_id: StudyId,
     q: &HashMap<String, String>,
-) -> Result<(Study, Option<(CrowdInfo, bool)>), AppError> {
+) -> Result<(Study, Option<(CrowdInfo, Option<UserId>)>), AppError> {
     let crowd = crowd_info(q)?;
     let s = study::load(&state.pool, study_id).await?;
     let crowd = match crowd {
         Some(c) => {
             let platform = c.platform.as_deref().unwrap_or_default();
             let worker = c.worker.as_deref().unwrap_or_default();
-            let known = auth::crowd_worker_known(&state.pool, platform, worker).await?;
-            if !s.config.open && !known {
+            let known = auth::known_crowd_worker(&state.pool, platform, worker).await?;
+            if !s.config.open && known.is_none() {
                 return Err(AppError::Refused(Refusal::Closed.to_string()));
             }
             Some((c, known))
@@ -84,8 +92,9 @@ async fn check_link(
     Ok((s, crowd))
 }
 
-/// `GET /join/{study}`: the start page, with a Start button that posts the same link. Without
-/// a crowd id, a signed-in worker gets the page too; anyone else goes to the study page.
+/// `GET /join/{study}`: the start page, with a Start button that posts the same link (Continue
+/// for a worker who already holds a place); an MTurk preview shows the task instead. Without a
+/// crowd id, a signed-in worker gets the page too; anyone else goes to the study page.
 pub async fn start_page(
     State(state): State<AppState>,
     Path(study_id): Path<StudyId>,
@@ -93,18 +102,35 @@ pub async fn start_page(
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
 ) -> Response {
+    let css = app::ssr::assets::stylesheet(&state.leptos_options);
+    if is_preview(&q) {
+        return match preview(&state, study_id).await {
+            Ok((s, example)) => Html(preview_html(&s, &example, &css)).into_response(),
+            Err(e) => e.into_response(),
+        };
+    }
     let (s, crowd) = match check_link(&state, study_id, &q).await {
         Ok(found) => found,
         Err(e) => return e.into_response(),
     };
-    if crowd.is_none() && signed_in_worker(&state, &headers).await.is_none() {
-        return Redirect::to(&format!("/study/{study_id}")).into_response();
-    }
+    let worker = match &crowd {
+        Some((_, known)) => *known,
+        None => match signed_in_worker(&state, &headers).await {
+            Some(u) => Some(u.id),
+            None => return Redirect::to(&format!("/study/{study_id}")).into_response(),
+        },
+    };
+    let returning = match worker {
+        Some(w) => match study::has_place(&state.pool, study_id, w).await {
+            Ok(has) => has,
+            Err(e) => return e.into_response(),
+        },
+        None => false,
+    };
     let action = match raw.filter(|r| !r.is_empty()) {
         Some(r) => format!("/join/{study_id}?{r}"),
         None => format!("/join/{study_id}"),
     };
-    let css = app::ssr::assets::stylesheet(&state.leptos_options);
     // While the worker reads this page, the browser fetches the study page's bundle.
     let preload = match app::ssr::assets::worker_bundle(&state.leptos_options) {
         Some((js, wasm)) => format!(
@@ -112,7 +138,22 @@ pub async fn start_page(
         ),
         None => String::new(),
     };
-    Html(start_html(&s.name, &action, &css, &preload)).into_response()
+    Html(start_html(&s.name, &action, &css, &preload, returning)).into_response()
+}
+
+/// The study of a preview and the item its page shows as an example: the first test item
+/// (its answer is not shown, and every worker sees it anyway).
+async fn preview(
+    state: &AppState,
+    study_id: StudyId,
+) -> Result<(Study, Option<app::wire::tasks::ItemPreview>), AppError> {
+    let s = study::load(&state.pool, study_id).await?;
+    let example = match app::ssr::catalog::preview_item(&state.pool, &s.spec.name, 0).await {
+        Ok(item) => Some(item),
+        Err(AppError::NotFound(_)) => None,
+        Err(e) => return Err(e),
+    };
+    Ok((s, example))
 }
 
 /// `POST /join/{study}`: signs the crowd worker in (no password step), takes a place, and
@@ -128,6 +169,9 @@ pub async fn join(
     if from_another_site(&headers) {
         return AppError::Forbidden("a study link posted from another site".into()).into_response();
     }
+    if is_preview(&q) {
+        return AppError::Refused(PREVIEW_REFUSAL.into()).into_response();
+    }
     let peer = extensions
         .get::<ConnectInfo<SocketAddr>>()
         .map(|c| c.0.ip());
@@ -136,7 +180,7 @@ pub async fn join(
         let (s, crowd) = check_link(&state, study_id, &q).await?;
         let user = match &crowd {
             Some((c, known)) => {
-                if !known {
+                if known.is_none() {
                     state.guards.new_worker(state.client(&headers, peer))?;
                 }
                 let platform = c.platform.as_deref().unwrap_or_default();
@@ -159,7 +203,7 @@ pub async fn join(
         Ok(Some((_, Some(token)))) => (
             [(
                 header::SET_COOKIE,
-                auth::session_cookie(&token, state.secure_cookie_for(&headers)),
+                auth::worker_session_cookie(&token, state.secure_cookie_for(&headers)),
             )],
             Redirect::to(&target),
         )
@@ -203,22 +247,137 @@ fn escape(text: &str) -> String {
         .replace('\'', "&#39;")
 }
 
-/// The start page: plain HTML with no script, so it is quick on any phone; `preload` holds
-/// the links that fetch the study page's bundle meanwhile.
-fn start_html(study: &str, action: &str, css: &str, preload: &str) -> String {
+/// What a preview's Start would say: nothing is taken before the HIT is accepted.
+const PREVIEW_REFUSAL: &str =
+    "This is a preview of the HIT: accept it on MTurk to begin; nothing was recorded.";
+
+/// Holds Start until the preloaded bundle has arrived (at most 10 s), then posts the form: a
+/// navigation would cancel the preloads in flight and fetch them again from the start. It sits
+/// in the head, before the stylesheet, so it catches a press made while the page still loads.
+/// A page brought back by Back or Forward is loaded anew, so it says whether the worker has a
+/// place. Without script the form posts as it is.
+const START_SCRIPT: &str = r#"<script>
+addEventListener('pageshow',function(e){if(e.persisted)location.reload()});
+document.addEventListener('submit',function(e){
+var form=e.target;if(!form.classList.contains('start'))return;
+e.preventDefault();if(form.dataset.sent)return;form.dataset.sent='1';
+var button=form.querySelector('button');if(button){button.disabled=true;button.textContent='Starting\u2026'}
+var go=function(){form.submit()},p=window.performance;
+if(!p||!p.getEntriesByName||!window.Promise)return go();
+var waits=[].map.call(document.querySelectorAll('link[rel=modulepreload],link[rel=preload]'),function(l){
+return new Promise(function(done){(function check(){if(p.getEntriesByName(l.href).length)done();else setTimeout(check,50)})()})});
+Promise.race([Promise.all(waits),new Promise(function(r){setTimeout(r,10000)})]).then(go);
+},true);
+</script>"#;
+
+/// The head of the worker's plain pages (start and preview): no bundle of their own, so they
+/// show at once on any phone. `early` goes before the stylesheet.
+fn plain_head(title: &str, css: &str, early: &str) -> String {
     format!(
         r#"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Start: {study}</title><link rel="icon" href="data:,"><link rel="stylesheet" href="{css}">{preload}</head>
+<title>{title}</title><link rel="icon" href="data:,">{early}<link rel="stylesheet" href="{css}"></head>"#,
+        title = escape(title),
+    )
+}
+
+/// The start page: plain HTML with one small script (see `START_SCRIPT`); `preload` holds the
+/// links that fetch the study page's bundle meanwhile. A worker who holds a place already is
+/// told that Start continues where they left off.
+fn start_html(study: &str, action: &str, css: &str, preload: &str, returning: bool) -> String {
+    let (text, button) = if returning {
+        (
+            "Continue where you left off: your answers so far are saved, and you go on with the \
+             item you were on.",
+            "Continue",
+        )
+    } else {
+        (
+            "You are about to start this study. Depending on your group, you first answer a few \
+             practice items, each followed by its correct answer, and then the test items. Your \
+             time is recorded, and you are paid by the hour.",
+            "Start",
+        )
+    };
+    format!(
+        r#"{head}
 <body><main class="start-page">
 <h1>{study}</h1>
-<p>You are about to start this study. Depending on your group, you first answer a few practice
-items, each followed by its correct answer, and then the test items. Your time is recorded, and
-you are paid by the hour.</p>
-<form method="post" action="{action}"><button type="submit" class="primary">Start</button></form>
+<p class="start-text">{text}</p>
+<form class="start" method="post" action="{action}"><button type="submit" class="primary">{button}</button></form>
 </main></body></html>"#,
+        head = plain_head(&format!("Start: {study}"), css, &format!("{START_SCRIPT}{preload}")),
         study = escape(study),
         action = escape(action),
+    )
+}
+
+/// An MTurk preview: the task's description, how to answer, one item as the worker will see
+/// it (without its answer), and the request to accept the HIT. No form, no script.
+fn preview_html(s: &Study, example: &Option<app::wire::tasks::ItemPreview>, css: &str) -> String {
+    let family = s.spec.family;
+    let item = match example {
+        Some(e) => {
+            let context = match &e.context {
+                Context::Single { text } => format!(
+                    r#"<div class="context">{}</div>"#,
+                    escape(&app::domain::selection::display_text(text))
+                ),
+                Context::Pair {
+                    premise,
+                    hypothesis,
+                } => format!(
+                    r#"<div class="context pair"><p><span class="part">Sentence 1: </span>{}</p><p><span class="part">Sentence 2: </span>{}</p></div>"#,
+                    escape(premise),
+                    escape(hypothesis)
+                ),
+            };
+            let controls = match family {
+                Family::Classification => {
+                    let options: String = s
+                        .spec
+                        .labels
+                        .iter()
+                        .map(|l| {
+                            format!(
+                                "<li><strong>{}</strong>: {}</li>",
+                                escape(&l.name),
+                                escape(&l.definition)
+                            )
+                        })
+                        .collect();
+                    format!(
+                        r#"<p>You choose one of these answers, say how confident you are (from "Strongly disagree" to "Strongly agree"), and press Submit (or Skip):</p><ul class="preview-options">{options}</ul>"#
+                    )
+                }
+                Family::TextToText => {
+                    "<p>You write the answer in a box and press Submit (or Skip).</p>".into()
+                }
+                _ => "<p>You select each answer in the text and add it; your answers are listed with their position, and \"No answer in this text\" says there is none.</p>".into(),
+            };
+            format!(
+                r#"<h2>An example item</h2>
+<div class="preview-item"><p class="question">{question}</p>{context}{controls}</div>"#,
+                question = escape(&e.question),
+            )
+        }
+        None => String::new(),
+    };
+    format!(
+        r#"{head}
+<body><main class="start-page preview">
+<h1>{study}</h1>
+<p class="preview-note" role="status"><strong>This is a preview.</strong> Accept the HIT on MTurk to begin; nothing is recorded until you do.</p>
+<h2>The task</h2>
+<p class="description">{description}</p>
+<h2>How to answer</h2>
+<p>{how}</p>
+{item}
+</main></body></html>"#,
+        head = plain_head(&format!("Preview: {}", s.name), css, ""),
+        study = escape(&s.name),
+        description = escape(&s.spec.description),
+        how = escape(how_to_answer(family)),
     )
 }
 
@@ -261,9 +420,15 @@ mod tests {
             "/join/1?PROLIFIC_PID=a&STUDY_ID=b",
             "/pkg/a.css",
             "",
+            false,
         );
         assert!(page.contains("&lt;b&gt;&quot;x&quot;&lt;/b&gt;"));
         assert!(page.contains(r#"action="/join/1?PROLIFIC_PID=a&amp;STUDY_ID=b""#));
-        assert!(!page.contains("<script"));
+        // One script, the start button's; the form posts without it.
+        assert_eq!(page.matches("<script").count(), 1);
+        assert!(page.contains("You are about to start") && page.contains(">Start</button>"));
+        let back = start_html("S", "/join/1", "/pkg/a.css", "", true);
+        assert!(back.contains("Continue where you left off") && back.contains(">Continue</button>"));
+        assert!(!back.contains("You are about to start"));
     }
 }

@@ -1,9 +1,10 @@
 //! The axum router: Leptos pages, server functions, and the static site (`/pkg/...`).
 //! Built without a socket so tests can drive it with `tower::ServiceExt::oneshot`.
 
+use app::domain::crowd::{frame_policy, is_worker_page};
 use app::ssr::state::AppState;
 use app::{shell, App};
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue};
 use axum::middleware::Next;
 use axum::response::Response;
@@ -15,13 +16,11 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
-/// Headers on every response: no MIME sniffing, no framing by other sites, no referrer (study
-/// links carry crowd ids, which must not leak to the sites a page links to).
+/// Headers on every response: no MIME sniffing, no referrer (study links carry crowd ids,
+/// which must not leak to the sites a page links to).
 fn security_headers(router: Router) -> Router {
     let headers = [
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        (header::X_FRAME_OPTIONS, "DENY"),
-        (header::CONTENT_SECURITY_POLICY, "frame-ancestors 'none'"),
         (header::REFERRER_POLICY, "no-referrer"),
     ];
     headers.into_iter().fold(router, |r, (name, value)| {
@@ -32,11 +31,45 @@ fn security_headers(router: Router) -> Router {
     })
 }
 
+/// Who may show a response in a frame: the worker's pages MTurk's sites and the configured
+/// origins, every other response nobody (`domain::crowd::frame_policy`). `X-Frame-Options`
+/// cannot name a site, so only the pages no one may frame carry it (for old browsers).
+async fn frame_headers(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let path = req.uri().path().to_owned();
+    let mut res = next.run(req).await;
+    let headers = res.headers_mut();
+    if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+        let policy = frame_policy(&path, &state.frame_ancestors);
+        if let Ok(value) = HeaderValue::from_str(&policy) {
+            headers.insert(header::CONTENT_SECURITY_POLICY, value);
+        }
+    }
+    if !is_worker_page(&path) {
+        headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    }
+    res
+}
+
 /// How long browsers keep a response: content-hashed files under `/pkg/` for good (a new build
-/// has new names), everything else checked again on each use.
+/// has new names), everything else checked again on each use. Files under `/pkg/` are sent
+/// brotli- or gzip-compressed or plain by the request's `Accept-Encoding`, so a shared cache
+/// must keep them apart (`Vary`).
 async fn cache_control(req: Request, next: Next) -> Response {
     let immutable = app::ssr::assets::is_hashed(req.uri().path());
+    let static_file = req.uri().path().starts_with("/pkg/");
     let mut res = next.run(req).await;
+    if static_file {
+        let varies = res
+            .headers()
+            .get_all(header::VARY)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .any(|v| v.to_ascii_lowercase().contains("accept-encoding"));
+        if !varies {
+            res.headers_mut()
+                .append(header::VARY, HeaderValue::from_static("accept-encoding"));
+        }
+    }
     if res.status().is_success() && !res.headers().contains_key(header::CACHE_CONTROL) {
         let value = if immutable {
             "public, max-age=31536000, immutable"
@@ -61,6 +94,7 @@ fn route_list() -> Vec<AxumRouteListing> {
 pub fn app(state: AppState) -> Router {
     let routes = route_list();
     let options = state.leptos_options.clone();
+    let frames = axum::middleware::from_fn_with_state(state.clone(), frame_headers);
     let router = Router::new()
         .route(
             "/join/{study}",
@@ -86,7 +120,7 @@ pub fn app(state: AppState) -> Router {
         );
     // Each request gets a span (method, path); answers are logged at DEBUG
     // (`RUST_LOG=tower_http=debug`), server errors (5xx) at ERROR.
-    security_headers(router).layer(
+    security_headers(router.layer(frames)).layer(
         TraceLayer::new_for_http()
             .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
             .on_response(DefaultOnResponse::new().level(Level::DEBUG)),

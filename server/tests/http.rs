@@ -200,14 +200,23 @@ async fn pages_are_compressed_static_files_come_precompressed_and_headers_protec
         .output_name("clues-lab")
         .site_root(site.path().to_str().unwrap())
         .build();
+    // Each encoding of a static file is its own entry in a shared cache.
+    let vary = |h: &axum::http::HeaderMap| {
+        h.get_all(header::VARY)
+            .iter()
+            .any(|v| v.to_str().unwrap().eq_ignore_ascii_case("accept-encoding"))
+    };
     for (encoding, expected) in [("br", b"brotli bytes".as_slice()), ("gzip", b"gzip bytes")] {
-        let (status, enc, body, _) = fetch_encoded(&s, "/pkg/clues-lab.wasm", encoding).await;
+        let (status, enc, body, headers) =
+            fetch_encoded(&s, "/pkg/clues-lab.wasm", encoding).await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(enc.as_deref(), Some(encoding));
         assert_eq!(body, expected);
+        assert!(vary(&headers), "{encoding}: {headers:?}");
     }
-    let (_, enc, body, _) = fetch_encoded(&s, "/pkg/clues-lab.wasm", "identity").await;
+    let (_, enc, body, headers) = fetch_encoded(&s, "/pkg/clues-lab.wasm", "identity").await;
     assert_eq!((enc, body.len()), (None, 4096));
+    assert!(vary(&headers), "{headers:?}");
     // Pages are compressed on the fly for browsers that accept it, and carry the headers.
     let (status, plain_enc, plain, _) = fetch_encoded(&s, "/", "identity").await;
     assert_eq!((status, plain_enc), (StatusCode::OK, None));
@@ -230,6 +239,28 @@ async fn pages_are_compressed_static_files_come_precompressed_and_headers_protec
         ] {
             assert_eq!(headers.get(name).unwrap(), value, "{name}");
         }
+    }
+}
+
+#[tokio::test]
+async fn worker_pages_may_be_framed_by_the_crowd_platforms_and_no_other_page_by_anyone() {
+    let (_db, mut s) = state().await;
+    s.frame_ancestors = std::sync::Arc::from(["https://lab.example".to_string()]);
+    let (_, _, _, home) = fetch_encoded(&s, "/", "identity").await;
+    assert_eq!(home.get("x-frame-options").unwrap(), "DENY");
+    assert_eq!(
+        home.get("content-security-policy").unwrap(),
+        "frame-ancestors 'none'"
+    );
+    // The start page, the study page (also the end page), and their refusals alike.
+    for path in ["/join/1?PROLIFIC_PID=p1", "/study/1", "/join/999"] {
+        let (_, _, _, h) = fetch_encoded(&s, path, "identity").await;
+        assert!(h.get("x-frame-options").is_none(), "{path}: {h:?}");
+        assert_eq!(
+            h.get("content-security-policy").unwrap(),
+            "frame-ancestors 'self' https://www.mturk.com https://workersandbox.mturk.com https://lab.example",
+            "{path}"
+        );
     }
 }
 

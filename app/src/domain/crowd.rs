@@ -2,6 +2,7 @@
 //! completion URL with the code, MTurk's externalSubmit form) and the links a study publishes.
 
 use crate::domain::ids::StudyId;
+use crate::domain::task::Family;
 use serde::{Deserialize, Serialize};
 
 /// Prolific's completion URL; `{code}` stands for the study's completion code.
@@ -11,7 +12,75 @@ pub const PROLIFIC_COMPLETE: &str = "https://app.prolific.com/submissions/comple
 pub const MTURK_HOSTS: [&str; 2] = ["https://www.mturk.com", "https://workersandbox.mturk.com"];
 
 /// What MTurk sends while a worker only previews a HIT.
-const MTURK_PREVIEW: &str = "ASSIGNMENT_ID_NOT_AVAILABLE";
+pub const MTURK_PREVIEW: &str = "ASSIGNMENT_ID_NOT_AVAILABLE";
+
+/// Whether a request path is one of the crowd worker's pages (the start page, the study page,
+/// which is also the end page): the only pages a crowd platform may show in its frame.
+pub fn is_worker_page(path: &str) -> bool {
+    path.starts_with("/join/") || path.starts_with("/study/")
+}
+
+/// The `Content-Security-Policy` of a page. A worker's page may be framed by the study itself
+/// (`'self'`), MTurk's worker and sandbox sites (an ExternalQuestion HIT shows the study link in
+/// a frame there) and the origins the operator adds (`serve --frame-ancestors`); every other
+/// page may be framed by nobody.
+pub fn frame_policy(path: &str, extra_ancestors: &[String]) -> String {
+    if !is_worker_page(path) {
+        return "frame-ancestors 'none'".into();
+    }
+    let mut policy = String::from("frame-ancestors 'self'");
+    for origin in MTURK_HOSTS.iter().copied().chain(extra_ancestors.iter().map(String::as_str)) {
+        policy.push(' ');
+        policy.push_str(origin);
+    }
+    policy
+}
+
+/// Checks an origin given to `serve --frame-ancestors`: `https://host[:port]` (or `http://`
+/// for a local test page), no path, no wildcard but a leading `*.` in the host, nothing a
+/// policy would read as a separator.
+pub fn validate_frame_ancestor(origin: &str) -> Result<(), String> {
+    let rest = origin
+        .strip_prefix("https://")
+        .or_else(|| origin.strip_prefix("http://"));
+    let ok = rest.is_some_and(|host| {
+        let host = host.strip_prefix("*.").unwrap_or(host);
+        !host.is_empty()
+            && host
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-' || b == b':' || b == b'[' || b == b']')
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "frame ancestor {origin:?}: an origin such as https://platform.example (scheme and host, optional port, no path)"
+        ))
+    }
+}
+
+/// What the worker's page says about answering items of a task family (also shown in an MTurk
+/// preview).
+pub fn how_to_answer(family: Family) -> &'static str {
+    match family {
+        Family::TextToText => {
+            "Read the text and write the answer in the box, then press Submit. If you cannot \
+             answer, press Skip."
+        }
+        Family::Classification => {
+            "Read the text and choose the answer to the question. Each option has a Help with a \
+             definition and an example. Then say how confident you are, and press Submit. If you \
+             cannot decide, press Skip."
+        }
+        _ => {
+            "Select the answer in the text with the mouse and add it with the \"Add as answer\" \
+             button, the right-click menu item \"Answer\", or the A key. On a phone or tablet: \
+             press and hold a word, drag the handles to cover the answer, then tap \"Add as \
+             answer\". Add as many answers as the question asks for; if the text has none, press \
+             \"No answer in this text\"."
+        }
+    }
+}
 
 /// How the end page returns a worker to their platform.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -178,6 +247,27 @@ mod tests {
             None
         );
         assert!(validate_turk_submit_to("https://evil.example").is_err());
+    }
+
+    #[test]
+    fn only_worker_pages_may_be_framed_and_only_by_the_platforms() {
+        assert_eq!(frame_policy("/", &[]), "frame-ancestors 'none'");
+        assert_eq!(frame_policy("/studies/1", &[]), "frame-ancestors 'none'");
+        assert_eq!(frame_policy("/api/login", &[]), "frame-ancestors 'none'");
+        assert_eq!(frame_policy("/export/scores.csv", &[]), "frame-ancestors 'none'");
+        let extra = vec!["https://lab.example".to_string()];
+        for path in ["/join/3", "/study/3"] {
+            assert_eq!(
+                frame_policy(path, &extra),
+                "frame-ancestors 'self' https://www.mturk.com https://workersandbox.mturk.com https://lab.example"
+            );
+        }
+        assert!(validate_frame_ancestor("https://lab.example").is_ok());
+        assert!(validate_frame_ancestor("http://127.0.0.1:8080").is_ok());
+        assert!(validate_frame_ancestor("https://*.prolific.com").is_ok());
+        for bad in ["lab.example", "https://", "https://a.example/x", "https://a b", "*", "https://a;script-src *"] {
+            assert!(validate_frame_ancestor(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

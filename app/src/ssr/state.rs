@@ -21,6 +21,9 @@ pub struct AppState {
     pub guards: Arc<Guards>,
     /// The crowd's answers, stored with group commit.
     pub writer: Writer,
+    /// Origins besides MTurk's that may show the worker's pages in a frame
+    /// (`serve --frame-ancestors`; see `domain::crowd::frame_policy`).
+    pub frame_ancestors: Arc<[String]>,
 }
 
 impl AppState {
@@ -33,6 +36,7 @@ impl AppState {
             secure_cookies: false,
             trust_proxy: false,
             guards: Arc::new(Guards::new(Limits::default())),
+            frame_ancestors: Arc::from([]),
         }
     }
 

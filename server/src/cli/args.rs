@@ -1,6 +1,7 @@
 //! The command line's commands and arguments (clap): what `clues-lab --help` lists.
 
 use app::domain::people::Role;
+use app::domain::settings;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -171,10 +172,10 @@ pub struct StudyCreateArgs {
     #[arg(long)]
     pub name: String,
     /// Shots per scenario, 0 = zero-shot.
-    #[arg(long, value_delimiter = ',', default_value = "0,10,20,30")]
+    #[arg(long, value_delimiter = ',', default_value = "0,10,20,30", value_parser = shots)]
     pub scenarios: Vec<u32>,
     /// Annotators per scenario.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = annotators, allow_hyphen_values = true)]
     pub annotators: u32,
     /// The nesting chain of training files that begins with this split of the smallest k
     /// (e.g. split 1 of SQuAD v2: 10_1 ⊂ 20_5 ⊂ 30_5; `import clues` lists the chains).
@@ -187,13 +188,13 @@ pub struct StudyCreateArgs {
     #[arg(long)]
     pub allow_unnested: bool,
     /// Pay in cents per hour.
-    #[arg(long, default_value_t = 1200)]
+    #[arg(long, default_value_t = 1200, value_parser = rate_cents, allow_hyphen_values = true)]
     pub rate_cents: u32,
     /// Flag workers this far below the mean training S1 of the others in their scenario.
-    #[arg(long, default_value_t = 0.2)]
+    #[arg(long, default_value_t = 0.2, value_parser = margin, allow_hyphen_values = true)]
     pub margin: f64,
     /// Release a place after this many seconds without activity.
-    #[arg(long, default_value_t = app::domain::study::DEFAULT_PLACE_TIMEOUT_SECS)]
+    #[arg(long, default_value_t = app::domain::study::DEFAULT_PLACE_TIMEOUT_SECS, value_parser = time_out, allow_hyphen_values = true)]
     pub timeout: u32,
     /// Never release a place, however long it is idle.
     #[arg(long, conflicts_with = "timeout")]
@@ -235,6 +236,45 @@ pub struct ServeArgs {
     /// Sign-in attempts one address may make at once (then one per 3 s).
     #[arg(long, env = "CLUES_LOGINS_PER_ADDRESS", default_value_t = 20)]
     pub logins_per_address: u32,
+    /// Origins besides MTurk's worker and sandbox sites that may show the worker's pages (the
+    /// study link, the study and end page) in a frame, comma-separated
+    /// (`https://platform.example`); every other page refuses frames.
+    #[arg(long, env = "CLUES_FRAME_ANCESTORS", value_delimiter = ',', value_parser = frame_ancestor)]
+    pub frame_ancestors: Vec<String>,
+}
+
+// A study's numbers are read with the admin form's rules (`domain::settings`): the same
+// messages, naming the field and its range.
+fn shots(s: &str) -> Result<u32, String> {
+    settings::SHOTS.parse_whole(s)
+}
+
+fn annotators(s: &str) -> Result<u32, String> {
+    settings::ANNOTATORS.parse_whole(s)
+}
+
+fn rate_cents(s: &str) -> Result<u32, String> {
+    let cents = s
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|c| c.fract() == 0.0)
+        .ok_or_else(|| format!("{s:?} is not a whole number of cents"))?;
+    settings::HOURLY_RATE.check(cents / 100.0)?;
+    Ok(cents as u32)
+}
+
+fn margin(s: &str) -> Result<f64, String> {
+    settings::FILTER_MARGIN.parse(s)
+}
+
+fn time_out(s: &str) -> Result<u32, String> {
+    settings::TIME_OUT.parse_whole(s)
+}
+
+fn frame_ancestor(s: &str) -> Result<String, String> {
+    let origin = s.trim().trim_end_matches('/');
+    app::domain::crowd::validate_frame_ancestor(origin).map(|()| origin.to_string())
 }
 
 #[derive(Debug, Subcommand)]

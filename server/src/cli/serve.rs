@@ -57,6 +57,7 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
         secure_cookies: args.secure_cookies,
         trust_proxy: args.trust_proxy,
         guards: Arc::new(Guards::new(limits)),
+        frame_ancestors: Arc::from(args.frame_ancestors),
         ..AppState::new(pool, leptos_options)
     };
     let app = router::app(state);

@@ -205,19 +205,19 @@ pub async fn open_session(pool: &AnyPool, user_id: UserId) -> Result<String, App
     Ok(token)
 }
 
-/// Has this crowd id arrived before?
-pub async fn crowd_worker_known(
+/// The worker behind a crowd id, if it has arrived before.
+pub async fn known_crowd_worker(
     pool: &AnyPool,
     platform: &str,
     external_id: &str,
-) -> Result<bool, AppError> {
-    let known: Option<i64> =
-        sqlx::query_scalar("SELECT 1 FROM crowd_ids WHERE platform = $1 AND external_id = $2")
-            .bind(platform)
-            .bind(external_id)
-            .fetch_optional(pool)
-            .await?;
-    Ok(known.is_some())
+) -> Result<Option<UserId>, AppError> {
+    Ok(sqlx::query_scalar(
+        "SELECT user_id FROM crowd_ids WHERE platform = $1 AND external_id = $2",
+    )
+    .bind(platform)
+    .bind(external_id)
+    .fetch_optional(pool)
+    .await?)
 }
 
 /// The password-less worker behind an external crowd id (`platform` is `prolific` or
@@ -309,6 +309,7 @@ mod request;
 
 pub use request::{
     clear_cookie, current_user, peer_addr, require, require_in, session_cookie, session_token,
+    worker_session_cookie,
 };
 
 #[cfg(test)]

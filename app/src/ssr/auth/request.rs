@@ -25,8 +25,25 @@ pub fn session_token(headers: &HeaderMap) -> Option<String> {
 /// `Set-Cookie` value for a new session (HttpOnly, SameSite=Lax, Secure when configured).
 pub fn session_cookie(token: &str, secure: bool) -> HeaderValue {
     let secure = if secure { "; Secure" } else { "" };
+    cookie(token, &format!("SameSite=Lax{secure}"))
+}
+
+/// `Set-Cookie` value for a crowd worker's session, which must also work inside a crowd
+/// platform's frame on another site (MTurk's ExternalQuestion). Over HTTPS it is a partitioned
+/// cookie (`SameSite=None; Secure; Partitioned`, CHIPS): browsers that block third-party
+/// cookies keep it for the frame's top-level site, so it signs nobody in anywhere else. Over
+/// plain HTTP it is the ordinary Lax cookie (and a frame cannot keep a session).
+pub fn worker_session_cookie(token: &str, secure: bool) -> HeaderValue {
+    if secure {
+        cookie(token, "SameSite=None; Secure; Partitioned")
+    } else {
+        session_cookie(token, false)
+    }
+}
+
+fn cookie(token: &str, attributes: &str) -> HeaderValue {
     HeaderValue::from_str(&format!(
-        "{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={SESSION_SECONDS}{secure}"
+        "{SESSION_COOKIE}={token}; Path=/; HttpOnly; Max-Age={SESSION_SECONDS}; {attributes}"
     ))
     .expect("token is hex")
 }
@@ -111,5 +128,10 @@ mod tests {
             .to_str()
             .unwrap()
             .ends_with("; Secure"));
+        let framed = worker_session_cookie("ff", true);
+        let framed = framed.to_str().unwrap();
+        assert!(framed.contains("HttpOnly") && framed.contains("Path=/"));
+        assert!(framed.ends_with("SameSite=None; Secure; Partitioned"));
+        assert_eq!(worker_session_cookie("ff", false), session_cookie("ff", false));
     }
 }

@@ -1,7 +1,7 @@
 //! The crowd protocol on the database: study configuration, taking a place (one transaction
 //! per arrival), the worker's current item, locked submissions with idempotent resends.
 
-use crate::domain::ids::{ConfigId, StudyId, TaskId};
+use crate::domain::ids::{ConfigId, StudyId, TaskId, UserId};
 use crate::domain::study::StudyConfig;
 use crate::domain::task::TaskSpec;
 use crate::error::AppError;
@@ -51,6 +51,12 @@ pub async fn load(pool: &AnyPool, id: StudyId) -> Result<Study, AppError> {
         config_id,
         config: serde_json::from_str(&json).map_err(|e| corrupt("study configuration", e))?,
     })
+}
+
+/// Whether the worker already holds a place in the study (a return through the study link
+/// resumes it).
+pub async fn has_place(pool: &AnyPool, id: StudyId, worker: UserId) -> Result<bool, AppError> {
+    Ok(items::own_assignment(pool, id, worker).await?.is_some())
 }
 
 mod config;
