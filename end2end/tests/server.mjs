@@ -14,7 +14,7 @@ const BIN = process.env.CLUES_BIN || `${TARGET}/debug/clues-lab`;
 const SITE = process.env.CLUES_SITE_ROOT || `${TARGET}/site`;
 export const RESULTS = new URL('../test-results/', import.meta.url).pathname;
 
-function freePort() {
+export function freePort() {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.listen(0, '127.0.0.1', () => {
@@ -49,8 +49,10 @@ export const USERS = {
  * Starts server and browser; returns { base, browser, dir, sql, stop }. `prepare(cli)` runs
  * before the server starts, with `cli(...args)` calling the binary on the test database;
  * `sql(statement, ...params)` runs SQL there (`$1`, … parameters) and returns the rows.
+ * Options: `serveArgs` (more arguments of `serve`), `host` (the host name of `base`, default
+ * 127.0.0.1), `browserArgs` (more Chromium flags).
  */
-export async function start(prepare) {
+export async function start(prepare, { serveArgs = [], host = '127.0.0.1', browserArgs = [] } = {}) {
   if (!existsSync(BIN)) throw new Error(`no server binary at ${BIN}: build it (.ci/build) or set CLUES_BIN`);
   mkdirSync(RESULTS, { recursive: true });
   const dir = mkdtempSync(join(tmpdir(), 'clues-e2e-'));
@@ -67,7 +69,7 @@ export async function start(prepare) {
     await prepare((...args) => execFileSync(BIN, ['--database', database, ...args], { encoding: 'utf8' }), dir);
   }
   const port = await freePort();
-  const server = spawn(BIN, ['--database', database, 'serve', '--addr', `127.0.0.1:${port}`, '--site-root', SITE], {
+  const server = spawn(BIN, ['--database', database, 'serve', '--addr', `127.0.0.1:${port}`, '--site-root', SITE, ...serveArgs], {
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...process.env, RUST_LOG: 'warn' },
   });
@@ -75,13 +77,13 @@ export async function start(prepare) {
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', ...browserArgs],
   });
   const sql = (statement, ...params) => JSON.parse(execFileSync(BIN,
     ['--database', database, 'db', 'query', statement, ...params.map((v) => JSON.stringify(v))],
     { encoding: 'utf8' }));
   return {
-    base: `http://127.0.0.1:${port}`,
+    base: `http://${host}:${port}`,
     browser,
     dir,
     sql,

@@ -1,5 +1,5 @@
 // The worker's page as workers meet it: one request per answer with focus and the live region
-// following each step; a phone (touch selection, 44 px targets, instructions first); keyboard
+// following each step; a phone (the item on the first screen, touch selection, 44 px targets); keyboard
 // character steps and the find box; the form before hydration; axe-core on every page.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -115,17 +115,33 @@ test('an answer is one request; focus moves to the new item and the live region 
   await worker.close();
 });
 
-test('on a phone: a touch selection is picked up, targets are 44 px, the instructions come first', async () => {
+/** Where the selector's element lies on the first screen: its top and bottom in CSS px. */
+const box = (page, selector) => page.$eval(selector, (e) => {
+  const r = e.getBoundingClientRect();
+  return { top: r.top + scrollY, bottom: r.bottom + scrollY };
+});
+
+test('on a phone: the item is on the first screen, the instructions one tap away, touch selection, 44 px targets', async () => {
   const context = await env.browser.newContext({
     viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true, deviceScaleFactor: 3,
   });
   const page = await newPage(env.browser, { context });
   await joinStudy(page, link(studies.spans, 'phone-worker'));
-  const above = await page.evaluate(() =>
-    document.querySelector('aside.instructions').getBoundingClientRect().bottom
-      <= document.querySelector('.work').getBoundingClientRect().top);
-  assert.ok(above, 'the instructions are above the item');
+  // The question, the text and the answer buttons are on the first screen; the instructions
+  // come after the item, reached by the Instructions link; no keyboard table on a touch screen.
+  for (const part of ['.item .question', '.span-context', 'button.add-answer', 'button.submit', 'button.no-answer']) {
+    const { bottom } = await box(page, part);
+    assert.ok(bottom <= 844, `${part} ends at ${bottom} px, below the first screen`);
+  }
+  assert.ok((await box(page, 'aside.instructions')).top >= (await box(page, '.work')).bottom, 'the item comes first');
+  assert.equal(await page.isVisible('.keyboard-help'), false, 'no keyboard table on touch');
+  await page.tap('a.to-instructions');
+  await page.waitForFunction(() => {
+    const r = document.querySelector('aside.instructions').getBoundingClientRect();
+    return r.top >= 0 && r.top < innerHeight;
+  });
   assert.match(await page.textContent('aside.instructions'), /press and hold a word, drag the handles/);
+  await page.evaluate(() => scrollTo(0, 0));
   // Handles move the document's selection and fire no mouse events: only selectionchange.
   await page.evaluate(() => {
     const r = window.rangeOfText(document.querySelector('.span-context'), 'Namche Bazaar');
@@ -142,9 +158,13 @@ test('on a phone: a touch selection is picked up, targets are 44 px, the instruc
       .map((e) => `${e.tagName}.${e.className}: ${e.getBoundingClientRect().height}`));
   assert.deepEqual(await small(), []);
   await page.screenshot({ path: `${RESULTS}/phone-span-item.png`, fullPage: true });
-  // A label item on the same phone.
+  // A label item on the same phone: options, the confidence scale on one line, and Submit all
+  // on the first screen.
   await joinStudy(page, link(studies.labels, 'phone-worker-2'));
   assert.deepEqual(await small(), []);
+  assert.ok((await box(page, 'button.submit')).bottom <= 844, 'Submit is on the first screen');
+  const rows = await page.$$eval('fieldset.confidence label', (ls) => new Set(ls.map((l) => Math.round(l.getBoundingClientRect().top))).size);
+  assert.equal(rows, 1, 'the five confidence levels are on one line');
   await page.screenshot({ path: `${RESULTS}/phone-label-item.png`, fullPage: true });
   assert.deepEqual(page.errors, []);
   await context.close();

@@ -1,6 +1,8 @@
 //! The label and free-text answer forms (labels with Help and a confidence scale), the table
-//! of span answers (Answer / Position / Remove), and a submitted answer shown again.
+//! of span answers (Answer / Position / Remove), and a submitted answer shown again. Unsent
+//! choices are kept as the item's draft.
 
+use super::draft;
 use super::sender::Sender;
 use crate::domain::answer::{Answer, SpanAnswer, CONFIDENCE_LEVELS};
 use crate::domain::task::Label;
@@ -31,6 +33,11 @@ pub(crate) fn answer_view(a: &Answer) -> AnyView {
 #[component]
 pub(crate) fn TextForm(sender: Sender) -> impl IntoView {
     let text = RwSignal::new(String::new());
+    draft::keep(
+        sender.draft(),
+        move || Some(text.get()).filter(|t| !t.is_empty()),
+        move |saved: String| text.set(saved),
+    );
     let submit = move |_| {
         let t = text.get_untracked();
         if !t.trim().is_empty() {
@@ -58,7 +65,7 @@ pub(crate) fn SpanTable(
     on_delete: Option<Callback<usize>>,
 ) -> impl IntoView {
     view! {
-        <table class="grid answers">
+        <table class="grid answers" aria-label="Your answers">
             <thead><tr>
                 <th>"Answer"</th>
                 <th title="Where the answer starts (characters from the start of the text) and how long it is">"Position"</th>
@@ -87,6 +94,22 @@ pub(crate) fn SpanTable(
 pub(crate) fn LabelForm(labels: Vec<Label>, sender: Sender) -> impl IntoView {
     let choice = RwSignal::new(None::<String>);
     let confidence = RwSignal::new(None::<u8>);
+    let names: Vec<String> = labels.iter().map(|l| l.name.clone()).collect();
+    draft::keep(
+        sender.draft(),
+        move || {
+            let picked = (choice.get(), confidence.get());
+            (picked != (None, None)).then_some(picked)
+        },
+        move |(label, level): (Option<String>, Option<u8>)| {
+            if label.as_ref().is_none_or(|l| names.contains(l)) {
+                choice.set(label);
+            }
+            if level.is_none_or(|c| CONFIDENCE_LEVELS.iter().any(|(v, _)| *v == c)) {
+                confidence.set(level);
+            }
+        },
+    );
     let submit = move |_| {
         if let (Some(label), Some(confidence)) =
             (choice.get_untracked(), confidence.get_untracked())
@@ -117,7 +140,7 @@ pub(crate) fn LabelForm(labels: Vec<Label>, sender: Sender) -> impl IntoView {
                             " " {l.name.clone()}
                         </label>
                         <details class="help">
-                            <summary>"Help"</summary>
+                            <summary aria-label=format!("Help: {}", l.name)>"Help"</summary>
                             <p class="definition">{l.definition}</p>
                             <p class="example">"Example: " {l.example}</p>
                         </details>

@@ -6,6 +6,7 @@ mod annotate;
 mod browser;
 mod crossfit;
 mod dashboard;
+mod draft;
 mod home;
 mod models;
 mod sender;

@@ -1,7 +1,10 @@
 //! Sending one answer from the worker's page: the same answer keeps its client id (a retry
-//! after a network failure is stored once); forms stay disabled, and say so, until hydrated.
+//! after a network failure is stored once); forms stay disabled, and say so, until hydrated;
+//! the item's draft is kept until the server stored the answer; a refused answer (the item was
+//! answered in another tab) takes the page to the worker's current item.
 
 use super::browser::random_id;
+use super::draft::{self, DraftKey};
 use super::error_view;
 use crate::api::study::submit_answer;
 use crate::domain::answer::Answer;
@@ -23,6 +26,9 @@ pub(crate) struct Sender {
     study_id: StudyId,
     position: i64,
     done: Callback<SubmitAck>,
+    /// Called with the server's reason when it refuses the answer (already answered, not the
+    /// current item, place released): the page then shows where the worker really is.
+    refused: Callback<String>,
 }
 
 impl Sender {
@@ -31,6 +37,7 @@ impl Sender {
         position: i64,
         live: RwSignal<String>,
         done: Callback<SubmitAck>,
+        refused: Callback<String>,
     ) -> Self {
         // The page's own flag: false while the server renders and until hydration, then true
         // for every later item (no flash of "Loading" between items).
@@ -51,7 +58,13 @@ impl Sender {
             study_id,
             position,
             done,
+            refused,
         }
+    }
+
+    /// Where this item's unsent answer is kept.
+    pub fn draft(self) -> DraftKey {
+        DraftKey::new(self.study_id, self.position)
     }
 
     /// Whether the form's inputs are off: not hydrated yet, or an answer on its way.
@@ -75,7 +88,14 @@ impl Sender {
             let r = submit_answer(self.study_id, self.position, client_id, answer).await;
             self.pending.set(false);
             match r {
-                Ok(ack) => self.done.run(ack),
+                Ok(ack) => {
+                    draft::clear(&self.draft());
+                    self.done.run(ack)
+                }
+                Err(AppError::Refused(reason)) => {
+                    draft::clear(&self.draft());
+                    self.refused.run(reason)
+                }
                 Err(e) => {
                     self.live.set(format!("Not saved: {e}"));
                     self.failure.set(Some(e))

@@ -1,8 +1,10 @@
 //! The span answer form: select by mouse, touch handles (read on `selectionchange`) or the
-//! keyboard (words, characters, sentences, a find box); answers highlighted in the text.
+//! keyboard (words, characters, sentences, a find box); answers highlighted in the text and
+//! kept as the item's draft until submitted.
 
 use super::annotate::SpanTable;
 use super::browser::{on_selection_change, read_selection, set_selection};
+use super::draft;
 use super::sender::Sender;
 use crate::domain::answer::{Answer, SpanAnswer};
 use crate::domain::selection::{
@@ -75,6 +77,21 @@ pub(crate) fn SpanForm(text: String, sender: Sender) -> impl IntoView {
     let find = RwSignal::new(String::new());
     let context_ref = NodeRef::<leptos::html::Div>::new();
     let live = sender.live;
+    // A draft is taken back only if every answer is still the text at its offsets.
+    draft::keep(
+        sender.draft(),
+        move || Some(answers.get()).filter(|a| !a.is_empty()),
+        move |saved: Vec<SpanAnswer>| {
+            let fits = original.with_value(|t| {
+                saved
+                    .iter()
+                    .all(|s| slice_cp(t, s.offset, s.length) == Some(s.text.as_str()))
+            });
+            if fits {
+                answers.set(saved);
+            }
+        },
+    );
 
     let read = move || {
         let el = context_ref.get_untracked()?;

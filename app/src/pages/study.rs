@@ -1,7 +1,8 @@
-//! The worker's study page: task description, the current item, the revealed gold after a
-//! training submission, the completion code. Moves on only after the server saved an answer,
-//! to the step its acknowledgement carries (one request per answer); focus and a live region
-//! follow each step.
+//! The worker's study page: the current item first (the task description and how to answer
+//! one tap away on a phone), the revealed gold after a training submission, the completion
+//! code and the hand-back to the crowd platform. Moves on only after the server saved an
+//! answer, to the step its acknowledgement carries (one request per answer); focus and a live
+//! region follow each step.
 
 use super::annotate::{answer_view, LabelForm, TextForm};
 use super::browser::focus_first;
@@ -9,7 +10,7 @@ use super::sender::Sender;
 use super::span_form::SpanForm;
 use super::{context_view, error_view};
 use crate::api::study::{continue_study, study_state};
-use crate::domain::crowd::HandBack;
+use crate::domain::crowd::{how_to_answer, HandBack};
 use crate::domain::feedback::{feedback, two_decimals};
 use crate::domain::ids::StudyId;
 use crate::domain::place::Phase;
@@ -24,11 +25,14 @@ pub fn WorkerStudyPage() -> impl IntoView {
     let version = RwSignal::new(0u32);
     let state = Resource::new(move || (id(), version.get()), |(id, _)| study_state(id));
     let reload = Callback::new(move |_: ()| version.update(|v| *v += 1));
+    // Why the page moved by itself (an answer refused because the item was answered in
+    // another tab); kept across the reload that follows.
+    let notice = RwSignal::new(None::<String>);
     view! {
         <Transition fallback=|| view! { <p>"Loading your study…"</p> }>
             {move || Suspend::new(async move {
                 match state.await {
-                    Ok(ws) => view! { <WorkerView ws reload/> }.into_any(),
+                    Ok(ws) => view! { <WorkerView ws reload notice/> }.into_any(),
                     Err(AppError::NotSignedIn) => view! {
                         <p class="error" role="alert">
                             "Please open this study through the link on your crowd platform (it signs you in), or sign in with a worker account first."
@@ -38,27 +42,6 @@ pub fn WorkerStudyPage() -> impl IntoView {
                 }
             })}
         </Transition>
-    }
-}
-
-fn instructions(family: Family) -> &'static str {
-    match family {
-        Family::TextToText => {
-            "Read the text and write the answer in the box, then press Submit. If you cannot \
-             answer, press Skip."
-        }
-        Family::Classification => {
-            "Read the text and choose the answer to the question. Each option has a Help with a \
-             definition and an example. Then say how confident you are, and press Submit. If you \
-             cannot decide, press Skip."
-        }
-        _ => {
-            "Select the answer in the text with the mouse and add it with the \"Add as answer\" \
-             button, the right-click menu item \"Answer\", or the A key. On a phone or tablet: \
-             press and hold a word, drag the handles to cover the answer, then tap \"Add as \
-             answer\". Add as many answers as the question asks for; if the text has none, press \
-             \"No answer in this text\"."
-        }
     }
 }
 
@@ -89,7 +72,11 @@ fn announcement(step: &WorkerStep) -> String {
 }
 
 #[component]
-fn WorkerView(ws: WorkerStudy, reload: Callback<()>) -> impl IntoView {
+fn WorkerView(
+    ws: WorkerStudy,
+    reload: Callback<()>,
+    notice: RwSignal<Option<String>>,
+) -> impl IntoView {
     let WorkerStudy {
         study_id,
         study_name,
@@ -112,6 +99,7 @@ fn WorkerView(ws: WorkerStudy, reload: Callback<()>) -> impl IntoView {
     let live = RwSignal::new(String::new());
     let go = Callback::new(move |next: WorkerStep| {
         live.set(announcement(&next));
+        notice.set(None);
         step.set(next);
     });
     // After a move (not on the first showing), focus goes to the new step's heading.
@@ -122,10 +110,17 @@ fn WorkerView(ws: WorkerStudy, reload: Callback<()>) -> impl IntoView {
         }
     });
     let labels = StoredValue::new(labels);
+    // A refused answer: say why, and show the step the worker is really at.
+    let refused = Callback::new(move |reason: String| {
+        notice.set(Some(format!(
+            "Your answer to that item was not stored: {reason} This is where you are now."
+        )));
+        reload.run(());
+    });
     let body = move || {
         match step.get() {
         WorkerStep::Item(item) => view! {
-            <ItemView study_id item family labels=labels.get_value() live go reload/>
+            <ItemView study_id item family labels=labels.get_value() live go reload refused/>
         }
         .into_any(),
         WorkerStep::Done(c) => done_view(c),
@@ -137,23 +132,30 @@ fn WorkerView(ws: WorkerStudy, reload: Callback<()>) -> impl IntoView {
         .into_any(),
     }
     };
+    // Touch screens have no use for it (hidden there by the stylesheet).
     let keys = (!matches!(family, Family::Classification | Family::TextToText)).then(|| view! {
-        <h2>"Keyboard"</h2>
-        <dl class="keys">
-            {SPAN_KEYS.iter().map(|(k, what)| view! { <dt><kbd>{*k}</kbd></dt><dd>{*what}</dd> }).collect_view()}
-        </dl>
+        <div class="keyboard-help">
+            <h2>"Keyboard"</h2>
+            <dl class="keys">
+                {SPAN_KEYS.iter().map(|(k, what)| view! { <dt><kbd>{*k}</kbd></dt><dd>{*what}</dd> }).collect_view()}
+            </dl>
+        </div>
     });
     view! {
         <section class="study" data-k=k>
             <h1 class="study-name">{study_name}</h1>
-            <p class="scenario">{scenario}</p>
+            <p class="scenario">{scenario}
+                // Phones show the item first; the instructions are below it, one tap away.
+                <a class="to-instructions" href="#instructions">"Instructions"</a>
+            </p>
+            {move || notice.get().map(|n| view! { <p class="notice" role="status">{n}</p> })}
             <div class="study-layout">
                 <div class="work">{body}</div>
-                <aside class="instructions">
+                <aside class="instructions" id="instructions">
                     <h2>"The task"</h2>
                     <p class="description">{description}</p>
                     <h2>"How to answer"</h2>
-                    <p>{instructions(family)}</p>
+                    <p>{how_to_answer(family)}</p>
                     {keys}
                 </aside>
             </div>
@@ -167,21 +169,59 @@ fn minutes(seconds: f64) -> String {
     format!("{} min {:02} s", s / 60, s % 60)
 }
 
-/// The way back to the crowd platform: Prolific's link with the code, MTurk's submit form.
+/// Seconds the end page shows the completion code before it hands the worker back by itself.
+const HAND_BACK_SECONDS: u64 = 3;
+
+/// After `HAND_BACK_SECONDS` (in the browser only), `then`.
+fn after_a_moment(then: impl FnOnce() + 'static) {
+    let then = std::cell::Cell::new(Some(then));
+    Effect::new(move |_| {
+        if let Some(f) = then.take() {
+            set_timeout(f, std::time::Duration::from_secs(HAND_BACK_SECONDS));
+        }
+    });
+}
+
+/// The way back to the crowd platform, taken by itself after a moment (as Prolific asks and
+/// MTurk's ExternalQuestion expects): Prolific's completion URL with the code, MTurk's
+/// `externalSubmit` form. The link and the button stay, in case the browser does not go.
 fn hand_back_view(h: Option<HandBack>) -> AnyView {
+    use web_sys::wasm_bindgen::JsCast;
+    let soon = format!("in {HAND_BACK_SECONDS} seconds");
     match h {
-        Some(HandBack::Link { platform, url }) => view! {
-            <p class="hand-back"><a class="return-link" href=url>{format!("Return to {platform} with your completion code")}</a></p>
+        Some(HandBack::Link { platform, url }) => {
+            let target = url.clone();
+            after_a_moment(move || {
+                if let Some(w) = web_sys::window() {
+                    let _ = w.location().assign(&target);
+                }
+            });
+            view! {
+                <p class="hand-back" role="status">{format!("Taking you back to {platform} with your code {soon}.")}</p>
+                <p><a class="return-link" href=url>{format!("Return to {platform} with your completion code now")}</a></p>
+            }
+            .into_any()
         }
-        .into_any(),
-        Some(HandBack::MturkSubmit { action, assignment_id, code }) => view! {
-            <form class="hand-back mturk-submit" method="post" action=action>
-                <input type="hidden" name="assignmentId" value=assignment_id/>
-                <input type="hidden" name="completion_code" value=code/>
-                <button type="submit">"Submit the HIT on MTurk"</button>
-            </form>
+        Some(HandBack::MturkSubmit { action, assignment_id, code }) => {
+            after_a_moment(|| {
+                let form = web_sys::window()
+                    .and_then(|w| w.document())
+                    .and_then(|d| d.query_selector("form.mturk-submit").ok().flatten())
+                    .and_then(|f| f.dyn_into::<web_sys::HtmlFormElement>().ok());
+                if let Some(form) = form {
+                    let _ = form.submit();
+                }
+            });
+            view! {
+                <p class="hand-back" role="status">{format!("Submitting the HIT on MTurk for you {soon}.")}</p>
+                <form class="hand-back mturk-submit" method="post" action=action>
+                    <input type="hidden" name="assignmentId" value=assignment_id/>
+                    <input type="hidden" name="completion_code" value=code/>
+                    <button type="submit">"Submit the HIT on MTurk now"</button>
+                </form>
+            }
+            .into_any()
         }
-        .into_any(),
         None => ().into_any(),
     }
 }
@@ -214,6 +254,7 @@ fn ItemView(
     live: RwSignal<String>,
     go: Callback<WorkerStep>,
     reload: Callback<()>,
+    refused: Callback<String>,
 ) -> impl IntoView {
     let WorkerItem {
         position,
@@ -242,7 +283,7 @@ fn ItemView(
             reload.run(());
         }
     });
-    let sender = Sender::new(study_id, position, live, done);
+    let sender = Sender::new(study_id, position, live, done, refused);
     let context = StoredValue::new(context);
     let labels = StoredValue::new(labels);
     let answer = move || match revealed.get() {

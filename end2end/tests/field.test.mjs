@@ -1,0 +1,279 @@
+// A study in the field: inside MTurk's frame on another site with third-party cookies
+// blocked (preview, accept, work, the HIT submitted by the end page), handed back to Prolific
+// by itself, unsent work kept through reload, Back and a crashed tab, a stale second tab, Back
+// to the start page, and Start pressed before the bundle has arrived.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { start, newPage, joinStudy, writeSst } from './server.mjs';
+
+const SPAN_TEXT = 'Ada met Ben at the old mill. Later they walked to Kew Gardens together.';
+const cpOffset = (text, needle) => [...text.slice(0, text.indexOf(needle))].length;
+
+function writeFixture(dir) {
+  const root = join(dir, 'fixture');
+  writeSst(join(root, 'SST-2'), [
+    ['a joyous ride from start to finish ', 'positive'],
+    ['a slog with no payoff ', 'negative'],
+    ['the cast shines in every scene ', 'positive'],
+  ]);
+  const squad = join(root, 'SQuAD-v2');
+  mkdirSync(squad, { recursive: true });
+  const span = (id, question, answers) => JSON.stringify({
+    question, id, context: SPAN_TEXT, is_impossible: answers.length === 0,
+    answer: answers.map((a) => ({ text: a, answer_start: cpOffset(SPAN_TEXT, a) })),
+  });
+  writeFileSync(join(squad, 'squad-v2_test.jsonl'), [
+    span('f1', 'Who met?', ['Ada', 'Ben']),
+    span('f2', 'Where did they walk?', ['Kew Gardens']),
+  ].join('\n') + '\n');
+  return root;
+}
+
+// The crowd platform's page: another site (127.0.0.1 beside the study's localhost) that shows
+// the study link in a frame, as MTurk shows an ExternalQuestion.
+const platform = http.createServer((req, res) => {
+  const src = new URL(req.url, 'http://x').searchParams.get('src') ?? '';
+  res.writeHead(200, { 'Content-Type': 'text/html' });
+  res.end(`<!DOCTYPE html><title>HIT</title><iframe title="HIT" src="${src.replace(/"/g, '&quot;')}" style="width:390px;height:800px"></iframe>`);
+});
+
+let env;
+let platformBase;
+const studies = {};
+before(async () => {
+  await new Promise((r) => platform.listen(0, '127.0.0.1', r));
+  platformBase = `http://127.0.0.1:${platform.address().port}`;
+  env = await start((cli, dir) => {
+    cli('import', 'clues', writeFixture(dir));
+    const id = (out) => Number(/created study (\d+)/.exec(out)[1]);
+    const create = (...args) => id(cli('study', 'create', '--open', '--annotators', '5', '--scenarios', '0', ...args));
+    studies.mturk = create('--task', 'SST-2', '--name', 'HIT study');
+    studies.prolific = create('--task', 'SST-2', '--name', 'Prolific study', '--code', 'BACK-HOME');
+    studies.spans = create('--task', 'SQuAD-v2', '--name', 'Draft study');
+    studies.labels = create('--task', 'SST-2', '--name', 'Tab study');
+  }, {
+    // The study as it runs behind TLS (the cookie is Secure; Chromium treats localhost as a
+    // secure origin), framed by the platform's site; third-party cookies blocked.
+    host: 'localhost',
+    serveArgs: ['--secure-cookies', '--frame-ancestors', platformBase],
+    browserArgs: ['--test-third-party-cookie-phaseout'],
+  });
+});
+after(async () => {
+  await env?.stop();
+  platform.close();
+});
+
+const prolificLink = (study, pid) => `${env.base}/join/${study}?PROLIFIC_PID=${pid}&STUDY_ID=st&SESSION_ID=se`;
+const count = (table) => env.sql(`SELECT COUNT(*) FROM ${table}`)[0][0];
+
+/** Answers every label item of the page (or frame) in front of it until the end page. */
+async function answerAll(scope) {
+  for (;;) {
+    await scope.locator('.item, .done').first().waitFor();
+    if (await scope.locator('.done').count()) return;
+    const heading = await scope.locator('.item h2.progress').textContent();
+    await scope.locator('input[name="label"][value="positive"]').check();
+    await scope.locator('input[name="confidence"][value="4"]').check();
+    await scope.locator('button.submit').click();
+    await scope.locator('.item h2.progress, .done').first().filter({ hasNotText: heading }).waitFor();
+  }
+}
+
+test('inside MTurk\'s frame with third-party cookies blocked: the preview takes nothing, the worker completes the HIT', { timeout: 120000 }, async () => {
+  const context = await env.browser.newContext();
+  const submitted = [];
+  await context.route('https://workersandbox.mturk.com/**', (route) => {
+    submitted.push({ url: route.request().url(), body: route.request().postData() });
+    route.fulfill({ status: 200, contentType: 'text/html', body: '<p id="turk">HIT submitted</p>' });
+  });
+  const page = await newPage(env.browser, { context });
+  const turk = 'hitId=HIT1&turkSubmitTo=https%3A%2F%2Fworkersandbox.mturk.com';
+  const framed = (query) => `${platformBase}/?src=${encodeURIComponent(`${env.base}/join/${studies.mturk}?${query}`)}`;
+  const frame = page.frameLocator('iframe');
+
+  // Preview: the task and an example item, no Start, nothing stored.
+  const users = count('users');
+  await page.goto(framed(`assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&${turk}`));
+  await frame.locator('.preview-note').waitFor();
+  assert.match(await frame.locator('.preview-note').textContent(), /This is a preview.*Accept the HIT on MTurk to begin/s);
+  assert.match(await frame.locator('.description').textContent(), /movie review/);
+  assert.equal(await frame.locator('.preview-item .question').textContent(), 'positive or negative?');
+  assert.equal(await frame.locator('form').count(), 0, 'no Start in a preview');
+  const posted = await context.request.post(`${env.base}/join/${studies.mturk}?workerId=W1&assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&${turk}`, { maxRedirects: 0 });
+  assert.equal(posted.status(), 409);
+  assert.match(await posted.text(), /accept it on MTurk to begin/);
+  assert.equal(count('users'), users);
+  assert.equal(count('assignments'), 0);
+
+  // Accepted: Start, the items, and the end page submits the HIT to MTurk by itself.
+  await page.goto(framed(`workerId=W1&assignmentId=ASG1&${turk}`));
+  await frame.locator('form.start button').click();
+  await frame.locator('main[data-hydrated="true"]').waitFor({ timeout: 30000 });
+  await answerAll(frame);
+  assert.match(await frame.locator('.hand-back[role="status"]').textContent(), /Submitting the HIT on MTurk for you in 3 seconds/);
+  await frame.locator('#turk').waitFor({ timeout: 15000 });
+  assert.equal(submitted.length, 1);
+  assert.equal(submitted[0].url, 'https://workersandbox.mturk.com/mturk/externalSubmit');
+  const form = new URLSearchParams(submitted[0].body);
+  assert.equal(form.get('assignmentId'), 'ASG1');
+  const [[code, status]] = env.sql(
+    `SELECT c.config_json, a.status FROM assignments a JOIN studies s ON s.id = a.study_id
+     JOIN study_configs c ON c.id = s.config_id WHERE a.study_id = $1`, studies.mturk);
+  assert.equal(form.get('completion_code'), JSON.parse(code).completion_code);
+  assert.equal(status, 'finished');
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});
+
+test('a Prolific worker is handed back to the completion URL by the end page itself', { timeout: 120000 }, async () => {
+  const context = await env.browser.newContext();
+  await context.route('https://app.prolific.com/**', (route) =>
+    route.fulfill({ status: 200, contentType: 'text/html', body: '<p id="prolific">Submission complete</p>' }));
+  const page = await newPage(env.browser, { context });
+  await joinStudy(page, prolificLink(studies.prolific, 'hand-back-worker'));
+  await answerAll(page);
+  // The link stays as a fallback while the page counts down.
+  assert.equal(await page.getAttribute('a.return-link', 'href'), 'https://app.prolific.com/submissions/complete?cc=BACK-HOME');
+  await page.waitForURL('https://app.prolific.com/submissions/complete?cc=BACK-HOME', { timeout: 15000 });
+  await page.waitForSelector('#prolific');
+  await context.close();
+});
+
+test('unsent answers survive a reload, Back and a crashed tab, and leaving asks first', { timeout: 120000 }, async () => {
+  const context = await env.browser.newContext();
+  let page = await newPage(env.browser, { context });
+  const dialogs = [];
+  const watch = (p) => p.on('dialog', (d) => { dialogs.push(d.type()); d.accept(); });
+  watch(page);
+  await joinStudy(page, prolificLink(studies.spans, 'draft-worker'));
+  const select = (needle) => page.evaluate((n) => {
+    const r = window.rangeOfText(document.querySelector('.span-context'), n);
+    getSelection().setBaseAndExtent(r.startContainer, r.startOffset, r.endContainer, r.endOffset);
+  }, needle);
+  const answers = () => page.$$eval('table.answers .answer-text', (tds) => tds.map((td) => td.textContent));
+  const question = await page.textContent('.item .question');
+  const wanted = question === 'Who met?' ? ['Ada', 'Ben'] : ['Kew Gardens', 'old mill'];
+  for (const w of wanted) {
+    await select(w);
+    await page.waitForFunction((t) => document.querySelector('.selected-text')?.textContent === t, w);
+    await page.click('button.add-answer');
+    await page.waitForFunction((n) => document.querySelectorAll('table.answers tbody tr').length === n, wanted.indexOf(w) + 1);
+  }
+  const expected = await answers();
+  const restored = async (p) => {
+    await p.waitForSelector('main[data-hydrated="true"]');
+    await p.waitForFunction((n) => document.querySelectorAll('table.answers tbody tr').length === n, expected.length);
+    assert.deepEqual(await p.$$eval('table.answers .answer-text', (tds) => tds.map((td) => td.textContent)), expected);
+    assert.equal(await p.textContent('.item .question'), question);
+  };
+  // Reload: the browser asks first (unsent work), then the answers are back.
+  await page.reload();
+  await restored(page);
+  assert.deepEqual(dialogs, ['beforeunload']);
+  // Away and Back.
+  await page.goto(`${env.base}/`);
+  await page.goBack();
+  await restored(page);
+  // The tab crashes; the worker opens the study again.
+  const cdp = await context.newCDPSession(page);
+  const crashed = page.waitForEvent('crash');
+  cdp.send('Page.crash').catch(() => {});
+  await crashed;
+  page = await newPage(env.browser, { context });
+  watch(page);
+  await page.goto(`${env.base}/study/${studies.spans}`);
+  await restored(page);
+  const sent = () => env.sql(
+    `SELECT COUNT(*) FROM assignment_items i JOIN assignments a ON a.id = i.assignment_id
+     JOIN users u ON u.id = a.worker_id WHERE u.name = 'prolific:draft-worker' AND i.submitted_at IS NOT NULL`)[0][0];
+  assert.equal(sent(), 0, 'nothing was sent');
+  // Sent: the draft is gone, and leaving no longer asks.
+  await page.click('button.submit');
+  await page.waitForFunction((q) => document.querySelector('.item .question')?.textContent !== q, question);
+  assert.equal(sent(), 1);
+  assert.deepEqual(await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('clues-draft:'))), []);
+  const asked = dialogs.length;
+  await page.reload();
+  await page.waitForSelector('main[data-hydrated="true"]');
+  assert.equal(dialogs.length, asked, 'no question without unsent work');
+  // A picked label and confidence are kept the same way.
+  await joinStudy(page, prolificLink(studies.labels, 'draft-worker'));
+  await page.check('input[name="label"][value="negative"]');
+  await page.check('input[name="confidence"][value="2"]');
+  await page.reload();
+  await page.waitForSelector('main[data-hydrated="true"]');
+  await page.waitForFunction(() => document.querySelector('input[name="label"][value="negative"]').checked
+    && document.querySelector('input[name="confidence"][value="2"]').checked);
+  assert.equal(await page.isDisabled('button.submit'), false);
+  // Closing the tab with unsent work asks too.
+  const before = dialogs.length;
+  await page.close({ runBeforeUnload: true });
+  await new Promise((r) => setTimeout(r, 500));
+  assert.deepEqual(dialogs.slice(before), ['beforeunload']);
+  await context.close();
+});
+
+test('a stale second tab moves on by itself; Back offers to continue; the item is the same', { timeout: 120000 }, async () => {
+  const context = await env.browser.newContext();
+  const first = await newPage(env.browser, { context });
+  await joinStudy(first, prolificLink(studies.labels, 'two-tab-worker'));
+  const second = await newPage(env.browser, { context });
+  await second.goto(`${env.base}/study/${studies.labels}`);
+  await second.waitForSelector('main[data-hydrated="true"]');
+  assert.equal(await second.textContent('.item h2.progress'), 'Test item 1 of 3');
+  // The first tab answers item 1; the second, still showing it, tries another answer.
+  await first.check('input[name="label"][value="negative"]');
+  await first.check('input[name="confidence"][value="2"]');
+  await first.click('button.submit');
+  await first.waitForFunction(() => document.querySelector('.item h2.progress')?.textContent === 'Test item 2 of 3');
+  await second.check('input[name="label"][value="positive"]');
+  await second.check('input[name="confidence"][value="5"]');
+  await second.click('button.submit');
+  await second.waitForFunction(() => document.querySelector('.item h2.progress')?.textContent === 'Test item 2 of 3');
+  assert.match(await second.textContent('.notice'), /not stored: This answer was already submitted.*This is where you are now/);
+  const stored = env.sql(
+    `SELECT i.answer_json FROM assignment_items i JOIN assignments a ON a.id = i.assignment_id
+     JOIN users u ON u.id = a.worker_id WHERE u.name = 'prolific:two-tab-worker' AND i.submitted_at IS NOT NULL`);
+  assert.equal(stored.length, 1);
+  assert.match(stored[0][0], /negative/);
+  // Back from the study page: the start page says Start continues.
+  await first.goBack();
+  await first.waitForSelector('form.start');
+  assert.match(await first.textContent('.start-text'), /^Continue where you left off/);
+  assert.equal(await first.textContent('form.start button'), 'Continue');
+  await first.click('form.start button');
+  await first.waitForSelector('main[data-hydrated="true"]');
+  assert.equal(await first.textContent('.item h2.progress'), 'Test item 2 of 3');
+  assert.deepEqual(first.errors, []);
+  await context.close();
+});
+
+test('Start pressed at once waits for the preloaded bundle instead of fetching it twice', { timeout: 120000 }, async () => {
+  const context = await env.browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  const page = await newPage(env.browser, { context });
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 150, downloadThroughput: 200000, uploadThroughput: 100000 });
+  const wasm = new Map();
+  cdp.on('Network.requestWillBeSent', (e) => {
+    if (/clues-lab-worker\.[0-9a-f]+\.wasm$/.test(e.request.url)) wasm.set(e.requestId, 'network');
+  });
+  const cached = (id) => { if (wasm.has(id)) wasm.set(id, 'cache'); };
+  cdp.on('Network.requestServedFromCache', (e) => cached(e.requestId));
+  cdp.on('Network.responseReceived', (e) => {
+    if (e.response.fromDiskCache || e.response.fromPrefetchCache) cached(e.requestId);
+  });
+  cdp.on('Network.loadingFailed', (e) => { if (wasm.has(e.requestId)) wasm.set(e.requestId, `failed: ${e.errorText}`); });
+  // Pressed as soon as the button is there, long before the bundle can have arrived.
+  await page.goto(prolificLink(studies.labels, 'early-start-worker'), { waitUntil: 'commit' });
+  await page.click('form.start button');
+  await page.waitForSelector('main[data-hydrated="true"]', { timeout: 60000 });
+  const fetched = [...wasm.values()];
+  assert.equal(fetched.filter((v) => v === 'network').length, 1, `the wasm came over the network once: ${fetched}`);
+  assert.equal(fetched.filter((v) => v.startsWith('failed')).length, 0, `no preload was dropped: ${fetched}`);
+  await context.close();
+});
