@@ -529,12 +529,12 @@ async fn only_admins_configure_and_started_studies_keep_what_workers_saw() {
     // and nothing is stored.
     let before = common::snapshot(&s.pool).await;
     let out_of_range = json!({"task": "demo-CoNLL2003", "name": "NER pilot", "config": {
-        "scenarios": [0, 2], "annotators": 2000, "training_split": 1, "hourly_rate_cents": 500000,
+        "scenarios": [0, 2], "annotators": 2000000, "training_split": 1, "hourly_rate_cents": 500000,
         "filter_margin": 7.0, "item_timeout_secs": 30, "open": true, "completion_code": "my code <b>"}});
     let r = post_json(s, "create_study", &out_of_range, Some(&ada)).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     for named in [
-        "Annotators per scenario: 2000 is not allowed; it must be a whole number from 1 to 1000",
+        "Annotators per scenario: 2000000 is not allowed; it must be a whole number from 1 to 1000000",
         "Hourly rate: 5000 is not allowed; it must be from 0 to 1000 USD",
         "Training filter margin: 7 is not allowed; it must be from 0 to 1",
         "Time-out: 30 is not allowed; it must be a whole number from 60 to 604800 seconds",

@@ -25,10 +25,11 @@ pub const SHOTS: Setting = Setting {
     why: "",
 };
 
+/// Up to a million: load runs fill one scenario with that many synthetic workers.
 pub const ANNOTATORS: Setting = Setting {
     field: "Annotators per scenario",
     min: 1.0,
-    max: 1_000.0,
+    max: 1_000_000.0,
     unit: "",
     whole: true,
     why: "each scenario needs at least one annotator",
@@ -77,7 +78,7 @@ fn number(v: f64) -> String {
 }
 
 impl Setting {
-    /// "from 1 to 1000 (each scenario needs at least one annotator)".
+    /// "a whole number from 1 to 1000000 (each scenario needs at least one annotator)".
     pub fn range(&self) -> String {
         let unit = if self.unit.is_empty() {
             String::new()
@@ -171,9 +172,12 @@ mod tests {
         assert_eq!(TIME_OUT.parse_whole(" 1800 ").unwrap(), 1800);
         assert_eq!(
             ANNOTATORS.parse("three").unwrap_err(),
-            "Annotators per scenario: \"three\" is not a number; it must be a whole number from 1 to 1000 (each scenario needs at least one annotator)"
+            "Annotators per scenario: \"three\" is not a number; it must be a whole number from 1 to 1000000 (each scenario needs at least one annotator)"
         );
-        assert!(ANNOTATORS.check(0.0).unwrap_err().contains("at least one annotator"));
+        assert!(ANNOTATORS
+            .check(0.0)
+            .unwrap_err()
+            .contains("at least one annotator"));
         assert!(HOURLY_RATE.check(12.5).is_ok() && HOURLY_RATE.check(-1.0).is_err());
         assert!(SHOTS.check(10.0).is_ok() && SHOTS.check(20_000.0).is_err());
     }
@@ -185,7 +189,10 @@ mod tests {
         }
         for bad in ["my code <b>", "a b", "é", &"X".repeat(CODE_MAX + 1)] {
             let e = check_completion_code(bad).unwrap_err();
-            assert!(e.starts_with("Completion code: ") && e.contains("letters, digits"), "{e}");
+            assert!(
+                e.starts_with("Completion code: ") && e.contains("letters, digits"),
+                "{e}"
+            );
         }
     }
 }

@@ -2,13 +2,11 @@
 //! `workerId`/`assignmentId`). `GET` shows a start page and changes nothing (link previews and
 //! prefetchers take no place); its `POST` signs the worker in, takes a place, and goes on.
 
-use app::domain::crowd::{how_to_answer, validate_turk_submit_to, MTURK_PREVIEW};
-use app::domain::task::{Context, Family};
-use app::domain::ids::StudyId;
+use app::domain::crowd::{validate_turk_submit_to, MTURK_PREVIEW};
+use app::domain::ids::{StudyId, UserId};
 use app::domain::people::{validate_crowd_id, Role};
 use app::domain::study::Refusal;
 use app::error::AppError;
-use app::domain::ids::UserId;
 use app::ssr::auth::{self, User};
 use app::ssr::state::AppState;
 use app::ssr::study::{self, CrowdInfo, Study};
@@ -17,6 +15,9 @@ use axum::http::{header, Extensions, HeaderMap};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use std::collections::HashMap;
 use std::net::SocketAddr;
+
+mod pages;
+use pages::{preview_html, start_html};
 
 /// Reads the crowd parameters of a study link. Every one given must be a valid crowd id (see
 /// `validate_crowd_id`): they end up in exports, where nothing but an id belongs.
@@ -239,147 +240,9 @@ fn from_another_site(headers: &HeaderMap) -> bool {
     }
 }
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&#39;")
-}
-
 /// What a preview's Start would say: nothing is taken before the HIT is accepted.
 const PREVIEW_REFUSAL: &str =
     "This is a preview of the HIT: accept it on MTurk to begin; nothing was recorded.";
-
-/// Holds Start until the preloaded bundle has arrived (at most 10 s), then posts the form: a
-/// navigation would cancel the preloads in flight and fetch them again from the start. It sits
-/// in the head, before the stylesheet, so it catches a press made while the page still loads.
-/// A page brought back by Back or Forward is loaded anew, so it says whether the worker has a
-/// place. Without script the form posts as it is.
-const START_SCRIPT: &str = r#"<script>
-addEventListener('pageshow',function(e){if(e.persisted)location.reload()});
-document.addEventListener('submit',function(e){
-var form=e.target;if(!form.classList.contains('start'))return;
-e.preventDefault();if(form.dataset.sent)return;form.dataset.sent='1';
-var button=form.querySelector('button');if(button){button.disabled=true;button.textContent='Starting\u2026'}
-var go=function(){form.submit()},p=window.performance;
-if(!p||!p.getEntriesByName||!window.Promise)return go();
-var waits=[].map.call(document.querySelectorAll('link[rel=modulepreload],link[rel=preload]'),function(l){
-return new Promise(function(done){(function check(){if(p.getEntriesByName(l.href).length)done();else setTimeout(check,50)})()})});
-Promise.race([Promise.all(waits),new Promise(function(r){setTimeout(r,10000)})]).then(go);
-},true);
-</script>"#;
-
-/// The head of the worker's plain pages (start and preview): no bundle of their own, so they
-/// show at once on any phone. `early` goes before the stylesheet.
-fn plain_head(title: &str, css: &str, early: &str) -> String {
-    format!(
-        r#"<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title><link rel="icon" href="data:,">{early}<link rel="stylesheet" href="{css}"></head>"#,
-        title = escape(title),
-    )
-}
-
-/// The start page: plain HTML with one small script (see `START_SCRIPT`); `preload` holds the
-/// links that fetch the study page's bundle meanwhile. A worker who holds a place already is
-/// told that Start continues where they left off.
-fn start_html(study: &str, action: &str, css: &str, preload: &str, returning: bool) -> String {
-    let (text, button) = if returning {
-        (
-            "Continue where you left off: your answers so far are saved, and you go on with the \
-             item you were on.",
-            "Continue",
-        )
-    } else {
-        (
-            "You are about to start this study. Depending on your group, you first answer a few \
-             practice items, each followed by its correct answer, and then the test items. Your \
-             time is recorded, and you are paid by the hour.",
-            "Start",
-        )
-    };
-    format!(
-        r#"{head}
-<body><main class="start-page">
-<h1>{study}</h1>
-<p class="start-text">{text}</p>
-<form class="start" method="post" action="{action}"><button type="submit" class="primary">{button}</button></form>
-</main></body></html>"#,
-        head = plain_head(&format!("Start: {study}"), css, &format!("{START_SCRIPT}{preload}")),
-        study = escape(study),
-        action = escape(action),
-    )
-}
-
-/// An MTurk preview: the task's description, how to answer, one item as the worker will see
-/// it (without its answer), and the request to accept the HIT. No form, no script.
-fn preview_html(s: &Study, example: &Option<app::wire::tasks::ItemPreview>, css: &str) -> String {
-    let family = s.spec.family;
-    let item = match example {
-        Some(e) => {
-            let context = match &e.context {
-                Context::Single { text } => format!(
-                    r#"<div class="context">{}</div>"#,
-                    escape(&app::domain::selection::display_text(text))
-                ),
-                Context::Pair {
-                    premise,
-                    hypothesis,
-                } => format!(
-                    r#"<div class="context pair"><p><span class="part">Sentence 1: </span>{}</p><p><span class="part">Sentence 2: </span>{}</p></div>"#,
-                    escape(premise),
-                    escape(hypothesis)
-                ),
-            };
-            let controls = match family {
-                Family::Classification => {
-                    let options: String = s
-                        .spec
-                        .labels
-                        .iter()
-                        .map(|l| {
-                            format!(
-                                "<li><strong>{}</strong>: {}</li>",
-                                escape(&l.name),
-                                escape(&l.definition)
-                            )
-                        })
-                        .collect();
-                    format!(
-                        r#"<p>You choose one of these answers, say how confident you are (from "Strongly disagree" to "Strongly agree"), and press Submit (or Skip):</p><ul class="preview-options">{options}</ul>"#
-                    )
-                }
-                Family::TextToText => {
-                    "<p>You write the answer in a box and press Submit (or Skip).</p>".into()
-                }
-                _ => "<p>You select each answer in the text and add it; your answers are listed with their position, and \"No answer in this text\" says there is none.</p>".into(),
-            };
-            format!(
-                r#"<h2>An example item</h2>
-<div class="preview-item"><p class="question">{question}</p>{context}{controls}</div>"#,
-                question = escape(&e.question),
-            )
-        }
-        None => String::new(),
-    };
-    format!(
-        r#"{head}
-<body><main class="start-page preview">
-<h1>{study}</h1>
-<p class="preview-note" role="status"><strong>This is a preview.</strong> Accept the HIT on MTurk to begin; nothing is recorded until you do.</p>
-<h2>The task</h2>
-<p class="description">{description}</p>
-<h2>How to answer</h2>
-<p>{how}</p>
-{item}
-</main></body></html>"#,
-        head = plain_head(&format!("Preview: {}", s.name), css, ""),
-        study = escape(&s.name),
-        description = escape(&s.spec.description),
-        how = escape(how_to_answer(family)),
-    )
-}
 
 #[cfg(test)]
 mod tests {
@@ -411,24 +274,5 @@ mod tests {
             ("origin", "null")
         ])));
         assert!(!from_another_site(&h(&[("host", "lab.example")])));
-    }
-
-    #[test]
-    fn the_start_page_escapes_the_study_name_and_link() {
-        let page = start_html(
-            "<b>\"x\"</b>",
-            "/join/1?PROLIFIC_PID=a&STUDY_ID=b",
-            "/pkg/a.css",
-            "",
-            false,
-        );
-        assert!(page.contains("&lt;b&gt;&quot;x&quot;&lt;/b&gt;"));
-        assert!(page.contains(r#"action="/join/1?PROLIFIC_PID=a&amp;STUDY_ID=b""#));
-        // One script, the start button's; the form posts without it.
-        assert_eq!(page.matches("<script").count(), 1);
-        assert!(page.contains("You are about to start") && page.contains(">Start</button>"));
-        let back = start_html("S", "/join/1", "/pkg/a.css", "", true);
-        assert!(back.contains("Continue where you left off") && back.contains(">Continue</button>"));
-        assert!(!back.contains("You are about to start"));
     }
 }
