@@ -207,8 +207,7 @@ async fn pages_are_compressed_static_files_come_precompressed_and_headers_protec
             .any(|v| v.to_str().unwrap().eq_ignore_ascii_case("accept-encoding"))
     };
     for (encoding, expected) in [("br", b"brotli bytes".as_slice()), ("gzip", b"gzip bytes")] {
-        let (status, enc, body, headers) =
-            fetch_encoded(&s, "/pkg/clues-lab.wasm", encoding).await;
+        let (status, enc, body, headers) = fetch_encoded(&s, "/pkg/clues-lab.wasm", encoding).await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(enc.as_deref(), Some(encoding));
         assert_eq!(body, expected);

@@ -176,16 +176,37 @@ async fn squad_v2_studies_train_on_a_nesting_chain() {
     let out = cli(&[&unnested[..], &["--allow-unnested"]].concat());
     assert!(String::from_utf8_lossy(&out.stdout).contains("10_1, 20_1, 30_1 (not nested)"));
     // The command line checks a study's numbers with the admin form's rules and messages.
-    let by_split = ["study", "create", "--task", "SQuAD-v2", "--name", "y", "--split", "2"];
+    let by_split = [
+        "study", "create", "--task", "SQuAD-v2", "--name", "y", "--split", "2",
+    ];
     for (flag, value, message) in [
-        ("--timeout", "-60", "Time-out: -60 is not allowed; it must be a whole number from 60 to 604800 seconds"),
-        ("--margin", "7", "Training filter margin: 7 is not allowed; it must be from 0 to 1"),
-        ("--annotators", "0", "Annotators per scenario: 0 is not allowed"),
-        ("--code", "my code <b>", "Completion code: \"my code <b>\" is not allowed"),
+        (
+            "--timeout",
+            "-60",
+            "Time-out: -60 is not allowed; it must be a whole number from 60 to 604800 seconds",
+        ),
+        (
+            "--margin",
+            "7",
+            "Training filter margin: 7 is not allowed; it must be from 0 to 1",
+        ),
+        (
+            "--annotators",
+            "0",
+            "Annotators per scenario: 0 is not allowed",
+        ),
+        (
+            "--code",
+            "my code <b>",
+            "Completion code: \"my code <b>\" is not allowed",
+        ),
     ] {
         let out = cli(&[&by_split[..], &[flag, value]].concat());
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success() && err.contains(message), "{flag} {value}: {err}");
+        assert!(
+            !out.status.success() && err.contains(message),
+            "{flag} {value}: {err}"
+        );
     }
 }
 

@@ -29,7 +29,11 @@ pub fn frame_policy(path: &str, extra_ancestors: &[String]) -> String {
         return "frame-ancestors 'none'".into();
     }
     let mut policy = String::from("frame-ancestors 'self'");
-    for origin in MTURK_HOSTS.iter().copied().chain(extra_ancestors.iter().map(String::as_str)) {
+    for origin in MTURK_HOSTS
+        .iter()
+        .copied()
+        .chain(extra_ancestors.iter().map(String::as_str))
+    {
         policy.push(' ');
         policy.push_str(origin);
     }
@@ -46,9 +50,14 @@ pub fn validate_frame_ancestor(origin: &str) -> Result<(), String> {
     let ok = rest.is_some_and(|host| {
         let host = host.strip_prefix("*.").unwrap_or(host);
         !host.is_empty()
-            && host
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-' || b == b':' || b == b'[' || b == b']')
+            && host.bytes().all(|b| {
+                b.is_ascii_alphanumeric()
+                    || b == b'.'
+                    || b == b'-'
+                    || b == b':'
+                    || b == b'['
+                    || b == b']'
+            })
     });
     if ok {
         Ok(())
@@ -254,7 +263,10 @@ mod tests {
         assert_eq!(frame_policy("/", &[]), "frame-ancestors 'none'");
         assert_eq!(frame_policy("/studies/1", &[]), "frame-ancestors 'none'");
         assert_eq!(frame_policy("/api/login", &[]), "frame-ancestors 'none'");
-        assert_eq!(frame_policy("/export/scores.csv", &[]), "frame-ancestors 'none'");
+        assert_eq!(
+            frame_policy("/export/scores.csv", &[]),
+            "frame-ancestors 'none'"
+        );
         let extra = vec!["https://lab.example".to_string()];
         for path in ["/join/3", "/study/3"] {
             assert_eq!(
@@ -265,7 +277,14 @@ mod tests {
         assert!(validate_frame_ancestor("https://lab.example").is_ok());
         assert!(validate_frame_ancestor("http://127.0.0.1:8080").is_ok());
         assert!(validate_frame_ancestor("https://*.prolific.com").is_ok());
-        for bad in ["lab.example", "https://", "https://a.example/x", "https://a b", "*", "https://a;script-src *"] {
+        for bad in [
+            "lab.example",
+            "https://",
+            "https://a.example/x",
+            "https://a b",
+            "*",
+            "https://a;script-src *",
+        ] {
             assert!(validate_frame_ancestor(bad).is_err(), "{bad}");
         }
     }

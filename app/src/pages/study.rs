@@ -202,7 +202,11 @@ fn hand_back_view(h: Option<HandBack>) -> AnyView {
             }
             .into_any()
         }
-        Some(HandBack::MturkSubmit { action, assignment_id, code }) => {
+        Some(HandBack::MturkSubmit {
+            action,
+            assignment_id,
+            code,
+        }) => {
             after_a_moment(|| {
                 let form = web_sys::window()
                     .and_then(|w| w.document())

@@ -211,13 +211,15 @@ pub async fn known_crowd_worker(
     platform: &str,
     external_id: &str,
 ) -> Result<Option<UserId>, AppError> {
-    Ok(sqlx::query_scalar(
-        "SELECT user_id FROM crowd_ids WHERE platform = $1 AND external_id = $2",
+    Ok(
+        sqlx::query_scalar(
+            "SELECT user_id FROM crowd_ids WHERE platform = $1 AND external_id = $2",
+        )
+        .bind(platform)
+        .bind(external_id)
+        .fetch_optional(pool)
+        .await?,
     )
-    .bind(platform)
-    .bind(external_id)
-    .fetch_optional(pool)
-    .await?)
 }
 
 /// The password-less worker behind an external crowd id (`platform` is `prolific` or

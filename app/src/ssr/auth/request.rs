@@ -132,6 +132,9 @@ mod tests {
         let framed = framed.to_str().unwrap();
         assert!(framed.contains("HttpOnly") && framed.contains("Path=/"));
         assert!(framed.ends_with("SameSite=None; Secure; Partitioned"));
-        assert_eq!(worker_session_cookie("ff", false), session_cookie("ff", false));
+        assert_eq!(
+            worker_session_cookie("ff", false),
+            session_cookie("ff", false)
+        );
     }
 }
