@@ -5,12 +5,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { start, newPage, joinStudy, writeSst } from './server.mjs';
+import { start, newPage, joinStudy, writeSst, writeSquad } from './server.mjs';
 
 const SPAN_TEXT = 'Ada met Ben at the old mill. Later they walked to Kew Gardens together.';
-const cpOffset = (text, needle) => [...text.slice(0, text.indexOf(needle))].length;
 
 function writeFixture(dir) {
   const root = join(dir, 'fixture');
@@ -19,16 +17,10 @@ function writeFixture(dir) {
     ['a slog with no payoff ', 'negative'],
     ['the cast shines in every scene ', 'positive'],
   ]);
-  const squad = join(root, 'SQuAD-v2');
-  mkdirSync(squad, { recursive: true });
-  const span = (id, question, answers) => JSON.stringify({
-    question, id, context: SPAN_TEXT, is_impossible: answers.length === 0,
-    answer: answers.map((a) => ({ text: a, answer_start: cpOffset(SPAN_TEXT, a) })),
-  });
-  writeFileSync(join(squad, 'squad-v2_test.jsonl'), [
-    span('f1', 'Who met?', ['Ada', 'Ben']),
-    span('f2', 'Where did they walk?', ['Kew Gardens']),
-  ].join('\n') + '\n');
+  writeSquad(join(root, 'SQuAD-v2'), SPAN_TEXT, [
+    ['f1', 'Who met?', ['Ada', 'Ben']],
+    ['f2', 'Where did they walk?', ['Kew Gardens']],
+  ]);
   return root;
 }
 
@@ -164,6 +156,7 @@ test('unsent answers survive a reload, Back and a crashed tab, and leaving asks 
     await page.waitForFunction((n) => document.querySelectorAll('table.answers tbody tr').length === n, wanted.indexOf(w) + 1);
   }
   const expected = await answers();
+  assert.equal(await page.getAttribute('table.answers', 'aria-label'), 'Your answers');
   const restored = async (p) => {
     await p.waitForSelector('main[data-hydrated="true"]');
     await p.waitForFunction((n) => document.querySelectorAll('table.answers tbody tr').length === n, expected.length);
@@ -225,6 +218,9 @@ test('a stale second tab moves on by itself; Back offers to continue; the item i
   await second.goto(`${env.base}/study/${studies.labels}`);
   await second.waitForSelector('main[data-hydrated="true"]');
   assert.equal(await second.textContent('.item h2.progress'), 'Test item 1 of 3');
+  // Each Help is named by its label.
+  assert.deepEqual(await second.$$eval('details.help summary', (ss) => ss.map((s) => s.getAttribute('aria-label'))),
+    ['Help: positive', 'Help: negative']);
   // The first tab answers item 1; the second, still showing it, tries another answer.
   await first.check('input[name="label"][value="negative"]');
   await first.check('input[name="confidence"][value="2"]');

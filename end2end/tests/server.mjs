@@ -166,3 +166,17 @@ export function writeSst(sstDir, tests) {
   writeFileSync(join(sstDir, 'sst_train_10_1.jsonl'), train.join('\n') + '\n');
   writeFileSync(join(sstDir, 'sst_test.jsonl'), tests.map(([text, label], i) => review(i + 1, text, label)).join('\n') + '\n');
 }
+
+/**
+ * A SQuAD v2 folder in the CLUES layout with one test file: every item asks `question` about the
+ * same `context`, its answers given as strings (their code-point offsets are found in it).
+ */
+export function writeSquad(squadDir, context, items) {
+  mkdirSync(squadDir, { recursive: true });
+  const cpOffset = (needle) => [...context.slice(0, context.indexOf(needle))].length;
+  const line = ([id, question, answers]) => JSON.stringify({
+    question, id, context, is_impossible: answers.length === 0,
+    answer: answers.map((a) => ({ text: a, answer_start: cpOffset(a) })),
+  });
+  writeFileSync(join(squadDir, 'squad-v2_test.jsonl'), items.map(line).join('\n') + '\n');
+}

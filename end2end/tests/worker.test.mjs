@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { start, newPage, openHydrated, joinStudy, signIn, writeSst, USERS, RESULTS } from './server.mjs';
+import { start, newPage, openHydrated, joinStudy, signIn, writeSst, writeSquad, USERS, RESULTS } from './server.mjs';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const cpOffset = (text, needle) => [...text.slice(0, text.indexOf(needle))].length;
@@ -15,16 +15,10 @@ const SPAN_TEXT = "The guide Pasang Lhamu's team met Ang Rita's crew. Later they
 
 function writeFixture(dir) {
   const root = join(dir, 'fixture');
-  const squad = join(root, 'SQuAD-v2');
-  mkdirSync(squad, { recursive: true });
-  const span = (id, question, answers) => JSON.stringify({
-    question, id, context: SPAN_TEXT, is_impossible: answers.length === 0,
-    answer: answers.map((a) => ({ text: a, answer_start: cpOffset(SPAN_TEXT, a) })),
-  });
-  writeFileSync(join(squad, 'squad-v2_test.jsonl'), [
-    span('w1', 'Who were the guides?', ['Pasang Lhamu', 'Ang Rita']),
-    span('w2', 'Where did they rest?', ['Namche Bazaar']),
-  ].join('\n') + '\n');
+  writeSquad(join(root, 'SQuAD-v2'), SPAN_TEXT, [
+    ['w1', 'Who were the guides?', ['Pasang Lhamu', 'Ang Rita']],
+    ['w2', 'Where did they rest?', ['Namche Bazaar']],
+  ]);
   // A task of the researcher's own: the CLUES layout plus task.json (outside the data root).
   const own = join(dir, 'tickets');
   mkdirSync(own, { recursive: true });
