@@ -7,7 +7,7 @@ use app::{shell, App};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::Router;
 use leptos_axum::{generate_route_list, AxumRouteListing, LeptosRoutes};
 use std::sync::OnceLock;
@@ -17,11 +17,16 @@ use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
 /// Headers on every response: no MIME sniffing, no referrer (study links carry crowd ids,
-/// which must not leak to the sites a page links to).
+/// which must not leak to the sites a page links to), and none of the browser's powerful
+/// features (camera, microphone, location, …), which no page here uses.
 fn security_headers(router: Router) -> Router {
     let headers = [
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
         (header::REFERRER_POLICY, "no-referrer"),
+        (
+            header::HeaderName::from_static("permissions-policy"),
+            "camera=(), microphone=(), geolocation=(), payment=(), usb=()",
+        ),
     ];
     headers.into_iter().fold(router, |r, (name, value)| {
         r.layer(SetResponseHeaderLayer::if_not_present(
@@ -33,10 +38,19 @@ fn security_headers(router: Router) -> Router {
 
 /// Who may show a response in a frame: the worker's pages MTurk's sites and the configured
 /// origins, every other response nobody (`domain::crowd::frame_policy`). `X-Frame-Options`
-/// cannot name a site, so only the pages no one may frame carry it (for old browsers).
-async fn frame_headers(State(state): State<AppState>, req: Request, next: Next) -> Response {
+/// cannot name a site, so only the pages no one may frame carry it (for old browsers). Served
+/// over HTTPS (as configured, or as a trusted proxy says), browsers are told to keep to HTTPS
+/// (`Strict-Transport-Security`).
+async fn site_headers(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let path = req.uri().path().to_owned();
+    let https = state.secure_cookie_for(req.headers());
     let mut res = next.run(req).await;
+    if https {
+        res.headers_mut().insert(
+            header::STRICT_TRANSPORT_SECURITY,
+            HeaderValue::from_static("max-age=31536000"),
+        );
+    }
     let headers = res.headers_mut();
     if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
         let policy = frame_policy(&path, &state.frame_ancestors);
@@ -48,6 +62,20 @@ async fn frame_headers(State(state): State<AppState>, req: Request, next: Next) 
         headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     }
     res
+}
+
+/// A request whose target is not a path (`GET .`, `GET example.com:80`, `OPTIONS *`) is answered
+/// 400 before it reaches a handler: the pages' fallback assumes a path and would panic.
+async fn request_target(req: Request, next: Next) -> Response {
+    if req.uri().path().starts_with('/') {
+        next.run(req).await
+    } else {
+        (
+            axum::http::StatusCode::BAD_REQUEST,
+            "The request target must be a path that starts with /.",
+        )
+            .into_response()
+    }
 }
 
 /// How long browsers keep a response: content-hashed files under `/pkg/` for good (a new build
@@ -94,7 +122,7 @@ fn route_list() -> Vec<AxumRouteListing> {
 pub fn app(state: AppState) -> Router {
     let routes = route_list();
     let options = state.leptos_options.clone();
-    let frames = axum::middleware::from_fn_with_state(state.clone(), frame_headers);
+    let site = axum::middleware::from_fn_with_state(state.clone(), site_headers);
     let router = Router::new()
         .route(
             "/join/{study}",
@@ -120,9 +148,11 @@ pub fn app(state: AppState) -> Router {
         );
     // Each request gets a span (method, path); answers are logged at DEBUG
     // (`RUST_LOG=tower_http=debug`), server errors (5xx) at ERROR.
-    security_headers(router.layer(frames)).layer(
-        TraceLayer::new_for_http()
-            .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
-            .on_response(DefaultOnResponse::new().level(Level::DEBUG)),
-    )
+    security_headers(router.layer(site))
+        .layer(axum::middleware::from_fn(request_target))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
+                .on_response(DefaultOnResponse::new().level(Level::DEBUG)),
+        )
 }

@@ -1,6 +1,7 @@
-//! Hostile clients in process: study links that only take a place when posted from our own
-//! page, address limits on new workers, cookies behind a proxy, a crash during the demo load,
-//! and an import while a study is under crowd load.
+//! Hostile clients: study links and sign-ins that only count when posted from our own page,
+//! address limits on new workers, bounded sessions per crowd id, cookies behind a proxy,
+//! request lines that are not paths, a crash during the demo load, and an import while a
+//! study is under crowd load.
 mod common;
 
 use app::ssr::guard::{Guards, Limits};
@@ -110,6 +111,101 @@ async fn cookies_are_secure_over_https_as_a_trusted_proxy_says_and_not_otherwise
     assert!(cookie_of(&r).contains("; Secure"), "{}", cookie_of(&r));
     let r = send(&e.state, post(&link(id, "p3"), &[])).await;
     assert!(!cookie_of(&r).contains("Secure"));
+}
+
+#[tokio::test]
+async fn a_sign_in_sent_by_another_sites_page_is_refused() {
+    let e = env().await;
+    let s = &e.state;
+    common::add_users(
+        &s.pool,
+        &[("staffer", app::domain::people::Role::Researcher)],
+    )
+    .await;
+    let body = "name=staffer&password=staffer-password";
+    let login_req = |headers: &[(&str, &str)]| {
+        let mut req = Request::post("/api/login")
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        req.body(Body::from(body)).unwrap()
+    };
+    let before = common::snapshot(&s.pool).await;
+    // A form on another site posting the attacker's credentials (login CSRF): no session.
+    for headers in [
+        &[("sec-fetch-site", "cross-site")][..],
+        &[("host", "lab.example"), ("origin", "https://evil.example")][..],
+    ] {
+        let r = send(s, login_req(headers)).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+        assert!(r.cookie.is_none());
+    }
+    assert_eq!(common::snapshot(&s.pool).await, before);
+    // The site's own sign-in page still signs in.
+    let r = send(s, login_req(&[("sec-fetch-site", "same-origin")])).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(r.cookie.is_some());
+}
+
+#[tokio::test]
+async fn a_known_crowd_id_joining_again_and_again_keeps_a_bounded_number_of_sessions() {
+    let e = env().await;
+    let s = &e.state;
+    let id = new_study(s, "demo-SST-2", &[0], 3).await;
+    let first = arrive(s, id, "rejoiner").await;
+    let mut last = first.clone();
+    for _ in 0..40 {
+        last = arrive(s, id, "rejoiner").await;
+    }
+    let rows: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.name = 'prolific:rejoiner'",
+    )
+    .fetch_one(&s.pool)
+    .await
+    .unwrap();
+    assert_eq!(rows, app::ssr::auth::SESSIONS_PER_USER);
+    // The newest session works; the oldest was ended.
+    assert_eq!(state_of(s, id, &last).await.status, StatusCode::OK);
+    assert_eq!(
+        state_of(s, id, &first).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(places(s, id).await.len(), 1);
+}
+
+#[test]
+fn request_targets_that_are_not_paths_get_400_not_a_closed_connection() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::spawned::Spawned::start(&dir.path().join("t.db"), &["--no-demo"]);
+    let addr = server.base.trim_start_matches("http://").to_string();
+    for target in [".", "..", "example.com:80", "*"] {
+        let mut conn = std::net::TcpStream::connect(&addr).unwrap();
+        conn.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        write!(
+            conn,
+            "GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut answer = String::new();
+        let _ = conn.read_to_string(&mut answer);
+        assert!(
+            answer.starts_with("HTTP/1.1 400"),
+            "GET {target}: {answer:?}"
+        );
+    }
+    // The server is still there and answers an ordinary request.
+    let mut conn = std::net::TcpStream::connect(&addr).unwrap();
+    write!(
+        conn,
+        "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    conn.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer:?}");
 }
 
 #[tokio::test]

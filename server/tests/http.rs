@@ -242,6 +242,28 @@ async fn pages_are_compressed_static_files_come_precompressed_and_headers_protec
 }
 
 #[tokio::test]
+async fn over_https_browsers_are_told_to_stay_on_https_and_no_page_gets_powerful_features() {
+    let (_db, mut s) = state().await;
+    let (_, _, _, plain) = fetch_encoded(&s, "/", "identity").await;
+    assert!(plain.get(header::STRICT_TRANSPORT_SECURITY).is_none());
+    assert!(plain
+        .get("permissions-policy")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .contains("camera=()"));
+    s.secure_cookies = true;
+    for path in ["/", "/join/1?PROLIFIC_PID=p1", "/api/whoami"] {
+        let (_, _, _, h) = fetch_encoded(&s, path, "identity").await;
+        assert_eq!(
+            h.get(header::STRICT_TRANSPORT_SECURITY).unwrap(),
+            "max-age=31536000",
+            "{path}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn worker_pages_may_be_framed_by_the_crowd_platforms_and_no_other_page_by_anyone() {
     let (_db, mut s) = state().await;
     s.frame_ancestors = std::sync::Arc::from(["https://lab.example".to_string()]);

@@ -1,5 +1,6 @@
 //! Signing in and out, and who is signed in.
-//! The session cookie is HttpOnly and SameSite=Lax; every login failure reads the same.
+//! The session cookie is HttpOnly and SameSite=Lax; every login failure reads the same; a
+//! sign-in sent by another site's page is refused.
 
 use crate::error::AppError;
 use crate::wire::auth::UserInfo;
@@ -13,6 +14,13 @@ pub async fn login(name: String, password: String) -> Result<UserInfo, AppError>
             let state = app_state()?;
             let headers: http::HeaderMap =
                 leptos_axum::extract().await.map_err(AppError::internal)?;
+            // A form on another site must not sign its visitor into an account of its
+            // choosing (login CSRF).
+            if crate::ssr::guard::from_another_site(&headers) {
+                return Err(AppError::Forbidden(
+                    "a sign-in posted from another site".into(),
+                ));
+            }
             let client = state.client(&headers, auth::peer_addr().await);
             let (user, token) =
                 auth::login(&state.pool, &state.guards, client, name.trim(), &password).await?;

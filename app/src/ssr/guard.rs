@@ -194,6 +194,29 @@ pub fn forwarded_https(headers: &HeaderMap, trust_proxy: bool) -> bool {
             .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"))
 }
 
+/// Whether a browser says the request was sent by a page of another site (login CSRF, a study
+/// link posted by someone else's form): `Sec-Fetch-Site` (every current browser), else an
+/// `Origin` whose host is not ours. Clients that send neither (scripts) are not browsers
+/// that another site could drive.
+pub fn from_another_site(headers: &HeaderMap) -> bool {
+    if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
+        return site.eq_ignore_ascii_case("cross-site");
+    }
+    let host = headers
+        .get(http::header::HOST)
+        .and_then(|v| v.to_str().ok());
+    match headers
+        .get(http::header::ORIGIN)
+        .map(|v| v.to_str().unwrap_or("null"))
+    {
+        Some(origin) => {
+            let origin_host = origin.split_once("://").map(|(_, h)| h);
+            origin_host.is_none() || origin_host != host
+        }
+        None => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,5 +283,33 @@ mod tests {
         assert_eq!(client_addr(&h, Some(peer), false), peer);
         assert!(client_addr(&HeaderMap::new(), None, true).is_unspecified());
         assert!(forwarded_https(&h, true) && !forwarded_https(&h, false));
+    }
+
+    #[test]
+    fn posts_from_other_sites_are_told_apart() {
+        let h = |pairs: &[(&'static str, &'static str)]| {
+            let mut m = HeaderMap::new();
+            for (k, v) in pairs {
+                m.insert(*k, v.parse().unwrap());
+            }
+            m
+        };
+        assert!(from_another_site(&h(&[("sec-fetch-site", "cross-site")])));
+        assert!(!from_another_site(&h(&[("sec-fetch-site", "same-origin")])));
+        assert!(!from_another_site(&h(&[("sec-fetch-site", "none")])));
+        let ours = [
+            ("host", "lab.example:3000"),
+            ("origin", "https://lab.example:3000"),
+        ];
+        assert!(!from_another_site(&h(&ours)));
+        assert!(from_another_site(&h(&[
+            ("host", "lab.example"),
+            ("origin", "https://evil.example")
+        ])));
+        assert!(from_another_site(&h(&[
+            ("host", "lab.example"),
+            ("origin", "null")
+        ])));
+        assert!(!from_another_site(&h(&[("host", "lab.example")])));
     }
 }

@@ -167,7 +167,7 @@ pub async fn join(
     headers: HeaderMap,
     extensions: Extensions,
 ) -> Response {
-    if from_another_site(&headers) {
+    if app::ssr::guard::from_another_site(&headers) {
         return AppError::Forbidden("a study link posted from another site".into()).into_response();
     }
     if is_preview(&q) {
@@ -220,59 +220,6 @@ async fn signed_in_worker(state: &AppState, headers: &HeaderMap) -> Option<User>
     (user.role == Role::Worker).then_some(user)
 }
 
-/// A browser says where a form was posted from: `Sec-Fetch-Site` (every current browser), else
-/// an `Origin` whose host is not ours. Clients that send neither (scripts) are not browsers
-/// that another site could drive.
-fn from_another_site(headers: &HeaderMap) -> bool {
-    if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
-        return site.eq_ignore_ascii_case("cross-site");
-    }
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
-    match headers
-        .get(header::ORIGIN)
-        .map(|v| v.to_str().unwrap_or("null"))
-    {
-        Some(origin) => {
-            let origin_host = origin.split_once("://").map(|(_, h)| h);
-            origin_host.is_none() || origin_host != host
-        }
-        None => false,
-    }
-}
-
 /// What a preview's Start would say: nothing is taken before the HIT is accepted.
 const PREVIEW_REFUSAL: &str =
     "This is a preview of the HIT: accept it on MTurk to begin; nothing was recorded.";
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn posts_from_other_sites_are_told_apart() {
-        let h = |pairs: &[(&'static str, &'static str)]| {
-            let mut m = HeaderMap::new();
-            for (k, v) in pairs {
-                m.insert(*k, v.parse().unwrap());
-            }
-            m
-        };
-        assert!(from_another_site(&h(&[("sec-fetch-site", "cross-site")])));
-        assert!(!from_another_site(&h(&[("sec-fetch-site", "same-origin")])));
-        assert!(!from_another_site(&h(&[("sec-fetch-site", "none")])));
-        let ours = [
-            ("host", "lab.example:3000"),
-            ("origin", "https://lab.example:3000"),
-        ];
-        assert!(!from_another_site(&h(&ours)));
-        assert!(from_another_site(&h(&[
-            ("host", "lab.example"),
-            ("origin", "https://evil.example")
-        ])));
-        assert!(from_another_site(&h(&[
-            ("host", "lab.example"),
-            ("origin", "null")
-        ])));
-        assert!(!from_another_site(&h(&[("host", "lab.example")])));
-    }
-}

@@ -182,6 +182,10 @@ pub async fn login(
     Ok((user, token))
 }
 
+/// The sessions one user keeps at most (devices, sign-ins again, re-joins through a study link,
+/// which each open one): opening one more ends the oldest, so a known id cannot grow the table.
+pub const SESSIONS_PER_USER: i64 = 10;
+
 /// Opens a session for a user; returns the token for the cookie.
 pub async fn open_session(pool: &AnyPool, user_id: UserId) -> Result<String, AppError> {
     let mut bytes = [0u8; 32];
@@ -200,6 +204,16 @@ pub async fn open_session(pool: &AnyPool, user_id: UserId) -> Result<String, App
     .bind(user_id)
     .bind(now)
     .bind(now + SESSION_SECONDS)
+    .execute(pool)
+    .await?;
+    sqlx::query(
+        "DELETE FROM sessions WHERE user_id = $1 AND token_hash <> $2 AND token_hash NOT IN
+           (SELECT token_hash FROM sessions WHERE user_id = $1 AND token_hash <> $2
+            ORDER BY created_at DESC, token_hash LIMIT $3)",
+    )
+    .bind(user_id)
+    .bind(token_hash(&token))
+    .bind(SESSIONS_PER_USER - 1)
     .execute(pool)
     .await?;
     Ok(token)
