@@ -6,6 +6,7 @@ use super::draft;
 use super::sender::Sender;
 use crate::domain::answer::{Answer, SpanAnswer, CONFIDENCE_LEVELS};
 use crate::domain::task::Label;
+use leptos::either::EitherOf4;
 use leptos::prelude::*;
 
 fn confidence_name(c: u8) -> &'static str {
@@ -16,16 +17,19 @@ fn confidence_name(c: u8) -> &'static str {
 }
 
 /// A submitted answer as the worker sees it again (offsets in code points, as stored).
-pub(crate) fn answer_view(a: &Answer) -> AnyView {
+pub(crate) fn answer_view(a: &Answer) -> impl IntoView {
     match a {
-        Answer::Label { label, confidence } => view! {
+        Answer::Label { label, confidence } => EitherOf4::A(view! {
             <p class="your-answer">{label.clone()} <span class="conf">{format!(" (confidence: {})", confidence_name(*confidence))}</span></p>
+        }),
+        Answer::Spans { spans } => {
+            EitherOf4::B(view! { <SpanTable spans=spans.clone() on_delete=None/> })
         }
-        .into_any(),
-        Answer::Spans { spans } => view! { <SpanTable spans=spans.clone() on_delete=None/> }.into_any(),
-        Answer::NoAnswer => view! { <p class="your-answer">"No answer"</p> }.into_any(),
-        Answer::Skip { .. } => view! { <p class="your-answer">"Skipped"</p> }.into_any(),
-        Answer::Text { text } => view! { <p class="your-answer text-answer">{text.trim().to_string()}</p> }.into_any(),
+        Answer::NoAnswer => EitherOf4::C(view! { <p class="your-answer">"No answer"</p> }),
+        Answer::Skip { .. } => EitherOf4::C(view! { <p class="your-answer">"Skipped"</p> }),
+        Answer::Text { text } => {
+            EitherOf4::D(view! { <p class="your-answer text-answer">{text.trim().to_string()}</p> })
+        }
     }
 }
 

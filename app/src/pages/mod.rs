@@ -17,6 +17,7 @@ mod task;
 
 use crate::domain::ids::StudyId;
 use crate::domain::task::Context;
+use leptos::either::Either;
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Title};
 use leptos_router::components::{Route, Router, Routes, A};
@@ -59,6 +60,32 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 #[derive(Clone, Copy)]
 pub(crate) struct Hydrated(pub ReadSignal<bool>);
 
+/// Whether this render is of a worker's study page (`/study/...`): the request's path on the
+/// server, the address bar in the browser (the staff bundle; the worker's renders nothing else).
+#[cfg(not(feature = "worker-bundle"))]
+fn is_study_page() -> bool {
+    #[cfg(feature = "ssr")]
+    return use_context::<http::request::Parts>()
+        .is_some_and(|p| p.uri.path().starts_with("/study/"));
+    #[cfg(not(feature = "ssr"))]
+    return web_sys::window()
+        .and_then(|w| w.location().pathname().ok())
+        .is_some_and(|p| p.starts_with("/study/"));
+}
+
+/// The study id of a `/study/{id}` path (0 when it is not a number: the server then answers
+/// "no such study"); read without a router, as the study page has none.
+pub(crate) fn study_id_of_page() -> StudyId {
+    #[cfg(feature = "ssr")]
+    let path = use_context::<http::request::Parts>().map(|p| p.uri.path().to_string());
+    #[cfg(not(feature = "ssr"))]
+    let path = web_sys::window().and_then(|w| w.location().pathname().ok());
+    path.as_deref()
+        .and_then(|p| p.strip_prefix("/study/"))
+        .and_then(|id| id.trim_end_matches('/').parse::<i64>().ok())
+        .map_or(StudyId(0), StudyId)
+}
+
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
@@ -67,51 +94,63 @@ pub fn App() -> impl IntoView {
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
     provide_context(Hydrated(hydrated.read_only()));
-    view! {
-        <Title text="CLUES lab"/>
-        <Router>
-            <header class="top">
-                // A full load: the worker's bundle has no home page to route to.
-                <a href="/" rel="external">"CLUES lab"</a>
-                <span class="tagline">"few-shot studies of humans and machines on the same test sets"</span>
-                <StaffNav/>
-            </header>
+    // A full load: the worker's bundle has no home page to route to.
+    let home = || {
+        view! {
+            <a href="/" rel="external">"CLUES lab"</a>
+            <span class="tagline">"few-shot studies of humans and machines on the same test sets"</span>
+        }
+    };
+    // The worker's study page is one page without a router, on the server and in the browser
+    // alike: its bundle then carries no router (and no type-erased route views), which makes
+    // it a sixth smaller for the phones that download it.
+    let study_page = move || {
+        view! {
+            <Title text="CLUES lab"/>
+            <header class="top">{home()}</header>
             <main data-hydrated=move || hydrated.get().to_string()>
-                {routes()}
+                <study::WorkerStudyPage/>
             </main>
-        </Router>
-    }
-}
-
-/// The staff pages' navigation, on every page but the worker's.
-#[cfg(not(feature = "worker-bundle"))]
-#[component]
-fn StaffNav() -> impl IntoView {
-    let location = leptos_router::hooks::use_location();
-    move || {
-        (!location.pathname.get().starts_with("/study/")).then(|| {
-            view! {
-                <nav class="staff-nav" aria-label="Staff pages">
-                    <A href="/">"Home"</A>
-                    <A href="/studies">"Studies"</A>
-                    <A href="/dashboard">"Dashboard"</A>
-                    <A href="/crossfit">"CrossFit"</A>
-                    <A href="/models">"Models"</A>
-                </nav>
-            }
+        }
+    };
+    #[cfg(feature = "worker-bundle")]
+    return study_page();
+    #[cfg(not(feature = "worker-bundle"))]
+    if is_study_page() {
+        Either::Left(study_page())
+    } else {
+        Either::Right(view! {
+            <Title text="CLUES lab"/>
+            <Router>
+                <header class="top">
+                    {home()}
+                    <StaffNav/>
+                </header>
+                <main data-hydrated=move || hydrated.get().to_string()>
+                    {routes()}
+                </main>
+            </Router>
         })
     }
 }
 
-/// The worker's bundle hydrates study pages only, which have no navigation: the same empty
-/// placeholder as the server renders there, without the router links' code.
-#[cfg(feature = "worker-bundle")]
+/// The staff pages' navigation.
+#[cfg(not(feature = "worker-bundle"))]
 #[component]
 fn StaffNav() -> impl IntoView {
-    move || None::<()>
+    view! {
+        <nav class="staff-nav" aria-label="Staff pages">
+            <A href="/">"Home"</A>
+            <A href="/studies">"Studies"</A>
+            <A href="/dashboard">"Dashboard"</A>
+            <A href="/crossfit">"CrossFit"</A>
+            <A href="/models">"Models"</A>
+        </nav>
+    }
 }
 
-/// Every page's route (the staff bundle and the server).
+/// Every page's route (the staff bundle and the server). The study page is listed so that the
+/// server knows to send it whole (`SsrMode::Async`); it is rendered without the router.
 #[cfg(not(feature = "worker-bundle"))]
 fn routes() -> impl IntoView {
     view! {
@@ -123,17 +162,6 @@ fn routes() -> impl IntoView {
             <Route path=path!("/models") view=models::ModelsPage/>
             <Route path=path!("/studies") view=studies::StudiesPage/>
             <Route path=path!("/studies/:id") view=studies::StudyAdminPage/>
-            <Route path=path!("/study/:id") view=study::WorkerStudyPage ssr=SsrMode::Async/>
-        </Routes>
-    }
-}
-
-/// The worker's bundle hydrates only the study page (served for `/study/...` alone): the
-/// staff pages' code stays out of what a crowd worker's phone downloads.
-#[cfg(feature = "worker-bundle")]
-fn routes() -> impl IntoView {
-    view! {
-        <Routes fallback=|| view! { <p class="error">"No such page."</p> }>
             <Route path=path!("/study/:id") view=study::WorkerStudyPage ssr=SsrMode::Async/>
         </Routes>
     }
@@ -154,26 +182,31 @@ pub(crate) fn id_param() -> impl Fn() -> StudyId + Copy + Send + Sync + 'static 
 
 /// An item's text as workers (and the previewer) see it: line breaks as displayed, MNLI
 /// as Sentence 1 / Sentence 2.
-pub(crate) fn context_view(context: &Context) -> AnyView {
+pub(crate) fn context_view(context: &Context) -> impl IntoView {
     match context {
-        Context::Single { text } => view! {
+        Context::Single { text } => Either::Left(view! {
             <div class="context">{crate::domain::selection::display_text(text)}</div>
-        }
-        .into_any(),
+        }),
         Context::Pair {
             premise,
             hypothesis,
-        } => view! {
+        } => Either::Right(view! {
             <div class="context pair">
                 <p><span class="part">"Sentence 1: "</span>{premise.clone()}</p>
                 <p><span class="part">"Sentence 2: "</span>{hypothesis.clone()}</p>
             </div>
-        }
-        .into_any(),
+        }),
     }
 }
 
-/// Renders an error from a server function as a message for people.
+/// An error from a server function as a message for people. The worker's page uses this typed
+/// view: a type-erased one (`error_view`) carries code for every way of hydrating it, async
+/// included, which the worker's bundle never runs.
+pub(crate) fn error_line(e: crate::error::AppError) -> impl IntoView {
+    view! { <p class="error" role="alert">{e.to_string()}</p> }
+}
+
+/// `error_line`, type-erased for the staff pages' match arms.
 pub(crate) fn error_view(e: crate::error::AppError) -> AnyView {
-    view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any()
+    error_line(e).into_any()
 }

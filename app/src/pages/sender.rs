@@ -5,12 +5,13 @@
 
 use super::browser::random_id;
 use super::draft::{self, DraftKey};
-use super::error_view;
+use super::error_line;
 use crate::api::study::submit_answer;
 use crate::domain::answer::Answer;
 use crate::domain::ids::StudyId;
 use crate::error::AppError;
 use crate::wire::study::SubmitAck;
+use leptos::either::EitherOf5;
 use leptos::prelude::*;
 
 #[derive(Clone, Copy)]
@@ -115,24 +116,22 @@ impl Sender {
     pub fn status_view(self) -> impl IntoView {
         move || {
             if !self.ready.get() {
-                return view! {
+                return EitherOf5::A(view! {
                     <p class="loading" role="status">"Loading the answer form… it works in a moment."</p>
-                }
-                .into_any();
+                });
             }
             if self.pending.get() {
-                return view! { <p class="saving" role="status">"Saving…"</p> }.into_any();
+                return EitherOf5::B(view! { <p class="saving" role="status">"Saving…"</p> });
             }
             match self.failure.get() {
-                None => ().into_any(),
-                Some(AppError::Request(_)) => view! {
+                None => EitherOf5::C(()),
+                Some(AppError::Request(_)) => EitherOf5::D(view! {
                     <div class="retry" role="alert">
                         <p>"Your answer is not saved yet: the server could not be reached. Nothing is lost; try again."</p>
                         <button class="retry-button" on:click=move |_| self.retry()>"Retry"</button>
                     </div>
-                }
-                .into_any(),
-                Some(e) => error_view(e),
+                }),
+                Some(e) => EitherOf5::E(error_line(e)),
             }
         }
     }

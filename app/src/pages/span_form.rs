@@ -12,6 +12,7 @@ use crate::domain::selection::{
     prev_char, prev_sentence_start, prev_word_start,
 };
 use crate::domain::spans::slice_cp;
+use leptos::either::Either;
 use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
 
@@ -218,8 +219,8 @@ pub(crate) fn SpanForm(text: String, sender: Sender) -> impl IntoView {
             })
             .into_iter()
             .map(|(piece, marked)| match marked {
-                true => view! { <mark class="answer-mark">{piece}</mark> }.into_any(),
-                false => piece.into_any(),
+                true => Either::Left(view! { <mark class="answer-mark">{piece}</mark> }),
+                false => Either::Right(piece),
             })
             .collect_view()
     };
@@ -245,8 +246,8 @@ pub(crate) fn SpanForm(text: String, sender: Sender) -> impl IntoView {
         </label>
         <p class="selected" aria-live="polite">"Selected: "
             {move || match selected_text() {
-                Some(t) => view! { <q class="selected-text">{t}</q> }.into_any(),
-                None => view! { <span class="hint">"nothing"</span> }.into_any(),
+                Some(t) => Either::Left(view! { <q class="selected-text">{t}</q> }),
+                None => Either::Right(view! { <span class="hint">"nothing"</span> }),
             }}
         </p>
         <div class="buttons">

@@ -8,7 +8,7 @@ use super::annotate::{answer_view, LabelForm, TextForm};
 use super::browser::focus_first;
 use super::sender::Sender;
 use super::span_form::SpanForm;
-use super::{context_view, error_view};
+use super::{context_view, error_line};
 use crate::api::study::{continue_study, study_state};
 use crate::domain::crowd::{how_to_answer, HandBack};
 use crate::domain::feedback::{feedback, two_decimals};
@@ -17,13 +17,14 @@ use crate::domain::place::Phase;
 use crate::domain::task::{Family, Label};
 use crate::error::AppError;
 use crate::wire::study::{Completion, Reveal, SubmitAck, WorkerItem, WorkerStep, WorkerStudy};
+use leptos::either::{Either, EitherOf3, EitherOf4};
 use leptos::prelude::*;
 
 #[component]
 pub fn WorkerStudyPage() -> impl IntoView {
-    let id = super::id_param();
+    let id = super::study_id_of_page();
     let version = RwSignal::new(0u32);
-    let state = Resource::new(move || (id(), version.get()), |(id, _)| study_state(id));
+    let state = Resource::new(move || (id, version.get()), |(id, _)| study_state(id));
     let reload = Callback::new(move |_: ()| version.update(|v| *v += 1));
     // Why the page moved by itself (an answer refused because the item was answered in
     // another tab); kept across the reload that follows.
@@ -32,13 +33,13 @@ pub fn WorkerStudyPage() -> impl IntoView {
         <Transition fallback=|| view! { <p>"Loading your study…"</p> }>
             {move || Suspend::new(async move {
                 match state.await {
-                    Ok(ws) => view! { <WorkerView ws reload notice/> }.into_any(),
-                    Err(AppError::NotSignedIn) => view! {
+                    Ok(ws) => EitherOf3::A(view! { <WorkerView ws reload notice/> }),
+                    Err(AppError::NotSignedIn) => EitherOf3::B(view! {
                         <p class="error" role="alert">
                             "Please open this study through the link on your crowd platform (it signs you in), or sign in with a worker account first."
                         </p>
-                    }.into_any(),
-                    Err(e) => error_view(e),
+                    }),
+                    Err(e) => EitherOf3::C(error_line(e)),
                 }
             })}
         </Transition>
@@ -117,20 +118,16 @@ fn WorkerView(
         )));
         reload.run(());
     });
-    let body = move || {
-        match step.get() {
-        WorkerStep::Item(item) => view! {
+    let body = move || match step.get() {
+        WorkerStep::Item(item) => EitherOf3::A(view! {
             <ItemView study_id item family labels=labels.get_value() live go reload refused/>
-        }
-        .into_any(),
-        WorkerStep::Done(c) => done_view(c),
-        WorkerStep::Abandoned => view! {
+        }),
+        WorkerStep::Done(c) => EitherOf3::B(done_view(c)),
+        WorkerStep::Abandoned => EitherOf3::C(view! {
             <p class="error step-heading" role="alert" tabindex="-1">
                 "Your place in this study was released after a long time without activity. The answers you gave are kept. Please return the study on your crowd platform (Prolific: \"Return submission\"; MTurk: \"Return HIT\"). Thank you."
             </p>
-        }
-        .into_any(),
-    }
+        }),
     };
     // Touch screens have no use for it (hidden there by the stylesheet).
     let keys = (!matches!(family, Family::Classification | Family::TextToText)).then(|| view! {
@@ -185,7 +182,7 @@ fn after_a_moment(then: impl FnOnce() + 'static) {
 /// The way back to the crowd platform, taken by itself after a moment (as Prolific asks and
 /// MTurk's ExternalQuestion expects): Prolific's completion URL with the code, MTurk's
 /// `externalSubmit` form. The link and the button stay, in case the browser does not go.
-fn hand_back_view(h: Option<HandBack>) -> AnyView {
+fn hand_back_view(h: Option<HandBack>) -> impl IntoView {
     use web_sys::wasm_bindgen::JsCast;
     let soon = format!("in {HAND_BACK_SECONDS} seconds");
     match h {
@@ -196,11 +193,10 @@ fn hand_back_view(h: Option<HandBack>) -> AnyView {
                     let _ = w.location().assign(&target);
                 }
             });
-            view! {
+            EitherOf3::A(view! {
                 <p class="hand-back" role="status">{format!("Taking you back to {platform} with your code {soon}.")}</p>
                 <p><a class="return-link" href=url>{format!("Return to {platform} with your completion code now")}</a></p>
-            }
-            .into_any()
+            })
         }
         Some(HandBack::MturkSubmit {
             action,
@@ -216,21 +212,20 @@ fn hand_back_view(h: Option<HandBack>) -> AnyView {
                     let _ = form.submit();
                 }
             });
-            view! {
+            EitherOf3::B(view! {
                 <p class="hand-back" role="status">{format!("Submitting the HIT on MTurk for you {soon}.")}</p>
                 <form class="hand-back mturk-submit" method="post" action=action>
                     <input type="hidden" name="assignmentId" value=assignment_id/>
                     <input type="hidden" name="completion_code" value=code/>
                     <button type="submit">"Submit the HIT on MTurk now"</button>
                 </form>
-            }
-            .into_any()
+            })
         }
-        None => ().into_any(),
+        None => EitherOf3::C(()),
     }
 }
 
-fn done_view(c: Completion) -> AnyView {
+fn done_view(c: Completion) -> impl IntoView {
     view! {
         <section class="done">
             <h2 class="step-heading" tabindex="-1">"Thank you, you are done."</h2>
@@ -246,7 +241,6 @@ fn done_view(c: Completion) -> AnyView {
             </ul>
         </section>
     }
-    .into_any()
 }
 
 #[component]
@@ -291,25 +285,21 @@ fn ItemView(
     let context = StoredValue::new(context);
     let labels = StoredValue::new(labels);
     let answer = move || match revealed.get() {
-        Some(r) => view! {
+        Some(r) => EitherOf4::A(view! {
             <div>{context.with_value(context_view)}</div>
             {reveal_view(study_id, position, r, go)}
-        }
-        .into_any(),
-        None if family == Family::Classification => view! {
+        }),
+        None if family == Family::Classification => EitherOf4::B(view! {
             <div>{context.with_value(context_view)}</div>
             <LabelForm labels=labels.get_value() sender/>
-        }
-        .into_any(),
-        None if family == Family::TextToText => view! {
+        }),
+        None if family == Family::TextToText => EitherOf4::C(view! {
             <div>{context.with_value(context_view)}</div>
             <TextForm sender/>
-        }
-        .into_any(),
-        None => view! {
+        }),
+        None => EitherOf4::D(view! {
             <SpanForm text=context.with_value(|c| c.primary().to_string()) sender/>
-        }
-        .into_any(),
+        }),
     };
     view! {
         <article class="item" data-phase=phase.as_str() data-position=position>
@@ -320,7 +310,12 @@ fn ItemView(
     }
 }
 
-fn reveal_view(study_id: StudyId, position: i64, r: Reveal, go: Callback<WorkerStep>) -> AnyView {
+fn reveal_view(
+    study_id: StudyId,
+    position: i64,
+    r: Reveal,
+    go: Callback<WorkerStep>,
+) -> impl IntoView {
     let moving = RwSignal::new(false);
     let failure = RwSignal::new(None::<AppError>);
     let go_on = move |_| {
@@ -338,13 +333,13 @@ fn reveal_view(study_id: StudyId, position: i64, r: Reveal, go: Callback<WorkerS
     // Keyboard users go on with Enter; the live region has read the feedback.
     Effect::new(move |_| focus_first(".reveal button.continue"));
     let correct = if r.gold.is_empty() {
-        view! { <p class="no-answer-text">"No answer: the text does not contain one."</p> }
-            .into_any()
+        Either::Left(
+            view! { <p class="no-answer-text">"No answer: the text does not contain one."</p> },
+        )
     } else {
-        view! {
+        Either::Right(view! {
             <ul>{r.gold.iter().map(|g| view! { <li class="correct-answer">{g.clone()}</li> }).collect_view()}</ul>
-        }
-        .into_any()
+        })
     };
     let (verdict, message) = feedback(&r.yours, &r.gold, r.s1);
     view! {
@@ -354,8 +349,7 @@ fn reveal_view(study_id: StudyId, position: i64, r: Reveal, go: Callback<WorkerS
             <div class="correct"><h3>"Correct answer"</h3>{correct}</div>
             <p class="locked">"Your answer is saved and can no longer be changed."</p>
             <button class="continue" on:click=go_on disabled=move || moving.get()>"Continue"</button>
-            {move || failure.get().map(error_view)}
+            {move || failure.get().map(error_line)}
         </div>
     }
-    .into_any()
 }
