@@ -1,6 +1,6 @@
-//! The HTML shell, the router and the pages.
+//! The HTML shell, the router and the pages (the worker's study page without the router).
 //! Every page renders on the server and hydrates in the browser.
-// The worker's bundle routes to the study page alone; the staff pages stay unused there.
+// The worker's bundle renders the study page alone; the staff pages stay unused there.
 #![cfg_attr(feature = "worker-bundle", allow(dead_code, unused_imports))]
 mod annotate;
 mod browser;
