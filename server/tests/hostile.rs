@@ -149,6 +149,45 @@ async fn a_sign_in_sent_by_another_sites_page_is_refused() {
 }
 
 #[tokio::test]
+async fn a_flood_on_a_staff_name_does_not_lock_out_its_owner_at_their_address() {
+    let mut e = env().await;
+    e.state.trust_proxy = true;
+    e.state.guards = Arc::new(Guards::new(Limits {
+        login_per_account: (4, Duration::from_secs(3600)),
+        ..Limits::default()
+    }));
+    let s = &e.state;
+    common::add_users(&s.pool, &[("owner", app::domain::people::Role::Admin)]).await;
+    let sign_in = |from: &str, password: &str| {
+        Request::post("/api/login")
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header("x-forwarded-for", from)
+            .body(Body::from(format!("name=owner&password={password}")))
+            .unwrap()
+    };
+    // The owner signs in from their address once.
+    let r = send(s, sign_in("10.0.0.2", "owner-password")).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    // Someone floods the name with wrong passwords from another address until refused.
+    let mut refused = false;
+    for _ in 0..6 {
+        let r = send(s, sign_in("10.0.0.66", "guess")).await;
+        if r.status == StatusCode::TOO_MANY_REQUESTS {
+            refused = true;
+            break;
+        }
+        assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{}", r.body);
+    }
+    assert!(refused, "the flood was throttled");
+    // The right password from a new address waits like the flood; from the owner's it works.
+    let r = send(s, sign_in("10.0.0.9", "owner-password")).await;
+    assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS, "{}", r.body);
+    let r = send(s, sign_in("10.0.0.2", "owner-password")).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(r.cookie.is_some());
+}
+
+#[tokio::test]
 async fn a_known_crowd_id_joining_again_and_again_keeps_a_bounded_number_of_sessions() {
     let e = env().await;
     let s = &e.state;

@@ -1,15 +1,18 @@
 //! Limits that keep one client, or one flood, from starving everyone else: sign-in attempts per
-//! account and per client, a bound on concurrent password checks, and new places per client.
+//! account and per client (an account's owner at an address they signed in from before is not
+//! held back by a flood on their name), a bound on concurrent password checks, and new places
+//! per client.
 
 use crate::error::AppError;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
 use http::HeaderMap;
+use std::collections::HashSet;
 use std::hash::Hash;
 use std::net::{IpAddr, Ipv4Addr};
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 
@@ -53,7 +56,13 @@ pub struct Guards {
     password_checks: Semaphore,
     waiting: AtomicUsize,
     heavy: Arc<Semaphore>,
+    /// (account, address) pairs that signed in successfully: the owner's own addresses, which
+    /// a flood on the account name from elsewhere cannot lock out. Bounded: emptied when full.
+    known_signins: Mutex<HashSet<(String, IpAddr)>>,
 }
+
+/// Successful (account, address) pairs remembered before the set is emptied.
+const KNOWN_SIGNINS: usize = 10_000;
 
 impl std::fmt::Debug for Guards {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -106,6 +115,7 @@ impl Guards {
             password_checks: Semaphore::new(limits.password_checks.max(1)),
             waiting: AtomicUsize::new(0),
             heavy: Arc::new(Semaphore::new(limits.heavy_work.max(1))),
+            known_signins: Mutex::new(HashSet::new()),
         }
     }
 
@@ -114,12 +124,31 @@ impl Guards {
     }
 
     /// One sign-in attempt for `name` from `client`: refused with 429 when either has used up
-    /// its allowance (an attempt counts whether or not the password is right).
+    /// its allowance (an attempt counts whether or not the password is right). An address that
+    /// signed into this account before uses only its own allowance: a flood on the name from
+    /// other addresses does not lock the owner out.
     pub fn login_attempt(&self, client: IpAddr, name: &str) -> Result<(), AppError> {
+        let known = self
+            .known_signins
+            .lock()
+            .is_ok_and(|k| k.contains(&(name.to_string(), client)));
         self.login_client
             .take(&client)
-            .and_then(|()| self.login_account.take(&name.to_string()))
+            .and_then(|()| match known {
+                true => Ok(()),
+                false => self.login_account.take(&name.to_string()),
+            })
             .map_err(|secs| AppError::Throttled(secs, "sign-in attempts".into()))
+    }
+
+    /// Remembers that `name` signed in from `client` (see `login_attempt`).
+    pub fn signed_in(&self, client: IpAddr, name: &str) {
+        if let Ok(mut known) = self.known_signins.lock() {
+            if known.len() >= KNOWN_SIGNINS {
+                known.clear();
+            }
+            known.insert((name.to_string(), client));
+        }
     }
 
     /// A new crowd worker arriving from `client`.
@@ -250,6 +279,33 @@ mod tests {
         assert!(g.login_attempt(a, "carl").is_err());
         assert!(g.new_worker(a).is_ok() && g.new_worker(a).is_ok());
         assert!(g.new_worker(a).is_err() && g.new_worker(b).is_ok());
+    }
+
+    #[test]
+    fn a_flood_on_a_name_does_not_lock_out_its_owner_at_a_known_address() {
+        let g = Guards::new(limits());
+        let (owner, attacker, other): (IpAddr, IpAddr, IpAddr) = (
+            "10.0.0.2".parse().unwrap(),
+            "10.0.0.66".parse().unwrap(),
+            "10.0.0.9".parse().unwrap(),
+        );
+        g.login_attempt(owner, "rita").unwrap();
+        g.signed_in(owner, "rita");
+        // The flood uses up the account's allowance (3).
+        let mut flood = 0;
+        while g.login_attempt(attacker, "rita").is_ok() {
+            flood += 1;
+        }
+        assert_eq!(flood, 2);
+        assert!(
+            g.login_attempt(other, "rita").is_err(),
+            "the account is held"
+        );
+        // The owner's address still has its own allowance (5 per client, 1 used).
+        for _ in 0..4 {
+            g.login_attempt(owner, "rita").unwrap();
+        }
+        assert!(g.login_attempt(owner, "rita").is_err());
     }
 
     #[tokio::test]

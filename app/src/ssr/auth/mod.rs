@@ -133,7 +133,8 @@ pub async fn create_user(
 
 /// Checks a name and password and opens a session; returns the user and the cookie token.
 /// Every failure gives the same `BadLogin`. An attempt first counts against the account's and
-/// the client's allowance (429 when used up), then waits its turn for a password check (at most
+/// the client's allowance (429 when used up; an address the account signed in from before
+/// counts against its own only), then waits its turn for a password check (at most
 /// `Limits::password_checks` at once, so a flood costs a bounded amount of memory and CPU);
 /// an unknown name costs the same check as a wrong password.
 pub async fn login(
@@ -178,6 +179,7 @@ pub async fn login(
         (Some(user), true) => user,
         _ => return Err(AppError::BadLogin),
     };
+    guards.signed_in(client, name);
     let token = open_session(pool, user.id).await?;
     Ok((user, token))
 }
