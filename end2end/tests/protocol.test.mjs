@@ -321,10 +321,13 @@ test('a worker of one scenario cannot take another, and a full study says so', a
   await arrive(page, studies.span2, 'zero-shot-worker-1');
   await page.waitForSelector('[role="alert"]');
   assert.match(await page.textContent('[role="alert"]'), /already took part in the 0-shot scenario of this task/);
-  // The ten-shot study has its one annotator.
-  await arrive(page, studies.ten, 'late-worker');
+  // The ten-shot study has its one annotator: a new worker is told so by the study link, and
+  // no account is made for them.
+  await page.goto(`${env.base}/join/${studies.ten}?PROLIFIC_PID=late-worker&STUDY_ID=st&SESSION_ID=se`);
+  await page.click('form.start button');
   await page.waitForSelector('[role="alert"]');
   assert.match(await page.textContent('[role="alert"]'), /All places in this study are taken/);
+  assert.deepEqual(env.sql("SELECT COUNT(*) FROM users WHERE name = 'prolific:late-worker'"), [[0]]);
   // The refusals are answered with 409: the response and, at times, its console line.
   page.errors = page.errors.filter((e) => !e.includes('HTTP 409') && !e.includes('status of 409'));
   assert.deepEqual(page.errors, []);

@@ -94,6 +94,29 @@ async fn one_address_cannot_take_every_place_and_returning_workers_are_not_count
 }
 
 #[tokio::test]
+async fn new_crowd_ids_at_a_full_study_make_no_accounts() {
+    let e = env().await;
+    let s = &e.state;
+    let id = new_study(s, "demo-SST-2", &[0], 1).await;
+    let first = arrive(s, id, "the-one").await;
+    let before = common::snapshot(&s.pool).await;
+    for i in 0..27 {
+        let r = join_link(s, &format!("/join/{id}?PROLIFIC_PID=crowd-{i}")).await;
+        assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.body);
+        assert!(r.body.contains("All places in this study are taken"));
+        assert!(r.cookie.is_none());
+    }
+    assert_eq!(
+        common::snapshot(&s.pool).await,
+        before,
+        "no users, no sessions"
+    );
+    // The worker who holds the place comes back to it.
+    arrive(s, id, "the-one").await;
+    assert_eq!(state_of(s, id, &first).await.status, StatusCode::OK);
+}
+
+#[tokio::test]
 async fn cookies_are_secure_over_https_as_a_trusted_proxy_says_and_not_otherwise() {
     let mut e = env().await;
     let link = |id: app::domain::ids::StudyId, pid: &str| format!("/join/{id}?PROLIFIC_PID={pid}");

@@ -60,15 +60,21 @@ async fn a_fourth_worker_goes_elsewhere_or_is_refused_and_nobody_changes_scenari
     let ks: Vec<i64> = places(s, id).await.into_iter().map(|(k, _)| k).collect();
     assert_eq!(ks.iter().filter(|&&k| k == 2).count(), 3);
     assert_eq!(ks.iter().filter(|&&k| k == 4).count(), 3);
-    // The seventh finds both scenarios full.
-    let late = arrive(s, id, "w6").await;
-    let r = state_of(s, id, &late).await;
+    // The seventh finds both scenarios full, is told so by the study link, and gets no account.
+    let before = common::snapshot(&s.pool).await;
+    let r = join_link(
+        s,
+        &format!("/join/{id}?PROLIFIC_PID=w6&STUDY_ID=s1&SESSION_ID=xw6"),
+    )
+    .await;
     assert_eq!(r.status, StatusCode::CONFLICT);
     assert!(
-        r.body.contains("All places in this study are taken"),
+        r.body.contains("All places in this study are taken") && r.body.contains("role=\"alert\""),
         "{}",
         r.body
     );
+    assert!(r.cookie.is_none());
+    assert_eq!(common::snapshot(&s.pool).await, before);
 
     // A second study of the same task: its workers must be new to the task.
     let other = new_study(s, "demo-SST-2", &[0], 3).await;
@@ -111,9 +117,9 @@ async fn an_abandoned_place_is_released_to_a_new_worker_and_its_work_kept() {
         )
         .await,
     );
-    // Within the time-out the place is held.
-    let b = arrive(s, id, "quick").await;
-    assert_eq!(state_of(s, id, &b).await.status, StatusCode::CONFLICT);
+    // Within the time-out the place is held: a new worker is turned away at the link.
+    let r = join_link(s, &format!("/join/{id}?PROLIFIC_PID=quick")).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.body);
     // Ten minutes without activity later, the next arrival gets the place.
     sqlx::query("UPDATE assignments SET last_activity = last_activity - 600000")
         .execute(&s.pool)
@@ -761,7 +767,7 @@ async fn the_end_page_hands_workers_back_to_their_platform() {
     assert_eq!(common::snapshot(&s.pool).await, before);
     // The third place goes; a fourth arrival is told to return the study.
     parse(&state_of(s, id, &arrive(s, id, "third").await).await);
-    let r = state_of(s, id, &arrive(s, id, "fourth").await).await;
+    let r = join_link(s, &format!("/join/{id}?PROLIFIC_PID=fourth")).await;
     assert_eq!(r.status, StatusCode::CONFLICT);
     assert!(
         r.body.contains("return the study on your crowd platform"),

@@ -11,13 +11,13 @@ use app::ssr::auth::{self, User};
 use app::ssr::state::AppState;
 use app::ssr::study::{self, CrowdInfo, Study};
 use axum::extract::{ConnectInfo, Path, Query, RawQuery, State};
-use axum::http::{header, Extensions, HeaderMap};
+use axum::http::{header, Extensions, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
 mod pages;
-use pages::{preview_html, start_html};
+use pages::{preview_html, refusal_html, start_html};
 
 /// Reads the crowd parameters of a study link. Every one given must be a valid crowd id (see
 /// `validate_crowd_id`): they end up in exports, where nothing but an id belongs.
@@ -159,7 +159,8 @@ async fn preview(
 
 /// `POST /join/{study}`: signs the crowd worker in (no password step), takes a place, and
 /// sends the browser to the study page, which shows the step or the refusal. Refused when
-/// posted from another site (login CSRF) and when one address brings too many new workers.
+/// posted from another site (login CSRF), when one address brings too many new workers, and
+/// (with a page that says so, and no account made) when a new worker finds the study full.
 pub async fn join(
     State(state): State<AppState>,
     Path(study_id): Path<StudyId>,
@@ -176,13 +177,18 @@ pub async fn join(
     let peer = extensions
         .get::<ConnectInfo<SocketAddr>>()
         .map(|c| c.0.ip());
-    let result: Result<Option<(User, Option<String>)>, AppError> = async {
+    let result: Result<Joined, AppError> = async {
         let pool = &state.pool;
         let (s, crowd) = check_link(&state, study_id, &q).await?;
         let user = match &crowd {
             Some((c, known)) => {
                 if known.is_none() {
                     state.guards.new_worker(state.client(&headers, peer))?;
+                    // A new crowd id at a full study is told so at once: no account is made
+                    // for someone who cannot take part.
+                    if !study::has_free_place(pool, &s).await? {
+                        return Ok(Joined::Full(s.name));
+                    }
                 }
                 let platform = c.platform.as_deref().unwrap_or_default();
                 let worker = c.worker.as_deref().unwrap_or_default();
@@ -196,12 +202,15 @@ pub async fn join(
             // A refusal is shown by the study page; the place is what matters here.
             let _ = study::enter(pool, &s, user.id, crowd.as_ref().map(|(c, _)| c)).await;
         }
-        Ok(user)
+        Ok(match user {
+            Some((_, token)) => Joined::Worker(token),
+            None => Joined::Nobody,
+        })
     }
     .await;
     let target = format!("/study/{study_id}");
     match result {
-        Ok(Some((_, Some(token)))) => (
+        Ok(Joined::Worker(Some(token))) => (
             [(
                 header::SET_COOKIE,
                 auth::worker_session_cookie(&token, state.secure_cookie_for(&headers)),
@@ -209,9 +218,23 @@ pub async fn join(
             Redirect::to(&target),
         )
             .into_response(),
-        Ok(_) => Redirect::to(&target).into_response(),
+        Ok(Joined::Worker(None) | Joined::Nobody) => Redirect::to(&target).into_response(),
+        Ok(Joined::Full(name)) => {
+            let css = app::ssr::assets::stylesheet(&state.leptos_options);
+            let page = refusal_html(&name, &Refusal::Full.to_string(), &css);
+            (StatusCode::CONFLICT, Html(page)).into_response()
+        }
         Err(e) => e.into_response(),
     }
+}
+
+/// How a post of a study link ended: a worker signed in (with a new session's token for a crowd
+/// worker), nobody (the study page says what to do), or a new crowd id turned away from a full
+/// study (the study's name).
+enum Joined {
+    Worker(Option<String>),
+    Nobody,
+    Full(String),
 }
 
 async fn signed_in_worker(state: &AppState, headers: &HeaderMap) -> Option<User> {

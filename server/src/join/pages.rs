@@ -154,6 +154,21 @@ pub(super) fn preview_html(s: &Study, example: &Option<ItemPreview>, css: &str) 
     )
 }
 
+/// A study link's refusal as a page of its own (a new worker at a full study): the study's name
+/// and the reason, read out as an alert.
+pub(super) fn refusal_html(study: &str, reason: &str, css: &str) -> String {
+    format!(
+        r#"{head}
+<body><main class="start-page">
+<h1>{study}</h1>
+<p class="error" role="alert">{reason}</p>
+</main></body></html>"#,
+        head = plain_head(study, css, ""),
+        study = escape(study),
+        reason = escape(reason),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

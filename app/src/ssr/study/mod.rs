@@ -67,6 +67,6 @@ mod worker;
 
 pub use config::{admin_view, admin_view_of, create, list, summary_of, update};
 pub use items::StoredSpan;
-pub use places::enter;
+pub use places::{enter, has_free_place};
 pub use submit::{acknowledge, submit};
 pub use worker::worker_state;

@@ -26,6 +26,36 @@ async fn assignment_for_task(
     Ok(row.map(|(id, s, k, st)| (id, s, k as u32, st)))
 }
 
+/// Whether a newly arriving worker would find a place (read only, nothing written): places held
+/// by workers who finished or are still active count, and so do none that the time-out has
+/// released or would release now. A new worker has no earlier scenario of the task, so only
+/// the scenarios' loads matter. `enter` decides for good; this lets a study link turn a new
+/// crowd id away before any account is made for it.
+pub async fn has_free_place(pool: &AnyPool, study: &Study) -> Result<bool, AppError> {
+    let held: Vec<(i64, PlaceStatus, i64)> = sqlx::query_as(
+        "SELECT k, status, last_activity FROM assignments WHERE study_id = $1 AND status != 'abandoned'",
+    )
+    .bind(study.id)
+    .fetch_all(pool)
+    .await?;
+    let now = now_ms() / 1000;
+    let mut loads: Vec<ScenarioLoad> = Vec::new();
+    for (k, status, last) in held {
+        let finished = status == PlaceStatus::Finished;
+        if is_abandoned(&study.config, last / 1000, now, finished) {
+            continue;
+        }
+        match loads.iter_mut().find(|l| l.k == k as u32) {
+            Some(l) => l.taken += 1,
+            None => loads.push(ScenarioLoad {
+                k: k as u32,
+                taken: 1,
+            }),
+        }
+    }
+    Ok(choose_scenario(&study.config, &loads, &[]).is_ok())
+}
+
 /// Takes a place for the worker in `study` (or finds the one they hold): one `BEGIN
 /// IMMEDIATE` transaction, so concurrent arrivals are serialised and a scenario never gets
 /// more than its N workers. Releases places abandoned past the time-out first.
