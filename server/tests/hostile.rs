@@ -216,6 +216,11 @@ async fn a_known_crowd_id_joining_again_and_again_keeps_a_bounded_number_of_sess
     let s = &e.state;
     let id = new_study(s, "demo-SST-2", &[0], 3).await;
     let first = arrive(s, id, "rejoiner").await;
+    // Sessions are stamped in seconds: the first one is made a minute older than the rest.
+    sqlx::query("UPDATE sessions SET created_at = created_at - 60")
+        .execute(&s.pool)
+        .await
+        .unwrap();
     let mut last = first.clone();
     for _ in 0..40 {
         last = arrive(s, id, "rejoiner").await;

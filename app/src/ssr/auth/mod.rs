@@ -185,7 +185,9 @@ pub async fn login(
 }
 
 /// The sessions one user keeps at most (devices, sign-ins again, re-joins through a study link,
-/// which each open one): opening one more ends the oldest, so a known id cannot grow the table.
+/// which each open one): opening one more ends the oldest (sessions are stamped in seconds;
+/// among those of the same second, which go is arbitrary, never the new one), so a known id
+/// cannot grow the table.
 pub const SESSIONS_PER_USER: i64 = 10;
 
 /// Opens a session for a user; returns the token for the cookie.
