@@ -52,11 +52,17 @@ async fn site_headers(State(state): State<AppState>, req: Request, next: Next) -
         );
     }
     let headers = res.headers_mut();
-    if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
-        let policy = frame_policy(&path, &state.frame_ancestors);
-        if let Ok(value) = HeaderValue::from_str(&policy) {
-            headers.insert(header::CONTENT_SECURITY_POLICY, value);
-        }
+    // A page's own policy (which scripts may run) gets who may frame it added.
+    let frames = frame_policy(&path, &state.frame_ancestors);
+    let policy = match headers
+        .get(header::CONTENT_SECURITY_POLICY)
+        .and_then(|v| v.to_str().ok())
+    {
+        Some(own) => format!("{own}; {frames}"),
+        None => frames,
+    };
+    if let Ok(value) = HeaderValue::from_str(&policy) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, value);
     }
     if !is_worker_page(&path) {
         headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));

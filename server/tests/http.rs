@@ -233,11 +233,15 @@ async fn pages_are_compressed_static_files_come_precompressed_and_headers_protec
         for (name, value) in [
             ("x-content-type-options", "nosniff"),
             ("x-frame-options", "DENY"),
-            ("content-security-policy", "frame-ancestors 'none'"),
             ("referrer-policy", "no-referrer"),
         ] {
             assert_eq!(headers.get(name).unwrap(), value, "{name}");
         }
+        let policy = headers.get("content-security-policy").unwrap();
+        assert!(policy
+            .to_str()
+            .unwrap()
+            .ends_with("; frame-ancestors 'none'"));
     }
 }
 
@@ -264,22 +268,102 @@ async fn over_https_browsers_are_told_to_stay_on_https_and_no_page_gets_powerful
 }
 
 #[tokio::test]
+async fn pages_run_only_their_own_scripts_and_the_inline_ones_with_this_responses_nonce() {
+    let (_db, s) = state().await;
+    let nonce_of = |policy: &str| {
+        policy
+            .split("'nonce-")
+            .nth(1)
+            .and_then(|rest| rest.split('\'').next())
+            .unwrap_or_default()
+            .to_string()
+    };
+    // A Leptos page: its hydration script carries the nonce its policy names; another
+    // response gets another nonce.
+    let (_, _, body, h) = fetch_encoded(&s, "/", "identity").await;
+    let policy = h
+        .get("content-security-policy")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        policy.starts_with("script-src 'self' 'nonce-")
+            && policy.contains(
+                "'wasm-unsafe-eval'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+            ),
+        "{policy}"
+    );
+    let nonce = nonce_of(&policy);
+    assert!(nonce.len() >= 16, "{policy}");
+    assert!(String::from_utf8(body)
+        .unwrap()
+        .contains(&format!("nonce=\"{nonce}\"")));
+    let (_, _, _, again) = fetch_encoded(&s, "/", "identity").await;
+    assert_ne!(
+        nonce_of(
+            again
+                .get("content-security-policy")
+                .unwrap()
+                .to_str()
+                .unwrap()
+        ),
+        nonce
+    );
+    // The study link's start page: its one inline script carries its nonce.
+    let (_, _, body, h) = fetch_encoded(&s, "/join/1?PROLIFIC_PID=csp", "identity").await;
+    let policy = h
+        .get("content-security-policy")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        policy.contains("frame-ancestors 'self' https://www.mturk.com"),
+        "{policy}"
+    );
+    let body = String::from_utf8(body).unwrap();
+    assert!(
+        body.contains(&format!("<script nonce=\"{}\">", nonce_of(&policy))),
+        "{body}"
+    );
+    // An MTurk preview runs no script at all.
+    let (_, _, _, h) = fetch_encoded(
+        &s,
+        "/join/1?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE",
+        "identity",
+    )
+    .await;
+    assert!(h
+        .get("content-security-policy")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .starts_with("script-src 'none'"));
+}
+
+#[tokio::test]
 async fn worker_pages_may_be_framed_by_the_crowd_platforms_and_no_other_page_by_anyone() {
     let (_db, mut s) = state().await;
     s.frame_ancestors = std::sync::Arc::from(["https://lab.example".to_string()]);
     let (_, _, _, home) = fetch_encoded(&s, "/", "identity").await;
     assert_eq!(home.get("x-frame-options").unwrap(), "DENY");
-    assert_eq!(
-        home.get("content-security-policy").unwrap(),
-        "frame-ancestors 'none'"
-    );
+    assert!(home
+        .get("content-security-policy")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .ends_with("; frame-ancestors 'none'"));
     // The start page, the study page (also the end page), and their refusals alike.
     for path in ["/join/1?PROLIFIC_PID=p1", "/study/1", "/join/999"] {
         let (_, _, _, h) = fetch_encoded(&s, path, "identity").await;
         assert!(h.get("x-frame-options").is_none(), "{path}: {h:?}");
-        assert_eq!(
-            h.get("content-security-policy").unwrap(),
-            "frame-ancestors 'self' https://www.mturk.com https://workersandbox.mturk.com https://lab.example",
+        assert!(
+            h.get("content-security-policy")
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .ends_with("frame-ancestors 'self' https://www.mturk.com https://workersandbox.mturk.com https://lab.example"),
             "{path}"
         );
     }

@@ -40,6 +40,18 @@ pub fn frame_policy(path: &str, extra_ancestors: &[String]) -> String {
     policy
 }
 
+/// The scripts a page may run: its own files (`/pkg/`), the inline scripts that carry this
+/// response's `nonce`, and WebAssembly; no plugins, no `<base>`. An injected script has no
+/// nonce and does not run. `None`: the page runs no script at all.
+pub fn script_policy(nonce: Option<&str>) -> String {
+    match nonce {
+        Some(n) => format!(
+            "script-src 'self' 'nonce-{n}' 'wasm-unsafe-eval'; object-src 'none'; base-uri 'none'"
+        ),
+        None => "script-src 'none'; object-src 'none'; base-uri 'none'".into(),
+    }
+}
+
 /// Checks an origin given to `serve --frame-ancestors`: `https://host[:port]` (or `http://`
 /// for a local test page), no path, no wildcard but a leading `*.` in the host, nothing a
 /// policy would read as a separator.

@@ -34,6 +34,8 @@ pub const OUTPUT_NAME: &str = "clues-lab";
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     #[cfg(feature = "ssr")]
     let (options, css) = crate::ssr::assets::for_page(options);
+    #[cfg(feature = "ssr")]
+    crate::ssr::assets::restrict_scripts();
     #[cfg(not(feature = "ssr"))]
     let css = format!("/pkg/{OUTPUT_NAME}.css");
     view! {

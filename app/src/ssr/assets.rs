@@ -82,6 +82,27 @@ pub fn for_page(options: LeptosOptions) -> (LeptosOptions, String) {
     (options, css)
 }
 
+/// Inside a page's render: its `Content-Security-Policy` lets only the site's own scripts and
+/// the inline ones that carry this response's nonce run (`domain::crowd::script_policy`; the
+/// router's middleware adds who may frame the page).
+pub fn restrict_scripts() {
+    let nonce = leptos::nonce::use_nonce();
+    let policy = crate::domain::crowd::script_policy(nonce.as_deref());
+    let options = leptos::prelude::use_context::<leptos_axum::ResponseOptions>();
+    if let (Some(options), Ok(value)) = (options, http::HeaderValue::from_str(&policy)) {
+        options.insert_header(http::header::CONTENT_SECURITY_POLICY, value);
+    }
+}
+
+/// A fresh nonce for one response's inline script (128 random bits, hex), for pages rendered
+/// outside Leptos (the study link's start page).
+pub fn fresh_nonce() -> String {
+    use rand::RngCore;
+    let mut bytes = [0u8; 16];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    hex::encode(bytes)
+}
+
 /// Whether a `/pkg/` file name carries a content hash (`name.<hex>.ext`): such a file never
 /// changes and may be cached for good.
 pub fn is_hashed(path: &str) -> bool {

@@ -11,7 +11,7 @@ use app::ssr::auth::{self, User};
 use app::ssr::state::AppState;
 use app::ssr::study::{self, CrowdInfo, Study};
 use axum::extract::{ConnectInfo, Path, Query, RawQuery, State};
-use axum::http::{header, Extensions, HeaderMap, StatusCode};
+use axum::http::{header, Extensions, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -106,7 +106,7 @@ pub async fn start_page(
     let css = app::ssr::assets::stylesheet(&state.leptos_options);
     if is_preview(&q) {
         return match preview(&state, study_id).await {
-            Ok((s, example)) => Html(preview_html(&s, &example, &css)).into_response(),
+            Ok((s, example)) => plain_page(preview_html(&s, &example, &css), None),
             Err(e) => e.into_response(),
         };
     }
@@ -139,7 +139,9 @@ pub async fn start_page(
         ),
         None => String::new(),
     };
-    Html(start_html(&s.name, &action, &css, &preload, returning)).into_response()
+    let nonce = app::ssr::assets::fresh_nonce();
+    let page = start_html(&s.name, &action, &css, &preload, returning, &nonce);
+    plain_page(page, Some(&nonce))
 }
 
 /// The study of a preview and the item its page shows as an example: the first test item
@@ -222,7 +224,7 @@ pub async fn join(
         Ok(Joined::Full(name)) => {
             let css = app::ssr::assets::stylesheet(&state.leptos_options);
             let page = refusal_html(&name, &Refusal::Full.to_string(), &css);
-            (StatusCode::CONFLICT, Html(page)).into_response()
+            (StatusCode::CONFLICT, plain_page(page, None)).into_response()
         }
         Err(e) => e.into_response(),
     }
@@ -235,6 +237,17 @@ enum Joined {
     Worker(Option<String>),
     Nobody,
     Full(String),
+}
+
+/// One of the link's plain pages with its script policy: the inline script that carries
+/// `nonce` runs, nothing else does (`None`: no script at all).
+fn plain_page(html: String, nonce: Option<&str>) -> Response {
+    let mut res = Html(html).into_response();
+    if let Ok(value) = HeaderValue::from_str(&app::domain::crowd::script_policy(nonce)) {
+        res.headers_mut()
+            .insert(header::CONTENT_SECURITY_POLICY, value);
+    }
+    res
 }
 
 async fn signed_in_worker(state: &AppState, headers: &HeaderMap) -> Option<User> {

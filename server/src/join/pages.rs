@@ -47,13 +47,16 @@ fn plain_head(title: &str, css: &str, early: &str) -> String {
 /// The start page: plain HTML with one small script (see `START_SCRIPT`); `preload` holds the
 /// links that fetch the study page's bundle meanwhile. A worker who holds a place already is
 /// told that Start continues where they left off.
+/// `nonce` is the response's script nonce (`domain::crowd::script_policy`).
 pub(super) fn start_html(
     study: &str,
     action: &str,
     css: &str,
     preload: &str,
     returning: bool,
+    nonce: &str,
 ) -> String {
+    let script = START_SCRIPT.replacen("<script>", &format!("<script nonce=\"{nonce}\">"), 1);
     let (text, button) = if returning {
         (
             "Continue where you left off: your answers so far are saved, and you go on with the \
@@ -78,7 +81,7 @@ pub(super) fn start_html(
         head = plain_head(
             &format!("Start: {study}"),
             css,
-            &format!("{START_SCRIPT}{preload}")
+            &format!("{script}{preload}")
         ),
         study = escape(study),
         action = escape(action),
@@ -181,13 +184,15 @@ mod tests {
             "/pkg/a.css",
             "",
             false,
+            "n0nce",
         );
         assert!(page.contains("&lt;b&gt;&quot;x&quot;&lt;/b&gt;"));
         assert!(page.contains(r#"action="/join/1?PROLIFIC_PID=a&amp;STUDY_ID=b""#));
         // One script, the start button's; the form posts without it.
         assert_eq!(page.matches("<script").count(), 1);
+        assert!(page.contains(r#"<script nonce="n0nce">"#));
         assert!(page.contains("You are about to start") && page.contains(">Start</button>"));
-        let back = start_html("S", "/join/1", "/pkg/a.css", "", true);
+        let back = start_html("S", "/join/1", "/pkg/a.css", "", true, "n0nce");
         assert!(
             back.contains("Continue where you left off") && back.contains(">Continue</button>")
         );
