@@ -186,6 +186,16 @@ async fn fetch_encoded(
     (status, enc, body, headers)
 }
 
+/// A response's `Content-Security-Policy`.
+fn csp(headers: &header::HeaderMap) -> String {
+    headers
+        .get(header::CONTENT_SECURITY_POLICY)
+        .expect("a Content-Security-Policy")
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
 #[tokio::test]
 async fn pages_are_compressed_static_files_come_precompressed_and_headers_protect() {
     let (_db, mut s) = state().await;
@@ -237,11 +247,7 @@ async fn pages_are_compressed_static_files_come_precompressed_and_headers_protec
         ] {
             assert_eq!(headers.get(name).unwrap(), value, "{name}");
         }
-        let policy = headers.get("content-security-policy").unwrap();
-        assert!(policy
-            .to_str()
-            .unwrap()
-            .ends_with("; frame-ancestors 'none'"));
+        assert!(csp(&headers).ends_with("; frame-ancestors 'none'"));
     }
 }
 
@@ -281,12 +287,7 @@ async fn pages_run_only_their_own_scripts_and_the_inline_ones_with_this_response
     // A Leptos page: its hydration script carries the nonce its policy names; another
     // response gets another nonce.
     let (_, _, body, h) = fetch_encoded(&s, "/", "identity").await;
-    let policy = h
-        .get("content-security-policy")
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .to_string();
+    let policy = csp(&h);
     assert!(
         policy.starts_with("script-src 'self' 'nonce-")
             && policy.contains(
@@ -300,24 +301,10 @@ async fn pages_run_only_their_own_scripts_and_the_inline_ones_with_this_response
         .unwrap()
         .contains(&format!("nonce=\"{nonce}\"")));
     let (_, _, _, again) = fetch_encoded(&s, "/", "identity").await;
-    assert_ne!(
-        nonce_of(
-            again
-                .get("content-security-policy")
-                .unwrap()
-                .to_str()
-                .unwrap()
-        ),
-        nonce
-    );
+    assert_ne!(nonce_of(&csp(&again)), nonce);
     // The study link's start page: its one inline script carries its nonce.
     let (_, _, body, h) = fetch_encoded(&s, "/join/1?PROLIFIC_PID=csp", "identity").await;
-    let policy = h
-        .get("content-security-policy")
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .to_string();
+    let policy = csp(&h);
     assert!(
         policy.contains("frame-ancestors 'self' https://www.mturk.com"),
         "{policy}"
@@ -334,12 +321,7 @@ async fn pages_run_only_their_own_scripts_and_the_inline_ones_with_this_response
         "identity",
     )
     .await;
-    assert!(h
-        .get("content-security-policy")
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .starts_with("script-src 'none'"));
+    assert!(csp(&h).starts_with("script-src 'none'"));
 }
 
 #[tokio::test]
@@ -348,21 +330,13 @@ async fn worker_pages_may_be_framed_by_the_crowd_platforms_and_no_other_page_by_
     s.frame_ancestors = std::sync::Arc::from(["https://lab.example".to_string()]);
     let (_, _, _, home) = fetch_encoded(&s, "/", "identity").await;
     assert_eq!(home.get("x-frame-options").unwrap(), "DENY");
-    assert!(home
-        .get("content-security-policy")
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .ends_with("; frame-ancestors 'none'"));
+    assert!(csp(&home).ends_with("; frame-ancestors 'none'"));
     // The start page, the study page (also the end page), and their refusals alike.
     for path in ["/join/1?PROLIFIC_PID=p1", "/study/1", "/join/999"] {
         let (_, _, _, h) = fetch_encoded(&s, path, "identity").await;
         assert!(h.get("x-frame-options").is_none(), "{path}: {h:?}");
         assert!(
-            h.get("content-security-policy")
-                .unwrap()
-                .to_str()
-                .unwrap()
+            csp(&h)
                 .ends_with("frame-ancestors 'self' https://www.mturk.com https://workersandbox.mturk.com https://lab.example"),
             "{path}"
         );
