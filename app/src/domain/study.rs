@@ -252,6 +252,23 @@ pub fn choose_scenario(
         .ok_or(Refusal::Full)
 }
 
+/// The scenarios' loads from the places a study holds, as (k, finished, last activity in unix
+/// seconds) of each place not yet released: a place the time-out releases at `now` (unix
+/// seconds) does not count.
+pub fn loads_now(config: &StudyConfig, held: &[(u32, bool, i64)], now: i64) -> Vec<ScenarioLoad> {
+    let mut loads: Vec<ScenarioLoad> = Vec::new();
+    for &(k, finished, last) in held {
+        if is_abandoned(config, last, now, finished) {
+            continue;
+        }
+        match loads.iter_mut().find(|l| l.k == k) {
+            Some(l) => l.taken += 1,
+            None => loads.push(ScenarioLoad { k, taken: 1 }),
+        }
+    }
+    loads
+}
+
 /// Has a slot been abandoned? `last_activity` and `now` in unix seconds.
 pub fn is_abandoned(config: &StudyConfig, last_activity: i64, now: i64, finished: bool) -> bool {
     match config.item_timeout_secs {
@@ -500,6 +517,29 @@ mod tests {
     fn mean_of(right: usize, k: usize) -> f64 {
         let items: Vec<f64> = (0..k).map(|i| f64::from(u8::from(i < right))).collect();
         crate::domain::s1::mean(&items).unwrap()
+    }
+
+    #[test]
+    fn loads_leave_out_places_the_time_out_releases_now() {
+        let c = StudyConfig {
+            item_timeout_secs: Some(60),
+            ..StudyConfig::default()
+        };
+        // At 1000 s: an active place idle for 30 s counts, one idle for 100 s does not, a
+        // finished one counts however long ago it ended.
+        let held = [
+            (0, false, 970),
+            (0, false, 900),
+            (10, true, 0),
+            (10, false, 999),
+        ];
+        assert_eq!(
+            loads_now(&c, &held, 1000),
+            vec![
+                ScenarioLoad { k: 0, taken: 1 },
+                ScenarioLoad { k: 10, taken: 2 }
+            ]
+        );
     }
 
     #[test]

@@ -62,27 +62,27 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 #[derive(Clone, Copy)]
 pub(crate) struct Hydrated(pub ReadSignal<bool>);
 
-/// Whether this render is of a worker's study page (`/study/...`): the request's path on the
-/// server, the address bar in the browser (the staff bundle; the worker's renders nothing else).
+/// The page's path without a router: the request's on the server, the address bar's in the
+/// browser.
+fn page_path() -> Option<String> {
+    #[cfg(feature = "ssr")]
+    return use_context::<http::request::Parts>().map(|p| p.uri.path().to_string());
+    #[cfg(not(feature = "ssr"))]
+    return web_sys::window().and_then(|w| w.location().pathname().ok());
+}
+
+/// Whether this render is of a worker's study page (`/study/...`; the staff bundle asks, the
+/// worker's renders nothing else).
 #[cfg(not(feature = "worker-bundle"))]
 fn is_study_page() -> bool {
-    #[cfg(feature = "ssr")]
-    return use_context::<http::request::Parts>()
-        .is_some_and(|p| p.uri.path().starts_with("/study/"));
-    #[cfg(not(feature = "ssr"))]
-    return web_sys::window()
-        .and_then(|w| w.location().pathname().ok())
-        .is_some_and(|p| p.starts_with("/study/"));
+    page_path().is_some_and(|p| p.starts_with("/study/"))
 }
 
 /// The study id of a `/study/{id}` path (0 when it is not a number: the server then answers
 /// "no such study"); read without a router, as the study page has none.
 pub(crate) fn study_id_of_page() -> StudyId {
-    #[cfg(feature = "ssr")]
-    let path = use_context::<http::request::Parts>().map(|p| p.uri.path().to_string());
-    #[cfg(not(feature = "ssr"))]
-    let path = web_sys::window().and_then(|w| w.location().pathname().ok());
-    path.as_deref()
+    page_path()
+        .as_deref()
         .and_then(|p| p.strip_prefix("/study/"))
         .and_then(|id| id.trim_end_matches('/').parse::<i64>().ok())
         .map_or(StudyId(0), StudyId)

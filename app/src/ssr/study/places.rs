@@ -4,7 +4,7 @@
 use super::{CrowdInfo, Study};
 use crate::domain::ids::{AssignmentId, StudyId, TaskId, UserId};
 use crate::domain::place::{Phase, PlaceStatus};
-use crate::domain::study::{choose_scenario, is_abandoned, item_order, ScenarioLoad};
+use crate::domain::study::{choose_scenario, is_abandoned, item_order, loads_now, ScenarioLoad};
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
 use crate::ssr::catalog::example_ids;
@@ -38,21 +38,11 @@ pub async fn has_free_place(pool: &AnyPool, study: &Study) -> Result<bool, AppEr
     .bind(study.id)
     .fetch_all(pool)
     .await?;
-    let now = now_ms() / 1000;
-    let mut loads: Vec<ScenarioLoad> = Vec::new();
-    for (k, status, last) in held {
-        let finished = status == PlaceStatus::Finished;
-        if is_abandoned(&study.config, last / 1000, now, finished) {
-            continue;
-        }
-        match loads.iter_mut().find(|l| l.k == k as u32) {
-            Some(l) => l.taken += 1,
-            None => loads.push(ScenarioLoad {
-                k: k as u32,
-                taken: 1,
-            }),
-        }
-    }
+    let held: Vec<(u32, bool, i64)> = held
+        .into_iter()
+        .map(|(k, status, last)| (k as u32, status == PlaceStatus::Finished, last / 1000))
+        .collect();
+    let loads = loads_now(&study.config, &held, now_ms() / 1000);
     Ok(choose_scenario(&study.config, &loads, &[]).is_ok())
 }
 
