@@ -14,8 +14,14 @@ async fn twenty_simultaneous_arrivals_fill_exactly_three_places() {
         .map(|i| {
             let s = s.clone();
             tokio::spawn(async move {
-                let cookie = arrive(&s, id, &format!("crowd{i:02}")).await;
-                state_of(&s, id, &cookie).await.status
+                // A late arrival is refused at the study link (a new id at a full study) or,
+                // when it raced past that check, by the study page.
+                let link = format!("/join/{id}?PROLIFIC_PID=crowd{i:02}");
+                let r = join_link(&s, &link).await;
+                match r.cookie {
+                    Some(cookie) => state_of(&s, id, &cookie).await.status,
+                    None => r.status,
+                }
             })
         })
         .collect();
