@@ -17,4 +17,5 @@ pub mod settings;
 pub mod shots;
 pub mod spans;
 pub mod study;
+pub mod study_pages;
 pub mod task;

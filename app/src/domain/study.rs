@@ -4,6 +4,7 @@
 
 use super::settings;
 use super::shots::{chain_text, file_name, names, ShotFile};
+use super::study_pages::StudyPages;
 use serde::{Deserialize, Serialize};
 
 /// What an admin configures for a study of one task.
@@ -40,6 +41,9 @@ pub struct StudyConfig {
     /// empty: Prolific's own completion URL.
     #[serde(default)]
     pub completion_url: String,
+    /// Consent, questionnaires, attention checks and debriefing (none by default).
+    #[serde(default, skip_serializing_if = "StudyPages::is_empty")]
+    pub pages: StudyPages,
 }
 
 /// A place with no activity for 30 minutes is released (a worker reading one item that long
@@ -60,6 +64,7 @@ impl Default for StudyConfig {
             open: false,
             completion_code: String::new(),
             completion_url: String::new(),
+            pages: StudyPages::default(),
         }
     }
 }
@@ -167,8 +172,8 @@ impl StudyConfig {
     }
 
     /// Once a worker started, only changes that do not alter what workers saw are allowed:
-    /// opening or closing, pay, the filter margin, the time-out, the completion code and
-    /// whether unnested sets are allowed.
+    /// opening or closing, pay, the filter margin, the time-out, the completion code,
+    /// whether unnested sets are allowed, and the consent and debriefing texts.
     pub fn check_edit(&self, new: &StudyConfig, started: bool) -> Result<(), String> {
         if !started {
             return Ok(());
@@ -182,6 +187,11 @@ impl StudyConfig {
         }
         if self.scenarios == new.scenarios && self.scenario_files() != new.scenario_files() {
             changed.push("the training files");
+        }
+        if self.pages.changed_for_workers(&new.pages) {
+            changed.push(
+                "the questionnaires, the attention checks and whether there is a consent page",
+            );
         }
         if changed.is_empty() {
             Ok(())

@@ -95,6 +95,7 @@ impl ConfigFields {
             open: self.open.get_untracked(),
             completion_code: self.code.get_untracked().trim().to_string(),
             completion_url: self.completion_url.get_untracked().trim().to_string(),
+            pages: Default::default(),
         })
     }
 

@@ -135,6 +135,7 @@ pub async fn run(cli: Cli) -> Result<()> {
                 open: a.open,
                 completion_code: a.code,
                 completion_url: a.completion_url,
+                pages: Default::default(),
             };
             let id = study::create(&pool, None, &a.task, &a.name, config).await?;
             let made = study::summary_of(&pool, id).await?;
