@@ -4,6 +4,7 @@
 use crate::domain::answer::Answer;
 use crate::domain::ids::StudyId;
 use crate::domain::study::StudyConfig;
+use crate::domain::study_pages::{Replies, Stage};
 use crate::error::AppError;
 use crate::wire::study::{StudyOverview, StudySummary, SubmitAck, WorkerStep, WorkerStudy};
 use leptos::prelude::*;
@@ -124,6 +125,42 @@ pub async fn continue_study(study_id: StudyId, position: i64) -> Result<WorkerSt
             let pool = app_state()?.pool;
             let worker = auth::require(|r| r == Role::Worker).await?;
             study::acknowledge(&pool, study_id, worker.id, position).await
+        }
+        .await,
+    )
+}
+
+/// The worker accepts (or declines) the study's consent text; answers the next step. Declining
+/// frees the place and keeps nothing but the refusal.
+#[server(endpoint = "give_consent")]
+pub async fn give_consent(study_id: StudyId, accept: bool) -> Result<WorkerStep, AppError> {
+    use crate::domain::people::Role;
+    use crate::ssr::{auth, state::app_state, study};
+    crate::error::respond(
+        async {
+            let pool = app_state()?.pool;
+            let worker = auth::require(|r| r == Role::Worker).await?;
+            study::consent(&pool, study_id, worker.id, accept).await
+        }
+        .await,
+    )
+}
+
+/// The worker's answers to the questionnaire of `stage` (checked on the server; stored once);
+/// answers the next step.
+#[server(endpoint = "answer_questionnaire", input = Json)]
+pub async fn answer_questionnaire(
+    study_id: StudyId,
+    stage: Stage,
+    replies: Replies,
+) -> Result<WorkerStep, AppError> {
+    use crate::domain::people::Role;
+    use crate::ssr::{auth, state::app_state, study};
+    crate::error::respond(
+        async {
+            let pool = app_state()?.pool;
+            let worker = auth::require(|r| r == Role::Worker).await?;
+            study::questionnaire(&pool, study_id, worker.id, stage, replies).await
         }
         .await,
     )

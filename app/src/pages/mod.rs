@@ -13,6 +13,7 @@ mod sender;
 mod span_form;
 mod studies;
 mod study;
+mod study_pages;
 mod task;
 
 use crate::domain::ids::StudyId;

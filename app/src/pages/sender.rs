@@ -14,6 +14,19 @@ use crate::wire::study::SubmitAck;
 use leptos::either::EitherOf5;
 use leptos::prelude::*;
 
+/// Whether the page is interactive: the page's own flag, false while the server renders and
+/// until hydration, then true for every later step (no flash of "Loading" between steps).
+pub(crate) fn page_ready() -> Signal<bool> {
+    match use_context::<super::Hydrated>() {
+        Some(h) => Signal::from(h.0),
+        None => {
+            let ready = RwSignal::new(false);
+            Effect::new(move |_| ready.set(true));
+            Signal::from(ready)
+        }
+    }
+}
+
 #[derive(Clone, Copy)]
 pub(crate) struct Sender {
     pub pending: RwSignal<bool>,
@@ -40,16 +53,7 @@ impl Sender {
         done: Callback<SubmitAck>,
         refused: Callback<String>,
     ) -> Self {
-        // The page's own flag: false while the server renders and until hydration, then true
-        // for every later item (no flash of "Loading" between items).
-        let ready = match use_context::<super::Hydrated>() {
-            Some(h) => Signal::from(h.0),
-            None => {
-                let ready = RwSignal::new(false);
-                Effect::new(move |_| ready.set(true));
-                Signal::from(ready)
-            }
-        };
+        let ready = page_ready();
         Sender {
             pending: RwSignal::new(false),
             failure: RwSignal::new(None),

@@ -8,6 +8,7 @@ use super::annotate::{answer_view, LabelForm, TextForm};
 use super::browser::focus_first;
 use super::sender::Sender;
 use super::span_form::SpanForm;
+use super::study_pages::{consent_view, declined_view, QuestionnaireView};
 use super::{context_view, error_line};
 use crate::api::study::{continue_study, study_state};
 use crate::domain::crowd::{how_to_answer, HandBack};
@@ -17,7 +18,7 @@ use crate::domain::place::Phase;
 use crate::domain::task::{Family, Label};
 use crate::error::AppError;
 use crate::wire::study::{Completion, Reveal, SubmitAck, WorkerItem, WorkerStep, WorkerStudy};
-use leptos::either::{Either, EitherOf3, EitherOf4};
+use leptos::either::{Either, EitherOf3, EitherOf4, EitherOf6};
 use leptos::prelude::*;
 
 #[component]
@@ -69,6 +70,9 @@ fn announcement(step: &WorkerStep) -> String {
         }
         WorkerStep::Done(c) => format!("Saved. You are done; your completion code is {}.", c.code),
         WorkerStep::Abandoned => "Your place in this study was released.".into(),
+        WorkerStep::Consent(_) => "Consent to take part.".into(),
+        WorkerStep::Questionnaire(_) => "Saved. A few questions.".into(),
+        WorkerStep::Declined(d) => d.message.clone(),
     }
 }
 
@@ -119,11 +123,16 @@ fn WorkerView(
         reload.run(());
     });
     let body = move || match step.get() {
-        WorkerStep::Item(item) => EitherOf3::A(view! {
+        WorkerStep::Item(item) => EitherOf6::A(view! {
             <ItemView study_id item family labels=labels.get_value() live go reload refused/>
         }),
-        WorkerStep::Done(c) => EitherOf3::B(done_view(c)),
-        WorkerStep::Abandoned => EitherOf3::C(view! {
+        WorkerStep::Done(c) => EitherOf6::B(done_view(c)),
+        WorkerStep::Consent(page) => EitherOf6::D(consent_view(study_id, page, go)),
+        WorkerStep::Questionnaire(page) => {
+            EitherOf6::E(view! { <QuestionnaireView study_id page go/> })
+        }
+        WorkerStep::Declined(d) => EitherOf6::F(declined_view(d)),
+        WorkerStep::Abandoned => EitherOf6::C(view! {
             <p class="error step-heading" role="alert" tabindex="-1">
                 "Your place in this study was released after a long time without activity. The answers you gave are kept. Please return the study on your crowd platform (Prolific: \"Return submission\"; MTurk: \"Return HIT\"). Thank you."
             </p>
@@ -179,23 +188,33 @@ fn after_a_moment(then: impl FnOnce() + 'static) {
     });
 }
 
-/// The way back to the crowd platform, taken by itself after a moment (as Prolific asks and
-/// MTurk's ExternalQuestion expects): Prolific's completion URL with the code, MTurk's
-/// `externalSubmit` form. The link and the button stay, in case the browser does not go.
-fn hand_back_view(h: Option<HandBack>) -> impl IntoView {
+/// The way back to the crowd platform, taken by itself after a moment when `auto` (as Prolific
+/// asks and MTurk's ExternalQuestion expects): Prolific's completion URL with the code, MTurk's
+/// `externalSubmit` form. The link and the button stay, in case the browser does not go; with
+/// `auto` false (a debriefing to read first) they are all there is.
+/// `with_code`: the way back carries a completion code (not so after declining consent).
+pub(super) fn hand_back_view(h: Option<HandBack>, auto: bool, with_code: bool) -> impl IntoView {
     use web_sys::wasm_bindgen::JsCast;
     let soon = format!("in {HAND_BACK_SECONDS} seconds");
+    let code = if with_code {
+        " with your completion code"
+    } else {
+        ""
+    };
+    let short = if with_code { " with your code" } else { "" };
     match h {
         Some(HandBack::Link { platform, url }) => {
             let target = url.clone();
-            after_a_moment(move || {
-                if let Some(w) = web_sys::window() {
-                    let _ = w.location().assign(&target);
-                }
-            });
+            if auto {
+                after_a_moment(move || {
+                    if let Some(w) = web_sys::window() {
+                        let _ = w.location().assign(&target);
+                    }
+                });
+            }
             EitherOf3::A(view! {
-                <p class="hand-back" role="status">{format!("Taking you back to {platform} with your code {soon}.")}</p>
-                <p><a class="return-link" href=url>{format!("Return to {platform} with your completion code now")}</a></p>
+                {auto.then(|| view! { <p class="hand-back" role="status">{format!("Taking you back to {platform}{short} {soon}.")}</p> })}
+                <p><a class="return-link" href=url>{format!("Return to {platform}{code} now")}</a></p>
             })
         }
         Some(HandBack::MturkSubmit {
@@ -203,17 +222,19 @@ fn hand_back_view(h: Option<HandBack>) -> impl IntoView {
             assignment_id,
             code,
         }) => {
-            after_a_moment(|| {
-                let form = web_sys::window()
-                    .and_then(|w| w.document())
-                    .and_then(|d| d.query_selector("form.mturk-submit").ok().flatten())
-                    .and_then(|f| f.dyn_into::<web_sys::HtmlFormElement>().ok());
-                if let Some(form) = form {
-                    let _ = form.submit();
-                }
-            });
+            if auto {
+                after_a_moment(|| {
+                    let form = web_sys::window()
+                        .and_then(|w| w.document())
+                        .and_then(|d| d.query_selector("form.mturk-submit").ok().flatten())
+                        .and_then(|f| f.dyn_into::<web_sys::HtmlFormElement>().ok());
+                    if let Some(form) = form {
+                        let _ = form.submit();
+                    }
+                });
+            }
             EitherOf3::B(view! {
-                <p class="hand-back" role="status">{format!("Submitting the HIT on MTurk for you {soon}.")}</p>
+                {auto.then(|| view! { <p class="hand-back" role="status">{format!("Submitting the HIT on MTurk for you {soon}.")}</p> })}
                 <form class="hand-back mturk-submit" method="post" action=action>
                     <input type="hidden" name="assignmentId" value=assignment_id/>
                     <input type="hidden" name="completion_code" value=code/>
@@ -231,7 +252,10 @@ fn done_view(c: Completion) -> impl IntoView {
             <h2 class="step-heading" tabindex="-1">"Thank you, you are done."</h2>
             <p>"Your completion code:"</p>
             <p class="completion-code">{c.code}</p>
-            {hand_back_view(c.hand_back)}
+            {(!c.debriefing_html.is_empty()).then(|| view! {
+                <div class="debriefing"><h3>"About this study"</h3><div inner_html=c.debriefing_html.clone()></div></div>
+            })}
+            {hand_back_view(c.hand_back, c.debriefing_html.is_empty(), true)}
             <ul class="summary">
                 {(c.training_items > 0).then(|| view! {
                     <li>{format!("Training: {} examples, average score {} (1 = every answer right)", c.training_items, two_decimals(c.training_s1.unwrap_or(0.0)))}</li>

@@ -6,6 +6,7 @@ use crate::domain::ids::{ConfigId, StudyId};
 use crate::domain::place::{Phase, PlaceStatus};
 use crate::domain::spans::Span;
 use crate::domain::study::StudyConfig;
+use crate::domain::study_pages::{Question, Stage};
 use crate::domain::task::{Context, Family, Label};
 use serde::{Deserialize, Serialize};
 
@@ -96,16 +97,47 @@ pub struct Completion {
     pub skipped: i64,
     /// Sum over items of submit - first show (server clock).
     pub seconds_on_items: f64,
-    /// From taking the place to the last submission.
+    /// From taking the place to the last submission (the questionnaire after the test
+    /// included).
     pub seconds_elapsed: f64,
+    /// The study's debriefing as HTML (rendered from its Markdown on the server; empty: none).
+    #[serde(default)]
+    pub debriefing_html: String,
+}
+
+/// The consent page: the study's text (HTML rendered from its Markdown on the server) and
+/// the researcher's contact.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConsentPage {
+    pub html: String,
+    pub contact: String,
+}
+
+/// A questionnaire to answer now.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QuestionnairePage {
+    pub stage: Stage,
+    pub questions: Vec<Question>,
+}
+
+/// The end of a visit whose worker declined consent: what the page says and the way back.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Declined {
+    pub message: String,
+    pub hand_back: Option<crate::domain::crowd::HandBack>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum WorkerStep {
+    /// Accept (or decline) the consent text before anything else.
+    Consent(ConsentPage),
+    Questionnaire(QuestionnairePage),
     Item(WorkerItem),
     Done(Completion),
     /// The place was released after the time-out; the work done is kept.
     Abandoned,
+    /// The worker declined consent: the place is freed and nothing but the refusal is kept.
+    Declined(Declined),
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

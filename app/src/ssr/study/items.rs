@@ -21,6 +21,8 @@ pub(super) struct Place {
     pub(super) k: i64,
     pub(super) status: PlaceStatus,
     pub(super) started_at: i64,
+    /// When the worker accepted the study's consent text (`None`: not yet, or no consent).
+    pub(super) consented_at: Option<i64>,
 }
 
 /// The worker's place in this study, if they took one.
@@ -30,7 +32,7 @@ pub(super) async fn own_assignment(
     worker: UserId,
 ) -> Result<Option<Place>, AppError> {
     Ok(sqlx::query_as(
-        "SELECT id, k, status, started_at FROM assignments WHERE study_id = $1 AND worker_id = $2",
+        "SELECT id, k, status, started_at, consented_at FROM assignments WHERE study_id = $1 AND worker_id = $2",
     )
     .bind(study_id)
     .bind(worker)

@@ -61,12 +61,14 @@ pub async fn has_place(pool: &AnyPool, id: StudyId, worker: UserId) -> Result<bo
 
 mod config;
 mod items;
+mod pages;
 mod places;
 mod submit;
 mod worker;
 
 pub use config::{admin_view, admin_view_of, create, list, summary_of, update};
 pub use items::StoredSpan;
+pub use pages::{consent, questionnaire};
 pub use places::{enter, has_free_place};
 pub use submit::{acknowledge, submit};
 pub use worker::worker_state;

@@ -19,13 +19,13 @@ use crate::wire::study::{SubmitAck, WorkerStep};
 use sqlx::{AnyConnection, AnyPool};
 use std::sync::Arc;
 
-fn no_place() -> AppError {
+pub(super) fn no_place() -> AppError {
     AppError::NotFound(
         "You have no place in this study; open it through your study link first.".into(),
     )
 }
 
-fn locked() -> AppError {
+pub(super) fn locked() -> AppError {
     AppError::Refused(
         "This answer was already submitted and is locked; it cannot be changed.".into(),
     )
@@ -49,9 +49,10 @@ pub async fn submit(
     let place = own_assignment(pool, study_id, worker)
         .await?
         .ok_or_else(no_place)?;
-    let item = item_row(pool, study.spec.family, place.id, position)
-        .await?
-        .ok_or_else(|| AppError::NotFound(format!("your assignment has no item {position}")))?;
+    let Some(item) = item_row(pool, study.spec.family, place.id, position).await? else {
+        // Attention checks come after the place's items (`pages::check_item`).
+        return super::pages::submit_check(pool, &study, &place, position, client_id, answer).await;
+    };
     if item.submitted {
         return if item.client_id.as_deref() == Some(client_id) {
             resent(pool, &study, &place, position, &item).await

@@ -4,10 +4,12 @@
 use super::items::{
     current_position, item_row, own_assignment, reveal, stamp, touch, Place, Stamp,
 };
+use super::pages;
 use super::places::enter;
 use super::{load, CrowdInfo, Study};
 use crate::domain::ids::{AssignmentId, StudyId, UserId};
 use crate::domain::place::{Phase, PlaceStatus};
+use crate::domain::study_pages::{attention, Stage};
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
 use crate::ssr::catalog::corrupt;
@@ -75,29 +77,37 @@ pub(super) struct Records {
     shown: Option<i64>,
     /// The place has just ended (no item left).
     finished: bool,
+    /// The questionnaire or the attention check shown for the first time.
+    questionnaire: Option<Stage>,
+    check: Option<u32>,
 }
 
 impl Records {
     fn is_empty(&self) -> bool {
-        self.shown.is_none() && !self.finished
+        self.shown.is_none()
+            && !self.finished
+            && self.questionnaire.is_none()
+            && self.check.is_none()
     }
 }
 
 pub(super) struct Next {
     pub(super) step: WorkerStep,
-    /// (training, test) items of the place.
+    /// (training, test) items of the place; the test count includes the attention checks.
     pub(super) counts: (i64, i64),
     pub(super) records: Records,
 }
 
 /// The step after everything answered so far, with what showing it would record; reads only.
-/// `conn` may be inside the transaction that just stored an answer.
+/// `conn` may be inside the transaction that just stored an answer. The order: consent, the
+/// questionnaire before, the training items, the test items with the attention checks at
+/// their places, the questionnaire after, the end.
 pub(super) async fn next_step(
     conn: &mut AnyConnection,
     study: &Study,
     place: &Place,
 ) -> Result<Next, AppError> {
-    let counts: (i64, i64) = sqlx::query_as(
+    let (training, test): (i64, i64) = sqlx::query_as(
         "SELECT COALESCE(SUM(CASE WHEN phase = 'training' THEN 1 ELSE 0 END), 0),
             COALESCE(SUM(CASE WHEN phase = 'test' THEN 1 ELSE 0 END), 0)
          FROM assignment_items WHERE assignment_id = $1",
@@ -105,39 +115,100 @@ pub(super) async fn next_step(
     .bind(place.id)
     .fetch_one(&mut *conn)
     .await?;
+    let pages = &study.config.pages;
+    let checks = pages.attention_checks.len() as i64;
+    let counts = (training, test + checks);
     let mut records = Records::default();
-    let step = if place.status == PlaceStatus::Abandoned {
-        WorkerStep::Abandoned
-    } else {
-        match current_position(&mut *conn, place.id).await? {
-            Some(position) => {
-                let item = item_row(&mut *conn, study.spec.family, place.id, position)
-                    .await?
-                    .ok_or_else(|| AppError::internal("current item missing"))?;
-                if !item.shown {
-                    records.shown = Some(position);
-                }
-                let (index, of) = match item.phase {
-                    Phase::Training => (position + 1, counts.0),
-                    Phase::Test => (position - counts.0 + 1, counts.1),
-                };
-                WorkerStep::Item(WorkerItem {
-                    position,
-                    phase: item.phase,
-                    index,
-                    of,
-                    reveal: if item.submitted {
-                        reveal(&study.spec, &item)
-                    } else {
-                        None
-                    },
-                    context: item.context,
-                    question: item.question,
-                })
+    if place.status == PlaceStatus::Abandoned {
+        return Ok(Next {
+            step: WorkerStep::Abandoned,
+            counts,
+            records,
+        });
+    }
+    if let (Some(consent), None) = (&pages.consent, place.consented_at) {
+        return Ok(Next {
+            step: pages::consent_step(consent),
+            counts,
+            records,
+        });
+    }
+    let seen = pages::seen(&mut *conn, study, place.id).await?;
+    let questionnaire = |stage, records: &mut Records| {
+        pages::questionnaire_step(study, &seen, stage).map(|(step, first)| {
+            if first {
+                records.questionnaire = Some(stage);
             }
-            None => {
-                records.finished = place.status == PlaceStatus::Active;
-                WorkerStep::Done(completion(conn, study, place.id, place.started_at).await?)
+            step
+        })
+    };
+    if let Some(step) = questionnaire(Stage::Before, &mut records) {
+        return Ok(Next {
+            step,
+            counts,
+            records,
+        });
+    }
+    let position = current_position(&mut *conn, place.id).await?;
+    let tests_done = position.map_or(test, |p| (p - training).max(0));
+    let in_test = position.is_none_or(|p| p >= training);
+    let answered = seen.answered_checks.len() as i64;
+    let due = in_test
+        .then(|| {
+            attention::due(
+                &pages.attention_checks,
+                tests_done as u32,
+                &seen.answered_checks,
+            )
+        })
+        .flatten();
+    let step = match (due, position) {
+        (Some(i), _) => {
+            if !seen.shown_checks.contains(&i) {
+                records.check = Some(i);
+            }
+            let index = tests_done + answered + 1;
+            WorkerStep::Item(pages::check_item(
+                study,
+                training + test,
+                i,
+                index,
+                counts.1,
+            ))
+        }
+        (None, Some(position)) => {
+            let item = item_row(&mut *conn, study.spec.family, place.id, position)
+                .await?
+                .ok_or_else(|| AppError::internal("current item missing"))?;
+            if !item.shown {
+                records.shown = Some(position);
+            }
+            let (index, of) = match item.phase {
+                Phase::Training => (position + 1, training),
+                Phase::Test => (position - training + answered + 1, counts.1),
+            };
+            WorkerStep::Item(WorkerItem {
+                position,
+                phase: item.phase,
+                index,
+                of,
+                reveal: if item.submitted {
+                    reveal(&study.spec, &item)
+                } else {
+                    None
+                },
+                context: item.context,
+                question: item.question,
+            })
+        }
+        (None, None) => {
+            // The test set is done: the place is finished, the questionnaire after may follow.
+            records.finished = place.status == PlaceStatus::Active;
+            match questionnaire(Stage::After, &mut records) {
+                Some(step) => step,
+                None => {
+                    WorkerStep::Done(completion(conn, study, place.id, place.started_at).await?)
+                }
             }
         }
     };
@@ -164,6 +235,14 @@ pub(super) async fn record(
             touch(&mut *conn, assignment, now).await?;
         }
     }
+    pages::record_shown(
+        &mut *conn,
+        assignment,
+        records.questionnaire,
+        records.check,
+        now,
+    )
+    .await?;
     if records.finished {
         sqlx::query(
             "UPDATE assignments SET status = 'finished', finished_at = $1 WHERE id = $2 AND status = 'active'",
@@ -185,6 +264,8 @@ struct Totals {
     skipped: i64,
     on_items: i64,
     last: i64,
+    /// The last answer to a questionnaire or an attention check, if later.
+    pages_last: Option<i64>,
     crowd: String,
 }
 
@@ -202,6 +283,8 @@ async fn completion(
             (SELECT COUNT(*) FROM assignment_items WHERE assignment_id = $1 AND skipped = 1) AS skipped,
             (SELECT CAST(COALESCE(SUM(submitted_at - shown_at), 0) AS BIGINT) FROM assignment_items WHERE assignment_id = $1) AS on_items,
             (SELECT COALESCE(MAX(submitted_at), $2) FROM assignment_items WHERE assignment_id = $1) AS last,
+            (SELECT MAX(t) FROM (SELECT submitted_at AS t FROM questionnaire_answers WHERE assignment_id = $1
+                UNION ALL SELECT submitted_at FROM attention_answers WHERE assignment_id = $1) p) AS pages_last,
             (SELECT crowd_json FROM assignments WHERE id = $1) AS crowd",
     )
     .bind(assignment)
@@ -220,9 +303,10 @@ async fn completion(
         code: study.config.completion_code.clone(),
         training_s1: r.train_s1,
         training_items: r.n_train,
-        test_items: r.n_test,
+        test_items: r.n_test + study.config.pages.attention_checks.len() as i64,
         skipped: r.skipped,
         seconds_on_items: r.on_items as f64 / 1000.0,
-        seconds_elapsed: (r.last - started_at) as f64 / 1000.0,
+        seconds_elapsed: (r.last.max(r.pages_last.unwrap_or(0)) - started_at) as f64 / 1000.0,
+        debriefing_html: pages::debriefing_html(study),
     })
 }
