@@ -171,6 +171,32 @@ pub(super) async fn record_shown(
     Ok(())
 }
 
+/// Why the place's items cannot be answered yet: consent not given, or the questionnaire
+/// before not answered (`None`: they can). Reads nothing for a study without these pages.
+pub(super) async fn items_closed(
+    pool: &AnyPool,
+    study: &Study,
+    place: &Place,
+) -> Result<Option<&'static str>, AppError> {
+    let pages = &study.config.pages;
+    if pages.consent.is_some() && place.consented_at.is_none() {
+        return Ok(Some("Please answer the consent page first."));
+    }
+    if pages.questionnaire.before.is_empty() {
+        return Ok(None);
+    }
+    let answered: Option<Option<i64>> = sqlx::query_scalar(
+        "SELECT submitted_at FROM questionnaire_answers WHERE assignment_id = $1 AND stage = 'before'",
+    )
+    .bind(place.id)
+    .fetch_optional(pool)
+    .await?;
+    Ok(answered
+        .flatten()
+        .is_none()
+        .then_some("Please answer the questions before the task first."))
+}
+
 /// The worker's place and the study, for a step of the pages.
 async fn place_of(
     pool: &AnyPool,

@@ -49,6 +49,9 @@ pub async fn submit(
     let place = own_assignment(pool, study_id, worker)
         .await?
         .ok_or_else(no_place)?;
+    if let Some(why) = super::pages::items_closed(pool, &study, &place).await? {
+        return Err(AppError::Refused(why.into()));
+    }
     let Some(item) = item_row(pool, study.spec.family, place.id, position).await? else {
         // Attention checks come after the place's items (`pages::check_item`).
         return super::pages::submit_check(pool, &study, &place, position, client_id, answer).await;

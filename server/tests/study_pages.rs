@@ -1,0 +1,360 @@
+//! A study's own pages through HTTP (issue 30): consent accepted (its hash kept) or declined
+//! (the place freed, nothing kept but the refusal), questionnaires checked on the server and
+//! answered once, attention checks among the test items (locked, never scored), the
+//! debriefing, and all of it in the exports; a study without them behaves as before.
+mod common;
+
+use app::domain::study::StudyConfig;
+use app::domain::study_pages::StudyPages;
+use app::ssr::study;
+use axum::http::StatusCode;
+use common::client::*;
+use serde_json::{json, Value};
+
+fn pages() -> StudyPages {
+    serde_json::from_value(json!({
+        "consent": {
+            "text": "# Taking part\n\nYou will label sentences. You may stop at any time.",
+            "contact": "Dr. Ada Researcher, ada@uni.example",
+            "no_consent_code": "NOCONSENT"
+        },
+        "questionnaire": {
+            "before": [
+                {"id": "english", "text": "Is English your first language?", "kind": "single_choice", "options": ["yes", "no"], "required": true},
+                {"id": "age", "text": "Your age", "kind": "number", "min": 18, "max": 99, "integer": true}
+            ],
+            "after": [
+                {"id": "difficulty", "text": "How hard was it?", "kind": "likert", "points": 5, "required": true},
+                {"id": "feedback", "text": "Anything to tell us?", "kind": "short_text"}
+            ]
+        },
+        "attention_checks": [
+            {"after": 0, "text": "This is a check: please answer positive.", "question": "positive or negative?", "answer": ["positive"]},
+            {"after": 4, "text": "This is a check: please answer negative.", "question": "positive or negative?", "answer": ["negative"]}
+        ],
+        "attention_max_failures": 0,
+        "debriefing": "Thank you. The study compares people with **models**."
+    }))
+    .unwrap()
+}
+
+async fn study_with_pages(s: &app::ssr::state::AppState) -> app::domain::ids::StudyId {
+    let config = StudyConfig {
+        scenarios: vec![2],
+        annotators: 3,
+        open: true,
+        completion_code: "DONE-1234".into(),
+        pages: pages(),
+        ..StudyConfig::default()
+    };
+    study::create(&s.pool, None, "demo-SST-2", "pages", config)
+        .await
+        .unwrap()
+}
+
+async fn consent(
+    s: &app::ssr::state::AppState,
+    id: impl std::fmt::Display,
+    cookie: &str,
+    accept: bool,
+) -> Resp {
+    form(
+        s,
+        "give_consent",
+        &format!("study_id={id}&accept={accept}"),
+        Some(cookie),
+    )
+    .await
+}
+
+async fn answer(
+    s: &app::ssr::state::AppState,
+    id: impl Copy + serde::Serialize,
+    cookie: &str,
+    stage: &str,
+    replies: Value,
+) -> Resp {
+    post_json(
+        s,
+        "answer_questionnaire",
+        &json!({"study_id": id, "stage": stage, "replies": replies}),
+        Some(cookie),
+    )
+    .await
+}
+
+async fn count(s: &app::ssr::state::AppState, sql: &str) -> i64 {
+    sqlx::query_scalar(sql).fetch_one(&s.pool).await.unwrap()
+}
+
+#[tokio::test]
+async fn declining_consent_frees_the_place_and_keeps_only_the_refusal() {
+    let e = env().await;
+    let s = &e.state;
+    let id = study_with_pages(s).await;
+    let cookie = arrive(s, id, "decliner01").await;
+    let st = parse(&state_of(s, id, &cookie).await);
+    let page = &st["step"]["Consent"];
+    assert!(
+        page["html"]
+            .as_str()
+            .unwrap()
+            .contains("<h1>Taking part</h1>"),
+        "{st}"
+    );
+    assert_eq!(page["contact"], "Dr. Ada Researcher, ada@uni.example");
+    // Nothing can be answered before consent.
+    let early = post_json(
+        s,
+        "submit_answer",
+        &submit_body(id, 0, "c0", label("positive")),
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(early.status, StatusCode::CONFLICT, "{}", early.body);
+    assert!(early.body.contains("consent page first"), "{}", early.body);
+    let early = answer(s, id, &cookie, "before", json!({"english": "yes"})).await;
+    assert_eq!(early.status, StatusCode::CONFLICT, "{}", early.body);
+    assert_eq!(places(s, id).await.len(), 1);
+    let r = parse(&consent(s, id, &cookie, false).await);
+    let d = &r["Declined"];
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("nothing was recorded"),
+        "{r}"
+    );
+    assert_eq!(
+        d["hand_back"]["Link"]["url"],
+        "https://app.prolific.com/submissions/complete?cc=NOCONSENT"
+    );
+    // The place is free, the account and its items gone; the refusal names no one.
+    assert!(places(s, id).await.is_empty());
+    assert_eq!(
+        count(
+            s,
+            "SELECT COUNT(*) FROM users WHERE name = 'prolific:decliner01'"
+        )
+        .await,
+        0
+    );
+    assert_eq!(count(s, "SELECT COUNT(*) FROM assignment_items").await, 0);
+    let (hash, platform): (String, String) =
+        sqlx::query_as("SELECT consent_hash, platform FROM consent_refusals")
+            .fetch_one(&s.pool)
+            .await
+            .unwrap();
+    assert_eq!(hash, pages().consent.unwrap().hash());
+    assert_eq!(platform, "prolific");
+    assert_eq!(
+        state_of(s, id, &cookie).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    // MTurk has no way back by link: the page tells the worker to return the HIT.
+    let r = join_link(
+        s,
+        &format!("/join/{id}?workerId=A1DECLINE&assignmentId=3XY&hitId=H1"),
+    )
+    .await;
+    let turk = r.cookie.unwrap();
+    let d = parse(&consent(s, id, &turk, false).await);
+    assert!(
+        d["Declined"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Return"),
+        "{d}"
+    );
+    assert!(d["Declined"]["hand_back"].is_null());
+    assert_eq!(count(s, "SELECT COUNT(*) FROM consent_refusals").await, 2);
+}
+
+#[tokio::test]
+async fn a_worker_goes_through_consent_questions_checks_and_debriefing() {
+    let e = env().await;
+    let s = &e.state;
+    let id = study_with_pages(s).await;
+    let cookie = arrive(s, id, "taker0001").await;
+    let step = parse(&consent(s, id, &cookie, true).await);
+    // Accepting twice changes nothing; declining after accepting is refused.
+    assert_eq!(parse(&consent(s, id, &cookie, true).await), step);
+    let late = consent(s, id, &cookie, false).await;
+    assert_eq!(late.status, StatusCode::CONFLICT);
+    assert!(late.body.contains("ada@uni.example"), "{}", late.body);
+    let hash: Option<String> = sqlx::query_scalar("SELECT consent_hash FROM assignments")
+        .fetch_one(&s.pool)
+        .await
+        .unwrap();
+    assert_eq!(hash, Some(pages().consent.unwrap().hash()));
+    assert_eq!(step["Questionnaire"]["stage"], "before");
+    // Answers are checked on the server, every problem named.
+    let bad = answer(
+        s,
+        id,
+        &cookie,
+        "before",
+        json!({"age": 17, "colour": "red"}),
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+    for part in [
+        "no question \\\"colour\\\"",
+        "please answer",
+        "from 18 to 99",
+    ] {
+        assert!(bad.body.contains(part), "{part}: {}", bad.body);
+    }
+    let replies = json!({"english": "no", "age": 33});
+    let first = parse(&answer(s, id, &cookie, "before", replies.clone()).await);
+    assert_eq!(first["Item"]["phase"], "training");
+    // The same answers again are acknowledged; other answers are refused (locked).
+    assert_eq!(
+        parse(&answer(s, id, &cookie, "before", replies).await),
+        first
+    );
+    let other = answer(s, id, &cookie, "before", json!({"english": "yes"})).await;
+    assert_eq!(other.status, StatusCode::CONFLICT, "{}", other.body);
+    // Training: two items with their golds revealed.
+    for _ in 0..2 {
+        let st = parse(&state_of(s, id, &cookie).await);
+        let pos = st["step"]["Item"]["position"].as_i64().unwrap();
+        parse(
+            &post_json(
+                s,
+                "submit_answer",
+                &submit_body(id, pos, &format!("t{pos}"), label("positive")),
+                Some(&cookie),
+            )
+            .await,
+        );
+        parse(
+            &form(
+                s,
+                "continue_study",
+                &format!("study_id={id}&position={pos}"),
+                Some(&cookie),
+            )
+            .await,
+        );
+    }
+    // The test phase opens with the first check: a test item like the others, 1 of 6.
+    let st = parse(&state_of(s, id, &cookie).await);
+    assert_eq!(st["test_items"], 6, "4 test items and 2 checks");
+    let check = &st["step"]["Item"];
+    assert_eq!(
+        (
+            check["phase"].as_str(),
+            check["index"].as_i64(),
+            check["of"].as_i64()
+        ),
+        (Some("test"), Some(1), Some(6))
+    );
+    assert_eq!(
+        check["context"]["text"],
+        "This is a check: please answer positive."
+    );
+    let check_pos = check["position"].as_i64().unwrap();
+    assert_eq!(check_pos, 6, "after the place's 6 items");
+    let body = submit_body(id, check_pos, "check-1", label("positive"));
+    let ack = parse(&post_json(s, "submit_answer", &body, Some(&cookie)).await);
+    assert!(ack["reveal"].is_null(), "a check reveals nothing");
+    assert_eq!(ack["next"]["Item"]["index"], 2);
+    // A resend is acknowledged again; another answer to it is locked.
+    assert_eq!(
+        parse(&post_json(s, "submit_answer", &body, Some(&cookie)).await),
+        ack
+    );
+    let again = post_json(
+        s,
+        "submit_answer",
+        &submit_body(id, check_pos, "check-x", label("negative")),
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(again.status, StatusCode::CONFLICT, "{}", again.body);
+    // The second check is not due yet; a position beyond the checks does not exist.
+    let early = post_json(
+        s,
+        "submit_answer",
+        &submit_body(id, check_pos + 1, "c2", label("negative")),
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(early.status, StatusCode::CONFLICT, "{}", early.body);
+    let none = post_json(
+        s,
+        "submit_answer",
+        &submit_body(id, check_pos + 2, "c3", label("negative")),
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(none.status, StatusCode::NOT_FOUND, "{}", none.body);
+    // The four test items, then the last check, answered wrongly.
+    let mut next = ack["next"].clone();
+    for _ in 0..4 {
+        let pos = next["Item"]["position"].as_i64().unwrap();
+        assert!(pos < 6, "{next}");
+        next = parse(
+            &post_json(
+                s,
+                "submit_answer",
+                &submit_body(id, pos, &format!("x{pos}"), label("negative")),
+                Some(&cookie),
+            )
+            .await,
+        )["next"]
+            .clone();
+    }
+    assert_eq!(
+        (
+            next["Item"]["position"].as_i64(),
+            next["Item"]["index"].as_i64()
+        ),
+        (Some(7), Some(6))
+    );
+    let after = parse(
+        &post_json(
+            s,
+            "submit_answer",
+            &submit_body(id, 7, "check-2", label("positive")),
+            Some(&cookie),
+        )
+        .await,
+    )["next"]
+        .clone();
+    // The test set is done (the place is finished); the questions after it come last.
+    assert_eq!(after["Questionnaire"]["stage"], "after", "{after}");
+    assert_eq!(places(s, id).await, vec![(2, "finished".to_string())]);
+    let done = parse(
+        &answer(
+            s,
+            id,
+            &cookie,
+            "after",
+            json!({"difficulty": 2, "feedback": "  clear  "}),
+        )
+        .await,
+    );
+    let c = &done["Done"];
+    assert!(
+        c["debriefing_html"]
+            .as_str()
+            .unwrap()
+            .contains("<strong>models</strong>"),
+        "{done}"
+    );
+    assert_eq!(c["test_items"], 6);
+    let passed: Vec<(i64, Option<i64>)> =
+        sqlx::query_as("SELECT check_index, passed FROM attention_answers ORDER BY check_index")
+            .fetch_all(&s.pool)
+            .await
+            .unwrap();
+    assert_eq!(passed, vec![(0, Some(1)), (1, Some(0))]);
+    let stored: String =
+        sqlx::query_scalar("SELECT answers_json FROM questionnaire_answers WHERE stage = 'after'")
+            .fetch_one(&s.pool)
+            .await
+            .unwrap();
+    assert_eq!(stored, r#"{"difficulty":2.0,"feedback":"clear"}"#);
+}
