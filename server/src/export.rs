@@ -17,9 +17,13 @@ use std::io::Write;
 use tokio::sync::mpsc;
 
 /// The files `/export/{file}` serves.
-pub const FILES: [&str; 10] = [
+pub const FILES: [&str; 14] = [
     "annotations.jsonl",
     "annotations.csv",
+    "questionnaires.csv",
+    "questionnaires.jsonl",
+    "attention.csv",
+    "consent.csv",
     "scores.json",
     "scores.csv",
     "scores.md",
@@ -129,6 +133,16 @@ fn small_file(
             app::domain::report::layout::markdown(r),
         ),
         "pay.csv" => ("text/csv; charset=utf-8", export::pay_csv(loaded, r)?),
+        "questionnaires.csv" => (
+            "text/csv; charset=utf-8",
+            export::questionnaires_csv(loaded)?,
+        ),
+        "questionnaires.jsonl" => (
+            "application/x-ndjson",
+            export::questionnaires_jsonl(loaded)?,
+        ),
+        "attention.csv" => ("text/csv; charset=utf-8", export::attention_csv(loaded)?),
+        "consent.csv" => ("text/csv; charset=utf-8", export::consent_csv(loaded)?),
         "predictions.jsonl" => {
             let (n, text) = match number::<i64>(q, "assignment")? {
                 Some(a) => export::annotator_predictions(loaded, AssignmentId(a))?,

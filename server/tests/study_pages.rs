@@ -357,4 +357,102 @@ async fn a_worker_goes_through_consent_questions_checks_and_debriefing() {
             .await
             .unwrap();
     assert_eq!(stored, r#"{"difficulty":2.0,"feedback":"clear"}"#);
+
+    // The researcher's exports and report.
+    let rita = login(s, "rita", "rita-password").await;
+    let export = |file: &'static str| {
+        let rita = rita.clone();
+        async move {
+            let r = get(s, &format!("/export/{file}?studies={id}"), Some(&rita)).await;
+            assert_eq!(r.status, StatusCode::OK, "{file}: {}", r.body);
+            r.body
+        }
+    };
+    let csv = export("questionnaires.csv").await;
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "study_id,assignment_id,worker,k,stage,question,kind,answer,number,submitted_at,seconds"
+    );
+    assert_eq!(lines.len(), 5, "{csv}");
+    assert!(
+        lines[1].contains(",prolific:taker0001,2,before,english,single_choice,no,,"),
+        "{csv}"
+    );
+    assert!(lines[2].contains(",before,age,number,33,33.0,"), "{csv}");
+    assert!(lines[3].contains(",after,difficulty,likert,2,2.0,"), "{csv}");
+    assert!(
+        lines[4].contains(",after,feedback,short_text,clear,,"),
+        "{csv}"
+    );
+    let jsonl = export("questionnaires.jsonl").await;
+    let first: Value = serde_json::from_str(jsonl.lines().next().unwrap()).unwrap();
+    assert_eq!(first["answers"], json!({"english": "no", "age": 33.0}));
+    let checks = export("attention.csv").await;
+    assert!(
+        checks.contains(",1,0,positive,positive,false,true,"),
+        "{checks}"
+    );
+    assert!(
+        checks.contains(",2,4,negative,positive,false,false,"),
+        "{checks}"
+    );
+    let consents = export("consent.csv").await;
+    assert!(
+        consents.contains(&format!(
+            ",accepted,1,prolific:taker0001,prolific,{}",
+            pages().consent.unwrap().hash()
+        )),
+        "{consents}"
+    );
+    let scores: Value = serde_json::from_str(&export("scores.json").await).unwrap();
+    let a = &scores["annotators"][0];
+    assert_eq!(
+        (
+            a["test_done"].as_u64(),
+            a["attention_answered"].as_u64(),
+            a["attention_passed"].as_u64()
+        ),
+        (Some(4), Some(2), Some(1))
+    );
+    assert_eq!(
+        (a["failed_attention"].as_bool(), a["flagged"].as_bool()),
+        (Some(true), Some(true))
+    );
+    let q = &scores["questionnaires"][0];
+    assert_eq!(q["workers"], 1);
+    assert_eq!(q["questions"][0]["counts"], json!([["yes", 0], ["no", 1]]));
+    let md = export("scores.md").await;
+    assert!(
+        md.contains("Attention checks") && md.contains("| 1/2 | yes |"),
+        "{md}"
+    );
+    assert!(md.contains("english | 1/1 | yes: 0; no: 1"), "{md}");
+    let bundle = export("bundle.tar").await;
+    for member in [
+        "consent.csv",
+        "questionnaires.csv",
+        "attention.csv",
+        "consent_sha256",
+    ] {
+        assert!(bundle.contains(member), "{member} in the bundle");
+    }
+}
+
+#[tokio::test]
+async fn a_study_without_pages_exports_no_page_files_in_its_bundle() {
+    let e = env().await;
+    let s = &e.state;
+    let id = new_study(s, "demo-SST-2", &[0], 3).await;
+    let cookie = arrive(s, id, "plain0001").await;
+    let end = skip_to_the_end(s, id, &cookie).await;
+    assert_eq!(end["Done"]["debriefing_html"], "");
+    let rita = login(s, "rita", "rita-password").await;
+    let bundle = get(s, &format!("/export/bundle.tar?studies={id}"), Some(&rita)).await;
+    assert!(!bundle.body.contains("questionnaires.csv") && !bundle.body.contains("consent_sha256"));
+    let config: String = sqlx::query_scalar("SELECT config_json FROM study_configs")
+        .fetch_one(&s.pool)
+        .await
+        .unwrap();
+    assert!(!config.contains("pages"), "{config}");
 }

@@ -1,7 +1,10 @@
 //! The study bundle: every file of a scope in one tar archive with a content hash. Members are
 //! spooled one after the other into a temporary file, as a tar states each file's size first.
 
-use super::export::{curve_svg, majority_predictions, pay_csv, predictions_of};
+use super::export::{
+    attention_csv, consent_csv, curve_svg, majority_predictions, pay_csv, predictions_of,
+    questionnaires_csv, questionnaires_jsonl,
+};
 use super::report::Loaded;
 use super::stream::{write_rows, Out, RowFile, Spool, SpoolFile};
 use crate::domain::ids::{ConfigId, StudyId};
@@ -25,6 +28,9 @@ struct ConfigExport {
     /// The scenarios' training files, e.g. `10_1 ⊂ 20_5 ⊂ 30_5`, and whether they nest.
     training_sets: String,
     nested: bool,
+    /// SHA-256 of the consent text in force (what `consent.csv` records per worker).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    consent_sha256: Option<String>,
     versions: Vec<Value>,
 }
 
@@ -125,6 +131,14 @@ pub async fn build(pool: &sqlx::AnyPool, l: &Loaded, r: &Report) -> Result<Bundl
     )?;
     m.text("scores.md".into(), &layout::markdown(r))?;
     m.text("pay.csv".into(), &pay_csv(l, r)?)?;
+    // The study pages' files, where a study of the scope has pages (a bundle of studies
+    // without them is as before).
+    if l.studies.iter().any(|s| !s.config.pages.is_empty()) {
+        m.text("questionnaires.csv".into(), &questionnaires_csv(l)?)?;
+        m.text("questionnaires.jsonl".into(), &questionnaires_jsonl(l)?)?;
+        m.text("attention.csv".into(), &attention_csv(l)?)?;
+        m.text("consent.csv".into(), &consent_csv(l)?)?;
+    }
     for a in l
         .annotators
         .iter()
@@ -181,11 +195,20 @@ async fn configs(pool: &sqlx::AnyPool, l: &Loaded) -> Result<String, AppError> {
             config: s.config.clone(),
             training_sets: s.config.shot_group_text(nested),
             nested,
+            consent_sha256: s.config.pages.consent.as_ref().map(|c| c.hash()),
             versions: versions
                 .into_iter()
                 .map(|(id, json, at)| {
+                    let parsed: Option<crate::domain::study::StudyConfig> =
+                        serde_json::from_str(&json).ok();
+                    let consent = parsed.and_then(|c| c.pages.consent).map(|c| c.hash());
                     let config: Value = serde_json::from_str(&json).unwrap_or(Value::String(json));
-                    serde_json::json!({"config_id": id, "created_at": at, "config": config})
+                    let mut v =
+                        serde_json::json!({"config_id": id, "created_at": at, "config": config});
+                    if let Some(h) = consent {
+                        v["consent_sha256"] = Value::String(h);
+                    }
+                    v
                 })
                 .collect(),
         });

@@ -29,6 +29,17 @@ pub async fn dashboard(state: &AppState, studies: &str) -> Result<DashboardData,
     report::off_runtime(move || build(&loaded, &scope, progress)).await
 }
 
+/// The downloads of the study pages, listed where a study of the scope has pages.
+const PAGE_EXPORTS: [(&str, &str); 4] = [
+    (
+        "Questionnaires (CSV, one answer a line)",
+        "questionnaires.csv",
+    ),
+    ("Questionnaires (JSONL)", "questionnaires.jsonl"),
+    ("Attention checks (CSV)", "attention.csv"),
+    ("Consent decisions (CSV)", "consent.csv"),
+];
+
 fn build(loaded: &report::Loaded, scope: &[StudyId], studies: Vec<StudyProgress>) -> DashboardData {
     let r = loaded.report();
     let query = if scope.is_empty() {
@@ -47,6 +58,7 @@ fn build(loaded: &report::Loaded, scope: &[StudyId], studies: Vec<StudyProgress>
             format!("/export/{file}?{}", q.join("&"))
         }
     };
+    let with_pages = loaded.studies.iter().any(|s| !s.config.pages.is_empty());
     let exports = [
         ("Annotations (JSONL)", "annotations.jsonl"),
         ("Annotations (CSV)", "annotations.csv"),
@@ -57,6 +69,7 @@ fn build(loaded: &report::Loaded, scope: &[StudyId], studies: Vec<StudyProgress>
         ("Study bundle (tar, with content hash)", "bundle.tar"),
     ]
     .into_iter()
+    .chain(PAGE_EXPORTS.into_iter().filter(|_| with_pages))
     .map(|(label, file)| Download {
         label: label.into(),
         href: link(file, ""),

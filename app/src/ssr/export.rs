@@ -121,8 +121,9 @@ pub const PAY_COLUMNS: [&str; 18] = [
     "completion_code",
 ];
 
-/// Paid time runs from taking the place to finishing, or to the last activity for a worker
-/// who has not finished (abandoned places included: the time was worked).
+/// Paid time runs from taking the place to finishing (or to answering the questionnaire after
+/// the test), or to the last activity for a worker who has not finished (abandoned places
+/// included: the time was worked).
 pub fn pay_rows(l: &Loaded, r: &Report) -> Vec<PayRow> {
     r.annotators
         .iter()
@@ -138,7 +139,8 @@ pub fn pay_rows(l: &Loaded, r: &Report) -> Vec<PayRow> {
                 k: a.k,
                 status: a.status,
                 started_at: iso_utc(info.started_at),
-                ended_at: iso_utc(info.finished_at.unwrap_or(info.last_activity)),
+                // The paid time's end: finishing, or answering the questionnaire after it.
+                ended_at: iso_utc(info.started_at + (a.seconds * 1000.0).round() as i64),
                 seconds: a.seconds,
                 hourly_rate_cents: study.config.hourly_rate_cents,
                 pay_cents: a.pay_cents,
@@ -151,6 +153,124 @@ pub fn pay_rows(l: &Loaded, r: &Report) -> Vec<PayRow> {
 
 pub fn pay_csv(l: &Loaded, r: &Report) -> Result<String, AppError> {
     csv_of(&PAY_COLUMNS, &pay_rows(l, r))
+}
+
+/// One answer to one question, a line of `questionnaires.csv` (long format: pivot on
+/// `question` for a table per worker).
+#[derive(Serialize)]
+struct AnswerRow<'a> {
+    study_id: StudyId,
+    assignment_id: crate::domain::ids::AssignmentId,
+    worker: &'a str,
+    k: u32,
+    stage: &'static str,
+    question: &'a str,
+    kind: crate::domain::study_pages::questionnaire::Kind,
+    /// The choice or text; multiple choices joined by `|`; the number as text.
+    answer: String,
+    /// Scale points and numbers as numbers (empty for the other kinds).
+    number: Option<f64>,
+    submitted_at: String,
+    /// Time on the whole questionnaire (answer minus first showing).
+    seconds: f64,
+}
+
+const ANSWER_COLUMNS: [&str; 11] = [
+    "study_id",
+    "assignment_id",
+    "worker",
+    "k",
+    "stage",
+    "question",
+    "kind",
+    "answer",
+    "number",
+    "submitted_at",
+    "seconds",
+];
+
+/// Every answered question of the scope, one line each, in the questions' order.
+pub fn questionnaires_csv(l: &Loaded) -> Result<String, AppError> {
+    use crate::domain::study_pages::{questionnaire::reply_text, Reply};
+    let mut rows = Vec::new();
+    for q in &l.pages.questionnaires {
+        let (Some(study), Some(at)) = (l.study(q.study_id), q.submitted_at) else {
+            continue;
+        };
+        for question in study.config.pages.questionnaire.of(q.stage) {
+            let Some(reply) = q.answers.get(&question.id) else {
+                continue;
+            };
+            rows.push(AnswerRow {
+                study_id: q.study_id,
+                assignment_id: q.assignment_id,
+                worker: &q.worker,
+                k: q.k,
+                stage: q.stage.as_str(),
+                question: &question.id,
+                kind: question.kind,
+                answer: reply_text(reply),
+                number: match reply {
+                    Reply::Number(x) => Some(*x),
+                    _ => None,
+                },
+                submitted_at: iso_utc(at),
+                seconds: (at - q.shown_at) as f64 / 1000.0,
+            });
+        }
+    }
+    csv_of(&ANSWER_COLUMNS, &rows)
+}
+
+/// One line per questionnaire answered, its answers as an object (numbers as numbers).
+pub fn questionnaires_jsonl(l: &Loaded) -> Result<String, AppError> {
+    let mut out = String::new();
+    for q in l
+        .pages
+        .questionnaires
+        .iter()
+        .filter(|q| q.submitted_at.is_some())
+    {
+        out.push_str(&json_line(q)?);
+    }
+    Ok(out)
+}
+
+const CHECK_COLUMNS: [&str; 12] = [
+    "study_id",
+    "assignment_id",
+    "worker",
+    "k",
+    "check",
+    "after",
+    "expected",
+    "answer",
+    "skipped",
+    "passed",
+    "shown_at",
+    "submitted_at",
+];
+
+/// Every attention check shown, with the answer and whether it passed (times in unix ms).
+pub fn attention_csv(l: &Loaded) -> Result<String, AppError> {
+    csv_of(&CHECK_COLUMNS, &l.pages.checks)
+}
+
+const CONSENT_COLUMNS: [&str; 8] = [
+    "study_id",
+    "config_id",
+    "decision",
+    "assignment_id",
+    "worker",
+    "platform",
+    "consent_hash",
+    "at",
+];
+
+/// Every consent decision: accepted (by whom, the hash of the text) and declined (nobody
+/// named); times in unix ms.
+pub fn consent_csv(l: &Loaded) -> Result<String, AppError> {
+    csv_of(&CONSENT_COLUMNS, &l.pages.consents)
 }
 
 /// Predictions in the official CLUES format: `{"id": ..., "answer": [...]}` per test item,

@@ -29,6 +29,8 @@ pub struct Loaded {
     pub machines: Vec<MachineRun>,
     /// Machine answers with their probability on label tasks (the reliability diagram).
     pub machine_answers: Vec<crate::domain::report::calibration::MachineAnswer>,
+    /// The study pages' rows: questionnaires, attention checks, consent decisions.
+    pub pages: study::PageRows,
 }
 
 /// An assignment's crowd ids and times (unix ms).
@@ -96,6 +98,7 @@ fn fold_row(out: &mut Vec<AnnotatorRecord>, r: AnnotationRow) {
             finished_at: r.finished_at,
             last_activity: r.last_activity,
             items: Vec::new(),
+            pages: Default::default(),
         });
     }
     let a = out.last_mut().expect("pushed above");
@@ -165,6 +168,13 @@ pub async fn load(pool: &AnyPool, scope: &[StudyId]) -> Result<Loaded, AppError>
         fold_row(&mut annotators, r);
     }
     drop(rows);
+    let pages = study::page_rows(pool, &studies).await?;
+    let mut records = pages.records();
+    for a in &mut annotators {
+        if let Some(p) = records.remove(&a.assignment) {
+            a.pages = p;
+        }
+    }
     let rules = studies
         .iter()
         .map(|s| (s.id, StudyRules::of(&s.config)))
@@ -178,6 +188,7 @@ pub async fn load(pool: &AnyPool, scope: &[StudyId]) -> Result<Loaded, AppError>
         rules,
         machines: super::machine::done_runs(pool).await?,
         machine_answers: super::machine::confident_answers(pool).await?,
+        pages,
     })
 }
 

@@ -8,6 +8,7 @@ use crate::domain::ids::{AssignmentId, StudyId};
 use crate::domain::place::PlaceStatus;
 use crate::domain::s1::{mean, Scoring};
 use crate::domain::study::flag_low_performers;
+use crate::domain::study_pages::attention::too_many_failures;
 use std::collections::{HashMap, HashSet};
 
 /// Pay in cents for `ms` milliseconds at `rate_cents` per hour, rounded half up.
@@ -99,7 +100,15 @@ pub(super) fn score_annotator(
         .iter()
         .filter_map(|i| Some(i.submitted_at? - i.shown_at?))
         .sum();
-    let paid_ms = a.finished_at.unwrap_or(a.last_activity) - a.started_at;
+    let paid_ms = a
+        .finished_at
+        .unwrap_or(a.last_activity)
+        .max(a.pages.after_at.unwrap_or(0))
+        - a.started_at;
+    let failed_attention = too_many_failures(
+        &a.pages.attention,
+        rules.and_then(|r| r.attention_max_failures),
+    );
     AnnotatorScore {
         assignment: a.assignment,
         study: a.study,
@@ -121,20 +130,33 @@ pub(super) fn score_annotator(
         seconds: paid_ms.max(0) as f64 / 1000.0,
         pay_cents: rules.map_or(0, |r| pay_cents(paid_ms, r.hourly_rate_cents)),
         flagged,
+        attention_answered: a.pages.attention.len(),
+        attention_passed: a.pages.attention.iter().filter(|p| **p).count(),
+        failed_attention,
+        seconds_on_questionnaires: a.pages.questionnaire_ms as f64 / 1000.0,
     }
 }
 
-/// The assignments the training filter flags: per study and scenario, among its finished
-/// k-shot annotators, those more than the study's margin below the others' mean training S1.
+/// The assignments the filter flags: per study and scenario, among its finished k-shot
+/// annotators, those more than the study's margin below the others' mean training S1; and,
+/// where the study sets a limit, every finished annotator who failed more attention checks.
 pub fn flagged<'a>(
     annotators: impl IntoIterator<Item = &'a AnnotatorRecord>,
     rules: &HashMap<StudyId, StudyRules>,
 ) -> HashSet<AssignmentId> {
     let mut groups: HashMap<(StudyId, u32), Vec<(AssignmentId, f64)>> = HashMap::new();
+    let mut flags = HashSet::new();
     for a in annotators
         .into_iter()
-        .filter(|a| a.status == PlaceStatus::Finished && a.k > 0)
+        .filter(|a| a.status == PlaceStatus::Finished)
     {
+        let limit = rules.get(&a.study).and_then(|r| r.attention_max_failures);
+        if too_many_failures(&a.pages.attention, limit) {
+            flags.insert(a.assignment);
+        }
+        if a.k == 0 {
+            continue;
+        }
         if let Some(s) = item_mean(&submitted(a, true), |i| i.score(Scoring::Official)) {
             groups
                 .entry((a.study, a.k))
@@ -142,11 +164,9 @@ pub fn flagged<'a>(
                 .push((a.assignment, s));
         }
     }
-    groups
-        .into_iter()
-        .flat_map(|((study, _), scores)| {
-            let margin = rules.get(&study).map_or(f64::INFINITY, |r| r.filter_margin);
-            flag_low_performers(&scores, margin)
-        })
-        .collect()
+    flags.extend(groups.into_iter().flat_map(|((study, _), scores)| {
+        let margin = rules.get(&study).map_or(f64::INFINITY, |r| r.filter_margin);
+        flag_low_performers(&scores, margin)
+    }));
+    flags
 }

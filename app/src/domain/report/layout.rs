@@ -367,6 +367,8 @@ pub fn all_tables(r: &Report) -> Vec<Table> {
         }
     }
     out.push(annotator_table(r));
+    out.extend(super::pages::attention_table(r));
+    out.extend(super::pages::questionnaire_table(r));
     out
 }
 

@@ -9,6 +9,7 @@ pub mod chart;
 pub mod layout;
 pub mod machine;
 mod output;
+pub mod pages;
 mod scenario;
 pub mod scores_csv;
 pub mod table;
@@ -24,6 +25,8 @@ use crate::domain::place::PlaceStatus;
 use crate::domain::s1::{spread, Scoring};
 use crate::domain::shots::{self, ShotFile};
 use crate::domain::study::StudyConfig;
+use crate::domain::study_pages::questionnaire::summarize;
+use crate::domain::study_pages::{Questionnaires, Replies, Stage};
 use crate::domain::task::{Family, Gold, TaskSpec};
 use annotator::score_annotator;
 use scenario::{aggregate, confidence};
@@ -78,6 +81,20 @@ pub struct AnnotatorRecord {
     pub finished_at: Option<i64>,
     pub last_activity: i64,
     pub items: Vec<ItemRecord>,
+    /// What the worker did on the study's own pages.
+    pub pages: PageRecord,
+}
+
+/// A worker's questionnaires and attention checks; times in unix milliseconds.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PageRecord {
+    /// Per answered attention check (in the study's order): whether it passed.
+    pub attention: Vec<bool>,
+    /// When the questionnaire after the test was answered: paid time runs to it.
+    pub after_at: Option<i64>,
+    /// Time on the questionnaires (answer minus first showing): paid, not item time.
+    pub questionnaire_ms: i64,
+    pub replies: Vec<(Stage, Replies)>,
 }
 
 /// The rules of a study the report applies: its pay rate, its training filter and its shot
@@ -89,6 +106,10 @@ pub struct StudyRules {
     /// `(k, split)` of every k the study's chain names (at least its k-shot scenarios).
     pub files: Vec<ShotFile>,
     pub allow_unnested: bool,
+    /// The filter's second criterion: more failed attention checks than this flags a worker.
+    pub attention_max_failures: Option<u32>,
+    /// The study's questionnaires, for their summaries.
+    pub questionnaire: Questionnaires,
 }
 
 impl StudyRules {
@@ -106,6 +127,8 @@ impl StudyRules {
             filter_margin: config.filter_margin,
             files,
             allow_unnested: config.allow_unnested,
+            attention_max_failures: config.pages.attention_max_failures,
+            questionnaire: config.pages.questionnaire.clone(),
         }
     }
 
@@ -182,10 +205,50 @@ pub fn build(
         all: tables(tasks, &columns, &finished, &by_assignment, rules),
         filtered: tables(tasks, &columns, &kept, &by_assignment, rules),
         annotators: scores,
+        questionnaires: questionnaires(&annotators, rules),
         tasks: columns,
         machines: Vec::new(),
         calibration: Vec::new(),
     }
+}
+
+/// The summary of each study's questionnaires per scenario, over the workers who answered.
+fn questionnaires(
+    annotators: &[&AnnotatorRecord],
+    rules: &HashMap<StudyId, StudyRules>,
+) -> Vec<ScenarioQuestions> {
+    let groups: BTreeSet<(StudyId, &str, u32)> = annotators
+        .iter()
+        .filter(|a| !a.pages.replies.is_empty())
+        .map(|a| (a.study, a.task.as_str(), a.k))
+        .collect();
+    let mut out = Vec::new();
+    for (study, task, k) in groups {
+        let Some(r) = rules.get(&study) else { continue };
+        let group: Vec<&AnnotatorRecord> = annotators
+            .iter()
+            .copied()
+            .filter(|a| a.study == study && a.k == k)
+            .collect();
+        let mut questions = Vec::new();
+        for stage in [Stage::Before, Stage::After] {
+            let replies: Vec<&Replies> = group
+                .iter()
+                .flat_map(|a| a.pages.replies.iter())
+                .filter(|(s, _)| *s == stage)
+                .map(|(_, r)| r)
+                .collect();
+            questions.extend(summarize(stage, r.questionnaire.of(stage), &replies));
+        }
+        out.push(ScenarioQuestions {
+            study,
+            task: task.to_string(),
+            k,
+            workers: group.iter().filter(|a| !a.pages.replies.is_empty()).count(),
+            questions,
+        });
+    }
+    out
 }
 
 /// Each study's training files with whether they nest, and a note for each that does not.

@@ -36,8 +36,29 @@ pub struct AnnotatorScore {
     /// From taking the place to finishing (or the last activity, if not finished): paid time.
     pub seconds: f64,
     pub pay_cents: i64,
-    /// Flagged by the study's training filter.
+    /// Flagged by the study's training filter (or by its attention checks).
     pub flagged: bool,
+    /// Attention checks answered and passed.
+    #[serde(default)]
+    pub attention_answered: usize,
+    #[serde(default)]
+    pub attention_passed: usize,
+    /// More failed attention checks than the study allows (a reason of `flagged`).
+    #[serde(default)]
+    pub failed_attention: bool,
+    /// Time on the questionnaires: paid, not part of `seconds_on_items`.
+    #[serde(default)]
+    pub seconds_on_questionnaires: f64,
+}
+
+/// A study's questionnaires summed up over the workers of one scenario who answered them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ScenarioQuestions {
+    pub study: StudyId,
+    pub task: String,
+    pub k: u32,
+    pub workers: usize,
+    pub questions: Vec<crate::domain::study_pages::questionnaire::QuestionSummary>,
 }
 
 /// A cell of the main table (the paper's Table 5): annotators' test S1 of one task and k
@@ -154,6 +175,9 @@ pub struct Report {
     pub tasks: Vec<TaskColumn>,
     pub shots: Vec<u32>,
     pub annotators: Vec<AnnotatorScore>,
+    /// Per study and scenario: the questionnaires' summaries (none without questionnaires).
+    #[serde(default, skip_serializing_if = "Vec::is_empty", skip_deserializing)]
+    pub questionnaires: Vec<ScenarioQuestions>,
     pub all: Tables,
     pub filtered: Tables,
     /// Machine systems' scores per task and k over splits (the model track).

@@ -106,6 +106,7 @@ fn annotator(n: i64, k: u32, right: usize, test: [&str; 4]) -> AnnotatorRecord {
         finished_at: Some(1_800_000),
         last_activity: 1_800_000,
         items,
+        pages: Default::default(),
     }
 }
 
@@ -143,6 +144,8 @@ fn rules(files: Vec<ShotFile>, allow_unnested: bool) -> HashMap<StudyId, StudyRu
             filter_margin: 0.5,
             files,
             allow_unnested,
+            attention_max_failures: None,
+            questionnaire: Default::default(),
         },
     )]
     .into_iter()

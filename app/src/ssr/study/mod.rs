@@ -61,6 +61,7 @@ pub async fn has_place(pool: &AnyPool, id: StudyId, worker: UserId) -> Result<bo
 
 mod config;
 mod items;
+mod page_rows;
 mod pages;
 mod places;
 mod submit;
@@ -68,6 +69,7 @@ mod worker;
 
 pub use config::{admin_view, admin_view_of, create, list, summary_of, update};
 pub use items::StoredSpan;
+pub use page_rows::{page_rows, CheckRow, ConsentRow, PageRows, QuestionnaireRow};
 pub use pages::{consent, questionnaire};
 pub use places::{enter, has_free_place};
 pub use submit::{acknowledge, submit};

@@ -1,0 +1,206 @@
+//! A scope's rows of the study pages for the report and the exports: questionnaire answers,
+//! attention checks and consent decisions (accepted with the text's hash, or refused).
+
+use super::Study;
+use crate::domain::ids::{AssignmentId, StudyId};
+use crate::domain::report::PageRecord;
+use crate::domain::study_pages::{Replies, Stage};
+use crate::error::AppError;
+use crate::ssr::catalog::corrupt;
+use serde::Serialize;
+use sqlx::AnyPool;
+use std::collections::HashMap;
+
+/// One questionnaire a worker answered (or was shown).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QuestionnaireRow {
+    pub study_id: StudyId,
+    pub assignment_id: AssignmentId,
+    pub worker: String,
+    pub k: u32,
+    pub stage: Stage,
+    pub shown_at: i64,
+    pub submitted_at: Option<i64>,
+    pub answers: Replies,
+}
+
+/// One attention check a worker was shown.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CheckRow {
+    pub study_id: StudyId,
+    pub assignment_id: AssignmentId,
+    pub worker: String,
+    pub k: u32,
+    /// 1-based, in the study's list.
+    pub check: u32,
+    pub after: u32,
+    pub expected: String,
+    pub answer: String,
+    pub skipped: bool,
+    pub passed: Option<bool>,
+    pub shown_at: i64,
+    pub submitted_at: Option<i64>,
+}
+
+/// A consent decision: accepted (with the worker's place) or refused (nobody named).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ConsentRow {
+    pub study_id: StudyId,
+    pub config_id: i64,
+    pub decision: &'static str,
+    pub assignment_id: Option<AssignmentId>,
+    pub worker: Option<String>,
+    pub platform: Option<String>,
+    pub consent_hash: String,
+    pub at: i64,
+}
+
+/// The rows of a scope's pages.
+#[derive(Clone, Debug, Default)]
+pub struct PageRows {
+    pub questionnaires: Vec<QuestionnaireRow>,
+    pub checks: Vec<CheckRow>,
+    pub consents: Vec<ConsentRow>,
+}
+
+/// Reads the pages' rows of `studies` (a few per worker).
+pub async fn page_rows(pool: &AnyPool, studies: &[Study]) -> Result<PageRows, AppError> {
+    let mut out = PageRows::default();
+    for s in studies {
+        let rows: Vec<(
+            AssignmentId,
+            String,
+            i64,
+            String,
+            i64,
+            Option<i64>,
+            Option<String>,
+        )> = sqlx::query_as(
+            "SELECT a.id, u.name, a.k, q.stage, q.shown_at, q.submitted_at, q.answers_json
+                 FROM questionnaire_answers q JOIN assignments a ON a.id = q.assignment_id
+                 JOIN users u ON u.id = a.worker_id
+                 WHERE a.study_id = $1 ORDER BY a.id, q.stage DESC",
+        )
+        .bind(s.id)
+        .fetch_all(pool)
+        .await?;
+        for (assignment_id, worker, k, stage, shown_at, submitted_at, json) in rows {
+            out.questionnaires.push(QuestionnaireRow {
+                study_id: s.id,
+                assignment_id,
+                worker,
+                k: k as u32,
+                stage: Stage::parse(&stage)
+                    .ok_or_else(|| corrupt("questionnaire stage", &stage))?,
+                shown_at,
+                submitted_at,
+                answers: match json {
+                    Some(j) => {
+                        serde_json::from_str(&j).map_err(|e| corrupt("questionnaire answers", e))?
+                    }
+                    None => Replies::new(),
+                },
+            });
+        }
+        let rows: Vec<(AssignmentId, String, i64, i64, i64, Option<i64>, Option<String>, i64, Option<i64>)> =
+            sqlx::query_as(
+                "SELECT a.id, u.name, a.k, c.check_index, c.shown_at, c.submitted_at, c.answer_json, c.skipped, c.passed
+                 FROM attention_answers c JOIN assignments a ON a.id = c.assignment_id
+                 JOIN users u ON u.id = a.worker_id
+                 WHERE a.study_id = $1 ORDER BY a.id, c.check_index",
+            )
+            .bind(s.id)
+            .fetch_all(pool)
+            .await?;
+        let checks = &s.config.pages.attention_checks;
+        for (assignment_id, worker, k, index, shown_at, submitted_at, json, skipped, passed) in rows
+        {
+            let check = checks
+                .get(index as usize)
+                .ok_or_else(|| corrupt("attention check", index))?;
+            let answer: Vec<String> = match json {
+                Some(j) => serde_json::from_str(&j).map_err(|e| corrupt("check answer", e))?,
+                None => Vec::new(),
+            };
+            out.checks.push(CheckRow {
+                study_id: s.id,
+                assignment_id,
+                worker,
+                k: k as u32,
+                check: index as u32 + 1,
+                after: check.after,
+                expected: check.answer.join("|"),
+                answer: answer.join("|"),
+                skipped: skipped != 0,
+                passed: passed.map(|p| p != 0),
+                shown_at,
+                submitted_at,
+            });
+        }
+        let accepted: Vec<(AssignmentId, String, i64, String, String, i64)> = sqlx::query_as(
+            "SELECT a.id, u.name, a.config_id, a.crowd_json, a.consent_hash, a.consented_at
+             FROM assignments a JOIN users u ON u.id = a.worker_id
+             WHERE a.study_id = $1 AND a.consented_at IS NOT NULL ORDER BY a.id",
+        )
+        .bind(s.id)
+        .fetch_all(pool)
+        .await?;
+        for (assignment_id, worker, config_id, crowd, hash, at) in accepted {
+            let crowd: super::CrowdInfo =
+                serde_json::from_str(&crowd).map_err(|e| corrupt("crowd ids", e))?;
+            out.consents.push(ConsentRow {
+                study_id: s.id,
+                config_id,
+                decision: "accepted",
+                assignment_id: Some(assignment_id),
+                worker: Some(worker),
+                platform: crowd.platform,
+                consent_hash: hash,
+                at,
+            });
+        }
+        let refused: Vec<(i64, Option<String>, String, i64)> = sqlx::query_as(
+            "SELECT config_id, platform, consent_hash, refused_at FROM consent_refusals
+             WHERE study_id = $1 ORDER BY id",
+        )
+        .bind(s.id)
+        .fetch_all(pool)
+        .await?;
+        for (config_id, platform, hash, at) in refused {
+            out.consents.push(ConsentRow {
+                study_id: s.id,
+                config_id,
+                decision: "declined",
+                assignment_id: None,
+                worker: None,
+                platform,
+                consent_hash: hash,
+                at,
+            });
+        }
+    }
+    Ok(out)
+}
+
+impl PageRows {
+    /// Each assignment's page record, for the report.
+    pub fn records(&self) -> HashMap<AssignmentId, PageRecord> {
+        let mut out: HashMap<AssignmentId, PageRecord> = HashMap::new();
+        for q in &self.questionnaires {
+            let r = out.entry(q.assignment_id).or_default();
+            if let Some(at) = q.submitted_at {
+                r.questionnaire_ms += at - q.shown_at;
+                r.replies.push((q.stage, q.answers.clone()));
+                if q.stage == Stage::After {
+                    r.after_at = Some(at);
+                }
+            }
+        }
+        for c in &self.checks {
+            if let Some(p) = c.passed {
+                out.entry(c.assignment_id).or_default().attention.push(p);
+            }
+        }
+        out
+    }
+}
