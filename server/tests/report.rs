@@ -271,7 +271,7 @@ async fn simulate(
         let item = match state.step {
             WorkerStep::Item(item) => item,
             WorkerStep::Done(_) => break,
-            WorkerStep::Abandoned => panic!("{pid} abandoned"),
+            other => panic!("{pid}: {other:?} in a study without pages"),
         };
         if sim.assignment.0 == 0 {
             sim.assignment = sqlx::query_scalar(

@@ -380,7 +380,10 @@ async fn a_worker_goes_through_consent_questions_checks_and_debriefing() {
         "{csv}"
     );
     assert!(lines[2].contains(",before,age,number,33,33.0,"), "{csv}");
-    assert!(lines[3].contains(",after,difficulty,likert,2,2.0,"), "{csv}");
+    assert!(
+        lines[3].contains(",after,difficulty,likert,2,2.0,"),
+        "{csv}"
+    );
     assert!(
         lines[4].contains(",after,feedback,short_text,clear,,"),
         "{csv}"
@@ -455,4 +458,120 @@ async fn a_study_without_pages_exports_no_page_files_in_its_bundle() {
         .await
         .unwrap();
     assert!(!config.contains("pages"), "{config}");
+}
+
+/// The demo's pages folder, as a researcher would use it beside a study made on the command
+/// line: every file is read, checked against the task and kept in the configuration.
+#[tokio::test]
+async fn the_command_line_reads_a_pages_folder_and_names_what_is_wrong() {
+    let tmp = tempfile::tempdir().unwrap();
+    let url = common::db_url(&tmp.path().join("cli.db"));
+    let pool = server::db::connect(&url).await.unwrap();
+    server::demo::ensure_demo(&pool).await.unwrap();
+    let demo_pages = concat!(env!("CARGO_MANIFEST_DIR"), "/demo/pages");
+    let cli = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_clues-lab"))
+            .args([
+                "--database",
+                &url,
+                "study",
+                "create",
+                "--task",
+                "demo-SST-2",
+            ])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let ok = cli(&[
+        "--name",
+        "with pages",
+        "--scenarios",
+        "0,2",
+        "--pages",
+        demo_pages,
+        "--contact",
+        "Dr. Ada, ada@uni.example",
+        "--no-consent-code",
+        "NOCONSENT",
+        "--attention-max-failures",
+        "0",
+    ]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let json: String = sqlx::query_scalar("SELECT config_json FROM study_configs ORDER BY id DESC LIMIT 1")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let config: StudyConfig = serde_json::from_str(&json).unwrap();
+    let p = &config.pages;
+    assert_eq!(
+        p.consent.as_ref().unwrap().contact,
+        "Dr. Ada, ada@uni.example"
+    );
+    assert!(p
+        .consent
+        .as_ref()
+        .unwrap()
+        .text
+        .starts_with("# Taking part"));
+    assert_eq!(
+        (p.questionnaire.before.len(), p.questionnaire.after.len()),
+        (3, 2)
+    );
+    assert_eq!(p.attention_checks[0].answer, vec!["positive"]);
+    assert_eq!(p.attention_max_failures, Some(0));
+    assert!(p.debriefing.starts_with("Thank you"));
+    // Without a contact the consent page is refused; a broken file is named with its line.
+    let err = |out: std::process::Output| {
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let e = err(cli(&[
+        "--name",
+        "x",
+        "--scenarios",
+        "0",
+        "--pages",
+        demo_pages,
+    ]));
+    assert!(e.contains("needs the researcher's contact"), "{e}");
+    let bad = tmp.path().join("bad");
+    std::fs::create_dir(&bad).unwrap();
+    std::fs::write(
+        bad.join("attention.json"),
+        "[{\"after\": 1,\n \"txt\": \"x\"}]",
+    )
+    .unwrap();
+    let e = err(cli(&["--name", "x", "--pages", bad.to_str().unwrap()]));
+    assert!(e.contains("attention.json:2") && e.contains("txt"), "{e}");
+    std::fs::write(
+        bad.join("attention.json"),
+        r#"[{"after": 9, "text": "Choose neutral.", "question": "q", "answer": ["neutral"]}]"#,
+    )
+    .unwrap();
+    let e = err(cli(&[
+        "--name",
+        "x",
+        "--scenarios",
+        "0",
+        "--pages",
+        bad.to_str().unwrap(),
+    ]));
+    assert!(
+        e.contains("after 9 test items, but the test set has 4") && e.contains("one of the labels"),
+        "{e}"
+    );
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let e = err(cli(&["--name", "x", "--pages", empty.to_str().unwrap()]));
+    assert!(e.contains("holds none of"), "{e}");
+    let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM studies WHERE name = 'x'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(count, 0, "nothing made of a refused folder");
 }

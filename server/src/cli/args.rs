@@ -209,6 +209,23 @@ pub struct StudyCreateArgs {
     /// Open the study to workers at once.
     #[arg(long)]
     pub open: bool,
+    /// A folder with the study's own pages, each file optional: `consent.md` (the consent
+    /// text), `questionnaire.json` (questions before and after), `attention.json` (attention
+    /// checks), `debriefing.md` (shown at the end). See the README for their format.
+    #[arg(long)]
+    pub pages: Option<std::path::PathBuf>,
+    /// The researcher's contact shown under the consent text (needed with `consent.md`).
+    #[arg(long, default_value = "")]
+    pub contact: String,
+    /// Prolific's no-consent code, for workers who decline.
+    #[arg(long, default_value = "")]
+    pub no_consent_code: String,
+    /// Where a Prolific worker who declines goes (`{code}`: the no-consent code).
+    #[arg(long, default_value = "")]
+    pub no_consent_url: String,
+    /// Flag workers who failed more attention checks than this (default: report only).
+    #[arg(long)]
+    pub attention_max_failures: Option<u32>,
 }
 
 #[derive(Debug, clap::Args)]

@@ -3,6 +3,7 @@
 
 mod args;
 mod crossfit;
+mod pages;
 mod sample;
 mod serve;
 
@@ -123,6 +124,7 @@ pub async fn run(cli: Cli) -> Result<()> {
                     .map_err(|e| ServerError::Usage(format!("--shot-group: {e}")))?,
                 None => Vec::new(),
             };
+            let pages = pages::read(&a)?;
             let config = app::domain::study::StudyConfig {
                 scenarios: a.scenarios,
                 annotators: a.annotators,
@@ -135,7 +137,7 @@ pub async fn run(cli: Cli) -> Result<()> {
                 open: a.open,
                 completion_code: a.code,
                 completion_url: a.completion_url,
-                pages: Default::default(),
+                pages,
             };
             let id = study::create(&pool, None, &a.task, &a.name, config).await?;
             let made = study::summary_of(&pool, id).await?;

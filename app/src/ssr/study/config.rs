@@ -22,19 +22,32 @@ fn check_name(name: &str) -> Result<String, AppError> {
     Ok(name.to_string())
 }
 
-/// Checks a configuration against the task's training files (`sets`) and their nesting.
+/// Checks a configuration against the task's training files (`sets`) and their nesting, and
+/// its study pages against the task (labels, spans, the size of its test set).
 async fn check_config(
     pool: &AnyPool,
     config: &StudyConfig,
     task_id: TaskId,
+    spec: &crate::domain::task::TaskSpec,
     sets: &ShotSets,
 ) -> Result<(), AppError> {
     let groups = shot_groups(pool, task_id).await?;
-    config
+    let mut errs = config
         .validate(&groups, &|a, b| shots::within(sets, a, b))
-        .map_err(|errs| {
-            AppError::Invalid(format!("The study cannot be saved: {}.", errs.join("; ")))
-        })
+        .err()
+        .unwrap_or_default();
+    if !config.pages.is_empty() {
+        let tests = crate::ssr::catalog::example_ids(pool, task_id, None).await?;
+        errs.extend(config.pages.problems(spec, tests.len()));
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(AppError::Invalid(format!(
+            "The study cannot be saved: {}.",
+            errs.join("; ")
+        )))
+    }
 }
 
 /// A completion code for studies configured without one: 8 characters, no look-alikes.
@@ -82,7 +95,7 @@ pub async fn create(
     mut config: StudyConfig,
 ) -> Result<StudyId, AppError> {
     let name = check_name(name)?;
-    let (task_id, _, _) = load_spec(pool, task).await?;
+    let (task_id, spec, _) = load_spec(pool, task).await?;
     let sets = shot_sets(pool, task_id).await?;
     if config.shot_group.is_empty() {
         // No files named: the nesting chain that begins with the training split, if any.
@@ -91,7 +104,7 @@ pub async fn create(
             config.shot_group = chain.clone();
         }
     }
-    check_config(pool, &config, task_id, &sets).await?;
+    check_config(pool, &config, task_id, &spec, &sets).await?;
     if config.completion_code.trim().is_empty() {
         config.completion_code = new_completion_code();
     }
@@ -119,7 +132,7 @@ pub async fn update(
     let name = check_name(name)?;
     let study = load(pool, id).await?;
     let sets = shot_sets(pool, study.task_id).await?;
-    check_config(pool, &config, study.task_id, &sets).await?;
+    check_config(pool, &config, study.task_id, &study.spec, &sets).await?;
     if config.completion_code.trim().is_empty() {
         return Err(AppError::Invalid(
             "the completion code may not be empty".into(),
