@@ -24,6 +24,29 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
         .await
         .unwrap();
     server::load::fill::fill(&pool, id, 40, "c").await.unwrap();
+    // The study pages' tables: a consent accepted and one refused, a questionnaire, a check.
+    let config_id: i64 = sqlx::query_scalar("SELECT config_id FROM studies WHERE id = $1")
+        .bind(id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let assignment: i64 = sqlx::query_scalar("SELECT MIN(id) FROM assignments WHERE study_id = $1")
+        .bind(id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    for (sql, binds) in [
+        ("UPDATE assignments SET consent_hash = 'ab12', consented_at = 5 WHERE id = $1", vec![assignment]),
+        ("INSERT INTO consent_refusals (study_id, config_id, consent_hash, platform, refused_at) VALUES ($1, $2, 'ab12', 'mturk', 7)", vec![id.0, config_id]),
+        ("INSERT INTO questionnaire_answers (assignment_id, stage, shown_at, submitted_at, answers_json) VALUES ($1, 'before', 5, 9, '{\"age\":33.5}')", vec![assignment]),
+        ("INSERT INTO attention_answers (assignment_id, check_index, shown_at, submitted_at, client_id, answer_json, skipped, passed) VALUES ($1, 0, 10, 12, 'c', '[\"x\"]', 0, 1)", vec![assignment]),
+    ] {
+        let mut q = sqlx::query(sql);
+        for b in binds {
+            q = q.bind(b);
+        }
+        q.execute(&pool).await.unwrap();
+    }
     let worker = app::ssr::auth::crowd_worker(&pool, "prolific", "moved1")
         .await
         .unwrap();

@@ -502,10 +502,11 @@ async fn the_command_line_reads_a_pages_folder_and_names_what_is_wrong() {
         "{}",
         String::from_utf8_lossy(&ok.stderr)
     );
-    let json: String = sqlx::query_scalar("SELECT config_json FROM study_configs ORDER BY id DESC LIMIT 1")
-        .fetch_one(&pool)
-        .await
-        .unwrap();
+    let json: String =
+        sqlx::query_scalar("SELECT config_json FROM study_configs ORDER BY id DESC LIMIT 1")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
     let config: StudyConfig = serde_json::from_str(&json).unwrap();
     let p = &config.pages;
     assert_eq!(
