@@ -9,6 +9,7 @@ mod dashboard;
 mod draft;
 mod home;
 mod models;
+mod page_fields;
 mod sender;
 mod span_form;
 mod studies;

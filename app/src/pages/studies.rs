@@ -2,13 +2,13 @@
 //! worker links, a form to create one, and a study's page with its progress and edit form.
 
 use super::error_view;
+use super::page_fields::PageFields;
 use crate::api::study::{list_studies, study_admin, CreateStudy, UpdateStudy};
 use crate::api::tasks::list_tasks;
 use crate::domain::crowd::worker_links;
 use crate::domain::settings;
 use crate::domain::shots::{self, ShotFile};
 use crate::domain::study::StudyConfig;
-use crate::domain::study_pages::{Consent, StudyPages};
 use crate::wire::study::StudyOverview;
 use crate::wire::tasks::TaskSummary;
 use leptos::prelude::*;
@@ -29,107 +29,6 @@ struct ConfigFields {
     code: RwSignal<String>,
     completion_url: RwSignal<String>,
     pages: PageFields,
-}
-
-/// The study pages' fields: consent (Markdown, contact, Prolific's no-consent code or URL),
-/// the questionnaires and attention checks as JSON (the format of `questionnaire.json` and
-/// `attention.json`), the failure limit, the debriefing (Markdown).
-#[derive(Clone, Copy)]
-struct PageFields {
-    consent: RwSignal<String>,
-    contact: RwSignal<String>,
-    no_consent_code: RwSignal<String>,
-    no_consent_url: RwSignal<String>,
-    questionnaire: RwSignal<String>,
-    checks: RwSignal<String>,
-    max_failures: RwSignal<String>,
-    debriefing: RwSignal<String>,
-}
-
-/// Pretty JSON of a part of the pages, empty when it is empty.
-fn json_field<T: serde::Serialize>(value: &T, empty: bool) -> String {
-    if empty {
-        String::new()
-    } else {
-        serde_json::to_string_pretty(value).unwrap_or_default()
-    }
-}
-
-impl PageFields {
-    fn new(p: &StudyPages) -> Self {
-        let consent = p.consent.clone();
-        let part =
-            |f: fn(&Consent) -> &String| consent.as_ref().map(f).cloned().unwrap_or_default();
-        PageFields {
-            consent: RwSignal::new(part(|c| &c.text)),
-            contact: RwSignal::new(part(|c| &c.contact)),
-            no_consent_code: RwSignal::new(part(|c| &c.no_consent_code)),
-            no_consent_url: RwSignal::new(part(|c| &c.no_consent_url)),
-            questionnaire: RwSignal::new(json_field(&p.questionnaire, p.questionnaire.is_empty())),
-            checks: RwSignal::new(json_field(
-                &p.attention_checks,
-                p.attention_checks.is_empty(),
-            )),
-            max_failures: RwSignal::new(
-                p.attention_max_failures
-                    .map(|m| m.to_string())
-                    .unwrap_or_default(),
-            ),
-            debriefing: RwSignal::new(p.debriefing.clone()),
-        }
-    }
-
-    /// The pages, or a message naming the field that does not parse (the server checks the
-    /// rest).
-    fn read(&self) -> Result<StudyPages, String> {
-        let text = |s: RwSignal<String>| s.get_untracked().trim().to_string();
-        let consent = (!text(self.consent).is_empty()).then(|| Consent {
-            text: self.consent.get_untracked(),
-            contact: text(self.contact),
-            no_consent_code: text(self.no_consent_code),
-            no_consent_url: text(self.no_consent_url),
-        });
-        let questionnaire = match text(self.questionnaire) {
-            t if t.is_empty() => Default::default(),
-            t => serde_json::from_str(&t).map_err(|e| format!("Questionnaires (JSON): {e}"))?,
-        };
-        let attention_checks = match text(self.checks) {
-            t if t.is_empty() => Vec::new(),
-            t => serde_json::from_str(&t).map_err(|e| format!("Attention checks (JSON): {e}"))?,
-        };
-        let max = text(self.max_failures);
-        Ok(StudyPages {
-            consent,
-            questionnaire,
-            attention_checks,
-            attention_max_failures: if max.is_empty() {
-                None
-            } else {
-                Some(max.parse().map_err(|_| {
-                    format!("Failed attention checks allowed: {max:?} is not a whole number")
-                })?)
-            },
-            debriefing: self.debriefing.get_untracked().trim().to_string(),
-        })
-    }
-
-    /// `frozen`: workers have started, so the questions and checks are shown read-only.
-    fn view(self, frozen: bool) -> impl IntoView {
-        view! {
-            <details class="study-pages" open=!self.consent.get_untracked().is_empty() || !self.questionnaire.get_untracked().is_empty()>
-                <summary>"Consent, questionnaires, attention checks, debriefing"</summary>
-                <p class="hint">"All optional. The format of questions and checks is in the README (the same as questionnaire.json and attention.json beside a study made on the command line)."</p>
-                <label>"Consent text (Markdown; empty: no consent page)" <textarea name="consent" rows="6" bind:value=self.consent></textarea></label>
-                <label>"Researcher's contact (shown under the consent text)" <input name="contact" bind:value=self.contact/></label>
-                <label>"Prolific no-consent code" <input name="no_consent_code" bind:value=self.no_consent_code/></label>
-                <label>"Prolific no-consent URL ({code} = the code; empty: Prolific's)" <input name="no_consent_url" bind:value=self.no_consent_url/></label>
-                <label>"Questionnaires (JSON: {\"before\": [...], \"after\": [...]})" <textarea name="questionnaire" rows="8" readonly=frozen bind:value=self.questionnaire></textarea></label>
-                <label>"Attention checks (JSON list)" <textarea name="attention_checks" rows="6" readonly=frozen bind:value=self.checks></textarea></label>
-                <label>"Failed attention checks allowed before a worker is flagged (empty: report only)" <input name="attention_max_failures" inputmode="numeric" bind:value=self.max_failures/></label>
-                <label>"Debriefing (Markdown, shown on the end page)" <textarea name="debriefing" rows="4" bind:value=self.debriefing></textarea></label>
-            </details>
-        }
-    }
 }
 
 /// The value of a configuration's shot group among `task_files`: its chain, or (made before

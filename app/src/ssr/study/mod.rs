@@ -60,7 +60,9 @@ pub async fn has_place(pool: &AnyPool, id: StudyId, worker: UserId) -> Result<bo
 }
 
 mod config;
+mod consent;
 mod items;
+mod page_answers;
 mod page_rows;
 mod pages;
 mod places;
@@ -68,9 +70,10 @@ mod submit;
 mod worker;
 
 pub use config::{admin_view, admin_view_of, create, list, summary_of, update};
+pub use consent::consent;
 pub use items::StoredSpan;
+pub use page_answers::questionnaire;
 pub use page_rows::{page_rows, CheckRow, ConsentRow, PageRows, QuestionnaireRow};
-pub use pages::{consent, questionnaire};
 pub use places::{enter, has_free_place};
 pub use submit::{acknowledge, submit};
 pub use worker::worker_state;

@@ -63,10 +63,12 @@ pub struct PageRows {
     pub consents: Vec<ConsentRow>,
 }
 
-/// Reads the pages' rows of `studies` (a few per worker).
+/// Reads the pages' rows of `studies` (a few per worker; none for a study without pages).
 pub async fn page_rows(pool: &AnyPool, studies: &[Study]) -> Result<PageRows, AppError> {
     let mut out = PageRows::default();
-    for s in studies {
+    // What workers answer cannot change once one started, so a study without pages now never
+    // had workers on any.
+    for s in studies.iter().filter(|s| !s.config.pages.is_empty()) {
         let rows: Vec<(
             AssignmentId,
             String,

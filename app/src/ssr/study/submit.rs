@@ -54,7 +54,10 @@ pub async fn submit(
     }
     let Some(item) = item_row(pool, study.spec.family, place.id, position).await? else {
         // Attention checks come after the place's items (`pages::check_item`).
-        return super::pages::submit_check(pool, &study, &place, position, client_id, answer).await;
+        return super::page_answers::submit_check(
+            pool, &study, &place, position, client_id, answer,
+        )
+        .await;
     };
     if item.submitted {
         return if item.client_id.as_deref() == Some(client_id) {

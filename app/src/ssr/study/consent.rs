@@ -1,0 +1,119 @@
+//! Informed consent on the database: accepting keeps the text's hash with the place;
+//! declining frees the place, removes the crowd account, and keeps only the refusal.
+
+use super::items::Place;
+use super::pages::place_of;
+use super::worker::{next_step, record};
+use super::{CrowdInfo, Study};
+use crate::domain::ids::{StudyId, UserId};
+use crate::domain::study_pages::consent::{declined_hand_back, declined_message};
+use crate::domain::study_pages::Consent;
+use crate::error::AppError;
+use crate::ssr::auth::now_ms;
+use crate::ssr::catalog::corrupt;
+use crate::wire::study::{Declined, WorkerStep};
+use sqlx::{AnyConnection, AnyPool};
+
+/// The worker accepts or declines the study's consent. Accepting keeps the text's hash with
+/// the place and answers the next step (accepting again changes nothing). Declining frees the
+/// place and removes everything of it, and the crowd worker's account when it has no other
+/// place; only the refusal is kept. A worker who already accepted cannot decline here.
+pub async fn consent(
+    pool: &AnyPool,
+    study_id: StudyId,
+    worker: UserId,
+    accept: bool,
+) -> Result<WorkerStep, AppError> {
+    let (study, mut place) = place_of(pool, study_id, worker).await?;
+    let Some(consent) = study.config.pages.consent.clone() else {
+        return Err(AppError::Invalid("this study has no consent page".into()));
+    };
+    if !accept && place.consented_at.is_some() {
+        return Err(AppError::Refused(format!(
+            "You already consented and your answers are being kept. To withdraw, contact {}.",
+            consent.contact.trim()
+        )));
+    }
+    let now = now_ms();
+    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let step = async {
+        if !accept {
+            return decline(&mut tx, &study, &consent, &place, worker, now).await;
+        }
+        sqlx::query(
+            "UPDATE assignments SET consent_hash = $1, consented_at = $2, last_activity = $2
+             WHERE id = $3 AND consented_at IS NULL",
+        )
+        .bind(consent.hash())
+        .bind(now)
+        .bind(place.id)
+        .execute(&mut *tx)
+        .await?;
+        place.consented_at = Some(place.consented_at.unwrap_or(now));
+        let next = next_step(&mut tx, &study, &place).await?;
+        record(&mut tx, place.id, &next.records, now, true).await?;
+        Ok(next.step)
+    }
+    .await;
+    crate::ssr::tx::finish(tx, step).await
+}
+
+async fn decline(
+    conn: &mut AnyConnection,
+    study: &Study,
+    consent: &Consent,
+    place: &Place,
+    worker: UserId,
+    now: i64,
+) -> Result<WorkerStep, AppError> {
+    let (config_id, crowd): (i64, String) =
+        sqlx::query_as("SELECT config_id, crowd_json FROM assignments WHERE id = $1")
+            .bind(place.id)
+            .fetch_one(&mut *conn)
+            .await?;
+    let crowd: CrowdInfo = serde_json::from_str(&crowd).map_err(|e| corrupt("crowd ids", e))?;
+    sqlx::query(
+        "INSERT INTO consent_refusals (study_id, config_id, consent_hash, platform, refused_at)
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(study.id)
+    .bind(config_id)
+    .bind(consent.hash())
+    .bind(crowd.platform.clone())
+    .bind(now)
+    .execute(&mut *conn)
+    .await?;
+    for sql in [
+        "DELETE FROM attention_answers WHERE assignment_id = $1",
+        "DELETE FROM questionnaire_answers WHERE assignment_id = $1",
+        "DELETE FROM assignment_items WHERE assignment_id = $1",
+        "DELETE FROM assignments WHERE id = $1",
+    ] {
+        sqlx::query(sql).bind(place.id).execute(&mut *conn).await?;
+    }
+    // A crowd worker's account exists for this place alone unless they hold another.
+    let others: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM assignments WHERE worker_id = $1")
+        .bind(worker)
+        .fetch_one(&mut *conn)
+        .await?;
+    let crowd_account: Option<i64> =
+        sqlx::query_scalar("SELECT user_id FROM crowd_ids WHERE user_id = $1")
+            .bind(worker)
+            .fetch_optional(&mut *conn)
+            .await?;
+    if others == 0 && crowd_account.is_some() {
+        for sql in [
+            "DELETE FROM sessions WHERE user_id = $1",
+            "DELETE FROM crowd_ids WHERE user_id = $1",
+            "DELETE FROM users WHERE id = $1",
+        ] {
+            sqlx::query(sql).bind(worker).execute(&mut *conn).await?;
+        }
+    }
+    let platform = crowd.platform.as_deref();
+    let hand_back = declined_hand_back(platform, consent);
+    Ok(WorkerStep::Declined(Declined {
+        message: declined_message(platform, hand_back.is_some()).into(),
+        hand_back,
+    }))
+}

@@ -1,0 +1,196 @@
+//! Answers on a study's own pages: a questionnaire (checked on the server, answered once) and
+//! an attention check (locked like a test item, never scored as one; resends acknowledged).
+
+use super::items::{touch, Place};
+use super::pages::place_of;
+use super::submit::locked;
+use super::worker::{next_step, record, step_now};
+use super::Study;
+use crate::domain::answer::{check_answer, Answer};
+use crate::domain::ids::{StudyId, UserId};
+use crate::domain::place::PlaceStatus;
+use crate::domain::study_pages::questionnaire::check_replies;
+use crate::domain::study_pages::{attention, Replies, Stage};
+use crate::domain::task::Context;
+use crate::error::AppError;
+use crate::ssr::auth::now_ms;
+use crate::ssr::catalog::corrupt;
+use crate::wire::study::{SubmitAck, WorkerStep};
+use sqlx::AnyPool;
+
+/// Stores the worker's answers to the questionnaire of `stage` (checked on the server) and
+/// answers the next step. A resend of the same answers is answered again; different answers
+/// to a questionnaire already answered are refused.
+pub async fn questionnaire(
+    pool: &AnyPool,
+    study_id: StudyId,
+    worker: UserId,
+    stage: Stage,
+    replies: Replies,
+) -> Result<WorkerStep, AppError> {
+    let (study, place) = place_of(pool, study_id, worker).await?;
+    let questions = study.config.pages.questionnaire.of(stage);
+    if questions.is_empty() {
+        return Err(AppError::Invalid(format!(
+            "this study has no questionnaire {}",
+            stage.as_str()
+        )));
+    }
+    let replies = check_replies(questions, &replies)
+        .map_err(|errs| AppError::Invalid(format!("{}.", errs.join("; "))))?;
+    let json = serde_json::to_string(&replies).map_err(AppError::internal)?;
+    let stored: Option<Option<String>> = sqlx::query_scalar(
+        "SELECT answers_json FROM questionnaire_answers WHERE assignment_id = $1 AND stage = $2",
+    )
+    .bind(place.id)
+    .bind(stage.as_str())
+    .fetch_optional(pool)
+    .await?;
+    if let Some(Some(before)) = stored {
+        let before: Replies =
+            serde_json::from_str(&before).map_err(|e| corrupt("questionnaire answers", e))?;
+        return if before == replies {
+            Ok(step_now(pool, &study, &place).await?.0)
+        } else {
+            Err(locked())
+        };
+    }
+    let now = now_ms();
+    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let step = async {
+        let current = next_step(&mut tx, &study, &place).await?;
+        if !matches!(&current.step, WorkerStep::Questionnaire(q) if q.stage == stage) {
+            return Err(AppError::Refused(
+                "This questionnaire is not your current step; reload the page to continue where you are.".into(),
+            ));
+        }
+        let done = sqlx::query(
+            "INSERT INTO questionnaire_answers (assignment_id, stage, shown_at, submitted_at, answers_json)
+             VALUES ($1, $2, $3, $3, $4)
+             ON CONFLICT (assignment_id, stage) DO UPDATE SET submitted_at = $3, answers_json = $4
+             WHERE questionnaire_answers.submitted_at IS NULL",
+        )
+        .bind(place.id)
+        .bind(stage.as_str())
+        .bind(now)
+        .bind(&json)
+        .execute(&mut *tx)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(locked());
+        }
+        touch(&mut tx, place.id, now).await?;
+        let next = next_step(&mut tx, &study, &place).await?;
+        record(&mut tx, place.id, &next.records, now, true).await?;
+        Ok(next.step)
+    }
+    .await;
+    crate::ssr::tx::finish(tx, step).await
+}
+
+/// Stores the answer to an attention check (position `position`, after the place's items),
+/// with whether it passed, and answers the next step as a test item's submission does.
+pub(super) async fn submit_check(
+    pool: &AnyPool,
+    study: &Study,
+    place: &Place,
+    position: i64,
+    client_id: &str,
+    answer: Answer,
+) -> Result<SubmitAck, AppError> {
+    let items: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM assignment_items WHERE assignment_id = $1")
+            .bind(place.id)
+            .fetch_one(pool)
+            .await?;
+    let checks = &study.config.pages.attention_checks;
+    let index = position - items;
+    if index < 0 || index >= checks.len() as i64 {
+        return Err(AppError::NotFound(format!(
+            "your assignment has no item {position}"
+        )));
+    }
+    let check = &checks[index as usize];
+    let ack = |next| SubmitAck {
+        position,
+        reveal: None,
+        next: Some(next),
+    };
+    let earlier: Option<(Option<i64>, Option<String>)> = sqlx::query_as(
+        "SELECT submitted_at, client_id FROM attention_answers WHERE assignment_id = $1 AND check_index = $2",
+    )
+    .bind(place.id)
+    .bind(index)
+    .fetch_optional(pool)
+    .await?;
+    if let Some((Some(_), earlier_client)) = earlier {
+        return if earlier_client.as_deref() == Some(client_id) {
+            Ok(ack(step_now(pool, study, place).await?.0))
+        } else {
+            Err(locked())
+        };
+    }
+    if place.status == PlaceStatus::Abandoned {
+        return Err(AppError::Refused(
+            "Your place in this study was released after the time-out; your earlier answers are kept.".into(),
+        ));
+    }
+    let context = Context::Single {
+        text: check.text.clone(),
+    };
+    check_answer(&study.spec, &context, &answer).map_err(AppError::Invalid)?;
+    let passed = attention::passes(check, &answer);
+    let strings = serde_json::to_string(&answer.strings()).map_err(AppError::internal)?;
+    let now = now_ms();
+    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let step = async {
+        let current = next_step(&mut tx, study, place).await?;
+        if !matches!(&current.step, WorkerStep::Item(i) if i.position == position) {
+            return Err(AppError::Refused(
+                "This is not your current item; reload the page to continue where you are.".into(),
+            ));
+        }
+        let done = sqlx::query(
+            "INSERT INTO attention_answers (assignment_id, check_index, shown_at, submitted_at, client_id, answer_json, skipped, passed)
+             VALUES ($1, $2, $3, $3, $4, $5, $6, $7)
+             ON CONFLICT (assignment_id, check_index) DO UPDATE SET submitted_at = $3, client_id = $4,
+                answer_json = $5, skipped = $6, passed = $7
+             WHERE attention_answers.submitted_at IS NULL",
+        )
+        .bind(place.id)
+        .bind(index)
+        .bind(now)
+        .bind(client_id)
+        .bind(&strings)
+        .bind(i64::from(matches!(answer, Answer::Skip { .. })))
+        .bind(i64::from(passed))
+        .execute(&mut *tx)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(locked());
+        }
+        touch(&mut tx, place.id, now).await?;
+        let next = next_step(&mut tx, study, place).await?;
+        record(&mut tx, place.id, &next.records, now, true).await?;
+        Ok(next.step)
+    }
+    .await;
+    match crate::ssr::tx::finish(tx, step).await {
+        Ok(next) => Ok(ack(next)),
+        // A concurrent send of this very submission stored it first: acknowledge that one.
+        Err(e) => {
+            let stored: Option<Option<String>> = sqlx::query_scalar(
+                "SELECT client_id FROM attention_answers WHERE assignment_id = $1 AND check_index = $2 AND submitted_at IS NOT NULL",
+            )
+            .bind(place.id)
+            .bind(index)
+            .fetch_optional(pool)
+            .await?;
+            if stored.flatten().as_deref() == Some(client_id) {
+                Ok(ack(step_now(pool, study, place).await?.0))
+            } else {
+                Err(e)
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+// A study's own pages in the browser (issue 30): consent read and accepted on a phone by
+// keyboard, the questionnaire before (radio buttons, a number, check boxes; Enter submits),
+// an attention check among the test items, the questionnaire after, the debriefing before the
+// hand-back (which then waits for the worker); declining frees the place and goes back to
+// Prolific with the no-consent code; axe-core on the new pages.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { start, newPage, joinStudy, writeSst, RESULTS } from './server.mjs';
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+function writePages(dir) {
+  const pages = join(dir, 'pages');
+  mkdirSync(pages, { recursive: true });
+  writeFileSync(join(pages, 'consent.md'), '# Taking part\n\nYou will label **three** reviews. You may stop at any time.\n');
+  writeFileSync(join(pages, 'questionnaire.json'), JSON.stringify({
+    before: [
+      { id: 'english', text: 'Is English your first language?', kind: 'single_choice', options: ['yes', 'no'], required: true },
+      { id: 'age', text: 'How old are you?', kind: 'number', min: 18, max: 120, integer: true },
+      { id: 'tasks', text: 'Labelled text before?', kind: 'multiple_choice', options: ['sentiment', 'entities'] },
+    ],
+    after: [
+      { id: 'difficulty', text: 'How hard was it?', kind: 'likert', points: 5, low: 'easy', high: 'hard', required: true },
+      { id: 'feedback', text: 'Anything to tell us?', kind: 'short_text' },
+    ],
+  }));
+  writeFileSync(join(pages, 'attention.json'), JSON.stringify([
+    { after: 1, text: 'This item checks attention: please choose positive.', question: 'positive or negative?', answer: ['positive'] },
+  ]));
+  writeFileSync(join(pages, 'debriefing.md'), 'The study compares people with **models**; one item checked attention.\n');
+  return pages;
+}
+
+let env;
+let study;
+before(async () => {
+  env = await start((cli, dir) => {
+    const root = join(dir, 'fixture');
+    writeSst(join(root, 'SST-2'), [
+      ['a joyous ride from start to finish ', 'positive'],
+      ['a slog with no payoff ', 'negative'],
+      ['the cast shines in every scene ', 'positive'],
+    ]);
+    cli('import', 'clues', root);
+    const out = cli('study', 'create', '--open', '--task', 'SST-2', '--name', 'Pages study', '--scenarios', '0',
+      '--annotators', '5', '--code', 'PAGES-OK', '--pages', writePages(dir),
+      '--contact', 'Dr. Ada, ada@uni.example', '--no-consent-code', 'NOCONSENT', '--attention-max-failures', '0');
+    study = Number(/created study (\d+)/.exec(out)[1]);
+  });
+});
+after(async () => { await env?.stop(); });
+
+const link = (pid) => `${env.base}/join/${study}?PROLIFIC_PID=${pid}&STUDY_ID=st&SESSION_ID=se`;
+
+/** Answers the current label item with `label` by keyboard, and waits for the next step. */
+async function answer(page, label, heading) {
+  await page.waitForSelector(`h2.progress:text("${heading}")`);
+  await page.focus(`input[name="label"][value="${label}"]`);
+  await page.keyboard.press('Space');
+  await page.focus('input[name="confidence"][value="4"]');
+  await page.keyboard.press('Space');
+  await page.focus('button.submit');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((h) => document.querySelector('.step-heading')?.textContent !== h, heading);
+}
+
+test('on a phone, by keyboard: consent, questions, a check among the items, questions, debriefing', async () => {
+  const context = await env.browser.newContext({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
+  await context.route('https://app.prolific.com/**', (route) =>
+    route.fulfill({ status: 200, contentType: 'text/html', body: '<p id="prolific">back</p>' }));
+  const page = await newPage(env.browser, { context });
+  await joinStudy(page, link('pages-phone'));
+  await page.waitForSelector('.consent .consent-text h1:text("Taking part")');
+  assert.match(await page.textContent('.consent .contact'), /ada@uni\.example/);
+  assert.equal(await page.textContent('.consent-text strong'), 'three');
+  // Nothing is stored before consent.
+  assert.deepEqual(env.sql('SELECT consent_hash FROM assignments'), [[null]]);
+  await page.focus('button.accept');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('form.questionnaire[data-stage="before"]');
+  assert.equal(await page.evaluate(() => document.activeElement.classList.contains('step-heading')), true, 'focus follows the step');
+  // Submitting without the required answer: the browser asks for it, nothing is sent.
+  await page.focus('input[name="q-age"]');
+  await page.keyboard.type('34');
+  await page.keyboard.press('Enter');
+  assert.equal(await page.isVisible('form.questionnaire'), true);
+  await page.focus('input[name="q-english"][value="no"]');
+  await page.keyboard.press('Space');
+  await page.focus('input[name="q-tasks"][value="entities"]');
+  await page.keyboard.press('Space');
+  await page.screenshot({ path: `${RESULTS}/phone-questionnaire.png`, fullPage: true });
+  await page.focus('input[name="q-age"]');
+  await page.keyboard.press('Enter');
+  // Test item 1, the check as item 2 of 4, then items 3 and 4.
+  await answer(page, 'positive', 'Test item 1 of 4');
+  assert.match(await page.textContent('.item .context, article.item'), /checks attention/);
+  await answer(page, 'positive', 'Test item 2 of 4');
+  await answer(page, 'negative', 'Test item 3 of 4');
+  await answer(page, 'positive', 'Test item 4 of 4');
+  await page.waitForSelector('form.questionnaire[data-stage="after"]');
+  await page.check('input[name="q-difficulty"][value="2"]');
+  await page.fill('input[name="q-feedback"]', '  clear enough  ');
+  await page.click('form.questionnaire button.submit');
+  await page.waitForSelector('.done .debriefing strong:text("models")');
+  assert.equal(await page.textContent('.completion-code'), 'PAGES-OK');
+  // With a debriefing to read, the way back waits for the worker.
+  await page.waitForTimeout(3500);
+  assert.equal(new URL(page.url()).pathname, `/study/${study}`);
+  assert.equal(await page.getAttribute('a.return-link', 'href'), 'https://app.prolific.com/submissions/complete?cc=PAGES-OK');
+  await page.screenshot({ path: `${RESULTS}/phone-debriefing.png`, fullPage: true });
+  const stored = env.sql("SELECT q.stage, q.answers_json FROM questionnaire_answers q ORDER BY q.stage DESC");
+  assert.deepEqual(stored, [['before', '{"age":34.0,"english":"no","tasks":["entities"]}'], ['after', '{"difficulty":2.0,"feedback":"clear enough"}']]);
+  assert.deepEqual(env.sql('SELECT check_index, passed FROM attention_answers'), [[0, 1]]);
+  assert.equal(env.sql('SELECT consent_hash FROM assignments')[0][0].length, 64);
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});
+
+test('declining consent frees the place and goes back to Prolific with the no-consent code', async () => {
+  const context = await env.browser.newContext();
+  await context.route('https://app.prolific.com/**', (route) =>
+    route.fulfill({ status: 200, contentType: 'text/html', body: '<p id="prolific">back</p>' }));
+  const page = await newPage(env.browser, { context });
+  const before = env.sql('SELECT COUNT(*) FROM assignments')[0][0];
+  await joinStudy(page, link('pages-decliner'));
+  await page.click('button.decline');
+  await page.waitForSelector('.declined .step-heading:text("You did not consent")');
+  assert.match(await page.textContent('.declined'), /nothing was recorded but your refusal/);
+  assert.equal(await page.getAttribute('a.return-link', 'href'), 'https://app.prolific.com/submissions/complete?cc=NOCONSENT');
+  await page.waitForURL('https://app.prolific.com/submissions/complete?cc=NOCONSENT', { timeout: 15000 });
+  assert.equal(env.sql('SELECT COUNT(*) FROM assignments')[0][0], before);
+  assert.deepEqual(env.sql("SELECT COUNT(*) FROM users WHERE name = 'prolific:pages-decliner'"), [[0]]);
+  assert.deepEqual(env.sql('SELECT platform FROM consent_refusals'), [['prolific']]);
+  await context.close();
+});
+
+test('axe-core finds no violations on the consent page and the questionnaire', async () => {
+  const context = await env.browser.newContext({ bypassCSP: true });
+  const page = await newPage(env.browser, { context });
+  const violations = async () => {
+    await page.addScriptTag({ path: AXE });
+    const v = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ['violations'] })).violations);
+    return v.map((x) => `${x.id}: ${x.help} (${x.nodes.map((n) => n.target.join(' ')).join(', ')})`);
+  };
+  await joinStudy(page, link('pages-axe'));
+  await page.waitForSelector('.consent');
+  assert.deepEqual(await violations(), [], 'consent page');
+  await page.click('button.accept');
+  await page.waitForSelector('form.questionnaire');
+  assert.deepEqual(await violations(), [], 'questionnaire');
+  await context.close();
+});
