@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { start, newPage, joinStudy, writeSst, RESULTS } from './server.mjs';
+import { start, newPage, joinStudy, signIn, writeSst, USERS, RESULTS } from './server.mjs';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
@@ -152,4 +152,40 @@ test('axe-core finds no violations on the consent page and the questionnaire', a
   await page.waitForSelector('form.questionnaire');
   assert.deepEqual(await violations(), [], 'questionnaire');
   await context.close();
+});
+
+test('an admin sets the pages in the study form: bad JSON and bad checks are named, the rest is kept', async () => {
+  const page = await newPage(env.browser);
+  await signIn(page, env.base, USERS.admin);
+  await page.click('a[href="/studies"]');
+  await page.waitForSelector('select[name="task"] option[value="SST-2"]', { state: 'attached' });
+  await page.selectOption('select[name="task"]', 'SST-2');
+  await page.fill('input[name="name"]', 'Form pages');
+  await page.fill('input[name="scenarios"]', '0');
+  await page.click('details.study-pages summary');
+  await page.fill('textarea[name="consent"]', 'You agree to **label** reviews.');
+  await page.fill('input[name="contact"]', 'Dr. Ada, ada@uni.example');
+  await page.fill('textarea[name="questionnaire"]', '{"after": [{"id": "fun", "text": "Was it fun?", "kind": "likert"');
+  await page.click('form.config button[type="submit"]');
+  await page.waitForSelector('.create-study [role="alert"]');
+  assert.match(await page.textContent('.create-study [role="alert"]'), /Questionnaires \(JSON\): EOF/);
+  await page.fill('textarea[name="questionnaire"]', '{"after": [{"id": "fun", "text": "Was it fun?", "kind": "likert"}]}');
+  await page.fill('textarea[name="attention_checks"]', '[{"after": 5, "text": "Choose neutral.", "question": "q", "answer": ["neutral"]}]');
+  await page.click('form.config button[type="submit"]');
+  await page.waitForFunction(() => /after 5 test items/.test(document.querySelector('.create-study')?.textContent));
+  assert.match(await page.textContent('.create-study'), /the answer must be one of the labels \(positive, negative\)/);
+  page.errors = page.errors.filter((e) => !e.includes('create_study') && !e.includes('status of 400'));
+  await page.fill('textarea[name="attention_checks"]', '[{"after": 1, "text": "Choose positive.", "question": "q", "answer": ["positive"]}]');
+  await page.fill('textarea[name="debriefing"]', 'Thanks!');
+  await page.click('form.config button[type="submit"]');
+  await page.waitForSelector('.create-study .saved a');
+  await page.click('.create-study .saved a');
+  // The study's page shows the pages as saved, in the same fields.
+  await page.waitForSelector('textarea[name="consent"]', { state: 'attached' });
+  assert.equal(await page.inputValue('textarea[name="consent"]'), 'You agree to **label** reviews.');
+  assert.match(await page.inputValue('textarea[name="questionnaire"]'), /"kind": "likert"/);
+  assert.match(await page.inputValue('textarea[name="attention_checks"]'), /"answer": \[\s*"positive"\s*\]/);
+  assert.equal(await page.inputValue('textarea[name="debriefing"]'), 'Thanks!');
+  assert.deepEqual(page.errors, []);
+  await page.close();
 });
