@@ -576,3 +576,69 @@ async fn the_command_line_reads_a_pages_folder_and_names_what_is_wrong() {
         .unwrap();
     assert_eq!(count, 0, "nothing made of a refused folder");
 }
+
+/// What a hostile or confused client sends to the pages' endpoints gets a 4xx that names the
+/// problem, a short one however much it sends, and changes nothing.
+#[tokio::test]
+async fn bad_requests_to_the_pages_get_4xx_and_change_nothing() {
+    let e = env().await;
+    let s = &e.state;
+    let id = study_with_pages(s).await;
+    let plain = new_study(s, "demo-SST-2", &[0], 3).await;
+    let cookie = arrive(s, id, "hostile01").await;
+    parse(&consent(s, id, &cookie, true).await);
+    let many: serde_json::Map<String, Value> =
+        (0..5000).map(|i| (format!("q{i}"), json!("x"))).collect();
+    let r = answer(s, id, &cookie, "before", Value::Object(many)).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert!(
+        r.body.len() < 2000 && r.body.contains("more problems"),
+        "{}",
+        r.body.len()
+    );
+    for (stage, replies) in [
+        ("before", json!({"english": true})),
+        ("before", json!({"english": ["yes", "no"]})),
+        ("before", json!({"english": "yes", "age": 1e308})),
+        ("during", json!({})),
+        ("before", json!([1, 2])),
+    ] {
+        let r = answer(s, id, &cookie, stage, replies.clone()).await;
+        assert!(
+            r.status.is_client_error(),
+            "{stage} {replies}: {} {}",
+            r.status,
+            r.body
+        );
+    }
+    // A study without a consent page or questionnaires has nothing to answer.
+    let other = arrive(s, plain, "hostile02").await;
+    let r = consent(s, plain, &other, true).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    let r = answer(s, plain, &other, "after", json!({})).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    // No place in the study, or not a worker at all.
+    let r = consent(s, id, &other, false).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+    let rita = login(s, "rita", "rita-password").await;
+    assert_eq!(
+        consent(s, id, &rita, true).await.status,
+        StatusCode::FORBIDDEN
+    );
+    // Nothing was stored but the one consent.
+    assert_eq!(
+        count(s, "SELECT COUNT(*) FROM questionnaire_answers").await,
+        1,
+        "the first showing only"
+    );
+    assert_eq!(
+        count(
+            s,
+            "SELECT COUNT(*) FROM questionnaire_answers WHERE submitted_at IS NOT NULL"
+        )
+        .await,
+        0
+    );
+    assert_eq!(count(s, "SELECT COUNT(*) FROM consent_refusals").await, 0);
+    assert_eq!(places(s, id).await.len(), 1);
+}

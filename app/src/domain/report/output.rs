@@ -38,17 +38,25 @@ pub struct AnnotatorScore {
     pub pay_cents: i64,
     /// Flagged by the study's training filter (or by its attention checks).
     pub flagged: bool,
-    /// Attention checks answered and passed.
-    #[serde(default)]
+    /// Attention checks answered and passed (left out of the JSON where a study has none).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub attention_answered: usize,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub attention_passed: usize,
     /// More failed attention checks than the study allows (a reason of `flagged`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub failed_attention: bool,
     /// Time on the questionnaires: paid, not part of `seconds_on_items`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "no_time")]
     pub seconds_on_questionnaires: f64,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+fn no_time(s: &f64) -> bool {
+    *s == 0.0
 }
 
 /// A study's questionnaires summed up over the workers of one scenario who answered them.

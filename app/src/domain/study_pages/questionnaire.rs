@@ -302,9 +302,18 @@ pub fn check_replies(questions: &[Question], replies: &Replies) -> Result<Replie
     if errs.is_empty() {
         Ok(kept)
     } else {
+        // A hostile client's thousand unknown questions get a short answer.
+        if errs.len() > PROBLEMS_SHOWN {
+            let more = errs.len() - PROBLEMS_SHOWN;
+            errs.truncate(PROBLEMS_SHOWN);
+            errs.push(format!("and {more} more problems"));
+        }
         Err(errs)
     }
 }
+
+/// The problems of a worker's answers named at most.
+const PROBLEMS_SHOWN: usize = 10;
 
 fn check_one(q: &Question, reply: &Reply) -> Result<Reply, String> {
     match (q.kind, reply) {
