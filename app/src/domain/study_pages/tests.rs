@@ -186,7 +186,7 @@ fn attention_checks_are_checked_against_the_task() {
     );
     let spans = spec(Family::SequenceLabelling);
     let mark = check(1, "Mark the word banana in this sentence.", &["banana"]);
-    assert!(attention::problems(&[mark.clone()], &spans, 5).is_empty());
+    assert!(attention::problems(std::slice::from_ref(&mark), &spans, 5).is_empty());
     let wrong = attention::problems(&[check(1, "Mark the word apple.", &["banana"])], &spans, 5);
     assert!(
         wrong[0].contains("\"banana\" must be a part of its text"),
