@@ -5,6 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { start, newPage, joinStudy, writeSst, writeSquad } from './server.mjs';
 
@@ -46,6 +47,16 @@ before(async () => {
     studies.prolific = create('--task', 'SST-2', '--name', 'Prolific study', '--code', 'BACK-HOME');
     studies.spans = create('--task', 'SQuAD-v2', '--name', 'Draft study');
     studies.labels = create('--task', 'SST-2', '--name', 'Tab study');
+    // A study with its own pages: consent, a question before, a check, a debriefing.
+    const pages = join(dir, 'pages');
+    mkdirSync(pages);
+    writeFileSync(join(pages, 'consent.md'), 'You will label three reviews.');
+    writeFileSync(join(pages, 'questionnaire.json'), JSON.stringify({ before: [
+      { id: 'english', text: 'Is English your first language?', kind: 'single_choice', options: ['yes', 'no'], required: true }] }));
+    writeFileSync(join(pages, 'attention.json'), JSON.stringify([
+      { after: 1, text: 'A check: choose positive.', question: 'positive or negative?', answer: ['positive'] }]));
+    writeFileSync(join(pages, 'debriefing.md'), 'One item checked attention.');
+    studies.pages = create('--task', 'SST-2', '--name', 'Pages HIT', '--pages', pages, '--contact', 'ada@uni.example');
   }, {
     // The study as it runs behind TLS (the cookie is Secure; Chromium treats localhost as a
     // secure origin), framed by the platform's site; third-party cookies blocked.
@@ -271,5 +282,42 @@ test('Start pressed at once waits for the preloaded bundle instead of fetching i
   const fetched = [...wasm.values()];
   assert.equal(fetched.filter((v) => v === 'network').length, 1, `the wasm came over the network once: ${fetched}`);
   assert.equal(fetched.filter((v) => v.startsWith('failed')).length, 0, `no preload was dropped: ${fetched}`);
+  await context.close();
+});
+
+test('inside MTurk\'s frame: consent, a question, a check among the items, the debriefing, then the HIT; declining asks to return it', { timeout: 120000 }, async () => {
+  const context = await env.browser.newContext();
+  const submitted = [];
+  await context.route('https://workersandbox.mturk.com/**', (route) => {
+    submitted.push(route.request().postData());
+    route.fulfill({ status: 200, contentType: 'text/html', body: '<p id="turk">HIT submitted</p>' });
+  });
+  const page = await newPage(env.browser, { context });
+  const turk = 'hitId=HIT2&turkSubmitTo=https%3A%2F%2Fworkersandbox.mturk.com';
+  const framed = (query) => `${platformBase}/?src=${encodeURIComponent(`${env.base}/join/${studies.pages}?${query}`)}`;
+  const frame = page.frameLocator('iframe');
+  await page.goto(framed(`workerId=W7&assignmentId=ASG7&${turk}`));
+  await frame.locator('form.start button').click();
+  await frame.locator('main[data-hydrated="true"]').waitFor({ timeout: 30000 });
+  await frame.locator('button.accept').click();
+  await frame.locator('input[name="q-english"][value="yes"]').check();
+  await frame.locator('form.questionnaire button.submit').click();
+  await answerAll(frame);
+  assert.equal(await frame.locator('.debriefing p').textContent(), 'One item checked attention.');
+  // With a debriefing, the HIT waits for the worker's button.
+  await page.waitForTimeout(3500);
+  assert.equal(submitted.length, 0);
+  await frame.locator('form.mturk-submit button').click();
+  await frame.locator('#turk').waitFor({ timeout: 15000 });
+  assert.equal(new URLSearchParams(submitted[0]).get('assignmentId'), 'ASG7');
+  assert.deepEqual(env.sql('SELECT passed FROM attention_answers'), [[1]]);
+  assert.deepEqual(page.errors, []);
+  // A second worker declines in the frame: told to return the HIT, nothing kept.
+  await page.goto(framed(`workerId=W8&assignmentId=ASG8&${turk}`));
+  await frame.locator('form.start button').click();
+  await frame.locator('main[data-hydrated="true"]').waitFor({ timeout: 30000 });
+  await frame.locator('button.decline').click();
+  assert.match(await frame.locator('.declined [role="status"]').textContent(), /return the HIT on MTurk/);
+  assert.deepEqual(env.sql("SELECT COUNT(*) FROM users WHERE name = 'mturk:W8'"), [[0]]);
   await context.close();
 });
