@@ -83,6 +83,24 @@ async fn answer(
     .await
 }
 
+/// Submits a label answer to position `pos` of the worker's place.
+async fn send_label(
+    s: &app::ssr::state::AppState,
+    id: app::domain::ids::StudyId,
+    cookie: &str,
+    pos: i64,
+    client: &str,
+    l: &str,
+) -> Resp {
+    post_json(
+        s,
+        "submit_answer",
+        &submit_body(id, pos, client, label(l)),
+        Some(cookie),
+    )
+    .await
+}
+
 async fn count(s: &app::ssr::state::AppState, sql: &str) -> i64 {
     sqlx::query_scalar(sql).fetch_one(&s.pool).await.unwrap()
 }
@@ -104,13 +122,7 @@ async fn declining_consent_frees_the_place_and_keeps_only_the_refusal() {
     );
     assert_eq!(page["contact"], "Dr. Ada Researcher, ada@uni.example");
     // Nothing can be answered before consent.
-    let early = post_json(
-        s,
-        "submit_answer",
-        &submit_body(id, 0, "c0", label("positive")),
-        Some(&cookie),
-    )
-    .await;
+    let early = send_label(s, id, &cookie, 0, "c0", "positive").await;
     assert_eq!(early.status, StatusCode::CONFLICT, "{}", early.body);
     assert!(early.body.contains("consent page first"), "{}", early.body);
     let early = answer(s, id, &cookie, "before", json!({"english": "yes"})).await;
@@ -219,15 +231,7 @@ async fn a_worker_goes_through_consent_questions_checks_and_debriefing() {
     for _ in 0..2 {
         let st = parse(&state_of(s, id, &cookie).await);
         let pos = st["step"]["Item"]["position"].as_i64().unwrap();
-        parse(
-            &post_json(
-                s,
-                "submit_answer",
-                &submit_body(id, pos, &format!("t{pos}"), label("positive")),
-                Some(&cookie),
-            )
-            .await,
-        );
+        parse(&send_label(s, id, &cookie, pos, &format!("t{pos}"), "positive").await);
         parse(
             &form(
                 s,
@@ -265,45 +269,20 @@ async fn a_worker_goes_through_consent_questions_checks_and_debriefing() {
         parse(&post_json(s, "submit_answer", &body, Some(&cookie)).await),
         ack
     );
-    let again = post_json(
-        s,
-        "submit_answer",
-        &submit_body(id, check_pos, "check-x", label("negative")),
-        Some(&cookie),
-    )
-    .await;
+    let again = send_label(s, id, &cookie, check_pos, "check-x", "negative").await;
     assert_eq!(again.status, StatusCode::CONFLICT, "{}", again.body);
     // The second check is not due yet; a position beyond the checks does not exist.
-    let early = post_json(
-        s,
-        "submit_answer",
-        &submit_body(id, check_pos + 1, "c2", label("negative")),
-        Some(&cookie),
-    )
-    .await;
+    let early = send_label(s, id, &cookie, check_pos + 1, "c2", "negative").await;
     assert_eq!(early.status, StatusCode::CONFLICT, "{}", early.body);
-    let none = post_json(
-        s,
-        "submit_answer",
-        &submit_body(id, check_pos + 2, "c3", label("negative")),
-        Some(&cookie),
-    )
-    .await;
+    let none = send_label(s, id, &cookie, check_pos + 2, "c3", "negative").await;
     assert_eq!(none.status, StatusCode::NOT_FOUND, "{}", none.body);
     // The four test items, then the last check, answered wrongly.
     let mut next = ack["next"].clone();
     for _ in 0..4 {
         let pos = next["Item"]["position"].as_i64().unwrap();
         assert!(pos < 6, "{next}");
-        next = parse(
-            &post_json(
-                s,
-                "submit_answer",
-                &submit_body(id, pos, &format!("x{pos}"), label("negative")),
-                Some(&cookie),
-            )
-            .await,
-        )["next"]
+        next = parse(&send_label(s, id, &cookie, pos, &format!("x{pos}"), "negative").await)
+            ["next"]
             .clone();
     }
     assert_eq!(
@@ -313,16 +292,7 @@ async fn a_worker_goes_through_consent_questions_checks_and_debriefing() {
         ),
         (Some(7), Some(6))
     );
-    let after = parse(
-        &post_json(
-            s,
-            "submit_answer",
-            &submit_body(id, 7, "check-2", label("positive")),
-            Some(&cookie),
-        )
-        .await,
-    )["next"]
-        .clone();
+    let after = parse(&send_label(s, id, &cookie, 7, "check-2", "positive").await)["next"].clone();
     // The test set is done (the place is finished); the questions after it come last.
     assert_eq!(after["Questionnaire"]["stage"], "after", "{after}");
     assert_eq!(places(s, id).await, vec![(2, "finished".to_string())]);

@@ -22,15 +22,14 @@ pub fn attention_table(r: &Report) -> Option<Table> {
             ]
         })
         .collect();
-    (!rows.is_empty()).then(|| Table {
-        id: "attention".into(),
-        title: "Attention checks".into(),
-        note: "Checks state their own answer; they are not test items and never enter S1. A study with a limit on failed checks flags a finished worker who failed more than it (the filter's second criterion, beside the training filter).".into(),
-        groups: Vec::new(),
-        header: ["Worker", "Study", "Task", "Shots", "Passed", "Over the limit"]
-            .map(String::from)
-            .to_vec(),
-        rows,
+    (!rows.is_empty()).then(|| {
+        Table::plain(
+            "attention",
+            "Attention checks",
+            "Checks state their own answer; they are not test items and never enter S1. A study with a limit on failed checks flags a finished worker who failed more than it (the filter's second criterion, beside the training filter).",
+            &["Worker", "Study", "Task", "Shots", "Passed", "Over the limit"],
+            rows,
+        )
     })
 }
 
@@ -70,14 +69,13 @@ pub fn questionnaire_table(r: &Report) -> Option<Table> {
             })
         })
         .collect();
-    (!rows.is_empty()).then(|| Table {
-        id: "questionnaires".into(),
-        title: "Questionnaires".into(),
-        note: "Per scenario, over the workers who answered a questionnaire: choices counted, scales and numbers as mean ± standard deviation (n). Every answer is in questionnaires.csv.".into(),
-        groups: Vec::new(),
-        header: ["Study", "Task", "Shots", "When", "Question", "Answered", "Answers"]
-            .map(String::from)
-            .to_vec(),
-        rows,
+    (!rows.is_empty()).then(|| {
+        Table::plain(
+            "questionnaires",
+            "Questionnaires",
+            "Per scenario, over the workers who answered a questionnaire: choices counted, scales and numbers as mean ± standard deviation (n). Every answer is in questionnaires.csv.",
+            &["Study", "Task", "Shots", "When", "Question", "Answered", "Answers"],
+            rows,
+        )
     })
 }

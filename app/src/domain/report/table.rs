@@ -53,6 +53,24 @@ fn md_cell(s: &str) -> String {
 }
 
 impl Table {
+    /// A table without header groups.
+    pub fn plain(
+        id: &str,
+        title: &str,
+        note: &str,
+        header: &[&str],
+        rows: Vec<Vec<String>>,
+    ) -> Table {
+        Table {
+            id: id.into(),
+            title: title.into(),
+            note: note.into(),
+            groups: Vec::new(),
+            header: header.iter().map(|h| h.to_string()).collect(),
+            rows,
+        }
+    }
+
     pub fn to_markdown(&self) -> String {
         let mut out = format!("### {}\n\n", self.title);
         if !self.note.is_empty() {
