@@ -159,7 +159,7 @@ pub struct ReportArgs {
 #[derive(Debug, Subcommand)]
 pub enum StudyCommand {
     /// Create a study of an imported task and print its id and worker link.
-    Create(StudyCreateArgs),
+    Create(Box<StudyCreateArgs>),
     /// List the studies with their links and how many workers took part.
     List,
 }
