@@ -454,10 +454,12 @@ fn check_task(r: &Report, t: &TaskFiles, sims: &[Sim], labels: &[String]) {
                         a.as_ref()
                     })
                     .collect();
-                votes.push(f1(
-                    &t.official(&vote(&ballots, t.ner, labels)),
-                    &line.answer,
-                ));
+                // An item every annotator skipped has no vote and scores 0.
+                votes.push(if ballots.is_empty() {
+                    0.0
+                } else {
+                    f1(&t.official(&vote(&ballots, t.ner, labels)), &line.answer)
+                });
                 if !t.ner && ballots.len() == group.len() {
                     kappa_rows.push(
                         labels
@@ -810,13 +812,34 @@ async fn exports_round_trip(
     // Predictions in the CLUES format, scored by the platform's scorer against the official file.
     for (t, group) in tasks.iter().zip(sims) {
         let (golds, family) = server::score::read_gold_file(&t.dir.join(&t.test_file)).unwrap();
+        // The platform's scorer, and the same file as the official scorer reads it: without
+        // the `skipped` field (a skip's answer alone must score 0).
         let score_file = |text: String, name: &str| {
             let p = tmp.path().join(name);
-            std::fs::write(&p, text).unwrap();
+            std::fs::write(&p, &text).unwrap();
             let preds = server::score::read_predictions(&p).unwrap();
-            server::score::score(&golds, family, &preds, name)
+            let ours = server::score::score(&golds, family, &preds, name)
                 .unwrap()
-                .official
+                .official;
+            let bare: String = text
+                .lines()
+                .map(|l| {
+                    let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                    v.as_object_mut().unwrap().remove("skipped");
+                    format!("{v}\n")
+                })
+                .collect();
+            std::fs::write(&p, bare).unwrap();
+            let preds = server::score::read_predictions(&p).unwrap();
+            let official = server::score::score(&golds, family, &preds, name)
+                .unwrap()
+                .official;
+            close(
+                official,
+                ours,
+                &format!("{name}: without the skipped field"),
+            );
+            ours
         };
         for s in group {
             let text = fetch(

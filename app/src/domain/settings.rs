@@ -11,6 +11,8 @@ pub struct Setting {
     pub unit: &'static str,
     /// Whole numbers only.
     pub whole: bool,
+    /// At most this many decimals (a finer value would be one the rules cannot tell apart).
+    pub decimals: Option<u32>,
     /// Why the range is what it is, where that helps (shown after it).
     pub why: &'static str,
 }
@@ -22,6 +24,7 @@ pub const SHOTS: Setting = Setting {
     max: 10_000.0,
     unit: "shots",
     whole: true,
+    decimals: None,
     why: "",
 };
 
@@ -32,6 +35,7 @@ pub const ANNOTATORS: Setting = Setting {
     max: 1_000_000.0,
     unit: "",
     whole: true,
+    decimals: None,
     why: "each scenario needs at least one annotator",
 };
 
@@ -42,6 +46,7 @@ pub const HOURLY_RATE: Setting = Setting {
     max: 1_000.0,
     unit: "USD",
     whole: false,
+    decimals: None,
     why: "",
 };
 
@@ -51,7 +56,10 @@ pub const FILTER_MARGIN: Setting = Setting {
     max: 1.0,
     unit: "",
     whole: false,
-    why: "S1 lies between 0 and 1",
+    // The filter counts scores within 1e-9 as equal (`s1::score_above`): a margin such as
+    // 0.1999999995 would sit inside that tolerance of 0.2.
+    decimals: Some(6),
+    why: "S1 lies between 0 and 1; the filter counts scores within 1e-9 as equal",
 };
 
 /// Seconds without activity before a place is released (empty in the form: never).
@@ -61,6 +69,7 @@ pub const TIME_OUT: Setting = Setting {
     max: 604_800.0,
     unit: "seconds",
     whole: true,
+    decimals: None,
     why: "one minute to seven days; leave it empty to never release a place",
 };
 
@@ -86,13 +95,16 @@ impl Setting {
             format!(" {}", self.unit)
         };
         let kind = if self.whole { "a whole number " } else { "" };
+        let decimals = self
+            .decimals
+            .map_or(String::new(), |d| format!(" with at most {d} decimals"));
         let why = if self.why.is_empty() {
             String::new()
         } else {
             format!(" ({})", self.why)
         };
         format!(
-            "{kind}from {} to {}{unit}{why}",
+            "{kind}from {} to {}{unit}{decimals}{why}",
             number(self.min),
             number(self.max)
         )
@@ -110,7 +122,11 @@ impl Setting {
     /// Checks a value.
     pub fn check(&self, v: f64) -> Result<(), String> {
         let whole = !self.whole || v.fract() == 0.0;
-        if v.is_finite() && whole && v >= self.min && v <= self.max {
+        let fine = self.decimals.is_none_or(|d| {
+            let scaled = v * 10f64.powi(d as i32);
+            (scaled - scaled.round()).abs() < 1e-6
+        });
+        if v.is_finite() && whole && fine && v >= self.min && v <= self.max {
             Ok(())
         } else {
             Err(self.refusal(&number(v)))
@@ -161,9 +177,16 @@ mod tests {
     fn each_setting_names_its_field_and_range() {
         assert_eq!(
             FILTER_MARGIN.check(7.0).unwrap_err(),
-            "Training filter margin: 7 is not allowed; it must be from 0 to 1 (S1 lies between 0 and 1)"
+            "Training filter margin: 7 is not allowed; it must be from 0 to 1 with at most 6 decimals (S1 lies between 0 and 1; the filter counts scores within 1e-9 as equal)"
         );
         assert!(FILTER_MARGIN.check(0.2).is_ok() && FILTER_MARGIN.check(f64::NAN).is_err());
+        // Finer than the filter's tie tolerance can tell from 0.2: refused, and said why.
+        let fine = FILTER_MARGIN.parse("0.1999999995").unwrap_err();
+        assert!(
+            fine.contains("0.1999999995 is not allowed") && fine.contains("at most 6 decimals"),
+            "{fine}"
+        );
+        assert!(FILTER_MARGIN.check(0.123456).is_ok() && FILTER_MARGIN.check(0.1234567).is_err());
         assert_eq!(
             TIME_OUT.parse("-60").unwrap_err(),
             "Time-out: -60 is not allowed; it must be a whole number from 60 to 604800 seconds (one minute to seven days; leave it empty to never release a place)"

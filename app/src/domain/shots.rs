@@ -103,6 +103,18 @@ pub fn chain_text(files: &[ShotFile]) -> String {
     names(files, " ⊂ ")
 }
 
+/// A study's training files as text: `10_1 ⊂ 20_5 ⊂ 30_5` when `nested`, else
+/// `10_1, 20_1, 30_1 (not nested)`; `none (zero-shot only)` without any.
+pub fn group_text(files: &[ShotFile], nested: bool) -> String {
+    if files.is_empty() {
+        "none (zero-shot only)".into()
+    } else if nested {
+        chain_text(files)
+    } else {
+        format!("{} (not nested)", names(files, ", "))
+    }
+}
+
 /// `10_1,20_5,30_5`: the form value and the command-line argument.
 pub fn files_value(files: &[ShotFile]) -> String {
     names(files, ",")

@@ -3,7 +3,7 @@
 //! worker gets, per-worker item orders, abandoned slots, and the training-step filter.
 
 use super::settings;
-use super::shots::{chain_text, file_name, names, ShotFile};
+use super::shots::{file_name, ShotFile};
 use super::study_pages::StudyPages;
 use serde::{Deserialize, Serialize};
 
@@ -206,14 +206,7 @@ impl StudyConfig {
     /// The scenarios' training files as text: `10_1 ⊂ 20_5 ⊂ 30_5` when `nested`, else
     /// `10_1, 20_1, 30_1 (not nested)`; `none (zero-shot only)` without k-shot scenarios.
     pub fn shot_group_text(&self, nested: bool) -> String {
-        let files = self.scenario_files();
-        if files.is_empty() {
-            "none (zero-shot only)".into()
-        } else if nested {
-            chain_text(&files)
-        } else {
-            format!("{} (not nested)", names(&files, ", "))
-        }
+        super::shots::group_text(&self.scenario_files(), nested)
     }
 }
 

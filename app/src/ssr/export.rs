@@ -273,10 +273,15 @@ pub fn consent_csv(l: &Loaded) -> Result<String, AppError> {
     csv_of(&CONSENT_COLUMNS, &l.pages.consents)
 }
 
+/// What a skipped item's answer is in exported predictions: a string that is no label and no
+/// span of any text, so the official CLUES scorer (which ignores `"skipped"`) scores it 0, as
+/// the report does, also where the gold is empty and "no answer" would score 1.
+pub const SKIPPED: &str = "<skipped>";
+
 /// Predictions in the official CLUES format: `{"id": ..., "answer": [...]}` per test item,
-/// in test-file order, "no answer" in the task's official encoding. A skipped item is written
-/// as no answer with `"skipped": true`: the platform's `score` scores it 0 as the report does,
-/// the official scorer ignores the field.
+/// in test-file order, "no answer" in the task's official encoding. A skipped item (and a
+/// majority item every annotator skipped) is written as `[SKIPPED]` with `"skipped": true`:
+/// the platform's `score` and the official scorer both score it 0, as the report does.
 fn predictions(
     l: &Loaded,
     task: &str,
@@ -289,16 +294,17 @@ fn predictions(
         let answer = answers.get(example).ok_or_else(|| {
             AppError::Refused(format!("test item {id} of {task} has no answer to export"))
         })?;
-        let mut line = serde_json::json!({"id": id, "answer": spec.to_official(answer)});
-        if skipped.contains(example) {
-            line["skipped"] = Value::Bool(true);
-        }
+        let line = if skipped.contains(example) {
+            serde_json::json!({"id": id, "answer": [SKIPPED], "skipped": true})
+        } else {
+            serde_json::json!({"id": id, "answer": spec.to_official(answer)})
+        };
         out.push_str(&json_line(&line)?);
     }
     Ok(out)
 }
 
-/// One finished annotator's test answers (a skip exports as no answer marked `skipped`).
+/// One finished annotator's test answers (a skip exports as `SKIPPED`, marked `skipped`).
 pub fn annotator_predictions(
     l: &Loaded,
     assignment: AssignmentId,
@@ -353,14 +359,21 @@ pub fn majority_predictions(
             "{task} has no finished annotators with k = {k}"
         )));
     }
-    let answers = majority(&data.spec, &annotators)
+    let votes = majority(&data.spec, &annotators);
+    // An item every annotator skipped has no vote: it is exported as a skip.
+    let skipped = votes
+        .iter()
+        .filter(|(_, v)| v.is_none())
+        .map(|(id, _)| *id)
+        .collect();
+    let answers = votes
         .into_iter()
-        .map(|(id, v)| (id, v.answer))
+        .map(|(id, v)| (id, v.map(|v| v.answer).unwrap_or_default()))
         .collect();
     let which = if filtered { "-filtered" } else { "" };
     Ok((
         format!("{task}-majority-k{k}{which}.jsonl"),
-        predictions(l, task, &answers, &HashSet::new())?,
+        predictions(l, task, &answers, &skipped)?,
     ))
 }
 

@@ -175,7 +175,7 @@ fn subset_table(r: &Report, which: Which, nine: bool) -> Table {
                 vec![
                     c.task.clone(),
                     c.group_k.to_string(),
-                    format!("{} ({})", c.items, c.subset.describe()),
+                    format!("{} ({})", c.items_text(), c.subset.describe()),
                     spread_text(&c.spread),
                 ]
             })
@@ -374,7 +374,7 @@ pub fn all_tables(r: &Report) -> Vec<Table> {
 
 /// How the numbers are computed: shown on the dashboard and at the top of the Markdown report.
 pub const RULES: [&str; 4] = [
-    "A skipped item is not an answer: it scores 0 in every annotator's S1, for every task family (an explicit \"no answer\" is an answer and scores 1 where the gold is empty). Each cell's skip rate and, as a second view, S1 over the answered items only are given in their own tables. The majority vote treats a skip as an abstention.",
+    "A skipped item is not an answer: it scores 0 in every annotator's S1, for every task family (an explicit \"no answer\" is an answer and scores 1 where the gold is empty). Each cell's skip rate and, as a second view, S1 over the answered items only are given in their own tables. The majority vote treats a skip as an abstention, never as a vote for \"no answer\": an item every annotator skipped has no majority answer and scores 0. Exported predictions write a skip as [\"<skipped>\"] marked skipped, so the official CLUES scorer also scores it 0.",
     "Training filter: a worker is flagged when their training S1 is more than the study's margin below the mean training S1 of the other workers of the same study and scenario. Scores within 1e-9 of each other count as equal, so a worker exactly at the margin (e.g. 7/10 against 10/10 and 8/10 with margin 0.2) is kept.",
     "Shot groups: the training sets of a study's scenarios are one nesting chain of files (e.g. SQuAD v2 10_1 ⊂ 20_5 ⊂ 30_5), so every larger set contains the smaller ones; a study whose sets are not nested says so below. Tables 8 and 9 compare the groups on the files of each study's chain.",
     "Spreads are population standard deviations over the annotators of a cell (n annotators); only finished annotators enter the tables.",
@@ -388,6 +388,17 @@ pub fn markdown(r: &Report) -> String {
     }
     for note in &r.notes {
         out.push_str(&format!("- **Note:** {note}\n"));
+    }
+    if !r.shot_groups.is_empty() {
+        out.push_str("\n## Training sets of each study\n\n");
+        for g in &r.shot_groups {
+            out.push_str(&format!(
+                "- Study {} ({}): {}\n",
+                g.study,
+                g.task,
+                crate::domain::shots::group_text(&g.files, g.nested)
+            ));
+        }
     }
     out.push('\n');
     for t in all_tables(r) {

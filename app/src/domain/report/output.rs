@@ -122,9 +122,23 @@ pub struct SubsetCell {
     pub task: String,
     pub group_k: u32,
     pub subset: Subset,
-    /// Items in the subset (of the first annotator's split).
+    /// Items in the subset: the fewest any annotator of the cell had, and the most (they
+    /// differ where the cell pools studies whose training files differ).
     pub items: usize,
+    #[serde(default)]
+    pub items_max: usize,
     pub spread: Spread,
+}
+
+impl SubsetCell {
+    /// The items as a table shows them: `20`, or `10-20` where the annotators' subsets differ.
+    pub fn items_text(&self) -> String {
+        if self.items_max > self.items {
+            format!("{}-{}", self.items, self.items_max)
+        } else {
+            self.items.to_string()
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -32,17 +32,28 @@ fn ballots(annotators: &[&AnnotatorRecord]) -> (Vec<ExampleId>, Ballots) {
     (examples, ballots)
 }
 
-fn vote_on(spec: &TaskSpec, ballots: &[Option<Vec<String>>]) -> vote::Vote {
+/// The vote on one item; `None` when every annotator skipped it: a skip is never a vote (for
+/// "no answer" or anything else), so the item has no majority answer and scores 0, as a skip.
+fn vote_on(spec: &TaskSpec, ballots: &[Option<Vec<String>>]) -> Option<vote::Vote> {
     let cast: Vec<&[String]> = ballots.iter().flatten().map(Vec::as_slice).collect();
-    if matches!(spec.family, Family::Classification | Family::TextToText) {
-        vote::plurality(&cast, &spec.label_names())
-    } else {
-        vote::span_majority(&cast)
+    if cast.is_empty() {
+        return None;
     }
+    Some(
+        if matches!(spec.family, Family::Classification | Family::TextToText) {
+            vote::plurality(&cast, &spec.label_names())
+        } else {
+            vote::span_majority(&cast)
+        },
+    )
 }
 
-/// The majority answer (internal encoding) of each test example the annotators answered.
-pub fn majority(spec: &TaskSpec, annotators: &[&AnnotatorRecord]) -> Vec<(ExampleId, vote::Vote)> {
+/// The majority answer (internal encoding) of each test example the annotators answered;
+/// `None` where they all skipped it.
+pub fn majority(
+    spec: &TaskSpec,
+    annotators: &[&AnnotatorRecord],
+) -> Vec<(ExampleId, Option<vote::Vote>)> {
     let (examples, ballots) = ballots(annotators);
     examples
         .into_iter()
@@ -79,12 +90,21 @@ pub(super) fn aggregate(
     let mut voted: Vec<(ExampleId, Option<String>)> = Vec::new();
     for id in &examples {
         let v = vote_on(spec, &ballots[id]);
-        ties += usize::from(v.tie);
-        voted.push((*id, v.answer.first().cloned()));
+        ties += usize::from(v.as_ref().is_some_and(|v| v.tie));
+        voted.push((*id, v.as_ref().and_then(|v| v.answer.first().cloned())));
         if let Some(gold) = data.test_golds.get(id) {
-            let pred = spec.to_official(&v.answer);
-            official.push(spec.score(gold, &pred, Scoring::Official));
-            any_of.push(spec.score(gold, &pred, Scoring::AnyOf));
+            let (o, a) = match &v {
+                Some(v) => {
+                    let pred = spec.to_official(&v.answer);
+                    (
+                        spec.score(gold, &pred, Scoring::Official),
+                        spec.score(gold, &pred, Scoring::AnyOf),
+                    )
+                }
+                None => (0.0, 0.0),
+            };
+            official.push(o);
+            any_of.push(a);
         }
     }
     let agreement = if is_label {

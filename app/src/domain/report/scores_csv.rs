@@ -132,7 +132,7 @@ pub fn scores_csv(r: &Report) -> String {
             for c in cells {
                 push(Row {
                     subset: c.subset.describe(),
-                    items: c.items.to_string(),
+                    items: c.items_text(),
                     ..base(name, "official", &c.task, c.group_k).spread(&c.spread)
                 });
             }

@@ -270,7 +270,12 @@ fn layouts_show_the_same_cells() {
     let csv = scores_csv::scores_csv(&r);
     assert!(csv.starts_with("table,annotators,scoring,task,family,k,subset,n,items,mean,std"));
     assert!(csv.contains("\ntable5,all,official,Toy,classification,0,,3,,0.75,"));
-    assert!(layout::markdown(&r).contains("| 0 | 75.0 ± 20.4 (n=3) |"));
+    let md = layout::markdown(&r);
+    assert!(md.contains("| 0 | 75.0 ± 20.4 (n=3) |"));
+    assert!(
+        md.contains("## Training sets of each study\n\n- Study 1 (Toy): 2_1 ⊂ 4_1\n"),
+        "{md}"
+    );
 }
 
 #[test]
@@ -315,8 +320,9 @@ fn a_skip_scores_zero_even_where_no_answer_is_right() {
         (2, 1, 0.5)
     );
     assert_eq!(cell.answered.unwrap().mean, 1.0);
-    // The vote treats the skip as an abstention: nobody answered item 1, so no answer (right).
-    assert_eq!(r.all.scenarios[0].majority_s1, 1.0);
+    // A skip is never a vote: nobody answered item 1, so it has no majority answer and scores
+    // 0 (not "no answer", which its empty gold would score 1); item 2 is right.
+    assert_eq!(r.all.scenarios[0].majority_s1, 0.5);
     let skips = layout::skip_table(&r, layout::Which::All);
     assert_eq!(
         skips.rows[0],
@@ -376,4 +382,42 @@ fn training_tables_follow_the_studys_chain() {
     );
     assert!(r.notes[0].contains("the admin allowed this"));
     assert!(layout::markdown(&r).contains("**Note:** Study 1 (Toy)"));
+}
+
+#[test]
+fn a_training_cell_pooling_two_chains_gives_each_annotators_item_count() {
+    // Study 1's 2-shot file holds t1, t2; study 2's holds t1 only: the 4-shot group's Table 8
+    // cell pools 2 and 1 shared items, and says so.
+    let keys = |n: usize| (1..=n).map(|i| format!("t{i}")).collect::<HashSet<_>>();
+    let mut data = data();
+    data.shot_sets = [
+        ((2, 1), keys(2)),
+        ((4, 1), keys(4)),
+        ((2, 2), keys(1)),
+        ((4, 2), keys(4)),
+    ]
+    .into_iter()
+    .collect();
+    let mut other = annotator(8, 4, 4, [P, N, P, N]);
+    other.study = StudyId(2);
+    let annotators = vec![
+        annotator(4, 2, 2, [P, N, P, N]),
+        annotator(7, 4, 4, [P, N, P, N]),
+        other,
+    ];
+    let mut rl = rules(vec![(2, 1), (4, 1)], false);
+    let second = StudyRules {
+        files: vec![(2, 2), (4, 2)],
+        ..rl[&StudyId(1)].clone()
+    };
+    rl.insert(StudyId(2), second);
+    let tasks: HashMap<String, TaskData> = [("Toy".to_string(), data)].into_iter().collect();
+    let r = build(&tasks, &annotators, &rl);
+    let t8 = r.all.table8.iter().find(|c| c.group_k == 4).unwrap();
+    assert_eq!(
+        (t8.items, t8.items_max, t8.items_text()),
+        (1, 2, "1-2".to_string())
+    );
+    let two = r.all.table8.iter().find(|c| c.group_k == 2).unwrap();
+    assert_eq!(two.items_text(), "2");
 }

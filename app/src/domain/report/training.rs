@@ -53,18 +53,23 @@ pub(super) fn training_tables(
                 item_mean(&items, |i| i.score(Scoring::Official))
             })
             .collect();
-        let items = annotators.first().map_or(0, |a| {
-            a.items
-                .iter()
-                .filter(|i| i.training && in_subset(a, &i.content_key))
-                .count()
-        });
+        // Each annotator's own count: a cell may pool studies whose chains differ.
+        let counts: Vec<usize> = annotators
+            .iter()
+            .map(|a| {
+                a.items
+                    .iter()
+                    .filter(|i| i.training && in_subset(a, &i.content_key))
+                    .count()
+            })
+            .collect();
         Some(SubsetCell {
             task: task.to_string(),
             group_k,
             spread: spread(&scores)?,
             subset,
-            items,
+            items: counts.iter().copied().min().unwrap_or(0),
+            items_max: counts.iter().copied().max().unwrap_or(0),
         })
     };
     t.table8.extend(
