@@ -67,6 +67,8 @@ async fn consent(
     .await
 }
 
+/// Posts a questionnaire as the page does: the form's fields. `replies` is written as a JSON
+/// object for reading: a string or number is one field, an array one field per element.
 async fn answer(
     s: &app::ssr::state::AppState,
     id: impl Copy + serde::Serialize,
@@ -74,10 +76,32 @@ async fn answer(
     stage: &str,
     replies: Value,
 ) -> Resp {
+    let mut fields = Vec::new();
+    for (k, v) in replies.as_object().expect("replies as an object") {
+        let values = match v {
+            Value::Array(xs) => xs.clone(),
+            one => vec![one.clone()],
+        };
+        for x in values {
+            let text = x.as_str().map_or_else(|| x.to_string(), str::to_string);
+            fields.push(json!([format!("q-{k}"), text]));
+        }
+    }
+    post_fields(s, id, cookie, stage, Value::Array(fields)).await
+}
+
+/// Posts any `fields` value (a hostile client's too).
+async fn post_fields(
+    s: &app::ssr::state::AppState,
+    id: impl Copy + serde::Serialize,
+    cookie: &str,
+    stage: &str,
+    fields: Value,
+) -> Resp {
     post_json(
         s,
         "answer_questionnaire",
-        &json!({"study_id": id, "stage": stage, "replies": replies}),
+        &json!({"study_id": id, "stage": stage, "fields": fields}),
         Some(cookie),
     )
     .await
@@ -211,7 +235,7 @@ async fn a_worker_goes_through_consent_questions_checks_and_debriefing() {
     .await;
     assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
     for part in [
-        "no question \\\"colour\\\"",
+        "no question \\\"q-colour\\\"",
         "please answer",
         "from 18 to 99",
     ] {
@@ -557,26 +581,28 @@ async fn bad_requests_to_the_pages_get_4xx_and_change_nothing() {
     let plain = new_study(s, "demo-SST-2", &[0], 3).await;
     let cookie = arrive(s, id, "hostile01").await;
     parse(&consent(s, id, &cookie, true).await);
-    let many: serde_json::Map<String, Value> =
-        (0..5000).map(|i| (format!("q{i}"), json!("x"))).collect();
-    let r = answer(s, id, &cookie, "before", Value::Object(many)).await;
+    let many: Vec<Value> = (0..5000).map(|i| json!([format!("q-x{i}"), "x"])).collect();
+    let r = post_fields(s, id, &cookie, "before", Value::Array(many)).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     assert!(
         r.body.len() < 2000 && r.body.contains("more problems"),
         "{}",
         r.body.len()
     );
-    for (stage, replies) in [
-        ("before", json!({"english": true})),
-        ("before", json!({"english": ["yes", "no"]})),
-        ("before", json!({"english": "yes", "age": 1e308})),
-        ("during", json!({})),
-        ("before", json!([1, 2])),
+    for (stage, fields) in [
+        ("before", json!([["q-english", "yes"], ["q-english", "no"]])),
+        ("before", json!([["q-english", "maybe"]])),
+        ("before", json!([["q-english", "yes"], ["q-age", "1e308"]])),
+        ("before", json!([["q-english", "yes"], ["q-age", "thirty"]])),
+        ("before", json!([["english", "yes"]])),
+        ("before", json!({"english": "yes"})),
+        ("before", json!([["q-english"]])),
+        ("during", json!([])),
     ] {
-        let r = answer(s, id, &cookie, stage, replies.clone()).await;
+        let r = post_fields(s, id, &cookie, stage, fields.clone()).await;
         assert!(
             r.status.is_client_error(),
-            "{stage} {replies}: {} {}",
+            "{stage} {fields}: {} {}",
             r.status,
             r.body
         );

@@ -4,7 +4,7 @@
 use crate::domain::answer::Answer;
 use crate::domain::ids::StudyId;
 use crate::domain::study::StudyConfig;
-use crate::domain::study_pages::{Replies, Stage};
+use crate::domain::study_pages::Stage;
 use crate::error::AppError;
 use crate::wire::study::{StudyOverview, StudySummary, SubmitAck, WorkerStep, WorkerStudy};
 use leptos::prelude::*;
@@ -146,13 +146,14 @@ pub async fn give_consent(study_id: StudyId, accept: bool) -> Result<WorkerStep,
     )
 }
 
-/// The worker's answers to the questionnaire of `stage` (checked on the server; stored once);
-/// answers the next step.
+/// The worker's answers to the questionnaire of `stage`: the form's fields (name, value) as
+/// the browser sends them, read and checked on the server and stored once; answers the next
+/// step.
 #[server(endpoint = "answer_questionnaire", input = Json)]
 pub async fn answer_questionnaire(
     study_id: StudyId,
     stage: Stage,
-    replies: Replies,
+    fields: Vec<(String, String)>,
 ) -> Result<WorkerStep, AppError> {
     use crate::domain::people::Role;
     use crate::ssr::{auth, state::app_state, study};
@@ -160,7 +161,7 @@ pub async fn answer_questionnaire(
         async {
             let pool = app_state()?.pool;
             let worker = auth::require(|r| r == Role::Worker).await?;
-            study::questionnaire(&pool, study_id, worker.id, stage, replies).await
+            study::questionnaire(&pool, study_id, worker.id, stage, fields).await
         }
         .await,
     )

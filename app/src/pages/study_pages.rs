@@ -1,16 +1,14 @@
 //! The worker's view of a study's own pages: the consent text with Accept and Decline, the
-//! questionnaires (native radio buttons, check boxes, scales, text and number fields, so they
-//! work by keyboard, on phones and with screen readers), and the page after declining.
+//! questionnaires (the server's native form fields, so they work by keyboard, on phones and
+//! with screen readers, posted back as they are), and the page after declining.
 
 use super::error_line;
 use super::sender::page_ready;
 use crate::api::study::{answer_questionnaire, give_consent};
 use crate::domain::ids::StudyId;
-use crate::domain::study_pages::questionnaire::Kind;
-use crate::domain::study_pages::{Question, Replies, Reply, Stage};
+use crate::domain::study_pages::Stage;
 use crate::error::AppError;
 use crate::wire::study::{ConsentPage, Declined, QuestionnairePage, WorkerStep};
-use leptos::either::EitherOf4;
 use leptos::prelude::*;
 
 /// Runs a request of the page's step and moves on to the step it answers; while it runs the
@@ -91,30 +89,34 @@ pub(super) fn declined_view(d: Declined) -> impl IntoView {
     }
 }
 
-/// What one field of the questionnaire holds, as typed (a number field keeps its text, so
-/// the server can say what is wrong with it).
-fn reply_of(kind: Kind, value: &str) -> Option<Reply> {
-    let v = value.trim();
-    if v.is_empty() {
-        return None;
-    }
-    Some(match kind {
-        Kind::Likert | Kind::Number => v
-            .parse::<f64>()
-            .map(Reply::Number)
-            .unwrap_or_else(|_| Reply::Text(v.to_string())),
-        _ => Reply::Text(value.to_string()),
-    })
+/// The form's fields as the browser would post them (name, value), in order.
+fn form_fields(form: &web_sys::HtmlFormElement) -> Vec<(String, String)> {
+    use web_sys::js_sys;
+    let Ok(data) = web_sys::FormData::new_with_form(form) else {
+        return Vec::new();
+    };
+    let Ok(Some(entries)) = js_sys::try_iter(&data) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|pair| {
+            let pair = js_sys::Array::from(&pair);
+            Some((pair.get(0).as_string()?, pair.get(1).as_string()?))
+        })
+        .collect()
 }
 
+/// A questionnaire: its fields come as HTML from the server (native controls, so the browser
+/// asks for required answers and Enter submits), and are posted back as they are.
 #[component]
 pub(super) fn QuestionnaireView(
     study_id: StudyId,
     page: QuestionnairePage,
     go: Callback<WorkerStep>,
 ) -> impl IntoView {
-    let QuestionnairePage { stage, questions } = page;
-    let replies = RwSignal::new(Replies::new());
+    use web_sys::wasm_bindgen::JsCast;
+    let QuestionnairePage { stage, html } = page;
     let step = Step::new(go);
     let heading = match stage {
         Stage::Before => "Before you start: a few questions",
@@ -122,115 +124,22 @@ pub(super) fn QuestionnaireView(
     };
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
-        step.run(answer_questionnaire(
-            study_id,
-            stage,
-            replies.get_untracked(),
-        ));
+        let form = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlFormElement>().ok());
+        if let Some(form) = form {
+            step.run(answer_questionnaire(study_id, stage, form_fields(&form)));
+        }
     };
     view! {
         <form class="questionnaire" data-stage=stage.as_str() on:submit=submit>
             <h2 class="step-heading" tabindex="-1">{heading}</h2>
             <p class="hint">"Questions marked * need an answer."</p>
-            {questions.into_iter().map(|q| question_view(q, replies)).collect_view()}
+            <div class="questions" inner_html=html></div>
             <div class="buttons">
                 <button class="submit" type="submit" disabled=step.disabled()>"Continue"</button>
             </div>
             {step.failure_view()}
         </form>
-    }
-}
-
-fn question_view(q: Question, replies: RwSignal<Replies>) -> impl IntoView {
-    let id = q.id.clone();
-    let set = {
-        let id = id.clone();
-        move |reply: Option<Reply>| {
-            replies.update(|r| {
-                match reply {
-                    Some(x) => r.insert(id.clone(), x),
-                    None => r.remove(&id),
-                };
-            })
-        }
-    };
-    let legend = format!("{}{}", q.text.trim(), if q.required { " *" } else { "" });
-    let name = format!("q-{id}");
-    let kind = q.kind;
-    let input = match kind {
-        Kind::SingleChoice | Kind::Likert => {
-            let points: Vec<(String, String)> = if kind == Kind::Likert {
-                let n = q.likert_points();
-                (1..=n)
-                    .map(|p| {
-                        let end = match p {
-                            1 => q.low.clone(),
-                            _ if p == n => q.high.clone(),
-                            _ => None,
-                        };
-                        let label = end.map_or(p.to_string(), |e| format!("{p} {e}"));
-                        (p.to_string(), label)
-                    })
-                    .collect()
-            } else {
-                q.options.iter().map(|o| (o.clone(), o.clone())).collect()
-            };
-            EitherOf4::A(view! {
-                <div class=if kind == Kind::Likert { "choices scale" } else { "choices" }>
-                    {points.into_iter().map(|(value, label)| {
-                        let set = set.clone();
-                        let v = value.clone();
-                        view! {
-                            <label class="choice"><input type="radio" name=name.clone() value=value required=q.required
-                                on:change=move |_| set(reply_of(kind, &v))/> " " {label}</label>
-                        }
-                    }).collect_view()}
-                </div>
-            })
-        }
-        Kind::MultipleChoice => EitherOf4::B(view! {
-            <div class="choices">
-                {q.options.iter().map(|o| {
-                    let option = o.clone();
-                    let id = id.clone();
-                    view! {
-                        <label class="choice"><input type="checkbox" name=name.clone() value=o.clone()
-                            on:change=move |ev| {
-                                let on = event_target_checked(&ev);
-                                replies.update(|r| {
-                                    let mut chosen = match r.remove(&id) {
-                                        Some(Reply::Choices(c)) => c,
-                                        _ => Vec::new(),
-                                    };
-                                    chosen.retain(|c| c != &option);
-                                    if on {
-                                        chosen.push(option.clone());
-                                    }
-                                    if !chosen.is_empty() {
-                                        r.insert(id.clone(), Reply::Choices(chosen));
-                                    }
-                                });
-                            }/> " " {o.clone()}</label>
-                    }
-                }).collect_view()}
-            </div>
-        }),
-        Kind::ShortText => EitherOf4::C(view! {
-            <input type="text" name=name.clone() aria-label=legend.clone() maxlength=q.text_chars().to_string()
-                required=q.required on:input=move |ev| set(reply_of(kind, &event_target_value(&ev)))/>
-        }),
-        Kind::Number => EitherOf4::D(view! {
-            <input type="number" name=name.clone() aria-label=legend.clone()
-                inputmode=if q.integer { "numeric" } else { "decimal" }
-                min=q.min.map(|m| m.to_string()) max=q.max.map(|m| m.to_string())
-                step=if q.integer { "1" } else { "any" }
-                required=q.required on:input=move |ev| set(reply_of(kind, &event_target_value(&ev)))/>
-        }),
-    };
-    view! {
-        <fieldset class="question" data-question=id>
-            <legend>{legend}</legend>
-            {input}
-        </fieldset>
     }
 }

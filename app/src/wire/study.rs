@@ -6,7 +6,7 @@ use crate::domain::ids::{ConfigId, StudyId};
 use crate::domain::place::{Phase, PlaceStatus};
 use crate::domain::spans::Span;
 use crate::domain::study::StudyConfig;
-use crate::domain::study_pages::{Question, Stage};
+use crate::domain::study_pages::Stage;
 use crate::domain::task::{Context, Family, Label};
 use serde::{Deserialize, Serialize};
 
@@ -113,11 +113,12 @@ pub struct ConsentPage {
     pub contact: String,
 }
 
-/// A questionnaire to answer now.
+/// A questionnaire to answer now: its questions as the HTML of form fields, rendered on the
+/// server (`study_pages::form`); the page posts the fields back as they are.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QuestionnairePage {
     pub stage: Stage,
-    pub questions: Vec<Question>,
+    pub html: String,
 }
 
 /// The end of a visit whose worker declined consent: what the page says and the way back.

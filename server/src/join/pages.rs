@@ -2,17 +2,10 @@
 //! from dropping the preloaded bundle) and an MTurk preview (the task and one example item).
 
 use app::domain::crowd::how_to_answer;
+use app::domain::study_pages::form::escape;
 use app::domain::task::{Context, Family};
 use app::ssr::study::Study;
 use app::wire::tasks::ItemPreview;
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&#39;")
-}
 
 /// Holds Start until the preloaded bundle has arrived (at most 10 s), then posts the form: a
 /// navigation would cancel the preloads in flight and fetch them again from the start. It sits

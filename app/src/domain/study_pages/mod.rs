@@ -4,6 +4,8 @@
 pub mod attention;
 pub mod consent;
 #[cfg(feature = "ssr")]
+pub mod form;
+#[cfg(feature = "ssr")]
 pub mod markdown;
 pub mod questionnaire;
 

@@ -302,14 +302,19 @@ pub fn check_replies(questions: &[Question], replies: &Replies) -> Result<Replie
     if errs.is_empty() {
         Ok(kept)
     } else {
-        // A hostile client's thousand unknown questions get a short answer.
-        if errs.len() > PROBLEMS_SHOWN {
-            let more = errs.len() - PROBLEMS_SHOWN;
-            errs.truncate(PROBLEMS_SHOWN);
-            errs.push(format!("and {more} more problems"));
-        }
-        Err(errs)
+        Err(capped(errs))
     }
+}
+
+/// At most `PROBLEMS_SHOWN` problems and how many more: a hostile client's thousand unknown
+/// questions get a short answer.
+pub fn capped(mut errs: Vec<String>) -> Vec<String> {
+    if errs.len() > PROBLEMS_SHOWN {
+        let more = errs.len() - PROBLEMS_SHOWN;
+        errs.truncate(PROBLEMS_SHOWN);
+        errs.push(format!("and {more} more problems"));
+    }
+    errs
 }
 
 /// The problems of a worker's answers named at most.

@@ -342,3 +342,88 @@ fn a_study_without_pages_is_stored_as_before_and_pages_freeze_once_started() {
     assert!(limit_alone.problems(&spec(Family::Classification), 10)[0]
         .contains("needs attention checks"));
 }
+
+#[test]
+fn the_form_is_native_html_and_its_fields_come_back_as_answers() {
+    use super::form::{questions_html, replies_from_fields};
+    let q = questions();
+    let html = questions_html(&q.before);
+    assert!(
+        html.contains(r#"<legend>Is English your first language? *</legend>"#),
+        "{html}"
+    );
+    assert!(
+        html.contains(r#"<input type="radio" name="q-english" value="no" required> no"#),
+        "{html}"
+    );
+    assert!(
+        html.contains(
+            r#"name="q-age" aria-label="Your age" inputmode="numeric" step="1" min="18" max="99">"#
+        ),
+        "{html}"
+    );
+    assert!(
+        html.contains(r#"<input type="checkbox" name="q-tasks" value="NER"> NER"#),
+        "{html}"
+    );
+    let scale = questions_html(&q.after);
+    assert!(
+        scale.contains(r#"value="1" required> 1 easy</label>"#) && scale.contains("5 hard"),
+        "{scale}"
+    );
+    // Text is escaped wherever it goes.
+    let mut hostile = q.before[0].clone();
+    hostile.text = "<b>\"Bold\"</b>".into();
+    hostile.options = vec!["<i>".into(), "x\"y".into()];
+    let h = questions_html(&[hostile]);
+    assert!(
+        !h.contains("<b>")
+            && !h.contains("<i>")
+            && h.contains("&lt;i&gt;")
+            && h.contains("x&quot;y"),
+        "{h}"
+    );
+    let f = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    };
+    let got = replies_from_fields(
+        &q.before,
+        &f(&[
+            ("q-english", "no"),
+            ("q-age", "33"),
+            ("q-tasks", "NER"),
+            ("q-tasks", "QA"),
+        ]),
+    )
+    .unwrap();
+    assert_eq!(
+        serde_json::to_string(&got).unwrap(),
+        r#"{"age":33.0,"english":"no","tasks":["NER","QA"]}"#
+    );
+    // An empty number field is no answer; a word in it is named; so is a second choice and an
+    // unknown field, beside the answers' own problems.
+    assert_eq!(
+        replies_from_fields(&q.before, &f(&[("q-english", "yes"), ("q-age", "")]))
+            .unwrap()
+            .len(),
+        1
+    );
+    let errs = replies_from_fields(
+        &q.before,
+        &f(&[
+            ("q-english", "yes"),
+            ("q-english", "no"),
+            ("q-age", "thirty"),
+            ("q-x", "1"),
+        ]),
+    )
+    .unwrap_err();
+    let has = |s: &str| errs.iter().any(|e| e.contains(s));
+    assert!(
+        has("has one answer") && has("no question \"q-x\"") && has("give a number"),
+        "{errs:?}"
+    );
+}

@@ -9,7 +9,7 @@ use super::Study;
 use crate::domain::answer::{check_answer, Answer};
 use crate::domain::ids::{StudyId, UserId};
 use crate::domain::place::PlaceStatus;
-use crate::domain::study_pages::questionnaire::check_replies;
+use crate::domain::study_pages::form::replies_from_fields;
 use crate::domain::study_pages::{attention, Replies, Stage};
 use crate::domain::task::Context;
 use crate::error::AppError;
@@ -18,7 +18,8 @@ use crate::ssr::catalog::corrupt;
 use crate::wire::study::{SubmitAck, WorkerStep};
 use sqlx::AnyPool;
 
-/// Stores the worker's answers to the questionnaire of `stage` (checked on the server) and
+/// Stores the worker's answers to the questionnaire of `stage`, the form's fields as the browser
+/// sends them (read and checked on the server), and
 /// answers the next step. A resend of the same answers is answered again; different answers
 /// to a questionnaire already answered are refused.
 pub async fn questionnaire(
@@ -26,7 +27,7 @@ pub async fn questionnaire(
     study_id: StudyId,
     worker: UserId,
     stage: Stage,
-    replies: Replies,
+    fields: Vec<(String, String)>,
 ) -> Result<WorkerStep, AppError> {
     let (study, place) = place_of(pool, study_id, worker).await?;
     let questions = study.config.pages.questionnaire.of(stage);
@@ -36,7 +37,7 @@ pub async fn questionnaire(
             stage.as_str()
         )));
     }
-    let replies = check_replies(questions, &replies)
+    let replies = replies_from_fields(questions, &fields)
         .map_err(|errs| AppError::Invalid(format!("{}.", errs.join("; "))))?;
     let json = serde_json::to_string(&replies).map_err(AppError::internal)?;
     let stored: Option<Option<String>> = sqlx::query_scalar(

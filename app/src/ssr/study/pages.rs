@@ -97,7 +97,7 @@ pub(super) fn questionnaire_step(
     (!questions.is_empty() && !answered).then(|| {
         let step = WorkerStep::Questionnaire(QuestionnairePage {
             stage,
-            questions: questions.to_vec(),
+            html: crate::domain::study_pages::form::questions_html(questions),
         });
         (step, !shown)
     })
