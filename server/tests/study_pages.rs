@@ -638,3 +638,47 @@ async fn bad_requests_to_the_pages_get_4xx_and_change_nothing() {
     assert_eq!(count(s, "SELECT COUNT(*) FROM consent_refusals").await, 0);
     assert_eq!(places(s, id).await.len(), 1);
 }
+
+/// The same worker's requests at once (a double tap, two tabs): never a 5xx, and the outcome is
+/// one of the two, whole.
+#[tokio::test]
+async fn consent_and_answers_sent_twice_at_once_end_whole() {
+    let e = env().await;
+    let s = &e.state;
+    let id = study_with_pages(s).await;
+    let a = arrive(s, id, "twice0001").await;
+    let (x, y) = tokio::join!(consent(s, id, &a, false), consent(s, id, &a, false));
+    for r in [&x, &y] {
+        assert!(!r.status.is_server_error(), "{} {}", r.status, r.body);
+    }
+    assert!(x.status.is_success() || y.status.is_success());
+    assert_eq!(count(s, "SELECT COUNT(*) FROM consent_refusals").await, 1);
+    let b = arrive(s, id, "twice0002").await;
+    let (x, y) = tokio::join!(consent(s, id, &b, true), consent(s, id, &b, false));
+    for r in [&x, &y] {
+        assert!(!r.status.is_server_error(), "{} {}", r.status, r.body);
+    }
+    let kept = places(s, id).await.len();
+    assert!(
+        (x.status.is_success() && kept == 1) || (y.status.is_success() && kept == 0),
+        "{} {} with {kept} places",
+        x.status,
+        y.status
+    );
+    let c = arrive(s, id, "twice0003").await;
+    parse(&consent(s, id, &c, true).await);
+    let replies = json!({"english": "no"});
+    let (x, y) = tokio::join!(
+        answer(s, id, &c, "before", replies.clone()),
+        answer(s, id, &c, "before", replies.clone())
+    );
+    assert_eq!(parse(&x), parse(&y), "both sends get the next step");
+    assert_eq!(
+        count(
+            s,
+            "SELECT COUNT(*) FROM questionnaire_answers WHERE submitted_at IS NOT NULL"
+        )
+        .await,
+        1
+    );
+}

@@ -3,6 +3,7 @@
 
 use super::items::Place;
 use super::pages::place_of;
+use super::submit::no_place;
 use super::worker::{next_step, record};
 use super::{CrowdInfo, Study};
 use crate::domain::ids::{StudyId, UserId};
@@ -49,7 +50,13 @@ pub async fn consent(
         .bind(place.id)
         .execute(&mut *tx)
         .await?;
-        place.consented_at = Some(place.consented_at.unwrap_or(now));
+        // Accepted now or by a send a moment ago; gone if a decline got there first.
+        let at: Option<Option<i64>> =
+            sqlx::query_scalar("SELECT consented_at FROM assignments WHERE id = $1")
+                .bind(place.id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        place.consented_at = Some(at.flatten().ok_or_else(no_place)?);
         let next = next_step(&mut tx, &study, &place).await?;
         record(&mut tx, place.id, &next.records, now, true).await?;
         Ok(next.step)
@@ -66,11 +73,20 @@ async fn decline(
     worker: UserId,
     now: i64,
 ) -> Result<WorkerStep, AppError> {
-    let (config_id, crowd): (i64, String) =
-        sqlx::query_as("SELECT config_id, crowd_json FROM assignments WHERE id = $1")
+    let row: Option<(i64, String, Option<i64>)> =
+        sqlx::query_as("SELECT config_id, crowd_json, consented_at FROM assignments WHERE id = $1")
             .bind(place.id)
-            .fetch_one(&mut *conn)
+            .fetch_optional(&mut *conn)
             .await?;
+    // A decline sent twice at once: the first freed the place already.
+    let Some((config_id, crowd, None)) = row else {
+        return Err(match row {
+            Some(_) => {
+                AppError::Refused("You already consented and your answers are being kept.".into())
+            }
+            None => no_place(),
+        });
+    };
     let crowd: CrowdInfo = serde_json::from_str(&crowd).map_err(|e| corrupt("crowd ids", e))?;
     sqlx::query(
         "INSERT INTO consent_refusals (study_id, config_id, consent_hash, platform, refused_at)
