@@ -607,6 +607,17 @@ async fn bad_requests_to_the_pages_get_4xx_and_change_nothing() {
             r.body
         );
     }
+    // Another site's form cannot decline (or accept) for the worker.
+    let other_site = axum::http::Request::post("/api/give_consent")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("sec-fetch-site", "cross-site")
+        .header("cookie", &cookie)
+        .body(axum::body::Body::from(format!(
+            "study_id={id}&accept=false"
+        )))
+        .unwrap();
+    assert_eq!(send(s, other_site).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(places(s, id).await.len(), 1);
     // A study without a consent page or questionnaires has nothing to answer.
     let other = arrive(s, plain, "hostile02").await;
     let r = consent(s, plain, &other, true).await;

@@ -140,6 +140,14 @@ pub async fn give_consent(study_id: StudyId, accept: bool) -> Result<WorkerStep,
         async {
             let pool = app_state()?.pool;
             let worker = auth::require(|r| r == Role::Worker).await?;
+            // Declining deletes the place: no other site's form may send it for the worker.
+            let headers: http::HeaderMap =
+                leptos_axum::extract().await.map_err(AppError::internal)?;
+            if crate::ssr::guard::from_another_site(&headers) {
+                return Err(AppError::Forbidden(
+                    "a consent posted from another site".into(),
+                ));
+            }
             study::consent(&pool, study_id, worker.id, accept).await
         }
         .await,

@@ -3,7 +3,7 @@
 
 use super::items::{touch, Place};
 use super::pages::place_of;
-use super::submit::locked;
+use super::submit::{locked, not_current, released};
 use super::worker::{next_step, record, step_now};
 use super::Study;
 use crate::domain::answer::{check_answer, Answer};
@@ -148,9 +148,7 @@ pub(super) async fn submit_check(
         };
     }
     if place.status == PlaceStatus::Abandoned {
-        return Err(AppError::Refused(
-            "Your place in this study was released after the time-out; your earlier answers are kept.".into(),
-        ));
+        return Err(released());
     }
     let context = Context::Single {
         text: check.text.clone(),
@@ -163,9 +161,7 @@ pub(super) async fn submit_check(
     let step = async {
         let current = next_step(&mut tx, study, place).await?;
         if !matches!(&current.step, WorkerStep::Item(i) if i.position == position) {
-            return Err(AppError::Refused(
-                "This is not your current item; reload the page to continue where you are.".into(),
-            ));
+            return Err(not_current());
         }
         let done = sqlx::query(
             "INSERT INTO attention_answers (assignment_id, check_index, shown_at, submitted_at, client_id, answer_json, skipped, passed)

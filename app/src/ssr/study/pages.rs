@@ -3,7 +3,7 @@
 //! whether the items are open yet.
 
 use super::items::{own_assignment, Place};
-use super::submit::no_place;
+use super::submit::{no_place, released};
 use super::{load, Study};
 use crate::domain::ids::{AssignmentId, StudyId, UserId};
 use crate::domain::place::{Phase, PlaceStatus};
@@ -201,9 +201,7 @@ pub(super) async fn place_of(
         .await?
         .ok_or_else(no_place)?;
     if place.status == PlaceStatus::Abandoned {
-        return Err(AppError::Refused(
-            "Your place in this study was released after the time-out; your earlier answers are kept.".into(),
-        ));
+        return Err(released());
     }
     Ok((study, place))
 }

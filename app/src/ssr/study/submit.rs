@@ -25,6 +25,21 @@ pub(super) fn no_place() -> AppError {
     )
 }
 
+/// The refusal of work on a place the time-out released.
+pub(super) fn released() -> AppError {
+    AppError::Refused(
+        "Your place in this study was released after the time-out; your earlier answers are kept."
+            .into(),
+    )
+}
+
+/// The refusal of an answer to an item that is not the worker's current one.
+pub(super) fn not_current() -> AppError {
+    AppError::Refused(
+        "This is not your current item; reload the page to continue where you are.".into(),
+    )
+}
+
 pub(super) fn locked() -> AppError {
     AppError::Refused(
         "This answer was already submitted and is locked; it cannot be changed.".into(),
@@ -67,9 +82,7 @@ pub async fn submit(
         };
     }
     if place.status == PlaceStatus::Abandoned {
-        return Err(AppError::Refused(
-            "Your place in this study was released after the time-out; your earlier answers are kept.".into(),
-        ));
+        return Err(released());
     }
     if current_position(pool, place.id).await? != Some(position) {
         // A concurrent send of this very submission may have stored it (and moved the worker
@@ -80,9 +93,7 @@ pub async fn submit(
         {
             return resent(pool, &study, &place, position, &again).await;
         }
-        return Err(AppError::Refused(
-            "This is not your current item; reload the page to continue where you are.".into(),
-        ));
+        return Err(not_current());
     }
     check_answer(&study.spec, &item.context, &answer).map_err(AppError::Invalid)?;
     let s1 = answer.score(&study.spec, &item.gold, Scoring::Official);
