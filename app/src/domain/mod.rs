@@ -16,6 +16,7 @@ pub mod selection;
 pub mod settings;
 pub mod shots;
 pub mod spans;
+pub mod stats;
 pub mod study;
 pub mod study_pages;
 pub mod task;

@@ -1,0 +1,12 @@
+//! The statistics a reviewer asks of the report, pure and IO-free: 95% intervals (t and a
+//! bootstrap over units and items), the paired test between scenarios, and the power planner.
+//! Each is checked against scipy and statsmodels on fixtures (`app/tests/stats_scipy.rs`).
+
+pub mod dist;
+pub mod interval;
+pub mod paired;
+pub mod power;
+
+pub use interval::{bootstrap_difference, bootstrap_mean, t_interval, Interval};
+pub use paired::{cohen_dz, holm, sign_flip_test, PermutationTest};
+pub use power::{pooled_sd, two_sample_power, units_needed};
