@@ -1,18 +1,21 @@
 //! Reading the model track's runs: the finished ones for the report, and every run with its
 //! progress for the models page (the server's model module writes them).
 
-use crate::domain::ids::RunId;
+use crate::domain::ids::{ExampleId, RunId};
 use crate::domain::report::calibration::MachineAnswer;
 use crate::domain::report::machine::MachineRun;
 use crate::domain::run::{RunStatus, SystemKind};
 use crate::error::AppError;
 use crate::ssr::catalog::FamilyColumns;
 use crate::wire::machine::RunRow;
+use futures_util::TryStreamExt;
 use sqlx::AnyPool;
+use std::collections::HashMap;
 
 /// A finished run with its system and task.
 #[derive(sqlx::FromRow)]
 struct DoneRow {
+    id: RunId,
     system: String,
     task: String,
     #[sqlx(flatten)]
@@ -26,15 +29,17 @@ struct DoneRow {
 /// Every finished evaluation, for the report.
 pub async fn done_runs(pool: &AnyPool) -> Result<Vec<MachineRun>, AppError> {
     let rows: Vec<DoneRow> = sqlx::query_as(
-        "SELECT s.name AS system, t.name AS task, t.family, t.text_metric, r.k, r.split, r.s1, r.s1_any_of
+        "SELECT r.id, s.name AS system, t.name AS task, t.family, t.text_metric, r.k, r.split, r.s1, r.s1_any_of
          FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id JOIN tasks t ON t.id = r.task_id
          WHERE r.status = 'done' ORDER BY s.name, t.name, r.k, r.split",
     )
     .fetch_all(pool)
     .await?;
+    let mut items = done_items(pool).await?;
     rows.into_iter()
         .map(|r| {
             Ok(MachineRun {
+                items: items.remove(&r.id).unwrap_or_default(),
                 family: r.family.decode()?.0,
                 system: r.system,
                 task: r.task,
@@ -45,6 +50,23 @@ pub async fn done_runs(pool: &AnyPool) -> Result<Vec<MachineRun>, AppError> {
             })
         })
         .collect()
+}
+
+/// Every finished run's item scores (official, any-of), streamed into one list per run.
+async fn done_items(
+    pool: &AnyPool,
+) -> Result<HashMap<RunId, Vec<(ExampleId, f64, f64)>>, AppError> {
+    let mut rows = sqlx::query_as::<_, (RunId, ExampleId, f64, f64)>(
+        "SELECT p.run_id, p.example_id, p.s1, p.s1_any_of
+         FROM machine_predictions p JOIN machine_runs r ON r.id = p.run_id
+         WHERE r.status = 'done'",
+    )
+    .fetch(pool);
+    let mut out: HashMap<RunId, Vec<(ExampleId, f64, f64)>> = HashMap::new();
+    while let Some((run, example, s1, any_of)) = rows.try_next().await? {
+        out.entry(run).or_default().push((example, s1, any_of));
+    }
+    Ok(out)
 }
 
 /// Every machine answer with a probability on a label task's test item, for the reliability

@@ -1,8 +1,10 @@
 //! The learning-curve chart as a standalone SVG document: S1 against k for each series, with
-//! a band of one standard deviation where the series has a spread (humans over annotators).
+//! a band of one standard deviation where the series has a spread (humans over annotators)
+//! and an error bar of each point's 95% bootstrap interval.
 
 use super::layout::Which;
 use super::{Report, Tables};
+use crate::domain::stats::Interval;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Point {
@@ -11,6 +13,8 @@ pub struct Point {
     /// Population standard deviation; 0 draws no band.
     pub std: f64,
     pub n: usize,
+    /// The 95% bootstrap interval, drawn as an error bar.
+    pub ci: Option<Interval>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -31,6 +35,7 @@ pub fn human_series(t: &Tables, task: &str, name: &str) -> Series {
             mean: c.official.mean,
             std: c.official.std_pop,
             n: c.official.n,
+            ci: c.official_ci.and_then(|u| u.bootstrap),
         })
         .collect();
     points.sort_by_key(|p| p.k);
@@ -155,6 +160,21 @@ pub fn learning_curve(title: &str, series: &[Series]) -> String {
             "<polyline class=\"mean\" points=\"{}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"/>\n",
             line.join(" ")
         ));
+        for p in s.points.iter().filter(|p| p.ci.is_some()) {
+            let ci = p.ci.expect("filtered");
+            let (x, lo) = position(p.k, ci.low, max_k);
+            let (_, hi) = position(p.k, ci.high, max_k);
+            svg.push_str(&format!(
+                "<path class=\"error-bar\" d=\"M{x:.1},{lo:.1}V{hi:.1}M{:.1},{lo:.1}H{:.1}M{:.1},{hi:.1}H{:.1}\" stroke=\"{color}\" stroke-width=\"1.2\" fill=\"none\"><title>{name}, k={}: 95% interval {:.1}–{:.1}</title></path>\n",
+                x - 4.0,
+                x + 4.0,
+                x - 4.0,
+                x + 4.0,
+                p.k,
+                100.0 * ci.low,
+                100.0 * ci.high
+            ));
+        }
         for p in &s.points {
             let (x, y) = position(p.k, p.mean, max_k);
             svg.push_str(&format!(
@@ -200,12 +220,17 @@ mod tests {
                     mean: 0.5,
                     std: 0.1,
                     n: 3,
+                    ci: Some(Interval {
+                        low: 0.25,
+                        high: 0.75,
+                    }),
                 },
                 Point {
                     k: 30,
                     mean: 1.0,
                     std: 0.0,
                     n: 3,
+                    ci: None,
                 },
             ],
         };
@@ -217,6 +242,12 @@ mod tests {
             svg.contains("points=\"56.0,132.8 410.0,40.0 410.0,40.0 56.0,179.2\""),
             "{svg}"
         );
+        // The k=0 error bar: 0.75 -> y 98, 0.25 -> y 214; none at k=30 (no interval).
+        assert!(
+            svg.contains("d=\"M56.0,214.0V98.0M52.0,214.0H60.0M52.0,98.0H60.0\""),
+            "{svg}"
+        );
+        assert_eq!(svg.matches("class=\"error-bar\"").count(), 1);
         assert!(svg.contains("<title>SST-2 &amp; co</title>"));
         assert!(svg.contains("humans &lt;all&gt;, k=0: 50.0 ± 10.0 (n=3)"));
         assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));

@@ -1,6 +1,7 @@
 //! The report laid out as tables: the paper's Table 5 (shots x tasks grouped by family),
 //! Tables 8 and 9, majority vote and agreement, confidence, annotators; and one long CSV.
 
+use super::inference_tables::{comparison_table, interval_table, plan_table, STATISTICS};
 use super::table::Table;
 use super::{Cell, Report, Tables};
 use crate::domain::s1::Spread;
@@ -44,6 +45,13 @@ impl Which {
         match self {
             Which::All => &r.all,
             Which::Filtered => &r.filtered,
+        }
+    }
+
+    pub fn of_mut(self, r: &mut Report) -> &mut Tables {
+        match self {
+            Which::All => &mut r.all,
+            Which::Filtered => &mut r.filtered,
         }
     }
 }
@@ -358,6 +366,9 @@ pub fn all_tables(r: &Report) -> Vec<Table> {
             out.push(super::machine::versus_table(r, false));
             out.push(super::machine::versus_table(r, true));
         }
+        out.push(interval_table(r, which));
+        out.extend(comparison_table(r, which));
+        out.extend(plan_table(r, which));
         out.push(subset_table(r, which, false));
         out.push(subset_table(r, which, true));
         out.push(scenario_table(r, which));
@@ -373,11 +384,12 @@ pub fn all_tables(r: &Report) -> Vec<Table> {
 }
 
 /// How the numbers are computed: shown on the dashboard and at the top of the Markdown report.
-pub const RULES: [&str; 4] = [
+pub const RULES: [&str; 5] = [
     "A skipped item is not an answer: it scores 0 in every annotator's S1, for every task family (an explicit \"no answer\" is an answer and scores 1 where the gold is empty). Each cell's skip rate and, as a second view, S1 over the answered items only are given in their own tables. The majority vote treats a skip as an abstention, never as a vote for \"no answer\": an item every annotator skipped has no majority answer and scores 0. Exported predictions write a skip as [\"<skipped>\"] marked skipped, so the official CLUES scorer also scores it 0.",
     "Training filter: a worker is flagged when their training S1 is more than the study's margin below the mean training S1 of the other workers of the same study and scenario. Scores within 1e-9 of each other count as equal, so a worker exactly at the margin (e.g. 7/10 against 10/10 and 8/10 with margin 0.2) is kept.",
     "Shot groups: the training sets of a study's scenarios are one nesting chain of files (e.g. SQuAD v2 10_1 ⊂ 20_5 ⊂ 30_5), so every larger set contains the smaller ones; a study whose sets are not nested says so below. Tables 8 and 9 compare the groups on the files of each study's chain.",
     "Spreads are population standard deviations over the annotators of a cell (n annotators); only finished annotators enter the tables.",
+    STATISTICS,
 ];
 
 /// The whole report as Markdown.

@@ -2,9 +2,11 @@
 //! splits (the paper's Tables 6/7), beside the human row, and machine lines on the curve.
 
 use super::chart::{Point, Series};
-use super::layout::{group_header, spread_text};
+use super::inference::{self, Comparison, Matrix, Side, Uncertainty, HUMANS};
+use super::layout::{group_header, spread_text, Which};
 use super::table::Table;
-use super::{family_rank, Report, TaskColumn};
+use super::{family_rank, Cell, Report, TaskColumn};
+use crate::domain::ids::ExampleId;
 use crate::domain::s1::{spread, Spread};
 use crate::domain::task::Family;
 use serde::{Deserialize, Serialize};
@@ -21,6 +23,9 @@ pub struct MachineRun {
     pub split: u32,
     pub official: f64,
     pub any_of: f64,
+    /// Per test item: its official and any-of S1 (for the intervals and the comparisons).
+    #[serde(skip)]
+    pub items: Vec<(ExampleId, f64, f64)>,
 }
 
 /// A system's scores for one task and k over its splits.
@@ -32,6 +37,11 @@ pub struct MachineCell {
     pub splits: Vec<u32>,
     pub official: Spread,
     pub any_of: Spread,
+    /// 95% intervals over splits and items (see `inference`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub official_ci: Option<Uncertainty>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub any_of_ci: Option<Uncertainty>,
 }
 
 /// Adds the machine cells to a report; tasks and shots that only machines have become
@@ -56,22 +66,61 @@ pub fn attach(r: &mut Report, runs: &[MachineRun]) {
     r.tasks
         .sort_by_key(|c| (family_rank(c.family), c.name.clone()));
     r.shots.sort_unstable();
+    let mut comparisons: Vec<(Which, Comparison)> = Vec::new();
     r.machines = groups
         .into_iter()
         .filter_map(|((system, task, k), mut rs)| {
             rs.sort_by_key(|r| r.split);
             let official: Vec<f64> = rs.iter().map(|r| r.official).collect();
             let any_of: Vec<f64> = rs.iter().map(|r| r.any_of).collect();
+            let matrix = |pick: fn(&(ExampleId, f64, f64)) -> f64| {
+                let units: Vec<Vec<(ExampleId, f64)>> = rs
+                    .iter()
+                    .map(|r| r.items.iter().map(|i| (i.0, pick(i))).collect())
+                    .collect();
+                Matrix::of(&units)
+            };
+            let items = matrix(|i| i.1);
+            let known = !items.items.is_empty();
+            let name = |scoring: &str| format!("{task}|{system} k={k}|{scoring}");
+            for which in [Which::All, Which::Filtered] {
+                let Some(human) = which.of(r).items.get(&(task.clone(), k)) else {
+                    continue;
+                };
+                let side = |who: &str, m: &Matrix| Side {
+                    who: who.to_string(),
+                    k,
+                    units: m.rows.len(),
+                };
+                let found = known.then(|| {
+                    inference::compare(
+                        &task,
+                        (side(HUMANS, human), human),
+                        (side(&system, &items), &items),
+                    )
+                });
+                comparisons.extend(found.flatten().map(|c| (which, c)));
+            }
             Some(MachineCell {
+                splits: rs.iter().map(|r| r.split).collect(),
+                official_ci: known
+                    .then(|| inference::uncertainty(&official, &items, &name("official"))),
+                any_of_ci: known
+                    .then(|| inference::uncertainty(&any_of, &matrix(|i| i.2), &name("any-of"))),
+                official: spread(&official)?,
+                any_of: spread(&any_of)?,
                 system,
                 task,
                 k,
-                splits: rs.iter().map(|r| r.split).collect(),
-                official: spread(&official)?,
-                any_of: spread(&any_of)?,
             })
         })
         .collect();
+    for (which, c) in comparisons {
+        which.of_mut(r).comparisons.push(c);
+    }
+    for which in [Which::All, Which::Filtered] {
+        inference::adjust(&mut which.of_mut(r).comparisons);
+    }
 }
 
 /// The systems of a report, in name order.
@@ -84,32 +133,60 @@ pub fn systems(r: &Report) -> Vec<String> {
 /// Humans and machines on one table: for each k a human row (all finished annotators) and a
 /// row per system; each cell `mean ± std (n)` in percent, n annotators or splits.
 pub fn versus_table(r: &Report, any_of: bool) -> Table {
+    let scoring = if any_of { "any-of" } else { "official" };
+    who_table(
+        r,
+        Which::All,
+        format!("human-vs-machine-{scoring}"),
+        format!("Humans and machines, test S1 ({scoring} scoring)"),
+        "Mean ± standard deviation in percent: humans over their annotators (n), machines over the training splits they were evaluated on (n); the layout of the paper's Tables 6 and 7.",
+        |cell| Some(spread_text(if any_of { &cell.any_of } else { &cell.official })),
+        |m| Some(spread_text(if any_of { &m.any_of } else { &m.official })),
+    )
+}
+
+/// A table of shots by tasks with a human row per k (the `which` annotators) and, for all
+/// annotators, a row per system that has a cell at that k; `human` and `machine` write cells.
+pub fn who_table(
+    r: &Report,
+    which: Which,
+    id: String,
+    title: String,
+    note: &str,
+    human: impl Fn(&Cell) -> Option<String>,
+    machine: impl Fn(&MachineCell) -> Option<String>,
+) -> Table {
     let (mut groups, mut header) = group_header(r);
     header.insert(1, "Who".into());
     groups[0].1 += 1;
     let mut rows = Vec::new();
+    let systems = if which == Which::All {
+        systems(r)
+    } else {
+        Vec::new()
+    };
     for &k in &r.shots {
-        let mut human = vec![k.to_string(), "Human".to_string()];
-        human.extend(r.tasks.iter().map(|c| {
-            r.all
+        let mut row = vec![k.to_string(), "Human".to_string()];
+        row.extend(r.tasks.iter().map(|c| {
+            which
+                .of(r)
                 .main
                 .iter()
                 .find(|cell| cell.task == c.name && cell.k == k)
-                .map_or("–".to_string(), |cell| {
-                    spread_text(if any_of { &cell.any_of } else { &cell.official })
-                })
+                .and_then(&human)
+                .unwrap_or_else(|| "–".to_string())
         }));
-        rows.push(human);
-        for system in systems(r) {
+        rows.push(row);
+        for system in &systems {
             let mut row = vec![k.to_string(), system.clone()];
             let mut any = false;
             row.extend(r.tasks.iter().map(|c| {
                 r.machines
                     .iter()
-                    .find(|m| m.system == system && m.task == c.name && m.k == k)
+                    .find(|m| &m.system == system && m.task == c.name && m.k == k)
                     .map_or("–".to_string(), |m| {
                         any = true;
-                        spread_text(if any_of { &m.any_of } else { &m.official })
+                        machine(m).unwrap_or_else(|| "–".to_string())
                     })
             }));
             if any {
@@ -117,11 +194,10 @@ pub fn versus_table(r: &Report, any_of: bool) -> Table {
             }
         }
     }
-    let scoring = if any_of { "any-of" } else { "official" };
     Table {
-        id: format!("human-vs-machine-{scoring}"),
-        title: format!("Humans and machines, test S1 ({scoring} scoring)"),
-        note: "Mean ± standard deviation in percent: humans over their annotators (n), machines over the training splits they were evaluated on (n); the layout of the paper's Tables 6 and 7.".into(),
+        id,
+        title,
+        note: note.into(),
         groups,
         header,
         rows,
@@ -147,6 +223,7 @@ pub fn machine_series(r: &Report, task: &str) -> Vec<Series> {
                     mean: m.official.mean,
                     std: m.official.std_pop,
                     n: m.official.n,
+                    ci: m.official_ci.and_then(|u| u.bootstrap),
                 })
                 .collect();
             (!points.is_empty()).then(|| Series {
@@ -175,6 +252,7 @@ mod tests {
             split,
             official: s,
             any_of: s + 0.1,
+            items: Vec::new(),
         }
     }
 

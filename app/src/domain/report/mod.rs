@@ -6,6 +6,8 @@ pub mod agreement;
 mod annotator;
 pub mod calibration;
 pub mod chart;
+pub mod inference;
+pub mod inference_tables;
 pub mod layout;
 pub mod machine;
 mod output;
@@ -29,6 +31,7 @@ use crate::domain::study_pages::questionnaire::summarize;
 use crate::domain::study_pages::{Questionnaires, Replies, Stage};
 use crate::domain::task::{Family, Gold, TaskSpec};
 use annotator::score_annotator;
+use inference::{human_matrix, Side, HUMANS};
 use scenario::{aggregate, confidence};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use training::training_tables;
@@ -321,14 +324,18 @@ fn tables(
             .filter(|a| a.task == col.name)
             .map(|a| a.k)
             .collect();
+        let mut pilot = Vec::new();
         for &k in &ks {
             let annotators = scenario(group, &col.name, k);
             let scores: Vec<&AnnotatorScore> =
                 annotators.iter().map(|a| scored[&a.assignment]).collect();
-            let of = |f: fn(&AnnotatorScore) -> Option<f64>| {
-                spread(&scores.iter().filter_map(|s| f(s)).collect::<Vec<_>>())
+            let values = |f: fn(&AnnotatorScore) -> Option<f64>| {
+                scores.iter().filter_map(|s| f(s)).collect::<Vec<_>>()
             };
+            let of = |f: fn(&AnnotatorScore) -> Option<f64>| spread(&values(f));
             if let (Some(official), Some(any_of)) = (of(|s| s.test_s1), of(|s| s.test_s1_any_of)) {
+                let items = human_matrix(&annotators, Scoring::Official);
+                let name = |scoring: &str| format!("{}|humans k={k}|{scoring}", col.name);
                 t.main.push(Cell {
                     task: col.name.clone(),
                     k,
@@ -338,15 +345,53 @@ fn tables(
                     skipped: scores.iter().map(|s| s.test_skips).sum(),
                     answered: of(|s| s.test_s1_answered),
                     answered_any_of: of(|s| s.test_s1_answered_any_of),
+                    official_ci: Some(inference::uncertainty(
+                        &values(|s| s.test_s1),
+                        &items,
+                        &name("official"),
+                    )),
+                    any_of_ci: Some(inference::uncertainty(
+                        &values(|s| s.test_s1_any_of),
+                        &human_matrix(&annotators, Scoring::AnyOf),
+                        &name("any-of"),
+                    )),
                 });
+                pilot.push(values(|s| s.test_s1));
+                t.items.insert((col.name.clone(), k), items);
             }
             t.scenarios.push(aggregate(data, k, &annotators));
         }
+        // Each scenario against the next smaller one (zero-shot against 10, 10 against 20, ...).
+        let scenarios: Vec<u32> = ks
+            .iter()
+            .copied()
+            .filter(|&k| t.items.contains_key(&(col.name.clone(), k)))
+            .collect();
+        for pair in scenarios.windows(2) {
+            let side = |k: u32| {
+                let m = &t.items[&(col.name.clone(), k)];
+                (
+                    Side {
+                        who: HUMANS.into(),
+                        k,
+                        units: m.rows.len(),
+                    },
+                    m,
+                )
+            };
+            if let Some(c) = inference::compare(&col.name, side(pair[0]), side(pair[1])) {
+                t.comparisons.push(c);
+            }
+        }
+        t.plan.extend(inference::plan(&col.name, &pilot));
         training_tables(&mut t, data, &col.name, &ks, group, rules);
         t.confidence.extend(confidence(data, &col.name, group));
     }
+    inference::adjust(&mut t.comparisons);
     t
 }
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_inference;

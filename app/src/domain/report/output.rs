@@ -1,12 +1,14 @@
 //! What the report says: each annotator's line, the cells of the score tables (per scenario,
 //! with the filtered view, subsets, agreement and confidence), and the whole `Report`.
 
+use super::inference::{Comparison, Matrix, PlanRow, Uncertainty};
 use super::{calibration, machine};
 use crate::domain::ids::{AssignmentId, StudyId};
 use crate::domain::place::PlaceStatus;
 use crate::domain::s1::Spread;
 use crate::domain::task::Family;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// One annotator's line of the report.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -83,6 +85,11 @@ pub struct Cell {
     /// Per-annotator S1 over the answered test items (annotators who answered none left out).
     pub answered: Option<Spread>,
     pub answered_any_of: Option<Spread>,
+    /// 95% intervals of `official` and `any_of` (see `inference`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub official_ci: Option<Uncertainty>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub any_of_ci: Option<Uncertainty>,
 }
 
 impl Cell {
@@ -182,6 +189,15 @@ pub struct Tables {
     pub table9: Vec<SubsetCell>,
     pub scenarios: Vec<ScenarioAggregate>,
     pub confidence: Vec<ConfidenceRow>,
+    /// Each scenario against the next smaller one, and humans against each system at the same k.
+    #[serde(default)]
+    pub comparisons: Vec<Comparison>,
+    /// Per task: annotators per scenario a study needs (from these annotators as pilot data).
+    #[serde(default)]
+    pub plan: Vec<PlanRow>,
+    /// Each human cell's item scores (official), for the comparisons with systems.
+    #[serde(skip)]
+    pub items: BTreeMap<(String, u32), Matrix>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

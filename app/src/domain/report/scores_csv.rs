@@ -2,10 +2,12 @@
 //! table of the report for all and for filtered annotators, the studies' training files, and
 //! the machine systems' cells last.
 
+use super::inference::Uncertainty;
 use super::layout::Which;
 use super::table::csv_line;
 use super::Report;
 use crate::domain::s1::Spread;
+use crate::domain::stats::Interval;
 
 /// One line of the CSV; empty fields stay empty.
 #[derive(Default)]
@@ -23,9 +25,18 @@ struct Row {
     std_sample: String,
     ties: String,
     measure: String,
+    t_low: String,
+    t_high: String,
+    boot_low: String,
+    boot_high: String,
+    p: String,
+    p_holm: String,
+    effect: String,
+    power: String,
+    needed: String,
 }
 
-const HEADER: [&str; 14] = [
+const HEADER: [&str; 23] = [
     "table",
     "annotators",
     "scoring",
@@ -40,6 +51,15 @@ const HEADER: [&str; 14] = [
     "std_sample",
     "ties",
     "measure",
+    "t_low",
+    "t_high",
+    "boot_low",
+    "boot_high",
+    "p",
+    "p_holm",
+    "effect",
+    "power",
+    "needed",
 ];
 
 fn num(x: f64) -> String {
@@ -61,16 +81,34 @@ impl Row {
             ..self
         }
     }
+
+    /// A cell's 95% intervals.
+    fn intervals(self, u: Option<&Uncertainty>) -> Row {
+        let Some(u) = u else { return self };
+        let ends = |i: Option<Interval>| (opt_num(i.map(|i| i.low)), opt_num(i.map(|i| i.high)));
+        let ((t_low, t_high), (boot_low, boot_high)) = (ends(u.t), ends(u.bootstrap));
+        Row {
+            t_low,
+            t_high,
+            boot_low,
+            boot_high,
+            ..self
+        }
+    }
 }
 
 /// `table, annotators, scoring, task, family, k, subset, n, items, mean, std, std_sample, ties,
-/// measure`. Table 5 and its answered-only view (`table5-answered`), the skip rate (`skips`:
+/// measure, t_low, t_high, boot_low, boot_high, p, p_holm, effect, power, needed`. Table 5
+/// (with its 95% t and bootstrap intervals) and its answered-only view (`table5-answered`), the skip rate (`skips`:
 /// items = submitted test items, mean = skipped / submitted), Tables 8 and 9, the majority vote,
 /// agreement and confidence; `shot_group` rows give each study's file of each k (`annotators` =
 /// `study:<id>`, `subset` = its split, `measure` = nested or not); `machine` rows hold
 /// `machine:<system>` in `annotators` and the splits in `subset`; `calibration` rows give a
 /// system's accuracy (`mean`) per probability bin of its label-task answers, the bin's mean
-/// probability in `std` (beside the crowd's `confidence` rows).
+/// probability in `std` (beside the crowd's `confidence` rows); `comparison` rows give a
+/// difference b − a (`subset` names both sides, `n` their units) with its bootstrap interval,
+/// p, Holm's p, d_z (`effect`), the design's power and the units per side for 80% (`needed`);
+/// `planner` rows the annotators per scenario (`needed`) to find the difference in `mean`.
 pub fn scores_csv(r: &Report) -> String {
     let family = |task: &str| {
         r.tasks
@@ -95,6 +133,15 @@ pub fn scores_csv(r: &Report) -> String {
             row.std_sample.as_str(),
             row.ties.as_str(),
             row.measure.as_str(),
+            row.t_low.as_str(),
+            row.t_high.as_str(),
+            row.boot_low.as_str(),
+            row.boot_high.as_str(),
+            row.p.as_str(),
+            row.p_holm.as_str(),
+            row.effect.as_str(),
+            row.power.as_str(),
+            row.needed.as_str(),
         ]))
     };
     for which in [Which::All, Which::Filtered] {
@@ -110,14 +157,24 @@ pub fn scores_csv(r: &Report) -> String {
         };
         for c in &t.main {
             let views = [
-                ("table5", "official", Some(&c.official)),
-                ("table5", "any-of", Some(&c.any_of)),
-                ("table5-answered", "official", c.answered.as_ref()),
-                ("table5-answered", "any-of", c.answered_any_of.as_ref()),
+                (
+                    "table5",
+                    "official",
+                    Some(&c.official),
+                    c.official_ci.as_ref(),
+                ),
+                ("table5", "any-of", Some(&c.any_of), c.any_of_ci.as_ref()),
+                ("table5-answered", "official", c.answered.as_ref(), None),
+                (
+                    "table5-answered",
+                    "any-of",
+                    c.answered_any_of.as_ref(),
+                    None,
+                ),
             ];
-            for (table, scoring, s) in views {
+            for (table, scoring, s, ci) in views {
                 if let Some(s) = s {
-                    push(base(table, scoring, &c.task, c.k).spread(s));
+                    push(base(table, scoring, &c.task, c.k).spread(s).intervals(ci));
                 }
             }
             push(Row {
@@ -155,6 +212,45 @@ pub fn scores_csv(r: &Report) -> String {
                 ..base("agreement", "", &s.task, s.k)
             });
         }
+        for c in &t.comparisons {
+            let (boot_low, boot_high) = (
+                opt_num(c.interval.map(|i| i.low)),
+                opt_num(c.interval.map(|i| i.high)),
+            );
+            push(Row {
+                subset: format!("{} vs {}", c.b.describe(), c.a.describe()),
+                n: format!("{} vs {}", c.b.units, c.a.units),
+                items: c.items.to_string(),
+                mean: num(c.difference),
+                measure: "difference".into(),
+                boot_low,
+                boot_high,
+                p: num(c.test.p),
+                p_holm: num(c.p_holm),
+                effect: opt_num(c.effect_dz),
+                power: opt_num(c.design.map(|d| d.power)),
+                needed: c
+                    .design
+                    .and_then(|d| d.needed)
+                    .map(|n| n.to_string())
+                    .unwrap_or_default(),
+                ..base("comparison", "official", &c.task, c.b.k)
+            });
+        }
+        for p in &t.plan {
+            for &(d, needed) in &p.needed {
+                push(Row {
+                    k: String::new(),
+                    n: p.pilot_annotators.to_string(),
+                    mean: num(d),
+                    std: num(p.pooled_sd),
+                    measure: "difference; std column = pooled SD of annotator S1".into(),
+                    power: num(super::inference::POWER),
+                    needed: needed.map(|n| n.to_string()).unwrap_or_default(),
+                    ..base("planner", "official", &p.task, 0)
+                });
+            }
+        }
         for c in &t.confidence {
             push(Row {
                 k: String::new(),
@@ -182,7 +278,10 @@ pub fn scores_csv(r: &Report) -> String {
     }
     for m in &r.machines {
         let splits: Vec<String> = m.splits.iter().map(u32::to_string).collect();
-        for (scoring, sp) in [("official", &m.official), ("any-of", &m.any_of)] {
+        for (scoring, sp, ci) in [
+            ("official", &m.official, m.official_ci.as_ref()),
+            ("any-of", &m.any_of, m.any_of_ci.as_ref()),
+        ] {
             push(
                 Row {
                     table: "machine".into(),
@@ -193,7 +292,8 @@ pub fn scores_csv(r: &Report) -> String {
                     subset: format!("splits {}", splits.join(" ")),
                     ..Row::default()
                 }
-                .spread(sp),
+                .spread(sp)
+                .intervals(ci),
             );
         }
     }

@@ -30,7 +30,7 @@ fn gold(l: &str) -> Gold {
 }
 
 /// Test items 1..=4 with golds pos, neg, pos, neg; training items keyed "t1".."t4".
-fn data() -> TaskData {
+pub(super) fn data() -> TaskData {
     let golds = ["positive", "negative", "positive", "negative"];
     let keys = |n: usize| (1..=n).map(|i| format!("t{i}")).collect::<HashSet<_>>();
     TaskData {
@@ -69,7 +69,7 @@ fn item(
 
 /// An annotator: `train` = how many of the k training items they got right (in order);
 /// `test` = their four test answers.
-fn annotator(n: i64, k: u32, right: usize, test: [&str; 4]) -> AnnotatorRecord {
+pub(super) fn annotator(n: i64, k: u32, right: usize, test: [&str; 4]) -> AnnotatorRecord {
     let mut items: Vec<ItemRecord> = (1..=k as usize)
         .map(|i| {
             let a = if i <= right { "positive" } else { "negative" };
@@ -113,7 +113,7 @@ fn annotator(n: i64, k: u32, right: usize, test: [&str; 4]) -> AnnotatorRecord {
 const P: &str = "positive";
 const N: &str = "negative";
 
-fn report() -> Report {
+pub(super) fn report() -> Report {
     let annotators = vec![
         // Zero-shot: test S1 1, 0.75, 0.5.
         annotator(1, 0, 0, [P, N, P, N]),
@@ -136,7 +136,7 @@ fn report() -> Report {
 }
 
 /// Study 1's rules: 12.50 an hour, margin 0.5, the given training files.
-fn rules(files: Vec<ShotFile>, allow_unnested: bool) -> HashMap<StudyId, StudyRules> {
+pub(super) fn rules(files: Vec<ShotFile>, allow_unnested: bool) -> HashMap<StudyId, StudyRules> {
     [(
         StudyId(1),
         StudyRules {
