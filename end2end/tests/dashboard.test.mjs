@@ -100,6 +100,15 @@ test('researcher sees tables and the learning curve and downloads an export; a w
   assert.equal(await chart.locator('polyline.mean').count(), 1);
   assert.equal(await chart.locator('polygon.band').count(), 1);
   assert.match(await chart.locator('circle title').first().textContent(), /k=0: 75\.0 ± 25\.0 \(n=2\)/);
+  // Each point's 95% interval as an error bar; the comparison of 10-shot with zero-shot on the
+  // 4 test items: item S1 1, 0.5, 1, 0.5 against 1, 1, 1, 1 -> +25.0, and of the 4 sign
+  // patterns of the two differences only one reaches +0.25: p = 2 / 4, exact.
+  assert.equal(await chart.locator('path.error-bar').count(), 2);
+  const compared = await page.locator('#comparisons-all tbody tr').evaluateAll((rows) => rows.map((r) => r.innerText.split('\t')));
+  assert.deepEqual(compared[0].slice(0, 4), ['SST-2', 'humans k=10 vs humans k=0', '4', '+25.0']);
+  assert.equal(compared[0][5], '0.500 (exact)');
+  assert.match(await page.textContent('.dash-rules'), /sign-flip permutation test/);
+  assert.match(await page.locator('#intervals-all tbody tr').first().innerText(), /^0\tHuman\t75\.0 \(t /);
   await page.screenshot({ path: join(RESULTS, 'dashboard.png'), fullPage: true });
 
   const [download] = await Promise.all([

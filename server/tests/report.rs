@@ -376,6 +376,38 @@ fn fleiss(rows: &[Vec<usize>]) -> f64 {
 }
 
 /// Checks every cell of one task against the test's own numbers.
+/// A cell's 95% t-interval from the annotators' S1 by hand (the t quantile is checked
+/// against scipy in app's tests); the bootstrap's covers the mean and lies within [0, 1].
+fn check_intervals(cell: &app::domain::report::Cell, scores: &[f64], items: usize) {
+    let ci = cell.official_ci.unwrap();
+    let n = scores.len() as f64;
+    let m = mean(scores);
+    let sd = (scores.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0)).sqrt();
+    let half = app::domain::stats::dist::t_quantile(0.975, n - 1.0) * sd / n.sqrt();
+    let t = ci.t.unwrap();
+    close(t.low, m - half, "t-interval low");
+    close(t.high, m + half, "t-interval high");
+    let b = ci.bootstrap.unwrap();
+    assert!(
+        0.0 <= b.low && b.low <= m && m <= b.high && b.high <= 1.0,
+        "{b:?} {m}"
+    );
+    assert_eq!(ci.items, items);
+}
+
+/// Per test item (by id and question: NER asks one per entity type): the mean S1 over a
+/// group's annotators, a skip scoring 0.
+fn item_means_of(group: &[&Sim], t: &TaskFiles) -> HashMap<(String, String), f64> {
+    let mut sums: HashMap<(String, String), f64> = HashMap::new();
+    for s in group {
+        for (l, a, _) in &s.test {
+            let x = a.as_ref().map_or(0.0, |a| f1(&t.official(a), &l.answer));
+            *sums.entry((l.id.clone(), l.question.clone())).or_default() += x / group.len() as f64;
+        }
+    }
+    sums
+}
+
 fn check_task(r: &Report, t: &TaskFiles, sims: &[Sim], labels: &[String]) {
     let flagged: HashSet<&str> = r
         .annotators
@@ -408,6 +440,7 @@ fn check_task(r: &Report, t: &TaskFiles, sims: &[Sim], labels: &[String]) {
         .collect();
     let key = |l: &Line| (l.context.clone(), l.question.clone());
     for (tables, filtered) in [(&r.all, false), (&r.filtered, true)] {
+        let mut item_means: Vec<HashMap<(String, String), f64>> = Vec::new();
         for k in [0, 10, 20, 30] {
             let group: Vec<&Sim> = sims
                 .iter()
@@ -421,6 +454,8 @@ fn check_task(r: &Report, t: &TaskFiles, sims: &[Sim], labels: &[String]) {
                 .unwrap();
             assert_eq!(cell.official.n, group.len());
             close_spread(&cell.official, &scores, &format!("{} k={k}", t.name));
+            check_intervals(cell, &scores, group[0].test.len());
+            item_means.push(item_means_of(&group, t));
             // Skips: the rate, and S1 over the answered items as the second view.
             let answered: Vec<(f64, usize)> = group.iter().map(|s| s.answered_s1(t)).collect();
             let skipped: usize = answered.iter().map(|a| a.1).sum();
@@ -503,6 +538,24 @@ fn check_task(r: &Report, t: &TaskFiles, sims: &[Sim], labels: &[String]) {
                     &format!("{} k={k} pairwise", t.name),
                 );
             }
+        }
+        // Each scenario against the next smaller one: the mean item difference, independently.
+        for (i, pair) in [0u32, 10, 20, 30].windows(2).enumerate() {
+            let c = tables
+                .comparisons
+                .iter()
+                .find(|c| c.task == t.name && c.a.k == pair[0] && c.b.k == pair[1])
+                .unwrap_or_else(|| panic!("{} {pair:?} compared", t.name));
+            let (a, b) = (&item_means[i], &item_means[i + 1]);
+            let d: Vec<f64> = a.iter().map(|(id, x)| b[id] - x).collect();
+            assert_eq!(c.items, d.len());
+            close(
+                c.difference,
+                mean(&d),
+                &format!("{} {pair:?} difference", t.name),
+            );
+            assert!(c.interval.unwrap().contains(c.difference));
+            assert!(c.p_holm >= c.test.p && c.test.p > 0.0 && c.test.p <= 1.0);
         }
         // Table 8: groups 20 and 30 on the 20-shot items; Table 9: group 30 on 30 \ 20.
         for group_k in [20, 30] {
@@ -1034,7 +1087,7 @@ async fn report_command_prints_tables_and_refuses_bad_scopes() {
     let csv = String::from_utf8(cli(&["--format", "csv", "--studies", "1"]).stdout).unwrap();
     assert_eq!(
         csv.lines().next().unwrap(),
-        "table,annotators,scoring,task,family,k,subset,n,items,mean,std,std_sample,ties,measure"
+        "table,annotators,scoring,task,family,k,subset,n,items,mean,std,std_sample,ties,measure,t_low,t_high,boot_low,boot_high,p,p_holm,effect,power,needed"
     );
     let out = dir.path().join("b.tar");
     let b = cli(&["--format", "bundle", "--out", out.to_str().unwrap()]);
@@ -1051,4 +1104,99 @@ async fn report_command_prints_tables_and_refuses_bad_scopes() {
         let err = String::from_utf8_lossy(&r.stderr);
         assert!(err.contains(says), "{args:?}: {err}");
     }
+}
+
+#[tokio::test]
+async fn plan_command_sizes_a_study_from_an_sd_or_pilot_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = common::db_url(&dir.path().join("p.db"));
+    let pool = server::db::connect(&url).await.unwrap();
+    server::demo::ensure_demo(&pool).await.unwrap();
+    pool.close().await;
+    let cli = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_clues-lab"))
+            .args(["--database", &url])
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // Effect 0.1 / 0.1 = 1: statsmodels' solve_power gives 16.71 per group, so 17.
+    let (ok, out, err) = cli(&["plan", "--difference", "0.1", "--sd", "0.1"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("to find 10.0 S1 points with power 0.8 at alpha 0.05"),
+        "{out}"
+    );
+    assert!(
+        out.contains("SD 10.0 points: 17 annotators per scenario"),
+        "{out}"
+    );
+    let want = app::domain::stats::two_sample_power(1.0, 3.0, 3.0, 0.05);
+    assert!(out.contains(&format!("power {want:.2})")), "{out}");
+    for (args, says) in [
+        (
+            &["plan", "--difference", "0"][..],
+            "--difference must be above 0",
+        ),
+        (
+            &["plan", "--difference", "0.1", "--power", "1.5"][..],
+            "--power must lie between 0 and 1",
+        ),
+        (
+            &["plan", "--difference", "0.1", "--alpha", "0"][..],
+            "--alpha must lie between 0 and 1",
+        ),
+        (
+            &["plan", "--difference", "0.1", "--sd=-1"][..],
+            "--sd must be above 0",
+        ),
+        (&["plan", "--difference", "0.1"][..], "no pilot data"),
+        (
+            &["plan", "--difference", "0.1", "--studies", "99"][..],
+            "there is no study 99",
+        ),
+    ] {
+        let (ok, _, err) = cli(args);
+        assert!(!ok && err.contains(says), "{args:?}: {err}");
+    }
+    // Pilot data: synthetic finished workers of the demo study (all right; the same S1 has
+    // no spread), then the first one wrong on every other item; one line per task, with the
+    // pooled SD the report's planner gives.
+    let (ok, _, err) = cli(&["load", "fill", "--study", "1", "--rows", "400"]);
+    assert!(ok, "{err}");
+    let (_, _, err) = cli(&["plan", "--difference", "0.1", "--studies", "1"]);
+    assert!(err.contains("no pilot data"), "{err}");
+    let pool = server::db::connect(&url).await.unwrap();
+    sqlx::query(
+        "UPDATE assignment_items SET s1 = 0, s1_any_of = 0
+         WHERE assignment_id = (SELECT MIN(id) FROM assignments) AND position % 2 = 0",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+    let (ok, out, err) = cli(&["plan", "--difference", "0.1", "--studies", "1"]);
+    assert!(ok, "{err}");
+    let (_, csv, _) = cli(&["report", "--format", "csv", "--studies", "1"]);
+    let planner = csv
+        .lines()
+        .find(|l| l.starts_with("planner,all,"))
+        .unwrap_or_else(|| panic!("{csv}"));
+    let fields: Vec<&str> = planner.split(',').collect();
+    let (task, pilot, sd) = (fields[3], fields[7], fields[10].parse::<f64>().unwrap());
+    let needed = app::domain::stats::units_needed(0.1 / sd, 0.8, 0.05)
+        .unwrap()
+        .ceil();
+    assert!(
+        out.contains(&format!(
+            "{task}: pilot {pilot} annotators, SD {:.1} points: {needed} annotators per scenario",
+            100.0 * sd
+        )),
+        "{out}"
+    );
 }

@@ -47,6 +47,9 @@ pub enum Command {
     Study(StudyCommand),
     /// The researcher report of human scores (the dashboard's tables), or the study bundle.
     Report(ReportArgs),
+    /// Annotators per scenario a study needs to find a difference in S1 with a given power,
+    /// from a standard deviation or from pilot studies in the database.
+    Plan(super::PlanArgs),
     /// CrossFit tasks: metrics, runs, baselines, partitions and average relative gain.
     #[command(subcommand)]
     Crossfit(CrossfitCommand),

@@ -4,6 +4,7 @@
 mod args;
 mod crossfit;
 mod pages;
+mod plan;
 mod sample;
 mod serve;
 
@@ -15,6 +16,7 @@ use app::ssr::{auth, catalog, study};
 pub use args::*;
 use clap::Parser;
 use crossfit::{crossfit_command, report_stored};
+pub use plan::PlanArgs;
 use sample::sample_clues;
 use serve::serve;
 use std::process::ExitCode;
@@ -145,6 +147,7 @@ pub async fn run(cli: Cli) -> Result<()> {
             println!("training sets: {}", made.shot_group);
             Ok(())
         }
+        Command::Plan(a) => plan::plan(&cli.database, &a).await,
         Command::Report(a) => {
             let pool = db::connect_existing(&cli.database).await?;
             let scope = app::ssr::report::parse_scope(Some(&a.studies))?;

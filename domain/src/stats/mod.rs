@@ -1,6 +1,6 @@
 //! The statistics a reviewer asks of the report, pure and IO-free: 95% intervals (t and a
 //! bootstrap over units and items), the paired test between scenarios, and the power planner.
-//! Each is checked against scipy and statsmodels on fixtures (`app/tests/stats_scipy.rs`).
+//! Each is checked against scipy and statsmodels on fixtures (`domain/tests/stats_scipy.rs`).
 
 pub mod dist;
 pub mod interval;

@@ -8,7 +8,7 @@
 //! of each unit's mean over drawn items. The interval is the 2.5th and 97.5th percentiles of the
 //! replicates (numpy's linear percentile), as `scipy.stats.bootstrap(method="percentile")`.
 
-use crate::domain::rng::SplitMix64;
+use crate::rng::SplitMix64;
 use serde::{Deserialize, Serialize};
 
 /// The confidence level of every interval the report gives.

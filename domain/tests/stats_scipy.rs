@@ -3,11 +3,11 @@
 //! permutation test, Holm's adjustment and the power planner to the printed precision; the
 //! seeded bootstraps within their Monte Carlo error of scipy's (and of a numpy run of the same
 //! two-level scheme).
-use app::domain::stats::{dist, interval, paired, power};
+use domain::stats::{dist, interval, paired, power};
 use serde_json::Value;
 
 fn vectors() -> Value {
-    let v: Value = serde_json::from_str(include_str!("fixtures/stats/stats_vectors.json")).unwrap();
+    let v: Value = serde_json::from_str(include_str!("fixtures/stats_vectors.json")).unwrap();
     assert_eq!(v["scipy"], "1.17.1");
     v
 }

@@ -8,7 +8,7 @@
 //! correction; `p = min(1, 2 · min(P(null <= observed), P(null >= observed)))`, with scipy's
 //! tolerance of 100 ulps for ties.
 
-use crate::domain::rng::SplitMix64;
+use crate::rng::SplitMix64;
 use serde::{Deserialize, Serialize};
 
 /// Random sign patterns when the exact null distribution is too large (scipy's default).

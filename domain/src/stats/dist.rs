@@ -30,7 +30,7 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     let mut x = dist.inverse_cdf(p);
     for _ in 0..3 {
         let density = dist.pdf(x);
-        if !(density > 0.0) {
+        if density.is_nan() || density <= 0.0 {
             break;
         }
         let step = (dist.cdf(x) - p) / density;

@@ -20,7 +20,7 @@ pub fn two_sample_power(effect: f64, n1: f64, n2: f64, alpha: f64) -> f64 {
 /// effect or a power the test cannot reach below a million per group.
 pub fn units_needed(effect: f64, power: f64, alpha: f64) -> Option<f64> {
     let effect = effect.abs();
-    if !(effect > 0.0) || !(0.0..1.0).contains(&power) {
+    if effect.is_nan() || effect <= 0.0 || !(0.0..1.0).contains(&power) {
         return None;
     }
     let at = |n: f64| two_sample_power(effect, n, n, alpha) - power;
