@@ -102,6 +102,15 @@ fn the_permutation_test_equals_scipy() {
 }
 
 #[test]
+fn pearson_equals_scipy() {
+    let v = vectors();
+    for c in v["pearson"].as_array().unwrap() {
+        let got = domain::stats::pearson(&fs(&c["x"]), &fs(&c["y"])).unwrap();
+        close(got, f(&c["r"]), 1e-12, "pearsonr");
+    }
+}
+
+#[test]
 fn the_planner_equals_statsmodels() {
     let v = vectors();
     for c in v["power"].as_array().unwrap() {

@@ -887,3 +887,71 @@ async fn reading_the_state_again_writes_nothing_and_an_answer_is_one_commit() {
     assert_eq!(parse(&state_of(s, id, &cookie).await)["step"], ack["next"]);
     assert_eq!(common::snapshot(&s.pool).await, before);
 }
+
+/// Each place's training items as (example id) in the order shown, and the place's seed.
+async fn training_orders(s: &AppState, study: app::domain::ids::StudyId) -> Vec<(i64, Vec<i64>)> {
+    let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
+        "SELECT a.order_seed, a.id, i.example_id FROM assignment_items i
+         JOIN assignments a ON a.id = i.assignment_id
+         WHERE a.study_id = $1 AND i.phase = 'training' ORDER BY a.id, i.position",
+    )
+    .bind(study)
+    .fetch_all(&s.pool)
+    .await
+    .unwrap();
+    let mut out: Vec<(i64, i64, Vec<i64>)> = Vec::new();
+    for (seed, place, example) in rows {
+        match out.last_mut() {
+            Some(last) if last.1 == place => last.2.push(example),
+            _ => out.push((seed, place, vec![example])),
+        }
+    }
+    out.into_iter().map(|(seed, _, e)| (seed, e)).collect()
+}
+
+#[tokio::test]
+async fn a_shuffling_study_shows_each_worker_the_training_examples_in_their_own_recorded_order() {
+    let e = env().await;
+    let s = &e.state;
+    let file: Vec<i64> = sqlx::query_scalar(
+        "SELECT e.id FROM examples e JOIN data_files f ON f.id = e.file_id JOIN tasks t ON t.id = f.task_id
+         WHERE t.name = 'demo-SST-2' AND f.kind = 'train' AND f.k = 4 AND f.split = 1 ORDER BY e.line_no",
+    )
+    .fetch_all(&s.pool)
+    .await
+    .unwrap();
+    assert_eq!(file.len(), 4);
+    let config = |shuffle_training: bool| StudyConfig {
+        scenarios: vec![4],
+        annotators: 6,
+        open: true,
+        shuffle_training,
+        ..StudyConfig::default()
+    };
+    let plain = study::create(&s.pool, None, "demo-SST-2", "file order", config(false))
+        .await
+        .unwrap();
+    let shuffled = study::create(&s.pool, None, "demo-SST-2", "own order", config(true))
+        .await
+        .unwrap();
+    for i in 0..6 {
+        arrive(s, plain, &format!("p{i}")).await;
+        arrive(s, shuffled, &format!("s{i}")).await;
+    }
+    // Without shuffling, everyone sees the file's order.
+    let plain = training_orders(s, plain).await;
+    assert_eq!(plain.len(), 6);
+    assert!(plain.iter().all(|(_, order)| order == &file));
+    // Shuffled: the same examples, each place in the order its recorded seed gives.
+    let orders = training_orders(s, shuffled).await;
+    assert_eq!(orders.len(), 6);
+    for (seed, order) in &orders {
+        let want: Vec<i64> = app::domain::study::training_order(*seed as u64, 4)
+            .into_iter()
+            .map(|i| file[i])
+            .collect();
+        assert_eq!(order, &want);
+    }
+    // Six draws of 24 orders: all the same would happen once in 8 million runs.
+    assert!(orders.iter().any(|(_, o)| o != &orders[0].1));
+}

@@ -41,6 +41,10 @@ pub struct StudyConfig {
     /// empty: Prolific's own completion URL.
     #[serde(default)]
     pub completion_url: String,
+    /// Each worker sees the training examples in an order of their own (seeded by the place's
+    /// order seed, so it is recorded), instead of the file's order for everyone.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shuffle_training: bool,
     /// Consent, questionnaires, attention checks and debriefing (none by default).
     #[serde(default, skip_serializing_if = "StudyPages::is_empty")]
     pub pages: StudyPages,
@@ -64,6 +68,7 @@ impl Default for StudyConfig {
             open: false,
             completion_code: String::new(),
             completion_url: String::new(),
+            shuffle_training: false,
             pages: StudyPages::default(),
         }
     }
@@ -188,6 +193,9 @@ impl StudyConfig {
         if self.scenarios == new.scenarios && self.scenario_files() != new.scenario_files() {
             changed.push("the training files");
         }
+        if self.shuffle_training != new.shuffle_training {
+            changed.push("the order of the training examples");
+        }
         if self.pages.changed_for_workers(&new.pages) {
             changed.push(
                 "the questionnaires, the attention checks and whether there is a consent page",
@@ -292,6 +300,16 @@ pub fn item_order(seed: u64, n: usize) -> Vec<usize> {
     order
 }
 
+/// The order of a worker's `n` training examples in a study with `shuffle_training`: the
+/// same shuffle as `item_order`, from the place's seed mixed with a constant, so that it is
+/// independent of the test order and reproducible from the recorded seed.
+pub fn training_order(seed: u64, n: usize) -> Vec<usize> {
+    item_order(seed ^ TRAINING_SALT, n)
+}
+
+/// "training" in ASCII.
+const TRAINING_SALT: u64 = 0x7472_6169_6e69_6e67;
+
 /// The training filter: which workers of one scenario score more than `margin` below the mean
 /// training S1 of the *other* workers of that scenario. Input: (worker, training S1). A worker
 /// exactly at the margin is kept: "more than" is decided with `s1::score_above`, so the
@@ -312,6 +330,29 @@ pub fn flag_low_performers<W: Clone>(scores: &[(W, f64)], margin: f64) -> Vec<W>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn training_orders_are_per_seed_and_apart_from_the_test_order() {
+        let a = training_order(7, 30);
+        let mut sorted = a.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..30).collect::<Vec<_>>());
+        assert_eq!(a, training_order(7, 30));
+        assert_ne!(a, training_order(8, 30));
+        assert_ne!(a, item_order(7, 30));
+        let started = StudyConfig::default();
+        let shuffled = StudyConfig {
+            shuffle_training: true,
+            ..StudyConfig::default()
+        };
+        assert!(started.check_edit(&shuffled, false).is_ok());
+        assert!(started
+            .check_edit(&shuffled, true)
+            .unwrap_err()
+            .contains("the order of the training examples"));
+        // Left out of the stored JSON when off: configurations made before read the same.
+        assert!(!serde_json::to_string(&started).unwrap().contains("shuffle"));
+    }
 
     fn open() -> StudyConfig {
         StudyConfig {

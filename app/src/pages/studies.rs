@@ -22,6 +22,7 @@ struct ConfigFields {
     /// The training files, `10_1,20_5,30_5` (a value of `shots::group_options`).
     group: RwSignal<String>,
     allow_unnested: RwSignal<bool>,
+    shuffle_training: RwSignal<bool>,
     rate: RwSignal<String>,
     margin: RwSignal<String>,
     timeout: RwSignal<String>,
@@ -54,6 +55,7 @@ impl ConfigFields {
             annotators: RwSignal::new(c.annotators.to_string()),
             group: RwSignal::new(group_value(c, task_files)),
             allow_unnested: RwSignal::new(c.allow_unnested),
+            shuffle_training: RwSignal::new(c.shuffle_training),
             rate: RwSignal::new(format!("{:.2}", f64::from(c.hourly_rate_cents) / 100.0)),
             margin: RwSignal::new(c.filter_margin.to_string()),
             timeout: RwSignal::new(
@@ -88,6 +90,7 @@ impl ConfigFields {
             training_split: shot_group.first().map_or(1, |f| f.1),
             shot_group,
             allow_unnested: self.allow_unnested.get_untracked(),
+            shuffle_training: self.shuffle_training.get_untracked(),
             hourly_rate_cents: (rate * 100.0).round() as u32,
             filter_margin: settings::FILTER_MARGIN.parse(&self.margin.get_untracked())?,
             item_timeout_secs: if timeout.trim().is_empty() {
@@ -124,8 +127,9 @@ impl ConfigFields {
                 </select>
             </label>
             <label class="check"><input name="allow_unnested" type="checkbox" disabled=frozen bind:checked=self.allow_unnested/> " Allow training sets that are not nested"</label>
+            <label class="check"><input name="shuffle_training" type="checkbox" disabled=frozen bind:checked=self.shuffle_training/> " Each worker sees the training examples in an order of their own (seeded and recorded)"</label>
             {frozen.then(|| view! {
-                <p class="hint frozen-note">"Workers have started: the scenarios and training sets are fixed (changing them would alter what workers saw). The number of annotators can only grow."</p>
+                <p class="hint frozen-note">"Workers have started: the scenarios and training sets are fixed, and so is their order (changing them would alter what workers saw). The number of annotators can only grow."</p>
             })}
             <label>"Hourly rate (USD)" <input name="rate" bind:value=self.rate/></label>
             <label>"Training filter margin (S1 below the others' mean)" <input name="margin" bind:value=self.margin/></label>

@@ -1,12 +1,15 @@
 //! The statistics a reviewer asks of the report, pure and IO-free: 95% intervals (t and a
-//! bootstrap over units and items), the paired test between scenarios, and the power planner.
+//! bootstrap over units and items), the paired test between scenarios, the power planner,
+//! and Pearson's r.
 //! Each is checked against scipy and statsmodels on fixtures (`domain/tests/stats_scipy.rs`).
 
+pub mod correlation;
 pub mod dist;
 pub mod interval;
 pub mod paired;
 pub mod power;
 
+pub use correlation::pearson;
 pub use interval::{bootstrap_difference, bootstrap_mean, t_interval, Interval};
 pub use paired::{cohen_dz, holm, sign_flip_test, PermutationTest};
 pub use power::{pooled_sd, two_sample_power, units_needed};

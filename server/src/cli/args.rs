@@ -190,6 +190,10 @@ pub struct StudyCreateArgs {
     /// Accept training sets that are not nested (reports then say so).
     #[arg(long)]
     pub allow_unnested: bool,
+    /// Show each worker the training examples in an order of their own (seeded by their
+    /// place, recorded in the annotations' positions) instead of the file's order.
+    #[arg(long)]
+    pub shuffle_training: bool,
     /// Pay in cents per hour.
     #[arg(long, default_value_t = 1200, value_parser = rate_cents, allow_hyphen_values = true)]
     pub rate_cents: u32,

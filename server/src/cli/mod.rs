@@ -133,6 +133,7 @@ pub async fn run(cli: Cli) -> Result<()> {
                 training_split: shot_group.first().map_or(a.split, |f| f.1),
                 shot_group,
                 allow_unnested: a.allow_unnested,
+                shuffle_training: a.shuffle_training,
                 hourly_rate_cents: a.rate_cents,
                 filter_margin: a.margin,
                 item_timeout_secs: (!a.no_timeout).then_some(a.timeout),

@@ -1,8 +1,9 @@
 //! The report's tables of inference: every cell with its 95% intervals, the comparisons
-//! between scenarios and with systems, and the planner; and the paragraph that explains them.
+//! between scenarios and with systems, the planner, and the training step by position and
+//! time (Tables 8 and 9 extended); and the paragraph that explains them.
 
 use super::inference::{Comparison, Uncertainty, ALPHA, POWER};
-use super::layout::{pct, Which};
+use super::layout::{pct, spread_text, Which};
 use super::machine::who_table;
 use super::table::Table;
 use super::Report;
@@ -164,6 +165,45 @@ pub fn plan_table(r: &Report, which: Which) -> Option<Table> {
             &format!("From these annotators as pilot data: the standard deviation of annotator S1 within a scenario (points), pooled over the task's scenarios, and the annotators each scenario needs for a two-sided two-sample t-test at α = {ALPHA} to find each difference with {}% power. `clues-lab plan` sizes other differences.", POWER * 100.0),
             &header,
             rows,
+        )
+    })
+}
+
+/// Tables 8 and 9 extended: each k-shot group's training step by position and time; `None`
+/// when no group has one.
+pub fn order_table(r: &Report, which: Which) -> Option<Table> {
+    let t = which.of(r);
+    (!t.order.is_empty()).then(|| {
+        Table::plain(
+            &format!("training-order-{}", which.id()),
+            &format!("Training step by position and time, {}", which.describe()),
+            "Per k-shot group: S1 (official) on the first half of the training examples as each worker saw them and on the second half, mean ± standard deviation over annotators; seconds from showing a training example to its answer; and Pearson's r across annotators of those seconds and test S1 (three annotators or more). Only a study that shows each worker the examples in an order of their own makes the halves' difference a measure of learning during the training step; in the file's order the halves hold different examples for everyone.",
+            &[
+                "Task",
+                "Shots",
+                "Training order",
+                "S1 first half",
+                "S1 second half",
+                "Seconds per example",
+                "r(seconds, test S1)",
+            ],
+            t.order
+                .iter()
+                .map(|c| {
+                    vec![
+                        c.task.clone(),
+                        c.k.to_string(),
+                        c.order.as_str().to_string(),
+                        spread_text(&c.first_half),
+                        spread_text(&c.second_half),
+                        format!(
+                            "{:.1} ± {:.1}",
+                            c.seconds_per_example.mean, c.seconds_per_example.std_pop
+                        ),
+                        c.time_vs_test.map(|r| format!("{r:.2}")).unwrap_or_default(),
+                    ]
+                })
+                .collect(),
         )
     })
 }

@@ -1,7 +1,9 @@
 //! The report laid out as tables: the paper's Table 5 (shots x tasks grouped by family),
 //! Tables 8 and 9, majority vote and agreement, confidence, annotators; and one long CSV.
 
-use super::inference_tables::{comparison_table, interval_table, plan_table, STATISTICS};
+use super::inference_tables::{
+    comparison_table, interval_table, order_table, plan_table, STATISTICS,
+};
 use super::table::Table;
 use super::{Cell, Report, Tables};
 use crate::domain::s1::Spread;
@@ -371,6 +373,7 @@ pub fn all_tables(r: &Report) -> Vec<Table> {
         out.extend(plan_table(r, which));
         out.push(subset_table(r, which, false));
         out.push(subset_table(r, which, true));
+        out.extend(order_table(r, which));
         out.push(scenario_table(r, which));
         out.push(confidence_table(r, which));
         if which == Which::All && !r.calibration.is_empty() {

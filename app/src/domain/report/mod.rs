@@ -10,6 +10,7 @@ pub mod inference;
 pub mod inference_tables;
 pub mod layout;
 pub mod machine;
+pub mod order;
 mod output;
 pub mod pages;
 mod scenario;
@@ -113,6 +114,8 @@ pub struct StudyRules {
     pub attention_max_failures: Option<u32>,
     /// The study's questionnaires, for their summaries.
     pub questionnaire: Questionnaires,
+    /// Each worker saw the training examples in an order of their own.
+    pub shuffle_training: bool,
 }
 
 impl StudyRules {
@@ -132,6 +135,7 @@ impl StudyRules {
             allow_unnested: config.allow_unnested,
             attention_max_failures: config.pages.attention_max_failures,
             questionnaire: config.pages.questionnaire.clone(),
+            shuffle_training: config.shuffle_training,
         }
     }
 
@@ -385,6 +389,8 @@ fn tables(
         }
         t.plan.extend(inference::plan(&col.name, &pilot));
         training_tables(&mut t, data, &col.name, &ks, group, rules);
+        t.order
+            .extend(order::order_cells(&col.name, &ks, group, scored, rules));
         t.confidence.extend(confidence(data, &col.name, group));
     }
     inference::adjust(&mut t.comparisons);

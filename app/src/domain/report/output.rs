@@ -192,6 +192,9 @@ pub struct Tables {
     /// Each scenario against the next smaller one, and humans against each system at the same k.
     #[serde(default)]
     pub comparisons: Vec<Comparison>,
+    /// Tables 8 and 9 extended: each k-shot group's training step by position and time.
+    #[serde(default)]
+    pub order: Vec<super::order::OrderCell>,
     /// Per task: annotators per scenario a study needs (from these annotators as pilot data).
     #[serde(default)]
     pub plan: Vec<PlanRow>,

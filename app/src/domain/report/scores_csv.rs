@@ -108,7 +108,10 @@ impl Row {
 /// probability in `std` (beside the crowd's `confidence` rows); `comparison` rows give a
 /// difference b − a (`subset` names both sides, `n` their units) with its bootstrap interval,
 /// p, Holm's p, d_z (`effect`), the design's power and the units per side for 80% (`needed`);
-/// `planner` rows the annotators per scenario (`needed`) to find the difference in `mean`.
+/// `planner` rows the annotators per scenario (`needed`) to find the difference in `mean`;
+/// `training_order` rows each k-shot group's S1 on the first and second half of the training
+/// examples as shown, seconds per example, and Pearson's r of those seconds and test S1
+/// (`measure` names the order: random per worker, file order or mixed).
 pub fn scores_csv(r: &Report) -> String {
     let family = |task: &str| {
         r.tasks
@@ -211,6 +214,22 @@ pub fn scores_csv(r: &Report) -> String {
                 measure: s.agreement.measure.clone(),
                 ..base("agreement", "", &s.task, s.k)
             });
+        }
+        for c in &t.order {
+            let cell = |subset: &str| Row {
+                subset: subset.into(),
+                measure: c.order.as_str().into(),
+                ..base("training_order", "official", &c.task, c.k)
+            };
+            push(cell("first half").spread(&c.first_half));
+            push(cell("second half").spread(&c.second_half));
+            push(cell("seconds per example").spread(&c.seconds_per_example));
+            if let Some(r) = c.time_vs_test {
+                push(Row {
+                    mean: num(r),
+                    ..cell("pearson r of seconds and test S1")
+                });
+            }
         }
         for c in &t.comparisons {
             let (boot_low, boot_high) = (

@@ -146,6 +146,7 @@ pub(super) fn rules(files: Vec<ShotFile>, allow_unnested: bool) -> HashMap<Study
             allow_unnested,
             attention_max_failures: None,
             questionnaire: Default::default(),
+            shuffle_training: false,
         },
     )]
     .into_iter()

@@ -214,3 +214,61 @@ fn the_tables_and_the_csv_carry_the_statistics() {
         .iter()
         .any(|r| r.contains("sign-flip permutation test")));
 }
+
+#[test]
+fn the_training_step_by_position_and_time() {
+    use super::order::Order;
+    use super::tests::{annotator, data, rules};
+    let (p, n) = ("positive", "negative");
+    let mut annotators = vec![
+        annotator(4, 2, 2, [p, n, p, n]),
+        annotator(5, 2, 2, [p, n, n, n]),
+        annotator(6, 2, 0, [n, p, n, p]),
+        annotator(7, 4, 4, [p, n, p, n]),
+        annotator(8, 4, 3, [p, n, p, n]),
+        annotator(9, 4, 2, [p, n, p, n]),
+    ];
+    // The 2-shot workers take 2, 4 and 6 seconds per training example.
+    for (a, seconds) in annotators.iter_mut().zip([2, 4, 6]) {
+        for i in a.items.iter_mut().filter(|i| i.training) {
+            i.submitted_at = Some(1_000 + 1_000 * seconds);
+        }
+    }
+    let tasks: HashMap<String, TaskData> = [("Toy".to_string(), data())].into_iter().collect();
+    let mut shuffled = rules(vec![(2, 1), (4, 1)], false);
+    shuffled.get_mut(&StudyId(1)).unwrap().shuffle_training = true;
+    let r = build(&tasks, &annotators, &shuffled);
+    let cells = &r.all.order;
+    assert_eq!(cells.iter().map(|c| c.k).collect::<Vec<_>>(), vec![2, 4]);
+    // k=2, one example a half: w4 1 | 1, w5 1 | 1, w6 0 | 0.
+    let two = &cells[0];
+    assert_eq!(two.order, Order::Random);
+    assert!(close(two.first_half.mean, 2.0 / 3.0) && close(two.second_half.mean, 2.0 / 3.0));
+    assert!(close(two.seconds_per_example.mean, 4.0));
+    // Test S1 1, 0.75, 0 against 2, 4, 6 seconds.
+    let want = stats::pearson(&[2.0, 4.0, 6.0], &[1.0, 0.75, 0.0]).unwrap();
+    assert!(close(two.time_vs_test.unwrap(), want));
+    // k=4, two a half in the order shown: w7 1 | 1, w8 1 | 0.5, w9 1 | 0; every worker 2 s.
+    let four = &cells[1];
+    assert!(close(four.first_half.mean, 1.0) && close(four.second_half.mean, 0.5));
+    assert_eq!(four.time_vs_test, None);
+    let table = all_tables(&r)
+        .into_iter()
+        .find(|t| t.id == "training-order-all")
+        .unwrap();
+    assert_eq!(
+        table.rows[1][..5],
+        [
+            "Toy",
+            "4",
+            "random per worker",
+            "100.0 ± 0.0 (n=3)",
+            "50.0 ± 40.8 (n=3)"
+        ]
+    );
+    let csv = scores_csv::scores_csv(&r);
+    assert!(csv.contains("\ntraining_order,all,official,Toy,classification,4,second half,3,,0.5,"));
+    // In the file's order the table says so.
+    let plain = build(&tasks, &annotators, &rules(vec![(2, 1), (4, 1)], false));
+    assert_eq!(plain.all.order[0].order, Order::File);
+}

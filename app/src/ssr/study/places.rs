@@ -4,7 +4,9 @@
 use super::{CrowdInfo, Study};
 use crate::domain::ids::{AssignmentId, StudyId, TaskId, UserId};
 use crate::domain::place::{Phase, PlaceStatus};
-use crate::domain::study::{choose_scenario, is_abandoned, item_order, loads_now, ScenarioLoad};
+use crate::domain::study::{
+    choose_scenario, is_abandoned, item_order, loads_now, training_order, ScenarioLoad,
+};
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
 use crate::ssr::catalog::example_ids;
@@ -132,11 +134,19 @@ async fn enter_in(
     .bind(now)
     .fetch_one(&mut **tx)
     .await?;
-    // Training: the split's k examples in file order, the same fixed order for everyone.
-    let training = match split {
+    // Training: the split's k examples in file order, the same for everyone, or in this
+    // worker's own order where the study shuffles them (recorded row by row, as the test's).
+    let mut training = match split {
         Some(split) => example_ids(&mut **tx, study.task_id, Some((k, split))).await?,
         None => Vec::new(),
     };
+    if study.config.shuffle_training {
+        let file = training.clone();
+        training = training_order(seed as u64, file.len())
+            .into_iter()
+            .map(|i| file[i])
+            .collect();
+    }
     // Test: the whole test set in this worker's own order, recorded row by row.
     let test = example_ids(&mut **tx, study.task_id, None).await?;
     let test_order = item_order(seed as u64, test.len());
