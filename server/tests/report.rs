@@ -1087,7 +1087,7 @@ async fn report_command_prints_tables_and_refuses_bad_scopes() {
     let csv = String::from_utf8(cli(&["--format", "csv", "--studies", "1"]).stdout).unwrap();
     assert_eq!(
         csv.lines().next().unwrap(),
-        "table,annotators,scoring,task,family,k,subset,n,items,mean,std,std_sample,ties,measure,t_low,t_high,boot_low,boot_high,p,p_holm,effect,power,needed"
+        "table,annotators,scoring,task,family,k,subset,n,items,mean,std,std_sample,ties,measure,t_low,t_high,boot_low,boot_high,p,p_holm,effect,power,needed,adjusted"
     );
     let out = dir.path().join("b.tar");
     let b = cli(&["--format", "bundle", "--out", out.to_str().unwrap()]);

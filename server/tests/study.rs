@@ -955,3 +955,102 @@ async fn a_shuffling_study_shows_each_worker_the_training_examples_in_their_own_
     // Six draws of 24 orders: all the same would happen once in 8 million runs.
     assert!(orders.iter().any(|(_, o)| o != &orders[0].1));
 }
+
+#[tokio::test]
+async fn screening_items_come_first_for_every_scenario_without_feedback_and_score_apart() {
+    let e = env().await;
+    let s = &e.state;
+    let config = |screening| StudyConfig {
+        scenarios: vec![0, 2],
+        annotators: 1,
+        open: true,
+        completion_code: "DONE-1234".into(),
+        screening,
+        ..StudyConfig::default()
+    };
+    // A file that shares items with a training set (4_1 holds 2_1), or none, is refused.
+    let before = common::snapshot(&s.pool).await;
+    for (file, says) in [
+        (
+            (2, 1),
+            "the screening items (2_1) share items with the 2-shot training set (2_1)",
+        ),
+        (
+            (4, 1),
+            "the screening items (4_1) share items with the 2-shot training set (2_1)",
+        ),
+        (
+            (8, 1),
+            "the task has no training file 8_1 for the screening items",
+        ),
+    ] {
+        let err = study::create(&s.pool, None, "demo-SST-2", "x", config(Some(file)))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(says), "{err}");
+    }
+    assert_eq!(common::snapshot(&s.pool).await, before);
+    let id = study::create(
+        &s.pool,
+        None,
+        "demo-SST-2",
+        "screened",
+        config(Some((2, 2))),
+    )
+    .await
+    .unwrap();
+    // The intro names the screening items; the first item is screening item 1 of 2.
+    let cookie = arrive(s, id, "first").await;
+    let st = parse(&state_of(s, id, &cookie).await);
+    assert_eq!(st["screening_items"], 2);
+    let item = &st["step"]["Item"];
+    assert_eq!(
+        (
+            item["phase"].as_str(),
+            item["index"].as_i64(),
+            item["of"].as_i64()
+        ),
+        (Some("screening"), Some(1), Some(2))
+    );
+    // Both scenarios' workers answer the two screening items first, without feedback (the
+    // run checks that no reveal comes), then train (k=2) and test.
+    let always_positive = |_: &Value| label("positive");
+    let mut runs = Vec::new();
+    for pid in ["first", "second"] {
+        runs.push(run_worker(s, id, pid, always_positive).await);
+    }
+    for seen in &runs {
+        let phases: Vec<&str> = seen
+            .bodies
+            .iter()
+            .filter_map(|(what, _)| what.strip_prefix("state "))
+            .collect();
+        assert_eq!(phases[..2], ["screening", "screening"], "{phases:?}");
+        assert!(!phases[2..].contains(&"screening"), "{phases:?}");
+    }
+    let ks: Vec<i64> = places(s, id).await.into_iter().map(|(k, _)| k).collect();
+    assert_eq!(
+        ks.iter()
+            .copied()
+            .collect::<std::collections::BTreeSet<_>>(),
+        [0, 2].into()
+    );
+    // 2_2's golds are negative, positive: "positive" scores 0.5 on screening, apart from the
+    // test S1 (4 test items, 2 positive: 0.5) and training S1.
+    let r = app::ssr::report::load(&s.pool, &[id])
+        .await
+        .unwrap()
+        .report();
+    for a in &r.annotators {
+        assert_eq!(a.screening_s1, Some(0.5), "{}", a.worker);
+        assert_eq!(a.test_done, 4);
+    }
+    assert!(r.all.main.iter().all(|c| c.screening.unwrap().mean == 0.5));
+    // Once workers started, the screening file can no longer change.
+    let err = study::update(&s.pool, None, id, "screened", config(None))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("the screening items"), "{err}");
+}

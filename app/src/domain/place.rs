@@ -13,9 +13,22 @@ named_enum! {
 }
 
 named_enum! {
-    /// Training items come first (their gold is revealed once submitted), then the test set.
+    /// A study's screening items come first (where it has them; no gold is shown), then the
+    /// training items (their gold is revealed once submitted), then the test set.
     pub enum Phase {
+        Screening = "screening",
         Training = "training",
         Test = "test",
+    }
+}
+
+impl Phase {
+    /// What the worker's page calls an item of this phase.
+    pub fn item_label(self) -> &'static str {
+        match self {
+            Phase::Screening => "Screening item",
+            Phase::Training => "Training example",
+            Phase::Test => "Test item",
+        }
     }
 }

@@ -20,6 +20,14 @@ pub fn within(sets: &ShotSets, small: ShotFile, big: ShotFile) -> bool {
     }
 }
 
+/// Do two files share an item? A file the task lacks shares none.
+pub fn overlap(sets: &ShotSets, a: ShotFile, b: ShotFile) -> bool {
+    match (sets.get(&a), sets.get(&b)) {
+        (Some(x), Some(y)) => !x.is_disjoint(y),
+        _ => false,
+    }
+}
+
 /// Every nesting chain of the task: one file per k (every k the task has, ascending), each
 /// within the next. Ordered by the splits along the chain; a file of the smallest k that
 /// starts no chain gives none.
@@ -143,6 +151,16 @@ pub fn parse_files(s: &str) -> Result<Vec<ShotFile>, String> {
     Ok(out)
 }
 
+/// At most one training file, e.g. `10_5` (the screening file); empty text is none.
+pub fn parse_one(s: &str) -> Result<Option<ShotFile>, String> {
+    let files = parse_files(s)?;
+    match files[..] {
+        [] => Ok(None),
+        [one] => Ok(Some(one)),
+        _ => Err(format!("{:?} names more than one training file", s.trim())),
+    }
+}
+
 /// The choices of a study form: each nesting chain, then each split number used for every k
 /// where that is not a chain (marked not nested). `(value, label)` with `files_value` values.
 pub fn group_options(files: &[ShotFile], chains: &[Vec<ShotFile>]) -> Vec<(String, String)> {
@@ -256,5 +274,17 @@ mod tests {
             .contains("two training files"));
         assert!(parse_files("ten_1").unwrap_err().contains("write k_split"));
         assert!(parse_files("10_0").is_err());
+        assert_eq!(parse_one(" "), Ok(None));
+        assert_eq!(parse_one("10_5"), Ok(Some((10, 5))));
+        assert!(parse_one("10_5,20_5")
+            .unwrap_err()
+            .contains("names more than one training file"));
+        let s = sets(&[
+            ((10, 1), &["a", "b"]),
+            ((10, 2), &["c"]),
+            ((20, 1), &["b", "d"]),
+        ]);
+        assert!(overlap(&s, (10, 1), (20, 1)) && !overlap(&s, (10, 2), (20, 1)));
+        assert!(!overlap(&s, (10, 1), (30, 1)));
     }
 }

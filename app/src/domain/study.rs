@@ -45,6 +45,10 @@ pub struct StudyConfig {
     /// order seed, so it is recorded), instead of the file's order for everyone.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shuffle_training: bool,
+    /// A training file of the task whose items every worker of every scenario answers first,
+    /// without feedback: the same yardstick for each group (not part of any score but its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screening: Option<ShotFile>,
     /// Consent, questionnaires, attention checks and debriefing (none by default).
     #[serde(default, skip_serializing_if = "StudyPages::is_empty")]
     pub pages: StudyPages,
@@ -69,6 +73,7 @@ impl Default for StudyConfig {
             completion_code: String::new(),
             completion_url: String::new(),
             shuffle_training: false,
+            screening: None,
             pages: StudyPages::default(),
         }
     }
@@ -196,6 +201,9 @@ impl StudyConfig {
         if self.shuffle_training != new.shuffle_training {
             changed.push("the order of the training examples");
         }
+        if self.screening != new.screening {
+            changed.push("the screening items");
+        }
         if self.pages.changed_for_workers(&new.pages) {
             changed.push(
                 "the questionnaires, the attention checks and whether there is a consent page",
@@ -209,6 +217,37 @@ impl StudyConfig {
                 changed.join(" and ")
             ))
         }
+    }
+
+    /// What is wrong with the screening file: the task must have it, and it may share no item
+    /// with a training set of the study (a worker would meet the item twice, once with its
+    /// gold). `overlap(a, b)` says whether two files share an item.
+    pub fn screening_problems(
+        &self,
+        available: &[ShotFile],
+        overlap: &dyn Fn(ShotFile, ShotFile) -> bool,
+    ) -> Vec<String> {
+        let Some(screening) = self.screening else {
+            return Vec::new();
+        };
+        if !available.contains(&screening) {
+            return vec![format!(
+                "the task has no training file {} for the screening items",
+                file_name(screening)
+            )];
+        }
+        self.scenario_files()
+            .into_iter()
+            .filter(|&f| overlap(screening, f))
+            .map(|f| {
+                format!(
+                    "the screening items ({}) share items with the {}-shot training set ({}): choose a file they do not share with",
+                    file_name(screening),
+                    f.0,
+                    file_name(f)
+                )
+            })
+            .collect()
     }
 
     /// The scenarios' training files as text: `10_1 ⊂ 20_5 ⊂ 30_5` when `nested`, else
@@ -352,6 +391,33 @@ mod tests {
             .contains("the order of the training examples"));
         // Left out of the stored JSON when off: configurations made before read the same.
         assert!(!serde_json::to_string(&started).unwrap().contains("shuffle"));
+    }
+
+    #[test]
+    fn screening_items_come_from_a_file_no_training_set_shares() {
+        let with = |f| StudyConfig {
+            screening: Some(f),
+            ..StudyConfig::default()
+        };
+        // 10_1 ⊂ 20_1 ⊂ 30_1 is the default chain; say 10_2 shares items with 20_1.
+        let overlap = |a: ShotFile, b: ShotFile| a == b || (a == (10, 2) && b == (20, 1));
+        assert!(with((10, 3))
+            .screening_problems(&full_grid(), &overlap)
+            .is_empty());
+        let shared = with((10, 2)).screening_problems(&full_grid(), &overlap);
+        assert_eq!(shared.len(), 1);
+        assert!(shared[0].contains("share items with the 20-shot training set (20_1)"));
+        assert!(with((10, 1)).screening_problems(&full_grid(), &overlap)[0]
+            .contains("the 10-shot training set (10_1)"));
+        assert!(with((40, 1)).screening_problems(&full_grid(), &overlap)[0]
+            .contains("the task has no training file 40_1"));
+        assert!(StudyConfig::default()
+            .screening_problems(&full_grid(), &overlap)
+            .is_empty());
+        assert!(StudyConfig::default()
+            .check_edit(&with((10, 3)), true)
+            .unwrap_err()
+            .contains("the screening items"));
     }
 
     fn open() -> StudyConfig {

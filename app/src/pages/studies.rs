@@ -23,6 +23,7 @@ struct ConfigFields {
     group: RwSignal<String>,
     allow_unnested: RwSignal<bool>,
     shuffle_training: RwSignal<bool>,
+    screening: RwSignal<String>,
     rate: RwSignal<String>,
     margin: RwSignal<String>,
     timeout: RwSignal<String>,
@@ -56,6 +57,7 @@ impl ConfigFields {
             group: RwSignal::new(group_value(c, task_files)),
             allow_unnested: RwSignal::new(c.allow_unnested),
             shuffle_training: RwSignal::new(c.shuffle_training),
+            screening: RwSignal::new(c.screening.map(shots::file_name).unwrap_or_default()),
             rate: RwSignal::new(format!("{:.2}", f64::from(c.hourly_rate_cents) / 100.0)),
             margin: RwSignal::new(c.filter_margin.to_string()),
             timeout: RwSignal::new(
@@ -91,6 +93,8 @@ impl ConfigFields {
             shot_group,
             allow_unnested: self.allow_unnested.get_untracked(),
             shuffle_training: self.shuffle_training.get_untracked(),
+            screening: shots::parse_one(&self.screening.get_untracked())
+                .map_err(|e| format!("Screening items: {e}"))?,
             hourly_rate_cents: (rate * 100.0).round() as u32,
             filter_margin: settings::FILTER_MARGIN.parse(&self.margin.get_untracked())?,
             item_timeout_secs: if timeout.trim().is_empty() {
@@ -128,6 +132,7 @@ impl ConfigFields {
             </label>
             <label class="check"><input name="allow_unnested" type="checkbox" disabled=frozen bind:checked=self.allow_unnested/> " Allow training sets that are not nested"</label>
             <label class="check"><input name="shuffle_training" type="checkbox" disabled=frozen bind:checked=self.shuffle_training/> " Each worker sees the training examples in an order of their own (seeded and recorded)"</label>
+            <label>"Screening items: a training file every worker answers first, without feedback (e.g. 10_5; empty: none)" <input name="screening" bind:value=self.screening readonly=frozen/></label>
             {frozen.then(|| view! {
                 <p class="hint frozen-note">"Workers have started: the scenarios and training sets are fixed, and so is their order (changing them would alter what workers saw). The number of annotators can only grow."</p>
             })}

@@ -14,7 +14,6 @@ use crate::api::study::{continue_study, study_state};
 use crate::domain::crowd::{how_to_answer, HandBack};
 use crate::domain::feedback::{feedback, two_decimals};
 use crate::domain::ids::StudyId;
-use crate::domain::place::Phase;
 use crate::domain::task::{Family, Label};
 use crate::error::AppError;
 use crate::wire::study::{Completion, Reveal, SubmitAck, WorkerItem, WorkerStep, WorkerStudy};
@@ -62,11 +61,13 @@ const SPAN_KEYS: [(&str, &str); 7] = [
 fn announcement(step: &WorkerStep) -> String {
     match step {
         WorkerStep::Item(i) => {
-            let what = match i.phase {
-                Phase::Training => "Training example",
-                Phase::Test => "Test item",
-            };
-            format!("Saved. {what} {} of {}: {}", i.index, i.of, i.question)
+            format!(
+                "Saved. {} {} of {}: {}",
+                i.phase.item_label(),
+                i.index,
+                i.of,
+                i.question
+            )
         }
         WorkerStep::Done(c) => format!("Saved. You are done; your completion code is {}.", c.code),
         WorkerStep::Abandoned => "Your place in this study was released.".into(),
@@ -89,6 +90,7 @@ fn WorkerView(
         family,
         labels,
         k,
+        screening_items,
         training_items,
         test_items,
         step,
@@ -99,6 +101,11 @@ fn WorkerView(
         format!(
             "{k}-shot: {training_items} training examples with the correct answers shown after each, then {test_items} test items"
         )
+    };
+    let scenario = if screening_items > 0 {
+        format!("First {screening_items} screening items (no answers shown). {scenario}")
+    } else {
+        scenario
     };
     let step = RwSignal::new(step);
     let live = RwSignal::new(String::new());
@@ -287,10 +294,7 @@ fn ItemView(
         question,
         reveal,
     } = item;
-    let phase_name = match phase {
-        Phase::Training => "Training example",
-        Phase::Test => "Test item",
-    };
+    let phase_name = phase.item_label();
     let revealed = RwSignal::new(reveal);
     let done = Callback::new(move |ack: SubmitAck| {
         if let Some(r) = ack.reveal {

@@ -3,7 +3,7 @@
 //! The row-by-row files are streamed (`ssr::stream`); the bundle is in `ssr::bundle`.
 
 use crate::domain::ids::{AssignmentId, ExampleId, StudyId};
-use crate::domain::place::PlaceStatus;
+use crate::domain::place::{Phase, PlaceStatus};
 use crate::domain::report::chart::task_curve;
 use crate::domain::report::layout::{money, Which};
 use crate::domain::report::table::csv_line;
@@ -329,7 +329,7 @@ pub fn predictions_of(
             a.status.as_str()
         )));
     }
-    let test = || a.items.iter().filter(|i| !i.training);
+    let test = || a.items.iter().filter(|i| i.phase == Phase::Test);
     let answers = test()
         .filter_map(|i| Some((i.example_id, i.answer.clone()?)))
         .collect();

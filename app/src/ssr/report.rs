@@ -104,7 +104,7 @@ fn fold_row(out: &mut Vec<AnnotatorRecord>, r: AnnotationRow) {
     let a = out.last_mut().expect("pushed above");
     let training = r.phase == Phase::Training;
     a.items.push(ItemRecord {
-        training,
+        phase: r.phase,
         example_id: r.example_id,
         // Only training items are compared across files (Tables 8 and 9); test items keep
         // none, which saves a string per row.

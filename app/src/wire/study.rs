@@ -149,6 +149,9 @@ pub struct WorkerStudy {
     pub family: Family,
     pub labels: Vec<Label>,
     pub k: u32,
+    /// Screening items answered first, without feedback (a study may have none).
+    #[serde(default)]
+    pub screening_items: i64,
     pub training_items: i64,
     pub test_items: i64,
     pub step: WorkerStep,

@@ -9,7 +9,7 @@ pub mod interval;
 pub mod paired;
 pub mod power;
 
-pub use correlation::pearson;
+pub use correlation::{adjusted_difference, pearson};
 pub use interval::{bootstrap_difference, bootstrap_mean, t_interval, Interval};
 pub use paired::{cohen_dz, holm, sign_flip_test, PermutationTest};
 pub use power::{pooled_sd, two_sample_power, units_needed};

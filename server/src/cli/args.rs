@@ -194,6 +194,11 @@ pub struct StudyCreateArgs {
     /// place, recorded in the annotations' positions) instead of the file's order.
     #[arg(long)]
     pub shuffle_training: bool,
+    /// A training file of the task whose items every worker answers first, without feedback
+    /// (e.g. `10_5`): the same yardstick for every scenario's group; it may share no item with
+    /// the study's training sets.
+    #[arg(long)]
+    pub screening: Option<String>,
     /// Pay in cents per hour.
     #[arg(long, default_value_t = 1200, value_parser = rate_cents, allow_hyphen_values = true)]
     pub rate_cents: u32,

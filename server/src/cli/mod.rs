@@ -134,6 +134,8 @@ pub async fn run(cli: Cli) -> Result<()> {
                 shot_group,
                 allow_unnested: a.allow_unnested,
                 shuffle_training: a.shuffle_training,
+                screening: app::domain::shots::parse_one(a.screening.as_deref().unwrap_or(""))
+                    .map_err(|e| ServerError::Usage(format!("--screening: {e}")))?,
                 hourly_rate_cents: a.rate_cents,
                 filter_margin: a.margin,
                 item_timeout_secs: (!a.no_timeout).then_some(a.timeout),

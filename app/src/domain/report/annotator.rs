@@ -5,7 +5,7 @@ use super::{AnnotatorRecord, AnnotatorScore, ItemRecord, StudyRules, TaskData};
 use crate::domain::crossfit::metrics::evaluate;
 use crate::domain::ids::ExampleId;
 use crate::domain::ids::{AssignmentId, StudyId};
-use crate::domain::place::PlaceStatus;
+use crate::domain::place::{Phase, PlaceStatus};
 use crate::domain::s1::{mean, Scoring};
 use crate::domain::study::flag_low_performers;
 use crate::domain::study_pages::attention::too_many_failures;
@@ -25,10 +25,11 @@ pub(super) fn item_mean(
     mean(&xs)
 }
 
-pub(super) fn submitted(a: &AnnotatorRecord, training: bool) -> Vec<&ItemRecord> {
+/// The submitted items of one phase, in the order shown.
+pub(super) fn submitted(a: &AnnotatorRecord, phase: Phase) -> Vec<&ItemRecord> {
     a.items
         .iter()
-        .filter(|i| i.training == training && i.submitted_at.is_some())
+        .filter(|i| i.phase == phase && i.submitted_at.is_some())
         .collect()
 }
 
@@ -82,7 +83,7 @@ pub(super) fn score_annotator(
     rules: Option<&StudyRules>,
     flagged: bool,
 ) -> AnnotatorScore {
-    let test = submitted(a, false);
+    let test = submitted(a, Phase::Test);
     let answered: Vec<&ItemRecord> = test.iter().copied().filter(|i| !i.skipped).collect();
     let (test_s1, test_s1_any_of) = test_scores(data, &test);
     let (answered_s1, answered_any_of) = if answered.is_empty() {
@@ -90,7 +91,7 @@ pub(super) fn score_annotator(
     } else {
         test_scores(data, &answered)
     };
-    let training = submitted(a, true);
+    let training = submitted(a, Phase::Training);
     let done: Vec<&ItemRecord> = a
         .items
         .iter()
@@ -121,6 +122,9 @@ pub(super) fn score_annotator(
         test_s1_answered: answered_s1,
         test_s1_answered_any_of: answered_any_of,
         training_s1: item_mean(&training, |i| i.score(Scoring::Official)),
+        screening_s1: item_mean(&submitted(a, Phase::Screening), |i| {
+            i.score(Scoring::Official)
+        }),
         items_done: done.len(),
         items_total: a.items.len(),
         skips: done.iter().filter(|i| i.skipped).count(),
@@ -157,7 +161,9 @@ pub fn flagged<'a>(
         if a.k == 0 {
             continue;
         }
-        if let Some(s) = item_mean(&submitted(a, true), |i| i.score(Scoring::Official)) {
+        if let Some(s) = item_mean(&submitted(a, Phase::Training), |i| {
+            i.score(Scoring::Official)
+        }) {
             groups
                 .entry((a.study, a.k))
                 .or_default()

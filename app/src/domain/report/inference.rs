@@ -8,6 +8,7 @@
 
 use super::AnnotatorRecord;
 use crate::domain::ids::ExampleId;
+use crate::domain::place::Phase;
 use crate::domain::s1::Scoring;
 use crate::domain::stats::{self, Interval, PermutationTest};
 use serde::{Deserialize, Serialize};
@@ -76,6 +77,23 @@ pub struct Comparison {
     /// Cohen's d_z of the item differences.
     pub effect_dz: Option<f64>,
     pub design: Option<Design>,
+    /// Between two human scenarios whose annotators all answered screening items: the
+    /// difference of their mean test S1 adjusted for the groups' screening S1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adjusted: Option<Adjusted>,
+}
+
+/// A difference adjusted for screening (ANCOVA across annotators: the group coefficient of
+/// `test S1 ~ 1 + group + screening S1`, the slope pooled within the two groups).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Adjusted {
+    pub difference: f64,
+    pub slope: f64,
+}
+
+/// The adjusted difference of `b` against `a` from each annotator's (screening, test) S1.
+pub fn adjusted(a: &[(f64, f64)], b: &[(f64, f64)]) -> Option<Adjusted> {
+    stats::adjusted_difference(a, b).map(|(difference, slope)| Adjusted { difference, slope })
 }
 
 impl Comparison {
@@ -166,7 +184,7 @@ pub fn human_matrix(annotators: &[&AnnotatorRecord], scoring: Scoring) -> Matrix
         .map(|a| {
             a.items
                 .iter()
-                .filter(|i| !i.training)
+                .filter(|i| i.phase == Phase::Test)
                 .filter_map(|i| Some((i.example_id, i.score(scoring)?)))
                 .collect()
         })
@@ -240,6 +258,7 @@ pub fn compare(task: &str, a: (Side, &Matrix), b: (Side, &Matrix)) -> Option<Com
         p_holm: test.p,
         effect_dz: stats::cohen_dz(&d),
         design: design(&ma.unit_means(), &mb.unit_means(), test.statistic),
+        adjusted: None,
         test,
         a: a.0,
         b: b.0,

@@ -11,7 +11,7 @@ use crate::domain::stats::interval::{LEVEL, RESAMPLES};
 use crate::domain::stats::paired;
 
 /// How the intervals, tests and planner are computed (a paragraph a paper can cite).
-pub const STATISTICS: &str = "Intervals and tests: every human cell (over its annotators) and machine cell (over its splits) has two 95% intervals of its mean: the exact t-interval (mean ± t(0.975, n − 1) · s / √n, n ≥ 2) and a percentile bootstrap that draws, 2,000 times, the test items with replacement and the annotators (or splits) with replacement, taking the mean over drawn units of their mean over drawn items; its draws are seeded by the cell's name, so the report is the same on every build. Each scenario is compared with the next smaller one, and humans with each system at the same k, on the test items both answered: the difference is the mean over items of the two sides' mean item S1; its interval is the same bootstrap (items drawn once for both sides, units per side); p is a two-sided paired sign-flip permutation test of the item differences (all 2^n sign patterns when n ≤ 13 items, else 9,999 random ones with the +1 correction, as scipy.stats.permutation_test), also given Holm-adjusted over every comparison of the table; d_z is the mean item difference over its standard deviation. The permutation test holds the annotators fixed: it says whether their difference would hold on more items. Whether other annotators would show it is the interval's and the design's question: the power of a two-sided two-sample t-test across units (α = 0.05, pooled standard deviation of the units' S1, the exact noncentral t, as statsmodels' TTestIndPower) to find the difference seen, and the units per side that give 80%. The planner sizes a study from these annotators as pilot data: the standard deviation of annotator S1 within a scenario, pooled over a task's scenarios, and the annotators per scenario needed to find a difference of 5 or 10 S1 points with 80% power.";
+pub const STATISTICS: &str = "Intervals and tests: every human cell (over its annotators) and machine cell (over its splits) has two 95% intervals of its mean: the exact t-interval (mean ± t(0.975, n − 1) · s / √n, n ≥ 2) and a percentile bootstrap that draws, 2,000 times, the test items with replacement and the annotators (or splits) with replacement, taking the mean over drawn units of their mean over drawn items; its draws are seeded by the cell's name, so the report is the same on every build. Each scenario is compared with the next smaller one, and humans with each system at the same k, on the test items both answered: the difference is the mean over items of the two sides' mean item S1; its interval is the same bootstrap (items drawn once for both sides, units per side); p is a two-sided paired sign-flip permutation test of the item differences (all 2^n sign patterns when n ≤ 13 items, else 9,999 random ones with the +1 correction, as scipy.stats.permutation_test), also given Holm-adjusted over every comparison of the table; d_z is the mean item difference over its standard deviation. The permutation test holds the annotators fixed: it says whether their difference would hold on more items. Whether other annotators would show it is the interval's and the design's question: the power of a two-sided two-sample t-test across units (α = 0.05, pooled standard deviation of the units' S1, the exact noncentral t, as statsmodels' TTestIndPower) to find the difference seen, and the units per side that give 80%. Where a study has screening items (every worker answers them first, without feedback), each group's screening S1 is given beside Table 5 and each scenario difference also adjusted for it: the group coefficient of the least-squares fit test S1 ~ 1 + scenario + screening S1 across the two groups' annotators (ANCOVA, the slope pooled within groups). The planner sizes a study from these annotators as pilot data: the standard deviation of annotator S1 within a scenario, pooled over a task's scenarios, and the annotators per scenario needed to find a difference of 5 or 10 S1 points with 80% power.";
 
 fn interval_text(i: Option<crate::domain::stats::Interval>) -> Option<String> {
     i.map(|i| format!("{}–{}", pct(i.low), pct(i.high)))
@@ -96,6 +96,9 @@ fn comparison_row(c: &Comparison) -> Vec<String> {
         } else {
             String::new()
         },
+        c.adjusted
+            .map(|a| format!("{} (slope {:.2})", signed_points(a.difference), a.slope))
+            .unwrap_or_default(),
     ]
 }
 
@@ -107,7 +110,7 @@ pub fn comparison_table(r: &Report, which: Which) -> Option<Table> {
             &format!("comparisons-{}", which.id()),
             &format!("Differences between scenarios and with systems, {}", which.describe()),
             &format!(
-                "Difference of test S1 in points (official scoring), its 95% bootstrap interval, the paired permutation test's p ({} random sign patterns unless exact) and Holm's adjustment, the effect size d_z, and the design's power at α = {ALPHA} with the units per side for {}% power; see how the numbers are computed.",
+                "Difference of test S1 in points (official scoring), its 95% bootstrap interval, the paired permutation test's p ({} random sign patterns unless exact) and Holm's adjustment, the effect size d_z, the design's power at α = {ALPHA} with the units per side for {}% power, and, where every annotator answered screening items, the difference adjusted for the groups' screening S1; see how the numbers are computed.",
                 paired::RESAMPLES,
                 POWER * 100.0
             ),
@@ -123,6 +126,7 @@ pub fn comparison_table(r: &Report, which: Which) -> Option<Table> {
                 "Power",
                 "Units per side for 80%",
                 "Note",
+                "Adjusted for screening",
             ],
             t.comparisons.iter().map(comparison_row).collect(),
         )

@@ -140,6 +140,20 @@ pub fn skip_table(r: &Report, which: Which) -> Table {
     )
 }
 
+/// Each group's S1 on the study's screening items, beside Table 5; `None` without any.
+pub fn screening_table(r: &Report, which: Which) -> Option<Table> {
+    which.of(r).main.iter().any(|c| c.screening.is_some()).then(|| {
+        shots_by_tasks(
+            r,
+            which,
+            format!("screening-{}", which.id()),
+            format!("Screening S1 of each group, {}", which.describe()),
+            "Mean ± standard deviation of the annotators' S1 on the study's screening items (answered by every worker before training, without feedback; not part of the test score): how able each scenario's group was to begin with. The comparisons give each scenario difference adjusted for it.",
+            |cell| cell.screening.as_ref().map(spread_text),
+        )
+    })
+}
+
 /// The second view of Table 5: S1 over the test items each annotator answered (skips left out).
 pub fn answered_table(r: &Report, which: Which) -> Table {
     shots_by_tasks(
@@ -364,6 +378,7 @@ pub fn all_tables(r: &Report) -> Vec<Table> {
         out.push(main_table(r, which, true));
         out.push(skip_table(r, which));
         out.push(answered_table(r, which));
+        out.extend(screening_table(r, which));
         if which == Which::All && !r.machines.is_empty() {
             out.push(super::machine::versus_table(r, false));
             out.push(super::machine::versus_table(r, true));

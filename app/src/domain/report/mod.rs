@@ -24,7 +24,7 @@ pub use output::*;
 pub use scenario::{majority, scenario_annotators};
 
 use crate::domain::ids::{AssignmentId, ExampleId, StudyId};
-use crate::domain::place::PlaceStatus;
+use crate::domain::place::{Phase, PlaceStatus};
 use crate::domain::s1::{spread, Scoring};
 use crate::domain::shots::{self, ShotFile};
 use crate::domain::study::StudyConfig;
@@ -40,7 +40,7 @@ use training::training_tables;
 /// One item of an annotator's assignment, as stored.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ItemRecord {
-    pub training: bool,
+    pub phase: Phase,
     pub example_id: ExampleId,
     /// Identifies the same item across files (the nesting of the training sets); only read
     /// for training items (`ssr::report::load` leaves it empty for test items).
@@ -329,6 +329,8 @@ fn tables(
             .map(|a| a.k)
             .collect();
         let mut pilot = Vec::new();
+        // Per k: each annotator's (screening, test) S1, where every one of them has both.
+        let mut screened: HashMap<u32, Vec<(f64, f64)>> = HashMap::new();
         for &k in &ks {
             let annotators = scenario(group, &col.name, k);
             let scores: Vec<&AnnotatorScore> =
@@ -359,7 +361,13 @@ fn tables(
                         &human_matrix(&annotators, Scoring::AnyOf),
                         &name("any-of"),
                     )),
+                    screening: of(|s| s.screening_s1),
                 });
+                let pairs: Option<Vec<(f64, f64)>> = scores
+                    .iter()
+                    .map(|s| Some((s.screening_s1?, s.test_s1?)))
+                    .collect();
+                screened.extend(pairs.map(|p| (k, p)));
                 pilot.push(values(|s| s.test_s1));
                 t.items.insert((col.name.clone(), k), items);
             }
@@ -383,7 +391,10 @@ fn tables(
                     m,
                 )
             };
-            if let Some(c) = inference::compare(&col.name, side(pair[0]), side(pair[1])) {
+            if let Some(mut c) = inference::compare(&col.name, side(pair[0]), side(pair[1])) {
+                if let (Some(a), Some(b)) = (screened.get(&pair[0]), screened.get(&pair[1])) {
+                    c.adjusted = inference::adjusted(a, b);
+                }
                 t.comparisons.push(c);
             }
         }

@@ -10,6 +10,7 @@
 use super::annotator::{item_mean, submitted};
 use super::{scenario, AnnotatorRecord, AnnotatorScore, StudyRules};
 use crate::domain::ids::{AssignmentId, StudyId};
+use crate::domain::place::Phase;
 use crate::domain::s1::{spread, Scoring, Spread};
 use crate::domain::stats::pearson;
 use serde::{Deserialize, Serialize};
@@ -75,7 +76,7 @@ pub(super) fn order_cells(
         let (mut first, mut second, mut seconds, mut tests) = (vec![], vec![], vec![], vec![]);
         for a in &annotators {
             // Items come in the order shown (by position).
-            let items = submitted(a, true);
+            let items = submitted(a, Phase::Training);
             let half = items.len() / 2;
             let s1 = |part: &[&super::ItemRecord]| item_mean(part, |i| i.score(Scoring::Official));
             let (Some(f), Some(s)) = (s1(&items[..half]), s1(&items[half..])) else {

@@ -26,6 +26,9 @@ pub struct AnnotatorScore {
     pub test_s1_answered: Option<f64>,
     pub test_s1_answered_any_of: Option<f64>,
     pub training_s1: Option<f64>,
+    /// S1 on the study's screening items (left out of the JSON where a study has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screening_s1: Option<f64>,
     pub items_done: usize,
     pub items_total: usize,
     /// Skips over all submitted items (training and test).
@@ -90,6 +93,9 @@ pub struct Cell {
     pub official_ci: Option<Uncertainty>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub any_of_ci: Option<Uncertainty>,
+    /// The annotators' S1 on the study's screening items (where it has them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screening: Option<Spread>,
 }
 
 impl Cell {

@@ -7,7 +7,7 @@ use super::{
 };
 use crate::domain::ids::AssignmentId;
 use crate::domain::ids::ExampleId;
-use crate::domain::place::PlaceStatus;
+use crate::domain::place::{Phase, PlaceStatus};
 use crate::domain::s1::{mean, same_score, Scoring};
 use crate::domain::task::{Family, TaskSpec};
 use std::collections::{HashMap, HashSet};
@@ -20,7 +20,7 @@ fn ballots(annotators: &[&AnnotatorRecord]) -> (Vec<ExampleId>, Ballots) {
     let mut examples: Vec<ExampleId> = Vec::new();
     let mut ballots: Ballots = HashMap::new();
     for (n, a) in annotators.iter().enumerate() {
-        for i in a.items.iter().filter(|i| !i.training) {
+        for i in a.items.iter().filter(|i| i.phase == Phase::Test) {
             let row = ballots.entry(i.example_id).or_insert_with(|| {
                 examples.push(i.example_id);
                 vec![None; annotators.len()]
@@ -165,7 +165,7 @@ pub(super) fn confidence(
     let answers: Vec<(u8, bool)> = group
         .iter()
         .filter(|a| a.task == task)
-        .flat_map(|a| submitted(a, false))
+        .flat_map(|a| submitted(a, Phase::Test))
         .filter(|i| !i.skipped)
         .filter_map(|i| Some((i.confidence?, same_score(i.s1?, 1.0))))
         .collect();

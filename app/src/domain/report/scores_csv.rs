@@ -34,9 +34,10 @@ struct Row {
     effect: String,
     power: String,
     needed: String,
+    adjusted: String,
 }
 
-const HEADER: [&str; 23] = [
+const HEADER: [&str; 24] = [
     "table",
     "annotators",
     "scoring",
@@ -60,6 +61,7 @@ const HEADER: [&str; 23] = [
     "effect",
     "power",
     "needed",
+    "adjusted",
 ];
 
 fn num(x: f64) -> String {
@@ -108,7 +110,8 @@ impl Row {
 /// probability in `std` (beside the crowd's `confidence` rows); `comparison` rows give a
 /// difference b − a (`subset` names both sides, `n` their units) with its bootstrap interval,
 /// p, Holm's p, d_z (`effect`), the design's power and the units per side for 80% (`needed`);
-/// `planner` rows the annotators per scenario (`needed`) to find the difference in `mean`;
+/// `adjusted` the difference adjusted for the groups' screening S1 (`screening` rows give
+/// each group's screening S1); `planner` rows the annotators per scenario (`needed`) to find the difference in `mean`;
 /// `training_order` rows each k-shot group's S1 on the first and second half of the training
 /// examples as shown, seconds per example, and Pearson's r of those seconds and test S1
 /// (`measure` names the order: random per worker, file order or mixed).
@@ -145,6 +148,7 @@ pub fn scores_csv(r: &Report) -> String {
             row.effect.as_str(),
             row.power.as_str(),
             row.needed.as_str(),
+            row.adjusted.as_str(),
         ]))
     };
     for which in [Which::All, Which::Filtered] {
@@ -179,6 +183,9 @@ pub fn scores_csv(r: &Report) -> String {
                 if let Some(s) = s {
                     push(base(table, scoring, &c.task, c.k).spread(s).intervals(ci));
                 }
+            }
+            if let Some(s) = &c.screening {
+                push(base("screening", "official", &c.task, c.k).spread(s));
             }
             push(Row {
                 n: c.official.n.to_string(),
@@ -253,6 +260,7 @@ pub fn scores_csv(r: &Report) -> String {
                     .and_then(|d| d.needed)
                     .map(|n| n.to_string())
                     .unwrap_or_default(),
+                adjusted: opt_num(c.adjusted.map(|a| a.difference)),
                 ..base("comparison", "official", &c.task, c.b.k)
             });
         }

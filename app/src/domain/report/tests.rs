@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::domain::ids::{AssignmentId, ExampleId, StudyId};
-use crate::domain::place::PlaceStatus;
+use crate::domain::place::{Phase, PlaceStatus};
 use crate::domain::task::{Label, NoAnswer};
 
 fn spec() -> TaskSpec {
@@ -54,7 +54,11 @@ fn item(
 ) -> ItemRecord {
     let s1 = answer.map(|a| f64::from(u8::from(a == gold)));
     ItemRecord {
-        training,
+        phase: if training {
+            Phase::Training
+        } else {
+            Phase::Test
+        },
         example_id: ExampleId(id),
         content_key: key.into(),
         answer: answer.map(|a| vec![a.to_string()]),

@@ -188,7 +188,7 @@ fn the_tables_and_the_csv_carry_the_statistics() {
         .lines()
         .next()
         .unwrap()
-        .ends_with(",t_low,t_high,boot_low,boot_high,p,p_holm,effect,power,needed"));
+        .ends_with(",t_low,t_high,boot_low,boot_high,p,p_holm,effect,power,needed,adjusted"));
     let line = csv
         .lines()
         .find(|l| {
@@ -230,7 +230,11 @@ fn the_training_step_by_position_and_time() {
     ];
     // The 2-shot workers take 2, 4 and 6 seconds per training example.
     for (a, seconds) in annotators.iter_mut().zip([2, 4, 6]) {
-        for i in a.items.iter_mut().filter(|i| i.training) {
+        for i in a
+            .items
+            .iter_mut()
+            .filter(|i| i.phase == crate::domain::place::Phase::Training)
+        {
             i.submitted_at = Some(1_000 + 1_000 * seconds);
         }
     }
@@ -271,4 +275,79 @@ fn the_training_step_by_position_and_time() {
     // In the file's order the table says so.
     let plain = build(&tasks, &annotators, &rules(vec![(2, 1), (4, 1)], false));
     assert_eq!(plain.all.order[0].order, Order::File);
+}
+
+#[test]
+fn screening_scores_each_group_and_adjusts_the_differences() {
+    use super::tests::{annotator, data, rules};
+    use crate::domain::place::Phase;
+    let (p, n) = ("positive", "negative");
+    let mut annotators = vec![
+        annotator(1, 0, 0, [p, n, p, n]),
+        annotator(2, 0, 0, [p, n, p, p]),
+        annotator(3, 0, 0, [p, p, p, p]),
+        annotator(4, 2, 2, [p, n, p, n]),
+        annotator(5, 2, 2, [p, n, n, n]),
+        annotator(6, 2, 0, [n, p, n, p]),
+    ];
+    let plain = build(
+        &[("Toy".to_string(), data())].into_iter().collect(),
+        &annotators,
+        &rules(vec![(2, 1), (4, 1)], false),
+    );
+    // Two screening items each, answered first: right on 2, 1, 0 (k=0) and 2, 2, 1 (k=2).
+    for (a, right) in annotators.iter_mut().zip([2, 1, 0, 2, 2, 1]) {
+        let mut first = a.items[0].clone();
+        first.phase = Phase::Screening;
+        let screening = (0..2).map(|j| ItemRecord {
+            example_id: ExampleId(300 + j),
+            content_key: String::new(),
+            s1: Some(f64::from(u8::from(j < right))),
+            s1_any_of: Some(f64::from(u8::from(j < right))),
+            ..first.clone()
+        });
+        a.items.splice(0..0, screening);
+    }
+    let r = build(
+        &[("Toy".to_string(), data())].into_iter().collect(),
+        &annotators,
+        &rules(vec![(2, 1), (4, 1)], false),
+    );
+    // Screening items enter no other score: test and training S1 as without them.
+    for (x, y) in r.annotators.iter().zip(&plain.annotators) {
+        assert_eq!((x.test_s1, x.training_s1), (y.test_s1, y.training_s1));
+        assert_eq!(x.test_done, y.test_done);
+    }
+    let screening: Vec<Option<f64>> = r.annotators.iter().map(|a| a.screening_s1).collect();
+    let want = [1.0, 0.5, 0.0, 1.0, 1.0, 0.5];
+    assert_eq!(screening, want.iter().map(|&x| Some(x)).collect::<Vec<_>>());
+    assert_eq!(plain.annotators[0].screening_s1, None);
+    let cell = |k| r.all.main.iter().find(|c| c.k == k).unwrap();
+    assert!(close(cell(0).screening.unwrap().mean, 0.5));
+    assert!(close(cell(2).screening.unwrap().mean, 2.5 / 3.0));
+    // The k=2 group started abler: the adjusted difference is the ANCOVA's.
+    let c = &r.all.comparisons[0];
+    let a = [(1.0, 1.0), (0.5, 0.75), (0.0, 0.5)];
+    let b = [(1.0, 1.0), (1.0, 0.75), (0.5, 0.0)];
+    let (d, slope) = stats::adjusted_difference(&a, &b).unwrap();
+    let adj = c.adjusted.unwrap();
+    assert!(close(adj.difference, d) && close(adj.slope, slope));
+    assert!(close(c.difference, -1.0 / 6.0));
+    assert_eq!(plain.all.comparisons[0].adjusted, None);
+    let tables = all_tables(&r);
+    let t = tables.iter().find(|t| t.id == "screening-all").unwrap();
+    assert_eq!(t.rows[0][1], "50.0 ± 40.8 (n=3)");
+    assert!(!all_tables(&plain).iter().any(|t| t.id == "screening-all"));
+    let row = &tables
+        .iter()
+        .find(|t| t.id == "comparisons-all")
+        .unwrap()
+        .rows[0];
+    assert!(row[11].starts_with(&signed(d)), "{row:?}");
+    let csv = scores_csv::scores_csv(&r);
+    assert!(csv.contains("\nscreening,all,official,Toy,classification,0,,3,,0.5,"));
+}
+
+fn signed(x: f64) -> String {
+    format!("{}{:.1}", if x > 0.0 { "+" } else { "" }, 100.0 * x)
 }

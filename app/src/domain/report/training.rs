@@ -6,6 +6,7 @@ use super::{
     scenario, AnnotatorRecord, ItemRecord, StudyRules, Subset, SubsetCell, Tables, TaskData,
 };
 use crate::domain::ids::StudyId;
+use crate::domain::place::Phase;
 use crate::domain::s1::{spread, Scoring};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -46,7 +47,7 @@ pub(super) fn training_tables(
         let scores: Vec<f64> = annotators
             .iter()
             .filter_map(|a| {
-                let items: Vec<&ItemRecord> = submitted(a, true)
+                let items: Vec<&ItemRecord> = submitted(a, Phase::Training)
                     .into_iter()
                     .filter(|i| in_subset(a, &i.content_key))
                     .collect();
@@ -59,7 +60,7 @@ pub(super) fn training_tables(
             .map(|a| {
                 a.items
                     .iter()
-                    .filter(|i| i.training && in_subset(a, &i.content_key))
+                    .filter(|i| i.phase == Phase::Training && in_subset(a, &i.content_key))
                     .count()
             })
             .collect();

@@ -36,6 +36,7 @@ async fn check_config(
         .validate(&groups, &|a, b| shots::within(sets, a, b))
         .err()
         .unwrap_or_default();
+    errs.extend(config.screening_problems(&groups, &|a, b| shots::overlap(sets, a, b)));
     if !config.pages.is_empty() {
         let tests = crate::ssr::catalog::example_ids(pool, task_id, None).await?;
         errs.extend(config.pages.problems(spec, tests.len()));

@@ -147,12 +147,19 @@ async fn enter_in(
             .map(|i| file[i])
             .collect();
     }
+    // Screening: the study's screening file in file order, the same for every scenario
+    // (zero-shot included), before anything else.
+    let screening = match study.config.screening {
+        Some(file) => example_ids(&mut **tx, study.task_id, Some(file)).await?,
+        None => Vec::new(),
+    };
     // Test: the whole test set in this worker's own order, recorded row by row.
     let test = example_ids(&mut **tx, study.task_id, None).await?;
     let test_order = item_order(seed as u64, test.len());
-    let items = training
+    let items = screening
         .iter()
-        .map(|&e| (Phase::Training, e))
+        .map(|&e| (Phase::Screening, e))
+        .chain(training.iter().map(|&e| (Phase::Training, e)))
         .chain(test_order.iter().map(|&i| (Phase::Test, test[i])));
     for (position, (phase, example)) in items.enumerate() {
         sqlx::query(

@@ -108,7 +108,8 @@ pub async fn submit(
         })
         .collect();
     let now = now_ms();
-    let test = item.phase == Phase::Test;
+    // Only a training item waits for the worker to read its gold; the others move on at once.
+    let test = item.phase != Phase::Training;
     let row = Stored {
         now,
         ack_at: test.then_some(now),
@@ -227,7 +228,7 @@ async fn resent(
     item: &ItemRow,
 ) -> Result<SubmitAck, AppError> {
     let next = match item.phase {
-        Phase::Test => Some(step_now(pool, study, place).await?.0),
+        Phase::Screening | Phase::Test => Some(step_now(pool, study, place).await?.0),
         Phase::Training => None,
     };
     Ok(SubmitAck {

@@ -44,8 +44,9 @@ pub async fn worker_state(
         family: study.spec.family,
         labels: study.spec.labels.clone(),
         k: place.k as u32,
-        training_items: counts.0,
-        test_items: counts.1,
+        screening_items: counts.screening,
+        training_items: counts.training,
+        test_items: counts.test,
         step,
     })
 }
@@ -56,7 +57,7 @@ pub(super) async fn step_now(
     pool: &AnyPool,
     study: &Study,
     place: &Place,
-) -> Result<(WorkerStep, (i64, i64)), AppError> {
+) -> Result<(WorkerStep, Counts), AppError> {
     let next = {
         let mut conn = pool.acquire().await?;
         next_step(&mut conn, study, place).await?
@@ -93,9 +94,16 @@ impl Records {
 
 pub(super) struct Next {
     pub(super) step: WorkerStep,
-    /// (training, test) items of the place; the test count includes the attention checks.
-    pub(super) counts: (i64, i64),
+    pub(super) counts: Counts,
     pub(super) records: Records,
+}
+
+/// The items of a place by phase; the test count includes the attention checks.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Counts {
+    pub(super) screening: i64,
+    pub(super) training: i64,
+    pub(super) test: i64,
 }
 
 /// The step after everything answered so far, with what showing it would record; reads only.
@@ -107,8 +115,9 @@ pub(super) async fn next_step(
     study: &Study,
     place: &Place,
 ) -> Result<Next, AppError> {
-    let (training, test): (i64, i64) = sqlx::query_as(
-        "SELECT COALESCE(SUM(CASE WHEN phase = 'training' THEN 1 ELSE 0 END), 0),
+    let (screening, training, test): (i64, i64, i64) = sqlx::query_as(
+        "SELECT COALESCE(SUM(CASE WHEN phase = 'screening' THEN 1 ELSE 0 END), 0),
+            COALESCE(SUM(CASE WHEN phase = 'training' THEN 1 ELSE 0 END), 0),
             COALESCE(SUM(CASE WHEN phase = 'test' THEN 1 ELSE 0 END), 0)
          FROM assignment_items WHERE assignment_id = $1",
     )
@@ -117,7 +126,13 @@ pub(super) async fn next_step(
     .await?;
     let pages = &study.config.pages;
     let checks = pages.attention_checks.len() as i64;
-    let counts = (training, test + checks);
+    let counts = Counts {
+        screening,
+        training,
+        test: test + checks,
+    };
+    // Test items follow the screening and training items.
+    let before_test = screening + training;
     let mut records = Records::default();
     if place.status == PlaceStatus::Abandoned {
         return Ok(Next {
@@ -150,8 +165,8 @@ pub(super) async fn next_step(
         });
     }
     let position = current_position(&mut *conn, place.id).await?;
-    let tests_done = position.map_or(test, |p| (p - training).max(0));
-    let in_test = position.is_none_or(|p| p >= training);
+    let tests_done = position.map_or(test, |p| (p - before_test).max(0));
+    let in_test = position.is_none_or(|p| p >= before_test);
     let answered = seen.answered_checks.len() as i64;
     let due = in_test
         .then(|| {
@@ -170,10 +185,10 @@ pub(super) async fn next_step(
             let index = tests_done + answered + 1;
             WorkerStep::Item(pages::check_item(
                 study,
-                training + test,
+                before_test + test,
                 i,
                 index,
-                counts.1,
+                counts.test,
             ))
         }
         (None, Some(position)) => {
@@ -184,8 +199,9 @@ pub(super) async fn next_step(
                 records.shown = Some(position);
             }
             let (index, of) = match item.phase {
-                Phase::Training => (position + 1, training),
-                Phase::Test => (position - training + answered + 1, counts.1),
+                Phase::Screening => (position + 1, screening),
+                Phase::Training => (position - screening + 1, training),
+                Phase::Test => (position - before_test + answered + 1, counts.test),
             };
             WorkerStep::Item(WorkerItem {
                 position,
