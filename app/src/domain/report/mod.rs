@@ -340,7 +340,17 @@ fn tables(
             };
             let of = |f: fn(&AnnotatorScore) -> Option<f64>| spread(&values(f));
             if let (Some(official), Some(any_of)) = (of(|s| s.test_s1), of(|s| s.test_s1_any_of)) {
-                let items = human_matrix(&annotators, Scoring::Official);
+                // A corpus-level metric (CrossFit's F1, MCC, ...) is not a mean over items:
+                // its cells get the t-interval only, and no item-level comparison.
+                let per_item = !data.spec.metric.is_some_and(|m| m.is_corpus_level());
+                let matrix = |scoring| {
+                    if per_item {
+                        human_matrix(&annotators, scoring)
+                    } else {
+                        inference::Matrix::default()
+                    }
+                };
+                let items = matrix(Scoring::Official);
                 let name = |scoring: &str| format!("{}|humans k={k}|{scoring}", col.name);
                 t.main.push(Cell {
                     task: col.name.clone(),
@@ -358,7 +368,7 @@ fn tables(
                     )),
                     any_of_ci: Some(inference::uncertainty(
                         &values(|s| s.test_s1_any_of),
-                        &human_matrix(&annotators, Scoring::AnyOf),
+                        &matrix(Scoring::AnyOf),
                         &name("any-of"),
                     )),
                     screening: of(|s| s.screening_s1),
@@ -369,7 +379,9 @@ fn tables(
                     .collect();
                 screened.extend(pairs.map(|p| (k, p)));
                 pilot.push(values(|s| s.test_s1));
-                t.items.insert((col.name.clone(), k), items);
+                if per_item {
+                    t.items.insert((col.name.clone(), k), items);
+                }
             }
             t.scenarios.push(aggregate(data, k, &annotators));
         }

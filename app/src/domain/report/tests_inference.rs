@@ -351,3 +351,27 @@ fn screening_scores_each_group_and_adjusts_the_differences() {
 fn signed(x: f64) -> String {
     format!("{}{:.1}", if x > 0.0 { "+" } else { "" }, 100.0 * x)
 }
+
+#[test]
+fn a_corpus_level_metric_gets_the_t_interval_only() {
+    use super::tests::{annotator, data, rules};
+    use crate::domain::crossfit::metrics::Metric;
+    let (p, n) = ("positive", "negative");
+    let annotators = vec![
+        annotator(1, 0, 0, [p, n, p, n]),
+        annotator(2, 0, 0, [p, n, p, p]),
+        annotator(4, 2, 2, [p, n, p, n]),
+        annotator(5, 2, 2, [p, n, n, n]),
+    ];
+    let mut task = data();
+    task.spec.metric = Some(Metric::ClassificationF1);
+    let r = build(
+        &[("Toy".to_string(), task)].into_iter().collect(),
+        &annotators,
+        &rules(vec![(2, 1), (4, 1)], false),
+    );
+    let ci = r.all.main[0].official_ci.unwrap();
+    assert!(ci.t.is_some());
+    assert_eq!((ci.bootstrap, ci.items), (None, 0));
+    assert!(r.all.comparisons.is_empty());
+}
