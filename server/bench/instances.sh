@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Crowd load on SQLite (one server) and on PostgreSQL (1, 2 and 4 servers sharing one database,
 # the load spread over them as a balancer would): submits/s, p50/p99 and errors at each number
-# of workers. PostgreSQL is a throwaway local cluster (fsync on, as in production); the load
+# of workers, and on PostgreSQL the time answers spent waiting for locks (pg_locks sampled every
+# 10 ms: the number of waiting lock requests times 10 ms, summed, per answer). PostgreSQL is a throwaway local cluster (fsync on, as in production); the load
 # client runs on the same machine. Usage: bash server/bench/instances.sh [seconds] [workers...]
 source "$(dirname "${BASH_SOURCE[0]}")/../../.ci/env.sh"
 cd "$ROOT"
@@ -44,7 +45,20 @@ run() {
   local list; list="$(IFS=,; echo "${urls[*]}")"
   for w in "${WORKERS[@]}"; do
     printf '%s, %s server(s), %s workers: ' "${db%%:*}" "$n" "$w"
-    "$BIN" load crowd --url "$list" --study 1 --workers "$w" --seconds "$SECONDS_EACH" | grep submits
+    local sampler=""
+    if [[ "$db" == postgres* ]]; then
+      # One psql session: a count of waiting lock requests, then 10 ms of sleep, over and over.
+      python3 -c "import sys; n=int(sys.argv[1])*100; print('SELECT COUNT(*) FROM pg_locks WHERE NOT granted; SELECT pg_sleep(0.01);\n'*n)" "$SECONDS_EACH" \
+        | psql -qAt "$db" 2>/dev/null | awk 'NF' >"$WORK/waits" &
+      sampler=$!
+    fi
+    "$BIN" load crowd --url "$list" --study 1 --workers "$w" --seconds "$SECONDS_EACH" | grep submits | tee "$WORK/line"
+    if [ -n "$sampler" ]; then
+      kill "$sampler" 2>/dev/null || true; wait "$sampler" 2>/dev/null || true
+      local rate; rate="$(grep -o '[0-9.]* submits/s' "$WORK/line" | cut -d' ' -f1)"
+      awk -v rate="$rate" -v secs="$SECONDS_EACH" '{ s += $1; n++ } END {
+        printf "  lock waits: %.3f ms per answer (%d samples, %.2f s waited)\n", (s * 10) / (rate * secs), n, s / 100 }' "$WORK/waits"
+    fi
   done
   kill "${PIDS[@]}"; wait "${PIDS[@]}" 2>/dev/null || true
 }

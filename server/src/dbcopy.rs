@@ -137,7 +137,7 @@ pub async fn copy(from: &AnyPool, to: &AnyPool) -> Result<Vec<TableCopy>> {
             .execute(&mut *source)
             .await?;
     }
-    let mut tx = app::ssr::tx::begin_immediate(to).await?;
+    let mut tx = app::ssr::tx::begin_immediate(to, &[]).await?;
     let mut read = Vec::new();
     for (table, _) in TABLES {
         let mut digests = Vec::new();

@@ -85,14 +85,13 @@ impl Backend {
         }
     }
 
-    /// The statements that open a write transaction. SQLite: `BEGIN IMMEDIATE` takes the one
-    /// write lock at once. PostgreSQL: the same meaning across every instance sharing the
-    /// server, a transaction-scoped advisory lock taken first, so check-then-insert sequences
-    /// (places in a scenario, a new crowd identity) are serialised as on SQLite.
-    pub fn begin_write(self) -> &'static [&'static str] {
+    /// The statement that opens a write transaction. SQLite: `BEGIN IMMEDIATE` takes the one
+    /// write lock at once. PostgreSQL: a plain `BEGIN`; what a transaction must serialise it
+    /// names as guards (`tx::Guard`), so writers of different studies never queue together.
+    pub fn begin_write(self) -> &'static str {
         match self {
-            Backend::Sqlite => &["BEGIN IMMEDIATE"],
-            Backend::Postgres => &["BEGIN", "SELECT pg_advisory_xact_lock(4242)"],
+            Backend::Sqlite => "BEGIN IMMEDIATE",
+            Backend::Postgres => "BEGIN",
         }
     }
 

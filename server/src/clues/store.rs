@@ -5,6 +5,7 @@ use super::checks::Note;
 use super::load::{FileKind, TaskData};
 use crate::error::{Result, ServerError};
 use app::ssr::task_store;
+use app::ssr::tx::Guard;
 use sqlx::{Any, AnyPool, Transaction};
 use std::collections::HashMap;
 
@@ -17,7 +18,8 @@ pub enum Outcome {
 
 /// Stores every task, or none of them.
 pub async fn store_tasks(pool: &AnyPool, tasks: &[TaskData], source: &str) -> Result<Vec<Outcome>> {
-    let mut tx = app::ssr::tx::begin_immediate(pool).await?;
+    let guards: Vec<Guard> = tasks.iter().map(|t| Guard::Task(&t.spec.name)).collect();
+    let mut tx = app::ssr::tx::begin_immediate(pool, &guards).await?;
     let mut outcomes = Vec::with_capacity(tasks.len());
     for task in tasks {
         outcomes.push(store_task(&mut tx, task, source).await?);

@@ -5,6 +5,7 @@
 use crate::error::{Result, ServerError};
 use app::domain::ids::{ConfigId, StudyId, TaskId};
 use app::ssr::db::Backend;
+use app::ssr::tx::Guard;
 use sqlx::AnyPool;
 
 /// Adds finished zero-shot workers named `fill-<tag>-<n>` to `study` until about `rows` new
@@ -56,7 +57,7 @@ pub async fn fill(pool: &AnyPool, study: StudyId, rows: u64, tag: &str) -> Resul
             ),
         ),
     };
-    let mut tx = app::ssr::tx::begin_immediate(pool).await?;
+    let mut tx = app::ssr::tx::begin_immediate(pool, &[Guard::Study(study)]).await?;
     sqlx::query(
         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)
          INSERT INTO users (name, role) SELECT $2 || i, 'worker' FROM n",

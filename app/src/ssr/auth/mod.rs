@@ -6,6 +6,7 @@ use crate::domain::ids::UserId;
 use crate::domain::people::{validate_user_name, Role};
 use crate::error::AppError;
 use crate::ssr::guard::Guards;
+use crate::ssr::tx::Guard;
 use argon2::password_hash::{rand_core::OsRng, SaltString};
 use argon2::{Argon2, PasswordHash, PasswordHasher, PasswordVerifier};
 use rand::RngCore;
@@ -249,7 +250,8 @@ pub async fn crowd_worker(
 ) -> Result<User, AppError> {
     crate::domain::people::validate_crowd_id(&format!("{platform} id"), external_id)
         .map_err(AppError::Invalid)?;
-    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let mut tx =
+        crate::ssr::tx::begin_write(pool, &[Guard::CrowdId(platform, external_id)]).await?;
     let result = async {
         let found: Option<User> = sqlx::query_as(
             "SELECT u.id, u.name, u.role FROM crowd_ids c JOIN users u ON u.id = c.user_id

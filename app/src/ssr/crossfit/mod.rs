@@ -6,6 +6,7 @@ use crate::domain::crossfit::metrics::Metric;
 use crate::domain::crossfit::sampler::TsvLine;
 use crate::error::AppError;
 use crate::ssr::catalog::corrupt;
+use crate::ssr::tx::Guard;
 use crate::wire::crossfit::TaskRow;
 use sqlx::AnyPool;
 use std::collections::BTreeSet;
@@ -47,7 +48,8 @@ pub enum Outcome {
 /// Stores tasks in one transaction. A task already stored with exactly these files (by name
 /// and hash) is unchanged; any difference refuses the whole import.
 pub async fn store_tasks(pool: &AnyPool, tasks: &[NewTask]) -> Result<Vec<Outcome>, AppError> {
-    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let guards: Vec<Guard> = tasks.iter().map(|t| Guard::Task(&t.name)).collect();
+    let mut tx = crate::ssr::tx::begin_write(pool, &guards).await?;
     let result = async {
         let mut out = Vec::new();
         for t in tasks {

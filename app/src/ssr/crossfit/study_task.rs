@@ -6,6 +6,7 @@ use crate::domain::crossfit::sampler::to_tsv;
 use crate::domain::task::{Context, Example, Family, Gold, NoAnswer, QuestionType, TaskSpec};
 use crate::error::AppError;
 use crate::ssr::task_store;
+use crate::ssr::tx::Guard;
 use sqlx::AnyPool;
 
 /// Copies a CrossFit task (the training and test files of one seed) into the task tables the
@@ -43,7 +44,7 @@ pub async fn make_study_task(
         },
         metric.name()
     );
-    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let mut tx = crate::ssr::tx::begin_write(pool, &[Guard::Task(&name)]).await?;
     let result = async {
         let exists: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tasks WHERE name = $1")
             .bind(&name)

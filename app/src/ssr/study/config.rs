@@ -8,6 +8,7 @@ use crate::domain::shots::{self, ShotSets};
 use crate::domain::study::StudyConfig;
 use crate::error::AppError;
 use crate::ssr::catalog::{load_spec, shot_groups, shot_sets};
+use crate::ssr::tx::Guard;
 use crate::wire::study::{ScenarioProgress, StudyOverview, StudySummary, WorkerRow};
 use sqlx::{Any, AnyPool, Transaction};
 use std::collections::HashMap;
@@ -109,7 +110,7 @@ pub async fn create(
     if config.completion_code.trim().is_empty() {
         config.completion_code = new_completion_code();
     }
-    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let mut tx = crate::ssr::tx::begin_write(pool, &[]).await?;
     let id = sqlx::query_scalar::<_, StudyId>(
         "INSERT INTO studies (task_id, name, created_by) VALUES ($1, $2, $3) RETURNING id",
     )
@@ -140,7 +141,7 @@ pub async fn update(
         ));
     }
     // Everything below runs on the one connection of the write transaction.
-    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let mut tx = crate::ssr::tx::begin_write(pool, &[Guard::Study(id)]).await?;
     let result = async {
         let in_force: ConfigId = sqlx::query_scalar("SELECT config_id FROM studies WHERE id = $1")
             .bind(id)

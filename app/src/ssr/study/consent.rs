@@ -12,6 +12,7 @@ use crate::domain::study_pages::Consent;
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
 use crate::ssr::catalog::corrupt;
+use crate::ssr::tx::Guard;
 use crate::wire::study::{Declined, WorkerStep};
 use sqlx::{AnyConnection, AnyPool};
 
@@ -36,7 +37,7 @@ pub async fn consent(
         )));
     }
     let now = now_ms();
-    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let mut tx = crate::ssr::tx::begin_write(pool, &[Guard::Worker(worker)]).await?;
     let step = async {
         if !accept {
             return decline(&mut tx, &study, &consent, &place, worker, now).await;

@@ -48,7 +48,7 @@ pub async fn questionnaire(
         };
     }
     let now = now_ms();
-    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let mut tx = crate::ssr::tx::begin_write(pool, &[]).await?;
     let step = async {
         let current = next_step(&mut tx, &study, &place).await?;
         if !matches!(&current.step, WorkerStep::Questionnaire(q) if q.stage == stage) {
@@ -157,7 +157,7 @@ pub(super) async fn submit_check(
     let passed = attention::passes(check, &answer);
     let strings = serde_json::to_string(&answer.strings()).map_err(AppError::internal)?;
     let now = now_ms();
-    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let mut tx = crate::ssr::tx::begin_write(pool, &[]).await?;
     let step = async {
         let current = next_step(&mut tx, study, place).await?;
         if !matches!(&current.step, WorkerStep::Item(i) if i.position == position) {

@@ -2,7 +2,7 @@
 //! assignment and every item the worker will see, in the worker's own order.
 
 use super::{CrowdInfo, Study};
-use crate::domain::ids::{AssignmentId, StudyId, TaskId, UserId};
+use crate::domain::ids::{AssignmentId, ExampleId, StudyId, TaskId, UserId};
 use crate::domain::place::{Phase, PlaceStatus};
 use crate::domain::study::{
     choose_scenario, is_abandoned, item_order, loads_now, training_order, ScenarioLoad,
@@ -10,6 +10,7 @@ use crate::domain::study::{
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
 use crate::ssr::catalog::example_ids;
+use crate::ssr::tx::Guard;
 use sqlx::{Any, AnyPool, Transaction};
 
 /// The worker's assignment for a task: (id, study, k, status).
@@ -48,16 +49,18 @@ pub async fn has_free_place(pool: &AnyPool, study: &Study) -> Result<bool, AppEr
     Ok(choose_scenario(&study.config, &loads, &[]).is_ok())
 }
 
-/// Takes a place for the worker in `study` (or finds the one they hold): one `BEGIN
-/// IMMEDIATE` transaction, so concurrent arrivals are serialised and a scenario never gets
-/// more than its N workers. Releases places abandoned past the time-out first.
+/// Takes a place for the worker in `study` (or finds the one they hold): one transaction
+/// guarding the study and the worker, so concurrent arrivals at this study take turns and a
+/// scenario never gets more than its N workers, while other studies' arrivals go on.
+/// Releases places abandoned past the time-out first.
 pub async fn enter(
     pool: &AnyPool,
     study: &Study,
     worker: UserId,
     crowd: Option<&CrowdInfo>,
 ) -> Result<AssignmentId, AppError> {
-    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let mut tx =
+        crate::ssr::tx::begin_write(pool, &[Guard::Study(study.id), Guard::Worker(worker)]).await?;
     let result = enter_in(&mut tx, study, worker, crowd).await;
     crate::ssr::tx::finish(tx, result).await
 }
@@ -161,16 +164,46 @@ async fn enter_in(
         .map(|&e| (Phase::Screening, e))
         .chain(training.iter().map(|&e| (Phase::Training, e)))
         .chain(test_order.iter().map(|&i| (Phase::Test, test[i])));
-    for (position, (phase, example)) in items.enumerate() {
-        sqlx::query(
-            "INSERT INTO assignment_items (assignment_id, position, phase, example_id) VALUES ($1, $2, $3, $4)",
-        )
-        .bind(id)
-        .bind(position as i64)
-        .bind(phase.as_str())
-        .bind(example)
-        .execute(&mut **tx)
-        .await?;
-    }
+    let items: Vec<(Phase, ExampleId)> = items.collect();
+    insert_items(tx, id, &items).await?;
     Ok(id)
+}
+
+/// Rows per `INSERT` of a place's items: 4 parameters each, within both engines' limits
+/// (SQLite 32,766, PostgreSQL 65,535), so a test set of up to this size is one statement.
+const ITEMS_PER_INSERT: usize = 2_000;
+
+/// Records a place's items, in order, with one statement per [`ITEMS_PER_INSERT`] items.
+async fn insert_items(
+    tx: &mut Transaction<'static, Any>,
+    id: AssignmentId,
+    items: &[(Phase, ExampleId)],
+) -> Result<(), AppError> {
+    for (chunk_no, chunk) in items.chunks(ITEMS_PER_INSERT).enumerate() {
+        let rows: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                format!(
+                    "(${}, ${}, ${}, ${})",
+                    4 * i + 1,
+                    4 * i + 2,
+                    4 * i + 3,
+                    4 * i + 4
+                )
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO assignment_items (assignment_id, position, phase, example_id) VALUES {}",
+            rows.join(", ")
+        );
+        let mut insert = sqlx::query(&sql);
+        for (i, (phase, example)) in chunk.iter().enumerate() {
+            insert = insert
+                .bind(id)
+                .bind((chunk_no * ITEMS_PER_INSERT + i) as i64)
+                .bind(phase.as_str())
+                .bind(*example);
+        }
+        insert.execute(&mut **tx).await?;
+    }
+    Ok(())
 }

@@ -271,7 +271,7 @@ pub async fn acknowledge(
         Some(Some(_)) => {}
     }
     let now = now_ms();
-    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let mut tx = crate::ssr::tx::begin_write(pool, &[]).await?;
     let step = async {
         let touched = stamp(&mut tx, place.id, position, Stamp::Acknowledged, now).await?;
         if touched {

@@ -65,7 +65,7 @@ pub(super) async fn step_now(
     if next.records.is_empty() {
         return Ok((next.step, next.counts));
     }
-    let mut tx = crate::ssr::tx::begin_write(pool).await?;
+    let mut tx = crate::ssr::tx::begin_write(pool, &[]).await?;
     let done = record(&mut tx, place.id, &next.records, now_ms(), false).await;
     crate::ssr::tx::finish(tx, done).await?;
     Ok((next.step, next.counts))

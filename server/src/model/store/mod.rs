@@ -19,6 +19,7 @@ pub use app::domain::run::SystemKind;
 use app::domain::s1::{mean, Scoring};
 use app::domain::task::{Example, TaskSpec};
 use app::ssr::auth::now_ms;
+use app::ssr::tx::Guard;
 use sqlx::AnyPool;
 
 /// What an evaluation is stored as: system, task and the shot group (0/0 for none).
@@ -224,7 +225,9 @@ async fn finish(
 ) -> Result<(f64, f64)> {
     let s1 = mean(&items.iter().map(|i| i.s1).collect::<Vec<_>>()).unwrap_or(0.0);
     let any = mean(&items.iter().map(|i| i.s1_any_of).collect::<Vec<_>>()).unwrap_or(0.0);
-    let mut tx = app::ssr::tx::begin_immediate(pool).await?;
+    let mut tx =
+        app::ssr::tx::begin_immediate(pool, &[Guard::Run(&t.system, &t.task, t.k, t.split)])
+            .await?;
     if t.replace {
         sqlx::query(
             "UPDATE machine_runs SET status = 'replaced' WHERE status = 'done' AND id != $1
