@@ -43,9 +43,17 @@ test('baseline runs are listed, a running evaluation shows live progress, predic
   const [[sys]] = sql("SELECT system_id FROM machine_runs LIMIT 1");
   const [[task]] = sql("SELECT task_id FROM machine_runs LIMIT 1");
   const [[id]] = sql("INSERT INTO machine_runs (system_id, task_id, k, split, status, source, settings_json, provider, done, total, started_at) VALUES ($1, $2, 20, 1, 'running', 'x', '{}', 'starting', 3, 10, 0) RETURNING id", sys, task);
+  // Held by a worker of a shared grid: the row says who runs it and the time left, and the
+  // grid's summary says what is queued, running and done, and who holds it.
+  sql("INSERT INTO grid_jobs (system, task_id, k, split, status, worker, lease_until, attempts, run_id, queued_at) VALUES ('MiniLM-L6 fine-tuned', $1, 20, 1, 'claimed', 'gpu-box:4242', $2, 1, $3, 0)", task, Date.now() + 3600000, id);
+  sql("INSERT INTO grid_jobs (system, task_id, k, split, status, queued_at) VALUES ('MiniLM-L6 fine-tuned', $1, 20, 2, 'queued', 0)", task);
   await openHydrated(page, `${env.base}/models`);
   const row = `tr.run[data-run="${id}"]`;
   assert.match(await page.textContent(row), /3 of 10 inputs/);
+  assert.match(await page.textContent(row), /about [\d.]+ (s|min|h) left/);
+  assert.match(await page.textContent(row), /on gpu-box:4242/);
+  const grid = await page.$$eval('table.grids tr.grid-jobs td', (cells) => cells.map((c) => c.textContent));
+  assert.deepEqual(grid, ['MiniLM-L6 fine-tuned', '1', '1', '0', '0', 'gpu-box:4242']);
   assert.equal(await page.getAttribute(`${row} progress`, 'value'), '3');
   sql('UPDATE machine_runs SET done = 7 WHERE id = $1', id);
   await page.waitForFunction((sel) => document.querySelector(sel)?.textContent.includes('7 of 10 inputs'), row, { timeout: 10000 });

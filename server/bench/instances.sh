@@ -54,7 +54,7 @@ run() {
     fi
     "$BIN" load crowd --url "$list" --study 1 --workers "$w" --seconds "$SECONDS_EACH" | grep submits | tee "$WORK/line"
     if [ -n "$sampler" ]; then
-      kill "$sampler" 2>/dev/null || true; wait "$sampler" 2>/dev/null || true
+      wait "$sampler" 2>/dev/null || true   # it ends by itself, a little after the load
       local rate; rate="$(grep -o '[0-9.]* submits/s' "$WORK/line" | cut -d' ' -f1)"
       awk -v rate="$rate" -v secs="$SECONDS_EACH" '{ s += $1; n++ } END {
         printf "  lock waits: %.3f ms per answer (%d samples, %.2f s waited)\n", (s * 10) / (rate * secs), n, s / 100 }' "$WORK/waits"

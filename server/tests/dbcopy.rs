@@ -8,7 +8,8 @@ use app::domain::study::StudyConfig;
 use server::dbcopy;
 
 /// A SQLite database with every table in use: the demo (tasks, CrossFit), a study with answers,
-/// a crowd worker, a session, and a baseline run (its answers' probabilities are reals).
+/// a crowd worker, a session, a baseline run (its answers' probabilities are reals) and a
+/// shared grid's jobs.
 async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
     let pool = server::db::connect(&format!("sqlite://{}", path.display()))
         .await
@@ -64,6 +65,30 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
     )
     .await
     .unwrap();
+    // A shared grid: one group done (its run the baseline's), one held by a worker.
+    let task: app::domain::ids::TaskId =
+        sqlx::query_scalar("SELECT id FROM tasks WHERE name = 'demo-SST-2'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    use server::model::store::grid;
+    let jobs = grid::enqueue(&pool, "grid", &[(task, 2, 1), (task, 2, 2)], false)
+        .await
+        .unwrap();
+    let lease = std::time::Duration::from_secs(60);
+    let held = grid::claim(&pool, &jobs, "box:1", lease)
+        .await
+        .unwrap()
+        .unwrap();
+    let run: app::domain::ids::RunId = sqlx::query_scalar("SELECT MIN(id) FROM machine_runs")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    grid::attach_run(&pool, &held, run).await.unwrap();
+    grid::claim(&pool, &jobs, "box:2", lease)
+        .await
+        .unwrap()
+        .unwrap();
     pool
 }
 

@@ -4,15 +4,16 @@
 
 mod common;
 
-use candle_core::{Device, Tensor};
+use common::tiny_bert::random_weights;
+
+use candle_core::Device;
 use server::model::decode::{Choice, Decoding};
 use server::model::eval::decode_items;
 use server::model::features::{features, Feature, Frame, Tok, Window};
 use server::model::runtime::{Batch, Model, Outputs};
-use server::model::tune::bert::{Config, Weights};
+use server::model::tune::bert::Config;
 use server::model::tune::train::{self, Sample};
 use server::model::tune::{export_dir, Dropout, Recipe};
-use std::collections::HashMap;
 
 fn config() -> Config {
     Config {
@@ -26,28 +27,6 @@ fn config() -> Config {
         layer_norm_eps: 1e-12,
         hidden_act: "gelu".into(),
     }
-}
-
-/// Random weights (seeded); layer norms near 1 and 0 as trained ones are; no span head (the
-/// loader makes one).
-fn random_weights(c: &Config, seed: u64) -> Weights {
-    let mut rng = app::domain::rng::SplitMix64(seed);
-    let tensors: HashMap<String, Tensor> = c
-        .shapes()
-        .into_iter()
-        .filter(|(n, _)| !n.starts_with("qa_outputs"))
-        .map(|(name, shape)| {
-            let n: usize = shape.iter().product();
-            let base = if name.ends_with("LayerNorm.weight") {
-                1.0
-            } else {
-                0.0
-            };
-            let v: Vec<f32> = (0..n).map(|_| (base + 0.3 * rng.normal()) as f32).collect();
-            (name, Tensor::from_vec(v, shape, &Device::Cpu).unwrap())
-        })
-        .collect();
-    Weights::from_tensors(c.clone(), tensors, seed, &Device::Cpu).unwrap()
 }
 
 fn toks(ids: &[u32]) -> Vec<Tok> {
@@ -311,16 +290,14 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
             .unwrap();
     assert_eq!((jobs.len(), skipped), (1, 0));
     let export = tmp.path().join("models");
-    let runs = store::run_finetune(
-        &pool,
-        jobs,
-        false,
-        Some(export.clone()),
-        server::model::runtime::Device::Auto,
-        false,
-    )
-    .await
-    .unwrap();
+    let grid = store::GridRun {
+        replace: false,
+        export: Some(export.clone()),
+        device: server::model::runtime::Device::Auto,
+        bar: false,
+        lease: store::grid::LEASE,
+    };
+    let runs = store::run_finetune(&pool, jobs, &grid).await.unwrap();
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].target.system, server::model::tune::SYSTEM);
     // The exported folder, evaluated by ONNX Runtime as any model, answers every test item

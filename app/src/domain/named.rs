@@ -35,7 +35,7 @@ pub(crate) use named_enum;
 mod tests {
     use crate::domain::people::Role;
     use crate::domain::place::{Phase, PlaceStatus};
-    use crate::domain::run::{RunStatus, SystemKind};
+    use crate::domain::run::{JobStatus, RunStatus, SystemKind};
     use crate::domain::task::{Family, NoAnswer};
 
     /// Each value reads back from its name, serde writes the same name, and nothing else parses.
@@ -63,6 +63,7 @@ mod tests {
         round_trip(NoAnswer::ALL, NoAnswer::as_str, NoAnswer::parse);
         round_trip(RunStatus::ALL, RunStatus::as_str, RunStatus::parse);
         round_trip(SystemKind::ALL, SystemKind::as_str, SystemKind::parse);
+        round_trip(JobStatus::ALL, JobStatus::as_str, JobStatus::parse);
     }
 
     #[test]
@@ -75,5 +76,6 @@ mod tests {
         assert_eq!(NoAnswer::EmptyString.as_str(), "empty_string");
         assert_eq!(RunStatus::Replaced.as_str(), "replaced");
         assert_eq!(SystemKind::Imported.as_str(), "imported");
+        assert_eq!(JobStatus::Claimed.as_str(), "claimed");
     }
 }

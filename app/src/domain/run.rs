@@ -1,5 +1,5 @@
-//! The model track's records: a run's status (`machine_runs.status`) and the kind of system
-//! that produced it (`machine_systems.kind`).
+//! The model track's records: a run's status (`machine_runs.status`), the kind of system
+//! that produced it (`machine_systems.kind`) and a shared grid job's status (`grid_jobs.status`).
 
 use super::named::named_enum;
 
@@ -11,6 +11,17 @@ named_enum! {
         Done = "done",
         Failed = "failed",
         Replaced = "replaced",
+    }
+}
+
+named_enum! {
+    /// A job of a shared grid waits in the queue until a worker claims it (for as long as its
+    /// lease is renewed); it ends done, with its run stored, or failed, until queued again.
+    pub enum JobStatus {
+        Queued = "queued",
+        Claimed = "claimed",
+        Done = "done",
+        Failed = "failed",
     }
 }
 

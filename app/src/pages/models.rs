@@ -2,9 +2,9 @@
 //! predictions) with live progress while one runs; scores sit beside humans on the dashboard.
 
 use super::error_view;
-use crate::api::machine::model_runs;
+use crate::api::machine::{model_grids, model_runs};
 use crate::domain::run::RunStatus;
-use crate::wire::machine::RunRow;
+use crate::wire::machine::{GridRow, RunRow};
 use leptos::prelude::*;
 use leptos_router::components::A;
 
@@ -15,6 +15,12 @@ fn run_row(r: RunRow) -> impl IntoView {
             " " {format!("{} of {} inputs", r.done, r.total)}
         }
     });
+    let who = r
+        .worker
+        .map(|w| view! { " " <span class="worker">{format!("on {w}")}</span> });
+    let left = r
+        .left_seconds
+        .map(|s| view! { " " <span class="left">{format!("about {} left", duration(s))}</span> });
     let score = |x: Option<f64>| x.map_or("–".to_string(), |v| format!("{:.1}", 100.0 * v));
     view! {
         <tr class=format!("run {}", r.status.as_str()) data-run=r.id.to_string()>
@@ -23,11 +29,41 @@ fn run_row(r: RunRow) -> impl IntoView {
             <td>{r.task}</td>
             <td class="num">{r.k}</td>
             <td class="num">{r.split}</td>
-            <td>{r.status.as_str()} " " {progress} {r.error.map(|e| view! { <span class="error">{e}</span> })}</td>
+            <td>{r.status.as_str()} " " {progress} {left} {who} {r.error.map(|e| view! { <span class="error">{e}</span> })}</td>
             <td class="num">{score(r.s1)}</td>
             <td class="num">{score(r.s1_any_of)}</td>
             <td>{r.provider}</td>
             <td class="num">{r.seconds.map(|s| format!("{s:.1} s"))}</td>
+        </tr>
+    }
+}
+
+/// Seconds as a person reads them: "40 s", "12 min", "3.5 h".
+fn duration(s: f64) -> String {
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else if s < 5400.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+/// A shared grid's line: its jobs by status and who holds them now.
+fn grid_row(g: GridRow) -> impl IntoView {
+    let workers = if g.workers.is_empty() {
+        "none now".to_string()
+    } else {
+        g.workers.join(", ")
+    };
+    view! {
+        <tr class="grid-jobs">
+            <td>{g.system}</td>
+            <td class="num">{g.queued}</td>
+            <td class="num">{g.claimed}</td>
+            <td class="num">{g.done}</td>
+            <td class="num">{g.failed}</td>
+            <td>{workers}</td>
         </tr>
     }
 }
@@ -120,6 +156,7 @@ fn UploadForm(runs: Resource<Result<Vec<RunRow>, crate::error::AppError>>) -> im
 #[component]
 pub fn ModelsPage() -> impl IntoView {
     let runs = Resource::new(|| (), |_| model_runs());
+    let grids = Resource::new(|| (), |_| model_grids());
     // Live progress: while a run is in progress, ask again every second (in the browser only).
     Effect::new(move |_| {
         let running = runs
@@ -127,7 +164,13 @@ pub fn ModelsPage() -> impl IntoView {
             .and_then(|r| r.ok())
             .is_some_and(|rs| rs.iter().any(|r| r.status == RunStatus::Running));
         if running {
-            set_timeout(move || runs.refetch(), std::time::Duration::from_secs(1));
+            set_timeout(
+                move || {
+                    runs.refetch();
+                    grids.refetch();
+                },
+                std::time::Duration::from_secs(1),
+            );
         }
     });
     view! {
@@ -150,6 +193,25 @@ pub fn ModelsPage() -> impl IntoView {
                                 <th>"Status"</th><th>"S1 (official)"</th><th>"S1 (any-of)"</th><th>"Ran on"</th><th>"Time"</th>
                             </tr></thead>
                             <tbody>{rs.into_iter().map(run_row).collect_view()}</tbody>
+                        </table>
+                    }.into_any(),
+                    Err(e) => error_view(e).into_any(),
+                }
+            })}
+        </Transition>
+        <Transition fallback=|| ()>
+            {move || Suspend::new(async move {
+                match grids.await {
+                    Ok(gs) if gs.is_empty() => ().into_any(),
+                    Ok(gs) => view! {
+                        <h2>"Shared grids"</h2>
+                        <p class="hint">"Workers on any machine pointed at this database share a grid ("
+                            <code>"clues-lab baseline --finetune --all"</code>" on each): each claims the next shot group under a lease it renews; a group whose worker stopped is taken over."</p>
+                        <table class="grid grids">
+                            <thead><tr>
+                                <th>"System"</th><th>"Queued"</th><th>"Running"</th><th>"Done"</th><th>"Failed"</th><th>"Workers now"</th>
+                            </tr></thead>
+                            <tbody>{gs.into_iter().map(grid_row).collect_view()}</tbody>
                         </table>
                     }.into_any(),
                     Err(e) => error_view(e).into_any(),

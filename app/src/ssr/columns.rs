@@ -78,4 +78,5 @@ text_column!(crate::domain::place::PlaceStatus, "place status");
 text_column!(crate::domain::place::Phase, "phase");
 text_column!(crate::domain::task::NoAnswer, "no-answer encoding");
 text_column!(crate::domain::run::RunStatus, "run status");
+text_column!(crate::domain::run::JobStatus, "grid job status");
 text_column!(crate::domain::run::SystemKind, "system kind");

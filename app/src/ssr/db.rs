@@ -5,7 +5,7 @@
 //! written once in the SQL both engines share (`$1` parameters, `CASE` sums, `RETURNING`), so a
 //! reader sees one statement per operation, and a change cannot land in one backend only.
 //! What the dialects do not share is kept to [`Backend`]: how a write transaction starts, the
-//! schema's migrations, and how a JSON array is expanded into rows.
+//! schema's migrations, how a JSON array is expanded into rows, and how rows are claimed.
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::migrate::{MigrateDatabase, Migrator};
@@ -42,6 +42,7 @@ pub const TABLES: &[(&str, bool)] = &[
     ("machine_systems", true),
     ("machine_runs", true),
     ("machine_predictions", false),
+    ("grid_jobs", true),
 ];
 
 /// Which engine a pool or connection talks to.
@@ -102,6 +103,16 @@ impl Backend {
         match self {
             Backend::Sqlite => format!("json_each({expr})"),
             Backend::Postgres => format!("jsonb_array_elements_text(CAST({expr} AS jsonb))"),
+        }
+    }
+
+    /// What ends a `SELECT` of rows to claim: on PostgreSQL the rows are locked and rows that
+    /// another transaction holds are passed over (`FOR UPDATE SKIP LOCKED`), so workers
+    /// claiming at once never wait on each other; SQLite's one writer needs nothing.
+    pub fn skip_locked(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "",
+            Backend::Postgres => " FOR UPDATE SKIP LOCKED",
         }
     }
 

@@ -4,10 +4,10 @@
 use crate::domain::ids::{ExampleId, RunId};
 use crate::domain::report::calibration::MachineAnswer;
 use crate::domain::report::machine::MachineRun;
-use crate::domain::run::{RunStatus, SystemKind};
+use crate::domain::run::{JobStatus, RunStatus, SystemKind};
 use crate::error::AppError;
 use crate::ssr::catalog::FamilyColumns;
-use crate::wire::machine::RunRow;
+use crate::wire::machine::{GridRow, RunRow};
 use futures_util::TryStreamExt;
 use sqlx::AnyPool;
 use std::collections::HashMap;
@@ -110,21 +110,28 @@ struct ListedRow {
     s1_any_of: Option<f64>,
     started_at: i64,
     finished_at: Option<i64>,
+    worker: Option<String>,
 }
 
 /// Every run, running ones first, then the newest.
 pub async fn runs(pool: &AnyPool) -> Result<Vec<RunRow>, AppError> {
     let rows: Vec<ListedRow> = sqlx::query_as(
         "SELECT r.id, s.name AS system, s.kind, t.name AS task, r.k, r.split, r.status, r.done, r.total,
-            r.provider, r.error, r.s1, r.s1_any_of, r.started_at, r.finished_at
+            r.provider, r.error, r.s1, r.s1_any_of, r.started_at, r.finished_at, g.worker
          FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id JOIN tasks t ON t.id = r.task_id
+         LEFT JOIN grid_jobs g ON g.run_id = r.id
          ORDER BY CASE WHEN r.status = 'running' THEN 0 ELSE 1 END, r.id DESC",
     )
     .fetch_all(pool)
     .await?;
+    let now = crate::ssr::auth::now_ms();
     Ok(rows
         .into_iter()
         .map(|r| RunRow {
+            left_seconds: (r.status == RunStatus::Running && r.done > 0 && r.total >= r.done).then(
+                || (now - r.started_at) as f64 / 1000.0 * (r.total - r.done) as f64 / r.done as f64,
+            ),
+            worker: r.worker,
             id: r.id,
             system: r.system,
             kind: r.kind,
@@ -141,4 +148,46 @@ pub async fn runs(pool: &AnyPool) -> Result<Vec<RunRow>, AppError> {
             seconds: r.finished_at.map(|f| (f - r.started_at) as f64 / 1000.0),
         })
         .collect())
+}
+
+/// Every shared grid's jobs by status, and the workers holding one now (their lease not run
+/// out), by system.
+pub async fn grids(pool: &AnyPool) -> Result<Vec<GridRow>, AppError> {
+    let counts: Vec<(String, JobStatus, i64)> = sqlx::query_as(
+        "SELECT system, status, COUNT(*) FROM grid_jobs GROUP BY system, status ORDER BY system",
+    )
+    .fetch_all(pool)
+    .await?;
+    let holders: Vec<(String, String)> = sqlx::query_as(
+        "SELECT DISTINCT system, worker FROM grid_jobs
+         WHERE status = 'claimed' AND lease_until >= $1 ORDER BY system, worker",
+    )
+    .bind(crate::ssr::auth::now_ms())
+    .fetch_all(pool)
+    .await?;
+    let mut out: Vec<GridRow> = Vec::new();
+    for (system, status, n) in counts {
+        if out.last().is_none_or(|g| g.system != system) {
+            out.push(GridRow {
+                workers: holders
+                    .iter()
+                    .filter(|(s, _)| *s == system)
+                    .map(|(_, w)| w.clone())
+                    .collect(),
+                system,
+                queued: 0,
+                claimed: 0,
+                done: 0,
+                failed: 0,
+            });
+        }
+        let g = out.last_mut().expect("pushed above");
+        *match status {
+            JobStatus::Queued => &mut g.queued,
+            JobStatus::Claimed => &mut g.claimed,
+            JobStatus::Done => &mut g.done,
+            JobStatus::Failed => &mut g.failed,
+        } = n;
+    }
+    Ok(out)
 }

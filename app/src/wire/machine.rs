@@ -22,4 +22,20 @@ pub struct RunRow {
     pub s1: Option<f64>,
     pub s1_any_of: Option<f64>,
     pub seconds: Option<f64>,
+    /// The grid worker (host and process id) that runs or ran it, for a shared grid's run.
+    pub worker: Option<String>,
+    /// While running: the time left at its pace so far (elapsed × left / done).
+    pub left_seconds: Option<f64>,
+}
+
+/// A shared grid (`clues-lab baseline --finetune` on one or many machines) as the models page
+/// sums it up: its jobs by status and the workers holding jobs now.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GridRow {
+    pub system: String,
+    pub queued: i64,
+    pub claimed: i64,
+    pub done: i64,
+    pub failed: i64,
+    pub workers: Vec<String>,
 }

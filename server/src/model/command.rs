@@ -58,6 +58,11 @@ pub struct BaselineArgs {
     /// --split it runs every group and resumes a stopped grid (finished groups are kept).
     #[arg(long)]
     pub finetune: bool,
+    /// Fine-tuning: how long a claimed shot group stays this worker's without a renewal (it
+    /// renews four times as often). Run the same command on several machines pointed at one
+    /// database and they share the grid; a group whose worker stopped is taken over after this.
+    #[arg(long, default_value_t = store::grid::LEASE.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub lease_seconds: u64,
     /// Where models run: auto (CUDA when it loads, else CPU), cpu, or cuda (an error when
     /// CUDA cannot be used). Fine-tuning uses the GPU when clues-lab was built with the
     /// `cuda` feature.
@@ -156,7 +161,14 @@ pub async fn baseline(database: &str, a: BaselineArgs) -> Result<()> {
         if skipped > 0 {
             eprintln!("{skipped} shot groups already fine-tuned and evaluated are kept (--replace to run them again)");
         }
-        for s in store::run_finetune(&pool, jobs, a.replace, a.export, a.device, true).await? {
+        let run = store::GridRun {
+            replace: a.replace,
+            export: a.export,
+            device: a.device,
+            bar: true,
+            lease: std::time::Duration::from_secs(a.lease_seconds),
+        };
+        for s in store::run_finetune(&pool, jobs, &run).await? {
             println!("{}", s.render());
         }
         return Ok(());

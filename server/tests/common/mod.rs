@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod spawned;
+pub mod tiny_bert;
 
 use sqlx::AnyPool;
 use std::path::PathBuf;

@@ -2,6 +2,7 @@
 //! baseline's shot groups, imported predictions; progress, predictions and S1 are stored.
 //! This file holds the runs themselves: systems, one finished run per target, scoring, storing.
 
+pub mod grid;
 mod imported;
 mod progress;
 mod runs;
@@ -10,7 +11,7 @@ mod tuned;
 pub use imported::{import, read_imported};
 pub use progress::Progress;
 pub use runs::{evaluate, run_baseline};
-pub use tuned::{plan as plan_finetune, run_finetune, Job};
+pub use tuned::{plan as plan_finetune, run_finetune, GridRun, Job};
 
 use super::decode::PredSpan;
 use crate::error::{Result, ServerError};
@@ -215,19 +216,24 @@ fn score_items(
         .collect()
 }
 
-/// Stores the predictions and marks the run done (replacing an older one if asked), at once.
+/// Stores the predictions and marks the run done (replacing an older one if asked), at once;
+/// for a job of a shared grid, only while this worker still holds its lease, marking it done.
 async fn finish(
     pool: &AnyPool,
     run: RunId,
     t: &Target,
     provider: &str,
     items: &[Scored],
+    held: Option<&grid::Held>,
 ) -> Result<(f64, f64)> {
     let s1 = mean(&items.iter().map(|i| i.s1).collect::<Vec<_>>()).unwrap_or(0.0);
     let any = mean(&items.iter().map(|i| i.s1_any_of).collect::<Vec<_>>()).unwrap_or(0.0);
     let mut tx =
         app::ssr::tx::begin_immediate(pool, &[Guard::Run(&t.system, &t.task, t.k, t.split)])
             .await?;
+    if let Some(held) = held {
+        grid::complete(&mut tx, held, run).await?;
+    }
     if t.replace {
         sqlx::query(
             "UPDATE machine_runs SET status = 'replaced' WHERE status = 'done' AND id != $1

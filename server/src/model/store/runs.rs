@@ -67,7 +67,7 @@ pub async fn evaluate(
     .and_then(|r| r);
     let p = or_fail(pool, &[run], result).await?;
     let items = score_items(&spec, &test, model_answers(&spec, p.spans, p.probabilities));
-    let (s1, s1_any_of) = finish(pool, run, &t, &p.provider, &items).await?;
+    let (s1, s1_any_of) = finish(pool, run, &t, &p.provider, &items, None).await?;
     Ok(Summary {
         run,
         items: items.len(),
@@ -203,7 +203,7 @@ pub async fn run_baseline(
             &test,
             model_answers(&spec, tr.spans, tr.probabilities),
         );
-        let (s1, s1_any_of) = finish(pool, run, &t, &provider, &items).await?;
+        let (s1, s1_any_of) = finish(pool, run, &t, &provider, &items, None).await?;
         out.push(Summary {
             run,
             items: items.len(),

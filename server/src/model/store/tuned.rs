@@ -1,6 +1,8 @@
 //! Fine-tuned runs (`baseline --finetune`): per shot group, the encoder fine-tuned in candle,
-//! exported to ONNX and evaluated by ONNX Runtime; a grid that resumes and shows its ETA.
+//! exported to ONNX and evaluated by ONNX Runtime; a grid that many workers share (`grid`),
+//! resumes and shows its ETA.
 
+use super::grid;
 use super::runs::task_test;
 use super::*;
 use crate::model::baseline;
@@ -10,7 +12,9 @@ use crate::model::runtime::Device;
 use crate::model::tokenizer::Tokenizer;
 use crate::model::tune::export::Precision;
 use crate::model::tune::{self, train, Recipe};
+use app::domain::ids::TaskId;
 use app::ssr::catalog::examples_of;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -18,6 +22,7 @@ use std::time::Instant;
 #[derive(Clone, Debug)]
 pub struct Job {
     pub task: String,
+    pub task_id: app::domain::ids::TaskId,
     pub k: u32,
     pub split: u32,
 }
@@ -74,6 +79,7 @@ pub async fn plan(
             }
             jobs.push(Job {
                 task: task.clone(),
+                task_id,
                 k,
                 split,
             });
@@ -150,153 +156,199 @@ fn tune_one(
     })
 }
 
-/// Fine-tunes and evaluates each job in order, storing each as soon as it is done (a stopped
-/// grid resumes where it stopped); prints progress with an estimate of the time left.
-pub async fn run_finetune(
-    pool: &AnyPool,
-    jobs: Vec<Job>,
-    replace: bool,
-    export: Option<PathBuf>,
-    device: Device,
-    bar: bool,
-) -> Result<Vec<Summary>> {
+/// How a worker runs the fine-tuning grid.
+#[derive(Clone, Debug)]
+pub struct GridRun {
+    /// Replace finished evaluations (their jobs are queued again).
+    pub replace: bool,
+    /// Also write each model folder (and an int8 copy) under this folder.
+    pub export: Option<PathBuf>,
+    pub device: Device,
+    /// A progress bar on stderr.
+    pub bar: bool,
+    /// How long a claimed job stays this worker's without a renewal (`grid::LEASE`).
+    pub lease: std::time::Duration,
+}
+
+/// A task's test set, loaded once per task a worker meets.
+type TaskTest = (
+    app::domain::task::TaskSpec,
+    Vec<(app::domain::ids::ExampleId, app::domain::task::Example)>,
+);
+
+/// Queues the jobs in the shared grid, then claims, fine-tunes, evaluates and stores one job
+/// after another until none of them is left unfinished: any number of workers on any machines
+/// can run this on the same database and share the jobs; each stores what it finishes at once
+/// (a stopped grid resumes where it stopped). Prints progress with an estimate of the time left.
+pub async fn run_finetune(pool: &AnyPool, jobs: Vec<Job>, o: &GridRun) -> Result<Vec<Summary>> {
     let weights = tune::weights_dir()?;
-    let recipe = Recipe::default();
-    // Work is about proportional to the shots: the estimate weighs each group by its k.
-    let total_shots: u64 = jobs.iter().map(|j| u64::from(j.k)).sum();
-    let (mut done_shots, started) = (0u64, Instant::now());
+    let groups: Vec<_> = jobs.iter().map(|j| (j.task_id, j.k, j.split)).collect();
+    let ids = grid::enqueue(pool, tune::SYSTEM, &groups, o.replace).await?;
+    let names: HashMap<TaskId, String> = jobs.iter().map(|j| (j.task_id, j.task.clone())).collect();
+    let worker = grid::worker_name();
+    let (mut mine, started) = (0u64, Instant::now());
+    let mut tests: HashMap<TaskId, TaskTest> = HashMap::new();
     let mut out = Vec::new();
-    let mut loaded: Option<(
-        String,
-        app::domain::ids::TaskId,
-        app::domain::task::TaskSpec,
-        Vec<(app::domain::ids::ExampleId, app::domain::task::Example)>,
-    )> = None;
-    for (n, job) in jobs.iter().enumerate() {
-        if loaded.as_ref().is_none_or(|l| l.0 != job.task) {
-            let (id, spec, test) = task_test(pool, &job.task).await?;
-            loaded = Some((job.task.clone(), id, spec, test));
-        }
-        let (_, task_id, spec, test) = loaded.as_ref().expect("loaded above");
-        let t = target(&job.task, job.k, job.split, replace);
-        let d = Decoding {
-            null_threshold: 0.0,
-            ..baseline::decoding(spec)
+    loop {
+        let Some(held) = grid::claim(pool, &ids, &worker, o.lease).await? else {
+            if grid::unfinished(pool, &ids).await?.0 == 0 {
+                break;
+            }
+            // Other workers hold the rest: wait until they finish or a lease runs out.
+            tokio::time::sleep(o.lease / 4).await;
+            continue;
         };
-        let seeded = Recipe {
-            seed: baseline::seed(job.k, job.split),
-            ..recipe
-        };
-        let settings = serde_json::json!({
-            "decoding": d, "recipe": seeded, "weights": weights.display().to_string(),
-        })
-        .to_string();
-        let shots: Vec<_> = examples_of(pool, *task_id, Some((job.k, job.split)))
-            .await?
-            .into_iter()
-            .map(|(_, e)| e)
-            .collect();
-        let run = start(
-            pool,
-            *task_id,
-            &t,
-            "built-in fine-tuning",
-            &settings,
-            "starting",
-        )
-        .await?;
-        let keep = export
-            .as_ref()
-            .map(|e| e.join(format!("{}-finetuned-k{}-s{}", job.task, job.k, job.split)));
-        // With --export, an int8 copy beside each model (for `bench`).
-        let int8 = keep.as_ref().map(|k| {
-            k.with_file_name(format!(
-                "{}-int8",
-                k.file_name().expect("a folder name").to_string_lossy()
-            ))
-        });
-        let dir = keep.clone().unwrap_or_else(|| {
-            std::env::temp_dir().join(format!(
-                "clues-finetune-{}-{}-{}-{}",
-                std::process::id(),
-                job.task,
-                job.k,
-                job.split
-            ))
-        });
-        let label = format!(
-            "[{}/{}] fine-tuning {} k={} split={}",
-            n + 1,
-            jobs.len(),
-            job.task,
-            job.k,
-            job.split
-        );
-        let mut progress = Progress::new(pool, vec![run], label, bar).counting("training steps");
-        let (w, s, d2, r, o, o8) = (
-            weights.clone(),
-            spec.clone(),
-            d,
-            seeded,
-            dir.clone(),
-            int8.clone(),
-        );
-        let examples: Vec<_> = test.iter().map(|(_, e)| e.clone()).collect();
-        let result = tokio::task::spawn_blocking(move || {
-            tune_one(
-                &w,
-                &s,
-                &shots,
-                &examples,
-                &d2,
-                &r,
-                &o,
-                o8.as_deref(),
-                device,
-                &mut |a, b| progress.update(a, b),
-            )
-        })
-        .await
-        .map_err(|e| ServerError::Model(format!("fine-tuning stopped: {e}")))
-        .and_then(|r| r);
-        if keep.is_none() {
-            let _ = std::fs::remove_dir_all(&dir);
+        let beat = grid::Heartbeat::start(pool, &held, o.lease);
+        let task = names[&held.task_id].clone();
+        if let std::collections::hash_map::Entry::Vacant(e) = tests.entry(held.task_id) {
+            let (_, spec, test) = task_test(pool, &task).await?;
+            e.insert((spec, test));
         }
-        let tuned = or_fail(pool, &[run], result).await?;
-        let items = score_items(
-            spec,
-            test,
-            model_answers(spec, tuned.spans, tuned.probabilities),
-        );
-        let (s1, s1_any_of) = finish(pool, run, &t, &tuned.provider, &items).await?;
-        done_shots += u64::from(job.k);
-        let elapsed = started.elapsed().as_secs_f64();
-        let left = elapsed / done_shots as f64 * (total_shots - done_shots) as f64;
-        eprintln!(
-            "[{}/{}] {} k={} split={}: S1 {:.4}; trained {:.0} s (final loss {:.3}), evaluated {:.0} s; ONNX Runtime answers {} of {} shots as candle does; elapsed {:.1} min, about {:.1} min left",
-            n + 1,
-            jobs.len(),
-            job.task,
-            job.k,
-            job.split,
-            s1,
-            tuned.train_seconds,
-            tuned.losses.last().copied().unwrap_or(f64::NAN),
-            tuned.eval_seconds,
-            tuned.agree.0,
-            tuned.agree.1,
-            elapsed / 60.0,
-            left / 60.0
-        );
-        out.push(Summary {
-            run,
-            items: items.len(),
-            s1,
-            s1_any_of,
-            provider: tuned.provider,
-            seconds: tuned.train_seconds + tuned.eval_seconds,
-            target: t,
-        });
+        if let Some(lost) = &held.took_over_from {
+            eprintln!(
+                "{task} k={} split={}: taken over from {lost}, whose lease ran out",
+                held.k, held.split
+            );
+        }
+        let result = tune_job(pool, &weights, &task, &tests[&held.task_id], &held, o).await;
+        drop(beat);
+        match result {
+            Ok(summary) => {
+                mine += u64::from(held.k);
+                let (_, left) = grid::unfinished(pool, &ids).await?;
+                let elapsed = started.elapsed().as_secs_f64();
+                eprintln!(
+                    "{task} k={} split={} ({worker}): S1 {:.4}; elapsed {:.1} min, about {:.1} min left at this worker's pace ({left} shots unfinished)",
+                    held.k,
+                    held.split,
+                    summary.s1,
+                    elapsed / 60.0,
+                    elapsed / mine as f64 * left as f64 / 60.0
+                );
+                out.push(summary);
+            }
+            // The job is marked failed only where this worker still holds it. A conflict (the
+            // lease lost to another worker, which stores the group) ends this group only.
+            Err(e) => {
+                grid::fail(pool, &held, &e.to_string()).await?;
+                match e {
+                    ServerError::Conflict(why) => eprintln!("{why}"),
+                    e => return Err(e),
+                }
+            }
+        }
     }
     Ok(out)
+}
+
+/// Fine-tunes, evaluates and stores one held job; the run is marked failed on any error.
+async fn tune_job(
+    pool: &AnyPool,
+    weights: &Path,
+    task: &str,
+    (spec, test): &TaskTest,
+    held: &grid::Held,
+    o: &GridRun,
+) -> Result<Summary> {
+    let t = target(task, held.k, held.split, o.replace);
+    let d = Decoding {
+        null_threshold: 0.0,
+        ..baseline::decoding(spec)
+    };
+    let seeded = Recipe {
+        seed: baseline::seed(held.k, held.split),
+        ..Recipe::default()
+    };
+    let settings = serde_json::json!({
+        "decoding": d, "recipe": seeded, "weights": weights.display().to_string(),
+    })
+    .to_string();
+    let shots: Vec<_> = examples_of(pool, held.task_id, Some((held.k, held.split)))
+        .await?
+        .into_iter()
+        .map(|(_, e)| e)
+        .collect();
+    let provider = format!("built-in fine-tuning ({})", held.worker);
+    let run = start(pool, held.task_id, &t, &provider, &settings, "starting").await?;
+    grid::attach_run(pool, held, run).await?;
+    let keep = o
+        .export
+        .as_ref()
+        .map(|e| e.join(format!("{task}-finetuned-k{}-s{}", held.k, held.split)));
+    // With --export, an int8 copy beside each model (for `bench`).
+    let int8 = keep.as_ref().map(|k| {
+        k.with_file_name(format!(
+            "{}-int8",
+            k.file_name().expect("a folder name").to_string_lossy()
+        ))
+    });
+    let dir = keep.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!(
+            "clues-finetune-{}-{task}-{}-{}",
+            std::process::id(),
+            held.k,
+            held.split
+        ))
+    });
+    let label = format!(
+        "fine-tuning {task} k={} split={} (attempt {})",
+        held.k, held.split, held.attempt
+    );
+    let mut progress = Progress::new(pool, vec![run], label, o.bar).counting("training steps");
+    let (w, s, d2, o2, o8, device) = (
+        weights.to_path_buf(),
+        spec.clone(),
+        d,
+        dir.clone(),
+        int8.clone(),
+        o.device,
+    );
+    let examples: Vec<_> = test.iter().map(|(_, e)| e.clone()).collect();
+    let result = tokio::task::spawn_blocking(move || {
+        tune_one(
+            &w,
+            &s,
+            &shots,
+            &examples,
+            &d2,
+            &seeded,
+            &o2,
+            o8.as_deref(),
+            device,
+            &mut |a, b| progress.update(a, b),
+        )
+    })
+    .await
+    .map_err(|e| ServerError::Model(format!("fine-tuning stopped: {e}")))
+    .and_then(|r| r);
+    if keep.is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let tuned = or_fail(pool, &[run], result).await?;
+    let items = score_items(
+        spec,
+        test,
+        model_answers(spec, tuned.spans, tuned.probabilities),
+    );
+    let stored = finish(pool, run, &t, &tuned.provider, &items, Some(held)).await;
+    let (s1, s1_any_of) = or_fail(pool, &[run], stored).await?;
+    eprintln!(
+        "{task} k={} split={}: trained {:.0} s (final loss {:.3}), evaluated {:.0} s; ONNX Runtime answers {} of {} shots as candle does",
+        held.k,
+        held.split,
+        tuned.train_seconds,
+        tuned.losses.last().copied().unwrap_or(f64::NAN),
+        tuned.eval_seconds,
+        tuned.agree.0,
+        tuned.agree.1,
+    );
+    Ok(Summary {
+        run,
+        items: items.len(),
+        s1,
+        s1_any_of,
+        provider: tuned.provider,
+        seconds: tuned.train_seconds + tuned.eval_seconds,
+        target: t,
+    })
 }

@@ -1,0 +1,238 @@
+//! The fine-tuning grid shared by several worker processes on one database (SQLite's file
+//! locks, or PostgreSQL with `CLUES_TEST_POSTGRES`): three `baseline --finetune --all`
+//! processes on a small random BERT, one killed with kill -9 in the middle of a shot group.
+//! Every group is stored exactly once, none is lost, and the killed worker's group is taken
+//! over once its lease runs out.
+mod common;
+
+use app::domain::run::JobStatus;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// `clues-lab baseline --finetune --all` as one grid worker, its stderr in `log`.
+fn worker(url: &str, model: &Path, log: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_clues-lab"))
+        .args(["--database", url, "baseline", "--finetune", "--all"])
+        .args(["--lease-seconds", "2", "--device", "cpu"])
+        .env("CLUES_FINETUNE_MODEL", model)
+        .env("RUST_LOG", "error")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn three_workers_share_the_grid_and_a_killed_ones_group_is_taken_over_and_stored_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = common::db_url(&dir.path().join("grid.db"));
+    let pool = server::db::connect(&url).await.unwrap();
+    server::demo::ensure_demo(&pool).await.unwrap();
+    let model = dir.path().join("tiny-bert");
+    common::tiny_bert::write_model_dir(&model, 3);
+    let logs: Vec<_> = (0..3)
+        .map(|i| dir.path().join(format!("worker{i}.log")))
+        .collect();
+    let mut workers: Vec<Child> = logs.iter().map(|l| worker(&url, &model, l)).collect();
+
+    // Wait until the first worker holds a group, then kill it with kill -9.
+    let victim = format!(":{}", workers[0].id());
+    let start = Instant::now();
+    let held = loop {
+        let claimed: Option<(i64, String)> = sqlx::query_as(
+            "SELECT id, worker FROM grid_jobs WHERE status = 'claimed' AND run_id IS NOT NULL",
+        )
+        .fetch_all(&pool)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|(_, w): &(i64, String)| w.ends_with(&victim));
+        if let Some(c) = claimed {
+            break c;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the first worker never held a group"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    workers[0].kill().unwrap();
+    workers[0].wait().unwrap();
+    for (i, w) in workers.iter_mut().enumerate().skip(1) {
+        let status = w.wait().unwrap();
+        let log = std::fs::read_to_string(&logs[i]).unwrap();
+        assert!(status.success(), "worker {i}: {status}\n{log}");
+    }
+    let logs: String = logs[1..]
+        .iter()
+        .map(|l| std::fs::read_to_string(l).unwrap())
+        .collect();
+
+    // Every shot group of every demo task with training files: one done run, its job done.
+    let groups: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM (SELECT DISTINCT f.task_id, f.k, f.split FROM data_files f
+         WHERE f.kind = 'train') g",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    let done: Vec<(i64, i64, i64, i64)> = sqlx::query_as(
+        "SELECT r.task_id, r.k, r.split, COUNT(*) FROM machine_runs r
+         JOIN machine_systems s ON s.id = r.system_id
+         WHERE s.name = $1 AND r.status = 'done' GROUP BY r.task_id, r.k, r.split",
+    )
+    .bind(server::model::tune::SYSTEM)
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert!(groups >= 8, "{groups} groups");
+    assert_eq!(done.len() as i64, groups, "every group stored: {done:?}");
+    assert!(done.iter().all(|d| d.3 == 1), "each once: {done:?}");
+    let predictions: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM machine_predictions p JOIN machine_runs r ON r.id = p.run_id
+         WHERE r.status = 'done'",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    let test_items: i64 = sqlx::query_scalar(
+        "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM (SELECT r.id, (SELECT COUNT(*) FROM examples e
+             JOIN data_files f ON f.id = e.file_id WHERE f.task_id = r.task_id AND f.kind = 'test') AS n
+         FROM machine_runs r WHERE r.status = 'done') x",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        predictions, test_items,
+        "one prediction per test item per run"
+    );
+    let jobs: Vec<(JobStatus, i64)> =
+        sqlx::query_as("SELECT status, COUNT(*) FROM grid_jobs GROUP BY status")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(jobs, vec![(JobStatus::Done, groups)]);
+
+    // The killed worker's group: claimed again, its first run marked failed with the reason.
+    let (attempts, now_by): (i64, String) =
+        sqlx::query_as("SELECT attempts, worker FROM grid_jobs WHERE id = $1")
+            .bind(held.0)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert!(attempts >= 2, "{attempts} claims");
+    assert!(!now_by.ends_with(&victim), "{now_by}");
+    let failed: Vec<String> = sqlx::query_scalar(
+        "SELECT error FROM machine_runs WHERE status = 'failed' AND error IS NOT NULL",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(
+        failed[0].contains(&format!("worker {} stopped renewing its lease", held.1)),
+        "{failed:?}"
+    );
+    assert!(logs.contains("taken over from"), "{logs}");
+    // Both survivors did work.
+    let by: Vec<String> =
+        sqlx::query_scalar("SELECT DISTINCT worker FROM grid_jobs WHERE status = 'done'")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert!(by.len() >= 2, "{by:?}");
+
+    // The models page's summary: all done, nobody holding a job.
+    let grids = app::ssr::machine::grids(&pool).await.unwrap();
+    assert_eq!(grids.len(), 1);
+    assert_eq!(
+        (
+            grids[0].queued,
+            grids[0].claimed,
+            grids[0].done,
+            grids[0].failed
+        ),
+        (0, 0, groups, 0)
+    );
+    assert!(grids[0].workers.is_empty());
+
+    // A fourth worker started now finds nothing left and stores nothing more.
+    let again = worker(&url, &model, &dir.path().join("late.log"))
+        .wait()
+        .unwrap();
+    assert!(again.success());
+    let runs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM machine_runs")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(runs, groups + 1, "the done runs and the killed worker's");
+    eprintln!(
+        "{groups} groups stored once by {} workers; group {} taken over from {} after {attempts} claims",
+        by.len(),
+        held.0,
+        held.1
+    );
+}
+
+/// The lease rules on their own: a job queued twice is one job; a claim whose lease ran out is
+/// taken over; the worker that lost it can neither mark it done nor failed, and nobody else can
+/// claim it while the new lease holds.
+#[tokio::test]
+async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
+    use server::model::store::grid;
+    let (_dir, pool) = common::fresh_db().await;
+    server::demo::ensure_demo(&pool).await.unwrap();
+    let task: app::domain::ids::TaskId =
+        sqlx::query_scalar("SELECT id FROM tasks WHERE name = 'demo-SST-2'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    let jobs = grid::enqueue(&pool, "s", &[(task, 4, 1)], false)
+        .await
+        .unwrap();
+    assert_eq!(
+        grid::enqueue(&pool, "s", &[(task, 4, 1)], false)
+            .await
+            .unwrap(),
+        jobs
+    );
+    let a = grid::claim(&pool, &jobs, "a:1", Duration::from_millis(1))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((a.attempt, a.took_over_from.as_deref()), (1, None));
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let b = grid::claim(&pool, &jobs, "b:2", Duration::from_secs(60))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((b.attempt, b.took_over_from.as_deref()), (2, Some("a:1")));
+    let mut tx = app::ssr::tx::begin_immediate(&pool, &[]).await.unwrap();
+    let e = grid::complete(&mut tx, &a, app::domain::ids::RunId(1))
+        .await
+        .unwrap_err();
+    tx.rollback().await.unwrap();
+    assert!(e.to_string().contains("lost its lease"), "{e}");
+    grid::fail(&pool, &a, "too late").await.unwrap();
+    assert!(grid::claim(&pool, &jobs, "c:3", Duration::from_secs(60))
+        .await
+        .unwrap()
+        .is_none());
+    assert_eq!(grid::unfinished(&pool, &jobs).await.unwrap(), (1, 4));
+    let (status, worker): (JobStatus, String) =
+        sqlx::query_as("SELECT status, worker FROM grid_jobs WHERE id = $1")
+            .bind(jobs[0])
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!((status, worker.as_str()), (JobStatus::Claimed, "b:2"));
+    // Failed, it is queued again by the next command; done, only with --replace.
+    grid::fail(&pool, &b, "broke").await.unwrap();
+    assert_eq!(grid::unfinished(&pool, &jobs).await.unwrap(), (0, 0));
+    grid::enqueue(&pool, "s", &[(task, 4, 1)], false)
+        .await
+        .unwrap();
+    assert_eq!(grid::unfinished(&pool, &jobs).await.unwrap(), (1, 4));
+}
