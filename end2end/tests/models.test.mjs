@@ -45,7 +45,8 @@ test('baseline runs are listed, a running evaluation shows live progress, predic
   const [[id]] = sql("INSERT INTO machine_runs (system_id, task_id, k, split, status, source, settings_json, provider, done, total, started_at) VALUES ($1, $2, 20, 1, 'running', 'x', '{}', 'starting', 3, 10, 0) RETURNING id", sys, task);
   // Held by a worker of a shared grid: the row says who runs it and the time left, and the
   // grid's summary says what is queued, running and done, and who holds it.
-  sql("INSERT INTO grid_jobs (system, task_id, k, split, status, worker, lease_until, attempts, run_id, queued_at) VALUES ('MiniLM-L6 fine-tuned', $1, 20, 1, 'claimed', 'gpu-box:4242', $2, 1, $3, 0)", task, Date.now() + 3600000, id);
+  const [[job]] = sql("INSERT INTO grid_jobs (system, task_id, k, split, status, worker, lease_until, attempts, queued_at) VALUES ('MiniLM-L6 fine-tuned', $1, 20, 1, 'claimed', 'gpu-box:4242', $2, 1, 0) RETURNING id", task, Date.now() + 3600000);
+  sql('UPDATE machine_runs SET grid_job_id = $1 WHERE id = $2', job, id);
   sql("INSERT INTO grid_jobs (system, task_id, k, split, status, queued_at) VALUES ('MiniLM-L6 fine-tuned', $1, 20, 2, 'queued', 0)", task);
   await openHydrated(page, `${env.base}/models`);
   const row = `tr.run[data-run="${id}"]`;
@@ -53,7 +54,11 @@ test('baseline runs are listed, a running evaluation shows live progress, predic
   assert.match(await page.textContent(row), /about [\d.]+ (s|min|h) left/);
   assert.match(await page.textContent(row), /on gpu-box:4242/);
   const grid = await page.$$eval('table.grids tr.grid-jobs td', (cells) => cells.map((c) => c.textContent));
-  assert.deepEqual(grid, ['MiniLM-L6 fine-tuned', '1', '1', '0', '0', 'gpu-box:4242']);
+  // The command line's frozen baseline ran as a grid of its own: one task, done.
+  assert.deepEqual(grid, [
+    'MiniLM-L6 fine-tuned', '1', '1', '0', '0', 'gpu-box:4242',
+    'MiniLM-L6 span head (baseline)', '0', '0', '1', '0', 'none now',
+  ]);
   assert.equal(await page.getAttribute(`${row} progress`, 'value'), '3');
   sql('UPDATE machine_runs SET done = 7 WHERE id = $1', id);
   await page.waitForFunction((sel) => document.querySelector(sel)?.textContent.includes('7 of 10 inputs'), row, { timeout: 10000 });

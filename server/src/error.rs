@@ -16,6 +16,9 @@ pub enum ServerError {
     Usage(String),
     #[error("{0}")]
     Conflict(String),
+    /// A shared grid's job was taken over by another worker after this one's lease ran out.
+    #[error("{0}")]
+    LeaseLost(String),
     /// A model, tokenizer or ONNX Runtime problem, said in words.
     #[error("{0}")]
     Model(String),

@@ -84,7 +84,12 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
         .fetch_one(&pool)
         .await
         .unwrap();
-    grid::attach_run(&pool, &held, run).await.unwrap();
+    sqlx::query("UPDATE machine_runs SET grid_job_id = $1 WHERE id = $2")
+        .bind(held.job)
+        .bind(run)
+        .execute(&pool)
+        .await
+        .unwrap();
     grid::claim(&pool, &jobs, "box:2", lease)
         .await
         .unwrap()

@@ -1,8 +1,8 @@
-//! The fine-tuning grid shared by several worker processes on one database (SQLite's file
-//! locks, or PostgreSQL with `CLUES_TEST_POSTGRES`): three `baseline --finetune --all`
-//! processes on a small random BERT, one killed with kill -9 in the middle of a shot group.
-//! Every group is stored exactly once, none is lost, and the killed worker's group is taken
-//! over once its lease runs out.
+//! The model grids shared by several worker processes on one database (SQLite's file locks,
+//! or PostgreSQL with `CLUES_TEST_POSTGRES`): `baseline --finetune --all` and `baseline --all`
+//! processes on a small random BERT, one killed with kill -9 in the middle of a job. Every
+//! group is stored exactly once, none is lost, and the killed worker's job is taken over once
+//! its lease runs out.
 mod common;
 
 use app::domain::run::JobStatus;
@@ -10,10 +10,16 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// `clues-lab baseline --finetune --all` as one grid worker, its stderr in `log`.
+/// `clues-lab baseline --all` (fine-tuning, or the frozen baseline) as one grid worker, its
+/// stderr in `log`.
 fn worker(url: &str, model: &Path, log: &Path) -> Child {
+    grid_worker(url, model, log, true)
+}
+
+fn grid_worker(url: &str, model: &Path, log: &Path, finetune: bool) -> Child {
     Command::new(env!("CARGO_BIN_EXE_clues-lab"))
-        .args(["--database", url, "baseline", "--finetune", "--all"])
+        .args(["--database", url, "baseline", "--all"])
+        .args(finetune.then_some("--finetune"))
         .args(["--lease-seconds", "2", "--device", "cpu"])
         .env("CLUES_FINETUNE_MODEL", model)
         .env("RUST_LOG", "error")
@@ -21,6 +27,32 @@ fn worker(url: &str, model: &Path, log: &Path) -> Child {
         .stderr(std::fs::File::create(log).unwrap())
         .spawn()
         .unwrap()
+}
+
+/// The grid job (id, worker) that the worker whose name ends with `victim` holds with a run
+/// under way, once there is one.
+async fn holding(pool: &sqlx::AnyPool, victim: &str, log: &Path) -> (i64, String) {
+    let start = Instant::now();
+    loop {
+        let claimed: Option<(i64, String)> = sqlx::query_as(
+            "SELECT g.id, g.worker FROM grid_jobs g WHERE g.status = 'claimed' AND EXISTS
+             (SELECT 1 FROM machine_runs r WHERE r.grid_job_id = g.id AND r.status = 'running')",
+        )
+        .fetch_all(pool)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|(_, w): &(i64, String)| w.ends_with(victim));
+        if let Some(c) = claimed {
+            return c;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the first worker never held a job: {}",
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -38,25 +70,7 @@ async fn three_workers_share_the_grid_and_a_killed_ones_group_is_taken_over_and_
 
     // Wait until the first worker holds a group, then kill it with kill -9.
     let victim = format!(":{}", workers[0].id());
-    let start = Instant::now();
-    let held = loop {
-        let claimed: Option<(i64, String)> = sqlx::query_as(
-            "SELECT id, worker FROM grid_jobs WHERE status = 'claimed' AND run_id IS NOT NULL",
-        )
-        .fetch_all(&pool)
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|(_, w): &(i64, String)| w.ends_with(&victim));
-        if let Some(c) = claimed {
-            break c;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "the first worker never held a group"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    };
+    let held = holding(&pool, &victim, &logs[0]).await;
     workers[0].kill().unwrap();
     workers[0].wait().unwrap();
     for (i, w) in workers.iter_mut().enumerate().skip(1) {
@@ -210,9 +224,7 @@ async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
         .unwrap();
     assert_eq!((b.attempt, b.took_over_from.as_deref()), (2, Some("a:1")));
     let mut tx = app::ssr::tx::begin_immediate(&pool, &[]).await.unwrap();
-    let e = grid::complete(&mut tx, &a, app::domain::ids::RunId(1))
-        .await
-        .unwrap_err();
+    let e = grid::complete(&mut tx, &a).await.unwrap_err();
     tx.rollback().await.unwrap();
     assert!(e.to_string().contains("lost its lease"), "{e}");
     grid::fail(&pool, &a, "too late").await.unwrap();
@@ -235,4 +247,85 @@ async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
         .await
         .unwrap();
     assert_eq!(grid::unfinished(&pool, &jobs).await.unwrap(), (1, 4));
+}
+
+/// The frozen baseline as a grid: a job per task (its heads share one pass of the encoder),
+/// its runs stored together. Two workers, one killed with kill -9 while it holds a task: every
+/// group of every task stored once, the killed worker's runs of that task marked failed.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_frozen_baseline_grid_survives_a_killed_worker_and_stores_each_task_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = common::db_url(&dir.path().join("frozen.db"));
+    let pool = server::db::connect(&url).await.unwrap();
+    server::demo::ensure_demo(&pool).await.unwrap();
+    let model = dir.path().join("tiny-bert");
+    common::tiny_bert::write_model_dir(&model, 4);
+    let logs: Vec<_> = (0..2)
+        .map(|i| dir.path().join(format!("frozen{i}.log")))
+        .collect();
+    let mut workers: Vec<Child> = logs
+        .iter()
+        .map(|l| grid_worker(&url, &model, l, false))
+        .collect();
+    let victim = format!(":{}", workers[0].id());
+    let held = holding(&pool, &victim, &logs[0]).await;
+    workers[0].kill().unwrap();
+    workers[0].wait().unwrap();
+    let status = workers[1].wait().unwrap();
+    let log = std::fs::read_to_string(&logs[1]).unwrap();
+    assert!(status.success(), "{status}\n{log}");
+
+    let tasks: i64 =
+        sqlx::query_scalar("SELECT COUNT(DISTINCT task_id) FROM data_files WHERE kind = 'train'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    let jobs: Vec<(JobStatus, i64, i64)> = sqlx::query_as(
+        "SELECT status, COUNT(*), CAST(SUM(k + split) AS BIGINT) FROM grid_jobs GROUP BY status",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(jobs, vec![(JobStatus::Done, tasks, 0)], "a job per task");
+    let done: Vec<i64> = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id
+         WHERE s.name = $1 AND r.status = 'done' GROUP BY r.task_id, r.k, r.split",
+    )
+    .bind(server::model::baseline::SYSTEM)
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    let groups: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM (SELECT DISTINCT task_id, k, split FROM data_files WHERE kind = 'train') g",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(done.len() as i64, groups);
+    assert!(done.iter().all(|&n| n == 1), "{done:?}");
+    // The killed worker's runs of its task: all failed, none left running.
+    let lost: Vec<(String, Option<String>)> = sqlx::query_as(
+        "SELECT status, error FROM machine_runs WHERE grid_job_id = $1 AND status != 'done'",
+    )
+    .bind(held.0)
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert!(!lost.is_empty());
+    assert!(
+        lost.iter().all(|(s, e)| s == "failed"
+            && e.as_deref()
+                .is_some_and(|e| e.contains(&format!("worker {} stopped renewing", held.1)))),
+        "{lost:?}"
+    );
+    let running: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM machine_runs WHERE status = 'running'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(running, 0);
+    eprintln!(
+        "{tasks} task jobs, {groups} groups stored once; job {} taken over from {}",
+        held.0, held.1
+    );
 }

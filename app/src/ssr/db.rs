@@ -40,9 +40,9 @@ pub const TABLES: &[(&str, bool)] = &[
     ("crossfit_partitions", true),
     ("crossfit_runs", true),
     ("machine_systems", true),
+    ("grid_jobs", true),
     ("machine_runs", true),
     ("machine_predictions", false),
-    ("grid_jobs", true),
 ];
 
 /// Which engine a pool or connection talks to.

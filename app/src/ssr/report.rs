@@ -86,6 +86,7 @@ async fn task_data(
 /// Adds one row (rows come ordered by assignment, then position) to the annotator records.
 fn fold_row(out: &mut Vec<AnnotatorRecord>, r: AnnotationRow) {
     if out.last().map(|a| a.assignment) != Some(r.assignment_id) {
+        finish_annotator(out);
         out.push(AnnotatorRecord {
             assignment: r.assignment_id,
             study: r.study_id,
@@ -113,9 +114,12 @@ fn fold_row(out: &mut Vec<AnnotatorRecord>, r: AnnotationRow) {
         } else {
             String::new()
         },
-        answer: r
-            .submitted
-            .then(|| r.answer.into_iter().map(|s| s.text).collect()),
+        answer: r.submitted.then(|| {
+            // Collected in place, the strings would keep the decoded spans' larger buffer.
+            let mut texts: Vec<String> = r.answer.into_iter().map(|s| s.text).collect();
+            texts.shrink_to_fit();
+            texts
+        }),
         skipped: r.skipped,
         confidence: r.confidence,
         s1: r.s1,
@@ -123,6 +127,14 @@ fn fold_row(out: &mut Vec<AnnotatorRecord>, r: AnnotationRow) {
         shown_at: r.shown_at,
         submitted_at: r.submitted_at,
     });
+}
+
+/// Gives back what the last annotator's item list grew beyond its length: loaded row by row,
+/// each list doubles as it grows, up to 1.7 times its 300 items on a 300-item test set.
+fn finish_annotator(out: &mut [AnnotatorRecord]) {
+    if let Some(a) = out.last_mut() {
+        a.items.shrink_to_fit();
+    }
 }
 
 /// The studies `scope` names (every study when empty); an unknown id is `NotFound`.
@@ -167,6 +179,7 @@ pub async fn load(pool: &AnyPool, scope: &[StudyId]) -> Result<Loaded, AppError>
             });
         fold_row(&mut annotators, r);
     }
+    finish_annotator(&mut annotators);
     drop(rows);
     let pages = study::page_rows(pool, &studies).await?;
     let mut records = pages.records();

@@ -22,7 +22,7 @@ pub struct RunRow {
     pub s1: Option<f64>,
     pub s1_any_of: Option<f64>,
     pub seconds: Option<f64>,
-    /// The grid worker (host and process id) that runs or ran it, for a shared grid's run.
+    /// While running in a shared grid: the worker (host and process id) that runs it.
     pub worker: Option<String>,
     /// While running: the time left at its pace so far (elapsed × left / done).
     pub left_seconds: Option<f64>,

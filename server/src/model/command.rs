@@ -58,9 +58,10 @@ pub struct BaselineArgs {
     /// --split it runs every group and resumes a stopped grid (finished groups are kept).
     #[arg(long)]
     pub finetune: bool,
-    /// Fine-tuning: how long a claimed shot group stays this worker's without a renewal (it
-    /// renews four times as often). Run the same command on several machines pointed at one
-    /// database and they share the grid; a group whose worker stopped is taken over after this.
+    /// How long a claimed job (a fine-tuning shot group; a task of the frozen baseline) stays
+    /// this worker's without a renewal (it renews four times as often). Run the same command on
+    /// several machines pointed at one database and they share the grid; a job whose worker
+    /// stopped is taken over after this.
     #[arg(long, default_value_t = store::grid::LEASE.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub lease_seconds: u64,
     /// Where models run: auto (CUDA when it loads, else CPU), cpu, or cuda (an error when
@@ -155,39 +156,26 @@ pub async fn baseline(database: &str, a: BaselineArgs) -> Result<()> {
             ))
         }
     };
+    let run = store::GridRun {
+        replace: a.replace,
+        export: a.export,
+        device: a.device,
+        bar: true,
+        lease: std::time::Duration::from_secs(a.lease_seconds),
+    };
     if a.finetune {
         let (jobs, skipped) =
             store::plan_finetune(&pool, &tasks, a.k.zip(a.split), a.replace).await?;
         if skipped > 0 {
             eprintln!("{skipped} shot groups already fine-tuned and evaluated are kept (--replace to run them again)");
         }
-        let run = store::GridRun {
-            replace: a.replace,
-            export: a.export,
-            device: a.device,
-            bar: true,
-            lease: std::time::Duration::from_secs(a.lease_seconds),
-        };
         for s in store::run_finetune(&pool, jobs, &run).await? {
             println!("{}", s.render());
         }
         return Ok(());
     }
-    let groups = a.k.zip(a.split).map(|g| vec![g]);
-    for task in tasks {
-        for s in store::run_baseline(
-            &pool,
-            &task,
-            groups.clone(),
-            a.replace,
-            a.export.clone(),
-            a.device,
-            true,
-        )
-        .await?
-        {
-            println!("{}", s.render());
-        }
+    for s in store::run_baseline_grid(&pool, &tasks, a.k.zip(a.split), &run).await? {
+        println!("{}", s.render());
     }
     Ok(())
 }

@@ -9,7 +9,7 @@
 //! every group is stored exactly once.
 
 use crate::error::{Result, ServerError};
-use app::domain::ids::{RunId, TaskId};
+use app::domain::ids::TaskId;
 use app::domain::run::JobStatus;
 use app::ssr::auth::now_ms;
 use app::ssr::db::Backend;
@@ -21,6 +21,20 @@ use std::time::Duration;
 /// The lease a worker holds on a job unless told otherwise (`--lease-seconds`): long enough to
 /// ride out a slow database, short enough that a killed worker's group is soon taken over.
 pub const LEASE: Duration = Duration::from_secs(60);
+
+/// How a worker runs a shared grid.
+#[derive(Clone, Debug)]
+pub struct GridRun {
+    /// Replace finished evaluations (their jobs are queued again).
+    pub replace: bool,
+    /// Also write each trained model folder under this folder.
+    pub export: Option<std::path::PathBuf>,
+    pub device: crate::model::runtime::Device,
+    /// A progress bar on stderr.
+    pub bar: bool,
+    /// How long a claimed job stays this worker's without a renewal ([`LEASE`]).
+    pub lease: Duration,
+}
 
 /// This worker process, as other workers and the models page see it: host and process id.
 pub fn worker_name() -> String {
@@ -99,7 +113,6 @@ struct Claimable {
     split: i64,
     status: JobStatus,
     worker: Option<String>,
-    run_id: Option<RunId>,
     attempts: i64,
 }
 
@@ -115,7 +128,7 @@ pub async fn claim(
     let now = now_ms();
     let list = serde_json::to_string(jobs).expect("ids serialise");
     let found: Option<Claimable> = sqlx::query_as(&format!(
-        "SELECT id, task_id, k, split, status, worker, run_id, attempts FROM grid_jobs
+        "SELECT id, task_id, k, split, status, worker, attempts FROM grid_jobs
          WHERE id IN (SELECT CAST(value AS BIGINT) FROM {})
            AND (status = 'queued' OR (status = 'claimed' AND lease_until < $2))
          ORDER BY id LIMIT 1{}",
@@ -132,12 +145,12 @@ pub async fn claim(
     };
     let took_over_from =
         (job.status == JobStatus::Claimed).then(|| job.worker.clone().unwrap_or_default());
-    if let (Some(lost), Some(run)) = (&took_over_from, job.run_id) {
-        lost_run(&mut tx, run, lost, worker, now).await?;
+    if let Some(lost) = &took_over_from {
+        lost_runs(&mut tx, job.id, lost, worker, now).await?;
     }
     sqlx::query(
         "UPDATE grid_jobs SET status = 'claimed', worker = $1, lease_until = $2, attempts = attempts + 1,
-            run_id = NULL, error = NULL WHERE id = $3",
+            error = NULL WHERE id = $3",
     )
     .bind(worker)
     .bind(now + lease.as_millis() as i64)
@@ -156,37 +169,25 @@ pub async fn claim(
     }))
 }
 
-/// Marks the run of a worker whose lease ran out failed, saying who took its group over.
-async fn lost_run(
+/// Marks the runs a worker whose lease ran out had opened for a job failed, saying who took
+/// the job over.
+async fn lost_runs(
     tx: &mut Transaction<'static, Any>,
-    run: RunId,
+    job: i64,
     lost: &str,
     by: &str,
     now: i64,
 ) -> Result<()> {
     sqlx::query(
         "UPDATE machine_runs SET status = 'failed', error = $1, finished_at = $2
-         WHERE id = $3 AND status = 'running'",
+         WHERE grid_job_id = $3 AND status = 'running'",
     )
     .bind(format!(
-        "worker {lost} stopped renewing its lease on this group; {by} took it over"
+        "worker {lost} stopped renewing its lease on this job; {by} took it over"
     ))
     .bind(now)
-    .bind(run)
+    .bind(job)
     .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
-
-/// Records the run a held job's attempt opened (the models page shows who runs it).
-pub async fn attach_run(pool: &AnyPool, held: &Held, run: RunId) -> Result<()> {
-    sqlx::query(
-        "UPDATE grid_jobs SET run_id = $1 WHERE id = $2 AND worker = $3 AND status = 'claimed'",
-    )
-    .bind(run)
-    .bind(held.job)
-    .bind(&held.worker)
-    .execute(pool)
     .await?;
     Ok(())
 }
@@ -205,22 +206,21 @@ pub async fn fail(pool: &AnyPool, held: &Held, error: &str) -> Result<()> {
     Ok(())
 }
 
-/// Inside the transaction that stores a held job's run: marks the job done, or refuses when
-/// the lease was lost meanwhile (another worker took the group over and stores it).
-pub async fn complete(tx: &mut Transaction<'static, Any>, held: &Held, run: RunId) -> Result<()> {
+/// Inside the transaction that stores a held job's runs: marks the job done, or refuses when
+/// the lease was lost meanwhile (another worker took the job over and stores it).
+pub async fn complete(tx: &mut Transaction<'static, Any>, held: &Held) -> Result<()> {
     let done = sqlx::query(
-        "UPDATE grid_jobs SET status = 'done', run_id = $1, lease_until = NULL
-         WHERE id = $2 AND worker = $3 AND status = 'claimed'",
+        "UPDATE grid_jobs SET status = 'done', lease_until = NULL
+         WHERE id = $1 AND worker = $2 AND status = 'claimed'",
     )
-    .bind(run)
     .bind(held.job)
     .bind(&held.worker)
     .execute(&mut **tx)
     .await?;
     if done.rows_affected() == 0 {
-        return Err(ServerError::Conflict(format!(
-            "this worker ({}) lost its lease on the group k={} split={} (it stopped renewing it for too long) and another worker took it over; nothing was stored",
-            held.worker, held.k, held.split
+        return Err(ServerError::LeaseLost(format!(
+            "this worker ({}) lost its lease on grid job {} (k={} split={}; it stopped renewing it for too long) and another worker took it over; nothing was stored",
+            held.worker, held.job, held.k, held.split
         )));
     }
     Ok(())
@@ -287,5 +287,73 @@ impl Heartbeat {
 impl Drop for Heartbeat {
     fn drop(&mut self) {
         self.task.abort();
+    }
+}
+
+/// One worker's turn through a grid: the next job it claims, with its lease renewed until the
+/// job is settled; waits while other workers hold the rest, ends when nothing is unfinished.
+pub struct Worker {
+    pool: AnyPool,
+    jobs: Vec<i64>,
+    lease: Duration,
+    pub name: String,
+    beat: Option<Heartbeat>,
+}
+
+impl Worker {
+    pub fn new(pool: &AnyPool, jobs: Vec<i64>, lease: Duration) -> Worker {
+        Worker {
+            pool: pool.clone(),
+            jobs,
+            lease,
+            name: worker_name(),
+            beat: None,
+        }
+    }
+
+    /// The next job this worker holds, or `None` when every job is done or failed.
+    pub async fn next(&mut self) -> Result<Option<Held>> {
+        loop {
+            if let Some(held) = claim(&self.pool, &self.jobs, &self.name, self.lease).await? {
+                if let Some(lost) = &held.took_over_from {
+                    eprintln!(
+                        "grid job {} (k={} split={}): taken over from {lost}, whose lease ran out",
+                        held.job, held.k, held.split
+                    );
+                }
+                self.beat = Some(Heartbeat::start(&self.pool, &held, self.lease));
+                return Ok(Some(held));
+            }
+            if unfinished(&self.pool, &self.jobs).await?.0 == 0 {
+                return Ok(None);
+            }
+            // Other workers hold the rest: wait until they finish or a lease runs out.
+            tokio::time::sleep(self.lease / 4).await;
+        }
+    }
+
+    /// Ends the held job's turn: its result, or `None` when the lease was lost to another
+    /// worker (which stores the job), or the error. The job is marked failed on any error,
+    /// where this worker still holds it.
+    pub async fn settle<T>(&mut self, held: &Held, result: Result<T>) -> Result<Option<T>> {
+        self.beat = None;
+        match result {
+            Ok(v) => Ok(Some(v)),
+            Err(e) => {
+                fail(&self.pool, held, &e.to_string()).await?;
+                match e {
+                    ServerError::LeaseLost(why) => {
+                        eprintln!("{why}");
+                        Ok(None)
+                    }
+                    e => Err(e),
+                }
+            }
+        }
+    }
+
+    /// The jobs not finished yet and their shots (for an estimate of the time left).
+    pub async fn left(&self) -> Result<(i64, i64)> {
+        unfinished(&self.pool, &self.jobs).await
     }
 }

@@ -128,7 +128,7 @@ pub async fn import(pool: &AnyPool, label: &str, text: &str, t: Target) -> Resul
         })
         .collect();
     let items = score_items(&spec, &test, answers);
-    let run = start(pool, task_id, &t, label, "{}", "imported").await?;
+    let run = start(pool, task_id, &t, label, "{}", "imported", None).await?;
     let (s1, s1_any_of) = finish(pool, run, &t, "imported", &items, None).await?;
     Ok(Summary {
         run,

@@ -8,10 +8,11 @@ mod progress;
 mod runs;
 mod tuned;
 
+pub use grid::GridRun;
 pub use imported::{import, read_imported};
 pub use progress::Progress;
-pub use runs::{evaluate, run_baseline};
-pub use tuned::{plan as plan_finetune, run_finetune, GridRun, Job};
+pub use runs::{evaluate, run_baseline, run_baseline_grid};
+pub use tuned::{plan as plan_finetune, run_finetune, Job};
 
 use super::decode::PredSpan;
 use crate::error::{Result, ServerError};
@@ -21,7 +22,7 @@ use app::domain::s1::{mean, Scoring};
 use app::domain::task::{Example, TaskSpec};
 use app::ssr::auth::now_ms;
 use app::ssr::tx::Guard;
-use sqlx::AnyPool;
+use sqlx::{Any, AnyPool, Transaction};
 
 /// What an evaluation is stored as: system, task and the shot group (0/0 for none).
 #[derive(Clone, Debug)]
@@ -82,10 +83,17 @@ async fn system_id(pool: &AnyPool, name: &str, kind: SystemKind) -> Result<i64> 
         }
         return Ok(id);
     }
+    // Workers of a shared grid may register the system at the same moment: one row wins.
+    sqlx::query(
+        "INSERT INTO machine_systems (name, kind) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+    )
+    .bind(name)
+    .bind(kind)
+    .execute(pool)
+    .await?;
     Ok(
-        sqlx::query_scalar("INSERT INTO machine_systems (name, kind) VALUES ($1, $2) RETURNING id")
+        sqlx::query_scalar("SELECT id FROM machine_systems WHERE name = $1")
             .bind(name)
-            .bind(kind)
             .fetch_one(pool)
             .await?,
     )
@@ -125,12 +133,15 @@ async fn start(
     source: &str,
     settings: &str,
     provider: &str,
+    held: Option<&grid::Held>,
 ) -> Result<RunId> {
     refuse_if_done(pool, task_id, t).await?;
     let system = system_id(pool, &t.system, t.kind).await?;
+    // A grid job's run names its job as it is opened: a worker killed at any moment leaves no
+    // run that the worker taking the job over cannot find.
     Ok(sqlx::query_scalar(
-        "INSERT INTO machine_runs (system_id, task_id, k, split, status, source, settings_json, provider, started_at)
-         VALUES ($1, $2, $3, $4, 'running', $5, $6, $7, $8) RETURNING id",
+        "INSERT INTO machine_runs (system_id, task_id, k, split, status, source, settings_json, provider, started_at, grid_job_id)
+         VALUES ($1, $2, $3, $4, 'running', $5, $6, $7, $8, $9) RETURNING id",
     )
     .bind(system)
     .bind(task_id)
@@ -140,6 +151,7 @@ async fn start(
     .bind(settings)
     .bind(provider)
     .bind(now_ms())
+    .bind(held.map(|h| h.job))
     .fetch_one(pool)
     .await?)
 }
@@ -216,6 +228,14 @@ fn score_items(
         .collect()
 }
 
+/// A finished run to store: its predictions, scored.
+struct Finished<'a> {
+    run: RunId,
+    t: &'a Target,
+    provider: &'a str,
+    items: &'a [Scored],
+}
+
 /// Stores the predictions and marks the run done (replacing an older one if asked), at once;
 /// for a job of a shared grid, only while this worker still holds its lease, marking it done.
 async fn finish(
@@ -226,22 +246,50 @@ async fn finish(
     items: &[Scored],
     held: Option<&grid::Held>,
 ) -> Result<(f64, f64)> {
+    let one = Finished {
+        run,
+        t,
+        provider,
+        items,
+    };
+    Ok(finish_all(pool, &[one], held).await?[0])
+}
+
+/// [`finish`] for several runs in one transaction: all stored, or none.
+async fn finish_all(
+    pool: &AnyPool,
+    runs: &[Finished<'_>],
+    held: Option<&grid::Held>,
+) -> Result<Vec<(f64, f64)>> {
+    let guards: Vec<Guard> = runs
+        .iter()
+        .map(|f| Guard::Run(&f.t.system, &f.t.task, f.t.k, f.t.split))
+        .collect();
+    let mut tx = app::ssr::tx::begin_immediate(pool, &guards).await?;
+    if let Some(held) = held {
+        grid::complete(&mut tx, held).await?;
+    }
+    let mut scores = Vec::with_capacity(runs.len());
+    for f in runs {
+        scores.push(store_run(&mut tx, f).await?);
+    }
+    tx.commit().await?;
+    Ok(scores)
+}
+
+/// Writes one finished run inside a transaction; answers its S1 (official, any-of).
+async fn store_run(tx: &mut Transaction<'static, Any>, f: &Finished<'_>) -> Result<(f64, f64)> {
+    let (run, items) = (f.run, f.items);
     let s1 = mean(&items.iter().map(|i| i.s1).collect::<Vec<_>>()).unwrap_or(0.0);
     let any = mean(&items.iter().map(|i| i.s1_any_of).collect::<Vec<_>>()).unwrap_or(0.0);
-    let mut tx =
-        app::ssr::tx::begin_immediate(pool, &[Guard::Run(&t.system, &t.task, t.k, t.split)])
-            .await?;
-    if let Some(held) = held {
-        grid::complete(&mut tx, held, run).await?;
-    }
-    if t.replace {
+    if f.t.replace {
         sqlx::query(
             "UPDATE machine_runs SET status = 'replaced' WHERE status = 'done' AND id != $1
              AND (system_id, task_id, k, split) = (SELECT system_id, task_id, k, split FROM machine_runs WHERE id = $2)",
         )
         .bind(run)
         .bind(run)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
     }
     for i in items {
@@ -263,19 +311,18 @@ async fn finish(
             Some(p) => insert.bind(p),
             None => insert,
         }
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
     }
     sqlx::query(
         "UPDATE machine_runs SET status = 'done', provider = $1, s1 = $2, s1_any_of = $3, finished_at = $4, done = total WHERE id = $5",
     )
-    .bind(provider)
+    .bind(f.provider)
     .bind(s1)
     .bind(any)
     .bind(now_ms())
     .bind(run)
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?;
-    tx.commit().await?;
     Ok((s1, any))
 }

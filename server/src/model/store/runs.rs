@@ -1,6 +1,7 @@
 //! Evaluations of a registered model and the baseline over shot groups: the task's test
 //! set predicted, scored and stored under each target.
 
+use super::grid::{self, GridRun};
 use super::*;
 use app::domain::ids::{ExampleId, TaskId};
 
@@ -49,6 +50,7 @@ pub async fn evaluate(
         &dir.dir.display().to_string(),
         &settings,
         "starting",
+        None,
     )
     .await?;
     let mut progress = Progress::new(pool, vec![run], format!("{} on {}", t.system, t.task), bar);
@@ -80,7 +82,8 @@ pub async fn evaluate(
 }
 
 /// The baseline on a task: a head per shot group (`groups`, or every group of the task),
-/// each stored as a run of the baseline system; optionally each head exported as a model.
+/// each stored as a run of the baseline system, all in one transaction; optionally each head
+/// exported as a model.
 pub async fn run_baseline(
     pool: &AnyPool,
     task: &str,
@@ -90,6 +93,60 @@ pub async fn run_baseline(
     device: Device,
     bar: bool,
 ) -> Result<Vec<Summary>> {
+    let o = GridRun {
+        replace,
+        export,
+        device,
+        bar,
+        lease: grid::LEASE,
+    };
+    baseline_job(pool, task, groups, &o, None).await
+}
+
+/// The frozen baseline as a shared grid: a job per task (every shot group: k = split = 0) or
+/// per given group, claimed by any number of workers; a job's runs are stored together, in
+/// the transaction that marks it done, only while its worker holds the lease.
+pub async fn run_baseline_grid(
+    pool: &AnyPool,
+    tasks: &[String],
+    group: Option<(u32, u32)>,
+    o: &GridRun,
+) -> Result<Vec<Summary>> {
+    let mut keys = Vec::new();
+    let mut names = std::collections::HashMap::new();
+    for task in tasks {
+        let id: TaskId = sqlx::query_scalar("SELECT id FROM tasks WHERE name = $1")
+            .bind(task)
+            .fetch_optional(pool)
+            .await?
+            .ok_or_else(|| ServerError::Usage(format!("there is no task {task}")))?;
+        let (k, split) = group.unwrap_or((0, 0));
+        keys.push((id, k, split));
+        names.insert(id, task.clone());
+    }
+    let jobs = grid::enqueue(pool, baseline::SYSTEM, &keys, o.replace).await?;
+    let mut worker = grid::Worker::new(pool, jobs, o.lease);
+    let mut out = Vec::new();
+    while let Some(held) = worker.next().await? {
+        let groups = (held.k > 0).then(|| vec![(held.k, held.split)]);
+        let task = &names[&held.task_id];
+        let result = baseline_job(pool, task, groups, o, Some(&held)).await;
+        if let Some(done) = worker.settle(&held, result).await? {
+            out.extend(done);
+        }
+    }
+    Ok(out)
+}
+
+/// [`run_baseline`], for a grid job when `held`.
+async fn baseline_job(
+    pool: &AnyPool,
+    task: &str,
+    groups: Option<Vec<(u32, u32)>>,
+    o: &GridRun,
+    held: Option<&grid::Held>,
+) -> Result<Vec<Summary>> {
+    let (replace, device, bar) = (o.replace, o.device, o.bar);
     let (task_id, spec, test) = task_test(pool, task).await?;
     let all = app::ssr::catalog::shot_groups(pool, task_id).await?;
     let groups = match groups {
@@ -147,6 +204,7 @@ pub async fn run_baseline(
             "built-in baseline",
             &settings,
             "starting",
+            held,
         )
         .await
         {
@@ -192,19 +250,37 @@ pub async fn run_baseline(
     .and_then(|r| r);
     let (provider, trained) = or_fail(pool, &runs, result).await?;
     let seconds = started.elapsed().as_secs_f64();
-    let mut out = Vec::new();
-    for ((tr, run), t) in trained.into_iter().zip(runs).zip(targets) {
-        if let Some(dir) = &export {
+    let mut scored = Vec::new();
+    for tr in trained {
+        if let Some(dir) = &o.export {
             let sub = dir.join(format!("{task}-k{}-s{}", tr.k, tr.split));
             baseline::export(&sub, &encoder_path, &tok_path, &tr.head, &tr.decoding)?;
         }
-        let items = score_items(
+        scored.push(score_items(
             &spec,
             &test,
             model_answers(&spec, tr.spans, tr.probabilities),
-        );
-        let (s1, s1_any_of) = finish(pool, run, &t, &provider, &items, None).await?;
-        out.push(Summary {
+        ));
+    }
+    let finished: Vec<Finished> = runs
+        .iter()
+        .zip(&targets)
+        .zip(&scored)
+        .map(|((&run, t), items)| Finished {
+            run,
+            t,
+            provider: &provider,
+            items,
+        })
+        .collect();
+    let stored = finish_all(pool, &finished, held).await;
+    let scores = or_fail(pool, &runs, stored).await?;
+    Ok(scores
+        .into_iter()
+        .zip(runs)
+        .zip(targets)
+        .zip(&scored)
+        .map(|((((s1, s1_any_of), run), t), items)| Summary {
             run,
             items: items.len(),
             s1,
@@ -212,7 +288,6 @@ pub async fn run_baseline(
             provider: provider.clone(),
             seconds,
             target: t,
-        });
-    }
-    Ok(out)
+        })
+        .collect())
 }

@@ -2,7 +2,7 @@
 //! exported to ONNX and evaluated by ONNX Runtime; a grid that many workers share (`grid`),
 //! resumes and shows its ETA.
 
-use super::grid;
+use super::grid::{self, GridRun};
 use super::runs::task_test;
 use super::*;
 use crate::model::baseline;
@@ -15,7 +15,7 @@ use crate::model::tune::{self, train, Recipe};
 use app::domain::ids::TaskId;
 use app::ssr::catalog::examples_of;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 /// One shot group to fine-tune on.
@@ -156,20 +156,6 @@ fn tune_one(
     })
 }
 
-/// How a worker runs the fine-tuning grid.
-#[derive(Clone, Debug)]
-pub struct GridRun {
-    /// Replace finished evaluations (their jobs are queued again).
-    pub replace: bool,
-    /// Also write each model folder (and an int8 copy) under this folder.
-    pub export: Option<PathBuf>,
-    pub device: Device,
-    /// A progress bar on stderr.
-    pub bar: bool,
-    /// How long a claimed job stays this worker's without a renewal (`grid::LEASE`).
-    pub lease: std::time::Duration,
-}
-
 /// A task's test set, loaded once per task a worker meets.
 type TaskTest = (
     app::domain::task::TaskSpec,
@@ -185,58 +171,33 @@ pub async fn run_finetune(pool: &AnyPool, jobs: Vec<Job>, o: &GridRun) -> Result
     let groups: Vec<_> = jobs.iter().map(|j| (j.task_id, j.k, j.split)).collect();
     let ids = grid::enqueue(pool, tune::SYSTEM, &groups, o.replace).await?;
     let names: HashMap<TaskId, String> = jobs.iter().map(|j| (j.task_id, j.task.clone())).collect();
-    let worker = grid::worker_name();
+    let mut worker = grid::Worker::new(pool, ids, o.lease);
     let (mut mine, started) = (0u64, Instant::now());
     let mut tests: HashMap<TaskId, TaskTest> = HashMap::new();
     let mut out = Vec::new();
-    loop {
-        let Some(held) = grid::claim(pool, &ids, &worker, o.lease).await? else {
-            if grid::unfinished(pool, &ids).await?.0 == 0 {
-                break;
-            }
-            // Other workers hold the rest: wait until they finish or a lease runs out.
-            tokio::time::sleep(o.lease / 4).await;
-            continue;
-        };
-        let beat = grid::Heartbeat::start(pool, &held, o.lease);
+    while let Some(held) = worker.next().await? {
         let task = names[&held.task_id].clone();
         if let std::collections::hash_map::Entry::Vacant(e) = tests.entry(held.task_id) {
             let (_, spec, test) = task_test(pool, &task).await?;
             e.insert((spec, test));
         }
-        if let Some(lost) = &held.took_over_from {
-            eprintln!(
-                "{task} k={} split={}: taken over from {lost}, whose lease ran out",
-                held.k, held.split
-            );
-        }
         let result = tune_job(pool, &weights, &task, &tests[&held.task_id], &held, o).await;
-        drop(beat);
-        match result {
-            Ok(summary) => {
-                mine += u64::from(held.k);
-                let (_, left) = grid::unfinished(pool, &ids).await?;
-                let elapsed = started.elapsed().as_secs_f64();
-                eprintln!(
-                    "{task} k={} split={} ({worker}): S1 {:.4}; elapsed {:.1} min, about {:.1} min left at this worker's pace ({left} shots unfinished)",
-                    held.k,
-                    held.split,
-                    summary.s1,
-                    elapsed / 60.0,
-                    elapsed / mine as f64 * left as f64 / 60.0
-                );
-                out.push(summary);
-            }
-            // The job is marked failed only where this worker still holds it. A conflict (the
-            // lease lost to another worker, which stores the group) ends this group only.
-            Err(e) => {
-                grid::fail(pool, &held, &e.to_string()).await?;
-                match e {
-                    ServerError::Conflict(why) => eprintln!("{why}"),
-                    e => return Err(e),
-                }
-            }
-        }
+        let Some(summary) = worker.settle(&held, result).await? else {
+            continue;
+        };
+        mine += u64::from(held.k);
+        let (_, left) = worker.left().await?;
+        let elapsed = started.elapsed().as_secs_f64();
+        eprintln!(
+            "{task} k={} split={} ({}): S1 {:.4}; elapsed {:.1} min, about {:.1} min left at this worker's pace ({left} shots unfinished)",
+            held.k,
+            held.split,
+            worker.name,
+            summary.s1,
+            elapsed / 60.0,
+            elapsed / mine as f64 * left as f64 / 60.0
+        );
+        out.push(summary);
     }
     Ok(out)
 }
@@ -269,8 +230,16 @@ async fn tune_job(
         .map(|(_, e)| e)
         .collect();
     let provider = format!("built-in fine-tuning ({})", held.worker);
-    let run = start(pool, held.task_id, &t, &provider, &settings, "starting").await?;
-    grid::attach_run(pool, held, run).await?;
+    let run = start(
+        pool,
+        held.task_id,
+        &t,
+        &provider,
+        &settings,
+        "starting",
+        Some(held),
+    )
+    .await?;
     let keep = o
         .export
         .as_ref()
