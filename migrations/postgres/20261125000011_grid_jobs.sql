@@ -2,7 +2,8 @@
 -- constraints and meaning (INTEGER is BIGINT, the rowid key an identity column).
 -- Issue 29: a model grid shared by many machines. A grid job is one shot group of a task for
 -- one system (the fine-tuned baseline: train, export, evaluate, store), or every shot group
--- of a task at once (k = split = 0: the frozen baseline, whose heads share one encoder pass). Any number of worker
+-- of a task at once (k = split = 0: the frozen baseline, whose heads share one encoder pass),
+-- or one model folder to evaluate (`eval --plan`). Any number of worker
 -- processes, on any machine pointed at the database, claim the next queued job, hold it by a
 -- lease that they renew while they work (a heartbeat), and store its run; a job whose lease
 -- ran out (its worker was killed or lost the database) is claimed again by another worker,
@@ -15,6 +16,7 @@ CREATE TABLE grid_jobs (
     task_id      BIGINT NOT NULL REFERENCES tasks(id),
     k            BIGINT NOT NULL CHECK (k >= 0),
     split        BIGINT NOT NULL CHECK (split >= 0),
+    source       TEXT,                             -- what to run when it is not the system itself: an evaluated model's folder
     status       TEXT NOT NULL CHECK (status IN ('queued', 'claimed', 'done', 'failed')),
     worker       TEXT,                             -- who holds or last held it: host and process id
     lease_until  BIGINT,                           -- unix ms; past it, another worker may claim it

@@ -72,9 +72,15 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
             .await
             .unwrap();
     use server::model::store::grid;
-    let jobs = grid::enqueue(&pool, "grid", &[(task, 2, 1), (task, 2, 2)], false)
-        .await
-        .unwrap();
+    let jobs = grid::enqueue(
+        &pool,
+        "grid",
+        &[(task, 2, 1), (task, 2, 2)],
+        Some("models/x"),
+        false,
+    )
+    .await
+    .unwrap();
     let lease = std::time::Duration::from_secs(60);
     let held = grid::claim(&pool, &jobs, "box:1", lease)
         .await

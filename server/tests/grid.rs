@@ -203,11 +203,11 @@ async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
             .fetch_one(&pool)
             .await
             .unwrap();
-    let jobs = grid::enqueue(&pool, "s", &[(task, 4, 1)], false)
+    let jobs = grid::enqueue(&pool, "s", &[(task, 4, 1)], None, false)
         .await
         .unwrap();
     assert_eq!(
-        grid::enqueue(&pool, "s", &[(task, 4, 1)], false)
+        grid::enqueue(&pool, "s", &[(task, 4, 1)], None, false)
             .await
             .unwrap(),
         jobs
@@ -243,7 +243,7 @@ async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
     // Failed, it is queued again by the next command; done, only with --replace.
     grid::fail(&pool, &b, "broke").await.unwrap();
     assert_eq!(grid::unfinished(&pool, &jobs).await.unwrap(), (0, 0));
-    grid::enqueue(&pool, "s", &[(task, 4, 1)], false)
+    grid::enqueue(&pool, "s", &[(task, 4, 1)], None, false)
         .await
         .unwrap();
     assert_eq!(grid::unfinished(&pool, &jobs).await.unwrap(), (1, 4));

@@ -11,10 +11,19 @@ use std::path::PathBuf;
 #[derive(Debug, clap::Args)]
 pub struct EvalArgs {
     /// A model folder: model.onnx (start_logits/end_logits), tokenizer.json, optional decoding.json.
-    #[arg(long)]
-    pub model: PathBuf,
-    #[arg(long)]
-    pub task: String,
+    #[arg(long, required_unless_present = "plan")]
+    pub model: Option<PathBuf>,
+    #[arg(long, required_unless_present = "plan")]
+    pub task: Option<String>,
+    /// Many evaluations as a grid that workers on many machines share: a tab-separated file,
+    /// a line per model (`folder<TAB>task<TAB>k<TAB>split[<TAB>system]`, `#` for comments).
+    /// Run `eval --plan FILE` on every machine pointed at one database (each must see the
+    /// folders at the same paths); each evaluation is claimed by one worker and stored once.
+    #[arg(long, conflicts_with_all = ["model", "task", "system", "k", "split"])]
+    pub plan: Option<PathBuf>,
+    /// With --plan: how long a claimed evaluation stays this worker's without a renewal.
+    #[arg(long, default_value_t = store::grid::LEASE.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub lease_seconds: u64,
     /// The system name the scores are reported under [default: the folder's name].
     #[arg(long)]
     pub system: Option<String>,
@@ -121,25 +130,89 @@ pub fn quantize(a: QuantizeArgs) -> Result<()> {
     Ok(())
 }
 
+/// The system name of a model folder: its own name.
+fn folder_name(model: &std::path::Path) -> String {
+    model
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "model".into())
+}
+
+/// Reads an evaluation plan; every folder must open as a model here before anything is queued.
+pub fn read_plan(path: &std::path::Path) -> Result<Vec<store::PlannedEval>> {
+    let label = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ServerError::io(format!("cannot read {label}"), e))?;
+    let mut plan = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim_end_matches('\r');
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let bad = |m: String| ServerError::data(&label, Some(n + 1), m);
+        let f: Vec<&str> = line.split('\t').collect();
+        if !(4..=5).contains(&f.len()) {
+            return Err(bad(format!(
+                "expected folder, task, k, split and optionally a system name, separated by tabs; found {} field(s)",
+                f.len()
+            )));
+        }
+        let number = |name: &str, v: &str| {
+            v.trim()
+                .parse::<u32>()
+                .map_err(|_| bad(format!("{name} must be a whole number, not {v:?}")))
+        };
+        let model = PathBuf::from(f[0]);
+        ModelDir::open(&model).map_err(|e| bad(e.to_string()))?;
+        plan.push(store::PlannedEval {
+            system: f
+                .get(4)
+                .map_or_else(|| folder_name(&model), |s| s.trim().to_string()),
+            task: f[1].trim().to_string(),
+            k: number("k", f[2])?,
+            split: number("split", f[3])?,
+            model,
+        });
+    }
+    if plan.is_empty() {
+        return Err(ServerError::data(&label, None, "the plan names no model"));
+    }
+    Ok(plan)
+}
+
 pub async fn eval(database: &str, a: EvalArgs) -> Result<()> {
     let pool = db::connect_existing(database).await?;
-    let dir = ModelDir::open(&a.model)?;
-    let system = a.system.unwrap_or_else(|| {
-        a.model
-            .canonicalize()
-            .ok()
-            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .unwrap_or_else(|| "model".into())
-    });
+    let device = if a.cpu { Device::Cpu } else { a.device };
+    if let Some(plan) = &a.plan {
+        let plan = read_plan(plan)?;
+        let run = store::GridRun {
+            replace: a.replace,
+            export: None,
+            device,
+            bar: true,
+            lease: std::time::Duration::from_secs(a.lease_seconds),
+        };
+        for s in store::evaluate_plan(&pool, &plan, &run).await? {
+            println!("{}", s.render());
+        }
+        return Ok(());
+    }
+    let (Some(model), Some(task)) = (a.model, a.task) else {
+        return Err(ServerError::Usage(
+            "give --model and --task, or --plan".into(),
+        ));
+    };
+    let dir = ModelDir::open(&model)?;
+    let system = a.system.unwrap_or_else(|| folder_name(&model));
     let t = Target {
         system,
         kind: SystemKind::Onnx,
-        task: a.task,
+        task,
         k: a.k,
         split: a.split,
         replace: a.replace,
     };
-    let device = if a.cpu { Device::Cpu } else { a.device };
     let s = store::evaluate(&pool, &dir, t, device, true).await?;
     println!("{}", s.render());
     Ok(())

@@ -61,12 +61,14 @@ pub struct Held {
     pub took_over_from: Option<String>,
 }
 
-/// Queues the groups of `system` (a group already queued, claimed or done stays as it is; a
-/// failed one is queued again, and with `replace` a done one too) and answers the jobs' ids.
+/// Queues the groups of `system`, each to run `source` where given (a group already queued,
+/// claimed or done stays as it is; a failed one is queued again, and with `replace` a done one
+/// too) and answers the jobs' ids.
 pub async fn enqueue(
     pool: &AnyPool,
     system: &str,
     groups: &[(TaskId, u32, u32)],
+    source: Option<&str>,
     replace: bool,
 ) -> Result<Vec<i64>> {
     let again = if replace {
@@ -75,8 +77,10 @@ pub async fn enqueue(
         "grid_jobs.status = 'failed'"
     };
     let sql = format!(
-        "INSERT INTO grid_jobs (system, task_id, k, split, status, queued_at) VALUES ($1, $2, $3, $4, 'queued', $5)
-         ON CONFLICT (system, task_id, k, split) DO UPDATE SET status = 'queued', error = NULL, queued_at = $5
+        "INSERT INTO grid_jobs (system, task_id, k, split, status, queued_at, source)
+         VALUES ($1, $2, $3, $4, 'queued', $5, $6)
+         ON CONFLICT (system, task_id, k, split) DO UPDATE SET status = 'queued', error = NULL,
+             queued_at = $5, source = $6
          WHERE {again}"
     );
     let mut ids = Vec::with_capacity(groups.len());
@@ -87,6 +91,7 @@ pub async fn enqueue(
             .bind(i64::from(k))
             .bind(i64::from(split))
             .bind(now_ms())
+            .bind(source)
             .execute(pool)
             .await?;
         ids.push(

@@ -11,7 +11,7 @@ mod tuned;
 pub use grid::GridRun;
 pub use imported::{import, read_imported};
 pub use progress::Progress;
-pub use runs::{evaluate, run_baseline, run_baseline_grid};
+pub use runs::{evaluate, evaluate_plan, run_baseline, run_baseline_grid, PlannedEval};
 pub use tuned::{plan as plan_finetune, run_finetune, Job};
 
 use super::decode::PredSpan;

@@ -36,6 +36,18 @@ pub async fn evaluate(
     device: Device,
     bar: bool,
 ) -> Result<Summary> {
+    evaluate_job(pool, dir, t, device, bar, None).await
+}
+
+/// [`evaluate`], for a grid job when `held`.
+async fn evaluate_job(
+    pool: &AnyPool,
+    dir: &ModelDir,
+    t: Target,
+    device: Device,
+    bar: bool,
+    held: Option<&grid::Held>,
+) -> Result<Summary> {
     let (task_id, spec, test) = task_test(pool, &t.task).await?;
     // A model that cannot run is refused before anything is stored; it is loaded once.
     let d = dir.clone();
@@ -50,7 +62,7 @@ pub async fn evaluate(
         &dir.dir.display().to_string(),
         &settings,
         "starting",
-        None,
+        held,
     )
     .await?;
     let mut progress = Progress::new(pool, vec![run], format!("{} on {}", t.system, t.task), bar);
@@ -69,7 +81,8 @@ pub async fn evaluate(
     .and_then(|r| r);
     let p = or_fail(pool, &[run], result).await?;
     let items = score_items(&spec, &test, model_answers(&spec, p.spans, p.probabilities));
-    let (s1, s1_any_of) = finish(pool, run, &t, &p.provider, &items, None).await?;
+    let stored = finish(pool, run, &t, &p.provider, &items, held).await;
+    let (s1, s1_any_of) = or_fail(pool, &[run], stored).await?;
     Ok(Summary {
         run,
         items: items.len(),
@@ -103,6 +116,66 @@ pub async fn run_baseline(
     baseline_job(pool, task, groups, &o, None).await
 }
 
+/// One line of an evaluation plan (`eval --plan`): a model folder, the task, the shot group it
+/// was trained on and the system name its scores are reported under.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlannedEval {
+    pub model: std::path::PathBuf,
+    pub task: String,
+    pub k: u32,
+    pub split: u32,
+    pub system: String,
+}
+
+/// Evaluations of many models as a shared grid: a job per plan line, claimed by any number
+/// of workers (each machine must see the model folders at the same paths); each run stored
+/// in the transaction that marks its job done.
+pub async fn evaluate_plan(
+    pool: &AnyPool,
+    plan: &[PlannedEval],
+    o: &GridRun,
+) -> Result<Vec<Summary>> {
+    let mut jobs = Vec::new();
+    for e in plan {
+        let task: TaskId = sqlx::query_scalar("SELECT id FROM tasks WHERE name = $1")
+            .bind(&e.task)
+            .fetch_optional(pool)
+            .await?
+            .ok_or_else(|| ServerError::Usage(format!("there is no task {}", e.task)))?;
+        let source = e.model.display().to_string();
+        let group = [(task, e.k, e.split)];
+        jobs.extend(grid::enqueue(pool, &e.system, &group, Some(&source), o.replace).await?);
+    }
+    let mut worker = grid::Worker::new(pool, jobs, o.lease);
+    let mut out = Vec::new();
+    while let Some(held) = worker.next().await? {
+        let result = async {
+            let (system, task, source): (String, String, Option<String>) = sqlx::query_as(
+                "SELECT g.system, t.name, g.source FROM grid_jobs g JOIN tasks t ON t.id = g.task_id WHERE g.id = $1",
+            )
+            .bind(held.job)
+            .fetch_one(pool)
+            .await?;
+            let folder = source.unwrap_or_default();
+            let dir = ModelDir::open(std::path::Path::new(&folder))?;
+            let t = Target {
+                system,
+                kind: SystemKind::Onnx,
+                task,
+                k: held.k,
+                split: held.split,
+                replace: o.replace,
+            };
+            evaluate_job(pool, &dir, t, o.device, o.bar, Some(&held)).await
+        }
+        .await;
+        if let Some(s) = worker.settle(&held, result).await? {
+            out.push(s);
+        }
+    }
+    Ok(out)
+}
+
 /// The frozen baseline as a shared grid: a job per task (every shot group: k = split = 0) or
 /// per given group, claimed by any number of workers; a job's runs are stored together, in
 /// the transaction that marks it done, only while its worker holds the lease.
@@ -124,7 +197,7 @@ pub async fn run_baseline_grid(
         keys.push((id, k, split));
         names.insert(id, task.clone());
     }
-    let jobs = grid::enqueue(pool, baseline::SYSTEM, &keys, o.replace).await?;
+    let jobs = grid::enqueue(pool, baseline::SYSTEM, &keys, None, o.replace).await?;
     let mut worker = grid::Worker::new(pool, jobs, o.lease);
     let mut out = Vec::new();
     while let Some(held) = worker.next().await? {

@@ -169,7 +169,7 @@ type TaskTest = (
 pub async fn run_finetune(pool: &AnyPool, jobs: Vec<Job>, o: &GridRun) -> Result<Vec<Summary>> {
     let weights = tune::weights_dir()?;
     let groups: Vec<_> = jobs.iter().map(|j| (j.task_id, j.k, j.split)).collect();
-    let ids = grid::enqueue(pool, tune::SYSTEM, &groups, o.replace).await?;
+    let ids = grid::enqueue(pool, tune::SYSTEM, &groups, None, o.replace).await?;
     let names: HashMap<TaskId, String> = jobs.iter().map(|j| (j.task_id, j.task.clone())).collect();
     let mut worker = grid::Worker::new(pool, ids, o.lease);
     let (mut mine, started) = (0u64, Instant::now());
