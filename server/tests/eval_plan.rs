@@ -21,12 +21,7 @@ fn cli(url: &str, model: &Path, args: &[&str]) -> std::process::Output {
 /// evaluated once, and ONNX Runtime gives the answers the fine-tuned runs stored.
 #[tokio::test(flavor = "multi_thread")]
 async fn two_workers_share_an_evaluation_plan_and_store_each_model_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = common::db_url(&dir.path().join("plan.db"));
-    let pool = server::db::connect(&url).await.unwrap();
-    server::demo::ensure_demo(&pool).await.unwrap();
-    let model = dir.path().join("tiny-bert");
-    common::tiny_bert::write_model_dir(&model, 5);
+    let (dir, url, pool, model) = common::tiny_bert::demo_with_model("plan", 5).await;
     let models = dir.path().join("models");
     let tuned = cli(
         &url,

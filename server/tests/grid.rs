@@ -57,12 +57,7 @@ async fn holding(pool: &sqlx::AnyPool, victim: &str, log: &Path) -> (i64, String
 
 #[tokio::test(flavor = "multi_thread")]
 async fn three_workers_share_the_grid_and_a_killed_ones_group_is_taken_over_and_stored_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = common::db_url(&dir.path().join("grid.db"));
-    let pool = server::db::connect(&url).await.unwrap();
-    server::demo::ensure_demo(&pool).await.unwrap();
-    let model = dir.path().join("tiny-bert");
-    common::tiny_bert::write_model_dir(&model, 3);
+    let (dir, url, pool, model) = common::tiny_bert::demo_with_model("grid", 3).await;
     let logs: Vec<_> = (0..3)
         .map(|i| dir.path().join(format!("worker{i}.log")))
         .collect();
@@ -254,12 +249,7 @@ async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
 /// group of every task stored once, the killed worker's runs of that task marked failed.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_frozen_baseline_grid_survives_a_killed_worker_and_stores_each_task_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = common::db_url(&dir.path().join("frozen.db"));
-    let pool = server::db::connect(&url).await.unwrap();
-    server::demo::ensure_demo(&pool).await.unwrap();
-    let model = dir.path().join("tiny-bert");
-    common::tiny_bert::write_model_dir(&model, 4);
+    let (dir, url, pool, model) = common::tiny_bert::demo_with_model("frozen", 4).await;
     let logs: Vec<_> = (0..2)
         .map(|i| dir.path().join(format!("frozen{i}.log")))
         .collect();

@@ -66,3 +66,18 @@ pub fn write_model_dir(dir: &Path, seed: u64) {
     });
     std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string()).unwrap();
 }
+
+/// A database with the demo tasks and a small BERT folder to fine-tune, in a new temporary
+/// directory (kept alive by the first value): (directory, database URL, pool, model folder).
+pub async fn demo_with_model(
+    name: &str,
+    seed: u64,
+) -> (tempfile::TempDir, String, sqlx::AnyPool, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = super::db_url(&dir.path().join(format!("{name}.db")));
+    let pool = server::db::connect(&url).await.unwrap();
+    server::demo::ensure_demo(&pool).await.unwrap();
+    let model = dir.path().join("tiny-bert");
+    write_model_dir(&model, seed);
+    (dir, url, pool, model)
+}
