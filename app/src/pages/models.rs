@@ -206,7 +206,7 @@ pub fn ModelsPage() -> impl IntoView {
                     Ok(gs) => view! {
                         <h2>"Shared grids"</h2>
                         <p class="hint">"Workers on any machine pointed at this database share a grid ("
-                            <code>"clues-lab baseline --finetune --all"</code>" on each): each claims the next shot group under a lease it renews; a group whose worker stopped is taken over."</p>
+                            <code>"clues-lab baseline [--finetune] --all"</code>" or "<code>"clues-lab eval --plan FILE"</code>" on each): each claims the next job under a lease it renews; a job whose worker stopped is taken over."</p>
                         <table class="grid grids">
                             <thead><tr>
                                 <th>"System"</th><th>"Queued"</th><th>"Running"</th><th>"Done"</th><th>"Failed"</th><th>"Workers now"</th>

@@ -8,6 +8,23 @@ use crate::db;
 use crate::error::{Result, ServerError};
 use std::path::PathBuf;
 
+/// How long a claimed grid job stays a worker's, for every command that runs a shared grid.
+#[derive(Debug, clap::Args)]
+pub struct LeaseArg {
+    /// How long a claimed job (an evaluation of --plan, a fine-tuning shot group, a task of the
+    /// frozen baseline) stays this worker's without a renewal (it renews four times as often).
+    /// Run the same command on several machines pointed at one database and they share the
+    /// grid; a job whose worker stopped is taken over after this.
+    #[arg(long, default_value_t = store::grid::LEASE.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub lease_seconds: u64,
+}
+
+impl LeaseArg {
+    fn duration(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.lease_seconds)
+    }
+}
+
 #[derive(Debug, clap::Args)]
 pub struct EvalArgs {
     /// A model folder: model.onnx (start_logits/end_logits), tokenizer.json, optional decoding.json.
@@ -21,9 +38,8 @@ pub struct EvalArgs {
     /// folders at the same paths); each evaluation is claimed by one worker and stored once.
     #[arg(long, conflicts_with_all = ["model", "task", "system", "k", "split"])]
     pub plan: Option<PathBuf>,
-    /// With --plan: how long a claimed evaluation stays this worker's without a renewal.
-    #[arg(long, default_value_t = store::grid::LEASE.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
-    pub lease_seconds: u64,
+    #[command(flatten)]
+    pub lease: LeaseArg,
     /// The system name the scores are reported under [default: the folder's name].
     #[arg(long)]
     pub system: Option<String>,
@@ -67,12 +83,8 @@ pub struct BaselineArgs {
     /// --split it runs every group and resumes a stopped grid (finished groups are kept).
     #[arg(long)]
     pub finetune: bool,
-    /// How long a claimed job (a fine-tuning shot group; a task of the frozen baseline) stays
-    /// this worker's without a renewal (it renews four times as often). Run the same command on
-    /// several machines pointed at one database and they share the grid; a job whose worker
-    /// stopped is taken over after this.
-    #[arg(long, default_value_t = store::grid::LEASE.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
-    pub lease_seconds: u64,
+    #[command(flatten)]
+    pub lease: LeaseArg,
     /// Where models run: auto (CUDA when it loads, else CPU), cpu, or cuda (an error when
     /// CUDA cannot be used). Fine-tuning uses the GPU when clues-lab was built with the
     /// `cuda` feature.
@@ -191,7 +203,7 @@ pub async fn eval(database: &str, a: EvalArgs) -> Result<()> {
             export: None,
             device,
             bar: true,
-            lease: std::time::Duration::from_secs(a.lease_seconds),
+            lease: a.lease.duration(),
         };
         for s in store::evaluate_plan(&pool, &plan, &run).await? {
             println!("{}", s.render());
@@ -234,7 +246,7 @@ pub async fn baseline(database: &str, a: BaselineArgs) -> Result<()> {
         export: a.export,
         device: a.device,
         bar: true,
-        lease: std::time::Duration::from_secs(a.lease_seconds),
+        lease: a.lease.duration(),
     };
     if a.finetune {
         let (jobs, skipped) =

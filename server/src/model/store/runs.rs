@@ -137,11 +137,7 @@ pub async fn evaluate_plan(
 ) -> Result<Vec<Summary>> {
     let mut jobs = Vec::new();
     for e in plan {
-        let task: TaskId = sqlx::query_scalar("SELECT id FROM tasks WHERE name = $1")
-            .bind(&e.task)
-            .fetch_optional(pool)
-            .await?
-            .ok_or_else(|| ServerError::Usage(format!("there is no task {}", e.task)))?;
+        let (task, ..) = load_spec(pool, &e.task).await?;
         let source = e.model.display().to_string();
         let group = [(task, e.k, e.split)];
         jobs.extend(grid::enqueue(pool, &e.system, &group, Some(&source), o.replace).await?);
@@ -188,11 +184,7 @@ pub async fn run_baseline_grid(
     let mut keys = Vec::new();
     let mut names = std::collections::HashMap::new();
     for task in tasks {
-        let id: TaskId = sqlx::query_scalar("SELECT id FROM tasks WHERE name = $1")
-            .bind(task)
-            .fetch_optional(pool)
-            .await?
-            .ok_or_else(|| ServerError::Usage(format!("there is no task {task}")))?;
+        let (id, ..) = load_spec(pool, task).await?;
         let (k, split) = group.unwrap_or((0, 0));
         keys.push((id, k, split));
         names.insert(id, task.clone());

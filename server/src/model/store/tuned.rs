@@ -22,7 +22,7 @@ use std::time::Instant;
 #[derive(Clone, Debug)]
 pub struct Job {
     pub task: String,
-    pub task_id: app::domain::ids::TaskId,
+    pub task_id: TaskId,
     pub k: u32,
     pub split: u32,
 }
