@@ -1,14 +1,15 @@
 //! The CLUES lab application: Leptos pages and server functions, compiled for the server
-//! (`ssr`) and to WebAssembly for hydration (`hydrate`), plus the pure domain logic.
+//! (`ssr`) and to WebAssembly for hydration (`hydrate`); the pure rules are the `domain` crate.
 pub mod api;
-pub mod domain;
 pub mod error;
 pub mod pages;
 #[cfg(feature = "ssr")]
 pub mod ssr;
 pub mod wire;
 
-pub use pages::{shell, App};
+pub use pages::App;
+#[cfg(feature = "ssr")]
+pub use ssr::shell::shell;
 
 /// Browser entry point: hydrates the server-rendered page.
 #[cfg(feature = "hydrate")]

@@ -1,7 +1,28 @@
-//! Pure domain code with no IO that the report runs millions of times per build: the
-//! platform's seeded generator and the statistics of the report (intervals, tests, power).
-//! Its own crate so that it is compiled optimised in the tests' debug builds too (see the
-//! workspace's `profile.dev.package.domain`); `app::domain` re-exports both modules.
+//! The platform's pure rules, with no IO: spans and offsets, the S1 metric, the unified task
+//! model, shots, study rules, CrossFit's sampler and metrics, and the report (computed in
+//! `report`, drawn as tables, Markdown, CSV and SVG in `report::draw`).
+//! Its own crate so that the browser, the server and the model track share one copy, and so
+//! that it is compiled optimised in the tests' debug builds (`profile.dev.package.domain`).
 
+pub mod answer;
+#[cfg(feature = "server")]
+mod columns;
+pub mod crossfit;
+pub mod crowd;
+pub mod feedback;
+pub mod ids;
+pub mod named;
+pub mod people;
+pub mod place;
+pub mod report;
 pub mod rng;
+pub mod run;
+pub mod s1;
+pub mod selection;
+pub mod settings;
+pub mod shots;
+pub mod spans;
 pub mod stats;
+pub mod study;
+pub mod study_pages;
+pub mod task;

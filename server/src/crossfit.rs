@@ -4,12 +4,12 @@
 //! stored from a folder with one.
 
 use crate::error::{Result, ServerError};
-use app::domain::crossfit::baseline::{self, Baseline};
-use app::domain::crossfit::metrics::Metric;
-use app::domain::crossfit::metrics::Score;
-use app::domain::crossfit::sampler::{sample, to_tsv, SampleKind, TsvLine, CROSSFIT_SEEDS};
-use app::domain::crossfit::tsv::{parse_file_name, parse_tsv};
 use app::ssr::crossfit::{self as xf, NewFile, NewTask};
+use domain::crossfit::baseline::{self, Baseline};
+use domain::crossfit::metrics::Metric;
+use domain::crossfit::metrics::Score;
+use domain::crossfit::sampler::{sample, to_tsv, SampleKind, TsvLine, CROSSFIT_SEEDS};
+use domain::crossfit::tsv::{parse_file_name, parse_tsv};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

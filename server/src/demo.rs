@@ -2,12 +2,13 @@
 //! (k = 2 and 4, splits 1 and 2, nested), embedded in the binary and loaded on first start,
 //! with two open demo studies so the worker flow can be tried at once.
 
-use crate::clues::load::{load_task, SourceFile, TaskData};
+use crate::clues::files::SourceFile;
+use crate::clues::load::{load_task, TaskData};
 use crate::clues::spec::clues_task;
 use crate::clues::{import_tasks, Imported};
 use crate::error::Result;
-use app::domain::study::StudyConfig;
 use app::ssr::study;
+use domain::study::StudyConfig;
 use sqlx::AnyPool;
 
 /// Demo tasks are named like the CLUES ones with this prefix, e.g. `demo-SST-2`.
@@ -126,7 +127,7 @@ const CROSSFIT_DEMO_RUNS: i64 = 60;
 /// Resumable: a start that crashed half-way (tasks stored, runs not) is completed by the next,
 /// since every step below skips what is already stored.
 pub async fn ensure_crossfit_demo(pool: &AnyPool) -> Result<bool> {
-    use app::domain::crossfit::{baseline::Baseline, partition::Partition, sampler::SampleKind};
+    use domain::crossfit::{baseline::Baseline, partition::Partition, sampler::SampleKind};
     let (runs, partitions): (i64, i64) = sqlx::query_as(
         "SELECT (SELECT COUNT(*) FROM crossfit_runs r JOIN crossfit_tasks t ON t.id = r.task_id
                  WHERE t.source = 'demo' AND r.kind = 'baseline'),

@@ -2,8 +2,6 @@
 //! study). Researchers and admins only; each answer is an attachment named after its scope.
 //! Annotations and the bundle are streamed, so memory does not grow with the number of rows.
 
-use app::domain::ids::{joined, AssignmentId};
-use app::domain::people::Role;
 use app::error::AppError;
 use app::ssr::state::AppState;
 use app::ssr::stream::{write_rows, Channel, ChannelWriter, Out, RowFile};
@@ -12,6 +10,8 @@ use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
+use domain::ids::{joined, AssignmentId};
+use domain::people::Role;
 use std::collections::HashMap;
 use std::io::Write;
 use tokio::sync::mpsc;
@@ -117,7 +117,7 @@ where
 /// scenario or test item).
 fn small_file(
     loaded: &report::Loaded,
-    r: &app::domain::report::Report,
+    r: &domain::report::Report,
     file: &str,
     q: &HashMap<String, String>,
     name: &mut String,
@@ -126,11 +126,11 @@ fn small_file(
         "scores.json" => ("application/json", export::scores_json(r)?),
         "scores.csv" => (
             "text/csv; charset=utf-8",
-            app::domain::report::scores_csv::scores_csv(r),
+            domain::report::draw::scores_csv::scores_csv(r),
         ),
         "scores.md" => (
             "text/markdown; charset=utf-8",
-            app::domain::report::layout::markdown(r),
+            domain::report::draw::layout::markdown(r),
         ),
         "pay.csv" => ("text/csv; charset=utf-8", export::pay_csv(loaded, r)?),
         "questionnaires.csv" => (

@@ -1,7 +1,6 @@
 //! The axum router: Leptos pages, server functions, and the static site (`/pkg/...`).
 //! Built without a socket so tests can drive it with `tower::ServiceExt::oneshot`.
 
-use app::domain::crowd::{frame_policy, is_worker_page};
 use app::ssr::state::AppState;
 use app::{shell, App};
 use axum::extract::{Request, State};
@@ -9,6 +8,7 @@ use axum::http::{header, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
+use domain::crowd::{frame_policy, is_worker_page};
 use leptos_axum::{generate_route_list, AxumRouteListing, LeptosRoutes};
 use std::sync::OnceLock;
 use tower_http::compression::{CompressionLayer, CompressionLevel};

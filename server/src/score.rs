@@ -2,8 +2,8 @@
 //! against an imported task. A missing, unknown or repeated id is an error that names it.
 
 use crate::error::{Result, ServerError};
-use app::domain::s1::{mean, Scoring};
-use app::domain::task::{Family, Gold};
+use domain::s1::{mean, Scoring};
+use domain::task::{Family, Gold};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;

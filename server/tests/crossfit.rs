@@ -3,8 +3,8 @@
 //! partition against the test's own computation.
 mod common;
 
-use app::domain::crossfit::metrics::Metric;
 use app::ssr::crossfit as xf;
+use domain::crossfit::metrics::Metric;
 use server::{crossfit, db, demo};
 use std::path::Path;
 
@@ -290,13 +290,13 @@ async fn partitions_and_the_command_line() {
         let train = xf::split_lines(&pool, "mine", seed, "train").await.unwrap();
         let dev = xf::split_lines(&pool, "mine", seed, "dev").await.unwrap();
         assert_eq!((train.len(), dev.len()), (4, 4));
-        let (t, d) = app::domain::crossfit::sampler::sample(
-            &app::domain::crossfit::tsv::parse_tsv(
+        let (t, d) = domain::crossfit::sampler::sample(
+            &domain::crossfit::tsv::parse_tsv(
                 "s",
                 &std::fs::read_to_string(tmp.path().join("src.tsv")).unwrap(),
             )
             .unwrap(),
-            app::domain::crossfit::sampler::SampleKind::Classification,
+            domain::crossfit::sampler::SampleKind::Classification,
             2,
             seed,
         );
@@ -382,7 +382,7 @@ fn clues_style_sampling_writes_files_the_importer_accepts() {
 /// and the answer's acknowledgement body.
 async fn answer(
     env: &common::client::Env,
-    study: app::domain::ids::StudyId,
+    study: domain::ids::StudyId,
     cookie: &str,
     n: usize,
     answer: serde_json::Value,
@@ -419,7 +419,7 @@ async fn human_studies_of_text_to_text_tasks_take_free_text() {
     // The task list decodes the row as its page does: text to text, not classification.
     let listed = app::ssr::catalog::task_summaries(pool).await.unwrap();
     let row = listed.iter().find(|t| t.name == name).unwrap();
-    assert_eq!(row.family, app::domain::task::Family::TextToText);
+    assert_eq!(row.family, domain::task::Family::TextToText);
     assert_eq!(row.family.label(), "Text to text");
     let study = new_study(&env.state, &name, &[0, k], 1).await;
 
@@ -525,7 +525,7 @@ async fn human_studies_of_text_to_text_tasks_take_free_text() {
     };
     assert!((of(0) - 0.8).abs() < 1e-12, "{}", of(0));
     assert_eq!(of(4), 0.0);
-    assert_eq!(r.tasks[0].family, app::domain::task::Family::TextToText);
+    assert_eq!(r.tasks[0].family, domain::task::Family::TextToText);
 
     // A corpus-level metric (macro-F1) scores the annotator's whole test set.
     let (topic, _) = xf::make_study_task(pool, "demo-xf-topic", 100)

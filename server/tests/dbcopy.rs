@@ -3,8 +3,8 @@
 //! and a destination that holds data is refused untouched.
 mod common;
 
-use app::domain::people::Role;
-use app::domain::study::StudyConfig;
+use domain::people::Role;
+use domain::study::StudyConfig;
 use server::dbcopy;
 
 /// A SQLite database with every table in use: the demo (tasks, CrossFit), a study with answers,
@@ -66,7 +66,7 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
     .await
     .unwrap();
     // A shared grid: one group done (its run the baseline's), one held by a worker.
-    let task: app::domain::ids::TaskId =
+    let task: domain::ids::TaskId =
         sqlx::query_scalar("SELECT id FROM tasks WHERE name = 'demo-SST-2'")
             .fetch_one(&pool)
             .await
@@ -86,7 +86,7 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
         .await
         .unwrap()
         .unwrap();
-    let run: app::domain::ids::RunId = sqlx::query_scalar("SELECT MIN(id) FROM machine_runs")
+    let run: domain::ids::RunId = sqlx::query_scalar("SELECT MIN(id) FROM machine_runs")
         .fetch_one(&pool)
         .await
         .unwrap();
@@ -117,7 +117,7 @@ async fn a_study_database_goes_to_the_other_backend_and_back_unchanged() {
     assert!(answers.rows >= 40, "{answers:?}");
     assert!(out.iter().all(|t| t.rows > 0), "{out:#?}");
     // New rows take ids after the copied ones.
-    let before: app::domain::ids::UserId = sqlx::query_scalar("SELECT MAX(id) FROM users")
+    let before: domain::ids::UserId = sqlx::query_scalar("SELECT MAX(id) FROM users")
         .fetch_one(&there)
         .await
         .unwrap();

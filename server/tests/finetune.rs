@@ -351,16 +351,16 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
     let stored: usize = r.calibration.iter().map(|b| b.answers).sum();
     assert_eq!(stored, probs.len());
     assert!(r.calibration.iter().all(|b| b.task == "demo-SST-2"));
-    let md = app::domain::report::layout::markdown(&r);
+    let md = domain::report::draw::layout::markdown(&r);
     assert!(md.contains("Model confidence against correctness"), "{md}");
     assert!(md.contains("expected calibration error"));
-    let csv = app::domain::report::scores_csv::scores_csv(&r);
+    let csv = domain::report::draw::scores_csv::scores_csv(&r);
     assert!(
         csv.contains("calibration,machine:MiniLM-L6 fine-tuned"),
         "{csv}"
     );
     let svg =
-        app::domain::report::calibration::diagram("demo-SST-2", &r.calibration, &r.all.confidence);
+        domain::report::draw::calibration::diagram("demo-SST-2", &r.calibration, &r.all.confidence);
     assert!(svg.contains("MiniLM-L6 fine-tuned (ECE "), "{svg}");
 
     // The same group again is refused; the grid of the task skips it and plans the rest.

@@ -5,7 +5,7 @@
 //! its lease runs out.
 mod common;
 
-use app::domain::run::JobStatus;
+use domain::run::JobStatus;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -193,7 +193,7 @@ async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
     use server::model::store::grid;
     let (_dir, pool) = common::fresh_db().await;
     server::demo::ensure_demo(&pool).await.unwrap();
-    let task: app::domain::ids::TaskId =
+    let task: domain::ids::TaskId =
         sqlx::query_scalar("SELECT id FROM tasks WHERE name = 'demo-SST-2'")
             .fetch_one(&pool)
             .await

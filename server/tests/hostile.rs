@@ -119,7 +119,7 @@ async fn new_crowd_ids_at_a_full_study_make_no_accounts() {
 #[tokio::test]
 async fn cookies_are_secure_over_https_as_a_trusted_proxy_says_and_not_otherwise() {
     let mut e = env().await;
-    let link = |id: app::domain::ids::StudyId, pid: &str| format!("/join/{id}?PROLIFIC_PID={pid}");
+    let link = |id: domain::ids::StudyId, pid: &str| format!("/join/{id}?PROLIFIC_PID={pid}");
     let id = new_study(&e.state, "demo-SST-2", &[0], 5).await;
     let https = [
         ("x-forwarded-proto", "https"),
@@ -140,11 +140,7 @@ async fn cookies_are_secure_over_https_as_a_trusted_proxy_says_and_not_otherwise
 async fn a_sign_in_sent_by_another_sites_page_is_refused() {
     let e = env().await;
     let s = &e.state;
-    common::add_users(
-        &s.pool,
-        &[("staffer", app::domain::people::Role::Researcher)],
-    )
-    .await;
+    common::add_users(&s.pool, &[("staffer", domain::people::Role::Researcher)]).await;
     let body = "name=staffer&password=staffer-password";
     let login_req = |headers: &[(&str, &str)]| {
         let mut req = Request::post("/api/login")
@@ -180,7 +176,7 @@ async fn a_flood_on_a_staff_name_does_not_lock_out_its_owner_at_their_address() 
         ..Limits::default()
     }));
     let s = &e.state;
-    common::add_users(&s.pool, &[("owner", app::domain::people::Role::Admin)]).await;
+    common::add_users(&s.pool, &[("owner", domain::people::Role::Admin)]).await;
     let sign_in = |from: &str, password: &str| {
         Request::post("/api/login")
             .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")

@@ -2,10 +2,10 @@
 //! the role, login failures all read the same, and previews never carry gold answers.
 mod common;
 
-use app::domain::people::Role;
 use app::ssr::state::AppState;
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
+use domain::people::Role;
 use http_body_util::BodyExt;
 use server::{demo, router};
 use tower::ServiceExt;

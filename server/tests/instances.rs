@@ -4,9 +4,9 @@
 //! runs on (SQLite's file locks, or PostgreSQL with `CLUES_TEST_POSTGRES`).
 mod common;
 
-use app::domain::people::Role;
-use app::domain::study::StudyConfig;
 use common::spawned::Spawned;
+use domain::people::Role;
+use domain::study::StudyConfig;
 use server::load::client::Client;
 use server::load::crowd;
 use std::sync::atomic::{AtomicBool, Ordering};

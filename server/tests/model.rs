@@ -5,8 +5,8 @@
 //! imported predictions, the baseline on the demo tasks and the report's machine rows.
 mod common;
 
-use app::domain::s1::{s1_item, Scoring};
-use app::domain::task::{Context, Example, Family, Gold, NoAnswer, TaskSpec};
+use domain::s1::{s1_item, Scoring};
+use domain::task::{Context, Example, Family, Gold, NoAnswer, TaskSpec};
 use server::model::eval::{predict, ModelDir};
 use server::model::onnx::{model, node, tensor_f32, value_info, Dim, FLOAT, INT64};
 use server::model::runtime::Device;
@@ -130,7 +130,7 @@ fn spec(family: Family, labels: &[&str]) -> TaskSpec {
         description: String::new(),
         labels: labels
             .iter()
-            .map(|l| app::domain::task::Label {
+            .map(|l| domain::task::Label {
                 name: l.to_string(),
                 definition: String::new(),
                 example: String::new(),
@@ -502,7 +502,7 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
     let (_, spec, _) = app::ssr::catalog::load_spec(&pool, "demo-SQuAD-v2")
         .await
         .unwrap();
-    let tid: app::domain::ids::TaskId =
+    let tid: domain::ids::TaskId =
         sqlx::query_scalar("SELECT id FROM tasks WHERE name = 'demo-SQuAD-v2'")
             .fetch_one(&pool)
             .await
@@ -674,25 +674,22 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
         (cell.official.mean - own_mean).abs() < 1e-12
             && (cell.official.std_pop - (runs[0].s1 - runs[1].s1).abs() / 2.0).abs() < 1e-12
     );
-    let md = app::domain::report::layout::markdown(&r);
+    let md = domain::report::draw::layout::markdown(&r);
     assert!(
         md.contains("Humans and machines")
             && md.contains("LLM in-context")
             && md.contains("| 0 | tiny |"),
         "{md}"
     );
-    let csv = app::domain::report::scores_csv::scores_csv(&r);
+    let csv = domain::report::draw::scores_csv::scores_csv(&r);
     assert!(
         csv.contains(
             "machine,machine:tiny,official,demo-SQuAD-v2,reading_comprehension,0,splits 0,1,"
         ),
         "{csv}"
     );
-    let svg = app::domain::report::chart::task_curve(
-        &r,
-        "demo-SQuAD-v2",
-        app::domain::report::layout::Which::All,
-    );
+    let svg =
+        domain::report::draw::chart::task_curve(&r, "demo-SQuAD-v2", domain::report::Which::All);
     assert!(
         svg.contains(&format!(
             "data-name=\"{}\"",
@@ -709,7 +706,7 @@ async fn researchers_upload_predictions_over_http_and_others_are_refused() {
     use common::client::{arrive, env, login, send};
     let env = env().await;
     let state = &env.state;
-    let tid: app::domain::ids::TaskId =
+    let tid: domain::ids::TaskId =
         sqlx::query_scalar("SELECT id FROM tasks WHERE name = 'demo-SST-2'")
             .fetch_one(&state.pool)
             .await
@@ -741,7 +738,7 @@ async fn researchers_upload_predictions_over_http_and_others_are_refused() {
     let q = "task=demo-SST-2&system=always%20positive&k=2&split=1&name=pos.jsonl";
     let r = post(None, q, body.clone()).await;
     assert_eq!(r.status, StatusCode::UNAUTHORIZED);
-    let worker = arrive(state, app::domain::ids::StudyId(1), "uploader").await;
+    let worker = arrive(state, domain::ids::StudyId(1), "uploader").await;
     let r = post(Some(worker), q, body.clone()).await;
     assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
     let rita = login(state, "rita", "rita-password").await;

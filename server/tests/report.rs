@@ -4,14 +4,14 @@
 //! the test's own computation from the official files, and the exports are read back.
 mod common;
 
-use app::domain::answer::{Answer, SpanAnswer};
-use app::domain::report::{Report, Subset};
-use app::domain::rng::SplitMix64;
 use app::ssr::annotations::AnnotationRow;
 use app::ssr::study::{self, CrowdInfo};
 use app::wire::study::WorkerStep;
 use axum::http::StatusCode;
 use common::client::{env, get, login, new_study, Env};
+use domain::answer::{Answer, SpanAnswer};
+use domain::report::{Report, Subset};
+use domain::rng::SplitMix64;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -80,7 +80,7 @@ fn close(a: f64, b: f64, what: &str) {
 }
 
 /// A platform spread against the test's own mean and population std of `scores`.
-fn close_spread(s: &app::domain::s1::Spread, scores: &[f64], what: &str) {
+fn close_spread(s: &domain::s1::Spread, scores: &[f64], what: &str) {
     close(s.mean, mean(scores), &format!("{what} mean"));
     close(s.std_pop, std_pop(scores), &format!("{what} std"));
 }
@@ -131,7 +131,7 @@ impl TaskFiles {
 struct Sim {
     worker: String,
     k: u32,
-    assignment: app::domain::ids::AssignmentId,
+    assignment: domain::ids::AssignmentId,
     training: Vec<(Line, Vec<String>)>,
     test: Vec<(Line, Option<Vec<String>>, Option<u8>)>,
 }
@@ -230,7 +230,7 @@ fn answer_for(
 /// Runs one simulated worker through a study from arrival to the end page.
 async fn simulate(
     env: &Env,
-    study_id: app::domain::ids::StudyId,
+    study_id: domain::ids::StudyId,
     t: &TaskFiles,
     pid: &str,
     acc: f64,
@@ -258,7 +258,7 @@ async fn simulate(
     let mut sim = Sim {
         worker: user.name.clone(),
         k: 0,
-        assignment: app::domain::ids::AssignmentId(0),
+        assignment: domain::ids::AssignmentId(0),
         training: Vec::new(),
         test: Vec::new(),
     };
@@ -299,7 +299,7 @@ async fn simulate(
         .await
         .unwrap();
         let line = t.files[&file][line_no as usize - 1].clone();
-        let training = item.phase == app::domain::place::Phase::Training;
+        let training = item.phase == domain::place::Phase::Training;
         let a = answer_for(
             t,
             &labels,
@@ -378,12 +378,12 @@ fn fleiss(rows: &[Vec<usize>]) -> f64 {
 /// Checks every cell of one task against the test's own numbers.
 /// A cell's 95% t-interval from the annotators' S1 by hand (the t quantile is checked
 /// against scipy in app's tests); the bootstrap's covers the mean and lies within [0, 1].
-fn check_intervals(cell: &app::domain::report::Cell, scores: &[f64], items: usize) {
+fn check_intervals(cell: &domain::report::Cell, scores: &[f64], items: usize) {
     let ci = cell.official_ci.unwrap();
     let n = scores.len() as f64;
     let m = mean(scores);
     let sd = (scores.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0)).sqrt();
-    let half = app::domain::stats::dist::t_quantile(0.975, n - 1.0) * sd / n.sqrt();
+    let half = domain::stats::dist::t_quantile(0.975, n - 1.0) * sd / n.sqrt();
     let t = ci.t.unwrap();
     close(t.low, m - half, "t-interval low");
     close(t.high, m + half, "t-interval high");
@@ -768,9 +768,9 @@ async fn exports_round_trip(
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     type Stored = (
-        app::domain::ids::AssignmentId,
+        domain::ids::AssignmentId,
         i64,
-        app::domain::ids::ExampleId,
+        domain::ids::ExampleId,
         Option<String>,
         i64,
         i64,
@@ -826,7 +826,7 @@ async fn exports_round_trip(
         );
         assert_eq!(
             r.gold_revealed,
-            r.phase == app::domain::place::Phase::Training && r.submitted
+            r.phase == domain::place::Phase::Training && r.submitted
         );
     }
     // The test's own record of every test answer is in the export.
@@ -836,7 +836,7 @@ async fn exports_round_trip(
                 .iter()
                 .find(|r| {
                     r.assignment_id == sim.assignment
-                        && r.phase == app::domain::place::Phase::Test
+                        && r.phase == domain::place::Phase::Test
                         && r.item_id == line.id
                 })
                 .unwrap();
@@ -1019,7 +1019,7 @@ async fn pay_sheet(env: &Env, cookie: &str, scope: &str, sim: &Sim) {
 async fn exports_and_dashboard_are_for_staff_only() {
     let env = env().await;
     let pool = &env.state.pool;
-    let worker = common::client::arrive(&env.state, app::domain::ids::StudyId(1), "someone").await;
+    let worker = common::client::arrive(&env.state, domain::ids::StudyId(1), "someone").await;
     for path in [
         "/export/scores.json",
         "/export/bundle.tar",
@@ -1136,7 +1136,7 @@ async fn plan_command_sizes_a_study_from_an_sd_or_pilot_data() {
         out.contains("SD 10.0 points: 17 annotators per scenario"),
         "{out}"
     );
-    let want = app::domain::stats::two_sample_power(1.0, 3.0, 3.0, 0.05);
+    let want = domain::stats::two_sample_power(1.0, 3.0, 3.0, 0.05);
     assert!(out.contains(&format!("power {want:.2})")), "{out}");
     for (args, says) in [
         (
@@ -1189,7 +1189,7 @@ async fn plan_command_sizes_a_study_from_an_sd_or_pilot_data() {
         .unwrap_or_else(|| panic!("{csv}"));
     let fields: Vec<&str> = planner.split(',').collect();
     let (task, pilot, sd) = (fields[3], fields[7], fields[10].parse::<f64>().unwrap());
-    let needed = app::domain::stats::units_needed(0.1 / sd, 0.8, 0.05)
+    let needed = domain::stats::units_needed(0.1 / sd, 0.8, 0.05)
         .unwrap()
         .ceil();
     assert!(

@@ -4,18 +4,15 @@
 //! skipped item is stored and reported with S1 0, also where "no answer" would be right.
 mod common;
 
-use app::domain::shots;
-use app::domain::study::StudyConfig;
 use app::ssr::{catalog, report, study};
 use common::client::*;
+use domain::shots;
+use domain::study::StudyConfig;
 use sqlx::AnyPool;
 use std::collections::HashSet;
 
 /// (k, training file, content key) of every training item of a study's workers, in order.
-async fn training_items(
-    pool: &AnyPool,
-    study: app::domain::ids::StudyId,
-) -> Vec<(i64, String, String)> {
+async fn training_items(pool: &AnyPool, study: domain::ids::StudyId) -> Vec<(i64, String, String)> {
     sqlx::query_as(
         "SELECT a.k, f.file_name, e.content_key FROM assignments a
          JOIN assignment_items i ON i.assignment_id = a.id

@@ -4,10 +4,10 @@
 //! gold in anything a worker can fetch.
 mod common;
 
-use app::domain::study::StudyConfig;
 use app::ssr::{catalog, state::AppState, study};
 use axum::http::StatusCode;
 use common::client::*;
+use domain::study::StudyConfig;
 use serde_json::{json, Value};
 
 #[tokio::test]
@@ -167,7 +167,7 @@ impl Seen {
 /// Returns what the worker saw.
 async fn run_worker(
     s: &AppState,
-    id: app::domain::ids::StudyId,
+    id: domain::ids::StudyId,
     pid: &str,
     answer_for: impl Fn(&Value) -> Value,
 ) -> Seen {
@@ -549,7 +549,7 @@ async fn only_admins_configure_and_started_studies_keep_what_workers_saw() {
         assert!(r.body.contains(named), "{named} in {}", r.body);
     }
     assert_eq!(common::snapshot(&s.pool).await, before, "nothing stored");
-    let id = app::domain::ids::StudyId(
+    let id = domain::ids::StudyId(
         parse(&post_json(s, "create_study", &create, Some(&ada)).await)
             .as_i64()
             .unwrap(),
@@ -889,7 +889,7 @@ async fn reading_the_state_again_writes_nothing_and_an_answer_is_one_commit() {
 }
 
 /// Each place's training items as (example id) in the order shown, and the place's seed.
-async fn training_orders(s: &AppState, study: app::domain::ids::StudyId) -> Vec<(i64, Vec<i64>)> {
+async fn training_orders(s: &AppState, study: domain::ids::StudyId) -> Vec<(i64, Vec<i64>)> {
     let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
         "SELECT a.order_seed, a.id, i.example_id FROM assignment_items i
          JOIN assignments a ON a.id = i.assignment_id
@@ -946,7 +946,7 @@ async fn a_shuffling_study_shows_each_worker_the_training_examples_in_their_own_
     let orders = training_orders(s, shuffled).await;
     assert_eq!(orders.len(), 6);
     for (seed, order) in &orders {
-        let want: Vec<i64> = app::domain::study::training_order(*seed as u64, 4)
+        let want: Vec<i64> = domain::study::training_order(*seed as u64, 4)
             .into_iter()
             .map(|i| file[i])
             .collect();

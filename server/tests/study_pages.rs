@@ -4,11 +4,11 @@
 //! debriefing, and all of it in the exports; a study without them behaves as before.
 mod common;
 
-use app::domain::study::StudyConfig;
-use app::domain::study_pages::StudyPages;
 use app::ssr::study;
 use axum::http::StatusCode;
 use common::client::*;
+use domain::study::StudyConfig;
+use domain::study_pages::StudyPages;
 use serde_json::{json, Value};
 
 fn pages() -> StudyPages {
@@ -38,7 +38,7 @@ fn pages() -> StudyPages {
     .unwrap()
 }
 
-async fn study_with_pages(s: &app::ssr::state::AppState) -> app::domain::ids::StudyId {
+async fn study_with_pages(s: &app::ssr::state::AppState) -> domain::ids::StudyId {
     let config = StudyConfig {
         scenarios: vec![2],
         annotators: 3,
@@ -110,7 +110,7 @@ async fn post_fields(
 /// Submits a label answer to position `pos` of the worker's place.
 async fn send_label(
     s: &app::ssr::state::AppState,
-    id: app::domain::ids::StudyId,
+    id: domain::ids::StudyId,
     cookie: &str,
     pos: i64,
     client: &str,

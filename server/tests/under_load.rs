@@ -3,9 +3,9 @@
 //! never on time (the figures are printed by `clues-lab load`, see server/bench/load.sh).
 mod common;
 
-use app::domain::people::Role;
-use app::domain::study::StudyConfig;
 use common::spawned::{Spawned, MB};
+use domain::people::Role;
+use domain::study::StudyConfig;
 use server::load::client::{Client, RssSampler};
 use server::load::crowd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,7 +14,7 @@ use std::time::Duration;
 
 /// A file database with the demo, a researcher `rita` and an open zero-shot study of the demo's
 /// SST-2 with room for `places` workers; returns its id.
-async fn prepare(db: &std::path::Path, places: u32) -> app::domain::ids::StudyId {
+async fn prepare(db: &std::path::Path, places: u32) -> domain::ids::StudyId {
     let pool = server::db::connect(&common::db_url(db)).await.unwrap();
     server::demo::ensure_demo(&pool).await.unwrap();
     common::add_users(&pool, &[("rita", Role::Researcher)]).await;
@@ -125,7 +125,7 @@ async fn a_login_flood_is_throttled_and_memory_stays_bounded_and_returns() {
 async fn three_hundred_thousand_rows(
     dir: &std::path::Path,
     db: &std::path::Path,
-) -> app::domain::ids::StudyId {
+) -> domain::ids::StudyId {
     let sst = dir.join("data/SST-2");
     std::fs::create_dir_all(&sst).unwrap();
     let line = |id: usize, label: &str| {

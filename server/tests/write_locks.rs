@@ -4,11 +4,11 @@
 //! `CLUES_TEST_POSTGRES` and says so when it is absent.
 mod common;
 
-use app::domain::ids::StudyId;
-use app::domain::people::Role;
-use app::domain::study::StudyConfig;
 use app::ssr::tx::{begin_write, Guard};
 use common::spawned::Spawned;
+use domain::ids::StudyId;
+use domain::people::Role;
+use domain::study::StudyConfig;
 use server::load::client::Client;
 use server::load::crowd;
 use sqlx::AnyPool;

@@ -53,7 +53,7 @@ pub async fn save_crossfit_partition(name: String, json: String) -> Result<(), A
         async {
             let pool = app_state()?.pool;
             auth::require(|r| r.is_staff()).await?;
-            let p = crate::domain::crossfit::partition::Partition::from_json(&json)
+            let p = domain::crossfit::partition::Partition::from_json(&json)
                 .map_err(AppError::Invalid)?;
             xf::save_partition(&pool, &name, &p).await
         }
@@ -81,8 +81,8 @@ pub async fn crossfit_arg(
 /// Admins: a task for human studies from one seed of a CrossFit task; returns its name.
 #[server(endpoint = "make_crossfit_study_task")]
 pub async fn make_crossfit_study_task(task: String, seed: u32) -> Result<String, AppError> {
-    use crate::domain::people::Role;
     use crate::ssr::{auth, crossfit as xf, state::app_state};
+    use domain::people::Role;
     crate::error::respond(
         async {
             let pool = app_state()?.pool;

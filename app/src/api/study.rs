@@ -1,12 +1,12 @@
 //! Server functions of the crowd protocol: admins configure studies; workers take their
 //! place, see one item at a time, submit (training golds are revealed and locked) and finish.
 
-use crate::domain::answer::Answer;
-use crate::domain::ids::StudyId;
-use crate::domain::study::StudyConfig;
-use crate::domain::study_pages::Stage;
 use crate::error::AppError;
 use crate::wire::study::{StudyOverview, StudySummary, SubmitAck, WorkerStep, WorkerStudy};
+use domain::answer::Answer;
+use domain::ids::StudyId;
+use domain::study::StudyConfig;
+use domain::study_pages::Stage;
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 
@@ -43,8 +43,8 @@ pub async fn create_study(
     name: String,
     config: StudyConfig,
 ) -> Result<StudyId, AppError> {
-    use crate::domain::people::Role;
     use crate::ssr::{auth, state::app_state, study};
+    use domain::people::Role;
     crate::error::respond(
         async {
             let pool = app_state()?.pool;
@@ -58,8 +58,8 @@ pub async fn create_study(
 /// Admins only. Refused once workers started if it would alter what they saw.
 #[server(endpoint = "update_study", input = Json)]
 pub async fn update_study(id: StudyId, name: String, config: StudyConfig) -> Result<(), AppError> {
-    use crate::domain::people::Role;
     use crate::ssr::{auth, state::app_state, study};
+    use domain::people::Role;
     crate::error::respond(
         async {
             let pool = app_state()?.pool;
@@ -73,8 +73,8 @@ pub async fn update_study(id: StudyId, name: String, config: StudyConfig) -> Res
 /// The signed-in worker's place in a study (taking one on first arrival) and current step.
 #[server(endpoint = "study_state")]
 pub async fn study_state(study_id: StudyId) -> Result<WorkerStudy, AppError> {
-    use crate::domain::people::Role;
     use crate::ssr::{auth, state::app_state, study};
+    use domain::people::Role;
     crate::error::respond(
         async {
             let pool = app_state()?.pool;
@@ -94,8 +94,8 @@ pub async fn submit_answer(
     client_id: String,
     answer: Answer,
 ) -> Result<SubmitAck, AppError> {
-    use crate::domain::people::Role;
     use crate::ssr::{auth, state::app_state, study};
+    use domain::people::Role;
     crate::error::respond(
         async {
             let state = app_state()?;
@@ -118,8 +118,8 @@ pub async fn submit_answer(
 /// After a training item's gold was revealed: move on; answers the worker's next step.
 #[server(endpoint = "continue_study")]
 pub async fn continue_study(study_id: StudyId, position: i64) -> Result<WorkerStep, AppError> {
-    use crate::domain::people::Role;
     use crate::ssr::{auth, state::app_state, study};
+    use domain::people::Role;
     crate::error::respond(
         async {
             let pool = app_state()?.pool;
@@ -134,8 +134,8 @@ pub async fn continue_study(study_id: StudyId, position: i64) -> Result<WorkerSt
 /// frees the place and keeps nothing but the refusal.
 #[server(endpoint = "give_consent")]
 pub async fn give_consent(study_id: StudyId, accept: bool) -> Result<WorkerStep, AppError> {
-    use crate::domain::people::Role;
     use crate::ssr::{auth, state::app_state, study};
+    use domain::people::Role;
     crate::error::respond(
         async {
             let pool = app_state()?.pool;
@@ -163,8 +163,8 @@ pub async fn answer_questionnaire(
     stage: Stage,
     fields: Vec<(String, String)>,
 ) -> Result<WorkerStep, AppError> {
-    use crate::domain::people::Role;
     use crate::ssr::{auth, state::app_state, study};
+    use domain::people::Role;
     crate::error::respond(
         async {
             let pool = app_state()?.pool;

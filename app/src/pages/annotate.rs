@@ -4,8 +4,8 @@
 
 use super::draft;
 use super::sender::Sender;
-use crate::domain::answer::{Answer, SpanAnswer, CONFIDENCE_LEVELS};
-use crate::domain::task::Label;
+use domain::answer::{Answer, SpanAnswer, CONFIDENCE_LEVELS};
+use domain::task::Label;
 use leptos::either::EitherOf4;
 use leptos::prelude::*;
 
@@ -51,7 +51,7 @@ pub(crate) fn TextForm(sender: Sender) -> impl IntoView {
     let skip = move |_| sender.send(Answer::Skip { confidence: None });
     view! {
         <label class="free-text">"Your answer"
-            <textarea name="answer" rows="3" maxlength=crate::domain::answer::MAX_TEXT.to_string() bind:value=text
+            <textarea name="answer" rows="3" maxlength=domain::answer::MAX_TEXT.to_string() bind:value=text
                 disabled=move || sender.busy()></textarea>
         </label>
         <div class="buttons">

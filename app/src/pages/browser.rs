@@ -2,7 +2,7 @@
 //! context element in code points of the stored text, following selection changes (touch
 //! handles), moving focus, and random ids for submissions.
 
-use crate::domain::selection::{cp_to_dom, dom_to_cp};
+use domain::selection::{cp_to_dom, dom_to_cp};
 use web_sys::wasm_bindgen::JsCast;
 
 /// UTF-16 offset of (`node`, `offset`) from the start of `root`'s text, if inside `root`.

@@ -5,11 +5,11 @@ use super::error_view;
 use crate::api::crossfit::{
     crossfit_arg, crossfit_overview, MakeCrossfitStudyTask, SaveCrossfitPartition, SetCrossfitTask,
 };
-use crate::domain::crossfit::metrics::METRICS;
-use crate::domain::crossfit::partition::Partition;
-use crate::domain::report::layout::pct;
-use crate::domain::s1::spread;
 use crate::wire::crossfit::{ArgReport, CrossfitData, RunScore, TaskRow};
+use domain::crossfit::metrics::METRICS;
+use domain::crossfit::partition::Partition;
+use domain::report::draw::text::pct;
+use domain::s1::spread;
 use leptos::prelude::*;
 
 #[component]

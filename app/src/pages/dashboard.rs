@@ -3,11 +3,11 @@
 
 use super::error_view;
 use crate::api::report::dashboard;
-use crate::domain::ids::joined;
-use crate::domain::report::layout::RULES;
-use crate::domain::report::table::Table;
 use crate::wire::report::{DashboardData, Download};
 use crate::wire::study::ScenarioProgress;
+use domain::ids::joined;
+use domain::report::draw::layout::RULES;
+use domain::report::draw::table::Table;
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::use_query_map;

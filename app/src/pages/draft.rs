@@ -1,7 +1,7 @@
 //! Unsent work kept in the browser: each item's draft answer in `localStorage`, so it survives
 //! a reload, Back and a crashed tab, and a leave-page warning while a draft is unsent.
 
-use crate::domain::ids::StudyId;
+use domain::ids::StudyId;
 use leptos::prelude::*;
 use serde::de::DeserializeOwned;
 use serde::Serialize;

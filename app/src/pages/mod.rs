@@ -1,4 +1,5 @@
-//! The HTML shell, the router and the pages (the worker's study page without the router).
+//! The router and the pages (the worker's study page without the router); the HTML shell
+//! around them is `ssr::shell`.
 //! Every page renders on the server and hydrates in the browser.
 // The worker's bundle renders the study page alone; the staff pages stay unused there.
 #![cfg_attr(feature = "worker-bundle", allow(dead_code, unused_imports))]
@@ -7,6 +8,7 @@ mod browser;
 mod crossfit;
 mod dashboard;
 mod draft;
+mod hand_back;
 mod home;
 mod models;
 mod page_fields;
@@ -17,47 +19,16 @@ mod study;
 mod study_pages;
 mod task;
 
-use crate::domain::ids::StudyId;
-use crate::domain::task::Context;
+use domain::ids::StudyId;
+use domain::task::Context;
 use leptos::either::Either;
 use leptos::prelude::*;
-use leptos_meta::{provide_meta_context, MetaTags, Title};
+use leptos_meta::{provide_meta_context, Title};
 use leptos_router::components::{Route, Router, Routes, A};
 use leptos_router::path;
 // The worker's page is sent whole (the item in the HTML, not streamed in by script): it shows,
 // with its form disabled, before the bundle arrives or without JavaScript.
 use leptos_router::SsrMode;
-
-/// The output name of the browser bundle (`/pkg/clues-lab.js`, `.wasm`, `.css`).
-pub const OUTPUT_NAME: &str = "clues-lab";
-
-/// The HTML document around every page (rendered on the server only): the stylesheet and
-/// the browser bundle by their content-hashed names, the worker's own bundle on study pages.
-pub fn shell(options: LeptosOptions) -> impl IntoView {
-    #[cfg(feature = "ssr")]
-    let (options, css) = crate::ssr::assets::for_page(options);
-    #[cfg(feature = "ssr")]
-    crate::ssr::assets::restrict_scripts();
-    #[cfg(not(feature = "ssr"))]
-    let css = format!("/pkg/{OUTPUT_NAME}.css");
-    view! {
-        <!DOCTYPE html>
-        <html lang="en">
-            <head>
-                <meta charset="utf-8"/>
-                <meta name="viewport" content="width=device-width, initial-scale=1"/>
-                <link rel="icon" href="data:,"/>
-                <link rel="stylesheet" id="leptos" href=css/>
-                <AutoReload options=options.clone()/>
-                <HydrationScripts options/>
-                <MetaTags/>
-            </head>
-            <body>
-                <App/>
-            </body>
-        </html>
-    }
-}
 
 /// Whether the page is interactive (set once the bundle has hydrated it): forms stay disabled
 /// until then.
@@ -189,7 +160,7 @@ pub(crate) fn id_param() -> impl Fn() -> StudyId + Copy + Send + Sync + 'static 
 pub(crate) fn context_view(context: &Context) -> impl IntoView {
     match context {
         Context::Single { text } => Either::Left(view! {
-            <div class="context">{crate::domain::selection::display_text(text)}</div>
+            <div class="context">{domain::selection::display_text(text)}</div>
         }),
         Context::Pair {
             premise,

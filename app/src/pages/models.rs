@@ -3,8 +3,8 @@
 
 use super::error_view;
 use crate::api::machine::{model_grids, model_runs};
-use crate::domain::run::RunStatus;
 use crate::wire::machine::{GridRow, RunRow};
+use domain::run::RunStatus;
 use leptos::prelude::*;
 use leptos_router::components::A;
 
@@ -119,7 +119,7 @@ fn UploadForm(runs: Resource<Result<Vec<RunRow>, crate::error::AppError>>) -> im
                 set_message.set("Choose a predictions file first.".into());
                 return;
             };
-            let enc = |s: String| crate::domain::crowd::url_encode(&s);
+            let enc = |s: String| domain::crowd::url_encode(&s);
             let query = format!(
                 "task={}&system={}&k={}&split={}&name={}",
                 enc(value(task)),

@@ -2,7 +2,7 @@
 //! Prolific's no-consent code and URL, questionnaires and attention checks as JSON, the limit
 //! on failed checks, the debriefing.
 
-use crate::domain::study_pages::{Consent, StudyPages};
+use domain::study_pages::{Consent, StudyPages};
 use leptos::prelude::*;
 
 /// The study pages' fields: consent (Markdown, contact, Prolific's no-consent code or URL),

@@ -7,10 +7,10 @@ use super::browser::random_id;
 use super::draft::{self, DraftKey};
 use super::error_line;
 use crate::api::study::submit_answer;
-use crate::domain::answer::Answer;
-use crate::domain::ids::StudyId;
 use crate::error::AppError;
 use crate::wire::study::SubmitAck;
+use domain::answer::Answer;
+use domain::ids::StudyId;
 use leptos::either::EitherOf5;
 use leptos::prelude::*;
 

@@ -6,12 +6,12 @@ use super::annotate::SpanTable;
 use super::browser::{on_selection_change, read_selection, set_selection};
 use super::draft;
 use super::sender::Sender;
-use crate::domain::answer::{Answer, SpanAnswer};
-use crate::domain::selection::{
+use domain::answer::{Answer, SpanAnswer};
+use domain::selection::{
     find_next, marked_segments, next_char, next_sentence_start, next_word_end, next_word_start,
     prev_char, prev_sentence_start, prev_word_start,
 };
-use crate::domain::spans::slice_cp;
+use domain::spans::slice_cp;
 use leptos::either::Either;
 use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;

@@ -5,12 +5,12 @@ use super::error_view;
 use super::page_fields::PageFields;
 use crate::api::study::{list_studies, study_admin, CreateStudy, UpdateStudy};
 use crate::api::tasks::list_tasks;
-use crate::domain::crowd::worker_links;
-use crate::domain::settings;
-use crate::domain::shots::{self, ShotFile};
-use crate::domain::study::StudyConfig;
 use crate::wire::study::StudyOverview;
 use crate::wire::tasks::TaskSummary;
+use domain::crowd::worker_links;
+use domain::settings;
+use domain::shots::{self, ShotFile};
+use domain::study::StudyConfig;
 use leptos::prelude::*;
 use leptos_router::components::A;
 

@@ -5,10 +5,10 @@
 use super::error_line;
 use super::sender::page_ready;
 use crate::api::study::{answer_questionnaire, give_consent};
-use crate::domain::ids::StudyId;
-use crate::domain::study_pages::Stage;
 use crate::error::AppError;
 use crate::wire::study::{ConsentPage, Declined, QuestionnairePage, WorkerStep};
+use domain::ids::StudyId;
+use domain::study_pages::Stage;
 use leptos::prelude::*;
 
 /// Runs a request of the page's step and moves on to the step it answers; while it runs the
@@ -84,7 +84,7 @@ pub(super) fn declined_view(d: Declined) -> impl IntoView {
         <section class="declined">
             <h2 class="step-heading" tabindex="-1">"You did not consent"</h2>
             <p role="status">{d.message}</p>
-            {super::study::hand_back_view(d.hand_back, true, false)}
+            {super::hand_back::hand_back_view(d.hand_back, true, false)}
         </section>
     }
 }

@@ -1,13 +1,13 @@
 //! The annotation rows: one row per worker x item, joined with its assignment, study, task,
 //! worker and example, streamed from the database for the exports and the report alike.
 
-use crate::domain::ids::{AssignmentId, ConfigId, ExampleId, StudyId};
-use crate::domain::place::{Phase, PlaceStatus};
-use crate::domain::shots;
 use crate::error::AppError;
 use crate::ssr::catalog::corrupt;
 use crate::ssr::db::Backend;
 use crate::ssr::study::{CrowdInfo, StoredSpan, Study};
+use domain::ids::{AssignmentId, ConfigId, ExampleId, StudyId};
+use domain::place::{Phase, PlaceStatus};
+use domain::shots;
 use futures_util::{Stream, StreamExt};
 use serde::{Deserialize, Serialize};
 use sqlx::{AnyPool, FromRow};

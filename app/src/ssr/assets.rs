@@ -1,10 +1,12 @@
 //! The browser assets by name: the content-hashed names that .ci/build records in the site's
 //! hash files (`hash.txt`, `hash-worker.txt`), and which bundle a page loads.
 
-use crate::pages::OUTPUT_NAME;
 use leptos::config::LeptosOptions;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// The output name of the browser bundle (`/pkg/clues-lab.js`, `.wasm`, `.css`).
+pub const OUTPUT_NAME: &str = "clues-lab";
 
 /// The crowd worker's bundle (the study page alone), built beside the staff bundle.
 pub const WORKER_OUTPUT_NAME: &str = "clues-lab-worker";
@@ -87,7 +89,7 @@ pub fn for_page(options: LeptosOptions) -> (LeptosOptions, String) {
 /// router's middleware adds who may frame the page).
 pub fn restrict_scripts() {
     let nonce = leptos::nonce::use_nonce();
-    let policy = crate::domain::crowd::script_policy(nonce.as_deref());
+    let policy = domain::crowd::script_policy(nonce.as_deref());
     let options = leptos::prelude::use_context::<leptos_axum::ResponseOptions>();
     if let (Some(options), Ok(value)) = (options, http::HeaderValue::from_str(&policy)) {
         options.insert_header(http::header::CONTENT_SECURITY_POLICY, value);

@@ -7,11 +7,12 @@ use super::export::{
 };
 use super::report::Loaded;
 use super::stream::{write_rows, Out, RowFile, Spool, SpoolFile};
-use crate::domain::ids::{ConfigId, StudyId};
-use crate::domain::place::PlaceStatus;
-use crate::domain::report::{layout, Report};
-use crate::domain::shots;
 use crate::error::AppError;
+use domain::ids::{ConfigId, StudyId};
+use domain::place::PlaceStatus;
+use domain::report::draw::layout;
+use domain::report::Report;
+use domain::shots;
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -24,7 +25,7 @@ struct ConfigExport {
     name: String,
     task: String,
     config_id: ConfigId,
-    config: crate::domain::study::StudyConfig,
+    config: domain::study::StudyConfig,
     /// The scenarios' training files, e.g. `10_1 ⊂ 20_5 ⊂ 30_5`, and whether they nest.
     training_sets: String,
     nested: bool,
@@ -127,7 +128,7 @@ pub async fn build(pool: &sqlx::AnyPool, l: &Loaded, r: &Report) -> Result<Bundl
     })?;
     m.text(
         "scores.csv".into(),
-        &crate::domain::report::scores_csv::scores_csv(r),
+        &domain::report::draw::scores_csv::scores_csv(r),
     )?;
     m.text("scores.md".into(), &layout::markdown(r))?;
     m.text("pay.csv".into(), &pay_csv(l, r)?)?;
@@ -199,7 +200,7 @@ async fn configs(pool: &sqlx::AnyPool, l: &Loaded) -> Result<String, AppError> {
             versions: versions
                 .into_iter()
                 .map(|(id, json, at)| {
-                    let parsed: Option<crate::domain::study::StudyConfig> =
+                    let parsed: Option<domain::study::StudyConfig> =
                         serde_json::from_str(&json).ok();
                     let consent = parsed.and_then(|c| c.pages.consent).map(|c| c.hash());
                     let config: Value = serde_json::from_str(&json).unwrap_or(Value::String(json));

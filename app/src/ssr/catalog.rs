@@ -1,13 +1,13 @@
 //! Reading tasks and their examples back from the database.
 //! Shared by the server functions and the server's command line (e.g. `score --task`).
 
-use crate::domain::crossfit::metrics::Metric;
-use crate::domain::ids::{ExampleId, TaskId};
-use crate::domain::shots::{self, ShotSets};
-use crate::domain::spans::Span;
-use crate::domain::task::{Context, Example, Family, Gold, NoAnswer, TaskSpec};
 use crate::error::AppError;
 use crate::wire::tasks::{ItemPreview, QualityRow, ShotGroup, TaskInfo, TaskSummary, QUALITY_ROWS};
+use domain::crossfit::metrics::Metric;
+use domain::ids::{ExampleId, TaskId};
+use domain::shots::{self, ShotSets};
+use domain::spans::Span;
+use domain::task::{Context, Example, Family, Gold, NoAnswer, TaskSpec};
 use sqlx::AnyPool;
 
 /// A stored value that does not parse: logged, and an internal error for the client.

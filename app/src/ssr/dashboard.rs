@@ -1,14 +1,15 @@
 //! The researcher dashboard's data: studies with their progress, the score tables, the
 //! learning curves, the export and prediction links of a scope of studies.
 
-use crate::domain::ids::{joined, StudyId};
-use crate::domain::place::PlaceStatus;
-use crate::domain::report::chart::task_curve;
-use crate::domain::report::layout::{all_tables, Which};
 use crate::error::AppError;
 use crate::ssr::state::AppState;
 use crate::ssr::{report, study};
 use crate::wire::report::{Chart, DashboardData, Download, StudyProgress};
+use domain::ids::{joined, StudyId};
+use domain::place::PlaceStatus;
+use domain::report::draw::chart::task_curve;
+use domain::report::draw::layout::all_tables;
+use domain::report::Which;
 
 /// The dashboard of the studies in `scope` (comma-separated ids, empty for every study). The
 /// caller has checked the role.
@@ -108,7 +109,7 @@ fn build(loaded: &report::Loaded, scope: &[StudyId], studies: Vec<StudyProgress>
                 svg_filtered: task_curve(&r, &t.name, Which::Filtered),
                 href: link("curve.svg", &format!("task={}", t.name)),
                 calibration: r.calibration.iter().any(|b| b.task == t.name).then(|| {
-                    crate::domain::report::calibration::diagram(
+                    domain::report::draw::calibration::diagram(
                         &t.name,
                         &r.calibration
                             .iter()

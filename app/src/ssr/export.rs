@@ -2,15 +2,15 @@
 //! scores (JSON, CSV, Markdown), pay (CSV), CLUES-format predictions, the learning-curve SVG.
 //! The row-by-row files are streamed (`ssr::stream`); the bundle is in `ssr::bundle`.
 
-use crate::domain::ids::{AssignmentId, ExampleId, StudyId};
-use crate::domain::place::{Phase, PlaceStatus};
-use crate::domain::report::chart::task_curve;
-use crate::domain::report::layout::{money, Which};
-use crate::domain::report::table::csv_line;
-use crate::domain::report::{majority, scenario_annotators, Report};
 use crate::error::AppError;
 use crate::ssr::annotations::CrowdIds;
 use crate::ssr::report::Loaded;
+use domain::ids::{AssignmentId, ExampleId, StudyId};
+use domain::place::{Phase, PlaceStatus};
+use domain::report::draw::chart::task_curve;
+use domain::report::draw::table::csv_line;
+use domain::report::draw::text::money;
+use domain::report::{majority, scenario_annotators, Report, Which};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -160,12 +160,12 @@ pub fn pay_csv(l: &Loaded, r: &Report) -> Result<String, AppError> {
 #[derive(Serialize)]
 struct AnswerRow<'a> {
     study_id: StudyId,
-    assignment_id: crate::domain::ids::AssignmentId,
+    assignment_id: domain::ids::AssignmentId,
     worker: &'a str,
     k: u32,
     stage: &'static str,
     question: &'a str,
-    kind: crate::domain::study_pages::questionnaire::Kind,
+    kind: domain::study_pages::questionnaire::Kind,
     /// The choice or text; multiple choices joined by `|`; the number as text.
     answer: String,
     /// Scale points and numbers as numbers (empty for the other kinds).
@@ -191,7 +191,7 @@ const ANSWER_COLUMNS: [&str; 11] = [
 
 /// Every answered question of the scope, one line each, in the questions' order.
 pub fn questionnaires_csv(l: &Loaded) -> Result<String, AppError> {
-    use crate::domain::study_pages::{questionnaire::reply_text, Reply};
+    use domain::study_pages::{questionnaire::reply_text, Reply};
     let mut rows = Vec::new();
     for q in &l.pages.questionnaires {
         let (Some(study), Some(at)) = (l.study(q.study_id), q.submitted_at) else {
@@ -320,7 +320,7 @@ pub fn annotator_predictions(
 /// The same for an annotator at hand (the bundle writes every finished one).
 pub fn predictions_of(
     l: &Loaded,
-    a: &crate::domain::report::AnnotatorRecord,
+    a: &domain::report::AnnotatorRecord,
 ) -> Result<(String, String), AppError> {
     if a.status != PlaceStatus::Finished {
         return Err(AppError::Refused(format!(

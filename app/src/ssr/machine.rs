@@ -1,13 +1,13 @@
 //! Reading the model track's runs: the finished ones for the report, and every run with its
 //! progress for the models page (the server's model module writes them).
 
-use crate::domain::ids::{ExampleId, RunId};
-use crate::domain::report::calibration::MachineAnswer;
-use crate::domain::report::machine::MachineRun;
-use crate::domain::run::{JobStatus, RunStatus, SystemKind};
 use crate::error::AppError;
 use crate::ssr::catalog::FamilyColumns;
 use crate::wire::machine::{GridRow, RunRow};
+use domain::ids::{ExampleId, RunId};
+use domain::report::calibration::MachineAnswer;
+use domain::report::machine::MachineRun;
+use domain::run::{JobStatus, RunStatus, SystemKind};
 use futures_util::TryStreamExt;
 use sqlx::AnyPool;
 use std::collections::HashMap;

@@ -1,14 +1,14 @@
 //! The researcher report on the database: loads a scope of studies with their tasks and every
 //! assignment item (one row per worker x item), and builds `domain::report` from them.
 
-use crate::domain::ids::{AssignmentId, ExampleId, StudyId};
-use crate::domain::place::Phase;
-use crate::domain::report::machine::MachineRun;
-use crate::domain::report::{self, AnnotatorRecord, ItemRecord, Report, StudyRules, TaskData};
 use crate::error::AppError;
 use crate::ssr::annotations::{annotation_rows, AnnotationRow, CrowdIds};
 use crate::ssr::catalog::{load_spec, shot_sets, test_golds};
 use crate::ssr::study::{self, Study};
+use domain::ids::{AssignmentId, ExampleId, StudyId};
+use domain::place::Phase;
+use domain::report::machine::MachineRun;
+use domain::report::{self, AnnotatorRecord, ItemRecord, Report, StudyRules, TaskData};
 use futures_util::TryStreamExt;
 use sqlx::AnyPool;
 use std::collections::{HashMap, HashSet};
@@ -28,7 +28,7 @@ pub struct Loaded {
     /// Finished machine evaluations (all of them; they belong to no study).
     pub machines: Vec<MachineRun>,
     /// Machine answers with their probability on label tasks (the reliability diagram).
-    pub machine_answers: Vec<crate::domain::report::calibration::MachineAnswer>,
+    pub machine_answers: Vec<domain::report::calibration::MachineAnswer>,
     /// The study pages' rows: questionnaires, attention checks, consent decisions.
     pub pages: study::PageRows,
 }

@@ -1,11 +1,11 @@
 //! Exports written piece by piece, so memory stays bounded whatever their size: where pieces go
 //! (a channel into an HTTP body, a spool file with its hash), and the row-by-row files.
 
-use crate::domain::ids::{AssignmentId, ConfigId, ExampleId, StudyId};
-use crate::domain::place::{Phase, PlaceStatus};
 use crate::error::AppError;
 use crate::ssr::annotations::{annotation_rows, AnnotationRow, ANNOTATION_COLUMNS};
 use crate::ssr::study::Study;
+use domain::ids::{AssignmentId, ConfigId, ExampleId, StudyId};
+use domain::place::{Phase, PlaceStatus};
 use futures_util::TryStreamExt;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -148,7 +148,7 @@ pub async fn write_rows<S: Sink>(
 ) -> Result<(), AppError> {
     let mut rows = annotation_rows(pool, studies);
     if file == RowFile::AnnotationsCsv {
-        out.write(&crate::domain::report::table::csv_line(&ANNOTATION_COLUMNS))
+        out.write(&domain::report::draw::table::csv_line(&ANNOTATION_COLUMNS))
             .await?;
     }
     let mut assignment: Option<AssignmentExport> = None;

@@ -1,8 +1,8 @@
 //! Writing tasks, their data files and examples: the one place that knows how a task is stored
 //! (shared by the CLUES importer and the CrossFit study tasks). Callers own the transaction.
 
-use crate::domain::ids::TaskId;
-use crate::domain::task::{Context, Example, Family, TaskSpec};
+use domain::ids::TaskId;
+use domain::task::{Context, Example, Family, TaskSpec};
 use sha2::{Digest, Sha256};
 use sqlx::AnyConnection;
 

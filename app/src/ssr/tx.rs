@@ -8,9 +8,9 @@
 //! A guard serialises only check-then-insert steps that no constraint can state (at most N
 //! places per scenario, a configuration frozen once workers started).
 
-use crate::domain::ids::{StudyId, UserId};
 use crate::error::AppError;
 use crate::ssr::db::Backend;
+use domain::ids::{StudyId, UserId};
 use sqlx::{Any, AnyConnection, AnyPool, Transaction};
 
 /// What a write transaction protects, taken as a transaction-scoped PostgreSQL advisory lock
@@ -133,7 +133,7 @@ pub async fn finish<T>(
 #[cfg(test)]
 mod tests {
     use super::Guard;
-    use crate::domain::ids::{StudyId, UserId};
+    use domain::ids::{StudyId, UserId};
 
     #[test]
     fn guards_of_different_kinds_or_names_have_different_keys() {

@@ -1,6 +1,6 @@
 //! What the browser learns about the signed-in user.
 
-use crate::domain::people::Role;
+use domain::people::Role;
 use serde::{Deserialize, Serialize};
 
 /// What the browser knows about the signed-in user.

@@ -1,9 +1,9 @@
 //! What the CrossFit page shows: tasks with their few-shot samples, scores per run and the
 //! average relative gain of a partition.
 
-use crate::domain::crossfit::metrics::{Metric, Score};
-use crate::domain::crossfit::partition::{Arg, Partition};
-use crate::domain::s1::Spread;
+use domain::crossfit::metrics::{Metric, Score};
+use domain::crossfit::partition::{Arg, Partition};
+use domain::s1::Spread;
 use serde::{Deserialize, Serialize};
 
 /// A task as the researcher pages list it.

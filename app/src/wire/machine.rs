@@ -1,7 +1,7 @@
 //! A model run as the models page lists it.
 
-use crate::domain::ids::RunId;
-use crate::domain::run::{RunStatus, SystemKind};
+use domain::ids::RunId;
+use domain::run::{RunStatus, SystemKind};
 
 use serde::{Deserialize, Serialize};
 

@@ -1,9 +1,9 @@
 //! What the researcher dashboard shows: studies with their progress, score tables, learning
 //! curves and downloads.
 
-use crate::domain::ids::StudyId;
-use crate::domain::report::table::Table;
 use crate::wire::study::{ScenarioProgress, StudySummary};
+use domain::ids::StudyId;
+use domain::report::draw::table::Table;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

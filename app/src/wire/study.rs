@@ -1,13 +1,13 @@
 //! What the crowd protocol sends to the browser: study summaries and overviews for admins, and
 //! for workers their step (an item, a reveal of a training gold, or the end) and each acknowledgement.
 
-use crate::domain::answer::Answer;
-use crate::domain::ids::{ConfigId, StudyId};
-use crate::domain::place::{Phase, PlaceStatus};
-use crate::domain::spans::Span;
-use crate::domain::study::StudyConfig;
-use crate::domain::study_pages::Stage;
-use crate::domain::task::{Context, Family, Label};
+use domain::answer::Answer;
+use domain::ids::{ConfigId, StudyId};
+use domain::place::{Phase, PlaceStatus};
+use domain::spans::Span;
+use domain::study::StudyConfig;
+use domain::study_pages::Stage;
+use domain::task::{Context, Family, Label};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -90,7 +90,7 @@ pub struct WorkerItem {
 pub struct Completion {
     pub code: String,
     /// How the worker returns to their crowd platform with the code (none for accounts).
-    pub hand_back: Option<crate::domain::crowd::HandBack>,
+    pub hand_back: Option<domain::crowd::HandBack>,
     pub training_s1: Option<f64>,
     pub training_items: i64,
     pub test_items: i64,
@@ -125,7 +125,7 @@ pub struct QuestionnairePage {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Declined {
     pub message: String,
-    pub hand_back: Option<crate::domain::crowd::HandBack>,
+    pub hand_back: Option<domain::crowd::HandBack>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,7 +1,7 @@
 //! What the task catalogue sends to the browser: tasks, shot groups, the import's quality
 //! report, and test items without their gold.
 
-use crate::domain::task::{Context, Family, TaskSpec};
+use domain::task::{Context, Family, TaskSpec};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

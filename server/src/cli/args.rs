@@ -1,8 +1,8 @@
 //! The command line's commands and arguments (clap): what `clues-lab --help` lists.
 
-use app::domain::people::Role;
-use app::domain::settings;
 use clap::{Parser, Subcommand, ValueEnum};
+use domain::people::Role;
+use domain::settings;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -206,7 +206,7 @@ pub struct StudyCreateArgs {
     #[arg(long, default_value_t = 0.2, value_parser = margin, allow_hyphen_values = true)]
     pub margin: f64,
     /// Release a place after this many seconds without activity.
-    #[arg(long, default_value_t = app::domain::study::DEFAULT_PLACE_TIMEOUT_SECS, value_parser = time_out, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = domain::study::DEFAULT_PLACE_TIMEOUT_SECS, value_parser = time_out, allow_hyphen_values = true)]
     pub timeout: u32,
     /// Never release a place, however long it is idle.
     #[arg(long, conflicts_with = "timeout")]
@@ -303,7 +303,7 @@ fn time_out(s: &str) -> Result<u32, String> {
 
 fn frame_ancestor(s: &str) -> Result<String, String> {
     let origin = s.trim().trim_end_matches('/');
-    app::domain::crowd::validate_frame_ancestor(origin).map(|()| origin.to_string())
+    domain::crowd::validate_frame_ancestor(origin).map(|()| origin.to_string())
 }
 
 #[derive(Debug, Subcommand)]

@@ -3,9 +3,9 @@
 
 use super::args::CrossfitCommand;
 use crate::error::{Result, ServerError};
-use app::domain::crossfit::baseline::Baseline;
-use app::domain::crossfit::partition::Partition;
 use app::ssr::crossfit as xf;
+use domain::crossfit::baseline::Baseline;
+use domain::crossfit::partition::Partition;
 
 pub(super) async fn report_stored(
     pool: &sqlx::AnyPool,

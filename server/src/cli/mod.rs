@@ -10,12 +10,12 @@ mod serve;
 
 use crate::error::{Result, ServerError};
 use crate::{clues, db, score};
-use app::domain::crossfit::sampler::{SampleKind, K_CLASSIFICATION, K_TEXT_TO_TEXT};
-use app::domain::people::Role;
 use app::ssr::{auth, catalog, study};
 pub use args::*;
 use clap::Parser;
 use crossfit::{crossfit_command, report_stored};
+use domain::crossfit::sampler::{SampleKind, K_CLASSIFICATION, K_TEXT_TO_TEXT};
+use domain::people::Role;
 pub use plan::PlanArgs;
 use sample::sample_clues;
 use serve::serve;
@@ -122,19 +122,19 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Study(StudyCommand::Create(a)) => {
             let pool = db::connect_existing(&cli.database).await?;
             let shot_group = match &a.shot_group {
-                Some(text) => app::domain::shots::parse_files(text)
+                Some(text) => domain::shots::parse_files(text)
                     .map_err(|e| ServerError::Usage(format!("--shot-group: {e}")))?,
                 None => Vec::new(),
             };
             let pages = pages::read(&a)?;
-            let config = app::domain::study::StudyConfig {
+            let config = domain::study::StudyConfig {
                 scenarios: a.scenarios,
                 annotators: a.annotators,
                 training_split: shot_group.first().map_or(a.split, |f| f.1),
                 shot_group,
                 allow_unnested: a.allow_unnested,
                 shuffle_training: a.shuffle_training,
-                screening: app::domain::shots::parse_one(a.screening.as_deref().unwrap_or(""))
+                screening: domain::shots::parse_one(a.screening.as_deref().unwrap_or(""))
                     .map_err(|e| ServerError::Usage(format!("--screening: {e}")))?,
                 hourly_rate_cents: a.rate_cents,
                 filter_margin: a.margin,
@@ -164,8 +164,8 @@ pub async fn run(cli: Cli) -> Result<()> {
                 .into_report()
                 .await?;
             let bytes: Vec<u8> = match a.format {
-                ReportFormat::Markdown => app::domain::report::layout::markdown(&r).into(),
-                ReportFormat::Csv => app::domain::report::scores_csv::scores_csv(&r).into(),
+                ReportFormat::Markdown => domain::report::draw::layout::markdown(&r).into(),
+                ReportFormat::Csv => domain::report::draw::scores_csv::scores_csv(&r).into(),
                 ReportFormat::Json => app::ssr::export::scores_json(&r)?.into(),
                 ReportFormat::Bundle => {
                     let bundle = app::ssr::bundle::build(&pool, &loaded, &r).await?;
@@ -350,7 +350,7 @@ async fn load(database: &str, command: LoadCommand) -> Result<()> {
         LoadCommand::Fill { study, rows, tag } => {
             let pool = db::connect_existing(database).await?;
             let (workers, added) =
-                load::fill::fill(&pool, app::domain::ids::StudyId(study), rows, &tag).await?;
+                load::fill::fill(&pool, domain::ids::StudyId(study), rows, &tag).await?;
             println!("study {study}: {workers} synthetic workers, {added} annotation rows added");
             return Ok(());
         }

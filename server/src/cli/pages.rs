@@ -3,7 +3,7 @@
 
 use super::args::StudyCreateArgs;
 use crate::error::ServerError;
-use app::domain::study_pages::{Consent, StudyPages};
+use domain::study_pages::{Consent, StudyPages};
 use std::path::Path;
 
 /// The file's text, `None` when it is not there.

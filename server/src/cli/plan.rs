@@ -2,7 +2,7 @@
 //! given power, from a standard deviation given or from the database's annotators as pilot data.
 
 use crate::error::{Result, ServerError};
-use app::domain::stats::{two_sample_power, units_needed};
+use domain::stats::{two_sample_power, units_needed};
 use sqlx::AnyPool;
 
 #[derive(Debug, clap::Args)]

@@ -6,7 +6,7 @@ use crate::error::{Result, ServerError};
 /// `sample`: writes `<prefix>_test.jsonl` and `<prefix>_train_<k>_<split>.jsonl`, split i for
 /// the i-th of the seeds 100, 13, 21, 42, 87; lines are copied byte for byte from the pool.
 pub(super) fn sample_clues(a: &SampleArgs) -> Result<()> {
-    use app::domain::crossfit::nested::nested_sample;
+    use domain::crossfit::nested::nested_sample;
     let label = a.pool.display().to_string();
     let text = std::fs::read_to_string(&a.pool)
         .map_err(|e| ServerError::io(format!("cannot read {label}"), e))?;
@@ -25,7 +25,7 @@ pub(super) fn sample_clues(a: &SampleArgs) -> Result<()> {
             String::new()
         });
     }
-    let seeds = app::domain::crossfit::sampler::CROSSFIT_SEEDS;
+    let seeds = domain::crossfit::sampler::CROSSFIT_SEEDS;
     let s = nested_sample(&groups, &a.ks, &seeds, a.test_size, 0)
         .map_err(|e| ServerError::data(&label, None, e))?;
     std::fs::create_dir_all(&a.out)

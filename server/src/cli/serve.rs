@@ -4,7 +4,7 @@
 use super::args::ServeArgs;
 use crate::error::{Result, ServerError};
 use crate::{db, demo, router};
-use app::pages::OUTPUT_NAME;
+use app::ssr::assets::OUTPUT_NAME;
 use app::ssr::guard::{Guards, Limits};
 use app::ssr::state::AppState;
 use leptos::config::LeptosOptions;

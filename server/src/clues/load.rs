@@ -2,41 +2,13 @@
 //! with every row's quality notes. All of it is read and checked before anything is stored.
 
 use super::checks::{self, Note, ShotSummary};
+use super::files::{classify_file, FileKind, LoadedFile, LoadedRow, SourceFile};
 use super::parse::{content_key, parse_row};
 use super::spec::{clues_task, spec, CluesTask, CLUES_TASKS};
 use crate::error::{Result, ServerError};
-use app::domain::task::{Example, TaskSpec};
+use domain::task::TaskSpec;
 use sha2::{Digest, Sha256};
 use std::path::Path;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum FileKind {
-    Test,
-    Train { k: u32, split: u32 },
-}
-
-/// A file's name and bytes, from disk or from the embedded demo.
-pub struct SourceFile {
-    pub name: String,
-    /// How errors name the file (a path on disk, or `demo/<dir>/<name>`).
-    pub label: String,
-    pub bytes: Vec<u8>,
-}
-
-pub struct LoadedRow {
-    /// 1-based line number in the file.
-    pub line: usize,
-    pub example: Example,
-    pub content_key: String,
-}
-
-pub struct LoadedFile {
-    pub name: String,
-    pub label: String,
-    pub kind: FileKind,
-    pub sha256: String,
-    pub rows: Vec<LoadedRow>,
-}
 
 /// One task read completely, ready to store.
 pub struct TaskData {
@@ -50,27 +22,6 @@ impl TaskData {
     pub fn test_file(&self) -> Option<&LoadedFile> {
         self.files.iter().find(|f| f.kind == FileKind::Test)
     }
-}
-
-/// `<prefix>_test.jsonl` or `<prefix>_train_<k>_<split>.jsonl`.
-pub fn classify_file(prefix: &str, name: &str) -> Option<FileKind> {
-    let stem = name
-        .strip_suffix(".jsonl")?
-        .strip_prefix(prefix)?
-        .strip_prefix('_')?;
-    if stem == "test" {
-        return Some(FileKind::Test);
-    }
-    let (k, split) = stem.strip_prefix("train_")?.split_once('_')?;
-    let parse = |s: &str| {
-        s.parse::<u32>()
-            .ok()
-            .filter(|n| *n > 0 && !s.starts_with('0'))
-    };
-    Some(FileKind::Train {
-        k: parse(k)?,
-        split: parse(split)?,
-    })
 }
 
 fn parse_file(

@@ -1,6 +1,9 @@
 //! Importing the official CLUES JSONL data (and the built-in demo, which uses the same
 //! layout): read and check everything first, then store it in one transaction, then report.
 pub mod checks;
+#[cfg(test)]
+mod checks_tests;
+pub mod files;
 pub mod load;
 pub mod own;
 pub mod parse;

@@ -2,10 +2,11 @@
 //! `<prefix>_train_<k>_<split>.jsonl` beside a `task.json` that says what the files cannot
 //! (name, family, description, labels with their Help); the same checks and report as CLUES.
 
-use super::load::{load_with_spec, read_task_dir, SourceFile, TaskData};
+use super::files::SourceFile;
+use super::load::{load_with_spec, read_task_dir, TaskData};
 use super::spec::clues_task;
 use crate::error::{Result, ServerError};
-use app::domain::task::{Family, Label, NoAnswer, QuestionType, TaskSpec};
+use domain::task::{Family, Label, NoAnswer, QuestionType, TaskSpec};
 use serde::Deserialize;
 use std::collections::HashSet;
 use std::path::Path;

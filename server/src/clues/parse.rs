@@ -2,8 +2,8 @@
 //! quality notes the row raises. Each task shape is handled here; malformed rows and answer
 //! offsets that do not match the context are errors, everything merely odd is a note.
 
-use app::domain::spans::{check_span, slice_cp, Span};
-use app::domain::task::{Context, Example, Family, Gold, NoAnswer, TaskSpec};
+use domain::spans::{check_span, slice_cp, Span};
+use domain::task::{Context, Example, Family, Gold, NoAnswer, TaskSpec};
 use serde_json::{Map, Value};
 
 /// A finding about one row: (kind, detail).

@@ -1,9 +1,10 @@
 //! The import report printed by `import clues`: per task what was stored, the shot-group
 //! checks (passed or not) and every data-quality note with its file and line.
 
-use super::load::{FileKind, TaskData};
+use super::files::FileKind;
+use super::load::TaskData;
 use super::store::Outcome;
-use app::domain::shots;
+use domain::shots;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

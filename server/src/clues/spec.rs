@@ -1,7 +1,7 @@
 //! The six CLUES tasks: their directories and file prefixes, and the task descriptions and
 //! label Help that workers see (the official files carry data only).
 
-use app::domain::task::{Family, Label, NoAnswer, QuestionType, TaskSpec};
+use domain::task::{Family, Label, NoAnswer, QuestionType, TaskSpec};
 
 /// A task directory of the official CLUES data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

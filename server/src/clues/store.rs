@@ -2,7 +2,8 @@
 //! everything or nothing. Identical files already stored are left alone; different ones refused.
 
 use super::checks::Note;
-use super::load::{FileKind, TaskData};
+use super::files::FileKind;
+use super::load::TaskData;
 use crate::error::{Result, ServerError};
 use app::ssr::task_store;
 use app::ssr::tx::Guard;

@@ -2,10 +2,6 @@
 //! `workerId`/`assignmentId`). `GET` shows a start page and changes nothing (link previews and
 //! prefetchers take no place); its `POST` signs the worker in, takes a place, and goes on.
 
-use app::domain::crowd::{validate_turk_submit_to, MTURK_PREVIEW};
-use app::domain::ids::{StudyId, UserId};
-use app::domain::people::{validate_crowd_id, Role};
-use app::domain::study::Refusal;
 use app::error::AppError;
 use app::ssr::auth::{self, User};
 use app::ssr::state::AppState;
@@ -13,6 +9,10 @@ use app::ssr::study::{self, CrowdInfo, Study};
 use axum::extract::{ConnectInfo, Path, Query, RawQuery, State};
 use axum::http::{header, Extensions, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
+use domain::crowd::{validate_turk_submit_to, MTURK_PREVIEW};
+use domain::ids::{StudyId, UserId};
+use domain::people::{validate_crowd_id, Role};
+use domain::study::Refusal;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
@@ -243,7 +243,7 @@ enum Joined {
 /// `nonce` runs, nothing else does (`None`: no script at all).
 fn plain_page(html: String, nonce: Option<&str>) -> Response {
     let mut res = Html(html).into_response();
-    if let Ok(value) = HeaderValue::from_str(&app::domain::crowd::script_policy(nonce)) {
+    if let Ok(value) = HeaderValue::from_str(&domain::crowd::script_policy(nonce)) {
         res.headers_mut()
             .insert(header::CONTENT_SECURITY_POLICY, value);
     }

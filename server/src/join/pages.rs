@@ -1,11 +1,11 @@
 //! The worker's plain pages of a study link: the start page (one small script that keeps Start
 //! from dropping the preloaded bundle) and an MTurk preview (the task and one example item).
 
-use app::domain::crowd::how_to_answer;
-use app::domain::study_pages::form::escape;
-use app::domain::task::{Context, Family};
 use app::ssr::study::Study;
 use app::wire::tasks::ItemPreview;
+use domain::crowd::how_to_answer;
+use domain::study_pages::form::escape;
+use domain::task::{Context, Family};
 
 /// Holds Start until the preloaded bundle has arrived (at most 10 s), then posts the form: a
 /// navigation would cancel the preloads in flight and fetch them again from the start. It sits
@@ -90,7 +90,7 @@ pub(super) fn preview_html(s: &Study, example: &Option<ItemPreview>, css: &str) 
             let context = match &e.context {
                 Context::Single { text } => format!(
                     r#"<div class="context">{}</div>"#,
-                    escape(&app::domain::selection::display_text(text))
+                    escape(&domain::selection::display_text(text))
                 ),
                 Context::Pair {
                     premise,

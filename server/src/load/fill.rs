@@ -3,9 +3,9 @@
 //! (written with SQL in one transaction; for benchmarks and tests of large exports only).
 
 use crate::error::{Result, ServerError};
-use app::domain::ids::{ConfigId, StudyId, TaskId};
 use app::ssr::db::Backend;
 use app::ssr::tx::Guard;
+use domain::ids::{ConfigId, StudyId, TaskId};
 use sqlx::AnyPool;
 
 /// Adds finished zero-shot workers named `fill-<tag>-<n>` to `study` until about `rows` new

@@ -12,8 +12,8 @@ use super::runtime::{Batch, Model};
 use super::targets::gold_ranges;
 use super::tokenizer::Tokenizer;
 use crate::error::{Result, ServerError};
-use app::domain::s1::Scoring;
-use app::domain::task::{Example, TaskSpec};
+use domain::s1::Scoring;
+use domain::task::{Example, TaskSpec};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -93,7 +93,7 @@ pub fn encoder_files() -> Result<EncoderFiles> {
 /// reading-comprehension answer), where several entities are listed.
 pub fn decoding(spec: &TaskSpec) -> Decoding {
     Decoding {
-        max_spans: if spec.family == app::domain::task::Family::SequenceLabelling {
+        max_spans: if spec.family == domain::task::Family::SequenceLabelling {
             4
         } else {
             1
@@ -394,7 +394,7 @@ mod tests {
     #[test]
     fn the_no_answer_threshold_is_the_one_the_shots_prefer() {
         use crate::model::features::{features, Frame, Tok};
-        use app::domain::task::{Family, NoAnswer, QuestionType};
+        use domain::task::{Family, NoAnswer, QuestionType};
         let spec = TaskSpec {
             name: "ner".into(),
             family: Family::SequenceLabelling,

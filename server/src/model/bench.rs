@@ -142,8 +142,8 @@ fn identical(a: &[Key], b: &[Key]) -> String {
 
 /// Mean official S1 of answers against the examples' golds.
 fn s1_of(
-    spec: &app::domain::task::TaskSpec,
-    examples: &[app::domain::task::Example],
+    spec: &domain::task::TaskSpec,
+    examples: &[domain::task::Example],
     answers: &[Key],
 ) -> f64 {
     let total: f64 = examples
@@ -154,7 +154,7 @@ fn s1_of(
             spec.score(
                 &ex.gold,
                 &spec.to_official(&texts),
-                app::domain::s1::Scoring::Official,
+                domain::s1::Scoring::Official,
             )
         })
         .sum();

@@ -6,7 +6,7 @@ use super::features::{features, Feature, Segment};
 use super::runtime::{Batch, Device, Model, Outputs};
 use super::tokenizer::Tokenizer;
 use crate::error::{Result, ServerError};
-use app::domain::task::{Example, Family, TaskSpec};
+use domain::task::{Example, Family, TaskSpec};
 use std::path::{Path, PathBuf};
 
 /// A registered model: `model.onnx`, `tokenizer.json` and optional `decoding.json`.

@@ -2,7 +2,7 @@
 //! states, trained on the k shots with full-batch Adam for a fixed number of epochs, seeded.
 
 use super::features::{Feature, Segment};
-use app::domain::rng::SplitMix64;
+use domain::rng::SplitMix64;
 
 /// Training settings (no validation set: a fixed number of epochs, as CLUES prescribes).
 #[derive(Clone, Copy, Debug, PartialEq)]

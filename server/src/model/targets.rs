@@ -2,7 +2,7 @@
 //! code points): the targets the frozen span head and fine-tuning both learn from.
 
 use super::features::Segment;
-use app::domain::task::Example;
+use domain::task::Example;
 
 /// Code point index of byte index `b` in `s`.
 fn cp(s: &str, b: usize) -> usize {
@@ -56,8 +56,8 @@ pub fn gold_ranges(ex: &Example, question: &str, context: &str) -> Vec<(Segment,
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use app::domain::spans::Span;
-    use app::domain::task::{Context, Gold};
+    use domain::spans::Span;
+    use domain::task::{Context, Gold};
 
     /// A one-context example with these golds (shared by the baseline's tests).
     pub(crate) fn ex(context: &str, official: &[&str], spans: Vec<Span>) -> Example {

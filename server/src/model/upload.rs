@@ -3,13 +3,13 @@
 
 use super::store::{self, SystemKind, Target};
 use crate::error::ServerError;
-use app::domain::people::Role;
 use app::error::AppError;
 use app::ssr::auth;
 use app::ssr::state::AppState;
 use axum::extract::{Query, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
+use domain::people::Role;
 use std::collections::HashMap;
 
 fn number(q: &HashMap<String, String>, name: &str) -> Result<u32, AppError> {

@@ -1,12 +1,12 @@
 //! Driving the router like a browser or a crowd worker, without a socket: requests with
 //! cookies, server functions (form and JSON input), study links, answers.
 use super::app_state;
-use app::domain::ids::StudyId;
-use app::domain::people::Role;
-use app::domain::study::StudyConfig;
 use app::ssr::{state::AppState, study};
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
+use domain::ids::StudyId;
+use domain::people::Role;
+use domain::study::StudyConfig;
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use server::{db, demo, router};

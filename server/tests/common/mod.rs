@@ -125,7 +125,7 @@ pub fn app_state(pool: AnyPool) -> app::ssr::state::AppState {
 }
 
 /// Adds users with the password `<name>-password`.
-pub async fn add_users(pool: &AnyPool, users: &[(&str, app::domain::people::Role)]) {
+pub async fn add_users(pool: &AnyPool, users: &[(&str, domain::people::Role)]) {
     for (name, role) in users {
         app::ssr::auth::create_user(pool, name, *role, Some(format!("{name}-password")))
             .await

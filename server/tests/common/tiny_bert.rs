@@ -10,7 +10,7 @@ use std::path::Path;
 /// Random weights (seeded); layer norms near 1 and 0 as trained ones are; no span head (the
 /// loader makes one).
 pub fn random_weights(c: &Config, seed: u64) -> Weights {
-    let mut rng = app::domain::rng::SplitMix64(seed);
+    let mut rng = domain::rng::SplitMix64(seed);
     let tensors: HashMap<String, Tensor> = c
         .shapes()
         .into_iter()

@@ -2,13 +2,13 @@
 //! request side (cookies, role checks) is in `request`. Session tokens are random 256-bit
 //! values; only their SHA-256 is stored.
 
-use crate::domain::ids::UserId;
-use crate::domain::people::{validate_user_name, Role};
 use crate::error::AppError;
 use crate::ssr::guard::Guards;
 use crate::ssr::tx::Guard;
 use argon2::password_hash::{rand_core::OsRng, SaltString};
 use argon2::{Argon2, PasswordHash, PasswordHasher, PasswordVerifier};
+use domain::ids::UserId;
+use domain::people::{validate_user_name, Role};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 use sqlx::AnyPool;
@@ -248,7 +248,7 @@ pub async fn crowd_worker(
     platform: &str,
     external_id: &str,
 ) -> Result<User, AppError> {
-    crate::domain::people::validate_crowd_id(&format!("{platform} id"), external_id)
+    domain::people::validate_crowd_id(&format!("{platform} id"), external_id)
         .map_err(AppError::Invalid)?;
     let mut tx =
         crate::ssr::tx::begin_write(pool, &[Guard::CrowdId(platform, external_id)]).await?;

@@ -2,9 +2,9 @@
 //! names, and the role checks every server function and export handler makes.
 
 use super::{user_for_token, User, SESSION_COOKIE, SESSION_SECONDS};
-use crate::domain::people::Role;
 use crate::error::AppError;
 use crate::ssr::state::app_state;
+use domain::people::Role;
 use http::{header, HeaderMap, HeaderValue};
 use sqlx::AnyPool;
 use std::net::IpAddr;

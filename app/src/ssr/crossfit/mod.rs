@@ -2,12 +2,12 @@
 //! task -> metric table here; runs scored with the task's metric (runs), partitions and ARG
 //! reports (partitions), and the copy of a task into the crowd protocol's tables (study_task).
 
-use crate::domain::crossfit::metrics::Metric;
-use crate::domain::crossfit::sampler::TsvLine;
 use crate::error::AppError;
 use crate::ssr::catalog::corrupt;
 use crate::ssr::tx::Guard;
 use crate::wire::crossfit::TaskRow;
+use domain::crossfit::metrics::Metric;
+use domain::crossfit::sampler::TsvLine;
 use sqlx::AnyPool;
 use std::collections::BTreeSet;
 

@@ -2,10 +2,10 @@
 //! method over a baseline on one, from the stored runs.
 
 use super::run_scores;
-use crate::domain::crossfit::partition::{arg_over_seeds, Partition};
 use crate::error::AppError;
 use crate::ssr::catalog::corrupt;
 use crate::wire::crossfit::ArgReport;
+use domain::crossfit::partition::{arg_over_seeds, Partition};
 use sqlx::AnyPool;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -2,11 +2,11 @@
 //! scored with the task's metric.
 
 use super::{split_lines, task_id};
-use crate::domain::crossfit::metrics::{evaluate, Metric, Score};
-use crate::domain::crossfit::sampler::TsvLine;
 use crate::error::AppError;
 use crate::ssr::catalog::corrupt;
 use crate::wire::crossfit::RunScore;
+use domain::crossfit::metrics::{evaluate, Metric, Score};
+use domain::crossfit::sampler::TsvLine;
 use sqlx::AnyPool;
 use std::collections::BTreeMap;
 

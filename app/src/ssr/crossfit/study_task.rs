@@ -2,11 +2,11 @@
 //! the crowd protocol reads, answered in a free-text box and scored with the task's metric.
 
 use super::{split_lines, task_id};
-use crate::domain::crossfit::sampler::to_tsv;
-use crate::domain::task::{Context, Example, Family, Gold, NoAnswer, QuestionType, TaskSpec};
 use crate::error::AppError;
 use crate::ssr::task_store;
 use crate::ssr::tx::Guard;
+use domain::crossfit::sampler::to_tsv;
+use domain::task::{Context, Example, Family, Gold, NoAnswer, QuestionType, TaskSpec};
 use sqlx::AnyPool;
 
 /// Copies a CrossFit task (the training and test files of one seed) into the task tables the

@@ -2,14 +2,14 @@
 //! files and their nesting), their configuration history, summaries and the admin overview.
 
 use super::{load, Study};
-use crate::domain::ids::{ConfigId, StudyId, TaskId, UserId};
-use crate::domain::place::PlaceStatus;
-use crate::domain::shots::{self, ShotSets};
-use crate::domain::study::StudyConfig;
 use crate::error::AppError;
 use crate::ssr::catalog::{load_spec, shot_groups, shot_sets};
 use crate::ssr::tx::Guard;
 use crate::wire::study::{ScenarioProgress, StudyOverview, StudySummary, WorkerRow};
+use domain::ids::{ConfigId, StudyId, TaskId, UserId};
+use domain::place::PlaceStatus;
+use domain::shots::{self, ShotSets};
+use domain::study::StudyConfig;
 use sqlx::{Any, AnyPool, Transaction};
 use std::collections::HashMap;
 
@@ -29,7 +29,7 @@ async fn check_config(
     pool: &AnyPool,
     config: &StudyConfig,
     task_id: TaskId,
-    spec: &crate::domain::task::TaskSpec,
+    spec: &domain::task::TaskSpec,
     sets: &ShotSets,
 ) -> Result<(), AppError> {
     let groups = shot_groups(pool, task_id).await?;

@@ -3,17 +3,17 @@
 
 use super::items::Place;
 use super::pages::place_of;
-use super::submit::no_place;
+use super::refusals::no_place;
 use super::worker::{next_step, record};
 use super::{CrowdInfo, Study};
-use crate::domain::ids::{StudyId, UserId};
-use crate::domain::study_pages::consent::{declined_hand_back, declined_message};
-use crate::domain::study_pages::Consent;
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
 use crate::ssr::catalog::corrupt;
 use crate::ssr::tx::Guard;
 use crate::wire::study::{Declined, WorkerStep};
+use domain::ids::{StudyId, UserId};
+use domain::study_pages::consent::{declined_hand_back, declined_message};
+use domain::study_pages::Consent;
 use sqlx::{AnyConnection, AnyPool};
 
 /// The worker accepts or declines the study's consent. Accepting keeps the text's hash with

@@ -1,15 +1,15 @@
 //! One item of an assignment as the server reads it: the worker's place, the item with its
 //! example and answer, the reveal of a submitted training item, the current position, activity.
 
-use crate::domain::answer::{Answer, SpanAnswer};
-use crate::domain::ids::{AssignmentId, StudyId, UserId};
-use crate::domain::place::Phase;
-use crate::domain::place::PlaceStatus;
-use crate::domain::s1::Scoring;
-use crate::domain::task::{Context, Family, Gold, TaskSpec};
 use crate::error::AppError;
 use crate::ssr::catalog::{context_of, corrupt, GoldColumns};
 use crate::wire::study::Reveal;
+use domain::answer::{Answer, SpanAnswer};
+use domain::ids::{AssignmentId, StudyId, UserId};
+use domain::place::Phase;
+use domain::place::PlaceStatus;
+use domain::s1::Scoring;
+use domain::task::{Context, Family, Gold, TaskSpec};
 use serde::{Deserialize, Serialize};
 use sqlx::AnyExecutor;
 

@@ -1,11 +1,11 @@
 //! The crowd protocol on the database: study configuration, taking a place (one transaction
 //! per arrival), the worker's current item, locked submissions with idempotent resends.
 
-use crate::domain::ids::{ConfigId, StudyId, TaskId, UserId};
-use crate::domain::study::StudyConfig;
-use crate::domain::task::TaskSpec;
 use crate::error::AppError;
 use crate::ssr::catalog::{corrupt, load_spec};
+use domain::ids::{ConfigId, StudyId, TaskId, UserId};
+use domain::study::StudyConfig;
+use domain::task::TaskSpec;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyPool;
 
@@ -66,6 +66,7 @@ mod page_answers;
 mod page_rows;
 mod pages;
 mod places;
+mod refusals;
 mod submit;
 mod worker;
 

@@ -3,19 +3,19 @@
 
 use super::items::{touch, Place};
 use super::pages::place_of;
-use super::submit::{locked, not_current, released};
+use super::refusals::{locked, not_current, released};
 use super::worker::{next_step, record, step_now};
 use super::Study;
-use crate::domain::answer::{check_answer, Answer};
-use crate::domain::ids::{StudyId, UserId};
-use crate::domain::place::PlaceStatus;
-use crate::domain::study_pages::form::replies_from_fields;
-use crate::domain::study_pages::{attention, Replies, Stage};
-use crate::domain::task::Context;
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
 use crate::ssr::catalog::corrupt;
 use crate::wire::study::{SubmitAck, WorkerStep};
+use domain::answer::{check_answer, Answer};
+use domain::ids::{StudyId, UserId};
+use domain::place::PlaceStatus;
+use domain::study_pages::form::replies_from_fields;
+use domain::study_pages::{attention, Replies, Stage};
+use domain::task::Context;
 use sqlx::AnyPool;
 
 /// Stores the worker's answers to the questionnaire of `stage`, the form's fields as the browser
@@ -89,7 +89,7 @@ pub async fn questionnaire(
 /// The answers stored for a questionnaire, if it was answered.
 async fn stored_replies(
     pool: &AnyPool,
-    place: crate::domain::ids::AssignmentId,
+    place: domain::ids::AssignmentId,
     stage: Stage,
 ) -> Result<Option<Replies>, AppError> {
     let stored: Option<Option<String>> = sqlx::query_scalar(

@@ -2,11 +2,11 @@
 //! attention checks and consent decisions (accepted with the text's hash, or refused).
 
 use super::Study;
-use crate::domain::ids::{AssignmentId, StudyId};
-use crate::domain::report::PageRecord;
-use crate::domain::study_pages::{Replies, Stage};
 use crate::error::AppError;
 use crate::ssr::catalog::corrupt;
+use domain::ids::{AssignmentId, StudyId};
+use domain::report::PageRecord;
+use domain::study_pages::{Replies, Stage};
 use serde::Serialize;
 use sqlx::AnyPool;
 use std::collections::HashMap;

@@ -3,16 +3,16 @@
 //! whether the items are open yet.
 
 use super::items::{own_assignment, Place};
-use super::submit::{no_place, released};
+use super::refusals::{no_place, released};
 use super::{load, Study};
-use crate::domain::ids::{AssignmentId, StudyId, UserId};
-use crate::domain::place::{Phase, PlaceStatus};
-use crate::domain::study_pages::markdown::to_html;
-use crate::domain::study_pages::{Consent, Stage};
-use crate::domain::task::Context;
 use crate::error::AppError;
 use crate::ssr::catalog::corrupt;
 use crate::wire::study::{ConsentPage, QuestionnairePage, WorkerItem, WorkerStep};
+use domain::ids::{AssignmentId, StudyId, UserId};
+use domain::place::{Phase, PlaceStatus};
+use domain::study_pages::markdown::to_html;
+use domain::study_pages::{Consent, Stage};
+use domain::task::Context;
 use sqlx::{AnyConnection, AnyPool};
 
 /// What a place has seen of its study's questionnaires and attention checks.
@@ -97,7 +97,7 @@ pub(super) fn questionnaire_step(
     (!questions.is_empty() && !answered).then(|| {
         let step = WorkerStep::Questionnaire(QuestionnairePage {
             stage,
-            html: crate::domain::study_pages::form::questions_html(questions),
+            html: domain::study_pages::form::questions_html(questions),
         });
         (step, !shown)
     })

@@ -2,15 +2,15 @@
 //! assignment and every item the worker will see, in the worker's own order.
 
 use super::{CrowdInfo, Study};
-use crate::domain::ids::{AssignmentId, ExampleId, StudyId, TaskId, UserId};
-use crate::domain::place::{Phase, PlaceStatus};
-use crate::domain::study::{
-    choose_scenario, is_abandoned, item_order, loads_now, training_order, ScenarioLoad,
-};
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
 use crate::ssr::catalog::example_ids;
 use crate::ssr::tx::Guard;
+use domain::ids::{AssignmentId, ExampleId, StudyId, TaskId, UserId};
+use domain::place::{Phase, PlaceStatus};
+use domain::study::{
+    choose_scenario, is_abandoned, item_order, loads_now, training_order, ScenarioLoad,
+};
 use sqlx::{Any, AnyPool, Transaction};
 
 /// The worker's assignment for a task: (id, study, k, status).

@@ -5,46 +5,20 @@ use super::items::{
     current_position, item_row, own_assignment, reveal, stamp, touch, ItemRow, Place, Stamp,
     StoredSpan,
 };
+use super::refusals::{locked, no_place, not_current, released};
 use super::worker::{next_step, record, step_now};
 use super::{load, Study};
-use crate::domain::answer::{check_answer, Answer};
-use crate::domain::ids::{StudyId, UserId};
-use crate::domain::place::Phase;
-use crate::domain::place::PlaceStatus;
-use crate::domain::s1::Scoring;
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
 use crate::ssr::writer::Writer;
 use crate::wire::study::{SubmitAck, WorkerStep};
+use domain::answer::{check_answer, Answer};
+use domain::ids::{StudyId, UserId};
+use domain::place::Phase;
+use domain::place::PlaceStatus;
+use domain::s1::Scoring;
 use sqlx::{AnyConnection, AnyPool};
 use std::sync::Arc;
-
-pub(super) fn no_place() -> AppError {
-    AppError::NotFound(
-        "You have no place in this study; open it through your study link first.".into(),
-    )
-}
-
-/// The refusal of work on a place the time-out released.
-pub(super) fn released() -> AppError {
-    AppError::Refused(
-        "Your place in this study was released after the time-out; your earlier answers are kept."
-            .into(),
-    )
-}
-
-/// The refusal of an answer to an item that is not the worker's current one.
-pub(super) fn not_current() -> AppError {
-    AppError::Refused(
-        "This is not your current item; reload the page to continue where you are.".into(),
-    )
-}
-
-pub(super) fn locked() -> AppError {
-    AppError::Refused(
-        "This answer was already submitted and is locked; it cannot be changed.".into(),
-    )
-}
 
 /// Stores the answer to the worker's current item and, after a test item, records the
 /// showing of the next step in the same transaction (one commit per answer). A resend with
@@ -59,7 +33,7 @@ pub async fn submit(
     client_id: &str,
     answer: Answer,
 ) -> Result<SubmitAck, AppError> {
-    crate::domain::people::validate_client_id(client_id).map_err(AppError::Invalid)?;
+    domain::people::validate_client_id(client_id).map_err(AppError::Invalid)?;
     let study = load(pool, study_id).await?;
     let place = own_assignment(pool, study_id, worker)
         .await?

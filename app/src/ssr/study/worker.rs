@@ -7,13 +7,13 @@ use super::items::{
 use super::pages;
 use super::places::enter;
 use super::{load, CrowdInfo, Study};
-use crate::domain::ids::{AssignmentId, StudyId, UserId};
-use crate::domain::place::{Phase, PlaceStatus};
-use crate::domain::study_pages::{attention, Stage};
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
 use crate::ssr::catalog::corrupt;
 use crate::wire::study::{Completion, WorkerItem, WorkerStep, WorkerStudy};
+use domain::ids::{AssignmentId, StudyId, UserId};
+use domain::place::{Phase, PlaceStatus};
+use domain::study_pages::{attention, Stage};
 use sqlx::{AnyConnection, AnyPool};
 
 /// The worker's view of a study, taking a place on first arrival. Showing an item records
@@ -309,7 +309,7 @@ async fn completion(
     .await?;
     let crowd: CrowdInfo = serde_json::from_str(&r.crowd).map_err(|e| corrupt("crowd ids", e))?;
     Ok(Completion {
-        hand_back: crate::domain::crowd::hand_back(
+        hand_back: domain::crowd::hand_back(
             crowd.platform.as_deref(),
             &study.config.completion_url,
             &study.config.completion_code,

@@ -9,10 +9,10 @@
 //! every group is stored exactly once.
 
 use crate::error::{Result, ServerError};
-use app::domain::ids::TaskId;
-use app::domain::run::JobStatus;
 use app::ssr::auth::now_ms;
 use app::ssr::db::Backend;
+use domain::ids::TaskId;
+use domain::run::JobStatus;
 use sqlx::{Any, AnyPool, Transaction};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

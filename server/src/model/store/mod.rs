@@ -16,12 +16,12 @@ pub use tuned::{plan as plan_finetune, run_finetune, Job};
 
 use super::decode::PredSpan;
 use crate::error::{Result, ServerError};
-use app::domain::ids::{ExampleId, RunId, TaskId};
-pub use app::domain::run::SystemKind;
-use app::domain::s1::{mean, Scoring};
-use app::domain::task::{Example, TaskSpec};
 use app::ssr::auth::now_ms;
 use app::ssr::tx::Guard;
+use domain::ids::{ExampleId, RunId, TaskId};
+pub use domain::run::SystemKind;
+use domain::s1::{mean, Scoring};
+use domain::task::{Example, TaskSpec};
 use sqlx::{Any, AnyPool, Transaction};
 
 /// What an evaluation is stored as: system, task and the shot group (0/0 for none).

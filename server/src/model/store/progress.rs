@@ -1,7 +1,7 @@
 //! Progress of a long run: a bar on stderr and `done`/`total` in the runs' rows, which the
 //! models page polls.
 
-use app::domain::ids::RunId;
+use domain::ids::RunId;
 use sqlx::AnyPool;
 use std::io::Write;
 use std::time::Instant;

@@ -3,7 +3,7 @@
 
 use super::grid::{self, GridRun};
 use super::*;
-use app::domain::ids::{ExampleId, TaskId};
+use domain::ids::{ExampleId, TaskId};
 
 use crate::error::{Result, ServerError};
 use crate::model::baseline::{self, Shots};
@@ -11,8 +11,8 @@ use crate::model::eval::{predict_loaded, ModelDir};
 use crate::model::head::Training;
 use crate::model::runtime::{Device, Model, Outputs};
 use crate::model::tokenizer::Tokenizer;
-use app::domain::task::{Example, TaskSpec};
 use app::ssr::catalog::{examples_of, load_spec};
+use domain::task::{Example, TaskSpec};
 use sqlx::AnyPool;
 use std::time::Instant;
 

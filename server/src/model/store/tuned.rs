@@ -12,8 +12,8 @@ use crate::model::runtime::Device;
 use crate::model::tokenizer::Tokenizer;
 use crate::model::tune::export::Precision;
 use crate::model::tune::{self, train, Recipe};
-use app::domain::ids::TaskId;
 use app::ssr::catalog::examples_of;
+use domain::ids::TaskId;
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Instant;
@@ -104,9 +104,9 @@ struct Tuned {
 #[allow(clippy::too_many_arguments)]
 fn tune_one(
     weights: &Path,
-    spec: &app::domain::task::TaskSpec,
-    shots: &[app::domain::task::Example],
-    test: &[app::domain::task::Example],
+    spec: &domain::task::TaskSpec,
+    shots: &[domain::task::Example],
+    test: &[domain::task::Example],
     d: &Decoding,
     recipe: &Recipe,
     out: &Path,
@@ -158,8 +158,8 @@ fn tune_one(
 
 /// A task's test set, loaded once per task a worker meets.
 type TaskTest = (
-    app::domain::task::TaskSpec,
-    Vec<(app::domain::ids::ExampleId, app::domain::task::Example)>,
+    domain::task::TaskSpec,
+    Vec<(domain::ids::ExampleId, domain::task::Example)>,
 );
 
 /// Queues the jobs in the shared grid, then claims, fine-tunes, evaluates and stores one job

@@ -123,7 +123,7 @@ impl Weights {
         }
         let h = config.hidden_size;
         if !tensors.contains_key("qa_outputs.weight") {
-            let mut rng = app::domain::rng::SplitMix64(seed);
+            let mut rng = domain::rng::SplitMix64(seed);
             let w: Vec<f32> = (0..2 * h).map(|_| (0.02 * rng.normal()) as f32).collect();
             let t = |v: Vec<f32>, s: &[usize]| Tensor::from_vec(v, s, &Device::Cpu);
             tensors.insert(

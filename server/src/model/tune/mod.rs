@@ -11,10 +11,10 @@ use super::head::{positions, targets};
 use super::targets::gold_ranges;
 use super::tokenizer::Tokenizer;
 use crate::error::{Result, ServerError};
-use app::domain::rng::SplitMix64;
-use app::domain::task::{Example, TaskSpec};
 use bert::{Config, Weights};
 use candle_core::{Device, Tensor};
+use domain::rng::SplitMix64;
+use domain::task::{Example, TaskSpec};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 

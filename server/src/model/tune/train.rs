@@ -4,9 +4,9 @@
 use super::bert::{Inputs, Weights};
 use super::{Dropout, Recipe};
 use crate::model::features::Feature;
-use app::domain::rng::SplitMix64;
 use candle_core::{Device, Result, Tensor, D};
 use candle_nn::{AdamW, Optimizer, ParamsAdamW};
+use domain::rng::SplitMix64;
 
 /// One training input: a feature, the positions a head may choose (`[CLS]` first) and the
 /// gold start and end positions (empty: no answer, i.e. `[CLS]`).

@@ -1,0 +1,31 @@
+//! The HTML document around every page, rendered on the server only: the stylesheet and the
+//! bundle that hydrates the page (staff or worker), by their content-hashed names.
+
+use super::assets;
+use crate::pages::App;
+use leptos::prelude::*;
+use leptos_meta::MetaTags;
+
+/// The HTML document around every page (rendered on the server only): the stylesheet and
+/// the browser bundle by their content-hashed names, the worker's own bundle on study pages.
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    let (options, css) = assets::for_page(options);
+    assets::restrict_scripts();
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <link rel="icon" href="data:,"/>
+                <link rel="stylesheet" id="leptos" href=css/>
+                <AutoReload options=options.clone()/>
+                <HydrationScripts options/>
+                <MetaTags/>
+            </head>
+            <body>
+                <App/>
+            </body>
+        </html>
+    }
+}

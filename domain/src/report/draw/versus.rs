@@ -1,0 +1,146 @@
+//! Humans and machines on one table: a human row per k and a row per system (the paper's
+//! Tables 6 and 7), and the same layout for other cells (intervals).
+
+use super::table::Table;
+use super::text::{group_header, spread_text};
+use crate::report::machine::{systems, MachineCell};
+use crate::report::{Cell, Report, Which};
+
+/// Humans and machines on one table: for each k a human row (all finished annotators) and a
+/// row per system; each cell `mean ± std (n)` in percent, n annotators or splits.
+pub fn versus_table(r: &Report, any_of: bool) -> Table {
+    let scoring = if any_of { "any-of" } else { "official" };
+    who_table(
+        r,
+        Which::All,
+        format!("human-vs-machine-{scoring}"),
+        format!("Humans and machines, test S1 ({scoring} scoring)"),
+        "Mean ± standard deviation in percent: humans over their annotators (n), machines over the training splits they were evaluated on (n); the layout of the paper's Tables 6 and 7.",
+        |cell| Some(spread_text(if any_of { &cell.any_of } else { &cell.official })),
+        |m| Some(spread_text(if any_of { &m.any_of } else { &m.official })),
+    )
+}
+
+/// A table of shots by tasks with a human row per k (the `which` annotators) and, for all
+/// annotators, a row per system that has a cell at that k; `human` and `machine` write cells.
+pub fn who_table(
+    r: &Report,
+    which: Which,
+    id: String,
+    title: String,
+    note: &str,
+    human: impl Fn(&Cell) -> Option<String>,
+    machine: impl Fn(&MachineCell) -> Option<String>,
+) -> Table {
+    let (mut groups, mut header) = group_header(r);
+    header.insert(1, "Who".into());
+    groups[0].1 += 1;
+    let mut rows = Vec::new();
+    let systems = if which == Which::All {
+        systems(r)
+    } else {
+        Vec::new()
+    };
+    for &k in &r.shots {
+        let mut row = vec![k.to_string(), "Human".to_string()];
+        row.extend(r.tasks.iter().map(|c| {
+            which
+                .of(r)
+                .main
+                .iter()
+                .find(|cell| cell.task == c.name && cell.k == k)
+                .and_then(&human)
+                .unwrap_or_else(|| "–".to_string())
+        }));
+        rows.push(row);
+        for system in &systems {
+            let mut row = vec![k.to_string(), system.clone()];
+            let mut any = false;
+            row.extend(r.tasks.iter().map(|c| {
+                r.machines
+                    .iter()
+                    .find(|m| &m.system == system && m.task == c.name && m.k == k)
+                    .map_or("–".to_string(), |m| {
+                        any = true;
+                        machine(m).unwrap_or_else(|| "–".to_string())
+                    })
+            }));
+            if any {
+                rows.push(row);
+            }
+        }
+    }
+    Table {
+        id,
+        title,
+        note: note.into(),
+        groups,
+        header,
+        rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::draw::chart::machine_series;
+    use crate::report::machine::{attach, MachineRun};
+    use crate::task::Family;
+
+    fn run(system: &str, task: &str, k: u32, split: u32, s: f64) -> MachineRun {
+        MachineRun {
+            system: system.into(),
+            task: task.into(),
+            family: if task == "SQuAD" {
+                Family::ReadingComprehension
+            } else {
+                Family::Classification
+            },
+            k,
+            split,
+            official: s,
+            any_of: s + 0.1,
+            items: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn cells_spread_over_splits_and_machine_only_tasks_become_columns() {
+        let mut r = Report::default();
+        attach(
+            &mut r,
+            &[
+                run("m", "SQuAD", 10, 2, 0.6),
+                run("m", "SQuAD", 10, 1, 0.4),
+                run("m", "SST", 10, 1, 0.5),
+                run("b", "SST", 0, 0, 0.25),
+            ],
+        );
+        assert_eq!(
+            r.tasks.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+            vec!["SST", "SQuAD"]
+        );
+        assert_eq!(r.shots, vec![0, 10]);
+        let c = r.machines.iter().find(|c| c.task == "SQuAD").unwrap();
+        assert_eq!(c.splits, vec![1, 2]);
+        assert!((c.official.mean - 0.5).abs() < 1e-12 && (c.official.std_pop - 0.1).abs() < 1e-12);
+        assert!((c.any_of.mean - 0.6).abs() < 1e-12);
+        let t = versus_table(&r, false);
+        assert_eq!(t.header[..2], ["Shots".to_string(), "Who".to_string()]);
+        // k=0: human, b; k=10: human, m (b has nothing at 10).
+        let who: Vec<(&str, &str)> = t
+            .rows
+            .iter()
+            .map(|r| (r[0].as_str(), r[1].as_str()))
+            .collect();
+        assert_eq!(
+            who,
+            vec![("0", "Human"), ("0", "b"), ("10", "Human"), ("10", "m")]
+        );
+        assert_eq!(t.rows[3][3], "50.0 ± 10.0 (n=2)");
+        assert_eq!(t.rows[2][2], "–");
+        let s = machine_series(&r, "SQuAD");
+        assert_eq!(s.len(), 1);
+        assert_eq!((s[0].name.as_str(), s[0].points[0].k), ("m", 10));
+    }
+}

@@ -1,0 +1,128 @@
+//! Machine cells of the report: each system's test S1 per task and k, mean and std over its
+//! splits (the paper's Tables 6/7), with intervals and comparisons against the humans.
+
+use super::inference::{self, Comparison, Matrix, Side, Uncertainty, HUMANS};
+use super::{family_rank, Report, TaskColumn, Which};
+use crate::ids::ExampleId;
+use crate::s1::{spread, Spread};
+use crate::task::Family;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One finished evaluation of a system on a task's test set.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MachineRun {
+    pub system: String,
+    pub task: String,
+    pub family: Family,
+    /// Shots the system was trained on (0: none or unknown).
+    pub k: u32,
+    pub split: u32,
+    pub official: f64,
+    pub any_of: f64,
+    /// Per test item: its official and any-of S1 (for the intervals and the comparisons).
+    #[serde(skip)]
+    pub items: Vec<(ExampleId, f64, f64)>,
+}
+
+/// A system's scores for one task and k over its splits.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MachineCell {
+    pub system: String,
+    pub task: String,
+    pub k: u32,
+    pub splits: Vec<u32>,
+    pub official: Spread,
+    pub any_of: Spread,
+    /// 95% intervals over splits and items (see `inference`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub official_ci: Option<Uncertainty>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub any_of_ci: Option<Uncertainty>,
+}
+
+/// Adds the machine cells to a report; tasks and shots that only machines have become
+/// columns and rows too.
+pub fn attach(r: &mut Report, runs: &[MachineRun]) {
+    let mut groups: BTreeMap<(String, String, u32), Vec<&MachineRun>> = BTreeMap::new();
+    for run in runs {
+        groups
+            .entry((run.system.clone(), run.task.clone(), run.k))
+            .or_default()
+            .push(run);
+        if !r.tasks.iter().any(|c| c.name == run.task) {
+            r.tasks.push(TaskColumn {
+                name: run.task.clone(),
+                family: run.family,
+            });
+        }
+        if !r.shots.contains(&run.k) {
+            r.shots.push(run.k);
+        }
+    }
+    r.tasks
+        .sort_by_key(|c| (family_rank(c.family), c.name.clone()));
+    r.shots.sort_unstable();
+    let mut comparisons: Vec<(Which, Comparison)> = Vec::new();
+    r.machines = groups
+        .into_iter()
+        .filter_map(|((system, task, k), mut rs)| {
+            rs.sort_by_key(|r| r.split);
+            let official: Vec<f64> = rs.iter().map(|r| r.official).collect();
+            let any_of: Vec<f64> = rs.iter().map(|r| r.any_of).collect();
+            let matrix = |pick: fn(&(ExampleId, f64, f64)) -> f64| {
+                let units: Vec<Vec<(ExampleId, f64)>> = rs
+                    .iter()
+                    .map(|r| r.items.iter().map(|i| (i.0, pick(i))).collect())
+                    .collect();
+                Matrix::of(&units)
+            };
+            let items = matrix(|i| i.1);
+            let known = !items.items.is_empty();
+            let name = |scoring: &str| format!("{task}|{system} k={k}|{scoring}");
+            for which in [Which::All, Which::Filtered] {
+                let Some(human) = which.of(r).items.get(&(task.clone(), k)) else {
+                    continue;
+                };
+                let side = |who: &str, m: &Matrix| Side {
+                    who: who.to_string(),
+                    k,
+                    units: m.rows.len(),
+                };
+                let found = known.then(|| {
+                    inference::compare(
+                        &task,
+                        (side(HUMANS, human), human),
+                        (side(&system, &items), &items),
+                    )
+                });
+                comparisons.extend(found.flatten().map(|c| (which, c)));
+            }
+            Some(MachineCell {
+                splits: rs.iter().map(|r| r.split).collect(),
+                official_ci: known
+                    .then(|| inference::uncertainty(&official, &items, &name("official"))),
+                any_of_ci: known
+                    .then(|| inference::uncertainty(&any_of, &matrix(|i| i.2), &name("any-of"))),
+                official: spread(&official)?,
+                any_of: spread(&any_of)?,
+                system,
+                task,
+                k,
+            })
+        })
+        .collect();
+    for (which, c) in comparisons {
+        which.of_mut(r).comparisons.push(c);
+    }
+    for which in [Which::All, Which::Filtered] {
+        inference::adjust(&mut which.of_mut(r).comparisons);
+    }
+}
+
+/// The systems of a report, in name order.
+pub fn systems(r: &Report) -> Vec<String> {
+    let mut s: Vec<String> = r.machines.iter().map(|c| c.system.clone()).collect();
+    s.dedup();
+    s
+}
