@@ -6,6 +6,25 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/clues-lab/target}"
 # The browser bundle's name; set for every build so the leptos crate is never rebuilt over it.
 export LEPTOS_OUTPUT_NAME=clues-lab
 export PATH="$HOME/.cargo/bin:$PATH"
+# The toolchain rust-toolchain.toml pins. These machines carry one toolchain, installed as
+# `stable`, and cannot download another: when that one is the pinned version, rustup is told
+# its name (a link, as `rustup toolchain link` makes); when it is not, the build says so and
+# uses stable rather than trying a download that cannot succeed.
+pin_toolchain() {
+  local want home host stable
+  want="$(sed -n 's/^channel = "\(.*\)"/\1/p' "$ROOT/rust-toolchain.toml")"
+  home="${RUSTUP_HOME:-$HOME/.rustup}"
+  host="$(rustc +stable -vV 2>/dev/null | sed -n 's/^host: //p')" || return 0
+  [ -e "$home/toolchains/$want-$host" ] && return 0
+  stable="$(rustc +stable --version 2>/dev/null | cut -d' ' -f2)"
+  if [ "$stable" = "$want" ]; then
+    ln -s "$home/toolchains/stable-$host" "$home/toolchains/$want-$host"
+  else
+    echo "warning: rust-toolchain.toml pins $want but this machine has $stable; building with stable" >&2
+    export RUSTUP_TOOLCHAIN=stable
+  fi
+}
+pin_toolchain
 # One site folder per profile, so the tests' debug build never replaces the release site.
 site_dir() { printf '%s/site-%s' "$CARGO_TARGET_DIR" "$1"; }
 # The model track's Python environment (ONNX Runtime, the MiniLM encoder; made by .ci/setup).

@@ -1,11 +1,16 @@
-//! The one error type of the application side: what server functions return and what the
-//! browser may see. Internal causes are logged on the server and never serialised.
+//! The one error type of the whole platform: what server functions and HTTP handlers answer,
+//! what the command line prints. Server-side causes (the database, files, a model, a command's
+//! bad data) exist on the server only; a client reads an error's public form (`AppError::public`),
+//! and internal causes are logged when they are mapped to a response, never sent.
 
 use leptos::server_fn::codec::JsonEncoding;
 use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
 use serde::{Deserialize, Serialize};
+#[cfg(feature = "ssr")]
+use std::sync::Arc;
 
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[derive(Clone, Debug, thiserror::Error, Serialize, Deserialize)]
+#[serde(into = "Wire", from = "Wire")]
 pub enum AppError {
     #[error("Please sign in first.")]
     NotSignedIn,
@@ -16,6 +21,7 @@ pub enum AppError {
     BadLogin,
     #[error("{0}")]
     NotFound(String),
+    /// Input that cannot be used: a bad argument, option or field.
     #[error("{0}")]
     Invalid(String),
     /// A well-formed request the protocol does not allow now (a full study, a locked answer).
@@ -31,6 +37,108 @@ pub enum AppError {
     /// A request body over the server's limit.
     #[error("The request is too large: {0}")]
     TooLarge(String),
+    /// Bad input data: `file:line: message` (an import, a plan, an uploaded file).
+    #[cfg(feature = "ssr")]
+    #[error("{}", fmt_data(.file, .line, .message))]
+    Data {
+        file: String,
+        line: Option<usize>,
+        message: String,
+    },
+    /// A shared grid's job was taken over by another worker after this one's lease ran out.
+    #[cfg(feature = "ssr")]
+    #[error("{0}")]
+    LeaseLost(String),
+    /// A model, tokenizer or ONNX Runtime problem, said in words.
+    #[cfg(feature = "ssr")]
+    #[error("{0}")]
+    Model(String),
+    #[cfg(feature = "ssr")]
+    #[error("database error: {0}")]
+    Db(Arc<sqlx::Error>),
+    #[cfg(feature = "ssr")]
+    #[error("database migration failed: {0}")]
+    Migrate(Arc<sqlx::migrate::MigrateError>),
+    #[cfg(feature = "ssr")]
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        source: Arc<std::io::Error>,
+    },
+}
+
+/// Two errors are equal when they are the same variant and read the same (every field of every
+/// variant is in its message; a database or file error is compared by what it says).
+impl PartialEq for AppError {
+    fn eq(&self, other: &Self) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+            && self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for AppError {}
+
+/// What every fallible function of the platform returns.
+pub type Result<T, E = AppError> = std::result::Result<T, E>;
+
+/// An error as it travels to the browser: the public variants only (see `AppError::public`).
+#[derive(Serialize, Deserialize)]
+enum Wire {
+    NotSignedIn,
+    Forbidden(String),
+    BadLogin,
+    NotFound(String),
+    Invalid(String),
+    Refused(String),
+    Internal,
+    Request(String),
+    Throttled(u64, String),
+    TooLarge(String),
+}
+
+impl From<Wire> for AppError {
+    fn from(w: Wire) -> Self {
+        match w {
+            Wire::NotSignedIn => AppError::NotSignedIn,
+            Wire::Forbidden(m) => AppError::Forbidden(m),
+            Wire::BadLogin => AppError::BadLogin,
+            Wire::NotFound(m) => AppError::NotFound(m),
+            Wire::Invalid(m) => AppError::Invalid(m),
+            Wire::Refused(m) => AppError::Refused(m),
+            Wire::Internal => AppError::Internal,
+            Wire::Request(m) => AppError::Request(m),
+            Wire::Throttled(s, m) => AppError::Throttled(s, m),
+            Wire::TooLarge(m) => AppError::TooLarge(m),
+        }
+    }
+}
+
+impl From<AppError> for Wire {
+    fn from(e: AppError) -> Self {
+        #[cfg(feature = "ssr")]
+        let e = e.public();
+        match e {
+            AppError::NotSignedIn => Wire::NotSignedIn,
+            AppError::Forbidden(m) => Wire::Forbidden(m),
+            AppError::BadLogin => Wire::BadLogin,
+            AppError::NotFound(m) => Wire::NotFound(m),
+            AppError::Invalid(m) => Wire::Invalid(m),
+            AppError::Refused(m) => Wire::Refused(m),
+            AppError::Request(m) => Wire::Request(m),
+            AppError::Throttled(s, m) => Wire::Throttled(s, m),
+            AppError::TooLarge(m) => Wire::TooLarge(m),
+            #[allow(unreachable_patterns)]
+            _ => Wire::Internal,
+        }
+    }
+}
+
+#[cfg(feature = "ssr")]
+fn fmt_data(file: &str, line: &Option<usize>, message: &str) -> String {
+    match line {
+        Some(n) => format!("{file}:{n}: {message}"),
+        None => format!("{file}: {message}"),
+    }
 }
 
 impl FromServerFnError for AppError {
@@ -74,6 +182,37 @@ impl AppError {
         AppError::Internal
     }
 
+    /// Bad input data at `file` (and `line`, where there is one).
+    pub fn data(file: impl Into<String>, line: Option<usize>, message: impl Into<String>) -> Self {
+        AppError::Data {
+            file: file.into(),
+            line,
+            message: message.into(),
+        }
+    }
+
+    /// A file or directory that could not be read or written, with what was being done.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        AppError::Io {
+            context: context.into(),
+            source: Arc::new(source),
+        }
+    }
+
+    /// What a client may be told: bad data is the client's to fix (`Invalid`), a lost lease a
+    /// refusal; a failure of the server itself (database, files, a model) is logged here and
+    /// answered `Internal`. The one place where an error becomes public.
+    pub fn public(self) -> AppError {
+        match self {
+            AppError::Data { .. } => AppError::Invalid(self.to_string()),
+            AppError::LeaseLost(m) => AppError::Refused(m),
+            AppError::Model(_) | AppError::Db(_) | AppError::Migrate(_) | AppError::Io { .. } => {
+                AppError::internal(self)
+            }
+            public => public,
+        }
+    }
+
     /// Seconds for `Retry-After`, for a throttled request.
     pub fn retry_after(&self) -> Option<u64> {
         match self {
@@ -82,9 +221,15 @@ impl AppError {
         }
     }
 
+    /// The HTTP status of the error's public form.
     pub fn status(&self) -> http::StatusCode {
         use http::StatusCode;
         match self {
+            AppError::Data { .. } => StatusCode::BAD_REQUEST,
+            AppError::LeaseLost(_) => StatusCode::CONFLICT,
+            AppError::Model(_) | AppError::Db(_) | AppError::Migrate(_) | AppError::Io { .. } => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
             AppError::NotSignedIn | AppError::BadLogin => StatusCode::UNAUTHORIZED,
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::NotFound(_) => StatusCode::NOT_FOUND,
@@ -101,6 +246,7 @@ impl AppError {
 /// 500), so clients and logs see more than a bare 500; the body stays the serialised error.
 #[cfg(feature = "ssr")]
 pub fn respond<T>(result: Result<T, AppError>) -> Result<T, AppError> {
+    let result = result.map_err(AppError::public);
     if let Err(e) = &result {
         if let Some(options) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() {
             options.set_status(e.status());
@@ -115,7 +261,14 @@ pub fn respond<T>(result: Result<T, AppError>) -> Result<T, AppError> {
 #[cfg(feature = "ssr")]
 impl From<sqlx::Error> for AppError {
     fn from(e: sqlx::Error) -> Self {
-        AppError::internal(e)
+        AppError::Db(Arc::new(e))
+    }
+}
+
+#[cfg(feature = "ssr")]
+impl From<sqlx::migrate::MigrateError> for AppError {
+    fn from(e: sqlx::migrate::MigrateError) -> Self {
+        AppError::Migrate(Arc::new(e))
     }
 }
 
@@ -123,8 +276,9 @@ impl From<sqlx::Error> for AppError {
 impl axum::response::IntoResponse for AppError {
     /// For plain axum handlers: the status and the message people may see.
     fn into_response(self) -> axum::response::Response {
-        let mut response = (self.status(), self.to_string()).into_response();
-        if let Some(secs) = self.retry_after() {
+        let e = self.public();
+        let mut response = (e.status(), e.to_string()).into_response();
+        if let Some(secs) = e.retry_after() {
             response
                 .headers_mut()
                 .insert(http::header::RETRY_AFTER, secs.into());

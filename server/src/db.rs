@@ -1,7 +1,7 @@
 //! Opening the database (SQLite by default, PostgreSQL for a `postgres://` URL) with the
 //! schema brought up to date: the CLI's side of `app::ssr::db`, one pool per process.
 
-use crate::error::{Result, ServerError};
+use app::error::{AppError, Result};
 use app::ssr::db::{open, Open, OpenError};
 use sqlx::AnyPool;
 
@@ -20,7 +20,7 @@ pub async fn connect_existing(url: &str) -> Result<AnyPool> {
 async fn opened(url: &str, create: bool) -> Result<AnyPool> {
     let max_connections = match std::env::var("CLUES_DB_CONNECTIONS") {
         Ok(v) => v.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-            ServerError::Usage(format!(
+            AppError::Invalid(format!(
                 "CLUES_DB_CONNECTIONS={v:?}: give a positive number of connections"
             ))
         })?,
@@ -35,9 +35,9 @@ async fn opened(url: &str, create: bool) -> Result<AnyPool> {
     )
     .await
     .map_err(|e| match e {
-        OpenError::Db(e) => ServerError::Db(e),
-        OpenError::Migrate(e) => ServerError::Migrate(e),
-        usage => ServerError::Usage(usage.to_string()),
+        OpenError::Db(e) => AppError::from(e),
+        OpenError::Migrate(e) => AppError::from(e),
+        usage => AppError::Invalid(usage.to_string()),
     })
 }
 

@@ -2,7 +2,7 @@
 //! without loss (every table, row counts and content hashes compared), a consistent copy of a
 //! live one, and SQL run on either backend with the rows printed as JSON.
 
-use crate::error::{Result, ServerError};
+use app::error::{AppError, Result};
 use app::ssr::db::{Backend, TABLES};
 use futures_util::TryStreamExt;
 use sha2::{Digest, Sha256};
@@ -57,7 +57,7 @@ impl Cell {
             },
             AnyTypeInfoKind::Text => Cell::Text(row.try_get(i)?),
             other => {
-                return Err(ServerError::Usage(format!(
+                return Err(AppError::Invalid(format!(
                     "column {} holds a value of type {other:?}, which the schema never uses",
                     row.columns()[i].name()
                 )))
@@ -125,7 +125,7 @@ pub async fn copy(from: &AnyPool, to: &AnyPool) -> Result<Vec<TableCopy>> {
             .fetch_one(to)
             .await?;
         if n > 0 {
-            return Err(ServerError::Conflict(format!(
+            return Err(AppError::Refused(format!(
                 "the destination already holds data ({table} has {n} row{}); copy into a new, empty database",
                 if n == 1 { "" } else { "s" }
             )));
@@ -227,7 +227,7 @@ async fn insert(
 /// refused if it exists. PostgreSQL is backed up with its own tools (the message says how).
 pub async fn backup(pool: &AnyPool, url: &str, out: &Path) -> Result<()> {
     if Backend::of(pool) == Backend::Postgres {
-        return Err(ServerError::Usage(format!(
+        return Err(AppError::Invalid(format!(
             "a PostgreSQL database is backed up with its server's tools: \
              pg_dump --format=custom --file={} '{url}' (restore with pg_restore), or copied to a \
              SQLite file with: clues-lab db copy --from '{url}' --to sqlite://{}",
@@ -236,14 +236,14 @@ pub async fn backup(pool: &AnyPool, url: &str, out: &Path) -> Result<()> {
         )));
     }
     if out.exists() {
-        return Err(ServerError::Usage(format!(
+        return Err(AppError::Invalid(format!(
             "{} already exists; name a new file for the backup",
             out.display()
         )));
     }
     let target = out
         .to_str()
-        .ok_or_else(|| ServerError::Usage(format!("{} is not a UTF-8 path", out.display())))?;
+        .ok_or_else(|| AppError::Invalid(format!("{} is not a UTF-8 path", out.display())))?;
     sqlx::query("VACUUM INTO $1")
         .bind(target)
         .execute(pool)
@@ -270,7 +270,7 @@ pub async fn query(
             Value::String(s) => q.bind(s.clone()),
             Value::Bool(b) => q.bind(i64::from(*b)),
             other => {
-                return Err(ServerError::Usage(format!(
+                return Err(AppError::Invalid(format!(
                     "parameter ${}: {other} is not a number, a string or null",
                     i + 1
                 )))

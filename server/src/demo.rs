@@ -6,7 +6,7 @@ use crate::clues::files::SourceFile;
 use crate::clues::load::{load_task, TaskData};
 use crate::clues::spec::clues_task;
 use crate::clues::{import_tasks, Imported};
-use crate::error::Result;
+use app::error::Result;
 use app::ssr::study;
 use domain::study::StudyConfig;
 use sqlx::AnyPool;

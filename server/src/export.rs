@@ -3,16 +3,16 @@
 //! Annotations and the bundle are streamed, so memory does not grow with the number of rows.
 
 use app::error::AppError;
+use app::ssr::request::{flag, number, Ctx, Params, Staff};
 use app::ssr::state::AppState;
 use app::ssr::stream::{write_rows, Channel, ChannelWriter, Out, RowFile};
-use app::ssr::{auth, bundle, export, report};
+use app::ssr::{bundle, export, report};
 use axum::body::Body;
-use axum::extract::{Path, Query, State};
-use axum::http::{header, HeaderMap, HeaderValue};
+use axum::extract::Path;
+use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use domain::ids::{joined, AssignmentId};
-use domain::people::Role;
-use std::collections::HashMap;
+use serde::Deserialize;
 use std::io::Write;
 use tokio::sync::mpsc;
 
@@ -34,15 +34,39 @@ pub const FILES: [&str; 14] = [
     "partition.json",
 ];
 
+/// The query of an export: the scope, and what the one-scenario files need.
+#[derive(Deserialize)]
+pub struct ExportQuery {
+    /// Comma-separated study ids; absent or empty: every study.
+    studies: Option<String>,
+    /// An annotator's predictions (`predictions.jsonl`).
+    #[serde(default, deserialize_with = "number")]
+    assignment: Option<i64>,
+    /// A scenario's majority predictions (`predictions.jsonl`, with `task`).
+    #[serde(default, deserialize_with = "number")]
+    k: Option<u32>,
+    task: Option<String>,
+    /// Without the annotators the training filter flags.
+    #[serde(default, deserialize_with = "flag")]
+    filtered: bool,
+    /// The partition of `partition.json`.
+    name: Option<String>,
+}
+
+impl ExportQuery {
+    fn task(&self) -> Result<&str, AppError> {
+        self.task
+            .as_deref()
+            .ok_or_else(|| AppError::Invalid("name the task: ?task=…".into()))
+    }
+}
+
 pub async fn export(
-    State(state): State<AppState>,
+    c: Ctx<Staff>,
     Path(file): Path<String>,
-    Query(q): Query<HashMap<String, String>>,
-    headers: HeaderMap,
-) -> Response {
-    build(&state, &file, &q, &headers)
-        .await
-        .unwrap_or_else(IntoResponse::into_response)
+    Params(q): Params<ExportQuery>,
+) -> Result<Response, AppError> {
+    build(&c.state, &file, &q).await
 }
 
 /// Letters, digits, `.`, `-` and `_` only, for a download's file name.
@@ -56,34 +80,6 @@ fn safe_name(s: &str) -> String {
             }
         })
         .collect()
-}
-
-fn flag(q: &HashMap<String, String>, name: &str) -> Result<bool, AppError> {
-    match q.get(name).map(String::as_str) {
-        None | Some("") | Some("0") | Some("false") => Ok(false),
-        Some("1") | Some("true") => Ok(true),
-        Some(other) => Err(AppError::Invalid(format!(
-            "{name} must be true or false, not {other:?}"
-        ))),
-    }
-}
-
-fn number<T: std::str::FromStr>(
-    q: &HashMap<String, String>,
-    name: &str,
-) -> Result<Option<T>, AppError> {
-    q.get(name)
-        .map(|v| {
-            v.parse()
-                .map_err(|_| AppError::Invalid(format!("{name} must be a number, not {v:?}")))
-        })
-        .transpose()
-}
-
-fn task_of(q: &HashMap<String, String>) -> Result<&str, AppError> {
-    q.get("task")
-        .map(String::as_str)
-        .ok_or_else(|| AppError::Invalid("name the task: ?task=…".into()))
 }
 
 /// Pieces of a streamed download waiting for the client (each up to `stream::CHUNK` bytes).
@@ -119,7 +115,7 @@ fn small_file(
     loaded: &report::Loaded,
     r: &domain::report::Report,
     file: &str,
-    q: &HashMap<String, String>,
+    q: &ExportQuery,
     name: &mut String,
 ) -> Result<(&'static str, String), AppError> {
     Ok(match file {
@@ -144,38 +140,29 @@ fn small_file(
         "attention.csv" => ("text/csv; charset=utf-8", export::attention_csv(loaded)?),
         "consent.csv" => ("text/csv; charset=utf-8", export::consent_csv(loaded)?),
         "predictions.jsonl" => {
-            let (n, text) = match number::<i64>(q, "assignment")? {
+            let (n, text) = match q.assignment {
                 Some(a) => export::annotator_predictions(loaded, AssignmentId(a))?,
                 None => {
-                    let k = number::<u32>(q, "k")?.ok_or_else(|| {
+                    let k = q.k.ok_or_else(|| {
                         AppError::Invalid(
                             "name an annotator (?assignment=…) or a scenario (?task=…&k=…)".into(),
                         )
                     })?;
-                    export::majority_predictions(loaded, task_of(q)?, k, flag(q, "filtered")?)?
+                    export::majority_predictions(loaded, q.task()?, k, q.filtered)?
                 }
             };
             *name = format!("clues-lab-{n}");
             ("application/x-ndjson", text)
         }
         _ => {
-            let task = task_of(q)?;
+            let task = q.task()?;
             *name = format!("clues-lab-{task}-learning-curve.svg");
-            (
-                "image/svg+xml",
-                export::curve_svg(r, task, flag(q, "filtered")?)?,
-            )
+            ("image/svg+xml", export::curve_svg(r, task, q.filtered)?)
         }
     })
 }
 
-async fn build(
-    state: &AppState,
-    file: &str,
-    q: &HashMap<String, String>,
-    headers: &HeaderMap,
-) -> Result<Response, AppError> {
-    auth::require_in(&state.pool, headers, Role::is_staff).await?;
+async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response, AppError> {
     if !FILES.contains(&file) {
         return Err(AppError::NotFound(format!(
             "there is no export {file:?}; there are {}",
@@ -184,7 +171,8 @@ async fn build(
     }
     if file == "partition.json" {
         let name = q
-            .get("name")
+            .name
+            .as_deref()
             .ok_or_else(|| AppError::Invalid("name the partition: ?name=…".into()))?;
         let p = app::ssr::crossfit::partition(&state.pool, name).await?;
         let disposition = format!(
@@ -200,7 +188,7 @@ async fn build(
         )
             .into_response());
     }
-    let scope = report::parse_scope(q.get("studies").map(String::as_str))?;
+    let scope = report::parse_scope(q.studies.as_deref())?;
     let scope_name = if scope.is_empty() {
         "all-studies".to_string()
     } else {

@@ -6,7 +6,6 @@ pub mod crossfit;
 pub mod db;
 pub mod dbcopy;
 pub mod demo;
-pub mod error;
 pub mod export;
 pub mod join;
 pub mod load;

@@ -1,7 +1,7 @@
 //! Scoring a predictions file with S1: against an official CLUES test file (no database) or
 //! against an imported task. A missing, unknown or repeated id is an error that names it.
 
-use crate::error::{Result, ServerError};
+use app::error::{AppError, Result};
 use domain::s1::{mean, Scoring};
 use domain::task::{Family, Gold};
 use serde_json::Value;
@@ -28,7 +28,7 @@ pub struct GoldItem {
 
 fn read_text(path: &Path) -> Result<String> {
     std::fs::read_to_string(path)
-        .map_err(|e| ServerError::io(format!("cannot read {}", path.display()), e))
+        .map_err(|e| AppError::io(format!("cannot read {}", path.display()), e))
 }
 
 fn id_of(v: Option<&Value>) -> Option<String> {
@@ -46,12 +46,11 @@ fn json_lines(path: &Path, text: &str) -> Result<Vec<(usize, serde_json::Map<Str
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
-            let v: Value = serde_json::from_str(l).map_err(|e| {
-                ServerError::data(&label, Some(i + 1), format!("malformed JSON: {e}"))
-            })?;
+            let v: Value = serde_json::from_str(l)
+                .map_err(|e| AppError::data(&label, Some(i + 1), format!("malformed JSON: {e}")))?;
             match v {
                 Value::Object(o) => Ok((i + 1, o)),
-                _ => Err(ServerError::data(
+                _ => Err(AppError::data(
                     &label,
                     Some(i + 1),
                     "a line must be a JSON object",
@@ -72,7 +71,7 @@ pub fn parse_predictions(label: &str, text: &str) -> Result<Vec<Prediction>> {
     let mut out = Vec::new();
     for (line, obj) in json_lines(Path::new(&label), text)? {
         let id = id_of(obj.get("id")).ok_or_else(|| {
-            ServerError::data(&label, Some(line), "needs an `id` (string or number)")
+            AppError::data(&label, Some(line), "needs an `id` (string or number)")
         })?;
         let answer = obj
             .get("answer")
@@ -83,7 +82,7 @@ pub fn parse_predictions(label: &str, text: &str) -> Result<Vec<Prediction>> {
                     .collect::<Option<Vec<_>>>()
             })
             .ok_or_else(|| {
-                ServerError::data(
+                AppError::data(
                     &label,
                     Some(line),
                     "needs an `answer` that is a list of strings",
@@ -93,7 +92,7 @@ pub fn parse_predictions(label: &str, text: &str) -> Result<Vec<Prediction>> {
             None => false,
             Some(Value::Bool(b)) => *b,
             Some(_) => {
-                return Err(ServerError::data(
+                return Err(AppError::data(
                     &label,
                     Some(line),
                     "`skipped` must be true or false",
@@ -101,7 +100,7 @@ pub fn parse_predictions(label: &str, text: &str) -> Result<Vec<Prediction>> {
             }
         };
         if let Some(prev) = seen.insert(id.clone(), line) {
-            return Err(ServerError::data(
+            return Err(AppError::data(
                 &label,
                 Some(line),
                 format!("id {id:?} is predicted twice (also on line {prev})"),
@@ -125,7 +124,7 @@ pub fn read_gold_file(path: &Path) -> Result<(Vec<GoldItem>, Family)> {
     let mut seen: HashMap<String, usize> = HashMap::new();
     let mut out = Vec::new();
     for (line, obj) in json_lines(path, &read_text(path)?)? {
-        let err = |m: &str| ServerError::data(&label, Some(line), m.to_string());
+        let err = |m: &str| AppError::data(&label, Some(line), m.to_string());
         let id = id_of(obj.get("id")).ok_or_else(|| err("needs an `id` (string or number)"))?;
         let answer = obj
             .get("answer")
@@ -210,7 +209,7 @@ pub fn match_ids<'a, 'p>(
     let by_id: HashMap<&str, &Prediction> = preds.iter().map(|p| (p.id.as_str(), p)).collect();
     let gold_ids: HashSet<&str> = test_ids.clone().collect();
     if let Some(p) = preds.iter().find(|p| !gold_ids.contains(p.id.as_str())) {
-        return Err(ServerError::data(
+        return Err(AppError::data(
             preds_label,
             Some(p.line),
             format!("unknown id {:?}: no such test item", p.id),
@@ -223,7 +222,7 @@ pub fn match_ids<'a, 'p>(
             .take(10)
             .map(|id| format!("{id:?}"))
             .collect();
-        return Err(ServerError::data(
+        return Err(AppError::data(
             preds_label,
             None,
             format!(

@@ -767,6 +767,42 @@ async fn researchers_upload_predictions_over_http_and_others_are_refused() {
     // The same target again is refused (409) unless replaced.
     let r = post(Some(rita.clone()), q, body.clone()).await;
     assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.body);
-    let r = post(Some(rita), &format!("{q}&replace=true"), body).await;
+    let r = post(
+        Some(rita.clone()),
+        &format!("{q}&replace=true"),
+        body.clone(),
+    )
+    .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    // As a browser's form sends it: the file in a multipart field named `file`, whose file
+    // name names it in errors; a form without that field, or a malformed query, is a 400.
+    let multipart = |field: &str, file: &str| {
+        let boundary = "XyZ";
+        let form = format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"{field}\"; filename=\"form.jsonl\"\r\nContent-Type: application/x-ndjson\r\n\r\n{file}\r\n--{boundary}--\r\n"
+        );
+        Request::post(format!(
+            "/import/predictions?task=demo-SST-2&system=always%20positive&k=2&split=1&replace={}",
+            field == "file"
+        ))
+        .header("cookie", rita.clone())
+        .header(
+            "content-type",
+            format!("multipart/form-data; boundary={boundary}"),
+        )
+        .body(Body::from(form))
+        .unwrap()
+    };
+    let r = send(state, multipart("file", &body)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let bad = body.replacen("\"answer\"", "\"answr\"", 1);
+    let r = send(state, multipart("file", &bad)).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert!(r.body.contains("form.jsonl:1"), "{}", r.body);
+    let r = send(state, multipart("other", &body)).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert!(r.body.contains("no field named file"), "{}", r.body);
+    let r = post(Some(rita), "task=demo-SST-2&system=x&k=two", body).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert!(r.body.contains("k: must be a number"), "{}", r.body);
 }

@@ -4,27 +4,27 @@
 use crate::error::AppError;
 use crate::wire::crossfit::{ArgReport, CrossfitData};
 use leptos::prelude::*;
+#[cfg(feature = "ssr")]
+use {
+    crate::ssr::crossfit as xf,
+    crate::ssr::request::{serve, Admin, Ctx, Staff},
+};
 
 #[server(endpoint = "crossfit_overview")]
 pub async fn crossfit_overview() -> Result<CrossfitData, AppError> {
-    use crate::ssr::{auth, crossfit as xf, state::app_state};
-    crate::error::respond(
-        async {
-            let pool = app_state()?.pool;
-            auth::require(|r| r.is_staff()).await?;
-            let runs = xf::run_scores(&pool).await?;
-            let mut methods: Vec<String> = runs.iter().map(|r| r.method.clone()).collect();
-            methods.sort();
-            methods.dedup();
-            Ok(CrossfitData {
-                tasks: xf::list_tasks(&pool).await?,
-                partitions: xf::partitions(&pool).await?,
-                runs,
-                methods,
-            })
-        }
-        .await,
-    )
+    serve(|c: Ctx<Staff>| async move {
+        let runs = xf::run_scores(c.pool()).await?;
+        let mut methods: Vec<String> = runs.iter().map(|r| r.method.clone()).collect();
+        methods.sort();
+        methods.dedup();
+        Ok(CrossfitData {
+            tasks: xf::list_tasks(c.pool()).await?,
+            partitions: xf::partitions(c.pool()).await?,
+            runs,
+            methods,
+        })
+    })
+    .await
 }
 
 /// The task -> metric table: a researcher (or admin) sets a task's ontology path and metric.
@@ -34,31 +34,21 @@ pub async fn set_crossfit_task(
     ontology: String,
     metric: String,
 ) -> Result<(), AppError> {
-    use crate::ssr::{auth, crossfit as xf, state::app_state};
-    crate::error::respond(
-        async {
-            let pool = app_state()?.pool;
-            auth::require(|r| r.is_staff()).await?;
-            xf::set_task_meta(&pool, &task, &ontology, &metric).await
-        }
-        .await,
+    serve(
+        |c: Ctx<Staff>| async move { xf::set_task_meta(c.pool(), &task, &ontology, &metric).await },
     )
+    .await
 }
 
 /// Stores a partition given as CrossFit's JSON (the create form writes the same JSON).
 #[server(endpoint = "save_crossfit_partition")]
 pub async fn save_crossfit_partition(name: String, json: String) -> Result<(), AppError> {
-    use crate::ssr::{auth, crossfit as xf, state::app_state};
-    crate::error::respond(
-        async {
-            let pool = app_state()?.pool;
-            auth::require(|r| r.is_staff()).await?;
-            let p = domain::crossfit::partition::Partition::from_json(&json)
-                .map_err(AppError::Invalid)?;
-            xf::save_partition(&pool, &name, &p).await
-        }
-        .await,
-    )
+    serve(|c: Ctx<Staff>| async move {
+        let p =
+            domain::crossfit::partition::Partition::from_json(&json).map_err(AppError::Invalid)?;
+        xf::save_partition(c.pool(), &name, &p).await
+    })
+    .await
 }
 
 #[server(endpoint = "crossfit_arg")]
@@ -67,28 +57,15 @@ pub async fn crossfit_arg(
     method: String,
     baseline: String,
 ) -> Result<ArgReport, AppError> {
-    use crate::ssr::{auth, crossfit as xf, state::app_state};
-    crate::error::respond(
-        async {
-            let pool = app_state()?.pool;
-            auth::require(|r| r.is_staff()).await?;
-            xf::arg_report(&pool, &partition, &method, &baseline).await
-        }
-        .await,
-    )
+    serve(|c: Ctx<Staff>| async move {
+        xf::arg_report(c.pool(), &partition, &method, &baseline).await
+    })
+    .await
 }
 
 /// Admins: a task for human studies from one seed of a CrossFit task; returns its name.
 #[server(endpoint = "make_crossfit_study_task")]
 pub async fn make_crossfit_study_task(task: String, seed: u32) -> Result<String, AppError> {
-    use crate::ssr::{auth, crossfit as xf, state::app_state};
-    use domain::people::Role;
-    crate::error::respond(
-        async {
-            let pool = app_state()?.pool;
-            auth::require(|r| r == Role::Admin).await?;
-            Ok(xf::make_study_task(&pool, &task, seed).await?.0)
-        }
-        .await,
-    )
+    serve(|c: Ctx<Admin>| async move { Ok(xf::make_study_task(c.pool(), &task, seed).await?.0) })
+        .await
 }

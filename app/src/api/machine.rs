@@ -4,30 +4,19 @@
 use crate::error::AppError;
 use crate::wire::machine::{GridRow, RunRow};
 use leptos::prelude::*;
+#[cfg(feature = "ssr")]
+use {
+    crate::ssr::machine,
+    crate::ssr::request::{serve, Ctx, Staff},
+};
 
 /// Every shared grid's jobs by status and the workers holding them.
 #[server(endpoint = "model_grids")]
 pub async fn model_grids() -> Result<Vec<GridRow>, AppError> {
-    use crate::ssr::{auth, machine, state::app_state};
-    crate::error::respond(
-        async {
-            let pool = app_state()?.pool;
-            auth::require(|r| r.is_staff()).await?;
-            machine::grids(&pool).await
-        }
-        .await,
-    )
+    serve(|c: Ctx<Staff>| async move { machine::grids(c.pool()).await }).await
 }
 
 #[server(endpoint = "model_runs")]
 pub async fn model_runs() -> Result<Vec<RunRow>, AppError> {
-    use crate::ssr::{auth, machine, state::app_state};
-    crate::error::respond(
-        async {
-            let pool = app_state()?.pool;
-            auth::require(|r| r.is_staff()).await?;
-            machine::runs(&pool).await
-        }
-        .await,
-    )
+    serve(|c: Ctx<Staff>| async move { machine::runs(c.pool()).await }).await
 }

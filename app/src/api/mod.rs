@@ -1,6 +1,6 @@
 //! Server functions (public HTTP endpoints) and the data they send to the browser.
-//! Each one checks the session and role itself; none ever sends a test item's gold answer.
-//! Each takes the application state from the request's context before its first await.
+//! Each is one call of `ssr::request::serve` under the guard of the roles it allows (`Staff`,
+//! `Admin`, `Worker`, `Visitor`); none ever sends a test item's gold answer.
 pub mod auth;
 pub mod crossfit;
 pub mod machine;

@@ -4,43 +4,25 @@
 use crate::error::AppError;
 use crate::wire::tasks::{ItemPreview, TaskInfo, TaskSummary};
 use leptos::prelude::*;
+#[cfg(feature = "ssr")]
+use {
+    crate::ssr::catalog,
+    crate::ssr::request::{serve, Ctx, Staff},
+};
 
 #[server(endpoint = "list_tasks")]
 pub async fn list_tasks() -> Result<Vec<TaskSummary>, AppError> {
-    use crate::ssr::{auth, catalog, state::app_state};
-    crate::error::respond(
-        async {
-            let pool = app_state()?.pool;
-            auth::require(|r| r.is_staff()).await?;
-            catalog::task_summaries(&pool).await
-        }
-        .await,
-    )
+    serve(|c: Ctx<Staff>| async move { catalog::task_summaries(c.pool()).await }).await
 }
 
 #[server(endpoint = "task_detail")]
 pub async fn task_detail(name: String) -> Result<TaskInfo, AppError> {
-    use crate::ssr::{auth, catalog, state::app_state};
-    crate::error::respond(
-        async {
-            let pool = app_state()?.pool;
-            auth::require(|r| r.is_staff()).await?;
-            catalog::task_detail(&pool, &name).await
-        }
-        .await,
-    )
+    serve(|c: Ctx<Staff>| async move { catalog::task_detail(c.pool(), &name).await }).await
 }
 
 /// The test item at `position` (wrapping around), in file order.
 #[server(endpoint = "preview_item")]
 pub async fn preview_item(name: String, position: i64) -> Result<ItemPreview, AppError> {
-    use crate::ssr::{auth, catalog, state::app_state};
-    crate::error::respond(
-        async {
-            let pool = app_state()?.pool;
-            auth::require(|r| r.is_staff()).await?;
-            catalog::preview_item(&pool, &name, position).await
-        }
-        .await,
-    )
+    serve(|c: Ctx<Staff>| async move { catalog::preview_item(c.pool(), &name, position).await })
+        .await
 }

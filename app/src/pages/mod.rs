@@ -1,34 +1,18 @@
-//! The router and the pages (the worker's study page without the router); the HTML shell
+//! The pages, in two trees: `staff` (catalogue, studies, dashboard, CrossFit, models; with the
+//! router) and `worker` (the crowd worker's study page, alone in the worker's bundle, without
+//! a router). Every page renders on the server and hydrates in the browser; the HTML shell
 //! around them is `ssr::shell`.
-//! Every page renders on the server and hydrates in the browser.
-// The worker's bundle renders the study page alone; the staff pages stay unused there.
-#![cfg_attr(feature = "worker-bundle", allow(dead_code, unused_imports))]
-mod annotate;
-mod browser;
-mod crossfit;
-mod dashboard;
-mod draft;
-mod hand_back;
-mod home;
-mod models;
-mod page_fields;
-mod sender;
-mod span_form;
-mod studies;
-mod study;
-mod study_pages;
-mod task;
+#[cfg(not(feature = "worker-bundle"))]
+mod staff;
+mod worker;
 
 use domain::ids::StudyId;
 use domain::task::Context;
 use leptos::either::Either;
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, Title};
-use leptos_router::components::{Route, Router, Routes, A};
-use leptos_router::path;
-// The worker's page is sent whole (the item in the HTML, not streamed in by script): it shows,
-// with its form disabled, before the bundle arrives or without JavaScript.
-use leptos_router::SsrMode;
+#[cfg(not(feature = "worker-bundle"))]
+use leptos_router::components::Router;
 
 /// Whether the page is interactive (set once the bundle has hydrated it): forms stay disabled
 /// until then.
@@ -84,7 +68,7 @@ pub fn App() -> impl IntoView {
             <Title text="CLUES lab"/>
             <header class="top">{home()}</header>
             <main data-hydrated=move || hydrated.get().to_string()>
-                <study::WorkerStudyPage/>
+                <worker::study::WorkerStudyPage/>
             </main>
         }
     };
@@ -99,59 +83,13 @@ pub fn App() -> impl IntoView {
             <Router>
                 <header class="top">
                     {home()}
-                    <StaffNav/>
+                    <staff::StaffNav/>
                 </header>
                 <main data-hydrated=move || hydrated.get().to_string()>
-                    {routes()}
+                    {staff::routes()}
                 </main>
             </Router>
         })
-    }
-}
-
-/// The staff pages' navigation.
-#[cfg(not(feature = "worker-bundle"))]
-#[component]
-fn StaffNav() -> impl IntoView {
-    view! {
-        <nav class="staff-nav" aria-label="Staff pages">
-            <A href="/">"Home"</A>
-            <A href="/studies">"Studies"</A>
-            <A href="/dashboard">"Dashboard"</A>
-            <A href="/crossfit">"CrossFit"</A>
-            <A href="/models">"Models"</A>
-        </nav>
-    }
-}
-
-/// Every page's route (the staff bundle and the server). The study page is listed so that the
-/// server knows to send it whole (`SsrMode::Async`); it is rendered without the router.
-#[cfg(not(feature = "worker-bundle"))]
-fn routes() -> impl IntoView {
-    view! {
-        <Routes fallback=|| view! { <p class="error">"No such page."</p> }>
-            <Route path=path!("/") view=home::Home/>
-            <Route path=path!("/tasks/:name") view=task::TaskPage/>
-            <Route path=path!("/dashboard") view=dashboard::DashboardPage/>
-            <Route path=path!("/crossfit") view=crossfit::CrossfitPage/>
-            <Route path=path!("/models") view=models::ModelsPage/>
-            <Route path=path!("/studies") view=studies::StudiesPage/>
-            <Route path=path!("/studies/:id") view=studies::StudyAdminPage/>
-            <Route path=path!("/study/:id") view=study::WorkerStudyPage ssr=SsrMode::Async/>
-        </Routes>
-    }
-}
-
-/// The study id of the route parameter `:id` (0 when absent or not a number: the server then
-/// answers "no such study").
-pub(crate) fn id_param() -> impl Fn() -> StudyId + Copy + Send + Sync + 'static {
-    let params = leptos_router::hooks::use_params_map();
-    move || {
-        params
-            .read()
-            .get("id")
-            .and_then(|s| s.parse::<i64>().ok())
-            .map_or(StudyId(0), StudyId)
     }
 }
 
@@ -175,13 +113,8 @@ pub(crate) fn context_view(context: &Context) -> impl IntoView {
 }
 
 /// An error from a server function as a message for people. The worker's page uses this typed
-/// view: a type-erased one (`error_view`) carries code for every way of hydrating it, async
-/// included, which the worker's bundle never runs.
+/// view rather than an `<ErrorBoundary>` (as the staff pages do): the boundary's code for every
+/// way of hydrating would grow the worker's bundle, which never needs it.
 pub(crate) fn error_line(e: crate::error::AppError) -> impl IntoView {
     view! { <p class="error" role="alert">{e.to_string()}</p> }
-}
-
-/// `error_line`, type-erased for the staff pages' match arms.
-pub(crate) fn error_view(e: crate::error::AppError) -> AnyView {
-    error_line(e).into_any()
 }

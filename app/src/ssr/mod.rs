@@ -12,6 +12,7 @@ pub mod export;
 pub mod guard;
 pub mod machine;
 pub mod report;
+pub mod request;
 pub mod shell;
 pub mod state;
 pub mod stream;

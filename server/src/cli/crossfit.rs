@@ -2,7 +2,7 @@
 //! runs, reference methods, partitions, study tasks and average relative gain.
 
 use super::args::CrossfitCommand;
-use crate::error::{Result, ServerError};
+use app::error::{AppError, Result};
 use app::ssr::crossfit as xf;
 use domain::crossfit::baseline::Baseline;
 use domain::crossfit::partition::Partition;
@@ -58,7 +58,7 @@ pub(super) async fn crossfit_command(pool: &sqlx::AnyPool, c: CrossfitCommand) -
                 .await?
                 .into_iter()
                 .find(|t| t.name == task)
-                .ok_or_else(|| ServerError::Usage(format!("no CrossFit task named {task:?}")))?;
+                .ok_or_else(|| AppError::Invalid(format!("no CrossFit task named {task:?}")))?;
             xf::set_task_meta(
                 pool,
                 &task,
@@ -74,9 +74,8 @@ pub(super) async fn crossfit_command(pool: &sqlx::AnyPool, c: CrossfitCommand) -
             seed,
             predictions,
         } => {
-            let text = std::fs::read_to_string(&predictions).map_err(|e| {
-                ServerError::io(format!("cannot read {}", predictions.display()), e)
-            })?;
+            let text = std::fs::read_to_string(&predictions)
+                .map_err(|e| AppError::io(format!("cannot read {}", predictions.display()), e))?;
             let lines: Vec<String> = text.lines().map(str::to_string).collect();
             let score = xf::store_run(pool, &method, &task, seed, "predictions", &lines).await?;
             println!(
@@ -87,7 +86,7 @@ pub(super) async fn crossfit_command(pool: &sqlx::AnyPool, c: CrossfitCommand) -
         }
         CrossfitCommand::Baseline { method, task } => {
             let b = Baseline::parse(&method).ok_or_else(|| {
-                ServerError::Usage(format!(
+                AppError::Invalid(format!(
                     "{method:?}: the reference methods are majority-output and nearest-input"
                 ))
             })?;
@@ -112,9 +111,9 @@ pub(super) async fn crossfit_command(pool: &sqlx::AnyPool, c: CrossfitCommand) -
         }
         CrossfitCommand::PartitionImport { name, file } => {
             let text = std::fs::read_to_string(&file)
-                .map_err(|e| ServerError::io(format!("cannot read {}", file.display()), e))?;
+                .map_err(|e| AppError::io(format!("cannot read {}", file.display()), e))?;
             let p = Partition::from_json(&text)
-                .map_err(|e| ServerError::data(file.display().to_string(), None, e))?;
+                .map_err(|e| AppError::data(file.display().to_string(), None, e))?;
             xf::save_partition(pool, &name, &p).await?;
             println!(
                 "stored partition {name}: {} train, {} dev, {} test tasks",

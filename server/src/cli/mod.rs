@@ -8,8 +8,8 @@ mod plan;
 mod sample;
 mod serve;
 
-use crate::error::{Result, ServerError};
 use crate::{clues, db, score};
+use app::error::{AppError, Result};
 use app::ssr::{auth, catalog, study};
 pub use args::*;
 use clap::Parser;
@@ -123,7 +123,7 @@ pub async fn run(cli: Cli) -> Result<()> {
             let pool = db::connect_existing(&cli.database).await?;
             let shot_group = match &a.shot_group {
                 Some(text) => domain::shots::parse_files(text)
-                    .map_err(|e| ServerError::Usage(format!("--shot-group: {e}")))?,
+                    .map_err(|e| AppError::Invalid(format!("--shot-group: {e}")))?,
                 None => Vec::new(),
             };
             let pages = pages::read(&a)?;
@@ -135,7 +135,7 @@ pub async fn run(cli: Cli) -> Result<()> {
                 allow_unnested: a.allow_unnested,
                 shuffle_training: a.shuffle_training,
                 screening: domain::shots::parse_one(a.screening.as_deref().unwrap_or(""))
-                    .map_err(|e| ServerError::Usage(format!("--screening: {e}")))?,
+                    .map_err(|e| AppError::Invalid(format!("--screening: {e}")))?,
                 hourly_rate_cents: a.rate_cents,
                 filter_margin: a.margin,
                 item_timeout_secs: (!a.no_timeout).then_some(a.timeout),
@@ -155,7 +155,7 @@ pub async fn run(cli: Cli) -> Result<()> {
             let pool = db::connect_existing(&cli.database).await?;
             let scope = app::ssr::report::parse_scope(Some(&a.studies))?;
             if matches!(a.format, ReportFormat::Bundle) && a.out.is_none() {
-                return Err(ServerError::Usage(
+                return Err(AppError::Invalid(
                     "--format bundle needs --out <file>".into(),
                 ));
             }
@@ -171,7 +171,7 @@ pub async fn run(cli: Cli) -> Result<()> {
                     let bundle = app::ssr::bundle::build(&pool, &loaded, &r).await?;
                     let hash = bundle.hash.clone();
                     let path = a.out.as_ref().expect("checked above");
-                    let io = |e| ServerError::io(format!("cannot write {}", path.display()), e);
+                    let io = |e| AppError::io(format!("cannot write {}", path.display()), e);
                     let file = std::fs::File::create(path).map_err(io)?;
                     bundle
                         .write_tar(std::io::BufWriter::new(file))
@@ -186,12 +186,12 @@ pub async fn run(cli: Cli) -> Result<()> {
             };
             match &a.out {
                 Some(path) => std::fs::write(path, bytes)
-                    .map_err(|e| ServerError::io(format!("cannot write {}", path.display()), e))?,
+                    .map_err(|e| AppError::io(format!("cannot write {}", path.display()), e))?,
                 None => {
                     use std::io::Write;
                     std::io::stdout()
                         .write_all(&bytes)
-                        .map_err(|e| ServerError::io("cannot write the report", e))?
+                        .map_err(|e| AppError::io("cannot write the report", e))?
                 }
             }
             Ok(())
@@ -264,7 +264,7 @@ pub async fn run(cli: Cli) -> Result<()> {
                     render(report, &format!("task {task}"))
                 }
                 (None, None) => {
-                    return Err(ServerError::Usage(
+                    return Err(AppError::Invalid(
                         "score needs --gold <file> or --task <name>".into(),
                     ))
                 }
@@ -282,7 +282,7 @@ fn read_password() -> Result<String> {
     let mut line = String::new();
     std::io::stdin()
         .read_line(&mut line)
-        .map_err(|e| ServerError::io("cannot read the password from stdin", e))?;
+        .map_err(|e| AppError::io("cannot read the password from stdin", e))?;
     Ok(line.trim_end_matches(['\r', '\n']).to_string())
 }
 
@@ -296,7 +296,7 @@ async fn db_command(database: &str, command: DbCommand) -> Result<()> {
         DbCommand::Copy { from, to } => {
             let from = from.unwrap_or_else(|| database.to_string());
             if from == to {
-                return Err(ServerError::Usage(
+                return Err(AppError::Invalid(
                     "--from and --to name the same database".into(),
                 ));
             }
@@ -323,7 +323,7 @@ async fn db_command(database: &str, command: DbCommand) -> Result<()> {
                 .map(|t| t.table)
                 .collect();
             if !bad.is_empty() {
-                return Err(ServerError::Conflict(format!(
+                return Err(AppError::Refused(format!(
                     "the copy differs from the source in {}",
                     bad.join(", ")
                 )));
@@ -371,5 +371,5 @@ async fn load(database: &str, command: LoadCommand) -> Result<()> {
         })),
     }
     .await
-    .map_err(|e| ServerError::Usage(format!("the load run failed: {e}")))
+    .map_err(|e| AppError::Invalid(format!("the load run failed: {e}")))
 }

@@ -1,7 +1,7 @@
 //! `plan`: how many annotators per scenario a study needs to find a difference in S1 with a
 //! given power, from a standard deviation given or from the database's annotators as pilot data.
 
-use crate::error::{Result, ServerError};
+use app::error::{AppError, Result};
 use domain::stats::{two_sample_power, units_needed};
 use sqlx::AnyPool;
 
@@ -38,7 +38,7 @@ fn check(a: &PlanArgs) -> Result<()> {
     } else {
         None
     };
-    problem.map_or(Ok(()), |p| Err(ServerError::Usage(p.into())))
+    problem.map_or(Ok(()), |p| Err(AppError::Invalid(p.into())))
 }
 
 /// One line of the answer: the annotators needed at this spread, and the power with three.
@@ -74,7 +74,7 @@ pub(super) async fn plan(database: &str, a: &PlanArgs) -> Result<()> {
         .into_report()
         .await?;
     if r.all.plan.is_empty() {
-        return Err(ServerError::Usage(
+        return Err(AppError::Invalid(
             "no pilot data: no task has two finished annotators in a scenario whose S1 differ; give --sd".into(),
         ));
     }

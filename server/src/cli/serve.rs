@@ -2,8 +2,8 @@
 //! SIGTERM (requests in flight are finished first).
 
 use super::args::ServeArgs;
-use crate::error::{Result, ServerError};
 use crate::{db, demo, router};
+use app::error::{AppError, Result};
 use app::ssr::assets::OUTPUT_NAME;
 use app::ssr::guard::{Guards, Limits};
 use app::ssr::state::AppState;
@@ -17,7 +17,7 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
         None => match std::env::var("LEPTOS_SITE_ADDR") {
             Ok(a) => a
                 .parse()
-                .map_err(|e| ServerError::Usage(format!("LEPTOS_SITE_ADDR {a:?}: {e}")))?,
+                .map_err(|e| AppError::Invalid(format!("LEPTOS_SITE_ADDR {a:?}: {e}")))?,
             Err(_) => SocketAddr::from(([127, 0, 0, 1], 3000)),
         },
     };
@@ -26,7 +26,7 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
         // One instance at a time loads what is missing of the demo; the others find it there.
         let lock = app::ssr::db::StartupLock::take(database)
             .await
-            .map_err(|e| ServerError::Usage(e.to_string()))?;
+            .map_err(|e| AppError::Invalid(e.to_string()))?;
         if let Some(imported) = demo::ensure_demo(&pool).await? {
             eprint!("loaded the demo study:\n{}", imported.report());
         }
@@ -64,11 +64,11 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
     crate::memory::trim_periodically(std::time::Duration::from_secs(5));
     let listener = tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(|e| ServerError::io(format!("cannot listen on {addr}"), e))?;
+        .map_err(|e| AppError::io(format!("cannot listen on {addr}"), e))?;
     // The address actually bound (port 0 picks a free one; tests read this line).
     let addr = listener
         .local_addr()
-        .map_err(|e| ServerError::io("cannot read the bound address", e))?;
+        .map_err(|e| AppError::io("cannot read the bound address", e))?;
     println!("listening on http://{addr}");
     axum::serve(
         listener,
@@ -76,7 +76,7 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
     )
     .with_graceful_shutdown(stop_signal())
     .await
-    .map_err(|e| ServerError::io("server stopped", e))?;
+    .map_err(|e| AppError::io("server stopped", e))?;
     // Every request in flight has been answered; let SQLite checkpoint and close cleanly.
     pool_handle.close().await;
     tracing::info!("stopped");

@@ -11,7 +11,7 @@ pub mod report;
 pub mod spec;
 pub mod store;
 
-use crate::error::Result;
+use app::error::Result;
 use sqlx::AnyPool;
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 use super::checks::Note;
 use super::files::FileKind;
 use super::load::TaskData;
-use crate::error::{Result, ServerError};
+use app::error::{AppError, Result};
 use app::ssr::task_store;
 use app::ssr::tx::Guard;
 use sqlx::{Any, AnyPool, Transaction};
@@ -51,7 +51,7 @@ async fn store_task(
             .chain(stored.iter().filter(|f| !incoming.contains(f)))
             .map(|(n, _)| n.as_str())
             .collect();
-        return Err(ServerError::Conflict(format!(
+        return Err(AppError::Refused(format!(
             "task {} is already imported from different files ({}); stored data is never altered, so nothing was imported",
             spec.name,
             differing.into_iter().collect::<Vec<_>>().join(", ")

@@ -4,68 +4,93 @@
 
 use app::error::AppError;
 use app::ssr::auth::{self, User};
+use app::ssr::request::{Ctx, Params, Visitor};
 use app::ssr::state::AppState;
 use app::ssr::study::{self, CrowdInfo, Study};
-use axum::extract::{ConnectInfo, Path, Query, RawQuery, State};
-use axum::http::{header, Extensions, HeaderMap, HeaderValue, StatusCode};
+use axum::extract::{ConnectInfo, Path, RawQuery};
+use axum::http::{header, Extensions, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use domain::crowd::{validate_turk_submit_to, MTURK_PREVIEW};
 use domain::ids::{StudyId, UserId};
 use domain::people::{validate_crowd_id, Role};
 use domain::study::Refusal;
-use std::collections::HashMap;
+use serde::Deserialize;
 use std::net::SocketAddr;
 
 mod pages;
 use pages::{preview_html, refusal_html, start_html};
 
-/// Reads the crowd parameters of a study link. Every one given must be a valid crowd id (see
-/// `validate_crowd_id`): they end up in exports, where nothing but an id belongs.
-pub fn crowd_info(q: &HashMap<String, String>) -> Result<Option<CrowdInfo>, AppError> {
-    let get = |k: &str| -> Result<Option<String>, AppError> {
-        match q.get(k).filter(|v| !v.is_empty()) {
-            Some(v) => validate_crowd_id(k, v)
-                .map(|()| Some(v.clone()))
-                .map_err(AppError::Invalid),
-            None => Ok(None),
-        }
-    };
-    if let Some(pid) = get("PROLIFIC_PID")? {
-        return Ok(Some(CrowdInfo {
-            platform: Some("prolific".into()),
-            worker: Some(pid),
-            study: get("STUDY_ID")?,
-            session: get("SESSION_ID")?,
-            assignment: None,
-            submit_to: None,
-        }));
-    }
-    // MTurk previews a HIT with assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE and no workerId.
-    let Some(w) = get("workerId")? else {
-        return Ok(None);
-    };
-    let submit_to = match q.get("turkSubmitTo").filter(|v| !v.is_empty()) {
-        Some(host) => Some(
-            validate_turk_submit_to(host)
-                .map(|()| host.trim_end_matches('/').to_string())
-                .map_err(AppError::Invalid)?,
-        ),
-        None => None,
-    };
-    Ok(Some(CrowdInfo {
-        platform: Some("mturk".into()),
-        worker: Some(w),
-        study: get("hitId")?,
-        session: None,
-        assignment: get("assignmentId")?,
-        submit_to,
-    }))
+/// The crowd parameters of a study link: Prolific's, or MTurk's (absent or empty: none).
+#[derive(Default, Deserialize)]
+pub struct LinkQuery {
+    #[serde(rename = "PROLIFIC_PID")]
+    prolific_pid: Option<String>,
+    #[serde(rename = "STUDY_ID")]
+    study_id: Option<String>,
+    #[serde(rename = "SESSION_ID")]
+    session_id: Option<String>,
+    #[serde(rename = "workerId")]
+    worker_id: Option<String>,
+    #[serde(rename = "assignmentId")]
+    assignment_id: Option<String>,
+    #[serde(rename = "hitId")]
+    hit_id: Option<String>,
+    #[serde(rename = "turkSubmitTo")]
+    turk_submit_to: Option<String>,
 }
 
-/// Whether MTurk shows the HIT as a preview: it sends `assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE`
-/// until the worker accepts the HIT. A preview shows the task and takes nothing.
-pub fn is_preview(q: &HashMap<String, String>) -> bool {
-    q.get("assignmentId").map(String::as_str) == Some(MTURK_PREVIEW)
+/// A crowd id of the link, checked (see `validate_crowd_id`): ids end up in exports, where
+/// nothing but an id belongs.
+fn crowd_id(name: &str, v: &Option<String>) -> Result<Option<String>, AppError> {
+    match v.as_deref().filter(|v| !v.is_empty()) {
+        Some(v) => validate_crowd_id(name, v)
+            .map(|()| Some(v.to_string()))
+            .map_err(AppError::Invalid),
+        None => Ok(None),
+    }
+}
+
+impl LinkQuery {
+    /// The crowd worker the link names. Every id given must be a valid crowd id.
+    pub fn crowd_info(&self) -> Result<Option<CrowdInfo>, AppError> {
+        if let Some(pid) = crowd_id("PROLIFIC_PID", &self.prolific_pid)? {
+            return Ok(Some(CrowdInfo {
+                platform: Some("prolific".into()),
+                worker: Some(pid),
+                study: crowd_id("STUDY_ID", &self.study_id)?,
+                session: crowd_id("SESSION_ID", &self.session_id)?,
+                assignment: None,
+                submit_to: None,
+            }));
+        }
+        // MTurk previews a HIT with assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE and no workerId.
+        let Some(w) = crowd_id("workerId", &self.worker_id)? else {
+            return Ok(None);
+        };
+        let submit_to = match self.turk_submit_to.as_deref().filter(|v| !v.is_empty()) {
+            Some(host) => Some(
+                validate_turk_submit_to(host)
+                    .map(|()| host.trim_end_matches('/').to_string())
+                    .map_err(AppError::Invalid)?,
+            ),
+            None => None,
+        };
+        Ok(Some(CrowdInfo {
+            platform: Some("mturk".into()),
+            worker: Some(w),
+            study: crowd_id("hitId", &self.hit_id)?,
+            session: None,
+            assignment: crowd_id("assignmentId", &self.assignment_id)?,
+            submit_to,
+        }))
+    }
+
+    /// Whether MTurk shows the HIT as a preview: it sends
+    /// `assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE` until the worker accepts the HIT. A preview
+    /// shows the task and takes nothing.
+    pub fn is_preview(&self) -> bool {
+        self.assignment_id.as_deref() == Some(MTURK_PREVIEW)
+    }
 }
 
 /// What a link leads to before anything is written: the study (404 when missing), the crowd
@@ -74,9 +99,9 @@ pub fn is_preview(q: &HashMap<String, String>) -> bool {
 async fn check_link(
     state: &AppState,
     study_id: StudyId,
-    q: &HashMap<String, String>,
+    q: &LinkQuery,
 ) -> Result<(Study, Option<(CrowdInfo, Option<UserId>)>), AppError> {
-    let crowd = crowd_info(q)?;
+    let crowd = q.crowd_info()?;
     let s = study::load(&state.pool, study_id).await?;
     let crowd = match crowd {
         Some(c) => {
@@ -97,26 +122,26 @@ async fn check_link(
 /// for a worker who already holds a place); an MTurk preview shows the task instead. Without a
 /// crowd id, a signed-in worker gets the page too; anyone else goes to the study page.
 pub async fn start_page(
-    State(state): State<AppState>,
+    c: Ctx<Visitor>,
     Path(study_id): Path<StudyId>,
-    Query(q): Query<HashMap<String, String>>,
+    Params(q): Params<LinkQuery>,
     RawQuery(raw): RawQuery,
-    headers: HeaderMap,
 ) -> Response {
+    let state = &c.state;
     let css = app::ssr::assets::stylesheet(&state.leptos_options);
-    if is_preview(&q) {
-        return match preview(&state, study_id).await {
+    if q.is_preview() {
+        return match preview(state, study_id).await {
             Ok((s, example)) => plain_page(preview_html(&s, &example, &css), None),
             Err(e) => e.into_response(),
         };
     }
-    let (s, crowd) = match check_link(&state, study_id, &q).await {
+    let (s, crowd) = match check_link(state, study_id, &q).await {
         Ok(found) => found,
         Err(e) => return e.into_response(),
     };
     let worker = match &crowd {
         Some((_, known)) => *known,
-        None => match signed_in_worker(&state, &headers).await {
+        None => match signed_in_worker(&c) {
             Some(u) => Some(u.id),
             None => return Redirect::to(&format!("/study/{study_id}")).into_response(),
         },
@@ -164,28 +189,29 @@ async fn preview(
 /// posted from another site (login CSRF), when one address brings too many new workers, and
 /// (with a page that says so, and no account made) when a new worker finds the study full.
 pub async fn join(
-    State(state): State<AppState>,
+    c: Ctx<Visitor>,
     Path(study_id): Path<StudyId>,
-    Query(q): Query<HashMap<String, String>>,
-    headers: HeaderMap,
+    Params(q): Params<LinkQuery>,
     extensions: Extensions,
 ) -> Response {
-    if app::ssr::guard::from_another_site(&headers) {
-        return AppError::Forbidden("a study link posted from another site".into()).into_response();
+    if let Err(e) = c.same_site("a study link") {
+        return e.into_response();
     }
-    if is_preview(&q) {
+    if q.is_preview() {
         return AppError::Refused(PREVIEW_REFUSAL.into()).into_response();
     }
     let peer = extensions
         .get::<ConnectInfo<SocketAddr>>()
         .map(|c| c.0.ip());
+    let state = &c.state;
+    let headers = &c.headers;
     let result: Result<Joined, AppError> = async {
         let pool = &state.pool;
-        let (s, crowd) = check_link(&state, study_id, &q).await?;
+        let (s, crowd) = check_link(state, study_id, &q).await?;
         let user = match &crowd {
             Some((c, known)) => {
                 if known.is_none() {
-                    state.guards.new_worker(state.client(&headers, peer))?;
+                    state.guards.new_worker(state.client(headers, peer))?;
                     // A new crowd id at a full study is told so at once: no account is made
                     // for someone who cannot take part.
                     if !study::has_free_place(pool, &s).await? {
@@ -198,7 +224,7 @@ pub async fn join(
                 let token = auth::open_session(pool, user.id).await?;
                 Some((user, Some(token)))
             }
-            None => signed_in_worker(&state, &headers).await.map(|u| (u, None)),
+            None => signed_in_worker(&c).map(|u| (u.clone(), None)),
         };
         if let Some((user, _)) = &user {
             // A refusal is shown by the study page; the place is what matters here.
@@ -215,7 +241,7 @@ pub async fn join(
         Ok(Joined::Worker(Some(token))) => (
             [(
                 header::SET_COOKIE,
-                auth::worker_session_cookie(&token, state.secure_cookie_for(&headers)),
+                auth::worker_session_cookie(&token, state.secure_cookie_for(headers)),
             )],
             Redirect::to(&target),
         )
@@ -250,10 +276,9 @@ fn plain_page(html: String, nonce: Option<&str>) -> Response {
     res
 }
 
-async fn signed_in_worker(state: &AppState, headers: &HeaderMap) -> Option<User> {
-    let token = auth::session_token(headers)?;
-    let user = auth::user_for_token(&state.pool, &token).await.ok()??;
-    (user.role == Role::Worker).then_some(user)
+/// The request's signed-in user if a worker.
+fn signed_in_worker(c: &Ctx<Visitor>) -> Option<&User> {
+    c.who.0.as_ref().filter(|u| u.role == Role::Worker)
 }
 
 /// What a preview's Start would say: nothing is taken before the HIT is accepted.

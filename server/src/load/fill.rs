@@ -2,7 +2,7 @@
 //! takes to reach a number of annotation rows, each answering every test item with its gold
 //! (written with SQL in one transaction; for benchmarks and tests of large exports only).
 
-use crate::error::{Result, ServerError};
+use app::error::{AppError, Result};
 use app::ssr::db::Backend;
 use app::ssr::tx::Guard;
 use domain::ids::{ConfigId, StudyId, TaskId};
@@ -18,7 +18,7 @@ pub async fn fill(pool: &AnyPool, study: StudyId, rows: u64, tag: &str) -> Resul
     .bind(study)
     .fetch_optional(pool)
     .await?
-    .ok_or_else(|| ServerError::Usage(format!("there is no study {study}")))?;
+    .ok_or_else(|| AppError::Invalid(format!("there is no study {study}")))?;
     let test_items: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM examples e JOIN data_files f ON f.id = e.file_id
          WHERE f.task_id = $1 AND f.kind = 'test'",
@@ -27,7 +27,7 @@ pub async fn fill(pool: &AnyPool, study: StudyId, rows: u64, tag: &str) -> Resul
     .fetch_one(pool)
     .await?;
     if test_items == 0 {
-        return Err(ServerError::Usage(format!(
+        return Err(AppError::Invalid(format!(
             "study {study}'s task has no test items"
         )));
     }

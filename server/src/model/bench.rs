@@ -6,7 +6,7 @@ use super::eval::{choices, load, model_inputs, predict_loaded, ModelDir};
 use super::features::Segment;
 use super::runtime::Device;
 use crate::db;
-use crate::error::{Result, ServerError};
+use app::error::{AppError, Result};
 use app::ssr::catalog::{examples_of, load_spec};
 use std::path::PathBuf;
 
@@ -76,8 +76,7 @@ fn run_peer(
 ) -> Result<(f64, Vec<Key>)> {
     let (work, repeat, frame) = (&p.work, p.repeat, p.frame.as_str());
     let script = work.join("peer.py");
-    std::fs::write(&script, PEER)
-        .map_err(|e| ServerError::io("cannot write the peer script", e))?;
+    std::fs::write(&script, PEER).map_err(|e| AppError::io("cannot write the peer script", e))?;
     let out_path = work.join(format!("{engine}.jsonl"));
     let output = std::process::Command::new(python)
         .arg(&script)
@@ -101,25 +100,25 @@ fn run_peer(
         ])
         .output()
         .map_err(|e| {
-            ServerError::io(
+            AppError::io(
                 format!("cannot run the Python peer with {}", python.display()),
                 e,
             )
         })?;
     if !output.status.success() {
-        return Err(ServerError::Model(format!(
+        return Err(AppError::Model(format!(
             "the Python peer ({engine}) failed: {}",
             String::from_utf8_lossy(&output.stderr)
         )));
     }
     let printed: serde_json::Value = serde_json::from_slice(&output.stdout).map_err(|e| {
-        ServerError::Model(format!(
+        AppError::Model(format!(
             "the Python peer ({engine}) printed no result ({e}): {}",
             String::from_utf8_lossy(&output.stdout)
         ))
     })?;
     let answers = std::fs::read_to_string(&out_path)
-        .map_err(|e| ServerError::io("cannot read the Python predictions", e))?
+        .map_err(|e| AppError::io("cannot read the Python predictions", e))?
         .lines()
         .map(|l| key(&serde_json::from_str(l).unwrap_or(serde_json::Value::Null)))
         .collect();
@@ -205,7 +204,7 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
         lines.push('\n');
     }
     std::fs::write(&inputs_path, lines)
-        .map_err(|e| ServerError::io("cannot write the bench inputs", e))?;
+        .map_err(|e| AppError::io("cannot write the bench inputs", e))?;
     // The peer frames inputs as our tokenizer's post-processor says.
     let frame = serde_json::to_string(&super::tokenizer::Tokenizer::open(&dir.tokenizer)?.frame)
         .expect("a frame serialises");
@@ -227,7 +226,7 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
         Ok((best, p.provider, p.features, p.spans))
     })
     .await
-    .map_err(|e| ServerError::Model(format!("the benchmark stopped: {e}")))??;
+    .map_err(|e| AppError::Model(format!("the benchmark stopped: {e}")))??;
     let python = a.python.unwrap_or_else(|| {
         super::runtime::site_packages()
             .and_then(|s| s.parent()?.parent()?.parent().map(|v| v.join("bin/python")))
@@ -296,7 +295,6 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
 
 fn tempfile_dir() -> Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("clues-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| ServerError::io("cannot make a temporary folder", e))?;
+    std::fs::create_dir_all(&dir).map_err(|e| AppError::io("cannot make a temporary folder", e))?;
     Ok(dir)
 }

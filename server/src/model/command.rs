@@ -5,7 +5,7 @@ use super::eval::ModelDir;
 use super::runtime::Device;
 use super::store::{self, SystemKind, Target};
 use crate::db;
-use crate::error::{Result, ServerError};
+use app::error::{AppError, Result};
 use std::path::PathBuf;
 
 /// How long a claimed grid job stays a worker's, for every command that runs a shared grid.
@@ -122,7 +122,7 @@ pub struct QuantizeArgs {
 
 pub fn quantize(a: QuantizeArgs) -> Result<()> {
     if a.out.exists() {
-        return Err(ServerError::Usage(format!(
+        return Err(AppError::Invalid(format!(
             "{} exists; give a new folder",
             a.out.display()
         )));
@@ -155,14 +155,14 @@ fn folder_name(model: &std::path::Path) -> String {
 pub fn read_plan(path: &std::path::Path) -> Result<Vec<store::PlannedEval>> {
     let label = path.display().to_string();
     let text = std::fs::read_to_string(path)
-        .map_err(|e| ServerError::io(format!("cannot read {label}"), e))?;
+        .map_err(|e| AppError::io(format!("cannot read {label}"), e))?;
     let mut plan = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.trim_end_matches('\r');
         if line.trim().is_empty() || line.starts_with('#') {
             continue;
         }
-        let bad = |m: String| ServerError::data(&label, Some(n + 1), m);
+        let bad = |m: String| AppError::data(&label, Some(n + 1), m);
         let f: Vec<&str> = line.split('\t').collect();
         if !(4..=5).contains(&f.len()) {
             return Err(bad(format!(
@@ -188,7 +188,7 @@ pub fn read_plan(path: &std::path::Path) -> Result<Vec<store::PlannedEval>> {
         });
     }
     if plan.is_empty() {
-        return Err(ServerError::data(&label, None, "the plan names no model"));
+        return Err(AppError::data(&label, None, "the plan names no model"));
     }
     Ok(plan)
 }
@@ -211,7 +211,7 @@ pub async fn eval(database: &str, a: EvalArgs) -> Result<()> {
         return Ok(());
     }
     let (Some(model), Some(task)) = (a.model, a.task) else {
-        return Err(ServerError::Usage(
+        return Err(AppError::Invalid(
             "give --model and --task, or --plan".into(),
         ));
     };
@@ -236,7 +236,7 @@ pub async fn baseline(database: &str, a: BaselineArgs) -> Result<()> {
         (Some(t), false) => vec![t.clone()],
         (None, true) => app::ssr::catalog::span_tasks_with_training(&pool).await?,
         _ => {
-            return Err(ServerError::Usage(
+            return Err(AppError::Invalid(
                 "give --task <task> (optionally --k and --split) or --all".into(),
             ))
         }
@@ -277,7 +277,7 @@ pub async fn import_predictions(database: &str, a: ImportPredictionsArgs) -> Res
     };
     let label = a.file.display().to_string();
     let text = std::fs::read_to_string(&a.file)
-        .map_err(|e| ServerError::io(format!("cannot read {label}"), e))?;
+        .map_err(|e| AppError::io(format!("cannot read {label}"), e))?;
     println!("{}", store::import(&pool, &label, &text, t).await?.render());
     Ok(())
 }

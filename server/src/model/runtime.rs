@@ -2,7 +2,7 @@
 //! otherwise (said either way), model checks, and batches padded per batch.
 
 use super::features::Feature;
-use crate::error::{Result, ServerError};
+use app::error::{AppError, Result};
 use ort::ep::ExecutionProvider;
 use ort::session::Session;
 use ort::value::Tensor;
@@ -53,7 +53,7 @@ fn environment() -> Result<&'static ort::environment::Environment> {
             .map_err(|e| format!("cannot start ONNX Runtime: {e}"))
     })
     .as_ref()
-    .map_err(|e| ServerError::Model(e.clone()))
+    .map_err(|e| AppError::Model(e.clone()))
 }
 
 /// Which execution provider to ask for (`--device`).
@@ -132,7 +132,7 @@ fn session_builder(threads: usize) -> Result<ort::session::builder::SessionBuild
     let env = environment()?;
     Session::builder(env)
         .and_then(|b| b.with_intra_threads(threads).map_err(|e| e.into()))
-        .map_err(|e| ServerError::Model(format!("cannot configure ONNX Runtime: {e}")))
+        .map_err(|e| AppError::Model(format!("cannot configure ONNX Runtime: {e}")))
 }
 
 /// Registers the CUDA provider, its libraries preloaded; says why not when it cannot.
@@ -162,7 +162,7 @@ impl Model {
     /// Loads `path` and checks its inputs and outputs.
     pub fn open(path: &Path, outputs: Outputs, device: Device) -> Result<Model> {
         if !path.is_file() {
-            return Err(ServerError::Model(format!(
+            return Err(AppError::Model(format!(
                 "no model file at {}",
                 path.display()
             )));
@@ -174,13 +174,13 @@ impl Model {
             Device::Auto | Device::Cuda => match cuda(&mut builder) {
                 Ok(()) => ("CUDAExecutionProvider", String::new()),
                 Err(why) if device == Device::Cuda => {
-                    return Err(ServerError::Model(format!("CUDA was asked for but {why}")))
+                    return Err(AppError::Model(format!("CUDA was asked for but {why}")))
                 }
                 Err(why) => ("CPUExecutionProvider", why),
             },
         };
         let session = builder.commit_from_file(path).map_err(|e| {
-            ServerError::Model(format!(
+            AppError::Model(format!(
                 "{} is not a model ONNX Runtime can load: {e}",
                 path.display()
             ))
@@ -191,7 +191,7 @@ impl Model {
         let outs = names(session.outputs());
         for need in ["input_ids", "attention_mask"] {
             if !ins.iter().any(|n| n == need) {
-                return Err(ServerError::Model(format!(
+                return Err(AppError::Model(format!(
                     "{}: the model has no input named {need:?} (its inputs: {})",
                     path.display(),
                     ins.join(", ")
@@ -202,7 +202,7 @@ impl Model {
             .iter()
             .find(|n| !["input_ids", "attention_mask", "token_type_ids"].contains(&n.as_str()))
         {
-            return Err(ServerError::Model(format!(
+            return Err(AppError::Model(format!(
                 "{}: unexpected model input {other:?} (expected input_ids, attention_mask and optionally token_type_ids)",
                 path.display()
             )));
@@ -213,7 +213,7 @@ impl Model {
         };
         for need in wanted {
             if !outs.iter().any(|n| n == need) {
-                return Err(ServerError::Model(format!(
+                return Err(AppError::Model(format!(
                     "{}: the model has no output named {need:?} (its outputs: {})",
                     path.display(),
                     outs.join(", ")
@@ -253,7 +253,7 @@ impl Model {
         let shape = vec![b as i64, len as i64];
         let t = |v: Vec<i64>| {
             Tensor::from_array((shape.clone(), v))
-                .map_err(|e| ServerError::Model(format!("cannot make an input tensor: {e}")))
+                .map_err(|e| AppError::Model(format!("cannot make an input tensor: {e}")))
         };
         let mut inputs = vec![("input_ids", t(ids)?), ("attention_mask", t(mask)?)];
         if self.type_ids {
@@ -271,18 +271,18 @@ impl Model {
         let out = self.session.run(inputs).map_err(|e| {
             let e = e.to_string();
             if on_gpu && !e.contains("out of range") {
-                ServerError::Model(format!(
+                AppError::Model(format!(
                     "the GPU failed on a batch (CUDA execution provider: {e}); a missing library such as libcudnn means the GPU environment is incomplete; --device cpu runs on the CPU"
                 ))
             } else {
-                ServerError::Model(format!(
+                AppError::Model(format!(
                     "the model failed on a batch ({e}); if it mentions an index out of range, the tokenizer does not match the model"
                 ))
             }
         })?;
         let take = |name: &str| -> Result<(Vec<i64>, Vec<f32>)> {
             let (s, data) = out[name].try_extract_tensor::<f32>().map_err(|e| {
-                ServerError::Model(format!("output {name:?} is not a float tensor: {e}"))
+                AppError::Model(format!("output {name:?} is not a float tensor: {e}"))
             })?;
             Ok((s.to_vec(), data.to_vec()))
         };
@@ -292,7 +292,7 @@ impl Model {
                 let (s2, end) = take("end_logits")?;
                 for s in [&s1, &s2] {
                     if s.as_slice() != [b as i64, len as i64] {
-                        return Err(ServerError::Model(format!(
+                        return Err(AppError::Model(format!(
                             "start_logits/end_logits have shape {s:?}, expected [batch, sequence] = [{b}, {len}]"
                         )));
                     }
@@ -313,7 +313,7 @@ impl Model {
             Outputs::Hidden => {
                 let (s, h) = take("last_hidden_state")?;
                 if s.len() != 3 || s[0] != b as i64 || s[1] != len as i64 {
-                    return Err(ServerError::Model(format!(
+                    return Err(AppError::Model(format!(
                         "last_hidden_state has shape {s:?}, expected [{b}, {len}, hidden]"
                     )));
                 }

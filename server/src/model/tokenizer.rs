@@ -3,7 +3,7 @@
 
 use super::features::{Feature, Frame, Tok};
 use super::runtime::Model;
-use crate::error::{Result, ServerError};
+use app::error::{AppError, Result};
 use std::path::Path;
 
 /// A `tokenizer.json` with its own truncation and padding switched off.
@@ -16,9 +16,9 @@ pub struct Tokenizer {
 
 impl Tokenizer {
     pub fn open(path: &Path) -> Result<Tokenizer> {
-        let bad = |m: String| ServerError::Model(format!("{}: {m}", path.display()));
+        let bad = |m: String| AppError::Model(format!("{}: {m}", path.display()));
         let text = std::fs::read_to_string(path)
-            .map_err(|e| ServerError::io(format!("cannot read {}", path.display()), e))?;
+            .map_err(|e| AppError::io(format!("cannot read {}", path.display()), e))?;
         let mut inner = tokenizers::Tokenizer::from_bytes(text.as_bytes()).map_err(|e| {
             bad(format!(
                 "not a tokenizer.json the tokenizers library can read: {e}"
@@ -50,7 +50,7 @@ impl Tokenizer {
         let enc = self
             .inner
             .encode_char_offsets(text, false)
-            .map_err(|e| ServerError::Model(format!("the tokenizer failed on {text:?}: {e}")))?;
+            .map_err(|e| AppError::Model(format!("the tokenizer failed on {text:?}: {e}")))?;
         Ok(enc
             .get_ids()
             .iter()
@@ -87,12 +87,12 @@ pub fn check_match(model: &mut Model, tok: &Tokenizer) -> Result<()> {
         // Only an index the model cannot look up says the tokenizer is wrong; anything else
         // (a GPU library, an operator the runtime lacks) is the model's own failure.
         if ["bounds", "out of range", "index"].iter().any(|w| text.contains(w)) {
-            ServerError::Model(format!(
+            AppError::Model(format!(
                 "the tokenizer does not match the model: the tokenizer has {} tokens but the model fails on token id {top} ({text})",
                 tok.vocab_size
             ))
         } else {
-            ServerError::Model(format!("the model fails on a first short input: {text}"))
+            AppError::Model(format!("the model fails on a first short input: {text}"))
         }
     })
 }

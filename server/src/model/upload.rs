@@ -1,72 +1,86 @@
 //! Uploading another system's predictions over HTTP: `POST /import/predictions?task=&system=
-//! [&k=&split=&replace=]` with the file as the body; researchers and admins only.
+//! [&k=&split=&replace=&name=]`, the file sent as a multipart form's `file` field (as a
+//! browser's form sends it) or as the whole body (`curl --data-binary @file`); researchers
+//! and admins only. The file is read piece by piece within the server's body limit.
 
 use super::store::{self, SystemKind, Target};
-use crate::error::ServerError;
 use app::error::AppError;
-use app::ssr::auth;
+use app::ssr::request::{flag, number, Ctx, Params, Staff};
 use app::ssr::state::AppState;
-use axum::extract::{Query, State};
-use axum::http::HeaderMap;
-use axum::response::{IntoResponse, Response};
-use domain::people::Role;
-use std::collections::HashMap;
+use axum::extract::{FromRequest, Multipart, Request};
+use axum::http::header;
+use serde::Deserialize;
 
-fn number(q: &HashMap<String, String>, name: &str) -> Result<u32, AppError> {
-    match q.get(name).map(String::as_str) {
-        None | Some("") => Ok(0),
-        Some(v) => v
-            .parse()
-            .map_err(|_| AppError::Invalid(format!("{name} must be a whole number, not {v:?}"))),
-    }
+/// The upload's query string.
+#[derive(Deserialize)]
+pub struct UploadQuery {
+    task: Option<String>,
+    system: Option<String>,
+    #[serde(default, deserialize_with = "number")]
+    k: Option<u32>,
+    #[serde(default, deserialize_with = "number")]
+    split: Option<u32>,
+    #[serde(default, deserialize_with = "flag")]
+    replace: bool,
+    /// How errors name the file (a multipart field's file name otherwise, else `upload`).
+    name: Option<String>,
 }
 
-/// The file's problems are the researcher's to fix (400/409); anything else is logged.
-fn to_app(e: ServerError) -> AppError {
-    match e {
-        ServerError::Data { .. } | ServerError::Usage(_) => AppError::Invalid(e.to_string()),
-        ServerError::Conflict(m) => AppError::Refused(m),
-        ServerError::App(a) => a,
-        other => {
-            tracing::error!("prediction upload failed: {other}");
-            AppError::Internal
-        }
+fn needed(v: Option<String>, name: &str) -> Result<String, AppError> {
+    v.filter(|v| !v.trim().is_empty())
+        .ok_or_else(|| AppError::Invalid(format!("the upload needs {name}=")))
+}
+
+/// The file of a request: a multipart form's `file` field (and its file name), or the body.
+async fn file_of(req: Request, state: &AppState) -> Result<(Option<String>, Vec<u8>), AppError> {
+    let multipart = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("multipart/form-data"));
+    let bad =
+        |e: &dyn std::fmt::Display| AppError::Invalid(format!("the upload is malformed: {e}"));
+    if !multipart {
+        let bytes = axum::body::Bytes::from_request(req, state)
+            .await
+            .map_err(|e| bad(&e.body_text()))?;
+        return Ok((None, bytes.to_vec()));
     }
+    let mut form = Multipart::from_request(req, state)
+        .await
+        .map_err(|e| bad(&e.body_text()))?;
+    while let Some(mut field) = form.next_field().await.map_err(|e| bad(&e.body_text()))? {
+        if field.name() != Some("file") {
+            continue;
+        }
+        let name = field.file_name().map(str::to_string);
+        let mut bytes = Vec::new();
+        while let Some(chunk) = field.chunk().await.map_err(|e| bad(&e.body_text()))? {
+            bytes.extend_from_slice(&chunk);
+        }
+        return Ok((name, bytes));
+    }
+    Err(AppError::Invalid(
+        "the upload's form has no field named file".into(),
+    ))
 }
 
 pub async fn upload(
-    State(state): State<AppState>,
-    Query(q): Query<HashMap<String, String>>,
-    headers: HeaderMap,
-    body: String,
-) -> Response {
-    let result = async {
-        auth::require_in(&state.pool, &headers, |r| {
-            matches!(r, Role::Admin | Role::Researcher)
-        })
-        .await?;
-        let need = |name: &str| {
-            q.get(name)
-                .filter(|v| !v.trim().is_empty())
-                .cloned()
-                .ok_or_else(|| AppError::Invalid(format!("the upload needs {name}=")))
-        };
-        let t = Target {
-            system: need("system")?.trim().to_string(),
-            kind: SystemKind::Imported,
-            task: need("task")?,
-            k: number(&q, "k")?,
-            split: number(&q, "split")?,
-            replace: q.get("replace").is_some_and(|v| v == "true" || v == "1"),
-        };
-        let name = q.get("name").cloned().unwrap_or_else(|| "upload".into());
-        store::import(&state.pool, &name, &body, t)
-            .await
-            .map_err(to_app)
-    }
-    .await;
-    match result {
-        Ok(s) => s.render().into_response(),
-        Err(e) => e.into_response(),
-    }
+    c: Ctx<Staff>,
+    Params(q): Params<UploadQuery>,
+    req: Request,
+) -> Result<String, AppError> {
+    let t = Target {
+        system: needed(q.system, "system")?.trim().to_string(),
+        kind: SystemKind::Imported,
+        task: needed(q.task, "task")?,
+        k: q.k.unwrap_or(0),
+        split: q.split.unwrap_or(0),
+        replace: q.replace,
+    };
+    let (file_name, bytes) = file_of(req, &c.state).await?;
+    let name = q.name.or(file_name).unwrap_or_else(|| "upload".into());
+    let text = String::from_utf8(bytes)
+        .map_err(|_| AppError::data(&name, None, "the file is not UTF-8 text"))?;
+    Ok(store::import(c.pool(), &name, &text, t).await?.render())
 }

@@ -329,10 +329,7 @@ pub async fn user_for_token(pool: &AnyPool, token: &str) -> Result<Option<User>,
 
 mod request;
 
-pub use request::{
-    clear_cookie, current_user, peer_addr, require, require_in, session_cookie, session_token,
-    worker_session_cookie,
-};
+pub use request::{clear_cookie, peer_addr, session_cookie, session_token, worker_session_cookie};
 
 #[cfg(test)]
 mod tests {

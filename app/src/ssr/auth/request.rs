@@ -1,12 +1,8 @@
-//! Who is asking: the session cookie of a request (read, set, cleared), the signed-in user it
-//! names, and the role checks every server function and export handler makes.
+//! The session cookie of a request (read, set, cleared) and the connection's peer address;
+//! who is asking, and whether they may, is `ssr::request`.
 
-use super::{user_for_token, User, SESSION_COOKIE, SESSION_SECONDS};
-use crate::error::AppError;
-use crate::ssr::state::app_state;
-use domain::people::Role;
+use super::{SESSION_COOKIE, SESSION_SECONDS};
 use http::{header, HeaderMap, HeaderValue};
-use sqlx::AnyPool;
 use std::net::IpAddr;
 
 /// The session token from a request's `Cookie` headers.
@@ -56,16 +52,6 @@ pub fn clear_cookie() -> HeaderValue {
     .expect("a constant cookie")
 }
 
-/// Inside a server function: the signed-in user, if any.
-pub async fn current_user() -> Result<Option<User>, AppError> {
-    let state = app_state()?;
-    let headers: HeaderMap = leptos_axum::extract().await.map_err(AppError::internal)?;
-    match session_token(&headers) {
-        Some(token) => user_for_token(&state.pool, &token).await,
-        None => Ok(None),
-    }
-}
-
 /// Inside a server function: the peer address of the connection (absent for requests made in
 /// process, as tests do).
 pub async fn peer_addr() -> Option<IpAddr> {
@@ -73,33 +59,6 @@ pub async fn peer_addr() -> Option<IpAddr> {
         .await
         .ok()
         .map(|info| info.0.ip())
-}
-
-/// Inside a server function: the signed-in user if their role is allowed, else an error.
-pub async fn require(allowed: impl Fn(Role) -> bool) -> Result<User, AppError> {
-    allow(current_user().await?, allowed)
-}
-
-/// For a plain axum handler: the user of the request's session if their role is allowed.
-pub async fn require_in(
-    pool: &AnyPool,
-    headers: &HeaderMap,
-    allowed: impl Fn(Role) -> bool,
-) -> Result<User, AppError> {
-    let user = match session_token(headers) {
-        Some(token) => user_for_token(pool, &token).await?,
-        None => None,
-    };
-    allow(user, allowed)
-}
-
-fn allow(user: Option<User>, allowed: impl Fn(Role) -> bool) -> Result<User, AppError> {
-    let user = user.ok_or(AppError::NotSignedIn)?;
-    if allowed(user.role) {
-        Ok(user)
-    } else {
-        Err(AppError::Forbidden(user.role.as_str().to_string()))
-    }
 }
 
 #[cfg(test)]

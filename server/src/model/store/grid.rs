@@ -8,7 +8,7 @@
 //! it still holds the lease, in the transaction that marks the job done (`store::finish`), so
 //! every group is stored exactly once.
 
-use crate::error::{Result, ServerError};
+use app::error::{AppError, Result};
 use app::ssr::auth::now_ms;
 use app::ssr::db::Backend;
 use domain::ids::TaskId;
@@ -223,7 +223,7 @@ pub async fn complete(tx: &mut Transaction<'static, Any>, held: &Held) -> Result
     .execute(&mut **tx)
     .await?;
     if done.rows_affected() == 0 {
-        return Err(ServerError::LeaseLost(format!(
+        return Err(AppError::LeaseLost(format!(
             "this worker ({}) lost its lease on grid job {} (k={} split={}; it stopped renewing it for too long) and another worker took it over; nothing was stored",
             held.worker, held.job, held.k, held.split
         )));
@@ -347,7 +347,7 @@ impl Worker {
             Err(e) => {
                 fail(&self.pool, held, &e.to_string()).await?;
                 match e {
-                    ServerError::LeaseLost(why) => {
+                    AppError::LeaseLost(why) => {
                         eprintln!("{why}");
                         Ok(None)
                     }

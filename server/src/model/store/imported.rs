@@ -4,8 +4,8 @@
 use super::runs::task_test;
 use super::*;
 
-use crate::error::{Result, ServerError};
 use crate::score::Prediction;
+use app::error::{AppError, Result};
 use sqlx::AnyPool;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -21,7 +21,7 @@ pub fn read_imported(label: &str, text: &str) -> Result<(Vec<Prediction>, bool)>
             serde_json::Value::Array(a) => a.clone(),
             s @ serde_json::Value::String(_) => vec![s.clone()],
             _ => {
-                return Err(ServerError::data(
+                return Err(AppError::data(
                     &label,
                     line,
                     "a prediction must be a list of spans",
@@ -36,9 +36,9 @@ pub fn read_imported(label: &str, text: &str) -> Result<(Vec<Prediction>, bool)>
                     .and_then(|t| t.as_str())
                     .map(str::to_string)
                     .ok_or_else(|| {
-                        ServerError::data(&label, line, "a span object needs a \"text\" string")
+                        AppError::data(&label, line, "a span object needs a \"text\" string")
                     }),
-                _ => Err(ServerError::data(
+                _ => Err(AppError::data(
                     &label,
                     line,
                     "a span must be a string or {\"text\": ...}",
@@ -80,9 +80,9 @@ pub fn read_imported(label: &str, text: &str) -> Result<(Vec<Prediction>, bool)>
     {
         let line = Some(i + 1);
         let v: serde_json::Value = serde_json::from_str(l)
-            .map_err(|e| ServerError::data(&label, line, format!("malformed JSON: {e}")))?;
+            .map_err(|e| AppError::data(&label, line, format!("malformed JSON: {e}")))?;
         let obj = v.as_object().filter(|o| o.len() == 1).ok_or_else(|| {
-            ServerError::data(
+            AppError::data(
                 &label,
                 line,
                 "expected {\"id\": ..., \"answer\": [...]} or one {\"<id>\": [spans]} per line",
@@ -90,7 +90,7 @@ pub fn read_imported(label: &str, text: &str) -> Result<(Vec<Prediction>, bool)>
         })?;
         let (id, v) = obj.iter().next().expect("one key");
         if let Some(prev) = seen.insert(id.clone(), i + 1) {
-            return Err(ServerError::data(
+            return Err(AppError::data(
                 &label,
                 line,
                 format!("id {id:?} is predicted twice (also on line {prev})"),

@@ -15,7 +15,7 @@ pub use runs::{evaluate, evaluate_plan, run_baseline, run_baseline_grid, Planned
 pub use tuned::{plan as plan_finetune, run_finetune, Job};
 
 use super::decode::PredSpan;
-use crate::error::{Result, ServerError};
+use app::error::{AppError, Result};
 use app::ssr::auth::now_ms;
 use app::ssr::tx::Guard;
 use domain::ids::{ExampleId, RunId, TaskId};
@@ -75,7 +75,7 @@ async fn system_id(pool: &AnyPool, name: &str, kind: SystemKind) -> Result<i64> 
     .await?
     {
         if k != kind {
-            return Err(ServerError::Conflict(format!(
+            return Err(AppError::Refused(format!(
                 "system {name:?} is of kind {}, not {}; choose another name",
                 k.as_str(),
                 kind.as_str()
@@ -116,7 +116,7 @@ async fn done_run(pool: &AnyPool, task_id: TaskId, t: &Target) -> Result<Option<
 /// Refuses a target that already has a finished evaluation, unless it replaces it.
 async fn refuse_if_done(pool: &AnyPool, task_id: TaskId, t: &Target) -> Result<()> {
     match (done_run(pool, task_id, t).await?, t.replace) {
-        (Some(run), false) => Err(ServerError::Conflict(format!(
+        (Some(run), false) => Err(AppError::Refused(format!(
             "{} already has a finished evaluation of {} for k={} split={} (run {run}); replace it with --replace on the command line or replace=true in an upload",
             t.system, t.task, t.k, t.split
         ))),

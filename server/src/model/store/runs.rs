@@ -5,12 +5,12 @@ use super::grid::{self, GridRun};
 use super::*;
 use domain::ids::{ExampleId, TaskId};
 
-use crate::error::{Result, ServerError};
 use crate::model::baseline::{self, Shots};
 use crate::model::eval::{predict_loaded, ModelDir};
 use crate::model::head::Training;
 use crate::model::runtime::{Device, Model, Outputs};
 use crate::model::tokenizer::Tokenizer;
+use app::error::{AppError, Result};
 use app::ssr::catalog::{examples_of, load_spec};
 use domain::task::{Example, TaskSpec};
 use sqlx::AnyPool;
@@ -23,7 +23,7 @@ pub(super) async fn task_test(
     let (id, spec, _) = load_spec(pool, task).await?;
     let test = examples_of(pool, id, None).await?;
     if test.is_empty() {
-        return Err(ServerError::Usage(format!("task {task} has no test set")));
+        return Err(AppError::Invalid(format!("task {task} has no test set")));
     }
     Ok((id, spec, test))
 }
@@ -53,7 +53,7 @@ async fn evaluate_job(
     let d = dir.clone();
     let mut loaded = tokio::task::spawn_blocking(move || crate::model::eval::load(&d, device))
         .await
-        .map_err(|e| ServerError::Model(format!("loading the model stopped: {e}")))??;
+        .map_err(|e| AppError::Model(format!("loading the model stopped: {e}")))??;
     let settings = serde_json::to_string(&dir.decoding).expect("settings serialise");
     let run = start(
         pool,
@@ -77,7 +77,7 @@ async fn evaluate_job(
         })
     })
     .await
-    .map_err(|e| ServerError::Model(format!("the evaluation stopped: {e}")))
+    .map_err(|e| AppError::Model(format!("the evaluation stopped: {e}")))
     .and_then(|r| r);
     let p = or_fail(pool, &[run], result).await?;
     let items = score_items(&spec, &test, model_answers(&spec, p.spans, p.probabilities));
@@ -218,7 +218,7 @@ async fn baseline_job(
         None => all,
         Some(g) => {
             if let Some((k, s)) = g.iter().find(|x| !all.contains(x)) {
-                return Err(ServerError::Usage(format!(
+                return Err(AppError::Invalid(format!(
                     "task {task} has no shot group k={k} split={s}"
                 )));
             }
@@ -226,7 +226,7 @@ async fn baseline_job(
         }
     };
     if groups.is_empty() {
-        return Err(ServerError::Usage(format!(
+        return Err(AppError::Invalid(format!(
             "task {task} has no training files to train a head on"
         )));
     }
@@ -311,7 +311,7 @@ async fn baseline_job(
         Ok((provider, trained))
     })
     .await
-    .map_err(|e| ServerError::Model(format!("the baseline stopped: {e}")))
+    .map_err(|e| AppError::Model(format!("the baseline stopped: {e}")))
     .and_then(|r| r);
     let (provider, trained) = or_fail(pool, &runs, result).await?;
     let seconds = started.elapsed().as_secs_f64();

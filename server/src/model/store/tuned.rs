@@ -51,13 +51,13 @@ pub async fn plan(
         let (task_id, ..) = task_test(pool, task).await?;
         let all = app::ssr::catalog::shot_groups(pool, task_id).await?;
         if all.is_empty() {
-            return Err(ServerError::Usage(format!(
+            return Err(AppError::Invalid(format!(
                 "task {task} has no training files to fine-tune on"
             )));
         }
         let chosen = match groups {
             Some(g) if !all.contains(&g) => {
-                return Err(ServerError::Usage(format!(
+                return Err(AppError::Invalid(format!(
                     "task {task} has no shot group k={} split={}",
                     g.0, g.1
                 )))
@@ -130,7 +130,7 @@ fn tune_one(
     let inputs: Vec<(String, String)> = shots.iter().map(|e| model_inputs(spec, e)).collect();
     let fs = featurize(&tok, &inputs, d)?;
     let logits = train::logits(&w, &fs, d.batch_size)
-        .map_err(|e| ServerError::Model(format!("fine-tuned model failed: {e}")))?;
+        .map_err(|e| AppError::Model(format!("fine-tuned model failed: {e}")))?;
     let choices = eval::choices(spec, shots, &inputs);
     let ours = decode_items(&fs, &logits, &inputs, &choices, d);
     let theirs = predict_loaded(&dir, &mut loaded, spec, shots, &mut |_, _| {})?.spans;
@@ -288,7 +288,7 @@ async fn tune_job(
         )
     })
     .await
-    .map_err(|e| ServerError::Model(format!("fine-tuning stopped: {e}")))
+    .map_err(|e| AppError::Model(format!("fine-tuning stopped: {e}")))
     .and_then(|r| r);
     if keep.is_none() {
         let _ = std::fs::remove_dir_all(&dir);

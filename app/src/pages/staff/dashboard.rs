@@ -1,7 +1,7 @@
 //! The researcher dashboard: studies and each scenario's progress, the score tables (with and
 //! without the training filter), learning curves and every export. Staff only.
 
-use super::error_view;
+use super::alerts;
 use crate::api::report::dashboard;
 use crate::wire::report::{DashboardData, Download};
 use crate::wire::study::ScenarioProgress;
@@ -89,12 +89,9 @@ pub fn DashboardPage() -> impl IntoView {
     view! {
         <h1>"Researcher dashboard"</h1>
         <Transition fallback=|| view! { <p>"Loading the report…"</p> }>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Ok(d) => dashboard_view(d).into_any(),
-                    Err(e) => error_view(e),
-                }
-            })}
+            <ErrorBoundary fallback=alerts>
+                {move || Suspend::new(async move { data.await.map(dashboard_view) })}
+            </ErrorBoundary>
         </Transition>
     }
 }

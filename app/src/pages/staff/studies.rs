@@ -1,7 +1,7 @@
 //! Study configuration for admins (researchers read it): the list of studies with their
 //! worker links, a form to create one, and a study's page with its progress and edit form.
 
-use super::error_view;
+use super::alerts;
 use super::page_fields::PageFields;
 use crate::api::study::{list_studies, study_admin, CreateStudy, UpdateStudy};
 use crate::api::tasks::list_tasks;
@@ -154,10 +154,11 @@ pub fn StudiesPage() -> impl IntoView {
     view! {
         <h1>"Studies"</h1>
         <Suspense fallback=|| view! { <p>"Loading studies…"</p> }>
+            <ErrorBoundary fallback=alerts>
             {move || Suspend::new(async move {
-                match studies.await {
-                    Ok(list) if list.is_empty() => view! { <p>"No studies yet."</p> }.into_any(),
-                    Ok(list) => view! {
+                studies.await.map(|list| match list {
+                    list if list.is_empty() => view! { <p>"No studies yet."</p> }.into_any(),
+                    list => view! {
                         <table class="grid studies">
                             <thead><tr><th>"Study"</th><th>"Task"</th><th>"Scenarios"</th><th>"Training sets"</th><th>"Open"</th><th>"Workers"</th><th>"Finished"</th><th>"Worker link"</th></tr></thead>
                             <tbody>
@@ -178,9 +179,9 @@ pub fn StudiesPage() -> impl IntoView {
                             </tbody>
                         </table>
                     }.into_any(),
-                    Err(e) => error_view(e),
-                }
+                })
             })}
+            </ErrorBoundary>
         </Suspense>
         <CreateForm create/>
     }
@@ -256,10 +257,9 @@ fn CreateForm(create: ServerAction<CreateStudy>) -> impl IntoView {
                 <button type="submit" disabled=move || create.pending().get()>"Create study"</button>
             </form>
             {move || problem.get().map(|p| view! { <p class="error" role="alert">{p}</p> })}
-            {move || create.value().get().map(|r| match r {
-                Ok(id) => view! { <p class="saved" role="status">"Created. " <A href=format!("/studies/{id}")>"Open the study"</A></p> }.into_any(),
-                Err(e) => error_view(e),
-            })}
+            <ErrorBoundary fallback=alerts>
+                {move || create.value().get().map(|r| r.map(|id| view! { <p class="saved" role="status">"Created. " <A href=format!("/studies/{id}")>"Open the study"</A></p> }))}
+            </ErrorBoundary>
         </section>
     }
 }
@@ -274,12 +274,11 @@ pub fn StudyAdminPage() -> impl IntoView {
     );
     view! {
         <Transition fallback=|| view! { <p>"Loading study…"</p> }>
-            {move || Suspend::new(async move {
-                match overview.await {
-                    Ok(o) => view! { <StudyView o update/> }.into_any(),
-                    Err(e) => error_view(e),
-                }
-            })}
+            <ErrorBoundary fallback=alerts>
+                {move || Suspend::new(async move {
+                    overview.await.map(|o| view! { <StudyView o update/> })
+                })}
+            </ErrorBoundary>
         </Transition>
     }
 }
@@ -349,10 +348,9 @@ fn StudyView(o: StudyOverview, update: ServerAction<UpdateStudy>) -> impl IntoVi
                 <button type="submit" disabled=move || update.pending().get()>"Save"</button>
             </form>
             {move || problem.get().map(|p| view! { <p class="error" role="alert">{p}</p> })}
-            {move || update.value().get().map(|r| match r {
-                Ok(()) => view! { <p class="saved" role="status">"Saved."</p> }.into_any(),
-                Err(e) => error_view(e),
-            })}
+            <ErrorBoundary fallback=alerts>
+                {move || update.value().get().map(|r| r.map(|()| view! { <p class="saved" role="status">"Saved."</p> }))}
+            </ErrorBoundary>
         </section>
     }
 }

@@ -1,15 +1,19 @@
 //! The CrossFit pages for researchers: the task -> metric table (editable), scores of every
 //! method per task (mean ± std over seeds), partitions (create, import, export) and ARG.
+//! An action's outcome is matched here, not thrown to an `<ErrorBoundary>`: these sections are
+//! built inside the page's Suspend, where a boundary did not show the outcome once it came.
 
-use super::error_view;
+use super::alerts;
 use crate::api::crossfit::{
     crossfit_arg, crossfit_overview, MakeCrossfitStudyTask, SaveCrossfitPartition, SetCrossfitTask,
 };
+use crate::pages::error_line;
 use crate::wire::crossfit::{ArgReport, CrossfitData, RunScore, TaskRow};
 use domain::crossfit::metrics::METRICS;
 use domain::crossfit::partition::Partition;
 use domain::report::draw::text::pct;
 use domain::s1::spread;
+use leptos::either::Either;
 use leptos::prelude::*;
 
 #[component]
@@ -23,12 +27,11 @@ pub fn CrossfitPage() -> impl IntoView {
     view! {
         <h1>"CrossFit tasks"</h1>
         <Transition fallback=|| view! { <p>"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Ok(d) => overview(d, set_task, save_partition).into_any(),
-                    Err(e) => error_view(e),
-                }
-            })}
+            <ErrorBoundary fallback=alerts>
+                {move || Suspend::new(async move {
+                    data.await.map(|d| overview(d, set_task, save_partition))
+                })}
+            </ErrorBoundary>
         </Transition>
     }
 }
@@ -50,8 +53,8 @@ fn overview(
                 <tbody>{d.tasks.into_iter().map(|t| task_row(t, set_task)).collect_view()}</tbody>
             </table>
             {move || set_task.value().get().map(|r| match r {
-                Ok(()) => view! { <p class="saved" role="status">"Saved."</p> }.into_any(),
-                Err(e) => error_view(e),
+                Ok(()) => Either::Left(view! { <p class="saved" role="status">"Saved."</p> }),
+                Err(e) => Either::Right(error_line(e)),
             })}
         </section>
         <section class="xf-runs">
@@ -99,8 +102,8 @@ fn study_task_form(tasks: Vec<String>) -> impl IntoView {
                 <button type="submit">"Make the study task"</button>
             </form>
             {move || make.value().get().map(|r| match r {
-                Ok(name) => view! { <p class="saved" role="status">{format!("Created the task {name}.")}</p> }.into_any(),
-                Err(e) => error_view(e),
+                Ok(name) => Either::Left(view! { <p class="saved" role="status">{format!("Created the task {name}.")}</p> }),
+                Err(e) => Either::Right(error_line(e)),
             })}
         </section>
     }
@@ -235,8 +238,8 @@ fn partition_form(save: ServerAction<SaveCrossfitPartition>) -> impl IntoView {
                 <button type="submit">"Import partition"</button>
             </form>
             {move || save.value().get().map(|r| match r {
-                Ok(()) => view! { <p class="saved" role="status">"Partition stored."</p> }.into_any(),
-                Err(e) => error_view(e),
+                Ok(()) => Either::Left(view! { <p class="saved" role="status">"Partition stored."</p> }),
+                Err(e) => Either::Right(error_line(e)),
             })}
         </div>
     }
@@ -291,13 +294,14 @@ fn arg_form(partitions: Vec<String>, methods: Vec<String>) -> impl IntoView {
             {select("Baseline", "baseline", methods, baseline)}
         </div>
         <Transition fallback=|| view! { <p>"Computing…"</p> }>
-            {move || Suspend::new(async move {
-                match report.await {
-                    None => view! { <p class="hint">"Store a partition and runs to compare methods."</p> }.into_any(),
-                    Some(Err(e)) => error_view(e),
-                    Some(Ok(r)) => arg_view(r).into_any(),
-                }
-            })}
+            <ErrorBoundary fallback=alerts>
+                {move || Suspend::new(async move {
+                    match report.await {
+                        None => Ok(view! { <p class="hint">"Store a partition and runs to compare methods."</p> }.into_any()),
+                        Some(r) => r.map(|r| arg_view(r).into_any()),
+                    }
+                })}
+            </ErrorBoundary>
         </Transition>
     }
 }

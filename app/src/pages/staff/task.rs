@@ -1,8 +1,9 @@
 //! A task's page: description, labels with their Help, question types, shot groups, the
 //! import's quality report, and a previewer of test items (no gold answers).
 
-use super::{context_view, error_view};
+use super::alerts;
 use crate::api::tasks::{task_detail, PreviewItem};
+use crate::pages::context_view;
 use crate::wire::tasks::{ItemPreview, TaskInfo, QUALITY_ROWS};
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
@@ -14,12 +15,11 @@ pub fn TaskPage() -> impl IntoView {
     let detail = Resource::new(name, task_detail);
     view! {
         <Suspense fallback=|| view! { <p>"Loading task…"</p> }>
-            {move || Suspend::new(async move {
-                match detail.await {
-                    Ok(d) => view! { <TaskView detail=d/> }.into_any(),
-                    Err(e) => error_view(e),
-                }
-            })}
+            <ErrorBoundary fallback=alerts>
+                {move || Suspend::new(async move {
+                    detail.await.map(|d| view! { <TaskView detail=d/> })
+                })}
+            </ErrorBoundary>
         </Suspense>
     }
 }
@@ -124,11 +124,12 @@ fn ItemPreviewer(name: String) -> impl IntoView {
                 <button class="preview-prev" on:click=move |_| go(-1)>"Previous"</button>
                 <button class="preview-next" on:click=move |_| go(1)>"Show next test item"</button>
             </div>
-            {move || match preview.value().get() {
-                None => view! { <p class="hint">"Press the button to load a test item from the server."</p> }.into_any(),
-                Some(Ok(item)) => item_view(item),
-                Some(Err(e)) => error_view(e),
-            }}
+            <ErrorBoundary fallback=alerts>
+                {move || match preview.value().get() {
+                    None => Ok(view! { <p class="hint">"Press the button to load a test item from the server."</p> }.into_any()),
+                    Some(item) => item.map(item_view),
+                }}
+            </ErrorBoundary>
         </section>
     }
 }

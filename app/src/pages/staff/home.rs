@@ -1,9 +1,10 @@
 //! The start page: sign in, who is signed in, and the task catalogue for staff.
 //! Signing in is a reactive form that calls the `login` server function.
 
-use super::error_view;
+use super::alerts;
 use crate::api::auth::{whoami, Login, Logout};
 use crate::api::tasks::list_tasks;
+use crate::pages::error_line;
 use leptos::prelude::*;
 use leptos_router::components::A;
 
@@ -20,9 +21,10 @@ pub fn Home() -> impl IntoView {
     );
     view! {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            <ErrorBoundary fallback=alerts>
             {move || Suspend::new(async move {
-                match user.await {
-                    Ok(Some(u)) => view! {
+                user.await.map(|user| match user {
+                    Some(u) => view! {
                         <h1>"CLUES lab"</h1>
                         <section class="whoami">
                             <p>"Signed in as " <strong class="user-name">{u.name.clone()}</strong>
@@ -32,10 +34,10 @@ pub fn Home() -> impl IntoView {
                         </section>
                         <TaskList/>
                     }.into_any(),
-                    Ok(None) => view! { <LoginForm login name/> }.into_any(),
-                    Err(e) => error_view(e),
-                }
+                    None => view! { <LoginForm login name/> }.into_any(),
+                })
             })}
+            </ErrorBoundary>
         </Suspense>
     }
 }
@@ -60,7 +62,7 @@ fn LoginForm(login: ServerAction<Login>, name: RwSignal<String>) -> impl IntoVie
                 <label>"Password" <input name="password" type="password" autocomplete="current-password" bind:value=password/></label>
                 <button type="submit" disabled=move || login.pending().get()>"Sign in"</button>
             </form>
-            {move || login.value().get().and_then(|r| r.err()).map(error_view)}
+            {move || login.value().get().and_then(|r| r.err()).map(error_line)}
         </section>
     }
 }
@@ -72,10 +74,11 @@ fn TaskList() -> impl IntoView {
         <section class="tasks">
             <h2>"Tasks"</h2>
             <Suspense fallback=|| view! { <p>"Loading tasks…"</p> }>
+                <ErrorBoundary fallback=alerts>
                 {move || Suspend::new(async move {
-                    match tasks.await {
-                        Ok(list) if list.is_empty() => view! { <p>"No tasks yet. Import CLUES with " <code>"clues-lab import clues <dir>"</code> "."</p> }.into_any(),
-                        Ok(list) => view! {
+                    tasks.await.map(|list| match list {
+                        list if list.is_empty() => view! { <p>"No tasks yet. Import CLUES with " <code>"clues-lab import clues <dir>"</code> "."</p> }.into_any(),
+                        list => view! {
                             <table class="grid">
                                 <thead><tr><th>"Task"</th><th>"Family"</th><th>"Source"</th><th>"Test items"</th><th>"Train files"</th><th>"Quality notes"</th></tr></thead>
                                 <tbody>
@@ -92,9 +95,9 @@ fn TaskList() -> impl IntoView {
                                 </tbody>
                             </table>
                         }.into_any(),
-                        Err(e) => error_view(e),
-                    }
+                    })
                 })}
+                </ErrorBoundary>
             </Suspense>
         </section>
     }

@@ -2,10 +2,10 @@
 //! questionnaires (the server's native form fields, so they work by keyboard, on phones and
 //! with screen readers, posted back as they are), and the page after declining.
 
-use super::error_line;
 use super::sender::page_ready;
 use crate::api::study::{answer_questionnaire, give_consent};
 use crate::error::AppError;
+use crate::pages::error_line;
 use crate::wire::study::{ConsentPage, Declined, QuestionnairePage, WorkerStep};
 use domain::ids::StudyId;
 use domain::study_pages::Stage;

@@ -1,10 +1,10 @@
-//! The label and free-text answer forms (labels with Help and a confidence scale), the table
-//! of span answers (Answer / Position / Remove), and a submitted answer shown again. Unsent
-//! choices are kept as the item's draft.
+//! The label and free-text answer forms (labels with Help and a confidence scale) and a
+//! submitted answer shown again. Unsent choices are kept as the item's draft.
 
 use super::draft;
 use super::sender::Sender;
-use domain::answer::{Answer, SpanAnswer, CONFIDENCE_LEVELS};
+use super::span_form::SpanTable;
+use domain::answer::{Answer, CONFIDENCE_LEVELS};
 use domain::task::Label;
 use leptos::either::EitherOf4;
 use leptos::prelude::*;
@@ -60,37 +60,6 @@ pub(crate) fn TextForm(sender: Sender) -> impl IntoView {
             <button class="skip" on:click=skip disabled=move || sender.busy()>"Skip"</button>
         </div>
         {sender.status_view()}
-    }
-}
-
-#[component]
-pub(crate) fn SpanTable(
-    spans: Vec<SpanAnswer>,
-    on_delete: Option<Callback<usize>>,
-) -> impl IntoView {
-    view! {
-        <table class="grid answers" aria-label="Your answers">
-            <thead><tr>
-                <th>"Answer"</th>
-                <th title="Where the answer starts (characters from the start of the text) and how long it is">"Position"</th>
-                {on_delete.map(|_| view! { <th>"Remove"</th> })}
-            </tr></thead>
-            <tbody>
-                {spans.into_iter().enumerate().map(|(i, s)| {
-                    let label = format!("Remove {:?}", s.text);
-                    view! {
-                        <tr>
-                            <td class="answer-text">{s.text}</td>
-                            <td class="answer-position">"from character "<span class="answer-offset">{s.offset}</span>", "
-                                <span class="answer-length">{s.length}</span>" long"</td>
-                            {on_delete.map(|cb| view! {
-                                <td><button class="delete" aria-label=label on:click=move |_| cb.run(i)>"Remove"</button></td>
-                            })}
-                        </tr>
-                    }
-                }).collect_view()}
-            </tbody>
-        </table>
     }
 }
 

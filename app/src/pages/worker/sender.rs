@@ -5,9 +5,9 @@
 
 use super::browser::random_id;
 use super::draft::{self, DraftKey};
-use super::error_line;
 use crate::api::study::submit_answer;
 use crate::error::AppError;
+use crate::pages::error_line;
 use crate::wire::study::SubmitAck;
 use domain::answer::Answer;
 use domain::ids::StudyId;
@@ -17,7 +17,7 @@ use leptos::prelude::*;
 /// Whether the page is interactive: the page's own flag, false while the server renders and
 /// until hydration, then true for every later step (no flash of "Loading" between steps).
 pub(crate) fn page_ready() -> Signal<bool> {
-    match use_context::<super::Hydrated>() {
+    match use_context::<crate::pages::Hydrated>() {
         Some(h) => Signal::from(h.0),
         None => {
             let ready = RwSignal::new(false);

@@ -1,12 +1,9 @@
-//! The span answer form: select by mouse, touch handles (read on `selectionchange`) or the
-//! keyboard (words, characters, sentences, a find box); answers highlighted in the text and
-//! kept as the item's draft until submitted.
+//! Selecting an answer in the text: by mouse, touch handles (read on `selectionchange`) or the
+//! keyboard (words, characters, sentences, a find box), with the answers so far marked in the
+//! text, what is selected said, and the Add button (or A, Enter, the context menu's Answer).
 
-use super::annotate::SpanTable;
-use super::browser::{on_selection_change, read_selection, set_selection};
-use super::draft;
-use super::sender::Sender;
-use domain::answer::{Answer, SpanAnswer};
+use super::super::browser::{on_selection_change, read_selection, set_selection};
+use domain::answer::SpanAnswer;
 use domain::selection::{
     find_next, marked_segments, next_char, next_sentence_start, next_word_end, next_word_start,
     prev_char, prev_sentence_start, prev_word_start,
@@ -17,7 +14,7 @@ use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
 
 /// Trims whitespace from both ends of [start, end) in code points of `text`.
-fn trimmed(text: &str, start: usize, end: usize) -> Option<(usize, usize)> {
+pub(super) fn trimmed(text: &str, start: usize, end: usize) -> Option<(usize, usize)> {
     let chars: Vec<char> = text.chars().collect();
     let (mut s, mut e) = (start.min(chars.len()), end.min(chars.len()));
     while s < e && chars[s].is_whitespace() {
@@ -32,7 +29,7 @@ fn trimmed(text: &str, start: usize, end: usize) -> Option<(usize, usize)> {
 /// The selection (anchor, focus) after `key`, or `None` for a key that does not move it.
 /// Arrows move by word, with Alt by character; Page Up/Down by sentence; Home/End to the
 /// ends; Shift extends the selection from its anchor.
-fn moved(
+pub(super) fn moved(
     t: &str,
     key: &str,
     shift: bool,
@@ -63,40 +60,33 @@ fn moved(
     Some((to, to))
 }
 
-fn count(n: usize) -> String {
-    format!("{n} answer{}", if n == 1 { "" } else { "s" })
+/// The trimmed text between `a` and `f` (either order), with its offset and length.
+fn span_of(t: &str, a: usize, f: usize) -> Option<SpanAnswer> {
+    let (s, e) = trimmed(t, a.min(f), a.max(f))?;
+    slice_cp(t, s, e - s).map(|x| SpanAnswer {
+        text: x.to_string(),
+        offset: s,
+        length: e - s,
+    })
 }
 
+/// The text to select in; `on_add` gets the selected span (`None`: nothing is selected).
 #[component]
-pub(crate) fn SpanForm(text: String, sender: Sender) -> impl IntoView {
-    let original = StoredValue::new(text);
-    let answers = RwSignal::new(Vec::<SpanAnswer>::new());
+pub(super) fn TextSelection(
+    text: StoredValue<String>,
+    answers: RwSignal<Vec<SpanAnswer>>,
+    note: RwSignal<Option<String>>,
+    busy: Signal<bool>,
+    on_add: Callback<Option<SpanAnswer>>,
+) -> impl IntoView {
     // (anchor, focus) in code points of the stored text.
     let selection = RwSignal::new(None::<(usize, usize)>);
     let menu = RwSignal::new(None::<(i32, i32)>);
-    let note = RwSignal::new(None::<String>);
     let find = RwSignal::new(String::new());
     let context_ref = NodeRef::<leptos::html::Div>::new();
-    let live = sender.live;
-    // A draft is taken back only if every answer is still the text at its offsets.
-    draft::keep(
-        sender.draft(),
-        move || Some(answers.get()).filter(|a| !a.is_empty()),
-        move |saved: Vec<SpanAnswer>| {
-            let fits = original.with_value(|t| {
-                saved
-                    .iter()
-                    .all(|s| slice_cp(t, s.offset, s.length) == Some(s.text.as_str()))
-            });
-            if fits {
-                answers.set(saved);
-            }
-        },
-    );
-
     let read = move || {
         let el = context_ref.get_untracked()?;
-        original.with_value(|t| read_selection(&el, t))
+        text.with_value(|t| read_selection(&el, t))
     };
     let capture = move || selection.set(read());
     // Touch handles (and every other way of selecting) change the document's selection; a
@@ -110,43 +100,16 @@ pub(crate) fn SpanForm(text: String, sender: Sender) -> impl IntoView {
     });
     let show = move |a: usize, f: usize| {
         if let Some(el) = context_ref.get_untracked() {
-            original.with_value(|t| set_selection(&el, t, a, f));
+            text.with_value(|t| set_selection(&el, t, a, f));
         }
         selection.set(Some((a, f)));
     };
     let add = move || {
         menu.set(None);
-        let span = selection.get_untracked().and_then(|(a, f)| {
-            original.with_value(|t| {
-                let (s, e) = trimmed(t, a.min(f), a.max(f))?;
-                slice_cp(t, s, e - s).map(|x| SpanAnswer {
-                    text: x.to_string(),
-                    offset: s,
-                    length: e - s,
-                })
-            })
-        });
-        let Some(s) = span else {
-            note.set(Some("Select some of the text first.".into()));
-            return;
-        };
-        if answers.with_untracked(|l| {
-            l.iter()
-                .any(|o| o.offset == s.offset && o.length == s.length)
-        }) {
-            note.set(Some(format!("{:?} is already an answer.", s.text)));
-            return;
-        }
-        note.set(None);
-        answers.update(|list| {
-            list.push(s.clone());
-            list.sort_by_key(|x| (x.offset, x.length));
-        });
-        live.set(format!(
-            "Added {:?}: {}.",
-            s.text,
-            count(answers.with_untracked(Vec::len))
-        ));
+        let span = selection
+            .get_untracked()
+            .and_then(|(a, f)| text.with_value(|t| span_of(t, a, f)));
+        on_add.run(span);
     };
     let on_key = move |ev: KeyboardEvent| {
         let key = ev.key();
@@ -161,7 +124,7 @@ pub(crate) fn SpanForm(text: String, sender: Sender) -> impl IntoView {
             return;
         }
         let current = read().or(selection.get_untracked()).unwrap_or((0, 0));
-        let next = original.with_value(|t| moved(t, &key, ev.shift_key(), ev.alt_key(), current));
+        let next = text.with_value(|t| moved(t, &key, ev.shift_key(), ev.alt_key(), current));
         if let Some((a, f)) = next {
             ev.prevent_default();
             show(a, f);
@@ -173,7 +136,7 @@ pub(crate) fn SpanForm(text: String, sender: Sender) -> impl IntoView {
         }
         ev.prevent_default();
         let from = selection.get_untracked().map_or(0, |(a, f)| a.min(f) + 1);
-        let found = original.with_value(|t| find_next(t, &find.get_untracked(), from));
+        let found = text.with_value(|t| find_next(t, &find.get_untracked(), from));
         match found {
             Some((s, l)) => {
                 show(s, s + l);
@@ -189,33 +152,14 @@ pub(crate) fn SpanForm(text: String, sender: Sender) -> impl IntoView {
         capture();
         menu.set(Some((ev.client_x(), ev.client_y())));
     };
-    let delete = Callback::new(move |i: usize| {
-        let mut removed = None;
-        answers.update(|list| {
-            if i < list.len() {
-                removed = Some(list.remove(i));
-            }
-        });
-        if let Some(r) = removed {
-            live.set(format!(
-                "Removed {:?}: {}.",
-                r.text,
-                count(answers.with_untracked(Vec::len))
-            ));
-        }
-    });
     let selected_text = move || {
         let (a, f) = selection.get()?;
-        original.with_value(|t| {
-            let (s, e) = trimmed(t, a.min(f), a.max(f))?;
-            slice_cp(t, s, e - s).map(str::to_string)
-        })
+        text.with_value(|t| span_of(t, a, f)).map(|s| s.text)
     };
-    let busy = move || sender.busy();
     let segments = move || {
         answers
             .with(|a| {
-                original.with_value(|t| marked_segments(t, a.iter().map(|s| (s.offset, s.length))))
+                text.with_value(|t| marked_segments(t, a.iter().map(|s| (s.offset, s.length))))
             })
             .into_iter()
             .map(|(piece, marked)| match marked {
@@ -255,22 +199,6 @@ pub(crate) fn SpanForm(text: String, sender: Sender) -> impl IntoView {
                 "Add as answer (A)"
             </button>
         </div>
-        {move || note.get().map(|n| view! { <p class="note" role="status">{n}</p> })}
-        {move || view! { <SpanTable spans=answers.get() on_delete=Some(delete)/> }}
-        <div class="buttons">
-            <button class="submit" disabled=move || answers.with(|a| a.is_empty()) || busy()
-                on:click=move |_| sender.send(Answer::Spans { spans: answers.get_untracked() })>
-                "Submit answers"
-            </button>
-            <button class="no-answer" disabled=move || answers.with(|a| !a.is_empty()) || busy()
-                on:click=move |_| sender.send(Answer::NoAnswer)>
-                "No answer in this text"
-            </button>
-            <button class="skip" disabled=busy on:click=move |_| sender.send(Answer::Skip { confidence: None })>
-                "Skip"
-            </button>
-        </div>
-        {sender.status_view()}
     }
 }
 

@@ -1,7 +1,7 @@
 //! The models page: every machine evaluation (registered models, the baseline, imported
 //! predictions) with live progress while one runs; scores sit beside humans on the dashboard.
 
-use super::error_view;
+use super::alerts;
 use crate::api::machine::{model_grids, model_runs};
 use crate::wire::machine::{GridRow, RunRow};
 use domain::run::RunStatus;
@@ -72,9 +72,19 @@ fn grid_row(g: GridRow) -> impl IntoView {
 #[cfg(feature = "hydrate")]
 async fn send_upload(query: String, file: web_sys::File) -> String {
     use wasm_bindgen::JsCast;
+    // A multipart form with the file in its `file` field, as a plain form would post it.
+    let Ok(form) = web_sys::FormData::new() else {
+        return "no form data in this browser".into();
+    };
+    if form
+        .append_with_blob_and_filename("file", &file, &file.name())
+        .is_err()
+    {
+        return "The file could not be read; choose it again.".into();
+    }
     let init = web_sys::RequestInit::new();
     init.set_method("POST");
-    init.set_body(&file.into());
+    init.set_body(&form.into());
     let Some(window) = web_sys::window() else {
         return "no browser window".into();
     };
@@ -121,12 +131,11 @@ fn UploadForm(runs: Resource<Result<Vec<RunRow>, crate::error::AppError>>) -> im
             };
             let enc = |s: String| domain::crowd::url_encode(&s);
             let query = format!(
-                "task={}&system={}&k={}&split={}&name={}",
+                "task={}&system={}&k={}&split={}",
                 enc(value(task)),
                 enc(value(system)),
                 enc(value(k)),
                 enc(value(split)),
-                enc(chosen.name())
             );
             set_message.set("Uploading…".into());
             leptos::task::spawn_local(async move {
@@ -183,10 +192,11 @@ pub fn ModelsPage() -> impl IntoView {
             <A href="/dashboard">"the dashboard"</A>"."
         </p>
         <Transition fallback=|| view! { <p>"Loading the runs…"</p> }>
+            <ErrorBoundary fallback=alerts>
             {move || Suspend::new(async move {
-                match runs.await {
-                    Ok(rs) if rs.is_empty() => view! { <p class="empty">"No machine evaluations yet."</p> }.into_any(),
-                    Ok(rs) => view! {
+                runs.await.map(|rs| match rs {
+                    rs if rs.is_empty() => view! { <p class="empty">"No machine evaluations yet."</p> }.into_any(),
+                    rs => view! {
                         <table class="grid runs">
                             <thead><tr>
                                 <th>"System"</th><th>"Kind"</th><th>"Task"</th><th>"k"</th><th>"Split"</th>
@@ -195,15 +205,16 @@ pub fn ModelsPage() -> impl IntoView {
                             <tbody>{rs.into_iter().map(run_row).collect_view()}</tbody>
                         </table>
                     }.into_any(),
-                    Err(e) => error_view(e).into_any(),
-                }
+                })
             })}
+            </ErrorBoundary>
         </Transition>
         <Transition fallback=|| ()>
+            <ErrorBoundary fallback=alerts>
             {move || Suspend::new(async move {
-                match grids.await {
-                    Ok(gs) if gs.is_empty() => ().into_any(),
-                    Ok(gs) => view! {
+                grids.await.map(|gs| match gs {
+                    gs if gs.is_empty() => ().into_any(),
+                    gs => view! {
                         <h2>"Shared grids"</h2>
                         <p class="hint">"Workers on any machine pointed at this database share a grid ("
                             <code>"clues-lab baseline [--finetune] --all"</code>" or "<code>"clues-lab eval --plan FILE"</code>" on each): each claims the next job under a lease it renews; a job whose worker stopped is taken over."</p>
@@ -214,9 +225,9 @@ pub fn ModelsPage() -> impl IntoView {
                             <tbody>{gs.into_iter().map(grid_row).collect_view()}</tbody>
                         </table>
                     }.into_any(),
-                    Err(e) => error_view(e).into_any(),
-                }
+                })
             })}
+            </ErrorBoundary>
         </Transition>
         <UploadForm runs=runs/>
     }

@@ -10,9 +10,9 @@ use super::hand_back::hand_back_view;
 use super::sender::Sender;
 use super::span_form::SpanForm;
 use super::study_pages::{consent_view, declined_view, QuestionnaireView};
-use super::{context_view, error_line};
 use crate::api::study::{continue_study, study_state};
 use crate::error::AppError;
+use crate::pages::{context_view, error_line};
 use crate::wire::study::{Completion, Reveal, SubmitAck, WorkerItem, WorkerStep, WorkerStudy};
 use domain::crowd::how_to_answer;
 use domain::feedback::{feedback, two_decimals};
@@ -23,7 +23,7 @@ use leptos::prelude::*;
 
 #[component]
 pub fn WorkerStudyPage() -> impl IntoView {
-    let id = super::study_id_of_page();
+    let id = crate::pages::study_id_of_page();
     let version = RwSignal::new(0u32);
     let state = Resource::new(move || (id, version.get()), |(id, _)| study_state(id));
     let reload = Callback::new(move |_: ()| version.update(|v| *v += 1));

@@ -1,0 +1,74 @@
+//! The staff pages (researchers and admins), routed: the task catalogue, studies, the
+//! dashboard, CrossFit and the models page. Not in the worker's bundle.
+
+mod crossfit;
+mod dashboard;
+mod home;
+mod models;
+mod page_fields;
+mod studies;
+mod task;
+
+use domain::ids::StudyId;
+use leptos::prelude::*;
+use leptos_router::components::{Route, Routes, A};
+use leptos_router::path;
+// The worker's page is sent whole (the item in the HTML, not streamed in by script): it shows,
+// with its form disabled, before the bundle arrives or without JavaScript.
+use leptos_router::SsrMode;
+
+/// The staff pages' navigation.
+#[component]
+pub(super) fn StaffNav() -> impl IntoView {
+    view! {
+        <nav class="staff-nav" aria-label="Staff pages">
+            <A href="/">"Home"</A>
+            <A href="/studies">"Studies"</A>
+            <A href="/dashboard">"Dashboard"</A>
+            <A href="/crossfit">"CrossFit"</A>
+            <A href="/models">"Models"</A>
+        </nav>
+    }
+}
+
+/// Every page's route (the staff bundle and the server). The study page is listed so that the
+/// server knows to send it whole (`SsrMode::Async`); it is rendered without the router.
+pub(super) fn routes() -> impl IntoView {
+    view! {
+        <Routes fallback=|| view! { <p class="error">"No such page."</p> }>
+            <Route path=path!("/") view=home::Home/>
+            <Route path=path!("/tasks/:name") view=task::TaskPage/>
+            <Route path=path!("/dashboard") view=dashboard::DashboardPage/>
+            <Route path=path!("/crossfit") view=crossfit::CrossfitPage/>
+            <Route path=path!("/models") view=models::ModelsPage/>
+            <Route path=path!("/studies") view=studies::StudiesPage/>
+            <Route path=path!("/studies/:id") view=studies::StudyAdminPage/>
+            <Route path=path!("/study/:id") view=super::worker::study::WorkerStudyPage ssr=SsrMode::Async/>
+        </Routes>
+    }
+}
+
+/// The study id of the route parameter `:id` (0 when absent or not a number: the server then
+/// answers "no such study").
+pub(crate) fn id_param() -> impl Fn() -> StudyId + Copy + Send + Sync + 'static {
+    let params = leptos_router::hooks::use_params_map();
+    move || {
+        params
+            .read()
+            .get("id")
+            .and_then(|s| s.parse::<i64>().ok())
+            .map_or(StudyId(0), StudyId)
+    }
+}
+
+/// The fallback of the staff pages' `<ErrorBoundary>`s: each error their data or action ended
+/// in, as an alert (the same markup as `error_line`).
+pub(crate) fn alerts(errors: ArcRwSignal<Errors>) -> impl IntoView {
+    move || {
+        errors
+            .read()
+            .iter()
+            .map(|(_, e)| view! { <p class="error" role="alert">{e.to_string()}</p> })
+            .collect_view()
+    }
+}
