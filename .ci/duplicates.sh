@@ -15,7 +15,7 @@ found="$(duplicates --most 200 --seconds 120 | grep '^D' | grep -v ' boilerplate
 new="$(comm -23 <(printf '%s\n' "$found" | sed '/^$/d') <(grep -v '^#' "$known" | sed '/^$/d' | sort -u))"
 if [ -n "$new" ]; then
   echo "duplicates: new copies between these files (merge them, or add the pair to $known with a reason):"
-  printf '  %s\n' "$new"
+  printf '%s\n' "$new" | sed 's/^/  /'
   exit 1
 fi
 echo "duplicates: no new copies ($(printf '%s\n' "$found" | sed '/^$/d' | wc -l) known pairs)"

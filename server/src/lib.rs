@@ -1,15 +1,15 @@
-//! The CLUES lab server as a library: database, CLUES import, scoring, the demo study, the
-//! router and the command line. `main.rs` only calls `cli::main`.
+//! The CLUES lab server as a library: the router and its handlers (study links, exports,
+//! predictions upload), CLUES and CrossFit import, the demo study, database copies, the load
+//! tools and the command line. `main.rs` only calls `cli::main`; the model track is the
+//! `learners` crate.
 pub mod cli;
 pub mod clues;
 pub mod crossfit;
-pub mod db;
 pub mod dbcopy;
 pub mod demo;
 pub mod export;
 pub mod join;
 pub mod load;
 pub mod memory;
-pub mod model;
 pub mod router;
-pub mod score;
+pub mod upload;

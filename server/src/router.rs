@@ -137,7 +137,7 @@ pub fn app(state: AppState) -> Router {
         .route("/export/{file}", axum::routing::get(crate::export::export))
         .route(
             "/import/predictions",
-            axum::routing::post(crate::model::upload::upload),
+            axum::routing::post(crate::upload::upload),
         )
         .leptos_routes(&state, routes, move || shell(options.clone()))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))

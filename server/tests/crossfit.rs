@@ -4,8 +4,9 @@
 mod common;
 
 use app::ssr::crossfit as xf;
+use app::ssr::db::cli as db;
 use domain::crossfit::metrics::Metric;
-use server::{crossfit, db, demo};
+use server::{crossfit, demo};
 use std::path::Path;
 
 async fn file_db(dir: &Path) -> (sqlx::AnyPool, String) {

@@ -3,6 +3,7 @@
 //! and a destination that holds data is refused untouched.
 mod common;
 
+use app::ssr::db::cli as db;
 use domain::people::Role;
 use domain::study::StudyConfig;
 use server::dbcopy;
@@ -11,7 +12,7 @@ use server::dbcopy;
 /// a crowd worker, a session, a baseline run (its answers' probabilities are reals) and a
 /// shared grid's jobs.
 async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
-    let pool = server::db::connect(&format!("sqlite://{}", path.display()))
+    let pool = db::connect(&format!("sqlite://{}", path.display()))
         .await
         .unwrap();
     server::demo::ensure_demo(&pool).await.unwrap();
@@ -54,13 +55,13 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
     app::ssr::auth::open_session(&pool, worker.id)
         .await
         .unwrap();
-    server::model::store::run_baseline(
+    learners::store::run_baseline(
         &pool,
         "demo-SST-2",
         Some(vec![(2, 1)]),
         false,
         None,
-        server::model::runtime::Device::Cpu,
+        learners::runtime::Device::Cpu,
         false,
     )
     .await
@@ -71,7 +72,7 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
             .fetch_one(&pool)
             .await
             .unwrap();
-    use server::model::store::grid;
+    use learners::store::grid;
     let jobs = grid::enqueue(
         &pool,
         "grid",
@@ -108,7 +109,7 @@ async fn a_study_database_goes_to_the_other_backend_and_back_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let source = filled(&dir.path().join("source.db")).await;
     // There: PostgreSQL when the suite runs on it, else another SQLite file.
-    let there = server::db::connect(&common::db_url(&dir.path().join("there.db")))
+    let there = db::connect(&common::db_url(&dir.path().join("there.db")))
         .await
         .unwrap();
     let out = dbcopy::copy(&source, &there).await.unwrap();
@@ -131,7 +132,7 @@ async fn a_study_database_goes_to_the_other_backend_and_back_unchanged() {
         .await
         .unwrap();
     // And back: the same contents as the source, table by table.
-    let back = server::db::connect(&format!(
+    let back = db::connect(&format!(
         "sqlite://{}",
         dir.path().join("back.db").display()
     ))
@@ -169,7 +170,7 @@ async fn a_backup_of_a_live_sqlite_database_has_all_of_it() {
     // A second backup to the same file is refused.
     let e = dbcopy::backup(&live, &url, &file).await.unwrap_err();
     assert!(e.to_string().contains("already exists"), "{e}");
-    let restored = server::db::connect_existing(&format!("sqlite://{}", file.display()))
+    let restored = db::connect_existing(&format!("sqlite://{}", file.display()))
         .await
         .unwrap();
     assert_eq!(

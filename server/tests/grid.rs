@@ -91,7 +91,7 @@ async fn three_workers_share_the_grid_and_a_killed_ones_group_is_taken_over_and_
          JOIN machine_systems s ON s.id = r.system_id
          WHERE s.name = $1 AND r.status = 'done' GROUP BY r.task_id, r.k, r.split",
     )
-    .bind(server::model::tune::SYSTEM)
+    .bind(learners::tune::SYSTEM)
     .fetch_all(&pool)
     .await
     .unwrap();
@@ -190,7 +190,7 @@ async fn three_workers_share_the_grid_and_a_killed_ones_group_is_taken_over_and_
 /// claim it while the new lease holds.
 #[tokio::test]
 async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
-    use server::model::store::grid;
+    use learners::store::grid;
     let (_dir, pool) = common::fresh_db().await;
     server::demo::ensure_demo(&pool).await.unwrap();
     let task: domain::ids::TaskId =
@@ -281,7 +281,7 @@ async fn the_frozen_baseline_grid_survives_a_killed_worker_and_stores_each_task_
         "SELECT COUNT(*) FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id
          WHERE s.name = $1 AND r.status = 'done' GROUP BY r.task_id, r.k, r.split",
     )
-    .bind(server::model::baseline::SYSTEM)
+    .bind(learners::baseline::SYSTEM)
     .fetch_all(&pool)
     .await
     .unwrap();

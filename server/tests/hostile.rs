@@ -4,6 +4,7 @@
 //! study is under crowd load.
 mod common;
 
+use app::ssr::db::cli as db;
 use app::ssr::guard::{Guards, Limits};
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
@@ -275,7 +276,7 @@ fn request_targets_that_are_not_paths_get_400_not_a_closed_connection() {
 async fn a_demo_load_cut_short_is_completed_by_the_next_start() {
     let dir = tempfile::tempdir().unwrap();
     let url = common::db_url(&dir.path().join("d.db"));
-    let pool = server::db::connect(&url).await.unwrap();
+    let pool = db::connect(&url).await.unwrap();
     server::demo::ensure_demo(&pool).await.unwrap();
     let whole = common::snapshot(&pool).await;
     // As if the first start had died after the tasks were stored: no runs, no partition,

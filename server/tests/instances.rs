@@ -4,6 +4,7 @@
 //! runs on (SQLite's file locks, or PostgreSQL with `CLUES_TEST_POSTGRES`).
 mod common;
 
+use app::ssr::db::cli as db;
 use common::spawned::Spawned;
 use domain::people::Role;
 use domain::study::StudyConfig;
@@ -29,9 +30,7 @@ fn start_all(db: &std::path::Path) -> Vec<Spawned> {
 }
 
 async fn study(db: &std::path::Path, scenarios: Vec<u32>, annotators: u32) -> i64 {
-    let pool = server::db::connect_existing(&common::db_url(db))
-        .await
-        .unwrap();
+    let pool = db::connect_existing(&common::db_url(db)).await.unwrap();
     common::add_users(&pool, &[("rita", Role::Researcher)]).await;
     let config = StudyConfig {
         scenarios,
@@ -52,9 +51,7 @@ async fn four_instances_fill_exactly_n_places_from_300_simultaneous_arrivals() {
     let db = dir.path().join("many.db");
     // Four first starts at once: one migration, one demo import.
     let servers = start_all(&db);
-    let pool = server::db::connect_existing(&common::db_url(&db))
-        .await
-        .unwrap();
+    let pool = db::connect_existing(&common::db_url(&db)).await.unwrap();
     let demo_tasks: i64 =
         sqlx::query_scalar("SELECT COUNT(*) FROM tasks WHERE name = 'demo-SST-2'")
             .fetch_one(&pool)
@@ -132,9 +129,7 @@ async fn crowd_load_over_four_instances_keeps_every_acknowledged_answer_through_
     }
     drop(servers);
     assert!(acks.len() > 50, "{} acknowledged", acks.len());
-    let pool = server::db::connect_existing(&common::db_url(&db))
-        .await
-        .unwrap();
+    let pool = db::connect_existing(&common::db_url(&db)).await.unwrap();
     common::stored_once(&pool, &acks).await;
     eprintln!(
         "{} acknowledged over {INSTANCES} instances, one killed",

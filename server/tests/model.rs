@@ -5,13 +5,14 @@
 //! imported predictions, the baseline on the demo tasks and the report's machine rows.
 mod common;
 
+use app::ssr::db::cli as db;
 use domain::s1::{s1_item, Scoring};
 use domain::task::{Context, Example, Family, Gold, NoAnswer, TaskSpec};
-use server::model::eval::{predict, ModelDir};
-use server::model::onnx::{model, node, tensor_f32, value_info, Dim, FLOAT, INT64};
-use server::model::runtime::Device;
-use server::model::store::{self, SystemKind, Target};
-use server::{db, demo};
+use learners::eval::{predict, ModelDir};
+use learners::onnx::{model, node, tensor_f32, value_info, Dim, FLOAT, INT64};
+use learners::runtime::Device;
+use learners::store::{self, SystemKind, Target};
+use server::demo;
 use std::path::Path;
 
 const SPECIAL: [&str; 4] = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"];
@@ -255,7 +256,7 @@ fn expected(
     out
 }
 
-fn got(spans: &[server::model::decode::PredSpan]) -> Vec<(String, usize, usize, String)> {
+fn got(spans: &[learners::decode::PredSpan]) -> Vec<(String, usize, usize, String)> {
     spans
         .iter()
         .map(|p| {
@@ -414,7 +415,8 @@ fn broken_models_and_mismatched_tokenizers_are_refused_clearly() {
     let good = onnx_model("start_logits", "end_logits");
     let no_cls = tokenizer_json(0).replace("[CLS]", "[BOS]");
     // (folder, model bytes, tokenizer, decoding.json, what the error must say)
-    let cases: [(&str, &[u8], String, &str, &[&str]); 5] = [
+    type Case<'a> = (&'a str, &'a [u8], String, &'a str, &'a [&'a str]);
+    let cases: [Case; 5] = [
         (
             "broken",
             b"not a model at all",
@@ -666,7 +668,7 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
     let cell = r
         .machines
         .iter()
-        .find(|c| c.system == server::model::baseline::SYSTEM && c.k == 2)
+        .find(|c| c.system == learners::baseline::SYSTEM && c.k == 2)
         .unwrap();
     let own_mean = (runs[0].s1 + runs[1].s1) / 2.0;
     assert_eq!(cell.splits, vec![1, 2]);
@@ -691,10 +693,7 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
     let svg =
         domain::report::draw::chart::task_curve(&r, "demo-SQuAD-v2", domain::report::Which::All);
     assert!(
-        svg.contains(&format!(
-            "data-name=\"{}\"",
-            server::model::baseline::SYSTEM
-        )),
+        svg.contains(&format!("data-name=\"{}\"", learners::baseline::SYSTEM)),
         "{svg}"
     );
 }

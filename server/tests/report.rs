@@ -5,6 +5,7 @@
 mod common;
 
 use app::ssr::annotations::AnnotationRow;
+use app::ssr::db::cli as db;
 use app::ssr::study::{self, CrowdInfo};
 use app::wire::study::WorkerStep;
 use axum::http::StatusCode;
@@ -864,14 +865,14 @@ async fn exports_round_trip(
 
     // Predictions in the CLUES format, scored by the platform's scorer against the official file.
     for (t, group) in tasks.iter().zip(sims) {
-        let (golds, family) = server::score::read_gold_file(&t.dir.join(&t.test_file)).unwrap();
+        let (golds, family) = learners::score::read_gold_file(&t.dir.join(&t.test_file)).unwrap();
         // The platform's scorer, and the same file as the official scorer reads it: without
         // the `skipped` field (a skip's answer alone must score 0).
         let score_file = |text: String, name: &str| {
             let p = tmp.path().join(name);
             std::fs::write(&p, &text).unwrap();
-            let preds = server::score::read_predictions(&p).unwrap();
-            let ours = server::score::score(&golds, family, &preds, name)
+            let preds = learners::score::read_predictions(&p).unwrap();
+            let ours = learners::score::score(&golds, family, &preds, name)
                 .unwrap()
                 .official;
             let bare: String = text
@@ -883,8 +884,8 @@ async fn exports_round_trip(
                 })
                 .collect();
             std::fs::write(&p, bare).unwrap();
-            let preds = server::score::read_predictions(&p).unwrap();
-            let official = server::score::score(&golds, family, &preds, name)
+            let preds = learners::score::read_predictions(&p).unwrap();
+            let official = learners::score::score(&golds, family, &preds, name)
                 .unwrap()
                 .official;
             close(
@@ -1065,7 +1066,7 @@ async fn exports_and_dashboard_are_for_staff_only() {
 async fn report_command_prints_tables_and_refuses_bad_scopes() {
     let dir = tempfile::tempdir().unwrap();
     let url = common::db_url(&dir.path().join("r.db"));
-    let pool = server::db::connect(&url).await.unwrap();
+    let pool = db::connect(&url).await.unwrap();
     server::demo::ensure_demo(&pool).await.unwrap();
     pool.close().await;
     let cli = |args: &[&str]| {
@@ -1110,7 +1111,7 @@ async fn report_command_prints_tables_and_refuses_bad_scopes() {
 async fn plan_command_sizes_a_study_from_an_sd_or_pilot_data() {
     let dir = tempfile::tempdir().unwrap();
     let url = common::db_url(&dir.path().join("p.db"));
-    let pool = server::db::connect(&url).await.unwrap();
+    let pool = db::connect(&url).await.unwrap();
     server::demo::ensure_demo(&pool).await.unwrap();
     pool.close().await;
     let cli = |args: &[&str]| {
@@ -1171,7 +1172,7 @@ async fn plan_command_sizes_a_study_from_an_sd_or_pilot_data() {
     assert!(ok, "{err}");
     let (_, _, err) = cli(&["plan", "--difference", "0.1", "--studies", "1"]);
     assert!(err.contains("no pilot data"), "{err}");
-    let pool = server::db::connect(&url).await.unwrap();
+    let pool = db::connect(&url).await.unwrap();
     sqlx::query(
         "UPDATE assignment_items SET s1 = 0, s1_any_of = 0
          WHERE assignment_id = (SELECT MIN(id) FROM assignments) AND position % 2 = 0",

@@ -345,7 +345,9 @@ async fn a_k_shot_classification_worker_trains_with_revealed_locked_golds_then_t
         .collect();
     assert_eq!(with_gold, ["ack training 0", "ack training 1"]);
     gold_free(s, "demo-SST-2", &seen).await;
-    let rows: Vec<(String, i64, Option<i64>, Option<i64>, f64)> = sqlx::query_as(
+    // (phase, skipped, confidence, shown_at, s1)
+    type ItemRow = (String, i64, Option<i64>, Option<i64>, f64);
+    let rows: Vec<ItemRow> = sqlx::query_as(
         "SELECT phase, skipped, confidence, shown_at, s1 FROM assignment_items ORDER BY position",
     )
     .fetch_all(&s.pool)

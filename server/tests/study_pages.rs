@@ -4,6 +4,7 @@
 //! debriefing, and all of it in the exports; a study without them behaves as before.
 mod common;
 
+use app::ssr::db::cli as db;
 use app::ssr::study;
 use axum::http::StatusCode;
 use common::client::*;
@@ -460,7 +461,7 @@ async fn a_study_without_pages_exports_no_page_files_in_its_bundle() {
 async fn the_command_line_reads_a_pages_folder_and_names_what_is_wrong() {
     let tmp = tempfile::tempdir().unwrap();
     let url = common::db_url(&tmp.path().join("cli.db"));
-    let pool = server::db::connect(&url).await.unwrap();
+    let pool = db::connect(&url).await.unwrap();
     server::demo::ensure_demo(&pool).await.unwrap();
     let demo_pages = concat!(env!("CARGO_MANIFEST_DIR"), "/demo/pages");
     let cli = |args: &[&str]| {

@@ -3,6 +3,7 @@
 //! never on time (the figures are printed by `clues-lab load`, see server/bench/load.sh).
 mod common;
 
+use app::ssr::db::cli as db;
 use common::spawned::{Spawned, MB};
 use domain::people::Role;
 use domain::study::StudyConfig;
@@ -15,7 +16,7 @@ use std::time::Duration;
 /// A file database with the demo, a researcher `rita` and an open zero-shot study of the demo's
 /// SST-2 with room for `places` workers; returns its id.
 async fn prepare(db: &std::path::Path, places: u32) -> domain::ids::StudyId {
-    let pool = server::db::connect(&common::db_url(db)).await.unwrap();
+    let pool = db::connect(&common::db_url(db)).await.unwrap();
     server::demo::ensure_demo(&pool).await.unwrap();
     common::add_users(&pool, &[("rita", Role::Researcher)]).await;
     let config = StudyConfig {
@@ -138,7 +139,7 @@ async fn three_hundred_thousand_rows(
     let train: String = (0..10).map(|i| line(i, labels[i % 2])).collect();
     std::fs::write(sst.join("sst_test.jsonl"), test).unwrap();
     std::fs::write(sst.join("sst_train_10_1.jsonl"), train).unwrap();
-    let pool = server::db::connect(&common::db_url(db)).await.unwrap();
+    let pool = db::connect(&common::db_url(db)).await.unwrap();
     server::clues::import_dir(&pool, &dir.join("data"))
         .await
         .unwrap();
@@ -258,9 +259,7 @@ async fn every_acknowledged_submission_survives_kill_9_under_crowd_load() {
         .unwrap();
     drop(server);
     // ... and every acknowledged submission is there, once.
-    let pool = server::db::connect_existing(&common::db_url(&db))
-        .await
-        .unwrap();
+    let pool = db::connect_existing(&common::db_url(&db)).await.unwrap();
     common::stored_once(&pool, &acks).await;
     let stored: i64 =
         sqlx::query_scalar("SELECT COUNT(*) FROM assignment_items WHERE submitted_at IS NOT NULL")

@@ -4,6 +4,7 @@
 //! `CLUES_TEST_POSTGRES` and says so when it is absent.
 mod common;
 
+use app::ssr::db::cli as db;
 use app::ssr::tx::{begin_write, Guard};
 use common::spawned::Spawned;
 use domain::ids::StudyId;
@@ -65,9 +66,7 @@ async fn two_studies_workers_never_wait_on_each_other_nor_on_imports_and_exports
         .map(|_| Spawned::start(&db, &["--new-workers-per-address", "1000000"]))
         .collect();
     let base = format!("{},{}", servers[0].base, servers[1].base);
-    let pool = server::db::connect_existing(&common::db_url(&db))
-        .await
-        .unwrap();
+    let pool = db::connect_existing(&common::db_url(&db)).await.unwrap();
     common::add_users(&pool, &[("rita", Role::Researcher)]).await;
     let (a, b) = (new_study(&pool, "A").await, new_study(&pool, "B").await);
 

@@ -56,8 +56,12 @@ pub fn App() -> impl IntoView {
     // A full load: the worker's bundle has no home page to route to.
     let home = || {
         view! {
-            <a href="/" rel="external">"CLUES lab"</a>
-            <span class="tagline">"few-shot studies of humans and machines on the same test sets"</span>
+            <a href="/" rel="external">
+                "CLUES lab"
+            </a>
+            <span class="tagline">
+                "few-shot studies of humans and machines on the same test sets"
+            </span>
         }
     };
     // The worker's study page is one page without a router, on the server and in the browser
@@ -65,10 +69,10 @@ pub fn App() -> impl IntoView {
     // page's typed views, a quarter less for the phones that download it).
     let study_page = move || {
         view! {
-            <Title text="CLUES lab"/>
+            <Title text="CLUES lab" />
             <header class="top">{home()}</header>
             <main data-hydrated=move || hydrated.get().to_string()>
-                <worker::study::WorkerStudyPage/>
+                <worker::study::WorkerStudyPage />
             </main>
         }
     };
@@ -79,15 +83,10 @@ pub fn App() -> impl IntoView {
         Either::Left(study_page())
     } else {
         Either::Right(view! {
-            <Title text="CLUES lab"/>
+            <Title text="CLUES lab" />
             <Router>
-                <header class="top">
-                    {home()}
-                    <staff::StaffNav/>
-                </header>
-                <main data-hydrated=move || hydrated.get().to_string()>
-                    {staff::routes()}
-                </main>
+                <header class="top">{home()} <staff::StaffNav /></header>
+                <main data-hydrated=move || hydrated.get().to_string()>{staff::routes()}</main>
             </Router>
         })
     }
@@ -97,16 +96,22 @@ pub fn App() -> impl IntoView {
 /// as Sentence 1 / Sentence 2.
 pub(crate) fn context_view(context: &Context) -> impl IntoView {
     match context {
-        Context::Single { text } => Either::Left(view! {
-            <div class="context">{domain::selection::display_text(text)}</div>
-        }),
+        Context::Single { text } => Either::Left(
+            view! { <div class="context">{domain::selection::display_text(text)}</div> },
+        ),
         Context::Pair {
             premise,
             hypothesis,
         } => Either::Right(view! {
             <div class="context pair">
-                <p><span class="part">"Sentence 1: "</span>{premise.clone()}</p>
-                <p><span class="part">"Sentence 2: "</span>{hypothesis.clone()}</p>
+                <p>
+                    <span class="part">"Sentence 1: "</span>
+                    {premise.clone()}
+                </p>
+                <p>
+                    <span class="part">"Sentence 2: "</span>
+                    {hypothesis.clone()}
+                </p>
             </div>
         }),
     }
@@ -116,5 +121,9 @@ pub(crate) fn context_view(context: &Context) -> impl IntoView {
 /// view rather than an `<ErrorBoundary>` (as the staff pages do): the boundary's code for every
 /// way of hydrating would grow the worker's bundle, which never needs it.
 pub(crate) fn error_line(e: crate::error::AppError) -> impl IntoView {
-    view! { <p class="error" role="alert">{e.to_string()}</p> }
+    view! {
+        <p class="error" role="alert">
+            {e.to_string()}
+        </p>
+    }
 }

@@ -88,10 +88,13 @@ pub fn average_relative_gain(
     }
 }
 
+/// A score per task name.
+pub type TaskScores = BTreeMap<String, f64>;
+
 /// ARG per seed (run and baseline scores of the same seed), with mean and standard deviation.
 pub fn arg_over_seeds(
     tasks: &[String],
-    per_seed: &[(BTreeMap<String, f64>, BTreeMap<String, f64>)],
+    per_seed: &[(TaskScores, TaskScores)],
 ) -> (Vec<Arg>, Option<Spread>) {
     let args: Vec<Arg> = per_seed
         .iter()

@@ -85,10 +85,11 @@ pub fn attach(r: &mut Report, answers: &[MachineAnswer]) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn answer(system: &str, p: f64, correct: bool) -> MachineAnswer {
+    /// A machine's answer to an SST-2 item (for this module's tests and the diagram's).
+    pub(crate) fn answer(system: &str, p: f64, correct: bool) -> MachineAnswer {
         MachineAnswer {
             system: system.into(),
             task: "SST-2".into(),

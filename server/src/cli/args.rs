@@ -54,14 +54,14 @@ pub enum Command {
     #[command(subcommand)]
     Crossfit(CrossfitCommand),
     /// Evaluate a span-extraction ONNX model on a task's test set (stored, scored with S1).
-    Eval(crate::model::command::EvalArgs),
+    Eval(learners::command::EvalArgs),
     /// The built-in MiniLM baseline: a span head trained on each shot group, scored on the test set.
-    Baseline(crate::model::command::BaselineArgs),
+    Baseline(learners::command::BaselineArgs),
     /// Examples per second of the model track beside a Python peer on the same model and test set.
-    Bench(crate::model::bench::BenchArgs),
+    Bench(learners::bench::BenchArgs),
     /// Write an int8 copy of a BERT-shaped span model folder that has its float checkpoint
     /// (model.safetensors, config.json; `baseline --finetune --export` writes them).
-    Quantize(crate::model::command::QuantizeArgs),
+    Quantize(learners::command::QuantizeArgs),
     /// Load runs against a running server (submits/s, p50/p99, its memory), and synthetic rows.
     #[command(subcommand)]
     Load(LoadCommand),
@@ -329,7 +329,7 @@ pub enum ImportCommand {
     /// (numpy-exact), with the given test file as the test set of every seed.
     CrossfitSource(CrossfitSourceArgs),
     /// Import another system's predictions for a task's test set (scored and reported like a model).
-    Predictions(crate::model::command::ImportPredictionsArgs),
+    Predictions(learners::command::ImportPredictionsArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -8,14 +8,16 @@ mod plan;
 mod sample;
 mod serve;
 
-use crate::{clues, db, score};
+use crate::clues;
 use app::error::{AppError, Result};
+use app::ssr::db::cli as db;
 use app::ssr::{auth, catalog, study};
 pub use args::*;
 use clap::Parser;
 use crossfit::{crossfit_command, report_stored};
 use domain::crossfit::sampler::{SampleKind, K_CLASSIFICATION, K_TEXT_TO_TEXT};
 use domain::people::Role;
+use learners::score;
 pub use plan::PlanArgs;
 use sample::sample_clues;
 use serve::serve;
@@ -214,14 +216,14 @@ pub async fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Sample(a) => sample_clues(&a),
-        Command::Eval(a) => crate::model::command::eval(&cli.database, a).await,
-        Command::Baseline(a) => crate::model::command::baseline(&cli.database, a).await,
-        Command::Bench(a) => crate::model::bench::bench(&cli.database, a).await,
-        Command::Quantize(a) => crate::model::command::quantize(a),
+        Command::Eval(a) => learners::command::eval(&cli.database, a).await,
+        Command::Baseline(a) => learners::command::baseline(&cli.database, a).await,
+        Command::Bench(a) => learners::bench::bench(&cli.database, a).await,
+        Command::Quantize(a) => learners::command::quantize(a),
         Command::Load(l) => load(&cli.database, l).await,
         Command::Db(c) => db_command(&cli.database, c).await,
         Command::Import(ImportCommand::Predictions(a)) => {
-            crate::model::command::import_predictions(&cli.database, a).await
+            learners::command::import_predictions(&cli.database, a).await
         }
         Command::Score(args) => {
             let render = |r: score::ScoreReport, what: &str| {

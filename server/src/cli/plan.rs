@@ -2,6 +2,7 @@
 //! given power, from a standard deviation given or from the database's annotators as pilot data.
 
 use app::error::{AppError, Result};
+use app::ssr::db::cli as db;
 use domain::stats::{two_sample_power, units_needed};
 use sqlx::AnyPool;
 
@@ -67,7 +68,7 @@ pub(super) async fn plan(database: &str, a: &PlanArgs) -> Result<()> {
         println!("SD {:.1} points: {}", 100.0 * sd, line(a, sd));
         return Ok(());
     }
-    let pool: AnyPool = crate::db::connect_existing(database).await?;
+    let pool: AnyPool = db::connect_existing(database).await?;
     let scope = app::ssr::report::parse_scope(Some(&a.studies))?;
     let (_, r) = app::ssr::report::load(&pool, &scope)
         .await?

@@ -2,9 +2,10 @@
 //! SIGTERM (requests in flight are finished first).
 
 use super::args::ServeArgs;
-use crate::{db, demo, router};
+use crate::{demo, router};
 use app::error::{AppError, Result};
 use app::ssr::assets::OUTPUT_NAME;
+use app::ssr::db::cli as db;
 use app::ssr::guard::{Guards, Limits};
 use app::ssr::state::AppState;
 use leptos::config::LeptosOptions;

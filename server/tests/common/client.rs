@@ -1,6 +1,7 @@
 //! Driving the router like a browser or a crowd worker, without a socket: requests with
 //! cookies, server functions (form and JSON input), study links, answers.
 use super::app_state;
+use app::ssr::db::cli as db;
 use app::ssr::{state::AppState, study};
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
@@ -9,7 +10,7 @@ use domain::people::Role;
 use domain::study::StudyConfig;
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
-use server::{db, demo, router};
+use server::{demo, router};
 use tower::ServiceExt;
 
 pub struct Env {

@@ -5,6 +5,7 @@ pub mod client;
 pub mod spawned;
 pub mod tiny_bert;
 
+use app::ssr::db::cli as db;
 use sqlx::AnyPool;
 use std::path::PathBuf;
 
@@ -52,7 +53,7 @@ pub fn db_url(path: &std::path::Path) -> String {
 /// long as the pool: dropping it deletes a SQLite file that new connections then cannot open.
 pub async fn fresh_db() -> (tempfile::TempDir, AnyPool) {
     let dir = tempfile::tempdir().unwrap();
-    let pool = server::db::connect(&db_url(&dir.path().join("t.db")))
+    let pool = db::connect(&db_url(&dir.path().join("t.db")))
         .await
         .unwrap();
     (dir, pool)

@@ -2,8 +2,9 @@
 //! folder as fine-tuning reads one (`model.safetensors`, `config.json`, a word-level
 //! `tokenizer.json`), so the fine-tuning code runs on it in seconds.
 
+use app::ssr::db::cli as db;
 use candle_core::{Device, Tensor};
-use server::model::tune::bert::{Config, Weights};
+use learners::tune::bert::{Config, Weights};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -75,7 +76,7 @@ pub async fn demo_with_model(
 ) -> (tempfile::TempDir, String, sqlx::AnyPool, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let url = super::db_url(&dir.path().join(format!("{name}.db")));
-    let pool = server::db::connect(&url).await.unwrap();
+    let pool = db::connect(&url).await.unwrap();
     server::demo::ensure_demo(&pool).await.unwrap();
     let model = dir.path().join("tiny-bert");
     write_model_dir(&model, seed);

@@ -7,6 +7,7 @@ use super::alerts;
 use crate::api::crossfit::{
     crossfit_arg, crossfit_overview, MakeCrossfitStudyTask, SaveCrossfitPartition, SetCrossfitTask,
 };
+use crate::error::AppError;
 use crate::pages::error_line;
 use crate::wire::crossfit::{ArgReport, CrossfitData, RunScore, TaskRow};
 use domain::crossfit::metrics::METRICS;
@@ -15,6 +16,18 @@ use domain::report::draw::text::pct;
 use domain::s1::spread;
 use leptos::either::Either;
 use leptos::prelude::*;
+
+/// An action's outcome: what it did (`saved`), or its error.
+fn outcome<T>(r: Result<T, AppError>, saved: impl FnOnce(T) -> String) -> impl IntoView {
+    match r {
+        Ok(v) => Either::Left(view! {
+            <p class="saved" role="status">
+                {saved(v)}
+            </p>
+        }),
+        Err(e) => Either::Right(error_line(e)),
+    }
+}
 
 #[component]
 pub fn CrossfitPage() -> impl IntoView {
@@ -47,15 +60,26 @@ fn overview(
     view! {
         <section class="xf-tasks">
             <h2>"Tasks and their metrics"</h2>
-            <p class="hint">"The metric scores every run of the task; changing it rescores them."</p>
+            <p class="hint">
+                "The metric scores every run of the task; changing it rescores them."
+            </p>
             <table class="grid">
-                <thead><tr><th>"Task"</th><th>"Ontology"</th><th>"Metric"</th><th>"Seeds"</th><th>"k"</th><th>"Test lines"</th><th><span class="sr-only">"Save"</span></th></tr></thead>
+                <thead>
+                    <tr>
+                        <th>"Task"</th>
+                        <th>"Ontology"</th>
+                        <th>"Metric"</th>
+                        <th>"Seeds"</th>
+                        <th>"k"</th>
+                        <th>"Test lines"</th>
+                        <th>
+                            <span class="sr-only">"Save"</span>
+                        </th>
+                    </tr>
+                </thead>
                 <tbody>{d.tasks.into_iter().map(|t| task_row(t, set_task)).collect_view()}</tbody>
             </table>
-            {move || set_task.value().get().map(|r| match r {
-                Ok(()) => Either::Left(view! { <p class="saved" role="status">"Saved."</p> }),
-                Err(e) => Either::Right(error_line(e)),
-            })}
+            {move || set_task.value().get().map(|r| outcome(r, |()| "Saved.".to_string()))}
         </section>
         <section class="xf-runs">
             <h2>"Scores"</h2>
@@ -91,20 +115,25 @@ fn study_task_form(tasks: Vec<String>) -> impl IntoView {
     view! {
         <section class="xf-human">
             <h2>"Human studies (admins)"</h2>
-            <p class="hint">"Copies the training and test files of one seed into a task for crowd studies: workers write free-text answers, scored with the task's metric. Then create a study of it on the Studies page."</p>
+            <p class="hint">
+                "Copies the training and test files of one seed into a task for crowd studies: workers write free-text answers, scored with the task's metric. Then create a study of it on the Studies page."
+            </p>
             <form class="study-task" on:submit=submit>
-                <label>"Task"
+                <label>
+                    "Task"
                     <select name="xf-task" on:change=move |ev| task.set(event_target_value(&ev))>
-                        {tasks.into_iter().map(|t| view! { <option value=t.clone()>{t.clone()}</option> }).collect_view()}
+                        {tasks
+                            .into_iter()
+                            .map(|t| view! { <option value=t.clone()>{t.clone()}</option> })
+                            .collect_view()}
                     </select>
                 </label>
-                <label>"Seed" <input name="seed" bind:value=seed/></label>
+                <label>"Seed" <input name="seed" bind:value=seed /></label>
                 <button type="submit">"Make the study task"</button>
             </form>
-            {move || make.value().get().map(|r| match r {
-                Ok(name) => Either::Left(view! { <p class="saved" role="status">{format!("Created the task {name}.")}</p> }),
-                Err(e) => Either::Right(error_line(e)),
-            })}
+            {move || {
+                make.value().get().map(|r| outcome(r, |name| format!("Created the task {name}.")))
+            }}
         </section>
     }
 }
@@ -124,18 +153,37 @@ fn task_row(t: TaskRow, set_task: ServerAction<SetCrossfitTask>) -> impl IntoVie
     view! {
         <tr data-task=t.name.clone()>
             <td>{t.name.clone()}</td>
-            <td><input name="ontology" aria-label=format!("Ontology of {}", t.name) bind:value=ontology/></td>
             <td>
-                <select name="metric" aria-label=format!("Metric of {}", t.name) on:change=move |ev| metric.set(event_target_value(&ev))>
-                    {METRICS.iter().map(|m| view! {
-                        <option value=m.name() selected=m.name() == current>{m.name()}</option>
-                    }).collect_view()}
+                <input
+                    name="ontology"
+                    aria-label=format!("Ontology of {}", t.name)
+                    bind:value=ontology
+                />
+            </td>
+            <td>
+                <select
+                    name="metric"
+                    aria-label=format!("Metric of {}", t.name)
+                    on:change=move |ev| metric.set(event_target_value(&ev))
+                >
+                    {METRICS
+                        .iter()
+                        .map(|m| {
+                            view! {
+                                <option value=m.name() selected=m.name() == current>
+                                    {m.name()}
+                                </option>
+                            }
+                        })
+                        .collect_view()}
                 </select>
             </td>
             <td>{format!("{:?}", t.seeds)}</td>
             <td>{format!("{:?}", t.ks)}</td>
             <td class="num">{t.test_items}</td>
-            <td><button on:click=save>"Save"</button></td>
+            <td>
+                <button on:click=save>"Save"</button>
+            </td>
         </tr>
     }
 }
@@ -149,27 +197,52 @@ fn runs_table(runs: Vec<RunScore>) -> impl IntoView {
     keys.dedup();
     view! {
         <table class="grid xf-scores">
-            <thead><tr><th>"Method"</th><th>"Task"</th><th>"Metric"</th><th>"Seeds"</th><th>"Score (mean ± std, %)"</th><th>"Notes"</th></tr></thead>
+            <thead>
+                <tr>
+                    <th>"Method"</th>
+                    <th>"Task"</th>
+                    <th>"Metric"</th>
+                    <th>"Seeds"</th>
+                    <th>"Score (mean ± std, %)"</th>
+                    <th>"Notes"</th>
+                </tr>
+            </thead>
             <tbody>
-                {keys.into_iter().map(|(method, task)| {
-                    let of: Vec<&RunScore> = runs.iter().filter(|r| r.method == method && r.task == task).collect();
-                    let values: Vec<f64> = of.iter().filter_map(|r| r.score.value).collect();
-                    let undefined = of.len() - values.len();
-                    let non_numeric: usize = of.iter().map(|r| r.score.non_numeric).sum();
-                    let mut notes = Vec::new();
-                    if undefined > 0 { notes.push(format!("undefined on {undefined} seed(s)")); }
-                    if non_numeric > 0 { notes.push(format!("{non_numeric} non-numeric prediction(s) left out")); }
-                    view! {
-                        <tr>
-                            <td>{method}</td>
-                            <td>{task}</td>
-                            <td>{of[0].score.metric.name()}</td>
-                            <td class="num">{of.len()}</td>
-                            <td class="num">{spread(&values).map_or("–".to_string(), |s| format!("{} ± {}", pct(s.mean), pct(s.std_pop)))}</td>
-                            <td>{notes.join("; ")}</td>
-                        </tr>
-                    }
-                }).collect_view()}
+                {keys
+                    .into_iter()
+                    .map(|(method, task)| {
+                        let of: Vec<&RunScore> = runs
+                            .iter()
+                            .filter(|r| r.method == method && r.task == task)
+                            .collect();
+                        let values: Vec<f64> = of.iter().filter_map(|r| r.score.value).collect();
+                        let undefined = of.len() - values.len();
+                        let non_numeric: usize = of.iter().map(|r| r.score.non_numeric).sum();
+                        let mut notes = Vec::new();
+                        if undefined > 0 {
+                            notes.push(format!("undefined on {undefined} seed(s)"));
+                        }
+                        if non_numeric > 0 {
+                            notes.push(format!("{non_numeric} non-numeric prediction(s) left out"));
+                        }
+                        view! {
+                            <tr>
+                                <td>{method}</td>
+                                <td>{task}</td>
+                                <td>{of[0].score.metric.name()}</td>
+                                <td class="num">{of.len()}</td>
+                                <td class="num">
+                                    {spread(&values)
+                                        .map_or(
+                                            "–".to_string(),
+                                            |s| format!("{} ± {}", pct(s.mean), pct(s.std_pop)),
+                                        )}
+                                </td>
+                                <td>{notes.join("; ")}</td>
+                            </tr>
+                        }
+                    })
+                    .collect_view()}
             </tbody>
         </table>
     }
@@ -183,7 +256,9 @@ fn partition_view(name: String, p: Partition) -> impl IntoView {
             <p>"Train: " {p.train.join(", ")}</p>
             <p>"Dev: " {p.dev.join(", ")}</p>
             <p>"Test: " {p.test.join(", ")}</p>
-            <a href=href download="">"Download the JSON"</a>
+            <a href=href download="">
+                "Download the JSON"
+            </a>
         </article>
     }
 }
@@ -226,21 +301,24 @@ fn partition_form(save: ServerAction<SaveCrossfitPartition>) -> impl IntoView {
     };
     view! {
         <div class="partition-forms">
-            <label>"Name of the new partition" <input name="partition-name" bind:value=name/></label>
+            <label>
+                "Name of the new partition" <input name="partition-name" bind:value=name />
+            </label>
             <form class="create-partition" on:submit=create>
-                <label>"Train tasks (comma-separated)" <input name="train" bind:value=train/></label>
-                <label>"Dev tasks" <input name="dev" bind:value=dev/></label>
-                <label>"Test tasks" <input name="test" bind:value=test/></label>
+                <label>
+                    "Train tasks (comma-separated)" <input name="train" bind:value=train />
+                </label>
+                <label>"Dev tasks" <input name="dev" bind:value=dev /></label>
+                <label>"Test tasks" <input name="test" bind:value=test /></label>
                 <button type="submit">"Create partition"</button>
             </form>
             <form class="import-partition" on:submit=import>
-                <label>"Or paste CrossFit's JSON" <textarea name="json" bind:value=json></textarea></label>
+                <label>
+                    "Or paste CrossFit's JSON" <textarea name="json" bind:value=json></textarea>
+                </label>
                 <button type="submit">"Import partition"</button>
             </form>
-            {move || save.value().get().map(|r| match r {
-                Ok(()) => Either::Left(view! { <p class="saved" role="status">"Partition stored."</p> }),
-                Err(e) => Either::Right(error_line(e)),
-            })}
+            {move || save.value().get().map(|r| outcome(r, |()| "Partition stored.".to_string()))}
         </div>
     }
 }
@@ -277,12 +355,20 @@ fn arg_form(partitions: Vec<String>, methods: Vec<String>) -> impl IntoView {
         |label: &'static str, name: &'static str, options: Vec<String>, value: RwSignal<String>| {
             let current = value.get_untracked();
             view! {
-                <label>{label}
+                <label>
+                    {label}
                     <select name=name on:change=move |ev| value.set(event_target_value(&ev))>
-                        {options.into_iter().map(|o| {
-                            let selected = o == current;
-                            view! { <option value=o.clone() selected=selected>{o.clone()}</option> }
-                        }).collect_view()}
+                        {options
+                            .into_iter()
+                            .map(|o| {
+                                let selected = o == current;
+                                view! {
+                                    <option value=o.clone() selected=selected>
+                                        {o.clone()}
+                                    </option>
+                                }
+                            })
+                            .collect_view()}
                     </select>
                 </label>
             }
@@ -297,7 +383,16 @@ fn arg_form(partitions: Vec<String>, methods: Vec<String>) -> impl IntoView {
             <ErrorBoundary fallback=alerts>
                 {move || Suspend::new(async move {
                     match report.await {
-                        None => Ok(view! { <p class="hint">"Store a partition and runs to compare methods."</p> }.into_any()),
+                        None => {
+                            Ok(
+                                view! {
+                                    <p class="hint">
+                                        "Store a partition and runs to compare methods."
+                                    </p>
+                                }
+                                    .into_any(),
+                            )
+                        }
                         Some(r) => r.map(|r| arg_view(r).into_any()),
                     }
                 })}
@@ -316,29 +411,71 @@ fn arg_view(r: ArgReport) -> impl IntoView {
         )
     });
     view! {
-        <p class="arg-overall">{format!("ARG of {} over {} on {}: ", r.method, r.baseline, r.partition)}<strong>{overall}</strong></p>
+        <p class="arg-overall">
+            {format!("ARG of {} over {} on {}: ", r.method, r.baseline, r.partition)}
+            <strong>{overall}</strong>
+        </p>
         <table class="grid arg-table">
-            <thead><tr><th>"Seed"</th><th>"Task"</th><th>"Score"</th><th>"Baseline"</th><th>"Relative gain"</th></tr></thead>
+            <thead>
+                <tr>
+                    <th>"Seed"</th>
+                    <th>"Task"</th>
+                    <th>"Score"</th>
+                    <th>"Baseline"</th>
+                    <th>"Relative gain"</th>
+                </tr>
+            </thead>
             <tbody>
-                {r.seeds.into_iter().map(|(seed, arg)| {
-                    let missing = (!arg.missing.is_empty()).then(|| view! {
-                        <tr><td class="num">{seed}</td><td colspan="4">{format!("no runs for {}", arg.missing.join(", "))}</td></tr>
-                    });
-                    let total = arg.arg.map_or("undefined".to_string(), |a| format!("{:+.2}%", 100.0 * a));
-                    view! {
-                        {arg.gains.into_iter().map(|g| view! {
-                            <tr>
+                {r
+                    .seeds
+                    .into_iter()
+                    .map(|(seed, arg)| {
+                        let missing = (!arg.missing.is_empty())
+                            .then(|| {
+                                view! {
+                                    <tr>
+                                        <td class="num">{seed}</td>
+                                        <td colspan="4">
+                                            {format!("no runs for {}", arg.missing.join(", "))}
+                                        </td>
+                                    </tr>
+                                }
+                            });
+                        let total = arg
+                            .arg
+                            .map_or("undefined".to_string(), |a| format!("{:+.2}%", 100.0 * a));
+                        view! {
+                            {arg
+                                .gains
+                                .into_iter()
+                                .map(|g| {
+                                    view! {
+                                        <tr>
+                                            <td class="num">{seed}</td>
+                                            <td>{g.task}</td>
+                                            <td class="num">{pct(g.score)}</td>
+                                            <td class="num">{pct(g.baseline)}</td>
+                                            <td class="num">
+                                                {g
+                                                    .gain
+                                                    .map_or(
+                                                        "undefined (baseline 0)".to_string(),
+                                                        |x| format!("{:+.2}%", 100.0 * x),
+                                                    )}
+                                            </td>
+                                        </tr>
+                                    }
+                                })
+                                .collect_view()}
+                            {missing}
+                            <tr class="arg-seed">
                                 <td class="num">{seed}</td>
-                                <td>{g.task}</td>
-                                <td class="num">{pct(g.score)}</td>
-                                <td class="num">{pct(g.baseline)}</td>
-                                <td class="num">{g.gain.map_or("undefined (baseline 0)".to_string(), |x| format!("{:+.2}%", 100.0 * x))}</td>
+                                <td colspan="3">"ARG"</td>
+                                <td class="num">{total}</td>
                             </tr>
-                        }).collect_view()}
-                        {missing}
-                        <tr class="arg-seed"><td class="num">{seed}</td><td colspan="3">"ARG"</td><td class="num">{total}</td></tr>
-                    }
-                }).collect_view()}
+                        }
+                    })
+                    .collect_view()}
             </tbody>
         </table>
     }

@@ -16,18 +16,36 @@ use leptos_router::hooks::use_query_map;
 pub(crate) fn progress_table(progress: Vec<ScenarioProgress>) -> impl IntoView {
     view! {
         <table class="grid progress-table">
-            <thead><tr><th>"Shots"</th><th>"Places"</th><th>"Active"</th><th>"Finished"</th><th>"Abandoned"</th><th>"Items done"</th></tr></thead>
+            <thead>
+                <tr>
+                    <th>"Shots"</th>
+                    <th>"Places"</th>
+                    <th>"Active"</th>
+                    <th>"Finished"</th>
+                    <th>"Abandoned"</th>
+                    <th>"Items done"</th>
+                </tr>
+            </thead>
             <tbody>
-                {progress.into_iter().map(|p| view! {
-                    <tr>
-                        <td class="num">{p.k}</td>
-                        <td class="num">{format!("{} of {}", p.active + p.finished, p.slots)}</td>
-                        <td class="num">{p.active}</td>
-                        <td class="num">{p.finished}</td>
-                        <td class="num">{p.abandoned}</td>
-                        <td class="num">{format!("{} of {}", p.items_done, p.items_total)}</td>
-                    </tr>
-                }).collect_view()}
+                {progress
+                    .into_iter()
+                    .map(|p| {
+                        view! {
+                            <tr>
+                                <td class="num">{p.k}</td>
+                                <td class="num">
+                                    {format!("{} of {}", p.active + p.finished, p.slots)}
+                                </td>
+                                <td class="num">{p.active}</td>
+                                <td class="num">{p.finished}</td>
+                                <td class="num">{p.abandoned}</td>
+                                <td class="num">
+                                    {format!("{} of {}", p.items_done, p.items_total)}
+                                </td>
+                            </tr>
+                        }
+                    })
+                    .collect_view()}
             </tbody>
         </table>
     }
@@ -39,11 +57,17 @@ fn table_view(t: Table) -> impl IntoView {
         view! {
             <tr class="groups">
                 // A group without a label is a spacer: a cell, not an empty header.
-                {t.groups.iter().map(|(label, span)| if label.is_empty() {
-                    view! { <td colspan=span.to_string()></td> }.into_any()
-                } else {
-                    view! { <th colspan=span.to_string()>{label.clone()}</th> }.into_any()
-                }).collect_view()}
+                {t
+                    .groups
+                    .iter()
+                    .map(|(label, span)| {
+                        if label.is_empty() {
+                            view! { <td colspan=span.to_string()></td> }.into_any()
+                        } else {
+                            view! { <th colspan=span.to_string()>{label.clone()}</th> }.into_any()
+                        }
+                    })
+                    .collect_view()}
             </tr>
         }
     });
@@ -52,16 +76,28 @@ fn table_view(t: Table) -> impl IntoView {
     });
     view! {
         <figure class="report-table" id=t.id.clone()>
-            <figcaption><strong>{t.title}</strong>" " <span class="hint">{t.note}</span></figcaption>
+            <figcaption>
+                <strong>{t.title}</strong>
+                " "
+                <span class="hint">{t.note}</span>
+            </figcaption>
             <table class="grid">
                 <thead>
                     {groups}
                     <tr>{t.header.into_iter().map(|h| view! { <th>{h}</th> }).collect_view()}</tr>
                 </thead>
                 <tbody>
-                    {t.rows.into_iter().map(|row| view! {
-                        <tr>{row.into_iter().map(|c| view! { <td>{c}</td> }).collect_view()}</tr>
-                    }).collect_view()}
+                    {t
+                        .rows
+                        .into_iter()
+                        .map(|row| {
+                            view! {
+                                <tr>
+                                    {row.into_iter().map(|c| view! { <td>{c}</td> }).collect_view()}
+                                </tr>
+                            }
+                        })
+                        .collect_view()}
                 </tbody>
             </table>
             {empty}
@@ -72,9 +108,18 @@ fn table_view(t: Table) -> impl IntoView {
 fn downloads(list: Vec<Download>, class: &'static str) -> impl IntoView {
     view! {
         <ul class=class>
-            {list.into_iter().map(|d| view! {
-                <li><a href=d.href download="">{d.label}</a></li>
-            }).collect_view()}
+            {list
+                .into_iter()
+                .map(|d| {
+                    view! {
+                        <li>
+                            <a href=d.href download="">
+                                {d.label}
+                            </a>
+                        </li>
+                    }
+                })
+                .collect_view()}
         </ul>
     }
 }
@@ -112,25 +157,46 @@ fn dashboard_view(d: DashboardData) -> impl IntoView {
         format!("flagged: {}", d.flagged.join(", "))
     };
     view! {
-        <p class="scope">"Scope: " <strong>{scope}</strong>
-            {(!d.all_studies).then(|| view! { " · " <A href="/dashboard">"all studies"</A> })}</p>
+        <p class="scope">
+            "Scope: " <strong>{scope}</strong>
+            {(!d.all_studies)
+                .then(|| {
+                    view! {
+                        " · "
+                        <A href="/dashboard">"all studies"</A>
+                    }
+                })}
+        </p>
         <section class="dash-studies">
             <h2>"Studies"</h2>
-            {d.studies.into_iter().map(|s| {
-                let id = s.summary.id;
-                view! {
-                    <article class="dash-study">
-                        <h3><A href=format!("/studies/{id}")>{s.summary.name.clone()}</A></h3>
-                        <p class="meta">{format!("Task {} · training sets {} · {} · {} workers, {} finished · ",
-                            s.summary.task,
-                            s.summary.shot_group,
-                            if s.summary.config.open { "open" } else { "closed" },
-                            s.summary.workers, s.summary.finished)}
-                            <A href=format!("/dashboard?studies={id}")>"report of this study alone"</A></p>
-                        {progress_table(s.progress)}
-                    </article>
-                }
-            }).collect_view()}
+            {d
+                .studies
+                .into_iter()
+                .map(|s| {
+                    let id = s.summary.id;
+                    view! {
+                        <article class="dash-study">
+                            <h3>
+                                <A href=format!("/studies/{id}")>{s.summary.name.clone()}</A>
+                            </h3>
+                            <p class="meta">
+                                {format!(
+                                    "Task {} · training sets {} · {} · {} workers, {} finished · ",
+                                    s.summary.task,
+                                    s.summary.shot_group,
+                                    if s.summary.config.open { "open" } else { "closed" },
+                                    s.summary.workers,
+                                    s.summary.finished,
+                                )}
+                                <A href=format!(
+                                    "/dashboard?studies={id}",
+                                )>"report of this study alone"</A>
+                            </p>
+                            {progress_table(s.progress)}
+                        </article>
+                    }
+                })
+                .collect_view()}
         </section>
         <section class="dash-exports">
             <h2>"Exports"</h2>
@@ -142,37 +208,69 @@ fn dashboard_view(d: DashboardData) -> impl IntoView {
         </section>
         <section class="dash-charts">
             <h2>"Learning curves"</h2>
-            {d.charts.into_iter().map(|c| {
-                view! {
-                    <figure class="chart" data-task=c.task.clone()>
-                        <div class="svg" inner_html=c.svg></div>
-                        <figcaption><a href=c.href download="">{format!("Download the {} chart (SVG)", c.task)}</a></figcaption>
-                    </figure>
-                    <details class="chart-filtered">
-                        <summary>{format!("{}: with the training filter applied", c.task)}</summary>
-                        <div class="svg" inner_html=c.svg_filtered></div>
-                    </details>
-                    {c.calibration.map(|svg| view! {
-                        <figure class="chart calibration" data-task=c.task.clone()>
-                            <div class="svg" inner_html=svg></div>
-                            <figcaption>{format!("{}: model probability and crowd confidence against accuracy", c.task)}</figcaption>
+            {d
+                .charts
+                .into_iter()
+                .map(|c| {
+                    view! {
+                        <figure class="chart" data-task=c.task.clone()>
+                            <div class="svg" inner_html=c.svg></div>
+                            <figcaption>
+                                <a href=c.href download="">
+                                    {format!("Download the {} chart (SVG)", c.task)}
+                                </a>
+                            </figcaption>
                         </figure>
-                    })}
-                }
-            }).collect_view()}
+                        <details class="chart-filtered">
+                            <summary>
+                                {format!("{}: with the training filter applied", c.task)}
+                            </summary>
+                            <div class="svg" inner_html=c.svg_filtered></div>
+                        </details>
+                        {c
+                            .calibration
+                            .map(|svg| {
+                                view! {
+                                    <figure class="chart calibration" data-task=c.task.clone()>
+                                        <div class="svg" inner_html=svg></div>
+                                        <figcaption>
+                                            {format!(
+                                                "{}: model probability and crowd confidence against accuracy",
+                                                c.task,
+                                            )}
+                                        </figcaption>
+                                    </figure>
+                                }
+                            })}
+                    }
+                })
+                .collect_view()}
         </section>
         <section class="dash-rules">
             <h2>"How the numbers are computed"</h2>
             <ul class="rules">
                 {RULES.iter().map(|r| view! { <li>{*r}</li> }).collect_view()}
-                {d.notes.into_iter().map(|n| view! { <li class="note"><strong>"Note: "</strong>{n}</li> }).collect_view()}
+                {d
+                    .notes
+                    .into_iter()
+                    .map(|n| {
+                        view! {
+                            <li class="note">
+                                <strong>"Note: "</strong>
+                                {n}
+                            </li>
+                        }
+                    })
+                    .collect_view()}
             </ul>
         </section>
         <section class="dash-tables">
             <h2>"Scores"</h2>
             {all.into_iter().map(table_view).collect_view()}
             <details class="filtered">
-                <summary>{format!("Every table with the training filter applied ({flagged})")}</summary>
+                <summary>
+                    {format!("Every table with the training filter applied ({flagged})")}
+                </summary>
                 {filtered.into_iter().map(table_view).collect_view()}
             </details>
         </section>

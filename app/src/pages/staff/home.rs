@@ -22,21 +22,45 @@ pub fn Home() -> impl IntoView {
     view! {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             <ErrorBoundary fallback=alerts>
-            {move || Suspend::new(async move {
-                user.await.map(|user| match user {
-                    Some(u) => view! {
-                        <h1>"CLUES lab"</h1>
-                        <section class="whoami">
-                            <p>"Signed in as " <strong class="user-name">{u.name.clone()}</strong>
-                               " (" <span class="user-role">{u.role.as_str()}</span> ")"</p>
-                            <button on:click=move |_| { logout.dispatch(crate::api::auth::Logout {}); }>"Sign out"</button>
-                            {u.role.is_staff().then(|| view! { <p><A href="/studies">"Studies"</A>" · "<A href="/dashboard">"Researcher dashboard"</A>" · "<A href="/crossfit">"CrossFit tasks"</A>" · "<A href="/models">"Models"</A></p> })}
-                        </section>
-                        <TaskList/>
-                    }.into_any(),
-                    None => view! { <LoginForm login name/> }.into_any(),
-                })
-            })}
+                {move || Suspend::new(async move {
+                    user.await
+                        .map(|user| match user {
+                            Some(u) => {
+                                view! {
+                                    <h1>"CLUES lab"</h1>
+                                    <section class="whoami">
+                                        <p>
+                                            "Signed in as "
+                                            <strong class="user-name">{u.name.clone()}</strong> " ("
+                                            <span class="user-role">{u.role.as_str()}</span> ")"
+                                        </p>
+                                        <button on:click=move |_| {
+                                            logout.dispatch(crate::api::auth::Logout {});
+                                        }>"Sign out"</button>
+                                        {u
+                                            .role
+                                            .is_staff()
+                                            .then(|| {
+                                                view! {
+                                                    <p>
+                                                        <A href="/studies">"Studies"</A>
+                                                        " · "
+                                                        <A href="/dashboard">"Researcher dashboard"</A>
+                                                        " · "
+                                                        <A href="/crossfit">"CrossFit tasks"</A>
+                                                        " · "
+                                                        <A href="/models">"Models"</A>
+                                                    </p>
+                                                }
+                                            })}
+                                    </section>
+                                    <TaskList />
+                                }
+                                    .into_any()
+                            }
+                            None => view! { <LoginForm login name /> }.into_any(),
+                        })
+                })}
             </ErrorBoundary>
         </Suspense>
     }
@@ -54,13 +78,32 @@ fn LoginForm(login: ServerAction<Login>, name: RwSignal<String>) -> impl IntoVie
     view! {
         <section class="login">
             <h1>"Sign in"</h1>
-            <p>"Researchers and admins sign in here. Crowd workers arrive through their study link."</p>
+            <p>
+                "Researchers and admins sign in here. Crowd workers arrive through their study link."
+            </p>
             // Before hydration the browser posts to the server function itself, never a GET
             // that would put the password in the URL.
-            <form method="post" action="/api/login" on:submit=move |ev| { ev.prevent_default(); submit(); }>
-                <label>"Name" <input name="name" autocomplete="username" bind:value=name/></label>
-                <label>"Password" <input name="password" type="password" autocomplete="current-password" bind:value=password/></label>
-                <button type="submit" disabled=move || login.pending().get()>"Sign in"</button>
+            <form
+                method="post"
+                action="/api/login"
+                on:submit=move |ev| {
+                    ev.prevent_default();
+                    submit();
+                }
+            >
+                <label>"Name" <input name="name" autocomplete="username" bind:value=name /></label>
+                <label>
+                    "Password"
+                    <input
+                        name="password"
+                        type="password"
+                        autocomplete="current-password"
+                        bind:value=password
+                    />
+                </label>
+                <button type="submit" disabled=move || login.pending().get()>
+                    "Sign in"
+                </button>
             </form>
             {move || login.value().get().and_then(|r| r.err()).map(error_line)}
         </section>
@@ -75,28 +118,57 @@ fn TaskList() -> impl IntoView {
             <h2>"Tasks"</h2>
             <Suspense fallback=|| view! { <p>"Loading tasks…"</p> }>
                 <ErrorBoundary fallback=alerts>
-                {move || Suspend::new(async move {
-                    tasks.await.map(|list| match list {
-                        list if list.is_empty() => view! { <p>"No tasks yet. Import CLUES with " <code>"clues-lab import clues <dir>"</code> "."</p> }.into_any(),
-                        list => view! {
-                            <table class="grid">
-                                <thead><tr><th>"Task"</th><th>"Family"</th><th>"Source"</th><th>"Test items"</th><th>"Train files"</th><th>"Quality notes"</th></tr></thead>
-                                <tbody>
-                                    {list.into_iter().map(|t| view! {
-                                        <tr>
-                                            <td><A href=format!("/tasks/{}", t.name)>{t.name.clone()}</A></td>
-                                            <td>{t.family.label()}</td>
-                                            <td>{t.source.clone()}</td>
-                                            <td class="num">{t.test_items}</td>
-                                            <td class="num">{t.train_files}</td>
-                                            <td class="num">{t.quality_issues}</td>
-                                        </tr>
-                                    }).collect_view()}
-                                </tbody>
-                            </table>
-                        }.into_any(),
-                    })
-                })}
+                    {move || Suspend::new(async move {
+                        tasks
+                            .await
+                            .map(|list| match list {
+                                list if list.is_empty() => {
+                                    view! {
+                                        <p>
+                                            "No tasks yet. Import CLUES with "
+                                            <code>"clues-lab import clues <dir>"</code> "."
+                                        </p>
+                                    }
+                                        .into_any()
+                                }
+                                list => {
+                                    view! {
+                                        <table class="grid">
+                                            <thead>
+                                                <tr>
+                                                    <th>"Task"</th>
+                                                    <th>"Family"</th>
+                                                    <th>"Source"</th>
+                                                    <th>"Test items"</th>
+                                                    <th>"Train files"</th>
+                                                    <th>"Quality notes"</th>
+                                                </tr>
+                                            </thead>
+                                            <tbody>
+                                                {list
+                                                    .into_iter()
+                                                    .map(|t| {
+                                                        view! {
+                                                            <tr>
+                                                                <td>
+                                                                    <A href=format!("/tasks/{}", t.name)>{t.name.clone()}</A>
+                                                                </td>
+                                                                <td>{t.family.label()}</td>
+                                                                <td>{t.source.clone()}</td>
+                                                                <td class="num">{t.test_items}</td>
+                                                                <td class="num">{t.train_files}</td>
+                                                                <td class="num">{t.quality_issues}</td>
+                                                            </tr>
+                                                        }
+                                                    })
+                                                    .collect_view()}
+                                            </tbody>
+                                        </table>
+                                    }
+                                        .into_any()
+                                }
+                            })
+                    })}
                 </ErrorBoundary>
             </Suspense>
         </section>

@@ -36,14 +36,18 @@ pub(super) fn StaffNav() -> impl IntoView {
 pub(super) fn routes() -> impl IntoView {
     view! {
         <Routes fallback=|| view! { <p class="error">"No such page."</p> }>
-            <Route path=path!("/") view=home::Home/>
-            <Route path=path!("/tasks/:name") view=task::TaskPage/>
-            <Route path=path!("/dashboard") view=dashboard::DashboardPage/>
-            <Route path=path!("/crossfit") view=crossfit::CrossfitPage/>
-            <Route path=path!("/models") view=models::ModelsPage/>
-            <Route path=path!("/studies") view=studies::StudiesPage/>
-            <Route path=path!("/studies/:id") view=studies::StudyAdminPage/>
-            <Route path=path!("/study/:id") view=super::worker::study::WorkerStudyPage ssr=SsrMode::Async/>
+            <Route path=path!("/") view=home::Home />
+            <Route path=path!("/tasks/:name") view=task::TaskPage />
+            <Route path=path!("/dashboard") view=dashboard::DashboardPage />
+            <Route path=path!("/crossfit") view=crossfit::CrossfitPage />
+            <Route path=path!("/models") view=models::ModelsPage />
+            <Route path=path!("/studies") view=studies::StudiesPage />
+            <Route path=path!("/studies/:id") view=studies::StudyAdminPage />
+            <Route
+                path=path!("/study/:id")
+                view=super::worker::study::WorkerStudyPage
+                ssr=SsrMode::Async
+            />
         </Routes>
     }
 }
@@ -68,7 +72,13 @@ pub(crate) fn alerts(errors: ArcRwSignal<Errors>) -> impl IntoView {
         errors
             .read()
             .iter()
-            .map(|(_, e)| view! { <p class="error" role="alert">{e.to_string()}</p> })
+            .map(|(_, e)| {
+                view! {
+                    <p class="error" role="alert">
+                        {e.to_string()}
+                    </p>
+                }
+            })
             .collect_view()
     }
 }

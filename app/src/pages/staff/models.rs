@@ -12,15 +12,22 @@ fn run_row(r: RunRow) -> impl IntoView {
     let progress = (r.status == RunStatus::Running).then(|| {
         view! {
             <progress max=r.total.max(1).to_string() value=r.done.to_string()></progress>
-            " " {format!("{} of {} inputs", r.done, r.total)}
+            " "
+            {format!("{} of {} inputs", r.done, r.total)}
         }
     });
-    let who = r
-        .worker
-        .map(|w| view! { " " <span class="worker">{format!("on {w}")}</span> });
-    let left = r
-        .left_seconds
-        .map(|s| view! { " " <span class="left">{format!("about {} left", duration(s))}</span> });
+    let who = r.worker.map(|w| {
+        view! {
+            " "
+            <span class="worker">{format!("on {w}")}</span>
+        }
+    });
+    let left = r.left_seconds.map(|s| {
+        view! {
+            " "
+            <span class="left">{format!("about {} left", duration(s))}</span>
+        }
+    });
     let score = |x: Option<f64>| x.map_or("–".to_string(), |v| format!("{:.1}", 100.0 * v));
     view! {
         <tr class=format!("run {}", r.status.as_str()) data-run=r.id.to_string()>
@@ -29,7 +36,10 @@ fn run_row(r: RunRow) -> impl IntoView {
             <td>{r.task}</td>
             <td class="num">{r.k}</td>
             <td class="num">{r.split}</td>
-            <td>{r.status.as_str()} " " {progress} {left} {who} {r.error.map(|e| view! { <span class="error">{e}</span> })}</td>
+            <td>
+                {r.status.as_str()} " " {progress} {left} {who}
+                {r.error.map(|e| view! { <span class="error">{e}</span> })}
+            </td>
             <td class="num">{score(r.s1)}</td>
             <td class="num">{score(r.s1_any_of)}</td>
             <td>{r.provider}</td>
@@ -149,13 +159,18 @@ fn UploadForm(runs: Resource<Result<Vec<RunRow>, crate::error::AppError>>) -> im
     view! {
         <form class="upload" on:submit=submit>
             <h2>"Upload predictions"</h2>
-            <p class="hint">"Official CLUES lines " <code>"{\"id\", \"answer\": [...]}"</code>
-                ", lines " <code>"{\"<id>\": [spans]}"</code> " or one JSON object of id → spans; every test item once."</p>
-            <label>"Task " <input name="task" required node_ref=task/></label>
-            <label>"System " <input name="system" required node_ref=system/></label>
-            <label>"k " <input name="k" type="number" min="0" value="0" node_ref=k/></label>
-            <label>"Split " <input name="split" type="number" min="0" value="0" node_ref=split/></label>
-            <label>"Predictions file " <input name="file" type="file" node_ref=file/></label>
+            <p class="hint">
+                "Official CLUES lines " <code>"{\"id\", \"answer\": [...]}"</code> ", lines "
+                <code>"{\"<id>\": [spans]}"</code>
+                " or one JSON object of id → spans; every test item once."
+            </p>
+            <label>"Task " <input name="task" required node_ref=task /></label>
+            <label>"System " <input name="system" required node_ref=system /></label>
+            <label>"k " <input name="k" type="number" min="0" value="0" node_ref=k /></label>
+            <label>
+                "Split " <input name="split" type="number" min="0" value="0" node_ref=split />
+            </label>
+            <label>"Predictions file " <input name="file" type="file" node_ref=file /></label>
             <button type="submit">"Upload"</button>
             <p class="upload-result">{message}</p>
         </form>
@@ -193,42 +208,75 @@ pub fn ModelsPage() -> impl IntoView {
         </p>
         <Transition fallback=|| view! { <p>"Loading the runs…"</p> }>
             <ErrorBoundary fallback=alerts>
-            {move || Suspend::new(async move {
-                runs.await.map(|rs| match rs {
-                    rs if rs.is_empty() => view! { <p class="empty">"No machine evaluations yet."</p> }.into_any(),
-                    rs => view! {
-                        <table class="grid runs">
-                            <thead><tr>
-                                <th>"System"</th><th>"Kind"</th><th>"Task"</th><th>"k"</th><th>"Split"</th>
-                                <th>"Status"</th><th>"S1 (official)"</th><th>"S1 (any-of)"</th><th>"Ran on"</th><th>"Time"</th>
-                            </tr></thead>
-                            <tbody>{rs.into_iter().map(run_row).collect_view()}</tbody>
-                        </table>
-                    }.into_any(),
-                })
-            })}
+                {move || Suspend::new(async move {
+                    runs.await
+                        .map(|rs| match rs {
+                            rs if rs.is_empty() => {
+                                view! { <p class="empty">"No machine evaluations yet."</p> }
+                                    .into_any()
+                            }
+                            rs => {
+                                view! {
+                                    <table class="grid runs">
+                                        <thead>
+                                            <tr>
+                                                <th>"System"</th>
+                                                <th>"Kind"</th>
+                                                <th>"Task"</th>
+                                                <th>"k"</th>
+                                                <th>"Split"</th>
+                                                <th>"Status"</th>
+                                                <th>"S1 (official)"</th>
+                                                <th>"S1 (any-of)"</th>
+                                                <th>"Ran on"</th>
+                                                <th>"Time"</th>
+                                            </tr>
+                                        </thead>
+                                        <tbody>{rs.into_iter().map(run_row).collect_view()}</tbody>
+                                    </table>
+                                }
+                                    .into_any()
+                            }
+                        })
+                })}
             </ErrorBoundary>
         </Transition>
         <Transition fallback=|| ()>
             <ErrorBoundary fallback=alerts>
-            {move || Suspend::new(async move {
-                grids.await.map(|gs| match gs {
-                    gs if gs.is_empty() => ().into_any(),
-                    gs => view! {
-                        <h2>"Shared grids"</h2>
-                        <p class="hint">"Workers on any machine pointed at this database share a grid ("
-                            <code>"clues-lab baseline [--finetune] --all"</code>" or "<code>"clues-lab eval --plan FILE"</code>" on each): each claims the next job under a lease it renews; a job whose worker stopped is taken over."</p>
-                        <table class="grid grids">
-                            <thead><tr>
-                                <th>"System"</th><th>"Queued"</th><th>"Running"</th><th>"Done"</th><th>"Failed"</th><th>"Workers now"</th>
-                            </tr></thead>
-                            <tbody>{gs.into_iter().map(grid_row).collect_view()}</tbody>
-                        </table>
-                    }.into_any(),
-                })
-            })}
+                {move || Suspend::new(async move {
+                    grids
+                        .await
+                        .map(|gs| match gs {
+                            gs if gs.is_empty() => ().into_any(),
+                            gs => {
+                                view! {
+                                    <h2>"Shared grids"</h2>
+                                    <p class="hint">
+                                        "Workers on any machine pointed at this database share a grid ("
+                                        <code>"clues-lab baseline [--finetune] --all"</code>" or "
+                                        <code>"clues-lab eval --plan FILE"</code>
+                                        " on each): each claims the next job under a lease it renews; a job whose worker stopped is taken over."
+                                    </p>
+                                    <table class="grid grids">
+                                        <thead>
+                                            <tr>
+                                                <th>"System"</th>
+                                                <th>"Queued"</th>
+                                                <th>"Running"</th>
+                                                <th>"Done"</th>
+                                                <th>"Failed"</th>
+                                                <th>"Workers now"</th>
+                                            </tr>
+                                        </thead>
+                                        <tbody>{gs.into_iter().map(grid_row).collect_view()}</tbody>
+                                    </table>
+                                }
+                                    .into_any()
+                            }
+                        })
+                })}
             </ErrorBoundary>
         </Transition>
-        <UploadForm runs=runs/>
+        <UploadForm runs=runs />
     }
 }

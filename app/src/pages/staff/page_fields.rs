@@ -90,17 +90,61 @@ impl PageFields {
     /// `frozen`: workers have started, so the questions and checks are shown read-only.
     pub(super) fn view(self, frozen: bool) -> impl IntoView {
         view! {
-            <details class="study-pages" open=!self.consent.get_untracked().is_empty() || !self.questionnaire.get_untracked().is_empty()>
+            <details
+                class="study-pages"
+                open=!self.consent.get_untracked().is_empty()
+                    || !self.questionnaire.get_untracked().is_empty()
+            >
                 <summary>"Consent, questionnaires, attention checks, debriefing"</summary>
-                <p class="hint">"All optional. The format of questions and checks is in the README (the same as questionnaire.json and attention.json beside a study made on the command line)."</p>
-                <label>"Consent text (Markdown; empty: no consent page)" <textarea name="consent" rows="6" bind:value=self.consent></textarea></label>
-                <label>"Researcher's contact (shown under the consent text)" <input name="contact" bind:value=self.contact/></label>
-                <label>"Prolific no-consent code" <input name="no_consent_code" bind:value=self.no_consent_code/></label>
-                <label>"Prolific no-consent URL ({code} = the code; empty: Prolific's)" <input name="no_consent_url" bind:value=self.no_consent_url/></label>
-                <label>"Questionnaires (JSON: {\"before\": [...], \"after\": [...]})" <textarea name="questionnaire" rows="8" readonly=frozen bind:value=self.questionnaire></textarea></label>
-                <label>"Attention checks (JSON list)" <textarea name="attention_checks" rows="6" readonly=frozen bind:value=self.checks></textarea></label>
-                <label>"Failed attention checks allowed before a worker is flagged (empty: report only)" <input name="attention_max_failures" inputmode="numeric" bind:value=self.max_failures/></label>
-                <label>"Debriefing (Markdown, shown on the end page)" <textarea name="debriefing" rows="4" bind:value=self.debriefing></textarea></label>
+                <p class="hint">
+                    "All optional. The format of questions and checks is in the README (the same as questionnaire.json and attention.json beside a study made on the command line)."
+                </p>
+                <label>
+                    "Consent text (Markdown; empty: no consent page)"
+                    <textarea name="consent" rows="6" bind:value=self.consent></textarea>
+                </label>
+                <label>
+                    "Researcher's contact (shown under the consent text)"
+                    <input name="contact" bind:value=self.contact />
+                </label>
+                <label>
+                    "Prolific no-consent code"
+                    <input name="no_consent_code" bind:value=self.no_consent_code />
+                </label>
+                <label>
+                    "Prolific no-consent URL ({code} = the code; empty: Prolific's)"
+                    <input name="no_consent_url" bind:value=self.no_consent_url />
+                </label>
+                <label>
+                    "Questionnaires (JSON: {\"before\": [...], \"after\": [...]})"
+                    <textarea
+                        name="questionnaire"
+                        rows="8"
+                        readonly=frozen
+                        bind:value=self.questionnaire
+                    ></textarea>
+                </label>
+                <label>
+                    "Attention checks (JSON list)"
+                    <textarea
+                        name="attention_checks"
+                        rows="6"
+                        readonly=frozen
+                        bind:value=self.checks
+                    ></textarea>
+                </label>
+                <label>
+                    "Failed attention checks allowed before a worker is flagged (empty: report only)"
+                    <input
+                        name="attention_max_failures"
+                        inputmode="numeric"
+                        bind:value=self.max_failures
+                    />
+                </label>
+                <label>
+                    "Debriefing (Markdown, shown on the end page)"
+                    <textarea name="debriefing" rows="4" bind:value=self.debriefing></textarea>
+                </label>
             </details>
         }
     }

@@ -14,6 +14,19 @@ use domain::study::StudyConfig;
 use leptos::prelude::*;
 use leptos_router::components::A;
 
+/// The problem the form's fields have, as an alert.
+fn problem_alert(problem: RwSignal<Option<String>>) -> impl IntoView {
+    move || {
+        problem.get().map(|p| {
+            view! {
+                <p class="error" role="alert">
+                    {p}
+                </p>
+            }
+        })
+    }
+}
+
 /// The editable fields of a configuration, as text while being typed.
 #[derive(Clone, Copy)]
 struct ConfigFields {
@@ -115,33 +128,91 @@ impl ConfigFields {
     fn view(self, options: Signal<Vec<(String, String)>>, frozen: bool) -> impl IntoView {
         let group = self.group;
         view! {
-            <label>"Scenarios (shots, 0 = zero-shot)" <input name="scenarios" bind:value=self.scenarios readonly=frozen/></label>
-            <label>"Annotators per scenario" <input name="annotators" inputmode="numeric" bind:value=self.annotators/></label>
-            <label>"Training sets (shot group)"
-                <select name="shot_group" disabled=frozen prop:value=move || group.get() on:change=move |ev| group.set(event_target_value(&ev))>
+            <label>
+                "Scenarios (shots, 0 = zero-shot)"
+                <input name="scenarios" bind:value=self.scenarios readonly=frozen />
+            </label>
+            <label>
+                "Annotators per scenario"
+                <input name="annotators" inputmode="numeric" bind:value=self.annotators />
+            </label>
+            <label>
+                "Training sets (shot group)"
+                <select
+                    name="shot_group"
+                    disabled=frozen
+                    prop:value=move || group.get()
+                    on:change=move |ev| group.set(event_target_value(&ev))
+                >
                     {move || {
                         let opts = options.get();
                         let current = group.get();
                         let listed = current.is_empty() || opts.iter().any(|o| o.0 == current);
-                        let extra = (!listed).then(|| (current.clone(), current.replace(',', ", ")));
-                        opts.into_iter().chain(extra).map(|(value, label)| view! {
-                            <option selected=value == current value=value>{label}</option>
-                        }).collect_view()
+                        let extra = (!listed)
+                            .then(|| (current.clone(), current.replace(',', ", ")));
+                        opts.into_iter()
+                            .chain(extra)
+                            .map(|(value, label)| {
+                                view! {
+                                    <option selected=value == current value=value>
+                                        {label}
+                                    </option>
+                                }
+                            })
+                            .collect_view()
                     }}
                 </select>
             </label>
-            <label class="check"><input name="allow_unnested" type="checkbox" disabled=frozen bind:checked=self.allow_unnested/> " Allow training sets that are not nested"</label>
-            <label class="check"><input name="shuffle_training" type="checkbox" disabled=frozen bind:checked=self.shuffle_training/> " Each worker sees the training examples in an order of their own (seeded and recorded)"</label>
-            <label>"Screening items: a training file every worker answers first, without feedback (e.g. 10_5; empty: none)" <input name="screening" bind:value=self.screening readonly=frozen/></label>
-            {frozen.then(|| view! {
-                <p class="hint frozen-note">"Workers have started: the scenarios and training sets are fixed, and so is their order (changing them would alter what workers saw). The number of annotators can only grow."</p>
-            })}
-            <label>"Hourly rate (USD)" <input name="rate" bind:value=self.rate/></label>
-            <label>"Training filter margin (S1 below the others' mean)" <input name="margin" bind:value=self.margin/></label>
-            <label>"Release an idle place after (seconds; empty: never)" <input name="timeout" bind:value=self.timeout/></label>
-            <label>"Completion code (empty: generated)" <input name="code" bind:value=self.code/></label>
-            <label>"Prolific completion URL ({code} = the code; empty: Prolific's)" <input name="completion_url" bind:value=self.completion_url/></label>
-            <label class="check"><input name="open" type="checkbox" bind:checked=self.open/> " Open to workers"</label>
+            <label class="check">
+                <input
+                    name="allow_unnested"
+                    type="checkbox"
+                    disabled=frozen
+                    bind:checked=self.allow_unnested
+                />
+                " Allow training sets that are not nested"
+            </label>
+            <label class="check">
+                <input
+                    name="shuffle_training"
+                    type="checkbox"
+                    disabled=frozen
+                    bind:checked=self.shuffle_training
+                />
+                " Each worker sees the training examples in an order of their own (seeded and recorded)"
+            </label>
+            <label>
+                "Screening items: a training file every worker answers first, without feedback (e.g. 10_5; empty: none)"
+                <input name="screening" bind:value=self.screening readonly=frozen />
+            </label>
+            {frozen
+                .then(|| {
+                    view! {
+                        <p class="hint frozen-note">
+                            "Workers have started: the scenarios and training sets are fixed, and so is their order (changing them would alter what workers saw). The number of annotators can only grow."
+                        </p>
+                    }
+                })}
+            <label>"Hourly rate (USD)" <input name="rate" bind:value=self.rate /></label>
+            <label>
+                "Training filter margin (S1 below the others' mean)"
+                <input name="margin" bind:value=self.margin />
+            </label>
+            <label>
+                "Release an idle place after (seconds; empty: never)"
+                <input name="timeout" bind:value=self.timeout />
+            </label>
+            <label>
+                "Completion code (empty: generated)" <input name="code" bind:value=self.code />
+            </label>
+            <label>
+                "Prolific completion URL ({code} = the code; empty: Prolific's)"
+                <input name="completion_url" bind:value=self.completion_url />
+            </label>
+            <label class="check">
+                <input name="open" type="checkbox" bind:checked=self.open />
+                " Open to workers"
+            </label>
             {self.pages.view(frozen)}
         }
     }
@@ -155,35 +226,71 @@ pub fn StudiesPage() -> impl IntoView {
         <h1>"Studies"</h1>
         <Suspense fallback=|| view! { <p>"Loading studies…"</p> }>
             <ErrorBoundary fallback=alerts>
-            {move || Suspend::new(async move {
-                studies.await.map(|list| match list {
-                    list if list.is_empty() => view! { <p>"No studies yet."</p> }.into_any(),
-                    list => view! {
-                        <table class="grid studies">
-                            <thead><tr><th>"Study"</th><th>"Task"</th><th>"Scenarios"</th><th>"Training sets"</th><th>"Open"</th><th>"Workers"</th><th>"Finished"</th><th>"Worker link"</th></tr></thead>
-                            <tbody>
-                                {list.into_iter().map(|s| view! {
-                                    <tr>
-                                        <td><A href=format!("/studies/{}", s.id)>{s.name.clone()}</A></td>
-                                        <td>{s.task.clone()}</td>
-                                        <td>{s.config.scenarios.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")}</td>
-                                        <td class="shot-group">{s.shot_group.clone()}</td>
-                                        <td>{if s.config.open { "open" } else { "closed" }}</td>
-                                        <td class="num">{s.workers}</td>
-                                        <td class="num">{s.finished}</td>
-                                        <td class="worker-links">{worker_links(s.id).into_iter().map(|(platform, link)| view! {
-                                            <div>{platform} ": " <code>{link}</code></div>
-                                        }).collect_view()}</td>
-                                    </tr>
-                                }).collect_view()}
-                            </tbody>
-                        </table>
-                    }.into_any(),
-                })
-            })}
+                {move || Suspend::new(async move {
+                    studies
+                        .await
+                        .map(|list| match list {
+                            list if list.is_empty() => view! { <p>"No studies yet."</p> }.into_any(),
+                            list => {
+                                view! {
+                                    <table class="grid studies">
+                                        <thead>
+                                            <tr>
+                                                <th>"Study"</th>
+                                                <th>"Task"</th>
+                                                <th>"Scenarios"</th>
+                                                <th>"Training sets"</th>
+                                                <th>"Open"</th>
+                                                <th>"Workers"</th>
+                                                <th>"Finished"</th>
+                                                <th>"Worker link"</th>
+                                            </tr>
+                                        </thead>
+                                        <tbody>
+                                            {list
+                                                .into_iter()
+                                                .map(|s| {
+                                                    view! {
+                                                        <tr>
+                                                            <td>
+                                                                <A href=format!("/studies/{}", s.id)>{s.name.clone()}</A>
+                                                            </td>
+                                                            <td>{s.task.clone()}</td>
+                                                            <td>
+                                                                {s
+                                                                    .config
+                                                                    .scenarios
+                                                                    .iter()
+                                                                    .map(u32::to_string)
+                                                                    .collect::<Vec<_>>()
+                                                                    .join(", ")}
+                                                            </td>
+                                                            <td class="shot-group">{s.shot_group.clone()}</td>
+                                                            <td>{if s.config.open { "open" } else { "closed" }}</td>
+                                                            <td class="num">{s.workers}</td>
+                                                            <td class="num">{s.finished}</td>
+                                                            <td class="worker-links">
+                                                                {worker_links(s.id)
+                                                                    .into_iter()
+                                                                    .map(|(platform, link)| {
+                                                                        view! { <div>{platform} ": " <code>{link}</code></div> }
+                                                                    })
+                                                                    .collect_view()}
+                                                            </td>
+                                                        </tr>
+                                                    }
+                                                })
+                                                .collect_view()}
+                                        </tbody>
+                                    </table>
+                                }
+                                    .into_any()
+                            }
+                        })
+                })}
             </ErrorBoundary>
         </Suspense>
-        <CreateForm create/>
+        <CreateForm create />
     }
 }
 
@@ -240,25 +347,49 @@ fn CreateForm(create: ServerAction<CreateStudy>) -> impl IntoView {
         <section class="create-study">
             <h2>"New study (admins)"</h2>
             <form class="config" on:submit=submit>
-                <label>"Task"
+                <label>
+                    "Task"
                     <select name="task" on:change=move |ev| choose_task(event_target_value(&ev))>
                         <option value="">"Choose a task"</option>
                         <Suspense fallback=|| ()>
                             {move || Suspend::new(async move {
-                                tasks.await.unwrap_or_default().into_iter().map(|t| view! {
-                                    <option value=t.name.clone()>{t.name.clone()}</option>
-                                }).collect_view()
+                                tasks
+                                    .await
+                                    .unwrap_or_default()
+                                    .into_iter()
+                                    .map(|t| {
+                                        view! {
+                                            <option value=t.name.clone()>{t.name.clone()}</option>
+                                        }
+                                    })
+                                    .collect_view()
                             })}
                         </Suspense>
                     </select>
                 </label>
-                <label>"Name" <input name="name" bind:value=name/></label>
+                <label>"Name" <input name="name" bind:value=name /></label>
                 {fields.view(options, false)}
-                <button type="submit" disabled=move || create.pending().get()>"Create study"</button>
+                <button type="submit" disabled=move || create.pending().get()>
+                    "Create study"
+                </button>
             </form>
-            {move || problem.get().map(|p| view! { <p class="error" role="alert">{p}</p> })}
+            {problem_alert(problem)}
             <ErrorBoundary fallback=alerts>
-                {move || create.value().get().map(|r| r.map(|id| view! { <p class="saved" role="status">"Created. " <A href=format!("/studies/{id}")>"Open the study"</A></p> }))}
+                {move || {
+                    create
+                        .value()
+                        .get()
+                        .map(|r| {
+                            r.map(|id| {
+                                view! {
+                                    <p class="saved" role="status">
+                                        "Created. "
+                                        <A href=format!("/studies/{id}")>"Open the study"</A>
+                                    </p>
+                                }
+                            })
+                        })
+                }}
             </ErrorBoundary>
         </section>
     }
@@ -276,7 +407,7 @@ pub fn StudyAdminPage() -> impl IntoView {
         <Transition fallback=|| view! { <p>"Loading study…"</p> }>
             <ErrorBoundary fallback=alerts>
                 {move || Suspend::new(async move {
-                    overview.await.map(|o| view! { <StudyView o update/> })
+                    overview.await.map(|o| view! { <StudyView o update /> })
                 })}
             </ErrorBoundary>
         </Transition>
@@ -313,29 +444,72 @@ fn StudyView(o: StudyOverview, update: ServerAction<UpdateStudy>) -> impl IntoVi
     };
     view! {
         <h1 class="study-title">{s.name.clone()}</h1>
-        <p class="meta">"Task " <A href=format!("/tasks/{}", s.task)>{s.task.clone()}</A>
-            {format!(" · configuration #{} · {}", s.config_id, if s.started { "started: what workers saw can no longer change" } else { "not started: everything can change" })}</p>
-        <p class="shot-group">"Training sets: " <strong>{s.shot_group.clone()}</strong>
-            {(!s.nested).then(|| view! { <span class="warn">" — a larger training set does not contain the smaller ones (allowed by the admin); the reports say so."</span> })}</p>
-        <p>"Worker link: " <code class="worker-link">{format!("/join/{id}")}</code>
-           " — for Prolific " <code class="prolific-link">{worker_links(id)[0].1.clone()}</code>
-           " (Prolific fills in the placeholders); for MTurk the bare link as an ExternalQuestion (MTurk adds workerId, assignmentId, hitId and turkSubmitTo)."</p>
+        <p class="meta">
+            "Task " <A href=format!("/tasks/{}", s.task)>{s.task.clone()}</A>
+            {format!(
+                " · configuration #{} · {}",
+                s.config_id,
+                if s.started {
+                    "started: what workers saw can no longer change"
+                } else {
+                    "not started: everything can change"
+                },
+            )}
+        </p>
+        <p class="shot-group">
+            "Training sets: " <strong>{s.shot_group.clone()}</strong>
+            {(!s.nested)
+                .then(|| {
+                    view! {
+                        <span class="warn">
+                            " — a larger training set does not contain the smaller ones (allowed by the admin); the reports say so."
+                        </span>
+                    }
+                })}
+        </p>
+        <p>
+            "Worker link: " <code class="worker-link">{format!("/join/{id}")}</code>
+            " — for Prolific " <code class="prolific-link">{worker_links(id)[0].1.clone()}</code>
+            " (Prolific fills in the placeholders); for MTurk the bare link as an ExternalQuestion (MTurk adds workerId, assignmentId, hitId and turkSubmitTo)."
+        </p>
         <section class="progress">
             <h2>"Progress"</h2>
             {super::dashboard::progress_table(o.progress)}
             <table class="grid workers">
-                <thead><tr><th>"Worker"</th><th>"Shots"</th><th>"Status"</th><th>"Items"</th><th>"Training S1"</th><th>"Time on items"</th></tr></thead>
+                <thead>
+                    <tr>
+                        <th>"Worker"</th>
+                        <th>"Shots"</th>
+                        <th>"Status"</th>
+                        <th>"Items"</th>
+                        <th>"Training S1"</th>
+                        <th>"Time on items"</th>
+                    </tr>
+                </thead>
                 <tbody>
-                    {o.workers.into_iter().map(|w| view! {
-                        <tr>
-                            <td>{w.name}</td>
-                            <td class="num">{w.k}</td>
-                            <td>{w.status.as_str()}</td>
-                            <td class="num">{format!("{} of {}", w.items_done, w.items_total)}</td>
-                            <td class="num">{w.training_s1.map(|s| format!("{s:.3}")).unwrap_or_default()}</td>
-                            <td class="num">{format!("{:.0} s", w.seconds)}</td>
-                        </tr>
-                    }).collect_view()}
+                    {o
+                        .workers
+                        .into_iter()
+                        .map(|w| {
+                            view! {
+                                <tr>
+                                    <td>{w.name}</td>
+                                    <td class="num">{w.k}</td>
+                                    <td>{w.status.as_str()}</td>
+                                    <td class="num">
+                                        {format!("{} of {}", w.items_done, w.items_total)}
+                                    </td>
+                                    <td class="num">
+                                        {w
+                                            .training_s1
+                                            .map(|s| format!("{s:.3}"))
+                                            .unwrap_or_default()}
+                                    </td>
+                                    <td class="num">{format!("{:.0} s", w.seconds)}</td>
+                                </tr>
+                            }
+                        })
+                        .collect_view()}
                 </tbody>
             </table>
         </section>
@@ -343,13 +517,28 @@ fn StudyView(o: StudyOverview, update: ServerAction<UpdateStudy>) -> impl IntoVi
             <h2>"Configuration (admins)"</h2>
             <p class="hint">{format!("Nesting chains of the task's training files: {chains}")}</p>
             <form class="config" on:submit=submit>
-                <label>"Name" <input name="name" bind:value=name/></label>
+                <label>"Name" <input name="name" bind:value=name /></label>
                 {fields.view(options, s.started)}
-                <button type="submit" disabled=move || update.pending().get()>"Save"</button>
+                <button type="submit" disabled=move || update.pending().get()>
+                    "Save"
+                </button>
             </form>
-            {move || problem.get().map(|p| view! { <p class="error" role="alert">{p}</p> })}
+            {problem_alert(problem)}
             <ErrorBoundary fallback=alerts>
-                {move || update.value().get().map(|r| r.map(|()| view! { <p class="saved" role="status">"Saved."</p> }))}
+                {move || {
+                    update
+                        .value()
+                        .get()
+                        .map(|r| {
+                            r.map(|()| {
+                                view! {
+                                    <p class="saved" role="status">
+                                        "Saved."
+                                    </p>
+                                }
+                            })
+                        })
+                }}
             </ErrorBoundary>
         </section>
     }

@@ -17,7 +17,7 @@ pub fn TaskPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p>"Loading task…"</p> }>
             <ErrorBoundary fallback=alerts>
                 {move || Suspend::new(async move {
-                    detail.await.map(|d| view! { <TaskView detail=d/> })
+                    detail.await.map(|d| view! { <TaskView detail=d /> })
                 })}
             </ErrorBoundary>
         </Suspense>
@@ -38,41 +38,88 @@ fn TaskView(detail: TaskInfo) -> impl IntoView {
     let shown = quality_rows.len();
     view! {
         <h1 class="task-name">{spec.name.clone()}</h1>
-        <p class="meta">{spec.family.label()} " · source: " {source} " · " {test_items} " test items"</p>
-        <section class="description"><h2>"Task description"</h2><p>{spec.description.clone()}</p></section>
-        {(!spec.labels.is_empty()).then(|| view! {
-            <section class="labels">
-                <h2>"Labels"</h2>
-                <ul>
-                    {spec.labels.iter().map(|l| view! {
-                        <li>
-                            <strong>{l.name.clone()}</strong>
-                            <details class="help">
-                                <summary>"Help"</summary>
-                                <p>{l.definition.clone()}</p>
-                                <p class="example">"Example: " {l.example.clone()}</p>
-                            </details>
-                        </li>
-                    }).collect_view()}
-                </ul>
-            </section>
-        })}
+        <p class="meta">
+            {spec.family.label()} " · source: " {source} " · " {test_items} " test items"
+        </p>
+        <section class="description">
+            <h2>"Task description"</h2>
+            <p>{spec.description.clone()}</p>
+        </section>
+        {(!spec.labels.is_empty())
+            .then(|| {
+                view! {
+                    <section class="labels">
+                        <h2>"Labels"</h2>
+                        <ul>
+                            {spec
+                                .labels
+                                .iter()
+                                .map(|l| {
+                                    view! {
+                                        <li>
+                                            <strong>{l.name.clone()}</strong>
+                                            <details class="help">
+                                                <summary>"Help"</summary>
+                                                <p>{l.definition.clone()}</p>
+                                                <p class="example">"Example: " {l.example.clone()}</p>
+                                            </details>
+                                        </li>
+                                    }
+                                })
+                                .collect_view()}
+                        </ul>
+                    </section>
+                }
+            })}
         <section class="questions">
             <h2>"Question types"</h2>
-            <ul>{spec.question_types.iter().map(|q| view! { <li><code>{q.key.clone()}</code> ": " {q.question.clone()}</li> }).collect_view()}</ul>
+            <ul>
+                {spec
+                    .question_types
+                    .iter()
+                    .map(|q| {
+                        view! {
+                            <li>
+                                <code>{q.key.clone()}</code>
+                                ": "
+                                {q.question.clone()}
+                            </li>
+                        }
+                    })
+                    .collect_view()}
+            </ul>
         </section>
         <section class="shots">
             <h2>"Shot groups"</h2>
             <table class="grid">
-                <thead><tr><th>"k"</th><th>"Split"</th><th>"Rows"</th><th>"File"</th></tr></thead>
+                <thead>
+                    <tr>
+                        <th>"k"</th>
+                        <th>"Split"</th>
+                        <th>"Rows"</th>
+                        <th>"File"</th>
+                    </tr>
+                </thead>
                 <tbody>
-                    {shot_groups.into_iter().map(|g| view! {
-                        <tr><td class="num">{g.k}</td><td class="num">{g.split}</td><td class="num">{g.rows}</td><td><code>{g.file_name}</code></td></tr>
-                    }).collect_view()}
+                    {shot_groups
+                        .into_iter()
+                        .map(|g| {
+                            view! {
+                                <tr>
+                                    <td class="num">{g.k}</td>
+                                    <td class="num">{g.split}</td>
+                                    <td class="num">{g.rows}</td>
+                                    <td>
+                                        <code>{g.file_name}</code>
+                                    </td>
+                                </tr>
+                            }
+                        })
+                        .collect_view()}
                 </tbody>
             </table>
         </section>
-        <ItemPreviewer name=spec.name.clone()/>
+        <ItemPreviewer name=spec.name.clone() />
         <section class="quality">
             <h2>"Data-quality report"</h2>
             {if total_issues == 0 {
@@ -80,23 +127,57 @@ fn TaskView(detail: TaskInfo) -> impl IntoView {
             } else {
                 view! {
                     <ul class="counts">
-                        {quality_counts.into_iter().map(|(kind, n)| view! { <li><code>{kind}</code> ": " {n}</li> }).collect_view()}
+                        {quality_counts
+                            .into_iter()
+                            .map(|(kind, n)| {
+                                view! {
+                                    <li>
+                                        <code>{kind}</code>
+                                        ": "
+                                        {n}
+                                    </li>
+                                }
+                            })
+                            .collect_view()}
                     </ul>
-                    <p>{format!("Showing {shown} of {total_issues} notes (at most {QUALITY_ROWS}); the full report is printed by the importer.")}</p>
+                    <p>
+                        {format!(
+                            "Showing {shown} of {total_issues} notes (at most {QUALITY_ROWS}); the full report is printed by the importer.",
+                        )}
+                    </p>
                     <table class="grid">
-                        <thead><tr><th>"File"</th><th>"Line"</th><th>"Kind"</th><th>"Detail"</th></tr></thead>
+                        <thead>
+                            <tr>
+                                <th>"File"</th>
+                                <th>"Line"</th>
+                                <th>"Kind"</th>
+                                <th>"Detail"</th>
+                            </tr>
+                        </thead>
                         <tbody>
-                            {quality_rows.into_iter().map(|q| view! {
-                                <tr>
-                                    <td>{q.file_name.unwrap_or_else(|| "(across files)".into())}</td>
-                                    <td class="num">{q.line_no.map(|n| n.to_string()).unwrap_or_default()}</td>
-                                    <td><code>{q.kind}</code></td>
-                                    <td>{q.detail}</td>
-                                </tr>
-                            }).collect_view()}
+                            {quality_rows
+                                .into_iter()
+                                .map(|q| {
+                                    view! {
+                                        <tr>
+                                            <td>
+                                                {q.file_name.unwrap_or_else(|| "(across files)".into())}
+                                            </td>
+                                            <td class="num">
+                                                {q.line_no.map(|n| n.to_string()).unwrap_or_default()}
+                                            </td>
+                                            <td>
+                                                <code>{q.kind}</code>
+                                            </td>
+                                            <td>{q.detail}</td>
+                                        </tr>
+                                    }
+                                })
+                                .collect_view()}
                         </tbody>
                     </table>
-                }.into_any()
+                }
+                    .into_any()
             }}
         </section>
     }
@@ -121,12 +202,25 @@ fn ItemPreviewer(name: String) -> impl IntoView {
         <section class="preview">
             <h2>"Test items as a worker sees them"</h2>
             <div class="buttons">
-                <button class="preview-prev" on:click=move |_| go(-1)>"Previous"</button>
-                <button class="preview-next" on:click=move |_| go(1)>"Show next test item"</button>
+                <button class="preview-prev" on:click=move |_| go(-1)>
+                    "Previous"
+                </button>
+                <button class="preview-next" on:click=move |_| go(1)>
+                    "Show next test item"
+                </button>
             </div>
             <ErrorBoundary fallback=alerts>
                 {move || match preview.value().get() {
-                    None => Ok(view! { <p class="hint">"Press the button to load a test item from the server."</p> }.into_any()),
+                    None => {
+                        Ok(
+                            view! {
+                                <p class="hint">
+                                    "Press the button to load a test item from the server."
+                                </p>
+                            }
+                                .into_any(),
+                        )
+                    }
                     Some(item) => item.map(item_view),
                 }}
             </ErrorBoundary>
@@ -137,7 +231,9 @@ fn ItemPreviewer(name: String) -> impl IntoView {
 fn item_view(item: ItemPreview) -> AnyView {
     view! {
         <article class="item">
-            <p class="position">{format!("Item {} of {} (id {})", item.position + 1, item.total, item.id)}</p>
+            <p class="position">
+                {format!("Item {} of {} (id {})", item.position + 1, item.total, item.id)}
+            </p>
             <p class="question">{item.question}</p>
             {context_view(&item.context)}
         </article>

@@ -20,10 +20,15 @@ fn confidence_name(c: u8) -> &'static str {
 pub(crate) fn answer_view(a: &Answer) -> impl IntoView {
     match a {
         Answer::Label { label, confidence } => EitherOf4::A(view! {
-            <p class="your-answer">{label.clone()} <span class="conf">{format!(" (confidence: {})", confidence_name(*confidence))}</span></p>
+            <p class="your-answer">
+                {label.clone()}
+                <span class="conf">
+                    {format!(" (confidence: {})", confidence_name(*confidence))}
+                </span>
+            </p>
         }),
         Answer::Spans { spans } => {
-            EitherOf4::B(view! { <SpanTable spans=spans.clone() on_delete=None/> })
+            EitherOf4::B(view! { <SpanTable spans=spans.clone() on_delete=None /> })
         }
         Answer::NoAnswer => EitherOf4::C(view! { <p class="your-answer">"No answer"</p> }),
         Answer::Skip { .. } => EitherOf4::C(view! { <p class="your-answer">"Skipped"</p> }),
@@ -50,14 +55,27 @@ pub(crate) fn TextForm(sender: Sender) -> impl IntoView {
     };
     let skip = move |_| sender.send(Answer::Skip { confidence: None });
     view! {
-        <label class="free-text">"Your answer"
-            <textarea name="answer" rows="3" maxlength=domain::answer::MAX_TEXT.to_string() bind:value=text
-                disabled=move || sender.busy()></textarea>
+        <label class="free-text">
+            "Your answer"
+            <textarea
+                name="answer"
+                rows="3"
+                maxlength=domain::answer::MAX_TEXT.to_string()
+                bind:value=text
+                disabled=move || sender.busy()
+            ></textarea>
         </label>
         <div class="buttons">
-            <button class="submit" on:click=submit
-                disabled=move || text.get().trim().is_empty() || sender.busy()>"Submit"</button>
-            <button class="skip" on:click=skip disabled=move || sender.busy()>"Skip"</button>
+            <button
+                class="submit"
+                on:click=submit
+                disabled=move || text.get().trim().is_empty() || sender.busy()
+            >
+                "Submit"
+            </button>
+            <button class="skip" on:click=skip disabled=move || sender.busy()>
+                "Skip"
+            </button>
         </div>
         {sender.status_view()}
     }
@@ -98,47 +116,74 @@ pub(crate) fn LabelForm(labels: Vec<Label>, sender: Sender) -> impl IntoView {
     view! {
         <fieldset class="options">
             <legend>"Your answer"</legend>
-            {labels.into_iter().map(|l| {
-                let name = l.name.clone();
-                let this = l.name.clone();
-                view! {
-                    <div class="option">
-                        <label>
-                            // `checked` follows the form's state: the page reuses these inputs for
-                            // the next item, whose form starts empty.
-                            <input type="radio" name="label" value=l.name.clone()
-                                disabled=move || sender.busy()
-                                prop:checked=move || choice.with(|c| c.as_deref() == Some(this.as_str()))
-                                on:change=move |_| choice.set(Some(name.clone()))/>
-                            " " {l.name.clone()}
-                        </label>
-                        <details class="help">
-                            <summary aria-label=format!("Help: {}", l.name)>"Help"</summary>
-                            <p class="definition">{l.definition}</p>
-                            <p class="example">"Example: " {l.example}</p>
-                        </details>
-                    </div>
-                }
-            }).collect_view()}
+            {labels
+                .into_iter()
+                .map(|l| {
+                    let name = l.name.clone();
+                    let this = l.name.clone();
+                    view! {
+                        <div class="option">
+                            <label>
+                                // `checked` follows the form's state: the page reuses these inputs for
+                                // the next item, whose form starts empty.
+                                <input
+                                    type="radio"
+                                    name="label"
+                                    value=l.name.clone()
+                                    disabled=move || sender.busy()
+                                    prop:checked=move || {
+                                        choice.with(|c| c.as_deref() == Some(this.as_str()))
+                                    }
+                                    on:change=move |_| choice.set(Some(name.clone()))
+                                />
+                                " "
+                                {l.name.clone()}
+                            </label>
+                            <details class="help">
+                                <summary aria-label=format!("Help: {}", l.name)>"Help"</summary>
+                                <p class="definition">{l.definition}</p>
+                                <p class="example">"Example: " {l.example}</p>
+                            </details>
+                        </div>
+                    }
+                })
+                .collect_view()}
         </fieldset>
         <fieldset class="confidence">
             <legend>"\"I am confident in my answer\""</legend>
-            {CONFIDENCE_LEVELS.iter().map(|&(v, name)| view! {
-                <label>
-                    <input type="radio" name="confidence" value=v
-                        disabled=move || sender.busy()
-                        prop:checked=move || confidence.get() == Some(v)
-                        on:change=move |_| confidence.set(Some(v))/>
-                    " " {name}
-                </label>
-            }).collect_view()}
+            {CONFIDENCE_LEVELS
+                .iter()
+                .map(|&(v, name)| {
+                    view! {
+                        <label>
+                            <input
+                                type="radio"
+                                name="confidence"
+                                value=v
+                                disabled=move || sender.busy()
+                                prop:checked=move || confidence.get() == Some(v)
+                                on:change=move |_| confidence.set(Some(v))
+                            />
+                            " "
+                            {name}
+                        </label>
+                    }
+                })
+                .collect_view()}
         </fieldset>
         <div class="buttons">
-            <button class="submit" on:click=submit
-                disabled=move || choice.get().is_none() || confidence.get().is_none() || sender.busy()>
+            <button
+                class="submit"
+                on:click=submit
+                disabled=move || {
+                    choice.get().is_none() || confidence.get().is_none() || sender.busy()
+                }
+            >
                 "Submit"
             </button>
-            <button class="skip" on:click=skip disabled=move || sender.busy()>"Skip"</button>
+            <button class="skip" on:click=skip disabled=move || sender.busy()>
+                "Skip"
+            </button>
         </div>
         {sender.status_view()}
     }

@@ -43,8 +43,19 @@ pub(super) fn hand_back_view(h: Option<HandBack>, auto: bool, with_code: bool) -
                 });
             }
             EitherOf3::A(view! {
-                {auto.then(|| view! { <p class="hand-back" role="status">{format!("Taking you back to {platform}{short} {soon}.")}</p> })}
-                <p><a class="return-link" href=url>{format!("Return to {platform}{code} now")}</a></p>
+                {auto
+                    .then(|| {
+                        view! {
+                            <p class="hand-back" role="status">
+                                {format!("Taking you back to {platform}{short} {soon}.")}
+                            </p>
+                        }
+                    })}
+                <p>
+                    <a class="return-link" href=url>
+                        {format!("Return to {platform}{code} now")}
+                    </a>
+                </p>
             })
         }
         Some(HandBack::MturkSubmit {
@@ -64,10 +75,17 @@ pub(super) fn hand_back_view(h: Option<HandBack>, auto: bool, with_code: bool) -
                 });
             }
             EitherOf3::B(view! {
-                {auto.then(|| view! { <p class="hand-back" role="status">{format!("Submitting the HIT on MTurk for you {soon}.")}</p> })}
+                {auto
+                    .then(|| {
+                        view! {
+                            <p class="hand-back" role="status">
+                                {format!("Submitting the HIT on MTurk for you {soon}.")}
+                            </p>
+                        }
+                    })}
                 <form class="hand-back mturk-submit" method="post" action=action>
-                    <input type="hidden" name="assignmentId" value=assignment_id/>
-                    <input type="hidden" name="completion_code" value=code/>
+                    <input type="hidden" name="assignmentId" value=assignment_id />
+                    <input type="hidden" name="completion_code" value=code />
                     <button type="submit">"Submit the HIT on MTurk now"</button>
                 </form>
             })

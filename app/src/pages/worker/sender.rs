@@ -121,18 +121,28 @@ impl Sender {
         move || {
             if !self.ready.get() {
                 return EitherOf5::A(view! {
-                    <p class="loading" role="status">"Loading the answer form… it works in a moment."</p>
+                    <p class="loading" role="status">
+                        "Loading the answer form… it works in a moment."
+                    </p>
                 });
             }
             if self.pending.get() {
-                return EitherOf5::B(view! { <p class="saving" role="status">"Saving…"</p> });
+                return EitherOf5::B(view! {
+                    <p class="saving" role="status">
+                        "Saving…"
+                    </p>
+                });
             }
             match self.failure.get() {
                 None => EitherOf5::C(()),
                 Some(AppError::Request(_)) => EitherOf5::D(view! {
                     <div class="retry" role="alert">
-                        <p>"Your answer is not saved yet: the server could not be reached. Nothing is lost; try again."</p>
-                        <button class="retry-button" on:click=move |_| self.retry()>"Retry"</button>
+                        <p>
+                            "Your answer is not saved yet: the server could not be reached. Nothing is lost; try again."
+                        </p>
+                        <button class="retry-button" on:click=move |_| self.retry()>
+                            "Retry"
+                        </button>
                     </div>
                 }),
                 Some(e) => EitherOf5::E(error_line(e)),

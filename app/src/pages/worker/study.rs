@@ -31,15 +31,21 @@ pub fn WorkerStudyPage() -> impl IntoView {
     // another tab); kept across the reload that follows.
     let notice = RwSignal::new(None::<String>);
     view! {
-        <Transition fallback=|| view! { <p>"Loading your study…"</p> }>
+        <Transition fallback=|| {
+            view! { <p>"Loading your study…"</p> }
+        }>
             {move || Suspend::new(async move {
                 match state.await {
-                    Ok(ws) => EitherOf3::A(view! { <WorkerView ws reload notice/> }),
-                    Err(AppError::NotSignedIn) => EitherOf3::B(view! {
-                        <p class="error" role="alert">
-                            "Please open this study through the link on your crowd platform (it signs you in), or sign in with a worker account first."
-                        </p>
-                    }),
+                    Ok(ws) => EitherOf3::A(view! { <WorkerView ws reload notice /> }),
+                    Err(AppError::NotSignedIn) => {
+                        EitherOf3::B(
+                            view! {
+                                <p class="error" role="alert">
+                                    "Please open this study through the link on your crowd platform (it signs you in), or sign in with a worker account first."
+                                </p>
+                            },
+                        )
+                    }
                     Err(e) => EitherOf3::C(error_line(e)),
                 }
             })}
@@ -131,13 +137,13 @@ fn WorkerView(
         reload.run(());
     });
     let body = move || match step.get() {
-        WorkerStep::Item(item) => EitherOf6::A(view! {
-            <ItemView study_id item family labels=labels.get_value() live go reload refused/>
-        }),
+        WorkerStep::Item(item) => EitherOf6::A(
+            view! { <ItemView study_id item family labels=labels.get_value() live go reload refused /> },
+        ),
         WorkerStep::Done(c) => EitherOf6::B(done_view(c)),
         WorkerStep::Consent(page) => EitherOf6::D(consent_view(study_id, page, go)),
         WorkerStep::Questionnaire(page) => {
-            EitherOf6::E(view! { <QuestionnaireView study_id page go/> })
+            EitherOf6::E(view! { <QuestionnaireView study_id page go /> })
         }
         WorkerStep::Declined(d) => EitherOf6::F(declined_view(d)),
         WorkerStep::Abandoned => EitherOf6::C(view! {
@@ -147,22 +153,47 @@ fn WorkerView(
         }),
     };
     // Touch screens have no use for it (hidden there by the stylesheet).
-    let keys = (!matches!(family, Family::Classification | Family::TextToText)).then(|| view! {
-        <div class="keyboard-help">
-            <h2>"Keyboard"</h2>
-            <dl class="keys">
-                {SPAN_KEYS.iter().map(|(k, what)| view! { <dt><kbd>{*k}</kbd></dt><dd>{*what}</dd> }).collect_view()}
-            </dl>
-        </div>
+    let keys = (!matches!(family, Family::Classification | Family::TextToText)).then(|| {
+        view! {
+            <div class="keyboard-help">
+                <h2>"Keyboard"</h2>
+                <dl class="keys">
+                    {SPAN_KEYS
+                        .iter()
+                        .map(|(k, what)| {
+                            view! {
+                                <dt>
+                                    <kbd>{*k}</kbd>
+                                </dt>
+                                <dd>{*what}</dd>
+                            }
+                        })
+                        .collect_view()}
+                </dl>
+            </div>
+        }
     });
     view! {
         <section class="study" data-k=k>
             <h1 class="study-name">{study_name}</h1>
-            <p class="scenario">{scenario}
+            <p class="scenario">
+                {scenario}
                 // Phones show the item first; the instructions are below it, one tap away.
-                <a class="to-instructions" href="#instructions">"Instructions"</a>
+                <a class="to-instructions" href="#instructions">
+                    "Instructions"
+                </a>
             </p>
-            {move || notice.get().map(|n| view! { <p class="notice" role="status">{n}</p> })}
+            {move || {
+                notice
+                    .get()
+                    .map(|n| {
+                        view! {
+                            <p class="notice" role="status">
+                                {n}
+                            </p>
+                        }
+                    })
+            }}
             <div class="study-layout">
                 <div class="work">{body}</div>
                 <aside class="instructions" id="instructions">
@@ -173,7 +204,9 @@ fn WorkerView(
                     {keys}
                 </aside>
             </div>
-            <div class="sr-only live" role="status" aria-live="polite" aria-atomic="true">{move || live.get()}</div>
+            <div class="sr-only live" role="status" aria-live="polite" aria-atomic="true">
+                {move || live.get()}
+            </div>
         </section>
     }
 }
@@ -186,19 +219,41 @@ fn minutes(seconds: f64) -> String {
 fn done_view(c: Completion) -> impl IntoView {
     view! {
         <section class="done">
-            <h2 class="step-heading" tabindex="-1">"Thank you, you are done."</h2>
+            <h2 class="step-heading" tabindex="-1">
+                "Thank you, you are done."
+            </h2>
             <p>"Your completion code:"</p>
             <p class="completion-code">{c.code}</p>
-            {(!c.debriefing_html.is_empty()).then(|| view! {
-                <div class="debriefing"><h3>"About this study"</h3><div inner_html=c.debriefing_html.clone()></div></div>
-            })}
+            {(!c.debriefing_html.is_empty())
+                .then(|| {
+                    view! {
+                        <div class="debriefing">
+                            <h3>"About this study"</h3>
+                            <div inner_html=c.debriefing_html.clone()></div>
+                        </div>
+                    }
+                })}
             {hand_back_view(c.hand_back, c.debriefing_html.is_empty(), true)}
             <ul class="summary">
-                {(c.training_items > 0).then(|| view! {
-                    <li>{format!("Training: {} examples, average score {} (1 = every answer right)", c.training_items, two_decimals(c.training_s1.unwrap_or(0.0)))}</li>
-                })}
-                <li>{format!("Test: {} items, {} skipped", c.test_items, c.skipped)}</li>
-                <li class="time">{format!("Time on items: {}; from start to finish: {}", minutes(c.seconds_on_items), minutes(c.seconds_elapsed))}</li>
+                {(c.training_items > 0)
+                    .then(|| {
+                        view! {
+                            <li>
+                                {format!(
+                                    "Training: {} examples, average score {} (1 = every answer right)",
+                                    c.training_items,
+                                    two_decimals(c.training_s1.unwrap_or(0.0)),
+                                )}
+                            </li>
+                        }
+                    })} <li>{format!("Test: {} items, {} skipped", c.test_items, c.skipped)}</li>
+                <li class="time">
+                    {format!(
+                        "Time on items: {}; from start to finish: {}",
+                        minutes(c.seconds_on_items),
+                        minutes(c.seconds_elapsed),
+                    )}
+                </li>
             </ul>
         </section>
     }
@@ -249,19 +304,21 @@ fn ItemView(
         }),
         None if family == Family::Classification => EitherOf4::B(view! {
             <div>{context.with_value(context_view)}</div>
-            <LabelForm labels=labels.get_value() sender/>
+            <LabelForm labels=labels.get_value() sender />
         }),
         None if family == Family::TextToText => EitherOf4::C(view! {
             <div>{context.with_value(context_view)}</div>
-            <TextForm sender/>
+            <TextForm sender />
         }),
-        None => EitherOf4::D(view! {
-            <SpanForm text=context.with_value(|c| c.primary().to_string()) sender/>
-        }),
+        None => EitherOf4::D(
+            view! { <SpanForm text=context.with_value(|c| c.primary().to_string()) sender /> },
+        ),
     };
     view! {
         <article class="item" data-phase=phase.as_str() data-position=position>
-            <h2 class="progress step-heading" tabindex="-1">{format!("{phase_name} {index} of {of}")}</h2>
+            <h2 class="progress step-heading" tabindex="-1">
+                {format!("{phase_name} {index} of {of}")}
+            </h2>
             <p class="question">{question}</p>
             {answer}
         </article>
@@ -296,17 +353,31 @@ fn reveal_view(
         )
     } else {
         Either::Right(view! {
-            <ul>{r.gold.iter().map(|g| view! { <li class="correct-answer">{g.clone()}</li> }).collect_view()}</ul>
+            <ul>
+                {r
+                    .gold
+                    .iter()
+                    .map(|g| view! { <li class="correct-answer">{g.clone()}</li> })
+                    .collect_view()}
+            </ul>
         })
     };
     let (verdict, message) = feedback(&r.yours, &r.gold, r.s1);
     view! {
         <div class=format!("reveal {}", verdict.as_str())>
             <p class="result">{message}</p>
-            <div class="yours"><h3>"Your answer"</h3>{answer_view(&r.yours)}</div>
-            <div class="correct"><h3>"Correct answer"</h3>{correct}</div>
+            <div class="yours">
+                <h3>"Your answer"</h3>
+                {answer_view(&r.yours)}
+            </div>
+            <div class="correct">
+                <h3>"Correct answer"</h3>
+                {correct}
+            </div>
             <p class="locked">"Your answer is saved and can no longer be changed."</p>
-            <button class="continue" on:click=go_on disabled=move || moving.get()>"Continue"</button>
+            <button class="continue" on:click=go_on disabled=move || moving.get()>
+                "Continue"
+            </button>
             {move || failure.get().map(error_line)}
         </div>
     }

@@ -66,13 +66,19 @@ pub(super) fn consent_view(
     let answer = move |accept: bool| step.run(give_consent(study_id, accept));
     view! {
         <section class="consent">
-            <h2 class="step-heading" tabindex="-1">"Consent to take part"</h2>
+            <h2 class="step-heading" tabindex="-1">
+                "Consent to take part"
+            </h2>
             <div class="consent-text" inner_html=page.html></div>
             <p class="contact">"Questions about this study: " {page.contact}</p>
             <p>"Please read the text above. Nothing of your work is kept unless you agree."</p>
             <div class="buttons">
-                <button class="accept" on:click=move |_| answer(true) disabled=step.disabled()>"I agree to take part"</button>
-                <button class="decline" on:click=move |_| answer(false) disabled=step.disabled()>"I do not agree"</button>
+                <button class="accept" on:click=move |_| answer(true) disabled=step.disabled()>
+                    "I agree to take part"
+                </button>
+                <button class="decline" on:click=move |_| answer(false) disabled=step.disabled()>
+                    "I do not agree"
+                </button>
             </div>
             {step.failure_view()}
         </section>
@@ -82,7 +88,9 @@ pub(super) fn consent_view(
 pub(super) fn declined_view(d: Declined) -> impl IntoView {
     view! {
         <section class="declined">
-            <h2 class="step-heading" tabindex="-1">"You did not consent"</h2>
+            <h2 class="step-heading" tabindex="-1">
+                "You did not consent"
+            </h2>
             <p role="status">{d.message}</p>
             {super::hand_back::hand_back_view(d.hand_back, true, false)}
         </section>
@@ -133,11 +141,15 @@ pub(super) fn QuestionnaireView(
     };
     view! {
         <form class="questionnaire" data-stage=stage.as_str() on:submit=submit>
-            <h2 class="step-heading" tabindex="-1">{heading}</h2>
+            <h2 class="step-heading" tabindex="-1">
+                {heading}
+            </h2>
             <p class="hint">"Questions marked * need an answer."</p>
             <div class="questions" inner_html=html></div>
             <div class="buttons">
-                <button class="submit" type="submit" disabled=step.disabled()>"Continue"</button>
+                <button class="submit" type="submit" disabled=step.disabled()>
+                    "Continue"
+                </button>
             </div>
             {step.failure_view()}
         </form>

@@ -61,6 +61,9 @@ fn golds_of(lines: &[TsvLine]) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// A test set's metric and the golds of its lines.
+type Scorer = (Metric, Vec<Vec<String>>);
+
 pub async fn run_scores(pool: &AnyPool) -> Result<Vec<RunScore>, AppError> {
     let runs: Vec<(String, String, i64, String, String)> = sqlx::query_as(
         "SELECT r.method, t.name, r.seed, r.kind, r.predictions FROM crossfit_runs r
@@ -68,7 +71,8 @@ pub async fn run_scores(pool: &AnyPool) -> Result<Vec<RunScore>, AppError> {
     )
     .fetch_all(pool)
     .await?;
-    let mut tests: BTreeMap<(String, u32), (Metric, Vec<Vec<String>>)> = BTreeMap::new();
+    // Each (task, seed)'s metric and test golds, read once.
+    let mut tests: BTreeMap<(String, u32), Scorer> = BTreeMap::new();
     let mut out = Vec::with_capacity(runs.len());
     for (method, task, seed, kind, json) in runs {
         let seed = seed as u32;

@@ -63,22 +63,41 @@ pub struct PageRows {
     pub consents: Vec<ConsentRow>,
 }
 
+/// A worker's stored answers to a questionnaire, as read.
+#[derive(sqlx::FromRow)]
+struct AnswerRow {
+    assignment_id: AssignmentId,
+    worker: String,
+    k: i64,
+    stage: String,
+    shown_at: i64,
+    submitted_at: Option<i64>,
+    answer_json: Option<String>,
+}
+
+/// A worker's answer to an attention check, as read.
+#[derive(sqlx::FromRow)]
+struct CheckAnswer {
+    assignment_id: AssignmentId,
+    worker: String,
+    k: i64,
+    check_index: i64,
+    shown_at: i64,
+    submitted_at: Option<i64>,
+    answer_json: Option<String>,
+    skipped: i64,
+    passed: Option<i64>,
+}
+
 /// Reads the pages' rows of `studies` (a few per worker; none for a study without pages).
 pub async fn page_rows(pool: &AnyPool, studies: &[Study]) -> Result<PageRows, AppError> {
     let mut out = PageRows::default();
     // What workers answer cannot change once one started, so a study without pages now never
     // had workers on any.
     for s in studies.iter().filter(|s| !s.config.pages.is_empty()) {
-        let rows: Vec<(
-            AssignmentId,
-            String,
-            i64,
-            String,
-            i64,
-            Option<i64>,
-            Option<String>,
-        )> = sqlx::query_as(
-            "SELECT a.id, u.name, a.k, q.stage, q.shown_at, q.submitted_at, q.answers_json
+        let rows: Vec<AnswerRow> = sqlx::query_as(
+            "SELECT a.id AS assignment_id, u.name AS worker, a.k, q.stage, q.shown_at,
+                    q.submitted_at, q.answers_json AS answer_json
                  FROM questionnaire_answers q JOIN assignments a ON a.id = q.assignment_id
                  JOIN users u ON u.id = a.worker_id
                  WHERE a.study_id = $1 ORDER BY a.id, q.stage DESC",
@@ -86,17 +105,17 @@ pub async fn page_rows(pool: &AnyPool, studies: &[Study]) -> Result<PageRows, Ap
         .bind(s.id)
         .fetch_all(pool)
         .await?;
-        for (assignment_id, worker, k, stage, shown_at, submitted_at, json) in rows {
+        for r in rows {
             out.questionnaires.push(QuestionnaireRow {
                 study_id: s.id,
-                assignment_id,
-                worker,
-                k: k as u32,
-                stage: Stage::parse(&stage)
-                    .ok_or_else(|| corrupt("questionnaire stage", &stage))?,
-                shown_at,
-                submitted_at,
-                answers: match json {
+                assignment_id: r.assignment_id,
+                worker: r.worker,
+                k: r.k as u32,
+                stage: Stage::parse(&r.stage)
+                    .ok_or_else(|| corrupt("questionnaire stage", &r.stage))?,
+                shown_at: r.shown_at,
+                submitted_at: r.submitted_at,
+                answers: match r.answer_json {
                     Some(j) => {
                         serde_json::from_str(&j).map_err(|e| corrupt("questionnaire answers", e))?
                     }
@@ -104,39 +123,39 @@ pub async fn page_rows(pool: &AnyPool, studies: &[Study]) -> Result<PageRows, Ap
                 },
             });
         }
-        let rows: Vec<(AssignmentId, String, i64, i64, i64, Option<i64>, Option<String>, i64, Option<i64>)> =
-            sqlx::query_as(
-                "SELECT a.id, u.name, a.k, c.check_index, c.shown_at, c.submitted_at, c.answer_json, c.skipped, c.passed
+        let rows: Vec<CheckAnswer> = sqlx::query_as(
+            "SELECT a.id AS assignment_id, u.name AS worker, a.k, c.check_index, c.shown_at,
+                    c.submitted_at, c.answer_json, c.skipped, c.passed
                  FROM attention_answers c JOIN assignments a ON a.id = c.assignment_id
                  JOIN users u ON u.id = a.worker_id
                  WHERE a.study_id = $1 ORDER BY a.id, c.check_index",
-            )
-            .bind(s.id)
-            .fetch_all(pool)
-            .await?;
+        )
+        .bind(s.id)
+        .fetch_all(pool)
+        .await?;
         let checks = &s.config.pages.attention_checks;
-        for (assignment_id, worker, k, index, shown_at, submitted_at, json, skipped, passed) in rows
-        {
+        for r in rows {
+            let index = r.check_index;
             let check = checks
                 .get(index as usize)
                 .ok_or_else(|| corrupt("attention check", index))?;
-            let answer: Vec<String> = match json {
+            let answer: Vec<String> = match r.answer_json {
                 Some(j) => serde_json::from_str(&j).map_err(|e| corrupt("check answer", e))?,
                 None => Vec::new(),
             };
             out.checks.push(CheckRow {
                 study_id: s.id,
-                assignment_id,
-                worker,
-                k: k as u32,
+                assignment_id: r.assignment_id,
+                worker: r.worker,
+                k: r.k as u32,
                 check: index as u32 + 1,
                 after: check.after,
                 expected: check.answer.join("|"),
                 answer: answer.join("|"),
-                skipped: skipped != 0,
-                passed: passed.map(|p| p != 0),
-                shown_at,
-                submitted_at,
+                skipped: r.skipped != 0,
+                passed: r.passed.map(|p| p != 0),
+                shown_at: r.shown_at,
+                submitted_at: r.submitted_at,
             });
         }
         let accepted: Vec<(AssignmentId, String, i64, String, String, i64)> = sqlx::query_as(

@@ -122,16 +122,8 @@ pub fn diagram(task: &str, bins: &[BinRow], human: &[ConfidenceRow]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::calibration::{bins, MachineAnswer};
-
-    fn answer(system: &str, p: f64, correct: bool) -> MachineAnswer {
-        MachineAnswer {
-            system: system.into(),
-            task: "SST-2".into(),
-            probability: p,
-            correct,
-        }
-    }
+    use crate::report::calibration::bins;
+    use crate::report::calibration::tests::answer;
 
     #[test]
     fn the_diagram_puts_machine_bins_and_human_levels_on_one_axis() {

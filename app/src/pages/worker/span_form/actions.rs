@@ -9,15 +9,30 @@ pub(super) fn SpanActions(answers: RwSignal<Vec<SpanAnswer>>, sender: Sender) ->
     let busy = move || sender.busy();
     view! {
         <div class="buttons">
-            <button class="submit" disabled=move || answers.with(|a| a.is_empty()) || busy()
-                on:click=move |_| sender.send(Answer::Spans { spans: answers.get_untracked() })>
+            <button
+                class="submit"
+                disabled=move || answers.with(|a| a.is_empty()) || busy()
+                on:click=move |_| {
+                    sender
+                        .send(Answer::Spans {
+                            spans: answers.get_untracked(),
+                        })
+                }
+            >
                 "Submit answers"
             </button>
-            <button class="no-answer" disabled=move || answers.with(|a| !a.is_empty()) || busy()
-                on:click=move |_| sender.send(Answer::NoAnswer)>
+            <button
+                class="no-answer"
+                disabled=move || answers.with(|a| !a.is_empty()) || busy()
+                on:click=move |_| sender.send(Answer::NoAnswer)
+            >
                 "No answer in this text"
             </button>
-            <button class="skip" disabled=busy on:click=move |_| sender.send(Answer::Skip { confidence: None })>
+            <button
+                class="skip"
+                disabled=busy
+                on:click=move |_| sender.send(Answer::Skip { confidence: None })
+            >
                 "Skip"
             </button>
         </div>

@@ -17,25 +17,46 @@ pub(crate) fn SpanTable(
 ) -> impl IntoView {
     view! {
         <table class="grid answers" aria-label="Your answers">
-            <thead><tr>
-                <th>"Answer"</th>
-                <th title="Where the answer starts (characters from the start of the text) and how long it is">"Position"</th>
-                {on_delete.map(|_| view! { <th>"Remove"</th> })}
-            </tr></thead>
+            <thead>
+                <tr>
+                    <th>"Answer"</th>
+                    <th title="Where the answer starts (characters from the start of the text) and how long it is">
+                        "Position"
+                    </th>
+                    {on_delete.map(|_| view! { <th>"Remove"</th> })}
+                </tr>
+            </thead>
             <tbody>
-                {spans.into_iter().enumerate().map(|(i, s)| {
-                    let label = format!("Remove {:?}", s.text);
-                    view! {
-                        <tr>
-                            <td class="answer-text">{s.text}</td>
-                            <td class="answer-position">"from character "<span class="answer-offset">{s.offset}</span>", "
-                                <span class="answer-length">{s.length}</span>" long"</td>
-                            {on_delete.map(|cb| view! {
-                                <td><button class="delete" aria-label=label on:click=move |_| cb.run(i)>"Remove"</button></td>
-                            })}
-                        </tr>
-                    }
-                }).collect_view()}
+                {spans
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, s)| {
+                        let label = format!("Remove {:?}", s.text);
+                        view! {
+                            <tr>
+                                <td class="answer-text">{s.text}</td>
+                                <td class="answer-position">
+                                    "from character "<span class="answer-offset">{s.offset}</span>
+                                    ", " <span class="answer-length">{s.length}</span>" long"
+                                </td>
+                                {on_delete
+                                    .map(|cb| {
+                                        view! {
+                                            <td>
+                                                <button
+                                                    class="delete"
+                                                    aria-label=label
+                                                    on:click=move |_| cb.run(i)
+                                                >
+                                                    "Remove"
+                                                </button>
+                                            </td>
+                                        }
+                                    })}
+                            </tr>
+                        }
+                    })
+                    .collect_view()}
             </tbody>
         </table>
     }
@@ -62,5 +83,5 @@ pub(super) fn AnswersTable(
             ));
         }
     });
-    move || view! { <SpanTable spans=answers.get() on_delete=Some(delete)/> }
+    move || view! { <SpanTable spans=answers.get() on_delete=Some(delete) /> }
 }

@@ -64,10 +64,19 @@ pub(crate) fn SpanForm(text: String, sender: Sender) -> impl IntoView {
     });
     let busy = Signal::derive(move || sender.busy());
     view! {
-        <TextSelection text=original answers note busy on_add=add/>
-        {move || note.get().map(|n| view! { <p class="note" role="status">{n}</p> })}
-        <AnswersTable answers live/>
-        <SpanActions answers sender/>
+        <TextSelection text=original answers note busy on_add=add />
+        {move || {
+            note.get()
+                .map(|n| {
+                    view! {
+                        <p class="note" role="status">
+                            {n}
+                        </p>
+                    }
+                })
+        }}
+        <AnswersTable answers live />
+        <SpanActions answers sender />
         {sender.status_view()}
     }
 }

@@ -169,33 +169,66 @@ pub(super) fn TextSelection(
             .collect_view()
     };
     view! {
-        <div class="context span-context" tabindex="0" role="textbox" aria-readonly="true" aria-multiline="true"
+        <div
+            class="context span-context"
+            tabindex="0"
+            role="textbox"
+            aria-readonly="true"
+            aria-multiline="true"
             aria-label="The text: select your answer here"
             node_ref=context_ref
             on:mouseup=move |_| capture()
             on:keydown=on_key
-            on:contextmenu=on_menu>
+            on:contextmenu=on_menu
+        >
             {segments}
         </div>
-        {move || menu.get().map(|(x, y)| view! {
-            <div class="context-menu" role="menu" style=format!("left: {x}px; top: {y}px")>
-                <button role="menuitem" class="menu-answer"
-                    on:mousedown=|ev| ev.prevent_default()
-                    on:click=move |_| add()>"Answer"</button>
-            </div>
-        })}
-        <label class="find">"Find in the text"
-            <input type="search" class="find-input" bind:value=find on:keydown=on_find
-                placeholder="type words, press Enter" disabled=busy/>
+        {move || {
+            menu.get()
+                .map(|(x, y)| {
+                    view! {
+                        <div
+                            class="context-menu"
+                            role="menu"
+                            style=format!("left: {x}px; top: {y}px")
+                        >
+                            <button
+                                role="menuitem"
+                                class="menu-answer"
+                                on:mousedown=|ev| ev.prevent_default()
+                                on:click=move |_| add()
+                            >
+                                "Answer"
+                            </button>
+                        </div>
+                    }
+                })
+        }}
+        <label class="find">
+            "Find in the text"
+            <input
+                type="search"
+                class="find-input"
+                bind:value=find
+                on:keydown=on_find
+                placeholder="type words, press Enter"
+                disabled=busy
+            />
         </label>
-        <p class="selected" aria-live="polite">"Selected: "
+        <p class="selected" aria-live="polite">
+            "Selected: "
             {move || match selected_text() {
                 Some(t) => Either::Left(view! { <q class="selected-text">{t}</q> }),
                 None => Either::Right(view! { <span class="hint">"nothing"</span> }),
             }}
         </p>
         <div class="buttons">
-            <button class="add-answer" disabled=busy on:mousedown=|ev| ev.prevent_default() on:click=move |_| add()>
+            <button
+                class="add-answer"
+                disabled=busy
+                on:mousedown=|ev| ev.prevent_default()
+                on:click=move |_| add()
+            >
                 "Add as answer (A)"
             </button>
         </div>

@@ -3,7 +3,7 @@
 
 use super::bert::{Inputs, Weights};
 use super::{Dropout, Recipe};
-use crate::model::features::Feature;
+use crate::features::Feature;
 use candle_core::{Device, Result, Tensor, D};
 use candle_nn::{AdamW, Optimizer, ParamsAdamW};
 use domain::rng::SplitMix64;
@@ -167,7 +167,7 @@ pub fn clip(
 /// Start and end logits of every feature (no dropout), in the order given, `batch` at a time.
 pub fn logits(w: &Weights, fs: &[Feature], batch: usize) -> Result<Vec<(Vec<f32>, Vec<f32>)>> {
     let mut out = vec![(Vec::new(), Vec::new()); fs.len()];
-    let order = crate::model::eval::batch_order(fs);
+    let order = crate::eval::batch_order(fs);
     let mut off = Dropout::off();
     for chunk in order.chunks(batch.max(1)) {
         let feats: Vec<&Feature> = chunk.iter().map(|&i| &fs[i]).collect();

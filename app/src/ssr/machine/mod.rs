@@ -1,5 +1,10 @@
-//! Reading the model track's runs: the finished ones for the report, and every run with its
-//! progress for the models page (the server's model module writes them).
+//! The one home of the machine side's tables (`machine_systems`, `machine_runs`,
+//! `machine_predictions`, `grid_jobs`): reading runs here (the finished ones for the report,
+//! every run with its progress and every grid for the models page), storing them in `store`,
+//! the shared grids' jobs in `grid`. The `learners` crate writes only through these.
+
+pub mod grid;
+pub mod store;
 
 use crate::error::AppError;
 use crate::ssr::catalog::FamilyColumns;

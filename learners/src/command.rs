@@ -4,8 +4,8 @@
 use super::eval::ModelDir;
 use super::runtime::Device;
 use super::store::{self, SystemKind, Target};
-use crate::db;
 use app::error::{AppError, Result};
+use app::ssr::db::cli as db;
 use std::path::PathBuf;
 
 /// How long a claimed grid job stays a worker's, for every command that runs a shared grid.

@@ -198,8 +198,11 @@ pub fn model(
     })
 }
 
+/// A protobuf field: its number, wire type, whole encoding and payload.
+type Field<'a> = (u32, u8, &'a [u8], &'a [u8]);
+
 /// The top-level fields of a protobuf message: (field, wire type, whole encoded field).
-fn fields(buf: &[u8]) -> Result<Vec<(u32, u8, &[u8], &[u8])>, String> {
+fn fields(buf: &[u8]) -> Result<Vec<Field<'_>>, String> {
     let mut out = Vec::new();
     let mut i = 0;
     let read = |i: &mut usize| -> Result<u64, String> {

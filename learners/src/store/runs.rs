@@ -5,11 +5,11 @@ use super::grid::{self, GridRun};
 use super::*;
 use domain::ids::{ExampleId, TaskId};
 
-use crate::model::baseline::{self, Shots};
-use crate::model::eval::{predict_loaded, ModelDir};
-use crate::model::head::Training;
-use crate::model::runtime::{Device, Model, Outputs};
-use crate::model::tokenizer::Tokenizer;
+use crate::baseline::{self, Shots};
+use crate::eval::{predict_loaded, ModelDir};
+use crate::head::Training;
+use crate::runtime::{Device, Model, Outputs};
+use crate::tokenizer::Tokenizer;
 use app::error::{AppError, Result};
 use app::ssr::catalog::{examples_of, load_spec};
 use domain::task::{Example, TaskSpec};
@@ -51,7 +51,7 @@ async fn evaluate_job(
     let (task_id, spec, test) = task_test(pool, &t.task).await?;
     // A model that cannot run is refused before anything is stored; it is loaded once.
     let d = dir.clone();
-    let mut loaded = tokio::task::spawn_blocking(move || crate::model::eval::load(&d, device))
+    let mut loaded = tokio::task::spawn_blocking(move || crate::eval::load(&d, device))
         .await
         .map_err(|e| AppError::Model(format!("loading the model stopped: {e}")))??;
     let settings = serde_json::to_string(&dir.decoding).expect("settings serialise");
@@ -146,12 +146,7 @@ pub async fn evaluate_plan(
     let mut out = Vec::new();
     while let Some(held) = worker.next().await? {
         let result = async {
-            let (system, task, source): (String, String, Option<String>) = sqlx::query_as(
-                "SELECT g.system, t.name, g.source FROM grid_jobs g JOIN tasks t ON t.id = g.task_id WHERE g.id = $1",
-            )
-            .bind(held.job)
-            .fetch_one(pool)
-            .await?;
+            let (system, task, source) = grid::job_target(pool, held.job).await?;
             let folder = source.unwrap_or_default();
             let dir = ModelDir::open(std::path::Path::new(&folder))?;
             let t = Target {
@@ -298,16 +293,14 @@ async fn baseline_job(
         let tok = Tokenizer::open(&tp)?;
         let mut model = Model::open(&ep, Outputs::Hidden, device)?;
         let provider = model.describe_provider();
-        let trained = baseline::run(
-            &mut model,
-            &tok,
-            &s,
-            &examples,
-            &shots,
-            &d,
-            &training,
-            &mut |a, b| progress.update(a, b),
-        )?;
+        let task = baseline::TaskGroups {
+            spec: &s,
+            test: &examples,
+            groups: &shots,
+        };
+        let trained = baseline::run(&mut model, &tok, &task, &d, &training, &mut |a, b| {
+            progress.update(a, b)
+        })?;
         Ok((provider, trained))
     })
     .await

@@ -3,12 +3,12 @@
 //! browser's form sends it) or as the whole body (`curl --data-binary @file`); researchers
 //! and admins only. The file is read piece by piece within the server's body limit.
 
-use super::store::{self, SystemKind, Target};
 use app::error::AppError;
 use app::ssr::request::{flag, number, Ctx, Params, Staff};
 use app::ssr::state::AppState;
 use axum::extract::{FromRequest, Multipart, Request};
 use axum::http::header;
+use learners::store::{self, SystemKind, Target};
 use serde::Deserialize;
 
 /// The upload's query string.

@@ -2,7 +2,7 @@
 //! `end_logits` outputs, so the same `eval` path (ONNX Runtime) runs it like any model.
 
 use super::bert::Config;
-use crate::model::onnx::{
+use crate::onnx::{
     model, node_with, tensor_f32, tensor_i64, tensor_i8, value_info, Attr, Dim, FLOAT, INT64,
 };
 use std::collections::HashMap;
@@ -153,7 +153,7 @@ fn graph(
     g.float("i8_max", &[], &[127.0]);
     g.float("u8_mid", &[], &[128.0]);
     g.inits
-        .push(crate::model::onnx::tensor_u8("u8_zero_point", &[], &[128]));
+        .push(crate::onnx::tensor_u8("u8_zero_point", &[], &[128]));
     // An int8 linear layer of the encoder: quantised input times int8 weights, rescaled.
     let linear8 = |g: &mut Graph, x: &str, p: &str| -> String {
         let (s, v) = w[format!("{p}.weight").as_str()];

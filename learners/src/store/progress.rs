@@ -1,6 +1,7 @@
 //! Progress of a long run: a bar on stderr and `done`/`total` in the runs' rows, which the
 //! models page polls.
 
+use app::ssr::machine;
 use domain::ids::RunId;
 use sqlx::AnyPool;
 use std::io::Write;
@@ -45,13 +46,9 @@ impl Progress {
         }
         self.last = Some(Instant::now());
         for run in &self.runs {
-            let r = self.handle.block_on(
-                sqlx::query("UPDATE machine_runs SET done = $1, total = $2 WHERE id = $3")
-                    .bind(done as i64)
-                    .bind(total as i64)
-                    .bind(run)
-                    .execute(&self.pool),
-            );
+            let r = self
+                .handle
+                .block_on(machine::store::progress(&self.pool, *run, done, total));
             if let Err(e) = r {
                 tracing::warn!("cannot record progress of run {run}: {e}");
             }

@@ -258,19 +258,26 @@ fn encode_all(
     )
 }
 
+/// A task with its test set and the shot groups a head is trained on, one head per group.
+#[derive(Clone, Copy)]
+pub struct TaskGroups<'a> {
+    pub spec: &'a TaskSpec,
+    pub test: &'a [Example],
+    pub groups: &'a [Shots],
+}
+
 /// Trains a head per shot group on the encoder's states of its examples, then runs the encoder
 /// once over the test set and decodes every head's predictions. `progress(done, total)`
 /// counts model inputs (training inputs of every group, then the test inputs).
 pub fn run(
     encoder: &mut Model,
     tok: &Tokenizer,
-    spec: &TaskSpec,
-    test: &[Example],
-    groups: &[Shots],
+    task: &TaskGroups,
     d: &Decoding,
     training: &Training,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<Trained>> {
+    let TaskGroups { spec, test, groups } = *task;
     let qs = question_spans(spec);
     let test_inputs: Vec<(String, String)> = test.iter().map(|e| model_inputs(spec, e)).collect();
     let test_fs = featurize(tok, &test_inputs, d)?;
@@ -384,7 +391,7 @@ pub fn export(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::targets::tests::ex;
+    use crate::targets::tests::ex;
 
     #[test]
     fn each_shot_group_has_its_own_seed() {
@@ -393,7 +400,7 @@ mod tests {
 
     #[test]
     fn the_no_answer_threshold_is_the_one_the_shots_prefer() {
-        use crate::model::features::{features, Frame, Tok};
+        use crate::features::{features, Frame, Tok};
         use domain::task::{Family, NoAnswer, QuestionType};
         let spec = TaskSpec {
             name: "ner".into(),

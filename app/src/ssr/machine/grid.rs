@@ -1,51 +1,18 @@
-//! The fine-tuning grid shared by many machines: its shot groups are jobs in `grid_jobs`; any
-//! worker process pointed at the database claims the next one under a lease it renews.
+//! The shared grids' jobs (`grid_jobs`): queued, claimed under a lease, renewed, failed, done.
 //!
 //! A claim is one write transaction: PostgreSQL's `FOR UPDATE SKIP LOCKED` lets workers that
 //! claim at the same moment pass over each other's rows (SQLite has one writer anyway). A job
-//! whose lease ran out, because its worker was killed or lost the database, is claimed again
-//! and the run the lost worker had opened is marked failed. A worker stores its run only while
-//! it still holds the lease, in the transaction that marks the job done (`store::finish`), so
-//! every group is stored exactly once.
+//! whose lease ran out is claimed again and the runs the lost worker had opened are marked
+//! failed. A job is marked done only in the transaction that stores its runs, and only while
+//! its worker still holds the lease (`complete`), so every group is stored exactly once.
 
-use app::error::{AppError, Result};
-use app::ssr::auth::now_ms;
-use app::ssr::db::Backend;
+use crate::error::{AppError, Result};
+use crate::ssr::auth::now_ms;
+use crate::ssr::db::Backend;
 use domain::ids::TaskId;
 use domain::run::JobStatus;
 use sqlx::{Any, AnyPool, Transaction};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
-
-/// The lease a worker holds on a job unless told otherwise (`--lease-seconds`): long enough to
-/// ride out a slow database, short enough that a killed worker's group is soon taken over.
-pub const LEASE: Duration = Duration::from_secs(60);
-
-/// How a worker runs a shared grid.
-#[derive(Clone, Debug)]
-pub struct GridRun {
-    /// Replace finished evaluations (their jobs are queued again).
-    pub replace: bool,
-    /// Also write each trained model folder under this folder.
-    pub export: Option<std::path::PathBuf>,
-    pub device: crate::model::runtime::Device,
-    /// A progress bar on stderr.
-    pub bar: bool,
-    /// How long a claimed job stays this worker's without a renewal ([`LEASE`]).
-    pub lease: Duration,
-}
-
-/// This worker process, as other workers and the models page see it: host and process id.
-pub fn worker_name() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .map(|h| h.trim().to_string())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "host".into());
-    format!("{host}:{}", std::process::id())
-}
 
 /// A job this worker holds.
 #[derive(Clone, Debug)]
@@ -129,7 +96,7 @@ pub async fn claim(
     lease: Duration,
 ) -> Result<Option<Held>> {
     let backend = Backend::of(pool);
-    let mut tx = app::ssr::tx::begin_immediate(pool, &[]).await?;
+    let mut tx = crate::ssr::tx::begin_immediate(pool, &[]).await?;
     let now = now_ms();
     let list = serde_json::to_string(jobs).expect("ids serialise");
     let found: Option<Claimable> = sqlx::query_as(&format!(
@@ -246,119 +213,25 @@ pub async fn unfinished(pool: &AnyPool, jobs: &[i64]) -> Result<(i64, i64)> {
     .await?)
 }
 
-/// Renews a held job's lease every quarter of `lease` until dropped; `lost()` tells whether a
-/// renewal found the job taken over.
-pub struct Heartbeat {
-    lost: Arc<AtomicBool>,
-    task: tokio::task::JoinHandle<()>,
+/// Renews a held job's lease for `lease` from now; `false` when the job was taken over.
+pub async fn renew(pool: &AnyPool, held: &Held, lease: Duration) -> Result<bool> {
+    let renewed = sqlx::query(
+        "UPDATE grid_jobs SET lease_until = $1 WHERE id = $2 AND worker = $3 AND status = 'claimed'",
+    )
+    .bind(now_ms() + lease.as_millis() as i64)
+    .bind(held.job)
+    .bind(&held.worker)
+    .execute(pool)
+    .await?;
+    Ok(renewed.rows_affected() > 0)
 }
 
-impl Heartbeat {
-    pub fn start(pool: &AnyPool, held: &Held, lease: Duration) -> Heartbeat {
-        let lost = Arc::new(AtomicBool::new(false));
-        let (pool, held, flag) = (pool.clone(), held.clone(), lost.clone());
-        let task = tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(lease / 4).await;
-                let renewed = sqlx::query(
-                    "UPDATE grid_jobs SET lease_until = $1 WHERE id = $2 AND worker = $3 AND status = 'claimed'",
-                )
-                .bind(now_ms() + lease.as_millis() as i64)
-                .bind(held.job)
-                .bind(&held.worker)
-                .execute(&pool)
-                .await;
-                match renewed {
-                    Ok(r) if r.rows_affected() == 0 => {
-                        flag.store(true, Ordering::Relaxed);
-                        return;
-                    }
-                    Ok(_) => {}
-                    // The database may come back before the lease runs out.
-                    Err(e) => {
-                        tracing::warn!("cannot renew the lease on grid job {}: {e}", held.job)
-                    }
-                }
-            }
-        });
-        Heartbeat { lost, task }
-    }
-
-    pub fn lost(&self) -> bool {
-        self.lost.load(Ordering::Relaxed)
-    }
-}
-
-impl Drop for Heartbeat {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-/// One worker's turn through a grid: the next job it claims, with its lease renewed until the
-/// job is settled; waits while other workers hold the rest, ends when nothing is unfinished.
-pub struct Worker {
-    pool: AnyPool,
-    jobs: Vec<i64>,
-    lease: Duration,
-    pub name: String,
-    beat: Option<Heartbeat>,
-}
-
-impl Worker {
-    pub fn new(pool: &AnyPool, jobs: Vec<i64>, lease: Duration) -> Worker {
-        Worker {
-            pool: pool.clone(),
-            jobs,
-            lease,
-            name: worker_name(),
-            beat: None,
-        }
-    }
-
-    /// The next job this worker holds, or `None` when every job is done or failed.
-    pub async fn next(&mut self) -> Result<Option<Held>> {
-        loop {
-            if let Some(held) = claim(&self.pool, &self.jobs, &self.name, self.lease).await? {
-                if let Some(lost) = &held.took_over_from {
-                    eprintln!(
-                        "grid job {} (k={} split={}): taken over from {lost}, whose lease ran out",
-                        held.job, held.k, held.split
-                    );
-                }
-                self.beat = Some(Heartbeat::start(&self.pool, &held, self.lease));
-                return Ok(Some(held));
-            }
-            if unfinished(&self.pool, &self.jobs).await?.0 == 0 {
-                return Ok(None);
-            }
-            // Other workers hold the rest: wait until they finish or a lease runs out.
-            tokio::time::sleep(self.lease / 4).await;
-        }
-    }
-
-    /// Ends the held job's turn: its result, or `None` when the lease was lost to another
-    /// worker (which stores the job), or the error. The job is marked failed on any error,
-    /// where this worker still holds it.
-    pub async fn settle<T>(&mut self, held: &Held, result: Result<T>) -> Result<Option<T>> {
-        self.beat = None;
-        match result {
-            Ok(v) => Ok(Some(v)),
-            Err(e) => {
-                fail(&self.pool, held, &e.to_string()).await?;
-                match e {
-                    AppError::LeaseLost(why) => {
-                        eprintln!("{why}");
-                        Ok(None)
-                    }
-                    e => Err(e),
-                }
-            }
-        }
-    }
-
-    /// The jobs not finished yet and their shots (for an estimate of the time left).
-    pub async fn left(&self) -> Result<(i64, i64)> {
-        unfinished(&self.pool, &self.jobs).await
-    }
+/// The system, task name and source folder of a job.
+pub async fn job_target(pool: &AnyPool, job: i64) -> Result<(String, String, Option<String>)> {
+    Ok(sqlx::query_as(
+        "SELECT g.system, t.name, g.source FROM grid_jobs g JOIN tasks t ON t.id = g.task_id WHERE g.id = $1",
+    )
+    .bind(job)
+    .fetch_one(pool)
+    .await?)
 }

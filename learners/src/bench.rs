@@ -5,9 +5,9 @@ use super::decode::Choice;
 use super::eval::{choices, load, model_inputs, predict_loaded, ModelDir};
 use super::features::Segment;
 use super::runtime::Device;
-use crate::db;
 use app::error::{AppError, Result};
 use app::ssr::catalog::{examples_of, load_spec};
+use app::ssr::db::cli as db;
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -36,7 +36,7 @@ pub struct BenchArgs {
 }
 
 /// The Python peer's script, carried in the binary (written next to the bench inputs).
-const PEER: &str = include_str!("../../bench/peer.py");
+const PEER: &str = include_str!("../bench/peer.py");
 
 /// One item's spans as compared across engines: (source, offset, length, text).
 type Key = Vec<(String, u64, u64, String)>;

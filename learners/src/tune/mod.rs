@@ -183,19 +183,25 @@ pub fn samples(
         .collect())
 }
 
+/// A task's shot group: what a model is fine-tuned on.
+#[derive(Clone, Copy)]
+pub struct TaskShots<'a> {
+    pub spec: &'a TaskSpec,
+    pub examples: &'a [Example],
+}
+
 /// Fine-tunes the weights in `dir` on a shot group; returns them and each epoch's loss.
 pub fn finetune(
     dir: &Path,
     tok: &Tokenizer,
-    spec: &TaskSpec,
-    examples: &[Example],
+    shots: TaskShots,
     d: &Decoding,
     recipe: &Recipe,
     device: &Device,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(Weights, Vec<f64>)> {
     let w = load_on(dir, recipe.seed, device)?;
-    let samples = samples(tok, spec, examples, d)?;
+    let samples = samples(tok, shots.spec, shots.examples, d)?;
     let losses = train::train(&w, &samples, recipe, progress).map_err(model_error)?;
     Ok((w, losses))
 }

@@ -319,7 +319,7 @@ fn decode_spans(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::features::{features, Frame, Tok};
+    use crate::features::{features, Frame, Tok};
 
     /// Words of `text` as tokens (ids unused by decoding).
     fn words(text: &str) -> Vec<Tok> {

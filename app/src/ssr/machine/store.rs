@@ -1,27 +1,15 @@
-//! Running the model track against the database: evaluations of registered models, the
-//! baseline's shot groups, imported predictions; progress, predictions and S1 are stored.
-//! This file holds the runs themselves: systems, one finished run per target, scoring, storing.
+//! Storing a run of a system (`machine_systems`, `machine_runs`, `machine_predictions`): a run is
+//! opened (refused where a finished one exists, unless it replaces it), its progress recorded,
+//! and its scored predictions stored with the run marked done in one transaction (for a grid's
+//! job, only while its worker holds the lease); or it is marked failed.
 
-pub mod grid;
-mod imported;
-mod progress;
-mod runs;
-mod tuned;
-
-pub use grid::GridRun;
-pub use imported::{import, read_imported};
-pub use progress::Progress;
-pub use runs::{evaluate, evaluate_plan, run_baseline, run_baseline_grid, PlannedEval};
-pub use tuned::{plan as plan_finetune, run_finetune, Job};
-
-use super::decode::PredSpan;
-use app::error::{AppError, Result};
-use app::ssr::auth::now_ms;
-use app::ssr::tx::Guard;
+use super::grid::{self, Held};
+use crate::error::{AppError, Result};
+use crate::ssr::auth::now_ms;
+use crate::ssr::tx::Guard;
 use domain::ids::{ExampleId, RunId, TaskId};
-pub use domain::run::SystemKind;
-use domain::s1::{mean, Scoring};
-use domain::task::{Example, TaskSpec};
+use domain::run::SystemKind;
+use domain::s1::mean;
 use sqlx::{Any, AnyPool, Transaction};
 
 /// What an evaluation is stored as: system, task and the shot group (0/0 for none).
@@ -34,36 +22,6 @@ pub struct Target {
     pub split: u32,
     /// Replace a finished evaluation of the same system, task and shot group.
     pub replace: bool,
-}
-
-/// A finished evaluation, as the CLI prints it.
-#[derive(Clone, Debug)]
-pub struct Summary {
-    pub run: RunId,
-    pub target: Target,
-    pub items: usize,
-    pub s1: f64,
-    pub s1_any_of: f64,
-    pub provider: String,
-    pub seconds: f64,
-}
-
-impl Summary {
-    pub fn render(&self) -> String {
-        format!(
-            "{} on {} (k={}, split={}): S1 {:.4} (official), {:.4} (any-of) over {} test items; {}; {:.1} s; run {}",
-            self.target.system,
-            self.target.task,
-            self.target.k,
-            self.target.split,
-            self.s1,
-            self.s1_any_of,
-            self.items,
-            self.provider,
-            self.seconds,
-            self.run
-        )
-    }
 }
 
 async fn system_id(pool: &AnyPool, name: &str, kind: SystemKind) -> Result<i64> {
@@ -100,7 +58,7 @@ async fn system_id(pool: &AnyPool, name: &str, kind: SystemKind) -> Result<i64> 
 }
 
 /// The finished evaluation of a target, if there is one.
-async fn done_run(pool: &AnyPool, task_id: TaskId, t: &Target) -> Result<Option<i64>> {
+pub async fn done_run(pool: &AnyPool, task_id: TaskId, t: &Target) -> Result<Option<i64>> {
     Ok(sqlx::query_scalar(
         "SELECT r.id FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id
          WHERE s.name = $1 AND r.task_id = $2 AND r.k = $3 AND r.split = $4 AND r.status = 'done'",
@@ -114,7 +72,7 @@ async fn done_run(pool: &AnyPool, task_id: TaskId, t: &Target) -> Result<Option<
 }
 
 /// Refuses a target that already has a finished evaluation, unless it replaces it.
-async fn refuse_if_done(pool: &AnyPool, task_id: TaskId, t: &Target) -> Result<()> {
+pub async fn refuse_if_done(pool: &AnyPool, task_id: TaskId, t: &Target) -> Result<()> {
     match (done_run(pool, task_id, t).await?, t.replace) {
         (Some(run), false) => Err(AppError::Refused(format!(
             "{} already has a finished evaluation of {} for k={} split={} (run {run}); replace it with --replace on the command line or replace=true in an upload",
@@ -126,14 +84,14 @@ async fn refuse_if_done(pool: &AnyPool, task_id: TaskId, t: &Target) -> Result<(
 
 /// Refuses a target that already has a finished evaluation (unless it replaces it) and
 /// opens a running one.
-async fn start(
+pub async fn start(
     pool: &AnyPool,
     task_id: TaskId,
     t: &Target,
     source: &str,
     settings: &str,
     provider: &str,
-    held: Option<&grid::Held>,
+    held: Option<&Held>,
 ) -> Result<RunId> {
     refuse_if_done(pool, task_id, t).await?;
     let system = system_id(pool, &t.system, t.kind).await?;
@@ -156,15 +114,8 @@ async fn start(
     .await?)
 }
 
-/// The value of a finished blocking step, or its error after marking `runs` failed.
-async fn or_fail<T>(pool: &AnyPool, runs: &[RunId], result: Result<T>) -> Result<T> {
-    if let Err(e) = &result {
-        fail(pool, runs, &e.to_string()).await;
-    }
-    result
-}
-
-async fn fail(pool: &AnyPool, runs: &[RunId], error: &str) {
+/// Marks `runs` failed with `error` (logged where that fails too).
+pub async fn fail(pool: &AnyPool, runs: &[RunId], error: &str) {
     for run in runs {
         let r = sqlx::query(
             "UPDATE machine_runs SET status = 'failed', error = $1, finished_at = $2 WHERE id = $3",
@@ -180,71 +131,45 @@ async fn fail(pool: &AnyPool, runs: &[RunId], error: &str) {
     }
 }
 
-/// One item's answer: official encoding, the spans it came from, the probability the model
-/// gave it (none for imports), S1 both ways.
-struct Scored {
-    example: ExampleId,
-    official: Vec<String>,
-    spans: Vec<PredSpan>,
-    probability: Option<f64>,
-    s1: f64,
-    s1_any_of: f64,
+/// Records how far a running run is (`done` of `total`), as the models page shows it.
+pub async fn progress(pool: &AnyPool, run: RunId, done: usize, total: usize) -> Result<()> {
+    sqlx::query("UPDATE machine_runs SET done = $1, total = $2 WHERE id = $3")
+        .bind(done as i64)
+        .bind(total as i64)
+        .bind(run)
+        .execute(pool)
+        .await?;
+    Ok(())
 }
 
-/// An answer before scoring: official encoding, spans, probability.
-type Answer = (Vec<String>, Vec<PredSpan>, Option<f64>);
-
-/// A model's answers (spans and probabilities per item) ready for scoring.
-fn model_answers(
-    spec: &TaskSpec,
-    spans: Vec<Vec<PredSpan>>,
-    probabilities: Vec<f32>,
-) -> Vec<Answer> {
-    spans
-        .into_iter()
-        .zip(probabilities)
-        .map(|(s, p)| {
-            let texts: Vec<String> = s.iter().map(|x| x.text.clone()).collect();
-            (spec.to_official(&texts), s, Some(f64::from(p)))
-        })
-        .collect()
-}
-
-fn score_items(
-    spec: &TaskSpec,
-    test: &[(ExampleId, Example)],
-    answers: Vec<Answer>,
-) -> Vec<Scored> {
-    test.iter()
-        .zip(answers)
-        .map(|((id, ex), (official, spans, probability))| Scored {
-            example: *id,
-            probability,
-            s1: spec.score(&ex.gold, &official, Scoring::Official),
-            s1_any_of: spec.score(&ex.gold, &official, Scoring::AnyOf),
-            official,
-            spans,
-        })
-        .collect()
+/// One item's answer, scored: official encoding, the spans it came from (JSON), the
+/// probability the model gave it (none for imports), S1 both ways.
+pub struct Scored {
+    pub example: ExampleId,
+    pub official: Vec<String>,
+    pub spans_json: String,
+    pub probability: Option<f64>,
+    pub s1: f64,
+    pub s1_any_of: f64,
 }
 
 /// A finished run to store: its predictions, scored.
-struct Finished<'a> {
-    run: RunId,
-    t: &'a Target,
-    provider: &'a str,
-    items: &'a [Scored],
+pub struct Finished<'a> {
+    pub run: RunId,
+    pub t: &'a Target,
+    pub provider: &'a str,
+    pub items: &'a [Scored],
 }
 
 /// Stores the predictions and marks the run done (replacing an older one if asked), at once;
 /// for a job of a shared grid, only while this worker still holds its lease, marking it done.
-async fn finish(
+pub async fn finish(
     pool: &AnyPool,
     run: RunId,
     t: &Target,
     provider: &str,
     items: &[Scored],
-    held: Option<&grid::Held>,
+    held: Option<&Held>,
 ) -> Result<(f64, f64)> {
     let one = Finished {
         run,
@@ -256,16 +181,16 @@ async fn finish(
 }
 
 /// [`finish`] for several runs in one transaction: all stored, or none.
-async fn finish_all(
+pub async fn finish_all(
     pool: &AnyPool,
     runs: &[Finished<'_>],
-    held: Option<&grid::Held>,
+    held: Option<&Held>,
 ) -> Result<Vec<(f64, f64)>> {
     let guards: Vec<Guard> = runs
         .iter()
         .map(|f| Guard::Run(&f.t.system, &f.t.task, f.t.k, f.t.split))
         .collect();
-    let mut tx = app::ssr::tx::begin_immediate(pool, &guards).await?;
+    let mut tx = crate::ssr::tx::begin_immediate(pool, &guards).await?;
     if let Some(held) = held {
         grid::complete(&mut tx, held).await?;
     }
@@ -304,7 +229,7 @@ async fn store_run(tx: &mut Transaction<'static, Any>, f: &Finished<'_>) -> Resu
             .bind(run)
             .bind(i.example)
             .bind(serde_json::to_string(&i.official).expect("strings serialise"))
-            .bind(serde_json::to_string(&i.spans).expect("spans serialise"))
+            .bind(&i.spans_json)
             .bind(i.s1)
             .bind(i.s1_any_of);
         match i.probability {

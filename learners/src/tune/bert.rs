@@ -100,6 +100,9 @@ impl Config {
     }
 }
 
+/// A weight's name, shape and values (row-major).
+pub type NamedValues = (String, Vec<usize>, Vec<f32>);
+
 /// The trainable weights by name (candle `Var`s, which the optimiser updates in place).
 pub struct Weights {
     pub config: Config,
@@ -197,7 +200,7 @@ impl Weights {
     }
 
     /// Every weight's current values, by name.
-    pub fn values(&self) -> Result<Vec<(String, Vec<usize>, Vec<f32>)>> {
+    pub fn values(&self) -> Result<Vec<NamedValues>> {
         self.config
             .shapes()
             .into_iter()

@@ -180,7 +180,7 @@ impl Head {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::features::{features, Frame, Tok, Window};
+    use crate::features::{features, Frame, Tok, Window};
 
     #[test]
     fn targets_cover_whole_gold_spans_inside_the_window() {

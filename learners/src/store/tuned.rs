@@ -5,13 +5,13 @@
 use super::grid::{self, GridRun};
 use super::runs::task_test;
 use super::*;
-use crate::model::baseline;
-use crate::model::decode::Decoding;
-use crate::model::eval::{self, decode_items, featurize, model_inputs, predict_loaded, ModelDir};
-use crate::model::runtime::Device;
-use crate::model::tokenizer::Tokenizer;
-use crate::model::tune::export::Precision;
-use crate::model::tune::{self, train, Recipe};
+use crate::baseline;
+use crate::decode::Decoding;
+use crate::eval::{self, decode_items, featurize, model_inputs, predict_loaded, ModelDir};
+use crate::runtime::Device;
+use crate::tokenizer::Tokenizer;
+use crate::tune::export::Precision;
+use crate::tune::{self, train, Recipe};
 use app::ssr::catalog::examples_of;
 use domain::ids::TaskId;
 use std::collections::HashMap;
@@ -90,7 +90,7 @@ pub async fn plan(
 
 /// What one fine-tuned shot group gave, before storing.
 struct Tuned {
-    spans: Vec<Vec<crate::model::decode::PredSpan>>,
+    spans: Vec<Vec<crate::decode::PredSpan>>,
     probabilities: Vec<f32>,
     provider: String,
     losses: Vec<f64>,
@@ -100,25 +100,43 @@ struct Tuned {
     eval_seconds: f64,
 }
 
-/// Fine-tunes, exports to `out` and evaluates one shot group (blocking).
-#[allow(clippy::too_many_arguments)]
+/// One shot group to fine-tune and evaluate: the starting weights, the task's shots and test
+/// set, and how.
+struct OneGroup<'a> {
+    weights: &'a Path,
+    spec: &'a domain::task::TaskSpec,
+    shots: &'a [domain::task::Example],
+    test: &'a [domain::task::Example],
+    d: &'a Decoding,
+    recipe: &'a Recipe,
+}
+
+/// Fine-tunes, exports to `out` (and at int8 to `int8`) and evaluates one shot group
+/// (blocking).
 fn tune_one(
-    weights: &Path,
-    spec: &domain::task::TaskSpec,
-    shots: &[domain::task::Example],
-    test: &[domain::task::Example],
-    d: &Decoding,
-    recipe: &Recipe,
+    g: &OneGroup,
     out: &Path,
     int8: Option<&Path>,
     device: Device,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Tuned> {
+    let OneGroup {
+        weights,
+        spec,
+        shots,
+        test,
+        d,
+        recipe,
+    } = *g;
     let started = Instant::now();
     let tok_path = weights.join("tokenizer.json");
     let tok = Tokenizer::open(&tok_path)?;
     let (on, trained_on) = tune::device(device)?;
-    let (w, losses) = tune::finetune(weights, &tok, spec, shots, d, recipe, &on, progress)?;
+    let lesson = tune::TaskShots {
+        spec,
+        examples: shots,
+    };
+    let (w, losses) = tune::finetune(weights, &tok, lesson, d, recipe, &on, progress)?;
     let train_seconds = started.elapsed().as_secs_f64();
     tune::export_dir(out, &w, &tok_path, d, Precision::F32)?;
     if let Some(int8) = int8 {
@@ -134,7 +152,7 @@ fn tune_one(
     let choices = eval::choices(spec, shots, &inputs);
     let ours = decode_items(&fs, &logits, &inputs, &choices, d);
     let theirs = predict_loaded(&dir, &mut loaded, spec, shots, &mut |_, _| {})?.spans;
-    let same = |a: &[crate::model::decode::PredSpan], b: &[crate::model::decode::PredSpan]| {
+    let same = |a: &[crate::decode::PredSpan], b: &[crate::decode::PredSpan]| {
         a.iter()
             .map(|s| (s.source, s.offset, s.length))
             .eq(b.iter().map(|s| (s.source, s.offset, s.length)))
@@ -274,18 +292,17 @@ async fn tune_job(
     );
     let examples: Vec<_> = test.iter().map(|(_, e)| e.clone()).collect();
     let result = tokio::task::spawn_blocking(move || {
-        tune_one(
-            &w,
-            &s,
-            &shots,
-            &examples,
-            &d2,
-            &seeded,
-            &o2,
-            o8.as_deref(),
-            device,
-            &mut |a, b| progress.update(a, b),
-        )
+        let group = OneGroup {
+            weights: &w,
+            spec: &s,
+            shots: &shots,
+            test: &examples,
+            d: &d2,
+            recipe: &seeded,
+        };
+        tune_one(&group, &o2, o8.as_deref(), device, &mut |a, b| {
+            progress.update(a, b)
+        })
     })
     .await
     .map_err(|e| AppError::Model(format!("fine-tuning stopped: {e}")))

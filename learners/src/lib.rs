@@ -1,0 +1,26 @@
+//! The model track, the machine side of every comparison: span-extraction learners run with
+//! ONNX Runtime on the same test sets as the crowd, the built-in MiniLM baseline with a
+//! few-shot span head, fine-tuning (candle) exported to ONNX, imported predictions, and S1
+//! scoring of prediction files. Its runs are stored through `app::ssr::machine`, the one home
+//! of the `machine_*` tables.
+//!
+//! One name per concept: a *learner* is what learns from the shots; a *system* is a learner
+//! under a name (with its kind: frozen, fine-tuned, imported) whose results are kept; a *run*
+//! is one system on one task, k and split; *machines* are every system, beside the humans in
+//! the report; a *model* is a folder or ONNX file on disk.
+
+pub mod baseline;
+pub mod bench;
+pub mod command;
+pub mod decode;
+pub mod eval;
+pub mod features;
+pub mod frame;
+pub mod head;
+pub mod onnx;
+pub mod runtime;
+pub mod score;
+pub mod store;
+pub mod targets;
+pub mod tokenizer;
+pub mod tune;

@@ -1,0 +1,102 @@
+//! Running the model track against the database: evaluations of registered models, the
+//! baseline's shot groups, imported predictions; progress, predictions and S1 are stored.
+//! This file holds the runs themselves: systems, one finished run per target, scoring, storing.
+
+pub mod grid;
+mod imported;
+mod progress;
+mod runs;
+mod tuned;
+
+pub use grid::GridRun;
+pub use imported::{import, read_imported};
+pub use progress::Progress;
+pub use runs::{evaluate, evaluate_plan, run_baseline, run_baseline_grid, PlannedEval};
+pub use tuned::{plan as plan_finetune, run_finetune, Job};
+
+use super::decode::PredSpan;
+use app::error::{AppError, Result};
+use app::ssr::machine::store::{
+    done_run, fail, finish, finish_all, refuse_if_done, start, Finished,
+};
+pub use app::ssr::machine::store::{Scored, Target};
+use domain::ids::{ExampleId, RunId};
+pub use domain::run::SystemKind;
+use domain::s1::Scoring;
+use domain::task::{Example, TaskSpec};
+use sqlx::AnyPool;
+
+/// A finished evaluation, as the CLI prints it.
+#[derive(Clone, Debug)]
+pub struct Summary {
+    pub run: RunId,
+    pub target: Target,
+    pub items: usize,
+    pub s1: f64,
+    pub s1_any_of: f64,
+    pub provider: String,
+    pub seconds: f64,
+}
+
+impl Summary {
+    pub fn render(&self) -> String {
+        format!(
+            "{} on {} (k={}, split={}): S1 {:.4} (official), {:.4} (any-of) over {} test items; {}; {:.1} s; run {}",
+            self.target.system,
+            self.target.task,
+            self.target.k,
+            self.target.split,
+            self.s1,
+            self.s1_any_of,
+            self.items,
+            self.provider,
+            self.seconds,
+            self.run
+        )
+    }
+}
+
+/// The value of a finished blocking step, or its error after marking `runs` failed.
+async fn or_fail<T>(pool: &AnyPool, runs: &[RunId], result: Result<T>) -> Result<T> {
+    if let Err(e) = &result {
+        fail(pool, runs, &e.to_string()).await;
+    }
+    result
+}
+
+/// An answer before scoring: official encoding, spans, probability.
+type Answer = (Vec<String>, Vec<PredSpan>, Option<f64>);
+
+/// A model's answers (spans and probabilities per item) ready for scoring.
+fn model_answers(
+    spec: &TaskSpec,
+    spans: Vec<Vec<PredSpan>>,
+    probabilities: Vec<f32>,
+) -> Vec<Answer> {
+    spans
+        .into_iter()
+        .zip(probabilities)
+        .map(|(s, p)| {
+            let texts: Vec<String> = s.iter().map(|x| x.text.clone()).collect();
+            (spec.to_official(&texts), s, Some(f64::from(p)))
+        })
+        .collect()
+}
+
+fn score_items(
+    spec: &TaskSpec,
+    test: &[(ExampleId, Example)],
+    answers: Vec<Answer>,
+) -> Vec<Scored> {
+    test.iter()
+        .zip(answers)
+        .map(|((id, ex), (official, spans, probability))| Scored {
+            example: *id,
+            probability,
+            s1: spec.score(&ex.gold, &official, Scoring::Official),
+            s1_any_of: spec.score(&ex.gold, &official, Scoring::AnyOf),
+            official,
+            spans_json: serde_json::to_string(&spans).expect("spans serialise"),
+        })
+        .collect()
+}
