@@ -301,19 +301,7 @@ pub fn run(
             progress(base + done, total)
         })?;
         base += fs.len();
-        let samples: Vec<Sample> = fs
-            .iter()
-            .map(|f| {
-                let (q, c) = &inputs[f.item];
-                let (starts, ends) = head::targets(f, &gold_ranges(&g.examples[f.item], q, c));
-                Sample {
-                    states: enc.states[&f.ids].clone(),
-                    positions: head::positions(f, qs),
-                    starts,
-                    ends,
-                }
-            })
-            .collect();
+        let samples = samples_of(g, inputs, fs, &enc, qs);
         let t = Training {
             seed: seed(g.k, g.split),
             ..*training
@@ -350,15 +338,17 @@ pub fn run(
         },
         &mut |done, _| progress(base + done, total),
     )?;
+    let decoded = |ls: &[(Vec<f32>, Vec<f32>)], tuned: &Decoding| {
+        decode_items_scored(&test_fs, ls, &test_inputs, &test_choices, tuned)
+            .into_iter()
+            .unzip()
+    };
     Ok(groups
         .iter()
         .zip(heads)
         .zip(logits)
         .map(|((g, (head, losses, tuned)), ls)| {
-            let (spans, probabilities) =
-                decode_items_scored(&test_fs, &ls, &test_inputs, &test_choices, &tuned)
-                    .into_iter()
-                    .unzip();
+            let (spans, probabilities) = decoded(&ls, &tuned);
             Trained {
                 k: g.k,
                 split: g.split,
@@ -370,6 +360,29 @@ pub fn run(
             }
         })
         .collect())
+}
+
+/// A shot group's training samples: each window's encoder states, where answers may start
+/// and end, and the gold's start and end positions.
+fn samples_of(
+    g: &Shots,
+    inputs: &[(String, String)],
+    fs: &[Feature],
+    enc: &Encoded,
+    qs: bool,
+) -> Vec<Sample> {
+    fs.iter()
+        .map(|f| {
+            let (q, c) = &inputs[f.item];
+            let (starts, ends) = head::targets(f, &gold_ranges(&g.examples[f.item], q, c));
+            Sample {
+                states: enc.states[&f.ids].clone(),
+                positions: head::positions(f, qs),
+                starts,
+                ends,
+            }
+        })
+        .collect()
 }
 
 /// Writes a trained head as a standalone span model (`model.onnx` = the encoder with the head

@@ -8,7 +8,8 @@ use super::runtime::Device;
 use app::error::{AppError, Result};
 use app::ssr::catalog::{examples_of, load_spec};
 use app::ssr::db::cli as db;
-use std::path::PathBuf;
+use domain::task::{Example, TaskSpec};
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
@@ -189,20 +190,7 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
     let inputs_path = work.join("inputs.jsonl");
     // Each input with what its answer may be (the peer decodes by the same rules).
     let inputs: Vec<(String, String)> = examples.iter().map(|e| model_inputs(&spec, e)).collect();
-    let mut lines = String::new();
-    for ((q, c), choice) in inputs.iter().zip(choices(&spec, &examples, &inputs)) {
-        let one_of = match choice {
-            Choice::Spans => serde_json::Value::Null,
-            Choice::OneOf(r) => serde_json::json!(r
-                .iter()
-                .map(|&(seg, s, e)| (matches!(seg, Segment::Question), s, e))
-                .collect::<Vec<_>>()),
-        };
-        lines.push_str(
-            &serde_json::json!({"question": q, "context": c, "one_of": one_of}).to_string(),
-        );
-        lines.push('\n');
-    }
+    let lines = peer_inputs(&spec, &examples, &inputs);
     std::fs::write(&inputs_path, lines)
         .map_err(|e| AppError::io("cannot write the bench inputs", e))?;
     // The peer frames inputs as our tokenizer's post-processor says.
@@ -260,25 +248,66 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
     );
     // Hugging Face transformers on PyTorch with the float weights of the folder (or --hf).
     let hf_dir = a.hf.clone().unwrap_or_else(|| a.model.clone());
-    match hf_python(a.hf_python.clone()) {
+    let side = Ours {
+        spec: &spec,
+        examples: &examples_all,
+        answers: &ours,
+        rate: rust_rate,
+    };
+    transformers_side(a.hf_python.clone(), &hf_dir, &peer, &side);
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(())
+}
+
+/// The peer's input lines: each input with what its answer may be (the peer decodes by the
+/// same rules).
+fn peer_inputs(spec: &TaskSpec, examples: &[Example], inputs: &[(String, String)]) -> String {
+    let mut lines = String::new();
+    for ((q, c), choice) in inputs.iter().zip(choices(spec, examples, inputs)) {
+        let one_of = match choice {
+            Choice::Spans => serde_json::Value::Null,
+            Choice::OneOf(r) => serde_json::json!(r
+                .iter()
+                .map(|&(seg, s, e)| (matches!(seg, Segment::Question), s, e))
+                .collect::<Vec<_>>()),
+        };
+        lines.push_str(
+            &serde_json::json!({"question": q, "context": c, "one_of": one_of}).to_string(),
+        );
+        lines.push('\n');
+    }
+    lines
+}
+
+/// This side's answers and speed, to set beside transformers'.
+struct Ours<'a> {
+    spec: &'a TaskSpec,
+    examples: &'a [Example],
+    answers: &'a [Key],
+    rate: f64,
+}
+
+/// Runs the same inputs through Hugging Face transformers where a Python with torch and a
+/// float checkpoint are there, and prints its speed, S1 and agreement; else says why not.
+fn transformers_side(hf_python_arg: Option<PathBuf>, hf_dir: &Path, peer: &PeerRun, ours: &Ours) {
+    match hf_python(hf_python_arg) {
         Some(hf) if hf_dir.join("model.safetensors").is_file() => {
             // The other figures stand when this side cannot run; it says why.
-            let (hf_seconds, hf_answers) = match run_peer(&hf, "torch", &hf_dir, &peer) {
+            let (hf_seconds, hf_answers) = match run_peer(&hf, "torch", hf_dir, peer) {
                 Ok(x) => x,
                 Err(e) => {
                     println!("transformers: not run ({e})");
-                    let _ = std::fs::remove_dir_all(&work);
-                    return Ok(());
+                    return;
                 }
             };
-            let hf_rate = n as f64 / hf_seconds;
-            let (s_ours, s_hf) = (s1_of(&spec, &examples_all, &ours), s1_of(&spec, &examples_all, &hf_answers));
+            let hf_rate = ours.examples.len() as f64 / hf_seconds;
+            let (s_ours, s_hf) = (s1_of(ours.spec, ours.examples, ours.answers), s1_of(ours.spec, ours.examples, &hf_answers));
             println!("python (transformers on PyTorch, fp32)  : {hf_seconds:>8.3} s  {hf_rate:>9.1} examples/s  S1 {s_hf:.4}");
             println!(
                 "ratio rust/transformers: {:.2}x; S1 {:+.2} points; predictions identical: {}",
-                rust_rate / hf_rate,
+                ours.rate / hf_rate,
                 100.0 * (s_ours - s_hf),
-                identical(&ours, &hf_answers)
+                identical(ours.answers, &hf_answers)
             );
         }
         Some(_) => println!(
@@ -289,8 +318,6 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
             "transformers: not run (no Python with torch and transformers: bash .ci/setup --bench makes ~/.cache/clues-lab/hf-venv, or give --hf-python)"
         ),
     }
-    let _ = std::fs::remove_dir_all(&work);
-    Ok(())
 }
 
 fn tempfile_dir() -> Result<PathBuf> {

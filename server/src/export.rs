@@ -11,7 +11,7 @@ use axum::body::Body;
 use axum::extract::Path;
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
-use domain::ids::{joined, AssignmentId};
+use domain::ids::{joined, AssignmentId, StudyId};
 use serde::Deserialize;
 use std::io::Write;
 use tokio::sync::mpsc;
@@ -162,6 +162,51 @@ fn small_file(
     })
 }
 
+/// A CrossFit partition as its JSON file.
+async fn partition_json(state: &AppState, q: &ExportQuery) -> Result<Response, AppError> {
+    let name = q
+        .name
+        .as_deref()
+        .ok_or_else(|| AppError::Invalid("name the partition: ?name=…".into()))?;
+    let p = app::ssr::crossfit::partition(&state.pool, name).await?;
+    let disposition = format!(
+        "attachment; filename=\"{}\"",
+        safe_name(&format!("crossfit-partition-{name}.json"))
+    );
+    Ok((
+        [
+            (header::CONTENT_TYPE, "application/json".to_string()),
+            (header::CONTENT_DISPOSITION, disposition),
+        ],
+        p.to_json(),
+    )
+        .into_response())
+}
+
+/// The annotations of a scope, streamed from the database row by row (nothing else is
+/// loaded), as CSV or JSONL; `turn` is held until the download is written.
+async fn annotations(
+    state: &AppState,
+    scope: &[StudyId],
+    csv: bool,
+    turn: tokio::sync::OwnedSemaphorePermit,
+) -> Result<(&'static str, Body), AppError> {
+    let studies = report::studies_in(&state.pool, scope).await?;
+    let (rows, mime) = if csv {
+        (RowFile::AnnotationsCsv, "text/csv; charset=utf-8")
+    } else {
+        (RowFile::AnnotationsJsonl, "application/x-ndjson")
+    };
+    let pool = state.pool.clone();
+    let body = streamed(move |tx| async move {
+        let _turn = turn;
+        let mut out = Out::new(Channel(tx));
+        write_rows(&pool, &studies, rows, &mut out).await?;
+        out.finish().await.map(drop)
+    });
+    Ok((mime, body))
+}
+
 async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response, AppError> {
     if !FILES.contains(&file) {
         return Err(AppError::NotFound(format!(
@@ -170,23 +215,7 @@ async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response
         )));
     }
     if file == "partition.json" {
-        let name = q
-            .name
-            .as_deref()
-            .ok_or_else(|| AppError::Invalid("name the partition: ?name=…".into()))?;
-        let p = app::ssr::crossfit::partition(&state.pool, name).await?;
-        let disposition = format!(
-            "attachment; filename=\"{}\"",
-            safe_name(&format!("crossfit-partition-{name}.json"))
-        );
-        return Ok((
-            [
-                (header::CONTENT_TYPE, "application/json".to_string()),
-                (header::CONTENT_DISPOSITION, disposition),
-            ],
-            p.to_json(),
-        )
-            .into_response());
+        return partition_json(state, q).await;
     }
     let scope = report::parse_scope(q.studies.as_deref())?;
     let scope_name = if scope.is_empty() {
@@ -200,21 +229,7 @@ async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response
     let turn = state.guards.heavy_turn().await?;
     let (mime, body): (&str, Body) = match file {
         "annotations.jsonl" | "annotations.csv" => {
-            // Streamed from the database row by row; nothing else is loaded.
-            let studies = report::studies_in(&state.pool, &scope).await?;
-            let (rows, mime) = if file == "annotations.csv" {
-                (RowFile::AnnotationsCsv, "text/csv; charset=utf-8")
-            } else {
-                (RowFile::AnnotationsJsonl, "application/x-ndjson")
-            };
-            let pool = state.pool.clone();
-            let body = streamed(move |tx| async move {
-                let _turn = turn;
-                let mut out = Out::new(Channel(tx));
-                write_rows(&pool, &studies, rows, &mut out).await?;
-                out.finish().await.map(drop)
-            });
-            (mime, body)
+            annotations(state, &scope, file == "annotations.csv", turn).await?
         }
         "bundle.tar" => {
             let (loaded, r) = report::load(&state.pool, &scope)

@@ -330,81 +330,21 @@ fn tables(
             let annotators = scenario(group, &col.name, k);
             let scores: Vec<&AnnotatorScore> =
                 annotators.iter().map(|a| scored[&a.assignment]).collect();
-            let values = |f: fn(&AnnotatorScore) -> Option<f64>| {
-                scores.iter().filter_map(|s| f(s)).collect::<Vec<_>>()
-            };
-            let of = |f: fn(&AnnotatorScore) -> Option<f64>| spread(&values(f));
-            if let (Some(official), Some(any_of)) = (of(|s| s.test_s1), of(|s| s.test_s1_any_of)) {
-                // A corpus-level metric (CrossFit's F1, MCC, ...) is not a mean over items:
-                // its cells get the t-interval only, and no item-level comparison.
-                let per_item = !data.spec.metric.is_some_and(|m| m.is_corpus_level());
-                let matrix = |scoring| {
-                    if per_item {
-                        human_matrix(&annotators, scoring)
-                    } else {
-                        inference::Matrix::default()
-                    }
-                };
-                let items = matrix(Scoring::Official);
-                let name = |scoring: &str| format!("{}|humans k={k}|{scoring}", col.name);
-                t.main.push(Cell {
-                    task: col.name.clone(),
-                    k,
-                    official,
-                    any_of,
-                    test_items: scores.iter().map(|s| s.test_done).sum(),
-                    skipped: scores.iter().map(|s| s.test_skips).sum(),
-                    answered: of(|s| s.test_s1_answered),
-                    answered_any_of: of(|s| s.test_s1_answered_any_of),
-                    official_ci: Some(inference::uncertainty(
-                        &values(|s| s.test_s1),
-                        &items,
-                        &name("official"),
-                    )),
-                    any_of_ci: Some(inference::uncertainty(
-                        &values(|s| s.test_s1_any_of),
-                        &matrix(Scoring::AnyOf),
-                        &name("any-of"),
-                    )),
-                    screening: of(|s| s.screening_s1),
-                });
+            if let Some((cell, items)) = human_cell(data, &col.name, k, &annotators, &scores) {
+                t.main.push(cell);
                 let pairs: Option<Vec<(f64, f64)>> = scores
                     .iter()
                     .map(|s| Some((s.screening_s1?, s.test_s1?)))
                     .collect();
                 screened.extend(pairs.map(|p| (k, p)));
-                pilot.push(values(|s| s.test_s1));
-                if per_item {
+                pilot.push(scores.iter().filter_map(|s| s.test_s1).collect());
+                if let Some(items) = items {
                     t.items.insert((col.name.clone(), k), items);
                 }
             }
             t.scenarios.push(aggregate(data, k, &annotators));
         }
-        // Each scenario against the next smaller one (zero-shot against 10, 10 against 20, ...).
-        let scenarios: Vec<u32> = ks
-            .iter()
-            .copied()
-            .filter(|&k| t.items.contains_key(&(col.name.clone(), k)))
-            .collect();
-        for pair in scenarios.windows(2) {
-            let side = |k: u32| {
-                let m = &t.items[&(col.name.clone(), k)];
-                (
-                    Side {
-                        who: HUMANS.into(),
-                        k,
-                        units: m.rows.len(),
-                    },
-                    m,
-                )
-            };
-            if let Some(mut c) = inference::compare(&col.name, side(pair[0]), side(pair[1])) {
-                if let (Some(a), Some(b)) = (screened.get(&pair[0]), screened.get(&pair[1])) {
-                    c.adjusted = inference::adjusted(a, b);
-                }
-                t.comparisons.push(c);
-            }
-        }
+        compare_scenarios(&mut t, &col.name, &ks, &screened);
         t.plan.extend(inference::plan(&col.name, &pilot));
         training_tables(&mut t, data, &col.name, &ks, group, rules);
         t.order
@@ -413,6 +353,90 @@ fn tables(
     }
     inference::adjust(&mut t.comparisons);
     t
+}
+
+/// The Table 5 cell of a scenario (none without a finished annotator), with the item matrix
+/// its intervals come from where S1 is a mean over items.
+fn human_cell(
+    data: &TaskData,
+    task: &str,
+    k: u32,
+    annotators: &[&AnnotatorRecord],
+    scores: &[&AnnotatorScore],
+) -> Option<(Cell, Option<inference::Matrix>)> {
+    let values = |f: fn(&AnnotatorScore) -> Option<f64>| {
+        scores.iter().filter_map(|s| f(s)).collect::<Vec<_>>()
+    };
+    let of = |f: fn(&AnnotatorScore) -> Option<f64>| spread(&values(f));
+    let (official, any_of) = (of(|s| s.test_s1)?, of(|s| s.test_s1_any_of)?);
+    // A corpus-level metric (CrossFit's F1, MCC, ...) is not a mean over items: its cells get
+    // the t-interval only, and no item-level comparison.
+    let per_item = !data.spec.metric.is_some_and(|m| m.is_corpus_level());
+    let matrix = |scoring| {
+        if per_item {
+            human_matrix(annotators, scoring)
+        } else {
+            inference::Matrix::default()
+        }
+    };
+    let items = matrix(Scoring::Official);
+    let name = |scoring: &str| format!("{task}|humans k={k}|{scoring}");
+    let cell = Cell {
+        task: task.to_string(),
+        k,
+        official,
+        any_of,
+        test_items: scores.iter().map(|s| s.test_done).sum(),
+        skipped: scores.iter().map(|s| s.test_skips).sum(),
+        answered: of(|s| s.test_s1_answered),
+        answered_any_of: of(|s| s.test_s1_answered_any_of),
+        official_ci: Some(inference::uncertainty(
+            &values(|s| s.test_s1),
+            &items,
+            &name("official"),
+        )),
+        any_of_ci: Some(inference::uncertainty(
+            &values(|s| s.test_s1_any_of),
+            &matrix(Scoring::AnyOf),
+            &name("any-of"),
+        )),
+        screening: of(|s| s.screening_s1),
+    };
+    Some((cell, per_item.then_some(items)))
+}
+
+/// Each scenario of `task` against the next smaller one (zero-shot against 10, 10 against
+/// 20, ...), adjusted for the screening S1 where both groups have it.
+fn compare_scenarios(
+    t: &mut Tables,
+    task: &str,
+    ks: &BTreeSet<u32>,
+    screened: &HashMap<u32, Vec<(f64, f64)>>,
+) {
+    let scenarios: Vec<u32> = ks
+        .iter()
+        .copied()
+        .filter(|&k| t.items.contains_key(&(task.to_string(), k)))
+        .collect();
+    for pair in scenarios.windows(2) {
+        let side = |k: u32| {
+            let m = &t.items[&(task.to_string(), k)];
+            (
+                Side {
+                    who: HUMANS.into(),
+                    k,
+                    units: m.rows.len(),
+                },
+                m,
+            )
+        };
+        if let Some(mut c) = inference::compare(task, side(pair[0]), side(pair[1])) {
+            if let (Some(a), Some(b)) = (screened.get(&pair[0]), screened.get(&pair[1])) {
+                c.adjusted = inference::adjusted(a, b);
+            }
+            t.comparisons.push(c);
+        }
+    }
 }
 
 #[cfg(test)]

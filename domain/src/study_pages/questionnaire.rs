@@ -117,6 +117,20 @@ impl Question {
                 "question {name}: the text must be 1 to {WORDS_MAX} characters"
             ));
         }
+        let misplaced = self.misplaced();
+        if !misplaced.is_empty() {
+            errs.push(format!(
+                "question {name}: {} do not belong to a {} question",
+                misplaced.join(", "),
+                kind_name(self.kind)
+            ));
+        }
+        errs.extend(self.kind_problems());
+        errs
+    }
+
+    /// The fields given that this question's kind does not read.
+    fn misplaced(&self) -> Vec<&'static str> {
         let choice = matches!(self.kind, Kind::SingleChoice | Kind::MultipleChoice);
         let mut misplaced = Vec::new();
         if !choice && !self.options.is_empty() {
@@ -147,13 +161,13 @@ impl Question {
         if self.kind != Kind::ShortText && self.max_chars.is_some() {
             misplaced.push("max_chars");
         }
-        if !misplaced.is_empty() {
-            errs.push(format!(
-                "question {name}: {} do not belong to a {} question",
-                misplaced.join(", "),
-                kind_name(self.kind)
-            ));
-        }
+        misplaced
+    }
+
+    /// The problems of the fields this question's kind reads.
+    fn kind_problems(&self) -> Vec<String> {
+        let mut errs = Vec::new();
+        let name = &self.id;
         match self.kind {
             Kind::SingleChoice | Kind::MultipleChoice => {
                 if self.options.len() < 2 {

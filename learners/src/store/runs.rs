@@ -208,23 +208,7 @@ async fn baseline_job(
 ) -> Result<Vec<Summary>> {
     let (replace, device, bar) = (o.replace, o.device, o.bar);
     let (task_id, spec, test) = task_test(pool, task).await?;
-    let all = app::ssr::catalog::shot_groups(pool, task_id).await?;
-    let groups = match groups {
-        None => all,
-        Some(g) => {
-            if let Some((k, s)) = g.iter().find(|x| !all.contains(x)) {
-                return Err(AppError::Invalid(format!(
-                    "task {task} has no shot group k={k} split={s}"
-                )));
-            }
-            g
-        }
-    };
-    if groups.is_empty() {
-        return Err(AppError::Invalid(format!(
-            "task {task} has no training files to train a head on"
-        )));
-    }
+    let groups = chosen_groups(pool, task_id, task, groups).await?;
     let files = baseline::encoder_files()?;
     let (encoder_path, tok_path) = (files.model.clone(), files.tokenizer.clone());
     let d = baseline::decoding(&spec);
@@ -235,53 +219,13 @@ async fn baseline_job(
         "encoder": files.source, "tokenizer": tok_path.display().to_string(),
     })
     .to_string();
-    let target = |k, split| Target {
-        system: baseline::SYSTEM.into(),
-        kind: SystemKind::Baseline,
-        task: task.into(),
-        k,
-        split,
-        replace,
-    };
+    let target = |k, split| baseline_target(task, k, split, replace);
     // Every shot group is checked before any run is opened: a refusal stores nothing.
     for &(k, split) in &groups {
         refuse_if_done(pool, task_id, &target(k, split)).await?;
     }
-    let mut shots = Vec::new();
-    let mut runs = Vec::new();
-    let mut targets = Vec::new();
-    for &(k, split) in &groups {
-        let t = target(k, split);
-        let examples = examples_of(pool, task_id, Some((k, split)))
-            .await?
-            .into_iter()
-            .map(|(_, e)| e)
-            .collect();
-        match start(
-            pool,
-            task_id,
-            &t,
-            "built-in baseline",
-            &settings,
-            "starting",
-            held,
-        )
-        .await
-        {
-            Ok(run) => runs.push(run),
-            Err(e) => {
-                fail(
-                    pool,
-                    &runs,
-                    "another shot group of this baseline run was refused",
-                )
-                .await;
-                return Err(e);
-            }
-        }
-        shots.push(Shots { k, split, examples });
-        targets.push(t);
-    }
+    let opened = open_runs(pool, task_id, &groups, &target, &settings, held).await?;
+    let (runs, shots, targets) = (opened.runs, opened.shots, opened.targets);
     let started = Instant::now();
     let mut progress = Progress::new(pool, runs.clone(), format!("baseline on {task}"), bar);
     let (s, examples) = (
@@ -348,4 +292,102 @@ async fn baseline_job(
             target: t,
         })
         .collect())
+}
+
+/// What a baseline group's run is stored as.
+fn baseline_target(task: &str, k: u32, split: u32, replace: bool) -> Target {
+    Target {
+        system: baseline::SYSTEM.into(),
+        kind: SystemKind::Baseline,
+        task: task.into(),
+        k,
+        split,
+        replace,
+    }
+}
+
+/// The shot groups a baseline run trains on: all of the task's, or those asked for (each must
+/// exist); a task without any is refused.
+async fn chosen_groups(
+    pool: &AnyPool,
+    task_id: TaskId,
+    task: &str,
+    groups: Option<Vec<(u32, u32)>>,
+) -> Result<Vec<(u32, u32)>> {
+    let all = app::ssr::catalog::shot_groups(pool, task_id).await?;
+    let groups = match groups {
+        None => all,
+        Some(g) => {
+            if let Some((k, s)) = g.iter().find(|x| !all.contains(x)) {
+                return Err(AppError::Invalid(format!(
+                    "task {task} has no shot group k={k} split={s}"
+                )));
+            }
+            g
+        }
+    };
+    if groups.is_empty() {
+        return Err(AppError::Invalid(format!(
+            "task {task} has no training files to train a head on"
+        )));
+    }
+    Ok(groups)
+}
+
+/// The runs a baseline opened, one per shot group, with the group's examples and target.
+struct Opened {
+    runs: Vec<RunId>,
+    shots: Vec<Shots>,
+    targets: Vec<Target>,
+}
+
+/// Opens a run per shot group; when one is refused, those opened before it are marked failed.
+async fn open_runs(
+    pool: &AnyPool,
+    task_id: TaskId,
+    groups: &[(u32, u32)],
+    target: &dyn Fn(u32, u32) -> Target,
+    settings: &str,
+    held: Option<&grid::Held>,
+) -> Result<Opened> {
+    let mut shots = Vec::new();
+    let mut runs = Vec::new();
+    let mut targets = Vec::new();
+    for &(k, split) in groups {
+        let t = target(k, split);
+        let examples = examples_of(pool, task_id, Some((k, split)))
+            .await?
+            .into_iter()
+            .map(|(_, e)| e)
+            .collect();
+        match start(
+            pool,
+            task_id,
+            &t,
+            "built-in baseline",
+            settings,
+            "starting",
+            held,
+        )
+        .await
+        {
+            Ok(run) => runs.push(run),
+            Err(e) => {
+                fail(
+                    pool,
+                    &runs,
+                    "another shot group of this baseline run was refused",
+                )
+                .await;
+                return Err(e);
+            }
+        }
+        shots.push(Shots { k, split, examples });
+        targets.push(t);
+    }
+    Ok(Opened {
+        runs,
+        shots,
+        targets,
+    })
 }

@@ -221,6 +221,36 @@ pub async fn run_finetune(pool: &AnyPool, jobs: Vec<Job>, o: &GridRun) -> Result
 }
 
 /// Fine-tunes, evaluates and stores one held job; the run is marked failed on any error.
+/// Where a job's model goes: kept under `--export` (with an int8 copy beside it, for
+/// `bench`), else a temporary folder removed after the evaluation.
+struct Folders {
+    keep: Option<std::path::PathBuf>,
+    int8: Option<std::path::PathBuf>,
+    dir: std::path::PathBuf,
+}
+
+fn folders(o: &GridRun, task: &str, held: &grid::Held) -> Folders {
+    let keep = o
+        .export
+        .as_ref()
+        .map(|e| e.join(format!("{task}-finetuned-k{}-s{}", held.k, held.split)));
+    let int8 = keep.as_ref().map(|k| {
+        k.with_file_name(format!(
+            "{}-int8",
+            k.file_name().expect("a folder name").to_string_lossy()
+        ))
+    });
+    let dir = keep.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!(
+            "clues-finetune-{}-{task}-{}-{}",
+            std::process::id(),
+            held.k,
+            held.split
+        ))
+    });
+    Folders { keep, int8, dir }
+}
+
 async fn tune_job(
     pool: &AnyPool,
     weights: &Path,
@@ -258,25 +288,7 @@ async fn tune_job(
         Some(held),
     )
     .await?;
-    let keep = o
-        .export
-        .as_ref()
-        .map(|e| e.join(format!("{task}-finetuned-k{}-s{}", held.k, held.split)));
-    // With --export, an int8 copy beside each model (for `bench`).
-    let int8 = keep.as_ref().map(|k| {
-        k.with_file_name(format!(
-            "{}-int8",
-            k.file_name().expect("a folder name").to_string_lossy()
-        ))
-    });
-    let dir = keep.clone().unwrap_or_else(|| {
-        std::env::temp_dir().join(format!(
-            "clues-finetune-{}-{task}-{}-{}",
-            std::process::id(),
-            held.k,
-            held.split
-        ))
-    });
+    let Folders { keep, int8, dir } = folders(o, task, held);
     let label = format!(
         "fine-tuning {task} k={} split={} (attempt {})",
         held.k, held.split, held.attempt

@@ -1,7 +1,7 @@
 //! A fine-tuned encoder written as one ONNX graph (opset 17) with `start_logits` and
 //! `end_logits` outputs, so the same `eval` path (ONNX Runtime) runs it like any model.
 
-use super::bert::Config;
+use super::bert::{Config, NamedValues};
 use crate::onnx::{
     model, node_with, tensor_f32, tensor_i64, tensor_i8, value_info, Attr, Dim, FLOAT, INT64,
 };
@@ -109,54 +109,35 @@ pub enum Output {
 
 /// The ONNX model of a BERT encoder with a span head, from its weights by name
 /// (`Weights::values`, Hugging Face names; linear weights `[out, in]`).
-pub fn span_model(
-    c: &Config,
-    weights: &[(String, Vec<usize>, Vec<f32>)],
-    precision: Precision,
-) -> Vec<u8> {
+pub fn span_model(c: &Config, weights: &[NamedValues], precision: Precision) -> Vec<u8> {
     graph(c, weights, precision, Output::Spans)
 }
 
 /// The ONNX model of a BERT encoder whose output is its last hidden state.
-pub fn encoder_model(
-    c: &Config,
-    weights: &[(String, Vec<usize>, Vec<f32>)],
-    precision: Precision,
-) -> Vec<u8> {
+pub fn encoder_model(c: &Config, weights: &[NamedValues], precision: Precision) -> Vec<u8> {
     graph(c, weights, precision, Output::Hidden)
 }
 
-fn graph(
-    c: &Config,
-    weights: &[(String, Vec<usize>, Vec<f32>)],
+/// What the graph is written from: the weights by name and how linear layers are stored.
+struct Weights<'a> {
+    w: HashMap<&'a str, (&'a [usize], &'a [f32])>,
     precision: Precision,
-    output: Output,
-) -> Vec<u8> {
-    let w: HashMap<&str, (&[usize], &[f32])> = weights
-        .iter()
-        .map(|(n, s, v)| (n.as_str(), (s.as_slice(), v.as_slice())))
-        .collect();
-    let mut g = Graph {
-        nodes: Vec::new(),
-        inits: Vec::new(),
-        n: 0,
-    };
-    let dims = |s: &[usize]| s.iter().map(|&d| d as i64).collect::<Vec<_>>();
-    let param = |g: &mut Graph, name: &str| -> String {
-        let (s, v) = w[name];
+    eps: f32,
+}
+
+fn dims(s: &[usize]) -> Vec<i64> {
+    s.iter().map(|&d| d as i64).collect()
+}
+
+impl Weights<'_> {
+    fn param(&self, g: &mut Graph, name: &str) -> String {
+        let (s, v) = self.w[name];
         g.float(name, &dims(s), v)
-    };
-    g.inits.push(tensor_i8("int8_zero", &[], &[0]));
-    g.float("zero_f", &[], &[0.0]);
-    g.float("u8_max", &[], &[255.0]);
-    g.float("tiny", &[], &[1e-8]);
-    g.float("i8_max", &[], &[127.0]);
-    g.float("u8_mid", &[], &[128.0]);
-    g.inits
-        .push(crate::onnx::tensor_u8("u8_zero_point", &[], &[128]));
-    // An int8 linear layer of the encoder: quantised input times int8 weights, rescaled.
-    let linear8 = |g: &mut Graph, x: &str, p: &str| -> String {
-        let (s, v) = w[format!("{p}.weight").as_str()];
+    }
+
+    /// An int8 linear layer of the encoder: quantised input times int8 weights, rescaled.
+    fn linear8(&self, g: &mut Graph, x: &str, p: &str) -> String {
+        let (s, v) = self.w[format!("{p}.weight").as_str()];
         let (q, scales) = quantised(v, s[0], s[1]);
         g.inits.push(tensor_i8(
             &format!("{p}.weight_q"),
@@ -164,7 +145,7 @@ fn graph(
             &q,
         ));
         let ws = g.float(&format!("{p}.weight_scale"), &[s[0] as i64], &scales);
-        let (bs, bv) = w[format!("{p}.bias").as_str()];
+        let (bs, bv) = self.w[format!("{p}.bias").as_str()];
         let b = g.float(&format!("{p}.bias"), &dims(bs), bv);
         // Per token: each row of x quantised symmetrically with its own scale, as uint8 around
         // 128 (ONNX Runtime's MatMulInteger takes one zero point for the whole input).
@@ -198,54 +179,57 @@ fn graph(
         let n = g.ints(&format!("{p}.n"), &[1], &[s[0] as i64]);
         let shape = g.op("Concat", &[&lead, &n], &[("axis", Attr::Int(0))]);
         g.op("Reshape", &[&m, &shape], &[])
-    };
-    // A linear layer: MatMul by the transposed weight, then Add the bias.
-    let linear32 = |g: &mut Graph, x: &str, p: &str| -> String {
-        let (s, v) = w[format!("{p}.weight").as_str()];
+    }
+
+    /// A linear layer: MatMul by the transposed weight, then Add the bias.
+    fn linear32(&self, g: &mut Graph, x: &str, p: &str) -> String {
+        let (s, v) = self.w[format!("{p}.weight").as_str()];
         let wt = g.float(
             &format!("{p}.weight_t"),
             &[s[1] as i64, s[0] as i64],
             &transposed(v, s[0], s[1]),
         );
-        let (bs, bv) = w[format!("{p}.bias").as_str()];
+        let (bs, bv) = self.w[format!("{p}.bias").as_str()];
         let b = g.float(&format!("{p}.bias"), &dims(bs), bv);
         let m = g.op("MatMul", &[x, &wt], &[]);
         g.op("Add", &[&m, &b], &[])
-    };
-    let linear = |g: &mut Graph, x: &str, p: &str| -> String {
-        match precision {
-            Precision::F32 => linear32(g, x, p),
-            Precision::Int8 => linear8(g, x, p),
+    }
+
+    fn linear(&self, g: &mut Graph, x: &str, p: &str) -> String {
+        match self.precision {
+            Precision::F32 => self.linear32(g, x, p),
+            Precision::Int8 => self.linear8(g, x, p),
         }
-    };
-    let eps = c.layer_norm_eps as f32;
-    let norm = |g: &mut Graph, x: &str, p: &str| -> String {
-        let ws = param(g, &format!("{p}.weight"));
-        let bs = param(g, &format!("{p}.bias"));
+    }
+
+    fn norm(&self, g: &mut Graph, x: &str, p: &str) -> String {
+        let ws = self.param(g, &format!("{p}.weight"));
+        let bs = self.param(g, &format!("{p}.bias"));
         g.op(
             "LayerNormalization",
             &[x, &ws, &bs],
-            &[("axis", Attr::Int(-1)), ("epsilon", Attr::Float(eps))],
+            &[("axis", Attr::Int(-1)), ("epsilon", Attr::Float(self.eps))],
         )
-    };
-    let (h, nh, hd) = (
-        c.hidden_size as i64,
-        c.num_attention_heads as i64,
-        c.head_dim() as i64,
-    );
-    let one = g.float("one", &[], &[1.0]);
-    let half = g.float("half", &[], &[0.5]);
-    let sqrt2 = g.float("sqrt2", &[], &[std::f32::consts::SQRT_2]);
-    let neg = g.float("minus_10000", &[], &[-10000.0]);
-    let scale = g.float("scale", &[], &[1.0 / (hd as f32).sqrt()]);
-    let zero1 = g.ints("zero1", &[1], &[0]);
-    let to_heads = g.ints("to_heads", &[4], &[0, 0, nh, hd]);
-    let to_hidden = g.ints("to_hidden", &[3], &[0, 0, h]);
-    let mask_axes = g.ints("mask_axes", &[2], &[1, 2]);
-    // Embeddings: words + token types + positions 0..sequence.
-    let word = param(&mut g, "embeddings.word_embeddings.weight");
-    let types = param(&mut g, "embeddings.token_type_embeddings.weight");
-    let pos = param(&mut g, "embeddings.position_embeddings.weight");
+    }
+}
+
+/// The constants every graph uses (quantisation bounds, GELU's and attention's numbers).
+fn constants(g: &mut Graph) {
+    g.inits.push(tensor_i8("int8_zero", &[], &[0]));
+    g.float("zero_f", &[], &[0.0]);
+    g.float("u8_max", &[], &[255.0]);
+    g.float("tiny", &[], &[1e-8]);
+    g.float("i8_max", &[], &[127.0]);
+    g.float("u8_mid", &[], &[128.0]);
+    g.inits
+        .push(crate::onnx::tensor_u8("u8_zero_point", &[], &[128]));
+}
+
+/// Embeddings: words + token types + positions 0..sequence, normalised.
+fn embeddings(g: &mut Graph, w: &Weights, zero1: &str) -> String {
+    let word = w.param(g, "embeddings.word_embeddings.weight");
+    let types = w.param(g, "embeddings.token_type_embeddings.weight");
+    let pos = w.param(g, "embeddings.position_embeddings.weight");
     let we = g.op("Gather", &[&word, "input_ids"], &[]);
     let te = g.op("Gather", &[&types, "token_type_ids"], &[]);
     let len = g.op(
@@ -253,56 +237,69 @@ fn graph(
         &["input_ids"],
         &[("start", Attr::Int(1)), ("end", Attr::Int(2))],
     );
-    let pe = g.op("Slice", &[&pos, &zero1, &len, &zero1], &[]);
+    let pe = g.op("Slice", &[&pos, zero1, &len, zero1], &[]);
     let e = g.op("Add", &[&we, &te], &[]);
     let e = g.op("Add", &[&e, &pe], &[]);
-    let mut x = norm(&mut g, &e, "embeddings.LayerNorm");
-    // Padding: -10000 added to the attention scores of masked positions.
-    let mf = g.op("Cast", &["attention_mask"], &[("to", Attr::Int(FLOAT))]);
-    let inv = g.op("Sub", &[&one, &mf], &[]);
-    let mb = g.op("Mul", &[&inv, &neg], &[]);
-    let mask = g.op("Unsqueeze", &[&mb, &mask_axes], &[]);
-    for l in 0..c.num_hidden_layers {
-        let p = format!("encoder.layer.{l}");
-        let heads = |g: &mut Graph, t: &str, perm: &[i64]| {
-            let r = g.op("Reshape", &[t, &to_heads], &[]);
-            g.op("Transpose", &[&r], &[("perm", Attr::Ints(perm.to_vec()))])
-        };
-        let q = linear(&mut g, &x, &format!("{p}.attention.self.query"));
-        let q = heads(&mut g, &q, &[0, 2, 1, 3]);
-        let k = linear(&mut g, &x, &format!("{p}.attention.self.key"));
-        let k = heads(&mut g, &k, &[0, 2, 3, 1]);
-        let v = linear(&mut g, &x, &format!("{p}.attention.self.value"));
-        let v = heads(&mut g, &v, &[0, 2, 1, 3]);
-        let s = g.op("MatMul", &[&q, &k], &[]);
-        let s = g.op("Mul", &[&s, &scale], &[]);
-        let s = g.op("Add", &[&s, &mask], &[]);
-        let pr = g.op("Softmax", &[&s], &[("axis", Attr::Int(-1))]);
-        let ctx = g.op("MatMul", &[&pr, &v], &[]);
-        let ctx = g.op(
-            "Transpose",
-            &[&ctx],
-            &[("perm", Attr::Ints(vec![0, 2, 1, 3]))],
-        );
-        let ctx = g.op("Reshape", &[&ctx, &to_hidden], &[]);
-        let a = linear(&mut g, &ctx, &format!("{p}.attention.output.dense"));
-        let a = g.op("Add", &[&a, &x], &[]);
-        x = norm(&mut g, &a, &format!("{p}.attention.output.LayerNorm"));
-        // GELU, erf form: 0.5 x (1 + erf(x / sqrt 2)).
-        let f = linear(&mut g, &x, &format!("{p}.intermediate.dense"));
-        let d = g.op("Div", &[&f, &sqrt2], &[]);
-        let d = g.op("Erf", &[&d], &[]);
-        let d = g.op("Add", &[&d, &one], &[]);
-        let d = g.op("Mul", &[&f, &d], &[]);
-        let f = g.op("Mul", &[&d, &half], &[]);
-        let o = linear(&mut g, &f, &format!("{p}.output.dense"));
-        let o = g.op("Add", &[&o, &x], &[]);
-        x = norm(&mut g, &o, &format!("{p}.output.LayerNorm"));
-    }
+    w.norm(g, &e, "embeddings.LayerNorm")
+}
+
+/// The names of the shared tensors one encoder layer reads.
+struct LayerInputs {
+    one: String,
+    half: String,
+    sqrt2: String,
+    scale: String,
+    to_heads: String,
+    to_hidden: String,
+    mask: String,
+}
+
+/// Encoder layer `l` over `x`: self-attention and the feed-forward block, each with its
+/// residual and layer norm.
+fn layer(g: &mut Graph, w: &Weights, k: &LayerInputs, l: usize, x: String) -> String {
+    let p = format!("encoder.layer.{l}");
+    let heads = |g: &mut Graph, t: &str, perm: &[i64]| {
+        let r = g.op("Reshape", &[t, &k.to_heads], &[]);
+        g.op("Transpose", &[&r], &[("perm", Attr::Ints(perm.to_vec()))])
+    };
+    let q = w.linear(g, &x, &format!("{p}.attention.self.query"));
+    let q = heads(g, &q, &[0, 2, 1, 3]);
+    let kk = w.linear(g, &x, &format!("{p}.attention.self.key"));
+    let kk = heads(g, &kk, &[0, 2, 3, 1]);
+    let v = w.linear(g, &x, &format!("{p}.attention.self.value"));
+    let v = heads(g, &v, &[0, 2, 1, 3]);
+    let s = g.op("MatMul", &[&q, &kk], &[]);
+    let s = g.op("Mul", &[&s, &k.scale], &[]);
+    let s = g.op("Add", &[&s, &k.mask], &[]);
+    let pr = g.op("Softmax", &[&s], &[("axis", Attr::Int(-1))]);
+    let ctx = g.op("MatMul", &[&pr, &v], &[]);
+    let ctx = g.op(
+        "Transpose",
+        &[&ctx],
+        &[("perm", Attr::Ints(vec![0, 2, 1, 3]))],
+    );
+    let ctx = g.op("Reshape", &[&ctx, &k.to_hidden], &[]);
+    let a = w.linear(g, &ctx, &format!("{p}.attention.output.dense"));
+    let a = g.op("Add", &[&a, &x], &[]);
+    let x = w.norm(g, &a, &format!("{p}.attention.output.LayerNorm"));
+    // GELU, erf form: 0.5 x (1 + erf(x / sqrt 2)).
+    let f = w.linear(g, &x, &format!("{p}.intermediate.dense"));
+    let d = g.op("Div", &[&f, &k.sqrt2], &[]);
+    let d = g.op("Erf", &[&d], &[]);
+    let d = g.op("Add", &[&d, &k.one], &[]);
+    let d = g.op("Mul", &[&f, &d], &[]);
+    let f = g.op("Mul", &[&d, &k.half], &[]);
+    let o = w.linear(g, &f, &format!("{p}.output.dense"));
+    let o = g.op("Add", &[&o, &x], &[]);
+    w.norm(g, &o, &format!("{p}.output.LayerNorm"))
+}
+
+/// The graph's outputs from the last hidden state `x`: itself, or the span logits.
+fn outputs(g: &mut Graph, w: &Weights, x: &str, h: i64, output: Output) -> Vec<Vec<u8>> {
     let bs = [Dim::Named("batch"), Dim::Named("sequence")];
-    let outputs: Vec<Vec<u8>> = match output {
+    match output {
         Output::Hidden => {
-            g.to("Identity", &[&x], "last_hidden_state", &[]);
+            g.to("Identity", &[x], "last_hidden_state", &[]);
             vec![value_info(
                 "last_hidden_state",
                 FLOAT,
@@ -310,7 +307,7 @@ fn graph(
             )]
         }
         Output::Spans => {
-            let logits = linear32(&mut g, &x, "qa_outputs");
+            let logits = w.linear32(g, x, "qa_outputs");
             for (i, name) in ["start_logits", "end_logits"].iter().enumerate() {
                 let index = g.ints(&format!("index{i}"), &[], &[i as i64]);
                 g.to(
@@ -325,7 +322,58 @@ fn graph(
                 .map(|n| value_info(n, FLOAT, &bs))
                 .collect()
         }
+    }
+}
+
+fn graph(c: &Config, weights: &[NamedValues], precision: Precision, output: Output) -> Vec<u8> {
+    let w = Weights {
+        w: weights
+            .iter()
+            .map(|(n, s, v)| (n.as_str(), (s.as_slice(), v.as_slice())))
+            .collect(),
+        precision,
+        eps: c.layer_norm_eps as f32,
     };
+    let mut g = Graph {
+        nodes: Vec::new(),
+        inits: Vec::new(),
+        n: 0,
+    };
+    constants(&mut g);
+    let (h, nh, hd) = (
+        c.hidden_size as i64,
+        c.num_attention_heads as i64,
+        c.head_dim() as i64,
+    );
+    let one = g.float("one", &[], &[1.0]);
+    let half = g.float("half", &[], &[0.5]);
+    let sqrt2 = g.float("sqrt2", &[], &[std::f32::consts::SQRT_2]);
+    let neg = g.float("minus_10000", &[], &[-10000.0]);
+    let scale = g.float("scale", &[], &[1.0 / (hd as f32).sqrt()]);
+    let zero1 = g.ints("zero1", &[1], &[0]);
+    let to_heads = g.ints("to_heads", &[4], &[0, 0, nh, hd]);
+    let to_hidden = g.ints("to_hidden", &[3], &[0, 0, h]);
+    let mask_axes = g.ints("mask_axes", &[2], &[1, 2]);
+    let mut x = embeddings(&mut g, &w, &zero1);
+    // Padding: -10000 added to the attention scores of masked positions.
+    let mf = g.op("Cast", &["attention_mask"], &[("to", Attr::Int(FLOAT))]);
+    let inv = g.op("Sub", &[&one, &mf], &[]);
+    let mb = g.op("Mul", &[&inv, &neg], &[]);
+    let mask = g.op("Unsqueeze", &[&mb, &mask_axes], &[]);
+    let k = LayerInputs {
+        one,
+        half,
+        sqrt2,
+        scale,
+        to_heads,
+        to_hidden,
+        mask,
+    };
+    for l in 0..c.num_hidden_layers {
+        x = layer(&mut g, &w, &k, l, x);
+    }
+    let outputs = outputs(&mut g, &w, &x, h, output);
+    let bs = [Dim::Named("batch"), Dim::Named("sequence")];
     let inputs: Vec<Vec<u8>> = ["input_ids", "attention_mask", "token_type_ids"]
         .iter()
         .map(|n| value_info(n, INT64, &bs))

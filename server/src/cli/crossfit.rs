@@ -53,21 +53,7 @@ pub(super) async fn crossfit_command(pool: &sqlx::AnyPool, c: CrossfitCommand) -
             task,
             ontology,
             metric,
-        } => {
-            let current = xf::list_tasks(pool)
-                .await?
-                .into_iter()
-                .find(|t| t.name == task)
-                .ok_or_else(|| AppError::Invalid(format!("no CrossFit task named {task:?}")))?;
-            xf::set_task_meta(
-                pool,
-                &task,
-                &ontology.unwrap_or(current.ontology),
-                &metric.unwrap_or_else(|| current.metric.name().to_string()),
-            )
-            .await?;
-            println!("updated {task}");
-        }
+        } => set_task(pool, &task, ontology, metric).await?,
         CrossfitCommand::Run {
             method,
             task,
@@ -84,31 +70,7 @@ pub(super) async fn crossfit_command(pool: &sqlx::AnyPool, c: CrossfitCommand) -
                 fmt_value(score.value)
             );
         }
-        CrossfitCommand::Baseline { method, task } => {
-            let b = Baseline::parse(&method).ok_or_else(|| {
-                AppError::Invalid(format!(
-                    "{method:?}: the reference methods are majority-output and nearest-input"
-                ))
-            })?;
-            let tasks = match task {
-                Some(t) => vec![t],
-                None => xf::list_tasks(pool)
-                    .await?
-                    .into_iter()
-                    .map(|t| t.name)
-                    .collect(),
-            };
-            for t in tasks {
-                for (seed, score) in crate::crossfit::run_baseline(pool, b, &t).await? {
-                    println!(
-                        "{} on {t} (seed {seed}): {} = {}",
-                        b.name(),
-                        score.metric.name(),
-                        fmt_value(score.value)
-                    );
-                }
-            }
-        }
+        CrossfitCommand::Baseline { method, task } => baseline(pool, &method, task).await?,
         CrossfitCommand::PartitionImport { name, file } => {
             let text = std::fs::read_to_string(&file)
                 .map_err(|e| AppError::io(format!("cannot read {}", file.display()), e))?;
@@ -133,40 +95,95 @@ pub(super) async fn crossfit_command(pool: &sqlx::AnyPool, c: CrossfitCommand) -
             partition,
             method,
             baseline,
-        } => {
-            let r = xf::arg_report(pool, &partition, &method, &baseline).await?;
-            for (seed, arg) in &r.seeds {
-                for g in &arg.gains {
-                    println!(
-                        "seed {seed}\t{}\t{:.4} vs {:.4}\t{}",
-                        g.task,
-                        g.score,
-                        g.baseline,
-                        g.gain.map_or("undefined (baseline 0)".into(), |x| format!(
-                            "{:+.2}%",
-                            100.0 * x
-                        ))
-                    );
-                }
-                if !arg.missing.is_empty() {
-                    println!("seed {seed}\tno runs for: {}", arg.missing.join(", "));
-                }
-                println!(
-                    "seed {seed}\tARG {}",
-                    arg.arg
-                        .map_or("undefined".into(), |x| format!("{:+.2}%", 100.0 * x))
-                );
-            }
-            match r.spread {
-                Some(s) => println!(
-                    "ARG over {} seeds: {:+.2}% ± {:.2}%",
-                    s.n,
-                    100.0 * s.mean,
-                    100.0 * s.std_pop
-                ),
-                None => println!("ARG: undefined (no seed with both runs)"),
-            }
+        } => arg(pool, &partition, &method, &baseline).await?,
+    }
+    Ok(())
+}
+
+/// `crossfit set`: a task's ontology path and metric (each kept where not given).
+async fn set_task(
+    pool: &sqlx::AnyPool,
+    task: &str,
+    ontology: Option<String>,
+    metric: Option<String>,
+) -> Result<()> {
+    let current = xf::list_tasks(pool)
+        .await?
+        .into_iter()
+        .find(|t| t.name == task)
+        .ok_or_else(|| AppError::Invalid(format!("no CrossFit task named {task:?}")))?;
+    xf::set_task_meta(
+        pool,
+        task,
+        &ontology.unwrap_or(current.ontology),
+        &metric.unwrap_or_else(|| current.metric.name().to_string()),
+    )
+    .await?;
+    println!("updated {task}");
+    Ok(())
+}
+
+/// `crossfit baseline`: a reference method's runs on one task or every task.
+async fn baseline(pool: &sqlx::AnyPool, method: &str, task: Option<String>) -> Result<()> {
+    let b = Baseline::parse(method).ok_or_else(|| {
+        AppError::Invalid(format!(
+            "{method:?}: the reference methods are majority-output and nearest-input"
+        ))
+    })?;
+    let tasks = match task {
+        Some(t) => vec![t],
+        None => xf::list_tasks(pool)
+            .await?
+            .into_iter()
+            .map(|t| t.name)
+            .collect(),
+    };
+    for t in tasks {
+        for (seed, score) in crate::crossfit::run_baseline(pool, b, &t).await? {
+            println!(
+                "{} on {t} (seed {seed}): {} = {}",
+                b.name(),
+                score.metric.name(),
+                fmt_value(score.value)
+            );
         }
+    }
+    Ok(())
+}
+
+/// `crossfit arg`: the average relative gain of `method` over `baseline` per seed and overall.
+async fn arg(pool: &sqlx::AnyPool, partition: &str, method: &str, baseline: &str) -> Result<()> {
+    let r = xf::arg_report(pool, partition, method, baseline).await?;
+    for (seed, arg) in &r.seeds {
+        for g in &arg.gains {
+            println!(
+                "seed {seed}\t{}\t{:.4} vs {:.4}\t{}",
+                g.task,
+                g.score,
+                g.baseline,
+                g.gain.map_or("undefined (baseline 0)".into(), |x| format!(
+                    "{:+.2}%",
+                    100.0 * x
+                ))
+            );
+        }
+        if !arg.missing.is_empty() {
+            println!("seed {seed}\tno runs for: {}", arg.missing.join(", "));
+        }
+        println!(
+            "seed {seed}\tARG {}",
+            arg.arg
+                .map_or("undefined".into(), |x| format!("{:+.2}%", 100.0 * x))
+        );
+    }
+    match r.spread {
+        Some(s) => println!(
+            "ARG over {} seeds: {:+.2}% ± {:.2}%",
+            s.n,
+            100.0 * s.mean,
+            100.0 * s.std_pop
+        ),
+        None => println!("ARG: undefined (no seed with both runs)"),
     }
     Ok(())
 }

@@ -134,7 +134,6 @@ pub fn check_task(spec: &TaskSpec, files: &[LoadedFile], notes: &mut Vec<Note>) 
         duplicate_ids(f, notes);
     }
     labels_missing_from_question(spec, files, notes);
-
     let train: BTreeMap<(u32, u32), &LoadedFile> = files
         .iter()
         .filter_map(|f| match f.kind {
@@ -145,36 +144,59 @@ pub fn check_task(spec: &TaskSpec, files: &[LoadedFile], notes: &mut Vec<Note>) 
     let sorted_distinct = |it: &mut dyn Iterator<Item = u32>| {
         it.collect::<BTreeSet<_>>().into_iter().collect::<Vec<_>>()
     };
-    let ks = sorted_distinct(&mut train.keys().map(|(k, _)| *k));
-    let splits = sorted_distinct(&mut train.keys().map(|(_, s)| *s));
-    let mut summary = ShotSummary {
-        ks: ks.clone(),
-        splits: splits.clone(),
-        ..Default::default()
-    };
     // Each training file's content keys, built once for all the comparisons below.
     let keys: BTreeMap<(u32, u32), HashSet<&str>> = train
         .iter()
         .map(|(&ks, f)| (ks, f.rows.iter().map(|r| r.content_key.as_str()).collect()))
         .collect();
-
-    let sets: ShotSets = keys
+    let g = TrainFiles {
+        ks: sorted_distinct(&mut train.keys().map(|(k, _)| *k)),
+        splits: sorted_distinct(&mut train.keys().map(|(_, s)| *s)),
+        train,
+        keys,
+    };
+    let mut summary = ShotSummary {
+        ks: g.ks.clone(),
+        splits: g.splits.clone(),
+        ..Default::default()
+    };
+    let sets: ShotSets = g
+        .keys
         .iter()
         .map(|(&f, k)| (f, k.iter().map(|x| x.to_string()).collect()))
         .collect();
     summary.chains = shots::chains(&sets);
-    if summary.chains.is_empty() && ks.len() > 1 {
+    if summary.chains.is_empty() && g.ks.len() > 1 {
         notes.push(Note::across(
             "no_nesting_chain",
             format!(
                 "no k={} file lies within a k={} file with everything above it: a study of several shot sizes needs the admin to allow training sets that are not nested",
-                ks[0], ks[1]
+                g.ks[0], g.ks[1]
             ),
         ));
     }
-    for &k in &ks {
-        for &s in &splits {
-            if !train.contains_key(&(k, s)) {
+    missing_files(&g, &mut summary, notes);
+    nesting(&g, &mut summary, notes);
+    split_overlaps(&g, &mut summary, notes);
+    if let Some(test) = files.iter().find(|f| f.kind == FileKind::Test) {
+        test_overlaps(&g, test, &mut summary, notes);
+    }
+    summary
+}
+
+/// A task's training files by (k, split), their content keys, and the ks and splits there are.
+struct TrainFiles<'a> {
+    train: BTreeMap<(u32, u32), &'a LoadedFile>,
+    keys: BTreeMap<(u32, u32), HashSet<&'a str>>,
+    ks: Vec<u32>,
+    splits: Vec<u32>,
+}
+
+/// Every (k, split) with no file.
+fn missing_files(g: &TrainFiles, summary: &mut ShotSummary, notes: &mut Vec<Note>) {
+    for &k in &g.ks {
+        for &s in &g.splits {
+            if !g.train.contains_key(&(k, s)) {
                 summary.missing_files.push((k, s));
                 notes.push(Note::across(
                     "missing_file",
@@ -183,13 +205,19 @@ pub fn check_task(spec: &TaskSpec, files: &[LoadedFile], notes: &mut Vec<Note>) 
             }
         }
     }
-    for &s in &splits {
-        for pair in ks.windows(2) {
-            let (Some(small), true) = (train.get(&(pair[0], s)), train.contains_key(&(pair[1], s)))
-            else {
+}
+
+/// Whether each split's smaller file lies within its next larger one.
+fn nesting(g: &TrainFiles, summary: &mut ShotSummary, notes: &mut Vec<Note>) {
+    for &s in &g.splits {
+        for pair in g.ks.windows(2) {
+            let (Some(small), true) = (
+                g.train.get(&(pair[0], s)),
+                g.train.contains_key(&(pair[1], s)),
+            ) else {
                 continue;
             };
-            let big_keys = &keys[&(pair[1], s)];
+            let big_keys = &g.keys[&(pair[1], s)];
             let missing = small
                 .rows
                 .iter()
@@ -215,10 +243,14 @@ pub fn check_task(spec: &TaskSpec, files: &[LoadedFile], notes: &mut Vec<Note>) 
             });
         }
     }
-    for &k in &ks {
-        for (i, &a) in splits.iter().enumerate() {
-            for &b in &splits[i + 1..] {
-                let (Some(ka), Some(kb)) = (keys.get(&(k, a)), keys.get(&(k, b))) else {
+}
+
+/// The rows two splits of the same k share.
+fn split_overlaps(g: &TrainFiles, summary: &mut ShotSummary, notes: &mut Vec<Note>) {
+    for &k in &g.ks {
+        for (i, &a) in g.splits.iter().enumerate() {
+            for &b in &g.splits[i + 1..] {
+                let (Some(ka), Some(kb)) = (g.keys.get(&(k, a)), g.keys.get(&(k, b))) else {
                     continue;
                 };
                 let shared = ka.intersection(kb).count();
@@ -237,31 +269,37 @@ pub fn check_task(spec: &TaskSpec, files: &[LoadedFile], notes: &mut Vec<Note>) 
             }
         }
     }
-    if let Some(test) = files.iter().find(|f| f.kind == FileKind::Test) {
-        let test_contexts: HashSet<_> = test.rows.iter().map(context_key).collect();
-        for (&(k, split), f) in &train {
-            let rows = f
-                .rows
-                .iter()
-                .filter(|r| test_contexts.contains(&context_key(r)))
-                .count();
-            if rows > 0 {
-                notes.push(Note::in_file(
-                    &f.name,
-                    "train_test_overlap",
-                    format!(
-                        "{rows} of {} rows share their context with a test row",
-                        f.rows.len()
-                    ),
-                ));
-            }
-            summary.test_overlaps.push(TestOverlap {
-                k,
-                split,
-                rows,
-                total: f.rows.len(),
-            });
+}
+
+/// The training rows whose context is also a test row's.
+fn test_overlaps(
+    g: &TrainFiles,
+    test: &LoadedFile,
+    summary: &mut ShotSummary,
+    notes: &mut Vec<Note>,
+) {
+    let test_contexts: HashSet<_> = test.rows.iter().map(context_key).collect();
+    for (&(k, split), f) in &g.train {
+        let rows = f
+            .rows
+            .iter()
+            .filter(|r| test_contexts.contains(&context_key(r)))
+            .count();
+        if rows > 0 {
+            notes.push(Note::in_file(
+                &f.name,
+                "train_test_overlap",
+                format!(
+                    "{rows} of {} rows share their context with a test row",
+                    f.rows.len()
+                ),
+            ));
         }
+        summary.test_overlaps.push(TestOverlap {
+            k,
+            split,
+            rows,
+            total: f.rows.len(),
+        });
     }
-    summary
 }

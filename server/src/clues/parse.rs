@@ -114,88 +114,8 @@ pub fn parse_row(spec: &TaskSpec, line: &str) -> Result<(Example, Vec<RowNote>),
     };
     let mut notes: Vec<RowNote> = Vec::new();
 
-    let (official, spans) = if spec.family == Family::ReadingComprehension {
-        let spans = parse_rc_answer(answer, &context)?;
-        (
-            spans.iter().map(|s| s.text.clone()).collect::<Vec<_>>(),
-            spans,
-        )
-    } else {
-        let strings = answer
-            .iter()
-            .enumerate()
-            .map(|(i, a)| {
-                a.as_str()
-                    .map(str::to_string)
-                    .ok_or_else(|| format!("answer {} must be a string", i + 1))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let internal = spec.from_official(&strings);
-        (
-            strings,
-            internal
-                .into_iter()
-                .filter(|s| !s.is_empty())
-                .map(|s| Span::new(s, None))
-                .collect(),
-        )
-    };
-
-    match spec.family {
-        Family::SequenceLabelling => {
-            if official.len() > 1 && official.iter().any(String::is_empty) {
-                notes.push((
-                    "empty_among_answers",
-                    "the answer list mixes \"\" with entity strings".into(),
-                ));
-            }
-            if official.is_empty() && spec.no_answer == NoAnswer::EmptyString {
-                notes.push((
-                    "empty_answer_list",
-                    "the answer is [] where this task writes \"no entity\" as [\"\"]".into(),
-                ));
-            }
-            for s in &spans {
-                if !context.contains(&s.text) {
-                    notes.push((
-                        "gold_not_in_context",
-                        format!("{:?} does not occur in the context", s.text),
-                    ));
-                }
-            }
-        }
-        Family::Classification => {
-            if official.len() != 1 {
-                notes.push((
-                    "label_count",
-                    format!("{} labels where one is expected", official.len()),
-                ));
-            }
-            for l in &official {
-                if !spec.labels.iter().any(|x| &x.name == l) {
-                    notes.push((
-                        "unknown_label",
-                        format!("label {l:?} is not one of the task's labels"),
-                    ));
-                }
-            }
-        }
-        // No CLUES file holds a text-to-text task (those come from CrossFit data).
-        Family::TextToText => {}
-        Family::ReadingComprehension => {
-            if let Some(imp) = obj.get("is_impossible").and_then(Value::as_bool) {
-                if imp != official.is_empty() {
-                    notes.push((
-                        "impossible_mismatch",
-                        format!(
-                            "is_impossible is {imp} but the row has {} answers",
-                            official.len()
-                        ),
-                    ));
-                }
-            }
-        }
-    }
+    let (official, spans) = gold_of(spec, answer, &context)?;
+    family_notes(spec, obj, &context, &official, &spans, &mut notes);
     if context.is_empty() {
         notes.push(("empty_context", "the context is empty".into()));
     }
@@ -231,6 +151,107 @@ pub fn parse_row(spec: &TaskSpec, line: &str) -> Result<(Example, Vec<RowNote>),
         extra: Value::Object(extra),
     };
     Ok((example, notes))
+}
+
+/// The gold of a row: the official strings and the spans they are (located in the context for
+/// reading comprehension, the internal encoding's strings otherwise).
+fn gold_of(
+    spec: &TaskSpec,
+    answer: &[Value],
+    context: &Context,
+) -> Result<(Vec<String>, Vec<Span>), String> {
+    Ok(if spec.family == Family::ReadingComprehension {
+        let spans = parse_rc_answer(answer, context)?;
+        (
+            spans.iter().map(|s| s.text.clone()).collect::<Vec<_>>(),
+            spans,
+        )
+    } else {
+        let strings = answer
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                a.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| format!("answer {} must be a string", i + 1))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let internal = spec.from_official(&strings);
+        (
+            strings,
+            internal
+                .into_iter()
+                .filter(|s| !s.is_empty())
+                .map(|s| Span::new(s, None))
+                .collect(),
+        )
+    })
+}
+
+/// The quality notes of a row's gold that depend on its task's family.
+fn family_notes(
+    spec: &TaskSpec,
+    obj: &Map<String, Value>,
+    context: &Context,
+    official: &[String],
+    spans: &[Span],
+    notes: &mut Vec<RowNote>,
+) {
+    match spec.family {
+        Family::SequenceLabelling => {
+            if official.len() > 1 && official.iter().any(String::is_empty) {
+                notes.push((
+                    "empty_among_answers",
+                    "the answer list mixes \"\" with entity strings".into(),
+                ));
+            }
+            if official.is_empty() && spec.no_answer == NoAnswer::EmptyString {
+                notes.push((
+                    "empty_answer_list",
+                    "the answer is [] where this task writes \"no entity\" as [\"\"]".into(),
+                ));
+            }
+            for s in spans {
+                if !context.contains(&s.text) {
+                    notes.push((
+                        "gold_not_in_context",
+                        format!("{:?} does not occur in the context", s.text),
+                    ));
+                }
+            }
+        }
+        Family::Classification => {
+            if official.len() != 1 {
+                notes.push((
+                    "label_count",
+                    format!("{} labels where one is expected", official.len()),
+                ));
+            }
+            for l in official {
+                if !spec.labels.iter().any(|x| &x.name == l) {
+                    notes.push((
+                        "unknown_label",
+                        format!("label {l:?} is not one of the task's labels"),
+                    ));
+                }
+            }
+        }
+        // No CLUES file holds a text-to-text task (those come from CrossFit data).
+        Family::TextToText => {}
+        Family::ReadingComprehension => {
+            if let Some(imp) = obj.get("is_impossible").and_then(Value::as_bool) {
+                if imp != official.is_empty() {
+                    notes.push((
+                        "impossible_mismatch",
+                        format!(
+                            "is_impossible is {imp} but the row has {} answers",
+                            official.len()
+                        ),
+                    ));
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use super::alerts;
 use crate::api::report::dashboard;
-use crate::wire::report::{DashboardData, Download};
+use crate::wire::report::{Chart, DashboardData, Download, StudyProgress};
 use crate::wire::study::ScenarioProgress;
 use domain::ids::joined;
 use domain::report::draw::layout::RULES;
@@ -169,34 +169,7 @@ fn dashboard_view(d: DashboardData) -> impl IntoView {
         </p>
         <section class="dash-studies">
             <h2>"Studies"</h2>
-            {d
-                .studies
-                .into_iter()
-                .map(|s| {
-                    let id = s.summary.id;
-                    view! {
-                        <article class="dash-study">
-                            <h3>
-                                <A href=format!("/studies/{id}")>{s.summary.name.clone()}</A>
-                            </h3>
-                            <p class="meta">
-                                {format!(
-                                    "Task {} · training sets {} · {} · {} workers, {} finished · ",
-                                    s.summary.task,
-                                    s.summary.shot_group,
-                                    if s.summary.config.open { "open" } else { "closed" },
-                                    s.summary.workers,
-                                    s.summary.finished,
-                                )}
-                                <A href=format!(
-                                    "/dashboard?studies={id}",
-                                )>"report of this study alone"</A>
-                            </p>
-                            {progress_table(s.progress)}
-                        </article>
-                    }
-                })
-                .collect_view()}
+            {d.studies.into_iter().map(study_view).collect_view()}
         </section>
         <section class="dash-exports">
             <h2>"Exports"</h2>
@@ -208,43 +181,7 @@ fn dashboard_view(d: DashboardData) -> impl IntoView {
         </section>
         <section class="dash-charts">
             <h2>"Learning curves"</h2>
-            {d
-                .charts
-                .into_iter()
-                .map(|c| {
-                    view! {
-                        <figure class="chart" data-task=c.task.clone()>
-                            <div class="svg" inner_html=c.svg></div>
-                            <figcaption>
-                                <a href=c.href download="">
-                                    {format!("Download the {} chart (SVG)", c.task)}
-                                </a>
-                            </figcaption>
-                        </figure>
-                        <details class="chart-filtered">
-                            <summary>
-                                {format!("{}: with the training filter applied", c.task)}
-                            </summary>
-                            <div class="svg" inner_html=c.svg_filtered></div>
-                        </details>
-                        {c
-                            .calibration
-                            .map(|svg| {
-                                view! {
-                                    <figure class="chart calibration" data-task=c.task.clone()>
-                                        <div class="svg" inner_html=svg></div>
-                                        <figcaption>
-                                            {format!(
-                                                "{}: model probability and crowd confidence against accuracy",
-                                                c.task,
-                                            )}
-                                        </figcaption>
-                                    </figure>
-                                }
-                            })}
-                    }
-                })
-                .collect_view()}
+            {d.charts.into_iter().map(chart_view).collect_view()}
         </section>
         <section class="dash-rules">
             <h2>"How the numbers are computed"</h2>
@@ -274,5 +211,62 @@ fn dashboard_view(d: DashboardData) -> impl IntoView {
                 {filtered.into_iter().map(table_view).collect_view()}
             </details>
         </section>
+    }
+}
+
+/// A study of the scope with its progress per scenario.
+fn study_view(s: StudyProgress) -> impl IntoView {
+    let id = s.summary.id;
+    view! {
+        <article class="dash-study">
+            <h3>
+                <A href=format!("/studies/{id}")>{s.summary.name.clone()}</A>
+            </h3>
+            <p class="meta">
+                {format!(
+                    "Task {} · training sets {} · {} · {} workers, {} finished · ",
+                    s.summary.task,
+                    s.summary.shot_group,
+                    if s.summary.config.open { "open" } else { "closed" },
+                    s.summary.workers,
+                    s.summary.finished,
+                )} <A href=format!("/dashboard?studies={id}")>"report of this study alone"</A>
+            </p>
+            {progress_table(s.progress)}
+        </article>
+    }
+}
+
+/// A task's learning curves (all annotators, and with the training filter) and its
+/// reliability diagram where machines gave probabilities.
+fn chart_view(c: Chart) -> impl IntoView {
+    view! {
+        <figure class="chart" data-task=c.task.clone()>
+            <div class="svg" inner_html=c.svg></div>
+            <figcaption>
+                <a href=c.href download="">
+                    {format!("Download the {} chart (SVG)", c.task)}
+                </a>
+            </figcaption>
+        </figure>
+        <details class="chart-filtered">
+            <summary>{format!("{}: with the training filter applied", c.task)}</summary>
+            <div class="svg" inner_html=c.svg_filtered></div>
+        </details>
+        {c
+            .calibration
+            .map(|svg| {
+                view! {
+                    <figure class="chart calibration" data-task=c.task.clone()>
+                        <div class="svg" inner_html=svg></div>
+                        <figcaption>
+                            {format!(
+                                "{}: model probability and crowd confidence against accuracy",
+                                c.task,
+                            )}
+                        </figcaption>
+                    </figure>
+                }
+            })}
     }
 }

@@ -208,75 +208,75 @@ pub fn ModelsPage() -> impl IntoView {
         </p>
         <Transition fallback=|| view! { <p>"Loading the runs…"</p> }>
             <ErrorBoundary fallback=alerts>
-                {move || Suspend::new(async move {
-                    runs.await
-                        .map(|rs| match rs {
-                            rs if rs.is_empty() => {
-                                view! { <p class="empty">"No machine evaluations yet."</p> }
-                                    .into_any()
-                            }
-                            rs => {
-                                view! {
-                                    <table class="grid runs">
-                                        <thead>
-                                            <tr>
-                                                <th>"System"</th>
-                                                <th>"Kind"</th>
-                                                <th>"Task"</th>
-                                                <th>"k"</th>
-                                                <th>"Split"</th>
-                                                <th>"Status"</th>
-                                                <th>"S1 (official)"</th>
-                                                <th>"S1 (any-of)"</th>
-                                                <th>"Ran on"</th>
-                                                <th>"Time"</th>
-                                            </tr>
-                                        </thead>
-                                        <tbody>{rs.into_iter().map(run_row).collect_view()}</tbody>
-                                    </table>
-                                }
-                                    .into_any()
-                            }
-                        })
-                })}
+                {move || Suspend::new(async move { runs.await.map(runs_table) })}
             </ErrorBoundary>
         </Transition>
         <Transition fallback=|| ()>
             <ErrorBoundary fallback=alerts>
-                {move || Suspend::new(async move {
-                    grids
-                        .await
-                        .map(|gs| match gs {
-                            gs if gs.is_empty() => ().into_any(),
-                            gs => {
-                                view! {
-                                    <h2>"Shared grids"</h2>
-                                    <p class="hint">
-                                        "Workers on any machine pointed at this database share a grid ("
-                                        <code>"clues-lab baseline [--finetune] --all"</code>" or "
-                                        <code>"clues-lab eval --plan FILE"</code>
-                                        " on each): each claims the next job under a lease it renews; a job whose worker stopped is taken over."
-                                    </p>
-                                    <table class="grid grids">
-                                        <thead>
-                                            <tr>
-                                                <th>"System"</th>
-                                                <th>"Queued"</th>
-                                                <th>"Running"</th>
-                                                <th>"Done"</th>
-                                                <th>"Failed"</th>
-                                                <th>"Workers now"</th>
-                                            </tr>
-                                        </thead>
-                                        <tbody>{gs.into_iter().map(grid_row).collect_view()}</tbody>
-                                    </table>
-                                }
-                                    .into_any()
-                            }
-                        })
-                })}
+                {move || Suspend::new(async move { grids.await.map(grids_table) })}
             </ErrorBoundary>
         </Transition>
         <UploadForm runs=runs />
+    }
+}
+
+/// Every machine evaluation with its status and scores.
+fn runs_table(rs: Vec<RunRow>) -> AnyView {
+    match rs {
+        rs if rs.is_empty() => {
+            view! { <p class="empty">"No machine evaluations yet."</p> }.into_any()
+        }
+        rs => view! {
+            <table class="grid runs">
+                <thead>
+                    <tr>
+                        <th>"System"</th>
+                        <th>"Kind"</th>
+                        <th>"Task"</th>
+                        <th>"k"</th>
+                        <th>"Split"</th>
+                        <th>"Status"</th>
+                        <th>"S1 (official)"</th>
+                        <th>"S1 (any-of)"</th>
+                        <th>"Ran on"</th>
+                        <th>"Time"</th>
+                    </tr>
+                </thead>
+                <tbody>{rs.into_iter().map(run_row).collect_view()}</tbody>
+            </table>
+        }
+        .into_any(),
+    }
+}
+
+/// The shared grids' jobs by status and the workers holding them (nothing without a grid).
+fn grids_table(gs: Vec<GridRow>) -> AnyView {
+    match gs {
+        gs if gs.is_empty() => ().into_any(),
+        gs => {
+            view! {
+                <h2>"Shared grids"</h2>
+                <p class="hint">
+                    "Workers on any machine pointed at this database share a grid ("
+                    <code>"clues-lab baseline [--finetune] --all"</code>" or "
+                    <code>"clues-lab eval --plan FILE"</code>
+                    " on each): each claims the next job under a lease it renews; a job whose worker stopped is taken over."
+                </p>
+                <table class="grid grids">
+                    <thead>
+                        <tr>
+                            <th>"System"</th>
+                            <th>"Queued"</th>
+                            <th>"Running"</th>
+                            <th>"Done"</th>
+                            <th>"Failed"</th>
+                            <th>"Workers now"</th>
+                        </tr>
+                    </thead>
+                    <tbody>{gs.into_iter().map(grid_row).collect_view()}</tbody>
+                </table>
+            }
+                .into_any()
+        }
     }
 }

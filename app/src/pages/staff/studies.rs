@@ -5,7 +5,7 @@ use super::alerts;
 use super::page_fields::PageFields;
 use crate::api::study::{list_studies, study_admin, CreateStudy, UpdateStudy};
 use crate::api::tasks::list_tasks;
-use crate::wire::study::StudyOverview;
+use crate::wire::study::{StudyOverview, WorkerRow};
 use crate::wire::tasks::TaskSummary;
 use domain::crowd::worker_links;
 use domain::settings;
@@ -475,43 +475,7 @@ fn StudyView(o: StudyOverview, update: ServerAction<UpdateStudy>) -> impl IntoVi
         <section class="progress">
             <h2>"Progress"</h2>
             {super::dashboard::progress_table(o.progress)}
-            <table class="grid workers">
-                <thead>
-                    <tr>
-                        <th>"Worker"</th>
-                        <th>"Shots"</th>
-                        <th>"Status"</th>
-                        <th>"Items"</th>
-                        <th>"Training S1"</th>
-                        <th>"Time on items"</th>
-                    </tr>
-                </thead>
-                <tbody>
-                    {o
-                        .workers
-                        .into_iter()
-                        .map(|w| {
-                            view! {
-                                <tr>
-                                    <td>{w.name}</td>
-                                    <td class="num">{w.k}</td>
-                                    <td>{w.status.as_str()}</td>
-                                    <td class="num">
-                                        {format!("{} of {}", w.items_done, w.items_total)}
-                                    </td>
-                                    <td class="num">
-                                        {w
-                                            .training_s1
-                                            .map(|s| format!("{s:.3}"))
-                                            .unwrap_or_default()}
-                                    </td>
-                                    <td class="num">{format!("{:.0} s", w.seconds)}</td>
-                                </tr>
-                            }
-                        })
-                        .collect_view()}
-                </tbody>
-            </table>
+            {workers_table(o.workers)}
         </section>
         <section class="edit-study">
             <h2>"Configuration (admins)"</h2>
@@ -541,5 +505,44 @@ fn StudyView(o: StudyOverview, update: ServerAction<UpdateStudy>) -> impl IntoVi
                 }}
             </ErrorBoundary>
         </section>
+    }
+}
+
+/// The study's workers: shots, status, items done, training S1 and time.
+fn workers_table(workers: Vec<WorkerRow>) -> impl IntoView {
+    view! {
+        <table class="grid workers">
+            <thead>
+                <tr>
+                    <th>"Worker"</th>
+                    <th>"Shots"</th>
+                    <th>"Status"</th>
+                    <th>"Items"</th>
+                    <th>"Training S1"</th>
+                    <th>"Time on items"</th>
+                </tr>
+            </thead>
+            <tbody>
+                {workers
+                    .into_iter()
+                    .map(|w| {
+                        view! {
+                            <tr>
+                                <td>{w.name}</td>
+                                <td class="num">{w.k}</td>
+                                <td>{w.status.as_str()}</td>
+                                <td class="num">
+                                    {format!("{} of {}", w.items_done, w.items_total)}
+                                </td>
+                                <td class="num">
+                                    {w.training_s1.map(|s| format!("{s:.3}")).unwrap_or_default()}
+                                </td>
+                                <td class="num">{format!("{:.0} s", w.seconds)}</td>
+                            </tr>
+                        }
+                    })
+                    .collect_view()}
+            </tbody>
+        </table>
     }
 }

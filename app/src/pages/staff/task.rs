@@ -4,7 +4,8 @@
 use super::alerts;
 use crate::api::tasks::{task_detail, PreviewItem};
 use crate::pages::context_view;
-use crate::wire::tasks::{ItemPreview, TaskInfo, QUALITY_ROWS};
+use crate::wire::tasks::{ItemPreview, QualityRow, ShotGroup, TaskInfo, QUALITY_ROWS};
+use domain::task::TaskSpec;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
@@ -34,8 +35,6 @@ fn TaskView(detail: TaskInfo) -> impl IntoView {
         quality_counts,
         quality_rows,
     } = detail;
-    let total_issues: i64 = quality_counts.iter().map(|(_, n)| n).sum();
-    let shown = quality_rows.len();
     view! {
         <h1 class="task-name">{spec.name.clone()}</h1>
         <p class="meta">
@@ -45,32 +44,7 @@ fn TaskView(detail: TaskInfo) -> impl IntoView {
             <h2>"Task description"</h2>
             <p>{spec.description.clone()}</p>
         </section>
-        {(!spec.labels.is_empty())
-            .then(|| {
-                view! {
-                    <section class="labels">
-                        <h2>"Labels"</h2>
-                        <ul>
-                            {spec
-                                .labels
-                                .iter()
-                                .map(|l| {
-                                    view! {
-                                        <li>
-                                            <strong>{l.name.clone()}</strong>
-                                            <details class="help">
-                                                <summary>"Help"</summary>
-                                                <p>{l.definition.clone()}</p>
-                                                <p class="example">"Example: " {l.example.clone()}</p>
-                                            </details>
-                                        </li>
-                                    }
-                                })
-                                .collect_view()}
-                        </ul>
-                    </section>
-                }
-            })}
+        {labels_view(&spec)}
         <section class="questions">
             <h2>"Question types"</h2>
             <ul>
@@ -89,6 +63,44 @@ fn TaskView(detail: TaskInfo) -> impl IntoView {
                     .collect_view()}
             </ul>
         </section>
+        {shots_view(shot_groups)}
+        <ItemPreviewer name=spec.name.clone() />
+        {quality_view(quality_counts, quality_rows)}
+    }
+}
+
+/// A label task's labels, each with its Help.
+fn labels_view(spec: &TaskSpec) -> impl IntoView {
+    (!spec.labels.is_empty()).then(|| {
+        view! {
+            <section class="labels">
+                <h2>"Labels"</h2>
+                <ul>
+                    {spec
+                        .labels
+                        .iter()
+                        .map(|l| {
+                            view! {
+                                <li>
+                                    <strong>{l.name.clone()}</strong>
+                                    <details class="help">
+                                        <summary>"Help"</summary>
+                                        <p>{l.definition.clone()}</p>
+                                        <p class="example">"Example: " {l.example.clone()}</p>
+                                    </details>
+                                </li>
+                            }
+                        })
+                        .collect_view()}
+                </ul>
+            </section>
+        }
+    })
+}
+
+/// The task's training files by k and split.
+fn shots_view(shot_groups: Vec<ShotGroup>) -> impl IntoView {
+    view! {
         <section class="shots">
             <h2>"Shot groups"</h2>
             <table class="grid">
@@ -119,7 +131,17 @@ fn TaskView(detail: TaskInfo) -> impl IntoView {
                 </tbody>
             </table>
         </section>
-        <ItemPreviewer name=spec.name.clone() />
+    }
+}
+
+/// What the import noted about the task's data: counts by kind and the first notes.
+fn quality_view(
+    quality_counts: Vec<(String, i64)>,
+    quality_rows: Vec<QualityRow>,
+) -> impl IntoView {
+    let total_issues: i64 = quality_counts.iter().map(|(_, n)| n).sum();
+    let shown = quality_rows.len();
+    view! {
         <section class="quality">
             <h2>"Data-quality report"</h2>
             {if total_issues == 0 {

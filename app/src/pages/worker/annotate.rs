@@ -116,39 +116,59 @@ pub(crate) fn LabelForm(labels: Vec<Label>, sender: Sender) -> impl IntoView {
     view! {
         <fieldset class="options">
             <legend>"Your answer"</legend>
-            {labels
-                .into_iter()
-                .map(|l| {
-                    let name = l.name.clone();
-                    let this = l.name.clone();
-                    view! {
-                        <div class="option">
-                            <label>
-                                // `checked` follows the form's state: the page reuses these inputs for
-                                // the next item, whose form starts empty.
-                                <input
-                                    type="radio"
-                                    name="label"
-                                    value=l.name.clone()
-                                    disabled=move || sender.busy()
-                                    prop:checked=move || {
-                                        choice.with(|c| c.as_deref() == Some(this.as_str()))
-                                    }
-                                    on:change=move |_| choice.set(Some(name.clone()))
-                                />
-                                " "
-                                {l.name.clone()}
-                            </label>
-                            <details class="help">
-                                <summary aria-label=format!("Help: {}", l.name)>"Help"</summary>
-                                <p class="definition">{l.definition}</p>
-                                <p class="example">"Example: " {l.example}</p>
-                            </details>
-                        </div>
-                    }
-                })
-                .collect_view()}
+            {labels.into_iter().map(|l| label_option(l, choice, sender)).collect_view()}
         </fieldset>
+        {confidence_scale(confidence, sender)}
+        <div class="buttons">
+            <button
+                class="submit"
+                on:click=submit
+                disabled=move || {
+                    choice.get().is_none() || confidence.get().is_none() || sender.busy()
+                }
+            >
+                "Submit"
+            </button>
+            <button class="skip" on:click=skip disabled=move || sender.busy()>
+                "Skip"
+            </button>
+        </div>
+        {sender.status_view()}
+    }
+}
+
+/// One label to choose, with its Help (a definition and an example).
+fn label_option(l: Label, choice: RwSignal<Option<String>>, sender: Sender) -> impl IntoView {
+    let name = l.name.clone();
+    let this = l.name.clone();
+    view! {
+        <div class="option">
+            <label>
+                // `checked` follows the form's state: the page reuses these inputs for
+                // the next item, whose form starts empty.
+                <input
+                    type="radio"
+                    name="label"
+                    value=l.name.clone()
+                    disabled=move || sender.busy()
+                    prop:checked=move || { choice.with(|c| c.as_deref() == Some(this.as_str())) }
+                    on:change=move |_| choice.set(Some(name.clone()))
+                />
+                " "
+                {l.name.clone()}
+            </label>
+            <details class="help">
+                <summary aria-label=format!("Help: {}", l.name)>"Help"</summary>
+                <p class="definition">{l.definition}</p>
+                <p class="example">"Example: " {l.example}</p>
+            </details>
+        </div>
+    }
+}
+
+/// The 5-point confidence scale.
+fn confidence_scale(confidence: RwSignal<Option<u8>>, sender: Sender) -> impl IntoView {
+    view! {
         <fieldset class="confidence">
             <legend>"\"I am confident in my answer\""</legend>
             {CONFIDENCE_LEVELS
@@ -171,20 +191,5 @@ pub(crate) fn LabelForm(labels: Vec<Label>, sender: Sender) -> impl IntoView {
                 })
                 .collect_view()}
         </fieldset>
-        <div class="buttons">
-            <button
-                class="submit"
-                on:click=submit
-                disabled=move || {
-                    choice.get().is_none() || confidence.get().is_none() || sender.busy()
-                }
-            >
-                "Submit"
-            </button>
-            <button class="skip" on:click=skip disabled=move || sender.busy()>
-                "Skip"
-            </button>
-        </div>
-        {sender.status_view()}
     }
 }

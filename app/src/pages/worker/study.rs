@@ -102,18 +102,7 @@ fn WorkerView(
         test_items,
         step,
     } = ws;
-    let scenario = if k == 0 {
-        format!("Zero-shot: {test_items} test items")
-    } else {
-        format!(
-            "{k}-shot: {training_items} training examples with the correct answers shown after each, then {test_items} test items"
-        )
-    };
-    let scenario = if screening_items > 0 {
-        format!("First {screening_items} screening items (no answers shown). {scenario}")
-    } else {
-        scenario
-    };
+    let scenario = scenario_line(k, screening_items, training_items, test_items);
     let step = RwSignal::new(step);
     let live = RwSignal::new(String::new());
     let go = Callback::new(move |next: WorkerStep| {
@@ -152,27 +141,7 @@ fn WorkerView(
             </p>
         }),
     };
-    // Touch screens have no use for it (hidden there by the stylesheet).
-    let keys = (!matches!(family, Family::Classification | Family::TextToText)).then(|| {
-        view! {
-            <div class="keyboard-help">
-                <h2>"Keyboard"</h2>
-                <dl class="keys">
-                    {SPAN_KEYS
-                        .iter()
-                        .map(|(k, what)| {
-                            view! {
-                                <dt>
-                                    <kbd>{*k}</kbd>
-                                </dt>
-                                <dd>{*what}</dd>
-                            }
-                        })
-                        .collect_view()}
-                </dl>
-            </div>
-        }
-    });
+    let keys = keyboard_help(family);
     view! {
         <section class="study" data-k=k>
             <h1 class="study-name">{study_name}</h1>
@@ -209,6 +178,47 @@ fn WorkerView(
             </div>
         </section>
     }
+}
+
+/// What the worker's scenario holds, in words.
+fn scenario_line(k: u32, screening_items: i64, training_items: i64, test_items: i64) -> String {
+    let scenario = if k == 0 {
+        format!("Zero-shot: {test_items} test items")
+    } else {
+        format!(
+            "{k}-shot: {training_items} training examples with the correct answers shown after each, then {test_items} test items"
+        )
+    };
+    if screening_items > 0 {
+        format!("First {screening_items} screening items (no answers shown). {scenario}")
+    } else {
+        scenario
+    }
+}
+
+/// The keys of the span form (not for label or free-text tasks); touch screens have no use for
+/// it (hidden there by the stylesheet).
+fn keyboard_help(family: Family) -> Option<impl IntoView> {
+    (!matches!(family, Family::Classification | Family::TextToText)).then(|| {
+        view! {
+            <div class="keyboard-help">
+                <h2>"Keyboard"</h2>
+                <dl class="keys">
+                    {SPAN_KEYS
+                        .iter()
+                        .map(|(k, what)| {
+                            view! {
+                                <dt>
+                                    <kbd>{*k}</kbd>
+                                </dt>
+                                <dd>{*what}</dd>
+                            }
+                        })
+                        .collect_view()}
+                </dl>
+            </div>
+        }
+    })
 }
 
 fn minutes(seconds: f64) -> String {

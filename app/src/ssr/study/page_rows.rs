@@ -95,110 +95,131 @@ pub async fn page_rows(pool: &AnyPool, studies: &[Study]) -> Result<PageRows, Ap
     // What workers answer cannot change once one started, so a study without pages now never
     // had workers on any.
     for s in studies.iter().filter(|s| !s.config.pages.is_empty()) {
-        let rows: Vec<AnswerRow> = sqlx::query_as(
-            "SELECT a.id AS assignment_id, u.name AS worker, a.k, q.stage, q.shown_at,
-                    q.submitted_at, q.answers_json AS answer_json
-                 FROM questionnaire_answers q JOIN assignments a ON a.id = q.assignment_id
-                 JOIN users u ON u.id = a.worker_id
-                 WHERE a.study_id = $1 ORDER BY a.id, q.stage DESC",
-        )
-        .bind(s.id)
-        .fetch_all(pool)
-        .await?;
-        for r in rows {
-            out.questionnaires.push(QuestionnaireRow {
-                study_id: s.id,
-                assignment_id: r.assignment_id,
-                worker: r.worker,
-                k: r.k as u32,
-                stage: Stage::parse(&r.stage)
-                    .ok_or_else(|| corrupt("questionnaire stage", &r.stage))?,
-                shown_at: r.shown_at,
-                submitted_at: r.submitted_at,
-                answers: match r.answer_json {
-                    Some(j) => {
-                        serde_json::from_str(&j).map_err(|e| corrupt("questionnaire answers", e))?
-                    }
-                    None => Replies::new(),
-                },
-            });
-        }
-        let rows: Vec<CheckAnswer> = sqlx::query_as(
-            "SELECT a.id AS assignment_id, u.name AS worker, a.k, c.check_index, c.shown_at,
-                    c.submitted_at, c.answer_json, c.skipped, c.passed
-                 FROM attention_answers c JOIN assignments a ON a.id = c.assignment_id
-                 JOIN users u ON u.id = a.worker_id
-                 WHERE a.study_id = $1 ORDER BY a.id, c.check_index",
-        )
-        .bind(s.id)
-        .fetch_all(pool)
-        .await?;
-        let checks = &s.config.pages.attention_checks;
-        for r in rows {
-            let index = r.check_index;
-            let check = checks
-                .get(index as usize)
-                .ok_or_else(|| corrupt("attention check", index))?;
-            let answer: Vec<String> = match r.answer_json {
-                Some(j) => serde_json::from_str(&j).map_err(|e| corrupt("check answer", e))?,
-                None => Vec::new(),
-            };
-            out.checks.push(CheckRow {
-                study_id: s.id,
-                assignment_id: r.assignment_id,
-                worker: r.worker,
-                k: r.k as u32,
-                check: index as u32 + 1,
-                after: check.after,
-                expected: check.answer.join("|"),
-                answer: answer.join("|"),
-                skipped: r.skipped != 0,
-                passed: r.passed.map(|p| p != 0),
-                shown_at: r.shown_at,
-                submitted_at: r.submitted_at,
-            });
-        }
-        let accepted: Vec<(AssignmentId, String, i64, String, String, i64)> = sqlx::query_as(
-            "SELECT a.id, u.name, a.config_id, a.crowd_json, a.consent_hash, a.consented_at
-             FROM assignments a JOIN users u ON u.id = a.worker_id
-             WHERE a.study_id = $1 AND a.consented_at IS NOT NULL ORDER BY a.id",
-        )
-        .bind(s.id)
-        .fetch_all(pool)
-        .await?;
-        for (assignment_id, worker, config_id, crowd, hash, at) in accepted {
-            let crowd: super::CrowdInfo =
-                serde_json::from_str(&crowd).map_err(|e| corrupt("crowd ids", e))?;
-            out.consents.push(ConsentRow {
-                study_id: s.id,
-                config_id,
-                decision: "accepted",
-                assignment_id: Some(assignment_id),
-                worker: Some(worker),
-                platform: crowd.platform,
-                consent_hash: hash,
-                at,
-            });
-        }
-        let refused: Vec<(i64, Option<String>, String, i64)> = sqlx::query_as(
-            "SELECT config_id, platform, consent_hash, refused_at FROM consent_refusals
-             WHERE study_id = $1 ORDER BY id",
-        )
-        .bind(s.id)
-        .fetch_all(pool)
-        .await?;
-        for (config_id, platform, hash, at) in refused {
-            out.consents.push(ConsentRow {
-                study_id: s.id,
-                config_id,
-                decision: "declined",
-                assignment_id: None,
-                worker: None,
-                platform,
-                consent_hash: hash,
-                at,
-            });
-        }
+        out.questionnaires.extend(questionnaires(pool, s).await?);
+        out.checks.extend(checks(pool, s).await?);
+        out.consents.extend(consents(pool, s).await?);
+    }
+    Ok(out)
+}
+
+/// A study's questionnaire answers, a row per worker and stage.
+async fn questionnaires(pool: &AnyPool, s: &Study) -> Result<Vec<QuestionnaireRow>, AppError> {
+    let mut out = Vec::new();
+    let rows: Vec<AnswerRow> = sqlx::query_as(
+        "SELECT a.id AS assignment_id, u.name AS worker, a.k, q.stage, q.shown_at,
+                q.submitted_at, q.answers_json AS answer_json
+             FROM questionnaire_answers q JOIN assignments a ON a.id = q.assignment_id
+             JOIN users u ON u.id = a.worker_id
+             WHERE a.study_id = $1 ORDER BY a.id, q.stage DESC",
+    )
+    .bind(s.id)
+    .fetch_all(pool)
+    .await?;
+    for r in rows {
+        out.push(QuestionnaireRow {
+            study_id: s.id,
+            assignment_id: r.assignment_id,
+            worker: r.worker,
+            k: r.k as u32,
+            stage: Stage::parse(&r.stage)
+                .ok_or_else(|| corrupt("questionnaire stage", &r.stage))?,
+            shown_at: r.shown_at,
+            submitted_at: r.submitted_at,
+            answers: match r.answer_json {
+                Some(j) => {
+                    serde_json::from_str(&j).map_err(|e| corrupt("questionnaire answers", e))?
+                }
+                None => Replies::new(),
+            },
+        });
+    }
+    Ok(out)
+}
+
+/// A study's attention-check answers, a row per worker and check.
+async fn checks(pool: &AnyPool, s: &Study) -> Result<Vec<CheckRow>, AppError> {
+    let mut out = Vec::new();
+    let rows: Vec<CheckAnswer> = sqlx::query_as(
+        "SELECT a.id AS assignment_id, u.name AS worker, a.k, c.check_index, c.shown_at,
+                c.submitted_at, c.answer_json, c.skipped, c.passed
+             FROM attention_answers c JOIN assignments a ON a.id = c.assignment_id
+             JOIN users u ON u.id = a.worker_id
+             WHERE a.study_id = $1 ORDER BY a.id, c.check_index",
+    )
+    .bind(s.id)
+    .fetch_all(pool)
+    .await?;
+    let checks = &s.config.pages.attention_checks;
+    for r in rows {
+        let index = r.check_index;
+        let check = checks
+            .get(index as usize)
+            .ok_or_else(|| corrupt("attention check", index))?;
+        let answer: Vec<String> = match r.answer_json {
+            Some(j) => serde_json::from_str(&j).map_err(|e| corrupt("check answer", e))?,
+            None => Vec::new(),
+        };
+        out.push(CheckRow {
+            study_id: s.id,
+            assignment_id: r.assignment_id,
+            worker: r.worker,
+            k: r.k as u32,
+            check: index as u32 + 1,
+            after: check.after,
+            expected: check.answer.join("|"),
+            answer: answer.join("|"),
+            skipped: r.skipped != 0,
+            passed: r.passed.map(|p| p != 0),
+            shown_at: r.shown_at,
+            submitted_at: r.submitted_at,
+        });
+    }
+    Ok(out)
+}
+
+/// A study's consent decisions: each acceptance with its worker, each refusal (no one kept).
+async fn consents(pool: &AnyPool, s: &Study) -> Result<Vec<ConsentRow>, AppError> {
+    let mut out = Vec::new();
+    let accepted: Vec<(AssignmentId, String, i64, String, String, i64)> = sqlx::query_as(
+        "SELECT a.id, u.name, a.config_id, a.crowd_json, a.consent_hash, a.consented_at
+         FROM assignments a JOIN users u ON u.id = a.worker_id
+         WHERE a.study_id = $1 AND a.consented_at IS NOT NULL ORDER BY a.id",
+    )
+    .bind(s.id)
+    .fetch_all(pool)
+    .await?;
+    for (assignment_id, worker, config_id, crowd, hash, at) in accepted {
+        let crowd: super::CrowdInfo =
+            serde_json::from_str(&crowd).map_err(|e| corrupt("crowd ids", e))?;
+        out.push(ConsentRow {
+            study_id: s.id,
+            config_id,
+            decision: "accepted",
+            assignment_id: Some(assignment_id),
+            worker: Some(worker),
+            platform: crowd.platform,
+            consent_hash: hash,
+            at,
+        });
+    }
+    let refused: Vec<(i64, Option<String>, String, i64)> = sqlx::query_as(
+        "SELECT config_id, platform, consent_hash, refused_at FROM consent_refusals
+         WHERE study_id = $1 ORDER BY id",
+    )
+    .bind(s.id)
+    .fetch_all(pool)
+    .await?;
+    for (config_id, platform, hash, at) in refused {
+        out.push(ConsentRow {
+            study_id: s.id,
+            config_id,
+            decision: "declined",
+            assignment_id: None,
+            worker: None,
+            platform,
+            consent_hash: hash,
+            at,
+        });
     }
     Ok(out)
 }

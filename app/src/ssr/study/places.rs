@@ -81,36 +81,7 @@ async fn enter_in(
         prior.push(k);
     }
     let now = now_ms();
-    let active: Vec<(AssignmentId, i64)> = sqlx::query_as(
-        "SELECT id, last_activity FROM assignments WHERE study_id = $1 AND status = 'active'",
-    )
-    .bind(study.id)
-    .fetch_all(&mut **tx)
-    .await?;
-    for (id, last) in active {
-        if is_abandoned(&study.config, last / 1000, now / 1000, false) {
-            sqlx::query(
-                "UPDATE assignments SET status = 'abandoned', abandoned_at = $1 WHERE id = $2",
-            )
-            .bind(now)
-            .bind(id)
-            .execute(&mut **tx)
-            .await?;
-        }
-    }
-    let loads: Vec<(i64, i64)> = sqlx::query_as(
-        "SELECT k, COUNT(*) FROM assignments WHERE study_id = $1 AND status != 'abandoned' GROUP BY k",
-    )
-    .bind(study.id)
-    .fetch_all(&mut **tx)
-    .await?;
-    let loads: Vec<ScenarioLoad> = loads
-        .into_iter()
-        .map(|(k, n)| ScenarioLoad {
-            k: k as u32,
-            taken: n as u32,
-        })
-        .collect();
+    let loads = scenario_loads(tx, study, now).await?;
     let k = choose_scenario(&study.config, &loads, &prior)
         .map_err(|r| AppError::Refused(r.to_string()))?;
     let seed = {
@@ -137,6 +108,59 @@ async fn enter_in(
     .bind(now)
     .fetch_one(&mut **tx)
     .await?;
+    let items = place_items(tx, study, k, split, seed).await?;
+    insert_items(tx, id, &items).await?;
+    Ok(id)
+}
+
+/// Releases the study's places idle past the time-out, then counts the places each scenario
+/// holds.
+async fn scenario_loads(
+    tx: &mut Transaction<'static, Any>,
+    study: &Study,
+    now: i64,
+) -> Result<Vec<ScenarioLoad>, AppError> {
+    let active: Vec<(AssignmentId, i64)> = sqlx::query_as(
+        "SELECT id, last_activity FROM assignments WHERE study_id = $1 AND status = 'active'",
+    )
+    .bind(study.id)
+    .fetch_all(&mut **tx)
+    .await?;
+    for (id, last) in active {
+        if is_abandoned(&study.config, last / 1000, now / 1000, false) {
+            sqlx::query(
+                "UPDATE assignments SET status = 'abandoned', abandoned_at = $1 WHERE id = $2",
+            )
+            .bind(now)
+            .bind(id)
+            .execute(&mut **tx)
+            .await?;
+        }
+    }
+    let loads: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT k, COUNT(*) FROM assignments WHERE study_id = $1 AND status != 'abandoned' GROUP BY k",
+    )
+    .bind(study.id)
+    .fetch_all(&mut **tx)
+    .await?;
+    Ok(loads
+        .into_iter()
+        .map(|(k, n)| ScenarioLoad {
+            k: k as u32,
+            taken: n as u32,
+        })
+        .collect())
+}
+
+/// A new place's items: the screening file, the training examples (in file order or the
+/// worker's own), then the whole test set in the worker's own order.
+async fn place_items(
+    tx: &mut Transaction<'static, Any>,
+    study: &Study,
+    k: u32,
+    split: Option<u32>,
+    seed: i64,
+) -> Result<Vec<(Phase, ExampleId)>, AppError> {
     // Training: the split's k examples in file order, the same for everyone, or in this
     // worker's own order where the study shuffles them (recorded row by row, as the test's).
     let mut training = match split {
@@ -164,9 +188,7 @@ async fn enter_in(
         .map(|&e| (Phase::Screening, e))
         .chain(training.iter().map(|&e| (Phase::Training, e)))
         .chain(test_order.iter().map(|&i| (Phase::Test, test[i])));
-    let items: Vec<(Phase, ExampleId)> = items.collect();
-    insert_items(tx, id, &items).await?;
-    Ok(id)
+    Ok(items.collect())
 }
 
 /// Rows per `INSERT` of a place's items: 4 parameters each, within both engines' limits

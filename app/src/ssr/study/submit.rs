@@ -69,33 +69,9 @@ pub async fn submit(
         }
         return Err(not_current());
     }
-    check_answer(&study.spec, &item.context, &answer).map_err(AppError::Invalid)?;
-    let s1 = answer.score(&study.spec, &item.gold, Scoring::Official);
-    let s1_any = answer.score(&study.spec, &item.gold, Scoring::AnyOf);
-    let spans: Vec<StoredSpan> = answer
-        .spans()
-        .into_iter()
-        .map(|(text, offset, length)| StoredSpan {
-            text,
-            offset,
-            length,
-        })
-        .collect();
-    let now = now_ms();
+    let row = stored_row(&study, &item, &answer, client_id, position)?;
     // Only a training item waits for the worker to read its gold; the others move on at once.
     let test = item.phase != Phase::Training;
-    let row = Stored {
-        now,
-        ack_at: test.then_some(now),
-        client_id: client_id.to_string(),
-        spans_json: serde_json::to_string(&spans).map_err(AppError::internal)?,
-        no_answer: matches!(answer, Answer::NoAnswer),
-        skipped: matches!(answer, Answer::Skip { .. }),
-        confidence: answer.confidence(),
-        s1,
-        s1_any,
-        position,
-    };
     // The answer, the worker's activity and the next step's showing in one transaction,
     // shared with other workers' answers (group commit).
     let study = Arc::new(study);
@@ -125,6 +101,43 @@ pub async fn submit(
         position,
         reveal: reveal(&study.spec, &saved),
         next,
+    })
+}
+
+/// The row an answer is stored as: checked against the item's text, scored both ways, its
+/// spans as JSON; a test answer is acknowledged at once (a training one once its gold is read).
+fn stored_row(
+    study: &Study,
+    item: &ItemRow,
+    answer: &Answer,
+    client_id: &str,
+    position: i64,
+) -> Result<Stored, AppError> {
+    check_answer(&study.spec, &item.context, answer).map_err(AppError::Invalid)?;
+    let s1 = answer.score(&study.spec, &item.gold, Scoring::Official);
+    let s1_any = answer.score(&study.spec, &item.gold, Scoring::AnyOf);
+    let spans: Vec<StoredSpan> = answer
+        .spans()
+        .into_iter()
+        .map(|(text, offset, length)| StoredSpan {
+            text,
+            offset,
+            length,
+        })
+        .collect();
+    let now = now_ms();
+    let test = item.phase != Phase::Training;
+    Ok(Stored {
+        now,
+        ack_at: test.then_some(now),
+        client_id: client_id.to_string(),
+        spans_json: serde_json::to_string(&spans).map_err(AppError::internal)?,
+        no_answer: matches!(answer, Answer::NoAnswer),
+        skipped: matches!(answer, Answer::Skip { .. }),
+        confidence: answer.confidence(),
+        s1,
+        s1_any,
+        position,
     })
 }
 

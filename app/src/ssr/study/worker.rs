@@ -115,24 +115,8 @@ pub(super) async fn next_step(
     study: &Study,
     place: &Place,
 ) -> Result<Next, AppError> {
-    let (screening, training, test): (i64, i64, i64) = sqlx::query_as(
-        "SELECT COALESCE(SUM(CASE WHEN phase = 'screening' THEN 1 ELSE 0 END), 0),
-            COALESCE(SUM(CASE WHEN phase = 'training' THEN 1 ELSE 0 END), 0),
-            COALESCE(SUM(CASE WHEN phase = 'test' THEN 1 ELSE 0 END), 0)
-         FROM assignment_items WHERE assignment_id = $1",
-    )
-    .bind(place.id)
-    .fetch_one(&mut *conn)
-    .await?;
-    let pages = &study.config.pages;
-    let checks = pages.attention_checks.len() as i64;
-    let counts = Counts {
-        screening,
-        training,
-        test: test + checks,
-    };
-    // Test items follow the screening and training items.
-    let before_test = screening + training;
+    let tally = tally(&mut *conn, study, place.id).await?;
+    let counts = tally.counts;
     let mut records = Records::default();
     if place.status == PlaceStatus::Abandoned {
         return Ok(Next {
@@ -141,7 +125,7 @@ pub(super) async fn next_step(
             records,
         });
     }
-    if let (Some(consent), None) = (&pages.consent, place.consented_at) {
+    if let (Some(consent), None) = (&study.config.pages.consent, place.consented_at) {
         return Ok(Next {
             step: pages::consent_step(consent),
             counts,
@@ -165,13 +149,13 @@ pub(super) async fn next_step(
         });
     }
     let position = current_position(&mut *conn, place.id).await?;
-    let tests_done = position.map_or(test, |p| (p - before_test).max(0));
-    let in_test = position.is_none_or(|p| p >= before_test);
     let answered = seen.answered_checks.len() as i64;
+    let tests_done = position.map_or(tally.test_items, |p| (p - tally.before_test()).max(0));
+    let in_test = position.is_none_or(|p| p >= tally.before_test());
     let due = in_test
         .then(|| {
             attention::due(
-                &pages.attention_checks,
+                &study.config.pages.attention_checks,
                 tests_done as u32,
                 &seen.answered_checks,
             )
@@ -183,39 +167,15 @@ pub(super) async fn next_step(
                 records.check = Some(i);
             }
             let index = tests_done + answered + 1;
-            WorkerStep::Item(pages::check_item(
-                study,
-                before_test + test,
-                i,
-                index,
-                counts.test,
-            ))
+            let items = tally.before_test() + tally.test_items;
+            WorkerStep::Item(pages::check_item(study, items, i, index, counts.test))
         }
         (None, Some(position)) => {
-            let item = item_row(&mut *conn, study.spec.family, place.id, position)
-                .await?
-                .ok_or_else(|| AppError::internal("current item missing"))?;
-            if !item.shown {
-                records.shown = Some(position);
-            }
-            let (index, of) = match item.phase {
-                Phase::Screening => (position + 1, screening),
-                Phase::Training => (position - screening + 1, training),
-                Phase::Test => (position - before_test + answered + 1, counts.test),
-            };
-            WorkerStep::Item(WorkerItem {
+            let at = ItemAt {
                 position,
-                phase: item.phase,
-                index,
-                of,
-                reveal: if item.submitted {
-                    reveal(&study.spec, &item)
-                } else {
-                    None
-                },
-                context: item.context,
-                question: item.question,
-            })
+                answered_checks: answered,
+            };
+            item_step(&mut *conn, study, place.id, at, &tally, &mut records).await?
         }
         (None, None) => {
             // The test set is done: the place is finished, the questionnaire after may follow.
@@ -233,6 +193,92 @@ pub(super) async fn next_step(
         counts,
         records,
     })
+}
+
+/// A place's items per phase: `counts` with the attention checks counted in the test,
+/// `test_items` without them.
+struct Tally {
+    counts: Counts,
+    test_items: i64,
+}
+
+impl Tally {
+    /// How many items come before the test (screening and training).
+    fn before_test(&self) -> i64 {
+        self.counts.screening + self.counts.training
+    }
+}
+
+async fn tally(
+    conn: &mut AnyConnection,
+    study: &Study,
+    place: AssignmentId,
+) -> Result<Tally, AppError> {
+    let (screening, training, test): (i64, i64, i64) = sqlx::query_as(
+        "SELECT COALESCE(SUM(CASE WHEN phase = 'screening' THEN 1 ELSE 0 END), 0),
+            COALESCE(SUM(CASE WHEN phase = 'training' THEN 1 ELSE 0 END), 0),
+            COALESCE(SUM(CASE WHEN phase = 'test' THEN 1 ELSE 0 END), 0)
+         FROM assignment_items WHERE assignment_id = $1",
+    )
+    .bind(place)
+    .fetch_one(&mut *conn)
+    .await?;
+    let checks = study.config.pages.attention_checks.len() as i64;
+    Ok(Tally {
+        counts: Counts {
+            screening,
+            training,
+            test: test + checks,
+        },
+        test_items: test,
+    })
+}
+
+/// The place's current item, and how many attention checks were answered before it.
+struct ItemAt {
+    position: i64,
+    answered_checks: i64,
+}
+
+/// The worker's current item as shown (its gold revealed after a training submission),
+/// noting its first showing in `records`.
+async fn item_step(
+    conn: &mut AnyConnection,
+    study: &Study,
+    place: AssignmentId,
+    at: ItemAt,
+    tally: &Tally,
+    records: &mut Records,
+) -> Result<WorkerStep, AppError> {
+    let position = at.position;
+    let item = item_row(&mut *conn, study.spec.family, place, position)
+        .await?
+        .ok_or_else(|| AppError::internal("current item missing"))?;
+    if !item.shown {
+        records.shown = Some(position);
+    }
+    let c = tally.counts;
+    let (index, of) = match item.phase {
+        Phase::Screening => (position + 1, c.screening),
+        Phase::Training => (position - c.screening + 1, c.training),
+        Phase::Test => (
+            position - tally.before_test() + at.answered_checks + 1,
+            c.test,
+        ),
+    };
+    Ok(WorkerStep::Item(WorkerItem {
+        position,
+        phase: item.phase,
+        index,
+        of,
+        reveal: if item.submitted {
+            reveal(&study.spec, &item)
+        } else {
+            None
+        },
+        context: item.context,
+        question: item.question,
+    }))
 }
 
 /// Writes `records` (on a connection in a write transaction). Each is set once: a first

@@ -107,6 +107,26 @@ pub fn learning_curve(title: &str, series: &[Series]) -> String {
     );
     let (x0, y0) = position(0, 0.0, max_k);
     let (x1, y1) = position(max_k, 1.0, max_k);
+    svg.push_str(&axes(&ks, max_k));
+    for (i, s) in series.iter().enumerate() {
+        svg.push_str(&series_svg(s, i, max_k));
+    }
+    if series.iter().all(|s| s.points.is_empty()) {
+        svg.push_str(&format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#666666\">no finished annotators yet</text>\n",
+            (x0 + x1) / 2.0,
+            (y0 + y1) / 2.0
+        ));
+    }
+    svg.push_str("</svg>\n");
+    svg
+}
+
+/// The grid, the axes and their labels of a chart whose largest k is `max_k`.
+fn axes(ks: &[u32], max_k: u32) -> String {
+    let mut svg = String::new();
+    let (x0, y0) = position(0, 0.0, max_k);
+    let (x1, y1) = position(max_k, 1.0, max_k);
     for i in 0..=5 {
         let v = f64::from(i) / 5.0;
         let (_, y) = position(0, v, max_k);
@@ -117,7 +137,7 @@ pub fn learning_curve(title: &str, series: &[Series]) -> String {
             i * 20
         ));
     }
-    for &k in &ks {
+    for &k in ks {
         let (x, _) = position(k, 0.0, max_k);
         svg.push_str(&format!(
             "<line x1=\"{x:.1}\" y1=\"{y0:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#444444\"/>\n<text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{k}</text>\n",
@@ -131,77 +151,74 @@ pub fn learning_curve(title: &str, series: &[Series]) -> String {
         H - 10.0,
         (y0 + y1) / 2.0
     ));
-    for (i, s) in series.iter().enumerate() {
-        let color = xml_escape(&s.color);
-        let name = xml_escape(&s.name);
-        svg.push_str(&format!("<g class=\"series\" data-name=\"{name}\">\n"));
-        if s.points.iter().any(|p| p.std > 0.0) {
-            let upper = s
-                .points
-                .iter()
-                .map(|p| pt(position(p.k, p.mean + p.std, max_k)));
-            let lower = s
-                .points
-                .iter()
-                .rev()
-                .map(|p| pt(position(p.k, p.mean - p.std, max_k)));
-            let band: Vec<String> = upper.chain(lower).collect();
-            svg.push_str(&format!(
-                "<polygon class=\"band\" points=\"{}\" fill=\"{color}\" fill-opacity=\"0.18\" stroke=\"none\"/>\n",
-                band.join(" ")
-            ));
-        }
-        let line: Vec<String> = s
+    svg
+}
+
+/// One series (the `i`th): its band of one standard deviation, its mean line, error bars of
+/// its intervals, its points and its legend entry.
+fn series_svg(s: &Series, i: usize, max_k: u32) -> String {
+    let mut svg = String::new();
+    let color = xml_escape(&s.color);
+    let name = xml_escape(&s.name);
+    svg.push_str(&format!("<g class=\"series\" data-name=\"{name}\">\n"));
+    if s.points.iter().any(|p| p.std > 0.0) {
+        let upper = s
             .points
             .iter()
-            .map(|p| pt(position(p.k, p.mean, max_k)))
-            .collect();
+            .map(|p| pt(position(p.k, p.mean + p.std, max_k)));
+        let lower = s
+            .points
+            .iter()
+            .rev()
+            .map(|p| pt(position(p.k, p.mean - p.std, max_k)));
+        let band: Vec<String> = upper.chain(lower).collect();
         svg.push_str(&format!(
-            "<polyline class=\"mean\" points=\"{}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"/>\n",
-            line.join(" ")
-        ));
-        for p in s.points.iter().filter(|p| p.ci.is_some()) {
-            let ci = p.ci.expect("filtered");
-            let (x, lo) = position(p.k, ci.low, max_k);
-            let (_, hi) = position(p.k, ci.high, max_k);
-            svg.push_str(&format!(
-                "<path class=\"error-bar\" d=\"M{x:.1},{lo:.1}V{hi:.1}M{:.1},{lo:.1}H{:.1}M{:.1},{hi:.1}H{:.1}\" stroke=\"{color}\" stroke-width=\"1.2\" fill=\"none\"><title>{name}, k={}: 95% interval {:.1}–{:.1}</title></path>\n",
-                x - 4.0,
-                x + 4.0,
-                x - 4.0,
-                x + 4.0,
-                p.k,
-                100.0 * ci.low,
-                100.0 * ci.high
-            ));
-        }
-        for p in &s.points {
-            let (x, y) = position(p.k, p.mean, max_k);
-            svg.push_str(&format!(
-                "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3.5\" fill=\"{color}\"><title>{name}, k={}: {:.1} ± {:.1} (n={})</title></circle>\n",
-                p.k,
-                100.0 * p.mean,
-                100.0 * p.std,
-                p.n
-            ));
-        }
-        let ly = TOP + 8.0 + 20.0 * i as f64;
-        let lx = W - RIGHT + 14.0;
-        svg.push_str(&format!(
-            "<line x1=\"{lx:.1}\" y1=\"{ly:.1}\" x2=\"{:.1}\" y2=\"{ly:.1}\" stroke=\"{color}\" stroke-width=\"2\"/>\n<text x=\"{:.1}\" y=\"{:.1}\">{name}</text>\n</g>\n",
-            lx + 18.0,
-            lx + 24.0,
-            ly + 4.0
+            "<polygon class=\"band\" points=\"{}\" fill=\"{color}\" fill-opacity=\"0.18\" stroke=\"none\"/>\n",
+            band.join(" ")
         ));
     }
-    if series.iter().all(|s| s.points.is_empty()) {
+    let line: Vec<String> = s
+        .points
+        .iter()
+        .map(|p| pt(position(p.k, p.mean, max_k)))
+        .collect();
+    svg.push_str(&format!(
+        "<polyline class=\"mean\" points=\"{}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"/>\n",
+        line.join(" ")
+    ));
+    for p in s.points.iter().filter(|p| p.ci.is_some()) {
+        let ci = p.ci.expect("filtered");
+        let (x, lo) = position(p.k, ci.low, max_k);
+        let (_, hi) = position(p.k, ci.high, max_k);
         svg.push_str(&format!(
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#666666\">no finished annotators yet</text>\n",
-            (x0 + x1) / 2.0,
-            (y0 + y1) / 2.0
+            "<path class=\"error-bar\" d=\"M{x:.1},{lo:.1}V{hi:.1}M{:.1},{lo:.1}H{:.1}M{:.1},{hi:.1}H{:.1}\" stroke=\"{color}\" stroke-width=\"1.2\" fill=\"none\"><title>{name}, k={}: 95% interval {:.1}–{:.1}</title></path>\n",
+            x - 4.0,
+            x + 4.0,
+            x - 4.0,
+            x + 4.0,
+            p.k,
+            100.0 * ci.low,
+            100.0 * ci.high
         ));
     }
-    svg.push_str("</svg>\n");
+    for p in &s.points {
+        let (x, y) = position(p.k, p.mean, max_k);
+        svg.push_str(&format!(
+            "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3.5\" fill=\"{color}\"><title>{name}, k={}: {:.1} ± {:.1} (n={})</title></circle>\n",
+            p.k,
+            100.0 * p.mean,
+            100.0 * p.std,
+            p.n
+        ));
+    }
+    let ly = TOP + 8.0 + 20.0 * i as f64;
+    let lx = W - RIGHT + 14.0;
+    svg.push_str(&format!(
+        "<line x1=\"{lx:.1}\" y1=\"{ly:.1}\" x2=\"{:.1}\" y2=\"{ly:.1}\" stroke=\"{color}\" stroke-width=\"2\"/>\n<text x=\"{:.1}\" y=\"{:.1}\">{name}</text>\n</g>\n",
+        lx + 18.0,
+        lx + 24.0,
+        ly + 4.0
+    ));
     svg
 }
 

@@ -70,93 +70,113 @@ fn span_of(t: &str, a: usize, f: usize) -> Option<SpanAnswer> {
     })
 }
 
-/// The text to select in; `on_add` gets the selected span (`None`: nothing is selected).
-#[component]
-pub(super) fn TextSelection(
+/// The selection's state and what moves it: one copyable handle for every event handler.
+#[derive(Clone, Copy)]
+struct Selector {
     text: StoredValue<String>,
-    answers: RwSignal<Vec<SpanAnswer>>,
-    note: RwSignal<Option<String>>,
-    busy: Signal<bool>,
-    on_add: Callback<Option<SpanAnswer>>,
-) -> impl IntoView {
     // (anchor, focus) in code points of the stored text.
-    let selection = RwSignal::new(None::<(usize, usize)>);
-    let menu = RwSignal::new(None::<(i32, i32)>);
-    let find = RwSignal::new(String::new());
-    let context_ref = NodeRef::<leptos::html::Div>::new();
-    let read = move || {
-        let el = context_ref.get_untracked()?;
-        text.with_value(|t| read_selection(&el, t))
-    };
-    let capture = move || selection.set(read());
-    // Touch handles (and every other way of selecting) change the document's selection; a
-    // selection outside the text (a tap on a button) leaves the last one in place.
-    Effect::new(move |_| {
-        on_selection_change(move || {
-            if let Some(s) = read() {
-                selection.set(Some(s));
-            }
-        })
-    });
-    let show = move |a: usize, f: usize| {
-        if let Some(el) = context_ref.get_untracked() {
-            text.with_value(|t| set_selection(&el, t, a, f));
+    selection: RwSignal<Option<(usize, usize)>>,
+    menu: RwSignal<Option<(i32, i32)>>,
+    find: RwSignal<String>,
+    note: RwSignal<Option<String>>,
+    context_ref: NodeRef<leptos::html::Div>,
+    on_add: Callback<Option<SpanAnswer>>,
+}
+
+impl Selector {
+    /// The document's selection inside the text, if any.
+    fn read(self) -> Option<(usize, usize)> {
+        let el = self.context_ref.get_untracked()?;
+        self.text.with_value(|t| read_selection(&el, t))
+    }
+
+    fn capture(self) {
+        self.selection.set(self.read());
+    }
+
+    fn show(self, a: usize, f: usize) {
+        if let Some(el) = self.context_ref.get_untracked() {
+            self.text.with_value(|t| set_selection(&el, t, a, f));
         }
-        selection.set(Some((a, f)));
-    };
-    let add = move || {
-        menu.set(None);
-        let span = selection
+        self.selection.set(Some((a, f)));
+    }
+
+    fn add(self) {
+        self.menu.set(None);
+        let span = self
+            .selection
             .get_untracked()
-            .and_then(|(a, f)| text.with_value(|t| span_of(t, a, f)));
-        on_add.run(span);
-    };
-    let on_key = move |ev: KeyboardEvent| {
+            .and_then(|(a, f)| self.text.with_value(|t| span_of(t, a, f)));
+        self.on_add.run(span);
+    }
+
+    /// A key in the text: Enter or A adds the selection, Escape closes the menu, the others
+    /// move or extend the selection (see `moved`).
+    fn key(self, ev: KeyboardEvent) {
         let key = ev.key();
         if key == "Escape" {
-            menu.set(None);
+            self.menu.set(None);
             return;
         }
         if key == "Enter" || key.eq_ignore_ascii_case("a") {
             ev.prevent_default();
-            capture();
-            add();
+            self.capture();
+            self.add();
             return;
         }
-        let current = read().or(selection.get_untracked()).unwrap_or((0, 0));
-        let next = text.with_value(|t| moved(t, &key, ev.shift_key(), ev.alt_key(), current));
+        let current = self
+            .read()
+            .or(self.selection.get_untracked())
+            .unwrap_or((0, 0));
+        let next = self
+            .text
+            .with_value(|t| moved(t, &key, ev.shift_key(), ev.alt_key(), current));
         if let Some((a, f)) = next {
             ev.prevent_default();
-            show(a, f);
+            self.show(a, f);
         }
-    };
-    let on_find = move |ev: KeyboardEvent| {
+    }
+
+    /// Enter in the find box: the next match after the selection is selected.
+    fn find_next(self, ev: KeyboardEvent) {
         if ev.key() != "Enter" {
             return;
         }
         ev.prevent_default();
-        let from = selection.get_untracked().map_or(0, |(a, f)| a.min(f) + 1);
-        let found = text.with_value(|t| find_next(t, &find.get_untracked(), from));
+        let from = self
+            .selection
+            .get_untracked()
+            .map_or(0, |(a, f)| a.min(f) + 1);
+        let found = self
+            .text
+            .with_value(|t| find_next(t, &self.find.get_untracked(), from));
         match found {
             Some((s, l)) => {
-                show(s, s + l);
-                note.set(Some(
+                self.show(s, s + l);
+                self.note.set(Some(
                     "Found. Tab to \"Add as answer\", or Enter for the next match.".into(),
                 ));
             }
-            None => note.set(Some("Not found in the text.".into())),
+            None => self.note.set(Some("Not found in the text.".into())),
         }
-    };
-    let on_menu = move |ev: leptos::ev::MouseEvent| {
+    }
+
+    /// The context menu (right click or a long press) at the pointer.
+    fn open_menu(self, ev: leptos::ev::MouseEvent) {
         ev.prevent_default();
-        capture();
-        menu.set(Some((ev.client_x(), ev.client_y())));
-    };
-    let selected_text = move || {
-        let (a, f) = selection.get()?;
-        text.with_value(|t| span_of(t, a, f)).map(|s| s.text)
-    };
-    let segments = move || {
+        self.capture();
+        self.menu.set(Some((ev.client_x(), ev.client_y())));
+    }
+
+    fn selected_text(self) -> Option<String> {
+        let (a, f) = self.selection.get()?;
+        self.text.with_value(|t| span_of(t, a, f)).map(|s| s.text)
+    }
+}
+
+/// The text with the answers so far marked.
+fn marked_text(text: StoredValue<String>, answers: RwSignal<Vec<SpanAnswer>>) -> impl IntoView {
+    move || {
         answers
             .with(|a| {
                 text.with_value(|t| marked_segments(t, a.iter().map(|s| (s.offset, s.length))))
@@ -167,7 +187,56 @@ pub(super) fn TextSelection(
                 false => Either::Right(piece),
             })
             .collect_view()
+    }
+}
+
+/// The text's context menu, with its one item: Answer.
+fn context_menu(sel: Selector) -> impl IntoView {
+    move || {
+        sel.menu.get().map(|(x, y)| {
+            view! {
+                <div class="context-menu" role="menu" style=format!("left: {x}px; top: {y}px")>
+                    <button
+                        role="menuitem"
+                        class="menu-answer"
+                        on:mousedown=|ev| ev.prevent_default()
+                        on:click=move |_| sel.add()
+                    >
+                        "Answer"
+                    </button>
+                </div>
+            }
+        })
+    }
+}
+
+/// The text to select in; `on_add` gets the selected span (`None`: nothing is selected).
+#[component]
+pub(super) fn TextSelection(
+    text: StoredValue<String>,
+    answers: RwSignal<Vec<SpanAnswer>>,
+    note: RwSignal<Option<String>>,
+    busy: Signal<bool>,
+    on_add: Callback<Option<SpanAnswer>>,
+) -> impl IntoView {
+    let sel = Selector {
+        text,
+        selection: RwSignal::new(None),
+        menu: RwSignal::new(None),
+        find: RwSignal::new(String::new()),
+        note,
+        context_ref: NodeRef::new(),
+        on_add,
     };
+    // Touch handles (and every other way of selecting) change the document's selection; a
+    // selection outside the text (a tap on a button) leaves the last one in place.
+    Effect::new(move |_| {
+        on_selection_change(move || {
+            if let Some(s) = sel.read() {
+                sel.selection.set(Some(s));
+            }
+        })
+    });
     view! {
         <div
             class="context span-context"
@@ -176,48 +245,28 @@ pub(super) fn TextSelection(
             aria-readonly="true"
             aria-multiline="true"
             aria-label="The text: select your answer here"
-            node_ref=context_ref
-            on:mouseup=move |_| capture()
-            on:keydown=on_key
-            on:contextmenu=on_menu
+            node_ref=sel.context_ref
+            on:mouseup=move |_| sel.capture()
+            on:keydown=move |ev| sel.key(ev)
+            on:contextmenu=move |ev| sel.open_menu(ev)
         >
-            {segments}
+            {marked_text(text, answers)}
         </div>
-        {move || {
-            menu.get()
-                .map(|(x, y)| {
-                    view! {
-                        <div
-                            class="context-menu"
-                            role="menu"
-                            style=format!("left: {x}px; top: {y}px")
-                        >
-                            <button
-                                role="menuitem"
-                                class="menu-answer"
-                                on:mousedown=|ev| ev.prevent_default()
-                                on:click=move |_| add()
-                            >
-                                "Answer"
-                            </button>
-                        </div>
-                    }
-                })
-        }}
+        {context_menu(sel)}
         <label class="find">
             "Find in the text"
             <input
                 type="search"
                 class="find-input"
-                bind:value=find
-                on:keydown=on_find
+                bind:value=sel.find
+                on:keydown=move |ev| sel.find_next(ev)
                 placeholder="type words, press Enter"
                 disabled=busy
             />
         </label>
         <p class="selected" aria-live="polite">
             "Selected: "
-            {move || match selected_text() {
+            {move || match sel.selected_text() {
                 Some(t) => Either::Left(view! { <q class="selected-text">{t}</q> }),
                 None => Either::Right(view! { <span class="hint">"nothing"</span> }),
             }}
@@ -227,7 +276,7 @@ pub(super) fn TextSelection(
                 class="add-answer"
                 disabled=busy
                 on:mousedown=|ev| ev.prevent_default()
-                on:click=move |_| add()
+                on:click=move |_| sel.add()
             >
                 "Add as answer (A)"
             </button>
