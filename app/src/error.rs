@@ -286,3 +286,48 @@ impl axum::response::IntoResponse for AppError {
         response
     }
 }
+
+#[cfg(all(test, feature = "ssr"))]
+mod tests {
+    use super::*;
+
+    fn over_the_wire(e: AppError) -> AppError {
+        serde_json::from_str(&serde_json::to_string(&e).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_client_reads_only_the_public_form_of_an_error() {
+        // Bad data of a file is the client's to fix, named as it was.
+        let data = AppError::data("preds.jsonl", Some(3), "unknown id \"x\"");
+        assert_eq!(
+            over_the_wire(data.clone()),
+            AppError::Invalid("preds.jsonl:3: unknown id \"x\"".into())
+        );
+        assert_eq!(data.status(), http::StatusCode::BAD_REQUEST);
+        // A lost lease is a refusal; the server's own failures say nothing of their cause.
+        assert_eq!(
+            over_the_wire(AppError::LeaseLost("taken over".into())),
+            AppError::Refused("taken over".into())
+        );
+        let db = AppError::from(sqlx::Error::RowNotFound);
+        assert!(db.to_string().starts_with("database error"), "{db}");
+        assert_eq!(over_the_wire(db.clone()), AppError::Internal);
+        assert_eq!(db.public(), AppError::Internal);
+        let io = AppError::io("cannot read x", std::io::Error::other("secret path"));
+        assert_eq!(over_the_wire(io), AppError::Internal);
+        assert!(
+            !serde_json::to_string(&AppError::Model("on /home/x".into()))
+                .unwrap()
+                .contains("/home/x")
+        );
+        // The public variants travel as they are.
+        for e in [
+            AppError::NotSignedIn,
+            AppError::Forbidden("worker".into()),
+            AppError::Throttled(3, "sign-ins".into()),
+            AppError::TooLarge("the body".into()),
+        ] {
+            assert_eq!(over_the_wire(e.clone()), e);
+        }
+    }
+}

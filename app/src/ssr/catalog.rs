@@ -177,37 +177,26 @@ pub async fn test_count(pool: &AnyPool, task_id: TaskId) -> Result<i64, AppError
 pub async fn task_detail(pool: &AnyPool, name: &str) -> Result<TaskInfo, AppError> {
     let (task_id, spec, source) = load_spec(pool, name).await?;
     let test_items = test_count(pool, task_id).await?;
-    let shot_groups = sqlx::query_as::<_, (i64, i64, i64, String)>(
+    let shot_groups = sqlx::query_as::<_, ShotGroup>(
         "SELECT k, split, n_rows, file_name FROM data_files WHERE task_id = $1 AND kind = 'train' ORDER BY k, split",
     )
     .bind(task_id)
     .fetch_all(pool)
-    .await?
-    .into_iter()
-    .map(|(k, split, rows, file_name)| ShotGroup { k, split, rows, file_name })
-    .collect();
+    .await?;
     let quality_counts = sqlx::query_as::<_, (String, i64)>(
         "SELECT kind, COUNT(*) FROM quality_issues WHERE task_id = $1 GROUP BY kind ORDER BY kind",
     )
     .bind(task_id)
     .fetch_all(pool)
     .await?;
-    let quality_rows = sqlx::query_as::<_, (Option<String>, Option<i64>, String, String)>(
+    let quality_rows = sqlx::query_as::<_, QualityRow>(
         "SELECT f.file_name, q.line_no, q.kind, q.detail FROM quality_issues q
          LEFT JOIN data_files f ON f.id = q.file_id WHERE q.task_id = $1 ORDER BY q.id LIMIT $2",
     )
     .bind(task_id)
     .bind(QUALITY_ROWS)
     .fetch_all(pool)
-    .await?
-    .into_iter()
-    .map(|(file_name, line_no, kind, detail)| QualityRow {
-        file_name,
-        line_no,
-        kind,
-        detail,
-    })
-    .collect();
+    .await?;
     Ok(TaskInfo {
         spec,
         source,
@@ -229,6 +218,15 @@ pub(crate) fn context_of(primary: String, second: Option<String>) -> Context {
     }
 }
 
+/// A test item as a worker sees it: its id, text and question.
+#[derive(sqlx::FromRow)]
+struct TestItem {
+    ext_id: String,
+    context: String,
+    context2: Option<String>,
+    question: String,
+}
+
 pub async fn preview_item(
     pool: &AnyPool,
     name: &str,
@@ -242,7 +240,7 @@ pub async fn preview_item(
         )));
     }
     let position = position.rem_euclid(total);
-    let (id, context, context2, question): (String, String, Option<String>, String) = sqlx::query_as(
+    let item: TestItem = sqlx::query_as(
         "SELECT e.ext_id, e.context, e.context2, e.question FROM examples e JOIN data_files f ON f.id = e.file_id
          WHERE f.task_id = $1 AND f.kind = 'test' ORDER BY e.line_no LIMIT 1 OFFSET $2",
     )
@@ -253,9 +251,9 @@ pub async fn preview_item(
     Ok(ItemPreview {
         position,
         total,
-        id,
-        context: context_of(context, context2),
-        question,
+        id: item.ext_id,
+        context: context_of(item.context, item.context2),
+        question: item.question,
     })
 }
 

@@ -123,25 +123,54 @@ pub async fn store_tasks(pool: &AnyPool, tasks: &[NewTask]) -> Result<Vec<Outcom
     crate::ssr::tx::finish(tx, result).await
 }
 
+/// A CrossFit task as stored.
+#[derive(sqlx::FromRow)]
+struct TaskEntry {
+    id: i64,
+    name: String,
+    ontology: String,
+    metric: String,
+    source: String,
+}
+
+/// One of a CrossFit task's files: its k and seed, which split, how many lines.
+#[derive(sqlx::FromRow)]
+struct FileEntry {
+    k: i64,
+    seed: i64,
+    split: String,
+    n_rows: i64,
+}
+
 pub async fn list_tasks(pool: &AnyPool) -> Result<Vec<TaskRow>, AppError> {
-    let tasks: Vec<(i64, String, String, String, String)> = sqlx::query_as(
+    let tasks: Vec<TaskEntry> = sqlx::query_as(
         "SELECT id, name, ontology, metric, source FROM crossfit_tasks ORDER BY name",
     )
     .fetch_all(pool)
     .await?;
     let mut out = Vec::with_capacity(tasks.len());
-    for (id, name, ontology, metric, source) in tasks {
-        let files: Vec<(i64, i64, String, i64)> = sqlx::query_as(
+    for TaskEntry {
+        id,
+        name,
+        ontology,
+        metric,
+        source,
+    } in tasks
+    {
+        let files: Vec<FileEntry> = sqlx::query_as(
             "SELECT k, seed, split, n_rows FROM crossfit_files WHERE task_id = $1 ORDER BY seed, k",
         )
         .bind(id)
         .fetch_all(pool)
         .await?;
-        let seeds: BTreeSet<u32> = files.iter().map(|f| f.1 as u32).collect();
-        let ks: BTreeSet<u32> = files.iter().map(|f| f.0 as u32).collect();
+        let seeds: BTreeSet<u32> = files.iter().map(|f| f.seed as u32).collect();
+        let ks: BTreeSet<u32> = files.iter().map(|f| f.k as u32).collect();
         out.push(TaskRow {
             metric: Metric::parse(&metric).ok_or_else(|| corrupt("metric", &metric))?,
-            test_items: files.iter().find(|f| f.2 == "test").map_or(0, |f| f.3),
+            test_items: files
+                .iter()
+                .find(|f| f.split == "test")
+                .map_or(0, |f| f.n_rows),
             name,
             ontology,
             source,

@@ -61,12 +61,22 @@ fn golds_of(lines: &[TsvLine]) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// A stored run of a method on one seed of a task, its predictions as JSON.
+#[derive(sqlx::FromRow)]
+struct StoredRun {
+    method: String,
+    task: String,
+    seed: i64,
+    kind: String,
+    predictions: String,
+}
+
 /// A test set's metric and the golds of its lines.
 type Scorer = (Metric, Vec<Vec<String>>);
 
 pub async fn run_scores(pool: &AnyPool) -> Result<Vec<RunScore>, AppError> {
-    let runs: Vec<(String, String, i64, String, String)> = sqlx::query_as(
-        "SELECT r.method, t.name, r.seed, r.kind, r.predictions FROM crossfit_runs r
+    let runs: Vec<StoredRun> = sqlx::query_as(
+        "SELECT r.method, t.name AS task, r.seed, r.kind, r.predictions FROM crossfit_runs r
          JOIN crossfit_tasks t ON t.id = r.task_id ORDER BY r.method, t.name, r.seed",
     )
     .fetch_all(pool)
@@ -74,7 +84,14 @@ pub async fn run_scores(pool: &AnyPool) -> Result<Vec<RunScore>, AppError> {
     // Each (task, seed)'s metric and test golds, read once.
     let mut tests: BTreeMap<(String, u32), Scorer> = BTreeMap::new();
     let mut out = Vec::with_capacity(runs.len());
-    for (method, task, seed, kind, json) in runs {
+    for StoredRun {
+        method,
+        task,
+        seed,
+        kind,
+        predictions: json,
+    } in runs
+    {
         let seed = seed as u32;
         if let std::collections::btree_map::Entry::Vacant(e) = tests.entry((task.clone(), seed)) {
             let (_, metric) = task_id(pool, &task).await?;

@@ -57,28 +57,48 @@ pub async fn done_runs(pool: &AnyPool) -> Result<Vec<MachineRun>, AppError> {
         .collect()
 }
 
+/// A finished run's score of one test item.
+#[derive(sqlx::FromRow)]
+struct ItemScore {
+    run_id: RunId,
+    example_id: ExampleId,
+    s1: f64,
+    s1_any_of: f64,
+}
+
 /// Every finished run's item scores (official, any-of), streamed into one list per run.
 async fn done_items(
     pool: &AnyPool,
 ) -> Result<HashMap<RunId, Vec<(ExampleId, f64, f64)>>, AppError> {
-    let mut rows = sqlx::query_as::<_, (RunId, ExampleId, f64, f64)>(
+    let mut rows = sqlx::query_as::<_, ItemScore>(
         "SELECT p.run_id, p.example_id, p.s1, p.s1_any_of
          FROM machine_predictions p JOIN machine_runs r ON r.id = p.run_id
          WHERE r.status = 'done'",
     )
     .fetch(pool);
     let mut out: HashMap<RunId, Vec<(ExampleId, f64, f64)>> = HashMap::new();
-    while let Some((run, example, s1, any_of)) = rows.try_next().await? {
-        out.entry(run).or_default().push((example, s1, any_of));
+    while let Some(r) = rows.try_next().await? {
+        out.entry(r.run_id)
+            .or_default()
+            .push((r.example_id, r.s1, r.s1_any_of));
     }
     Ok(out)
+}
+
+/// A machine's answer with the probability it gave, and its S1.
+#[derive(sqlx::FromRow)]
+struct ConfidentAnswer {
+    system: String,
+    task: String,
+    probability: f64,
+    s1: f64,
 }
 
 /// Every machine answer with a probability on a label task's test item, for the reliability
 /// diagram (imports have none).
 pub async fn confident_answers(pool: &AnyPool) -> Result<Vec<MachineAnswer>, AppError> {
-    let rows: Vec<(String, String, f64, f64)> = sqlx::query_as(
-        "SELECT s.name, t.name, p.probability, p.s1
+    let rows: Vec<ConfidentAnswer> = sqlx::query_as(
+        "SELECT s.name AS system, t.name AS task, p.probability, p.s1
          FROM machine_predictions p JOIN machine_runs r ON r.id = p.run_id
          JOIN machine_systems s ON s.id = r.system_id JOIN tasks t ON t.id = r.task_id
          WHERE r.status = 'done' AND t.family = 'classification' AND p.probability IS NOT NULL
@@ -88,11 +108,11 @@ pub async fn confident_answers(pool: &AnyPool) -> Result<Vec<MachineAnswer>, App
     .await?;
     Ok(rows
         .into_iter()
-        .map(|(system, task, probability, s1)| MachineAnswer {
-            system,
-            task,
-            probability,
-            correct: s1 >= 1.0 - 1e-9,
+        .map(|r| MachineAnswer {
+            system: r.system,
+            task: r.task,
+            probability: r.probability,
+            correct: r.s1 >= 1.0 - 1e-9,
         })
         .collect())
 }

@@ -32,24 +32,34 @@ pub struct Study {
     pub config: StudyConfig,
 }
 
+/// A study with its task's name and the configuration in force, as stored.
+#[derive(sqlx::FromRow)]
+struct StudyRow {
+    name: String,
+    task_id: TaskId,
+    task: String,
+    config_id: ConfigId,
+    config_json: String,
+}
+
 pub async fn load(pool: &AnyPool, id: StudyId) -> Result<Study, AppError> {
-    let row: Option<(String, TaskId, String, ConfigId, String)> = sqlx::query_as(
-        "SELECT s.name, s.task_id, t.name, c.id, c.config_json FROM studies s
+    let row: Option<StudyRow> = sqlx::query_as(
+        "SELECT s.name, s.task_id, t.name AS task, c.id AS config_id, c.config_json FROM studies s
          JOIN tasks t ON t.id = s.task_id JOIN study_configs c ON c.id = s.config_id WHERE s.id = $1",
     )
     .bind(id)
     .fetch_optional(pool)
     .await?;
-    let (name, task_id, task, config_id, json) =
-        row.ok_or_else(|| AppError::NotFound(format!("there is no study {id}")))?;
-    let (_, spec, _) = load_spec(pool, &task).await?;
+    let row = row.ok_or_else(|| AppError::NotFound(format!("there is no study {id}")))?;
+    let (_, spec, _) = load_spec(pool, &row.task).await?;
     Ok(Study {
         id,
-        name,
-        task_id,
+        name: row.name,
+        task_id: row.task_id,
         spec,
-        config_id,
-        config: serde_json::from_str(&json).map_err(|e| corrupt("study configuration", e))?,
+        config_id: row.config_id,
+        config: serde_json::from_str(&row.config_json)
+            .map_err(|e| corrupt("study configuration", e))?,
     })
 }
 

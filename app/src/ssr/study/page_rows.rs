@@ -177,48 +177,69 @@ async fn checks(pool: &AnyPool, s: &Study) -> Result<Vec<CheckRow>, AppError> {
     Ok(out)
 }
 
+/// A worker who accepted the consent text, as read.
+#[derive(sqlx::FromRow)]
+struct Acceptance {
+    assignment_id: AssignmentId,
+    worker: String,
+    config_id: i64,
+    crowd_json: String,
+    consent_hash: String,
+    consented_at: i64,
+}
+
+/// A refusal of the consent text (nothing of the worker is kept).
+#[derive(sqlx::FromRow)]
+struct Refusal {
+    config_id: i64,
+    platform: Option<String>,
+    consent_hash: String,
+    refused_at: i64,
+}
+
 /// A study's consent decisions: each acceptance with its worker, each refusal (no one kept).
 async fn consents(pool: &AnyPool, s: &Study) -> Result<Vec<ConsentRow>, AppError> {
     let mut out = Vec::new();
-    let accepted: Vec<(AssignmentId, String, i64, String, String, i64)> = sqlx::query_as(
-        "SELECT a.id, u.name, a.config_id, a.crowd_json, a.consent_hash, a.consented_at
+    let accepted: Vec<Acceptance> = sqlx::query_as(
+        "SELECT a.id AS assignment_id, u.name AS worker, a.config_id, a.crowd_json, a.consent_hash,
+                a.consented_at
          FROM assignments a JOIN users u ON u.id = a.worker_id
          WHERE a.study_id = $1 AND a.consented_at IS NOT NULL ORDER BY a.id",
     )
     .bind(s.id)
     .fetch_all(pool)
     .await?;
-    for (assignment_id, worker, config_id, crowd, hash, at) in accepted {
+    for a in accepted {
         let crowd: super::CrowdInfo =
-            serde_json::from_str(&crowd).map_err(|e| corrupt("crowd ids", e))?;
+            serde_json::from_str(&a.crowd_json).map_err(|e| corrupt("crowd ids", e))?;
         out.push(ConsentRow {
             study_id: s.id,
-            config_id,
+            config_id: a.config_id,
             decision: "accepted",
-            assignment_id: Some(assignment_id),
-            worker: Some(worker),
+            assignment_id: Some(a.assignment_id),
+            worker: Some(a.worker),
             platform: crowd.platform,
-            consent_hash: hash,
-            at,
+            consent_hash: a.consent_hash,
+            at: a.consented_at,
         });
     }
-    let refused: Vec<(i64, Option<String>, String, i64)> = sqlx::query_as(
+    let refused: Vec<Refusal> = sqlx::query_as(
         "SELECT config_id, platform, consent_hash, refused_at FROM consent_refusals
          WHERE study_id = $1 ORDER BY id",
     )
     .bind(s.id)
     .fetch_all(pool)
     .await?;
-    for (config_id, platform, hash, at) in refused {
+    for r in refused {
         out.push(ConsentRow {
             study_id: s.id,
-            config_id,
+            config_id: r.config_id,
             decision: "declined",
             assignment_id: None,
             worker: None,
-            platform,
-            consent_hash: hash,
-            at,
+            platform: r.platform,
+            consent_hash: r.consent_hash,
+            at: r.refused_at,
         });
     }
     Ok(out)

@@ -13,20 +13,29 @@ use domain::study::{
 };
 use sqlx::{Any, AnyPool, Transaction};
 
+/// A worker's place for a task, in whichever study.
+#[derive(sqlx::FromRow)]
+struct TaskPlace {
+    id: AssignmentId,
+    study_id: StudyId,
+    k: i64,
+    status: PlaceStatus,
+}
+
 /// The worker's assignment for a task: (id, study, k, status).
 async fn assignment_for_task(
     tx: &mut Transaction<'_, Any>,
     task_id: TaskId,
     worker: UserId,
 ) -> Result<Option<(AssignmentId, StudyId, u32, PlaceStatus)>, AppError> {
-    let row: Option<(AssignmentId, StudyId, i64, PlaceStatus)> = sqlx::query_as(
+    let row: Option<TaskPlace> = sqlx::query_as(
         "SELECT id, study_id, k, status FROM assignments WHERE task_id = $1 AND worker_id = $2",
     )
     .bind(task_id)
     .bind(worker)
     .fetch_optional(&mut **tx)
     .await?;
-    Ok(row.map(|(id, s, k, st)| (id, s, k as u32, st)))
+    Ok(row.map(|p| (p.id, p.study_id, p.k as u32, p.status)))
 }
 
 /// Whether a newly arriving worker would find a place (read only, nothing written): places held
