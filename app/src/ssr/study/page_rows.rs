@@ -63,6 +63,14 @@ pub struct PageRows {
     pub consents: Vec<ConsentRow>,
 }
 
+/// The rows `sql` reads with the study's id as `$1`.
+async fn rows_of<T>(pool: &AnyPool, sql: &str, study: StudyId) -> Result<Vec<T>, AppError>
+where
+    T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+{
+    Ok(sqlx::query_as(sql).bind(study).fetch_all(pool).await?)
+}
+
 /// A worker's stored answers to a questionnaire, as read.
 #[derive(sqlx::FromRow)]
 struct AnswerRow {
@@ -105,15 +113,15 @@ pub async fn page_rows(pool: &AnyPool, studies: &[Study]) -> Result<PageRows, Ap
 /// A study's questionnaire answers, a row per worker and stage.
 async fn questionnaires(pool: &AnyPool, s: &Study) -> Result<Vec<QuestionnaireRow>, AppError> {
     let mut out = Vec::new();
-    let rows: Vec<AnswerRow> = sqlx::query_as(
+    let rows: Vec<AnswerRow> = rows_of(
+        pool,
         "SELECT a.id AS assignment_id, u.name AS worker, a.k, q.stage, q.shown_at,
                 q.submitted_at, q.answers_json AS answer_json
              FROM questionnaire_answers q JOIN assignments a ON a.id = q.assignment_id
              JOIN users u ON u.id = a.worker_id
              WHERE a.study_id = $1 ORDER BY a.id, q.stage DESC",
+        s.id,
     )
-    .bind(s.id)
-    .fetch_all(pool)
     .await?;
     for r in rows {
         out.push(QuestionnaireRow {
@@ -139,15 +147,15 @@ async fn questionnaires(pool: &AnyPool, s: &Study) -> Result<Vec<QuestionnaireRo
 /// A study's attention-check answers, a row per worker and check.
 async fn checks(pool: &AnyPool, s: &Study) -> Result<Vec<CheckRow>, AppError> {
     let mut out = Vec::new();
-    let rows: Vec<CheckAnswer> = sqlx::query_as(
+    let rows: Vec<CheckAnswer> = rows_of(
+        pool,
         "SELECT a.id AS assignment_id, u.name AS worker, a.k, c.check_index, c.shown_at,
                 c.submitted_at, c.answer_json, c.skipped, c.passed
              FROM attention_answers c JOIN assignments a ON a.id = c.assignment_id
              JOIN users u ON u.id = a.worker_id
              WHERE a.study_id = $1 ORDER BY a.id, c.check_index",
+        s.id,
     )
-    .bind(s.id)
-    .fetch_all(pool)
     .await?;
     let checks = &s.config.pages.attention_checks;
     for r in rows {
@@ -200,14 +208,14 @@ struct Refusal {
 /// A study's consent decisions: each acceptance with its worker, each refusal (no one kept).
 async fn consents(pool: &AnyPool, s: &Study) -> Result<Vec<ConsentRow>, AppError> {
     let mut out = Vec::new();
-    let accepted: Vec<Acceptance> = sqlx::query_as(
+    let accepted: Vec<Acceptance> = rows_of(
+        pool,
         "SELECT a.id AS assignment_id, u.name AS worker, a.config_id, a.crowd_json, a.consent_hash,
                 a.consented_at
          FROM assignments a JOIN users u ON u.id = a.worker_id
          WHERE a.study_id = $1 AND a.consented_at IS NOT NULL ORDER BY a.id",
+        s.id,
     )
-    .bind(s.id)
-    .fetch_all(pool)
     .await?;
     for a in accepted {
         let crowd: super::CrowdInfo =
@@ -223,12 +231,12 @@ async fn consents(pool: &AnyPool, s: &Study) -> Result<Vec<ConsentRow>, AppError
             at: a.consented_at,
         });
     }
-    let refused: Vec<Refusal> = sqlx::query_as(
+    let refused: Vec<Refusal> = rows_of(
+        pool,
         "SELECT config_id, platform, consent_hash, refused_at FROM consent_refusals
          WHERE study_id = $1 ORDER BY id",
+        s.id,
     )
-    .bind(s.id)
-    .fetch_all(pool)
     .await?;
     for r in refused {
         out.push(ConsentRow {
