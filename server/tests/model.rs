@@ -656,6 +656,27 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
             .collect();
         let theirs = &first[n * test.len()..(n + 1) * test.len()];
         assert_eq!(ours, theirs, "k {k} split {split}");
+        // The run's stored settings name the threshold its head used, as the export does.
+        let threshold = |json: &str| {
+            let v: serde_json::Value = serde_json::from_str(json).unwrap();
+            let d = v.get("decoding").unwrap_or(&v);
+            d["null_threshold"].as_f64().unwrap()
+        };
+        let exported = std::fs::read_to_string(dir.dir.join("decoding.json")).unwrap();
+        let stored: String = sqlx::query_scalar(
+            "SELECT r.settings_json FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id
+             WHERE s.kind = 'baseline' AND r.status = 'done' AND r.k = $1 AND r.split = $2",
+        )
+        .bind(k as i64)
+        .bind(split as i64)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        assert_eq!(
+            threshold(&stored),
+            threshold(&exported),
+            "k {k} split {split}"
+        );
     }
     assert_eq!(
         runs.iter().map(|r| r.s1).collect::<Vec<_>>(),

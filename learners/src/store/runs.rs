@@ -6,6 +6,7 @@ use super::*;
 use domain::ids::{ExampleId, TaskId};
 
 use crate::baseline::{self, Shots};
+use crate::decode::Decoding;
 use crate::eval::{predict_loaded, ModelDir};
 use crate::head::Training;
 use crate::runtime::{Device, Model, Outputs};
@@ -213,12 +214,10 @@ async fn baseline_job(
     let (encoder_path, tok_path) = (files.model.clone(), files.tokenizer.clone());
     let d = baseline::decoding(&spec);
     let training = Training::default();
-    let settings = serde_json::json!({
-        "decoding": d, "epochs": training.epochs, "learning_rate": training.learning_rate,
-        "weight_decay": training.weight_decay, "seed": "k << 32 | split",
-        "encoder": files.source, "tokenizer": tok_path.display().to_string(),
-    })
-    .to_string();
+    // Each head's no-answer threshold is chosen on its shots: a run opens with the task's
+    // decoding and is stored with the one its head used.
+    let settings_with = |d: &Decoding| baseline_settings(d, &training, &files.source, &tok_path);
+    let settings = settings_with(&d);
     let target = |k, split| baseline_target(task, k, split, replace);
     // Every shot group is checked before any run is opened: a refusal stores nothing.
     for &(k, split) in &groups {
@@ -253,7 +252,9 @@ async fn baseline_job(
     let (provider, trained) = or_fail(pool, &runs, result).await?;
     let seconds = started.elapsed().as_secs_f64();
     let mut scored = Vec::new();
+    let mut used = Vec::new();
     for tr in trained {
+        used.push(settings_with(&tr.decoding));
         if let Some(dir) = &o.export {
             let sub = dir.join(format!("{task}-k{}-s{}", tr.k, tr.split));
             baseline::export(&sub, &encoder_path, &tok_path, &tr.head, &tr.decoding)?;
@@ -268,11 +269,13 @@ async fn baseline_job(
         .iter()
         .zip(&targets)
         .zip(&scored)
-        .map(|((&run, t), items)| Finished {
+        .zip(&used)
+        .map(|(((&run, t), items), settings)| Finished {
             run,
             t,
             provider: &provider,
             items,
+            settings: Some(settings),
         })
         .collect();
     let stored = finish_all(pool, &finished, held).await;
@@ -292,6 +295,21 @@ async fn baseline_job(
             target: t,
         })
         .collect())
+}
+
+/// A baseline run's settings: its decoding, its head's training and the encoder.
+fn baseline_settings(
+    d: &Decoding,
+    training: &Training,
+    encoder: &str,
+    tokenizer: &std::path::Path,
+) -> String {
+    serde_json::json!({
+        "decoding": d, "epochs": training.epochs, "learning_rate": training.learning_rate,
+        "weight_decay": training.weight_decay, "seed": "k << 32 | split",
+        "encoder": encoder, "tokenizer": tokenizer.display().to_string(),
+    })
+    .to_string()
 }
 
 /// What a baseline group's run is stored as.

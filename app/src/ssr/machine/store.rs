@@ -159,6 +159,10 @@ pub struct Finished<'a> {
     pub t: &'a Target,
     pub provider: &'a str,
     pub items: &'a [Scored],
+    /// The settings the run was made with, where they were settled only by running it (a
+    /// frozen head's no-answer threshold, chosen on its shots); `None` keeps those it opened
+    /// with.
+    pub settings: Option<&'a str>,
 }
 
 /// Stores the predictions and marks the run done (replacing an older one if asked), at once;
@@ -176,6 +180,7 @@ pub async fn finish(
         t,
         provider,
         items,
+        settings: None,
     };
     Ok(finish_all(pool, &[one], held).await?[0])
 }
@@ -238,6 +243,13 @@ async fn store_run(tx: &mut Transaction<'static, Any>, f: &Finished<'_>) -> Resu
         }
         .execute(&mut **tx)
         .await?;
+    }
+    if let Some(settings) = f.settings {
+        sqlx::query("UPDATE machine_runs SET settings_json = $1 WHERE id = $2")
+            .bind(settings)
+            .bind(run)
+            .execute(&mut **tx)
+            .await?;
     }
     sqlx::query(
         "UPDATE machine_runs SET status = 'done', provider = $1, s1 = $2, s1_any_of = $3, finished_at = $4, done = total WHERE id = $5",

@@ -5,7 +5,8 @@ use super::chart::xml_escape;
 use crate::report::calibration::{expected_calibration_error, BinRow};
 use crate::report::ConfidenceRow;
 
-const W: f64 = 420.0;
+/// The narrowest document; a wider one fits its longest legend entry.
+const MIN_W: f64 = 420.0;
 const H: f64 = 300.0;
 const L: f64 = 52.0;
 const T: f64 = 40.0;
@@ -24,10 +25,7 @@ fn at(x: f64, y: f64) -> (f64, f64) {
 /// Likert level, the five levels spread evenly over the same axis (they are not probabilities).
 pub fn diagram(task: &str, bins: &[BinRow], human: &[ConfidenceRow]) -> String {
     let title = format!("{task}: accuracy against stated confidence");
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" viewBox=\"0 0 {W} {H}\" role=\"img\" aria-label=\"{t}\" font-family=\"sans-serif\" font-size=\"11\">\n<title>{t}</title>\n<rect width=\"{W}\" height=\"{H}\" fill=\"#ffffff\"/>\n<text x=\"{L}\" y=\"22\" font-size=\"13\" font-weight=\"bold\">{t}</text>\n",
-        t = xml_escape(&title)
-    );
+    let mut svg = String::new();
     let (x0, y0) = at(0.0, 0.0);
     let (x1, y1) = at(1.0, 1.0);
     svg.push_str(&format!(
@@ -115,8 +113,24 @@ pub fn diagram(task: &str, bins: &[BinRow], human: &[ConfidenceRow]) -> String {
             xml_escape(text)
         ));
     }
-    svg.push_str("</svg>\n");
-    svg
+    let w = width_for(&legend);
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{H}\" viewBox=\"0 0 {w} {H}\" role=\"img\" aria-label=\"{t}\" font-family=\"sans-serif\" font-size=\"11\">\n<title>{t}</title>\n<rect width=\"{w}\" height=\"{H}\" fill=\"#ffffff\"/>\n<text x=\"{L}\" y=\"22\" font-size=\"13\" font-weight=\"bold\">{t}</text>\n{svg}</svg>\n",
+        t = xml_escape(&title)
+    )
+}
+
+/// How wide the document must be for its longest legend entry to show whole (at most about
+/// 6.5 px a character at 11 px sans-serif, after the swatch), never narrower than `MIN_W`.
+fn width_for(legend: &[(String, String)]) -> f64 {
+    let longest = legend
+        .iter()
+        .map(|(_, text)| text.chars().count())
+        .max()
+        .unwrap_or(0);
+    (L + PW + 28.0 + 6.5 * longest as f64 + 12.0)
+        .max(MIN_W)
+        .ceil()
 }
 
 #[cfg(test)]
@@ -144,5 +158,26 @@ mod tests {
         assert!(svg.contains("<rect x=\"268.5\" y=\"86.5\""), "{svg}");
         assert!(svg.contains("base &lt;1&gt; (ECE 25.0)"), "{svg}");
         assert!(svg.contains("humans, level 5: 3 of 4 right"));
+        // 19 characters of "humans (Likert 1–5)" at 6.5 px from x 300, and a margin.
+        assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"436\""));
+    }
+
+    #[test]
+    fn a_long_system_name_and_its_ece_fit_in_the_document() {
+        let name = "my-fine-tuned-deberta-v3-large-k30";
+        let rows = bins(&[answer(name, 0.75, true), answer(name, 0.65, false)]);
+        let svg = diagram("SST-2", &rows, &[]);
+        let entry = format!("{name} (ECE ");
+        assert!(svg.contains(&entry), "{svg}");
+        // The legend's text starts at x 300; its end at 6.5 px a character is inside.
+        let end = 300.0 + 6.5 * (entry.chars().count() + 5) as f64;
+        let width: f64 = svg
+            .split("width=\"")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .and_then(|w| w.parse().ok())
+            .unwrap();
+        assert!(width >= end, "{width} < {end}");
+        assert!(svg.contains(&format!("viewBox=\"0 0 {width} 300\"")));
     }
 }
