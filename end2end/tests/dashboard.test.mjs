@@ -97,7 +97,9 @@ test('researcher sees tables and the learning curve and downloads an export; a w
   assert.deepEqual(await page.locator('#skips-all tbody tr').evaluateAll((rows) => rows.map((r) => r.innerText.split('\t')[0])), ['0', '10']);
   const chart = page.locator('figure.chart[data-task="SST-2"] svg');
   await chart.waitFor();
-  assert.equal(await chart.locator('polyline.mean').count(), 1);
+  assert.equal(await chart.locator('polyline.mean:not([stroke-dasharray])').count(), 1);
+  // Beside the humans, dashed: the reference answer of the 10 shots' majority label.
+  assert.equal(await chart.locator('g.series[data-name="Reference: majority label of the k shots"] polyline.mean[stroke-dasharray]').count(), 1);
   assert.equal(await chart.locator('polygon.band').count(), 1);
   assert.match(await chart.locator('circle title').first().textContent(), /k=0: 75\.0 ± 25\.0 \(n=2\)/);
   // Each point's 95% interval as an error bar; the comparison of 10-shot with zero-shot on the

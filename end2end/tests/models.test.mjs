@@ -94,9 +94,16 @@ test('baseline runs are listed, a running evaluation shows live progress, predic
   const header = await page.$$eval('#human-vs-machine-official thead tr:last-child th', (ths) => ths.map((t) => t.textContent));
   assert.deepEqual(header, ['Shots', 'Who', 'SST-2']);
   const rows = await page.$$eval('#human-vs-machine-official tbody tr', (trs) => trs.map((r) => [...r.querySelectorAll('td')].map((c) => c.textContent)));
-  assert.deepEqual(rows.map((r) => r.slice(0, 2)), [['10', 'Human'], ['10', 'LLM in-context'], ['10', 'MiniLM-L6 span head (baseline)']]);
+  assert.deepEqual(rows.map((r) => r.slice(0, 2)), [
+    ['10', 'Human'], ['10', 'LLM in-context'], ['10', 'MiniLM-L6 span head (baseline)'],
+    ['10', 'Reference: majority label of the k shots'],
+  ]);
   assert.equal(rows[1][2], '66.7 ± 0.0 (n=1)');
   assert.equal(rows[2][2], `${(100 * stored).toFixed(1)} ± 0.0 (n=1)`);
+  // The 10 shots are 5 positive and 5 negative: the tie goes to the task's first label,
+  // "positive", right on 2 of the 3 test reviews.
+  assert.equal(rows[3][2], '66.7 ± 0.0 (n=1)');
   assert.ok(await page.$('svg g.series[data-name="MiniLM-L6 span head (baseline)"]'));
+  assert.ok(await page.$('svg g.series[data-name="Reference: majority label of the k shots"] polyline[stroke-dasharray]'));
   assert.deepEqual(page.errors, []);
 });

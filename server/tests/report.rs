@@ -610,6 +610,86 @@ fn check_task(r: &Report, t: &TaskFiles, sims: &[Sim], labels: &[String]) {
     }
 }
 
+/// The reference answers beside the humans, against the test's own computation from the
+/// official files: SST-2's majority label of each training file, CoNLL03's "no entity" and a
+/// gazetteer of each file's entities, mean and population std over the five splits.
+fn check_references(r: &Report, t: &TaskFiles, labels: &[String]) {
+    let test = &t.files[&t.test_file];
+    let s1_of = |answer: &dyn Fn(&Line) -> Vec<String>| {
+        mean(
+            &test
+                .iter()
+                .map(|l| f1(&t.official(&answer(l)), &l.answer))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let cell = |name: &str, k: u32| {
+        r.references
+            .iter()
+            .find(|c| c.system == name && c.task == t.name && c.k == k)
+            .unwrap_or_else(|| panic!("{name} at k={k} of {}", t.name))
+    };
+    let prefix = t.test_file.trim_end_matches("_test.jsonl");
+    let shots = |k: u32, split: u32| &t.files[&format!("{prefix}_train_{k}_{split}.jsonl")];
+    let is_word = |text: &str, w: &str| {
+        text.match_indices(w).any(|(b, _)| {
+            let before = text[..b].chars().last();
+            let after = text[b + w.len()..].chars().next();
+            !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+        })
+    };
+    for k in [10, 20, 30] {
+        let per_split: Vec<f64> = (1..=5)
+            .map(|split| {
+                let train = shots(k, split);
+                if t.ner {
+                    s1_of(&|l: &Line| {
+                        let mut names: Vec<String> = Vec::new();
+                        for x in train.iter().filter(|x| x.question == l.question) {
+                            for a in x.answer.iter().filter(|a| !a.is_empty()) {
+                                if is_word(&l.context, a) && !names.contains(a) {
+                                    names.push(a.clone());
+                                }
+                            }
+                        }
+                        names
+                    })
+                } else {
+                    let count =
+                        |label: &String| train.iter().filter(|x| &x.answer[0] == label).count();
+                    let top = labels.iter().map(count).max().unwrap();
+                    let label = labels.iter().find(|l| count(l) == top).unwrap().clone();
+                    s1_of(&|_: &Line| vec![label.clone()])
+                }
+            })
+            .collect();
+        let name = if t.ner {
+            "Reference: gazetteer of the k shots' entities"
+        } else {
+            "Reference: majority label of the k shots"
+        };
+        let c = cell(name, k);
+        assert_eq!(c.splits, vec![1, 2, 3, 4, 5]);
+        close_spread(
+            &c.official,
+            &per_split,
+            &format!("{name}, {} k={k}", t.name),
+        );
+    }
+    if t.ner {
+        let none = s1_of(&|_: &Line| Vec::new());
+        for k in [0, 10, 20, 30] {
+            let c = cell("Reference: always no answer", k);
+            assert_eq!(c.splits, vec![0]);
+            close(c.official.mean, none, "always no answer");
+        }
+        // 51.3 in the paper's own "no entity" row of CoNLL03.
+        assert!((none - 0.513).abs() < 0.001, "{none}");
+    } else {
+        assert!(!r.references.iter().any(|c| c.task == t.name && c.k == 0));
+    }
+}
+
 async fn fetch(env: &Env, path: &str, cookie: &str) -> String {
     let r = get(&env.state, path, Some(cookie)).await;
     assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.body);
@@ -667,6 +747,7 @@ async fn human_tables_from_simulated_annotators() {
             .spec
             .label_names();
         check_task(&report, t, s, &labels);
+        check_references(&report, t, &labels);
         let target = format!("{}-w10", t.name);
         assert!(
             report
@@ -738,6 +819,9 @@ for name, data in files.items():
 for need in ["config.json", "assignments.jsonl", "annotations.jsonl", "annotations.csv", "scores.json",
              "scores.csv", "scores.md", "pay.csv", "charts/SST-2.svg", "charts/CoNLL2003.svg"]:
     assert need in files, need
+assert b"reference,reference:Reference: majority label of the k shots,official,SST-2," in files["scores.csv"]
+assert b'data-name="Reference: always no answer"' in files["charts/CoNLL2003.svg"]
+assert b"| Reference: gazetteer of the k shots' entities |" in files["scores.md"]
 config = json.loads(files["config.json"])
 assert all(c["versions"] and c["config"]["annotators"] == 3 for c in config)
 orders = [json.loads(l) for l in files["assignments.jsonl"].decode().splitlines()]

@@ -3,7 +3,7 @@
 
 use crate::error::AppError;
 use crate::ssr::annotations::{annotation_rows, AnnotationRow, CrowdIds};
-use crate::ssr::catalog::{load_spec, shot_sets, test_golds};
+use crate::ssr::catalog::{examples_of, load_spec, shot_groups, shot_sets, test_golds};
 use crate::ssr::study::{self, Study};
 use domain::ids::{AssignmentId, ExampleId, StudyId};
 use domain::place::Phase;
@@ -11,7 +11,7 @@ use domain::report::machine::MachineRun;
 use domain::report::{self, AnnotatorRecord, ItemRecord, Report, StudyRules, TaskData};
 use futures_util::TryStreamExt;
 use sqlx::AnyPool;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// Everything the report needs about a scope of studies. The annotation rows themselves are
 /// not kept: they are folded into `annotators` as they stream in, and the exports of rows
@@ -27,6 +27,8 @@ pub struct Loaded {
     pub rules: HashMap<StudyId, StudyRules>,
     /// Finished machine evaluations (all of them; they belong to no study).
     pub machines: Vec<MachineRun>,
+    /// The reference answers of every task in the report, scored (`domain::report::reference`).
+    pub references: Vec<MachineRun>,
     /// Machine answers with their probability on label tasks (the reliability diagram).
     pub machine_answers: Vec<domain::report::calibration::MachineAnswer>,
     /// The study pages' rows: questionnaires, attention checks, consent decisions.
@@ -192,6 +194,13 @@ pub async fn load(pool: &AnyPool, scope: &[StudyId]) -> Result<Loaded, AppError>
         .iter()
         .map(|s| (s.id, StudyRules::of(&s.config)))
         .collect();
+    let machines = super::machine::done_runs(pool).await?;
+    let names: BTreeSet<&str> = tasks
+        .keys()
+        .map(String::as_str)
+        .chain(machines.iter().map(|m| m.task.as_str()))
+        .collect();
+    let references = reference_runs(pool, names).await?;
     Ok(Loaded {
         annotators,
         assignments,
@@ -199,10 +208,34 @@ pub async fn load(pool: &AnyPool, scope: &[StudyId]) -> Result<Loaded, AppError>
         tasks,
         test_items,
         rules,
-        machines: super::machine::done_runs(pool).await?,
+        machines,
+        references,
         machine_answers: super::machine::confident_answers(pool).await?,
         pages,
     })
+}
+
+/// Each named task's reference answers scored on its test set, computed from the data on every
+/// load (a task imported again is scored again); text-to-text tasks have none.
+pub async fn reference_runs<'a>(
+    pool: &AnyPool,
+    names: impl IntoIterator<Item = &'a str>,
+) -> Result<Vec<MachineRun>, AppError> {
+    let mut out = Vec::new();
+    for name in names {
+        let (task_id, spec, _) = load_spec(pool, name).await?;
+        if spec.family == domain::task::Family::TextToText {
+            continue;
+        }
+        let test = examples_of(pool, task_id, None).await?;
+        let mut groups = BTreeMap::new();
+        for g in shot_groups(pool, task_id).await? {
+            let shots = examples_of(pool, task_id, Some(g)).await?;
+            groups.insert(g, shots.into_iter().map(|(_, e)| e).collect());
+        }
+        out.extend(report::reference::runs(&spec, &test, &groups));
+    }
+    Ok(out)
 }
 
 impl Loaded {
@@ -210,6 +243,7 @@ impl Loaded {
     pub fn report(&self) -> Report {
         let mut r = report::build(&self.tasks, &self.annotators, &self.rules);
         report::machine::attach(&mut r, &self.machines);
+        report::reference::attach(&mut r, &self.references);
         report::calibration::attach(&mut r, &self.machine_answers);
         r
     }

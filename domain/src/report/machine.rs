@@ -44,12 +44,8 @@ pub struct MachineCell {
 /// Adds the machine cells to a report; tasks and shots that only machines have become
 /// columns and rows too.
 pub fn attach(r: &mut Report, runs: &[MachineRun]) {
-    let mut groups: BTreeMap<(String, String, u32), Vec<&MachineRun>> = BTreeMap::new();
+    let groups = group_runs(runs);
     for run in runs {
-        groups
-            .entry((run.system.clone(), run.task.clone(), run.k))
-            .or_default()
-            .push(run);
         if !r.tasks.iter().any(|c| c.name == run.task) {
             r.tasks.push(TaskColumn {
                 name: run.task.clone(),
@@ -66,8 +62,7 @@ pub fn attach(r: &mut Report, runs: &[MachineRun]) {
     let mut comparisons: Vec<(Which, Comparison)> = Vec::new();
     r.machines = groups
         .into_iter()
-        .filter_map(|((system, task, k), mut rs)| {
-            rs.sort_by_key(|r| r.split);
+        .filter_map(|((system, task, k), rs)| {
             let official: Vec<f64> = rs.iter().map(|r| r.official).collect();
             let any_of: Vec<f64> = rs.iter().map(|r| r.any_of).collect();
             let matrix = |pick: fn(&(ExampleId, f64, f64)) -> f64| {
@@ -118,6 +113,21 @@ pub fn attach(r: &mut Report, runs: &[MachineRun]) {
     for which in [Which::All, Which::Filtered] {
         inference::adjust(&mut which.of_mut(r).comparisons);
     }
+}
+
+/// Runs by system, task and k; each group's runs in split order.
+pub(super) fn group_runs(runs: &[MachineRun]) -> BTreeMap<(String, String, u32), Vec<&MachineRun>> {
+    let mut groups: BTreeMap<(String, String, u32), Vec<&MachineRun>> = BTreeMap::new();
+    for run in runs {
+        groups
+            .entry((run.system.clone(), run.task.clone(), run.k))
+            .or_default()
+            .push(run);
+    }
+    for rs in groups.values_mut() {
+        rs.sort_by_key(|r| r.split);
+    }
+    groups
 }
 
 /// The systems of a report, in name order.

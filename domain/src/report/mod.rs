@@ -10,6 +10,7 @@ pub mod inference;
 pub mod machine;
 pub mod order;
 mod output;
+pub mod reference;
 mod scenario;
 mod training;
 pub mod vote;
@@ -210,6 +211,7 @@ pub fn build(
         questionnaires: questionnaires(&annotators, rules),
         tasks: columns,
         machines: Vec::new(),
+        references: Vec::new(),
         calibration: Vec::new(),
     }
 }

@@ -230,6 +230,9 @@ pub struct Report {
     /// Machine systems' scores per task and k over splits (the model track).
     #[serde(default)]
     pub machines: Vec<machine::MachineCell>,
+    /// Reference answers' scores per task and k over the shot groups' splits (see `reference`).
+    #[serde(default)]
+    pub references: Vec<machine::MachineCell>,
     /// Machine accuracy per probability bin on label tasks (see `calibration`).
     #[serde(default)]
     pub calibration: Vec<calibration::BinRow>,

@@ -47,6 +47,9 @@ pub enum Command {
     Study(StudyCommand),
     /// The researcher report of human scores (the dashboard's tables), or the study bundle.
     Report(ReportArgs),
+    /// The trivial answers of each task (always no answer, the shots' majority label, the most
+    /// often listed entity, a gazetteer of the shots' entities) scored on its test set.
+    References(ReferencesArgs),
     /// Annotators per scenario a study needs to find a difference in S1 with a given power,
     /// from a standard deviation or from pilot studies in the database.
     Plan(super::PlanArgs),
@@ -157,6 +160,16 @@ pub struct ReportArgs {
     /// Write to this file instead of standard output.
     #[arg(long)]
     pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReferencesArgs {
+    /// A task (repeat for several); every imported task when left out.
+    #[arg(long)]
+    pub task: Vec<String>,
+    /// Any-of scoring instead of the official one.
+    #[arg(long)]
+    pub any_of: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -82,6 +82,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Study(StudyCommand::Create(a)) => studies::create(&cli.database, *a).await,
         Command::Plan(a) => plan::plan(&cli.database, &a).await,
         Command::Report(a) => report::report(&cli.database, &a).await,
+        Command::References(a) => report::references(&cli.database, &a).await,
         Command::Study(StudyCommand::List) => studies::list(&cli.database).await,
         Command::Sample(a) => sample_clues(&a),
         Command::Eval(a) => learners::command::eval(&cli.database, a).await,

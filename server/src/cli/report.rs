@@ -1,7 +1,7 @@
 //! `report`: the score tables of a scope of studies as Markdown, CSV, JSON, or the whole
-//! bundle (a tar with its content hash), to a file or stdout.
+//! bundle (a tar with its content hash), to a file or stdout; `references`: the trivial answers.
 
-use super::{ReportArgs, ReportFormat};
+use super::{ReferencesArgs, ReportArgs, ReportFormat};
 use app::error::{AppError, Result};
 use app::ssr::db::cli as db;
 
@@ -48,5 +48,33 @@ pub(super) async fn report(database: &str, a: &ReportArgs) -> Result<()> {
                 .map_err(|e| AppError::io("cannot write the report", e))?
         }
     }
+    Ok(())
+}
+
+/// `references`: each task's reference answers (`domain::report::reference`) on its test set,
+/// mean ± std over the training splits, as a Markdown table.
+pub(super) async fn references(database: &str, a: &ReferencesArgs) -> Result<()> {
+    use domain::report::reference;
+    let pool = db::connect_existing(database).await?;
+    let names: Vec<String> = if a.task.is_empty() {
+        app::ssr::catalog::task_summaries(&pool)
+            .await?
+            .into_iter()
+            .map(|t| t.name)
+            .collect()
+    } else {
+        a.task.clone()
+    };
+    let runs = app::ssr::report::reference_runs(&pool, names.iter().map(String::as_str)).await?;
+    if runs.is_empty() {
+        return Err(AppError::Invalid(
+            "no task with reference answers: import a task with a test set first (text-to-text tasks have none)".into(),
+        ));
+    }
+    let r = reference::alone(&runs);
+    print!(
+        "{}",
+        domain::report::draw::versus::reference_table(&r, a.any_of).to_markdown()
+    );
     Ok(())
 }

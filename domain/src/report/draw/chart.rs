@@ -3,6 +3,7 @@
 //! and an error bar of each point's 95% bootstrap interval.
 
 use crate::report::machine::systems;
+use crate::report::reference::Reference;
 use crate::report::{Report, Tables, Which};
 use crate::stats::Interval;
 
@@ -22,6 +23,8 @@ pub struct Series {
     pub name: String,
     pub color: String,
     pub points: Vec<Point>,
+    /// A reference answer: a dashed line without a band.
+    pub dashed: bool,
 }
 
 /// The human series of a task from a report's main table (official scoring).
@@ -43,6 +46,7 @@ pub fn human_series(t: &Tables, task: &str, name: &str) -> Series {
         name: name.to_string(),
         color: "#1f5fa8".into(),
         points,
+        dashed: false,
     }
 }
 
@@ -61,6 +65,7 @@ pub fn task_curve(r: &Report, task: &str, which: Which) -> String {
         &title,
         &std::iter::once(human_series(which.of(r), task, "humans"))
             .chain(machines)
+            .chain(reference_series(r, task))
             .collect::<Vec<_>>(),
     )
 }
@@ -101,8 +106,9 @@ pub fn learning_curve(title: &str, series: &[Series]) -> String {
     ks.sort_unstable();
     ks.dedup();
     let max_k = ks.last().copied().unwrap_or(1);
+    let w = width_for(series);
     let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" viewBox=\"0 0 {W} {H}\" role=\"img\" aria-label=\"{t}\" font-family=\"sans-serif\" font-size=\"12\">\n<title>{t}</title>\n<rect width=\"{W}\" height=\"{H}\" fill=\"#ffffff\"/>\n<text x=\"{LEFT}\" y=\"22\" font-size=\"14\" font-weight=\"bold\">{t}</text>\n",
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{H}\" viewBox=\"0 0 {w} {H}\" role=\"img\" aria-label=\"{t}\" font-family=\"sans-serif\" font-size=\"12\">\n<title>{t}</title>\n<rect width=\"{w}\" height=\"{H}\" fill=\"#ffffff\"/>\n<text x=\"{LEFT}\" y=\"22\" font-size=\"14\" font-weight=\"bold\">{t}</text>\n",
         t = xml_escape(title)
     );
     let (x0, y0) = position(0, 0.0, max_k);
@@ -120,6 +126,20 @@ pub fn learning_curve(title: &str, series: &[Series]) -> String {
     }
     svg.push_str("</svg>\n");
     svg
+}
+
+/// How wide the document must be for its longest legend entry to show whole (at most about
+/// 7 px a character at 12 px sans-serif, after the swatch); never narrower than `W`, and the
+/// plot keeps its size.
+fn width_for(series: &[Series]) -> f64 {
+    let longest = series
+        .iter()
+        .map(|s| s.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    (W - RIGHT + 38.0 + 7.0 * longest as f64 + 10.0)
+        .max(W)
+        .ceil()
 }
 
 /// The grid, the axes and their labels of a chart whose largest k is `max_k`.
@@ -161,7 +181,12 @@ fn series_svg(s: &Series, i: usize, max_k: u32) -> String {
     let color = xml_escape(&s.color);
     let name = xml_escape(&s.name);
     svg.push_str(&format!("<g class=\"series\" data-name=\"{name}\">\n"));
-    if s.points.iter().any(|p| p.std > 0.0) {
+    let dash = if s.dashed {
+        " stroke-dasharray=\"6 4\""
+    } else {
+        ""
+    };
+    if !s.dashed && s.points.iter().any(|p| p.std > 0.0) {
         let upper = s
             .points
             .iter()
@@ -183,7 +208,7 @@ fn series_svg(s: &Series, i: usize, max_k: u32) -> String {
         .map(|p| pt(position(p.k, p.mean, max_k)))
         .collect();
     svg.push_str(&format!(
-        "<polyline class=\"mean\" points=\"{}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"/>\n",
+        "<polyline class=\"mean\" points=\"{}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>\n",
         line.join(" ")
     ));
     for p in s.points.iter().filter(|p| p.ci.is_some()) {
@@ -214,7 +239,7 @@ fn series_svg(s: &Series, i: usize, max_k: u32) -> String {
     let ly = TOP + 8.0 + 20.0 * i as f64;
     let lx = W - RIGHT + 14.0;
     svg.push_str(&format!(
-        "<line x1=\"{lx:.1}\" y1=\"{ly:.1}\" x2=\"{:.1}\" y2=\"{ly:.1}\" stroke=\"{color}\" stroke-width=\"2\"/>\n<text x=\"{:.1}\" y=\"{:.1}\">{name}</text>\n</g>\n",
+        "<line x1=\"{lx:.1}\" y1=\"{ly:.1}\" x2=\"{:.1}\" y2=\"{ly:.1}\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>\n<text x=\"{:.1}\" y=\"{:.1}\">{name}</text>\n</g>\n",
         lx + 18.0,
         lx + 24.0,
         ly + 4.0
@@ -248,6 +273,36 @@ pub fn machine_series(r: &Report, task: &str) -> Vec<Series> {
                 name: system,
                 color: COLORS[i % COLORS.len()].into(),
                 points,
+                dashed: false,
+            })
+        })
+        .collect()
+}
+
+/// One dashed grey line per reference answer on a task's learning curve (official scoring).
+pub fn reference_series(r: &Report, task: &str) -> Vec<Series> {
+    Reference::ALL
+        .into_iter()
+        .zip(["#555555", "#999999", "#999999", "#999999"])
+        .filter_map(|(reference, color)| {
+            let mut points: Vec<Point> = r
+                .references
+                .iter()
+                .filter(|m| m.system == reference.name() && m.task == task)
+                .map(|m| Point {
+                    k: m.k,
+                    mean: m.official.mean,
+                    std: m.official.std_pop,
+                    n: m.official.n,
+                    ci: None,
+                })
+                .collect();
+            points.sort_by_key(|p| p.k);
+            (!points.is_empty()).then(|| Series {
+                name: reference.name().to_string(),
+                color: color.into(),
+                points,
+                dashed: true,
             })
         })
         .collect()
@@ -281,6 +336,7 @@ mod tests {
                     ci: None,
                 },
             ],
+            dashed: false,
         };
         let svg = learning_curve("SST-2 & co", &[s]);
         // Plot area: x 56..410, y 40..272; k=0 -> x 56, S1 0.5 -> y 156; k=30 -> x 410, S1 1 -> y 40.

@@ -295,7 +295,7 @@ pub fn all_tables(r: &Report) -> Vec<Table> {
         out.push(skip_table(r, which));
         out.push(answered_table(r, which));
         out.extend(screening_table(r, which));
-        if which == Which::All && !r.machines.is_empty() {
+        if which == Which::All && !(r.machines.is_empty() && r.references.is_empty()) {
             out.push(super::versus::versus_table(r, false));
             out.push(super::versus::versus_table(r, true));
         }

@@ -104,7 +104,8 @@ impl Row {
 /// items = submitted test items, mean = skipped / submitted), Tables 8 and 9, the majority vote,
 /// agreement and confidence; `shot_group` rows give each study's file of each k (`annotators` =
 /// `study:<id>`, `subset` = its split, `measure` = nested or not); `machine` rows hold
-/// `machine:<system>` in `annotators` and the splits in `subset`; `calibration` rows give a
+/// `machine:<system>` in `annotators` and the splits in `subset`, `reference` rows the same
+/// for each reference answer (`reference:<name>`, split 0 where it needs no shots); `calibration` rows give a
 /// system's accuracy (`mean`) per probability bin of its label-task answers, the bin's mean
 /// probability in `std` (beside the crowd's `confidence` rows); `comparison` rows give a
 /// difference b − a (`subset` names both sides, `n` their units) with its bootstrap interval,
@@ -366,10 +367,13 @@ fn shot_group_rows(r: &Report) -> Vec<Row> {
     rows
 }
 
-/// Each system's cells both ways, over its splits, with their intervals.
+/// Each system's cells both ways, over its splits, with their intervals; then each reference
+/// answer's (table `reference`, no intervals).
 fn machine_rows(r: &Report) -> Vec<Row> {
     let mut rows = Vec::new();
-    for m in &r.machines {
+    let systems = r.machines.iter().map(|m| ("machine", m));
+    let references = r.references.iter().map(|m| ("reference", m));
+    for (table, m) in systems.chain(references) {
         let splits: Vec<String> = m.splits.iter().map(u32::to_string).collect();
         for (scoring, sp, ci) in [
             ("official", &m.official, m.official_ci.as_ref()),
@@ -377,8 +381,8 @@ fn machine_rows(r: &Report) -> Vec<Row> {
         ] {
             rows.push(
                 Row {
-                    table: "machine".into(),
-                    annotators: format!("machine:{}", m.system),
+                    table: table.into(),
+                    annotators: format!("{table}:{}", m.system),
                     scoring: scoring.into(),
                     task: m.task.clone(),
                     k: m.k.to_string(),

@@ -4,6 +4,7 @@
 use super::table::Table;
 use super::text::{group_header, spread_text};
 use crate::report::machine::{systems, MachineCell};
+use crate::report::reference::Reference;
 use crate::report::{Cell, Report, Which};
 
 /// Humans and machines on one table: for each k a human row (all finished annotators) and a
@@ -15,14 +16,63 @@ pub fn versus_table(r: &Report, any_of: bool) -> Table {
         Which::All,
         format!("human-vs-machine-{scoring}"),
         format!("Humans and machines, test S1 ({scoring} scoring)"),
-        "Mean ± standard deviation in percent: humans over their annotators (n), machines over the training splits they were evaluated on (n); the layout of the paper's Tables 6 and 7.",
-        |cell| Some(spread_text(if any_of { &cell.any_of } else { &cell.official })),
+        &versus_note(r),
+        |cell| {
+            Some(spread_text(if any_of {
+                &cell.any_of
+            } else {
+                &cell.official
+            }))
+        },
         |m| Some(spread_text(if any_of { &m.any_of } else { &m.official })),
     )
 }
 
+/// The reference answers alone: a row per k and reference, a column per task (what
+/// `clues-lab references` prints).
+pub fn reference_table(r: &Report, any_of: bool) -> Table {
+    let scoring = if any_of { "any-of" } else { "official" };
+    let (mut groups, mut header) = group_header(r);
+    header.insert(1, "Reference".into());
+    groups[0].1 += 1;
+    Table {
+        id: format!("references-{scoring}"),
+        title: format!("Reference answers, test S1 ({scoring} scoring)"),
+        note: versus_note(r),
+        groups,
+        header,
+        rows: r
+            .shots
+            .iter()
+            .flat_map(|&k| {
+                reference_rows(r, k, |m| {
+                    Some(spread_text(if any_of { &m.any_of } else { &m.official }))
+                })
+            })
+            .collect(),
+    }
+}
+
+/// The versus table's note, with the definition of each reference answer it shows.
+fn versus_note(r: &Report) -> String {
+    let mut note = "Mean ± standard deviation in percent: humans over their annotators (n), machines over the training splits they were evaluated on (n); the layout of the paper's Tables 6 and 7.".to_string();
+    let shown: Vec<&str> = Reference::ALL
+        .into_iter()
+        .filter(|x| r.references.iter().any(|c| c.system == x.name()))
+        .map(Reference::describe)
+        .collect();
+    if !shown.is_empty() {
+        note.push_str(&format!(
+            " Reference answers are computed from the data, never drawn: {}. One that needs no shots is scored once (n=1) and shown at every k; one built from the k shots over the same training splits as the machines.",
+            shown.join("; ")
+        ));
+    }
+    note
+}
+
 /// A table of shots by tasks with a human row per k (the `which` annotators) and, for all
 /// annotators, a row per system that has a cell at that k; `human` and `machine` write cells.
+/// A reference answer's row follows the systems' where `machine` writes one of its cells.
 pub fn who_table(
     r: &Report,
     which: Which,
@@ -69,6 +119,9 @@ pub fn who_table(
                 rows.push(row);
             }
         }
+        if which == Which::All {
+            rows.extend(reference_rows(r, k, &machine));
+        }
     }
     Table {
         id,
@@ -78,6 +131,36 @@ pub fn who_table(
         header,
         rows,
     }
+}
+
+/// The rows of the reference answers at `k` that have a cell `machine` writes (in
+/// `Reference` order).
+fn reference_rows(
+    r: &Report,
+    k: u32,
+    machine: impl Fn(&MachineCell) -> Option<String>,
+) -> Vec<Vec<String>> {
+    Reference::ALL
+        .into_iter()
+        .filter_map(|reference| {
+            let cells: Vec<Option<String>> = r
+                .tasks
+                .iter()
+                .map(|c| {
+                    r.references
+                        .iter()
+                        .find(|m| m.system == reference.name() && m.task == c.name && m.k == k)
+                        .and_then(&machine)
+                })
+                .collect();
+            cells.iter().any(Option::is_some).then(|| {
+                [k.to_string(), reference.name().to_string()]
+                    .into_iter()
+                    .chain(cells.into_iter().map(|c| c.unwrap_or_else(|| "–".into())))
+                    .collect()
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -142,5 +225,51 @@ mod tests {
         let s = machine_series(&r, "SQuAD");
         assert_eq!(s.len(), 1);
         assert_eq!((s[0].name.as_str(), s[0].points[0].k), ("m", 10));
+    }
+
+    #[test]
+    fn reference_answers_follow_the_systems_in_the_table_the_chart_and_the_csv() {
+        use crate::report::draw::chart::task_curve;
+        use crate::report::draw::scores_csv::scores_csv;
+        use crate::report::reference::{self, Reference};
+        use crate::report::Which;
+        let mut r = Report::default();
+        attach(&mut r, &[run("m", "SQuAD", 10, 1, 0.4)]);
+        let mut no_answer = run(Reference::NoAnswer.name(), "SQuAD", 10, 0, 0.495);
+        no_answer.any_of = 0.495;
+        let elsewhere = run(Reference::NoAnswer.name(), "SQuAD", 20, 0, 0.495);
+        reference::attach(&mut r, &[no_answer, elsewhere]);
+        assert_eq!(r.shots, vec![10], "a reference adds no row");
+        let t = versus_table(&r, false);
+        let who: Vec<&str> = t.rows.iter().map(|r| r[1].as_str()).collect();
+        assert_eq!(who, vec!["Human", "m", "Reference: always no answer"]);
+        assert_eq!(t.rows[2][2], "49.5 ± 0.0 (n=1)");
+        assert!(
+            t.note
+                .contains("always no answer: the empty set on every item"),
+            "{}",
+            t.note
+        );
+        // The interval table has no row for it (a reference has no interval).
+        let i = crate::report::draw::inference_tables::interval_table(&r, Which::All);
+        assert!(i.rows.iter().all(|r| !r[1].starts_with("Reference")));
+        let svg = task_curve(&r, "SQuAD", Which::All);
+        assert!(svg.contains("data-name=\"Reference: always no answer\""));
+        assert_eq!(
+            svg.matches("stroke-dasharray").count(),
+            2,
+            "line and legend"
+        );
+        // Wide enough for the legend: text at x 434 + 14, 27 characters at 7 px, 10 px margin.
+        assert!(svg.contains("width=\"647\" height=\"320\" viewBox=\"0 0 647 320\""));
+        let csv = scores_csv(&r);
+        let line = csv
+            .lines()
+            .find(|l| l.starts_with("reference,reference:Reference: always no answer,official"))
+            .expect(&csv);
+        assert!(
+            line.contains(",SQuAD,") && line.contains("splits 0"),
+            "{line}"
+        );
     }
 }
