@@ -50,6 +50,16 @@ fn read_lines(path: &Path) -> Vec<Line> {
         .collect()
 }
 
+/// Each line of a JSONL file as a JSON value.
+fn read_json_lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 /// F1 between two answer sets, written here from the definition.
 fn f1(pred: &[String], gold: &[String]) -> f64 {
     let p: HashSet<&String> = pred.iter().collect();
@@ -1189,6 +1199,59 @@ async fn report_command_prints_tables_and_refuses_bad_scopes() {
         let err = String::from_utf8_lossy(&r.stderr);
         assert!(err.contains(says), "{args:?}: {err}");
     }
+}
+
+#[tokio::test]
+async fn references_command_scores_the_trivial_answers_and_refuses_unknown_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = common::db_url(&dir.path().join("t.db"));
+    let pool = db::connect(&url).await.unwrap();
+    server::demo::ensure_demo(&pool).await.unwrap();
+    pool.close().await;
+    let cli = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_clues-lab"))
+            .args(["--database", &url, "references"])
+            .args(args)
+            .output()
+            .unwrap();
+        let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+        (out.status.success(), text(out.stdout), text(out.stderr))
+    };
+    // The demo's SQuAD v2 test file, read here: "no answer" is right on its empty items.
+    let test =
+        read_json_lines(&Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/squad-v2/test.jsonl"));
+    let empty = test
+        .iter()
+        .filter(|v| v["answer"].as_array().unwrap().is_empty())
+        .count();
+    let expected = format!(
+        "{:.1} ± 0.0 (n=1)",
+        100.0 * empty as f64 / test.len() as f64
+    );
+    let (ok, md, err) = cli(&["--task", "demo-SQuAD-v2"]);
+    assert!(ok, "{err}");
+    assert!(
+        md.starts_with("### Reference answers, test S1 (official scoring)"),
+        "{md}"
+    );
+    for k in [0, 2, 4] {
+        let row = format!("| {k} | Reference: always no answer | {expected} |");
+        assert!(md.contains(&row), "{row} in {md}");
+    }
+    // Every task: the label tasks' majority label, ReCoRD's listed entity; none for CrossFit's.
+    let (ok, all, err) = cli(&[]);
+    assert!(ok, "{err}");
+    for says in [
+        "Reference: majority label of the k shots",
+        "Reference: most often listed entity",
+        "Reference: gazetteer of the k shots' entities",
+        "demo-SST-2",
+    ] {
+        assert!(all.contains(says), "{says} in {all}");
+    }
+    assert!(!all.contains("demo-xf-"), "{all}");
+    let (ok, _, err) = cli(&["--task", "nope"]);
+    assert!(!ok && err.contains("nope"), "{err}");
 }
 
 #[tokio::test]

@@ -38,7 +38,7 @@ pub fn reference_table(r: &Report, any_of: bool) -> Table {
     Table {
         id: format!("references-{scoring}"),
         title: format!("Reference answers, test S1 ({scoring} scoring)"),
-        note: versus_note(r),
+        note: reference_note(r).unwrap_or_default(),
         groups,
         header,
         rows: r
@@ -56,18 +56,24 @@ pub fn reference_table(r: &Report, any_of: bool) -> Table {
 /// The versus table's note, with the definition of each reference answer it shows.
 fn versus_note(r: &Report) -> String {
     let mut note = "Mean ± standard deviation in percent: humans over their annotators (n), machines over the training splits they were evaluated on (n); the layout of the paper's Tables 6 and 7.".to_string();
+    if let Some(more) = reference_note(r) {
+        note.push(' ');
+        note.push_str(&more);
+    }
+    note
+}
+
+/// The definition of each reference answer a report shows; `None` when it shows none.
+fn reference_note(r: &Report) -> Option<String> {
     let shown: Vec<&str> = Reference::ALL
         .into_iter()
         .filter(|x| r.references.iter().any(|c| c.system == x.name()))
         .map(Reference::describe)
         .collect();
-    if !shown.is_empty() {
-        note.push_str(&format!(
-            " Reference answers are computed from the data, never drawn: {}. One that needs no shots is scored once (n=1) and shown at every k; one built from the k shots over the same training splits as the machines.",
-            shown.join("; ")
-        ));
-    }
-    note
+    (!shown.is_empty()).then(|| format!(
+        "Reference answers are computed from the data, never drawn: {}. One that needs no shots is scored once (n=1) and shown at every k; one built from the k shots over the same training splits as the machines.",
+        shown.join("; ")
+    ))
 }
 
 /// A table of shots by tasks with a human row per k (the `which` annotators) and, for all
