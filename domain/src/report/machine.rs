@@ -45,20 +45,7 @@ pub struct MachineCell {
 /// columns and rows too.
 pub fn attach(r: &mut Report, runs: &[MachineRun]) {
     let groups = group_runs(runs);
-    for run in runs {
-        if !r.tasks.iter().any(|c| c.name == run.task) {
-            r.tasks.push(TaskColumn {
-                name: run.task.clone(),
-                family: run.family,
-            });
-        }
-        if !r.shots.contains(&run.k) {
-            r.shots.push(run.k);
-        }
-    }
-    r.tasks
-        .sort_by_key(|c| (family_rank(c.family), c.name.clone()));
-    r.shots.sort_unstable();
+    add_columns(r, runs);
     let mut comparisons: Vec<(Which, Comparison)> = Vec::new();
     r.machines = groups
         .into_iter()
@@ -113,6 +100,24 @@ pub fn attach(r: &mut Report, runs: &[MachineRun]) {
     for which in [Which::All, Which::Filtered] {
         inference::adjust(&mut which.of_mut(r).comparisons);
     }
+}
+
+/// Makes each run's task a column and its k a row of the report, where they are not yet.
+pub(super) fn add_columns(r: &mut Report, runs: &[MachineRun]) {
+    for run in runs {
+        if !r.tasks.iter().any(|c| c.name == run.task) {
+            r.tasks.push(TaskColumn {
+                name: run.task.clone(),
+                family: run.family,
+            });
+        }
+        if !r.shots.contains(&run.k) {
+            r.shots.push(run.k);
+        }
+    }
+    r.tasks
+        .sort_by_key(|c| (family_rank(c.family), c.name.clone()));
+    r.shots.sort_unstable();
 }
 
 /// Runs by system, task and k; each group's runs in split order.

@@ -1,9 +1,9 @@
 //! Reference answers: each task's trivial answers computed from its own data (never drawn at
 //! random), scored by the same S1 as humans and machines and shown beside them.
 
-use super::machine::{group_runs, MachineCell, MachineRun};
+use super::machine::{add_columns, group_runs, MachineCell, MachineRun};
 use super::vote::plurality;
-use super::{family_rank, Report, TaskColumn};
+use super::Report;
 use crate::ids::ExampleId;
 use crate::s1::{spread, Scoring};
 use crate::spans::slice_cp;
@@ -276,20 +276,7 @@ pub fn attach(r: &mut Report, runs: &[MachineRun]) {
 /// A report of the references alone: a column per task (in the report's order), a row per k.
 pub fn alone(runs: &[MachineRun]) -> Report {
     let mut r = Report::default();
-    for run in runs {
-        if !r.tasks.iter().any(|c| c.name == run.task) {
-            r.tasks.push(TaskColumn {
-                name: run.task.clone(),
-                family: run.family,
-            });
-        }
-        if !r.shots.contains(&run.k) {
-            r.shots.push(run.k);
-        }
-    }
-    r.tasks
-        .sort_by_key(|c| (family_rank(c.family), c.name.clone()));
-    r.shots.sort_unstable();
+    add_columns(&mut r, runs);
     attach(&mut r, runs);
     r
 }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::report::TaskColumn;
 use crate::task::{Context, Gold, Label, NoAnswer, QuestionType};
 use serde_json::json;
 
