@@ -10,6 +10,7 @@ mod columns;
 pub mod crossfit;
 pub mod crowd;
 pub mod feedback;
+pub mod icl;
 pub mod ids;
 pub mod named;
 pub mod people;

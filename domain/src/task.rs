@@ -4,7 +4,7 @@
 use super::crossfit::metrics::{item_score, Metric};
 use super::named::named_enum;
 use super::s1::{s1_any_of, s1_item, Scoring};
-use super::spans::Span;
+use super::spans::{slice_cp, Span};
 use serde::{Deserialize, Serialize};
 
 named_enum! {
@@ -67,6 +67,32 @@ pub struct TaskSpec {
 }
 
 impl TaskSpec {
+    /// A task with bare labels (no definition, no example), no question types and the family's
+    /// usual encoding of "no answer" (`[""]` for NER, `[]` otherwise): what tests and quick
+    /// experiments need.
+    pub fn plain(name: &str, family: Family, labels: &[&str]) -> TaskSpec {
+        TaskSpec {
+            name: name.to_string(),
+            family,
+            description: String::new(),
+            labels: labels
+                .iter()
+                .map(|l| Label {
+                    name: l.to_string(),
+                    definition: String::new(),
+                    example: String::new(),
+                })
+                .collect(),
+            question_types: Vec::new(),
+            no_answer: if family == Family::SequenceLabelling {
+                NoAnswer::EmptyString
+            } else {
+                NoAnswer::EmptyList
+            },
+            metric: None,
+        }
+    }
+
     /// One item's score of an official-encoding prediction. Text-to-text tasks use their
     /// metric on the item (a corpus-level metric scores items by accuracy; the report applies
     /// the metric to the whole test set); the others S1.
@@ -197,6 +223,35 @@ pub struct Example {
     /// Other fields of the source row kept verbatim (MNLI genre, SQuAD `is_impossible`,
     /// ReCoRD entities as code point spans with exclusive end).
     pub extra: serde_json::Value,
+}
+
+impl Example {
+    /// The candidate entities the item lists (ReCoRD's `entity_spans`): code-point ranges
+    /// `(start, end)` of the primary context, end exclusive, in order; empty ones left out.
+    pub fn entity_spans(&self) -> Vec<(usize, usize)> {
+        self.extra["entity_spans"]
+            .as_array()
+            .map(|list| {
+                list.iter()
+                    .filter_map(|e| {
+                        let start = e["start"].as_u64()? as usize;
+                        let end = e["end"].as_u64()? as usize;
+                        (end > start).then_some((start, end))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The entity strings the item lists, one per mention, in order (spans outside the
+    /// context left out).
+    pub fn listed_entities(&self) -> Vec<&str> {
+        let text = self.context.primary();
+        self.entity_spans()
+            .into_iter()
+            .filter_map(|(start, end)| slice_cp(text, start, end - start))
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -148,18 +148,11 @@ pub fn choices(spec: &TaskSpec, examples: &[Example], inputs: &[(String, String)
                     return Choice::OneOf(labels);
                 }
             }
-            let entities: Vec<(Segment, usize, usize)> = ex.extra["entity_spans"]
-                .as_array()
-                .map(|list| {
-                    list.iter()
-                        .filter_map(|e| {
-                            let s = e["start"].as_u64()? as usize;
-                            let end = e["end"].as_u64()? as usize;
-                            (end > s).then_some((Segment::Context, s, end))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
+            let entities: Vec<(Segment, usize, usize)> = ex
+                .entity_spans()
+                .into_iter()
+                .map(|(s, e)| (Segment::Context, s, e))
+                .collect();
             if entities.is_empty() {
                 Choice::Spans
             } else {

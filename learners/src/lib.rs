@@ -1,6 +1,7 @@
 //! The model track, the machine side of every comparison: span-extraction learners run with
 //! ONNX Runtime on the same test sets as the crowd, the built-in MiniLM baseline with a
-//! few-shot span head, fine-tuning (candle) exported to ONNX, imported predictions, and S1
+//! few-shot span head, fine-tuning (candle) exported to ONNX, in-context learning through a
+//! language-model server, imported predictions, and S1
 //! scoring of prediction files. Its runs are stored through `app::ssr::machine`, the one home
 //! of the `machine_*` tables.
 //!
@@ -17,6 +18,7 @@ pub mod eval;
 pub mod features;
 pub mod frame;
 pub mod head;
+pub mod icl;
 pub mod onnx;
 pub mod runtime;
 pub mod score;

@@ -66,6 +66,14 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
     )
     .await
     .unwrap();
+    // A language model's call, as `icl` stores them (here on the baseline's run).
+    sqlx::query(
+        "INSERT INTO machine_calls (run_id, example_id, prompt, reply, reading_json)
+         SELECT MIN(id), (SELECT MIN(id) FROM examples), 'Answer:', ' positive', '{\"answer\":[\"positive\"],\"parts\":[]}' FROM machine_runs",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
     // A shared grid: one group done (its run the baseline's), one held by a worker.
     let task: domain::ids::TaskId =
         sqlx::query_scalar("SELECT id FROM tasks WHERE name = 'demo-SST-2'")

@@ -7,7 +7,7 @@ mod common;
 
 use app::ssr::db::cli as db;
 use domain::s1::{s1_item, Scoring};
-use domain::task::{Context, Example, Family, Gold, NoAnswer, TaskSpec};
+use domain::task::{Context, Example, Family, Gold, TaskSpec};
 use learners::eval::{predict, ModelDir};
 use learners::onnx::{model, node, tensor_f32, value_info, Dim, FLOAT, INT64};
 use learners::runtime::Device;
@@ -125,26 +125,7 @@ fn model_dir(
 }
 
 fn spec(family: Family, labels: &[&str]) -> TaskSpec {
-    TaskSpec {
-        name: "t".into(),
-        family,
-        description: String::new(),
-        labels: labels
-            .iter()
-            .map(|l| domain::task::Label {
-                name: l.to_string(),
-                definition: String::new(),
-                example: String::new(),
-            })
-            .collect(),
-        question_types: vec![],
-        no_answer: if family == Family::SequenceLabelling {
-            NoAnswer::EmptyString
-        } else {
-            NoAnswer::EmptyList
-        },
-        metric: None,
-    }
+    TaskSpec::plain("t", family, labels)
 }
 
 fn example(id: &str, question: &str, context: &str, gold: &[&str]) -> Example {

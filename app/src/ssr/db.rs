@@ -43,6 +43,7 @@ pub const TABLES: &[(&str, bool)] = &[
     ("grid_jobs", true),
     ("machine_runs", true),
     ("machine_predictions", false),
+    ("machine_calls", false),
 ];
 
 /// Which engine a pool or connection talks to.

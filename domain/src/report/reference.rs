@@ -6,7 +6,6 @@ use super::vote::plurality;
 use super::Report;
 use crate::ids::ExampleId;
 use crate::s1::{spread, Scoring};
-use crate::spans::slice_cp;
 use crate::task::{Example, Family, TaskSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -69,12 +68,12 @@ impl Reference {
                     matches!(
                         spec.family,
                         Family::SequenceLabelling | Family::ReadingComprehension
-                    ) && !test.iter().all(|e| !listed_entities(e).is_empty())
+                    ) && !test.iter().all(|e| !e.listed_entities().is_empty())
                 }
                 Reference::MajorityLabel => {
                     spec.family == Family::Classification && !spec.labels.is_empty()
                 }
-                Reference::ListedEntity => test.iter().any(|e| !listed_entities(e).is_empty()),
+                Reference::ListedEntity => test.iter().any(|e| !e.listed_entities().is_empty()),
                 Reference::Gazetteer => spec.family == Family::SequenceLabelling,
             })
             .collect()
@@ -144,27 +143,9 @@ fn has_word(text: &str, word: &str) -> bool {
     })
 }
 
-/// The entity strings an item lists, one per mention (ReCoRD's `entity_spans`, code points
-/// of the context with exclusive end), in order.
-pub fn listed_entities(e: &Example) -> Vec<&str> {
-    let text = e.context.primary();
-    e.extra["entity_spans"]
-        .as_array()
-        .map(|list| {
-            list.iter()
-                .filter_map(|m| {
-                    let start = m["start"].as_u64()? as usize;
-                    let end = m["end"].as_u64()? as usize;
-                    slice_cp(text, start, end.checked_sub(start)?).filter(|s| !s.is_empty())
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// The entity an item lists most often; none for an item that lists none.
 fn most_listed(e: &Example) -> Vec<String> {
-    let mentions = listed_entities(e);
+    let mentions = e.listed_entities();
     let mut counts: Vec<(&str, usize)> = Vec::new();
     for m in mentions {
         match counts.iter_mut().find(|(s, _)| *s == m) {

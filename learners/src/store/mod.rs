@@ -11,6 +11,7 @@ mod tuned;
 pub use grid::GridRun;
 pub use imported::{import, read_imported};
 pub use progress::Progress;
+pub(crate) use runs::task_test;
 pub use runs::{evaluate, evaluate_plan, run_baseline, run_baseline_grid, PlannedEval};
 pub use tuned::{plan as plan_finetune, run_finetune, Job};
 
@@ -57,7 +58,7 @@ impl Summary {
 }
 
 /// The value of a finished blocking step, or its error after marking `runs` failed.
-async fn or_fail<T>(pool: &AnyPool, runs: &[RunId], result: Result<T>) -> Result<T> {
+pub(crate) async fn or_fail<T>(pool: &AnyPool, runs: &[RunId], result: Result<T>) -> Result<T> {
     if let Err(e) = &result {
         fail(pool, runs, &e.to_string()).await;
     }

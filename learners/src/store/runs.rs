@@ -17,7 +17,7 @@ use domain::task::{Example, TaskSpec};
 use sqlx::AnyPool;
 use std::time::Instant;
 
-pub(super) async fn task_test(
+pub(crate) async fn task_test(
     pool: &AnyPool,
     task: &str,
 ) -> Result<(TaskId, TaskSpec, Vec<(ExampleId, Example)>)> {

@@ -58,6 +58,9 @@ pub enum Command {
     Crossfit(CrossfitCommand),
     /// Evaluate a span-extraction ONNX model on a task's test set (stored, scored with S1).
     Eval(learners::command::EvalArgs),
+    /// In-context learning: a language-model server (OpenAI completions API) answers each test
+    /// item from a prompt of the task description and the k shots; stored and scored.
+    Icl(learners::icl::IclArgs),
     /// The built-in MiniLM baseline: a span head trained on each shot group, scored on the test set.
     Baseline(learners::command::BaselineArgs),
     /// Examples per second of the model track beside a Python peer on the same model and test set.

@@ -1,8 +1,10 @@
 //! The one home of the machine side's tables (`machine_systems`, `machine_runs`,
-//! `machine_predictions`, `grid_jobs`): reading runs here (the finished ones for the report,
-//! every run with its progress and every grid for the models page), storing them in `store`,
-//! the shared grids' jobs in `grid`. The `learners` crate writes only through these.
+//! `machine_predictions`, `machine_calls`, `grid_jobs`): reading runs here (the finished ones
+//! for the report, every run with its progress and every grid for the models page), storing
+//! them in `store`, a language model's calls in `calls`, the shared grids' jobs in `grid`. The
+//! `learners` crate writes only through these.
 
+pub mod calls;
 pub mod grid;
 pub mod store;
 

@@ -1,31 +1,15 @@
 use super::*;
 use crate::report::TaskColumn;
-use crate::task::{Context, Gold, Label, NoAnswer, QuestionType};
+use crate::task::{Context, Gold, QuestionType};
 use serde_json::json;
 
 fn spec(family: Family, labels: &[&str]) -> TaskSpec {
     TaskSpec {
-        name: "T".into(),
-        family,
-        description: String::new(),
-        labels: labels
-            .iter()
-            .map(|l| Label {
-                name: l.to_string(),
-                definition: String::new(),
-                example: String::new(),
-            })
-            .collect(),
         question_types: vec![QuestionType {
             key: "PER".into(),
             question: "people?".into(),
         }],
-        no_answer: if family == Family::SequenceLabelling {
-            NoAnswer::EmptyString
-        } else {
-            NoAnswer::EmptyList
-        },
-        metric: None,
+        ..TaskSpec::plain("T", family, labels)
     }
 }
 
@@ -82,7 +66,7 @@ fn the_listed_entity_counts_mentions_and_a_tie_goes_to_the_first() {
         spans(&[(10, 15), (0, 5), (26, 31), (33, 38)]),
     );
     let none = ex(text, None, &[], json!({}));
-    assert_eq!(listed_entities(&more), vec!["Obama", "Trump", "Trump"]);
+    assert_eq!(more.listed_entities(), vec!["Obama", "Trump", "Trump"]);
     let s = spec(Family::ReadingComprehension, &[]);
     let all = [more.clone(), tie.clone()];
     assert_eq!(Reference::of_task(&s, &all), vec![Reference::ListedEntity]);
@@ -97,7 +81,7 @@ fn the_listed_entity_counts_mentions_and_a_tie_goes_to_the_first() {
     assert!(a[2].is_empty());
     // A span past the text or backwards is no mention.
     let bad = ex("short", None, &[], spans(&[(2, 1), (3, 99)]));
-    assert!(listed_entities(&bad).is_empty());
+    assert!(bad.listed_entities().is_empty());
 }
 
 #[test]

@@ -1,0 +1,80 @@
+//! A run's calls to a language-model server (`machine_calls`): each test item's prompt, raw
+//! reply and its reading, stored as it arrives; and the unfinished run a new start goes on with.
+
+use crate::error::Result;
+use crate::ssr::machine::store::Target;
+use domain::ids::{ExampleId, RunId, TaskId};
+
+/// One stored call.
+#[derive(Clone, Debug, PartialEq, sqlx::FromRow)]
+pub struct Call {
+    pub example_id: ExampleId,
+    pub prompt: String,
+    pub reply: String,
+    pub reading_json: String,
+}
+
+/// The newest unfinished run (running or failed) of `t` made with exactly `settings`: the run
+/// a new start goes on with. It is marked running again, its error cleared.
+pub async fn resume(
+    pool: &sqlx::AnyPool,
+    task_id: TaskId,
+    t: &Target,
+    settings: &str,
+) -> Result<Option<RunId>> {
+    let run: Option<RunId> = sqlx::query_scalar(
+        "SELECT r.id FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id
+         WHERE s.name = $1 AND r.task_id = $2 AND r.k = $3 AND r.split = $4
+           AND r.status IN ('running', 'failed') AND r.settings_json = $5
+         ORDER BY r.id DESC LIMIT 1",
+    )
+    .bind(&t.system)
+    .bind(task_id)
+    .bind(i64::from(t.k))
+    .bind(i64::from(t.split))
+    .bind(settings)
+    .fetch_optional(pool)
+    .await?;
+    if let Some(run) = run {
+        sqlx::query(
+            "UPDATE machine_runs SET status = 'running', error = NULL, finished_at = NULL WHERE id = $1",
+        )
+        .bind(run)
+        .execute(pool)
+        .await?;
+    }
+    Ok(run)
+}
+
+/// Stores one call; a call already stored for the item is kept as it was.
+pub async fn store(
+    pool: &sqlx::AnyPool,
+    run: RunId,
+    example: ExampleId,
+    prompt: &str,
+    reply: &str,
+    reading_json: &str,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO machine_calls (run_id, example_id, prompt, reply, reading_json)
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (run_id, example_id) DO NOTHING",
+    )
+    .bind(run)
+    .bind(example)
+    .bind(prompt)
+    .bind(reply)
+    .bind(reading_json)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// Every call stored for a run.
+pub async fn of_run(pool: &sqlx::AnyPool, run: RunId) -> Result<Vec<Call>> {
+    Ok(sqlx::query_as(
+        "SELECT example_id, prompt, reply, reading_json FROM machine_calls WHERE run_id = $1",
+    )
+    .bind(run)
+    .fetch_all(pool)
+    .await?)
+}

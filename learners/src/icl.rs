@@ -1,0 +1,215 @@
+//! `icl`: in-context learning through a language-model server that speaks OpenAI's
+//! completions API (llama.cpp's server, vLLM, Ollama): one prompt per test item built from the
+//! shot group's k examples (`domain::icl`), each reply stored as it arrives, then read as an
+//! answer and scored like any run. A run stopped at any moment goes on where it stopped.
+
+use super::store::{self, SystemKind, Target};
+use app::error::{AppError, Result};
+use app::ssr::catalog::examples_of;
+use app::ssr::db::cli as db;
+use app::ssr::machine::{calls, store as runs};
+use domain::icl::{prompt, read_reply};
+use domain::s1::Scoring;
+use serde_json::json;
+use sqlx::AnyPool;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Debug, clap::Args)]
+pub struct IclArgs {
+    /// The server's OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 (plain http).
+    #[arg(long)]
+    pub endpoint: String,
+    /// The model name the server is asked for.
+    #[arg(long)]
+    pub model: String,
+    #[arg(long)]
+    pub task: String,
+    /// The shot group whose examples are the demonstrations (k = 0: the description only).
+    #[arg(long, default_value_t = 0)]
+    pub k: u32,
+    #[arg(long, default_value_t = 0)]
+    pub split: u32,
+    /// The system name [default: "LLM in-context (<model>)"].
+    #[arg(long)]
+    pub system: Option<String>,
+    /// The most tokens a reply may have (it also ends at a line break).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub max_tokens: u32,
+    /// Seconds one call may take before the run stops (it goes on from there when started again).
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub timeout_seconds: u64,
+    /// Replace a finished run of the same system, task, k and split.
+    #[arg(long)]
+    pub replace: bool,
+}
+
+/// The server, the model and how a reply is asked for: what a run is made with (stored as
+/// its settings; a run goes on only with the same ones).
+fn settings(a: &IclArgs) -> String {
+    json!({
+        "learner": "in-context",
+        "endpoint": a.endpoint.trim_end_matches('/'),
+        "model": a.model,
+        "api": "completions",
+        "max_tokens": a.max_tokens,
+        "temperature": 0,
+        "stop": ["\n"],
+        "prompt": "domain::icl::prompt (description, k shots with answers, the item)",
+    })
+    .to_string()
+}
+
+/// One completion: the reply's text, or an error naming the server and what went wrong.
+fn complete(agent: &ureq::Agent, a: &IclArgs, prompt: &str) -> Result<String> {
+    let url = format!("{}/completions", a.endpoint.trim_end_matches('/'));
+    let body = json!({
+        "model": a.model, "prompt": prompt, "max_tokens": a.max_tokens,
+        "temperature": 0, "stop": ["\n"],
+    });
+    let fail = |what: String| AppError::Model(format!("the model server at {url}: {what}"));
+    let mut r = agent
+        .post(&url)
+        .header("content-type", "application/json")
+        .send(body.to_string())
+        .map_err(|e| fail(format!("cannot be reached ({e})")))?;
+    let status = r.status().as_u16();
+    let text = r
+        .body_mut()
+        .with_config()
+        .limit(16 * 1024 * 1024)
+        .read_to_string()
+        .map_err(|e| fail(format!("its reply cannot be read ({e})")))?;
+    if status != 200 {
+        let mut shown: String = text.chars().take(300).collect();
+        if shown.len() < text.len() {
+            shown.push('…');
+        }
+        return Err(fail(format!("answered {status}: {shown}")));
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| fail(format!("its reply is not JSON ({e})")))?;
+    v["choices"][0]["text"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| fail("its reply has no choices[0].text".into()))
+}
+
+/// `clues-lab icl`: asks the server every test item not yet asked in this run, then scores.
+pub async fn icl(database: &str, a: IclArgs) -> Result<()> {
+    if !a.endpoint.starts_with("http://") {
+        return Err(AppError::Invalid(format!(
+            "--endpoint {:?}: give the server's plain http URL, e.g. http://127.0.0.1:8080/v1",
+            a.endpoint
+        )));
+    }
+    let pool = db::connect_existing(database).await?;
+    let t = Target {
+        system: a
+            .system
+            .clone()
+            .unwrap_or_else(|| format!("LLM in-context ({})", a.model)),
+        // Its answers come from a model outside clues-lab, as imported predictions do.
+        kind: SystemKind::Imported,
+        task: a.task.clone(),
+        k: a.k,
+        split: a.split,
+        replace: a.replace,
+    };
+    println!("{}", run(&pool, &a, t).await?.render());
+    Ok(())
+}
+
+async fn run(pool: &AnyPool, a: &IclArgs, t: Target) -> Result<store::Summary> {
+    let started = Instant::now();
+    let (task_id, spec, test) = store::task_test(pool, &t.task).await?;
+    if spec.family == domain::task::Family::TextToText {
+        return Err(AppError::Invalid(format!(
+            "{} is a CrossFit text-to-text task: icl reads replies as spans of the context; store a language model's outputs for it with `crossfit run`",
+            t.task
+        )));
+    }
+    let shots: Vec<_> = if t.k == 0 {
+        Vec::new()
+    } else {
+        let shots = examples_of(pool, task_id, Some((t.k, t.split))).await?;
+        if shots.is_empty() {
+            return Err(AppError::NotFound(format!(
+                "{} has no training file for k={} split={}",
+                t.task, t.k, t.split
+            )));
+        }
+        shots.into_iter().map(|(_, e)| e).collect()
+    };
+    let settings = settings(a);
+    runs::refuse_if_done(pool, task_id, &t).await?;
+    let run = match calls::resume(pool, task_id, &t, &settings).await? {
+        Some(run) => run,
+        None => {
+            let source = format!("{} ({})", a.endpoint, a.model);
+            runs::start(pool, task_id, &t, &source, &settings, "model server", None).await?
+        }
+    };
+    let mut replies: HashMap<_, String> = calls::of_run(pool, run)
+        .await?
+        .into_iter()
+        .map(|c| (c.example_id, c.reply))
+        .collect();
+    if !replies.is_empty() {
+        eprintln!(
+            "run {run}: going on after {} of {} items",
+            replies.len(),
+            test.len()
+        );
+    }
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(a.timeout_seconds)))
+        .build()
+        .into();
+    for (i, (id, item)) in test.iter().enumerate() {
+        if replies.contains_key(id) {
+            continue;
+        }
+        let p = prompt(&spec, &shots, item);
+        let (agent2, a2, p2) = (agent.clone(), a.clone(), p.clone());
+        let reply = tokio::task::spawn_blocking(move || complete(&agent2, &a2, &p2))
+            .await
+            .map_err(|e| AppError::Model(format!("the call stopped: {e}")))
+            .and_then(|r| r);
+        let reply = store::or_fail(pool, &[run], reply).await?;
+        let reading = serde_json::to_string(&read_reply(&spec, item, &reply)).expect("serialises");
+        calls::store(pool, run, *id, &p, &reply, &reading).await?;
+        replies.insert(*id, reply);
+        runs::progress(pool, run, replies.len(), test.len()).await?;
+        if (i + 1) % 50 == 0 {
+            eprintln!("{} of {} items asked", replies.len(), test.len());
+        }
+    }
+    let items: Vec<runs::Scored> = test
+        .iter()
+        .map(|(id, item)| {
+            let reading = read_reply(&spec, item, &replies[id]);
+            let official = spec.to_official(&reading.answer);
+            runs::Scored {
+                example: *id,
+                s1: spec.score(&item.gold, &official, Scoring::Official),
+                s1_any_of: spec.score(&item.gold, &official, Scoring::AnyOf),
+                official,
+                spans_json: "[]".into(),
+                probability: None,
+            }
+        })
+        .collect();
+    let provider = format!("{} at {}", a.model, a.endpoint);
+    let (s1, s1_any_of) = runs::finish(pool, run, &t, &provider, &items, None).await?;
+    Ok(store::Summary {
+        run,
+        items: items.len(),
+        s1,
+        s1_any_of,
+        provider,
+        seconds: started.elapsed().as_secs_f64(),
+        target: t,
+    })
+}
