@@ -147,6 +147,16 @@ fn ask(base: &str, prompt: &str) -> String {
     v["choices"][0]["text"].as_str().unwrap().to_string()
 }
 
+/// Runs a command that must succeed.
+fn succeeds(c: &mut Command) {
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// F1 between two answer sets, written here from the definition.
 fn f1(pred: &[String], gold: &[String]) -> f64 {
     let p: HashSet<&String> = pred.iter().collect();
@@ -166,36 +176,19 @@ async fn a_llama_cpp_server_answers_every_item_and_a_cut_off_run_goes_on() {
     };
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("tiny.gguf");
-    let made = Command::new(&py)
-        .args(["-c", WRITE_GGUF])
-        .arg(&model)
-        .output()
-        .unwrap();
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
+    succeeds(Command::new(&py).args(["-c", WRITE_GGUF]).arg(&model));
     let url = common::db_url(&dir.path().join("icl.db"));
     let pool = db::connect(&url).await.unwrap();
     server::demo::ensure_demo(&pool).await.unwrap();
     // A CrossFit task as a task of studies: text to text, which icl does not read as spans.
-    let made = Command::new(env!("CARGO_BIN_EXE_clues-lab"))
-        .args([
-            "--database",
-            &url,
-            "crossfit",
-            "study-task",
-            "--task",
-            "demo-xf-sentiment",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
+    succeeds(Command::new(env!("CARGO_BIN_EXE_clues-lab")).args([
+        "--database",
+        &url,
+        "crossfit",
+        "study-task",
+        "--task",
+        "demo-xf-sentiment",
+    ]));
     let llama = start_llama(&py, &model, &dir.path().join("llama.log"));
     let cli = |args: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_clues-lab"))
