@@ -12,7 +12,6 @@ use domain::icl::{prompt, read_reply};
 use domain::s1::Scoring;
 use serde_json::json;
 use sqlx::AnyPool;
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug, clap::Args)]
@@ -150,11 +149,7 @@ async fn run(pool: &AnyPool, a: &IclArgs, t: Target) -> Result<store::Summary> {
             runs::start(pool, task_id, &t, &source, &settings, "model server", None).await?
         }
     };
-    let mut replies: HashMap<_, String> = calls::of_run(pool, run)
-        .await?
-        .into_iter()
-        .map(|c| (c.example_id, c.reply))
-        .collect();
+    let mut replies = calls::replies(pool, run).await?;
     if !replies.is_empty() {
         eprintln!(
             "run {run}: going on after {} of {} items",

@@ -4,15 +4,7 @@
 use crate::error::Result;
 use crate::ssr::machine::store::Target;
 use domain::ids::{ExampleId, RunId, TaskId};
-
-/// One stored call.
-#[derive(Clone, Debug, PartialEq, sqlx::FromRow)]
-pub struct Call {
-    pub example_id: ExampleId,
-    pub prompt: String,
-    pub reply: String,
-    pub reading_json: String,
-}
+use std::collections::HashMap;
 
 /// The newest unfinished run (running or failed) of `t` made with exactly `settings`: the run
 /// a new start goes on with. It is marked running again, its error cleared.
@@ -69,12 +61,13 @@ pub async fn store(
     Ok(())
 }
 
-/// Every call stored for a run.
-pub async fn of_run(pool: &sqlx::AnyPool, run: RunId) -> Result<Vec<Call>> {
-    Ok(sqlx::query_as(
-        "SELECT example_id, prompt, reply, reading_json FROM machine_calls WHERE run_id = $1",
-    )
-    .bind(run)
-    .fetch_all(pool)
-    .await?)
+/// The reply stored for each item a run has asked about (the prompts, which can be long, are
+/// not read back).
+pub async fn replies(pool: &sqlx::AnyPool, run: RunId) -> Result<HashMap<ExampleId, String>> {
+    let rows: Vec<(ExampleId, String)> =
+        sqlx::query_as("SELECT example_id, reply FROM machine_calls WHERE run_id = $1")
+            .bind(run)
+            .fetch_all(pool)
+            .await?;
+    Ok(rows.into_iter().collect())
 }
