@@ -163,7 +163,7 @@ fn s1_of(
 
 /// The Python of the Hugging Face side: `--hf-python`, else `CLUES_HF_VENV` or
 /// `~/.cache/clues-lab/hf-venv` (made by `.ci/setup --bench`).
-fn hf_python(given: Option<PathBuf>) -> Option<PathBuf> {
+pub fn hf_python(given: Option<PathBuf>) -> Option<PathBuf> {
     given
         .or_else(|| {
             let venv = std::env::var_os("CLUES_HF_VENV")

@@ -83,6 +83,13 @@ pub struct BaselineArgs {
     /// --split it runs every group and resumes a stopped grid (finished groups are kept).
     #[arg(long)]
     pub finetune: bool,
+    /// The encoder to fine-tune: a folder as Hugging Face saves a BERT, RoBERTa / XLM-R or
+    /// DeBERTa-v2/v3 (config.json, model.safetensors, tokenizer.json) [default: MiniLM-L6].
+    #[arg(long, requires = "finetune")]
+    pub weights: Option<PathBuf>,
+    /// The system name the fine-tuned runs are stored under [default: "<folder> fine-tuned"].
+    #[arg(long, requires = "finetune")]
+    pub system: Option<String>,
     #[command(flatten)]
     pub lease: LeaseArg,
     /// Where models run: auto (CUDA when it loads, else CPU), cpu, or cuda (an error when
@@ -249,12 +256,13 @@ pub async fn baseline(database: &str, a: BaselineArgs) -> Result<()> {
         lease: a.lease.duration(),
     };
     if a.finetune {
+        let start = super::tune::Start::new(a.weights, a.system)?;
         let (jobs, skipped) =
-            store::plan_finetune(&pool, &tasks, a.k.zip(a.split), a.replace).await?;
+            store::plan_finetune(&pool, &start, &tasks, a.k.zip(a.split), a.replace).await?;
         if skipped > 0 {
             eprintln!("{skipped} shot groups already fine-tuned and evaluated are kept (--replace to run them again)");
         }
-        for s in store::run_finetune(&pool, jobs, &run).await? {
+        for s in store::run_finetune(&pool, &start, jobs, &run).await? {
             println!("{}", s.render());
         }
         return Ok(());

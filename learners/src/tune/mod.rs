@@ -1,8 +1,10 @@
-//! Classic fine-tuning (CLUES sec. 5.1a) in Rust: the whole MiniLM encoder and a span head
+//! Classic fine-tuning (CLUES sec. 5.1a) in Rust: a whole BERT, RoBERTa or DeBERTa-v2 encoder and a span head
 //! trained with candle on a shot group's k examples, exported to ONNX and evaluated by `eval`.
 
-pub mod bert;
+pub mod config;
+pub mod encoder;
 pub mod export;
+pub mod relative;
 pub mod train;
 
 use super::decode::Decoding;
@@ -11,10 +13,11 @@ use super::head::{positions, targets};
 use super::targets::gold_ranges;
 use super::tokenizer::Tokenizer;
 use app::error::{AppError, Result};
-use bert::{Config, Weights};
 use candle_core::{Device, Tensor};
+use config::Config;
 use domain::rng::SplitMix64;
 use domain::task::{Example, TaskSpec};
+use encoder::Weights;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -140,6 +143,67 @@ pub fn device(want: super::runtime::Device) -> Result<(Device, String)> {
     }
 }
 
+/// What fine-tuning starts from: a checkpoint folder of one of the families (BERT, RoBERTa /
+/// XLM-R, DeBERTa-v2/v3) and the system name its runs are stored under.
+#[derive(Clone, Debug)]
+pub struct Start {
+    pub weights: PathBuf,
+    pub system: String,
+}
+
+impl Start {
+    /// `--weights` (the MiniLM folder of [`weights_dir`] without it) under `--system`, else
+    /// [`SYSTEM`] for MiniLM and "<folder name> fine-tuned" for any other folder. The files
+    /// and the config are checked here, before anything is queued.
+    pub fn new(weights: Option<PathBuf>, system: Option<String>) -> Result<Start> {
+        let (weights, default) = match weights {
+            None => (weights_dir()?, SYSTEM.to_string()),
+            Some(w) => {
+                let name = w
+                    .canonicalize()
+                    .ok()
+                    .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                    .unwrap_or_else(|| w.display().to_string());
+                (w, format!("{name} fine-tuned"))
+            }
+        };
+        if let Some(missing) = ["model.safetensors", "config.json", "tokenizer.json"]
+            .iter()
+            .find(|f| !weights.join(f).is_file())
+        {
+            return Err(AppError::Invalid(format!(
+                "{} has no {missing}: give a folder as Hugging Face saves an encoder \
+                 (config.json, model.safetensors, tokenizer.json)",
+                weights.display()
+            )));
+        }
+        read_config(&weights)?;
+        let system = system.unwrap_or(default);
+        if system.trim().is_empty() {
+            return Err(AppError::Invalid("--system must not be empty".into()));
+        }
+        Ok(Start { weights, system })
+    }
+}
+
+/// A folder's `config.json`, refused in words when this code cannot fine-tune it.
+pub fn read_config(dir: &Path) -> Result<Config> {
+    let path = dir.join("config.json");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| AppError::io(format!("cannot read {}", path.display()), e))?;
+    let config: Config = serde_json::from_str(&text)
+        .map_err(|e| AppError::data(path.display().to_string(), Some(e.line()), e.to_string()))?;
+    let problems = config.problems();
+    if !problems.is_empty() {
+        return Err(AppError::Model(format!(
+            "{}: this encoder cannot be fine-tuned here: {}",
+            path.display(),
+            problems.join("; ")
+        )));
+    }
+    Ok(config)
+}
+
 /// The encoder of a weights folder with a fresh span head from `seed`, on the CPU.
 pub fn load(dir: &Path, seed: u64) -> Result<Weights> {
     load_on(dir, seed, &Device::Cpu)
@@ -147,11 +211,7 @@ pub fn load(dir: &Path, seed: u64) -> Result<Weights> {
 
 /// The same on `device`.
 pub fn load_on(dir: &Path, seed: u64, device: &Device) -> Result<Weights> {
-    let path = dir.join("config.json");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| AppError::io(format!("cannot read {}", path.display()), e))?;
-    let config: Config = serde_json::from_str(&text)
-        .map_err(|e| AppError::data(path.display().to_string(), Some(e.line()), e.to_string()))?;
+    let config = read_config(dir)?;
     let file = dir.join("model.safetensors");
     let tensors = candle_core::safetensors::load(&file, &Device::Cpu)
         .map_err(|e| AppError::Model(format!("{}: {e}", file.display())))?;

@@ -1,7 +1,7 @@
 //! Fine-tuning a span model on a shot group: padded batches, the span loss over the positions
 //! a head may choose, AdamW with linear decay and gradient clipping, seeded shuffles.
 
-use super::bert::{Inputs, Weights};
+use super::encoder::{Inputs, Weights};
 use super::{Dropout, Recipe};
 use crate::features::Feature;
 use candle_core::{Device, Result, Tensor, D};

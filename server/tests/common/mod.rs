@@ -2,6 +2,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod client;
+pub mod families;
 pub mod spawned;
 pub mod tiny_bert;
 

@@ -4,7 +4,7 @@
 
 use app::ssr::db::cli as db;
 use candle_core::{Device, Tensor};
-use learners::tune::bert::{Config, Weights};
+use learners::tune::encoder::{Config, Weights};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -37,6 +37,11 @@ const WORDS: [&str; 12] = [
 
 /// Writes a folder to fine-tune: a 1-layer BERT of width 8 over a word-level vocabulary.
 pub fn write_model_dir(dir: &Path, seed: u64) {
+    write_model_dir_of(dir, Config::default(), seed);
+}
+
+/// The same with the family and options of `c` (its sizes and vocabulary are replaced).
+pub fn write_model_dir_of(dir: &Path, c: Config, seed: u64) {
     std::fs::create_dir_all(dir).unwrap();
     let c = Config {
         vocab_size: WORDS.len(),
@@ -45,9 +50,7 @@ pub fn write_model_dir(dir: &Path, seed: u64) {
         num_attention_heads: 2,
         intermediate_size: 16,
         max_position_embeddings: 512,
-        type_vocab_size: 2,
-        layer_norm_eps: 1e-12,
-        hidden_act: "gelu".into(),
+        ..c
     };
     random_weights(&c, seed).save_hf(dir).unwrap();
     let vocab: serde_json::Map<String, serde_json::Value> = WORDS

@@ -1,16 +1,22 @@
-//! A fine-tuned encoder written as one ONNX graph (opset 17) with `start_logits` and
-//! `end_logits` outputs, so the same `eval` path (ONNX Runtime) runs it like any model.
+//! A fine-tuned encoder (BERT, RoBERTa, DeBERTa-v2) written as one ONNX graph (opset 17) with
+//! `start_logits` and `end_logits` outputs, so the same `eval` path (ONNX Runtime) runs it.
 
-use super::bert::{Config, NamedValues};
+mod relative;
+
+use super::config::Family;
+use super::encoder::{Config, NamedValues};
 use crate::onnx::{
     model, node_with, tensor_f32, tensor_i64, tensor_i8, value_info, Attr, Dim, FLOAT, INT64,
 };
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-/// Nodes and initializers under construction; every value gets a fresh name.
+/// Nodes and initializers under construction; every value gets a fresh name, an initializer
+/// asked for twice by name is written once.
+#[derive(Default)]
 struct Graph {
     nodes: Vec<Vec<u8>>,
     inits: Vec<Vec<u8>>,
+    names: HashSet<String>,
     n: usize,
 }
 
@@ -40,12 +46,16 @@ impl Graph {
     }
 
     fn float(&mut self, name: &str, dims: &[i64], data: &[f32]) -> String {
-        self.inits.push(tensor_f32(name, dims, data));
+        if self.names.insert(name.to_string()) {
+            self.inits.push(tensor_f32(name, dims, data));
+        }
         name.to_string()
     }
 
     fn ints(&mut self, name: &str, dims: &[i64], data: &[i64]) -> String {
-        self.inits.push(tensor_i64(name, dims, data));
+        if self.names.insert(name.to_string()) {
+            self.inits.push(tensor_i64(name, dims, data));
+        }
         name.to_string()
     }
 }
@@ -225,26 +235,35 @@ fn constants(g: &mut Graph) {
         .push(crate::onnx::tensor_u8("u8_zero_point", &[], &[128]));
 }
 
-/// Embeddings: words + token types + positions 0..sequence, normalised.
-fn embeddings(g: &mut Graph, w: &Weights, zero1: &str) -> String {
+/// Embeddings: words (+ token types) (+ positions from the family's first one), normalised;
+/// DeBERTa zeroes the padding. `len` is the sequence length (`[1]`), `mask` the float mask.
+fn embeddings(g: &mut Graph, w: &Weights, c: &Config, len: &str, mask: &str) -> String {
     let word = w.param(g, "embeddings.word_embeddings.weight");
-    let types = w.param(g, "embeddings.token_type_embeddings.weight");
-    let pos = w.param(g, "embeddings.position_embeddings.weight");
-    let we = g.op("Gather", &[&word, "input_ids"], &[]);
-    let te = g.op("Gather", &[&types, "token_type_ids"], &[]);
-    let len = g.op(
-        "Shape",
-        &["input_ids"],
-        &[("start", Attr::Int(1)), ("end", Attr::Int(2))],
-    );
-    let pe = g.op("Slice", &[&pos, zero1, &len, zero1], &[]);
-    let e = g.op("Add", &[&we, &te], &[]);
-    let e = g.op("Add", &[&e, &pe], &[]);
-    w.norm(g, &e, "embeddings.LayerNorm")
+    let mut e = g.op("Gather", &[&word, "input_ids"], &[]);
+    if c.type_vocab_size > 0 {
+        let types = w.param(g, "embeddings.token_type_embeddings.weight");
+        let te = g.op("Gather", &[&types, "token_type_ids"], &[]);
+        e = g.op("Add", &[&e, &te], &[]);
+    }
+    if c.absolute_positions() {
+        let pos = w.param(g, "embeddings.position_embeddings.weight");
+        let first = g.ints("first_position", &[1], &[c.position_offset() as i64]);
+        let end = g.op("Add", &[len, &first], &[]);
+        let pe = g.op("Slice", &[&pos, &first, &end, "zero1"], &[]);
+        e = g.op("Add", &[&e, &pe], &[]);
+    }
+    let e = w.norm(g, &e, "embeddings.LayerNorm");
+    if c.kind() != Family::DebertaV2 {
+        return e;
+    }
+    let last = g.ints("last_axis", &[1], &[-1]);
+    let m = g.op("Unsqueeze", &[mask, &last], &[]);
+    g.op("Mul", &[&e, &m], &[])
 }
 
 /// The names of the shared tensors one encoder layer reads.
 struct LayerInputs {
+    family: Family,
     one: String,
     half: String,
     sqrt2: String,
@@ -252,23 +271,40 @@ struct LayerInputs {
     to_heads: String,
     to_hidden: String,
     mask: String,
+    /// DeBERTa's relative embeddings and gather indexes.
+    relative: Option<relative::Shared>,
 }
 
 /// Encoder layer `l` over `x`: self-attention and the feed-forward block, each with its
 /// residual and layer norm.
 fn layer(g: &mut Graph, w: &Weights, k: &LayerInputs, l: usize, x: String) -> String {
     let p = format!("encoder.layer.{l}");
-    let heads = |g: &mut Graph, t: &str, perm: &[i64]| {
+    let [qn, kn, vn] = k.family.attention();
+    // [b, s, hidden] to [b, heads, s, head size].
+    let heads = |g: &mut Graph, t: &str| {
         let r = g.op("Reshape", &[t, &k.to_heads], &[]);
-        g.op("Transpose", &[&r], &[("perm", Attr::Ints(perm.to_vec()))])
+        g.op(
+            "Transpose",
+            &[&r],
+            &[("perm", Attr::Ints(vec![0, 2, 1, 3]))],
+        )
     };
-    let q = w.linear(g, &x, &format!("{p}.attention.self.query"));
-    let q = heads(g, &q, &[0, 2, 1, 3]);
-    let kk = w.linear(g, &x, &format!("{p}.attention.self.key"));
-    let kk = heads(g, &kk, &[0, 2, 3, 1]);
-    let v = w.linear(g, &x, &format!("{p}.attention.self.value"));
-    let v = heads(g, &v, &[0, 2, 1, 3]);
-    let s = g.op("MatMul", &[&q, &kk], &[]);
+    let q = w.linear(g, &x, &format!("{p}.attention.self.{qn}"));
+    let q = heads(g, &q);
+    let kk = w.linear(g, &x, &format!("{p}.attention.self.{kn}"));
+    let kk = heads(g, &kk);
+    let v = w.linear(g, &x, &format!("{p}.attention.self.{vn}"));
+    let v = heads(g, &v);
+    let kt = g.op(
+        "Transpose",
+        &[&kk],
+        &[("perm", Attr::Ints(vec![0, 1, 3, 2]))],
+    );
+    let mut s = g.op("MatMul", &[&q, &kt], &[]);
+    if let Some(r) = &k.relative {
+        let b = relative::bias(g, w, r, &p, &q, &kk);
+        s = g.op("Add", &[&s, &b], &[]);
+    }
     let s = g.op("Mul", &[&s, &k.scale], &[]);
     let s = g.op("Add", &[&s, &k.mask], &[]);
     let pr = g.op("Softmax", &[&s], &[("axis", Attr::Int(-1))]);
@@ -334,11 +370,7 @@ fn graph(c: &Config, weights: &[NamedValues], precision: Precision, output: Outp
         precision,
         eps: c.layer_norm_eps as f32,
     };
-    let mut g = Graph {
-        nodes: Vec::new(),
-        inits: Vec::new(),
-        n: 0,
-    };
+    let mut g = Graph::default();
     constants(&mut g);
     let (h, nh, hd) = (
         c.hidden_size as i64,
@@ -349,18 +381,26 @@ fn graph(c: &Config, weights: &[NamedValues], precision: Precision, output: Outp
     let half = g.float("half", &[], &[0.5]);
     let sqrt2 = g.float("sqrt2", &[], &[std::f32::consts::SQRT_2]);
     let neg = g.float("minus_10000", &[], &[-10000.0]);
-    let scale = g.float("scale", &[], &[1.0 / (hd as f32).sqrt()]);
-    let zero1 = g.ints("zero1", &[1], &[0]);
+    let scale = g.float("scale", &[], &[c.attention_scale() as f32]);
+    g.ints("zero1", &[1], &[0]);
     let to_heads = g.ints("to_heads", &[4], &[0, 0, nh, hd]);
     let to_hidden = g.ints("to_hidden", &[3], &[0, 0, h]);
     let mask_axes = g.ints("mask_axes", &[2], &[1, 2]);
-    let mut x = embeddings(&mut g, &w, &zero1);
-    // Padding: -10000 added to the attention scores of masked positions.
+    let len = g.op(
+        "Shape",
+        &["input_ids"],
+        &[("start", Attr::Int(1)), ("end", Attr::Int(2))],
+    );
     let mf = g.op("Cast", &["attention_mask"], &[("to", Attr::Int(FLOAT))]);
+    let mut x = embeddings(&mut g, &w, c, &len, &mf);
+    // Padding: -10000 added to the attention scores of masked positions.
     let inv = g.op("Sub", &[&one, &mf], &[]);
     let mb = g.op("Mul", &[&inv, &neg], &[]);
     let mask = g.op("Unsqueeze", &[&mb, &mask_axes], &[]);
+    let relative = (c.kind() == Family::DebertaV2 && (c.c2p() || c.p2c()))
+        .then(|| relative::shared(&mut g, &w, c, &len));
     let k = LayerInputs {
+        family: c.kind(),
         one,
         half,
         sqrt2,
@@ -368,15 +408,20 @@ fn graph(c: &Config, weights: &[NamedValues], precision: Precision, output: Outp
         to_heads,
         to_hidden,
         mask,
+        relative,
     };
     for l in 0..c.num_hidden_layers {
         x = layer(&mut g, &w, &k, l, x);
     }
     let outputs = outputs(&mut g, &w, &x, h, output);
     let bs = [Dim::Named("batch"), Dim::Named("sequence")];
-    let inputs: Vec<Vec<u8>> = ["input_ids", "attention_mask", "token_type_ids"]
-        .iter()
-        .map(|n| value_info(n, INT64, &bs))
-        .collect();
-    model("clues-lab bert", &g.nodes, &g.inits, &inputs, &outputs, 17)
+    // DeBERTa-v3 has no token types: its graph takes no token_type_ids.
+    let names: &[&str] = if c.type_vocab_size > 0 {
+        &["input_ids", "attention_mask", "token_type_ids"]
+    } else {
+        &["input_ids", "attention_mask"]
+    };
+    let inputs: Vec<Vec<u8>> = names.iter().map(|n| value_info(n, INT64, &bs)).collect();
+    let name = format!("clues-lab {}", c.kind().prefix());
+    model(&name, &g.nodes, &g.inits, &inputs, &outputs, 17)
 }
