@@ -15,6 +15,7 @@ pub mod ids;
 pub mod named;
 pub mod people;
 pub mod place;
+pub mod prompt;
 pub mod report;
 pub mod rng;
 pub mod run;

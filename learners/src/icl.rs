@@ -197,14 +197,6 @@ async fn run(pool: &AnyPool, a: &IclArgs, t: Target) -> Result<store::Summary> {
         })
         .collect();
     let provider = format!("{} at {}", a.model, a.endpoint);
-    let (s1, s1_any_of) = runs::finish(pool, run, &t, &provider, &items, None).await?;
-    Ok(store::Summary {
-        run,
-        items: items.len(),
-        s1,
-        s1_any_of,
-        provider,
-        seconds: started.elapsed().as_secs_f64(),
-        target: t,
-    })
+    let seconds = started.elapsed().as_secs_f64();
+    store::store_finished(pool, run, t, provider, &items, None, seconds).await
 }

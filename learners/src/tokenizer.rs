@@ -45,6 +45,21 @@ impl Tokenizer {
         })
     }
 
+    /// The id of the mask token (`[MASK]` in BERT's and DeBERTa's vocabularies, `<mask>` in
+    /// RoBERTa's and XLM-R's), if the tokenizer has one.
+    pub fn mask_id(&self) -> Option<u32> {
+        ["[MASK]", "<mask>"]
+            .iter()
+            .find_map(|t| self.inner.token_to_id(t))
+    }
+
+    /// The id of the unknown-word token (`[UNK]` or `<unk>`), if the tokenizer has one.
+    pub fn unknown_id(&self) -> Option<u32> {
+        ["[UNK]", "<unk>"]
+            .iter()
+            .find_map(|t| self.inner.token_to_id(t))
+    }
+
     /// The tokens of `text` (no special tokens), with ranges in code points.
     pub fn tokens(&self, text: &str) -> Result<Vec<Tok>> {
         let enc = self

@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::clues;
 use common::families::{families, some_features};
 use common::tiny_bert::random_weights;
 use learners::features::Feature;
@@ -126,21 +127,6 @@ fn checkpoints_this_code_cannot_run_are_refused_in_words() {
     assert!(e.contains("convolution layer"), "{e}");
     let e = write(with("hidden_act", "relu".into()));
     assert!(e.contains("hidden_act \"relu\""), "{e}");
-}
-
-/// `clues-lab` with a database, its output (stdout then stderr) and whether it succeeded.
-fn clues(url: &str, args: &[&str]) -> (bool, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_clues-lab"))
-        .args(["--database", url])
-        .args(args)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -5,12 +5,14 @@
 pub mod grid;
 mod imported;
 mod progress;
+mod prompted;
 mod runs;
 mod tuned;
 
 pub use grid::GridRun;
 pub use imported::{import, read_imported};
 pub use progress::Progress;
+pub use prompted::{prompt_tune, PromptArgs};
 pub(crate) use runs::task_test;
 pub use runs::{evaluate, evaluate_plan, run_baseline, run_baseline_grid, PlannedEval};
 pub use tuned::{plan as plan_finetune, run_finetune, Job};
@@ -58,6 +60,30 @@ impl Summary {
 }
 
 /// The value of a finished blocking step, or its error after marking `runs` failed.
+/// Stores a finished run's scored items (the run is marked failed when that fails) and gives
+/// its summary.
+pub(crate) async fn store_finished(
+    pool: &AnyPool,
+    run: RunId,
+    target: Target,
+    provider: String,
+    items: &[Scored],
+    held: Option<&grid::Held>,
+    seconds: f64,
+) -> Result<Summary> {
+    let stored = finish(pool, run, &target, &provider, items, held).await;
+    let (s1, s1_any_of) = or_fail(pool, &[run], stored).await?;
+    Ok(Summary {
+        run,
+        items: items.len(),
+        s1,
+        s1_any_of,
+        provider,
+        seconds,
+        target,
+    })
+}
+
 pub(crate) async fn or_fail<T>(pool: &AnyPool, runs: &[RunId], result: Result<T>) -> Result<T> {
     if let Err(e) = &result {
         fail(pool, runs, &e.to_string()).await;

@@ -82,17 +82,7 @@ async fn evaluate_job(
     .and_then(|r| r);
     let p = or_fail(pool, &[run], result).await?;
     let items = score_items(&spec, &test, model_answers(&spec, p.spans, p.probabilities));
-    let stored = finish(pool, run, &t, &p.provider, &items, held).await;
-    let (s1, s1_any_of) = or_fail(pool, &[run], stored).await?;
-    Ok(Summary {
-        run,
-        items: items.len(),
-        s1,
-        s1_any_of,
-        provider: p.provider,
-        seconds: p.seconds,
-        target: t,
-    })
+    store_finished(pool, run, t, p.provider, &items, held, p.seconds).await
 }
 
 /// The baseline on a task: a head per shot group (`groups`, or every group of the task),

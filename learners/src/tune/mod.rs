@@ -4,6 +4,7 @@
 pub mod config;
 pub mod encoder;
 pub mod export;
+pub mod prompt;
 pub mod relative;
 pub mod train;
 
@@ -36,6 +37,9 @@ pub struct Recipe {
     pub dropout: f32,
     pub max_grad_norm: f64,
     pub seed: u64,
+    /// A number of updates instead of epochs (prompt-based fine-tuning counts updates).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steps: Option<usize>,
 }
 
 impl Default for Recipe {
@@ -48,6 +52,7 @@ impl Default for Recipe {
             dropout: 0.1,
             max_grad_norm: 1.0,
             seed: 0,
+            steps: None,
         }
     }
 }
@@ -95,7 +100,7 @@ impl Dropout {
     }
 }
 
-fn model_error(e: impl std::fmt::Display) -> AppError {
+pub(crate) fn model_error(e: impl std::fmt::Display) -> AppError {
     AppError::Model(format!("fine-tuning failed: {e}"))
 }
 

@@ -100,7 +100,29 @@ pub fn train(
     r: &Recipe,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<f64>> {
-    let vars = w.vars.all_vars();
+    fit(
+        w.vars.all_vars(),
+        samples.len(),
+        r,
+        progress,
+        &mut |chunk, dropout| {
+            let batch: Vec<&Sample> = chunk.iter().map(|&i| &samples[i]).collect();
+            loss(w, &batch, dropout)
+        },
+    )
+}
+
+/// The optimisation every learner here shares: AdamW over `vars` with the learning rate
+/// decaying linearly to 0 (no warm-up), the gradient norm clipped, `n` samples shuffled by a
+/// seeded generator in batches for `r.epochs` epochs (or `r.steps` updates), dropout masks
+/// seeded. `loss(batch, dropout)` is a batch's mean loss; returns each epoch's mean loss.
+pub fn fit(
+    vars: Vec<candle_core::Var>,
+    n: usize,
+    r: &Recipe,
+    progress: &mut dyn FnMut(usize, usize),
+    loss: &mut dyn FnMut(&[usize], &mut Dropout) -> Result<Tensor>,
+) -> Result<Vec<f64>> {
     let mut opt = AdamW::new(
         vars.clone(),
         ParamsAdamW {
@@ -112,29 +134,31 @@ pub fn train(
         },
     )?;
     let bs = r.batch_size.max(1);
-    let steps = r.epochs * samples.len().div_ceil(bs);
+    let per_epoch = n.div_ceil(bs);
+    let steps = r.steps.unwrap_or(r.epochs * per_epoch);
+    let epochs = steps.div_ceil(per_epoch.max(1));
     let mut rng = SplitMix64(r.seed);
     let mut dropout = Dropout::on(r.dropout, r.seed ^ 0x005e_edd0);
-    let mut losses = Vec::with_capacity(r.epochs);
+    let mut losses = Vec::with_capacity(epochs);
     let mut step = 0;
-    for _ in 0..r.epochs {
-        let mut order: Vec<usize> = (0..samples.len()).collect();
+    for _ in 0..epochs {
+        let mut order: Vec<usize> = (0..n).collect();
         for i in (1..order.len()).rev() {
             order.swap(i, rng.below(i + 1));
         }
-        let mut total = 0.0;
-        for chunk in order.chunks(bs) {
+        let (mut total, mut seen) = (0.0, 0);
+        for chunk in order.chunks(bs).take(steps - step) {
             opt.set_learning_rate(r.learning_rate * (1.0 - step as f64 / steps as f64));
-            let batch: Vec<&Sample> = chunk.iter().map(|&i| &samples[i]).collect();
-            let l = loss(w, &batch, &mut dropout)?;
-            total += f64::from(l.to_scalar::<f32>()?) * batch.len() as f64;
+            let l = loss(chunk, &mut dropout)?;
+            total += f64::from(l.to_scalar::<f32>()?) * chunk.len() as f64;
+            seen += chunk.len();
             let mut grads = l.backward()?;
             clip(&mut grads, &vars, r.max_grad_norm)?;
             opt.step(&grads)?;
             step += 1;
             progress(step, steps);
         }
-        losses.push(total / samples.len().max(1) as f64);
+        losses.push(total / seen.max(1) as f64);
     }
     Ok(losses)
 }

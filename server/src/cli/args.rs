@@ -61,11 +61,15 @@ pub enum Command {
     /// In-context learning: a language-model server (OpenAI completions API) answers each test
     /// item from a prompt of the task description and the k shots; stored and scored.
     Icl(learners::icl::IclArgs),
-    /// The built-in MiniLM baseline: a span head trained on each shot group, scored on the test set.
+    /// The built-in MiniLM baseline: a span head trained on each shot group, scored on the test
+    /// set; with --finetune the whole encoder (MiniLM or --weights: BERT, RoBERTa, DeBERTa).
     Baseline(learners::command::BaselineArgs),
+    /// Prompt-based fine-tuning (the paper's PT, as LM-BFF): an encoder's masked-LM head learns
+    /// a label task's shots through a template and a verbaliser; stored and scored.
+    Prompt(learners::store::PromptArgs),
     /// Examples per second of the model track beside a Python peer on the same model and test set.
     Bench(learners::bench::BenchArgs),
-    /// Write an int8 copy of a BERT-shaped span model folder that has its float checkpoint
+    /// Write an int8 copy of a fine-tuned span model folder that has its float checkpoint
     /// (model.safetensors, config.json; `baseline --finetune --export` writes them).
     Quantize(learners::command::QuantizeArgs),
     /// Load runs against a running server (submits/s, p50/p99, its memory), and synthetic rows.

@@ -88,6 +88,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Eval(a) => learners::command::eval(&cli.database, a).await,
         Command::Baseline(a) => learners::command::baseline(&cli.database, a).await,
         Command::Icl(a) => learners::icl::icl(&cli.database, a).await,
+        Command::Prompt(a) => learners::store::prompt_tune(&cli.database, a).await,
         Command::Bench(a) => learners::bench::bench(&cli.database, a).await,
         Command::Quantize(a) => learners::command::quantize(a),
         Command::Load(l) => load(&cli.database, l).await,

@@ -153,3 +153,18 @@ pub async fn stored_once(pool: &AnyPool, acks: &[server::load::crowd::Ack]) {
         assert_eq!(n, 1, "{a:?}");
     }
 }
+
+/// `clues-lab --database url ARGS`: whether it succeeded, and its output (stdout then stderr).
+pub fn clues(url: &str, args: &[&str]) -> (bool, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_clues-lab"))
+        .args(["--database", url])
+        .args(args)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}

@@ -43,22 +43,33 @@ pub fn write_model_dir(dir: &Path, seed: u64) {
 /// The same with the family and options of `c` (its sizes and vocabulary are replaced).
 pub fn write_model_dir_of(dir: &Path, c: Config, seed: u64) {
     std::fs::create_dir_all(dir).unwrap();
-    let c = Config {
-        vocab_size: WORDS.len(),
+    random_weights(&small(c, WORDS.len()), seed)
+        .save_hf(dir)
+        .unwrap();
+    write_tokenizer(dir, &WORDS);
+}
+
+/// `c` at the tests' size: one layer of width 8, two heads, `vocab` words.
+fn small(c: Config, vocab: usize) -> Config {
+    Config {
+        vocab_size: vocab,
         hidden_size: 8,
         num_hidden_layers: 1,
         num_attention_heads: 2,
         intermediate_size: 16,
         max_position_embeddings: 512,
         ..c
-    };
-    random_weights(&c, seed).save_hf(dir).unwrap();
-    let vocab: serde_json::Map<String, serde_json::Value> = WORDS
+    }
+}
+
+/// A word-level `tokenizer.json` over `words` (the first four special), split at white space.
+fn write_tokenizer(dir: &Path, words: &[&str]) {
+    let vocab: serde_json::Map<String, serde_json::Value> = words
         .iter()
         .enumerate()
         .map(|(i, w)| (w.to_string(), serde_json::json!(i)))
         .collect();
-    let added: Vec<serde_json::Value> = WORDS[..4]
+    let added: Vec<serde_json::Value> = words[..4]
         .iter()
         .enumerate()
         .map(|(i, t)| serde_json::json!({"id": i, "content": t, "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true}))
@@ -69,6 +80,80 @@ pub fn write_model_dir_of(dir: &Path, c: Config, seed: u64) {
         "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"}
     });
     std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string()).unwrap();
+}
+
+/// Words a prompt needs beside `WORDS`: the mask, LM-BFF's label words and template words.
+const PROMPT_WORDS: [&str; 9] = [
+    "[MASK]", "great", "terrible", "It", "was", ".", "Yes", "No", "Maybe",
+];
+
+/// The masked-LM head's weights under the names transformers' `...ForMaskedLM` saves them
+/// with (DeBERTa: its default, "legacy", class), shaped for a hidden size `h` and `v` words.
+pub fn mlm_head(family: &str, h: usize, v: usize) -> Vec<(String, Vec<usize>)> {
+    let names: [&str; 5] = match family {
+        "roberta" | "xlm-roberta" => [
+            "lm_head.dense.weight",
+            "lm_head.dense.bias",
+            "lm_head.layer_norm.weight",
+            "lm_head.layer_norm.bias",
+            "lm_head.bias",
+        ],
+        _ => [
+            "cls.predictions.transform.dense.weight",
+            "cls.predictions.transform.dense.bias",
+            "cls.predictions.transform.LayerNorm.weight",
+            "cls.predictions.transform.LayerNorm.bias",
+            "cls.predictions.bias",
+        ],
+    };
+    names
+        .iter()
+        .zip([vec![h, h], vec![h], vec![h], vec![h], vec![v]])
+        .map(|(n, s)| (n.to_string(), s))
+        .collect()
+}
+
+/// Writes a folder for prompt-based fine-tuning: a small encoder of `c`'s family with a
+/// random masked-LM head, saved as `...ForMaskedLM` saves one, and a vocabulary with the
+/// prompt's words.
+pub fn write_mlm_dir(dir: &Path, c: Config, seed: u64) {
+    std::fs::create_dir_all(dir).unwrap();
+    let words: Vec<&str> = WORDS.iter().chain(&PROMPT_WORDS).copied().collect();
+    let c = small(c, words.len());
+    let w = random_weights(&c, seed);
+    let prefix = c.kind().prefix();
+    let mut tensors: HashMap<String, Tensor> = w
+        .values()
+        .unwrap()
+        .into_iter()
+        .filter(|(n, _, _)| !n.starts_with("qa_outputs"))
+        .map(|(n, s, v)| {
+            (
+                format!("{prefix}.{n}"),
+                Tensor::from_vec(v, s, &Device::Cpu).unwrap(),
+            )
+        })
+        .collect();
+    let mut rng = domain::rng::SplitMix64(seed ^ 77);
+    for (name, shape) in mlm_head(&c.model_type, c.hidden_size, c.vocab_size) {
+        let n: usize = shape.iter().product();
+        let base = if name.contains("orm.weight") {
+            1.0
+        } else {
+            0.0
+        };
+        let v: Vec<f32> = (0..n).map(|_| (base + 0.3 * rng.normal()) as f32).collect();
+        tensors.insert(name, Tensor::from_vec(v, shape, &Device::Cpu).unwrap());
+    }
+    candle_core::safetensors::save(&tensors, dir.join("model.safetensors")).unwrap();
+    let arch = c
+        .kind()
+        .architecture()
+        .replace("QuestionAnswering", "MaskedLM");
+    let mut config = serde_json::to_value(&c).unwrap();
+    config["architectures"] = serde_json::json!([arch]);
+    std::fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    write_tokenizer(dir, &words);
 }
 
 /// A database with the demo tasks and a small BERT folder to fine-tune, in a new temporary
