@@ -3,6 +3,7 @@
 
 pub use super::config::Config;
 use super::config::Family;
+use super::ops::{layer_norm, linear};
 use super::relative::Relative;
 use super::Dropout;
 use candle_core::{DType, Device, IndexOp, Result, Tensor, Var, D};
@@ -124,27 +125,6 @@ impl Weights {
     }
 }
 
-/// `x W^T + b` over the last dimension of `x` (`[b, s, in]`).
-pub(super) fn linear(x: &Tensor, w: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let (bs, s, i) = x.dims3()?;
-    x.reshape((bs * s, i))?
-        .matmul(&w.t()?)?
-        .broadcast_add(b)?
-        .reshape((bs, s, ()))
-}
-
-/// Layer norm over the last dimension, from mean and variance (candle-nn's fused kernel has
-/// no backward pass).
-pub fn layer_norm(x: &Tensor, w: &Tensor, b: &Tensor, eps: f64) -> Result<Tensor> {
-    let mean = x.mean_keepdim(D::Minus1)?;
-    let centred = x.broadcast_sub(&mean)?;
-    let var = centred.sqr()?.mean_keepdim(D::Minus1)?;
-    centred
-        .broadcast_div(&(var + eps)?.sqrt()?)?
-        .broadcast_mul(w)?
-        .broadcast_add(b)
-}
-
 /// One batch of inputs, padded: ids and token types `[b, s]` (u32), mask `[b, s]` (f32, 1 for
 /// real positions).
 pub struct Inputs {
@@ -210,7 +190,7 @@ impl Weights {
         // 0 where attended, -10000 at padding: [b, 1, 1, s].
         let bias = ((x.mask.ones_like()? - &x.mask)? * -10000.0)?.reshape((b, 1, 1, s))?;
         let relative = match c.kind() {
-            Family::DebertaV2 => Some(Relative::new(self, s)?),
+            Family::DebertaV2 => Some(Relative::new(c, &|n| self.get(n), s, &self.device)?),
             _ => None,
         };
         let [qn, kn, vn] = c.kind().attention();
@@ -222,7 +202,7 @@ impl Weights {
             let v = heads(self.linear(&h, &format!("{p}.attention.self.{vn}"))?)?;
             let mut scores = q.matmul(&k.t()?.contiguous()?)?;
             if let Some(r) = &relative {
-                scores = (scores + r.bias(self, &p, &q, &k, dropout)?)?;
+                scores = (scores + r.bias(c, &|n| self.get(n), &p, &q, &k, dropout)?)?;
             }
             let scores = (scores * c.attention_scale())?.broadcast_add(&bias)?;
             let probs = dropout.apply(&candle_nn::ops::softmax(&scores, D::Minus1)?)?;

@@ -4,6 +4,7 @@
 pub mod config;
 pub mod encoder;
 pub mod export;
+pub mod ops;
 pub mod prompt;
 pub mod relative;
 pub mod train;

@@ -2,7 +2,8 @@
 //! head scores each label's verbaliser word at the template's mask; encoder and head train on the k shots.
 
 use super::config::Family;
-use super::encoder::{layer_norm, linear, Inputs, Weights};
+use super::encoder::{Inputs, Weights};
+use super::ops::{layer_norm, linear};
 use super::train::fit;
 use super::{model_error, read_config, Dropout, Recipe};
 use crate::tokenizer::Tokenizer;

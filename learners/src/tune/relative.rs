@@ -1,10 +1,10 @@
 //! DeBERTa-v2's disentangled attention in candle: the relative-position embeddings and each
 //! layer's content-to-position and position-to-content scores, as `transformers` computes them.
 
-use super::config::relative_indexes;
-use super::encoder::{layer_norm, Weights};
+use super::config::{relative_indexes, Config};
+use super::ops::{layer_norm, linear};
 use super::Dropout;
-use candle_core::{Result, Tensor};
+use candle_core::{Device, Result, Tensor};
 
 /// What every layer of one batch shares: the relative embeddings (normalised) and the gather
 /// indexes `[s, s]` into their `2 span` rows.
@@ -16,21 +16,26 @@ pub struct Relative {
 
 impl Relative {
     /// For inputs of `len` positions.
-    pub fn new(w: &Weights, len: usize) -> Result<Relative> {
-        let c = &w.config;
-        let mut e = w.get("encoder.rel_embeddings.weight");
+    /// `get` gives a weight by name.
+    pub fn new(
+        c: &Config,
+        get: &dyn Fn(&str) -> Tensor,
+        len: usize,
+        device: &Device,
+    ) -> Result<Relative> {
+        let mut e = get("encoder.rel_embeddings.weight");
         if c.norm_relative() {
             e = layer_norm(
                 &e,
-                &w.get("encoder.LayerNorm.weight"),
-                &w.get("encoder.LayerNorm.bias"),
+                &get("encoder.LayerNorm.weight"),
+                &get("encoder.LayerNorm.bias"),
                 c.layer_norm_eps,
             )?;
         }
         let (c2p, p2c) = relative_indexes(c, len);
         let index = |v: Vec<i64>| {
             let v: Vec<u32> = v.into_iter().map(|x| x as u32).collect();
-            Tensor::from_vec(v, (len, len), &w.device)
+            Tensor::from_vec(v, (len, len), device)
         };
         Ok(Relative {
             embeddings: e.unsqueeze(0)?,
@@ -44,22 +49,22 @@ impl Relative {
     /// in every layer, as `transformers`' `pos_dropout` does.
     pub fn bias(
         &self,
-        w: &Weights,
+        c: &Config,
+        get: &dyn Fn(&str) -> Tensor,
         p: &str,
         q: &Tensor,
         k: &Tensor,
         dropout: &mut Dropout,
     ) -> Result<Tensor> {
-        let c = &w.config;
         let (b, nh, s, hd) = q.dims4()?;
         let rows = 2 * c.att_span();
         let rel = dropout.apply(&self.embeddings)?;
         // [1, rows, hidden] through a projection, as [1, heads, head size, rows].
         let project = |proj: &str| -> Result<Tensor> {
-            let t = super::encoder::linear(
+            let t = linear(
                 &rel,
-                &w.get(&format!("{p}.attention.self.{proj}.weight")),
-                &w.get(&format!("{p}.attention.self.{proj}.bias")),
+                &get(&format!("{p}.attention.self.{proj}.weight")),
+                &get(&format!("{p}.attention.self.{proj}.bias")),
             )?;
             t.reshape((rows, nh, hd))?
                 .permute((1, 2, 0))?
