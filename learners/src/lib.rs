@@ -13,6 +13,7 @@
 pub mod baseline;
 pub mod bench;
 pub mod command;
+pub mod crossfit;
 pub mod decode;
 pub mod eval;
 pub mod features;
@@ -22,6 +23,7 @@ pub mod icl;
 pub mod onnx;
 pub mod runtime;
 pub mod score;
+pub mod seq2seq;
 pub mod store;
 pub mod targets;
 pub mod tokenizer;

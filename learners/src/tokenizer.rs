@@ -17,17 +17,7 @@ pub struct Tokenizer {
 impl Tokenizer {
     pub fn open(path: &Path) -> Result<Tokenizer> {
         let bad = |m: String| AppError::Model(format!("{}: {m}", path.display()));
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| AppError::io(format!("cannot read {}", path.display()), e))?;
-        let mut inner = tokenizers::Tokenizer::from_bytes(text.as_bytes()).map_err(|e| {
-            bad(format!(
-                "not a tokenizer.json the tokenizers library can read: {e}"
-            ))
-        })?;
-        inner
-            .with_truncation(None)
-            .map_err(|e| bad(e.to_string()))?;
-        inner.with_padding(None);
+        let (inner, text) = read(path)?;
         let json: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
         let frame = super::frame::frame_of(&json, &|t| inner.token_to_id(t)).map_err(bad)?;
@@ -73,6 +63,24 @@ impl Tokenizer {
             .map(|(&id, &(start, end))| Tok { id, start, end })
             .collect())
     }
+}
+
+/// A `tokenizer.json` as the tokenizers library reads it, with its own truncation and padding
+/// switched off; and its text.
+pub fn read(path: &Path) -> Result<(tokenizers::Tokenizer, String)> {
+    let bad = |m: String| AppError::Model(format!("{}: {m}", path.display()));
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| AppError::io(format!("cannot read {}", path.display()), e))?;
+    let mut inner = tokenizers::Tokenizer::from_bytes(text.as_bytes()).map_err(|e| {
+        bad(format!(
+            "not a tokenizer.json the tokenizers library can read: {e}"
+        ))
+    })?;
+    inner
+        .with_truncation(None)
+        .map_err(|e| bad(e.to_string()))?;
+    inner.with_padding(None);
+    Ok((inner, text))
 }
 
 /// Checks that the model accepts every id of the tokenizer: one input holding the highest id.

@@ -236,16 +236,9 @@ pub async fn run_baseline_missing(
     method: Baseline,
     task: &str,
 ) -> Result<Vec<(u32, Score)>> {
-    let done: Vec<i64> = sqlx::query_scalar(
-        "SELECT r.seed FROM crossfit_runs r JOIN crossfit_tasks t ON t.id = r.task_id
-         WHERE t.name = $1 AND r.method = $2",
-    )
-    .bind(task)
-    .bind(method.name())
-    .fetch_all(pool)
-    .await?;
+    let done = xf::seeds_with_run(pool, method.name(), task).await?;
     let mut seeds = xf::seeds_of(pool, task).await?;
-    seeds.retain(|s| !done.contains(&i64::from(*s)));
+    seeds.retain(|s| !done.contains(s));
     run_baseline_seeds(pool, method, task, &seeds).await
 }
 
@@ -263,7 +256,7 @@ async fn run_baseline_seeds(
         let preds = baseline::predict(method, &train, &inputs);
         out.push((
             seed,
-            xf::store_run(pool, method.name(), task, seed, "baseline", &preds).await?,
+            xf::store_run(pool, method.name(), task, seed, "baseline", &preds, None).await?,
         ));
     }
     Ok(out)

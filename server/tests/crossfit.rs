@@ -161,7 +161,7 @@ async fn bad_tsv_lines_are_named_and_nothing_is_stored() {
 
     // Runs: scored with the task's metric (EM, several golds); bad runs change nothing.
     let preds = vec!["A3 ".to_string(), "the a4".to_string()];
-    let score = xf::store_run(&pool, "mine", "qa_task", 100, "predictions", &preds)
+    let score = xf::store_run(&pool, "mine", "qa_task", 100, "predictions", &preds, None)
         .await
         .unwrap();
     assert_eq!(score.value, Some(1.0));
@@ -174,7 +174,7 @@ async fn bad_tsv_lines_are_named_and_nothing_is_stored() {
         (" ", "qa_task", 100, preds.clone()),
     ] {
         assert!(
-            xf::store_run(&pool, method, task, seed, "predictions", &preds)
+            xf::store_run(&pool, method, task, seed, "predictions", &preds, None)
                 .await
                 .is_err()
         );

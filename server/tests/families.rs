@@ -12,19 +12,16 @@ use learners::tune::encoder::Config;
 use learners::tune::train;
 
 /// Loads a folder with `AutoModelForQuestionAnswering` and prints its logits on a padded batch.
-const PEER: &str = r#"
-import json, sys, torch
-from transformers import AutoModelForQuestionAnswering
-model, info = AutoModelForQuestionAnswering.from_pretrained(sys.argv[1], output_loading_info=True)
-assert not info["missing_keys"], info["missing_keys"]
-x = json.load(open(sys.argv[2]))
-kw = {"input_ids": torch.tensor(x["ids"]), "attention_mask": torch.tensor(x["mask"])}
-if x["types"] is not None:
-    kw["token_type_ids"] = torch.tensor(x["types"])
-with torch.no_grad():
-    out = model.eval()(**kw)
-print(json.dumps({"start": out.start_logits.tolist(), "end": out.end_logits.tolist()}))
-"#;
+fn peer() -> String {
+    common::hf_peer(
+        "AutoModelForQuestionAnswering",
+        r#"    kw = {"input_ids": torch.tensor(x["ids"]), "attention_mask": torch.tensor(x["mask"])}
+    if x["types"] is not None:
+        kw["token_type_ids"] = torch.tensor(x["types"])
+    o = model(**kw)
+    out = {"start": o.start_logits.tolist(), "end": o.end_logits.tolist()}"#,
+    )
+}
 
 /// The features as one batch padded with the family's pad token.
 fn batch(c: &Config, fs: &[Feature]) -> serde_json::Value {
@@ -49,11 +46,7 @@ fn batch(c: &Config, fs: &[Feature]) -> serde_json::Value {
 
 #[test]
 fn transformers_gives_the_logits_candle_gives_for_every_family() {
-    let Some(python) = learners::bench::hf_python(None) else {
-        eprintln!(
-            "SKIPPED transformers_gives_the_logits_candle_gives: no Python with torch and \
-             transformers (bash .ci/setup --bench makes ~/.cache/clues-lab/hf-venv)"
-        );
+    let Some(python) = common::hf_python("transformers_gives_the_logits_candle_gives") else {
         return;
     };
     for (c, frame) in families() {
@@ -65,7 +58,7 @@ fn transformers_gives_the_logits_candle_gives_for_every_family() {
         let input = dir.path().join("batch.json");
         std::fs::write(&input, batch(&c, &fs).to_string()).unwrap();
         let out = std::process::Command::new(&python)
-            .args(["-c", PEER])
+            .args(["-c", &peer()])
             .arg(dir.path())
             .arg(&input)
             .output()

@@ -35,19 +35,8 @@ fn every_weight_moves(c: &Config, frame: &Frame) {
     let before = w.values().unwrap();
     let bert = if family == "deberta-v2" { 1 } else { 5 } + 16 * c.num_hidden_layers + 2;
     assert!(before.len() >= bert, "{family}: {} weights", before.len());
-    for (name, _, _) in &before {
-        let g = grads
-            .get(&w.get(name))
-            .unwrap_or_else(|| panic!("{family}: {name} received no gradient"));
-        let size = g
-            .abs()
-            .unwrap()
-            .sum_all()
-            .unwrap()
-            .to_scalar::<f32>()
-            .unwrap();
-        assert!(size > 0.0, "{family}: {name}: the gradient is all zero");
-    }
+    let names: Vec<&str> = before.iter().map(|(n, _, _)| n.as_str()).collect();
+    common::assert_gradients(&grads, names, &|n| w.get(n), family);
     let recipe = Recipe {
         epochs: 1,
         learning_rate: 1e-2,

@@ -45,22 +45,9 @@ fn vocab() -> Vec<&'static str> {
 fn tokenizer_json(extra: usize) -> String {
     let mut v: Vec<String> = vocab().iter().map(|s| s.to_string()).collect();
     v.extend((0..extra).map(|i| format!("extra{i}")));
-    let vocab: serde_json::Map<String, serde_json::Value> = v
-        .iter()
-        .enumerate()
-        .map(|(i, w)| (w.clone(), serde_json::json!(i)))
-        .collect();
-    let added: Vec<serde_json::Value> = SPECIAL
-        .iter()
-        .enumerate()
-        .map(|(i, t)| serde_json::json!({"id": i, "content": t, "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true}))
-        .collect();
-    serde_json::json!({
-        "version": "1.0", "truncation": null, "padding": null, "added_tokens": added,
-        "normalizer": null, "pre_tokenizer": {"type": "WhitespaceSplit"}, "post_processor": null, "decoder": null,
-        "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"}
-    })
-    .to_string()
+    let v: Vec<&str> = v.iter().map(String::as_str).collect();
+    common::tiny_bert::word_tokenizer(&v, SPECIAL.len(), "[UNK]", serde_json::Value::Null)
+        .to_string()
 }
 
 /// The span model: logits = table[input_ids] * attention_mask, one table for starts, one for ends.

@@ -107,27 +107,19 @@ fn every_weight_and_the_head_learn_the_label_words_in_every_family() {
 
 /// Loads a folder with `AutoModelForMaskedLM` and prints the logits of the given words at
 /// each input's mask.
-const PEER: &str = r#"
-import json, sys, torch
-from transformers import AutoModelForMaskedLM
-model, info = AutoModelForMaskedLM.from_pretrained(sys.argv[1], output_loading_info=True)
-assert not info["missing_keys"], info["missing_keys"]
-x = json.load(open(sys.argv[2]))
-out = []
-with torch.no_grad():
-    for ids, at in zip(x["ids"], x["at"]):
-        logits = model.eval()(input_ids=torch.tensor([ids])).logits[0, at]
-        out.append([logits[w].item() for w in x["words"]])
-print(json.dumps(out))
-"#;
+fn peer() -> String {
+    common::hf_peer(
+        "AutoModelForMaskedLM",
+        r#"    for ids, at in zip(x["ids"], x["at"]):
+        logits = model(input_ids=torch.tensor([ids])).logits[0, at]
+        out.append([logits[w].item() for w in x["words"]])"#,
+    )
+}
 
 #[test]
 fn transformers_scores_the_label_words_as_candle_does() {
-    let Some(python) = learners::bench::hf_python(None) else {
-        eprintln!(
-            "SKIPPED transformers_scores_the_label_words_as_candle_does: no Python with torch \
-             and transformers (bash .ci/setup --bench makes ~/.cache/clues-lab/hf-venv)"
-        );
+    let Some(python) = common::hf_python("transformers_scores_the_label_words_as_candle_does")
+    else {
         return;
     };
     for (c, _) in families() {
@@ -148,7 +140,7 @@ fn transformers_scores_the_label_words_as_candle_does() {
         let json = serde_json::json!({"ids": ids, "at": at, "words": words});
         std::fs::write(&batch, json.to_string()).unwrap();
         let out = std::process::Command::new(&python)
-            .args(["-c", PEER])
+            .args(["-c", &peer()])
             .arg(dir.path())
             .arg(&batch)
             .output()

@@ -3,10 +3,10 @@
 
 pub use super::config::Config;
 use super::config::Family;
-use super::ops::{layer_norm, linear};
+use super::ops::{layer_norm, linear, take_var};
 use super::relative::Relative;
 use super::Dropout;
-use candle_core::{DType, Device, IndexOp, Result, Tensor, Var, D};
+use candle_core::{Device, IndexOp, Result, Tensor, D};
 use candle_nn::VarMap;
 use std::collections::HashMap;
 
@@ -55,21 +55,8 @@ impl Weights {
             for (name, shape) in config.shapes() {
                 // Checkpoints saved from `...ForQuestionAnswering` (or `...ForMaskedLM`) prefix
                 // the encoder with the family's name ("bert.", "roberta.", "deberta.").
-                let t = tensors
-                    .remove(&name)
-                    .or_else(|| tensors.remove(&format!("{prefix}.{name}")))
-                    .ok_or_else(|| format!("the weights have no tensor {name:?}"))?;
-                if t.dims() != shape.as_slice() {
-                    return Err(format!(
-                        "tensor {name:?} has shape {:?}, expected {shape:?}",
-                        t.dims()
-                    ));
-                }
-                let t = t
-                    .to_dtype(DType::F32)
-                    .and_then(|t| t.to_device(device))
-                    .map_err(|e| e.to_string())?;
-                data.insert(name, Var::from_tensor(&t).map_err(|e| e.to_string())?);
+                let v = take_var(&mut tensors, &name, Some(prefix), &shape, device)?;
+                data.insert(name, v);
             }
         }
         Ok(Weights {
@@ -81,9 +68,7 @@ impl Weights {
 
     /// A weight as a tensor that shares the variable's storage (and gradient identity).
     pub fn get(&self, name: &str) -> Tensor {
-        self.vars.data().lock().expect("weights lock")[name]
-            .as_tensor()
-            .clone()
+        super::ops::var(&self.vars, name)
     }
 
     /// Writes the weights as a Hugging Face `...ForQuestionAnswering` checkpoint of the family

@@ -41,6 +41,13 @@ pub struct Recipe {
     /// A number of updates instead of epochs (prompt-based fine-tuning counts updates).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steps: Option<usize>,
+    /// Updates over which the learning rate rises linearly from 0 before it decays.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub warmup: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Default for Recipe {
@@ -54,6 +61,7 @@ impl Default for Recipe {
             max_grad_norm: 1.0,
             seed: 0,
             steps: None,
+            warmup: 0,
         }
     }
 }

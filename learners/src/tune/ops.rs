@@ -1,7 +1,9 @@
 //! The tensor operations the learners compose their models from, each with a backward pass:
-//! a linear layer over the last dimension and layer norm from mean and variance.
+//! a linear layer over the last dimension and layer norm from mean and variance; and the
+//! checkpoint tensors they train, as variables.
 
-use candle_core::{Result, Tensor, D};
+use candle_core::{DType, Device, Result, Tensor, Var, D};
+use std::collections::HashMap;
 
 /// `x W^T + b` over the last dimension of `x` (`[b, s, in]`).
 pub fn linear(x: &Tensor, w: &Tensor, b: &Tensor) -> Result<Tensor> {
@@ -22,4 +24,36 @@ pub fn layer_norm(x: &Tensor, w: &Tensor, b: &Tensor, eps: f64) -> Result<Tensor
         .broadcast_div(&(var + eps)?.sqrt()?)?
         .broadcast_mul(w)?
         .broadcast_add(b)
+}
+
+/// A checkpoint's tensor `name` (or `prefix.name`), taken out of `tensors` and checked against
+/// `shape`, as a trainable f32 variable on `device`.
+pub fn take_var(
+    tensors: &mut HashMap<String, Tensor>,
+    name: &str,
+    prefix: Option<&str>,
+    shape: &[usize],
+    device: &Device,
+) -> std::result::Result<Var, String> {
+    let t = tensors
+        .remove(name)
+        .or_else(|| prefix.and_then(|p| tensors.remove(&format!("{p}.{name}"))))
+        .ok_or_else(|| format!("the weights have no tensor {name:?}"))?;
+    if t.dims() != shape {
+        return Err(format!(
+            "tensor {name:?} has shape {:?}, expected {shape:?}",
+            t.dims()
+        ));
+    }
+    t.to_dtype(DType::F32)
+        .and_then(|t| t.to_device(device))
+        .and_then(|t| Var::from_tensor(&t))
+        .map_err(|e| e.to_string())
+}
+
+/// A weight of `vars` as a tensor that shares the variable's storage (and gradient identity).
+pub fn var(vars: &candle_nn::VarMap, name: &str) -> Tensor {
+    vars.data().lock().expect("weights lock")[name]
+        .as_tensor()
+        .clone()
 }

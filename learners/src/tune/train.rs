@@ -113,9 +113,9 @@ pub fn train(
 }
 
 /// The optimisation every learner here shares: AdamW over `vars` with the learning rate
-/// decaying linearly to 0 (no warm-up), the gradient norm clipped, `n` samples shuffled by a
+/// decaying linearly to 0, the gradient norm clipped, `n` samples shuffled by a
 /// seeded generator in batches for `r.epochs` epochs (or `r.steps` updates), dropout masks
-/// seeded. `loss(batch, dropout)` is a batch's mean loss; returns each epoch's mean loss.
+/// seeded; with `r.warmup`, the rate first rises linearly from 0. `loss(batch, dropout)` is a batch's mean loss; returns each epoch's mean loss.
 pub fn fit(
     vars: Vec<candle_core::Var>,
     n: usize,
@@ -148,7 +148,7 @@ pub fn fit(
         }
         let (mut total, mut seen) = (0.0, 0);
         for chunk in order.chunks(bs).take(steps - step) {
-            opt.set_learning_rate(r.learning_rate * (1.0 - step as f64 / steps as f64));
+            opt.set_learning_rate(r.learning_rate * schedule(step, steps, r.warmup));
             let l = loss(chunk, &mut dropout)?;
             total += f64::from(l.to_scalar::<f32>()?) * chunk.len() as f64;
             seen += chunk.len();
@@ -161,6 +161,18 @@ pub fn fit(
         losses.push(total / seen.max(1) as f64);
     }
     Ok(losses)
+}
+
+/// The learning rate's factor at update `step` of `steps` (Hugging Face's linear schedule):
+/// rising from 0 over `warmup` updates, then falling linearly to 0.
+pub fn schedule(step: usize, steps: usize, warmup: usize) -> f64 {
+    if warmup == 0 {
+        1.0 - step as f64 / steps as f64
+    } else if step < warmup {
+        step as f64 / warmup as f64
+    } else {
+        (steps - step.min(steps)) as f64 / (steps - warmup.min(steps)).max(1) as f64
+    }
 }
 
 /// Scales the gradients so that their global L2 norm is at most `max` (as Hugging Face's

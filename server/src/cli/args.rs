@@ -428,6 +428,10 @@ pub enum CrossfitCommand {
         #[arg(long, default_value_t = 100)]
         seed: u32,
     },
+    /// CrossFit's direct fine-tuning of a text-to-text model folder (BART) on every seed of a
+    /// task without a run yet: the grid of learning rates and batch sizes, the best development
+    /// checkpoint decoded greedily on the test set, stored as a run of the method.
+    Learn(learners::crossfit::LearnArgs),
     /// Average relative gain of a method over a baseline on a partition's test tasks.
     Arg {
         #[arg(long)]

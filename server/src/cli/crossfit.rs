@@ -63,7 +63,8 @@ pub(super) async fn crossfit_command(pool: &sqlx::AnyPool, c: CrossfitCommand) -
             let text = std::fs::read_to_string(&predictions)
                 .map_err(|e| AppError::io(format!("cannot read {}", predictions.display()), e))?;
             let lines: Vec<String> = text.lines().map(str::to_string).collect();
-            let score = xf::store_run(pool, &method, &task, seed, "predictions", &lines).await?;
+            let score =
+                xf::store_run(pool, &method, &task, seed, "predictions", &lines, None).await?;
             println!(
                 "{method} on {task} (seed {seed}): {} = {}",
                 score.metric.name(),
@@ -91,6 +92,7 @@ pub(super) async fn crossfit_command(pool: &sqlx::AnyPool, c: CrossfitCommand) -
         CrossfitCommand::PartitionExport { name } => {
             print!("{}", xf::partition(pool, &name).await?.to_json())
         }
+        CrossfitCommand::Learn(a) => learners::crossfit::learn(pool, a).await?,
         CrossfitCommand::Arg {
             partition,
             method,

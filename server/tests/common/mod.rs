@@ -4,6 +4,7 @@
 pub mod client;
 pub mod families;
 pub mod spawned;
+pub mod tiny_bart;
 pub mod tiny_bert;
 
 use app::ssr::db::cli as db;
@@ -167,4 +168,52 @@ pub fn clues(url: &str, args: &[&str]) -> (bool, String) {
         String::from_utf8_lossy(&out.stderr)
     );
     (out.status.success(), text)
+}
+
+/// The Python with torch and transformers (`.ci/setup --bench` makes it); `None`, with a
+/// notice naming `test`, where there is none.
+pub fn hf_python(test: &str) -> Option<PathBuf> {
+    let found = learners::bench::hf_python(None);
+    if found.is_none() {
+        eprintln!(
+            "SKIPPED {test}: no Python with torch and transformers (bash .ci/setup --bench makes \
+             ~/.cache/clues-lab/hf-venv)"
+        );
+    }
+    found
+}
+
+/// Asserts that every named weight received a gradient that is not all zero.
+pub fn assert_gradients<'a>(
+    grads: &candle_core::backprop::GradStore,
+    names: impl IntoIterator<Item = &'a str>,
+    get: &dyn Fn(&str) -> candle_core::Tensor,
+    what: &str,
+) {
+    for name in names {
+        let g = grads
+            .get(&get(name))
+            .unwrap_or_else(|| panic!("{what}: {name} received no gradient"));
+        let size = g
+            .abs()
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap();
+        assert!(size > 0.0, "{what}: {name}: the gradient is all zero");
+    }
+}
+
+/// A Python script that loads the folder `argv[1]` with transformers' `class` (every weight
+/// found), reads the JSON `x` from `argv[2]`, runs `body` without gradients and prints `out`
+/// as JSON.
+pub fn hf_peer(class: &str, body: &str) -> String {
+    format!(
+        "import json, sys, torch\nfrom transformers import {class}\n\
+         model, info = {class}.from_pretrained(sys.argv[1], output_loading_info=True)\n\
+         assert not info['missing_keys'], info['missing_keys']\n\
+         model.eval()\nx = json.load(open(sys.argv[2]))\nout = []\n\
+         with torch.no_grad():\n{body}\nprint(json.dumps(out))\n"
+    )
 }

@@ -17,17 +17,51 @@ pub fn random_weights(c: &Config, seed: u64) -> Weights {
         .into_iter()
         .filter(|(n, _)| !n.starts_with("qa_outputs"))
         .map(|(name, shape)| {
-            let n: usize = shape.iter().product();
-            let base = if name.ends_with("LayerNorm.weight") {
-                1.0
-            } else {
-                0.0
-            };
-            let v: Vec<f32> = (0..n).map(|_| (base + 0.3 * rng.normal()) as f32).collect();
-            (name, Tensor::from_vec(v, shape, &Device::Cpu).unwrap())
+            let t = random_tensor(&name, &shape, &mut rng);
+            (name, t)
         })
         .collect();
     Weights::from_tensors(c.clone(), tensors, seed, &Device::Cpu).unwrap()
+}
+
+/// A random tensor (normal, std 0.3) for a weight: layer norms' scales around 1, the rest
+/// around 0, as trained ones are.
+pub fn random_tensor(name: &str, shape: &[usize], rng: &mut domain::rng::SplitMix64) -> Tensor {
+    let n: usize = shape.iter().product();
+    let lower = name.to_lowercase();
+    let base = if lower.ends_with("norm.weight") || lower.ends_with("layernorm_embedding.weight") {
+        1.0
+    } else {
+        0.0
+    };
+    let v: Vec<f32> = (0..n).map(|_| (base + 0.3 * rng.normal()) as f32).collect();
+    Tensor::from_vec(v, shape, &Device::Cpu).unwrap()
+}
+
+/// A word-level `tokenizer.json` over `words` split at white space, the first `specials` of
+/// them special tokens, unknown words as `unk`, with the given post-processor.
+pub fn word_tokenizer(
+    words: &[&str],
+    specials: usize,
+    unk: &str,
+    post_processor: serde_json::Value,
+) -> serde_json::Value {
+    let vocab: serde_json::Map<String, serde_json::Value> = words
+        .iter()
+        .enumerate()
+        .map(|(i, w)| (w.to_string(), serde_json::json!(i)))
+        .collect();
+    let added: Vec<serde_json::Value> = words[..specials]
+        .iter()
+        .enumerate()
+        .map(|(i, t)| serde_json::json!({"id": i, "content": t, "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true}))
+        .collect();
+    serde_json::json!({
+        "version": "1.0", "truncation": null, "padding": null, "added_tokens": added,
+        "normalizer": null, "pre_tokenizer": {"type": "WhitespaceSplit"},
+        "post_processor": post_processor, "decoder": null,
+        "model": {"type": "WordLevel", "vocab": vocab, "unk_token": unk}
+    })
 }
 
 /// The special tokens, then these words; every other word is `[UNK]`.
@@ -64,22 +98,8 @@ fn small(c: Config, vocab: usize) -> Config {
 
 /// A word-level `tokenizer.json` over `words` (the first four special), split at white space.
 fn write_tokenizer(dir: &Path, words: &[&str]) {
-    let vocab: serde_json::Map<String, serde_json::Value> = words
-        .iter()
-        .enumerate()
-        .map(|(i, w)| (w.to_string(), serde_json::json!(i)))
-        .collect();
-    let added: Vec<serde_json::Value> = words[..4]
-        .iter()
-        .enumerate()
-        .map(|(i, t)| serde_json::json!({"id": i, "content": t, "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true}))
-        .collect();
-    let tokenizer = serde_json::json!({
-        "version": "1.0", "truncation": null, "padding": null, "added_tokens": added,
-        "normalizer": null, "pre_tokenizer": {"type": "WhitespaceSplit"}, "post_processor": null, "decoder": null,
-        "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"}
-    });
-    std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string()).unwrap();
+    let json = word_tokenizer(words, 4, "[UNK]", serde_json::Value::Null);
+    std::fs::write(dir.join("tokenizer.json"), json.to_string()).unwrap();
 }
 
 /// Words a prompt needs beside `WORDS`: the mask, LM-BFF's label words and template words.
@@ -136,14 +156,8 @@ pub fn write_mlm_dir(dir: &Path, c: Config, seed: u64) {
         .collect();
     let mut rng = domain::rng::SplitMix64(seed ^ 77);
     for (name, shape) in mlm_head(&c.model_type, c.hidden_size, c.vocab_size) {
-        let n: usize = shape.iter().product();
-        let base = if name.contains("orm.weight") {
-            1.0
-        } else {
-            0.0
-        };
-        let v: Vec<f32> = (0..n).map(|_| (base + 0.3 * rng.normal()) as f32).collect();
-        tensors.insert(name, Tensor::from_vec(v, shape, &Device::Cpu).unwrap());
+        let t = random_tensor(&name, &shape, &mut rng);
+        tensors.insert(name, t);
     }
     candle_core::safetensors::save(&tensors, dir.join("model.safetensors")).unwrap();
     let arch = c

@@ -16,7 +16,7 @@ mod runs;
 mod study_task;
 
 pub use partitions::{arg_report, partition, partitions, save_partition};
-pub use runs::{run_scores, store_run};
+pub use runs::{run_scores, seeds_with_run, store_run};
 pub use study_task::make_study_task;
 
 /// A file to store: its CrossFit name, what the name says, its hash and lines.
@@ -242,6 +242,11 @@ pub async fn split_lines(
         .into_iter()
         .map(|(input, output)| TsvLine { input, output })
         .collect())
+}
+
+/// A task's metric (the task must exist).
+pub async fn metric_of(pool: &AnyPool, task: &str) -> Result<Metric, AppError> {
+    Ok(task_id(pool, task).await?.1)
 }
 
 pub async fn seeds_of(pool: &AnyPool, task: &str) -> Result<Vec<u32>, AppError> {

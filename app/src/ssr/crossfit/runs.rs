@@ -10,7 +10,25 @@ use domain::crossfit::sampler::TsvLine;
 use sqlx::AnyPool;
 use std::collections::BTreeMap;
 
-/// Stores a run; its predictions must match the test file line for line.
+/// The seeds of a task that already have a run of `method`.
+pub async fn seeds_with_run(
+    pool: &AnyPool,
+    method: &str,
+    task: &str,
+) -> Result<Vec<u32>, AppError> {
+    let done: Vec<i64> = sqlx::query_scalar(
+        "SELECT r.seed FROM crossfit_runs r JOIN crossfit_tasks t ON t.id = r.task_id
+         WHERE t.name = $1 AND r.method = $2 ORDER BY r.seed",
+    )
+    .bind(task)
+    .bind(method)
+    .fetch_all(pool)
+    .await?;
+    Ok(done.into_iter().map(|s| s as u32).collect())
+}
+
+/// Stores a run; its predictions must match the test file line for line. `settings`: what
+/// a run trained here was made with (JSON).
 pub async fn store_run(
     pool: &AnyPool,
     method: &str,
@@ -18,6 +36,7 @@ pub async fn store_run(
     seed: u32,
     kind: &str,
     predictions: &[String],
+    settings: Option<&str>,
 ) -> Result<Score, AppError> {
     if method.trim().is_empty() {
         return Err(AppError::Invalid("a run needs a method name".into()));
@@ -34,13 +53,14 @@ pub async fn store_run(
     let golds = golds_of(&test);
     let score = evaluate(metric, predictions, &golds).map_err(AppError::Invalid)?;
     let stored = sqlx::query(
-        "INSERT INTO crossfit_runs (method, task_id, seed, kind, predictions) VALUES ($1, $2, $3, $4, $5)",
+        "INSERT INTO crossfit_runs (method, task_id, seed, kind, predictions, settings_json) VALUES ($1, $2, $3, $4, $5, $6)",
     )
     .bind(method.trim())
     .bind(id)
     .bind(i64::from(seed))
     .bind(kind)
     .bind(serde_json::to_string(predictions).map_err(AppError::internal)?)
+    .bind(settings)
     .execute(pool)
     .await;
     match stored {

@@ -1,0 +1,258 @@
+//! Encoder-decoder (text-to-text) models in candle for CrossFit's learners: BART as Hugging Face
+//! saves it, trained with teacher forcing on (input, output) pairs and decoded greedily.
+
+pub mod bart;
+pub mod text;
+pub mod train;
+
+use crate::tune::ops::take_var;
+use crate::tune::{model_error, Dropout};
+use app::error::{AppError, Result};
+use candle_core::{Device, Tensor, D};
+use candle_nn::VarMap;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Trainable weights by name (candle `Var`s, updated in place by the optimiser).
+pub struct Named {
+    pub vars: VarMap,
+    pub device: Device,
+}
+
+impl Named {
+    /// The named tensors of `shapes`, each required with its shape; the rest are ignored.
+    pub fn from_tensors(
+        shapes: &[(String, Vec<usize>)],
+        mut tensors: HashMap<String, Tensor>,
+        device: &Device,
+    ) -> std::result::Result<Named, String> {
+        let vars = VarMap::new();
+        {
+            let mut data = vars.data().lock().expect("a fresh lock");
+            for (name, shape) in shapes {
+                let v = take_var(&mut tensors, name, None, shape, device)?;
+                data.insert(name.clone(), v);
+            }
+        }
+        Ok(Named {
+            vars,
+            device: device.clone(),
+        })
+    }
+
+    pub fn get(&self, name: &str) -> Tensor {
+        crate::tune::ops::var(&self.vars, name)
+    }
+
+    /// Every weight's values by name, sorted by name (to compare and to restore).
+    pub fn snapshot(&self) -> candle_core::Result<Vec<(String, Tensor)>> {
+        let data = self.vars.data().lock().expect("weights lock");
+        let mut out: Vec<(String, Tensor)> = data
+            .iter()
+            .map(|(n, v)| Ok((n.clone(), v.as_tensor().copy()?)))
+            .collect::<candle_core::Result<_>>()?;
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
+    /// Sets every weight to a snapshot's values.
+    pub fn restore(&self, snapshot: &[(String, Tensor)]) -> candle_core::Result<()> {
+        let data = self.vars.data().lock().expect("weights lock");
+        for (name, t) in snapshot {
+            data[name].set(t)?;
+        }
+        Ok(())
+    }
+}
+
+/// Multi-head attention of `q` `[b, tq, d]` (already scaled) over `k`, `v` `[b, tk, d]`, with
+/// an additive `bias` broadcast to `[b, heads, tq, tk]`; the heads' outputs joined `[b, tq, d]`.
+pub fn attention(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    bias: &Tensor,
+    heads: usize,
+    _dropout: &mut Dropout,
+) -> candle_core::Result<Tensor> {
+    let (b, tq, d) = q.dims3()?;
+    let tk = k.dim(1)?;
+    let hd = d / heads;
+    let split = |t: &Tensor, n: usize| t.reshape((b, n, heads, hd))?.transpose(1, 2)?.contiguous();
+    let (q, k, v) = (split(q, tq)?, split(k, tk)?, split(v, tk)?);
+    let scores = q.matmul(&k.t()?.contiguous()?)?.broadcast_add(bias)?;
+    let probs = candle_nn::ops::softmax(&scores, D::Minus1)?;
+    probs
+        .matmul(&v)?
+        .transpose(1, 2)?
+        .contiguous()?
+        .reshape((b, tq, d))
+}
+
+/// The additive padding bias `[b, 1, 1, s]` of a mask `[b, s]` (1 real, 0 padding).
+pub fn padding_bias(mask: &Tensor) -> candle_core::Result<Tensor> {
+    let (b, s) = mask.dims2()?;
+    ((mask.ones_like()? - mask)? * -1e9)?.reshape((b, 1, 1, s))
+}
+
+/// The decoder's causal bias `[1, 1, t, t]`: 0 on and below the diagonal, -1e9 above.
+pub fn causal_bias(t: usize, device: &Device) -> candle_core::Result<Tensor> {
+    let v: Vec<f32> = (0..t * t)
+        .map(|i| if i % t > i / t { -1e9 } else { 0.0 })
+        .collect();
+    Tensor::from_vec(v, (1, 1, t, t), device)
+}
+
+/// A text-to-text model folder: its family's config, weights and token ids.
+pub struct Model {
+    pub config: bart::Config,
+    pub weights: Named,
+}
+
+impl Model {
+    /// Reads a `config.json` + `model.safetensors` folder (BART).
+    pub fn load(dir: &Path, device: &Device) -> Result<Model> {
+        let path = dir.join("config.json");
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| AppError::io(format!("cannot read {}", path.display()), e))?;
+        let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            AppError::data(path.display().to_string(), Some(e.line()), e.to_string())
+        })?;
+        let kind = json["model_type"].as_str().unwrap_or_default();
+        if kind != "bart" {
+            return Err(AppError::Invalid(format!(
+                "{}: model_type {kind:?} is not a text-to-text model this code trains (bart)",
+                path.display()
+            )));
+        }
+        let config: bart::Config = serde_json::from_value(json)
+            .map_err(|e| AppError::data(path.display().to_string(), None, e.to_string()))?;
+        let problems = config.problems();
+        if !problems.is_empty() {
+            return Err(AppError::Invalid(format!(
+                "{}: {}",
+                path.display(),
+                problems.join("; ")
+            )));
+        }
+        let file = dir.join("model.safetensors");
+        let tensors = candle_core::safetensors::load(&file, &Device::Cpu)
+            .map_err(|e| AppError::Model(format!("{}: {e}", file.display())))?;
+        let weights = Named::from_tensors(&config.shapes(), tensors, device)
+            .map_err(|e| AppError::Model(format!("{}: {e}", file.display())))?;
+        Ok(Model { config, weights })
+    }
+
+    fn bart(&self) -> bart::Bart<'_> {
+        bart::Bart {
+            c: &self.config,
+            w: &self.weights,
+        }
+    }
+
+    pub fn pad(&self) -> u32 {
+        self.config.pad_token_id
+    }
+
+    pub fn eos(&self) -> u32 {
+        self.config.eos_token_id
+    }
+
+    pub fn start(&self) -> u32 {
+        self.config.decoder_start_token_id
+    }
+
+    /// The encoder's states of a padded batch, and its padding bias.
+    pub fn encode(
+        &self,
+        src: &Tensor,
+        mask: &Tensor,
+        d: &mut Dropout,
+    ) -> candle_core::Result<(Tensor, Tensor)> {
+        let pad = padding_bias(mask)?;
+        Ok((self.bart().encode(src, &pad, d)?, pad))
+    }
+
+    /// Next-token logits `[b, t, vocab]` of decoder inputs `tgt` `[b, t]`.
+    pub fn logits(
+        &self,
+        enc: &Tensor,
+        pad: &Tensor,
+        tgt: &Tensor,
+        d: &mut Dropout,
+    ) -> candle_core::Result<Tensor> {
+        let causal = causal_bias(tgt.dim(1)?, &self.weights.device)?;
+        self.bart().decode(enc, pad, tgt, &causal, d)
+    }
+
+    /// Writes the weights as a Hugging Face checkpoint folder (`model.safetensors`,
+    /// `config.json`) that `BartForConditionalGeneration` loads.
+    pub fn save(&self, dir: &Path) -> Result<()> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| AppError::io(format!("cannot create {}", dir.display()), e))?;
+        let tensors: HashMap<String, Tensor> = self
+            .weights
+            .snapshot()
+            .map_err(model_error)?
+            .into_iter()
+            .collect();
+        candle_core::safetensors::save(&tensors, dir.join("model.safetensors"))
+            .map_err(model_error)?;
+        let mut config = serde_json::to_value(&self.config).map_err(model_error)?;
+        config["model_type"] = "bart".into();
+        config["architectures"] = serde_json::json!(["BartForConditionalGeneration"]);
+        std::fs::write(dir.join("config.json"), config.to_string())
+            .map_err(|e| AppError::io(format!("cannot write {}", dir.display()), e))
+    }
+}
+
+/// A padded batch of token id rows: ids `[b, len]` (padded with `pad`) and the mask.
+pub fn pad_rows(rows: &[&[u32]], pad: u32, dev: &Device) -> candle_core::Result<(Tensor, Tensor)> {
+    let len = rows.iter().map(|r| r.len()).max().unwrap_or(0);
+    let (mut ids, mut mask) = (vec![pad; rows.len() * len], vec![0f32; rows.len() * len]);
+    for (r, row) in rows.iter().enumerate() {
+        for (i, &id) in row.iter().enumerate() {
+            ids[r * len + i] = id;
+            mask[r * len + i] = 1.0;
+        }
+    }
+    Ok((
+        Tensor::from_vec(ids, (rows.len(), len), dev)?,
+        Tensor::from_vec(mask, (rows.len(), len), dev)?,
+    ))
+}
+
+/// Greedy decoding of each source row: from the decoder's start token, the most likely next
+/// token until the end token or `max_tokens` new tokens (the end token not included).
+pub fn greedy(m: &Model, srcs: &[&[u32]], max_tokens: usize) -> candle_core::Result<Vec<Vec<u32>>> {
+    let dev = &m.weights.device;
+    let (src, mask) = pad_rows(srcs, m.pad(), dev)?;
+    let mut off = Dropout::off();
+    let (enc, pad) = m.encode(&src, &mask, &mut off)?;
+    let n = srcs.len();
+    let mut out: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut done = vec![false; n];
+    let mut tgt: Vec<Vec<u32>> = vec![vec![m.start()]; n];
+    for _ in 0..max_tokens {
+        if done.iter().all(|&d| d) {
+            break;
+        }
+        let rows: Vec<&[u32]> = tgt.iter().map(Vec::as_slice).collect();
+        let (t, _) = pad_rows(&rows, m.pad(), dev)?;
+        let logits = m.logits(&enc, &pad, &t, &mut off)?;
+        let last = logits.narrow(1, t.dim(1)? - 1, 1)?.squeeze(1)?;
+        let next: Vec<u32> = last.argmax(D::Minus1)?.to_vec1()?;
+        for (i, &tok) in next.iter().enumerate() {
+            if done[i] {
+                continue;
+            }
+            if tok == m.eos() {
+                done[i] = true;
+            } else {
+                out[i].push(tok);
+            }
+            tgt[i].push(tok);
+        }
+    }
+    Ok(out)
+}
