@@ -1,7 +1,8 @@
-//! Encoder-decoder (text-to-text) models in candle for CrossFit's learners: BART as Hugging Face
-//! saves it, trained with teacher forcing on (input, output) pairs and decoded greedily.
+//! Encoder-decoder (text-to-text) models in candle for CrossFit's learners: BART and T5 as
+//! Hugging Face saves them, trained with teacher forcing on (input, output) pairs, decoded greedily.
 
 pub mod bart;
+pub mod t5;
 pub mod text;
 pub mod train;
 
@@ -103,14 +104,77 @@ pub fn causal_bias(t: usize, device: &Device) -> candle_core::Result<Tensor> {
     Tensor::from_vec(v, (1, 1, t, t), device)
 }
 
-/// A text-to-text model folder: its family's config, weights and token ids.
+/// A text-to-text model's config, by family (`model_type`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Config {
+    Bart(bart::Config),
+    T5(t5::Config),
+}
+
+impl Config {
+    /// Reads a `config.json`'s value; refused in words for another family or what this code
+    /// cannot run.
+    pub fn read(json: serde_json::Value) -> std::result::Result<Config, String> {
+        let kind = json["model_type"].as_str().unwrap_or_default().to_string();
+        let c = match kind.as_str() {
+            "bart" => Config::Bart(serde_json::from_value(json).map_err(|e| e.to_string())?),
+            "t5" => Config::T5(serde_json::from_value(json).map_err(|e| e.to_string())?),
+            _ => {
+                return Err(format!(
+                    "model_type {kind:?} is not a text-to-text model this code trains (bart, t5)"
+                ))
+            }
+        };
+        let problems = match &c {
+            Config::Bart(b) => b.problems(),
+            Config::T5(t) => t.problems(),
+        };
+        if problems.is_empty() {
+            Ok(c)
+        } else {
+            Err(problems.join("; "))
+        }
+    }
+
+    pub fn shapes(&self) -> Vec<(String, Vec<usize>)> {
+        match self {
+            Config::Bart(c) => c.shapes(),
+            Config::T5(c) => c.shapes(),
+        }
+    }
+
+    /// The padding, end and decoder-start token ids.
+    pub fn tokens(&self) -> (u32, u32, u32) {
+        match self {
+            Config::Bart(c) => (c.pad_token_id, c.eos_token_id, c.decoder_start_token_id),
+            Config::T5(c) => (c.pad_token_id, c.eos_token_id, c.decoder_start_token_id),
+        }
+    }
+
+    /// `model_type` and the Hugging Face class a saved folder loads as.
+    fn names(&self) -> (&'static str, &'static str) {
+        match self {
+            Config::Bart(_) => ("bart", "BartForConditionalGeneration"),
+            Config::T5(_) => ("t5", "T5ForConditionalGeneration"),
+        }
+    }
+
+    fn json(&self) -> serde_json::Result<serde_json::Value> {
+        match self {
+            Config::Bart(c) => serde_json::to_value(c),
+            Config::T5(c) => serde_json::to_value(c),
+        }
+    }
+}
+
+/// A text-to-text model: its config and weights.
 pub struct Model {
-    pub config: bart::Config,
+    pub config: Config,
     pub weights: Named,
 }
 
 impl Model {
-    /// Reads a `config.json` + `model.safetensors` folder (BART).
+    /// Reads a `config.json` + `model.safetensors` folder (BART or T5).
     pub fn load(dir: &Path, device: &Device) -> Result<Model> {
         let path = dir.join("config.json");
         let text = std::fs::read_to_string(&path)
@@ -118,23 +182,8 @@ impl Model {
         let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
             AppError::data(path.display().to_string(), Some(e.line()), e.to_string())
         })?;
-        let kind = json["model_type"].as_str().unwrap_or_default();
-        if kind != "bart" {
-            return Err(AppError::Invalid(format!(
-                "{}: model_type {kind:?} is not a text-to-text model this code trains (bart)",
-                path.display()
-            )));
-        }
-        let config: bart::Config = serde_json::from_value(json)
-            .map_err(|e| AppError::data(path.display().to_string(), None, e.to_string()))?;
-        let problems = config.problems();
-        if !problems.is_empty() {
-            return Err(AppError::Invalid(format!(
-                "{}: {}",
-                path.display(),
-                problems.join("; ")
-            )));
-        }
+        let config = Config::read(json)
+            .map_err(|e| AppError::Invalid(format!("{}: {e}", path.display())))?;
         let file = dir.join("model.safetensors");
         let tensors = candle_core::safetensors::load(&file, &Device::Cpu)
             .map_err(|e| AppError::Model(format!("{}: {e}", file.display())))?;
@@ -143,23 +192,16 @@ impl Model {
         Ok(Model { config, weights })
     }
 
-    fn bart(&self) -> bart::Bart<'_> {
-        bart::Bart {
-            c: &self.config,
-            w: &self.weights,
-        }
-    }
-
     pub fn pad(&self) -> u32 {
-        self.config.pad_token_id
+        self.config.tokens().0
     }
 
     pub fn eos(&self) -> u32 {
-        self.config.eos_token_id
+        self.config.tokens().1
     }
 
     pub fn start(&self) -> u32 {
-        self.config.decoder_start_token_id
+        self.config.tokens().2
     }
 
     /// The encoder's states of a padded batch, and its padding bias.
@@ -170,7 +212,12 @@ impl Model {
         d: &mut Dropout,
     ) -> candle_core::Result<(Tensor, Tensor)> {
         let pad = padding_bias(mask)?;
-        Ok((self.bart().encode(src, &pad, d)?, pad))
+        let w = &self.weights;
+        let enc = match &self.config {
+            Config::Bart(c) => bart::Bart { c, w }.encode(src, &pad, d)?,
+            Config::T5(c) => t5::T5 { c, w }.encode(src, &pad, d)?,
+        };
+        Ok((enc, pad))
     }
 
     /// Next-token logits `[b, t, vocab]` of decoder inputs `tgt` `[b, t]`.
@@ -182,11 +229,15 @@ impl Model {
         d: &mut Dropout,
     ) -> candle_core::Result<Tensor> {
         let causal = causal_bias(tgt.dim(1)?, &self.weights.device)?;
-        self.bart().decode(enc, pad, tgt, &causal, d)
+        let w = &self.weights;
+        match &self.config {
+            Config::Bart(c) => bart::Bart { c, w }.decode(enc, pad, tgt, &causal, d),
+            Config::T5(c) => t5::T5 { c, w }.decode(enc, pad, tgt, &causal, d),
+        }
     }
 
     /// Writes the weights as a Hugging Face checkpoint folder (`model.safetensors`,
-    /// `config.json`) that `BartForConditionalGeneration` loads.
+    /// `config.json`) that `...ForConditionalGeneration` loads.
     pub fn save(&self, dir: &Path) -> Result<()> {
         std::fs::create_dir_all(dir)
             .map_err(|e| AppError::io(format!("cannot create {}", dir.display()), e))?;
@@ -198,9 +249,10 @@ impl Model {
             .collect();
         candle_core::safetensors::save(&tensors, dir.join("model.safetensors"))
             .map_err(model_error)?;
-        let mut config = serde_json::to_value(&self.config).map_err(model_error)?;
-        config["model_type"] = "bart".into();
-        config["architectures"] = serde_json::json!(["BartForConditionalGeneration"]);
+        let (kind, class) = self.config.names();
+        let mut config = self.config.json().map_err(model_error)?;
+        config["model_type"] = kind.into();
+        config["architectures"] = serde_json::json!([class]);
         std::fs::write(dir.join("config.json"), config.to_string())
             .map_err(|e| AppError::io(format!("cannot write {}", dir.display()), e))
     }

@@ -4,8 +4,8 @@
 pub mod client;
 pub mod families;
 pub mod spawned;
-pub mod tiny_bart;
 pub mod tiny_bert;
+pub mod tiny_seq2seq;
 
 use app::ssr::db::cli as db;
 use sqlx::AnyPool;
