@@ -1,7 +1,7 @@
 //! BART (CrossFit's BART-Base and BART-Large) in candle for fine-tuning: learned positions from
 //! 2, post-norm layers, GELU, the output tied to the shared embeddings plus `final_logits_bias`.
 
-use super::{attention, Named};
+use super::{attention, Decoder, Named};
 use crate::tune::ops::{layer_norm, linear};
 use crate::tune::Dropout;
 use candle_core::{Result, Tensor};
@@ -210,16 +210,10 @@ impl Bart<'_> {
 
     /// Next-token logits `[b, t, vocab]` of the decoder inputs `tgt` over the encoder's states;
     /// `causal` is the decoder's additive mask `[1, 1, t, t]`.
-    pub fn decode(
-        &self,
-        enc: &Tensor,
-        pad: &Tensor,
-        tgt: &Tensor,
-        causal: &Tensor,
-        d: &mut Dropout,
-    ) -> Result<Tensor> {
+    pub fn decode(&self, input: &Decoder, d: &mut Dropout) -> Result<Tensor> {
+        let (enc, pad, causal) = (input.enc, input.pad, input.causal);
         let heads = self.c.decoder_attention_heads;
-        let mut x = self.embed(tgt, "decoder", d)?;
+        let mut x = self.embed(input.tgt, "decoder", d)?;
         for l in 0..self.c.decoder_layers {
             let q = format!("model.decoder.layers.{l}");
             x = self.block(&x, &x.clone(), &format!("{q}.self_attn"), causal, heads, d)?;

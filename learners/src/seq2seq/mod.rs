@@ -90,6 +90,16 @@ pub fn attention(
         .reshape((b, tq, d))
 }
 
+/// What a decoder pass reads: the encoder's states `[b, s, d]` and padding bias, the decoder
+/// inputs `[b, t]` and the causal mask `[1, 1, t, t]`.
+#[derive(Clone, Copy)]
+pub struct Decoder<'a> {
+    pub enc: &'a Tensor,
+    pub pad: &'a Tensor,
+    pub tgt: &'a Tensor,
+    pub causal: &'a Tensor,
+}
+
 /// The additive padding bias `[b, 1, 1, s]` of a mask `[b, s]` (1 real, 0 padding).
 pub fn padding_bias(mask: &Tensor) -> candle_core::Result<Tensor> {
     let (b, s) = mask.dims2()?;
@@ -229,10 +239,16 @@ impl Model {
         d: &mut Dropout,
     ) -> candle_core::Result<Tensor> {
         let causal = causal_bias(tgt.dim(1)?, &self.weights.device)?;
+        let input = Decoder {
+            enc,
+            pad,
+            tgt,
+            causal: &causal,
+        };
         let w = &self.weights;
         match &self.config {
-            Config::Bart(c) => bart::Bart { c, w }.decode(enc, pad, tgt, &causal, d),
-            Config::T5(c) => t5::T5 { c, w }.decode(enc, pad, tgt, &causal, d),
+            Config::Bart(c) => bart::Bart { c, w }.decode(&input, d),
+            Config::T5(c) => t5::T5 { c, w }.decode(&input, d),
         }
     }
 

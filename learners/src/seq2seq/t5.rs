@@ -1,7 +1,7 @@
 //! T5 (the original and v1.1, CrossFit's appendix) in candle for fine-tuning: pre-norm layers
 //! with RMS norm, relative position buckets shared by a stack's layers, no attention scaling.
 
-use super::{attention, Named};
+use super::{attention, Decoder, Named};
 use crate::tune::Dropout;
 use candle_core::{Result, Tensor, D};
 use serde::{Deserialize, Serialize};
@@ -247,27 +247,22 @@ impl T5<'_> {
     }
 
     /// Next-token logits `[b, t, vocab]`; `causal` is the decoder's mask `[1, 1, t, t]`.
-    pub fn decode(
-        &self,
-        enc: &Tensor,
-        pad: &Tensor,
-        tgt: &Tensor,
-        causal: &Tensor,
-        d: &mut Dropout,
-    ) -> Result<Tensor> {
-        let t = tgt.dim(1)?;
-        let own = self.position_bias("decoder", t, t)?.broadcast_add(causal)?;
-        let mut x = self.embed(tgt, d)?;
+    pub fn decode(&self, input: &Decoder, d: &mut Dropout) -> Result<Tensor> {
+        let t = input.tgt.dim(1)?;
+        let own = self
+            .position_bias("decoder", t, t)?
+            .broadcast_add(input.causal)?;
+        let mut x = self.embed(input.tgt, d)?;
         for l in 0..self.c.decoder_layers() {
             let b = format!("decoder.block.{l}.layer");
             let n = |i: usize| format!("{b}.{i}.layer_norm.weight");
             x = self.block(&x, None, &format!("{b}.0.SelfAttention"), &n(0), &own, d)?;
             x = self.block(
                 &x,
-                Some(enc),
+                Some(input.enc),
                 &format!("{b}.1.EncDecAttention"),
                 &n(1),
-                pad,
+                input.pad,
                 d,
             )?;
             x = self.feed_forward(&x, &format!("{b}.2"), d)?;
