@@ -41,7 +41,7 @@ fn learn_pairs(m: &Model, ps: &[Pair]) -> Vec<f64> {
         ..Recipe::default()
     };
     fit(
-        m.weights.vars.all_vars(),
+        learners::tune::ops::sorted_vars(&m.weights.vars),
         ps.len(),
         &r,
         &mut |_, _| {},

@@ -5,6 +5,7 @@ pub mod bart;
 pub mod t5;
 pub mod text;
 pub mod train;
+pub mod upstream;
 
 use crate::tune::ops::take_var;
 use crate::tune::{model_error, Dropout};

@@ -3,6 +3,7 @@
 //! with warm-up, the development set decoded every so often, the best checkpoint kept.
 
 use super::{greedy, pad_rows, Model};
+use crate::tune::ops::sorted_vars;
 use crate::tune::train::fit;
 use crate::tune::{Dropout, Recipe};
 use candle_core::{Result, Tensor, D};
@@ -110,33 +111,16 @@ pub fn direct(
             seed,
             ..Recipe::default()
         };
-        let mut here: (f64, usize, Option<Vec<(String, Tensor)>>) = (f64::NEG_INFINITY, 0, None);
-        let mut failed: Option<candle_core::Error> = None;
+        let mut here = Best::default();
         let losses = {
             let mut check = |step: usize, steps: usize| {
                 progress(i, step, steps);
-                if failed.is_some() || (!step.is_multiple_of(g.eval_every.max(1)) && step != steps)
-                {
-                    return;
-                }
-                let scored = evaluate(&m, dev, score, g.max_output_tokens).and_then(|s| {
-                    Ok((
-                        s,
-                        if s > here.0 {
-                            Some(m.weights.snapshot()?)
-                        } else {
-                            None
-                        },
-                    ))
-                });
-                match scored {
-                    Ok((s, Some(snap))) => here = (s, step, Some(snap)),
-                    Ok(_) => {}
-                    Err(e) => failed = Some(e),
+                if step.is_multiple_of(g.eval_every.max(1)) || step == steps {
+                    here.consider(&m, step, &|m| evaluate(m, dev, score, g.max_output_tokens));
                 }
             };
             fit(
-                m.weights.vars.all_vars(),
+                sorted_vars(&m.weights.vars),
                 train.len(),
                 &r,
                 &mut check,
@@ -147,10 +131,9 @@ pub fn direct(
             )
             .map_err(err)?
         };
-        if let Some(e) = failed {
-            return Err(err(e));
-        }
-        let (best_dev, best_step, snap) = here;
+        let (best_dev, best_step) = (here.score, here.step);
+        let better = best.as_ref().is_none_or(|(s, _)| best_dev > *s);
+        here.restore(&m).map_err(err)?;
         tried.push(Tried {
             learning_rate: lr,
             batch_size: bs,
@@ -158,10 +141,7 @@ pub fn direct(
             best_step,
             final_loss: losses.last().copied().unwrap_or(f64::NAN),
         });
-        if best.as_ref().is_none_or(|(s, _)| best_dev > *s) {
-            if let Some(snap) = snap {
-                m.weights.restore(&snap).map_err(err)?;
-            }
+        if better {
             best = Some((best_dev, m));
         }
     }
@@ -169,6 +149,56 @@ pub fn direct(
         app::error::AppError::Invalid("the grid has no learning rate or batch size".into())
     })?;
     Ok((m, tried))
+}
+
+/// The best development score seen so far in a training run, when it was seen and the weights
+/// that gave it (the first on a tie).
+pub struct Best {
+    pub score: f64,
+    pub step: usize,
+    weights: Option<Vec<(String, Tensor)>>,
+    failed: Option<candle_core::Error>,
+}
+
+impl Default for Best {
+    fn default() -> Self {
+        Best {
+            score: f64::NEG_INFINITY,
+            step: 0,
+            weights: None,
+            failed: None,
+        }
+    }
+}
+
+impl Best {
+    /// Scores the model as it is at update `step`; keeps its weights when better than before.
+    pub fn consider(&mut self, m: &Model, step: usize, score: &dyn Fn(&Model) -> Result<f64>) {
+        if self.failed.is_some() {
+            return;
+        }
+        let kept = score(m).and_then(|s| {
+            if s > self.score {
+                self.weights = Some(m.weights.snapshot()?);
+                (self.score, self.step) = (s, step);
+            }
+            Ok(())
+        });
+        if let Err(e) = kept {
+            self.failed = Some(e);
+        }
+    }
+
+    /// Sets the model to the best weights seen (an error met while scoring is returned).
+    pub fn restore(self, m: &Model) -> Result<()> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        match &self.weights {
+            Some(w) => m.weights.restore(w),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Greedy outputs of `inputs`, 16 at a time, scored by `score`.

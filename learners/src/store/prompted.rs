@@ -148,17 +148,7 @@ pub async fn prompt_tune(database: &str, a: PromptArgs) -> Result<()> {
             return Err(AppError::Invalid("--system must not be empty".into()))
         }
         Some(n) => n.clone(),
-        None => {
-            let name = a
-                .weights
-                .canonicalize()
-                .ok()
-                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
-            format!(
-                "{} prompt-tuned",
-                name.unwrap_or_else(|| a.weights.display().to_string())
-            )
-        }
+        None => format!("{} prompt-tuned", tune::folder_name(&a.weights)),
     };
     let target = |k, split, replace| Target {
         system: system.clone(),

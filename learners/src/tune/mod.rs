@@ -173,11 +173,7 @@ impl Start {
         let (weights, default) = match weights {
             None => (weights_dir()?, SYSTEM.to_string()),
             Some(w) => {
-                let name = w
-                    .canonicalize()
-                    .ok()
-                    .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-                    .unwrap_or_else(|| w.display().to_string());
+                let name = folder_name(&w);
                 (w, format!("{name} fine-tuned"))
             }
         };
@@ -198,6 +194,14 @@ impl Start {
         }
         Ok(Start { weights, system })
     }
+}
+
+/// The name of a model folder (its last component once resolved), for default system names.
+pub fn folder_name(dir: &Path) -> String {
+    dir.canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| dir.display().to_string())
 }
 
 /// A folder's `config.json`, refused in words when this code cannot fine-tune it.

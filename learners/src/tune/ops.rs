@@ -57,3 +57,12 @@ pub fn var(vars: &candle_nn::VarMap, name: &str) -> Tensor {
         .as_tensor()
         .clone()
 }
+
+/// The variables of `vars` sorted by name: a fixed order, so that sums over them (the gradient
+/// norm) and so the runs repeat exactly from one process to the next.
+pub fn sorted_vars(vars: &candle_nn::VarMap) -> Vec<Var> {
+    let data = vars.data().lock().expect("weights lock");
+    let mut named: Vec<(&String, &Var)> = data.iter().collect();
+    named.sort_by(|a, b| a.0.cmp(b.0));
+    named.into_iter().map(|(_, v)| v.clone()).collect()
+}

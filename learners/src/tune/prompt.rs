@@ -268,7 +268,7 @@ pub fn train(
     progress: &mut dyn FnMut(usize, usize),
 ) -> candle_core::Result<Vec<f64>> {
     fit(
-        w.vars.all_vars(),
+        super::ops::sorted_vars(&w.vars),
         xs.len(),
         r,
         progress,

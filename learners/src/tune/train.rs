@@ -101,7 +101,7 @@ pub fn train(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<f64>> {
     fit(
-        w.vars.all_vars(),
+        super::ops::sorted_vars(&w.vars),
         samples.len(),
         r,
         progress,

@@ -432,6 +432,10 @@ pub enum CrossfitCommand {
     /// task without a run yet: the grid of learning rates and batch sizes, the best development
     /// checkpoint decoded greedily on the test set, stored as a run of the method.
     Learn(learners::crossfit::LearnArgs),
+    /// CrossFit's upstream learning on a partition's train tasks (multi-task learning,
+    /// first-order MAML or Reptile), the checkpoint chosen on its dev tasks, then direct
+    /// fine-tuning from it on each test task and its ARG against direct fine-tuning.
+    Upstream(learners::crossfit::upstream::UpstreamArgs),
     /// Average relative gain of a method over a baseline on a partition's test tasks.
     Arg {
         #[arg(long)]

@@ -93,6 +93,7 @@ pub(super) async fn crossfit_command(pool: &sqlx::AnyPool, c: CrossfitCommand) -
             print!("{}", xf::partition(pool, &name).await?.to_json())
         }
         CrossfitCommand::Learn(a) => learners::crossfit::learn(pool, a).await?,
+        CrossfitCommand::Upstream(a) => learners::crossfit::upstream::upstream(pool, a).await?,
         CrossfitCommand::Arg {
             partition,
             method,

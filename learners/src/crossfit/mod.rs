@@ -2,6 +2,8 @@
 //! each seed of a task, the best development checkpoint decoded greedily on the test set and
 //! stored as a run that `crossfit arg` compares like any other; resumable per task and seed.
 
+pub mod upstream;
+
 use crate::runtime::Device;
 use crate::seq2seq::text::Text;
 use crate::seq2seq::train::{decode_all, direct, Grid, Pair};
@@ -10,21 +12,12 @@ use app::error::{AppError, Result};
 use app::ssr::crossfit as xf;
 use domain::crossfit::metrics::{evaluate, Metric};
 use domain::crossfit::sampler::TsvLine;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-#[derive(Debug, clap::Args)]
-pub struct LearnArgs {
-    /// A text-to-text model folder as Hugging Face saves BART (config.json, model.safetensors,
-    /// tokenizer.json).
-    #[arg(long)]
-    pub model: PathBuf,
-    /// The CrossFit task; every seed of it without a run of this method is trained.
-    #[arg(long)]
-    pub task: String,
-    /// The method name its runs are stored under [default: "<folder> direct fine-tuning"].
-    #[arg(long)]
-    pub method: Option<String>,
+/// CrossFit's fine-tuning of one task: the grid and schedule, lengths and device.
+#[derive(Clone, Debug, clap::Args)]
+pub struct TuneArgs {
     /// The learning rates tried (CrossFit: 1e-5, 2e-5, 5e-5).
     #[arg(long, value_delimiter = ',', default_values_t = [1e-5, 2e-5, 5e-5])]
     pub learning_rates: Vec<f64>,
@@ -49,7 +42,23 @@ pub struct LearnArgs {
     pub device: Device,
 }
 
-impl LearnArgs {
+#[derive(Debug, clap::Args)]
+pub struct LearnArgs {
+    /// A text-to-text model folder as Hugging Face saves BART or T5 (config.json,
+    /// model.safetensors, tokenizer.json).
+    #[arg(long)]
+    pub model: PathBuf,
+    /// The CrossFit task; every seed of it without a run of this method is trained.
+    #[arg(long)]
+    pub task: String,
+    /// The method name its runs are stored under [default: "<folder> direct fine-tuning"].
+    #[arg(long)]
+    pub method: Option<String>,
+    #[command(flatten)]
+    pub tune: TuneArgs,
+}
+
+impl TuneArgs {
     fn grid(&self) -> Result<Grid> {
         if self.learning_rates.iter().any(|&l| !(l > 0.0 && l < 1.0))
             || self.learning_rates.is_empty()
@@ -77,6 +86,23 @@ impl LearnArgs {
     }
 }
 
+/// A method name: the given one (not blank), else the model folder's name and `what`.
+fn method_name(given: &Option<String>, model: &Path, what: &str) -> Result<String> {
+    match given {
+        Some(m) if m.trim().is_empty() => {
+            Err(AppError::Invalid("--method must not be empty".into()))
+        }
+        Some(m) => Ok(m.trim().to_string()),
+        None => Ok(format!("{} {what}", crate::tune::folder_name(model))),
+    }
+}
+
+/// Checks that `dir` opens as a text-to-text model with its tokenizer.
+pub fn check_model(dir: &Path) -> Result<()> {
+    Model::load(dir, &candle_core::Device::Cpu)?;
+    Text::open(&dir.join("tokenizer.json")).map(|_| ())
+}
+
 /// One seed's data as token ids: training pairs (the first output of each line), and the
 /// development and test inputs with their gold outputs.
 struct SeedData {
@@ -85,7 +111,7 @@ struct SeedData {
     test: Vec<Vec<u32>>,
 }
 
-fn golds(lines: &[TsvLine]) -> Vec<Vec<String>> {
+pub(crate) fn golds(lines: &[TsvLine]) -> Vec<Vec<String>> {
     lines
         .iter()
         .map(|l| l.outputs().into_iter().map(str::to_string).collect())
@@ -94,7 +120,7 @@ fn golds(lines: &[TsvLine]) -> Vec<Vec<String>> {
 
 fn seed_data(
     tok: &Text,
-    a: &LearnArgs,
+    a: &TuneArgs,
     train: &[TsvLine],
     dev: &[TsvLine],
     test: &[TsvLine],
@@ -122,7 +148,7 @@ fn seed_data(
 }
 
 /// The metric's value of decoded outputs against golds (0 where it has none).
-fn scored(tok: &Text, metric: Metric, ids: &[Vec<u32>], golds: &[Vec<String>]) -> f64 {
+pub(crate) fn scored(tok: &Text, metric: Metric, ids: &[Vec<u32>], golds: &[Vec<String>]) -> f64 {
     let texts: Vec<String> = ids
         .iter()
         .map(|i| tok.text(i).unwrap_or_default())
@@ -135,56 +161,51 @@ fn scored(tok: &Text, metric: Metric, ids: &[Vec<u32>], golds: &[Vec<String>]) -
 
 /// `clues-lab crossfit learn`.
 pub async fn learn(pool: &sqlx::AnyPool, a: LearnArgs) -> Result<()> {
+    a.tune.grid()?;
+    xf::metric_of(pool, &a.task).await?;
+    check_model(&a.model)?;
+    let method = method_name(&a.method, &a.model, "direct fine-tuning")?;
+    learn_task(pool, &a.model, &a.task, &method, &a.tune, None).await
+}
+
+/// Direct fine-tuning of `model` on every seed of `task` without a run of `method`, each
+/// stored as soon as it is done; `upstream`: how the model was learned before (stored with
+/// each run's settings).
+pub async fn learn_task(
+    pool: &sqlx::AnyPool,
+    model: &Path,
+    task: &str,
+    method: &str,
+    a: &TuneArgs,
+    upstream: Option<&serde_json::Value>,
+) -> Result<()> {
     let grid = a.grid()?;
-    let metric = xf::metric_of(pool, &a.task).await?;
-    // The folder is checked before any training.
-    Model::load(&a.model, &candle_core::Device::Cpu)?;
-    Text::open(&a.model.join("tokenizer.json"))?;
-    let method = match &a.method {
-        Some(m) if m.trim().is_empty() => {
-            return Err(AppError::Invalid("--method must not be empty".into()))
-        }
-        Some(m) => m.trim().to_string(),
-        None => {
-            let name = a
-                .model
-                .canonicalize()
-                .ok()
-                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
-            format!(
-                "{} direct fine-tuning",
-                name.unwrap_or_else(|| a.model.display().to_string())
-            )
-        }
-    };
-    let done = xf::seeds_with_run(pool, &method, &a.task).await?;
-    let seeds: Vec<u32> = xf::seeds_of(pool, &a.task)
+    let metric = xf::metric_of(pool, task).await?;
+    let done = xf::seeds_with_run(pool, method, task).await?;
+    let seeds: Vec<u32> = xf::seeds_of(pool, task)
         .await?
         .into_iter()
         .filter(|s| !done.contains(s))
         .collect();
     if !done.is_empty() {
-        eprintln!(
-            "{}: seeds {done:?} already have a run of {method:?}, kept",
-            a.task
-        );
+        eprintln!("{task}: seeds {done:?} already have a run of {method:?}, kept");
     }
     let started = Instant::now();
     for (n, &seed) in seeds.iter().enumerate() {
-        let lines = |split: &'static str| xf::split_lines(pool, &a.task, seed, split);
+        let lines = |split: &'static str| xf::split_lines(pool, task, seed, split);
         let (train, dev, test) = (
             lines("train").await?,
             lines("dev").await?,
             lines("test").await?,
         );
         let (dir, device, g, label) = (
-            a.model.clone(),
+            model.to_path_buf(),
             a.device,
             grid.clone(),
-            format!("{} seed {seed}", a.task),
+            format!("{task} seed {seed}"),
         );
-        let tok = Text::open(&a.model.join("tokenizer.json"))?;
-        let data = seed_data(&tok, &a, &train, &dev, &test)?;
+        let tok = Text::open(&model.join("tokenizer.json"))?;
+        let data = seed_data(&tok, a, &train, &dev, &test)?;
         let settings_count = g.learning_rates.len() * g.batch_sizes.len();
         let (preds, tried, trained_on) = tokio::task::spawn_blocking(move || -> Result<_> {
             let (on, trained_on) = crate::tune::device(device)?;
@@ -227,7 +248,7 @@ pub async fn learn(pool: &sqlx::AnyPool, a: LearnArgs) -> Result<()> {
                 _ => Some(t),
             });
         let settings = serde_json::json!({
-            "learner": "direct fine-tuning", "model": a.model.display().to_string(),
+            "learner": "direct fine-tuning", "model": model.display().to_string(), "upstream": upstream,
             "grid": grid, "tried": tried, "chosen": chosen, "trained_on": trained_on,
             "decoding": {"strategy": "greedy", "num_beams": 1, "max_output_tokens": grid.max_output_tokens,
                          "decoder_start_token_id": "the model's", "max_input_tokens": a.max_input_tokens},
@@ -235,8 +256,8 @@ pub async fn learn(pool: &sqlx::AnyPool, a: LearnArgs) -> Result<()> {
         .to_string();
         let score = xf::store_run(
             pool,
-            &method,
-            &a.task,
+            method,
+            task,
             seed,
             "predictions",
             &preds,
@@ -246,8 +267,7 @@ pub async fn learn(pool: &sqlx::AnyPool, a: LearnArgs) -> Result<()> {
         let elapsed = started.elapsed().as_secs_f64();
         let left = elapsed / (n + 1) as f64 * (seeds.len() - n - 1) as f64;
         println!(
-            "{} seed {seed}: {} {} on the test set (best development score {:.4}); {:.1} min, about {:.1} min left",
-            a.task,
+            "{task} seed {seed}: {} {} on the test set (best development score {:.4}); {:.1} min, about {:.1} min left",
             metric.name(),
             score.value.map_or("n/a".into(), |v| format!("{v:.4}")),
             chosen.map_or(f64::NAN, |c| c.best_dev),

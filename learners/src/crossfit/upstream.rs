@@ -1,0 +1,267 @@
+//! `clues-lab crossfit upstream`: CrossFit's upstream learning (multi-task learning, first-order
+//! MAML or Reptile) on a partition's seen tasks, the checkpoint chosen on its dev tasks and
+//! written as a model folder, then direct fine-tuning from it on each test task, and its ARG.
+
+use super::{check_model, learn_task, method_name, scored, TuneArgs};
+use crate::seq2seq::text::Text;
+use crate::seq2seq::train::{decode_all, Pair};
+use crate::seq2seq::upstream::{upstream as learn_upstream, Method, Seen, Settings};
+use crate::seq2seq::Model;
+use app::error::{AppError, Result};
+use app::ssr::crossfit as xf;
+use domain::crossfit::metrics::Metric;
+use domain::crossfit::sampler::{TsvLine, CROSSFIT_SEEDS};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Debug, clap::Args)]
+pub struct UpstreamArgs {
+    /// The text-to-text model folder to start from (BART or T5).
+    #[arg(long)]
+    pub model: PathBuf,
+    /// The partition: its train tasks are learned upstream, its dev tasks choose the
+    /// checkpoint, its test tasks are fine-tuned from it.
+    #[arg(long)]
+    pub partition: String,
+    #[arg(long, value_enum)]
+    pub method: Method,
+    /// Where the upstream model folder is written; started again, a finished one is reused.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The outer (AdamW) learning rate, or multi-task learning's.
+    #[arg(long, default_value_t = 3e-5)]
+    pub upstream_learning_rate: f64,
+    /// The meta-learners' inner SGD step size.
+    #[arg(long, default_value_t = 3e-5)]
+    pub inner_learning_rate: f64,
+    /// Reptile's inner steps.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub inner_steps: u32,
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub upstream_batch_size: u32,
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
+    pub upstream_steps: u32,
+    #[arg(long, default_value_t = 100)]
+    pub upstream_warmup: u32,
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    pub upstream_eval_every: u32,
+    /// The method name of the test tasks' runs [default: "<out folder> fine-tuning"].
+    #[arg(long)]
+    pub name: Option<String>,
+    /// The runs ARG is computed against [default: "<model folder> direct fine-tuning"].
+    #[arg(long)]
+    pub baseline: Option<String>,
+    /// The fine-tuning on each test task.
+    #[command(flatten)]
+    pub tune: TuneArgs,
+}
+
+impl UpstreamArgs {
+    fn settings(&self) -> Result<Settings> {
+        for (name, v) in [
+            ("--upstream-learning-rate", self.upstream_learning_rate),
+            ("--inner-learning-rate", self.inner_learning_rate),
+        ] {
+            if !(v > 0.0 && v < 1.0) {
+                return Err(AppError::Invalid(format!("{name} must be between 0 and 1")));
+            }
+        }
+        Ok(Settings {
+            method: self.method,
+            learning_rate: self.upstream_learning_rate,
+            inner_learning_rate: self.inner_learning_rate,
+            inner_steps: self.inner_steps as usize,
+            batch_size: self.upstream_batch_size as usize,
+            steps: self.upstream_steps as usize,
+            warmup: self.upstream_warmup.min(self.upstream_steps) as usize,
+            eval_every: self.upstream_eval_every as usize,
+            dropout: 0.1,
+            seed: u64::from(CROSSFIT_SEEDS[0]),
+        })
+    }
+}
+
+/// The pairs of lines: each input with its first output.
+fn pairs(tok: &Text, lines: &[TsvLine], a: &TuneArgs) -> Result<Vec<Pair>> {
+    lines
+        .iter()
+        .map(|l| {
+            Ok(Pair {
+                src: tok.ids(&l.input, a.max_input_tokens)?,
+                tgt: tok.ids(
+                    l.outputs().first().copied().unwrap_or_default(),
+                    a.max_output_tokens,
+                )?,
+            })
+        })
+        .collect()
+}
+
+/// A dev task as the selection reads it: its metric, inputs and golds.
+type DevTask = (Metric, Vec<Vec<u32>>, Vec<Vec<String>>);
+
+/// The seen tasks' support and query pairs and the dev tasks, from their first seed's files.
+async fn data(
+    pool: &sqlx::AnyPool,
+    tok: &Text,
+    a: &UpstreamArgs,
+) -> Result<(Vec<Seen>, Vec<DevTask>)> {
+    let p = xf::partition(pool, &a.partition).await?;
+    if p.train.is_empty() || p.dev.is_empty() || p.test.is_empty() {
+        return Err(AppError::Invalid(format!(
+            "partition {} needs train tasks to learn, dev tasks to choose the checkpoint and test tasks to fine-tune on",
+            a.partition
+        )));
+    }
+    let seed = CROSSFIT_SEEDS[0];
+    let mut seen = Vec::new();
+    for task in &p.train {
+        seen.push(Seen {
+            support: pairs(
+                tok,
+                &xf::split_lines(pool, task, seed, "train").await?,
+                &a.tune,
+            )?,
+            query: pairs(
+                tok,
+                &xf::split_lines(pool, task, seed, "dev").await?,
+                &a.tune,
+            )?,
+        });
+    }
+    let mut dev = Vec::new();
+    for task in &p.dev {
+        let lines = xf::split_lines(pool, task, seed, "dev").await?;
+        let inputs = lines
+            .iter()
+            .map(|l| tok.ids(&l.input, a.tune.max_input_tokens))
+            .collect::<Result<_>>()?;
+        dev.push((
+            xf::metric_of(pool, task).await?,
+            inputs,
+            super::golds(&lines),
+        ));
+    }
+    Ok((seen, dev))
+}
+
+/// What `out` holds when an upstream run finished: its settings and dev score.
+fn finished(out: &Path) -> Option<serde_json::Value> {
+    let text = std::fs::read_to_string(out.join("upstream.json")).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Learns upstream and writes the folder (model, tokenizer, `upstream.json`).
+async fn write_upstream(
+    pool: &sqlx::AnyPool,
+    a: &UpstreamArgs,
+    s: &Settings,
+) -> Result<serde_json::Value> {
+    let tok = Text::open(&a.model.join("tokenizer.json"))?;
+    let (seen, dev) = data(pool, &tok, a).await?;
+    let (dir, out, device, s2, max_out) = (
+        a.model.clone(),
+        a.out.clone(),
+        a.tune.device,
+        s.clone(),
+        a.tune.max_output_tokens,
+    );
+    let started = Instant::now();
+    let (score, step, trained_on) = tokio::task::spawn_blocking(move || -> Result<_> {
+        let (on, trained_on) = crate::tune::device(device)?;
+        let m = Model::load(&dir, &on)?;
+        let score = |m: &Model| -> candle_core::Result<f64> {
+            let mut total = 0.0;
+            for (metric, inputs, golds) in &dev {
+                total += scored(&tok, *metric, &decode_all(m, inputs, max_out)?, golds);
+            }
+            Ok(total / dev.len() as f64)
+        };
+        let mut last = Instant::now();
+        let mut progress = |step: usize, steps: usize| {
+            if last.elapsed().as_secs() >= 10 || step == steps {
+                last = Instant::now();
+                eprintln!("upstream {:?}: update {step} of {steps}", s2.method);
+            }
+        };
+        let (score, step) = learn_upstream(&m, &seen, &s2, &score, &mut progress)
+            .map_err(crate::tune::model_error)?;
+        m.save(&out)?;
+        Ok((score, step, trained_on))
+    })
+    .await
+    .map_err(|e| AppError::Model(format!("upstream learning stopped: {e}")))??;
+    std::fs::copy(a.model.join("tokenizer.json"), a.out.join("tokenizer.json"))
+        .map_err(|e| AppError::io(format!("cannot write {}", a.out.display()), e))?;
+    let record = serde_json::json!({
+        "from": a.model.display().to_string(), "partition": a.partition, "settings": s,
+        "best_dev_score": score, "best_update": step, "trained_on": trained_on,
+        "seconds": started.elapsed().as_secs_f64(),
+    });
+    // Written last: its presence says the folder is complete.
+    std::fs::write(a.out.join("upstream.json"), record.to_string())
+        .map_err(|e| AppError::io(format!("cannot write {}", a.out.display()), e))?;
+    eprintln!(
+        "upstream {:?}: best dev-task score {score:.4} at update {step}; written to {}",
+        s.method,
+        a.out.display()
+    );
+    Ok(record)
+}
+
+/// `clues-lab crossfit upstream`.
+pub async fn upstream(pool: &sqlx::AnyPool, a: UpstreamArgs) -> Result<()> {
+    let s = a.settings()?;
+    a.tune.grid()?;
+    check_model(&a.model)?;
+    let partition = xf::partition(pool, &a.partition).await?;
+    let record = match finished(&a.out) {
+        Some(r)
+            if r["settings"] == serde_json::to_value(&s).unwrap_or_default()
+                && r["from"] == a.model.display().to_string() =>
+        {
+            eprintln!(
+                "{}: upstream learning already done, reused",
+                a.out.display()
+            );
+            r
+        }
+        Some(_) => {
+            return Err(AppError::Refused(format!(
+                "{} holds an upstream model learned with other settings; give a new --out",
+                a.out.display()
+            )))
+        }
+        None if a.out.exists()
+            && std::fs::read_dir(&a.out).map_or(true, |mut d| d.next().is_some()) =>
+        {
+            return Err(AppError::Refused(format!(
+                "{} exists and is not a finished upstream folder; give a new --out",
+                a.out.display()
+            )))
+        }
+        None => write_upstream(pool, &a, &s).await?,
+    };
+    let name = method_name(&a.name, &a.out, "fine-tuning")?;
+    for task in &partition.test {
+        learn_task(pool, &a.out, task, &name, &a.tune, Some(&record)).await?;
+    }
+    let baseline = method_name(&a.baseline, &a.model, "direct fine-tuning")?;
+    match xf::arg_report(pool, &a.partition, &name, &baseline).await {
+        Ok(r) => match r.spread {
+            Some(sp) => println!(
+                "ARG of {name:?} against {baseline:?} on {}: {:+.2}% ± {:.2}% over {} seeds",
+                a.partition,
+                100.0 * sp.mean,
+                100.0 * sp.std_pop,
+                sp.n
+            ),
+            None => println!("ARG of {name:?} against {baseline:?}: undefined (a baseline score of 0)"),
+        },
+        Err(e) => println!(
+            "no ARG yet ({e}): run `crossfit learn --model {} --task T` on each test task for the baseline",
+            a.model.display()
+        ),
+    }
+    Ok(())
+}

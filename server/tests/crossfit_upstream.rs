@@ -1,0 +1,279 @@
+//! CrossFit's upstream learners on a small random BART: one first-order MAML update and one
+//! Reptile update equal the same update computed by hand (inner SGD, clipping, AdamW's first
+//! step), and `crossfit upstream` learns a partition's seen tasks, writes the chosen checkpoint,
+//! fine-tunes each test task from it and gives its ARG against direct fine-tuning.
+
+mod common;
+
+use candle_core::Tensor;
+use common::tiny_seq2seq::{write_seq2seq_dir, Kind};
+use learners::seq2seq::text::Text;
+use learners::seq2seq::train::{loss, Pair};
+use learners::seq2seq::upstream::{meta_step, outer_optimizer, Method, Settings};
+use learners::seq2seq::Model;
+use learners::tune::ops::sorted_vars;
+use learners::tune::Dropout;
+
+fn pairs(tok: &Text, items: &[(&str, &str)]) -> Vec<Pair> {
+    items
+        .iter()
+        .map(|(i, o)| Pair {
+            src: tok.ids(i, 64).unwrap(),
+            tgt: tok.ids(o, 16).unwrap(),
+        })
+        .collect()
+}
+
+/// Every weight's gradient of the loss on `batch` at the model's current weights.
+fn gradients(m: &Model, batch: &[&Pair]) -> Vec<Tensor> {
+    let grads = loss(m, batch, &mut Dropout::off())
+        .unwrap()
+        .backward()
+        .unwrap();
+    sorted_vars(&m.weights.vars)
+        .iter()
+        .map(|v| grads.get(v.as_tensor()).unwrap().clone())
+        .collect()
+}
+
+/// AdamW's first step (weight decay 0) on `theta` with gradient `g` clipped at norm 1:
+/// theta - lr * g / (|g| + 1e-8), as the bias corrections make it.
+fn first_adam_step(theta: &[Tensor], g: &[Tensor], lr: f64) -> Vec<Tensor> {
+    let norm: f64 = g
+        .iter()
+        .map(|t| {
+            f64::from(
+                t.sqr()
+                    .unwrap()
+                    .sum_all()
+                    .unwrap()
+                    .to_scalar::<f32>()
+                    .unwrap(),
+            )
+        })
+        .sum::<f64>()
+        .sqrt();
+    let scale = if norm > 1.0 { 1.0 / (norm + 1e-6) } else { 1.0 };
+    theta
+        .iter()
+        .zip(g)
+        .map(|(t, g)| {
+            let g = (g * scale).unwrap();
+            let step = g
+                .broadcast_div(&(g.abs().unwrap() + 1e-8).unwrap())
+                .unwrap();
+            (t - (step * lr).unwrap()).unwrap()
+        })
+        .collect()
+}
+
+fn worst(a: &[Tensor], b: &[Tensor]) -> f32 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| {
+            (x - y)
+                .unwrap()
+                .abs()
+                .unwrap()
+                .max_keepdim(0)
+                .unwrap()
+                .flatten_all()
+                .unwrap()
+                .max(0)
+                .unwrap()
+                .to_scalar::<f32>()
+                .unwrap()
+        })
+        .fold(0f32, f32::max)
+}
+
+#[test]
+fn first_order_maml_and_reptile_updates_equal_a_hand_computation() {
+    let dir = tempfile::tempdir().unwrap();
+    write_seq2seq_dir(dir.path(), Kind::Bart, 1, 4);
+    let tok = Text::open(&dir.path().join("tokenizer.json")).unwrap();
+    let support = pairs(
+        &tok,
+        &[
+            ("the nurses were gentle", "positive"),
+            ("the room smelled of smoke", "negative"),
+        ],
+    );
+    let query = pairs(
+        &tok,
+        &[
+            ("a bright little bakery", "positive"),
+            ("the hotel room was cold", "negative"),
+        ],
+    );
+    let (s, q): (Vec<&Pair>, Vec<&Pair>) = (support.iter().collect(), query.iter().collect());
+    let (alpha, beta) = (0.05, 1e-3);
+    for method in [Method::Fomaml, Method::Reptile] {
+        let settings = Settings {
+            method,
+            learning_rate: beta,
+            inner_learning_rate: alpha,
+            inner_steps: 2,
+            batch_size: 2,
+            steps: 1,
+            warmup: 0,
+            eval_every: 1,
+            dropout: 0.0,
+            seed: 1,
+        };
+        // By hand, on a second copy of the same weights.
+        let hand = Model::load(dir.path(), &candle_core::Device::Cpu).unwrap();
+        let vars = sorted_vars(&hand.weights.vars);
+        let theta: Vec<Tensor> = vars.iter().map(|v| v.as_tensor().copy().unwrap()).collect();
+        let inner = |m: &Model| {
+            let g = gradients(m, &s);
+            for (v, g) in vars.iter().zip(&g) {
+                v.set(&(v.as_tensor() - (g * alpha).unwrap()).unwrap())
+                    .unwrap();
+            }
+        };
+        let outer: Vec<Tensor> = match method {
+            Method::Fomaml => {
+                inner(&hand);
+                gradients(&hand, &q)
+            }
+            _ => {
+                inner(&hand);
+                inner(&hand);
+                theta
+                    .iter()
+                    .zip(&vars)
+                    .map(|(t, v)| (t - v.as_tensor()).unwrap())
+                    .collect()
+            }
+        };
+        let expected = first_adam_step(&theta, &outer, beta);
+        // The learner's update.
+        let m = Model::load(dir.path(), &candle_core::Device::Cpu).unwrap();
+        let mut opt = outer_optimizer(&m, &settings).unwrap();
+        meta_step(&m, &mut opt, &settings, &s, &q, &mut Dropout::off()).unwrap();
+        let got: Vec<Tensor> = sorted_vars(&m.weights.vars)
+            .iter()
+            .map(|v| v.as_tensor().copy().unwrap())
+            .collect();
+        let off = worst(&got, &expected);
+        let moved = worst(&got, &theta);
+        assert!(off < 1e-6, "{method:?}: off the hand computation by {off}");
+        assert!(
+            moved > 1e-4,
+            "{method:?}: the update moved the weights by only {moved}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn upstream_learning_writes_its_checkpoint_fine_tunes_the_test_tasks_and_gives_arg() {
+    let tmp = tempfile::tempdir().unwrap();
+    let url = common::db_url(&tmp.path().join("up.db"));
+    let pool = app::ssr::db::cli::connect(&url).await.unwrap();
+    server::demo::ensure_demo(&pool).await.unwrap();
+    let model = tmp.path().join("tiny-bart");
+    write_seq2seq_dir(&model, Kind::Bart, 1, 6);
+    let m = model.to_str().unwrap();
+    let tune = [
+        "--learning-rates",
+        "0.02",
+        "--batch-sizes",
+        "2",
+        "--steps",
+        "80",
+        "--warmup",
+        "2",
+        "--eval-every",
+        "20",
+        "--max-output-tokens",
+        "6",
+    ];
+    // The baseline: direct fine-tuning on the partition's test tasks.
+    for task in ["demo-xf-sentiment", "demo-xf-topic", "demo-xf-headline"] {
+        let args = [
+            &["crossfit", "learn", "--model", m, "--task", task][..],
+            &tune,
+        ]
+        .concat();
+        let (ok, text) = common::clues(&url, &args);
+        assert!(ok, "{text}");
+    }
+    let upstream = |method: &'static str, out: &std::path::Path| -> Vec<String> {
+        let head = [
+            "crossfit",
+            "upstream",
+            "--model",
+            m,
+            "--partition",
+            "demo",
+            "--method",
+            method,
+        ];
+        let own = [
+            "--upstream-steps",
+            "4",
+            "--upstream-eval-every",
+            "2",
+            "--inner-steps",
+            "2",
+            "--upstream-batch-size",
+            "2",
+            "--upstream-learning-rate",
+            "0.001",
+            "--inner-learning-rate",
+            "0.01",
+            "--upstream-warmup",
+            "1",
+        ];
+        let out = ["--out".to_string(), out.display().to_string()];
+        head.iter()
+            .chain(&own)
+            .chain(&tune)
+            .map(|s| s.to_string())
+            .chain(out)
+            .collect()
+    };
+    for method in ["reptile", "fomaml", "mtl"] {
+        let out = tmp.path().join(format!("up-{method}"));
+        let args = upstream(method, &out);
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (ok, text) = common::clues(&url, &refs);
+        assert!(ok, "{method}: {text}");
+        assert!(text.contains("over 5 seeds"), "{method}: {text}");
+        let record: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("upstream.json")).unwrap())
+                .unwrap();
+        assert_eq!(record["settings"]["method"], method);
+        assert!(out.join("model.safetensors").is_file() && out.join("tokenizer.json").is_file());
+        let runs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM crossfit_runs WHERE method = $1")
+            .bind(format!("up-{method} fine-tuning"))
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        assert_eq!(runs, 15, "{method}: three test tasks, five seeds");
+        // Started again: the folder is reused and every run kept.
+        let (ok, text) = common::clues(&url, &refs);
+        assert!(
+            ok && text.contains("already done, reused"),
+            "{method}: {text}"
+        );
+    }
+    let settings: String = sqlx::query_scalar(
+        "SELECT settings_json FROM crossfit_runs WHERE method = 'up-reptile fine-tuning' LIMIT 1",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert!(settings.contains(r#""method":"reptile""#), "{settings}");
+    // The same folder with other settings is refused.
+    let mut other = upstream("reptile", &tmp.path().join("up-reptile"));
+    let at = other.iter().position(|a| a == "--inner-steps").unwrap();
+    other[at + 1] = "3".into();
+    let refs: Vec<&str> = other.iter().map(String::as_str).collect();
+    let (ok, text) = common::clues(&url, &refs);
+    assert!(
+        !ok && text.contains("learned with other settings"),
+        "{text}"
+    );
+}
