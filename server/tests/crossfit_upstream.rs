@@ -266,6 +266,31 @@ async fn upstream_learning_writes_its_checkpoint_fine_tunes_the_test_tasks_and_g
     .await
     .unwrap();
     assert!(settings.contains(r#""method":"reptile""#), "{settings}");
+    // The paper's Table 2: a row per upstream method against direct fine-tuning.
+    let methods = "up-reptile fine-tuning,up-fomaml fine-tuning,up-mtl fine-tuning";
+    let (ok, text) = common::clues(
+        &url,
+        &[
+            "crossfit",
+            "table",
+            "--partition",
+            "demo",
+            "--methods",
+            methods,
+            "--baseline",
+            "tiny-bart direct fine-tuning",
+        ],
+    );
+    assert!(ok, "{text}");
+    assert!(
+        text.starts_with("| method | demo-xf-sentiment | demo-xf-topic | demo-xf-headline | ARG |"),
+        "{text}"
+    );
+    assert_eq!(
+        text.lines().filter(|l| l.contains("(5 seeds)")).count(),
+        3,
+        "{text}"
+    );
     // The same folder with other settings is refused.
     let mut other = upstream("reptile", &tmp.path().join("up-reptile"));
     let at = other.iter().position(|a| a == "--inner-steps").unwrap();

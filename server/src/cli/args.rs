@@ -436,6 +436,18 @@ pub enum CrossfitCommand {
     /// first-order MAML or Reptile), the checkpoint chosen on its dev tasks, then direct
     /// fine-tuning from it on each test task and its ARG against direct fine-tuning.
     Upstream(learners::crossfit::upstream::UpstreamArgs),
+    /// The paper's Table 2 layout: for each method, its mean relative gain over the baseline
+    /// on each test task of the partition (over the seeds) and its ARG (mean ± std over seeds).
+    Table {
+        #[arg(long)]
+        partition: String,
+        /// The methods, comma-separated (e.g. the upstream methods' fine-tuning runs).
+        #[arg(long, value_delimiter = ',', required = true)]
+        methods: Vec<String>,
+        /// What every method is compared with (e.g. direct fine-tuning).
+        #[arg(long)]
+        baseline: String,
+    },
     /// Average relative gain of a method over a baseline on a partition's test tasks.
     Arg {
         #[arg(long)]

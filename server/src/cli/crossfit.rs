@@ -94,6 +94,11 @@ pub(super) async fn crossfit_command(pool: &sqlx::AnyPool, c: CrossfitCommand) -
         }
         CrossfitCommand::Learn(a) => learners::crossfit::learn(pool, a).await?,
         CrossfitCommand::Upstream(a) => learners::crossfit::upstream::upstream(pool, a).await?,
+        CrossfitCommand::Table {
+            partition,
+            methods,
+            baseline,
+        } => table(pool, &partition, &methods, &baseline).await?,
         CrossfitCommand::Arg {
             partition,
             method,
@@ -187,6 +192,53 @@ async fn arg(pool: &sqlx::AnyPool, partition: &str, method: &str, baseline: &str
             100.0 * s.std_pop
         ),
         None => println!("ARG: undefined (no seed with both runs)"),
+    }
+    Ok(())
+}
+
+/// `crossfit table`: a Markdown row per method with its mean relative gain on each test task
+/// (over the seeds where it is defined) and its ARG, mean ± standard deviation over seeds.
+async fn table(
+    pool: &sqlx::AnyPool,
+    partition: &str,
+    methods: &[String],
+    baseline: &str,
+) -> Result<()> {
+    let pct = |v: Option<f64>| v.map_or("n/a".to_string(), |x| format!("{:+.2}%", 100.0 * x));
+    let mut header = false;
+    for method in methods {
+        let r = xf::arg_report(pool, partition, method, baseline).await?;
+        if !header {
+            println!("| method | {} | ARG |", r.tasks.join(" | "));
+            println!("|{}", " --- |".repeat(r.tasks.len() + 2));
+            header = true;
+        }
+        let per_task: Vec<String> = r
+            .tasks
+            .iter()
+            .map(|t| {
+                let gains: Vec<f64> = r
+                    .seeds
+                    .iter()
+                    .flat_map(|(_, a)| {
+                        a.gains
+                            .iter()
+                            .filter(|g| &g.task == t)
+                            .filter_map(|g| g.gain)
+                    })
+                    .collect();
+                pct((!gains.is_empty()).then(|| gains.iter().sum::<f64>() / gains.len() as f64))
+            })
+            .collect();
+        let arg = r.spread.map_or("n/a".into(), |s| {
+            format!(
+                "{:+.2}% ± {:.2}% ({} seeds)",
+                100.0 * s.mean,
+                100.0 * s.std_pop,
+                s.n
+            )
+        });
+        println!("| {method} | {} | {arg} |", per_task.join(" | "));
     }
     Ok(())
 }
