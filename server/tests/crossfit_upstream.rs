@@ -9,7 +9,7 @@ use candle_core::Tensor;
 use common::tiny_seq2seq::{write_seq2seq_dir, Kind};
 use learners::seq2seq::text::Text;
 use learners::seq2seq::train::{loss, Pair};
-use learners::seq2seq::upstream::{meta_step, outer_optimizer, Method, Settings};
+use learners::seq2seq::upstream::{meta_step, outer_gradient, outer_optimizer, Method, Settings};
 use learners::seq2seq::Model;
 use learners::tune::ops::sorted_vars;
 use learners::tune::Dropout;
@@ -87,40 +87,45 @@ fn worst(a: &[Tensor], b: &[Tensor]) -> f32 {
         .fold(0f32, f32::max)
 }
 
+/// A small random BART's folder and one seen task: two support pairs and two query pairs.
+fn one_task(seed: u64) -> (tempfile::TempDir, Vec<Pair>, Vec<Pair>) {
+    let dir = tempfile::tempdir().unwrap();
+    write_seq2seq_dir(dir.path(), Kind::Bart, 1, seed);
+    let tok = Text::open(&dir.path().join("tokenizer.json")).unwrap();
+    let support = [
+        ("the nurses were gentle", "positive"),
+        ("the room smelled of smoke", "negative"),
+    ];
+    let query = [
+        ("a bright little bakery", "positive"),
+        ("the hotel room was cold", "negative"),
+    ];
+    (dir, pairs(&tok, &support), pairs(&tok, &query))
+}
+
+/// One update of `method` without dropout, on whole batches of two.
+fn settings(method: Method, outer: f64, inner: f64, inner_steps: usize) -> Settings {
+    Settings {
+        method,
+        learning_rate: outer,
+        inner_learning_rate: inner,
+        inner_steps,
+        batch_size: 2,
+        steps: 1,
+        warmup: 0,
+        eval_every: 1,
+        dropout: 0.0,
+        seed: 1,
+    }
+}
+
 #[test]
 fn first_order_maml_and_reptile_updates_equal_a_hand_computation() {
-    let dir = tempfile::tempdir().unwrap();
-    write_seq2seq_dir(dir.path(), Kind::Bart, 1, 4);
-    let tok = Text::open(&dir.path().join("tokenizer.json")).unwrap();
-    let support = pairs(
-        &tok,
-        &[
-            ("the nurses were gentle", "positive"),
-            ("the room smelled of smoke", "negative"),
-        ],
-    );
-    let query = pairs(
-        &tok,
-        &[
-            ("a bright little bakery", "positive"),
-            ("the hotel room was cold", "negative"),
-        ],
-    );
+    let (dir, support, query) = one_task(4);
     let (s, q): (Vec<&Pair>, Vec<&Pair>) = (support.iter().collect(), query.iter().collect());
     let (alpha, beta) = (0.05, 1e-3);
     for method in [Method::Fomaml, Method::Reptile] {
-        let settings = Settings {
-            method,
-            learning_rate: beta,
-            inner_learning_rate: alpha,
-            inner_steps: 2,
-            batch_size: 2,
-            steps: 1,
-            warmup: 0,
-            eval_every: 1,
-            dropout: 0.0,
-            seed: 1,
-        };
+        let settings = settings(method, beta, alpha, 2);
         // By hand, on a second copy of the same weights.
         let hand = Model::load(dir.path(), &candle_core::Device::Cpu).unwrap();
         let vars = sorted_vars(&hand.weights.vars);
@@ -234,7 +239,7 @@ async fn upstream_learning_writes_its_checkpoint_fine_tunes_the_test_tasks_and_g
             .chain(out)
             .collect()
     };
-    for method in ["reptile", "fomaml", "mtl"] {
+    for method in ["reptile", "fomaml", "maml", "mtl"] {
         let out = tmp.path().join(format!("up-{method}"));
         let args = upstream(method, &out);
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -267,7 +272,8 @@ async fn upstream_learning_writes_its_checkpoint_fine_tunes_the_test_tasks_and_g
     .unwrap();
     assert!(settings.contains(r#""method":"reptile""#), "{settings}");
     // The paper's Table 2: a row per upstream method against direct fine-tuning.
-    let methods = "up-reptile fine-tuning,up-fomaml fine-tuning,up-mtl fine-tuning";
+    let methods =
+        "up-reptile fine-tuning,up-fomaml fine-tuning,up-maml fine-tuning,up-mtl fine-tuning";
     let (ok, text) = common::clues(
         &url,
         &[
@@ -288,7 +294,7 @@ async fn upstream_learning_writes_its_checkpoint_fine_tunes_the_test_tasks_and_g
     );
     assert_eq!(
         text.lines().filter(|l| l.contains("(5 seeds)")).count(),
-        3,
+        4,
         "{text}"
     );
     // The same folder with other settings is refused.
@@ -301,4 +307,103 @@ async fn upstream_learning_writes_its_checkpoint_fine_tunes_the_test_tasks_and_g
         !ok && text.contains("learned with other settings"),
         "{text}"
     );
+}
+
+/// The query loss after one inner SGD step from the model's weights, `theta + h u`.
+fn meta_objective(
+    m: &Model,
+    theta: &[Tensor],
+    u: &[Tensor],
+    h: f64,
+    alpha: f64,
+    s: &[&Pair],
+    q: &[&Pair],
+) -> f64 {
+    let vars = sorted_vars(&m.weights.vars);
+    for ((v, t), d) in vars.iter().zip(theta).zip(u) {
+        v.set(&(t + (d * h).unwrap()).unwrap()).unwrap();
+    }
+    let g = gradients(m, s);
+    for (v, g) in vars.iter().zip(&g) {
+        v.set(&(v.as_tensor() - (g * alpha).unwrap()).unwrap())
+            .unwrap();
+    }
+    let l = f64::from(
+        loss(m, q, &mut Dropout::off())
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap(),
+    );
+    for (v, t) in vars.iter().zip(theta) {
+        v.set(t).unwrap();
+    }
+    l
+}
+
+#[test]
+fn the_maml_gradient_is_the_derivative_through_the_inner_step() {
+    let (dir, support, query) = one_task(9);
+    let (s, q): (Vec<&Pair>, Vec<&Pair>) = (support.iter().collect(), query.iter().collect());
+    let m = Model::load(dir.path(), &candle_core::Device::Cpu).unwrap();
+    let alpha = 0.5;
+    let maml = outer_gradient(
+        &m,
+        &settings(Method::Maml, 1e-3, alpha, 1),
+        &s,
+        &q,
+        &mut Dropout::off(),
+    )
+    .unwrap();
+    let first = outer_gradient(
+        &m,
+        &settings(Method::Fomaml, 1e-3, alpha, 1),
+        &s,
+        &q,
+        &mut Dropout::off(),
+    )
+    .unwrap();
+    let theta: Vec<Tensor> = sorted_vars(&m.weights.vars)
+        .iter()
+        .map(|v| v.as_tensor().copy().unwrap())
+        .collect();
+    let dot = |a: &[Tensor], b: &[Tensor]| -> f64 {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| {
+                f64::from(
+                    (x * y)
+                        .unwrap()
+                        .sum_all()
+                        .unwrap()
+                        .to_scalar::<f32>()
+                        .unwrap(),
+                )
+            })
+            .sum()
+    };
+    // Along the MAML gradient itself (unit length): the meta-objective's slope by central
+    // differences, against the two gradients' components.
+    let norm = dot(&maml, &maml).sqrt();
+    let u: Vec<Tensor> = maml.iter().map(|t| (t / norm).unwrap()).collect();
+    let h = 1e-2;
+    let slope = (meta_objective(&m, &theta, &u, h, alpha, &s, &q)
+        - meta_objective(&m, &theta, &u, -h, alpha, &s, &q))
+        / (2.0 * h);
+    let (by_maml, by_first) = (dot(&maml, &u), dot(&first, &u));
+    let (e_maml, e_first) = ((by_maml - slope).abs(), (by_first - slope).abs());
+    eprintln!("slope {slope}, MAML {by_maml}, first-order {by_first}");
+    assert!(
+        e_maml < 0.02 * slope.abs(),
+        "MAML {by_maml} against the slope {slope}"
+    );
+    assert!(
+        e_maml * 5.0 < e_first,
+        "MAML off by {e_maml}, first-order by {e_first}"
+    );
+    // The weights are where they were.
+    let after: Vec<Tensor> = sorted_vars(&m.weights.vars)
+        .iter()
+        .map(|v| v.as_tensor().copy().unwrap())
+        .collect();
+    assert_eq!(worst(&after, &theta), 0.0);
 }

@@ -1,6 +1,6 @@
-//! `clues-lab crossfit upstream`: CrossFit's upstream learning (multi-task learning, first-order
-//! MAML or Reptile) on a partition's seen tasks, the checkpoint chosen on its dev tasks and
-//! written as a model folder, then direct fine-tuning from it on each test task, and its ARG.
+//! `clues-lab crossfit upstream`: CrossFit's upstream learning (multi-task learning, MAML,
+//! first-order MAML or Reptile) on a partition's seen tasks, the checkpoint chosen on its dev
+//! tasks and written as a model folder, then direct fine-tuning from it on each test task, and its ARG.
 
 use super::{check_model, learn_task, method_name, scored, TuneArgs};
 use crate::seq2seq::text::Text;

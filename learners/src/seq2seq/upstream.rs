@@ -1,5 +1,5 @@
 //! Upstream learning on a partition's seen tasks (CrossFit sec. 4): multi-task learning on their
-//! shots mixed, and the first-order meta-learners (first-order MAML with one inner step, Reptile),
+//! shots mixed, and the meta-learners (MAML and first-order MAML with one inner step, Reptile),
 //! each task's train split the support and its dev split the query; the outer update by AdamW.
 
 use super::train::{loss, Best, Pair};
@@ -18,6 +18,10 @@ use serde::Serialize;
 pub enum Method {
     /// Multi-task learning: every seen task's training pairs mixed, trained as one task.
     Mtl,
+    /// MAML with one inner SGD step: the query loss at the adapted weights differentiated
+    /// through the inner step, (I - a H) g, the Hessian-vector product H g of the support loss
+    /// by a central difference of support gradients (candle has no second-order autodiff).
+    Maml,
     /// First-order MAML: one inner SGD step on a support batch, the query batch's gradient
     /// at the adapted weights applied to the weights before it.
     Fomaml,
@@ -65,6 +69,65 @@ fn draw<'a>(pairs: &'a [Pair], n: usize, rng: &mut SplitMix64) -> Vec<&'a Pair> 
         .collect()
 }
 
+/// Every weight's gradient of the loss on `batch` (zero where it has none), in `vars`' order.
+fn gradients(m: &Model, vars: &[Var], batch: &[&Pair], d: &mut Dropout) -> Result<Vec<Tensor>> {
+    let grads = loss(m, batch, d)?.backward()?;
+    vars.iter()
+        .map(|v| match grads.get(v.as_tensor()) {
+            Some(g) => Ok(g.clone()),
+            None => v.as_tensor().zeros_like(),
+        })
+        .collect()
+}
+
+/// Sets each weight to `base + scale * dir`.
+fn set_along(vars: &[Var], base: &[Tensor], dir: &[Tensor], scale: f64) -> Result<()> {
+    for ((v, b), t) in vars.iter().zip(base).zip(dir) {
+        v.set(&(b + (t * scale)?)?)?;
+    }
+    Ok(())
+}
+
+/// MAML's outer gradient for one inner step of size `a` from the weights `vars` hold now:
+/// g - a H g, where g is the query gradient at the adapted weights and H the support loss's
+/// Hessian there, H g taken as (grad S(w + e g) - grad S(w - e g)) / 2e with the same dropout
+/// masks on both sides and e g of norm 1e-2.
+fn maml_gradient(
+    m: &Model,
+    vars: &[Var],
+    a: f64,
+    support: &[&Pair],
+    query: &[&Pair],
+    d: &mut Dropout,
+) -> Result<Vec<Tensor>> {
+    let start: Vec<Tensor> = vars
+        .iter()
+        .map(|v| v.as_tensor().copy())
+        .collect::<Result<_>>()?;
+    let masks = d.clone();
+    let g_s = gradients(m, vars, support, d)?;
+    set_along(vars, &start, &g_s, -a)?;
+    let g = gradients(m, vars, query, d)?;
+    let norm = g
+        .iter()
+        .map(|t| Ok(f64::from(t.sqr()?.sum_all()?.to_scalar::<f32>()?)))
+        .sum::<Result<f64>>()?
+        .sqrt();
+    if norm == 0.0 {
+        return Ok(g);
+    }
+    let e = 1e-2 / norm;
+    let side = |sign: f64| -> Result<Vec<Tensor>> {
+        set_along(vars, &start, &g, sign * e)?;
+        gradients(m, vars, support, &mut masks.clone())
+    };
+    let (plus, minus) = (side(1.0)?, side(-1.0)?);
+    g.iter()
+        .zip(plus.iter().zip(&minus))
+        .map(|(g, (p, q))| g - ((p - q)? * (a / (2.0 * e)))?)
+        .collect()
+}
+
 /// One plain SGD step on `batch`: every weight minus `lr` times its gradient.
 fn sgd_step(m: &Model, vars: &[Var], batch: &[&Pair], lr: f64, d: &mut Dropout) -> Result<()> {
     let grads = loss(m, batch, d)?.backward()?;
@@ -99,31 +162,25 @@ pub fn outer_optimizer(m: &Model, s: &Settings) -> Result<AdamW> {
     )
 }
 
-/// One meta-update of `m` from a task's support and query batches: the outer gradient of the
-/// method, applied by `opt` to the weights the update started from.
-pub fn meta_step(
+/// The method's outer gradient from a task's support and query batches at the weights `m`
+/// holds (which it holds again afterwards), in the order of `sorted_vars`.
+pub fn outer_gradient(
     m: &Model,
-    opt: &mut AdamW,
     s: &Settings,
     support: &[&Pair],
     query: &[&Pair],
     d: &mut Dropout,
-) -> Result<()> {
+) -> Result<Vec<Tensor>> {
     let vars = sorted_vars(&m.weights.vars);
     let start: Vec<Tensor> = vars
         .iter()
         .map(|v| v.as_tensor().copy())
         .collect::<Result<_>>()?;
     let outer: Vec<Tensor> = match s.method {
+        Method::Maml => maml_gradient(m, &vars, s.inner_learning_rate, support, query, d)?,
         Method::Fomaml => {
             sgd_step(m, &vars, support, s.inner_learning_rate, d)?;
-            let grads = loss(m, query, d)?.backward()?;
-            vars.iter()
-                .map(|v| match grads.get(v.as_tensor()) {
-                    Some(g) => Ok(g.clone()),
-                    None => v.as_tensor().zeros_like(),
-                })
-                .collect::<Result<_>>()?
+            gradients(m, &vars, query, d)?
         }
         Method::Reptile => {
             for _ in 0..s.inner_steps.max(1) {
@@ -139,14 +196,29 @@ pub fn meta_step(
     for (v, t) in vars.iter().zip(&start) {
         v.set(t)?;
     }
+    Ok(outer)
+}
+
+/// One meta-update of `m`: the method's outer gradient, clipped at norm 1, applied by `opt`
+/// to the weights the update started from.
+pub fn meta_step(
+    m: &Model,
+    opt: &mut AdamW,
+    s: &Settings,
+    support: &[&Pair],
+    query: &[&Pair],
+    d: &mut Dropout,
+) -> Result<()> {
+    let outer = outer_gradient(m, s, support, query, d)?;
+    let vars = sorted_vars(&m.weights.vars);
     let mut grads = store(&vars, outer)?;
     clip(&mut grads, &vars, 1.0)?;
     opt.step(&grads)
 }
 
 /// Learns the seen tasks with `s.method`, decoding the dev tasks (`score`, higher is better)
-/// every `eval_every` updates; the model ends at the best checkpoint. Returns the best score,
-/// when it was seen and each update's (MTL: each epoch's) loss where it has one.
+/// every `eval_every` updates; the model ends at the best checkpoint. Returns the best score
+/// and the update it was seen at.
 pub fn upstream(
     m: &Model,
     seen: &[Seen],

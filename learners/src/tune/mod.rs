@@ -67,6 +67,8 @@ impl Default for Recipe {
 }
 
 /// Dropout with masks drawn from a seeded generator (runs repeat exactly); off at evaluation.
+/// A clone draws the same masks as the original from where it was cloned.
+#[derive(Clone)]
 pub struct Dropout {
     p: f32,
     rng: Option<SplitMix64>,
