@@ -1,8 +1,9 @@
 //! The model track, the machine side of every comparison: span-extraction learners run with
 //! ONNX Runtime on the same test sets as the crowd, the built-in MiniLM baseline with a
-//! few-shot span head, fine-tuning (candle) exported to ONNX, in-context learning through a
-//! language-model server, imported predictions, and S1
-//! scoring of prediction files. Its runs are stored through `app::ssr::machine`, the one home
+//! few-shot span head, fine-tuning of BERT, RoBERTa and DeBERTa (candle) exported to ONNX,
+//! prompt-based fine-tuning, in-context learning through a language-model server, CrossFit's
+//! text-to-text learners (BART, T5: direct fine-tuning, upstream learning), imported
+//! predictions, and S1 scoring of prediction files. Its runs are stored through `app::ssr::machine`, the one home
 //! of the `machine_*` tables.
 //!
 //! One name per concept: a *learner* is what learns from the shots; a *system* is a learner
