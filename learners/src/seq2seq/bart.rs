@@ -220,6 +220,7 @@ impl Bart<'_> {
             x = self.block(&x, enc, &format!("{q}.encoder_attn"), pad, heads, d)?;
             x = self.feed_forward(&x, &q, d)?;
         }
+        let x = input.cut(x)?;
         let (b, t, dm) = x.dims3()?;
         x.reshape((b * t, dm))?
             .matmul(&self.w.get("model.shared.weight").t()?)?

@@ -99,6 +99,21 @@ pub struct Decoder<'a> {
     pub pad: &'a Tensor,
     pub tgt: &'a Tensor,
     pub causal: &'a Tensor,
+    /// Only the last position's logits (decoding): the output layer, a vocabulary wide, is the
+    /// costly part of a step.
+    pub last: bool,
+}
+
+impl Decoder<'_> {
+    /// The decoder's final states `[b, t, d]`, or only the last position's when `last`.
+    pub fn cut(&self, x: Tensor) -> candle_core::Result<Tensor> {
+        if self.last {
+            let t = x.dim(1)?;
+            x.narrow(1, t - 1, 1)
+        } else {
+            Ok(x)
+        }
+    }
 }
 
 /// The additive padding bias `[b, 1, 1, s]` of a mask `[b, s]` (1 real, 0 padding).
@@ -239,12 +254,35 @@ impl Model {
         tgt: &Tensor,
         d: &mut Dropout,
     ) -> candle_core::Result<Tensor> {
+        self.decode(enc, pad, tgt, false, d)
+    }
+
+    /// The logits `[b, vocab]` of the token after the last of `tgt` (no dropout).
+    pub fn next_logits(
+        &self,
+        enc: &Tensor,
+        pad: &Tensor,
+        tgt: &Tensor,
+    ) -> candle_core::Result<Tensor> {
+        self.decode(enc, pad, tgt, true, &mut Dropout::off())?
+            .squeeze(1)
+    }
+
+    fn decode(
+        &self,
+        enc: &Tensor,
+        pad: &Tensor,
+        tgt: &Tensor,
+        last: bool,
+        d: &mut Dropout,
+    ) -> candle_core::Result<Tensor> {
         let causal = causal_bias(tgt.dim(1)?, &self.weights.device)?;
         let input = Decoder {
             enc,
             pad,
             tgt,
             causal: &causal,
+            last,
         };
         let w = &self.weights;
         match &self.config {
@@ -308,9 +346,10 @@ pub fn greedy(m: &Model, srcs: &[&[u32]], max_tokens: usize) -> candle_core::Res
         }
         let rows: Vec<&[u32]> = tgt.iter().map(Vec::as_slice).collect();
         let (t, _) = pad_rows(&rows, m.pad(), dev)?;
-        let logits = m.logits(&enc, &pad, &t, &mut off)?;
-        let last = logits.narrow(1, t.dim(1)? - 1, 1)?.squeeze(1)?;
-        let next: Vec<u32> = last.argmax(D::Minus1)?.to_vec1()?;
+        let next: Vec<u32> = m
+            .next_logits(&enc, &pad, &t)?
+            .argmax(D::Minus1)?
+            .to_vec1()?;
         for (i, &tok) in next.iter().enumerate() {
             if done[i] {
                 continue;
