@@ -1,5 +1,5 @@
-//! Fine-tuning a span model on a shot group: padded batches, the span loss over the positions
-//! a head may choose, AdamW with linear decay and gradient clipping, seeded shuffles.
+//! Fine-tuning a span model on a shot group (padded batches, the span loss over the positions a
+//! head may choose) and the loop every learner shares: AdamW, warm-up and decay, clipping, seeded shuffles.
 
 use super::encoder::{Inputs, Weights};
 use super::{Dropout, Recipe};
@@ -113,9 +113,10 @@ pub fn train(
 }
 
 /// The optimisation every learner here shares: AdamW over `vars` with the learning rate
-/// decaying linearly to 0, the gradient norm clipped, `n` samples shuffled by a
-/// seeded generator in batches for `r.epochs` epochs (or `r.steps` updates), dropout masks
-/// seeded; with `r.warmup`, the rate first rises linearly from 0. `loss(batch, dropout)` is a batch's mean loss; returns each epoch's mean loss.
+/// decaying linearly to 0 (rising from 0 over `r.warmup` updates first), the gradient norm
+/// clipped, `n` samples shuffled by a seeded generator in batches for `r.epochs` epochs (or
+/// `r.steps` updates), dropout masks seeded. `loss(batch, dropout)` is a batch's mean loss;
+/// returns each epoch's mean loss.
 pub fn fit(
     vars: Vec<candle_core::Var>,
     n: usize,
