@@ -255,6 +255,10 @@ async fn runs_are_stored_per_seed_a_killed_run_goes_on_to_the_same_predictions_a
     let s: serde_json::Value = serde_json::from_str(&settings).unwrap();
     assert_eq!(s["tried"].as_array().unwrap().len(), 2, "{s}");
     assert_eq!(s["decoding"]["strategy"], "greedy");
+    assert_eq!(
+        s["decoding"]["decoder_start_token_id"], 2,
+        "BART starts from </s>"
+    );
     assert_eq!(s["grid"]["steps"], 6);
     // Run again: every seed has its run, nothing is trained or stored.
     let (ok, text) = clues(&url, &learn("demo-xf-sentiment"));

@@ -207,40 +207,41 @@ pub async fn learn_task(
         let tok = Text::open(&model.join("tokenizer.json"))?;
         let data = seed_data(&tok, a, &train, &dev, &test)?;
         let settings_count = g.learning_rates.len() * g.batch_sizes.len();
-        let (preds, tried, trained_on) = tokio::task::spawn_blocking(move || -> Result<_> {
-            let (on, trained_on) = crate::tune::device(device)?;
-            let load = || Model::load(&dir, &on);
-            let (dev_ids, dev_golds) = &data.dev;
-            let score = |ids: &[Vec<u32>]| scored(&tok, metric, ids, dev_golds);
-            let mut last = Instant::now();
-            let mut progress = |setting: usize, step: usize, steps: usize| {
-                if last.elapsed().as_secs() >= 10 || step == steps {
-                    last = Instant::now();
-                    eprintln!(
-                        "{label}: setting {} of {settings_count}, update {step} of {steps}",
-                        setting + 1
-                    );
-                }
-            };
-            let (best, tried) = direct(
-                &load,
-                &data.train,
-                dev_ids,
-                &score,
-                &g,
-                u64::from(seed),
-                &mut progress,
-            )?;
-            let out = decode_all(&best, &data.test, g.max_output_tokens)
-                .map_err(crate::tune::model_error)?;
-            let texts = out
-                .iter()
-                .map(|ids| tok.text(ids))
-                .collect::<Result<Vec<String>>>()?;
-            Ok((texts, tried, trained_on))
-        })
-        .await
-        .map_err(|e| AppError::Model(format!("training stopped: {e}")))??;
+        let (preds, tried, trained_on, start) =
+            tokio::task::spawn_blocking(move || -> Result<_> {
+                let (on, trained_on) = crate::tune::device(device)?;
+                let load = || Model::load(&dir, &on);
+                let (dev_ids, dev_golds) = &data.dev;
+                let score = |ids: &[Vec<u32>]| scored(&tok, metric, ids, dev_golds);
+                let mut last = Instant::now();
+                let mut progress = |setting: usize, step: usize, steps: usize| {
+                    if last.elapsed().as_secs() >= 10 || step == steps {
+                        last = Instant::now();
+                        eprintln!(
+                            "{label}: setting {} of {settings_count}, update {step} of {steps}",
+                            setting + 1
+                        );
+                    }
+                };
+                let (best, tried) = direct(
+                    &load,
+                    &data.train,
+                    dev_ids,
+                    &score,
+                    &g,
+                    u64::from(seed),
+                    &mut progress,
+                )?;
+                let out = decode_all(&best, &data.test, g.max_output_tokens)
+                    .map_err(crate::tune::model_error)?;
+                let texts = out
+                    .iter()
+                    .map(|ids| tok.text(ids))
+                    .collect::<Result<Vec<String>>>()?;
+                Ok((texts, tried, trained_on, best.start()))
+            })
+            .await
+            .map_err(|e| AppError::Model(format!("training stopped: {e}")))??;
         let chosen = tried
             .iter()
             .fold(None::<&crate::seq2seq::train::Tried>, |b, t| match b {
@@ -251,7 +252,7 @@ pub async fn learn_task(
             "learner": "direct fine-tuning", "model": model.display().to_string(), "upstream": upstream,
             "grid": grid, "tried": tried, "chosen": chosen, "trained_on": trained_on,
             "decoding": {"strategy": "greedy", "num_beams": 1, "max_output_tokens": grid.max_output_tokens,
-                         "decoder_start_token_id": "the model's", "max_input_tokens": a.max_input_tokens},
+                         "decoder_start_token_id": start, "max_input_tokens": a.max_input_tokens},
         })
         .to_string();
         let score = xf::store_run(
