@@ -6,7 +6,7 @@
 mod common;
 
 use common::clues;
-use common::tiny_seq2seq::{write_seq2seq_dir, Kind, KINDS};
+use common::tiny_seq2seq::{pairs, write_seq2seq_dir, Kind, KINDS};
 use learners::seq2seq::text::Text;
 use learners::seq2seq::train::{loss, Pair};
 use learners::seq2seq::{greedy, Model};
@@ -19,16 +19,6 @@ const SENTENCES: [(&str, &str); 4] = [
     ("a bright little bakery with friendly faces", "positive"),
     ("the hotel room was cold", "negative"),
 ];
-
-fn pairs(tok: &Text) -> Vec<Pair> {
-    SENTENCES
-        .iter()
-        .map(|(i, o)| Pair {
-            src: tok.ids(i, 64).unwrap(),
-            tgt: tok.ids(o, 16).unwrap(),
-        })
-        .collect()
-}
 
 /// Trains the model on the pairs (150 updates at 2e-2, no dropout); returns each epoch's loss.
 fn learn_pairs(m: &Model, ps: &[Pair]) -> Vec<f64> {
@@ -66,7 +56,7 @@ fn learns(kind: Kind) {
     write_seq2seq_dir(dir.path(), kind, 2, 3);
     let tok = Text::open(&dir.path().join("tokenizer.json")).unwrap();
     let m = Model::load(dir.path(), &candle_core::Device::Cpu).unwrap();
-    let ps = pairs(&tok);
+    let ps = pairs(&tok, &SENTENCES);
     assert_eq!(
         *ps[0].tgt.last().unwrap(),
         m.eos(),
@@ -128,7 +118,7 @@ fn same_as_transformers(python: &std::path::Path, kind: Kind) {
     let tok = Text::open(&dir.path().join("tokenizer.json")).unwrap();
     let m = Model::load(dir.path(), &candle_core::Device::Cpu).unwrap();
     // Trained first, so that greedy outputs are words rather than one token repeated.
-    let ps = pairs(&tok);
+    let ps = pairs(&tok, &SENTENCES);
     learn_pairs(&m, &ps);
     let saved = dir.path().join("trained");
     m.save(&saved).unwrap();

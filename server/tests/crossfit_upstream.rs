@@ -6,23 +6,13 @@
 mod common;
 
 use candle_core::Tensor;
-use common::tiny_seq2seq::{write_seq2seq_dir, Kind};
+use common::tiny_seq2seq::{pairs, write_seq2seq_dir, Kind};
 use learners::seq2seq::text::Text;
 use learners::seq2seq::train::{loss, Pair};
 use learners::seq2seq::upstream::{meta_step, outer_gradient, outer_optimizer, Method, Settings};
 use learners::seq2seq::Model;
 use learners::tune::ops::sorted_vars;
 use learners::tune::Dropout;
-
-fn pairs(tok: &Text, items: &[(&str, &str)]) -> Vec<Pair> {
-    items
-        .iter()
-        .map(|(i, o)| Pair {
-            src: tok.ids(i, 64).unwrap(),
-            tgt: tok.ids(o, 16).unwrap(),
-        })
-        .collect()
-}
 
 /// Every weight's gradient of the loss on `batch` at the model's current weights.
 fn gradients(m: &Model, batch: &[&Pair]) -> Vec<Tensor> {

@@ -146,3 +146,17 @@ pub fn write_seq2seq_dir(dir: &Path, kind: Kind, layers: usize, seed: u64) -> Co
     std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string()).unwrap();
     c
 }
+
+/// Training pairs of (input, output) texts: inputs cut at 64 tokens, outputs at 16.
+pub fn pairs(
+    tok: &learners::seq2seq::text::Text,
+    items: &[(&str, &str)],
+) -> Vec<learners::seq2seq::train::Pair> {
+    items
+        .iter()
+        .map(|(i, o)| learners::seq2seq::train::Pair {
+            src: tok.ids(i, 64).unwrap(),
+            tgt: tok.ids(o, 16).unwrap(),
+        })
+        .collect()
+}
