@@ -1,7 +1,7 @@
 // The model track in Chromium: the built-in baseline runs on a small SST-2 task of our own
 // (command line), its runs show on /models, and a run in progress updates live on the page
-// without a reload; a researcher uploads another system's predictions on the page; the
-// dashboard puts machine rows beside the human rows.
+// without a reload, as do CrossFit's shared fine-tuning jobs; a researcher uploads another
+// system's predictions on the page; the dashboard puts machine rows beside the human rows.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -64,6 +64,27 @@ test('baseline runs are listed, a running evaluation shows live progress, predic
   await page.waitForFunction((sel) => document.querySelector(sel)?.textContent.includes('7 of 10 inputs'), row, { timeout: 10000 });
   sql("UPDATE machine_runs SET status = 'failed', error = 'stopped by the test', finished_at = 1000 WHERE id = $1", id);
   await page.waitForFunction((sel) => document.querySelector(sel)?.textContent.includes('stopped by the test'), row, { timeout: 10000 });
+
+  // CrossFit's fine-tuning shared by workers: a seed held by a worker shows its progress, the
+  // time left and who runs it, and is followed live until it is done; a failed seed says why.
+  const [[xt]] = sql("INSERT INTO crossfit_tasks (name, ontology, metric, source) VALUES ('xf-demo', 'cls/sentiment analysis', 'ACC', 'demo') RETURNING id");
+  const method = 'tiny-bart direct fine-tuning';
+  const [[xj]] = sql("INSERT INTO crossfit_jobs (method, task_id, seed, settings_json, status, worker, lease_until, attempts, queued_at, started_at, done_updates, total_updates, progress) VALUES ($1, $2, 100, '{}', 'claimed', 'gpu-box:77', $3, 2, 0, $4, 300, 9000, 'setting 1 of 9, update 300 of 1000') RETURNING id", method, xt, Date.now() + 3600000, Date.now() - 60000);
+  sql("INSERT INTO crossfit_jobs (method, task_id, seed, settings_json, status, attempts, queued_at, error) VALUES ($1, $2, 13, '{}', 'failed', 1, 0, 'out of memory on the device')", method, xt);
+  await openHydrated(page, `${env.base}/models`);
+  const xfRow = `tr.job[data-job="${xj}"]`;
+  const cells = await page.$$eval(`${xfRow} td`, (tds) => tds.map((c) => c.textContent));
+  assert.deepEqual([cells[0], cells[1], cells[2], cells[4]], [method, 'xf-demo', '100', '2']);
+  assert.match(cells[3], /^running\s+setting 1 of 9, update 300 of 1000\s+about [\d.]+ (s|min|h) left\s+on gpu-box:77$/);
+  assert.equal(await page.getAttribute(`${xfRow} progress`, 'value'), '300');
+  assert.match(await page.textContent('tr.job.failed'), /out of memory on the device/);
+  const learning = await page.$$eval('table.learning tr.grid-jobs td', (tds) => tds.map((c) => c.textContent));
+  assert.deepEqual(learning, [method, '0', '1', '0', '1', 'gpu-box:77']);
+  sql("UPDATE crossfit_jobs SET done_updates = 600, progress = 'setting 1 of 9, update 600 of 1000' WHERE id = $1", xj);
+  await page.waitForFunction((sel) => document.querySelector(sel)?.textContent.includes('update 600 of 1000'), xfRow, { timeout: 10000 });
+  sql("UPDATE crossfit_jobs SET status = 'done', lease_until = NULL WHERE id = $1", xj);
+  await page.waitForFunction((sel) => !document.querySelector(sel), xfRow, { timeout: 10000 });
+  assert.deepEqual(await page.$$eval('table.learning tr.grid-jobs td', (tds) => tds.map((c) => c.textContent)), [method, '0', '0', '1', '1', 'none now']);
 
   // Upload of an LLM's predictions: a bad file is refused with its line, a good one is stored.
   const ids = sql("SELECT e.ext_id FROM examples e JOIN data_files f ON f.id = e.file_id JOIN tasks t ON t.id = f.task_id WHERE f.kind = 'test' AND t.name = 'SST-2' ORDER BY e.line_no").map((r) => r[0]);

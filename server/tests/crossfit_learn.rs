@@ -219,6 +219,8 @@ async fn runs_are_stored_per_seed_a_killed_run_goes_on_to_the_same_predictions_a
         "3",
         "--max-output-tokens",
         "6",
+        "--lease-seconds",
+        "2",
     ];
     let learn = |task: &'static str| -> Vec<&str> {
         [

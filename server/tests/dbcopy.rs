@@ -100,12 +100,22 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
         .await
         .unwrap();
     sqlx::query("UPDATE machine_runs SET grid_job_id = $1 WHERE id = $2")
-        .bind(held.job)
+        .bind(held.lease.job)
         .bind(run)
         .execute(&pool)
         .await
         .unwrap();
     grid::claim(&pool, &jobs, "box:2", lease)
+        .await
+        .unwrap()
+        .unwrap();
+    // CrossFit's shared fine-tuning: one seed held by a worker, one queued.
+    use app::ssr::crossfit as xf;
+    let seeds = xf::seeds_of(&pool, "demo-xf-sentiment").await.unwrap();
+    let jobs = xf::jobs::enqueue(&pool, "tiny", "demo-xf-sentiment", &seeds[..2], "{}")
+        .await
+        .unwrap();
+    xf::jobs::claim(&pool, &jobs, "box:3", lease)
         .await
         .unwrap()
         .unwrap();

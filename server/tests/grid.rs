@@ -211,13 +211,19 @@ async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!((a.attempt, a.took_over_from.as_deref()), (1, None));
+    assert_eq!(
+        (a.lease.attempt, a.lease.took_over_from.as_deref()),
+        (1, None)
+    );
     tokio::time::sleep(Duration::from_millis(20)).await;
     let b = grid::claim(&pool, &jobs, "b:2", Duration::from_secs(60))
         .await
         .unwrap()
         .unwrap();
-    assert_eq!((b.attempt, b.took_over_from.as_deref()), (2, Some("a:1")));
+    assert_eq!(
+        (b.lease.attempt, b.lease.took_over_from.as_deref()),
+        (2, Some("a:1"))
+    );
     let mut tx = app::ssr::tx::begin_immediate(&pool, &[]).await.unwrap();
     let e = grid::complete(&mut tx, &a).await.unwrap_err();
     tx.rollback().await.unwrap();

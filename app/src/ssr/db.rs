@@ -39,6 +39,7 @@ pub const TABLES: &[(&str, bool)] = &[
     ("crossfit_examples", true),
     ("crossfit_partitions", true),
     ("crossfit_runs", true),
+    ("crossfit_jobs", true),
     ("machine_systems", true),
     ("grid_jobs", true),
     ("machine_runs", true),

@@ -10,6 +10,7 @@ pub mod dashboard;
 pub mod db;
 pub mod export;
 pub mod guard;
+pub mod lease;
 pub mod machine;
 pub mod report;
 pub mod request;

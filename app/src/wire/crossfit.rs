@@ -1,8 +1,10 @@
 //! What the CrossFit page shows: tasks with their few-shot samples, scores per run and the
 //! average relative gain of a partition.
 
+use crate::wire::machine::GridRow;
 use domain::crossfit::metrics::{Metric, Score};
 use domain::crossfit::partition::{Arg, Partition};
+use domain::run::JobStatus;
 use domain::s1::Spread;
 use serde::{Deserialize, Serialize};
 
@@ -45,4 +47,33 @@ pub struct CrossfitData {
     pub runs: Vec<RunScore>,
     pub partitions: Vec<(String, Partition)>,
     pub methods: Vec<String>,
+}
+
+/// A CrossFit fine-tuning job that is not done, as the models page lists it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobRow {
+    pub id: i64,
+    pub method: String,
+    pub task: String,
+    pub seed: u32,
+    pub status: JobStatus,
+    /// While claimed: the worker (host and process id) that runs it.
+    pub worker: Option<String>,
+    pub attempts: i64,
+    /// The worker's last word on it, e.g. "setting 2 of 9, update 300 of 1000".
+    pub progress: Option<String>,
+    /// Updates made of all the grid's settings together, in the current claim.
+    pub done: i64,
+    pub total: i64,
+    /// While claimed: the time left at its pace so far (elapsed × left / done).
+    pub left_seconds: Option<f64>,
+    pub error: Option<String>,
+}
+
+/// CrossFit's learning shared by workers: each method's jobs by status and the workers
+/// holding them, and every job not done yet.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LearningQueue {
+    pub methods: Vec<GridRow>,
+    pub open: Vec<JobRow>,
 }

@@ -3,17 +3,19 @@
 //! stored as a run that `crossfit arg` compares like any other; resumable per task and seed.
 
 pub mod upstream;
+mod worker;
+
+pub use worker::learn_task;
 
 use crate::runtime::Device;
 use crate::seq2seq::text::Text;
-use crate::seq2seq::train::{decode_all, direct, Grid, Pair};
+use crate::seq2seq::train::Grid;
 use crate::seq2seq::Model;
 use app::error::{AppError, Result};
 use app::ssr::crossfit as xf;
 use domain::crossfit::metrics::{evaluate, Metric};
 use domain::crossfit::sampler::TsvLine;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 /// CrossFit's fine-tuning of one task: the grid and schedule, lengths and device.
 #[derive(Clone, Debug, clap::Args)]
@@ -40,6 +42,11 @@ pub struct TuneArgs {
     /// Where candle trains: auto, cpu or cuda (with the `cuda` build).
     #[arg(long, value_enum, default_value_t = Device::Auto)]
     pub device: Device,
+    /// How long a claimed job (a task and seed) stays this worker's without a renewal (it
+    /// renews four times as often). Run the same command on several machines pointed at one
+    /// database and they share the seeds; a job whose worker stopped is taken over after this.
+    #[arg(long, default_value_t = crate::store::grid::LEASE.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub lease_seconds: u64,
 }
 
 #[derive(Debug, clap::Args)]
@@ -103,48 +110,11 @@ pub fn check_model(dir: &Path) -> Result<()> {
     Text::open(&dir.join("tokenizer.json")).map(|_| ())
 }
 
-/// One seed's data as token ids: training pairs (the first output of each line), and the
-/// development and test inputs with their gold outputs.
-struct SeedData {
-    train: Vec<Pair>,
-    dev: (Vec<Vec<u32>>, Vec<Vec<String>>),
-    test: Vec<Vec<u32>>,
-}
-
 pub(crate) fn golds(lines: &[TsvLine]) -> Vec<Vec<String>> {
     lines
         .iter()
         .map(|l| l.outputs().into_iter().map(str::to_string).collect())
         .collect()
-}
-
-fn seed_data(
-    tok: &Text,
-    a: &TuneArgs,
-    train: &[TsvLine],
-    dev: &[TsvLine],
-    test: &[TsvLine],
-) -> Result<SeedData> {
-    let inputs = |ls: &[TsvLine]| -> Result<Vec<Vec<u32>>> {
-        ls.iter()
-            .map(|l| tok.ids(&l.input, a.max_input_tokens))
-            .collect()
-    };
-    let pairs = train
-        .iter()
-        .map(|l| {
-            let out = l.outputs().first().copied().unwrap_or_default();
-            Ok(Pair {
-                src: tok.ids(&l.input, a.max_input_tokens)?,
-                tgt: tok.ids(out, a.max_output_tokens)?,
-            })
-        })
-        .collect::<Result<Vec<Pair>>>()?;
-    Ok(SeedData {
-        train: pairs,
-        dev: (inputs(dev)?, golds(dev)),
-        test: inputs(test)?,
-    })
 }
 
 /// The metric's value of decoded outputs against golds (0 where it has none).
@@ -159,122 +129,12 @@ pub(crate) fn scored(tok: &Text, metric: Metric, ids: &[Vec<u32>], golds: &[Vec<
         .unwrap_or(0.0)
 }
 
-/// `clues-lab crossfit learn`.
+/// `clues-lab crossfit learn`: the seeds of the task are jobs that any number of workers
+/// running the same command on one database share.
 pub async fn learn(pool: &sqlx::AnyPool, a: LearnArgs) -> Result<()> {
     a.tune.grid()?;
     xf::metric_of(pool, &a.task).await?;
     check_model(&a.model)?;
     let method = method_name(&a.method, &a.model, "direct fine-tuning")?;
     learn_task(pool, &a.model, &a.task, &method, &a.tune, None).await
-}
-
-/// Direct fine-tuning of `model` on every seed of `task` without a run of `method`, each
-/// stored as soon as it is done; `upstream`: how the model was learned before (stored with
-/// each run's settings).
-pub async fn learn_task(
-    pool: &sqlx::AnyPool,
-    model: &Path,
-    task: &str,
-    method: &str,
-    a: &TuneArgs,
-    upstream: Option<&serde_json::Value>,
-) -> Result<()> {
-    let grid = a.grid()?;
-    let metric = xf::metric_of(pool, task).await?;
-    let done = xf::seeds_with_run(pool, method, task).await?;
-    let seeds: Vec<u32> = xf::seeds_of(pool, task)
-        .await?
-        .into_iter()
-        .filter(|s| !done.contains(s))
-        .collect();
-    if !done.is_empty() {
-        eprintln!("{task}: seeds {done:?} already have a run of {method:?}, kept");
-    }
-    let started = Instant::now();
-    for (n, &seed) in seeds.iter().enumerate() {
-        let lines = |split: &'static str| xf::split_lines(pool, task, seed, split);
-        let (train, dev, test) = (
-            lines("train").await?,
-            lines("dev").await?,
-            lines("test").await?,
-        );
-        let (dir, device, g, label) = (
-            model.to_path_buf(),
-            a.device,
-            grid.clone(),
-            format!("{task} seed {seed}"),
-        );
-        let tok = Text::open(&model.join("tokenizer.json"))?;
-        let data = seed_data(&tok, a, &train, &dev, &test)?;
-        let settings_count = g.learning_rates.len() * g.batch_sizes.len();
-        let (preds, tried, trained_on, start) =
-            tokio::task::spawn_blocking(move || -> Result<_> {
-                let (on, trained_on) = crate::tune::device(device)?;
-                let load = || Model::load(&dir, &on);
-                let (dev_ids, dev_golds) = &data.dev;
-                let score = |ids: &[Vec<u32>]| scored(&tok, metric, ids, dev_golds);
-                let mut last = Instant::now();
-                let mut progress = |setting: usize, step: usize, steps: usize| {
-                    if last.elapsed().as_secs() >= 10 || step == steps {
-                        last = Instant::now();
-                        eprintln!(
-                            "{label}: setting {} of {settings_count}, update {step} of {steps}",
-                            setting + 1
-                        );
-                    }
-                };
-                let (best, tried) = direct(
-                    &load,
-                    &data.train,
-                    dev_ids,
-                    &score,
-                    &g,
-                    u64::from(seed),
-                    &mut progress,
-                )?;
-                let out = decode_all(&best, &data.test, g.max_output_tokens)
-                    .map_err(crate::tune::model_error)?;
-                let texts = out
-                    .iter()
-                    .map(|ids| tok.text(ids))
-                    .collect::<Result<Vec<String>>>()?;
-                Ok((texts, tried, trained_on, best.start()))
-            })
-            .await
-            .map_err(|e| AppError::Model(format!("training stopped: {e}")))??;
-        let chosen = tried
-            .iter()
-            .fold(None::<&crate::seq2seq::train::Tried>, |b, t| match b {
-                Some(b) if b.best_dev >= t.best_dev => Some(b),
-                _ => Some(t),
-            });
-        let settings = serde_json::json!({
-            "learner": "direct fine-tuning", "model": model.display().to_string(), "upstream": upstream,
-            "grid": grid, "tried": tried, "chosen": chosen, "trained_on": trained_on,
-            "decoding": {"strategy": "greedy", "num_beams": 1, "max_output_tokens": grid.max_output_tokens,
-                         "decoder_start_token_id": start, "max_input_tokens": a.max_input_tokens},
-        })
-        .to_string();
-        let score = xf::store_run(
-            pool,
-            method,
-            task,
-            seed,
-            "predictions",
-            &preds,
-            Some(&settings),
-        )
-        .await?;
-        let elapsed = started.elapsed().as_secs_f64();
-        let left = elapsed / (n + 1) as f64 * (seeds.len() - n - 1) as f64;
-        println!(
-            "{task} seed {seed}: {} {} on the test set (best development score {:.4}); {:.1} min, about {:.1} min left",
-            metric.name(),
-            score.value.map_or("n/a".into(), |v| format!("{v:.4}")),
-            chosen.map_or(f64::NAN, |c| c.best_dev),
-            elapsed / 60.0,
-            left / 60.0
-        );
-    }
-    Ok(())
 }

@@ -4,6 +4,7 @@
 
 pub mod grid;
 mod imported;
+pub mod lease;
 mod progress;
 mod prompted;
 mod runs;

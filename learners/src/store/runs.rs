@@ -137,7 +137,7 @@ pub async fn evaluate_plan(
     let mut out = Vec::new();
     while let Some(held) = worker.next().await? {
         let result = async {
-            let (system, task, source) = grid::job_target(pool, held.job).await?;
+            let (system, task, source) = grid::job_target(pool, held.lease.job).await?;
             let folder = source.unwrap_or_default();
             let dir = ModelDir::open(std::path::Path::new(&folder))?;
             let t = Target {

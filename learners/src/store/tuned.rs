@@ -285,7 +285,7 @@ async fn tune_job(
         .into_iter()
         .map(|(_, e)| e)
         .collect();
-    let provider = format!("built-in fine-tuning ({})", held.worker);
+    let provider = format!("built-in fine-tuning ({})", held.lease.worker);
     let run = start(
         pool,
         held.task_id,
@@ -299,7 +299,7 @@ async fn tune_job(
     let Folders { keep, int8, dir } = folders(o, task, held);
     let label = format!(
         "fine-tuning {task} k={} split={} (attempt {})",
-        held.k, held.split, held.attempt
+        held.k, held.split, held.lease.attempt
     );
     let mut progress = Progress::new(pool, vec![run], label, o.bar).counting("training steps");
     let (w, s, d2, o2, o8, device) = (

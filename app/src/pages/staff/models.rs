@@ -2,31 +2,48 @@
 //! predictions) with live progress while one runs; scores sit beside humans on the dashboard.
 
 use super::alerts;
-use crate::api::machine::{model_grids, model_runs};
+use crate::api::machine::{crossfit_learning, model_grids, model_runs};
+use crate::wire::crossfit::{JobRow, LearningQueue};
 use crate::wire::machine::{GridRow, RunRow};
-use domain::run::RunStatus;
+use domain::run::{JobStatus, RunStatus};
 use leptos::prelude::*;
 use leptos_router::components::A;
 
-fn run_row(r: RunRow) -> impl IntoView {
-    let progress = (r.status == RunStatus::Running).then(|| {
-        view! {
-            <progress max=r.total.max(1).to_string() value=r.done.to_string()></progress>
-            " "
-            {format!("{} of {} inputs", r.done, r.total)}
-        }
-    });
-    let who = r.worker.map(|w| {
+/// Where a running job stands: a bar of `done` of `total` with what they count, the time left
+/// and the worker running it.
+fn under_way(
+    done: i64,
+    total: i64,
+    what: String,
+    left: Option<f64>,
+    worker: Option<String>,
+) -> impl IntoView {
+    let who = worker.map(|w| {
         view! {
             " "
             <span class="worker">{format!("on {w}")}</span>
         }
     });
-    let left = r.left_seconds.map(|s| {
+    let left = left.map(|s| {
         view! {
             " "
             <span class="left">{format!("about {} left", duration(s))}</span>
         }
+    });
+    view! {
+        <progress max=total.max(1).to_string() value=done.to_string()></progress>
+        " "
+        {what}
+        {left}
+        {who}
+    }
+}
+
+fn run_row(r: RunRow) -> impl IntoView {
+    let running = r.status == RunStatus::Running;
+    let progress = running.then(|| {
+        let what = format!("{} of {} inputs", r.done, r.total);
+        under_way(r.done, r.total, what, r.left_seconds, r.worker)
     });
     let score = |x: Option<f64>| x.map_or("–".to_string(), |v| format!("{:.1}", 100.0 * v));
     view! {
@@ -37,13 +54,37 @@ fn run_row(r: RunRow) -> impl IntoView {
             <td class="num">{r.k}</td>
             <td class="num">{r.split}</td>
             <td>
-                {r.status.as_str()} " " {progress} {left} {who}
+                {r.status.as_str()} " " {progress}
                 {r.error.map(|e| view! { <span class="error">{e}</span> })}
             </td>
             <td class="num">{score(r.s1)}</td>
             <td class="num">{score(r.s1_any_of)}</td>
             <td>{r.provider}</td>
             <td class="num">{r.seconds.map(|s| format!("{s:.1} s"))}</td>
+        </tr>
+    }
+}
+
+/// A CrossFit fine-tuning job not done yet: running with its progress, failed with why, or
+/// queued.
+fn job_row(j: JobRow) -> impl IntoView {
+    let status = match j.status {
+        JobStatus::Claimed => "running",
+        s => s.as_str(),
+    };
+    let progress = (j.status == JobStatus::Claimed).then(|| {
+        let what = j.progress.unwrap_or_else(|| "starting".into());
+        under_way(j.done, j.total, what, j.left_seconds, j.worker)
+    });
+    view! {
+        <tr class=format!("job {status}") data-job=j.id.to_string()>
+            <td>{j.method}</td>
+            <td>{j.task}</td>
+            <td class="num">{j.seed}</td>
+            <td>
+                {status} " " {progress} {j.error.map(|e| view! { <span class="error">{e}</span> })}
+            </td>
+            <td class="num">{j.attempts}</td>
         </tr>
     }
 }
@@ -181,17 +222,24 @@ fn UploadForm(runs: Resource<Result<Vec<RunRow>, crate::error::AppError>>) -> im
 pub fn ModelsPage() -> impl IntoView {
     let runs = Resource::new(|| (), |_| model_runs());
     let grids = Resource::new(|| (), |_| model_grids());
-    // Live progress: while a run is in progress, ask again every second (in the browser only).
+    let learning = Resource::new(|| (), |_| crossfit_learning());
+    // Live progress: while a run or a CrossFit job is in progress, ask again every second (in
+    // the browser only).
     Effect::new(move |_| {
         let running = runs
             .get()
             .and_then(|r| r.ok())
             .is_some_and(|rs| rs.iter().any(|r| r.status == RunStatus::Running));
-        if running {
+        let learning_now = learning
+            .get()
+            .and_then(|r| r.ok())
+            .is_some_and(|q| q.open.iter().any(|j| j.status == JobStatus::Claimed));
+        if running || learning_now {
             set_timeout(
                 move || {
                     runs.refetch();
                     grids.refetch();
+                    learning.refetch();
                 },
                 std::time::Duration::from_secs(1),
             );
@@ -216,6 +264,11 @@ pub fn ModelsPage() -> impl IntoView {
                 {move || Suspend::new(async move { grids.await.map(grids_table) })}
             </ErrorBoundary>
         </Transition>
+        <Transition fallback=|| ()>
+            <ErrorBoundary fallback=alerts>
+                {move || Suspend::new(async move { learning.await.map(learning_tables) })}
+            </ErrorBoundary>
+        </Transition>
         <UploadForm runs=runs />
     }
 }
@@ -228,55 +281,104 @@ fn runs_table(rs: Vec<RunRow>) -> AnyView {
         }
         rs => view! {
             <table class="grid runs">
-                <thead>
-                    <tr>
-                        <th>"System"</th>
-                        <th>"Kind"</th>
-                        <th>"Task"</th>
-                        <th>"k"</th>
-                        <th>"Split"</th>
-                        <th>"Status"</th>
-                        <th>"S1 (official)"</th>
-                        <th>"S1 (any-of)"</th>
-                        <th>"Ran on"</th>
-                        <th>"Time"</th>
-                    </tr>
-                </thead>
-                <tbody>{rs.into_iter().map(run_row).collect_view()}</tbody>
+                {head(
+                    &[
+                        "System",
+                        "Kind",
+                        "Task",
+                        "k",
+                        "Split",
+                        "Status",
+                        "S1 (official)",
+                        "S1 (any-of)",
+                        "Ran on",
+                        "Time",
+                    ],
+                )} <tbody>{rs.into_iter().map(run_row).collect_view()}</tbody>
             </table>
         }
         .into_any(),
     }
 }
 
+/// A table's head: a header cell per column.
+fn head(columns: &[&'static str]) -> impl IntoView {
+    let cells = columns
+        .iter()
+        .map(|c| view! { <th>{*c}</th> })
+        .collect_view();
+    view! {
+        <thead>
+            <tr>{cells}</tr>
+        </thead>
+    }
+}
+
+/// A queue that workers share: its title, what it is (`hint`), and its jobs by status and the
+/// workers holding them, a line per `owner` (a system, a method).
+fn queue_table(
+    title: &'static str,
+    hint: impl IntoView,
+    class: &'static str,
+    owner: &'static str,
+    rows: Vec<GridRow>,
+) -> impl IntoView {
+    view! {
+        <h2>{title}</h2>
+        <p class="hint">{hint}</p>
+        <table class=class>
+            {head(&[owner, "Queued", "Running", "Done", "Failed", "Workers now"])}
+            <tbody>{rows.into_iter().map(grid_row).collect_view()}</tbody>
+        </table>
+    }
+}
+
 /// The shared grids' jobs by status and the workers holding them (nothing without a grid).
 fn grids_table(gs: Vec<GridRow>) -> AnyView {
-    match gs {
-        gs if gs.is_empty() => ().into_any(),
-        gs => {
-            view! {
-                <h2>"Shared grids"</h2>
-                <p class="hint">
-                    "Workers on any machine pointed at this database share a grid ("
-                    <code>"clues-lab baseline [--finetune] --all"</code>" or "
-                    <code>"clues-lab eval --plan FILE"</code>
-                    " on each): each claims the next job under a lease it renews; a job whose worker stopped is taken over."
-                </p>
-                <table class="grid grids">
-                    <thead>
-                        <tr>
-                            <th>"System"</th>
-                            <th>"Queued"</th>
-                            <th>"Running"</th>
-                            <th>"Done"</th>
-                            <th>"Failed"</th>
-                            <th>"Workers now"</th>
-                        </tr>
-                    </thead>
-                    <tbody>{gs.into_iter().map(grid_row).collect_view()}</tbody>
-                </table>
-            }
-                .into_any()
-        }
+    if gs.is_empty() {
+        return ().into_any();
     }
+    let hint = view! {
+        "Workers on any machine pointed at this database share a grid ("
+        <code>"clues-lab baseline [--finetune] --all"</code>
+        " or "
+        <code>"clues-lab eval --plan FILE"</code>
+        " on each): each claims the next job under a lease it renews; a job whose worker stopped is taken over."
+    };
+    queue_table("Shared grids", hint, "grid grids", "System", gs).into_any()
+}
+
+/// CrossFit's fine-tuning shared by workers: each method's jobs by status, and each job not
+/// done with its progress (nothing before the first `crossfit learn`).
+fn learning_tables(q: LearningQueue) -> AnyView {
+    if q.methods.is_empty() {
+        return ().into_any();
+    }
+    let open = (!q.open.is_empty()).then(|| {
+        view! {
+            <table class="grid crossfit-jobs">
+                {head(&["Method", "Task", "Seed", "Status", "Attempts"])}
+                <tbody>{q.open.into_iter().map(job_row).collect_view()}</tbody>
+            </table>
+        }
+    });
+    let hint = view! {
+        "Each seed of a task is a job of "
+        <code>"clues-lab crossfit learn --model DIR --task T"</code>
+        " (and of the test tasks after upstream learning); the same command on several machines pointed at this database shares them. Runs land on "
+        <A href="/crossfit">"the CrossFit page"</A>
+        "."
+    };
+    let summary = queue_table(
+        "CrossFit learning",
+        hint,
+        "grid learning",
+        "Method",
+        q.methods,
+    );
+    view! {
+        {summary}
+        {open}
+    }
+    .into_any()
 }

@@ -1,6 +1,7 @@
 //! CrossFit tasks on the database: storing imported or sampled files (all or nothing) and the
 //! task -> metric table here; runs scored with the task's metric (runs), partitions and ARG
-//! reports (partitions), and the copy of a task into the crowd protocol's tables (study_task).
+//! reports (partitions), the fine-tuning jobs workers share (jobs), and the copy of a task
+//! into the crowd protocol's tables (study_task).
 
 use crate::error::AppError;
 use crate::ssr::catalog::corrupt;
@@ -11,6 +12,7 @@ use domain::crossfit::sampler::TsvLine;
 use sqlx::AnyPool;
 use std::collections::BTreeSet;
 
+pub mod jobs;
 mod partitions;
 mod runs;
 mod study_task;

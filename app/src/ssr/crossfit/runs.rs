@@ -4,6 +4,7 @@
 use super::{split_lines, task_id};
 use crate::error::AppError;
 use crate::ssr::catalog::corrupt;
+use crate::ssr::lease::{self, Lease};
 use crate::wire::crossfit::RunScore;
 use domain::crossfit::metrics::{evaluate, Metric, Score};
 use domain::crossfit::sampler::TsvLine;
@@ -27,6 +28,18 @@ pub async fn seeds_with_run(
     Ok(done.into_iter().map(|s| s as u32).collect())
 }
 
+/// A run to store: one method's predictions on the test file of one task and seed.
+pub struct NewRun<'a> {
+    pub method: &'a str,
+    pub task: &'a str,
+    pub seed: u32,
+    /// `predictions` (made by a learner) or `baseline` (a reference method).
+    pub kind: &'a str,
+    pub predictions: &'a [String],
+    /// What a run trained here was made with (JSON).
+    pub settings: Option<&'a str>,
+}
+
 /// Stores a run; its predictions must match the test file line for line. `settings`: what
 /// a run trained here was made with (JSON).
 pub async fn store_run(
@@ -38,40 +51,67 @@ pub async fn store_run(
     predictions: &[String],
     settings: Option<&str>,
 ) -> Result<Score, AppError> {
+    let run = NewRun {
+        method,
+        task,
+        seed,
+        kind,
+        predictions,
+        settings,
+    };
+    store(pool, &run, None).await
+}
+
+/// Stores a run, and where it is a held job's (`held`: its lease and the job as a person names
+/// it), marks the job done in the same transaction, or stores nothing when the lease was lost.
+pub(super) async fn store(
+    pool: &AnyPool,
+    run: &NewRun<'_>,
+    held: Option<(&Lease, &str)>,
+) -> Result<Score, AppError> {
+    let NewRun {
+        method, task, seed, ..
+    } = *run;
     if method.trim().is_empty() {
         return Err(AppError::Invalid("a run needs a method name".into()));
     }
     let (id, metric) = task_id(pool, task).await?;
     let test = split_lines(pool, task, seed, "test").await?;
-    if test.len() != predictions.len() {
+    if test.len() != run.predictions.len() {
         return Err(AppError::Invalid(format!(
             "{} predictions for the {} lines of {task}'s test file (seed {seed})",
-            predictions.len(),
+            run.predictions.len(),
             test.len()
         )));
     }
     let golds = golds_of(&test);
-    let score = evaluate(metric, predictions, &golds).map_err(AppError::Invalid)?;
+    let score = evaluate(metric, run.predictions, &golds).map_err(AppError::Invalid)?;
+    let mut tx = crate::ssr::tx::begin_immediate(pool, &[]).await?;
     let stored = sqlx::query(
         "INSERT INTO crossfit_runs (method, task_id, seed, kind, predictions, settings_json) VALUES ($1, $2, $3, $4, $5, $6)",
     )
     .bind(method.trim())
     .bind(id)
     .bind(i64::from(seed))
-    .bind(kind)
-    .bind(serde_json::to_string(predictions).map_err(AppError::internal)?)
-    .bind(settings)
-    .execute(pool)
+    .bind(run.kind)
+    .bind(serde_json::to_string(run.predictions).map_err(AppError::internal)?)
+    .bind(run.settings)
+    .execute(&mut *tx)
     .await;
     match stored {
-        Ok(_) => Ok(score),
+        Ok(_) => {}
         Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
-            Err(AppError::Refused(format!(
+            return Err(AppError::Refused(format!(
                 "{method} already has a run on {task} for seed {seed}; runs are never replaced"
             )))
         }
-        Err(e) => Err(e.into()),
+        Err(e) => return Err(e.into()),
     }
+    if let Some((lease, what)) = held {
+        lease::complete(&mut tx, lease, what).await?;
+    }
+    tx.commit().await?;
+    Ok(score)
 }
 
 fn golds_of(lines: &[TsvLine]) -> Vec<Vec<String>> {

@@ -14,7 +14,7 @@ use crate::wire::machine::{GridRow, RunRow};
 use domain::ids::{ExampleId, RunId};
 use domain::report::calibration::MachineAnswer;
 use domain::report::machine::MachineRun;
-use domain::run::{JobStatus, RunStatus, SystemKind};
+use domain::run::{RunStatus, SystemKind};
 use futures_util::TryStreamExt;
 use sqlx::AnyPool;
 use std::collections::HashMap;
@@ -177,44 +177,7 @@ pub async fn runs(pool: &AnyPool) -> Result<Vec<RunRow>, AppError> {
         .collect())
 }
 
-/// Every shared grid's jobs by status, and the workers holding one now (their lease not run
-/// out), by system.
+/// Every shared grid's jobs by status, and the workers holding one now, by system.
 pub async fn grids(pool: &AnyPool) -> Result<Vec<GridRow>, AppError> {
-    let counts: Vec<(String, JobStatus, i64)> = sqlx::query_as(
-        "SELECT system, status, COUNT(*) FROM grid_jobs GROUP BY system, status ORDER BY system",
-    )
-    .fetch_all(pool)
-    .await?;
-    let holders: Vec<(String, String)> = sqlx::query_as(
-        "SELECT DISTINCT system, worker FROM grid_jobs
-         WHERE status = 'claimed' AND lease_until >= $1 ORDER BY system, worker",
-    )
-    .bind(crate::ssr::auth::now_ms())
-    .fetch_all(pool)
-    .await?;
-    let mut out: Vec<GridRow> = Vec::new();
-    for (system, status, n) in counts {
-        if out.last().is_none_or(|g| g.system != system) {
-            out.push(GridRow {
-                workers: holders
-                    .iter()
-                    .filter(|(s, _)| *s == system)
-                    .map(|(_, w)| w.clone())
-                    .collect(),
-                system,
-                queued: 0,
-                claimed: 0,
-                done: 0,
-                failed: 0,
-            });
-        }
-        let g = out.last_mut().expect("pushed above");
-        *match status {
-            JobStatus::Queued => &mut g.queued,
-            JobStatus::Claimed => &mut g.claimed,
-            JobStatus::Done => &mut g.done,
-            JobStatus::Failed => &mut g.failed,
-        } = n;
-    }
-    Ok(out)
+    crate::ssr::lease::summary(pool, crate::ssr::lease::Queue::Grid).await
 }

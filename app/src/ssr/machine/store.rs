@@ -109,7 +109,7 @@ pub async fn start(
     .bind(settings)
     .bind(provider)
     .bind(now_ms())
-    .bind(held.map(|h| h.job))
+    .bind(held.map(|h| h.lease.job))
     .fetch_one(pool)
     .await?)
 }

@@ -1,0 +1,235 @@
+//! The fine-tuning of a task's seeds as jobs that workers on many machines share
+//! (`app::ssr::crossfit::jobs`): queued with their recipe, each trained on a blocking thread
+//! while its progress is written to the job, its run stored as the job is marked done.
+
+use super::{golds, scored, TuneArgs};
+use crate::seq2seq::text::Text;
+use crate::seq2seq::train::{decode_all, direct, Pair, Tried};
+use crate::seq2seq::Model;
+use crate::store::lease::{Claims, Worker};
+use app::error::{AppError, Result};
+use app::ssr::crossfit::{self as xf, jobs};
+use domain::crossfit::metrics::Metric;
+use domain::crossfit::sampler::TsvLine;
+use sqlx::AnyPool;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// CrossFit's fine-tuning jobs as a queue workers claim from.
+pub struct CrossfitJobs;
+
+impl Claims for CrossfitJobs {
+    type Key = jobs::Seed;
+
+    async fn claim(
+        pool: &AnyPool,
+        ids: &[i64],
+        worker: &str,
+        lease: Duration,
+    ) -> Result<Option<jobs::Held>> {
+        jobs::claim(pool, ids, worker, lease).await
+    }
+
+    async fn unfinished(pool: &AnyPool, ids: &[i64]) -> Result<(i64, i64)> {
+        let n = jobs::unfinished(pool, ids).await?;
+        Ok((n, n))
+    }
+
+    fn name(held: &jobs::Held) -> String {
+        held.name()
+    }
+}
+
+/// One seed's data as token ids: training pairs (the first output of each line), and the
+/// development and test inputs with their gold outputs.
+struct SeedData {
+    train: Vec<Pair>,
+    dev: (Vec<Vec<u32>>, Vec<Vec<String>>),
+    test: Vec<Vec<u32>>,
+}
+
+fn seed_data(
+    tok: &Text,
+    a: &TuneArgs,
+    train: &[TsvLine],
+    dev: &[TsvLine],
+    test: &[TsvLine],
+) -> Result<SeedData> {
+    let inputs = |ls: &[TsvLine]| -> Result<Vec<Vec<u32>>> {
+        ls.iter()
+            .map(|l| tok.ids(&l.input, a.max_input_tokens))
+            .collect()
+    };
+    let pairs = train
+        .iter()
+        .map(|l| {
+            let out = l.outputs().first().copied().unwrap_or_default();
+            Ok(Pair {
+                src: tok.ids(&l.input, a.max_input_tokens)?,
+                tgt: tok.ids(out, a.max_output_tokens)?,
+            })
+        })
+        .collect::<Result<Vec<Pair>>>()?;
+    Ok(SeedData {
+        train: pairs,
+        dev: (inputs(dev)?, golds(dev)),
+        test: inputs(test)?,
+    })
+}
+
+/// Direct fine-tuning of `model` on every seed of `task` without a run of `method`, as jobs
+/// that every worker running the same command shares, each run stored as soon as it is done;
+/// `upstream`: how the model was learned before (part of the recipe, stored with each run).
+pub async fn learn_task(
+    pool: &AnyPool,
+    model: &Path,
+    task: &str,
+    method: &str,
+    a: &TuneArgs,
+    upstream: Option<&serde_json::Value>,
+) -> Result<()> {
+    let grid = a.grid()?;
+    let metric = xf::metric_of(pool, task).await?;
+    let done = xf::seeds_with_run(pool, method, task).await?;
+    let seeds: Vec<u32> = xf::seeds_of(pool, task)
+        .await?
+        .into_iter()
+        .filter(|s| !done.contains(s))
+        .collect();
+    if !done.is_empty() {
+        eprintln!("{task}: seeds {done:?} already have a run of {method:?}, kept");
+    }
+    // What every worker on these jobs trains with (the device is each worker's own).
+    let recipe = serde_json::json!({
+        "learner": "direct fine-tuning", "model": model.display().to_string(), "upstream": upstream,
+        "grid": grid, "max_input_tokens": a.max_input_tokens,
+    });
+    let ids = jobs::enqueue(pool, method, task, &seeds, &recipe.to_string()).await?;
+    let mut worker: Worker<CrossfitJobs> =
+        Worker::new(pool, ids, Duration::from_secs(a.lease_seconds));
+    let (started, mut mine) = (Instant::now(), 0u32);
+    while let Some(held) = worker.next().await? {
+        let result = learn_seed(pool, &held, model, a, metric, &recipe).await;
+        let Some((score, best_dev)) = worker.settle(&held, result).await? else {
+            continue;
+        };
+        mine += 1;
+        let (left, _) = worker.left().await?;
+        let elapsed = started.elapsed().as_secs_f64();
+        println!(
+            "{task} seed {}: {} {} on the test set (best development score {best_dev:.4}); {:.1} min, about {:.1} min left at the pace of {} ({left} seeds unfinished)",
+            held.seed,
+            metric.name(),
+            score.value.map_or("n/a".into(), |v| format!("{v:.4}")),
+            elapsed / 60.0,
+            elapsed / f64::from(mine) * left as f64 / 60.0,
+            worker.name
+        );
+    }
+    Ok(())
+}
+
+/// Where a held job's training stands, shared by the training thread and the writer of the
+/// job's progress: updates made, of how many, in words.
+type Shared = Arc<Mutex<(u64, u64, String)>>;
+
+/// Fine-tunes on one held job's seed over the grid, decodes the test set with the best
+/// checkpoint and stores the run with the job marked done; answers the test score and the
+/// best development score.
+async fn learn_seed(
+    pool: &AnyPool,
+    held: &jobs::Held,
+    model: &Path,
+    a: &TuneArgs,
+    metric: Metric,
+    recipe: &serde_json::Value,
+) -> Result<(domain::crossfit::metrics::Score, f64)> {
+    let grid = a.grid()?;
+    let (task, seed) = (held.task.as_str(), held.seed);
+    let lines = |split: &'static str| xf::split_lines(pool, task, seed, split);
+    let (train, dev, test) = (
+        lines("train").await?,
+        lines("dev").await?,
+        lines("test").await?,
+    );
+    let tok = Text::open(&model.join("tokenizer.json"))?;
+    let data = seed_data(&tok, a, &train, &dev, &test)?;
+    let shared: Shared = Arc::new(Mutex::new((0, 0, "starting".into())));
+    let (dir, device, g, state) = (model.to_path_buf(), a.device, grid.clone(), shared.clone());
+    let mut training = tokio::task::spawn_blocking(move || -> Result<_> {
+        let (on, trained_on) = crate::tune::device(device)?;
+        let load = || Model::load(&dir, &on);
+        let (dev_ids, dev_golds) = &data.dev;
+        let score = |ids: &[Vec<u32>]| scored(&tok, metric, ids, dev_golds);
+        let settings = g.learning_rates.len() * g.batch_sizes.len();
+        let mut progress = |setting: usize, step: usize, steps: usize| {
+            let mut s = state.lock().expect("progress lock");
+            *s = (
+                (setting * steps + step) as u64,
+                (settings * steps) as u64,
+                format!(
+                    "setting {} of {settings}, update {step} of {steps}",
+                    setting + 1
+                ),
+            );
+        };
+        let (best, tried) = direct(
+            &load,
+            &data.train,
+            dev_ids,
+            &score,
+            &g,
+            u64::from(seed),
+            &mut progress,
+        )?;
+        *state.lock().expect("progress lock") = (
+            (settings * g.steps) as u64,
+            (settings * g.steps) as u64,
+            "decoding the test set".into(),
+        );
+        let out =
+            decode_all(&best, &data.test, g.max_output_tokens).map_err(crate::tune::model_error)?;
+        let texts = out
+            .iter()
+            .map(|ids| tok.text(ids))
+            .collect::<Result<Vec<String>>>()?;
+        Ok((texts, tried, trained_on, best.start()))
+    });
+    // While it trains: its progress on the job (and on stderr) every few seconds.
+    let mut tick = tokio::time::interval(Duration::from_secs(2));
+    let mut said = Instant::now();
+    let (preds, tried, trained_on, start) = loop {
+        tokio::select! {
+            done = &mut training => {
+                break done.map_err(|e| AppError::Model(format!("training stopped: {e}")))??;
+            }
+            _ = tick.tick() => {
+                let (done, total, words) = shared.lock().expect("progress lock").clone();
+                // The database may come back; the training goes on meanwhile.
+                if let Err(e) = jobs::progress(pool, held, done, total, &words).await {
+                    tracing::warn!("cannot write the progress of {}: {e}", held.name());
+                }
+                if said.elapsed().as_secs() >= 10 {
+                    said = Instant::now();
+                    eprintln!("{task} seed {seed}: {words}");
+                }
+            }
+        }
+    };
+    let chosen = tried.iter().fold(None::<&Tried>, |b, t| match b {
+        Some(b) if b.best_dev >= t.best_dev => Some(b),
+        _ => Some(t),
+    });
+    let mut settings = recipe.clone();
+    settings["tried"] = serde_json::to_value(&tried).map_err(AppError::internal)?;
+    settings["chosen"] = serde_json::to_value(chosen).map_err(AppError::internal)?;
+    settings["trained_on"] = trained_on.into();
+    settings["worker"] = held.lease.worker.clone().into();
+    settings["decoding"] = serde_json::json!({
+        "strategy": "greedy", "num_beams": 1, "max_output_tokens": grid.max_output_tokens,
+        "decoder_start_token_id": start, "max_input_tokens": a.max_input_tokens,
+    });
+    let score = jobs::finish(pool, held, &preds, &settings.to_string()).await?;
+    Ok((score, chosen.map_or(f64::NAN, |c| c.best_dev)))
+}
