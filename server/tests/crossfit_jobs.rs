@@ -132,6 +132,11 @@ async fn a_job_is_stored_once_and_a_worker_that_lost_its_lease_stores_nothing() 
 
 /// `clues-lab crossfit learn` as one worker, its stderr in `log`.
 fn worker(url: &str, model: &str, log: &std::path::Path) -> Child {
+    learner(url, model, log, "8")
+}
+
+/// The same with `steps` updates per setting.
+fn learner(url: &str, model: &str, log: &std::path::Path, steps: &str) -> Child {
     Command::new(env!("CARGO_BIN_EXE_clues-lab"))
         .args(["--database", url, "crossfit", "learn", "--model", model])
         .args([
@@ -142,7 +147,7 @@ fn worker(url: &str, model: &str, log: &std::path::Path) -> Child {
             "--batch-sizes",
             "2,4",
         ])
-        .args(["--steps", "8", "--warmup", "2", "--eval-every", "4"])
+        .args(["--steps", steps, "--warmup", "2", "--eval-every", "4"])
         .args(["--max-output-tokens", "6", "--lease-seconds", "2"])
         .env("RUST_LOG", "error")
         .stdout(Stdio::null())
@@ -259,4 +264,69 @@ async fn workers_share_the_seeds_and_a_killed_ones_seed_is_taken_over_and_stored
     );
     assert!(ok && text.contains("already have a run"), "{text}");
     assert_eq!(stored(&pool, method).await, seeds);
+}
+
+/// A worker that finds on renewing its lease that another worker took its seed over stops
+/// training that seed within seconds, says so, and stores nothing for it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_whose_seed_was_taken_over_stops_training_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let model = tmp.path().join("tiny-bart");
+    write_seq2seq_dir(&model, Kind::Bart, 1, 5);
+    let url = common::db_url(&tmp.path().join("stolen.db"));
+    let pool = app::ssr::db::cli::connect(&url).await.unwrap();
+    server::demo::ensure_demo(&pool).await.unwrap();
+    let log = tmp.path().join("slow.log");
+    let mut child = learner(&url, model.to_str().unwrap(), &log, "1000000");
+    let started = Instant::now();
+    let job: i64 = loop {
+        let training: Option<i64> = sqlx::query_scalar(
+            "SELECT id FROM crossfit_jobs WHERE status = 'claimed' AND done_updates > 0",
+        )
+        .fetch_optional(&pool)
+        .await
+        .unwrap();
+        if let Some(id) = training {
+            break id;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no progress: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    // Another worker holds it now (as after this one's lease ran out).
+    sqlx::query("UPDATE crossfit_jobs SET worker = 'thief:1', lease_until = $1 WHERE id = $2")
+        .bind(app::ssr::auth::now_ms() + 3_600_000)
+        .bind(job)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let stolen = Instant::now();
+    let said = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.contains("lost its lease") {
+            break text;
+        }
+        assert!(
+            stolen.elapsed() < Duration::from_secs(30),
+            "it trained on: {text}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        said.contains("its training stopped and nothing was stored"),
+        "{said}"
+    );
+    let (status, worker): (JobStatus, String) =
+        sqlx::query_as("SELECT status, worker FROM crossfit_jobs WHERE id = $1")
+            .bind(job)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!((status, worker.as_str()), (JobStatus::Claimed, "thief:1"));
+    assert_eq!(stored(&pool, "tiny-bart direct fine-tuning").await, 0);
 }

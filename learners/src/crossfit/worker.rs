@@ -13,6 +13,7 @@ use domain::crossfit::metrics::Metric;
 use domain::crossfit::sampler::TsvLine;
 use sqlx::AnyPool;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -110,7 +111,7 @@ pub async fn learn_task(
         Worker::new(pool, ids, Duration::from_secs(a.lease_seconds));
     let (started, mut mine) = (Instant::now(), 0u32);
     while let Some(held) = worker.next().await? {
-        let result = learn_seed(pool, &held, model, a, metric, &recipe).await;
+        let result = learn_seed(pool, &held, model, a, metric, &recipe, &|| worker.lost()).await;
         let Some((score, best_dev)) = worker.settle(&held, result).await? else {
             continue;
         };
@@ -136,7 +137,8 @@ type Shared = Arc<Mutex<(u64, u64, String)>>;
 
 /// Fine-tunes on one held job's seed over the grid, decodes the test set with the best
 /// checkpoint and stores the run with the job marked done; answers the test score and the
-/// best development score.
+/// best development score. The training stops soon after `lost()` says that another worker
+/// took the job over.
 async fn learn_seed(
     pool: &AnyPool,
     held: &jobs::Held,
@@ -144,6 +146,7 @@ async fn learn_seed(
     a: &TuneArgs,
     metric: Metric,
     recipe: &serde_json::Value,
+    lost: &dyn Fn() -> bool,
 ) -> Result<(domain::crossfit::metrics::Score, f64)> {
     let grid = a.grid()?;
     let (task, seed) = (held.task.as_str(), held.seed);
@@ -156,10 +159,12 @@ async fn learn_seed(
     let tok = Text::open(&model.join("tokenizer.json"))?;
     let data = seed_data(&tok, a, &train, &dev, &test)?;
     let shared: Shared = Arc::new(Mutex::new((0, 0, "starting".into())));
-    let (dir, device, g, state) = (model.to_path_buf(), a.device, grid.clone(), shared.clone());
+    let stop = Arc::new(AtomicBool::new(false));
+    let (dir, device, g) = (model.to_path_buf(), a.device, grid.clone());
+    let (state, stopped) = (shared.clone(), stop.clone());
     let mut training = tokio::task::spawn_blocking(move || -> Result<_> {
         let (on, trained_on) = crate::tune::device(device)?;
-        let load = || Model::load(&dir, &on);
+        let m = Model::load(&dir, &on)?;
         let (dev_ids, dev_golds) = &data.dev;
         let score = |ids: &[Vec<u32>]| scored(&tok, metric, ids, dev_golds);
         let settings = g.learning_rates.len() * g.batch_sizes.len();
@@ -173,9 +178,10 @@ async fn learn_seed(
                     setting + 1
                 ),
             );
+            !stopped.load(Ordering::Relaxed)
         };
-        let (best, tried) = direct(
-            &load,
+        let tried = direct(
+            &m,
             &data.train,
             dev_ids,
             &score,
@@ -189,12 +195,12 @@ async fn learn_seed(
             "decoding the test set".into(),
         );
         let out =
-            decode_all(&best, &data.test, g.max_output_tokens).map_err(crate::tune::model_error)?;
+            decode_all(&m, &data.test, g.max_output_tokens).map_err(crate::tune::model_error)?;
         let texts = out
             .iter()
             .map(|ids| tok.text(ids))
             .collect::<Result<Vec<String>>>()?;
-        Ok((texts, tried, trained_on, best.start()))
+        Ok((texts, tried, trained_on, m.start()))
     });
     // While it trains: its progress on the job (and on stderr) every few seconds.
     let mut tick = tokio::time::interval(Duration::from_secs(2));
@@ -202,9 +208,20 @@ async fn learn_seed(
     let (preds, tried, trained_on, start) = loop {
         tokio::select! {
             done = &mut training => {
-                break done.map_err(|e| AppError::Model(format!("training stopped: {e}")))??;
+                let done = done.map_err(|e| AppError::Model(format!("training stopped: {e}")))?;
+                if done.is_err() && stop.load(Ordering::Relaxed) {
+                    return Err(AppError::LeaseLost(format!(
+                        "this worker ({}) lost its lease on {} (it could not renew it in time) and another worker took it over; its training stopped and nothing was stored",
+                        held.lease.worker,
+                        held.name()
+                    )));
+                }
+                break done?;
             }
             _ = tick.tick() => {
+                if lost() {
+                    stop.store(true, Ordering::Relaxed);
+                }
                 let (done, total, words) = shared.lock().expect("progress lock").clone();
                 // The database may come back; the training goes on meanwhile.
                 if let Err(e) = jobs::progress(pool, held, done, total, &words).await {

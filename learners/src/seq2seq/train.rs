@@ -79,29 +79,34 @@ pub struct Tried {
     pub final_loss: f64,
 }
 
-/// Trains a fresh copy of the model (`load`) for each setting of the grid, decoding `dev` every
-/// `eval_every` updates and scoring it with `score` (higher is better); returns the weights
-/// of the best development score over the whole grid (the first on a tie) and what each
-/// setting did. `progress(setting, step, steps)` follows the training.
+/// Trains the model from its weights as given for each setting of the grid, decoding `dev`
+/// every `eval_every` updates and scoring it with `score` (higher is better); leaves the model
+/// with the weights of the best development score over the whole grid (the first on a tie) and
+/// answers what each setting did. `progress(setting, step, steps)` follows the training and
+/// answers whether to go on: `false` stops it with an error.
 pub fn direct(
-    load: &dyn Fn() -> app::error::Result<Model>,
+    m: &Model,
     train: &[Pair],
     dev: &[Vec<u32>],
     score: &dyn Fn(&[Vec<u32>]) -> f64,
     g: &Grid,
     seed: u64,
-    progress: &mut dyn FnMut(usize, usize, usize),
-) -> app::error::Result<(Model, Vec<Tried>)> {
-    let mut best: Option<(f64, Model)> = None;
+    progress: &mut dyn FnMut(usize, usize, usize) -> bool,
+) -> app::error::Result<Vec<Tried>> {
+    let err = crate::tune::model_error;
+    // The starting weights, and the best setting's: a copy each, not a model read again.
+    let start = m.weights.snapshot().map_err(err)?;
+    let mut best: Option<(f64, Vec<(String, Tensor)>)> = None;
     let mut tried = Vec::new();
     let settings: Vec<(f64, usize)> = g
         .learning_rates
         .iter()
         .flat_map(|&lr| g.batch_sizes.iter().map(move |&bs| (lr, bs)))
         .collect();
-    let err = crate::tune::model_error;
     for (i, &(lr, bs)) in settings.iter().enumerate() {
-        let m = load()?;
+        if i > 0 {
+            m.weights.restore(&start).map_err(err)?;
+        }
         let r = Recipe {
             learning_rate: lr,
             batch_size: bs,
@@ -112,11 +117,12 @@ pub fn direct(
             ..Recipe::default()
         };
         let mut here = Best::default();
+        let go_on = std::cell::Cell::new(true);
         let losses = {
             let mut check = |step: usize, steps: usize| {
-                progress(i, step, steps);
+                go_on.set(progress(i, step, steps));
                 if step.is_multiple_of(g.eval_every.max(1)) || step == steps {
-                    here.consider(&m, step, &|m| evaluate(m, dev, score, g.max_output_tokens));
+                    here.consider(m, step, &|m| evaluate(m, dev, score, g.max_output_tokens));
                 }
             };
             fit(
@@ -125,15 +131,22 @@ pub fn direct(
                 &r,
                 &mut check,
                 &mut |chunk, d| {
+                    if !go_on.get() {
+                        return Err(candle_core::Error::Msg("the training was stopped".into()));
+                    }
                     let batch: Vec<&Pair> = chunk.iter().map(|&i| &train[i]).collect();
-                    loss(&m, &batch, d)
+                    loss(m, &batch, d)
                 },
             )
             .map_err(err)?
         };
+        if !go_on.get() {
+            return Err(app::error::AppError::Model(
+                "the training was stopped".into(),
+            ));
+        }
         let (best_dev, best_step) = (here.score, here.step);
-        let better = best.as_ref().is_none_or(|(s, _)| best_dev > *s);
-        here.restore(&m).map_err(err)?;
+        here.restore(m).map_err(err)?;
         tried.push(Tried {
             learning_rate: lr,
             batch_size: bs,
@@ -141,14 +154,26 @@ pub fn direct(
             best_step,
             final_loss: losses.last().copied().unwrap_or(f64::NAN),
         });
-        if better {
-            best = Some((best_dev, m));
+        if best.as_ref().is_none_or(|(s, _)| best_dev > *s) {
+            // The last setting's weights are the model's already.
+            let kept = if i + 1 < settings.len() {
+                m.weights.snapshot().map_err(err)?
+            } else {
+                Vec::new()
+            };
+            best = Some((best_dev, kept));
         }
     }
-    let (_, m) = best.ok_or_else(|| {
-        app::error::AppError::Invalid("the grid has no learning rate or batch size".into())
-    })?;
-    Ok((m, tried))
+    match best {
+        None => Err(app::error::AppError::Invalid(
+            "the grid has no learning rate or batch size".into(),
+        )),
+        Some((_, w)) if w.is_empty() => Ok(tried),
+        Some((_, w)) => {
+            m.weights.restore(&w).map_err(err)?;
+            Ok(tried)
+        }
+    }
 }
 
 /// The best development score seen so far in a training run, when it was seen and the weights

@@ -148,6 +148,11 @@ impl<Q: Claims> Worker<Q> {
         }
     }
 
+    /// Whether a renewal of the held job's lease found it taken over by another worker.
+    pub fn lost(&self) -> bool {
+        self.beat.as_ref().is_some_and(Heartbeat::lost)
+    }
+
     /// The jobs not finished yet and their shots (for an estimate of the time left).
     pub async fn left(&self) -> Result<(i64, i64)> {
         Q::unfinished(&self.pool, &self.jobs).await
