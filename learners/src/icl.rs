@@ -174,8 +174,8 @@ async fn run(pool: &AnyPool, a: &IclArgs, t: Target) -> Result<store::Summary> {
             .and_then(|r| r);
         let reply = store::or_fail(pool, &[run], reply).await?;
         let reading = serde_json::to_string(&read_reply(&spec, item, &reply)).expect("serialises");
-        calls::store(pool, run, *id, &p, &reply, &reading).await?;
-        replies.insert(*id, reply);
+        let stored = calls::store(pool, run, *id, &p, &reply, &reading).await?;
+        replies.insert(*id, stored);
         runs::progress(pool, run, replies.len(), test.len()).await?;
         if (i + 1) % 50 == 0 {
             eprintln!("{} of {} items asked", replies.len(), test.len());

@@ -38,7 +38,8 @@ pub async fn resume(
     Ok(run)
 }
 
-/// Stores one call; a call already stored for the item is kept as it was.
+/// Stores one call; a call already stored for the item (by another process going on with the
+/// same run) is kept as it was. Answers the reply stored, the one the run is scored with.
 pub async fn store(
     pool: &sqlx::AnyPool,
     run: RunId,
@@ -46,7 +47,7 @@ pub async fn store(
     prompt: &str,
     reply: &str,
     reading_json: &str,
-) -> Result<()> {
+) -> Result<String> {
     sqlx::query(
         "INSERT INTO machine_calls (run_id, example_id, prompt, reply, reading_json)
          VALUES ($1, $2, $3, $4, $5) ON CONFLICT (run_id, example_id) DO NOTHING",
@@ -58,7 +59,13 @@ pub async fn store(
     .bind(reading_json)
     .execute(pool)
     .await?;
-    Ok(())
+    Ok(
+        sqlx::query_scalar("SELECT reply FROM machine_calls WHERE run_id = $1 AND example_id = $2")
+            .bind(run)
+            .bind(example)
+            .fetch_one(pool)
+            .await?,
+    )
 }
 
 /// The reply stored for each item a run has asked about (the prompts, which can be long, are

@@ -8,7 +8,7 @@ use crate::error::{AppError, Result};
 use crate::ssr::auth::now_ms;
 use crate::ssr::tx::Guard;
 use domain::ids::{ExampleId, RunId, TaskId};
-use domain::run::SystemKind;
+use domain::run::{RunStatus, SystemKind};
 use domain::s1::mean;
 use sqlx::{Any, AnyPool, Transaction};
 
@@ -210,6 +210,22 @@ pub async fn finish_all(
 /// Writes one finished run inside a transaction; answers its S1 (official, any-of).
 async fn store_run(tx: &mut Transaction<'static, Any>, f: &Finished<'_>) -> Result<(f64, f64)> {
     let (run, items) = (f.run, f.items);
+    // Another process going on with the same run may have stored it first (the target's guard
+    // orders the two): it is stored once.
+    let status: RunStatus = sqlx::query_scalar("SELECT status FROM machine_runs WHERE id = $1")
+        .bind(run)
+        .fetch_one(&mut **tx)
+        .await?;
+    if status != RunStatus::Running {
+        return Err(AppError::Refused(format!(
+            "run {run} of {} on {} (k={} split={}) is {} already (another process finished or stopped it); nothing more was stored",
+            f.t.system,
+            f.t.task,
+            f.t.k,
+            f.t.split,
+            status.as_str()
+        )));
+    }
     let s1 = mean(&items.iter().map(|i| i.s1).collect::<Vec<_>>()).unwrap_or(0.0);
     let any = mean(&items.iter().map(|i| i.s1_any_of).collect::<Vec<_>>()).unwrap_or(0.0);
     if f.t.replace {
