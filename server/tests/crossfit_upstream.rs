@@ -287,6 +287,47 @@ async fn upstream_learning_writes_its_checkpoint_fine_tunes_the_test_tasks_and_g
         4,
         "{text}"
     );
+    // Two workers started at once on one folder: both learn, the first to finish writes the
+    // folder whole, the other uses it, and they share the test tasks' seeds.
+    let twice = tmp.path().join("up-twice");
+    let args = upstream("fomaml", &twice);
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_clues-lab"))
+                .args(["--database", &url])
+                .args(&args)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut said = String::new();
+    for w in workers {
+        let out = w.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{text}");
+        said.push_str(&text);
+    }
+    assert!(twice.join("upstream.json").is_file(), "{said}");
+    assert_eq!(said.matches("; written to").count(), 1, "{said}");
+    assert!(
+        said.contains("finished the same upstream learning first")
+            || said.contains("already done, reused"),
+        "{said}"
+    );
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".partial-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    let runs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM crossfit_runs WHERE method = $1")
+        .bind("up-twice fine-tuning")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(runs, 15, "{said}");
     // The same folder with other settings is refused.
     let mut other = upstream("reptile", &tmp.path().join("up-reptile"));
     let at = other.iter().position(|a| a == "--inner-steps").unwrap();

@@ -151,7 +151,27 @@ fn finished(out: &Path) -> Option<serde_json::Value> {
     serde_json::from_str(&text).ok()
 }
 
-/// Learns upstream and writes the folder (model, tokenizer, `upstream.json`).
+/// What a finished folder holds when it was learned from this model with these settings.
+fn same(record: &serde_json::Value, a: &UpstreamArgs, s: &Settings) -> bool {
+    record["settings"] == serde_json::to_value(s).unwrap_or_default()
+        && record["from"] == a.model.display().to_string()
+}
+
+/// The folder beside `out` that this worker learns into: `.<out's name>.partial-<worker>`.
+fn partial_dir(out: &Path) -> PathBuf {
+    let name = out
+        .file_name()
+        .map_or_else(|| "upstream".into(), |n| n.to_string_lossy().into_owned());
+    out.with_file_name(format!(
+        ".{name}.partial-{}",
+        crate::store::lease::worker_name()
+    ))
+}
+
+/// Learns upstream into a folder of this worker's beside `out` (model, tokenizer, then
+/// `upstream.json`), then moves it to `out` whole, so that `out` is either absent or complete:
+/// workers started at once on one shared folder each learn, the first to finish writes `out`,
+/// and the others use that folder where it was learned the same way. Answers `out`'s record.
 async fn write_upstream(
     pool: &sqlx::AnyPool,
     a: &UpstreamArgs,
@@ -159,9 +179,13 @@ async fn write_upstream(
 ) -> Result<serde_json::Value> {
     let tok = Text::open(&a.model.join("tokenizer.json"))?;
     let (seen, dev) = data(pool, &tok, a).await?;
+    let partial = partial_dir(&a.out);
+    // What a worker of the same name left behind (it was killed) is started again.
+    let _ = std::fs::remove_dir_all(&partial);
+    let cannot = |e| AppError::io(format!("cannot write {}", partial.display()), e);
     let (dir, out, device, s2, max_out) = (
         a.model.clone(),
-        a.out.clone(),
+        partial.clone(),
         a.tune.device,
         s.clone(),
         a.tune.max_output_tokens,
@@ -191,22 +215,53 @@ async fn write_upstream(
     })
     .await
     .map_err(|e| AppError::Model(format!("upstream learning stopped: {e}")))??;
-    std::fs::copy(a.model.join("tokenizer.json"), a.out.join("tokenizer.json"))
-        .map_err(|e| AppError::io(format!("cannot write {}", a.out.display()), e))?;
+    std::fs::copy(
+        a.model.join("tokenizer.json"),
+        partial.join("tokenizer.json"),
+    )
+    .map_err(cannot)?;
     let record = serde_json::json!({
         "from": a.model.display().to_string(), "partition": a.partition, "settings": s,
         "best_dev_score": score, "best_update": step, "trained_on": trained_on,
         "seconds": started.elapsed().as_secs_f64(),
     });
     // Written last: its presence says the folder is complete.
-    std::fs::write(a.out.join("upstream.json"), record.to_string())
-        .map_err(|e| AppError::io(format!("cannot write {}", a.out.display()), e))?;
-    eprintln!(
-        "upstream {:?}: best dev-task score {score:.4} at update {step}; written to {}",
-        s.method,
-        a.out.display()
-    );
-    Ok(record)
+    std::fs::write(partial.join("upstream.json"), record.to_string()).map_err(cannot)?;
+    // A rename replaces no folder with anything in it: where another worker got there first,
+    // its folder stays and this one's is dropped.
+    let moved = std::fs::rename(&partial, &a.out);
+    if moved.is_err() {
+        let _ = std::fs::remove_dir_all(&partial);
+    }
+    match (finished(&a.out), moved) {
+        (Some(r), Ok(())) => {
+            eprintln!(
+                "upstream {:?}: best dev-task score {score:.4} at update {step}; written to {}",
+                s.method,
+                a.out.display()
+            );
+            Ok(r)
+        }
+        (Some(r), Err(_)) if same(&r, a, s) => {
+            eprintln!(
+                "{}: another worker finished the same upstream learning first; its folder is used",
+                a.out.display()
+            );
+            Ok(r)
+        }
+        (_, Err(e)) => Err(AppError::io(
+            format!(
+                "cannot move {} to {} (another worker wrote a different folder there?)",
+                partial.display(),
+                a.out.display()
+            ),
+            e,
+        )),
+        (None, Ok(())) => Err(AppError::Model(format!(
+            "{} has no upstream.json after it was written",
+            a.out.display()
+        ))),
+    }
 }
 
 /// `clues-lab crossfit upstream`.
@@ -216,10 +271,7 @@ pub async fn upstream(pool: &sqlx::AnyPool, a: UpstreamArgs) -> Result<()> {
     check_model(&a.model)?;
     let partition = xf::partition(pool, &a.partition).await?;
     let record = match finished(&a.out) {
-        Some(r)
-            if r["settings"] == serde_json::to_value(&s).unwrap_or_default()
-                && r["from"] == a.model.display().to_string() =>
-        {
+        Some(r) if same(&r, &a, &s) => {
             eprintln!(
                 "{}: upstream learning already done, reused",
                 a.out.display()
