@@ -1,111 +1,15 @@
 //! A fine-tuned encoder (BERT, RoBERTa, DeBERTa-v2) written as one ONNX graph (opset 17) with
 //! `start_logits` and `end_logits` outputs, so the same `eval` path (ONNX Runtime) runs it.
 
+mod graph;
 mod relative;
 
 use super::config::Family;
 use super::encoder::{Config, NamedValues};
-use crate::onnx::{
-    model, node_with, tensor_f32, tensor_i64, tensor_i8, value_info, Attr, Dim, FLOAT, INT64,
-};
-use std::collections::{HashMap, HashSet};
-
-/// Nodes and initializers under construction; every value gets a fresh name, an initializer
-/// asked for twice by name is written once.
-#[derive(Default)]
-struct Graph {
-    nodes: Vec<Vec<u8>>,
-    inits: Vec<Vec<u8>>,
-    names: HashSet<String>,
-    n: usize,
-}
-
-impl Graph {
-    fn op(&mut self, op: &str, inputs: &[&str], attrs: &[(&str, Attr)]) -> String {
-        self.n += 1;
-        let out = format!("{}_{}", op.to_lowercase(), self.n);
-        self.nodes.push(node_with(
-            op,
-            inputs,
-            &[&out],
-            &format!("n{}", self.n),
-            attrs,
-        ));
-        out
-    }
-
-    fn to(&mut self, op: &str, inputs: &[&str], out: &str, attrs: &[(&str, Attr)]) {
-        self.n += 1;
-        self.nodes.push(node_with(
-            op,
-            inputs,
-            &[out],
-            &format!("n{}", self.n),
-            attrs,
-        ));
-    }
-
-    fn float(&mut self, name: &str, dims: &[i64], data: &[f32]) -> String {
-        if self.names.insert(name.to_string()) {
-            self.inits.push(tensor_f32(name, dims, data));
-        }
-        name.to_string()
-    }
-
-    fn ints(&mut self, name: &str, dims: &[i64], data: &[i64]) -> String {
-        if self.names.insert(name.to_string()) {
-            self.inits.push(tensor_i64(name, dims, data));
-        }
-        name.to_string()
-    }
-}
-
-/// `[rows, cols]` row-major to `[cols, rows]`.
-fn transposed(v: &[f32], rows: usize, cols: usize) -> Vec<f32> {
-    let mut out = vec![0.0; v.len()];
-    for r in 0..rows {
-        for c in 0..cols {
-            out[c * rows + r] = v[r * cols + c];
-        }
-    }
-    out
-}
-
-/// How the encoder's linear layers compute.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Precision {
-    F32,
-    /// Dynamic int8: weights stored as int8 with one scale per output column (symmetric),
-    /// activations quantised per call and per token (symmetric, one scale per row), integer
-    /// products (`MatMulInteger`) rescaled to float. Per-token scales halve the answers that
-    /// differ from float against `DynamicQuantizeLinear`'s one scale per call (measured in
-    /// the README). The embeddings, attention products and the span head stay in float.
-    Int8,
-}
-
-/// Per output row of `w` (`[out, in]`): the int8 weights transposed to `[in, out]` and the
-/// scales (max |w| / 127).
-fn quantised(v: &[f32], out: usize, inp: usize) -> (Vec<i8>, Vec<f32>) {
-    let scales: Vec<f32> = (0..out)
-        .map(|r| {
-            let m = v[r * inp..(r + 1) * inp]
-                .iter()
-                .fold(0f32, |a, x| a.max(x.abs()));
-            if m > 0.0 {
-                m / 127.0
-            } else {
-                1.0
-            }
-        })
-        .collect();
-    let mut q = vec![0i8; v.len()];
-    for r in 0..out {
-        for c in 0..inp {
-            q[c * out + r] = (v[r * inp + c] / scales[r]).round().clamp(-127.0, 127.0) as i8;
-        }
-    }
-    (q, scales)
-}
+use crate::onnx::{model, tensor_i8, value_info, Attr, Dim, FLOAT, INT64};
+pub use graph::Precision;
+use graph::{quantised, transposed, Graph};
+use std::collections::HashMap;
 
 /// What the graph gives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

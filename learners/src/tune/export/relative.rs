@@ -3,7 +3,8 @@
 
 use super::{Graph, Weights};
 use crate::onnx::Attr;
-use crate::tune::config::{relative_indexes, Config};
+use crate::tune::config::Config;
+use crate::tune::relative::relative_indexes;
 
 /// What every layer reads: the relative embeddings `[2 span, hidden]` (normalised), the
 /// reshape to `[2 span, heads, head size]` and the gather indexes `[b, heads, s, s]`.
