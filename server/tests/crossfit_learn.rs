@@ -86,6 +86,47 @@ fn learns(kind: Kind) {
     }
 }
 
+/// Greedy decoding keeps each step's keys and values and computes the new token only: what
+/// it decodes is what the whole decoder picks over the tokens so far, row by row of a padded
+/// batch (teacher-forced along each output, every token is the argmax, then the end token).
+#[test]
+fn cached_greedy_steps_pick_what_the_whole_decoder_picks() {
+    for kind in KINDS {
+        let what = format!("{kind:?}");
+        let dir = tempfile::tempdir().unwrap();
+        write_seq2seq_dir(dir.path(), kind, 2, 11);
+        let tok = Text::open(&dir.path().join("tokenizer.json")).unwrap();
+        let m = Model::load(dir.path(), &candle_core::Device::Cpu).unwrap();
+        // Random weights: outputs of many tokens, so that most steps read the cache.
+        let ps = pairs(&tok, &SENTENCES);
+        let srcs: Vec<&[u32]> = ps.iter().map(|p| p.src.as_slice()).collect();
+        let out = greedy(&m, &srcs, 10).unwrap();
+        assert!(out.iter().any(|o| o.len() >= 3), "{what}: {out:?}");
+        let dev = &m.weights.device;
+        for (src, ids) in srcs.iter().zip(&out) {
+            let (s, mask) = learners::seq2seq::pad_rows(&[src], m.pad(), dev).unwrap();
+            let (enc, bias) = m.encode(&s, &mask, &mut Dropout::off()).unwrap();
+            let mut tgt = vec![m.start()];
+            tgt.extend(ids);
+            let t = candle_core::Tensor::from_vec(tgt.clone(), (1, tgt.len()), dev).unwrap();
+            let picks: Vec<u32> = m
+                .logits(&enc, &bias, &t, &mut Dropout::off())
+                .unwrap()
+                .argmax(candle_core::D::Minus1)
+                .unwrap()
+                .squeeze(0)
+                .unwrap()
+                .to_vec1()
+                .unwrap();
+            let mut want = ids.clone();
+            if ids.len() < 10 {
+                want.push(m.eos());
+            }
+            assert_eq!(&picks[..want.len()], &want[..], "{what}: {src:?}");
+        }
+    }
+}
+
 /// Loads the folder with `AutoModelForSeq2SeqLM`; prints its greedy outputs and the
 /// logits along them.
 fn peer() -> String {

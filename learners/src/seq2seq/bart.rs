@@ -1,7 +1,7 @@
 //! BART (CrossFit's BART-Base and BART-Large) in candle for fine-tuning: learned positions from
 //! 2, post-norm layers, GELU, the output tied to the shared embeddings plus `final_logits_bias`.
 
-use super::{attention, Decoder, Named};
+use super::{attention, Decoder, Kv, Named};
 use crate::tune::ops::{layer_norm, linear};
 use crate::tune::Dropout;
 use candle_core::{Result, Tensor};
@@ -135,10 +135,11 @@ impl Bart<'_> {
         )
     }
 
-    /// Token and position embeddings of one side, normalised.
-    fn embed(&self, ids: &Tensor, side: &str, d: &mut Dropout) -> Result<Tensor> {
+    /// Token and position embeddings of one side, normalised; the tokens stand at positions
+    /// from `from`.
+    fn embed(&self, ids: &Tensor, side: &str, from: usize, d: &mut Dropout) -> Result<Tensor> {
         let (b, s) = ids.dims2()?;
-        if s > self.c.max_position_embeddings {
+        if from + s > self.c.max_position_embeddings {
             candle_core::bail!(
                 "an input of {s} tokens is longer than BART's {} positions",
                 self.c.max_position_embeddings
@@ -159,25 +160,31 @@ impl Bart<'_> {
         let pos = self
             .w
             .get(&format!("{p}.embed_positions.weight"))
-            .narrow(0, OFFSET, s)?;
+            .narrow(0, OFFSET + from, s)?;
         let x = tokens.broadcast_add(&pos.unsqueeze(0)?)?;
         d.apply(&self.norm(&x, &format!("{p}.layernorm_embedding"))?)
     }
 
-    /// Attention of `p` (`...self_attn` or `...encoder_attn`) from `x` over `kv`, with its
-    /// residual and post-norm.
+    /// The keys and values of attention `p` over `kv`.
+    fn kv(&self, kv: &Tensor, p: &str) -> Result<Kv> {
+        Ok((
+            self.lin(kv, &format!("{p}.k_proj"))?,
+            self.lin(kv, &format!("{p}.v_proj"))?,
+        ))
+    }
+
+    /// Attention of `p` (`...self_attn` or `...encoder_attn`) from `x` over its keys and
+    /// values, with its residual and post-norm.
     fn block(
         &self,
         x: &Tensor,
-        kv: &Tensor,
+        (k, v): Kv,
         p: &str,
         bias: &Tensor,
         heads: usize,
         d: &mut Dropout,
     ) -> Result<Tensor> {
         let q = self.lin(x, &format!("{p}.q_proj"))?;
-        let k = self.lin(kv, &format!("{p}.k_proj"))?;
-        let v = self.lin(kv, &format!("{p}.v_proj"))?;
         let scale = 1.0 / ((self.c.d_model / heads) as f64).sqrt();
         let ctx = attention(&(q * scale)?, &k, &v, bias, heads, d)?;
         let out = d.apply(&self.lin(&ctx, &format!("{p}.out_proj"))?)?;
@@ -192,17 +199,12 @@ impl Bart<'_> {
 
     /// The encoder's states `[b, s, d]`; `pad` is the additive padding bias `[b, 1, 1, s]`.
     pub fn encode(&self, src: &Tensor, pad: &Tensor, d: &mut Dropout) -> Result<Tensor> {
-        let mut x = self.embed(src, "encoder", d)?;
+        let mut x = self.embed(src, "encoder", 0, d)?;
         for l in 0..self.c.encoder_layers {
             let q = format!("model.encoder.layers.{l}");
-            x = self.block(
-                &x,
-                &x.clone(),
-                &format!("{q}.self_attn"),
-                pad,
-                self.c.encoder_attention_heads,
-                d,
-            )?;
+            let p = format!("{q}.self_attn");
+            let heads = self.c.encoder_attention_heads;
+            x = self.block(&x, self.kv(&x, &p)?, &p, pad, heads, d)?;
             x = self.feed_forward(&x, &q, d)?;
         }
         Ok(x)
@@ -213,11 +215,14 @@ impl Bart<'_> {
     pub fn decode(&self, input: &Decoder, d: &mut Dropout) -> Result<Tensor> {
         let (enc, pad, causal) = (input.enc, input.pad, input.causal);
         let heads = self.c.decoder_attention_heads;
-        let mut x = self.embed(input.tgt, "decoder", d)?;
+        let mut x = self.embed(input.tgt, "decoder", input.past()?, d)?;
         for l in 0..self.c.decoder_layers {
             let q = format!("model.decoder.layers.{l}");
-            x = self.block(&x, &x.clone(), &format!("{q}.self_attn"), causal, heads, d)?;
-            x = self.block(&x, enc, &format!("{q}.encoder_attn"), pad, heads, d)?;
+            let (own, cross) = (format!("{q}.self_attn"), format!("{q}.encoder_attn"));
+            let kv = input.own(l, self.kv(&x, &own)?)?;
+            x = self.block(&x, kv, &own, causal, heads, d)?;
+            let kv = input.cross(l, || self.kv(enc, &cross))?;
+            x = self.block(&x, kv, &cross, pad, heads, d)?;
             x = self.feed_forward(&x, &q, d)?;
         }
         let x = input.cut(x)?;

@@ -12,6 +12,7 @@ use crate::tune::{model_error, Dropout};
 use app::error::{AppError, Result};
 use candle_core::{Device, Tensor, D};
 use candle_nn::VarMap;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -102,9 +103,90 @@ pub struct Decoder<'a> {
     /// Only the last position's logits (decoding): the output layer, a vocabulary wide, is the
     /// costly part of a step.
     pub last: bool,
+    /// While decoding step by step: the keys and values of the steps before (`tgt` is then the
+    /// new tokens only, at positions from `past()`).
+    pub cache: Option<&'a RefCell<Cache>>,
+}
+
+/// A layer's attention keys and values `[b, t, d]`.
+pub type Kv = (Tensor, Tensor);
+
+/// What greedy decoding keeps from step to step, so that a step computes its new token only:
+/// each decoder layer's self-attention keys and values of the tokens so far, and its
+/// cross-attention keys and values of the encoder's states (the same at every step).
+#[derive(Default)]
+pub struct Cache {
+    own: Vec<Option<Kv>>,
+    cross: Vec<Option<Kv>>,
+}
+
+impl Cache {
+    /// Layer `l`'s self-attention keys and values: those kept with `new`'s appended (and kept).
+    pub fn extend(&mut self, l: usize, new: Kv) -> candle_core::Result<Kv> {
+        if self.own.len() <= l {
+            self.own.resize(l + 1, None);
+        }
+        let kv = match self.own[l].take() {
+            Some((k, v)) => (
+                Tensor::cat(&[&k, &new.0], 1)?,
+                Tensor::cat(&[&v, &new.1], 1)?,
+            ),
+            None => new,
+        };
+        self.own[l] = Some(kv.clone());
+        Ok(kv)
+    }
+
+    /// Layer `l`'s cross-attention keys and values, made by `make` at the first step.
+    pub fn cross(
+        &mut self,
+        l: usize,
+        make: impl FnOnce() -> candle_core::Result<Kv>,
+    ) -> candle_core::Result<Kv> {
+        if self.cross.len() <= l {
+            self.cross.resize(l + 1, None);
+        }
+        if self.cross[l].is_none() {
+            self.cross[l] = Some(make()?);
+        }
+        Ok(self.cross[l].clone().expect("made above"))
+    }
+
+    /// How many tokens were decoded before this step.
+    pub fn past(&self) -> candle_core::Result<usize> {
+        match self.own.first() {
+            Some(Some((k, _))) => k.dim(1),
+            _ => Ok(0),
+        }
+    }
 }
 
 impl Decoder<'_> {
+    /// Tokens decoded before this pass (0 without a cache).
+    pub fn past(&self) -> candle_core::Result<usize> {
+        self.cache.map_or(Ok(0), |c| c.borrow().past())
+    }
+
+    /// Layer `l`'s self-attention keys and values from this pass's `new` ones.
+    pub fn own(&self, l: usize, new: Kv) -> candle_core::Result<Kv> {
+        match self.cache {
+            Some(c) => c.borrow_mut().extend(l, new),
+            None => Ok(new),
+        }
+    }
+
+    /// Layer `l`'s cross-attention keys and values (`make` from the encoder's states).
+    pub fn cross(
+        &self,
+        l: usize,
+        make: impl FnOnce() -> candle_core::Result<Kv>,
+    ) -> candle_core::Result<Kv> {
+        match self.cache {
+            Some(c) => c.borrow_mut().cross(l, make),
+            None => make(),
+        }
+    }
+
     /// The decoder's final states `[b, t, d]`, or only the last position's when `last`.
     pub fn cut(&self, x: Tensor) -> candle_core::Result<Tensor> {
         if self.last {
@@ -254,17 +336,19 @@ impl Model {
         tgt: &Tensor,
         d: &mut Dropout,
     ) -> candle_core::Result<Tensor> {
-        self.decode(enc, pad, tgt, false, d)
+        self.decode(enc, pad, tgt, None, d)
     }
 
-    /// The logits `[b, vocab]` of the token after the last of `tgt` (no dropout).
+    /// The logits `[b, vocab]` of the token after `new` `[b, 1]`, the tokens before it kept
+    /// in `cache` (which keeps `new` too; no dropout).
     pub fn next_logits(
         &self,
         enc: &Tensor,
         pad: &Tensor,
-        tgt: &Tensor,
+        new: &Tensor,
+        cache: &RefCell<Cache>,
     ) -> candle_core::Result<Tensor> {
-        self.decode(enc, pad, tgt, true, &mut Dropout::off())?
+        self.decode(enc, pad, new, Some(cache), &mut Dropout::off())?
             .squeeze(1)
     }
 
@@ -273,16 +357,18 @@ impl Model {
         enc: &Tensor,
         pad: &Tensor,
         tgt: &Tensor,
-        last: bool,
+        cache: Option<&RefCell<Cache>>,
         d: &mut Dropout,
     ) -> candle_core::Result<Tensor> {
+        // With a cache, the one new token sees every key: no mask.
         let causal = causal_bias(tgt.dim(1)?, &self.weights.device)?;
         let input = Decoder {
             enc,
             pad,
             tgt,
             causal: &causal,
-            last,
+            last: cache.is_some(),
+            cache,
         };
         let w = &self.weights;
         match &self.config {
@@ -330,7 +416,8 @@ pub fn pad_rows(rows: &[&[u32]], pad: u32, dev: &Device) -> candle_core::Result<
 }
 
 /// Greedy decoding of each source row: from the decoder's start token, the most likely next
-/// token until the end token or `max_tokens` new tokens (the end token not included).
+/// token until the end token or `max_tokens` new tokens (the end token not included). Each
+/// step computes its new token only, the keys and values before it kept in a [`Cache`].
 pub fn greedy(m: &Model, srcs: &[&[u32]], max_tokens: usize) -> candle_core::Result<Vec<Vec<u32>>> {
     let dev = &m.weights.device;
     let (src, mask) = pad_rows(srcs, m.pad(), dev)?;
@@ -339,15 +426,17 @@ pub fn greedy(m: &Model, srcs: &[&[u32]], max_tokens: usize) -> candle_core::Res
     let n = srcs.len();
     let mut out: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut done = vec![false; n];
-    let mut tgt: Vec<Vec<u32>> = vec![vec![m.start()]; n];
+    let cache = RefCell::new(Cache::default());
+    // Every row takes a token at every step (a finished row its end token again), so the rows
+    // stay as long as each other and the cache needs no padding.
+    let mut last: Vec<u32> = vec![m.start(); n];
     for _ in 0..max_tokens {
         if done.iter().all(|&d| d) {
             break;
         }
-        let rows: Vec<&[u32]> = tgt.iter().map(Vec::as_slice).collect();
-        let (t, _) = pad_rows(&rows, m.pad(), dev)?;
+        let t = Tensor::from_vec(last.clone(), (n, 1), dev)?;
         let next: Vec<u32> = m
-            .next_logits(&enc, &pad, &t)?
+            .next_logits(&enc, &pad, &t, &cache)?
             .argmax(D::Minus1)?
             .to_vec1()?;
         for (i, &tok) in next.iter().enumerate() {
@@ -359,8 +448,8 @@ pub fn greedy(m: &Model, srcs: &[&[u32]], max_tokens: usize) -> candle_core::Res
             } else {
                 out[i].push(tok);
             }
-            tgt[i].push(tok);
         }
+        last = next;
     }
     Ok(out)
 }

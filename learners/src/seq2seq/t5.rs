@@ -1,7 +1,7 @@
 //! T5 (the original and v1.1, CrossFit's appendix) in candle for fine-tuning: pre-norm layers
 //! with RMS norm, relative position buckets shared by a stack's layers, no attention scaling.
 
-use super::{attention, Decoder, Named};
+use super::{attention, Decoder, Kv, Named};
 use crate::tune::Dropout;
 use candle_core::{Result, Tensor, D};
 use serde::{Deserialize, Serialize};
@@ -166,11 +166,12 @@ impl T5<'_> {
             .broadcast_mul(&self.w.get(name))
     }
 
-    /// The relative position bias `[1, heads, q, k]` of a stack (`encoder` or `decoder`).
-    fn position_bias(&self, side: &str, q: usize, k: usize) -> Result<Tensor> {
+    /// The relative position bias `[1, heads, q, k]` of a stack (`encoder` or `decoder`), the
+    /// queries at positions from `from`, the keys from 0.
+    fn position_bias(&self, side: &str, from: usize, q: usize, k: usize) -> Result<Tensor> {
         let ids: Vec<u32> = (0..q * k)
             .map(|n| {
-                let rel = (n % k) as i64 - (n / k) as i64;
+                let rel = (n % k) as i64 - (from + n / k) as i64;
                 bucket(
                     rel,
                     side == "encoder",
@@ -190,28 +191,28 @@ impl T5<'_> {
             .unsqueeze(0)
     }
 
-    /// Attention block `p` (normalised input `x` over `kv`) with its residual on `res`.
+    /// The keys and values of attention block `p` over `kv`.
+    fn kv(&self, kv: &Tensor, p: &str) -> Result<Kv> {
+        let g = |m: &str| self.w.get(&format!("{p}.{m}.weight"));
+        Ok((project(kv, &g("k"))?, project(kv, &g("v"))?))
+    }
+
+    /// Attention block `p` with its residual on `res`: the normalised input attends over the
+    /// keys and values `kv` gives (from the normalised input, for self-attention).
     fn block(
         &self,
         res: &Tensor,
-        kv: Option<&Tensor>,
+        kv: &dyn Fn(&Tensor) -> Result<Kv>,
         p: &str,
         norm: &str,
         bias: &Tensor,
         d: &mut Dropout,
     ) -> Result<Tensor> {
         let x = self.norm(res, norm)?;
-        let kv = kv.unwrap_or(&x);
-        let g = |m: &str| self.w.get(&format!("{p}.{m}.weight"));
-        let ctx = attention(
-            &project(&x, &g("q"))?,
-            &project(kv, &g("k"))?,
-            &project(kv, &g("v"))?,
-            bias,
-            self.c.num_heads,
-            d,
-        )?;
-        res + d.apply(&project(&ctx, &g("o"))?)?
+        let (k, v) = kv(&x)?;
+        let q = project(&x, &self.w.get(&format!("{p}.q.weight")))?;
+        let ctx = attention(&q, &k, &v, bias, self.c.num_heads, d)?;
+        res + d.apply(&project(&ctx, &self.w.get(&format!("{p}.o.weight")))?)?
     }
 
     fn feed_forward(&self, res: &Tensor, b: &str, d: &mut Dropout) -> Result<Tensor> {
@@ -235,12 +236,13 @@ impl T5<'_> {
     /// The encoder's states; `pad` is the additive padding bias `[b, 1, 1, s]`.
     pub fn encode(&self, src: &Tensor, pad: &Tensor, d: &mut Dropout) -> Result<Tensor> {
         let s = src.dim(1)?;
-        let bias = self.position_bias("encoder", s, s)?.broadcast_add(pad)?;
+        let bias = self.position_bias("encoder", 0, s, s)?.broadcast_add(pad)?;
         let mut x = self.embed(src, d)?;
         for l in 0..self.c.num_layers {
             let b = format!("encoder.block.{l}.layer");
             let p = format!("{b}.0.SelfAttention");
-            x = self.block(&x, None, &p, &format!("{b}.0.layer_norm.weight"), &bias, d)?;
+            let own = |x: &Tensor| self.kv(x, &p);
+            x = self.block(&x, &own, &p, &format!("{b}.0.layer_norm.weight"), &bias, d)?;
             x = self.feed_forward(&x, &format!("{b}.1"), d)?;
         }
         d.apply(&self.norm(&x, "encoder.final_layer_norm.weight")?)
@@ -248,23 +250,22 @@ impl T5<'_> {
 
     /// Next-token logits `[b, t, vocab]`; `causal` is the decoder's mask `[1, 1, t, t]`.
     pub fn decode(&self, input: &Decoder, d: &mut Dropout) -> Result<Tensor> {
-        let t = input.tgt.dim(1)?;
-        let own = self
-            .position_bias("decoder", t, t)?
+        let (t, past) = (input.tgt.dim(1)?, input.past()?);
+        let bias = self
+            .position_bias("decoder", past, t, past + t)?
             .broadcast_add(input.causal)?;
         let mut x = self.embed(input.tgt, d)?;
         for l in 0..self.c.decoder_layers() {
             let b = format!("decoder.block.{l}.layer");
             let n = |i: usize| format!("{b}.{i}.layer_norm.weight");
-            x = self.block(&x, None, &format!("{b}.0.SelfAttention"), &n(0), &own, d)?;
-            x = self.block(
-                &x,
-                Some(input.enc),
-                &format!("{b}.1.EncDecAttention"),
-                &n(1),
-                input.pad,
-                d,
-            )?;
+            let (own, cross) = (
+                format!("{b}.0.SelfAttention"),
+                format!("{b}.1.EncDecAttention"),
+            );
+            let own_kv = |x: &Tensor| input.own(l, self.kv(x, &own)?);
+            x = self.block(&x, &own_kv, &own, &n(0), &bias, d)?;
+            let cross_kv = |_: &Tensor| input.cross(l, || self.kv(input.enc, &cross));
+            x = self.block(&x, &cross_kv, &cross, &n(1), input.pad, d)?;
             x = self.feed_forward(&x, &format!("{b}.2"), d)?;
         }
         let mut x = input.cut(d.apply(&self.norm(&x, "decoder.final_layer_norm.weight")?)?)?;
