@@ -42,7 +42,7 @@ impl Queue {
     }
 }
 
-/// A job this worker holds.
+/// This worker's hold on a job: which job, since which claim, taken over from whom.
 #[derive(Clone, Debug)]
 pub struct Lease {
     pub queue: Queue,
@@ -200,7 +200,7 @@ pub async fn unfinished(
     pool: &AnyPool,
     queue: Queue,
     jobs: &[i64],
-    weight: &str,
+    weight: &'static str,
 ) -> Result<(i64, i64)> {
     let backend = Backend::of(pool);
     let list = serde_json::to_string(jobs).expect("ids serialise");
