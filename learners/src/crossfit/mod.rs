@@ -9,7 +9,7 @@ pub use worker::learn_task;
 
 use crate::runtime::Device;
 use crate::seq2seq::text::Text;
-use crate::seq2seq::train::Grid;
+use crate::seq2seq::train::{Grid, Pair};
 use crate::seq2seq::Model;
 use app::error::{AppError, Result};
 use app::ssr::crossfit as xf;
@@ -114,6 +114,30 @@ pub(crate) fn golds(lines: &[TsvLine]) -> Vec<Vec<String>> {
     lines
         .iter()
         .map(|l| l.outputs().into_iter().map(str::to_string).collect())
+        .collect()
+}
+
+/// The pairs of lines: each input with its first output.
+pub(crate) fn pairs(tok: &Text, lines: &[TsvLine], a: &TuneArgs) -> Result<Vec<Pair>> {
+    lines
+        .iter()
+        .map(|l| {
+            Ok(Pair {
+                src: tok.ids(&l.input, a.max_input_tokens)?,
+                tgt: tok.ids(
+                    l.outputs().first().copied().unwrap_or_default(),
+                    a.max_output_tokens,
+                )?,
+            })
+        })
+        .collect()
+}
+
+/// The inputs of lines as token ids.
+pub(crate) fn inputs(tok: &Text, lines: &[TsvLine], a: &TuneArgs) -> Result<Vec<Vec<u32>>> {
+    lines
+        .iter()
+        .map(|l| tok.ids(&l.input, a.max_input_tokens))
         .collect()
 }
 

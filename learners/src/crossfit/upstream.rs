@@ -2,15 +2,15 @@
 //! first-order MAML or Reptile) on a partition's seen tasks, the checkpoint chosen on its dev
 //! tasks and written as a model folder, then direct fine-tuning from it on each test task, and its ARG.
 
-use super::{check_model, learn_task, method_name, scored, TuneArgs};
+use super::{check_model, inputs, learn_task, method_name, pairs, scored, TuneArgs};
 use crate::seq2seq::text::Text;
-use crate::seq2seq::train::{decode_all, Pair};
+use crate::seq2seq::train::decode_all;
 use crate::seq2seq::upstream::{upstream as learn_upstream, Method, Seen, Settings};
 use crate::seq2seq::Model;
 use app::error::{AppError, Result};
 use app::ssr::crossfit as xf;
 use domain::crossfit::metrics::Metric;
-use domain::crossfit::sampler::{TsvLine, CROSSFIT_SEEDS};
+use domain::crossfit::sampler::CROSSFIT_SEEDS;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -81,22 +81,6 @@ impl UpstreamArgs {
     }
 }
 
-/// The pairs of lines: each input with its first output.
-fn pairs(tok: &Text, lines: &[TsvLine], a: &TuneArgs) -> Result<Vec<Pair>> {
-    lines
-        .iter()
-        .map(|l| {
-            Ok(Pair {
-                src: tok.ids(&l.input, a.max_input_tokens)?,
-                tgt: tok.ids(
-                    l.outputs().first().copied().unwrap_or_default(),
-                    a.max_output_tokens,
-                )?,
-            })
-        })
-        .collect()
-}
-
 /// A dev task as the selection reads it: its metric, inputs and golds.
 type DevTask = (Metric, Vec<Vec<u32>>, Vec<Vec<String>>);
 
@@ -132,10 +116,7 @@ async fn data(
     let mut dev = Vec::new();
     for task in &p.dev {
         let lines = xf::split_lines(pool, task, seed, "dev").await?;
-        let inputs = lines
-            .iter()
-            .map(|l| tok.ids(&l.input, a.tune.max_input_tokens))
-            .collect::<Result<_>>()?;
+        let inputs = inputs(tok, &lines, &a.tune)?;
         dev.push((
             xf::metric_of(pool, task).await?,
             inputs,

@@ -2,9 +2,9 @@
 //! (`app::ssr::crossfit::jobs`): queued with their recipe, each trained on a blocking thread
 //! while its progress is written to the job, its run stored as the job is marked done.
 
-use super::{golds, scored, TuneArgs};
+use super::{golds, inputs, pairs, scored, TuneArgs};
 use crate::seq2seq::text::Text;
-use crate::seq2seq::train::{decode_all, direct, Pair, Tried};
+use crate::seq2seq::train::{decode_all, direct, Grid, Pair, Tried};
 use crate::seq2seq::Model;
 use crate::store::lease::{Claims, Worker};
 use app::error::{AppError, Result};
@@ -57,25 +57,10 @@ fn seed_data(
     dev: &[TsvLine],
     test: &[TsvLine],
 ) -> Result<SeedData> {
-    let inputs = |ls: &[TsvLine]| -> Result<Vec<Vec<u32>>> {
-        ls.iter()
-            .map(|l| tok.ids(&l.input, a.max_input_tokens))
-            .collect()
-    };
-    let pairs = train
-        .iter()
-        .map(|l| {
-            let out = l.outputs().first().copied().unwrap_or_default();
-            Ok(Pair {
-                src: tok.ids(&l.input, a.max_input_tokens)?,
-                tgt: tok.ids(out, a.max_output_tokens)?,
-            })
-        })
-        .collect::<Result<Vec<Pair>>>()?;
     Ok(SeedData {
-        train: pairs,
-        dev: (inputs(dev)?, golds(dev)),
-        test: inputs(test)?,
+        train: pairs(tok, train, a)?,
+        dev: (inputs(tok, dev, a)?, golds(dev)),
+        test: inputs(tok, test, a)?,
     })
 }
 
@@ -107,11 +92,19 @@ pub async fn learn_task(
         "grid": grid, "max_input_tokens": a.max_input_tokens,
     });
     let ids = jobs::enqueue(pool, method, task, &seeds, &recipe.to_string()).await?;
+    let how = Learning {
+        model,
+        a,
+        grid,
+        metric,
+        recipe,
+        tok: Arc::new(Text::open(&model.join("tokenizer.json"))?),
+    };
     let mut worker: Worker<CrossfitJobs> =
         Worker::new(pool, ids, Duration::from_secs(a.lease_seconds));
     let (started, mut mine) = (Instant::now(), 0u32);
     while let Some(held) = worker.next().await? {
-        let result = learn_seed(pool, &held, model, a, metric, &recipe, &|| worker.lost()).await;
+        let result = learn_seed(pool, &held, &how, &|| worker.lost()).await;
         let Some((score, best_dev)) = worker.settle(&held, result).await? else {
             continue;
         };
@@ -131,6 +124,17 @@ pub async fn learn_task(
     Ok(())
 }
 
+/// What every seed of a task is learned with: the model folder and its tokenizer, the grid
+/// and lengths, the task's metric, and the recipe as the jobs hold it.
+struct Learning<'a> {
+    model: &'a Path,
+    a: &'a TuneArgs,
+    grid: Grid,
+    metric: Metric,
+    recipe: serde_json::Value,
+    tok: Arc<Text>,
+}
+
 /// Where a held job's training stands, shared by the training thread and the writer of the
 /// job's progress: updates made, of how many, in words.
 type Shared = Arc<Mutex<(u64, u64, String)>>;
@@ -142,13 +146,10 @@ type Shared = Arc<Mutex<(u64, u64, String)>>;
 async fn learn_seed(
     pool: &AnyPool,
     held: &jobs::Held,
-    model: &Path,
-    a: &TuneArgs,
-    metric: Metric,
-    recipe: &serde_json::Value,
+    how: &Learning<'_>,
     lost: &dyn Fn() -> bool,
 ) -> Result<(domain::crossfit::metrics::Score, f64)> {
-    let grid = a.grid()?;
+    let (a, grid, metric) = (how.a, &how.grid, how.metric);
     let (task, seed) = (held.task.as_str(), held.seed);
     let lines = |split: &'static str| xf::split_lines(pool, task, seed, split);
     let (train, dev, test) = (
@@ -156,11 +157,11 @@ async fn learn_seed(
         lines("dev").await?,
         lines("test").await?,
     );
-    let tok = Text::open(&model.join("tokenizer.json"))?;
+    let tok = how.tok.clone();
     let data = seed_data(&tok, a, &train, &dev, &test)?;
     let shared: Shared = Arc::new(Mutex::new((0, 0, "starting".into())));
     let stop = Arc::new(AtomicBool::new(false));
-    let (dir, device, g) = (model.to_path_buf(), a.device, grid.clone());
+    let (dir, device, g) = (how.model.to_path_buf(), a.device, grid.clone());
     let (state, stopped) = (shared.clone(), stop.clone());
     let mut training = tokio::task::spawn_blocking(move || -> Result<_> {
         let (on, trained_on) = crate::tune::device(device)?;
@@ -238,7 +239,7 @@ async fn learn_seed(
         Some(b) if b.best_dev >= t.best_dev => Some(b),
         _ => Some(t),
     });
-    let mut settings = recipe.clone();
+    let mut settings = how.recipe.clone();
     settings["tried"] = serde_json::to_value(&tried).map_err(AppError::internal)?;
     settings["chosen"] = serde_json::to_value(chosen).map_err(AppError::internal)?;
     settings["trained_on"] = trained_on.into();
