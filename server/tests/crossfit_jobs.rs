@@ -43,6 +43,22 @@ async fn a_job_is_stored_once_and_a_worker_that_lost_its_lease_stores_nothing() 
         .await
         .unwrap_err();
     assert!(e.to_string().contains("another recipe"), "{e}");
+    // All or nothing: the new seed before the refused one is not queued either.
+    let e = jobs::enqueue(
+        &pool,
+        "m",
+        TASK,
+        &[seeds[2], seeds[0]],
+        r#"{"model":"other"}"#,
+    )
+    .await
+    .unwrap_err();
+    assert!(e.to_string().contains("another recipe"), "{e}");
+    let queued: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM crossfit_jobs")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(queued, 2);
 
     let a = jobs::claim(&pool, &ids[..1], "a:1", Duration::from_millis(1))
         .await

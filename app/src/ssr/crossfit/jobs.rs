@@ -45,6 +45,8 @@ pub async fn enqueue(
     settings: &str,
 ) -> Result<Vec<i64>> {
     let (task_id, _) = task_id(pool, task).await?;
+    // All or nothing: a refusal leaves no seed queued with the refused recipe.
+    let mut tx = crate::ssr::tx::begin_immediate(pool, &[]).await?;
     let mut ids = Vec::with_capacity(seeds.len());
     for &seed in seeds {
         sqlx::query(
@@ -61,7 +63,7 @@ pub async fn enqueue(
         .bind(i64::from(seed))
         .bind(settings)
         .bind(now_ms())
-        .execute(pool)
+        .execute(&mut *tx)
         .await?;
         let (id, queued_with): (i64, String) = sqlx::query_as(
             "SELECT id, settings_json FROM crossfit_jobs WHERE method = $1 AND task_id = $2 AND seed = $3",
@@ -69,7 +71,7 @@ pub async fn enqueue(
         .bind(method)
         .bind(task_id)
         .bind(i64::from(seed))
-        .fetch_one(pool)
+        .fetch_one(&mut *tx)
         .await?;
         if queued_with != settings {
             return Err(AppError::Refused(format!(
@@ -78,6 +80,7 @@ pub async fn enqueue(
         }
         ids.push(id);
     }
+    tx.commit().await?;
     Ok(ids)
 }
 
