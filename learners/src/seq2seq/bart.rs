@@ -225,7 +225,6 @@ impl Bart<'_> {
             x = self.block(&x, kv, &cross, pad, heads, d)?;
             x = self.feed_forward(&x, &q, d)?;
         }
-        let x = input.cut(x)?;
         let (b, t, dm) = x.dims3()?;
         x.reshape((b * t, dm))?
             .matmul(&self.w.get("model.shared.weight").t()?)?

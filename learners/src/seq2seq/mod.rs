@@ -100,11 +100,9 @@ pub struct Decoder<'a> {
     pub pad: &'a Tensor,
     pub tgt: &'a Tensor,
     pub causal: &'a Tensor,
-    /// Only the last position's logits (decoding): the output layer, a vocabulary wide, is the
-    /// costly part of a step.
-    pub last: bool,
     /// While decoding step by step: the keys and values of the steps before (`tgt` is then the
-    /// new tokens only, at positions from `past()`).
+    /// new tokens only, at positions from `past()`, so the output layer, a vocabulary wide,
+    /// runs for the new positions only).
     pub cache: Option<&'a RefCell<Cache>>,
 }
 
@@ -184,16 +182,6 @@ impl Decoder<'_> {
         match self.cache {
             Some(c) => c.borrow_mut().cross(l, make),
             None => make(),
-        }
-    }
-
-    /// The decoder's final states `[b, t, d]`, or only the last position's when `last`.
-    pub fn cut(&self, x: Tensor) -> candle_core::Result<Tensor> {
-        if self.last {
-            let t = x.dim(1)?;
-            x.narrow(1, t - 1, 1)
-        } else {
-            Ok(x)
         }
     }
 }
@@ -367,7 +355,6 @@ impl Model {
             pad,
             tgt,
             causal: &causal,
-            last: cache.is_some(),
             cache,
         };
         let w = &self.weights;

@@ -268,7 +268,7 @@ impl T5<'_> {
             x = self.block(&x, &cross_kv, &cross, &n(1), input.pad, d)?;
             x = self.feed_forward(&x, &format!("{b}.2"), d)?;
         }
-        let mut x = input.cut(d.apply(&self.norm(&x, "decoder.final_layer_norm.weight")?)?)?;
+        let mut x = d.apply(&self.norm(&x, "decoder.final_layer_norm.weight")?)?;
         let head = if self.c.tie_word_embeddings {
             x = (x * (self.c.d_model as f64).powf(-0.5))?;
             self.w.get("shared.weight")
