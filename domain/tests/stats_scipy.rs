@@ -115,10 +115,14 @@ fn the_screening_adjustment_equals_statsmodels_ols() {
     let v = vectors();
     let pairs = |v: &Value| -> Vec<(f64, f64)> { rows(v).iter().map(|p| (p[0], p[1])).collect() };
     for c in v["adjusted"].as_array().unwrap() {
-        let (d, slope) =
-            domain::stats::adjusted_difference(&pairs(&c["a"]), &pairs(&c["b"])).unwrap();
-        close(d, f(&c["difference"]), 1e-10, "adjusted difference");
-        close(slope, f(&c["slope"]), 1e-10, "slope");
+        let fit = domain::stats::ancova(&pairs(&c["a"]), &pairs(&c["b"])).unwrap();
+        close(
+            fit.difference,
+            f(&c["difference"]),
+            1e-10,
+            "adjusted difference",
+        );
+        close(fit.slope, f(&c["slope"]), 1e-10, "slope");
     }
 }
 

@@ -93,7 +93,10 @@ pub struct Adjusted {
 
 /// The adjusted difference of `b` against `a` from each annotator's (screening, test) S1.
 pub fn adjusted(a: &[(f64, f64)], b: &[(f64, f64)]) -> Option<Adjusted> {
-    stats::adjusted_difference(a, b).map(|(difference, slope)| Adjusted { difference, slope })
+    stats::ancova(a, b).map(|f| Adjusted {
+        difference: f.difference,
+        slope: f.slope,
+    })
 }
 
 impl Comparison {

@@ -330,7 +330,8 @@ fn screening_scores_each_group_and_adjusts_the_differences() {
     let c = &r.all.comparisons[0];
     let a = [(1.0, 1.0), (0.5, 0.75), (0.0, 0.5)];
     let b = [(1.0, 1.0), (1.0, 0.75), (0.5, 0.0)];
-    let (d, slope) = stats::adjusted_difference(&a, &b).unwrap();
+    let f = stats::ancova(&a, &b).unwrap();
+    let (d, slope) = (f.difference, f.slope);
     let adj = c.adjusted.unwrap();
     assert!(close(adj.difference, d) && close(adj.slope, slope));
     assert!(close(c.difference, -1.0 / 6.0));

@@ -1,6 +1,45 @@
-//! Pearson's correlation coefficient, as `scipy.stats.pearsonr(x, y).statistic`, and the
-//! difference between two groups adjusted for a covariate (ANCOVA), as the group coefficient
-//! of the least-squares fit `y ~ 1 + group + x` (statsmodels' OLS).
+//! Pearson's correlation coefficient with its test and Fisher-z interval, as
+//! `scipy.stats.pearsonr(x, y)` and its `confidence_interval()`, and the difference between two
+//! groups adjusted for a covariate (ANCOVA), as the group coefficient of the least-squares fit
+//! `y ~ 1 + group + x` with its standard error, `n − 3` degrees of freedom and p (statsmodels'
+//! OLS).
+
+use super::dist::{normal_quantile, t_cdf};
+use super::ttest::TTest;
+use super::Interval;
+use serde::{Deserialize, Serialize};
+
+/// r with its n, two-sided p (the t-test of r = 0 with n − 2 degrees of freedom) and 95%
+/// Fisher-z interval (`None` below four pairs).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Correlation {
+    pub r: f64,
+    pub n: usize,
+    pub p: f64,
+    pub interval: Option<Interval>,
+}
+
+/// Pearson's r of paired values with its test; `None` where `pearson` is.
+pub fn correlation(x: &[f64], y: &[f64], level: f64) -> Option<Correlation> {
+    let r = pearson(x, y)?;
+    let n = x.len();
+    let df = (n - 2) as f64;
+    let p = if r.abs() >= 1.0 {
+        0.0
+    } else {
+        let t = r * (df / (1.0 - r * r)).sqrt();
+        (2.0 * t_cdf(-t.abs(), df)).min(1.0)
+    };
+    let interval = (n >= 4).then(|| {
+        let z = r.clamp(-1.0, 1.0).atanh();
+        let half = normal_quantile(1.0 - (1.0 - level) / 2.0) / ((n - 3) as f64).sqrt();
+        Interval {
+            low: (z - half).tanh(),
+            high: (z + half).tanh(),
+        }
+    });
+    Some(Correlation { r, n, p, interval })
+}
 
 /// r of paired values; `None` for fewer than three pairs, unequal lengths, or a side that
 /// never varies.
@@ -20,11 +59,40 @@ pub fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
     (sxx > 0.0 && syy > 0.0).then(|| (sxy / (sxx.sqrt() * syy.sqrt())).clamp(-1.0, 1.0))
 }
 
+/// The ANCOVA group coefficient: the adjusted difference, the pooled slope, and the test of
+/// the difference (`None` below four annotators or without residual variance).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Ancova {
+    pub difference: f64,
+    pub slope: f64,
+    pub test: Option<TTest>,
+}
+
 /// Group `b`'s mean outcome minus group `a`'s, adjusted for a covariate: pairs are
 /// `(covariate, outcome)`; the common slope is pooled within the groups, and the difference is
-/// `(ȳ_b − ȳ_a) − slope · (x̄_b − x̄_a)`. `None` for an empty group or a covariate that never
-/// varies within the groups.
-pub fn adjusted_difference(a: &[(f64, f64)], b: &[(f64, f64)]) -> Option<(f64, f64)> {
+/// `(ȳ_b − ȳ_a) − slope · (x̄_b − x̄_a)`, its variance `σ̂² (1/n_a + 1/n_b + (x̄_b − x̄_a)² / Sxx)`
+/// with σ̂² the residual mean square on `n − 3` degrees of freedom. `None` for an empty group
+/// or a covariate that never varies within the groups.
+pub fn ancova(a: &[(f64, f64)], b: &[(f64, f64)]) -> Option<Ancova> {
+    let (difference, slope, sxx, syy_left) = fit_ancova(a, b)?;
+    let n = a.len() + b.len();
+    let test = (n > 3).then_some(()).and_then(|_| {
+        let mean_x = |g: &[(f64, f64)]| g.iter().map(|p| p.0).sum::<f64>() / g.len() as f64;
+        let gap = mean_x(b) - mean_x(a);
+        let df = (n - 3) as f64;
+        let sigma2 = syy_left / df;
+        let var = sigma2 * (1.0 / a.len() as f64 + 1.0 / b.len() as f64 + gap * gap / sxx);
+        TTest::of(difference, var.sqrt(), df)
+    });
+    Some(Ancova {
+        difference,
+        slope,
+        test,
+    })
+}
+
+/// `(difference, slope, Sxx within, residual sum of squares)`.
+fn fit_ancova(a: &[(f64, f64)], b: &[(f64, f64)]) -> Option<(f64, f64, f64, f64)> {
     if a.is_empty() || b.is_empty() {
         return None;
     }
@@ -36,18 +104,20 @@ pub fn adjusted_difference(a: &[(f64, f64)], b: &[(f64, f64)]) -> Option<(f64, f
         )
     };
     let ((xa, ya), (xb, yb)) = (means(a), means(b));
-    let (mut sxy, mut sxx) = (0.0, 0.0);
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
     for (g, (mx, my)) in [(a, (xa, ya)), (b, (xb, yb))] {
         for (x, y) in g {
             sxy += (x - mx) * (y - my);
             sxx += (x - mx) * (x - mx);
+            syy += (y - my) * (y - my);
         }
     }
     if sxx <= 0.0 {
         return None;
     }
     let slope = sxy / sxx;
-    Some(((yb - ya) - slope * (xb - xa), slope))
+    let left = (syy - slope * sxy).max(0.0);
+    Some(((yb - ya) - slope * (xb - xa), slope, sxx, left))
 }
 
 #[cfg(test)]
@@ -65,8 +135,17 @@ mod tests {
         // Outcome = covariate + 0.1 in group b: slope 1, nothing left to the group.
         let a = [(0.2, 0.2), (0.4, 0.4)];
         let b = [(0.6, 0.7), (0.8, 0.9)];
-        let (d, slope) = adjusted_difference(&a, &b).unwrap();
-        assert!((d - 0.1).abs() < 1e-12 && (slope - 1.0).abs() < 1e-12);
-        assert_eq!(adjusted_difference(&[(0.5, 0.1)], &[(0.5, 0.9)]), None);
+        let fit = ancova(&a, &b).unwrap();
+        assert!((fit.difference - 0.1).abs() < 1e-12 && (fit.slope - 1.0).abs() < 1e-12);
+        // A perfect fit leaves no residual variance: no test.
+        assert_eq!(fit.test, None);
+        assert_eq!(ancova(&[(0.5, 0.1)], &[(0.5, 0.9)]), None);
+        // r = 0.5 with n = 3: t = 0.5 · √(1 / 0.75), p from t(1); no interval below four pairs.
+        let c = correlation(&[1.0, 2.0, 3.0], &[1.0, 3.0, 2.0], 0.95).unwrap();
+        let t = 0.5 / 0.75f64.sqrt();
+        assert!((c.p - 2.0 * t_cdf(-t, 1.0)).abs() < 1e-14 && c.interval.is_none());
+        let c = correlation(&[1.0, 2.0, 3.0, 4.0], &[2.0, 4.0, 6.0, 8.0], 0.95).unwrap();
+        let i = c.interval.unwrap();
+        assert!(c.p < 1e-12 && i.low > 0.999_999 && i.high <= 1.0, "{c:?}");
     }
 }

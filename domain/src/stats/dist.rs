@@ -7,7 +7,7 @@
 //! algorithm AS 243 (Applied Statistics 38, 1989) written out here: the power planner's numbers
 //! must equal statsmodels', which uses the exact noncentral t, not a normal approximation.
 
-use statrs::distribution::{Continuous, ContinuousCDF, Normal, StudentsT};
+use statrs::distribution::{ChiSquared, Continuous, ContinuousCDF, Normal, StudentsT};
 use statrs::function::beta::beta_reg;
 use statrs::function::gamma::ln_gamma;
 
@@ -26,7 +26,49 @@ pub fn t_cdf(x: f64, df: f64) -> f64 {
 
 /// The `p` quantile (0 < p < 1) of Student's t with `df` (> 0) degrees of freedom.
 pub fn t_quantile(p: f64, df: f64) -> f64 {
-    let dist = t(df);
+    polished(&t(df), p)
+}
+
+/// The `p` quantile (0 < p < 1) of the chi-square distribution with `df` (> 0) degrees of
+/// freedom (the interval of a standard deviation). statrs' own quantile is NaN in the lower
+/// tail at small df, so the root of the CDF is found here: bisection on a bracket (the CDF is
+/// increasing on (0, ∞)) until Newton steps from statrs' start, or the bracket's middle, stay
+/// inside it.
+pub fn chi2_quantile(p: f64, df: f64) -> f64 {
+    let dist = ChiSquared::new(df).expect("df > 0");
+    let (mut lo, mut hi) = (0.0_f64, df.max(1.0));
+    while dist.cdf(hi) < p {
+        hi *= 2.0;
+    }
+    let start = dist.inverse_cdf(p);
+    let mut x = if start.is_finite() && start > lo && start < hi {
+        start
+    } else {
+        0.5 * (lo + hi)
+    };
+    for _ in 0..200 {
+        let gap = dist.cdf(x) - p;
+        if gap < 0.0 {
+            lo = x;
+        } else {
+            hi = x;
+        }
+        let newton = x - gap / dist.pdf(x);
+        let next = if newton.is_finite() && newton > lo && newton < hi {
+            newton
+        } else {
+            0.5 * (lo + hi)
+        };
+        if (next - x).abs() <= 1e-15 * x.abs() || hi - lo <= 1e-300 {
+            return next;
+        }
+        x = next;
+    }
+    x
+}
+
+/// statrs' quantile polished by Newton steps on its CDF.
+fn polished<D: Continuous<f64, f64> + ContinuousCDF<f64, f64>>(dist: &D, p: f64) -> f64 {
     let mut x = dist.inverse_cdf(p);
     for _ in 0..3 {
         let density = dist.pdf(x);

@@ -5,11 +5,22 @@
 
 pub mod correlation;
 pub mod dist;
+pub mod groups;
 pub mod interval;
+pub mod mixed;
+pub mod numdiff;
 pub mod paired;
 pub mod power;
+pub mod relabel;
+pub mod simulate;
+pub mod ttest;
 
-pub use correlation::{adjusted_difference, pearson};
-pub use interval::{bootstrap_difference, bootstrap_mean, t_interval, Interval};
+pub use correlation::{ancova, correlation, pearson, Ancova, Correlation};
+pub use interval::{
+    bootstrap_difference, bootstrap_items, bootstrap_items_difference, bootstrap_mean,
+    logit_t_interval, t_interval, Interval,
+};
 pub use paired::{cohen_dz, holm, sign_flip_test, PermutationTest};
-pub use power::{pooled_sd, two_sample_power, units_needed};
+pub use power::{pooled_sd, two_sample_power, units_needed, Pilot, Planned};
+pub use relabel::{relabel_test, RelabelTest};
+pub use ttest::{against_fixed, welch, welch_contrast, TTest};

