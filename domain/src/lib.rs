@@ -4,6 +4,7 @@
 //! Its own crate so that the browser, the server and the model track share one copy, and so
 //! that it is compiled optimised in the tests' debug builds (`profile.dev.package.domain`).
 
+pub mod analysis_plan;
 pub mod answer;
 #[cfg(feature = "server")]
 mod columns;

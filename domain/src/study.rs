@@ -2,6 +2,7 @@
 //! configuration and what may change once workers started, which scenario a newly arriving
 //! worker gets, per-worker item orders, abandoned slots, and the training-step filter.
 
+use super::analysis_plan::AnalysisChoices;
 use super::settings;
 use super::shots::{file_name, ShotFile};
 use super::study_pages::StudyPages;
@@ -52,6 +53,10 @@ pub struct StudyConfig {
     /// Consent, questionnaires, attention checks and debriefing (none by default).
     #[serde(default, skip_serializing_if = "StudyPages::is_empty")]
     pub pages: StudyPages,
+    /// The analysis plan's level and primary comparison (frozen when the first worker
+    /// arrives; see `analysis_plan`).
+    #[serde(default, skip_serializing_if = "AnalysisChoices::is_default")]
+    pub analysis: AnalysisChoices,
 }
 
 /// A place with no activity for 30 minutes is released (a worker reading one item that long
@@ -75,6 +80,7 @@ impl Default for StudyConfig {
             shuffle_training: false,
             screening: None,
             pages: StudyPages::default(),
+            analysis: AnalysisChoices::default(),
         }
     }
 }
@@ -174,6 +180,7 @@ impl StudyConfig {
                     .map_err(|e| format!("Prolific completion URL: {e}")),
             ]);
         errs.extend(checks.filter_map(Result::err));
+        errs.extend(self.analysis.problems(&self.scenarios));
         if errs.is_empty() {
             Ok(())
         } else {
@@ -203,6 +210,9 @@ impl StudyConfig {
         }
         if self.screening != new.screening {
             changed.push("the screening items");
+        }
+        if self.analysis != new.analysis {
+            changed.push("the analysis plan (its level and primary comparison, frozen when the first worker arrived)");
         }
         if self.pages.changed_for_workers(&new.pages) {
             changed.push(

@@ -34,7 +34,7 @@ pub struct MachineCell {
     pub splits: Vec<u32>,
     pub official: Spread,
     pub any_of: Spread,
-    /// 95% intervals over splits and items (see `inference`).
+    /// 95% intervals: over other splits, and over more items (see `inference`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub official_ci: Option<Uncertainty>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -72,7 +72,7 @@ pub fn attach(r: &mut Report, runs: &[MachineRun]) {
                     units: m.rows.len(),
                 };
                 let found = known.then(|| {
-                    inference::compare(
+                    inference::humans_vs_system(
                         &task,
                         (side(HUMANS, human), human),
                         (side(&system, &items), &items),
@@ -96,9 +96,6 @@ pub fn attach(r: &mut Report, runs: &[MachineRun]) {
         .collect();
     for (which, c) in comparisons {
         which.of_mut(r).comparisons.push(c);
-    }
-    for which in [Which::All, Which::Filtered] {
-        inference::adjust(&mut which.of_mut(r).comparisons);
     }
 }
 

@@ -5,33 +5,33 @@
 pub mod agreement;
 mod annotator;
 pub mod calibration;
+mod cells;
 pub mod draw;
 pub mod inference;
 pub mod machine;
 pub mod order;
 mod output;
 pub mod reference;
+mod rules;
 mod scenario;
 mod training;
 pub mod vote;
 
 pub use annotator::{flagged, pay_cents};
 pub use output::*;
+pub use rules::{FrozenPlan, StudyRules};
 pub use scenario::{majority, scenario_annotators};
 
 use crate::ids::{AssignmentId, ExampleId, StudyId};
 use crate::place::{Phase, PlaceStatus};
-use crate::s1::{spread, Scoring};
-use crate::shots::{self, ShotFile};
-use crate::study::StudyConfig;
+use crate::s1::Scoring;
+use crate::shots;
 use crate::study_pages::questionnaire::summarize;
-use crate::study_pages::{Questionnaires, Replies, Stage};
+use crate::study_pages::{Replies, Stage};
 use crate::task::{Family, Gold, TaskSpec};
 use annotator::score_annotator;
-use inference::{human_matrix, Side, HUMANS};
-use scenario::{aggregate, confidence};
+use cells::tables;
 use std::collections::{BTreeSet, HashMap, HashSet};
-use training::training_tables;
 
 /// One item of an annotator's assignment, as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -97,49 +97,6 @@ pub struct PageRecord {
     pub replies: Vec<(Stage, Replies)>,
 }
 
-/// The rules of a study the report applies: its pay rate, its training filter and its shot
-/// group (the training file of each k, for Tables 8 and 9 and the nesting note).
-#[derive(Clone, Debug, PartialEq)]
-pub struct StudyRules {
-    pub hourly_rate_cents: u32,
-    pub filter_margin: f64,
-    /// `(k, split)` of every k the study's chain names (at least its k-shot scenarios).
-    pub files: Vec<ShotFile>,
-    pub allow_unnested: bool,
-    /// The filter's second criterion: more failed attention checks than this flags a worker.
-    pub attention_max_failures: Option<u32>,
-    /// The study's questionnaires, for their summaries.
-    pub questionnaire: Questionnaires,
-    /// Each worker saw the training examples in an order of their own.
-    pub shuffle_training: bool,
-}
-
-impl StudyRules {
-    /// The rules of a study configuration.
-    pub fn of(config: &StudyConfig) -> Self {
-        let mut files = config.scenario_files();
-        for &f in &config.shot_group {
-            if !files.iter().any(|x| x.0 == f.0) {
-                files.push(f);
-            }
-        }
-        files.sort_unstable();
-        StudyRules {
-            hourly_rate_cents: config.hourly_rate_cents,
-            filter_margin: config.filter_margin,
-            files,
-            allow_unnested: config.allow_unnested,
-            attention_max_failures: config.pages.attention_max_failures,
-            questionnaire: config.pages.questionnaire.clone(),
-            shuffle_training: config.shuffle_training,
-        }
-    }
-
-    fn split_for(&self, k: u32) -> Option<u32> {
-        self.files.iter().find(|f| f.0 == k).map(|f| f.1)
-    }
-}
-
 /// What the report needs of a task: its spec, the gold of each test example (by example id)
 /// and the content keys of each training shot group `(k, split)`.
 #[derive(Clone, Debug, PartialEq)]
@@ -195,7 +152,8 @@ pub fn build(
         .collect();
     let by_assignment: HashMap<AssignmentId, &AnnotatorScore> =
         scores.iter().map(|s| (s.assignment, s)).collect();
-    let (shot_groups, notes) = shot_groups(tasks, &annotators, rules);
+    let (shot_groups, mut notes) = shot_groups(tasks, &annotators, rules);
+    let plans = study_plans(&annotators, rules, &mut notes);
     Report {
         shot_groups,
         notes,
@@ -213,7 +171,42 @@ pub fn build(
         machines: Vec::new(),
         references: Vec::new(),
         calibration: Vec::new(),
+        plans,
+        synthetic_workers: 0,
     }
+}
+
+/// Each study's plan as applied, and a note for a study whose data began before its plan was
+/// frozen or that departs from its frozen plan.
+fn study_plans(
+    annotators: &[&AnnotatorRecord],
+    rules: &HashMap<StudyId, StudyRules>,
+    notes: &mut Vec<String>,
+) -> Vec<StudyPlan> {
+    let studies: BTreeSet<(StudyId, &str)> = annotators
+        .iter()
+        .map(|a| (a.study, a.task.as_str()))
+        .collect();
+    let mut out = Vec::new();
+    for (study, task) in studies {
+        let Some(r) = rules.get(&study) else { continue };
+        match &r.frozen {
+            None => notes.push(format!(
+                "Study {study} ({task}): its data began before an analysis plan was frozen, so its comparisons are exploratory."
+            )),
+            Some(f) => notes.extend(f.deviations.iter().map(|d| {
+                format!("Study {study} ({task}) departs from its frozen analysis plan: {d}.")
+            })),
+        }
+        out.push(StudyPlan {
+            study,
+            task: task.to_string(),
+            family: r.family.iter().map(|c| c.label.clone()).collect(),
+            primary: r.primary.clone(),
+            frozen: r.frozen.clone(),
+        });
+    }
+    out
 }
 
 /// The summary of each study's questionnaires per scenario, over the workers who answered.
@@ -310,138 +303,9 @@ pub(super) fn scenario<'a>(
         .collect()
 }
 
-fn tables(
-    tasks: &HashMap<String, TaskData>,
-    columns: &[TaskColumn],
-    group: &[&AnnotatorRecord],
-    scored: &HashMap<AssignmentId, &AnnotatorScore>,
-    rules: &HashMap<StudyId, StudyRules>,
-) -> Tables {
-    let mut t = Tables::default();
-    for col in columns {
-        let data = &tasks[&col.name];
-        let ks: BTreeSet<u32> = group
-            .iter()
-            .filter(|a| a.task == col.name)
-            .map(|a| a.k)
-            .collect();
-        let mut pilot = Vec::new();
-        // Per k: each annotator's (screening, test) S1, where every one of them has both.
-        let mut screened: HashMap<u32, Vec<(f64, f64)>> = HashMap::new();
-        for &k in &ks {
-            let annotators = scenario(group, &col.name, k);
-            let scores: Vec<&AnnotatorScore> =
-                annotators.iter().map(|a| scored[&a.assignment]).collect();
-            if let Some((cell, items)) = human_cell(data, &col.name, k, &annotators, &scores) {
-                t.main.push(cell);
-                let pairs: Option<Vec<(f64, f64)>> = scores
-                    .iter()
-                    .map(|s| Some((s.screening_s1?, s.test_s1?)))
-                    .collect();
-                screened.extend(pairs.map(|p| (k, p)));
-                pilot.push(scores.iter().filter_map(|s| s.test_s1).collect());
-                if let Some(items) = items {
-                    t.items.insert((col.name.clone(), k), items);
-                }
-            }
-            t.scenarios.push(aggregate(data, k, &annotators));
-        }
-        compare_scenarios(&mut t, &col.name, &ks, &screened);
-        t.plan.extend(inference::plan(&col.name, &pilot));
-        training_tables(&mut t, data, &col.name, &ks, group, rules);
-        t.order
-            .extend(order::order_cells(&col.name, &ks, group, scored, rules));
-        t.confidence.extend(confidence(data, &col.name, group));
-    }
-    inference::adjust(&mut t.comparisons);
-    t
-}
-
-/// The Table 5 cell of a scenario (none without a finished annotator), with the item matrix
-/// its intervals come from where S1 is a mean over items.
-fn human_cell(
-    data: &TaskData,
-    task: &str,
-    k: u32,
-    annotators: &[&AnnotatorRecord],
-    scores: &[&AnnotatorScore],
-) -> Option<(Cell, Option<inference::Matrix>)> {
-    let values = |f: fn(&AnnotatorScore) -> Option<f64>| {
-        scores.iter().filter_map(|s| f(s)).collect::<Vec<_>>()
-    };
-    let of = |f: fn(&AnnotatorScore) -> Option<f64>| spread(&values(f));
-    let (official, any_of) = (of(|s| s.test_s1)?, of(|s| s.test_s1_any_of)?);
-    // A corpus-level metric (CrossFit's F1, MCC, ...) is not a mean over items: its cells get
-    // the t-interval only, and no item-level comparison.
-    let per_item = !data.spec.metric.is_some_and(|m| m.is_corpus_level());
-    let matrix = |scoring| {
-        if per_item {
-            human_matrix(annotators, scoring)
-        } else {
-            inference::Matrix::default()
-        }
-    };
-    let items = matrix(Scoring::Official);
-    let name = |scoring: &str| format!("{task}|humans k={k}|{scoring}");
-    let cell = Cell {
-        task: task.to_string(),
-        k,
-        official,
-        any_of,
-        test_items: scores.iter().map(|s| s.test_done).sum(),
-        skipped: scores.iter().map(|s| s.test_skips).sum(),
-        answered: of(|s| s.test_s1_answered),
-        answered_any_of: of(|s| s.test_s1_answered_any_of),
-        official_ci: Some(inference::uncertainty(
-            &values(|s| s.test_s1),
-            &items,
-            &name("official"),
-        )),
-        any_of_ci: Some(inference::uncertainty(
-            &values(|s| s.test_s1_any_of),
-            &matrix(Scoring::AnyOf),
-            &name("any-of"),
-        )),
-        screening: of(|s| s.screening_s1),
-    };
-    Some((cell, per_item.then_some(items)))
-}
-
-/// Each scenario of `task` against the next smaller one (zero-shot against 10, 10 against
-/// 20, ...), adjusted for the screening S1 where both groups have it.
-fn compare_scenarios(
-    t: &mut Tables,
-    task: &str,
-    ks: &BTreeSet<u32>,
-    screened: &HashMap<u32, Vec<(f64, f64)>>,
-) {
-    let scenarios: Vec<u32> = ks
-        .iter()
-        .copied()
-        .filter(|&k| t.items.contains_key(&(task.to_string(), k)))
-        .collect();
-    for pair in scenarios.windows(2) {
-        let side = |k: u32| {
-            let m = &t.items[&(task.to_string(), k)];
-            (
-                Side {
-                    who: HUMANS.into(),
-                    k,
-                    units: m.rows.len(),
-                },
-                m,
-            )
-        };
-        if let Some(mut c) = inference::compare(task, side(pair[0]), side(pair[1])) {
-            if let (Some(a), Some(b)) = (screened.get(&pair[0]), screened.get(&pair[1])) {
-                c.adjusted = inference::adjusted(a, b);
-            }
-            t.comparisons.push(c);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_inference;
+#[cfg(test)]
+mod tests_machine;

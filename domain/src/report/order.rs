@@ -12,7 +12,8 @@ use super::{scenario, AnnotatorRecord, AnnotatorScore, StudyRules};
 use crate::ids::{AssignmentId, StudyId};
 use crate::place::Phase;
 use crate::s1::{spread, Scoring, Spread};
-use crate::stats::pearson;
+use crate::stats::interval::LEVEL;
+use crate::stats::{correlation, Correlation};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 
@@ -49,8 +50,9 @@ pub struct OrderCell {
     pub second_half: Spread,
     /// Per annotator: mean seconds from showing a training example to its answer.
     pub seconds_per_example: Spread,
-    /// Pearson's r across annotators of those seconds and test S1 (three annotators or more).
-    pub time_vs_test: Option<f64>,
+    /// Pearson's r across annotators of those seconds and test S1 (three annotators or more),
+    /// with its n, p and Fisher-z interval.
+    pub time_vs_test: Option<Correlation>,
 }
 
 /// The cells of one task's k-shot groups.
@@ -108,7 +110,7 @@ pub(super) fn order_cells(
                 first_half,
                 second_half,
                 seconds_per_example,
-                time_vs_test: pearson(&times, &test_s1),
+                time_vs_test: correlation(&times, &test_s1, LEVEL),
             });
         }
     }

@@ -85,6 +85,9 @@ pub struct Cell {
     /// Test items the cell's annotators submitted, and the skips among them.
     pub test_items: usize,
     pub skipped: usize,
+    /// The same apart for items whose gold is empty and items whose gold is not.
+    #[serde(default)]
+    pub skips_by_gold: SkipsByGold,
     /// Per-annotator S1 over the answered test items (annotators who answered none left out).
     pub answered: Option<Spread>,
     pub answered_any_of: Option<Spread>,
@@ -96,6 +99,28 @@ pub struct Cell {
     /// The annotators' S1 on the study's screening items (where it has them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screening: Option<Spread>,
+}
+
+/// Skipped of submitted test items.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Skips {
+    pub skipped: usize,
+    pub submitted: usize,
+}
+
+impl Skips {
+    pub fn rate(&self) -> Option<f64> {
+        (self.submitted > 0).then(|| self.skipped as f64 / self.submitted as f64)
+    }
+}
+
+/// Skips on items whose gold is empty ("no answer" is right: NER without the entity type,
+/// unanswerable SQuAD v2) and on items whose gold is not: a worker who skips what they find
+/// hard skips the two differently.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SkipsByGold {
+    pub empty_gold: Skips,
+    pub with_gold: Skips,
 }
 
 impl Cell {
@@ -195,13 +220,14 @@ pub struct Tables {
     pub table9: Vec<SubsetCell>,
     pub scenarios: Vec<ScenarioAggregate>,
     pub confidence: Vec<ConfidenceRow>,
-    /// Each scenario against the next smaller one, and humans against each system at the same k.
+    /// Each study's declared family of scenario comparisons, and humans against each system at
+    /// the same k (exploratory).
     #[serde(default)]
     pub comparisons: Vec<Comparison>,
     /// Tables 8 and 9 extended: each k-shot group's training step by position and time.
     #[serde(default)]
     pub order: Vec<super::order::OrderCell>,
-    /// Per task: annotators per scenario a study needs (from these annotators as pilot data).
+    /// Per study: annotators per scenario a study needs (from its fit as pilot data).
     #[serde(default)]
     pub plan: Vec<PlanRow>,
     /// Each human cell's item scores (official), for the comparisons with systems.
@@ -242,6 +268,22 @@ pub struct Report {
     /// What a reader must know about these numbers (e.g. a study whose sets are not nested).
     #[serde(default)]
     pub notes: Vec<String>,
+    /// Each study's analysis plan: declared, and frozen with its hash where it was.
+    #[serde(default)]
+    pub plans: Vec<StudyPlan>,
+    /// Synthetic workers (made by `load fill`) in the tables: none unless asked for.
+    #[serde(default)]
+    pub synthetic_workers: usize,
+}
+
+/// A study's analysis plan as the report applied it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StudyPlan {
+    pub study: StudyId,
+    pub task: String,
+    pub family: Vec<String>,
+    pub primary: Option<String>,
+    pub frozen: Option<super::FrozenPlan>,
 }
 
 /// A study's training files per k, as the report used them.

@@ -4,6 +4,7 @@ use super::draw::{layout, scores_csv};
 use super::*;
 use crate::ids::{AssignmentId, ExampleId, StudyId};
 use crate::place::{Phase, PlaceStatus};
+use crate::shots::ShotFile;
 use crate::task::{Label, NoAnswer};
 
 fn spec() -> TaskSpec {
@@ -26,7 +27,7 @@ fn spec() -> TaskSpec {
 fn gold(l: &str) -> Gold {
     Gold {
         official: vec![l.into()],
-        spans: Vec::new(),
+        spans: vec![crate::spans::Span::new(l, None)],
     }
 }
 
@@ -140,22 +141,29 @@ pub(super) fn report() -> Report {
     )
 }
 
-/// Study 1's rules: 12.50 an hour, margin 0.5, the given training files.
+/// Study 1's configuration: scenarios 0, 2 and 4, 12.50 an hour, margin 0.5.
+pub(super) fn config(allow_unnested: bool) -> crate::study::StudyConfig {
+    crate::study::StudyConfig {
+        scenarios: vec![0, 2, 4],
+        hourly_rate_cents: 1250,
+        filter_margin: 0.5,
+        allow_unnested,
+        ..Default::default()
+    }
+}
+
+/// Study 1's rules with the given training files, its analysis plan frozen before its data.
 pub(super) fn rules(files: Vec<ShotFile>, allow_unnested: bool) -> HashMap<StudyId, StudyRules> {
-    [(
-        StudyId(1),
-        StudyRules {
-            hourly_rate_cents: 1250,
-            filter_margin: 0.5,
-            files,
-            allow_unnested,
-            attention_max_failures: None,
-            questionnaire: Default::default(),
-            shuffle_training: false,
-        },
-    )]
-    .into_iter()
-    .collect()
+    let config = config(allow_unnested);
+    let json = crate::analysis_plan::declare("Toy", &config, 4).canonical_json();
+    let rules = StudyRules {
+        files: files.clone(),
+        chain: files,
+        ..StudyRules::of(&config)
+    }
+    .with_frozen(&config, json, "0".repeat(64), 1_000)
+    .unwrap();
+    [(StudyId(1), rules)].into_iter().collect()
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -274,8 +282,8 @@ fn layouts_show_the_same_cells() {
         vec!["0".to_string(), "75.0 ± 20.4 (n=3)".to_string()]
     );
     let csv = scores_csv::scores_csv(&r);
-    assert!(csv.starts_with("table,annotators,scoring,task,family,k,subset,n,items,mean,std"));
-    assert!(csv.contains("\ntable5,all,official,Toy,classification,0,,3,,0.75,"));
+    assert!(csv.starts_with("table,annotators,study,scoring,task,family,k,subset,n,items,mean,std"));
+    assert!(csv.contains("\ntable5,all,,official,Toy,classification,0,,3,,0.75,"));
     let md = layout::markdown(&r);
     assert!(md.contains("| 0 | 75.0 ± 20.4 (n=3) |"));
     assert!(
@@ -332,7 +340,10 @@ fn a_skip_scores_zero_even_where_no_answer_is_right() {
     let skips = layout::skip_table(&r, Which::All);
     assert_eq!(
         skips.rows[0],
-        vec!["0".to_string(), "50.0% (1 of 2)".to_string()]
+        vec![
+            "0".to_string(),
+            "50.0% (1 of 2); empty gold 100.0% (1 of 1); with gold 0.0% (0 of 1)".to_string()
+        ]
     );
     let answered = layout::answered_table(&r, Which::All);
     assert_eq!(answered.rows[0][1], "100.0 ± 0.0 (n=1)");
@@ -342,7 +353,7 @@ fn a_skip_scores_zero_even_where_no_answer_is_right() {
         "{md}"
     );
     assert!(
-        scores_csv::scores_csv(&r).contains("\nskips,all,,Toy,reading_comprehension,0,,1,2,0.5,")
+        scores_csv::scores_csv(&r).contains("\nskips,all,,,Toy,reading_comprehension,0,,1,2,0.5,")
     );
 }
 
@@ -414,6 +425,7 @@ fn a_training_cell_pooling_two_chains_gives_each_annotators_item_count() {
     let mut rl = rules(vec![(2, 1), (4, 1)], false);
     let second = StudyRules {
         files: vec![(2, 2), (4, 2)],
+        chain: vec![(2, 2), (4, 2)],
         ..rl[&StudyId(1)].clone()
     };
     rl.insert(StudyId(2), second);

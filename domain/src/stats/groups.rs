@@ -15,13 +15,16 @@ pub enum Method {
     MixedModel,
     /// Welch's test across annotators, because of `reason`.
     Welch { reason: String },
+    /// The one-sample test across annotators against a fixed score, because of `reason`.
+    OneSample { reason: String },
 }
 
 impl Method {
     pub fn describe(&self) -> String {
         match self {
             Method::MixedModel => "mixed model (Satterthwaite)".into(),
-            Method::Welch { reason } => format!("Welch across annotators ({reason})"),
+            Method::Welch { reason } => format!("Welch's t-test {reason}"),
+            Method::OneSample { reason } => format!("one-sample t-test {reason}"),
         }
     }
 }
@@ -115,7 +118,10 @@ impl GroupFit {
         let reason = match (self.fallback(), &self.model) {
             (None, Ok(m)) => match m.contrast(weights) {
                 Some(t) => return Some((Method::MixedModel, t)),
-                None => "Satterthwaite's degrees of freedom could not be computed".to_string(),
+                None => {
+                    "across annotators (Satterthwaite's degrees of freedom could not be computed)"
+                        .to_string()
+                }
             },
             (Some(r), _) => r,
             (None, Err(_)) => unreachable!("an unfitted model has a fallback"),

@@ -1,6 +1,6 @@
 //! The learning-curve chart as a standalone SVG document: S1 against k for each series, with
 //! a band of one standard deviation where the series has a spread (humans over annotators)
-//! and an error bar of each point's 95% bootstrap interval.
+//! and an error bar of each point's 95% interval over annotators (or splits).
 
 use crate::report::machine::systems;
 use crate::report::reference::Reference;
@@ -14,7 +14,7 @@ pub struct Point {
     /// Population standard deviation; 0 draws no band.
     pub std: f64,
     pub n: usize,
-    /// The 95% bootstrap interval, drawn as an error bar.
+    /// The 95% interval over other annotators (or splits), drawn as an error bar.
     pub ci: Option<Interval>,
 }
 
@@ -38,7 +38,7 @@ pub fn human_series(t: &Tables, task: &str, name: &str) -> Series {
             mean: c.official.mean,
             std: c.official.std_pop,
             n: c.official.n,
-            ci: c.official_ci.and_then(|u| u.bootstrap),
+            ci: c.official_ci.and_then(|u| u.other_units),
         })
         .collect();
     points.sort_by_key(|p| p.k);
@@ -266,7 +266,7 @@ pub fn machine_series(r: &Report, task: &str) -> Vec<Series> {
                     mean: m.official.mean,
                     std: m.official.std_pop,
                     n: m.official.n,
-                    ci: m.official_ci.and_then(|u| u.bootstrap),
+                    ci: m.official_ci.and_then(|u| u.other_units),
                 })
                 .collect();
             (!points.is_empty()).then(|| Series {

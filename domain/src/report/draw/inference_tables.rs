@@ -1,28 +1,29 @@
-//! The report's tables of inference: every cell with its 95% intervals, the comparisons
-//! between scenarios and with systems, the planner, and the training step by position and
-//! time (Tables 8 and 9 extended); and the paragraph that explains them.
+//! The report's tables of inference: every cell with its 95% intervals named by what they
+//! cover, each study's family of scenario comparisons and the comparisons with systems, and
+//! the training step by position and time (Tables 8 and 9 extended); and the paragraph that
+//! explains them.
 
 use super::table::Table;
 use super::text::{pct, spread_text};
 use super::versus::who_table;
-use crate::report::inference::{Comparison, Uncertainty, ALPHA, POWER};
+use crate::report::inference::{Comparison, Uncertainty};
 use crate::report::{Report, Which};
-use crate::stats::interval::{LEVEL, RESAMPLES};
-use crate::stats::paired;
+use crate::stats::interval::RESAMPLES;
+use crate::stats::{Interval, RelabelTest};
 
 /// How the intervals, tests and planner are computed (a paragraph a paper can cite).
-pub const STATISTICS: &str = "Intervals and tests: every human cell (over its annotators) and machine cell (over its splits) has two 95% intervals of its mean: the exact t-interval (mean ± t(0.975, n − 1) · s / √n, n ≥ 2) and a percentile bootstrap that draws, 2,000 times, the test items with replacement and the annotators (or splits) with replacement, taking the mean over drawn units of their mean over drawn items; its draws are seeded by the cell's name, so the report is the same on every build. Each scenario is compared with the next smaller one, and humans with each system at the same k, on the test items both answered: the difference is the mean over items of the two sides' mean item S1; its interval is the same bootstrap (items drawn once for both sides, units per side); p is a two-sided paired sign-flip permutation test of the item differences (all 2^n sign patterns when n ≤ 13 items, else 9,999 random ones with the +1 correction, as scipy.stats.permutation_test), also given Holm-adjusted over every comparison of the table; d_z is the mean item difference over its standard deviation. The permutation test holds the annotators fixed: it says whether their difference would hold on more items. Whether other annotators would show it is the interval's and the design's question: the power of a two-sided two-sample t-test across units (α = 0.05, pooled standard deviation of the units' S1, the exact noncentral t, as statsmodels' TTestIndPower) to find the difference seen, and the units per side that give 80%. Where a study has screening items (every worker answers them first, without feedback), each group's screening S1 is given beside Table 5 and each scenario difference also adjusted for it: the group coefficient of the least-squares fit test S1 ~ 1 + scenario + screening S1 across the two groups' annotators (ANCOVA, the slope pooled within groups). The planner sizes a study from these annotators as pilot data: the standard deviation of annotator S1 within a scenario, pooled over a task's scenarios, and the annotators per scenario needed to find a difference of 5 or 10 S1 points with 80% power.";
+pub const STATISTICS: &str = "Intervals and tests, annotators as the random unit. Every cell has two 95% intervals, each named by what it covers. Other annotators (or, for a system, other training splits) on these items: the t-interval over the units' scores on the logit scale, expit(logit(m) ± t(0.975, n − 1) · s / (√n · m (1 − m))), which stays within 0–100. These annotators on more items: a bootstrap over the test items with the units held (2,000 draws, percentiles expanded for the number of items as Hesterberg recommends). The two-level bootstrap the report used before is dropped: with 3 annotators it covered about 80%, not 95%. Scenario comparisons are declared per study and task, before its data, as one family: each scenario against the next, the largest k against zero-shot, and the linear trend over k (the slope per 10 shots); Holm's adjustment applies within that family and never depends on which studies a report covers (a comparison without data yet counts with p = 1). Each is a contrast of one fit of the linear mixed model item S1 ~ scenario + (1|annotator) + (1|item) by REML, tested with Satterthwaite's degrees of freedom (as lme4 and lmerTest compute them; equal to R to 1e-6 on fixtures); where the fit is singular (a variance estimated at zero) or fails, the cell says so and gives Welch's test across the annotators' mean scores instead. Beside it: the exact permutation test of annotator labels between the two scenarios (all C(n1 + n2, n1) relabellings), with the smallest p the design can reach (0.10 for 3 against 3: such a design cannot be significant at 0.05); the difference adjusted for the groups' screening S1 (ANCOVA across annotators: test S1 ~ scenario + screening S1, with its SE, n − 3 degrees of freedom, interval and p); and, labelled as such and outside every family, the item-level view: the paired sign-flip test and item bootstrap that hold these annotators fixed and say only whether their difference would hold on more items. Humans against a system at the same k: Welch's test across the annotators and the system's splits (each side's own spread), or the one-sample test across annotators where the system ran on one split; exploratory, as no plan declares them. A study's plan is frozen, with its SHA-256, when its first worker arrives; a study whose data began before that has only exploratory comparisons. The planner sizes a study from a pilot's variance components under the same model (annotator, item, residual): an annotator's mean over m items varies with τ² = σ²_annotator + σ²_residual / m, and n annotators per scenario give the two-sample t-test's power at difference / τ (statsmodels' TTestIndPower); the answer comes with the range across τ's 95% chi-square interval (Satterthwaite's degrees of freedom). Power at an observed difference is not computed. Every rate in this paragraph was measured by `clues-lab simulate` on a crossed logistic crowd model.";
 
-fn interval_text(i: Option<crate::stats::Interval>) -> Option<String> {
+fn interval_text(i: Option<Interval>) -> Option<String> {
     i.map(|i| format!("{}–{}", pct(i.low), pct(i.high)))
 }
 
-/// `mean (t low–high; bootstrap low–high)` in percent.
-fn cell_text(mean: f64, u: Option<&Uncertainty>) -> Option<String> {
+/// `mean (other annotators low–high; more items low–high)` in percent.
+fn cell_text(mean: f64, u: Option<&Uncertainty>, units: &str) -> Option<String> {
     let u = u?;
     let parts: Vec<String> = [
-        interval_text(u.t).map(|t| format!("t {t}")),
-        interval_text(u.bootstrap).map(|b| format!("bootstrap {b}")),
+        interval_text(u.other_units).map(|t| format!("other {units} {t}")),
+        interval_text(u.more_items).map(|b| format!("more items {b}")),
     ]
     .into_iter()
     .flatten()
@@ -41,15 +42,14 @@ pub fn interval_table(r: &Report, which: Which) -> Table {
             which.describe()
         ),
         &format!(
-            "Mean in percent with its {}% t-interval over annotators (humans) or splits (systems) and its bootstrap interval over those and the test items ({RESAMPLES} resamples); see how the numbers are computed.",
-            LEVEL * 100.0
+            "Mean in percent with two 95% intervals, named by what they cover: \"other annotators\" (for systems \"other splits\"), the t-interval over the units on the logit scale, covers the mean of other annotators like these on these test items; \"more items\", the bootstrap over test items with the units held ({RESAMPLES} draws, expanded percentiles), covers these annotators' mean on more items like these. See how the numbers are computed."
         ),
-        |c| cell_text(c.official.mean, c.official_ci.as_ref()),
-        |m| cell_text(m.official.mean, m.official_ci.as_ref()),
+        |c| cell_text(c.official.mean, c.official_ci.as_ref(), "annotators"),
+        |m| cell_text(m.official.mean, m.official_ci.as_ref(), "splits"),
     )
 }
 
-fn p_text(p: f64) -> String {
+pub(super) fn p_text(p: f64) -> String {
     if p < 0.001 {
         format!("{p:.1e}")
     } else {
@@ -57,47 +57,70 @@ fn p_text(p: f64) -> String {
     }
 }
 
-fn signed_points(x: f64) -> String {
+pub(super) fn signed_points(x: f64) -> String {
     format!("{}{}", if x > 0.0 { "+" } else { "" }, pct(x))
 }
 
+fn permutation_text(t: &RelabelTest) -> String {
+    format!(
+        "{} (smallest possible {}{})",
+        p_text(t.p),
+        p_text(t.min_p),
+        if t.exact { "" } else { ", random relabellings" }
+    )
+}
+
 fn comparison_row(c: &Comparison) -> Vec<String> {
-    let design = c.design;
+    let units: Vec<String> = c.sides.iter().map(|s| s.units.to_string()).collect();
     vec![
+        c.study.map(|s| s.to_string()).unwrap_or_default(),
         c.task.clone(),
-        format!("{} vs {}", c.b.describe(), c.a.describe()),
+        c.label.clone(),
+        c.status.as_str().to_string(),
+        units.join(" vs "),
         c.items.to_string(),
         signed_points(c.difference),
-        interval_text(c.interval).unwrap_or_default(),
-        format!(
-            "{}{}",
-            p_text(c.test.p),
-            if c.test.exact { " (exact)" } else { "" }
-        ),
-        p_text(c.p_holm),
-        c.effect_dz.map(|d| format!("{d:.2}")).unwrap_or_default(),
-        design
-            .map(|d| format!("{:.2}", d.power))
+        format!("{}–{}", pct(c.interval.low), pct(c.interval.high)),
+        c.method.describe(),
+        format!("{:.2}", c.test.df),
+        p_text(c.test.p),
+        c.p_holm
+            .map(p_text)
+            .unwrap_or_else(|| "not in a family".into()),
+        c.permutation
+            .as_ref()
+            .map(permutation_text)
             .unwrap_or_default(),
-        design
-            .map(|d| d.needed.map_or("over a million".into(), |n| n.to_string()))
-            .unwrap_or_default(),
-        if c.underpowered() {
-            format!(
-                "too few {} ({} vs {}) to expect to find a difference this size",
-                if c.b.who == crate::report::inference::HUMANS {
-                    "annotators"
-                } else {
-                    "units"
-                },
-                c.b.units,
-                c.a.units
-            )
-        } else {
-            String::new()
-        },
+        c.effect.map(|d| format!("{d:.2}")).unwrap_or_default(),
         c.adjusted
-            .map(|a| format!("{} (slope {:.2})", signed_points(a.difference), a.slope))
+            .map(|a| match a.test {
+                Some(t) => format!(
+                    "{} (SE {}, df {}, {}, p {}; slope {:.2})",
+                    signed_points(a.difference),
+                    pct(t.se),
+                    t.df,
+                    interval_text(Some(t.interval(crate::stats::interval::LEVEL)))
+                        .unwrap_or_default(),
+                    p_text(t.p),
+                    a.slope
+                ),
+                None => format!(
+                    "{} (slope {:.2}; no test)",
+                    signed_points(a.difference),
+                    a.slope
+                ),
+            })
+            .unwrap_or_default(),
+        c.these_annotators
+            .map(|i| {
+                format!(
+                    "{}p {}",
+                    interval_text(i.interval)
+                        .map(|t| format!("{t}, "))
+                        .unwrap_or_default(),
+                    p_text(i.test.p)
+                )
+            })
             .unwrap_or_default(),
     ]
 }
@@ -108,69 +131,42 @@ pub fn comparison_table(r: &Report, which: Which) -> Option<Table> {
     (!t.comparisons.is_empty()).then(|| {
         Table::plain(
             &format!("comparisons-{}", which.id()),
-            &format!("Differences between scenarios and with systems, {}", which.describe()),
-            &format!(
-                "Difference of test S1 in points (official scoring), its 95% bootstrap interval, the paired permutation test's p ({} random sign patterns unless exact) and Holm's adjustment, the effect size d_z, the design's power at α = {ALPHA} with the units per side for {}% power, and, where every annotator answered screening items, the difference adjusted for the groups' screening S1; see how the numbers are computed.",
-                paired::RESAMPLES,
-                POWER * 100.0
-            ),
+            &format!("Scenario comparisons and comparisons with systems, {}", which.describe()),
+            "Per study, its declared family (status primary or family; exploratory where the study's data began before its plan was frozen) and humans against each system at the same k (exploratory). Difference of test S1 in points (official scoring; the trend's slope per 10 shots) with its 95% interval over other annotators, the test (the mixed model with Satterthwaite's df, or Welch's test where the cell says why), p and Holm's p within the study's family; the exact permutation test of annotator labels with the smallest p the design can reach; the difference over the pooled SD of the units' scores; the difference adjusted for screening S1; and, last and outside every family, these annotators on more items (item bootstrap interval and the paired sign-flip p), which holds the annotators fixed and is not a test of the scenarios. See how the numbers are computed.",
             &[
+                "Study",
                 "Task",
                 "Comparison",
+                "Status",
+                "Annotators",
                 "Items",
                 "Difference",
-                "95% interval",
+                "95% interval (other annotators)",
+                "Test",
+                "df",
                 "p",
-                "p (Holm)",
-                "d_z",
-                "Power",
-                "Units per side for 80%",
-                "Note",
+                "p (Holm, study's family)",
+                "Permutation p (annotators)",
+                "Effect (SD units)",
                 "Adjusted for screening",
+                "These annotators on more items",
             ],
             t.comparisons.iter().map(comparison_row).collect(),
         )
     })
 }
 
-/// The planner from these annotators as pilot data; `None` when no task has a spread.
-pub fn plan_table(r: &Report, which: Which) -> Option<Table> {
-    let t = which.of(r);
-    (!t.plan.is_empty()).then(|| {
-        let mut header = vec![
-            "Task".to_string(),
-            "Pilot annotators".to_string(),
-            "SD of annotator S1".to_string(),
-        ];
-        if let Some(p) = t.plan.first() {
-            header.extend(
-                p.needed
-                    .iter()
-                    .map(|(d, _)| format!("Annotators per scenario for {} points", pct(*d))),
-            );
-        }
-        let rows = t
-            .plan
-            .iter()
-            .map(|p| {
-                let mut row = vec![p.task.clone(), p.pilot_annotators.to_string(), pct(p.pooled_sd)];
-                row.extend(
-                    p.needed
-                        .iter()
-                        .map(|(_, n)| n.map_or("over a million".into(), |n| n.to_string())),
-                );
-                row
-            })
-            .collect();
-        let header: Vec<&str> = header.iter().map(String::as_str).collect();
-        Table::plain(
-            &format!("planner-{}", which.id()),
-            &format!("Planner: annotators a study needs, {}", which.describe()),
-            &format!("From these annotators as pilot data: the standard deviation of annotator S1 within a scenario (points), pooled over the task's scenarios, and the annotators each scenario needs for a two-sided two-sample t-test at α = {ALPHA} to find each difference with {}% power. `clues-lab plan` sizes other differences.", POWER * 100.0),
-            &header,
-            rows,
-        )
-    })
+/// `r (n, 95% interval, p)`.
+fn correlation_text(c: crate::stats::Correlation) -> String {
+    format!(
+        "{:.2} (n={}{}, p {})",
+        c.r,
+        c.n,
+        c.interval
+            .map(|i| format!(", 95% {:.2} to {:.2}", i.low, i.high))
+            .unwrap_or_default(),
+        p_text(c.p)
+    )
 }
 
 /// Tables 8 and 9 extended: each k-shot group's training step by position and time; `None`
@@ -181,7 +177,7 @@ pub fn order_table(r: &Report, which: Which) -> Option<Table> {
         Table::plain(
             &format!("training-order-{}", which.id()),
             &format!("Training step by position and time, {}", which.describe()),
-            "Per k-shot group: S1 (official) on the first half of the training examples as each worker saw them and on the second half, mean ± standard deviation over annotators; seconds from showing a training example to its answer; and Pearson's r across annotators of those seconds and test S1 (three annotators or more). Only a study that shows each worker the examples in an order of their own makes the halves' difference a measure of learning during the training step; in the file's order the halves hold different examples for everyone.",
+            "Per k-shot group: S1 (official) on the first half of the training examples as each worker saw them and on the second half, mean ± standard deviation over annotators; seconds from showing a training example to its answer; and Pearson's r across annotators of those seconds and test S1 (three annotators or more) with n, its 95% Fisher-z interval (four or more) and the p of the t-test of r = 0. Only a study that shows each worker the examples in an order of their own makes the halves' difference a measure of learning during the training step; in the file's order the halves hold different examples for everyone.",
             &[
                 "Task",
                 "Shots",
@@ -204,7 +200,7 @@ pub fn order_table(r: &Report, which: Which) -> Option<Table> {
                             "{:.1} ± {:.1}",
                             c.seconds_per_example.mean, c.seconds_per_example.std_pop
                         ),
-                        c.time_vs_test.map(|r| format!("{r:.2}")).unwrap_or_default(),
+                        c.time_vs_test.map(correlation_text).unwrap_or_default(),
                     ]
                 })
                 .collect(),

@@ -1,9 +1,8 @@
 //! The report laid out as tables: the paper's Table 5 (shots x tasks grouped by family),
 //! Tables 8 and 9, majority vote and agreement, confidence, annotators; and one long CSV.
 
-use super::inference_tables::{
-    comparison_table, interval_table, order_table, plan_table, STATISTICS,
-};
+use super::inference_tables::{comparison_table, interval_table, order_table, STATISTICS};
+use super::plan_tables::{analysis_plan_table, plan_table};
 use super::table::Table;
 use super::text::{duration, group_header, money, opt_pct, pct, spread_text};
 use crate::report::{Cell, Report, Which};
@@ -65,8 +64,22 @@ pub fn skip_table(r: &Report, which: Which) -> Table {
         which,
         format!("skips-{}", which.id()),
         format!("Test items skipped, {}", which.describe()),
-        "Skipped test items as a share of the submitted ones, over the annotators of each cell of Table 5 (skipped of submitted).",
-        |cell| Some(format!("{}% ({} of {})", pct(cell.skip_rate()), cell.skipped, cell.test_items)),
+        "Skipped test items as a share of the submitted ones, over the annotators of each cell of Table 5 (skipped of submitted); then apart for items whose gold is empty (where \"no answer\" is right) and items whose gold is not, where a task has both.",
+        |cell| {
+            let mut text = format!("{}% ({} of {})", pct(cell.skip_rate()), cell.skipped, cell.test_items);
+            let g = &cell.skips_by_gold;
+            if g.empty_gold.submitted > 0 && g.with_gold.submitted > 0 {
+                let part = |s: &crate::report::Skips| {
+                    format!("{}% ({} of {})", opt_pct(s.rate()), s.skipped, s.submitted)
+                };
+                text.push_str(&format!(
+                    "; empty gold {}; with gold {}",
+                    part(&g.empty_gold),
+                    part(&g.with_gold)
+                ));
+            }
+            Some(text)
+        },
     )
 }
 
@@ -289,6 +302,7 @@ pub fn annotator_table(r: &Report) -> Table {
 /// Every table of the report in reading order: for all annotators, then filtered.
 pub fn all_tables(r: &Report) -> Vec<Table> {
     let mut out = Vec::new();
+    out.extend(analysis_plan_table(r));
     for which in [Which::All, Which::Filtered] {
         out.push(main_table(r, which, false));
         out.push(main_table(r, which, true));

@@ -6,6 +6,7 @@ pub mod chart;
 pub mod inference_tables;
 pub mod layout;
 pub mod pages;
+pub mod plan_tables;
 pub mod scores_csv;
 pub mod table;
 pub mod text;

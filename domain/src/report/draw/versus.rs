@@ -271,7 +271,7 @@ mod tests {
         let csv = scores_csv(&r);
         let line = csv
             .lines()
-            .find(|l| l.starts_with("reference,reference:Reference: always no answer,official"))
+            .find(|l| l.starts_with("reference,reference:Reference: always no answer,,official"))
             .expect(&csv);
         assert!(
             line.contains(",SQuAD,") && line.contains("splits 0"),

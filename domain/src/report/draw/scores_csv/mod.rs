@@ -1,6 +1,9 @@
 //! The scores in one long CSV, a row per cell, full precision (fractions, not percent): every
 //! table of the report for all and for filtered annotators, the studies' training files, and
-//! the machine systems' cells last.
+//! the machine systems' cells last. The rows of inference (comparisons, planner, plans, the
+//! training order's correlation) are written in `inference`.
+
+mod inference;
 
 use super::table::csv_line;
 use crate::report::inference::Uncertainty;
@@ -8,11 +11,13 @@ use crate::report::{Report, Tables, Which};
 use crate::s1::Spread;
 use crate::stats::Interval;
 
-/// One line of the CSV; empty fields stay empty.
+/// One line of the CSV; empty fields stay empty. Each field is a column of `HEADER`, in order
+/// (`family` is filled from the task when written).
 #[derive(Default)]
 struct Row {
     table: String,
     annotators: String,
+    study: String,
     scoring: String,
     task: String,
     k: String,
@@ -24,21 +29,32 @@ struct Row {
     std_sample: String,
     ties: String,
     measure: String,
-    t_low: String,
-    t_high: String,
-    boot_low: String,
-    boot_high: String,
+    low: String,
+    high: String,
+    items_low: String,
+    items_high: String,
+    se: String,
+    df: String,
     p: String,
     p_holm: String,
+    method: String,
+    status: String,
+    permutation_p: String,
+    permutation_min_p: String,
+    items_p: String,
     effect: String,
-    power: String,
     needed: String,
+    needed_low: String,
+    needed_high: String,
     adjusted: String,
+    adjusted_se: String,
+    adjusted_p: String,
 }
 
-const HEADER: [&str; 24] = [
+const HEADER: [&str; 35] = [
     "table",
     "annotators",
+    "study",
     "scoring",
     "task",
     "family",
@@ -51,17 +67,70 @@ const HEADER: [&str; 24] = [
     "std_sample",
     "ties",
     "measure",
-    "t_low",
-    "t_high",
-    "boot_low",
-    "boot_high",
+    "low",
+    "high",
+    "items_low",
+    "items_high",
+    "se",
+    "df",
     "p",
     "p_holm",
+    "method",
+    "status",
+    "permutation_p",
+    "permutation_min_p",
+    "items_p",
     "effect",
-    "power",
     "needed",
+    "needed_low",
+    "needed_high",
     "adjusted",
+    "adjusted_se",
+    "adjusted_p",
 ];
+
+impl Row {
+    /// The fields in `HEADER`'s order.
+    fn fields<'a>(&'a self, family: &'a str) -> [&'a str; 35] {
+        [
+            &self.table,
+            &self.annotators,
+            &self.study,
+            &self.scoring,
+            &self.task,
+            family,
+            &self.k,
+            &self.subset,
+            &self.n,
+            &self.items,
+            &self.mean,
+            &self.std,
+            &self.std_sample,
+            &self.ties,
+            &self.measure,
+            &self.low,
+            &self.high,
+            &self.items_low,
+            &self.items_high,
+            &self.se,
+            &self.df,
+            &self.p,
+            &self.p_holm,
+            &self.method,
+            &self.status,
+            &self.permutation_p,
+            &self.permutation_min_p,
+            &self.items_p,
+            &self.effect,
+            &self.needed,
+            &self.needed_low,
+            &self.needed_high,
+            &self.adjusted,
+            &self.adjusted_se,
+            &self.adjusted_p,
+        ]
+    }
+}
 
 fn num(x: f64) -> String {
     format!("{x}")
@@ -69,6 +138,10 @@ fn num(x: f64) -> String {
 
 fn opt_num(x: Option<f64>) -> String {
     x.map(num).unwrap_or_default()
+}
+
+fn ends(i: Option<Interval>) -> (String, String) {
+    (opt_num(i.map(|i| i.low)), opt_num(i.map(|i| i.high)))
 }
 
 impl Row {
@@ -83,38 +156,41 @@ impl Row {
         }
     }
 
-    /// A cell's 95% intervals.
+    /// A cell's 95% intervals: over other units (`low`, `high`) and over more items.
     fn intervals(self, u: Option<&Uncertainty>) -> Row {
         let Some(u) = u else { return self };
-        let ends = |i: Option<Interval>| (opt_num(i.map(|i| i.low)), opt_num(i.map(|i| i.high)));
-        let ((t_low, t_high), (boot_low, boot_high)) = (ends(u.t), ends(u.bootstrap));
+        let ((low, high), (items_low, items_high)) = (ends(u.other_units), ends(u.more_items));
         Row {
-            t_low,
-            t_high,
-            boot_low,
-            boot_high,
+            low,
+            high,
+            items_low,
+            items_high,
             ..self
         }
     }
 }
 
-/// `table, annotators, scoring, task, family, k, subset, n, items, mean, std, std_sample, ties,
-/// measure, t_low, t_high, boot_low, boot_high, p, p_holm, effect, power, needed`. Table 5
-/// (with its 95% t and bootstrap intervals) and its answered-only view (`table5-answered`), the skip rate (`skips`:
-/// items = submitted test items, mean = skipped / submitted), Tables 8 and 9, the majority vote,
+/// One row per cell, the columns of `HEADER`. Table 5 with its 95% intervals (`low`/`high`
+/// over other annotators, `items_low`/`items_high` over more items) and its answered-only view
+/// (`table5-answered`); skip rates (`skips`: items = submitted test items, mean = skipped /
+/// submitted; `subset` `empty gold` and `with gold` apart); Tables 8 and 9, the majority vote,
 /// agreement and confidence; `shot_group` rows give each study's file of each k (`annotators` =
-/// `study:<id>`, `subset` = its split, `measure` = nested or not); `machine` rows hold
-/// `machine:<system>` in `annotators` and the splits in `subset`, `reference` rows the same
-/// for each reference answer (`reference:<name>`, split 0 where it needs no shots); `calibration` rows give a
-/// system's accuracy (`mean`) per probability bin of its label-task answers, the bin's mean
-/// probability in `std` (beside the crowd's `confidence` rows); `comparison` rows give a
-/// difference b − a (`subset` names both sides, `n` their units) with its bootstrap interval,
-/// p, Holm's p, d_z (`effect`), the design's power and the units per side for 80% (`needed`);
-/// `adjusted` the difference adjusted for the groups' screening S1 (`screening` rows give
-/// each group's screening S1); `planner` rows the annotators per scenario (`needed`) to find the difference in `mean`;
-/// `training_order` rows each k-shot group's S1 on the first and second half of the training
-/// examples as shown, seconds per example, and Pearson's r of those seconds and test S1
-/// (`measure` names the order: random per worker, file order or mixed).
+/// `study:<id>`, `subset` = its split, `measure` = nested or not); `analysis_plan` rows each
+/// study's plan (`status` frozen or not, `measure` its SHA-256, `subset` its primary
+/// comparison, `n` and `items` the planned annotators and items); `machine` rows hold
+/// `machine:<system>` in `annotators` and the splits in `subset`, `reference` rows the same for
+/// each reference answer (`reference:<name>`, split 0 where it needs no shots); `calibration`
+/// rows give a system's accuracy (`mean`) per probability bin, the bin's mean probability in
+/// `std`; `comparison` rows a study's family and humans against systems (`subset` the
+/// comparison, `n` the units per side, `mean` the difference, `low`/`high` its interval over
+/// other annotators, `se`, `df`, `p`, `p_holm` within the study's family, `method`, `status`
+/// primary/family/exploratory, the annotator permutation test's `permutation_p` and the
+/// smallest p the design can reach, the item-level view's interval in `items_low`/`items_high`
+/// and p in `items_p`, `effect` in SD units, and the screening-adjusted difference with its SE
+/// and p); `planner` rows the annotators per scenario (`needed`, with `needed_low`/`needed_high`
+/// across τ's interval) to find the difference in `mean`, τ in `std` and its interval in
+/// `low`/`high`; `training_order` rows each k-shot group's S1 on the two halves of the training
+/// examples as shown, seconds per example, and Pearson's r with n, Fisher-z `low`/`high` and p.
 pub fn scores_csv(r: &Report) -> String {
     let family = |task: &str| {
         r.tasks
@@ -129,42 +205,18 @@ pub fn scores_csv(r: &Report) -> String {
         rows.extend(main_rows(t, &b));
         rows.extend(subset_rows(t, &b));
         rows.extend(scenario_rows(t, &b));
-        rows.extend(order_rows(t, &b));
-        rows.extend(comparison_rows(t, &b));
-        rows.extend(plan_rows(t, &b));
+        rows.extend(inference::order_rows(t, &b));
+        rows.extend(inference::comparison_rows(t, &b));
+        rows.extend(inference::plan_rows(t, &b));
         rows.extend(confidence_rows(t, &b));
     }
     rows.extend(shot_group_rows(r));
+    rows.extend(inference::analysis_plan_rows(r));
     rows.extend(machine_rows(r));
     rows.extend(calibration_rows(r));
     let mut out = csv_line(&HEADER);
     for row in rows {
-        out.push_str(&csv_line(&[
-            row.table.as_str(),
-            row.annotators.as_str(),
-            row.scoring.as_str(),
-            row.task.as_str(),
-            family(&row.task),
-            row.k.as_str(),
-            row.subset.as_str(),
-            row.n.as_str(),
-            row.items.as_str(),
-            row.mean.as_str(),
-            row.std.as_str(),
-            row.std_sample.as_str(),
-            row.ties.as_str(),
-            row.measure.as_str(),
-            row.t_low.as_str(),
-            row.t_high.as_str(),
-            row.boot_low.as_str(),
-            row.boot_high.as_str(),
-            row.p.as_str(),
-            row.p_holm.as_str(),
-            row.effect.as_str(),
-            row.power.as_str(),
-            row.needed.as_str(),
-            row.adjusted.as_str(),
-        ]));
+        out.push_str(&csv_line(&row.fields(family(&row.task))));
     }
     out
 }
@@ -220,6 +272,19 @@ fn main_rows(t: &Tables, b: &Base) -> Vec<Row> {
             measure: "skip rate".into(),
             ..b.row("skips", "", &c.task, c.k)
         });
+        let g = &c.skips_by_gold;
+        for (subset, s) in [("empty gold", g.empty_gold), ("with gold", g.with_gold)] {
+            if s.submitted > 0 {
+                rows.push(Row {
+                    subset: subset.into(),
+                    n: c.official.n.to_string(),
+                    items: s.submitted.to_string(),
+                    mean: opt_num(s.rate()),
+                    measure: "skip rate".into(),
+                    ..b.row("skips", "", &c.task, c.k)
+                });
+            }
+        }
     }
     rows
 }
@@ -259,75 +324,6 @@ fn scenario_rows(t: &Tables, b: &Base) -> Vec<Row> {
             measure: s.agreement.measure.clone(),
             ..b.row("agreement", "", &s.task, s.k)
         });
-    }
-    rows
-}
-
-/// The training order: each half's S1, seconds per example, and their correlation with test S1.
-fn order_rows(t: &Tables, b: &Base) -> Vec<Row> {
-    let mut rows = Vec::new();
-    for c in &t.order {
-        let cell = |subset: &str| Row {
-            subset: subset.into(),
-            measure: c.order.as_str().into(),
-            ..b.row("training_order", "official", &c.task, c.k)
-        };
-        rows.push(cell("first half").spread(&c.first_half));
-        rows.push(cell("second half").spread(&c.second_half));
-        rows.push(cell("seconds per example").spread(&c.seconds_per_example));
-        if let Some(r) = c.time_vs_test {
-            rows.push(Row {
-                mean: num(r),
-                ..cell("pearson r of seconds and test S1")
-            });
-        }
-    }
-    rows
-}
-
-/// Each comparison: the difference with its interval, p and Holm's p, effect and power.
-fn comparison_rows(t: &Tables, b: &Base) -> Vec<Row> {
-    t.comparisons
-        .iter()
-        .map(|c| Row {
-            subset: format!("{} vs {}", c.b.describe(), c.a.describe()),
-            n: format!("{} vs {}", c.b.units, c.a.units),
-            items: c.items.to_string(),
-            mean: num(c.difference),
-            measure: "difference".into(),
-            boot_low: opt_num(c.interval.map(|i| i.low)),
-            boot_high: opt_num(c.interval.map(|i| i.high)),
-            p: num(c.test.p),
-            p_holm: num(c.p_holm),
-            effect: opt_num(c.effect_dz),
-            power: opt_num(c.design.map(|d| d.power)),
-            needed: c
-                .design
-                .and_then(|d| d.needed)
-                .map(|n| n.to_string())
-                .unwrap_or_default(),
-            adjusted: opt_num(c.adjusted.map(|a| a.difference)),
-            ..b.row("comparison", "official", &c.task, c.b.k)
-        })
-        .collect()
-}
-
-/// The planner: annotators per scenario needed to find each difference.
-fn plan_rows(t: &Tables, b: &Base) -> Vec<Row> {
-    let mut rows = Vec::new();
-    for p in &t.plan {
-        for &(d, needed) in &p.needed {
-            rows.push(Row {
-                k: String::new(),
-                n: p.pilot_annotators.to_string(),
-                mean: num(d),
-                std: num(p.pooled_sd),
-                measure: "difference; std column = pooled SD of annotator S1".into(),
-                power: num(crate::report::inference::POWER),
-                needed: needed.map(|n| n.to_string()).unwrap_or_default(),
-                ..b.row("planner", "official", &p.task, 0)
-            });
-        }
     }
     rows
 }

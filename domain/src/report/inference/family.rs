@@ -1,0 +1,158 @@
+//! One study's declared family of scenario comparisons (`analysis_plan::family`): every
+//! scenario's annotators of the study on the items they all answered, one fit of the crossed
+//! mixed model (`stats::groups`), each contrast tested from it, Holm within the family, and
+//! beside each pair of scenarios the exact permutation test of annotator labels, the
+//! item-level view (these annotators on more items) and the screening-adjusted difference.
+
+use super::{effect, item_level, seed, shared_items, Comparison, Matrix, Side, Status, HUMANS};
+use crate::analysis_plan::{Contrast, PlannedComparison};
+use crate::ids::StudyId;
+use crate::stats::groups::{self, trend_weights, Components};
+use crate::stats::{self, interval::LEVEL};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+
+/// What a study's fit says, for the planner and the report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StudyFit {
+    pub study: StudyId,
+    pub task: String,
+    /// `None` when the model could not be fitted.
+    pub components: Option<Components>,
+    pub annotators: usize,
+    pub scenarios: usize,
+    pub items: usize,
+    pub observations: usize,
+}
+
+/// What the family needs of one study.
+pub struct FamilyInput<'a> {
+    pub task: &'a str,
+    pub study: StudyId,
+    pub family: &'a [PlannedComparison],
+    pub primary: Option<&'a str>,
+    /// The plan was frozen before the study's data began.
+    pub frozen: bool,
+    /// Per k: the study's annotators of that scenario (official item scores).
+    pub scenarios: &'a BTreeMap<u32, Matrix>,
+    /// Per k: each annotator's (screening, test) S1, where every one of them has both.
+    pub screened: &'a HashMap<u32, Vec<(f64, f64)>>,
+}
+
+/// The weights of a contrast over the scenarios present (`None` if one is missing).
+fn weights(c: &Contrast, present: &[u32]) -> Option<Vec<f64>> {
+    let mut w = vec![0.0; present.len()];
+    let at = |k: u32| present.iter().position(|&p| p == k);
+    match c {
+        Contrast::Pair { a, b } => {
+            w[at(*a)?] = -1.0;
+            w[at(*b)?] = 1.0;
+        }
+        Contrast::Trend { ks } => {
+            for (k, x) in ks.iter().zip(trend_weights(ks, 10.0)?) {
+                w[at(*k)?] = x;
+            }
+        }
+    }
+    Some(w)
+}
+
+/// The study's family, tested; and its fit.
+pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) {
+    let present: Vec<u32> = input
+        .scenarios
+        .iter()
+        .filter(|(_, m)| !m.rows.is_empty())
+        .map(|(k, _)| *k)
+        .collect();
+    let items = shared_items(present.iter().map(|k| &input.scenarios[k]));
+    if present.len() < 2 || items.is_empty() {
+        return (Vec::new(), None);
+    }
+    let cells: Vec<Matrix> = present
+        .iter()
+        .map(|k| input.scenarios[k].restrict(&items))
+        .collect();
+    let rows: Vec<&[Vec<f64>]> = cells.iter().map(|m| m.rows.as_slice()).collect();
+    let fit = groups::fit(&rows);
+    let annotators: usize = cells.iter().map(|m| m.rows.len()).sum();
+    let study_fit = StudyFit {
+        study: input.study,
+        task: input.task.to_string(),
+        components: fit.components(),
+        annotators,
+        scenarios: present.len(),
+        items: items.len(),
+        observations: annotators * items.len(),
+    };
+    let cell = |k: u32| &cells[present.iter().position(|&p| p == k).expect("present")];
+    let tested: Vec<Option<Comparison>> = input
+        .family
+        .iter()
+        .map(|planned| {
+            let w = weights(&planned.contrast, &present)?;
+            let (method, test) = fit.test(&w)?;
+            let sides: Vec<Side> = planned
+                .contrast
+                .ks()
+                .into_iter()
+                .map(|k| Side {
+                    who: HUMANS.into(),
+                    k,
+                    units: cell(k).rows.len(),
+                })
+                .collect();
+            let mut c = Comparison {
+                task: input.task.to_string(),
+                study: Some(input.study),
+                label: planned.label.clone(),
+                contrast: Some(planned.contrast.clone()),
+                sides,
+                items: items.len(),
+                difference: test.estimate,
+                interval: test.interval(LEVEL),
+                p_holm: None,
+                status: match (input.frozen, input.primary) {
+                    (false, _) => Status::Exploratory,
+                    (true, Some(p)) if p == planned.label => Status::Primary,
+                    (true, _) => Status::Family,
+                },
+                permutation: None,
+                effect: None,
+                these_annotators: None,
+                adjusted: None,
+                method,
+                test,
+            };
+            if let Contrast::Pair { a, b } = planned.contrast {
+                let (ma, mb) = (cell(a), cell(b));
+                let (ua, ub) = (ma.unit_means(), mb.unit_means());
+                let name = format!("{}|study {}|{}", input.task, input.study, planned.label);
+                c.permutation = stats::relabel_test(&ua, &ub, seed(&name));
+                c.effect = effect(&ua, &ub, c.difference);
+                c.these_annotators = item_level(ma, mb, &name);
+                if let (Some(sa), Some(sb)) = (input.screened.get(&a), input.screened.get(&b)) {
+                    c.adjusted = stats::ancova(sa, sb);
+                }
+            }
+            Some(c)
+        })
+        .collect();
+    // Holm over the declared family: a comparison without data yet counts with p = 1.
+    let p: Vec<f64> = tested
+        .iter()
+        .map(|c| c.as_ref().map_or(1.0, |c| c.test.p))
+        .collect();
+    let adjusted = stats::holm(&p);
+    let comparisons = tested
+        .into_iter()
+        .zip(adjusted)
+        .filter_map(|(c, h)| {
+            c.map(|mut c| {
+                c.p_holm = Some(h);
+                c
+            })
+        })
+        .collect();
+    (comparisons, Some(study_fit))
+}

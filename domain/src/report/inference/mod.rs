@@ -1,0 +1,352 @@
+//! Inference on the report's cells and comparisons, annotators (or a system's splits) as the
+//! random unit: each cell's intervals named by what they cover, each study's declared family of
+//! scenario comparisons (`family`: the crossed mixed model, Holm within the family), humans
+//! against each system at the same k (Welch across annotators and splits), and the planner
+//! from each study's variance components.
+//!
+//! A cell's units are its annotators (or a system's splits) and its items the test items every
+//! unit answered; `domain::stats` does the arithmetic. Every random draw is seeded by the name
+//! of what it is drawn for (task, k, who, scoring), so a report is the same every time it is
+//! built from the same answers.
+
+mod family;
+
+pub use family::{study_family, FamilyInput, StudyFit};
+
+use super::AnnotatorRecord;
+use crate::analysis_plan::Contrast;
+use crate::ids::{ExampleId, StudyId};
+use crate::place::Phase;
+use crate::s1::Scoring;
+use crate::stats::groups::{Components, Method};
+use crate::stats::{self, Ancova, Interval, PermutationTest, Pilot, Planned, RelabelTest, TTest};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashSet};
+
+/// The power a design should have, and the level of the planner's tests.
+pub const POWER: f64 = 0.8;
+pub const ALPHA: f64 = crate::analysis_plan::DEFAULT_ALPHA;
+/// The `who` of the human side of a comparison.
+pub const HUMANS: &str = "humans";
+/// The differences (in S1) the planner table sizes a study for.
+pub const PLANNED: [f64; 2] = [0.05, 0.10];
+
+/// 95% intervals of a cell's mean, named by what they cover.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Uncertainty {
+    /// Other annotators (or splits) on these items: the t-interval over the units on the logit
+    /// scale (two units or more).
+    pub other_units: Option<Interval>,
+    /// These annotators (or splits) on more items: the item bootstrap, units held fixed.
+    pub more_items: Option<Interval>,
+    /// Items the bootstrap drew from: those every unit of the cell answered.
+    pub items: usize,
+}
+
+/// One side of a comparison: a scenario's humans (`who` = "humans") or a system, at k shots.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Side {
+    pub who: String,
+    pub k: u32,
+    /// Annotators or splits.
+    pub units: usize,
+}
+
+impl Side {
+    pub fn describe(&self) -> String {
+        format!("{} k={}", self.who, self.k)
+    }
+}
+
+/// Where a comparison stands in its study's analysis plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The plan's primary comparison (in its family).
+    Primary,
+    /// In the family the plan declared before data collection.
+    Family,
+    /// Not in a plan frozen before data collection: humans against a system, or any comparison
+    /// of a study whose data began before its plan was frozen.
+    Exploratory,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Primary => "primary",
+            Status::Family => "family",
+            Status::Exploratory => "exploratory",
+        }
+    }
+}
+
+/// The item-level view of a difference: these annotators (and these runs) on more items like
+/// these. It holds the units fixed, so it says nothing of other annotators, and it is never
+/// part of a family.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ItemLevel {
+    /// The paired sign-flip permutation test of the item differences.
+    pub test: PermutationTest,
+    /// The item bootstrap of the difference.
+    pub interval: Option<Interval>,
+}
+
+/// A comparison on the test items both sides answered (official scoring).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub task: String,
+    /// The study whose family it belongs to (`None`: humans of the scope against a system).
+    pub study: Option<StudyId>,
+    pub label: String,
+    /// The scenarios contrasted (`None`: humans against a system).
+    pub contrast: Option<Contrast>,
+    /// The sides with their units: the contrast's scenarios, or the humans and the system.
+    pub sides: Vec<Side>,
+    pub items: usize,
+    /// The difference (b − a), or the trend's slope per 10 shots.
+    pub difference: f64,
+    pub method: Method,
+    /// The test across annotators (estimate = `difference`).
+    pub test: TTest,
+    /// Its 95% interval: covers the difference for other annotators on these items.
+    pub interval: Interval,
+    /// `test.p` adjusted by Holm within the study's declared family.
+    pub p_holm: Option<f64>,
+    pub status: Status,
+    /// The exact permutation test of annotator labels (two scenarios).
+    pub permutation: Option<RelabelTest>,
+    /// The difference over the pooled standard deviation of the units' scores.
+    pub effect: Option<f64>,
+    /// These annotators on more items (two sides).
+    pub these_annotators: Option<ItemLevel>,
+    /// Between two scenarios whose annotators all answered screening items: the difference of
+    /// their test S1 adjusted for their screening S1, with its test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adjusted: Option<Ancova>,
+}
+
+/// Per study: the planner from its fit's variance components.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanRow {
+    pub task: String,
+    pub study: StudyId,
+    pub pilot_annotators: usize,
+    pub scenarios: usize,
+    pub items: usize,
+    pub components: Components,
+    /// One plan per `PLANNED` difference, on the pilot's number of items.
+    pub planned: Vec<Planned>,
+}
+
+/// A cell's units' scores over the items every unit has (ids ascending).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Matrix {
+    pub items: Vec<ExampleId>,
+    pub rows: Vec<Vec<f64>>,
+}
+
+impl Matrix {
+    /// From each unit's `(item, score)` list.
+    pub fn of(units: &[Vec<(ExampleId, f64)>]) -> Matrix {
+        let Some(first) = units.first() else {
+            return Matrix::default();
+        };
+        let mut items: Vec<ExampleId> = first.iter().map(|x| x.0).collect();
+        for u in &units[1..] {
+            let has: HashSet<ExampleId> = u.iter().map(|x| x.0).collect();
+            items.retain(|i| has.contains(i));
+        }
+        items.sort_unstable();
+        items.dedup();
+        Matrix {
+            rows: units.iter().map(|u| Self::row(u, &items)).collect(),
+            items,
+        }
+    }
+
+    fn row(unit: &[(ExampleId, f64)], items: &[ExampleId]) -> Vec<f64> {
+        let by_id: BTreeMap<ExampleId, f64> = unit.iter().copied().collect();
+        items.iter().map(|i| by_id[i]).collect()
+    }
+
+    /// The same units over `items` (a subset of this matrix's items).
+    pub fn restrict(&self, items: &[ExampleId]) -> Matrix {
+        let keep: HashSet<ExampleId> = items.iter().copied().collect();
+        let cols: Vec<usize> = (0..self.items.len())
+            .filter(|&c| keep.contains(&self.items[c]))
+            .collect();
+        Matrix {
+            items: cols.iter().map(|&c| self.items[c]).collect(),
+            rows: self
+                .rows
+                .iter()
+                .map(|r| cols.iter().map(|&c| r[c]).collect())
+                .collect(),
+        }
+    }
+
+    pub fn unit_means(&self) -> Vec<f64> {
+        let n = self.items.len().max(1) as f64;
+        self.rows
+            .iter()
+            .map(|r| r.iter().sum::<f64>() / n)
+            .collect()
+    }
+
+    pub fn item_means(&self) -> Vec<f64> {
+        let n = self.rows.len().max(1) as f64;
+        (0..self.items.len())
+            .map(|c| self.rows.iter().map(|r| r[c]).sum::<f64>() / n)
+            .collect()
+    }
+}
+
+/// The items every matrix has, ascending.
+pub fn shared_items<'a>(ms: impl IntoIterator<Item = &'a Matrix>) -> Vec<ExampleId> {
+    let mut it = ms.into_iter();
+    let Some(first) = it.next() else {
+        return Vec::new();
+    };
+    let mut items = first.items.clone();
+    for m in it {
+        let has: HashSet<ExampleId> = m.items.iter().copied().collect();
+        items.retain(|i| has.contains(i));
+    }
+    items
+}
+
+/// The test items' scores of a human cell's annotators.
+pub fn human_matrix(annotators: &[&AnnotatorRecord], scoring: Scoring) -> Matrix {
+    let units: Vec<Vec<(ExampleId, f64)>> = annotators
+        .iter()
+        .map(|a| {
+            a.items
+                .iter()
+                .filter(|i| i.phase == Phase::Test)
+                .filter_map(|i| Some((i.example_id, i.score(scoring)?)))
+                .collect()
+        })
+        .collect();
+    Matrix::of(&units)
+}
+
+/// FNV-1a of a name: the seed of the draws made for it.
+pub fn seed(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The intervals of a cell whose published mean is over `unit_scores` (each unit's S1).
+pub fn uncertainty(unit_scores: &[f64], m: &Matrix, name: &str) -> Uncertainty {
+    Uncertainty {
+        other_units: stats::logit_t_interval(unit_scores, stats::interval::LEVEL),
+        more_items: stats::bootstrap_items(&m.rows, stats::interval::RESAMPLES, seed(name)),
+        items: m.items.len(),
+    }
+}
+
+/// The difference over the pooled sample standard deviation of the two sides' unit scores.
+pub(crate) fn effect(a: &[f64], b: &[f64], difference: f64) -> Option<f64> {
+    stats::pooled_sd(a, b)
+        .filter(|s| *s > 0.0)
+        .map(|s| difference / s)
+}
+
+/// These units on more items: the sign-flip test of the item differences and the item
+/// bootstrap of the difference, `b` against `a` over the same items.
+pub(crate) fn item_level(a: &Matrix, b: &Matrix, name: &str) -> Option<ItemLevel> {
+    let d: Vec<f64> = a
+        .item_means()
+        .iter()
+        .zip(b.item_means())
+        .map(|(x, y)| y - x)
+        .collect();
+    Some(ItemLevel {
+        test: stats::sign_flip_test(&d, stats::paired::RESAMPLES, seed(name))?,
+        interval: stats::bootstrap_items_difference(
+            &a.rows,
+            &b.rows,
+            stats::interval::RESAMPLES,
+            seed(name),
+        ),
+    })
+}
+
+/// Humans (`a`) against a system (`b`) at the same k on the items both answered: Welch's test
+/// across annotators and splits (each side's own spread), or the one-sample test across
+/// annotators where the system ran on one split; exploratory (no plan declares it).
+pub fn humans_vs_system(task: &str, a: (Side, &Matrix), b: (Side, &Matrix)) -> Option<Comparison> {
+    let shared = shared_items([a.1, b.1]);
+    if shared.is_empty() || a.1.rows.is_empty() || b.1.rows.is_empty() {
+        return None;
+    }
+    let (ma, mb) = (a.1.restrict(&shared), b.1.restrict(&shared));
+    let (ua, ub) = (ma.unit_means(), mb.unit_means());
+    let (method, test) = match (ua.len(), ub.len()) {
+        (na, nb) if na >= 2 && nb >= 2 => (
+            Method::Welch {
+                reason: "across annotators and the system's splits, each side's own spread".into(),
+            },
+            stats::welch(&ua, &ub)?,
+        ),
+        (na, 1) if na >= 2 => (
+            Method::OneSample {
+                reason:
+                    "across annotators (the system ran on one split: its score is taken as fixed)"
+                        .into(),
+            },
+            stats::against_fixed(&ua, ub[0])?,
+        ),
+        _ => return None,
+    };
+    let name = format!("{task}|{}|{}", a.0.describe(), b.0.describe());
+    Some(Comparison {
+        task: task.to_string(),
+        study: None,
+        label: format!("{} vs {}", b.0.describe(), a.0.describe()),
+        contrast: None,
+        items: shared.len(),
+        difference: test.estimate,
+        interval: test.interval(stats::interval::LEVEL),
+        p_holm: None,
+        status: Status::Exploratory,
+        permutation: None,
+        effect: effect(&ua, &ub, test.estimate),
+        these_annotators: item_level(&ma, &mb, &name),
+        adjusted: None,
+        method,
+        test,
+        sides: vec![a.0, b.0],
+    })
+}
+
+/// The planner's row of a study from its fit: the annotators per scenario each `PLANNED`
+/// difference needs on the pilot's number of items.
+pub fn plan(fit: &StudyFit) -> Option<PlanRow> {
+    let c = fit.components?;
+    let pilot = Pilot {
+        unit_var: c.sd_annotator * c.sd_annotator,
+        resid_var: c.sd_residual * c.sd_residual,
+        items: fit.items as f64,
+        unit_df: fit
+            .annotators
+            .checked_sub(fit.scenarios)
+            .filter(|d| *d > 0)? as f64,
+        resid_df: (fit.observations + 1).saturating_sub(fit.annotators + fit.items) as f64,
+    };
+    let planned: Vec<Planned> = PLANNED
+        .iter()
+        .filter_map(|&d| pilot.plan(d, fit.items as f64, POWER, ALPHA))
+        .collect();
+    (!planned.is_empty()).then(|| PlanRow {
+        task: fit.task.clone(),
+        study: fit.study,
+        pilot_annotators: fit.annotators,
+        scenarios: fit.scenarios,
+        items: fit.items,
+        components: c,
+        planned,
+    })
+}
