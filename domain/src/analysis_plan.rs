@@ -4,14 +4,12 @@
 //! SHA-256, when the first worker arrives; the report and the bundle show it, and a comparison
 //! outside a frozen plan is exploratory. Pre-registration inside the tool.
 
+pub use crate::study::analysis::{parse_primary, primary_text, AnalysisChoices, DEFAULT_ALPHA};
 use crate::study::StudyConfig;
 use serde::{Deserialize, Serialize};
 
 /// The plan's format; a new field makes a new version, so old hashes stay checkable.
 pub const VERSION: u32 = 1;
-
-/// The default level of the plan's tests.
-pub const DEFAULT_ALPHA: f64 = 0.05;
 
 /// What a comparison contrasts: two scenarios, or the linear trend over several.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,51 +38,6 @@ impl Contrast {
             Contrast::Pair { a, b } => vec![*a, *b],
             Contrast::Trend { ks } => ks.clone(),
         }
-    }
-}
-
-/// The choices a researcher makes for the plan (the rest follows from the study).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct AnalysisChoices {
-    /// The level of every test of the plan.
-    pub alpha: f64,
-    /// The primary comparison `(b, a)`: scenario b against scenario a. Default: the largest k
-    /// against zero-shot (or against the smallest k without a zero-shot scenario).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub primary: Option<(u32, u32)>,
-}
-
-impl Default for AnalysisChoices {
-    fn default() -> Self {
-        AnalysisChoices {
-            alpha: DEFAULT_ALPHA,
-            primary: None,
-        }
-    }
-}
-
-impl AnalysisChoices {
-    pub fn is_default(&self) -> bool {
-        *self == AnalysisChoices::default()
-    }
-
-    /// What is wrong with the choices for a study of these scenarios.
-    pub fn problems(&self, scenarios: &[u32]) -> Vec<String> {
-        let mut out = Vec::new();
-        if !(self.alpha > 0.0 && self.alpha <= 0.5) {
-            out.push(format!(
-                "the analysis plan's level (alpha) must lie above 0 and at most 0.5, not {}",
-                self.alpha
-            ));
-        }
-        if let Some((b, a)) = self.primary {
-            if a == b || !scenarios.contains(&a) || !scenarios.contains(&b) {
-                out.push(format!(
-                    "the primary comparison must name two different scenarios of the study ({b} vs {a} does not)"
-                ));
-            }
-        }
-        out
     }
 }
 

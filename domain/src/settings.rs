@@ -62,6 +62,17 @@ pub const FILTER_MARGIN: Setting = Setting {
     why: "S1 lies between 0 and 1; the filter counts scores within 1e-9 as equal",
 };
 
+/// The level of the analysis plan's tests.
+pub const ALPHA: Setting = Setting {
+    field: "Analysis plan: level (alpha)",
+    min: 0.0001,
+    max: 0.5,
+    unit: "",
+    whole: false,
+    decimals: Some(4),
+    why: "a test's level lies between 0 and 0.5",
+};
+
 /// Seconds without activity before a place is released (empty in the form: never).
 pub const TIME_OUT: Setting = Setting {
     field: "Time-out",

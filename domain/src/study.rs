@@ -2,10 +2,12 @@
 //! configuration and what may change once workers started, which scenario a newly arriving
 //! worker gets, per-worker item orders, abandoned slots, and the training-step filter.
 
-use super::analysis_plan::AnalysisChoices;
+pub mod analysis;
+
 use super::settings;
 use super::shots::{file_name, ShotFile};
 use super::study_pages::StudyPages;
+use analysis::AnalysisChoices;
 use serde::{Deserialize, Serialize};
 
 /// What an admin configures for a study of one task.

@@ -102,15 +102,23 @@ test('researcher sees tables and the learning curve and downloads an export; a w
   assert.equal(await chart.locator('g.series[data-name="Reference: majority label of the k shots"] polyline.mean[stroke-dasharray]').count(), 1);
   assert.equal(await chart.locator('polygon.band').count(), 1);
   assert.match(await chart.locator('circle title').first().textContent(), /k=0: 75\.0 ± 25\.0 \(n=2\)/);
-  // Each point's 95% interval as an error bar; the comparison of 10-shot with zero-shot on the
-  // 4 test items: item S1 1, 0.5, 1, 0.5 against 1, 1, 1, 1 -> +25.0, and of the 4 sign
-  // patterns of the two differences only one reaches +0.25: p = 2 / 4, exact.
+  // Each point's 95% interval as an error bar. The study's plan was frozen when the first worker
+  // arrived: 10-shot against zero-shot is its one (and primary) comparison. Annotator S1 1, 0.5
+  // against 1, 1: +25.0; relabelling the four annotators, all 6 splits differ by 0.25 or more
+  // (p 1.000), and 2 against 2 cannot go below 2 / 6. These annotators on more items: item S1
+  // 1, 0.5, 1, 0.5 against 1, 1, 1, 1, of the 4 sign patterns of the two differences one
+  // reaches +0.25: p = 2 / 4.
   assert.equal(await chart.locator('path.error-bar').count(), 2);
   const compared = await page.locator('#comparisons-all tbody tr').evaluateAll((rows) => rows.map((r) => r.innerText.split('\t')));
-  assert.deepEqual(compared[0].slice(0, 4), ['SST-2', 'humans k=10 vs humans k=0', '4', '+25.0']);
-  assert.equal(compared[0][5], '0.500 (exact)');
-  assert.match(await page.textContent('.dash-rules'), /sign-flip permutation test/);
-  assert.match(await page.locator('#intervals-all tbody tr').first().innerText(), /^0\tHuman\t75\.0 \(t /);
+  assert.deepEqual(compared[0].slice(0, 7), [String(study), 'SST-2', 'k=10 vs k=0', 'primary', '2 vs 2', '4', '+25.0']);
+  assert.match(compared[0][12], /^1\.000 \(smallest possible 0\.333/);
+  assert.match(compared[0][15], /p 0\.500$/);
+  assert.match(await page.textContent('.dash-rules'), /Satterthwaite/);
+  assert.match(await page.locator('#intervals-all tbody tr').first().innerText(), /^0\tHuman\t75\.0 \(other annotators /);
+  const plans = await page.locator('#analysis-plans tbody tr').evaluateAll((rows) => rows.map((r) => r.innerText.split('\t')));
+  const plan = plans.find((row) => row[0] === String(study));
+  assert.match(plan[2], /^frozen at \d+ \(unix ms\), SHA-256 [0-9a-f]{64}$/);
+  assert.equal(plan[3], 'k=10 vs k=0');
   await page.screenshot({ path: join(RESULTS, 'dashboard.png'), fullPage: true });
 
   const [download] = await Promise.all([

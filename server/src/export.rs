@@ -11,7 +11,7 @@ use axum::body::Body;
 use axum::extract::Path;
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
-use domain::ids::{joined, AssignmentId, StudyId};
+use domain::ids::{joined, AssignmentId};
 use serde::Deserialize;
 use std::io::Write;
 use tokio::sync::mpsc;
@@ -49,6 +49,9 @@ pub struct ExportQuery {
     /// Without the annotators the training filter flags.
     #[serde(default, deserialize_with = "flag")]
     filtered: bool,
+    /// With the synthetic workers `load fill` made (left out unless asked for).
+    #[serde(default, deserialize_with = "flag")]
+    synthetic: bool,
     /// The partition of `partition.json`.
     name: Option<String>,
 }
@@ -187,11 +190,12 @@ async fn partition_json(state: &AppState, q: &ExportQuery) -> Result<Response, A
 /// loaded), as CSV or JSONL; `turn` is held until the download is written.
 async fn annotations(
     state: &AppState,
-    scope: &[StudyId],
+    scope: &report::Scope,
     csv: bool,
     turn: tokio::sync::OwnedSemaphorePermit,
 ) -> Result<(&'static str, Body), AppError> {
-    let studies = report::studies_in(&state.pool, scope).await?;
+    let studies = report::studies_in(&state.pool, &scope.studies).await?;
+    let synthetic = scope.synthetic;
     let (rows, mime) = if csv {
         (RowFile::AnnotationsCsv, "text/csv; charset=utf-8")
     } else {
@@ -201,7 +205,7 @@ async fn annotations(
     let body = streamed(move |tx| async move {
         let _turn = turn;
         let mut out = Out::new(Channel(tx));
-        write_rows(&pool, &studies, rows, &mut out).await?;
+        write_rows(&pool, &studies, synthetic, rows, &mut out).await?;
         out.finish().await.map(drop)
     });
     Ok((mime, body))
@@ -217,11 +221,14 @@ async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response
     if file == "partition.json" {
         return partition_json(state, q).await;
     }
-    let scope = report::parse_scope(q.studies.as_deref())?;
-    let scope_name = if scope.is_empty() {
+    let scope = report::Scope {
+        studies: report::parse_scope(q.studies.as_deref())?,
+        synthetic: q.synthetic,
+    };
+    let scope_name = if scope.studies.is_empty() {
         "all-studies".to_string()
     } else {
-        format!("studies-{}", joined(&scope, "-"))
+        format!("studies-{}", joined(&scope.studies, "-"))
     };
     let mut name = format!("clues-lab-{scope_name}-{file}");
     let mut hash = None;
@@ -232,7 +239,7 @@ async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response
             annotations(state, &scope, file == "annotations.csv", turn).await?
         }
         "bundle.tar" => {
-            let (loaded, r) = report::load(&state.pool, &scope)
+            let (loaded, r) = report::load_scope(&state.pool, &scope)
                 .await?
                 .into_report()
                 .await?;
@@ -252,7 +259,7 @@ async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response
             ("application/x-tar", body_of(rx))
         }
         _ => {
-            let (loaded, r) = report::load(&state.pool, &scope)
+            let (loaded, r) = report::load_scope(&state.pool, &scope)
                 .await?
                 .into_report()
                 .await?;

@@ -42,6 +42,8 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
         ("INSERT INTO consent_refusals (study_id, config_id, consent_hash, platform, refused_at) VALUES ($1, $2, 'ab12', 'mturk', 7)", vec![id.0, config_id]),
         ("INSERT INTO questionnaire_answers (assignment_id, stage, shown_at, submitted_at, answers_json) VALUES ($1, 'before', 5, 9, '{\"age\":33.5}')", vec![assignment]),
         ("INSERT INTO attention_answers (assignment_id, check_index, shown_at, submitted_at, client_id, answer_json, skipped, passed) VALUES ($1, 0, 10, 12, 'c', '[\"x\"]', 0, 1)", vec![assignment]),
+        // The plan a first arrival freezes (`load fill` makes no arrival).
+        ("INSERT INTO analysis_plans (study_id, plan_json, sha256, frozen_at) VALUES ($1, '{\"version\":1}', 'cd34', 3)", vec![id.0]),
     ] {
         let mut q = sqlx::query(sql);
         for b in binds {

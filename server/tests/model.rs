@@ -675,7 +675,7 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
     let csv = domain::report::draw::scores_csv::scores_csv(&r);
     assert!(
         csv.contains(
-            "machine,machine:tiny,official,demo-SQuAD-v2,reading_comprehension,0,splits 0,1,"
+            "machine,machine:tiny,,official,demo-SQuAD-v2,reading_comprehension,0,splits 0,1,"
         ),
         "{csv}"
     );

@@ -387,18 +387,25 @@ fn fleiss(rows: &[Vec<usize>]) -> f64 {
 }
 
 /// Checks every cell of one task against the test's own numbers.
-/// A cell's 95% t-interval from the annotators' S1 by hand (the t quantile is checked
-/// against scipy in app's tests); the bootstrap's covers the mean and lies within [0, 1].
+/// A cell's 95% interval over other annotators from the annotators' S1 by hand, the t-interval
+/// on the logit scale (the t quantile is checked against scipy in domain's tests); the item
+/// bootstrap's covers the mean and lies within [0, 1].
 fn check_intervals(cell: &domain::report::Cell, scores: &[f64], items: usize) {
     let ci = cell.official_ci.unwrap();
     let n = scores.len() as f64;
     let m = mean(scores);
     let sd = (scores.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0)).sqrt();
-    let half = domain::stats::dist::t_quantile(0.975, n - 1.0) * sd / n.sqrt();
-    let t = ci.t.unwrap();
-    close(t.low, m - half, "t-interval low");
-    close(t.high, m + half, "t-interval high");
-    let b = ci.bootstrap.unwrap();
+    let half = domain::stats::dist::t_quantile(0.975, n - 1.0) * sd / n.sqrt() / (m * (1.0 - m));
+    let expit = |z: f64| 1.0 / (1.0 + (-z).exp());
+    let logit = (m / (1.0 - m)).ln();
+    let t = ci.other_units.unwrap();
+    close(t.low, expit(logit - half), "interval over annotators, low");
+    close(
+        t.high,
+        expit(logit + half),
+        "interval over annotators, high",
+    );
+    let b = ci.more_items.unwrap();
     assert!(
         0.0 <= b.low && b.low <= m && m <= b.high && b.high <= 1.0,
         "{b:?} {m}"
@@ -550,12 +557,18 @@ fn check_task(r: &Report, t: &TaskFiles, sims: &[Sim], labels: &[String]) {
                 );
             }
         }
-        // Each scenario against the next smaller one: the mean item difference, independently.
+        // Each scenario against the next smaller one: the mean item difference, independently
+        // (on every annotator answering every item, the model's estimate is the difference of
+        // the scenarios' means).
         for (i, pair) in [0u32, 10, 20, 30].windows(2).enumerate() {
+            let want = Some(domain::analysis_plan::Contrast::Pair {
+                a: pair[0],
+                b: pair[1],
+            });
             let c = tables
                 .comparisons
                 .iter()
-                .find(|c| c.task == t.name && c.a.k == pair[0] && c.b.k == pair[1])
+                .find(|c| c.task == t.name && c.contrast == want)
                 .unwrap_or_else(|| panic!("{} {pair:?} compared", t.name));
             let (a, b) = (&item_means[i], &item_means[i + 1]);
             let d: Vec<f64> = a.iter().map(|(id, x)| b[id] - x).collect();
@@ -565,8 +578,8 @@ fn check_task(r: &Report, t: &TaskFiles, sims: &[Sim], labels: &[String]) {
                 mean(&d),
                 &format!("{} {pair:?} difference", t.name),
             );
-            assert!(c.interval.unwrap().contains(c.difference));
-            assert!(c.p_holm >= c.test.p && c.test.p > 0.0 && c.test.p <= 1.0);
+            assert!(c.interval.contains(c.difference));
+            assert!(c.p_holm.unwrap() >= c.test.p && c.test.p > 0.0 && c.test.p <= 1.0);
         }
         // Table 8: groups 20 and 30 on the 20-shot items; Table 9: group 30 on 30 \ 20.
         for group_k in [20, 30] {
@@ -808,8 +821,8 @@ async fn bundle(env: &Env, cookie: &str, scope: &str) {
     let file = tmp.path().join("b.tar");
     std::fs::write(&file, first.body.as_bytes()).unwrap();
     let said = python(PY_BUNDLE, &[file.to_str().unwrap(), &hash]);
-    // 8 data files, 24 annotators' and 8 majority prediction files, 2 charts.
-    assert_eq!(said.trim(), "files 42 assignments 24", "{said}");
+    // 9 data files, 24 annotators' and 8 majority prediction files, 2 charts.
+    assert_eq!(said.trim(), "files 43 assignments 24", "{said}");
 }
 
 const PY_BUNDLE: &str = r#"
@@ -829,7 +842,10 @@ for name, data in files.items():
 for need in ["config.json", "assignments.jsonl", "annotations.jsonl", "annotations.csv", "scores.json",
              "scores.csv", "scores.md", "pay.csv", "charts/SST-2.svg", "charts/CoNLL2003.svg"]:
     assert need in files, need
-assert b"reference,reference:Reference: majority label of the k shots,official,SST-2," in files["scores.csv"]
+assert b"reference,reference:Reference: majority label of the k shots,,official,SST-2," in files["scores.csv"]
+assert b"analysis_plan," in files["scores.csv"]
+plans = json.loads(files["analysis_plans.json"])
+assert plans and all(hashlib.sha256(p["plan_json"].encode()).hexdigest() == p["sha256"] for p in plans), plans
 assert b'data-name="Reference: always no answer"' in files["charts/CoNLL2003.svg"]
 assert b"| Reference: gazetteer of the k shots' entities |" in files["scores.md"]
 config = json.loads(files["config.json"])
@@ -1182,7 +1198,7 @@ async fn report_command_prints_tables_and_refuses_bad_scopes() {
     let csv = String::from_utf8(cli(&["--format", "csv", "--studies", "1"]).stdout).unwrap();
     assert_eq!(
         csv.lines().next().unwrap(),
-        "table,annotators,scoring,task,family,k,subset,n,items,mean,std,std_sample,ties,measure,t_low,t_high,boot_low,boot_high,p,p_holm,effect,power,needed,adjusted"
+        "table,annotators,study,scoring,task,family,k,subset,n,items,mean,std,std_sample,ties,measure,low,high,items_low,items_high,se,df,p,p_holm,method,status,permutation_p,permutation_min_p,items_p,effect,needed,needed_low,needed_high,adjusted,adjusted_se,adjusted_p"
     );
     let out = dir.path().join("b.tar");
     let b = cli(&["--format", "bundle", "--out", out.to_str().unwrap()]);
@@ -1285,7 +1301,7 @@ async fn plan_command_sizes_a_study_from_an_sd_or_pilot_data() {
         "{out}"
     );
     let want = domain::stats::two_sample_power(1.0, 3.0, 3.0, 0.05);
-    assert!(out.contains(&format!("power {want:.2})")), "{out}");
+    assert!(out.contains(&format!("power {want:.2}")), "{out}");
     for (args, says) in [
         (
             &["plan", "--difference", "0"][..],
@@ -1293,7 +1309,34 @@ async fn plan_command_sizes_a_study_from_an_sd_or_pilot_data() {
         ),
         (
             &["plan", "--difference", "0.1", "--power", "1.5"][..],
-            "--power must lie between 0 and 1",
+            "--power must lie above --alpha",
+        ),
+        // A power at or below alpha is what a test has without any difference.
+        (
+            &[
+                "plan",
+                "--difference",
+                "0.1",
+                "--power",
+                "0.05",
+                "--sd",
+                "0.1",
+            ][..],
+            "--power must lie above --alpha (0.05)",
+        ),
+        (
+            &[
+                "plan",
+                "--difference",
+                "0.1",
+                "--power",
+                "0.01",
+                "--alpha",
+                "0.05",
+                "--sd",
+                "0.1",
+            ][..],
+            "--power must lie above --alpha",
         ),
         (
             &["plan", "--difference", "0.1", "--alpha", "0"][..],
@@ -1302,6 +1345,10 @@ async fn plan_command_sizes_a_study_from_an_sd_or_pilot_data() {
         (
             &["plan", "--difference", "0.1", "--sd=-1"][..],
             "--sd must be above 0",
+        ),
+        (
+            &["plan", "--difference", "0.1", "--sd", "0.1", "--items", "0"][..],
+            "--items must be at least 1",
         ),
         (&["plan", "--difference", "0.1"][..], "no pilot data"),
         (
@@ -1312,39 +1359,56 @@ async fn plan_command_sizes_a_study_from_an_sd_or_pilot_data() {
         let (ok, _, err) = cli(args);
         assert!(!ok && err.contains(says), "{args:?}: {err}");
     }
-    // Pilot data: synthetic finished workers of the demo study (all right; the same S1 has
-    // no spread), then the first one wrong on every other item; one line per task, with the
-    // pooled SD the report's planner gives.
-    let (ok, _, err) = cli(&["load", "fill", "--study", "1", "--rows", "400"]);
+    // `load fill`'s workers are synthetic: never pilot data.
+    let (ok, _, err) = cli(&["load", "fill", "--study", "1", "--rows", "800"]);
     assert!(ok, "{err}");
     let (_, _, err) = cli(&["plan", "--difference", "0.1", "--studies", "1"]);
     assert!(err.contains("no pilot data"), "{err}");
+    // Made into people for this test: half of them at k=2, some items wrong, more for some
+    // workers than others, so that the study's fit has annotator and residual variance.
     let pool = db::connect(&url).await.unwrap();
-    sqlx::query(
+    for sql in [
+        "UPDATE assignments SET synthetic = 0, k = CASE WHEN id % 2 = 0 THEN 2 ELSE 0 END",
         "UPDATE assignment_items SET s1 = 0, s1_any_of = 0
-         WHERE assignment_id = (SELECT MIN(id) FROM assignments) AND position % 2 = 0",
-    )
-    .execute(&pool)
-    .await
-    .unwrap();
+         WHERE (assignment_id * 7 + position * 3) % 5 = 0
+            OR (assignment_id % 3 = 0 AND position % 4 = 1)",
+    ] {
+        sqlx::query(sql).execute(&pool).await.unwrap();
+    }
     pool.close().await;
     let (ok, out, err) = cli(&["plan", "--difference", "0.1", "--studies", "1"]);
     assert!(ok, "{err}");
     let (_, csv, _) = cli(&["report", "--format", "csv", "--studies", "1"]);
     let planner = csv
         .lines()
-        .find(|l| l.starts_with("planner,all,"))
+        .find(|l| l.starts_with("planner,all,1,") && l.contains(",0.1,"))
         .unwrap_or_else(|| panic!("{csv}"));
     let fields: Vec<&str> = planner.split(',').collect();
-    let (task, pilot, sd) = (fields[3], fields[7], fields[10].parse::<f64>().unwrap());
-    let needed = domain::stats::units_needed(0.1 / sd, 0.8, 0.05)
-        .unwrap()
-        .ceil();
+    // table, annotators, study, scoring, task, family, k, subset, n, items, mean, std, ...,
+    // needed (29), needed_low, needed_high.
+    let (task, pilot, items) = (fields[4], fields[8], fields[9]);
+    let (needed, low, high) = (fields[29], fields[30], fields[31]);
     assert!(
         out.contains(&format!(
-            "{task}: pilot {pilot} annotators, SD {:.1} points: {needed} annotators per scenario",
-            100.0 * sd
+            "study 1 ({task}): pilot {pilot} annotators in 2 scenarios on {items} items"
         )),
         "{out}"
     );
+    assert!(
+        out.contains(&format!(
+            ": {needed} annotators per scenario ({low}–{high} across τ's 95% interval)"
+        )),
+        "{out}\n{planner}"
+    );
+    // More items shrink the residual's part of the spread, never the annotators'.
+    let (ok, more, err) = cli(&[
+        "plan",
+        "--difference",
+        "0.1",
+        "--studies",
+        "1",
+        "--items",
+        "100000",
+    ]);
+    assert!(ok && more.contains("on 100000 items"), "{err}{more}");
 }

@@ -183,7 +183,10 @@ async fn exports_of_300k_rows_stream_in_bounded_memory_and_give_it_back() {
         for &(file, min_mb) in files {
             let rss = RssSampler::start(server.pid());
             let (status, bytes) = c
-                .download(&format!("/export/{file}?studies={study}"), &cookie)
+                .download(
+                    &format!("/export/{file}?studies={study}&synthetic=1"),
+                    &cookie,
+                )
                 .unwrap();
             let peak = rss.peak();
             drop(rss);

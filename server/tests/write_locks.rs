@@ -144,7 +144,7 @@ async fn two_studies_workers_never_wait_on_each_other_nor_on_imports_and_exports
         move || {
             let client = Client::new(&base);
             let cookie = client.login("rita", "rita-password").unwrap();
-            let path = format!("/export/annotations.jsonl?studies={}", a.0);
+            let path = format!("/export/annotations.jsonl?studies={}&synthetic=1", a.0);
             let start = Instant::now();
             let mut bytes = Vec::new();
             while start.elapsed() < Duration::from_secs(4) {

@@ -7,9 +7,15 @@ use crate::ssr::request::{serve, Ctx, Staff};
 use crate::wire::report::DashboardData;
 use leptos::prelude::*;
 
-/// `studies`: comma-separated study ids, empty for every study.
+/// `studies`: comma-separated study ids, empty for every study; `synthetic`: with the workers
+/// `load fill` made (left out unless asked for).
 #[server(endpoint = "dashboard")]
-pub async fn dashboard(studies: String) -> Result<DashboardData, AppError> {
-    serve(|c: Ctx<Staff>| async move { crate::ssr::dashboard::dashboard(&c.state, &studies).await })
-        .await
+pub async fn dashboard(
+    studies: String,
+    #[server(default)] synthetic: bool,
+) -> Result<DashboardData, AppError> {
+    serve(|c: Ctx<Staff>| async move {
+        crate::ssr::dashboard::dashboard(&c.state, &studies, synthetic).await
+    })
+    .await
 }

@@ -58,6 +58,8 @@ pub struct AnnotationRow {
     pub s1: Option<f64>,
     pub s1_any_of: Option<f64>,
     pub client_id: Option<String>,
+    /// A worker `load fill` made (only in a scope that asks for them).
+    pub synthetic: bool,
 }
 
 /// The ids a crowd link gave with the worker's arrival (all empty for password accounts).
@@ -83,7 +85,7 @@ impl From<CrowdInfo> for CrowdIds {
 }
 
 /// The export's columns, in order (the CSV header).
-pub const ANNOTATION_COLUMNS: [&str; 37] = [
+pub const ANNOTATION_COLUMNS: [&str; 38] = [
     "study_id",
     "study",
     "config_id",
@@ -121,6 +123,7 @@ pub const ANNOTATION_COLUMNS: [&str; 37] = [
     "s1",
     "s1_any_of",
     "client_id",
+    "synthetic",
 ];
 
 /// An assignment item joined with its assignment, study, task, worker and example, as the
@@ -157,6 +160,7 @@ struct StoredAnnotation {
     s1: Option<f64>,
     s1_any_of: Option<f64>,
     client_id: Option<String>,
+    synthetic: i64,
 }
 
 impl StoredAnnotation {
@@ -201,15 +205,18 @@ impl StoredAnnotation {
             s1: self.s1,
             s1_any_of: self.s1_any_of,
             client_id: self.client_id,
+            synthetic: self.synthetic != 0,
         })
     }
 }
 
 /// Every annotation row of `studies`, ordered by study, assignment and position, one at a time
-/// from the database (the exports write each as it comes; nothing holds them all).
+/// from the database (the exports write each as it comes; nothing holds them all); the
+/// synthetic workers of `load fill` only where `synthetic` asks for them.
 pub fn annotation_rows<'a>(
     pool: &'a AnyPool,
     studies: &[Study],
+    synthetic: bool,
 ) -> impl Stream<Item = Result<AnnotationRow, AppError>> + Send + 'a {
     let ids: Vec<StudyId> = studies.iter().map(|s| s.id).collect();
     let json_ids = serde_json::to_string(&ids).expect("ids serialise");
@@ -227,7 +234,7 @@ pub fn annotation_rows<'a>(
                     a.status, a.started_at, a.finished_at, a.last_activity, i.position, i.phase,
                     i.example_id, e.ext_id, f.file_name, e.line_no, e.content_key, i.answer_json,
                     i.no_answer, i.skipped, i.confidence, i.shown_at, i.submitted_at,
-                    i.acknowledged_at, i.s1, i.s1_any_of, i.client_id
+                    i.acknowledged_at, i.s1, i.s1_any_of, i.client_id, a.synthetic
                  FROM assignments a
                  JOIN studies s ON s.id = a.study_id
                  JOIN tasks t ON t.id = a.task_id
@@ -236,15 +243,20 @@ pub fn annotation_rows<'a>(
                  JOIN examples e ON e.id = i.example_id
                  JOIN data_files f ON f.id = e.file_id
                  WHERE a.study_id IN (SELECT CAST(value AS BIGINT) FROM {})
+                    AND (a.synthetic = 0 OR $2 = 1)
                  ORDER BY a.study_id, a.id, i.position",
                 b.json_elements("$1")
             )
         })
     });
     let sql: &'static str = &SQL[Backend::of(pool) as usize];
-    sqlx::query(sql).bind(json_ids).fetch(pool).map(move |row| {
-        let mut r = StoredAnnotation::from_row(&row?)?.decode()?;
-        r.shot_group = groups.get(&r.study_id).cloned().unwrap_or_default();
-        Ok(r)
-    })
+    sqlx::query(sql)
+        .bind(json_ids)
+        .bind(i64::from(synthetic))
+        .fetch(pool)
+        .map(move |row| {
+            let mut r = StoredAnnotation::from_row(&row?)?.decode()?;
+            r.shot_group = groups.get(&r.study_id).cloned().unwrap_or_default();
+            Ok(r)
+        })
 }

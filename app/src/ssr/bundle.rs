@@ -115,7 +115,7 @@ pub async fn build(pool: &sqlx::AnyPool, l: &Loaded, r: &Report) -> Result<Bundl
         ("annotations.csv", RowFile::AnnotationsCsv),
     ] {
         let mut out = Out::new(m.spool.member());
-        write_rows(pool, &l.studies, file, &mut out).await?;
+        write_rows(pool, &l.studies, l.synthetic.included, file, &mut out).await?;
         let done = out.finish().await?.finish();
         m.add(name.into(), done);
     }
@@ -132,6 +132,7 @@ pub async fn build(pool: &sqlx::AnyPool, l: &Loaded, r: &Report) -> Result<Bundl
     )?;
     m.text("scores.md".into(), &layout::markdown(r))?;
     m.text("pay.csv".into(), &pay_csv(l, r)?)?;
+    m.text("analysis_plans.json".into(), &analysis_plans(r)?)?;
     // The study pages' files, where a study of the scope has pages (a bundle of studies
     // without them is as before).
     if l.studies.iter().any(|s| !s.config.pages.is_empty()) {
@@ -263,4 +264,32 @@ mod tests {
         assert_eq!(content_hash(&a).0, content_hash(&b).0);
         assert_eq!(content_hash(&a).1, "1  a\n2  b\n");
     }
+}
+
+/// Each study's frozen analysis plan with its hash: `plan_json` is the exact text the SHA-256
+/// was taken of, so `sha256(plan_json) == sha256` checks it.
+fn analysis_plans(r: &Report) -> Result<String, AppError> {
+    let plans: Vec<serde_json::Value> = r
+        .plans
+        .iter()
+        .map(|p| match &p.frozen {
+            Some(f) => serde_json::json!({
+                "study": p.study,
+                "task": p.task,
+                "frozen_at": f.frozen_at,
+                "sha256": f.sha256,
+                "plan_json": f.json,
+                "departures": f.deviations,
+            }),
+            None => serde_json::json!({
+                "study": p.study,
+                "task": p.task,
+                "frozen_at": null,
+                "note": "no plan was frozen before the study's data began: its comparisons are exploratory",
+            }),
+        })
+        .collect();
+    let mut text = serde_json::to_string_pretty(&plans).map_err(AppError::internal)?;
+    text.push('\n');
+    Ok(text)
 }

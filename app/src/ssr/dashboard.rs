@@ -5,19 +5,27 @@ use crate::error::AppError;
 use crate::ssr::state::AppState;
 use crate::ssr::{report, study};
 use crate::wire::report::{Chart, DashboardData, Download, StudyProgress};
-use domain::ids::{joined, StudyId};
+use domain::ids::joined;
 use domain::place::PlaceStatus;
 use domain::report::draw::chart::task_curve;
 use domain::report::draw::layout::all_tables;
 use domain::report::Which;
 
-/// The dashboard of the studies in `scope` (comma-separated ids, empty for every study). The
-/// caller has checked the role.
-pub async fn dashboard(state: &AppState, studies: &str) -> Result<DashboardData, AppError> {
+/// The dashboard of the studies in `scope` (comma-separated ids, empty for every study), with
+/// the synthetic workers of `load fill` where `synthetic` asks for them. The caller has checked
+/// the role.
+pub async fn dashboard(
+    state: &AppState,
+    studies: &str,
+    synthetic: bool,
+) -> Result<DashboardData, AppError> {
     let pool = &state.pool;
-    let scope = report::parse_scope(Some(studies))?;
+    let scope = report::Scope {
+        studies: report::parse_scope(Some(studies))?,
+        synthetic,
+    };
     let _turn = state.guards.heavy_turn().await?;
-    let loaded = report::load(pool, &scope).await?;
+    let loaded = report::load_scope(pool, &scope).await?;
     let mut progress = Vec::with_capacity(loaded.studies.len());
     for s in &loaded.studies {
         let o = study::admin_view_of(pool, s).await?;
@@ -41,13 +49,20 @@ const PAGE_EXPORTS: [(&str, &str); 4] = [
     ("Consent decisions (CSV)", "consent.csv"),
 ];
 
-fn build(loaded: &report::Loaded, scope: &[StudyId], studies: Vec<StudyProgress>) -> DashboardData {
+fn build(
+    loaded: &report::Loaded,
+    scope: &report::Scope,
+    studies: Vec<StudyProgress>,
+) -> DashboardData {
     let r = loaded.report();
-    let query = if scope.is_empty() {
-        String::new()
-    } else {
-        format!("studies={}", joined(scope, ","))
-    };
+    let query: Vec<String> = [
+        (!scope.studies.is_empty()).then(|| format!("studies={}", joined(&scope.studies, ","))),
+        scope.synthetic.then(|| "synthetic=1".to_string()),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let query = query.join("&");
     let link = |file: &str, extra: &str| {
         let q: Vec<&str> = [query.as_str(), extra]
             .into_iter()
@@ -96,7 +111,7 @@ fn build(loaded: &report::Loaded, scope: &[StudyId], studies: Vec<StudyProgress>
     );
     DashboardData {
         scope: studies.iter().map(|s| s.summary.id).collect(),
-        all_studies: scope.is_empty(),
+        all_studies: scope.studies.is_empty(),
         studies,
         tables: all_tables(&r),
         notes: r.notes.clone(),

@@ -28,6 +28,7 @@ pub const TABLES: &[(&str, bool)] = &[
     ("quality_issues", true),
     ("studies", true),
     ("study_configs", true),
+    ("analysis_plans", false),
     ("crowd_ids", false),
     ("assignments", true),
     ("assignment_items", false),

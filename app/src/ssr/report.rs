@@ -33,6 +33,25 @@ pub struct Loaded {
     pub machine_answers: Vec<domain::report::calibration::MachineAnswer>,
     /// The study pages' rows: questionnaires, attention checks, consent decisions.
     pub pages: study::PageRows,
+    /// The synthetic workers (`load fill`) of the scope: in the tables where `scope.synthetic`
+    /// asked for them, else left out and only counted.
+    pub synthetic: Synthetic,
+}
+
+/// A scope of studies, and whether the synthetic workers of `load fill` count.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Scope {
+    pub studies: Vec<StudyId>,
+    pub synthetic: bool,
+}
+
+/// The synthetic workers of a scope.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Synthetic {
+    /// Whether they are in the tables and files.
+    pub included: bool,
+    /// How many there are in the scope's studies.
+    pub workers: usize,
 }
 
 /// An assignment's crowd ids and times (unix ms).
@@ -155,9 +174,57 @@ pub async fn studies_in(pool: &AnyPool, scope: &[StudyId]) -> Result<Vec<Study>,
     Ok(studies)
 }
 
-/// Loads the studies `scope` names (every study when empty); an unknown id is `NotFound`.
+/// Loads the studies `scope` names (every study when empty), without synthetic workers; an
+/// unknown id is `NotFound`.
 pub async fn load(pool: &AnyPool, scope: &[StudyId]) -> Result<Loaded, AppError> {
-    let studies = studies_in(pool, scope).await?;
+    load_scope(
+        pool,
+        &Scope {
+            studies: scope.to_vec(),
+            synthetic: false,
+        },
+    )
+    .await
+}
+
+/// The synthetic workers of the studies.
+async fn synthetic_workers(pool: &AnyPool, studies: &[Study]) -> Result<usize, AppError> {
+    let mut n = 0;
+    for s in studies {
+        let count: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM assignments WHERE study_id = $1 AND synthetic != 0",
+        )
+        .bind(s.id)
+        .fetch_one(pool)
+        .await?;
+        n += count as usize;
+    }
+    Ok(n)
+}
+
+/// Each study's rules, with its analysis plan where one was frozen.
+async fn study_rules(
+    pool: &AnyPool,
+    studies: &[Study],
+) -> Result<HashMap<StudyId, StudyRules>, AppError> {
+    let ids: Vec<StudyId> = studies.iter().map(|s| s.id).collect();
+    let mut plans = study::frozen_plans(pool, &ids).await?;
+    let mut rules = HashMap::new();
+    for s in studies {
+        let mut r = StudyRules::of(&s.config);
+        if let Some(p) = plans.remove(&s.id) {
+            r = r
+                .with_frozen(&s.config, p.plan_json, p.sha256, p.frozen_at)
+                .map_err(AppError::internal)?;
+        }
+        rules.insert(s.id, r);
+    }
+    Ok(rules)
+}
+
+/// Loads a scope of studies (every study when it names none); an unknown id is `NotFound`.
+pub async fn load_scope(pool: &AnyPool, scope: &Scope) -> Result<Loaded, AppError> {
+    let studies = studies_in(pool, &scope.studies).await?;
     let mut tasks = HashMap::new();
     let mut test_items = HashMap::new();
     for s in &studies {
@@ -169,7 +236,7 @@ pub async fn load(pool: &AnyPool, scope: &[StudyId]) -> Result<Loaded, AppError>
     }
     let mut annotators = Vec::new();
     let mut assignments = HashMap::new();
-    let mut rows = annotation_rows(pool, &studies);
+    let mut rows = annotation_rows(pool, &studies, scope.synthetic);
     while let Some(r) = rows.try_next().await? {
         assignments
             .entry(r.assignment_id)
@@ -190,10 +257,11 @@ pub async fn load(pool: &AnyPool, scope: &[StudyId]) -> Result<Loaded, AppError>
             a.pages = p;
         }
     }
-    let rules = studies
-        .iter()
-        .map(|s| (s.id, StudyRules::of(&s.config)))
-        .collect();
+    let rules = study_rules(pool, &studies).await?;
+    let synthetic = Synthetic {
+        included: scope.synthetic,
+        workers: synthetic_workers(pool, &studies).await?,
+    };
     let machines = super::machine::done_runs(pool).await?;
     let names: BTreeSet<&str> = tasks
         .keys()
@@ -212,6 +280,7 @@ pub async fn load(pool: &AnyPool, scope: &[StudyId]) -> Result<Loaded, AppError>
         references,
         machine_answers: super::machine::confident_answers(pool).await?,
         pages,
+        synthetic,
     })
 }
 
@@ -245,6 +314,15 @@ impl Loaded {
         report::machine::attach(&mut r, &self.machines);
         report::reference::attach(&mut r, &self.references);
         report::calibration::attach(&mut r, &self.machine_answers);
+        let n = self.synthetic.workers;
+        if self.synthetic.included {
+            r.synthetic_workers = n;
+            if n > 0 {
+                r.notes.push(format!("This report includes {n} synthetic workers (made by `load fill` for load runs), as asked: they are not people."));
+            }
+        } else if n > 0 {
+            r.notes.push(format!("{n} synthetic workers (made by `load fill` for load runs) are left out of every table; add synthetic=1 to an export (or --synthetic on the command line) to include them."));
+        }
         r
     }
 

@@ -143,10 +143,11 @@ pub enum RowFile {
 pub async fn write_rows<S: Sink>(
     pool: &AnyPool,
     studies: &[Study],
+    synthetic: bool,
     file: RowFile,
     out: &mut Out<S>,
 ) -> Result<(), AppError> {
-    let mut rows = annotation_rows(pool, studies);
+    let mut rows = annotation_rows(pool, studies, synthetic);
     if file == RowFile::AnnotationsCsv {
         out.write(&domain::report::draw::table::csv_line(&ANNOTATION_COLUMNS))
             .await?;

@@ -51,8 +51,11 @@ pub enum Command {
     /// often listed entity, a gazetteer of the shots' entities) scored on its test set.
     References(ReferencesArgs),
     /// Annotators per scenario a study needs to find a difference in S1 with a given power,
-    /// from a standard deviation or from pilot studies in the database.
+    /// from a standard deviation or from pilot studies' variance components in the database.
     Plan(super::PlanArgs),
+    /// The report's tests and intervals on simulated studies (a crossed logistic crowd):
+    /// each test's type I error and power, each interval's coverage. A benchmark, not a test.
+    Simulate(super::SimulateArgs),
     /// CrossFit tasks: metrics, runs, baselines, partitions and average relative gain.
     #[command(subcommand)]
     Crossfit(CrossfitCommand),
@@ -167,6 +170,9 @@ pub struct ReportArgs {
     /// Write to this file instead of standard output.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Include the synthetic workers `load fill` made (the report then says so).
+    #[arg(long)]
+    pub synthetic: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -258,6 +264,13 @@ pub struct StudyCreateArgs {
     /// Flag workers who failed more attention checks than this (default: report only).
     #[arg(long)]
     pub attention_max_failures: Option<u32>,
+    /// The level of the analysis plan's tests (frozen when the first worker arrives).
+    #[arg(long, default_value_t = domain::analysis_plan::DEFAULT_ALPHA, value_parser = alpha)]
+    pub alpha: f64,
+    /// The analysis plan's primary comparison, e.g. `30 vs 0` (default: the largest k
+    /// against zero-shot, or against the smallest k without a zero-shot scenario).
+    #[arg(long, value_parser = primary)]
+    pub primary: Option<(u32, u32)>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -315,6 +328,15 @@ fn rate_cents(s: &str) -> Result<u32, String> {
 
 fn margin(s: &str) -> Result<f64, String> {
     settings::FILTER_MARGIN.parse(s)
+}
+
+fn alpha(s: &str) -> Result<f64, String> {
+    settings::ALPHA.parse(s)
+}
+
+fn primary(s: &str) -> Result<(u32, u32), String> {
+    domain::analysis_plan::parse_primary(s)?
+        .ok_or_else(|| "name two scenarios, such as \"30 vs 0\"".to_string())
 }
 
 fn time_out(s: &str) -> Result<u32, String> {

@@ -10,6 +10,7 @@ mod report;
 mod sample;
 mod score;
 mod serve;
+mod simulate;
 mod studies;
 
 use crate::clues;
@@ -23,6 +24,7 @@ use domain::crossfit::sampler::{SampleKind, K_CLASSIFICATION, K_TEXT_TO_TEXT};
 pub use plan::PlanArgs;
 use sample::sample_clues;
 use serve::serve;
+pub use simulate::SimulateArgs;
 use std::process::ExitCode;
 
 pub fn main() -> ExitCode {
@@ -81,6 +83,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         }) => people::add_user(&cli.database, &name, role, no_password).await,
         Command::Study(StudyCommand::Create(a)) => studies::create(&cli.database, *a).await,
         Command::Plan(a) => plan::plan(&cli.database, &a).await,
+        Command::Simulate(a) => simulate::simulate(&a),
         Command::Report(a) => report::report(&cli.database, &a).await,
         Command::References(a) => report::references(&cli.database, &a).await,
         Command::Study(StudyCommand::List) => studies::list(&cli.database).await,

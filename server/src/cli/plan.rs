@@ -1,9 +1,10 @@
 //! `plan`: how many annotators per scenario a study needs to find a difference in S1 with a
-//! given power, from a standard deviation given or from the database's annotators as pilot data.
+//! given power, from a standard deviation given or from each pilot study's variance components
+//! (the scenario model's fit), with the range across the pilot SD's interval.
 
 use app::error::{AppError, Result};
 use app::ssr::db::cli as db;
-use domain::stats::{two_sample_power, units_needed};
+use domain::stats::{two_sample_power, units_needed, Planned};
 use sqlx::AnyPool;
 
 #[derive(Debug, clap::Args)]
@@ -11,16 +12,21 @@ pub struct PlanArgs {
     /// The difference in S1 to find, as a fraction (0.05 is 5 points).
     #[arg(long)]
     pub difference: f64,
-    /// The power the study should have.
+    /// The power the study should have (above --alpha).
     #[arg(long, default_value_t = 0.8)]
     pub power: f64,
     /// The level of the two-sided test.
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
-    /// The standard deviation of annotator S1 within a scenario (a fraction); without it,
-    /// each task's is taken from the finished annotators of `--studies` (the pilot data).
+    /// The standard deviation of an annotator's mean S1 over the study's items between
+    /// annotators of one scenario (a fraction); without it, each pilot study's is taken from
+    /// its fit of S1 ~ scenario + (1|annotator) + (1|item).
     #[arg(long)]
     pub sd: Option<f64>,
+    /// The test items every annotator will answer (default: the pilot's); more items shrink
+    /// the residual's part of the spread, never the annotators'.
+    #[arg(long)]
+    pub items: Option<usize>,
     /// The pilot studies' ids, comma-separated; every study when left out.
     #[arg(long, default_value = "")]
     pub studies: String,
@@ -29,43 +35,61 @@ pub struct PlanArgs {
 fn check(a: &PlanArgs) -> Result<()> {
     let open = |x: f64| x > 0.0 && x < 1.0;
     let problem = if !(a.difference > 0.0 && a.difference <= 1.0) {
-        Some("--difference must be above 0 and at most 1 (a difference in S1)")
-    } else if !open(a.power) {
-        Some("--power must lie between 0 and 1")
+        Some("--difference must be above 0 and at most 1 (a difference in S1)".to_string())
     } else if !open(a.alpha) {
-        Some("--alpha must lie between 0 and 1")
+        Some("--alpha must lie between 0 and 1".to_string())
+    } else if !open(a.power) || a.power <= a.alpha {
+        Some(format!(
+            "--power must lie above --alpha ({}) and below 1: a test has power alpha when there is no difference at all",
+            a.alpha
+        ))
     } else if a.sd.is_some_and(|s| !(s > 0.0 && s <= 1.0)) {
-        Some("--sd must be above 0 and at most 1")
+        Some("--sd must be above 0 and at most 1".to_string())
+    } else if a.items == Some(0) {
+        Some("--items must be at least 1".to_string())
     } else {
         None
     };
-    problem.map_or(Ok(()), |p| Err(AppError::Invalid(p.into())))
+    problem.map_or(Ok(()), |p| Err(AppError::Invalid(p)))
 }
 
-/// One line of the answer: the annotators needed at this spread, and the power with three.
-fn line(a: &PlanArgs, sd: f64) -> String {
-    let effect = a.difference / sd;
-    let needed = units_needed(effect, a.power, a.alpha)
-        .map_or("more than a million".to_string(), |n| {
-            format!("{}", n.ceil() as u64)
-        });
+fn count(n: Option<u32>) -> String {
+    n.map_or("more than a million".to_string(), |n| n.to_string())
+}
+
+/// The answer's words: the annotators needed, their range, and the power with three.
+fn answer(a: &PlanArgs, p: &Planned) -> String {
+    let range = p
+        .needed_range
+        .map(|(lo, hi)| format!(" ({}–{} across τ's 95% interval)", count(lo), count(hi)))
+        .unwrap_or_default();
     format!(
-        "{needed} annotators per scenario (with 3, as the CLUES protocol has: power {:.2})",
-        two_sample_power(effect, 3.0, 3.0, a.alpha)
+        "{} annotators per scenario{range}; with 3, as the CLUES protocol has: power {:.2}",
+        count(p.needed),
+        two_sample_power(a.difference / p.sd, 3.0, 3.0, a.alpha)
     )
 }
 
-/// `plan`: prints the header and one line per task (or one for `--sd`).
+/// `plan`: prints the header and one line per pilot study (or one for `--sd`).
 pub(super) async fn plan(database: &str, a: &PlanArgs) -> Result<()> {
     check(a)?;
     println!(
-        "to find {:.1} S1 points with power {} at alpha {} (two-sided two-sample t-test across annotators):",
+        "to find {:.1} S1 points with power {} at alpha {} (the scenario model's two-sided test of two scenarios, annotators as the unit):",
         100.0 * a.difference,
         a.power,
         a.alpha
     );
     if let Some(sd) = a.sd {
-        println!("SD {:.1} points: {}", 100.0 * sd, line(a, sd));
+        let needed = units_needed(a.difference / sd, a.power, a.alpha).map(|n| n.ceil() as u32);
+        let p = Planned {
+            difference: a.difference,
+            items: a.items.unwrap_or(0) as f64,
+            sd,
+            sd_interval: None,
+            needed,
+            needed_range: None,
+        };
+        println!("SD {:.1} points: {}", 100.0 * sd, answer(a, &p));
         return Ok(());
     }
     let pool: AnyPool = db::connect_existing(database).await?;
@@ -76,16 +100,39 @@ pub(super) async fn plan(database: &str, a: &PlanArgs) -> Result<()> {
         .await?;
     if r.all.plan.is_empty() {
         return Err(AppError::Invalid(
-            "no pilot data: no task has two finished annotators in a scenario whose S1 differ; give --sd".into(),
+            "no pilot data: no study has finished annotators in two scenarios of a task with a fitted model; give --sd".into(),
         ));
     }
-    for p in &r.all.plan {
+    for row in &r.all.plan {
+        let c = row.components;
+        let items = a.items.unwrap_or(row.items);
+        let p = row
+            .pilot()
+            .plan(a.difference, items as f64, a.power, a.alpha)
+            .ok_or_else(|| {
+                AppError::Invalid(format!("study {} gives no spread to plan from", row.study))
+            })?;
+        let tau = match p.sd_interval {
+            Some(i) => format!(
+                "{:.1} (95%: {:.1}–{:.1})",
+                100.0 * p.sd,
+                100.0 * i.low,
+                100.0 * i.high
+            ),
+            None => format!("{:.1}", 100.0 * p.sd),
+        };
         println!(
-            "{}: pilot {} annotators, SD {:.1} points: {}",
-            p.task,
-            p.pilot_annotators,
-            100.0 * p.pooled_sd,
-            line(a, p.pooled_sd)
+            "study {} ({}): pilot {} annotators in {} scenarios on {} items; SD annotator {:.1}{}, item {:.1}, residual {:.1} points; on {items} items τ = {tau}: {}",
+            row.study,
+            row.task,
+            row.pilot_annotators,
+            row.scenarios,
+            row.items,
+            100.0 * c.sd_annotator,
+            if c.singular { " (singular fit)" } else { "" },
+            100.0 * c.sd_item,
+            100.0 * c.sd_residual,
+            answer(a, &p)
         );
     }
     Ok(())

@@ -7,13 +7,16 @@ use app::ssr::db::cli as db;
 
 pub(super) async fn report(database: &str, a: &ReportArgs) -> Result<()> {
     let pool = db::connect_existing(database).await?;
-    let scope = app::ssr::report::parse_scope(Some(&a.studies))?;
+    let scope = app::ssr::report::Scope {
+        studies: app::ssr::report::parse_scope(Some(&a.studies))?,
+        synthetic: a.synthetic,
+    };
     if matches!(a.format, ReportFormat::Bundle) && a.out.is_none() {
         return Err(AppError::Invalid(
             "--format bundle needs --out <file>".into(),
         ));
     }
-    let (loaded, r) = app::ssr::report::load(&pool, &scope)
+    let (loaded, r) = app::ssr::report::load_scope(&pool, &scope)
         .await?
         .into_report()
         .await?;

@@ -29,6 +29,10 @@ pub(super) async fn create(database: &str, a: StudyCreateArgs) -> Result<()> {
         completion_code: a.code,
         completion_url: a.completion_url,
         pages,
+        analysis: domain::analysis_plan::AnalysisChoices {
+            alpha: a.alpha,
+            primary: a.primary,
+        },
     };
     let id = study::create(&pool, None, &a.task, &a.name, config).await?;
     let made = study::summary_of(&pool, id).await?;

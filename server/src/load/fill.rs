@@ -1,6 +1,7 @@
 //! Synthetic finished annotators for load runs: a study gets as many zero-shot workers as it
 //! takes to reach a number of annotation rows, each answering every test item with its gold
-//! (written with SQL in one transaction; for benchmarks and tests of large exports only).
+//! (written with SQL in one transaction; for benchmarks and tests of large exports only). They
+//! are marked synthetic, so no report or export counts them unless asked to.
 
 use app::error::{AppError, Result};
 use app::ssr::db::Backend;
@@ -68,8 +69,8 @@ pub async fn fill(pool: &AnyPool, study: StudyId, rows: u64, tag: &str) -> Resul
     .await?;
     sqlx::query(&format!(
         "INSERT INTO assignments (study_id, task_id, worker_id, k, config_id, training_split,
-             order_seed, status, crowd_json, started_at, last_activity, finished_at)
-         SELECT $1, $2, u.id, 0, $3, NULL, u.id, 'finished', {crowd}, $4, $5, $6
+             order_seed, status, crowd_json, started_at, last_activity, finished_at, synthetic)
+         SELECT $1, $2, u.id, 0, $3, NULL, u.id, 'finished', {crowd}, $4, $5, $6, 1
          FROM users u WHERE u.name LIKE $7 || '%'"
     ))
     .bind(study)

@@ -168,7 +168,7 @@ pub fn export_soak(t: &Target, cookie: &str, soak: u64) {
         let rss = t.sampler();
         let started = Instant::now();
         let (status, bytes) = c
-            .download(&format!("/export/{file}"), cookie)
+            .download(&format!("/export/{file}?synthetic=1"), cookie)
             .unwrap_or((0, 0));
         println!(
             "{file}: {status}, {:.1} MB in {:.1} s, server peak RSS {:.1} MB",
@@ -180,9 +180,11 @@ pub fn export_soak(t: &Target, cookie: &str, soak: u64) {
     let (s, secs, ()) = crowd_while(t, &format!("soak{}", std::process::id()), |_| {
         std::thread::scope(|scope| {
             for _ in 0..2 {
-                scope.spawn(|| Client::new(&t.url).form("dashboard", "studies=", cookie));
+                scope.spawn(|| {
+                    Client::new(&t.url).form("dashboard", "studies=&synthetic=true", cookie)
+                });
             }
-            scope.spawn(|| Client::new(&t.url).download("/export/bundle.tar", cookie));
+            scope.spawn(|| Client::new(&t.url).download("/export/bundle.tar?synthetic=1", cookie));
         });
     });
     print_crowd(
@@ -199,7 +201,7 @@ pub fn export_soak(t: &Target, cookie: &str, soak: u64) {
         let file = ["annotations.csv", "bundle.tar", "annotations.jsonl"][n % 3];
         n += 1;
         let t0 = Instant::now();
-        let _ = c.download(&format!("/export/{file}"), cookie);
+        let _ = c.download(&format!("/export/{file}?synthetic=1"), cookie);
         times.push(ms_since(t0));
     }
     times.sort_by(f64::total_cmp);

@@ -128,8 +128,14 @@ fn downloads(list: Vec<Download>, class: &'static str) -> impl IntoView {
 pub fn DashboardPage() -> impl IntoView {
     let query = use_query_map();
     let data = Resource::new(
-        move || query.read().get("studies").unwrap_or_default(),
-        dashboard,
+        move || {
+            let q = query.read();
+            (
+                q.get("studies").unwrap_or_default(),
+                q.get("synthetic").is_some_and(|v| v == "1" || v == "true"),
+            )
+        },
+        |(studies, synthetic)| dashboard(studies, synthetic),
     );
     view! {
         <h1>"Researcher dashboard"</h1>

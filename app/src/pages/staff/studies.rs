@@ -7,6 +7,7 @@ use crate::api::study::{list_studies, study_admin, CreateStudy, UpdateStudy};
 use crate::api::tasks::list_tasks;
 use crate::wire::study::{StudyOverview, WorkerRow};
 use crate::wire::tasks::TaskSummary;
+use domain::analysis_plan::{self, AnalysisChoices};
 use domain::crowd::worker_links;
 use domain::settings;
 use domain::shots::{self, ShotFile};
@@ -43,6 +44,9 @@ struct ConfigFields {
     open: RwSignal<bool>,
     code: RwSignal<String>,
     completion_url: RwSignal<String>,
+    /// The analysis plan's level and primary comparison (`30 vs 0`; empty: the default).
+    alpha: RwSignal<String>,
+    primary: RwSignal<String>,
     pages: PageFields,
 }
 
@@ -81,6 +85,8 @@ impl ConfigFields {
             open: RwSignal::new(c.open),
             code: RwSignal::new(c.completion_code.clone()),
             completion_url: RwSignal::new(c.completion_url.clone()),
+            alpha: RwSignal::new(c.analysis.alpha.to_string()),
+            primary: RwSignal::new(analysis_plan::primary_text(c.analysis.primary)),
             pages: PageFields::new(&c.pages),
         }
     }
@@ -119,6 +125,10 @@ impl ConfigFields {
             completion_code: self.code.get_untracked().trim().to_string(),
             completion_url: self.completion_url.get_untracked().trim().to_string(),
             pages: self.pages.read()?,
+            analysis: AnalysisChoices {
+                alpha: settings::ALPHA.parse(&self.alpha.get_untracked())?,
+                primary: analysis_plan::parse_primary(&self.primary.get_untracked())?,
+            },
         })
     }
 
@@ -209,6 +219,17 @@ impl ConfigFields {
                 "Prolific completion URL ({code} = the code; empty: Prolific's)"
                 <input name="completion_url" bind:value=self.completion_url />
             </label>
+            <label>
+                "Analysis plan: level of its tests (alpha)"
+                <input name="alpha" bind:value=self.alpha readonly=frozen />
+            </label>
+            <label>
+                "Analysis plan: primary comparison (e.g. 30 vs 0; empty: the largest k against zero-shot)"
+                <input name="primary" bind:value=self.primary readonly=frozen />
+            </label>
+            <p class="hint">
+                "The plan (each scenario against the next, the largest k against zero-shot, the trend over k; Holm within them) is frozen with its SHA-256 when the first worker arrives."
+            </p>
             <label class="check">
                 <input name="open" type="checkbox" bind:checked=self.open />
                 " Open to workers"

@@ -119,6 +119,9 @@ async fn enter_in(
     .await?;
     let items = place_items(tx, study, k, split, seed).await?;
     insert_items(tx, id, &items).await?;
+    // The first arrival freezes the study's analysis plan (later ones leave it as it is).
+    let test_items = items.iter().filter(|(p, _)| *p == Phase::Test).count();
+    super::plan::freeze_in(tx, study, test_items).await?;
     Ok(id)
 }
 

@@ -22,7 +22,6 @@ pub struct StudyFit {
     pub annotators: usize,
     pub scenarios: usize,
     pub items: usize,
-    pub observations: usize,
 }
 
 /// What the family needs of one study.
@@ -83,7 +82,6 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
         annotators,
         scenarios: present.len(),
         items: items.len(),
-        observations: annotators * items.len(),
     };
     let cell = |k: u32| &cells[present.iter().position(|&p| p == k).expect("present")];
     let tested: Vec<Option<Comparison>> = input

@@ -322,31 +322,39 @@ pub fn humans_vs_system(task: &str, a: (Side, &Matrix), b: (Side, &Matrix)) -> O
     })
 }
 
+impl PlanRow {
+    /// The pilot as the planner reads it: the fit's variances, the annotator mean square's
+    /// degrees of freedom (annotators − scenarios) and the residual's (observations −
+    /// annotators − items + 1, every annotator on every item).
+    pub fn pilot(&self) -> Pilot {
+        let c = self.components;
+        Pilot {
+            unit_var: c.sd_annotator * c.sd_annotator,
+            resid_var: c.sd_residual * c.sd_residual,
+            items: self.items as f64,
+            unit_df: self.pilot_annotators.saturating_sub(self.scenarios) as f64,
+            resid_df: (self.pilot_annotators * self.items + 1)
+                .saturating_sub(self.pilot_annotators + self.items) as f64,
+        }
+    }
+}
+
 /// The planner's row of a study from its fit: the annotators per scenario each `PLANNED`
 /// difference needs on the pilot's number of items.
 pub fn plan(fit: &StudyFit) -> Option<PlanRow> {
-    let c = fit.components?;
-    let pilot = Pilot {
-        unit_var: c.sd_annotator * c.sd_annotator,
-        resid_var: c.sd_residual * c.sd_residual,
-        items: fit.items as f64,
-        unit_df: fit
-            .annotators
-            .checked_sub(fit.scenarios)
-            .filter(|d| *d > 0)? as f64,
-        resid_df: (fit.observations + 1).saturating_sub(fit.annotators + fit.items) as f64,
-    };
-    let planned: Vec<Planned> = PLANNED
-        .iter()
-        .filter_map(|&d| pilot.plan(d, fit.items as f64, POWER, ALPHA))
-        .collect();
-    (!planned.is_empty()).then(|| PlanRow {
+    let mut row = PlanRow {
         task: fit.task.clone(),
         study: fit.study,
         pilot_annotators: fit.annotators,
         scenarios: fit.scenarios,
         items: fit.items,
-        components: c,
-        planned,
-    })
+        components: fit.components?,
+        planned: Vec::new(),
+    };
+    let pilot = row.pilot();
+    row.planned = PLANNED
+        .iter()
+        .filter_map(|&d| pilot.plan(d, fit.items as f64, POWER, ALPHA))
+        .collect();
+    (!row.planned.is_empty()).then_some(row)
 }

@@ -64,7 +64,7 @@ pub(super) fn plan_rows(t: &Tables, b: &Base) -> Vec<Row> {
                 low,
                 high,
                 measure: format!(
-                    "difference at {}% power; std = τ, the SD of an annotator's mean over the items, low/high its 95% interval",
+                    "difference at {}% power; std = τ (the SD of an annotator's mean over the items); low and high: its 95% interval",
                     POWER * 100.0
                 ),
                 needed: at(q.needed),
