@@ -5,55 +5,34 @@
 use domain::stats::{against_fixed, ancova, correlation, dist, welch};
 use serde_json::Value;
 
+mod common;
+use common::{close, f, fixture, fs, pairs, same_adjustment};
+
 fn vectors() -> Value {
-    let v: Value = serde_json::from_str(include_str!("fixtures/inference_vectors.json")).unwrap();
+    let v = fixture(include_str!("fixtures/inference_vectors.json"));
     assert_eq!(v["scipy"], "1.17.1");
     v
 }
 
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap()
-}
-
-fn fs(v: &Value) -> Vec<f64> {
-    v.as_array().unwrap().iter().map(f).collect()
-}
-
-fn pairs(v: &Value) -> Vec<(f64, f64)> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|p| (f(&p[0]), f(&p[1])))
-        .collect()
-}
-
-fn close(got: f64, want: f64, tol: f64, what: &str) {
-    assert!(
-        (got - want).abs() <= tol * want.abs().max(1.0),
-        "{what}: {got} != {want}"
-    );
+/// A t-test's statistic, df, p and 95% interval against scipy's.
+fn same_test(t: domain::stats::TTest, c: &Value, what: &str) {
+    close(t.t, f(&c["t"]), 1e-12, &format!("{what} t"));
+    close(t.df, f(&c["df"]), 1e-12, &format!("{what} df"));
+    close(t.p, f(&c["p"]), 1e-10, &format!("{what} p"));
+    let i = t.interval(0.95);
+    close(i.low, f(&c["low"]), 1e-10, &format!("{what} low"));
+    close(i.high, f(&c["high"]), 1e-10, &format!("{what} high"));
 }
 
 #[test]
 fn welch_and_one_sample_tests_equal_scipy() {
     let v = vectors();
     for c in v["welch"].as_array().unwrap() {
-        let t = welch(&fs(&c["a"]), &fs(&c["b"])).unwrap();
-        close(t.t, f(&c["t"]), 1e-12, "welch t");
-        close(t.df, f(&c["df"]), 1e-12, "welch df");
-        close(t.p, f(&c["p"]), 1e-10, "welch p");
-        let i = t.interval(0.95);
-        close(i.low, f(&c["low"]), 1e-10, "welch low");
-        close(i.high, f(&c["high"]), 1e-10, "welch high");
+        same_test(welch(&fs(&c["a"]), &fs(&c["b"])).unwrap(), c, "welch");
     }
     for c in v["against_fixed"].as_array().unwrap() {
         let t = against_fixed(&fs(&c["xs"]), f(&c["value"])).unwrap();
-        close(t.t, f(&c["t"]), 1e-12, "one-sample t");
-        close(t.df, f(&c["df"]), 1e-12, "one-sample df");
-        close(t.p, f(&c["p"]), 1e-10, "one-sample p");
-        let i = t.interval(0.95);
-        close(i.low, f(&c["low"]), 1e-10, "one-sample low");
-        close(i.high, f(&c["high"]), 1e-10, "one-sample high");
+        same_test(t, c, "one-sample");
     }
 }
 
@@ -75,13 +54,7 @@ fn pearson_and_ancova_equal_scipy_and_statsmodels() {
     }
     for c in v["ancova"].as_array().unwrap() {
         let fit = ancova(&pairs(&c["a"]), &pairs(&c["b"])).unwrap();
-        close(
-            fit.difference,
-            f(&c["difference"]),
-            1e-10,
-            "adjusted difference",
-        );
-        close(fit.slope, f(&c["slope"]), 1e-10, "slope");
+        same_adjustment(&fit, c);
         let t = fit.test.unwrap();
         close(t.se, f(&c["se"]), 1e-10, "se");
         close(t.df, f(&c["df"]), 1e-12, "df");

@@ -7,21 +7,17 @@
 use domain::stats::mixed::{fit, Obs};
 use serde_json::Value;
 
+mod common;
+use common::{f, fixture, fs};
+
 fn vectors() -> Value {
-    let v: Value = serde_json::from_str(include_str!("fixtures/mixed_vectors.json")).unwrap();
+    let v = fixture(include_str!("fixtures/mixed_vectors.json"));
     assert_eq!(v["lme4"], "1.1.31");
     v
 }
 
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap()
-}
-
-fn fs(v: &Value) -> Vec<f64> {
-    v.as_array().unwrap().iter().map(f).collect()
-}
-
-fn close(got: f64, want: f64, tol: f64, what: &str) {
+/// Within `tol` of `want`, absolutely.
+fn near(got: f64, want: f64, tol: f64, what: &str) {
     assert!((got - want).abs() <= tol, "{what}: {got} != {want}");
 }
 
@@ -56,31 +52,31 @@ fn fits_equal_lme4_and_lmertest() {
         let name = set["name"].as_str().unwrap();
         let m = fit(&observations(set)).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(m.singular, set["singular"].as_bool().unwrap(), "{name}");
-        close(
+        near(
             m.reml,
             f(&set["reml"]),
             1e-6,
             &format!("{name}: REML criterion"),
         );
-        close(m.sigma, f(&set["sigma"]), 1e-6, &format!("{name}: sigma"));
-        close(
+        near(m.sigma, f(&set["sigma"]), 1e-6, &format!("{name}: sigma"));
+        near(
             m.sd_unit,
             f(&set["sd_unit"]),
             1e-6,
             &format!("{name}: annotator SD"),
         );
-        close(
+        near(
             m.sd_item,
             f(&set["sd_item"]),
             1e-6,
             &format!("{name}: item SD"),
         );
         for (g, w) in m.beta.iter().zip(fs(&set["beta"])) {
-            close(*g, w, 1e-6, &format!("{name}: beta"));
+            near(*g, w, 1e-6, &format!("{name}: beta"));
         }
         // R writes the covariance column by column; it is symmetric.
         for (g, w) in m.vcov.iter().zip(fs(&set["vcov"])) {
-            close(*g, w, 1e-6, &format!("{name}: vcov"));
+            near(*g, w, 1e-6, &format!("{name}: vcov"));
         }
         if m.singular {
             // lmerTest's df at a boundary is not what the report uses (it falls back to
@@ -88,7 +84,7 @@ fn fits_equal_lme4_and_lmertest() {
             for c in set["contrasts"].as_array().unwrap() {
                 let t = m.contrast(&fs(&c["l"]));
                 let se = t.map(|t| t.se);
-                close(
+                near(
                     se.unwrap_or(f(&c["se"])),
                     f(&c["se"]),
                     1e-6,
@@ -101,21 +97,21 @@ fn fits_equal_lme4_and_lmertest() {
             let l = fs(&c["l"]);
             let what = format!("{name}: contrast {l:?}");
             let t = m.contrast(&l).unwrap_or_else(|| panic!("{what}: no test"));
-            close(
+            near(
                 t.estimate,
                 f(&c["estimate"]),
                 1e-6,
                 &format!("{what} estimate"),
             );
-            close(t.se, f(&c["se"]), 1e-6, &format!("{what} se"));
-            close(t.df, f(&c["df"]), 1e-6 * f(&c["df"]), &format!("{what} df"));
-            close(
+            near(t.se, f(&c["se"]), 1e-6, &format!("{what} se"));
+            near(t.df, f(&c["df"]), 1e-6 * f(&c["df"]), &format!("{what} df"));
+            near(
                 t.t,
                 f(&c["t"]),
                 1e-6 * f(&c["t"]).abs().max(1.0),
                 &format!("{what} t"),
             );
-            close(t.p, f(&c["p"]), 1e-6, &format!("{what} p"));
+            near(t.p, f(&c["p"]), 1e-6, &format!("{what} p"));
         }
     }
 }

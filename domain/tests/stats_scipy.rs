@@ -6,29 +6,13 @@
 use domain::stats::{dist, interval, paired, power};
 use serde_json::Value;
 
+mod common;
+use common::{close, f, fixture, fs, pairs, rows, same_adjustment};
+
 fn vectors() -> Value {
-    let v: Value = serde_json::from_str(include_str!("fixtures/stats_vectors.json")).unwrap();
+    let v = fixture(include_str!("fixtures/stats_vectors.json"));
     assert_eq!(v["scipy"], "1.17.1");
     v
-}
-
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap()
-}
-
-fn fs(v: &Value) -> Vec<f64> {
-    v.as_array().unwrap().iter().map(f).collect()
-}
-
-fn rows(v: &Value) -> Vec<Vec<f64>> {
-    v.as_array().unwrap().iter().map(fs).collect()
-}
-
-fn close(got: f64, want: f64, tol: f64, what: &str) {
-    assert!(
-        (got - want).abs() <= tol * want.abs().max(1.0),
-        "{what}: {got} != {want}"
-    );
 }
 
 #[test]
@@ -113,16 +97,9 @@ fn pearson_equals_scipy() {
 #[test]
 fn the_screening_adjustment_equals_statsmodels_ols() {
     let v = vectors();
-    let pairs = |v: &Value| -> Vec<(f64, f64)> { rows(v).iter().map(|p| (p[0], p[1])).collect() };
     for c in v["adjusted"].as_array().unwrap() {
         let fit = domain::stats::ancova(&pairs(&c["a"]), &pairs(&c["b"])).unwrap();
-        close(
-            fit.difference,
-            f(&c["difference"]),
-            1e-10,
-            "adjusted difference",
-        );
-        close(fit.slope, f(&c["slope"]), 1e-10, "slope");
+        same_adjustment(&fit, c);
     }
 }
 

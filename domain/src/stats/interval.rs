@@ -196,15 +196,30 @@ pub fn bootstrap_items_difference(
     resamples: usize,
     seed: u64,
 ) -> Option<Interval> {
+    let (items, reps) = difference_draws(a, b, resamples, seed, false)?;
+    Some(tails(&reps, expanded_tail(items, LEVEL)))
+}
+
+/// The replicates of `mean(b) − mean(a)` over item draws shared by both cells (they answered
+/// the same items), each cell's units drawn on their own where `draw_units`; with the number of
+/// items, or `None` unless both have units and the same number of items.
+fn difference_draws(
+    a: &[Vec<f64>],
+    b: &[Vec<f64>],
+    resamples: usize,
+    seed: u64,
+    draw_units: bool,
+) -> Option<(usize, Vec<f64>)> {
     let items = valid(a)?;
     if valid(b)? != items {
         return None;
     }
-    let mut means = Vec::new();
-    let reps = over_item_draws(items, resamples, seed, |_, counts| {
-        replicate(None, b, counts, &mut means) - replicate(None, a, counts, &mut means)
+    let mut means = Vec::with_capacity(a.len().max(b.len()));
+    let reps = over_item_draws(items, resamples, seed, |rng, counts| {
+        let ma = replicate(draw_units.then_some(&mut *rng), a, counts, &mut means);
+        replicate(draw_units.then_some(rng), b, counts, &mut means) - ma
     });
-    Some(tails(&reps, expanded_tail(items, LEVEL)))
+    Some((items, reps))
 }
 
 /// The two-level bootstrap interval of a cell's mean over units and items (`None` without units
@@ -227,18 +242,9 @@ pub fn bootstrap_difference(
     resamples: usize,
     seed: u64,
 ) -> Option<Interval> {
-    let items = valid(a)?;
-    if valid(b)? != items {
-        return None;
-    }
-    let mut means = Vec::with_capacity(a.len().max(b.len()));
-    let reps = over_item_draws(items, resamples, seed, |rng, counts| {
-        let ma = replicate(Some(&mut *rng), a, counts, &mut means);
-        replicate(Some(rng), b, counts, &mut means) - ma
-    });
+    let (_, reps) = difference_draws(a, b, resamples, seed, true)?;
     Some(percentile_interval(&reps, LEVEL))
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
