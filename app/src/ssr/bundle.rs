@@ -249,23 +249,6 @@ impl Bundle {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn content_hash_ignores_order() {
-        let a = vec![
-            ("b".to_string(), "2".to_string()),
-            ("a".to_string(), "1".to_string()),
-        ];
-        let mut b = a.clone();
-        b.reverse();
-        assert_eq!(content_hash(&a).0, content_hash(&b).0);
-        assert_eq!(content_hash(&a).1, "1  a\n2  b\n");
-    }
-}
-
 /// Each study's frozen analysis plan with its hash: `plan_json` is the exact text the SHA-256
 /// was taken of, so `sha256(plan_json) == sha256` checks it.
 fn analysis_plans(r: &Report) -> Result<String, AppError> {
@@ -292,4 +275,21 @@ fn analysis_plans(r: &Report) -> Result<String, AppError> {
     let mut text = serde_json::to_string_pretty(&plans).map_err(AppError::internal)?;
     text.push('\n');
     Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_hash_ignores_order() {
+        let a = vec![
+            ("b".to_string(), "2".to_string()),
+            ("a".to_string(), "1".to_string()),
+        ];
+        let mut b = a.clone();
+        b.reverse();
+        assert_eq!(content_hash(&a).0, content_hash(&b).0);
+        assert_eq!(content_hash(&a).1, "1  a\n2  b\n");
+    }
 }

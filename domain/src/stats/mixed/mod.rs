@@ -262,8 +262,11 @@ impl Fit {
     }
 
     /// The test of `L'β = 0` with Satterthwaite's degrees of freedom; `None` when its
-    /// ingredients could not be computed.
+    /// ingredients could not be computed or `l` is not one weight per fixed effect.
     pub fn contrast(&self, l: &[f64]) -> Option<TTest> {
+        if l.len() != self.beta.len() {
+            return None;
+        }
         let (a, jac) = self.satterthwaite.as_ref()?;
         let l = DVector::from_column_slice(l);
         let quad = |m: &DMatrix<f64>| (l.transpose() * m * &l)[(0, 0)];

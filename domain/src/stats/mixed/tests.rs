@@ -83,6 +83,7 @@ fn balanced_fit_equals_the_anova_estimators() {
     let se = (ms_unit / items as f64 * (2.0 / per as f64)).sqrt();
     assert!((c.se - se).abs() < 1e-9, "{} {se}", c.se);
     assert!((c.df - 4.0).abs() < 1e-6, "{}", c.df);
+    assert_eq!(f.contrast(&[1.0]), None, "one weight per fixed effect");
     // The estimate is the difference of the group means.
     let mean = |g: usize| {
         obs.iter()
