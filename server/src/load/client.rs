@@ -14,6 +14,9 @@ pub struct Reply {
     pub retry_after: Option<String>,
 }
 
+/// The longest a download may take (every other request: 120 s).
+pub const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(600);
+
 pub struct Client {
     agent: ureq::Agent,
     pub base: String,
@@ -77,12 +80,18 @@ impl Client {
         Self::reply(req.send(body))
     }
 
-    /// A GET whose body is counted and dropped (exports); returns (status, bytes).
+    /// A GET whose body is counted and dropped (exports); returns (status, bytes). A bundle
+    /// sends its first byte only once all of it is spooled (its hash is a header): on 300k rows
+    /// that is 46 s in a release build and over two minutes in a debug one, so a download may
+    /// take up to `DOWNLOAD_TIMEOUT`.
     pub fn download(&self, path: &str, cookie: &str) -> Result<(u16, u64), String> {
         let r = self
             .agent
             .get(format!("{}{path}", self.base))
             .header("cookie", cookie)
+            .config()
+            .timeout_global(Some(DOWNLOAD_TIMEOUT))
+            .build()
             .call()
             .map_err(|e| e.to_string())?;
         let status = r.status().as_u16();

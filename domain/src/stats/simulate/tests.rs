@@ -19,11 +19,14 @@ fn null(annotators: usize, items: usize, sd: f64) -> Config {
     }
 }
 
+/// The rate lies within three binomial standard errors of `nominal`; with `STUDIES` that band
+/// is about ±0.02, inside [0.03, 0.07] for a level and [0.93, 0.97] for a coverage (checked,
+/// so that fewer studies cannot make the test lax).
 fn assert_within(r: Rate, nominal: f64, what: &str) {
     let (lo, hi) = r.band(nominal, 3.0);
     assert!(
-        (0.029..0.071).contains(&lo) || (0.929..0.971).contains(&lo),
-        "{what}: band {lo}"
+        lo >= nominal - 0.021 && hi <= nominal + 0.021,
+        "{what}: [{lo}, {hi}] is wider than the issue's ±0.02"
     );
     assert!(
         (lo..=hi).contains(&r.rate()),
