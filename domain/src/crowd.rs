@@ -80,6 +80,10 @@ pub fn validate_frame_ancestor(origin: &str) -> Result<(), String> {
     }
 }
 
+/// What the worker's page records besides the answers, said on the consent page and beside
+/// every item (`authenticity::ItemSignals`).
+pub const RECORDED: &str = "Besides your answers, this page records for each item only counts and times: how often and how long the page was hidden or in the background, how many times you copied or pasted and how many characters (and whether copied text comes from the item), when you first used the keyboard, mouse or screen, and how long you worked on it. It never records what you copy or paste, nor anything of other tabs or apps, and it never stops you from copying, pasting or switching tabs. These records alone never reject your work or reduce your pay.";
+
 /// What the worker's page says about answering items of a task family (also shown in an MTurk
 /// preview).
 pub fn how_to_answer(family: Family) -> &'static str {

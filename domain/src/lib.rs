@@ -6,6 +6,7 @@
 
 pub mod analysis_plan;
 pub mod answer;
+pub mod authenticity;
 #[cfg(feature = "server")]
 mod columns;
 pub mod crossfit;
