@@ -138,6 +138,7 @@ pub(super) fn score_annotator(
         attention_passed: a.pages.attention.iter().filter(|p| **p).count(),
         failed_attention,
         seconds_on_questionnaires: a.pages.questionnaire_ms as f64 / 1000.0,
+        authenticity: None,
     }
 }
 

@@ -62,7 +62,7 @@ pub fn attach(r: &mut Report, runs: &[MachineRun]) {
             let items = matrix(|i| i.1);
             let known = !items.items.is_empty();
             let name = |scoring: &str| format!("{task}|{system} k={k}|{scoring}");
-            for which in [Which::All, Which::Filtered] {
+            for which in Which::VIEWS {
                 let Some(human) = which.of(r).items.get(&(task.clone(), k)) else {
                     continue;
                 };

@@ -4,6 +4,7 @@
 
 pub mod agreement;
 mod annotator;
+pub mod authenticity;
 pub mod calibration;
 mod cells;
 pub mod draw;
@@ -22,6 +23,7 @@ pub use output::*;
 pub use rules::{FrozenPlan, StudyRules};
 pub use scenario::{majority, scenario_annotators};
 
+use crate::authenticity::Level;
 use crate::ids::{AssignmentId, ExampleId, StudyId};
 use crate::place::{Phase, PlaceStatus};
 use crate::s1::Scoring;
@@ -50,6 +52,8 @@ pub struct ItemRecord {
     pub s1_any_of: Option<f64>,
     pub shown_at: Option<i64>,
     pub submitted_at: Option<i64>,
+    /// What the worker's page recorded while the item was shown (absent from older pages).
+    pub signals: Option<crate::authenticity::ItemSignals>,
 }
 
 impl ItemRecord {
@@ -104,6 +108,10 @@ pub struct TaskData {
     pub spec: TaskSpec,
     pub test_golds: HashMap<ExampleId, Gold>,
     pub shot_sets: HashMap<(u32, u32), HashSet<String>>,
+    /// Words of each test item (context and question): the reading floor's measure.
+    pub words: HashMap<ExampleId, u32>,
+    /// Each finished system run's answers on the test items (machine agreement).
+    pub systems: Vec<authenticity::SystemAnswers>,
 }
 
 /// Builds the whole report. `tasks` by task name; annotators of unknown tasks are ignored.
@@ -117,6 +125,7 @@ pub fn build(
         .filter(|a| tasks.contains_key(&a.task))
         .collect();
     let flags = flagged(annotators.iter().copied(), rules);
+    let mut authenticity = authenticity::assess(&annotators, tasks);
     let mut columns: Vec<TaskColumn> = annotators
         .iter()
         .map(|a| a.task.clone())
@@ -138,16 +147,23 @@ pub fn build(
         .copied()
         .filter(|a| !flags.contains(&a.assignment))
         .collect();
+    let authentic: Vec<&AnnotatorRecord> = finished
+        .iter()
+        .copied()
+        .filter(|a| authenticity.get(&a.assignment).map(|x| x.level) != Some(Level::Low))
+        .collect();
     // Each annotator is scored once; the tables read these scores.
     let scores: Vec<AnnotatorScore> = annotators
         .iter()
         .map(|a| {
-            score_annotator(
+            let mut s = score_annotator(
                 a,
                 &tasks[&a.task],
                 rules.get(&a.study),
                 flags.contains(&a.assignment),
-            )
+            );
+            s.authenticity = authenticity.remove(&a.assignment);
+            s
         })
         .collect();
     let by_assignment: HashMap<AssignmentId, &AnnotatorScore> =
@@ -165,6 +181,7 @@ pub fn build(
             .collect(),
         all: tables(tasks, &columns, &finished, &by_assignment, rules),
         filtered: tables(tasks, &columns, &kept, &by_assignment, rules),
+        authentic: tables(tasks, &columns, &authentic, &by_assignment, rules),
         annotators: scores,
         questionnaires: questionnaires(&annotators, rules),
         tasks: columns,
@@ -305,6 +322,8 @@ pub(super) fn scenario<'a>(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_authenticity;
 #[cfg(test)]
 mod tests_inference;
 #[cfg(test)]

@@ -54,6 +54,9 @@ pub struct AnnotatorScore {
     /// Time on the questionnaires: paid, not part of `seconds_on_items`.
     #[serde(default, skip_serializing_if = "no_time")]
     pub seconds_on_questionnaires: f64,
+    /// The page's signals and the data's, and the level they give (see `authenticity`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authenticity: Option<super::authenticity::Authenticity>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -253,6 +256,9 @@ pub struct Report {
     pub questionnaires: Vec<ScenarioQuestions>,
     pub all: Tables,
     pub filtered: Tables,
+    /// Without the annotators of low authenticity (the sensitivity analysis).
+    #[serde(default)]
+    pub authentic: Tables,
     /// Machine systems' scores per task and k over splits (the model track).
     #[serde(default)]
     pub machines: Vec<machine::MachineCell>,
@@ -302,25 +308,32 @@ pub struct StudyShots {
 pub enum Which {
     All,
     Filtered,
+    Authentic,
 }
 
 impl Which {
+    /// Every view, in the report's order.
+    pub const VIEWS: [Which; 3] = [Which::All, Which::Filtered, Which::Authentic];
+
     pub fn id(self) -> &'static str {
         match self {
             Which::All => "all",
             Which::Filtered => "filtered",
+            Which::Authentic => "authentic",
         }
     }
     pub fn describe(self) -> &'static str {
         match self {
             Which::All => "all finished annotators",
             Which::Filtered => "without the annotators the training filter flags",
+            Which::Authentic => "without the annotators of low authenticity",
         }
     }
     pub fn of(self, r: &Report) -> &Tables {
         match self {
             Which::All => &r.all,
             Which::Filtered => &r.filtered,
+            Which::Authentic => &r.authentic,
         }
     }
 
@@ -328,6 +341,7 @@ impl Which {
         match self {
             Which::All => &mut r.all,
             Which::Filtered => &mut r.filtered,
+            Which::Authentic => &mut r.authentic,
         }
     }
 }

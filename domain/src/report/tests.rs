@@ -43,6 +43,8 @@ pub(super) fn data() -> TaskData {
             .map(|(i, g)| (ExampleId(i as i64 + 1), gold(g)))
             .collect(),
         shot_sets: [((2, 1), keys(2)), ((4, 1), keys(4))].into_iter().collect(),
+        words: HashMap::new(),
+        systems: Vec::new(),
     }
 }
 
@@ -70,6 +72,7 @@ fn item(
         s1_any_of: s1,
         shown_at: Some(1_000),
         submitted_at: Some(3_000),
+        signals: None,
     }
 }
 

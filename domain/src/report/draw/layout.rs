@@ -1,6 +1,7 @@
 //! The report laid out as tables: the paper's Table 5 (shots x tasks grouped by family),
 //! Tables 8 and 9, majority vote and agreement, confidence, annotators; and one long CSV.
 
+use super::authenticity::{authenticity_table, exclusion_table};
 use super::inference_tables::{comparison_table, interval_table, order_table, STATISTICS};
 use super::plan_tables::{analysis_plan_table, plan_table};
 use super::table::Table;
@@ -269,7 +270,7 @@ pub fn annotator_table(r: &Report) -> Table {
         header: [
             "Worker", "Study", "Task", "Shots", "Status", "Test S1", "Test S1 (any-of)",
             "Test S1 (answered only)", "Training S1", "Items", "Skips", "Time on items",
-            "Paid time", "Pay", "Flagged",
+            "Paid time", "Pay", "Flagged", "Authenticity",
         ]
         .map(String::from)
         .to_vec(),
@@ -293,13 +294,18 @@ pub fn annotator_table(r: &Report) -> Table {
                     duration(a.seconds),
                     money(a.pay_cents),
                     if a.flagged { "yes" } else { "" }.to_string(),
+                    a.authenticity
+                        .as_ref()
+                        .map_or("", |x| x.level.as_str())
+                        .to_string(),
                 ]
             })
             .collect(),
     }
 }
 
-/// Every table of the report in reading order: for all annotators, then filtered.
+/// Every table of the report in reading order: for all annotators, then filtered, then
+/// without the annotators of low authenticity.
 pub fn all_tables(r: &Report) -> Vec<Table> {
     let mut out = Vec::new();
     out.extend(analysis_plan_table(r));
@@ -310,8 +316,8 @@ pub fn all_tables(r: &Report) -> Vec<Table> {
         out.push(answered_table(r, which));
         out.extend(screening_table(r, which));
         if which == Which::All && !(r.machines.is_empty() && r.references.is_empty()) {
-            out.push(super::versus::versus_table(r, false));
-            out.push(super::versus::versus_table(r, true));
+            out.push(super::versus::versus_table(r, which, false));
+            out.push(super::versus::versus_table(r, which, true));
         }
         out.push(interval_table(r, which));
         out.extend(comparison_table(r, which));
@@ -325,19 +331,32 @@ pub fn all_tables(r: &Report) -> Vec<Table> {
             out.push(calibration_table(r));
         }
     }
+    // The sensitivity analysis without the workers of low authenticity: Table 5 and the
+    // humans against the systems.
+    let which = Which::Authentic;
+    out.push(exclusion_table(r));
+    out.push(main_table(r, which, false));
+    out.push(main_table(r, which, true));
+    if !(r.machines.is_empty() && r.references.is_empty()) {
+        out.push(super::versus::versus_table(r, which, false));
+        out.push(super::versus::versus_table(r, which, true));
+    }
+    out.extend(comparison_table(r, which));
     out.push(annotator_table(r));
+    out.extend(authenticity_table(r));
     out.extend(super::pages::attention_table(r));
     out.extend(super::pages::questionnaire_table(r));
     out
 }
 
 /// How the numbers are computed: shown on the dashboard and at the top of the Markdown report.
-pub const RULES: [&str; 5] = [
+pub const RULES: [&str; 6] = [
     "A skipped item is not an answer: it scores 0 in every annotator's S1, for every task family (an explicit \"no answer\" is an answer and scores 1 where the gold is empty). Each cell's skip rate and, as a second view, S1 over the answered items only are given in their own tables. The majority vote treats a skip as an abstention, never as a vote for \"no answer\": an item every annotator skipped has no majority answer and scores 0. Exported predictions write a skip as [\"<skipped>\"] marked skipped, so the official CLUES scorer also scores it 0.",
     "Training filter: a worker is flagged when their training S1 is more than the study's margin below the mean training S1 of the other workers of the same study and scenario. Scores within 1e-9 of each other count as equal, so a worker exactly at the margin (e.g. 7/10 against 10/10 and 8/10 with margin 0.2) is kept.",
     "Shot groups: the training sets of a study's scenarios are one nesting chain of files (e.g. SQuAD v2 10_1 ⊂ 20_5 ⊂ 30_5), so every larger set contains the smaller ones; a study whose sets are not nested says so below. Tables 8 and 9 compare the groups on the files of each study's chain.",
     "Spreads are population standard deviations over the annotators of a cell (n annotators); only finished annotators enter the tables.",
     STATISTICS,
+    "Authenticity: each answer carries what the worker's page recorded while the item was shown (time hidden or out of focus, copies and whether they hold item text, pastes, time to the first input, active time; counts and durations only). With the data's own signals (answers under a reading floor, one label throughout, agreement with a system far above the other humans) they give each worker a high, mixed or low level by the rules stated with the authenticity table. Table 5 and the humans-against-systems tables are given again without the workers of low authenticity, beside the training filter and the attention checks; each exclusion is listed. A level never rejects work or withholds pay by itself.",
 ];
 
 /// The whole report as Markdown.

@@ -7,15 +7,28 @@ use crate::report::machine::{systems, MachineCell};
 use crate::report::reference::Reference;
 use crate::report::{Cell, Report, Which};
 
-/// Humans and machines on one table: for each k a human row (all finished annotators) and a
+/// Humans and machines on one table: for each k a human row (the `which` annotators) and a
 /// row per system; each cell `mean ± std (n)` in percent, n annotators or splits.
-pub fn versus_table(r: &Report, any_of: bool) -> Table {
+pub fn versus_table(r: &Report, which: Which, any_of: bool) -> Table {
     let scoring = if any_of { "any-of" } else { "official" };
+    let (id, title) = match which {
+        Which::All => (
+            format!("human-vs-machine-{scoring}"),
+            format!("Humans and machines, test S1 ({scoring} scoring)"),
+        ),
+        _ => (
+            format!("human-vs-machine-{}-{scoring}", which.id()),
+            format!(
+                "Humans and machines, test S1 ({scoring} scoring), humans {}",
+                which.describe()
+            ),
+        ),
+    };
     who_table(
         r,
-        Which::All,
-        format!("human-vs-machine-{scoring}"),
-        format!("Humans and machines, test S1 ({scoring} scoring)"),
+        which,
+        id,
+        title,
         &versus_note(r),
         |cell| {
             Some(spread_text(if any_of {
@@ -77,7 +90,8 @@ fn reference_note(r: &Report) -> Option<String> {
 }
 
 /// A table of shots by tasks with a human row per k (the `which` annotators) and, for all
-/// annotators, a row per system that has a cell at that k; `human` and `machine` write cells.
+/// annotators and the authentic ones, a row per system that has a cell at that k; `human` and
+/// `machine` write cells.
 /// A reference answer's row follows the systems' where `machine` writes one of its cells.
 pub fn who_table(
     r: &Report,
@@ -92,7 +106,7 @@ pub fn who_table(
     header.insert(1, "Who".into());
     groups[0].1 += 1;
     let mut rows = Vec::new();
-    let systems = if which == Which::All {
+    let systems = if which != Which::Filtered {
         systems(r)
     } else {
         Vec::new()
@@ -125,7 +139,7 @@ pub fn who_table(
                 rows.push(row);
             }
         }
-        if which == Which::All {
+        if which != Which::Filtered {
             rows.extend(reference_rows(r, k, &machine));
         }
     }
@@ -214,7 +228,7 @@ mod tests {
         assert_eq!(c.splits, vec![1, 2]);
         assert!((c.official.mean - 0.5).abs() < 1e-12 && (c.official.std_pop - 0.1).abs() < 1e-12);
         assert!((c.any_of.mean - 0.6).abs() < 1e-12);
-        let t = versus_table(&r, false);
+        let t = versus_table(&r, Which::All, false);
         assert_eq!(t.header[..2], ["Shots".to_string(), "Who".to_string()]);
         // k=0: human, b; k=10: human, m (b has nothing at 10).
         let who: Vec<(&str, &str)> = t
@@ -246,7 +260,7 @@ mod tests {
         let elsewhere = run(Reference::NoAnswer.name(), "SQuAD", 20, 0, 0.495);
         reference::attach(&mut r, &[no_answer, elsewhere]);
         assert_eq!(r.shots, vec![10], "a reference adds no row");
-        let t = versus_table(&r, false);
+        let t = versus_table(&r, Which::All, false);
         let who: Vec<&str> = t.rows.iter().map(|r| r[1].as_str()).collect();
         assert_eq!(who, vec!["Human", "m", "Reference: always no answer"]);
         assert_eq!(t.rows[2][2], "49.5 ± 0.0 (n=1)");

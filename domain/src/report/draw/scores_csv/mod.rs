@@ -199,7 +199,7 @@ pub fn scores_csv(r: &Report) -> String {
             .map_or("", |c| c.family.as_str())
     };
     let mut rows = Vec::new();
-    for which in [Which::All, Which::Filtered] {
+    for which in Which::VIEWS {
         let t = which.of(r);
         let b = Base(which.id());
         rows.extend(main_rows(t, &b));

@@ -1,0 +1,257 @@
+//! Each annotator's authenticity: the signals their page sent with each answer, summed, and
+//! the data's own signals (answers under a reading floor, one label throughout, agreement with
+//! a system far above the other humans), combined by `authenticity::rules` into a level.
+
+use super::{AnnotatorRecord, ItemRecord, TaskData};
+use crate::authenticity::rules::{
+    Evidence, Level, MACHINE_ERROR_ITEMS, MACHINE_ERROR_SHARE, MACHINE_GAP, MACHINE_ITEMS, PEERS,
+    READING_FLOOR_WPM, STRAIGHT_LINE_ITEMS,
+};
+use crate::ids::{AssignmentId, ExampleId};
+use crate::place::{Phase, PlaceStatus};
+use crate::s1::{mean, s1_item};
+use crate::task::Family;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// A system's answers on a task's test items (official encoding), and the items it got wrong:
+/// what an assisted worker's answers would repeat.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SystemAnswers {
+    /// `system k=.. split=..`, as the report names it.
+    pub name: String,
+    pub answers: HashMap<ExampleId, Vec<String>>,
+    pub wrong: HashSet<ExampleId>,
+}
+
+/// The page's signals of one annotator, summed over the items that came with them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SignalTotals {
+    pub away_count: u64,
+    pub away_ms: u64,
+    pub copy_count: u64,
+    pub copy_from_item: u64,
+    pub copy_chars: u64,
+    pub paste_count: u64,
+    pub paste_chars: u64,
+    pub active_ms: u64,
+    pub wall_ms: u64,
+    /// Median time to the first input, over the items with one.
+    pub first_input_ms: Option<u64>,
+}
+
+/// An annotator's agreement with the system they agree with most, beside the other humans.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MachineAgreement {
+    pub system: String,
+    /// Mean S1 between the annotator's answers and the system's, over shared test items.
+    pub with_system: f64,
+    pub items: usize,
+    /// Mean over the other humans (up to `PEERS`) of the mean S1 between their answers.
+    pub with_humans: Option<f64>,
+    /// Shared items the system got wrong, and those on which the annotator gave its answer.
+    pub system_wrong: usize,
+    pub same_wrong: usize,
+}
+
+/// One annotator's authenticity as the report shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Authenticity {
+    pub level: Level,
+    /// Each signal that fired, in words, and a note where the page sent no signals.
+    pub reasons: Vec<String>,
+    pub evidence: Evidence,
+    pub totals: SignalTotals,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<MachineAgreement>,
+}
+
+fn totals(items: &[&ItemRecord]) -> SignalTotals {
+    let mut t = SignalTotals::default();
+    let mut firsts = Vec::new();
+    for s in items.iter().filter_map(|i| i.signals.as_ref()) {
+        t.away_count += u64::from(s.away_count);
+        t.away_ms += s.away_ms;
+        t.copy_count += u64::from(s.copy_count);
+        t.copy_from_item += u64::from(s.copy_from_item);
+        t.copy_chars += u64::from(s.copy_chars);
+        t.paste_count += u64::from(s.paste_count);
+        t.paste_chars += u64::from(s.paste_chars);
+        t.active_ms += s.active_ms;
+        t.wall_ms += s.wall_ms;
+        firsts.extend(s.first_input_ms);
+    }
+    firsts.sort_unstable();
+    t.first_input_ms = firsts.get(firsts.len() / 2).copied();
+    t
+}
+
+/// An annotator's answered test items in the official encoding, by example.
+fn answers(a: &AnnotatorRecord, data: &TaskData) -> HashMap<ExampleId, Vec<String>> {
+    a.items
+        .iter()
+        .filter(|i| i.phase == Phase::Test && !i.skipped)
+        .filter_map(|i| Some((i.example_id, data.spec.to_official(i.answer.as_ref()?))))
+        .collect()
+}
+
+/// Mean S1 between two answer sets over their shared items, with the count.
+fn agreement(
+    a: &HashMap<ExampleId, Vec<String>>,
+    b: &HashMap<ExampleId, Vec<String>>,
+) -> (Option<f64>, usize) {
+    let xs: Vec<f64> = a
+        .iter()
+        .filter_map(|(id, x)| Some(s1_item(x, b.get(id)?)))
+        .collect();
+    (mean(&xs), xs.len())
+}
+
+fn machine_agreement(
+    mine: &HashMap<ExampleId, Vec<String>>,
+    peers: &[&HashMap<ExampleId, Vec<String>>],
+    systems: &[SystemAnswers],
+) -> Option<(MachineAgreement, bool)> {
+    let with_humans: Vec<f64> = peers
+        .iter()
+        .filter_map(|p| match agreement(mine, p) {
+            (Some(v), n) if n >= MACHINE_ITEMS => Some(v),
+            _ => None,
+        })
+        .collect();
+    let with_humans = mean(&with_humans);
+    let best = systems
+        .iter()
+        .filter_map(|s| match agreement(mine, &s.answers) {
+            (Some(v), n) if n >= MACHINE_ITEMS => Some((s, v, n)),
+            _ => None,
+        })
+        .max_by(|x, y| x.1.total_cmp(&y.1))?;
+    let (system, with_system, items) = best;
+    let wrong: Vec<&ExampleId> = system
+        .wrong
+        .iter()
+        .filter(|id| mine.contains_key(id) && system.answers.contains_key(id))
+        .collect();
+    let same_wrong = wrong
+        .iter()
+        .filter(|id| s1_item(&mine[id], &system.answers[id]) == 1.0)
+        .count();
+    let fired = with_humans.is_some_and(|h| with_system - h >= MACHINE_GAP)
+        && wrong.len() >= MACHINE_ERROR_ITEMS
+        && same_wrong as f64 >= MACHINE_ERROR_SHARE * wrong.len() as f64;
+    Some((
+        MachineAgreement {
+            system: system.name.clone(),
+            with_system,
+            items,
+            with_humans,
+            system_wrong: wrong.len(),
+            same_wrong,
+        },
+        fired,
+    ))
+}
+
+/// The one label of every answered test item, where there are enough of them and their golds
+/// hold more than one label.
+fn straight_line(a: &AnnotatorRecord, data: &TaskData) -> Option<String> {
+    if data.spec.family != Family::Classification {
+        return None;
+    }
+    let answered: Vec<&ItemRecord> = a
+        .items
+        .iter()
+        .filter(|i| i.phase == Phase::Test && !i.skipped && i.answer.is_some())
+        .collect();
+    if answered.len() < STRAIGHT_LINE_ITEMS {
+        return None;
+    }
+    let labels: BTreeSet<&Vec<String>> =
+        answered.iter().filter_map(|i| i.answer.as_ref()).collect();
+    let golds: BTreeSet<&Vec<String>> = answered
+        .iter()
+        .filter_map(|i| data.test_golds.get(&i.example_id).map(|g| &g.official))
+        .collect();
+    match (labels.len(), golds.len() > 1) {
+        (1, true) => labels.first().and_then(|l| l.first().cloned()),
+        _ => None,
+    }
+}
+
+/// Timed test answers and those faster than reading the item at the floor: the time from
+/// showing to submission on the page's clock, the server's where the page sent no signals.
+fn fast_answers(a: &AnnotatorRecord, data: &TaskData) -> (usize, usize) {
+    let times: Vec<(i64, u32)> = a
+        .items
+        .iter()
+        .filter(|i| i.phase == Phase::Test)
+        .filter_map(|i| {
+            let ms = match &i.signals {
+                Some(s) => s.wall_ms as i64,
+                None => i.submitted_at? - i.shown_at?,
+            };
+            Some((ms, *data.words.get(&i.example_id)?))
+        })
+        .collect();
+    let fast = times
+        .iter()
+        .filter(|(ms, words)| (*ms as f64) < f64::from(*words) / READING_FLOOR_WPM * 60_000.0)
+        .count();
+    (times.len(), fast)
+}
+
+/// Every annotator's authenticity. Machine agreement compares each with the first `PEERS`
+/// other finished annotators of its task (by assignment) and with each system's answers.
+pub fn assess(
+    annotators: &[&AnnotatorRecord],
+    tasks: &HashMap<String, TaskData>,
+) -> HashMap<AssignmentId, Authenticity> {
+    let answered: HashMap<AssignmentId, HashMap<ExampleId, Vec<String>>> = annotators
+        .iter()
+        .map(|a| (a.assignment, answers(a, &tasks[&a.task])))
+        .collect();
+    let mut finished: Vec<&&AnnotatorRecord> = annotators
+        .iter()
+        .filter(|a| a.status == PlaceStatus::Finished)
+        .collect();
+    finished.sort_by_key(|a| a.assignment);
+    annotators
+        .iter()
+        .map(|a| {
+            let data = &tasks[&a.task];
+            let items: Vec<&ItemRecord> = a
+                .items
+                .iter()
+                .filter(|i| i.submitted_at.is_some())
+                .collect();
+            let mut e = Evidence::default();
+            items
+                .iter()
+                .filter_map(|i| i.signals.as_ref())
+                .for_each(|s| e.add(s));
+            (e.timed_answers, e.fast_answers) = fast_answers(a, data);
+            e.straight_line = straight_line(a, data);
+            let peers: Vec<&HashMap<ExampleId, Vec<String>>> = finished
+                .iter()
+                .filter(|p| p.task == a.task && p.assignment != a.assignment)
+                .take(PEERS)
+                .map(|p| &answered[&p.assignment])
+                .collect();
+            let machine = machine_agreement(&answered[&a.assignment], &peers, &data.systems);
+            e.machine_signal = machine.as_ref().is_some_and(|m| m.1);
+            let mut reasons = e.reasons();
+            if e.items_with_signals == 0 && !items.is_empty() {
+                reasons.push("no page signals were recorded (the data's signals only)".into());
+            }
+            let auth = Authenticity {
+                level: e.level(),
+                reasons,
+                totals: totals(&items),
+                machine: machine.map(|m| m.0),
+                evidence: e,
+            };
+            (a.assignment, auth)
+        })
+        .collect()
+}
