@@ -320,17 +320,16 @@ async fn simulate(
             !training,
         );
         n += 1;
-        let ack = study::submit(
-            pool,
-            &env.state.writer,
-            study_id,
-            user.id,
-            item.position,
-            &format!("c{n}"),
-            a.clone(),
-        )
-        .await
-        .unwrap();
+        let client_id = format!("c{n}");
+        let sent = study::Sent {
+            position: item.position,
+            client_id: &client_id,
+            answer: a.clone(),
+            signals: None,
+        };
+        let ack = study::submit(pool, &env.state.writer, study_id, user.id, sent)
+            .await
+            .unwrap();
         if training {
             assert!(ack.reveal.is_some());
             sim.training.push((line, a.strings()));

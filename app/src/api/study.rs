@@ -4,6 +4,7 @@
 use crate::error::AppError;
 use crate::wire::study::{StudyOverview, StudySummary, SubmitAck, WorkerStep, WorkerStudy};
 use domain::answer::Answer;
+use domain::authenticity::ItemSignals;
 use domain::ids::StudyId;
 use domain::study::StudyConfig;
 use domain::study_pages::Stage;
@@ -57,20 +58,25 @@ pub async fn study_state(study_id: StudyId) -> Result<WorkerStudy, AppError> {
 }
 
 /// Stores the answer to the worker's current item. `client_id` identifies the submission: a
-/// resend with the same id is acknowledged again and stored once.
+/// resend with the same id is acknowledged again and stored once. `signals`, what the page
+/// recorded while the item was shown, is optional: an answer without it is stored all the same.
 #[server(endpoint = "submit_answer", input = Json)]
 pub async fn submit_answer(
     study_id: StudyId,
     position: i64,
     client_id: String,
     answer: Answer,
+    signals: Option<ItemSignals>,
 ) -> Result<SubmitAck, AppError> {
     serve(|c: Ctx<Worker>| async move {
         let s = &c.state;
-        study::submit(
-            &s.pool, &s.writer, study_id, c.who.0.id, position, &client_id, answer,
-        )
-        .await
+        let sent = study::Sent {
+            position,
+            client_id: &client_id,
+            answer,
+            signals,
+        };
+        study::submit(&s.pool, &s.writer, study_id, c.who.0.id, sent).await
     })
     .await
 }

@@ -5,6 +5,7 @@ use crate::error::AppError;
 use crate::ssr::catalog::corrupt;
 use crate::ssr::db::Backend;
 use crate::ssr::study::{CrowdInfo, StoredSpan, Study};
+use domain::authenticity::ItemSignals;
 use domain::ids::{AssignmentId, ConfigId, ExampleId, StudyId};
 use domain::place::{Phase, PlaceStatus};
 use domain::shots;
@@ -60,6 +61,10 @@ pub struct AnnotationRow {
     pub client_id: Option<String>,
     /// A worker `load fill` made (only in a scope that asks for them).
     pub synthetic: bool,
+    /// What the worker's page recorded while the item was shown (columns of their own; empty
+    /// where the page sent none).
+    #[serde(flatten)]
+    pub signals: Option<ItemSignals>,
 }
 
 /// The ids a crowd link gave with the worker's arrival (all empty for password accounts).
@@ -85,7 +90,7 @@ impl From<CrowdInfo> for CrowdIds {
 }
 
 /// The export's columns, in order (the CSV header).
-pub const ANNOTATION_COLUMNS: [&str; 38] = [
+pub const ANNOTATION_COLUMNS: [&str; 48] = [
     "study_id",
     "study",
     "config_id",
@@ -124,6 +129,16 @@ pub const ANNOTATION_COLUMNS: [&str; 38] = [
     "s1_any_of",
     "client_id",
     "synthetic",
+    "away_count",
+    "away_ms",
+    "copy_count",
+    "copy_chars",
+    "copy_from_item",
+    "paste_count",
+    "paste_chars",
+    "first_input_ms",
+    "active_ms",
+    "wall_ms",
 ];
 
 /// An assignment item joined with its assignment, study, task, worker and example, as the
@@ -161,12 +176,17 @@ struct StoredAnnotation {
     s1_any_of: Option<f64>,
     client_id: Option<String>,
     synthetic: i64,
+    signals_json: Option<String>,
 }
 
 impl StoredAnnotation {
     fn decode(self) -> Result<AnnotationRow, AppError> {
         let crowd: CrowdInfo =
             serde_json::from_str(&self.crowd_json).map_err(|e| corrupt("crowd ids", e))?;
+        let signals: Option<ItemSignals> = match &self.signals_json {
+            Some(j) => Some(serde_json::from_str(j).map_err(|e| corrupt("signals", e))?),
+            None => None,
+        };
         let answer: Vec<StoredSpan> = match &self.answer_json {
             Some(j) => serde_json::from_str(j).map_err(|e| corrupt("answer", e))?,
             None => Vec::new(),
@@ -206,6 +226,7 @@ impl StoredAnnotation {
             s1_any_of: self.s1_any_of,
             client_id: self.client_id,
             synthetic: self.synthetic != 0,
+            signals,
         })
     }
 }
@@ -234,7 +255,8 @@ pub fn annotation_rows<'a>(
                     a.status, a.started_at, a.finished_at, a.last_activity, i.position, i.phase,
                     i.example_id, e.ext_id, f.file_name, e.line_no, e.content_key, i.answer_json,
                     i.no_answer, i.skipped, i.confidence, i.shown_at, i.submitted_at,
-                    i.acknowledged_at, i.s1, i.s1_any_of, i.client_id, a.synthetic
+                    i.acknowledged_at, i.s1, i.s1_any_of, i.client_id, a.synthetic,
+                    i.signals_json
                  FROM assignments a
                  JOIN studies s ON s.id = a.study_id
                  JOIN tasks t ON t.id = a.task_id

@@ -98,9 +98,13 @@ pub struct PayRow {
     pub pay_cents: i64,
     pub pay: String,
     pub completion_code: String,
+    /// The worker's authenticity level and its reasons: shown, never deducted (the
+    /// researcher decides).
+    pub authenticity: String,
+    pub authenticity_reasons: String,
 }
 
-pub const PAY_COLUMNS: [&str; 18] = [
+pub const PAY_COLUMNS: [&str; 20] = [
     "worker",
     "platform",
     "crowd_worker_id",
@@ -119,6 +123,8 @@ pub const PAY_COLUMNS: [&str; 18] = [
     "pay_cents",
     "pay",
     "completion_code",
+    "authenticity",
+    "authenticity_reasons",
 ];
 
 /// Paid time runs from taking the place to finishing (or to answering the questionnaire after
@@ -146,6 +152,14 @@ pub fn pay_rows(l: &Loaded, r: &Report) -> Vec<PayRow> {
                 pay_cents: a.pay_cents,
                 pay: money(a.pay_cents),
                 completion_code: study.config.completion_code.clone(),
+                authenticity: a
+                    .authenticity
+                    .as_ref()
+                    .map_or(String::new(), |x| x.level.as_str().to_string()),
+                authenticity_reasons: a
+                    .authenticity
+                    .as_ref()
+                    .map_or(String::new(), |x| x.reasons.join("; ")),
             })
         })
         .collect()

@@ -5,7 +5,7 @@ use crate::error::AppError;
 use crate::ssr::annotations::{annotation_rows, AnnotationRow, CrowdIds};
 use crate::ssr::catalog::{examples_of, load_spec, shot_groups, shot_sets, test_golds};
 use crate::ssr::study::{self, Study};
-use domain::ids::{AssignmentId, ExampleId, StudyId};
+use domain::ids::{AssignmentId, ExampleId, StudyId, TaskId};
 use domain::place::Phase;
 use domain::report::machine::MachineRun;
 use domain::report::{self, AnnotatorRecord, ItemRecord, Report, StudyRules, TaskData};
@@ -99,9 +99,38 @@ async fn task_data(
             spec,
             test_golds: golds,
             shot_sets,
+            words: item_words(pool, task_id).await?,
+            systems: super::machine::system_answers(pool, task_id).await?,
         },
         order,
     ))
+}
+
+/// The words of each test item (contexts and question), the reading floor's measure.
+async fn item_words(pool: &AnyPool, task_id: TaskId) -> Result<HashMap<ExampleId, u32>, AppError> {
+    #[derive(sqlx::FromRow)]
+    struct Texts {
+        id: ExampleId,
+        context: String,
+        context2: Option<String>,
+        question: String,
+    }
+    let rows: Vec<Texts> = sqlx::query_as(
+        "SELECT e.id, e.context, e.context2, e.question
+         FROM examples e JOIN data_files f ON f.id = e.file_id
+         WHERE f.task_id = $1 AND f.kind = 'test'",
+    )
+    .bind(task_id)
+    .fetch_all(pool)
+    .await?;
+    let words = |s: &str| s.split_whitespace().count() as u32;
+    Ok(rows
+        .into_iter()
+        .map(|t| {
+            let n = words(&t.context) + t.context2.as_deref().map_or(0, words) + words(&t.question);
+            (t.id, n)
+        })
+        .collect())
 }
 
 /// Adds one row (rows come ordered by assignment, then position) to the annotator records.
@@ -147,6 +176,7 @@ fn fold_row(out: &mut Vec<AnnotatorRecord>, r: AnnotationRow) {
         s1_any_of: r.s1_any_of,
         shown_at: r.shown_at,
         submitted_at: r.submitted_at,
+        signals: r.signals,
     });
 }
 

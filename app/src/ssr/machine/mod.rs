@@ -12,6 +12,7 @@ use crate::error::AppError;
 use crate::ssr::catalog::FamilyColumns;
 use crate::wire::machine::{GridRow, RunRow};
 use domain::ids::{ExampleId, RunId};
+use domain::report::authenticity::SystemAnswers;
 use domain::report::calibration::MachineAnswer;
 use domain::report::machine::MachineRun;
 use domain::run::{RunStatus, SystemKind};
@@ -85,6 +86,55 @@ async fn done_items(
             .push((r.example_id, r.s1, r.s1_any_of));
     }
     Ok(out)
+}
+
+/// One stored machine answer of a finished run, for the authenticity's machine agreement.
+#[derive(sqlx::FromRow)]
+struct RunAnswer {
+    run_id: RunId,
+    system: String,
+    k: i64,
+    split: i64,
+    example_id: ExampleId,
+    answer_json: String,
+    s1: f64,
+}
+
+/// Each finished run's answers on a task's test items (official encoding), with the items it
+/// got wrong.
+pub async fn system_answers(
+    pool: &AnyPool,
+    task_id: domain::ids::TaskId,
+) -> Result<Vec<SystemAnswers>, AppError> {
+    let mut rows = sqlx::query_as::<_, RunAnswer>(
+        "SELECT p.run_id, s.name AS system, r.k, r.split, p.example_id, p.answer_json, p.s1
+         FROM machine_predictions p JOIN machine_runs r ON r.id = p.run_id
+         JOIN machine_systems s ON s.id = r.system_id
+         WHERE r.status = 'done' AND r.task_id = $1 ORDER BY p.run_id",
+    )
+    .bind(task_id)
+    .fetch(pool);
+    let mut out: Vec<(RunId, SystemAnswers)> = Vec::new();
+    while let Some(r) = rows.try_next().await? {
+        if out.last().map(|(id, _)| *id) != Some(r.run_id) {
+            let name = format!("{} k={} split={}", r.system, r.k, r.split);
+            out.push((
+                r.run_id,
+                SystemAnswers {
+                    name,
+                    ..Default::default()
+                },
+            ));
+        }
+        let answers = &mut out.last_mut().expect("pushed above").1;
+        let answer: Vec<String> = serde_json::from_str(&r.answer_json)
+            .map_err(|e| crate::ssr::catalog::corrupt("machine answer", e))?;
+        if r.s1 < 1.0 {
+            answers.wrong.insert(r.example_id);
+        }
+        answers.answers.insert(r.example_id, answer);
+    }
+    Ok(out.into_iter().map(|(_, a)| a).collect())
 }
 
 /// A machine's answer with the probability it gave, and its S1.

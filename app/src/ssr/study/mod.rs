@@ -88,5 +88,5 @@ pub use page_answers::questionnaire;
 pub use page_rows::{page_rows, CheckRow, ConsentRow, PageRows, QuestionnaireRow};
 pub use places::{enter, has_free_place};
 pub use plan::{frozen_plans, StoredPlan};
-pub use submit::{acknowledge, submit};
+pub use submit::{acknowledge, submit, Sent};
 pub use worker::worker_state;

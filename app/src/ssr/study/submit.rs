@@ -13,12 +13,22 @@ use crate::ssr::auth::now_ms;
 use crate::ssr::writer::Writer;
 use crate::wire::study::{SubmitAck, WorkerStep};
 use domain::answer::{check_answer, Answer};
+use domain::authenticity::ItemSignals;
 use domain::ids::{StudyId, UserId};
 use domain::place::Phase;
 use domain::place::PlaceStatus;
 use domain::s1::Scoring;
 use sqlx::{AnyConnection, AnyPool};
 use std::sync::Arc;
+
+/// One submission as the page sends it: the item, the submission's id, the answer and what
+/// the page recorded while the item was shown (optional).
+pub struct Sent<'a> {
+    pub position: i64,
+    pub client_id: &'a str,
+    pub answer: Answer,
+    pub signals: Option<ItemSignals>,
+}
 
 /// Stores the answer to the worker's current item and, after a test item, records the
 /// showing of the next step in the same transaction (one commit per answer). A resend with
@@ -29,11 +39,18 @@ pub async fn submit(
     writer: &Writer,
     study_id: StudyId,
     worker: UserId,
-    position: i64,
-    client_id: &str,
-    answer: Answer,
+    sent: Sent<'_>,
 ) -> Result<SubmitAck, AppError> {
+    let Sent {
+        position,
+        client_id,
+        answer,
+        signals,
+    } = sent;
     domain::people::validate_client_id(client_id).map_err(AppError::Invalid)?;
+    if let Some(s) = &signals {
+        s.check().map_err(AppError::Invalid)?;
+    }
     let study = load(pool, study_id).await?;
     let place = own_assignment(pool, study_id, worker)
         .await?
@@ -69,7 +86,11 @@ pub async fn submit(
         }
         return Err(not_current());
     }
-    let row = stored_row(&study, &item, &answer, client_id, position)?;
+    let mut row = stored_row(&study, &item, &answer, client_id, position)?;
+    row.signals_json = signals
+        .map(|s| serde_json::to_string(&s))
+        .transpose()
+        .map_err(AppError::internal)?;
     // Only a training item waits for the worker to read its gold; the others move on at once.
     let test = item.phase != Phase::Training;
     // The answer, the worker's activity and the next step's showing in one transaction,
@@ -138,6 +159,7 @@ fn stored_row(
         s1,
         s1_any,
         position,
+        signals_json: None,
     })
 }
 
@@ -153,6 +175,7 @@ struct Stored {
     s1: f64,
     s1_any: f64,
     position: i64,
+    signals_json: Option<String>,
 }
 
 /// Writes the answer unless the item already has one (`None`), then the activity and, after
@@ -167,7 +190,7 @@ async fn store(
     let stored = sqlx::query(
         "UPDATE assignment_items SET submitted_at = $1, acknowledged_at = $2, client_id = $3, answer_json = $4,
             no_answer = $5, skipped = $6, confidence = $7, s1 = $8, s1_any_of = $9,
-            shown_at = COALESCE(shown_at, $10)
+            shown_at = COALESCE(shown_at, $10), signals_json = $13
          WHERE assignment_id = $11 AND position = $12 AND submitted_at IS NULL",
     )
     .bind(row.now)
@@ -183,6 +206,7 @@ async fn store(
     .bind(row.now)
     .bind(place.id)
     .bind(row.position)
+    .bind(&row.signals_json)
     .execute(&mut *conn)
     .await;
     match stored {
