@@ -8,6 +8,7 @@ mod browser;
 mod draft;
 mod hand_back;
 mod sender;
+mod signals;
 mod span_form;
 pub(super) mod study;
 mod study_pages;

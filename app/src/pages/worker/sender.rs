@@ -5,6 +5,7 @@
 
 use super::browser::random_id;
 use super::draft::{self, DraftKey};
+use super::signals::Signals;
 use crate::api::study::submit_answer;
 use crate::error::AppError;
 use crate::pages::error_line;
@@ -43,6 +44,8 @@ pub(crate) struct Sender {
     /// Called with the server's reason when it refuses the answer (already answered, not the
     /// current item, place released): the page then shows where the worker really is.
     refused: Callback<String>,
+    /// What the page recorded while the item was shown, sent with the answer.
+    signals: Signals,
 }
 
 impl Sender {
@@ -52,6 +55,7 @@ impl Sender {
         live: RwSignal<String>,
         done: Callback<SubmitAck>,
         refused: Callback<String>,
+        signals: Signals,
     ) -> Self {
         let ready = page_ready();
         Sender {
@@ -64,6 +68,7 @@ impl Sender {
             position,
             done,
             refused,
+            signals,
         }
     }
 
@@ -89,8 +94,9 @@ impl Sender {
             .set_value(Some((answer.clone(), client_id.clone())));
         self.pending.set(true);
         self.failure.set(None);
+        let signals = self.signals.snapshot();
         leptos::task::spawn_local(async move {
-            let r = submit_answer(self.study_id, self.position, client_id, answer).await;
+            let r = submit_answer(self.study_id, self.position, client_id, answer, signals).await;
             self.pending.set(false);
             match r {
                 Ok(ack) => {

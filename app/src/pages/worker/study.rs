@@ -8,6 +8,7 @@ use super::annotate::{answer_view, LabelForm, TextForm};
 use super::browser::focus_first;
 use super::hand_back::hand_back_view;
 use super::sender::Sender;
+use super::signals::Signals;
 use super::span_form::SpanForm;
 use super::study_pages::{consent_view, declined_view, QuestionnaireView};
 use crate::api::study::{continue_study, study_state};
@@ -171,6 +172,8 @@ fn WorkerView(
                     <h2>"How to answer"</h2>
                     <p>{how_to_answer(family)}</p>
                     {keys}
+                    <h2>"What this page records"</h2>
+                    <p class="recorded">{domain::crowd::RECORDED}</p>
                 </aside>
             </div>
             <div class="sr-only live" role="status" aria-live="polite" aria-atomic="true">
@@ -304,7 +307,17 @@ fn ItemView(
             reload.run(());
         }
     });
-    let sender = Sender::new(study_id, position, live, done, refused);
+    let texts = [
+        Some(context.primary()),
+        context.second(),
+        Some(question.as_str()),
+    ]
+    .into_iter()
+    .flatten()
+    .map(str::to_string)
+    .collect();
+    let signals = Signals::new(texts);
+    let sender = Sender::new(study_id, position, live, done, refused, signals);
     let context = StoredValue::new(context);
     let labels = StoredValue::new(labels);
     let answer = move || match revealed.get() {

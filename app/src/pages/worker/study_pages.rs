@@ -71,6 +71,7 @@ pub(super) fn consent_view(
             </h2>
             <div class="consent-text" inner_html=page.html></div>
             <p class="contact">"Questions about this study: " {page.contact}</p>
+            <p class="recorded">{domain::crowd::RECORDED}</p>
             <p>"Please read the text above. Nothing of your work is kept unless you agree."</p>
             <div class="buttons">
                 <button class="accept" on:click=move |_| answer(true) disabled=step.disabled()>
