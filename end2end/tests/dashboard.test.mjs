@@ -3,9 +3,9 @@
 // annotations CSV; a worker is refused.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { start, newPage, openHydrated, joinStudy, signIn, writeSst, USERS, RESULTS } from './server.mjs';
+import { start, newPage, openHydrated, joinStudy, signIn, writeSst, importColours, USERS, RESULTS } from './server.mjs';
 
 /** A CLUES-shaped SST-2 folder of our own: 10 training items, 4 test items. */
 function writeFixture(dir) {
@@ -27,12 +27,7 @@ before(async () => {
     study = Number(/created study (\d+)/.exec(cli('study', 'create', '--task', 'SST-2', '--name', 'Dashboard study',
       '--scenarios', '0,10', '--annotators', '2', '--code', 'DASH-1', '--open'))[1]);
     // A text-to-text task of our own, sampled for the five seeds, made into a study task.
-    writeFileSync(join(dir, 'colours.tsv'), ['grass', 'sky', 'snow', 'coal', 'blood', 'sun', 'sea', 'night']
-      .map((w, i) => `What colour is ${w}?\t${['green', 'blue', 'white', 'black', 'red', 'yellow', 'blue', 'black'][i]}`).join('\n') + '\n');
-    writeFileSync(join(dir, 'colours-test.tsv'), 'What colour is a lemon?\tyellow\nWhat colour is milk?\twhite\tcream\n');
-    cli('import', 'crossfit-source', '--task', 'colours', '--source', join(dir, 'colours.tsv'), '--test', join(dir, 'colours-test.tsv'),
-      '--kind', 'text-to-text', '--k', '2', '--metric', 'EM', '--ontology', 'qa/closed-book qa');
-    cli('crossfit', 'study-task', '--task', 'colours', '--seed', '100');
+    importColours(cli, dir, [['What colour is a lemon?', 'yellow'], ['What colour is milk?', 'white', 'cream']]);
     textStudy = Number(/created study (\d+)/.exec(cli('study', 'create', '--task', 'xf-colours-s100', '--name', 'Colours',
       '--scenarios', '0', '--annotators', '1', '--open'))[1]);
   });

@@ -180,3 +180,17 @@ export function writeSquad(squadDir, context, items) {
   });
   writeFileSync(join(squadDir, 'squad-v2_test.jsonl'), items.map(line).join('\n') + '\n');
 }
+
+/**
+ * A text-to-text task of our own (`colours`: what colour is a thing?), sampled for the five
+ * seeds and made into the study task `xf-colours-s100`; `tests` are its test lines
+ * (question, then each accepted answer, tab-separated).
+ */
+export function importColours(cli, dir, tests) {
+  writeFileSync(join(dir, 'colours.tsv'), ['grass', 'sky', 'snow', 'coal', 'blood', 'sun', 'sea', 'night']
+    .map((w, i) => `What colour is ${w}?\t${['green', 'blue', 'white', 'black', 'red', 'yellow', 'blue', 'black'][i]}`).join('\n') + '\n');
+  writeFileSync(join(dir, 'colours-test.tsv'), tests.map((t) => t.join('\t')).join('\n') + '\n');
+  cli('import', 'crossfit-source', '--task', 'colours', '--source', join(dir, 'colours.tsv'), '--test', join(dir, 'colours-test.tsv'),
+    '--kind', 'text-to-text', '--k', '2', '--metric', 'EM', '--ontology', 'qa/closed-book qa');
+  cli('crossfit', 'study-task', '--task', 'colours', '--seed', '100');
+}

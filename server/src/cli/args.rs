@@ -125,6 +125,22 @@ pub enum LoadCommand {
         #[arg(long, default_value_t = 150)]
         logins: usize,
     },
+    /// Honest and assisted sessions over the API with the page's signals as the simulation
+    /// draws them; prints the share of each the report flags (see "Authenticity" in the README).
+    Authenticity {
+        #[command(flatten)]
+        target: crate::load::Target,
+        /// Honest sessions, then assisted ones.
+        #[arg(long, default_value_t = 500)]
+        honest: usize,
+        #[arg(long, default_value_t = 500)]
+        assisted: usize,
+        /// A researcher account, to read the pay sheet (its password from CLUES_PASSWORD).
+        #[arg(long, default_value = "demo")]
+        user: String,
+        #[arg(long, env = "CLUES_PASSWORD", hide_env_values = true)]
+        password: String,
+    },
     /// Each export once, crowd load during two dashboards and a bundle, then an export soak.
     ExportSoak {
         #[command(flatten)]

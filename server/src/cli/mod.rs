@@ -211,6 +211,30 @@ async fn load(database: &str, command: LoadCommand) -> Result<()> {
         LoadCommand::LoginFlood { target, logins } => {
             blocking(Box::new(move || load::login_flood(&target, logins)))
         }
+        LoadCommand::Authenticity {
+            target,
+            honest,
+            assisted,
+            user,
+            password,
+        } => blocking(Box::new(move || {
+            let c = load::client::Client::new(&target.url);
+            let found = c.login(&user, &password).and_then(|cookie| {
+                let tag = format!("a{}-", std::process::id());
+                load::authenticity::run(
+                    &target.url,
+                    target.study,
+                    (honest, assisted),
+                    target.workers,
+                    &tag,
+                    &cookie,
+                )
+            });
+            match found {
+                Ok(rates) => load::authenticity::print(&rates),
+                Err(e) => eprintln!("error: {e}"),
+            }
+        })),
         LoadCommand::ExportSoak {
             target,
             user,

@@ -100,6 +100,16 @@ impl Client {
         Ok((status, n))
     }
 
+    /// A GET with the session cookie, its body read whole.
+    pub fn get(&self, path: &str, cookie: &str) -> Result<Reply, String> {
+        Self::reply(
+            self.agent
+                .get(format!("{}{path}", self.base))
+                .header("cookie", cookie)
+                .call(),
+        )
+    }
+
     /// A server function with a form body.
     pub fn form(&self, name: &str, body: &str, cookie: &str) -> Result<Reply, String> {
         self.post(

@@ -75,11 +75,33 @@ pub fn run(
 }
 
 /// The JSON body of a 200 answer to `what`.
-fn json_of(r: super::client::Reply, what: &str) -> Result<Value, String> {
+pub(super) fn json_of(r: super::client::Reply, what: &str) -> Result<Value, String> {
     if r.status != 200 {
         return Err(format!("{what}: {} {}", r.status, r.body));
     }
     serde_json::from_str(&r.body).map_err(|e| format!("{what}: {e}"))
+}
+
+/// Sends one answer (the JSON body of `submit_answer`) as the page does; returns the step it
+/// leads to: the next one, or after a training item the item with its gold revealed.
+pub(super) fn send_answer(
+    c: &Client,
+    cookie: &str,
+    position: i64,
+    body: &Value,
+) -> Result<Value, String> {
+    let r = c.post(
+        "/api/submit_answer",
+        "application/json",
+        &body.to_string(),
+        &[("cookie", cookie)],
+    )?;
+    let ack = json_of(r, "submit")?;
+    Ok(if ack["next"].is_null() {
+        json!({"Item": {"position": position, "reveal": ack["reveal"]}})
+    } else {
+        ack["next"].clone()
+    })
 }
 
 /// One worker as the page drives the server: the state once, then one request per answer
@@ -122,14 +144,8 @@ fn one_worker(
         let client_id = format!("{pid}-{position}");
         let body = json!({"study_id": study, "position": position, "client_id": client_id, "answer": answer});
         let t = Instant::now();
-        let r = c.post(
-            "/api/submit_answer",
-            "application/json",
-            &body.to_string(),
-            &[("cookie", &cookie)],
-        )?;
+        let next = send_answer(c, &cookie, position, &body)?;
         let ms = ms_since(t);
-        let ack = json_of(r, "submit")?;
         {
             let mut s = stats.lock().unwrap();
             s.latencies_ms.push(ms);
@@ -139,12 +155,7 @@ fn one_worker(
                 client_id,
             });
         }
-        step = if ack["next"].is_null() {
-            // A training item: its gold is shown; the worker then continues.
-            json!({"Item": {"position": position, "reveal": ack["reveal"]}})
-        } else {
-            ack["next"].clone()
-        };
+        step = next;
     }
     Ok(())
 }

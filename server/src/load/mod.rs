@@ -2,6 +2,7 @@
 //! percentiles and the server's resident memory (crowd load, a login flood, an export soak),
 //! and `load fill`, which gives a study many synthetic annotation rows to export.
 
+pub mod authenticity;
 pub mod client;
 pub mod crowd;
 pub mod fill;
