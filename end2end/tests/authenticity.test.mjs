@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { start, newPage, openHydrated, joinStudy, signIn, writeSst, importColours, USERS } from './server.mjs';
+import { start, newPage, openHydrated, joinStudy, signIn, writeSst, writeSquad, importColours, selectByMouse, USERS } from './server.mjs';
 
 const REVIEWS = [
   ['a warm and funny film whose cast makes every small scene feel alive and true ', 'positive'],
@@ -15,14 +15,22 @@ const REVIEWS = [
   ['two hours of noise and shouting that never adds up to a plot worth following at all ', 'negative'],
 ];
 
+const PASSAGE = 'The expedition left Lukla at dawn. After four days of walking the porters reached Namche Bazaar, where the whole team rested for two nights before the climb.';
+
 let env;
 let labels;
 let texts;
+let spans;
 before(async () => {
   env = await start((cli, dir) => {
     writeSst(join(dir, 'data', 'SST-2'), REVIEWS);
+    writeSquad(join(dir, 'data', 'SQuAD-v2'), PASSAGE, [
+      ['p1', 'Where did the team rest?', ['Namche Bazaar']],
+      ['p2', 'Where did the expedition leave from?', ['Lukla']],
+    ]);
     cli('import', 'clues', join(dir, 'data'));
     const id = (out) => Number(/created study (\d+)/.exec(out)[1]);
+    spans = id(cli('study', 'create', '--task', 'SQuAD-v2', '--name', 'Passages', '--scenarios', '0', '--annotators', '5', '--open'));
     labels = id(cli('study', 'create', '--task', 'SST-2', '--name', 'Reviews', '--scenarios', '0', '--annotators', '5', '--open'));
     importColours(cli, dir, [['What colour is a ripe lemon in the sun?', 'yellow'], ['What colour is fresh milk in a glass?', 'white']]);
     texts = id(cli('study', 'create', '--task', 'xf-colours-s100', '--name', 'Colours', '--scenarios', '0', '--annotators', '5', '--open'));
@@ -111,6 +119,30 @@ test('an honest worker reads, copies a word, glances away once and answers: not 
   assert.deepEqual((await levels(researcher, labels))['honest-1'], ['high', '']);
   await page.close();
   await researcher.close();
+});
+
+test('an honest worker selects spans at human speed with a short glance away: not flagged', async () => {
+  const page = await newPage(env.browser);
+  await joinStudy(page, link(spans, 'honest-2'));
+  for (let i = 0; i < 2; i++) {
+    await page.locator('.span-context').waitFor();
+    await pause(3000); // reading the passage
+    const question = await page.locator('.item .question').textContent();
+    if (i === 0) await leave(page, 1500);
+    await selectByMouse(page, question.includes('rest') ? 'Namche Bazaar' : 'Lukla');
+    await page.click('button.add-answer');
+    const heading = await page.locator('.step-heading').textContent();
+    await page.click('button.submit');
+    await page.waitForFunction((h) => document.querySelector('.step-heading')?.textContent !== h, heading);
+  }
+  await page.waitForSelector('text=/completion code/i');
+  assert.deepEqual(page.errors, []);
+  const s = signalsOf('honest-2');
+  assert.deepEqual(s.map((x) => [x.away_count, x.copy_count, x.paste_count]), [[1, 0, 0], [0, 0, 0]]);
+  const researcher = await newPage(env.browser);
+  await signIn(researcher, env.base, USERS.researcher);
+  assert.deepEqual((await levels(researcher, spans))['honest-2'], ['high', '']);
+  for (const p of [page, researcher]) await p.close();
 });
 
 test('an assisted worker takes items to a chatbot in another tab and pastes its reply: flagged', async () => {

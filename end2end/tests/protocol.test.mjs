@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { start, newPage, openHydrated, joinStudy, signIn, writeSst, USERS, RESULTS } from './server.mjs';
+import { start, newPage, openHydrated, joinStudy, signIn, writeSst, selectByMouse, USERS, RESULTS } from './server.mjs';
 
 /** Code point offset of `needle` in `text` (as the server stores offsets). */
 const cpOffset = (text, needle) => [...text.slice(0, text.indexOf(needle))].length;
@@ -70,21 +70,6 @@ function storedAnswers(studyId) {
 async function arrive(page, studyId, pid) {
   await joinStudy(page, `${env.base}/join/${studyId}?PROLIFIC_PID=${pid}&STUDY_ID=st&SESSION_ID=se`);
   assert.match(page.url(), new RegExp(`/study/${studyId}$`));
-}
-
-/** Drags the real mouse over `needle` in the span context. */
-async function selectByMouse(page, needle) {
-  const box = await page.evaluate((needle) => {
-    const r = window.rangeOfText(document.querySelector('.span-context'), needle);
-    const rects = [...r.getClientRects()].filter((x) => x.width > 0);
-    const a = rects[0];
-    const b = rects[rects.length - 1];
-    return { x1: a.left + 1, y1: a.top + a.height / 2, x2: b.right - 1, y2: b.top + b.height / 2 };
-  }, needle.replace(/\r\n/g, '\n'));
-  await page.mouse.move(box.x1, box.y1);
-  await page.mouse.down();
-  await page.mouse.move(box.x2, box.y2, { steps: 8 });
-  await page.mouse.up();
 }
 
 /** The answers table as [text, offset, length] rows. */

@@ -194,3 +194,18 @@ export function importColours(cli, dir, tests) {
     '--kind', 'text-to-text', '--k', '2', '--metric', 'EM', '--ontology', 'qa/closed-book qa');
   cli('crossfit', 'study-task', '--task', 'colours', '--seed', '100');
 }
+
+/** Drags the real mouse over `needle` in the span context. */
+export async function selectByMouse(page, needle) {
+  const box = await page.evaluate((needle) => {
+    const r = window.rangeOfText(document.querySelector('.span-context'), needle);
+    const rects = [...r.getClientRects()].filter((x) => x.width > 0);
+    const a = rects[0];
+    const b = rects[rects.length - 1];
+    return { x1: a.left + 1, y1: a.top + a.height / 2, x2: b.right - 1, y2: b.top + b.height / 2 };
+  }, needle.replace(/\r\n/g, '\n'));
+  await page.mouse.move(box.x1, box.y1);
+  await page.mouse.down();
+  await page.mouse.move(box.x2, box.y2, { steps: 8 });
+  await page.mouse.up();
+}
