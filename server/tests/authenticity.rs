@@ -17,6 +17,35 @@ fn signals(away_ms: u64, copy_chars: u32) -> Value {
         "paste_chars": 0, "first_input_ms": 900, "active_ms": 8_000, "wall_ms": 8_000 + away_ms})
 }
 
+/// A folder holding an SST-2-shaped task in the CLUES layout: `n` test reviews of 25 words
+/// (`review <i>: ...`, id `i`, alternately positive and negative) and a training file (the
+/// demo's test set is too small for a session's share of assisted items to show).
+fn write_reviews(root: &std::path::Path, n: usize) -> std::path::PathBuf {
+    let data = root.join("data");
+    std::fs::create_dir_all(data.join("SST-2")).unwrap();
+    let line = |i: usize| {
+        let label = ["positive", "negative"][i % 2];
+        let words = ["a", "film", "that", "moves", "slowly", "but", "stays"]
+            .iter()
+            .cycle();
+        let text: Vec<&str> = words.take(24).copied().collect();
+        let context = format!("review {i}: {}", text.join(" "));
+        json!({"id": i, "context": context, "question": "positive or negative?", "answer": [label]})
+            .to_string()
+            + "\n"
+    };
+    let file = |name: &str, ids: std::ops::Range<usize>| {
+        std::fs::write(
+            data.join("SST-2").join(name),
+            ids.map(line).collect::<String>(),
+        )
+        .unwrap()
+    };
+    file("sst_test.jsonl", 0..n);
+    file("sst_train_10_1.jsonl", 100..110);
+    data
+}
+
 /// The CSV cells of `column` in the lines of `csv`.
 fn column(csv: &str, name: &str) -> Vec<String> {
     let mut lines = csv.lines().map(server::load::authenticity::cells);
@@ -135,31 +164,10 @@ async fn simulated_sessions_over_the_api_are_flagged_at_the_promised_rates() {
     use domain::people::Role;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("authenticity.db");
-    // A 30-item SST-2-shaped test set of 25-word reviews (the demo's is too small for a
-    // session's share of assisted items to show).
-    let data = dir.path().join("data/SST-2");
-    std::fs::create_dir_all(&data).unwrap();
-    let line = |i: usize| {
-        let label = ["positive", "negative"][i % 2];
-        let words = ["a", "film", "that", "moves", "slowly", "but", "stays"]
-            .iter()
-            .cycle();
-        let text: Vec<&str> = words.take(24).copied().collect();
-        json!({"id": i, "context": format!("review {i}: {}", text.join(" ")), "question": "positive or negative?", "answer": [label]}).to_string()
-    };
-    let test: Vec<String> = (0..30).map(line).collect();
-    std::fs::write(data.join("sst_test.jsonl"), test.join("\n") + "\n").unwrap();
-    std::fs::write(
-        data.join("sst_train_10_1.jsonl"),
-        (100..110).map(line).collect::<Vec<_>>().join("\n") + "\n",
-    )
-    .unwrap();
+    let data = write_reviews(dir.path(), 30);
     let url = common::db_url(&db);
     let pool = app::ssr::db::cli::connect(&url).await.unwrap();
-    let (ok, out) = common::clues(
-        &url,
-        &["import", "clues", dir.path().join("data").to_str().unwrap()],
-    );
+    let (ok, out) = common::clues(&url, &["import", "clues", data.to_str().unwrap()]);
     assert!(ok, "{out}");
     common::add_users(&pool, &[("rita", Role::Researcher)]).await;
     let config = domain::study::StudyConfig {
@@ -186,4 +194,111 @@ async fn simulated_sessions_over_the_api_are_flagged_at_the_promised_rates() {
     assert!(rates.honest.1 <= 1, "{rates:?}");
     assert!(rates.assisted.1 >= 38, "{rates:?}");
     server.kill9();
+}
+
+/// A worker who repeats a system's answers, its errors too, while the others read for
+/// themselves: the machine-agreement signal, which with one assisted-looking item lowers the
+/// level to low (the same item alone gives mixed).
+#[tokio::test]
+async fn a_worker_who_repeats_a_systems_errors_is_found_by_machine_agreement() {
+    use domain::people::Role;
+    let dir = tempfile::tempdir().unwrap();
+    let url = common::db_url(&dir.path().join("agree.db"));
+    let pool = app::ssr::db::cli::connect(&url).await.unwrap();
+    let data = write_reviews(dir.path(), 30);
+    let (ok, out) = common::clues(&url, &["import", "clues", data.to_str().unwrap()]);
+    assert!(ok, "{out}");
+    common::add_users(&pool, &[("rita", Role::Researcher)]).await;
+    let s = &common::app_state(pool);
+    let study = new_study(s, "SST-2", &[0], 10).await;
+    let gold = |i: usize| ["positive", "negative"][i % 2];
+    // The system: wrong on every third review.
+    let system = |i: usize| {
+        if i.is_multiple_of(3) {
+            gold(i + 1)
+        } else {
+            gold(i)
+        }
+    };
+    let rita = login(s, "rita", "rita-password").await;
+    let lines: String = (0..30)
+        .map(|i| format!("{}\n", json!({"id": i.to_string(), "answer": [system(i)]})))
+        .collect();
+    let req = axum::http::Request::post("/import/predictions?task=SST-2&system=llm&k=0&split=0")
+        .header("cookie", rita.clone())
+        .body(axum::body::Body::from(lines))
+        .unwrap();
+    let r = common::client::send(s, req).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    // Three honest readers (each wrong once, on an item of their own), then the copier.
+    let answer_all = |pid: &'static str, pick: Box<dyn Fn(usize) -> &'static str>| async move {
+        let w = arrive(s, study, pid).await;
+        let mut st = parse(&state_of(s, study, &w).await)["step"].clone();
+        let mut n = 0;
+        while let Some(pos) = st["Item"]["position"].as_i64() {
+            let context = st["Item"]["context"]["text"].as_str().unwrap().to_string();
+            let i: usize = context["review ".len()..]
+                .split(':')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            let mut body = submit_body(study, pos, &format!("{pid}-{pos}"), label(pick(i)));
+            body["signals"] = if pid == "copier" && n == 0 {
+                signals(25_000, 300)
+            } else {
+                signals(0, 0)
+            };
+            n += 1;
+            st = parse(&post_json(s, "submit_answer", &body, Some(&w)).await)["next"].clone();
+        }
+    };
+    for (pid, wrong) in [("reader-1", 1), ("reader-2", 2), ("reader-3", 4)] {
+        answer_all(
+            pid,
+            Box::new(move |i| if i == wrong { gold(i + 1) } else { gold(i) }),
+        )
+        .await;
+    }
+    answer_all("copier", Box::new(system)).await;
+    let pay = get(s, &format!("/export/pay.csv?studies={study}"), Some(&rita)).await;
+    let ids = column(&pay.body, "crowd_worker_id");
+    let (levels, why) = (
+        column(&pay.body, "authenticity"),
+        column(&pay.body, "authenticity_reasons"),
+    );
+    let of = |pid: &str| ids.iter().position(|i| i == pid).unwrap();
+    assert_eq!(levels[of("copier")], "low", "{}", pay.body);
+    assert!(
+        why[of("copier")].contains("agrees with a system"),
+        "{}",
+        pay.body
+    );
+    assert!(why[of("copier")].contains("1 of 30 items look assisted"));
+    for pid in ["reader-1", "reader-2", "reader-3"] {
+        assert_eq!(levels[of(pid)], "high", "{}", pay.body);
+    }
+    let json = get(
+        s,
+        &format!("/export/scores.json?studies={study}"),
+        Some(&rita),
+    )
+    .await;
+    let report: Value = serde_json::from_str(&json.body).unwrap();
+    let copier = report["annotators"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["worker"].as_str().unwrap().ends_with("copier"))
+        .unwrap();
+    let m = &copier["authenticity"]["machine"];
+    assert_eq!(
+        (
+            m["system"].as_str(),
+            m["with_system"].as_f64(),
+            m["system_wrong"].as_u64(),
+            m["same_wrong"].as_u64()
+        ),
+        (Some("llm k=0 split=0"), Some(1.0), Some(10), Some(10))
+    );
 }

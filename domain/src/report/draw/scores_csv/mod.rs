@@ -170,7 +170,8 @@ impl Row {
     }
 }
 
-/// One row per cell, the columns of `HEADER`. Table 5 with its 95% intervals (`low`/`high`
+/// One row per cell, the columns of `HEADER`, for each view of the annotators (`annotators` =
+/// `all`, `filtered`, `authentic`). Table 5 with its 95% intervals (`low`/`high`
 /// over other annotators, `items_low`/`items_high` over more items) and its answered-only view
 /// (`table5-answered`); skip rates (`skips`: items = submitted test items, mean = skipped /
 /// submitted; `subset` `empty gold` and `with gold` apart); Tables 8 and 9, the majority vote,
@@ -221,7 +222,7 @@ pub fn scores_csv(r: &Report) -> String {
     out
 }
 
-/// The start of every row of one set of annotators (`all` or `filtered`).
+/// The start of every row of one set of annotators (`all`, `filtered` or `authentic`).
 struct Base(&'static str);
 
 impl Base {
