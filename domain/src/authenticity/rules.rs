@@ -115,7 +115,7 @@ impl Evidence {
         let mut out = Vec::new();
         if self.assisted_items > 0 {
             out.push(format!(
-                "{} of {} items look assisted (the item copied or a paste, and 10 s or more away)",
+                "{} of {} items look assisted (the item copied or a paste with 10 s or more away)",
                 self.assisted_items, self.items_with_signals
             ));
         }
@@ -136,7 +136,7 @@ impl Evidence {
         }
         if self.machine_signal {
             out.push(
-                "agrees with a system far more than with the other humans, its errors included"
+                "agrees with a system far more than with the other humans and repeats its errors"
                     .into(),
             );
         }
