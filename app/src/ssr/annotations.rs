@@ -64,7 +64,61 @@ pub struct AnnotationRow {
     /// What the worker's page recorded while the item was shown (columns of their own; empty
     /// where the page sent none).
     #[serde(flatten)]
-    pub signals: Option<ItemSignals>,
+    pub signals: SignalCells,
+}
+
+/// An item's signals as columns of the export, every one empty (null) where the page sent
+/// none, so that every row has the same columns in the CSV and the JSONL alike.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SignalCells {
+    pub away_count: Option<u32>,
+    pub away_ms: Option<u64>,
+    pub copy_count: Option<u32>,
+    pub copy_chars: Option<u32>,
+    pub copy_from_item: Option<u32>,
+    pub paste_count: Option<u32>,
+    pub paste_chars: Option<u32>,
+    pub first_input_ms: Option<u64>,
+    pub active_ms: Option<u64>,
+    pub wall_ms: Option<u64>,
+}
+
+impl From<Option<ItemSignals>> for SignalCells {
+    fn from(s: Option<ItemSignals>) -> Self {
+        let Some(s) = s else {
+            return SignalCells::default();
+        };
+        SignalCells {
+            away_count: Some(s.away_count),
+            away_ms: Some(s.away_ms),
+            copy_count: Some(s.copy_count),
+            copy_chars: Some(s.copy_chars),
+            copy_from_item: Some(s.copy_from_item),
+            paste_count: Some(s.paste_count),
+            paste_chars: Some(s.paste_chars),
+            first_input_ms: s.first_input_ms,
+            active_ms: Some(s.active_ms),
+            wall_ms: Some(s.wall_ms),
+        }
+    }
+}
+
+impl SignalCells {
+    /// The signals back, where the page sent them.
+    pub fn signals(&self) -> Option<ItemSignals> {
+        Some(ItemSignals {
+            away_count: self.away_count?,
+            away_ms: self.away_ms?,
+            copy_count: self.copy_count?,
+            copy_chars: self.copy_chars?,
+            copy_from_item: self.copy_from_item?,
+            paste_count: self.paste_count?,
+            paste_chars: self.paste_chars?,
+            first_input_ms: self.first_input_ms,
+            active_ms: self.active_ms?,
+            wall_ms: self.wall_ms?,
+        })
+    }
 }
 
 /// The ids a crowd link gave with the worker's arrival (all empty for password accounts).
@@ -226,7 +280,7 @@ impl StoredAnnotation {
             s1_any_of: self.s1_any_of,
             client_id: self.client_id,
             synthetic: self.synthetic != 0,
-            signals,
+            signals: signals.into(),
         })
     }
 }

@@ -176,7 +176,7 @@ fn fold_row(out: &mut Vec<AnnotatorRecord>, r: AnnotationRow) {
         s1_any_of: r.s1_any_of,
         shown_at: r.shown_at,
         submitted_at: r.submitted_at,
-        signals: r.signals,
+        signals: r.signals.signals(),
     });
 }
 
