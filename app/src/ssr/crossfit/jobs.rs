@@ -45,8 +45,21 @@ pub async fn enqueue(
     settings: &str,
 ) -> Result<Vec<i64>> {
     let (task_id, _) = task_id(pool, task).await?;
-    // All or nothing: a refusal leaves no seed queued with the refused recipe.
+    // All or nothing: a refusal leaves no seed queued with the refused recipe. The refusal
+    // rolls back before it is answered: a dropped transaction would keep its row locks until
+    // its connection is next used, and a claim (SKIP LOCKED) would pass the queued seed by.
     let mut tx = crate::ssr::tx::begin_immediate(pool, &[]).await?;
+    let queued = queue_seeds(&mut tx, (method, task, task_id), seeds, settings).await;
+    crate::ssr::tx::finish(tx, queued).await
+}
+
+/// Queues each seed in `tx`; refused where one is queued or running with another recipe.
+async fn queue_seeds(
+    tx: &mut sqlx::AnyConnection,
+    (method, task, task_id): (&str, &str, i64),
+    seeds: &[u32],
+    settings: &str,
+) -> Result<Vec<i64>> {
     let mut ids = Vec::with_capacity(seeds.len());
     for &seed in seeds {
         sqlx::query(
@@ -80,7 +93,6 @@ pub async fn enqueue(
         }
         ids.push(id);
     }
-    tx.commit().await?;
     Ok(ids)
 }
 
