@@ -207,15 +207,27 @@ pub fn assess(
     annotators: &[&AnnotatorRecord],
     tasks: &HashMap<String, TaskData>,
 ) -> HashMap<AssignmentId, Authenticity> {
+    // Answers in the official encoding, and each task's finished annotators as peers, only
+    // for the tasks that have system runs to agree with (the rest need neither).
+    let with_systems = |a: &&&AnnotatorRecord| !tasks[&a.task].systems.is_empty();
     let answered: HashMap<AssignmentId, HashMap<ExampleId, Vec<String>>> = annotators
         .iter()
+        .filter(with_systems)
         .map(|a| (a.assignment, answers(a, &tasks[&a.task])))
         .collect();
+    let mut peers_of: HashMap<&str, Vec<AssignmentId>> = HashMap::new();
     let mut finished: Vec<&&AnnotatorRecord> = annotators
         .iter()
+        .filter(with_systems)
         .filter(|a| a.status == PlaceStatus::Finished)
         .collect();
     finished.sort_by_key(|a| a.assignment);
+    for a in finished {
+        peers_of
+            .entry(a.task.as_str())
+            .or_default()
+            .push(a.assignment);
+    }
     annotators
         .iter()
         .map(|a| {
@@ -232,13 +244,17 @@ pub fn assess(
                 .for_each(|s| e.add(s));
             (e.timed_answers, e.fast_answers) = fast_answers(a, data);
             e.straight_line = straight_line(a, data);
-            let peers: Vec<&HashMap<ExampleId, Vec<String>>> = finished
-                .iter()
-                .filter(|p| p.task == a.task && p.assignment != a.assignment)
-                .take(PEERS)
-                .map(|p| &answered[&p.assignment])
-                .collect();
-            let machine = machine_agreement(&answered[&a.assignment], &peers, &data.systems);
+            let machine = answered.get(&a.assignment).and_then(|mine| {
+                let peers: Vec<&HashMap<ExampleId, Vec<String>>> = peers_of
+                    .get(a.task.as_str())
+                    .into_iter()
+                    .flatten()
+                    .filter(|p| **p != a.assignment)
+                    .take(PEERS)
+                    .map(|p| &answered[p])
+                    .collect();
+                machine_agreement(mine, &peers, &data.systems)
+            });
             e.machine_signal = machine.as_ref().is_some_and(|m| m.1);
             let mut reasons = e.reasons();
             if e.items_with_signals == 0 && !items.is_empty() {
