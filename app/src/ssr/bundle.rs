@@ -1,12 +1,13 @@
 //! The study bundle: every file of a scope in one tar archive with a content hash. Members are
-//! spooled one after the other into a temporary file, as a tar states each file's size first.
+//! spooled, deflated, one after the other into a temporary file, as a tar states each file's
+//! size first.
 
 use super::export::{
     attention_csv, consent_csv, curve_svg, majority_predictions, pay_csv, predictions_of,
     questionnaires_csv, questionnaires_jsonl,
 };
 use super::report::Loaded;
-use super::stream::{write_rows, Out, RowFile, Spool, SpoolFile};
+use super::stream::{write_rows, Out, RowFile, Spool, SpoolFile, Spooled};
 use crate::error::AppError;
 use domain::ids::{ConfigId, StudyId};
 use domain::place::PlaceStatus;
@@ -16,7 +17,7 @@ use domain::shots;
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
 
 /// Study configurations: the one in force and every saved version.
 #[derive(Serialize)]
@@ -40,6 +41,7 @@ struct Member {
     name: String,
     offset: u64,
     len: u64,
+    stored: u64,
 }
 
 /// A bundle ready to be written: its members spooled, its content hash known.
@@ -71,14 +73,15 @@ struct Members {
 }
 
 impl Members {
-    fn add(&mut self, name: String, (len, sha): (u64, String)) {
-        self.hashes.push((name.clone(), sha));
+    fn add(&mut self, name: String, done: Spooled) {
+        self.hashes.push((name.clone(), done.sha256));
         self.members.push(Member {
             name,
             offset: self.end,
-            len,
+            len: done.len,
+            stored: done.stored,
         });
-        self.end += len;
+        self.end += done.stored;
     }
 
     /// A member written by `write` (text, JSON) straight into the spool.
@@ -89,7 +92,7 @@ impl Members {
     ) -> Result<(), AppError> {
         let mut member = self.spool.member();
         write(&mut member).map_err(AppError::internal)?;
-        let done = member.finish();
+        let done = member.finish()?;
         self.add(name, done);
         Ok(())
     }
@@ -116,7 +119,7 @@ pub async fn build(pool: &sqlx::AnyPool, l: &Loaded, r: &Report) -> Result<Bundl
     ] {
         let mut out = Out::new(m.spool.member());
         write_rows(pool, &l.studies, l.synthetic.included, file, &mut out).await?;
-        let done = out.finish().await?.finish();
+        let done = out.finish().await?.finish()?;
         m.add(name.into(), done);
     }
     // Written as it is serialised: on many annotators the text is tens of megabytes.
@@ -242,8 +245,7 @@ impl Bundle {
             &mut self.listing.as_bytes(),
         )?;
         for m in &self.members {
-            self.spool.file.seek(SeekFrom::Start(m.offset))?;
-            add(&m.name, m.len, &mut (&mut self.spool.file).take(m.len))?;
+            add(&m.name, m.len, &mut self.spool.read(m.offset, m.stored)?)?;
         }
         tar.into_inner()
     }
