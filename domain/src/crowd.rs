@@ -11,6 +11,17 @@ pub const PROLIFIC_COMPLETE: &str = "https://app.prolific.com/submissions/comple
 /// The MTurk hosts a HIT may send its workers from (`turkSubmitTo`): live and sandbox.
 pub const MTURK_HOSTS: [&str; 2] = ["https://www.mturk.com", "https://workersandbox.mturk.com"];
 
+/// The MTurk sites that show a HIT's ExternalQuestion in a frame: the live worker site
+/// (`worker.mturk.com`, where live HITs are worked), the classic site (`www.mturk.com`), the
+/// sandbox worker site, and the requester sites' previews (live and sandbox).
+pub const MTURK_FRAME_ORIGINS: [&str; 5] = [
+    "https://worker.mturk.com",
+    "https://www.mturk.com",
+    "https://workersandbox.mturk.com",
+    "https://requester.mturk.com",
+    "https://requestersandbox.mturk.com",
+];
+
 /// What MTurk sends while a worker only previews a HIT.
 pub const MTURK_PREVIEW: &str = "ASSIGNMENT_ID_NOT_AVAILABLE";
 
@@ -21,15 +32,15 @@ pub fn is_worker_page(path: &str) -> bool {
 }
 
 /// The `Content-Security-Policy` of a page. A worker's page may be framed by the study itself
-/// (`'self'`), MTurk's worker and sandbox sites (an ExternalQuestion HIT shows the study link in
-/// a frame there) and the origins the operator adds (`serve --frame-ancestors`); every other
+/// (`'self'`), MTurk's sites (an ExternalQuestion HIT shows the study link in a frame there:
+/// `MTURK_FRAME_ORIGINS`) and the origins the operator adds (`serve --frame-ancestors`); every other
 /// page may be framed by nobody.
 pub fn frame_policy(path: &str, extra_ancestors: &[String]) -> String {
     if !is_worker_page(path) {
         return "frame-ancestors 'none'".into();
     }
     let mut policy = String::from("frame-ancestors 'self'");
-    for origin in MTURK_HOSTS
+    for origin in MTURK_FRAME_ORIGINS
         .iter()
         .copied()
         .chain(extra_ancestors.iter().map(String::as_str))
@@ -287,7 +298,9 @@ mod tests {
         for path in ["/join/3", "/study/3"] {
             assert_eq!(
                 frame_policy(path, &extra),
-                "frame-ancestors 'self' https://www.mturk.com https://workersandbox.mturk.com https://lab.example"
+                "frame-ancestors 'self' https://worker.mturk.com https://www.mturk.com \
+                 https://workersandbox.mturk.com https://requester.mturk.com \
+                 https://requestersandbox.mturk.com https://lab.example"
             );
         }
         assert!(validate_frame_ancestor("https://lab.example").is_ok());

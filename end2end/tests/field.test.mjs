@@ -132,6 +132,32 @@ test('inside MTurk\'s frame with third-party cookies blocked: the preview takes 
   await context.close();
 });
 
+test('every MTurk site may frame the study link (live, classic, sandbox, requester previews); another site may not', { timeout: 120000 }, async () => {
+  const context = await env.browser.newContext();
+  const link = `${env.base}/join/${studies.mturk}?workerId=FRAMED&assignmentId=ASGF&hitId=HITF`;
+  const hit = `<!DOCTYPE html><title>HIT</title><iframe title="HIT" src="${link.replace(/&/g, '&amp;')}"></iframe>`;
+  const sites = ['https://worker.mturk.com', 'https://www.mturk.com', 'https://workersandbox.mturk.com',
+    'https://requester.mturk.com', 'https://requestersandbox.mturk.com', 'https://evil.example'];
+  for (const site of sites) {
+    await context.route(`${site}/**`, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: hit }));
+  }
+  for (const site of sites) {
+    const page = await context.newPage();
+    const child = () => page.frames().find((f) => f !== page.mainFrame());
+    await page.goto(`${site}/projects/1/tasks`);
+    if (site === 'https://evil.example') {
+      // Chromium puts its own error page in a frame that the policy refuses.
+      for (let i = 0; i < 100 && !(child()?.url() ?? '').startsWith('chrome-error:'); i++) await page.waitForTimeout(100);
+      assert.match(child()?.url() ?? '', /^chrome-error:/, site);
+    } else {
+      await page.frameLocator('iframe').locator('form.start button').waitFor({ timeout: 10000 });
+      assert.equal(child().url(), link, site);
+    }
+    await page.close();
+  }
+  await context.close();
+});
+
 test('a Prolific worker is handed back to the completion URL by the end page itself', { timeout: 120000 }, async () => {
   const context = await env.browser.newContext();
   await context.route('https://app.prolific.com/**', (route) =>

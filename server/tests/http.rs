@@ -306,7 +306,7 @@ async fn pages_run_only_their_own_scripts_and_the_inline_ones_with_this_response
     let (_, _, body, h) = fetch_encoded(&s, "/join/1?PROLIFIC_PID=csp", "identity").await;
     let policy = csp(&h);
     assert!(
-        policy.contains("frame-ancestors 'self' https://www.mturk.com"),
+        policy.contains("frame-ancestors 'self' https://worker.mturk.com https://www.mturk.com"),
         "{policy}"
     );
     let body = String::from_utf8(body).unwrap();
@@ -337,7 +337,9 @@ async fn worker_pages_may_be_framed_by_the_crowd_platforms_and_no_other_page_by_
         assert!(h.get("x-frame-options").is_none(), "{path}: {h:?}");
         assert!(
             csp(&h)
-                .ends_with("frame-ancestors 'self' https://www.mturk.com https://workersandbox.mturk.com https://lab.example"),
+                .ends_with("frame-ancestors 'self' https://worker.mturk.com https://www.mturk.com \
+                    https://workersandbox.mturk.com https://requester.mturk.com \
+                    https://requestersandbox.mturk.com https://lab.example"),
             "{path}"
         );
     }
