@@ -38,24 +38,38 @@ async fn file_of(req: Request, state: &AppState) -> Result<(Option<String>, Vec<
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("multipart/form-data"));
-    let bad =
-        |e: &dyn std::fmt::Display| AppError::Invalid(format!("the upload is malformed: {e}"));
+    // A body over the server's limit is 413 (the rejection says so); anything else is 400.
+    let bad = |status: axum::http::StatusCode, e: String| {
+        if status == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+            AppError::TooLarge(format!("the upload is over the server's limit: {e}"))
+        } else {
+            AppError::Invalid(format!("the upload is malformed: {e}"))
+        }
+    };
     if !multipart {
         let bytes = axum::body::Bytes::from_request(req, state)
             .await
-            .map_err(|e| bad(&e.body_text()))?;
+            .map_err(|e| bad(e.status(), e.body_text()))?;
         return Ok((None, bytes.to_vec()));
     }
     let mut form = Multipart::from_request(req, state)
         .await
-        .map_err(|e| bad(&e.body_text()))?;
-    while let Some(mut field) = form.next_field().await.map_err(|e| bad(&e.body_text()))? {
+        .map_err(|e| bad(e.status(), e.body_text()))?;
+    while let Some(mut field) = form
+        .next_field()
+        .await
+        .map_err(|e| bad(e.status(), e.body_text()))?
+    {
         if field.name() != Some("file") {
             continue;
         }
         let name = field.file_name().map(str::to_string);
         let mut bytes = Vec::new();
-        while let Some(chunk) = field.chunk().await.map_err(|e| bad(&e.body_text()))? {
+        while let Some(chunk) = field
+            .chunk()
+            .await
+            .map_err(|e| bad(e.status(), e.body_text()))?
+        {
             bytes.extend_from_slice(&chunk);
         }
         return Ok((name, bytes));

@@ -790,7 +790,16 @@ async fn researchers_upload_predictions_over_http_and_others_are_refused() {
     let r = send(state, multipart("other", &body)).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     assert!(r.body.contains("no field named file"), "{}", r.body);
-    let r = post(Some(rita), "task=demo-SST-2&system=x&k=two", body).await;
+    let r = post(Some(rita.clone()), "task=demo-SST-2&system=x&k=two", body).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     assert!(r.body.contains("k: must be a number"), "{}", r.body);
+    // A file over the server's body limit (2 MB) is 413, sent whole or in a form; nothing changes.
+    let before = common::snapshot(&state.pool).await;
+    let big = "x".repeat(3 << 20);
+    let r = send(state, multipart("file", &big)).await;
+    assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", r.body);
+    assert!(r.body.contains("over the server's limit"), "{}", r.body);
+    let r = post(Some(rita.clone()), q, big).await;
+    assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", r.body);
+    assert_eq!(before, common::snapshot(&state.pool).await);
 }
