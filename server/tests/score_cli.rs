@@ -228,3 +228,42 @@ fn scores_are_printed_in_full_and_as_json() {
     assert_eq!(v["items"], 3);
     assert_eq!(v["family"], "reading_comprehension");
 }
+
+#[test]
+fn output_into_a_pipe_closed_early_ends_a_command_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let tmp = tempfile::tempdir().unwrap();
+    let db = common::db_url(&tmp.path().join("p.db"));
+    let gold = tmp.path().join("g.jsonl");
+    std::fs::write(&gold, "{\"id\": \"a\", \"answer\": [\"x\"]}\n").unwrap();
+    let g = gold.to_str().unwrap();
+    let made = bin()
+        .args(["--database", &db, "user", "add", "ada", "--role", "admin"])
+        .env("CLUES_PASSWORD", "long-enough-pw")
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    // As `clues-lab … | head -0`: the reader is gone before the first line is written.
+    for args in [
+        &["--database", &db, "db", "query", "SELECT 1"][..],
+        &["--database", &db, "study", "list"][..],
+        &["score", "--gold", g, g][..],
+    ] {
+        let mut child = bin()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(
+            out.status.success() || out.status.signal() == Some(libc::SIGPIPE),
+            "{args:?}: {:?} {stderr}",
+            out.status
+        );
+    }
+}

@@ -35,6 +35,9 @@ pub fn main() -> ExitCode {
         Some(Command::Baseline(a)) if a.finetune => crate::memory::keep_large_blocks(),
         _ => {}
     }
+    if !matches!(&cli.command, None | Some(Command::Serve(_))) {
+        end_quietly_on_a_closed_pipe();
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -249,4 +252,16 @@ async fn load(database: &str, command: LoadCommand) -> Result<()> {
     }
     .await
     .map_err(|e| AppError::Invalid(format!("the load run failed: {e}")))
+}
+
+/// A command's output piped into a reader that stops early (`clues-lab study list | head -1`)
+/// ends the command quietly, as it ends `ls` or `cat`: the default action of SIGPIPE, which
+/// Rust programs otherwise ignore (then `println!` panics on the closed pipe). Not for the
+/// server, which must outlive any one client (its sockets are written with MSG_NOSIGNAL anyway).
+fn end_quietly_on_a_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: resets one signal's action to its default; called once at start, before threads.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
