@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { start, newPage, openHydrated, joinStudy, signIn, writeSst, importColours, USERS, RESULTS } from './server.mjs';
+import { start, newPage, openHydrated, joinStudy, signIn, staffPageRefused, writeSst, importColours, USERS, RESULTS } from './server.mjs';
 
 /** A CLUES-shaped SST-2 folder of our own: 10 training items, 4 test items. */
 function writeFixture(dir) {
@@ -131,9 +131,7 @@ test('researcher sees tables and the learning curve and downloads an export; a w
   const worker = await newPage(env.browser);
   await signIn(worker, env.base, USERS.worker);
   await worker.waitForSelector('text=Sign out');
-  await openHydrated(worker, `${env.base}/dashboard`);
-  await worker.waitForSelector('p.error[role="alert"]');
-  assert.match(await worker.locator('p.error').textContent(), /Your role \(worker\) may not do this/);
+  await staffPageRefused(worker, `${env.base}/dashboard`);
   assert.equal(await worker.locator('#table5-all-official').count(), 0);
   const refused = await worker.evaluate(async () => (await fetch('/export/scores.csv')).status);
   assert.equal(refused, 403);
@@ -189,9 +187,7 @@ test('CrossFit page: the demo partition\'s ARG, an edited metric, a created part
   const worker = await newPage(env.browser);
   await signIn(worker, env.base, USERS.worker);
   await worker.waitForSelector('text=Sign out');
-  await openHydrated(worker, `${env.base}/crossfit`);
-  await worker.waitForSelector('p.error[role="alert"]');
-  assert.match(await worker.locator('p.error').textContent(), /Your role \(worker\) may not do this/);
+  await staffPageRefused(worker, `${env.base}/crossfit`);
 });
 
 test('a text-to-text study: the worker writes free-text answers, scored with the task\'s metric', async () => {

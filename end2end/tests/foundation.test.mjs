@@ -2,7 +2,7 @@
 // function, a researcher sees the demo study and previews test items, a worker is refused.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { start, newPage, openHydrated, signIn, USERS, RESULTS } from './server.mjs';
+import { start, newPage, signIn, staffPageRefused, USERS, RESULTS } from './server.mjs';
 
 let env;
 before(async () => { env = await start(); });
@@ -48,9 +48,7 @@ test('a worker is refused the researcher catalogue', async () => {
   await signIn(page, env.base, USERS.worker);
   await page.waitForSelector('[role="alert"]');
   assert.equal(await page.textContent('[role="alert"]'), 'Your role (worker) may not do this.');
-  await openHydrated(page, `${env.base}/tasks/demo-SST-2`);
-  await page.waitForSelector('[role="alert"]');
-  assert.equal(await page.textContent('[role="alert"]'), 'Your role (worker) may not do this.');
+  await staffPageRefused(page, `${env.base}/tasks/demo-SST-2`);
   await page.close();
 });
 

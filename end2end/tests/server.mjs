@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import net from 'node:net';
 import { chromium } from 'playwright-core';
+import assert from 'node:assert/strict';
 
 // Defaults fit `cargo leptos end-to-end` (target/ in the workspace); .ci/test sets both.
 const TARGET = process.env.CARGO_TARGET_DIR || new URL('../../target', import.meta.url).pathname;
@@ -143,6 +144,15 @@ export async function joinStudy(page, url) {
   await page.goto(url);
   await page.click('form[method="post"] button[type="submit"]');
   await page.waitForSelector('main[data-hydrated="true"]', { timeout: 30000 });
+}
+
+/** Opens a staff page as a signed-in crowd worker: the server answers 403 with a page that says
+ * whom it is for (no staff page is rendered for a worker). */
+export async function staffPageRefused(page, url) {
+  const res = await page.goto(url);
+  assert.equal(res.status(), 403, url);
+  assert.match(await page.textContent('[role="alert"]'), /This page is for researchers and admins/);
+  page.errors = page.errors.filter((e) => !e.startsWith('HTTP 403') && !e.includes('status of 403'));
 }
 
 export async function signIn(page, base, { name, password }) {

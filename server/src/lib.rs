@@ -8,6 +8,7 @@ pub mod crossfit;
 pub mod dbcopy;
 pub mod demo;
 pub mod export;
+pub mod gate;
 pub mod join;
 pub mod load;
 pub mod memory;

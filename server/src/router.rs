@@ -129,6 +129,7 @@ pub fn app(state: AppState) -> Router {
     let routes = route_list();
     let options = state.leptos_options.clone();
     let site = axum::middleware::from_fn_with_state(state.clone(), site_headers);
+    let gate = axum::middleware::from_fn_with_state(state.clone(), crate::gate::gate);
     let router = Router::new()
         .route(
             "/join/{study}",
@@ -154,7 +155,7 @@ pub fn app(state: AppState) -> Router {
         );
     // Each request gets a span (method, path); answers are logged at DEBUG
     // (`RUST_LOG=tower_http=debug`), server errors (5xx) at ERROR.
-    security_headers(router.layer(site))
+    security_headers(router.layer(gate).layer(site))
         .layer(axum::middleware::from_fn(request_target))
         .layer(
             TraceLayer::new_for_http()

@@ -366,3 +366,125 @@ async fn streamed_exports_come_whole_through_compression() {
         assert!(!r.body.is_empty(), "{file}");
     }
 }
+
+#[tokio::test]
+async fn another_sites_page_cannot_answer_continue_or_take_a_place_in_the_workers_name() {
+    let e = env().await;
+    let s = &e.state;
+    let id = new_study(s, "demo-SST-2", &[0], 3).await;
+    let other = new_study(s, "demo-SQuAD-v2", &[0], 3).await;
+    let cookie = arrive(s, id, "csrf-victim").await;
+    let st = parse(&state_of(s, id, &cookie).await);
+    let pos = st["step"]["Item"]["position"].as_i64().unwrap();
+    let answer = submit_body(id, pos, "csrf-1", label("positive")).to_string();
+    // What another site's page would send: each call in its own content type and as the
+    // text/plain a form or fetch may send without asking first.
+    let calls = [
+        ("submit_answer", "application/json", answer.clone()),
+        ("submit_answer", "text/plain", answer.clone()),
+        (
+            "continue_study",
+            "application/x-www-form-urlencoded",
+            format!("study_id={id}&position={pos}"),
+        ),
+        (
+            "study_state",
+            "application/x-www-form-urlencoded",
+            format!("study_id={other}"),
+        ),
+        ("study_state", "text/plain", format!("study_id={other}")),
+    ];
+    let call = |name: &str, content_type: &str, body: &str, site: &[(&str, &str)]| {
+        let mut req = Request::post(format!("/api/{name}"))
+            .header(header::CONTENT_TYPE, content_type)
+            .header(header::COOKIE, &cookie);
+        for (k, v) in site {
+            req = req.header(*k, *v);
+        }
+        req.body(Body::from(body.to_string())).unwrap()
+    };
+    let before = common::snapshot(&s.pool).await;
+    for site in [
+        &[("sec-fetch-site", "cross-site")][..],
+        // A sibling subdomain (another lab's app under the same site) is another site too.
+        &[("sec-fetch-site", "same-site")][..],
+        // A sandboxed frame or a data: page sends Origin: null.
+        &[("host", "lab.example"), ("origin", "null")][..],
+        &[("host", "lab.example"), ("origin", "https://evil.example")][..],
+    ] {
+        for (name, content_type, body) in &calls {
+            let r = send(s, call(name, content_type, body, site)).await;
+            assert_eq!(
+                r.status,
+                StatusCode::FORBIDDEN,
+                "{name} {site:?}: {}",
+                r.body
+            );
+            assert!(r.body.contains("another site"), "{}", r.body);
+        }
+    }
+    // Without the browser's headers (an old browser, a script) the content type still has to
+    // be the call's own: text/plain is refused, naming what the call takes.
+    for (name, content_type, body) in calls.iter().filter(|c| c.1 == "text/plain") {
+        let r = send(s, call(name, content_type, body, &[])).await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "{name}: {}",
+            r.body
+        );
+        assert!(r.body.contains("takes a body of type"), "{}", r.body);
+    }
+    assert_eq!(common::snapshot(&s.pool).await, before);
+    assert!(places(s, other).await.is_empty());
+    // The worker's own page goes on as before.
+    let own = [("sec-fetch-site", "same-origin")];
+    let r = send(s, call("submit_answer", "application/json", &answer, &own)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    // Same-site is refused at sign-in and at a study link too.
+    for path in ["/api/login", &format!("/join/{id}?PROLIFIC_PID=sibling")] {
+        let mut req = Request::post(path)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header("sec-fetch-site", "same-site");
+        if path == "/api/login" {
+            req = req.header(header::ACCEPT, "application/json");
+        }
+        let r = send(s, req.body(Body::from("name=ada&password=x")).unwrap()).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{path}: {}", r.body);
+        assert!(r.cookie.is_none());
+    }
+}
+
+#[tokio::test]
+async fn a_crowd_worker_gets_403_on_the_staff_pages() {
+    let e = env().await;
+    let s = &e.state;
+    let id = new_study(s, "demo-SST-2", &[0], 3).await;
+    let cookie = arrive(s, id, "curious-worker").await;
+    for path in [
+        "/dashboard",
+        "/studies",
+        &format!("/studies/{id}"),
+        "/models",
+        "/crossfit",
+        "/tasks/demo-SST-2",
+    ] {
+        let r = get(s, path, Some(&cookie)).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{path}: {}", r.body);
+        assert!(
+            r.body.contains("This page is for researchers and admins"),
+            "{}",
+            r.body
+        );
+    }
+    // The worker's own page, and staff at the dashboard, as before.
+    assert_eq!(
+        get(s, &format!("/study/{id}"), Some(&cookie)).await.status,
+        StatusCode::OK
+    );
+    let rita = login(s, "rita", "rita-password").await;
+    assert_eq!(
+        get(s, "/dashboard", Some(&rita)).await.status,
+        StatusCode::OK
+    );
+}

@@ -336,10 +336,11 @@ async fn worker_pages_may_be_framed_by_the_crowd_platforms_and_no_other_page_by_
         let (_, _, _, h) = fetch_encoded(&s, path, "identity").await;
         assert!(h.get("x-frame-options").is_none(), "{path}: {h:?}");
         assert!(
-            csp(&h)
-                .ends_with("frame-ancestors 'self' https://worker.mturk.com https://www.mturk.com \
+            csp(&h).ends_with(
+                "frame-ancestors 'self' https://worker.mturk.com https://www.mturk.com \
                     https://workersandbox.mturk.com https://requester.mturk.com \
-                    https://requestersandbox.mturk.com https://lab.example"),
+                    https://requestersandbox.mturk.com https://lab.example"
+            ),
             "{path}"
         );
     }

@@ -224,12 +224,14 @@ pub fn forwarded_https(headers: &HeaderMap, trust_proxy: bool) -> bool {
 }
 
 /// Whether a browser says the request was sent by a page of another site (login CSRF, a study
-/// link posted by someone else's form): `Sec-Fetch-Site` (every current browser), else an
-/// `Origin` whose host is not ours. Clients that send neither (scripts) are not browsers
-/// that another site could drive.
+/// link posted by someone else's form): `Sec-Fetch-Site` (every current browser) other than
+/// `same-origin` or `none` (a sibling subdomain's page, `same-site`, is another site too), else
+/// an `Origin` whose host is not ours (`null` included). Clients that send neither (scripts)
+/// are not browsers that another site could drive.
 pub fn from_another_site(headers: &HeaderMap) -> bool {
     if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
-        return site.eq_ignore_ascii_case("cross-site");
+        let ours = site.eq_ignore_ascii_case("same-origin") || site.eq_ignore_ascii_case("none");
+        return !ours;
     }
     let host = headers
         .get(http::header::HOST)
@@ -351,6 +353,7 @@ mod tests {
             m
         };
         assert!(from_another_site(&h(&[("sec-fetch-site", "cross-site")])));
+        assert!(from_another_site(&h(&[("sec-fetch-site", "same-site")])));
         assert!(!from_another_site(&h(&[("sec-fetch-site", "same-origin")])));
         assert!(!from_another_site(&h(&[("sec-fetch-site", "none")])));
         let ours = [

@@ -17,7 +17,7 @@ use domain::study::Refusal;
 use serde::Deserialize;
 use std::net::SocketAddr;
 
-mod pages;
+pub(crate) mod pages;
 use pages::{preview_html, refusal_html, start_html};
 
 /// The crowd parameters of a study link: Prolific's, or MTurk's (absent or empty: none).

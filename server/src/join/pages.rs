@@ -152,7 +152,7 @@ pub(super) fn preview_html(s: &Study, example: &Option<ItemPreview>, css: &str) 
 
 /// A study link's refusal as a page of its own (a new worker at a full study): the study's name
 /// and the reason, read out as an alert.
-pub(super) fn refusal_html(study: &str, reason: &str, css: &str) -> String {
+pub(crate) fn refusal_html(study: &str, reason: &str, css: &str) -> String {
     format!(
         r#"{head}
 <body><main class="start-page">
