@@ -243,8 +243,7 @@ async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response
                 .await?
                 .into_report()
                 .await?;
-            let b = bundle::build(&state.pool, &loaded, &r).await?;
-            drop((loaded, r));
+            let b = bundle::build(&state.pool, loaded, r).await?;
             name = format!("clues-lab-{scope_name}-bundle-{}.tar", &b.hash[..12]);
             hash = Some(b.hash.clone());
             let (tx, rx) = mpsc::channel(PIECES_IN_FLIGHT);

@@ -104,14 +104,14 @@ impl Members {
 
 /// Spools every file of the bundle: configurations, assignments and annotations (streamed from
 /// the database), scores, pay, predictions and charts.
-pub async fn build(pool: &sqlx::AnyPool, l: &Loaded, r: &Report) -> Result<Bundle, AppError> {
+pub async fn build(pool: &sqlx::AnyPool, l: Loaded, r: Report) -> Result<Bundle, AppError> {
     let mut m = Members {
         spool: SpoolFile::new()?,
         members: Vec::new(),
         hashes: Vec::new(),
         end: 0,
     };
-    m.text("config.json".into(), &configs(pool, l).await?)?;
+    m.text("config.json".into(), &configs(pool, &l).await?)?;
     for (name, file) in [
         ("assignments.jsonl", RowFile::Assignments),
         ("annotations.jsonl", RowFile::AnnotationsJsonl),
@@ -122,6 +122,13 @@ pub async fn build(pool: &sqlx::AnyPool, l: &Loaded, r: &Report) -> Result<Bundl
         let done = out.finish().await?.finish()?;
         m.add(name.into(), done);
     }
+    // The rest is serialisation and compression of what is in memory (seconds on a big scope):
+    // on the blocking pool, not on the async workers that answer the crowd meanwhile.
+    super::report::off_runtime(move || spool_the_rest(m, &l, &r)).await?
+}
+
+/// Spools the files made from the report and the scope in memory; ends the bundle.
+fn spool_the_rest(mut m: Members, l: &Loaded, r: &Report) -> Result<Bundle, AppError> {
     // Written as it is serialised: on many annotators the text is tens of megabytes.
     m.write("scores.json".into(), |w| {
         let mut w = std::io::BufWriter::new(w);

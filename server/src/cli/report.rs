@@ -25,7 +25,7 @@ pub(super) async fn report(database: &str, a: &ReportArgs) -> Result<()> {
         ReportFormat::Csv => domain::report::draw::scores_csv::scores_csv(&r).into(),
         ReportFormat::Json => app::ssr::export::scores_json(&r)?.into(),
         ReportFormat::Bundle => {
-            let bundle = app::ssr::bundle::build(&pool, &loaded, &r).await?;
+            let bundle = app::ssr::bundle::build(&pool, loaded, r).await?;
             let hash = bundle.hash.clone();
             let path = a.out.as_ref().expect("checked above");
             let io = |e| AppError::io(format!("cannot write {}", path.display()), e);
