@@ -1,5 +1,6 @@
 //! A researcher's Markdown (consent and debriefing texts) as HTML for the worker's page, on the
-//! server: raw HTML and images are shown as text, and links only go to http(s) and mailto.
+//! server: raw HTML and images are shown as text, and links only go to http(s) and mailto, in a
+//! new tab (the page is inside a crowd platform's frame, which a link must not take over).
 
 use pulldown_cmark::{html, Event, Options, Parser, Tag, TagEnd};
 
@@ -15,15 +16,16 @@ pub fn to_html(text: &str) -> String {
                     .iter()
                     .any(|p| dest_url.starts_with(p));
                 skip_link.push(!ok);
-                ok.then_some(Event::Start(Tag::Link {
-                    link_type: pulldown_cmark::LinkType::Inline,
-                    dest_url,
-                    title: "".into(),
-                    id: "".into(),
-                }))
+                ok.then(|| {
+                    let mut a = String::from("<a href=\"");
+                    // Writing into a String cannot fail.
+                    let _ = pulldown_cmark_escape::escape_href(&mut a, &dest_url);
+                    a.push_str("\" target=\"_blank\" rel=\"noopener noreferrer\">");
+                    Event::InlineHtml(a.into())
+                })
             }
             Event::End(TagEnd::Link) => {
-                (!skip_link.pop().unwrap_or(false)).then_some(Event::End(TagEnd::Link))
+                (!skip_link.pop().unwrap_or(false)).then(|| Event::InlineHtml("</a>".into()))
             }
             // An image becomes its alternative text.
             Event::Start(Tag::Image { .. }) | Event::End(TagEnd::Image) => None,
@@ -53,8 +55,15 @@ mod tests {
         let links =
             to_html("[mail](mailto:a@b.org) [js](javascript:alert(1)) ![pic](http://x/y.png)");
         assert!(
-            links.contains(r#"<a href="mailto:a@b.org">mail</a>"#),
+            links.contains(
+                r#"<a href="mailto:a@b.org" target="_blank" rel="noopener noreferrer">mail</a>"#
+            ),
             "{links}"
+        );
+        let quoted = to_html("[x](https://a.example/?q=\"><script>&b=1)");
+        assert!(
+            quoted.contains(r#"href="https://a.example/?q=%22%3E%3Cscript%3E&amp;b=1""#),
+            "{quoted}"
         );
         assert!(!links.contains("href=\"javascript"), "{links}");
         assert!(links.contains("js") && !links.contains("<img"), "{links}");
