@@ -337,6 +337,9 @@ test('an admin creates a study in the browser; once a worker started, its scenar
   await page.waitForSelector('.worker-link');
   const link = await page.textContent('.worker-link');
   const id = Number(link.split('/').pop());
+  // The links are whole, with this site's host, ready to paste into a crowd platform.
+  assert.equal(link, `${env.base}/join/${id}`);
+  assert.ok((await page.textContent('.prolific-link')).startsWith(`${env.base}/join/${id}?PROLIFIC_PID=`));
   assert.match(await page.textContent('.meta'), /not started/);
 
   const worker = await newPage(env.browser);

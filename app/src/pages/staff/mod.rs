@@ -52,6 +52,38 @@ pub(super) fn routes() -> impl IntoView {
     }
 }
 
+/// This site's origin as the browser reached it (`https://lab.example`), for the links a
+/// researcher copies to a crowd platform: on the server from the request's `Host` (HTTPS as
+/// the cookies see it), in the browser from its location.
+pub(crate) fn site_origin() -> String {
+    #[cfg(feature = "ssr")]
+    {
+        let (Some(parts), Ok(state)) = (
+            use_context::<http::request::Parts>(),
+            crate::ssr::state::app_state(),
+        ) else {
+            return String::new();
+        };
+        let host = parts
+            .headers
+            .get(http::header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or_default();
+        let scheme = if state.secure_cookie_for(&parts.headers) {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{host}")
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        web_sys::window()
+            .and_then(|w| w.location().origin().ok())
+            .unwrap_or_default()
+    }
+}
+
 /// The study id of the route parameter `:id` (0 when absent or not a number: the server then
 /// answers "no such study").
 pub(crate) fn id_param() -> impl Fn() -> StudyId + Copy + Send + Sync + 'static {

@@ -1,8 +1,8 @@
 //! Study configuration for admins (researchers read it): the list of studies with their
 //! worker links, a form to create one, and a study's page with its progress and edit form.
 
-use super::alerts;
 use super::page_fields::PageFields;
+use super::{alerts, site_origin};
 use crate::api::study::{list_studies, study_admin, CreateStudy, UpdateStudy};
 use crate::api::tasks::list_tasks;
 use crate::wire::study::{StudyOverview, WorkerRow};
@@ -294,6 +294,7 @@ pub fn StudiesPage() -> impl IntoView {
                                                                 {worker_links(s.id)
                                                                     .into_iter()
                                                                     .map(|(platform, link)| {
+                                                                        let link = format!("{}{link}", site_origin());
                                                                         view! { <div>{platform} ": " <code>{link}</code></div> }
                                                                     })
                                                                     .collect_view()}
@@ -489,8 +490,12 @@ fn StudyView(o: StudyOverview, update: ServerAction<UpdateStudy>) -> impl IntoVi
                 })}
         </p>
         <p>
-            "Worker link: " <code class="worker-link">{format!("/join/{id}")}</code>
-            " — for Prolific " <code class="prolific-link">{worker_links(id)[0].1.clone()}</code>
+            "Worker link: "
+            <code class="worker-link">{format!("{}/join/{id}", site_origin())}</code>
+            " — for Prolific "
+            <code class="prolific-link">
+                {format!("{}{}", site_origin(), worker_links(id)[0].1)}
+            </code>
             " (Prolific fills in the placeholders); for MTurk the bare link as an ExternalQuestion (MTurk adds workerId, assignmentId, hitId and turkSubmitTo)."
         </p>
         <section class="progress">
