@@ -117,6 +117,62 @@ async fn new_crowd_ids_at_a_full_study_make_no_accounts() {
     assert_eq!(state_of(s, id, &first).await.status, StatusCode::OK);
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_burst_of_new_crowd_ids_makes_accounts_for_the_places_only() {
+    let mut e = env().await;
+    e.state.guards = Arc::new(Guards::new(Limits {
+        joins_per_client: (1000, Duration::from_secs(1)),
+        ..Limits::default()
+    }));
+    // Three places, 60 new workers pressing Start at once (each passes the free-place check
+    // before the first place is taken).
+    let id = new_study(&e.state, "demo-SST-2", &[0], 3).await;
+    let arrivals: Vec<_> = (0..60)
+        .map(|w| {
+            let s = e.state.clone();
+            tokio::spawn(async move {
+                join_post(&s, &format!("/join/{id}?PROLIFIC_PID=burst-{w}")).await
+            })
+        })
+        .collect();
+    let mut seated = 0;
+    for a in arrivals {
+        let r = a.await.unwrap();
+        match r.status {
+            StatusCode::SEE_OTHER => {
+                assert!(r.cookie.is_some());
+                seated += 1;
+            }
+            StatusCode::CONFLICT => {
+                assert!(r.cookie.is_none());
+                assert!(
+                    r.body.contains("All places in this study are taken"),
+                    "{}",
+                    r.body
+                );
+            }
+            other => panic!("{other}: {}", r.body),
+        }
+    }
+    assert_eq!(seated, 3);
+    let count = |sql: &'static str| {
+        let pool = e.state.pool.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>(sql)
+                .fetch_one(&pool)
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(
+        count("SELECT COUNT(*) FROM users WHERE name LIKE 'prolific:burst-%'").await,
+        3
+    );
+    assert_eq!(count("SELECT COUNT(*) FROM crowd_ids").await, 3);
+    assert_eq!(count("SELECT COUNT(*) FROM sessions").await, 3);
+    assert_eq!(places(&e.state, id).await.len(), 3);
+}
+
 #[tokio::test]
 async fn cookies_are_secure_over_https_as_a_trusted_proxy_says_and_not_otherwise() {
     let mut e = env().await;
@@ -487,4 +543,45 @@ async fn a_crowd_worker_gets_403_on_the_staff_pages() {
         get(s, "/dashboard", Some(&rita)).await.status,
         StatusCode::OK
     );
+}
+
+#[tokio::test]
+async fn a_frame_that_could_not_keep_its_session_is_told_why_before_anything_is_taken() {
+    let mut e = env().await;
+    e.state.trust_proxy = true;
+    let s = &e.state;
+    let id = new_study(s, "demo-SST-2", &[0], 3).await;
+    let link = format!("/join/{id}?workerId=F1&assignmentId=AF1&hitId=H");
+    // MTurk's page frames the link; nginx in front sends X-Forwarded-For but not the scheme.
+    let framed = |extra: &[(&str, &str)]| {
+        let mut req = Request::get(&link)
+            .header("sec-fetch-dest", "iframe")
+            .header("sec-fetch-site", "cross-site")
+            .header("x-forwarded-for", "203.0.113.9");
+        for (k, v) in extra {
+            req = req.header(*k, *v);
+        }
+        req.body(Body::empty()).unwrap()
+    };
+    let before = common::snapshot(&s.pool).await;
+    let r = send(s, framed(&[])).await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.body);
+    assert!(
+        r.body.contains("cannot run inside this frame"),
+        "{}",
+        r.body
+    );
+    assert!(
+        r.body.contains("does not send X-Forwarded-Proto: https"),
+        "{}",
+        r.body
+    );
+    assert!(!r.body.contains("<form"), "{}", r.body);
+    assert_eq!(common::snapshot(&s.pool).await, before);
+    // With the header the frame gets its Start; opened in a tab of its own, always.
+    let r = send(s, framed(&[("x-forwarded-proto", "https")])).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(r.body.contains("<form class=\"start\""), "{}", r.body);
+    let r = get(s, &link, None).await;
+    assert!(r.body.contains("<form class=\"start\""), "{}", r.body);
 }

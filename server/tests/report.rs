@@ -259,6 +259,7 @@ async fn simulate(
         session: Some(format!("S-{pid}")),
         assignment: None,
         submit_to: None,
+        earlier_assignments: Vec::new(),
     };
     let labels = study::load(pool, study_id)
         .await

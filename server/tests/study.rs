@@ -756,6 +756,30 @@ async fn the_end_page_hands_workers_back_to_their_platform() {
         done["Done"]["hand_back"],
         json!({"MturkSubmit": {"action": "https://workersandbox.mturk.com/mturk/externalSubmit", "assignment_id": "3AB", "code": "DONE-1234"}})
     );
+    // The same worker accepts a second HIT of the study (a new assignment, live this time) and
+    // presses Continue: the end page submits the assignment in hand, not the first one.
+    let r = join_link(
+        s,
+        &format!("/join/{id}?workerId=A9&assignmentId=3XY&hitId=H2&turkSubmitTo=https%3A%2F%2Fwww.mturk.com"),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
+    let again = parse(&state_of(s, id, &r.cookie.unwrap()).await);
+    assert_eq!(
+        again["step"]["Done"]["hand_back"],
+        json!({"MturkSubmit": {"action": "https://www.mturk.com/mturk/externalSubmit", "assignment_id": "3XY", "code": "DONE-1234"}})
+    );
+    let crowd: String = sqlx::query_scalar(
+        "SELECT a.crowd_json FROM assignments a JOIN crowd_ids c ON c.user_id = a.worker_id
+         WHERE c.external_id = 'A9'",
+    )
+    .fetch_one(&s.pool)
+    .await
+    .unwrap();
+    let crowd: serde_json::Value = serde_json::from_str(&crowd).unwrap();
+    assert_eq!(crowd["assignment"], "3XY");
+    assert_eq!(crowd["study"], "H2");
+    assert_eq!(crowd["earlier_assignments"], json!(["3AB"]));
     // A form may not be sent anywhere else.
     let before = common::snapshot(&s.pool).await;
     let r = get(

@@ -71,6 +71,13 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
         .local_addr()
         .map_err(|e| AppError::io("cannot read the bound address", e))?;
     println!("listening on http://{addr}");
+    if args.trust_proxy && !args.secure_cookies {
+        tracing::info!(
+            "behind a proxy: cookies are Secure (and crowd sessions work in MTurk's frame) only \
+             where the proxy sends X-Forwarded-Proto: https (nginx: proxy_set_header \
+             X-Forwarded-Proto $scheme; Caddy sends it by itself)"
+        );
+    }
     axum::serve(
         listener,
         app.into_make_service_with_connect_info::<SocketAddr>(),

@@ -61,6 +61,7 @@ impl LinkQuery {
                 session: crowd_id("SESSION_ID", &self.session_id)?,
                 assignment: None,
                 submit_to: None,
+                earlier_assignments: Vec::new(),
             }));
         }
         // MTurk previews a HIT with assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE and no workerId.
@@ -82,6 +83,7 @@ impl LinkQuery {
             session: None,
             assignment: crowd_id("assignmentId", &self.assignment_id)?,
             submit_to,
+            earlier_assignments: Vec::new(),
         }))
     }
 
@@ -139,6 +141,12 @@ pub async fn start_page(
         Ok(found) => found,
         Err(e) => return e.into_response(),
     };
+    // In another site's frame a session needs a Secure, partitioned cookie: without HTTPS as
+    // the server sees it, Start would take a place the frame can never use.
+    if let Some(fix) = frame_without_https(state, &c.headers) {
+        let page = refusal_html(&s.name, &frame_refusal(fix), &css);
+        return (StatusCode::SERVICE_UNAVAILABLE, plain_page(page, None)).into_response();
+    }
     let worker = match &crowd {
         Some((_, known)) => *known,
         None => match signed_in_worker(&c) {
@@ -209,15 +217,20 @@ pub async fn join(
         let pool = &state.pool;
         let (s, crowd) = check_link(state, study_id, &q).await?;
         let user = match &crowd {
-            Some((c, known)) => {
-                if known.is_none() {
-                    state.guards.new_worker(state.client(headers, peer))?;
-                    // A new crowd id at a full study is told so at once: no account is made
-                    // for someone who cannot take part.
-                    if !study::has_free_place(pool, &s).await? {
-                        return Ok(Joined::Full(s.name));
-                    }
+            Some((c, None)) => {
+                state.guards.new_worker(state.client(headers, peer))?;
+                // A new crowd id at a full study is told so at once, before any write; the
+                // account is made only with a place (a refusal leaves nothing behind).
+                if !study::has_free_place(pool, &s).await? {
+                    return Ok(Joined::Refused(s.name, Refusal::Full.to_string()));
                 }
+                return match study::enter_new(pool, &s, c).await {
+                    Ok((_, token)) => Ok(Joined::Worker(Some(token))),
+                    Err(AppError::Refused(reason)) => Ok(Joined::Refused(s.name, reason)),
+                    Err(e) => Err(e),
+                };
+            }
+            Some((c, Some(_))) => {
                 let platform = c.platform.as_deref().unwrap_or_default();
                 let worker = c.worker.as_deref().unwrap_or_default();
                 let user = auth::crowd_worker(pool, platform, worker).await?;
@@ -247,9 +260,9 @@ pub async fn join(
         )
             .into_response(),
         Ok(Joined::Worker(None) | Joined::Nobody) => Redirect::to(&target).into_response(),
-        Ok(Joined::Full(name)) => {
+        Ok(Joined::Refused(name, reason)) => {
             let css = app::ssr::assets::stylesheet(&state.leptos_options);
-            let page = refusal_html(&name, &Refusal::Full.to_string(), &css);
+            let page = refusal_html(&name, &reason, &css);
             (StatusCode::CONFLICT, plain_page(page, None)).into_response()
         }
         Err(e) => e.into_response(),
@@ -257,12 +270,12 @@ pub async fn join(
 }
 
 /// How a post of a study link ended: a worker signed in (with a new session's token for a crowd
-/// worker), nobody (the study page says what to do), or a new crowd id turned away from a full
-/// study (the study's name).
+/// worker), nobody (the study page says what to do), or a new crowd id turned away (the
+/// study's name and why), with no account made.
 enum Joined {
     Worker(Option<String>),
     Nobody,
-    Full(String),
+    Refused(String, String),
 }
 
 /// One of the link's plain pages with its script policy: the inline script that carries
@@ -274,6 +287,51 @@ fn plain_page(html: String, nonce: Option<&str>) -> Response {
             .insert(header::CONTENT_SECURITY_POLICY, value);
     }
     res
+}
+
+/// Why a page in another site's frame (`Sec-Fetch-Dest: iframe`, `Sec-Fetch-Site: cross-site`)
+/// would lose its session: the server does not see HTTPS, so the crowd cookie cannot be
+/// `SameSite=None; Secure; Partitioned`. Names what the operator must configure (logged once).
+fn frame_without_https(state: &AppState, headers: &axum::http::HeaderMap) -> Option<&'static str> {
+    let says = |name: &str, value: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.eq_ignore_ascii_case(value))
+    };
+    if !(says("sec-fetch-dest", "iframe") && says("sec-fetch-site", "cross-site"))
+        || state.secure_cookie_for(headers)
+    {
+        return None;
+    }
+    let fix = match (headers.contains_key("x-forwarded-for"), state.trust_proxy) {
+        (true, true) => {
+            "the proxy in front of clues-lab does not send X-Forwarded-Proto: https \
+             (nginx: proxy_set_header X-Forwarded-Proto $scheme;)"
+        }
+        (true, false) => {
+            "clues-lab runs behind a proxy without --trust-proxy (start it with --trust-proxy, \
+             and have the proxy send X-Forwarded-Proto: https)"
+        }
+        (false, _) => {
+            "clues-lab is not served over HTTPS (put it behind a TLS proxy and start it with \
+             --trust-proxy, or give --secure-cookies where TLS ends in front of it)"
+        }
+    };
+    static LOGGED: std::sync::Once = std::sync::Once::new();
+    LOGGED.call_once(|| {
+        tracing::error!("a crowd platform frames the study link, but {fix}: framed workers cannot keep a session (see the README, \"In the field\")");
+    });
+    Some(fix)
+}
+
+/// What the framed worker (or the researcher piloting the HIT) reads instead of Start.
+fn frame_refusal(fix: &str) -> String {
+    format!(
+        "This study cannot run inside this frame yet: the server does not know that it is \
+         reached over HTTPS, so your browser would not keep your session here. Nothing was \
+         recorded; please tell the researcher. For the researcher: {fix}."
+    )
 }
 
 /// The request's signed-in user if a worker.

@@ -193,6 +193,17 @@ pub const SESSIONS_PER_USER: i64 = 10;
 
 /// Opens a session for a user; returns the token for the cookie.
 pub async fn open_session(pool: &AnyPool, user_id: UserId) -> Result<String, AppError> {
+    let mut tx = crate::ssr::tx::begin_write(pool, &[]).await?;
+    let result = open_session_in(&mut tx, user_id).await;
+    crate::ssr::tx::finish(tx, result).await
+}
+
+/// `open_session` inside a write transaction of the caller's (a new crowd worker's account,
+/// place and session are one transaction).
+pub async fn open_session_in(
+    conn: &mut sqlx::AnyConnection,
+    user_id: UserId,
+) -> Result<String, AppError> {
     let mut bytes = [0u8; 32];
     rand::thread_rng().fill_bytes(&mut bytes);
     let token = hex::encode(bytes);
@@ -200,7 +211,7 @@ pub async fn open_session(pool: &AnyPool, user_id: UserId) -> Result<String, App
     // Expired sessions are of no use to anyone: each new one clears them out.
     sqlx::query("DELETE FROM sessions WHERE expires_at <= $1")
         .bind(now)
-        .execute(pool)
+        .execute(&mut *conn)
         .await?;
     sqlx::query(
         "INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
@@ -209,7 +220,7 @@ pub async fn open_session(pool: &AnyPool, user_id: UserId) -> Result<String, App
     .bind(user_id)
     .bind(now)
     .bind(now + SESSION_SECONDS)
-    .execute(pool)
+    .execute(&mut *conn)
     .await?;
     sqlx::query(
         "DELETE FROM sessions WHERE user_id = $1 AND token_hash <> $2 AND token_hash NOT IN
@@ -219,7 +230,7 @@ pub async fn open_session(pool: &AnyPool, user_id: UserId) -> Result<String, App
     .bind(user_id)
     .bind(token_hash(&token))
     .bind(SESSIONS_PER_USER - 1)
-    .execute(pool)
+    .execute(&mut *conn)
     .await?;
     Ok(token)
 }
@@ -248,58 +259,57 @@ pub async fn crowd_worker(
     platform: &str,
     external_id: &str,
 ) -> Result<User, AppError> {
-    domain::people::validate_crowd_id(&format!("{platform} id"), external_id)
-        .map_err(AppError::Invalid)?;
     let mut tx =
         crate::ssr::tx::begin_write(pool, &[Guard::CrowdId(platform, external_id)]).await?;
-    let result = async {
-        let found: Option<User> = sqlx::query_as(
-            "SELECT u.id, u.name, u.role FROM crowd_ids c JOIN users u ON u.id = c.user_id
+    let result = crowd_worker_in(&mut tx, platform, external_id).await;
+    crate::ssr::tx::finish(tx, result).await
+}
+
+/// `crowd_worker` inside a write transaction of the caller's that holds
+/// `Guard::CrowdId(platform, external_id)` (a new worker's account is made with its place, or
+/// not at all).
+pub async fn crowd_worker_in(
+    conn: &mut sqlx::AnyConnection,
+    platform: &str,
+    external_id: &str,
+) -> Result<User, AppError> {
+    domain::people::validate_crowd_id(&format!("{platform} id"), external_id)
+        .map_err(AppError::Invalid)?;
+    let found: Option<User> = sqlx::query_as(
+        "SELECT u.id, u.name, u.role FROM crowd_ids c JOIN users u ON u.id = c.user_id
          WHERE c.platform = $1 AND c.external_id = $2",
-        )
+    )
+    .bind(platform)
+    .bind(external_id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    match found {
+        Some(u) if u.role == Role::Worker => return Ok(u),
+        Some(_) => return Err(AppError::Forbidden("staff".into())),
+        None => {}
+    }
+    let name = format!("{platform}:{external_id}");
+    let taken: Option<i64> = sqlx::query_scalar("SELECT id FROM users WHERE name = $1")
+        .bind(&name)
+        .fetch_optional(&mut *conn)
+        .await?;
+    if taken.is_some() {
+        return Err(AppError::Invalid(format!(
+            "the user name {name:?} is taken by an account that is not this crowd worker"
+        )));
+    }
+    let id = sqlx::query_scalar::<_, UserId>(
+        "INSERT INTO users (name, role) VALUES ($1, 'worker') RETURNING id",
+    )
+    .bind(&name)
+    .fetch_one(&mut *conn)
+    .await?;
+    sqlx::query("INSERT INTO crowd_ids (platform, external_id, user_id) VALUES ($1, $2, $3)")
         .bind(platform)
         .bind(external_id)
-        .fetch_optional(&mut *tx)
+        .bind(id)
+        .execute(&mut *conn)
         .await?;
-        let (id, name) = match found {
-            Some(User {
-                id,
-                name,
-                role: Role::Worker,
-            }) => (id, name),
-            Some(_) => return Err(AppError::Forbidden("staff".into())),
-            None => {
-                let name = format!("{platform}:{external_id}");
-                let taken: Option<i64> = sqlx::query_scalar("SELECT id FROM users WHERE name = $1")
-                    .bind(&name)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                if taken.is_some() {
-                    return Err(AppError::Invalid(format!(
-                    "the user name {name:?} is taken by an account that is not this crowd worker"
-                )));
-                }
-                let id = sqlx::query_scalar::<_, UserId>(
-                    "INSERT INTO users (name, role) VALUES ($1, 'worker') RETURNING id",
-                )
-                .bind(&name)
-                .fetch_one(&mut *tx)
-                .await?;
-                sqlx::query(
-                    "INSERT INTO crowd_ids (platform, external_id, user_id) VALUES ($1, $2, $3)",
-                )
-                .bind(platform)
-                .bind(external_id)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-                (id, name)
-            }
-        };
-        Ok((id, name))
-    }
-    .await;
-    let (id, name) = crate::ssr::tx::finish(tx, result).await?;
     Ok(User {
         id,
         name,

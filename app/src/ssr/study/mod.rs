@@ -20,6 +20,10 @@ pub struct CrowdInfo {
     /// MTurk's `turkSubmitTo` (one of `crowd::MTURK_HOSTS`), where the end page posts the HIT.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submit_to: Option<String>,
+    /// MTurk assignments the worker came with before the one in hand (a returning worker who
+    /// accepted another HIT of the study), oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier_assignments: Vec<String>,
 }
 
 /// A study with its task and the configuration in force.
@@ -86,7 +90,7 @@ pub use consent::consent;
 pub use items::StoredSpan;
 pub use page_answers::questionnaire;
 pub use page_rows::{page_rows, CheckRow, ConsentRow, PageRows, QuestionnaireRow};
-pub use places::{enter, has_free_place};
+pub use places::{enter, enter_new, has_free_place};
 pub use plan::{frozen_plans, StoredPlan};
 pub use submit::{acknowledge, submit, Sent};
 pub use worker::worker_state;

@@ -3,7 +3,7 @@
 
 use super::{CrowdInfo, Study};
 use crate::error::AppError;
-use crate::ssr::auth::now_ms;
+use crate::ssr::auth::{self, now_ms, User};
 use crate::ssr::catalog::example_ids;
 use crate::ssr::tx::Guard;
 use domain::ids::{AssignmentId, ExampleId, StudyId, TaskId, UserId};
@@ -36,6 +36,41 @@ async fn assignment_for_task(
     .fetch_optional(&mut **tx)
     .await?;
     Ok(row.map(|p| (p.id, p.study_id, p.k as u32, p.status)))
+}
+
+/// A returning worker's link names the MTurk assignment in hand (a second HIT of the study
+/// has a new `assignmentId`, `hitId` and perhaps `turkSubmitTo`): the place's hand-back then
+/// submits that one, and the ones before are kept as `earlier_assignments`.
+async fn in_hand(
+    tx: &mut Transaction<'_, Any>,
+    place: AssignmentId,
+    crowd: &CrowdInfo,
+) -> Result<(), AppError> {
+    let Some(assignment) = crowd.assignment.as_deref() else {
+        return Ok(());
+    };
+    let stored: String = sqlx::query_scalar("SELECT crowd_json FROM assignments WHERE id = $1")
+        .bind(place)
+        .fetch_one(&mut **tx)
+        .await?;
+    let mut kept: CrowdInfo =
+        serde_json::from_str(&stored).map_err(|e| crate::ssr::catalog::corrupt("crowd ids", e))?;
+    if kept.assignment.as_deref() == Some(assignment) {
+        return Ok(());
+    }
+    if let Some(before) = kept.assignment.take() {
+        kept.earlier_assignments.push(before);
+    }
+    kept.assignment = Some(assignment.to_string());
+    kept.study = crowd.study.clone().or(kept.study);
+    kept.submit_to = crowd.submit_to.clone().or(kept.submit_to);
+    let json = serde_json::to_string(&kept).map_err(AppError::internal)?;
+    sqlx::query("UPDATE assignments SET crowd_json = $1 WHERE id = $2")
+        .bind(json)
+        .bind(place)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
 }
 
 /// Whether a newly arriving worker would find a place (read only, nothing written): places held
@@ -74,6 +109,29 @@ pub async fn enter(
     crate::ssr::tx::finish(tx, result).await
 }
 
+/// A new crowd worker's arrival: the account, the place and the session in one write
+/// transaction, so that a worker who gets no place gets no account either (a burst of
+/// arrivals at a nearly full study makes accounts for the places only). Returns the worker
+/// and the session's token; a refusal (full, closed, another scenario) leaves nothing behind.
+pub async fn enter_new(
+    pool: &AnyPool,
+    study: &Study,
+    crowd: &CrowdInfo,
+) -> Result<(User, String), AppError> {
+    let platform = crowd.platform.as_deref().unwrap_or_default();
+    let worker = crowd.worker.as_deref().unwrap_or_default();
+    let guards = [Guard::Study(study.id), Guard::CrowdId(platform, worker)];
+    let mut tx = crate::ssr::tx::begin_write(pool, &guards).await?;
+    let result = async {
+        let user = auth::crowd_worker_in(&mut tx, platform, worker).await?;
+        enter_in(&mut tx, study, user.id, Some(crowd)).await?;
+        let token = auth::open_session_in(&mut tx, user.id).await?;
+        Ok((user, token))
+    }
+    .await;
+    crate::ssr::tx::finish(tx, result).await
+}
+
 async fn enter_in(
     tx: &mut Transaction<'static, Any>,
     study: &Study,
@@ -85,6 +143,9 @@ async fn enter_in(
     let mut prior = Vec::new();
     if let Some((id, study_id, k, _)) = assignment_for_task(tx, study.task_id, worker).await? {
         if study_id == study.id {
+            if let Some(crowd) = crowd {
+                in_hand(tx, id, crowd).await?;
+            }
             return Ok(id);
         }
         prior.push(k);

@@ -39,6 +39,7 @@ pub async fn worker_state(
     let (step, counts) = step_now(pool, &study, &place).await?;
     Ok(WorkerStudy {
         study_id,
+        place: place.id,
         study_name: study.name.clone(),
         description: study.spec.description.clone(),
         family: study.spec.family,
