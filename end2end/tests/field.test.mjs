@@ -247,6 +247,33 @@ test('unsent answers survive a reload, Back and a crashed tab, and leaving asks 
   await context.close();
 });
 
+test('a shared browser: the next worker never sees the last one\'s unsent answer; the end page leaves no draft', { timeout: 120000 }, async () => {
+  const context = await env.browser.newContext();
+  const page = await newPage(env.browser, { context });
+  page.on('dialog', (d) => d.accept());
+  const drafts = () => page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('clues-draft:')));
+  // Worker A picks a label and a confidence, sends nothing, and leaves.
+  await joinStudy(page, prolificLink(studies.labels, 'shared-browser-a'));
+  await page.check('input[name="label"][value="negative"]');
+  await page.check('input[name="confidence"][value="2"]');
+  await page.waitForFunction(() => Object.keys(localStorage).some((k) => k.startsWith('clues-draft:')));
+  const left = await drafts();
+  assert.equal(left.length, 1);
+  // Worker B joins in the same browser: the same item number, nothing chosen for them.
+  await joinStudy(page, prolificLink(studies.labels, 'shared-browser-b'));
+  assert.equal(await page.textContent('.item h2.progress'), 'Test item 1 of 3');
+  await page.waitForTimeout(300);
+  assert.equal(await page.locator('input[name="label"]:checked').count(), 0);
+  assert.equal(await page.locator('input[name="confidence"]:checked').count(), 0);
+  assert.equal(await page.isDisabled('button.submit'), true);
+  // B works to the end page: none of B's drafts is left (A's place keeps A's own).
+  await page.check('input[name="label"][value="positive"]');
+  await answerAll(page);
+  assert.deepEqual(await drafts(), left);
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});
+
 test('a stale second tab moves on by itself; Back offers to continue; the item is the same', { timeout: 120000 }, async () => {
   const context = await env.browser.newContext();
   const first = await newPage(env.browser, { context });
@@ -326,6 +353,7 @@ test('inside MTurk\'s frame: consent, a question, a check among the items, the d
   await frame.locator('form.start button').click();
   await frame.locator('main[data-hydrated="true"]').waitFor({ timeout: 30000 });
   await frame.locator('button.accept').click();
+  await frame.locator('button.confirm').click();
   await frame.locator('input[name="q-english"][value="yes"]').check();
   await frame.locator('form.questionnaire button.submit').click();
   await answerAll(frame);
@@ -343,6 +371,7 @@ test('inside MTurk\'s frame: consent, a question, a check among the items, the d
   await frame.locator('form.start button').click();
   await frame.locator('main[data-hydrated="true"]').waitFor({ timeout: 30000 });
   await frame.locator('button.decline').click();
+  await frame.locator('button.confirm').click();
   assert.match(await frame.locator('.declined [role="status"]').textContent(), /return the HIT on MTurk/);
   assert.deepEqual(env.sql("SELECT COUNT(*) FROM users WHERE name = 'mturk:W8'"), [[0]]);
   await context.close();

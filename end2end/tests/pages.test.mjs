@@ -78,7 +78,28 @@ test('on a phone, by keyboard: consent, questions, a check among the items, ques
   assert.equal(await page.textContent('.consent-text strong'), 'three');
   // Nothing is stored before consent.
   assert.deepEqual(env.sql('SELECT consent_hash FROM assignments'), [[null]]);
+  // The two choices are apart and unlike each other; each is final, so each asks first.
+  const buttons = await page.$$eval('.consent .buttons button', (bs) => bs.map((b) => {
+    const r = b.getBoundingClientRect();
+    return { left: r.left, right: r.right, top: r.top, bottom: r.bottom, bg: getComputedStyle(b).backgroundColor };
+  }));
+  assert.equal(buttons.length, 2);
+  const [a, d] = buttons;
+  const apart = Math.max(d.left - a.right, d.top - a.bottom);
+  assert.ok(apart >= 16, `the consent buttons are ${apart} px apart`);
+  assert.notEqual(a.bg, d.bg);
+  await page.click('button.decline');
+  await page.waitForSelector('.confirm-choice button.confirm:text("Yes, I do not agree")');
+  assert.match(await page.textContent('.confirm-choice'), /nothing of your work is kept\. This choice is final/);
+  assert.equal(await page.evaluate(() => document.activeElement.classList.contains('confirm')), true);
+  await page.click('button.back');
+  await page.waitForSelector('button.accept');
+  assert.deepEqual(env.sql('SELECT COUNT(*) FROM consent_refusals'), [[0]]);
+  assert.deepEqual(env.sql('SELECT consent_hash FROM assignments'), [[null]]);
+  // By keyboard: agree, then confirm.
   await page.focus('button.accept');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.confirm-choice button.confirm:text("Yes, I agree")');
   await page.keyboard.press('Enter');
   await page.waitForSelector('form.questionnaire[data-stage="before"]');
   assert.equal(await page.evaluate(() => document.activeElement.classList.contains('step-heading')), true, 'focus follows the step');
@@ -127,6 +148,7 @@ test('declining consent frees the place and goes back to Prolific with the no-co
   const before = env.sql('SELECT COUNT(*) FROM assignments')[0][0];
   await joinStudy(page, link('pages-decliner'));
   await page.click('button.decline');
+  await page.click('button.confirm');
   await page.waitForSelector('.declined .step-heading:text("You did not consent")');
   assert.match(await page.textContent('.declined'), /nothing was recorded but your refusal/);
   assert.equal(await page.getAttribute('a.return-link', 'href'), 'https://app.prolific.com/submissions/complete?cc=NOCONSENT');
@@ -149,6 +171,9 @@ test('axe-core finds no violations on the consent page and the questionnaire', a
   await page.waitForSelector('.consent');
   assert.deepEqual(await violations(), [], 'consent page');
   await page.click('button.accept');
+  await page.waitForSelector('button.confirm');
+  assert.deepEqual(await violations(), [], 'consent confirmation');
+  await page.click('button.confirm');
   await page.waitForSelector('form.questionnaire');
   assert.deepEqual(await violations(), [], 'questionnaire');
   await context.close();

@@ -204,13 +204,16 @@ test('the keyboard selects exactly: character steps past a possessive, and the f
   await page.close();
 });
 
-test('before the page is interactive its form is disabled and says it is loading', async () => {
+test('before the page is interactive its form is disabled; with scripts off the page says they are needed', async () => {
   const context = await env.browser.newContext({ javaScriptEnabled: false });
   const page = await context.newPage();
   await page.goto(link(studies.labels, 'no-script-worker'));
   await page.click('form[method="post"] button[type="submit"]');
   await page.waitForSelector('article.item');
-  assert.match(await page.textContent('.loading'), /Loading the answer form/);
+  // With scripts off it says so, instead of loading for ever.
+  assert.equal(await page.isVisible('.loading'), false);
+  assert.match(await page.textContent('.no-script'), /This page needs JavaScript, which is turned off in this browser/);
+  assert.equal(await page.isVisible('.no-script'), true);
   for (const sel of ['button.submit', 'button.skip', 'input[name="label"] >> nth=0', 'input[name="confidence"] >> nth=0']) {
     assert.equal(await page.isDisabled(sel), true, sel);
   }
@@ -219,6 +222,7 @@ test('before the page is interactive its form is disabled and says it is loading
   const live = await newPage(env.browser);
   await joinStudy(live, link(studies.labels, 'no-script-worker'));
   assert.equal(await live.locator('.loading').count(), 0);
+  assert.equal(await live.locator('.no-script').count(), 0);
   assert.equal(await live.isDisabled('input[name="label"] >> nth=0'), false);
   await live.close();
 });

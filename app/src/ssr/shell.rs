@@ -22,6 +22,10 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <AutoReload options=options.clone() />
                 <HydrationScripts options />
                 <MetaTags />
+                // With scripts off the answer form never loads: say so instead of "Loading".
+                <noscript>
+                    <style>".loading { display: none } .no-script { display: block }"</style>
+                </noscript>
             </head>
             <body>
                 <App />

@@ -2,7 +2,7 @@
 //! for workers their step (an item, a reveal of a training gold, or the end) and each acknowledgement.
 
 use domain::answer::Answer;
-use domain::ids::{ConfigId, StudyId};
+use domain::ids::{AssignmentId, ConfigId, StudyId};
 use domain::place::{Phase, PlaceStatus};
 use domain::spans::Span;
 use domain::study::StudyConfig;
@@ -144,6 +144,9 @@ pub enum WorkerStep {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WorkerStudy {
     pub study_id: StudyId,
+    /// The worker's place: the browser keeps unsent drafts under it, so another worker in the
+    /// same browser never sees them.
+    pub place: AssignmentId,
     pub study_name: String,
     pub description: String,
     pub family: Family,

@@ -1,19 +1,37 @@
 //! Unsent work kept in the browser: each item's draft answer in `localStorage`, so it survives
 //! a reload, Back and a crashed tab, and a leave-page warning while a draft is unsent.
 
-use domain::ids::StudyId;
+use domain::ids::{AssignmentId, StudyId};
 use leptos::prelude::*;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-/// Where the draft of one item of a worker's place is kept (one browser profile: the
-/// worker's own place; a draft that no longer fits its item is ignored when read back).
+/// Where the draft of one item of a worker's place is kept: under the place, so a worker who
+/// joins in a browser that another worker used never sees their unsent answers (a draft that
+/// no longer fits its item is ignored when read back).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct DraftKey(String);
 
 impl DraftKey {
-    pub(crate) fn new(study: StudyId, position: i64) -> Self {
-        DraftKey(format!("clues-draft:{study}:{position}"))
+    pub(crate) fn new(study: StudyId, place: AssignmentId, position: i64) -> Self {
+        DraftKey(format!("{}{position}", place_prefix(study, place)))
+    }
+}
+
+fn place_prefix(study: StudyId, place: AssignmentId) -> String {
+    format!("clues-draft:{study}:{place}:")
+}
+
+/// Forgets every draft of a place (at its end page: nothing of it is left in the browser).
+pub(crate) fn forget_place(study: StudyId, place: AssignmentId) {
+    let Some(s) = storage() else { return };
+    let prefix = place_prefix(study, place);
+    let keys: Vec<String> = (0..s.length().unwrap_or(0))
+        .filter_map(|i| s.key(i).ok().flatten())
+        .filter(|k| k.starts_with(&prefix))
+        .collect();
+    for k in keys {
+        let _ = s.remove_item(&k);
     }
 }
 

@@ -11,7 +11,7 @@ use crate::error::AppError;
 use crate::pages::error_line;
 use crate::wire::study::SubmitAck;
 use domain::answer::Answer;
-use domain::ids::StudyId;
+use domain::ids::{AssignmentId, StudyId};
 use leptos::either::EitherOf5;
 use leptos::prelude::*;
 
@@ -39,6 +39,7 @@ pub(crate) struct Sender {
     pub live: RwSignal<String>,
     last: StoredValue<Option<(Answer, String)>>,
     study_id: StudyId,
+    place: AssignmentId,
     position: i64,
     done: Callback<SubmitAck>,
     /// Called with the server's reason when it refuses the answer (already answered, not the
@@ -51,6 +52,7 @@ pub(crate) struct Sender {
 impl Sender {
     pub fn new(
         study_id: StudyId,
+        place: AssignmentId,
         position: i64,
         live: RwSignal<String>,
         done: Callback<SubmitAck>,
@@ -65,6 +67,7 @@ impl Sender {
             live,
             last: StoredValue::new(None),
             study_id,
+            place,
             position,
             done,
             refused,
@@ -74,7 +77,7 @@ impl Sender {
 
     /// Where this item's unsent answer is kept.
     pub fn draft(self) -> DraftKey {
-        DraftKey::new(self.study_id, self.position)
+        DraftKey::new(self.study_id, self.place, self.position)
     }
 
     /// Whether the form's inputs are off: not hydrated yet, or an answer on its way.
@@ -129,6 +132,9 @@ impl Sender {
                 return EitherOf5::A(view! {
                     <p class="loading" role="status">
                         "Loading the answer form… it works in a moment."
+                    </p>
+                    <p class="no-script error" role="alert">
+                        "This page needs JavaScript, which is turned off in this browser. Turn it on and reload the page to answer."
                     </p>
                 });
             }

@@ -17,7 +17,7 @@ use crate::pages::{context_view, error_line};
 use crate::wire::study::{Completion, Reveal, SubmitAck, WorkerItem, WorkerStep, WorkerStudy};
 use domain::crowd::how_to_answer;
 use domain::feedback::{feedback, two_decimals};
-use domain::ids::StudyId;
+use domain::ids::{AssignmentId, StudyId};
 use domain::task::{Family, Label};
 use leptos::either::{Either, EitherOf3, EitherOf4, EitherOf6};
 use leptos::prelude::*;
@@ -93,6 +93,7 @@ fn WorkerView(
 ) -> impl IntoView {
     let WorkerStudy {
         study_id,
+        place,
         study_name,
         description,
         family,
@@ -111,6 +112,13 @@ fn WorkerView(
         notice.set(None);
         step.set(next);
     });
+    // At the end page nothing of the place is left in the browser (a shared computer's next
+    // worker finds no draft of it).
+    Effect::new(move |_| {
+        if matches!(*step.read(), WorkerStep::Done(_)) {
+            super::draft::forget_place(study_id, place);
+        }
+    });
     // After a move (not on the first showing), focus goes to the new step's heading.
     Effect::new(move |first: Option<()>| {
         step.track();
@@ -128,7 +136,7 @@ fn WorkerView(
     });
     let body = move || match step.get() {
         WorkerStep::Item(item) => EitherOf6::A(
-            view! { <ItemView study_id item family labels=labels.get_value() live go reload refused /> },
+            view! { <ItemView study_id place item family labels=labels.get_value() live go reload refused /> },
         ),
         WorkerStep::Done(c) => EitherOf6::B(done_view(c)),
         WorkerStep::Consent(page) => EitherOf6::D(consent_view(study_id, page, go)),
@@ -275,6 +283,7 @@ fn done_view(c: Completion) -> impl IntoView {
 #[component]
 fn ItemView(
     study_id: StudyId,
+    place: AssignmentId,
     item: WorkerItem,
     family: Family,
     labels: Vec<Label>,
@@ -317,7 +326,7 @@ fn ItemView(
     .map(str::to_string)
     .collect();
     let signals = Signals::new(texts);
-    let sender = Sender::new(study_id, position, live, done, refused, signals);
+    let sender = Sender::new(study_id, place, position, live, done, refused, signals);
     let context = StoredValue::new(context);
     let labels = StoredValue::new(labels);
     let answer = move || match revealed.get() {

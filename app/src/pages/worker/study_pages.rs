@@ -1,7 +1,9 @@
-//! The worker's view of a study's own pages: the consent text with Accept and Decline, the
+//! The worker's view of a study's own pages: the consent text with Accept and Decline (each
+//! confirmed before it is sent: both are final), the
 //! questionnaires (the server's native form fields, so they work by keyboard, on phones and
 //! with screen readers, posted back as they are), and the page after declining.
 
+use super::browser::focus_first;
 use super::sender::page_ready;
 use crate::api::study::{answer_questionnaire, give_consent};
 use crate::error::AppError;
@@ -9,6 +11,7 @@ use crate::pages::error_line;
 use crate::wire::study::{ConsentPage, Declined, QuestionnairePage, WorkerStep};
 use domain::ids::StudyId;
 use domain::study_pages::Stage;
+use leptos::either::Either;
 use leptos::prelude::*;
 
 /// Runs a request of the page's step and moves on to the step it answers; while it runs the
@@ -64,6 +67,65 @@ pub(super) fn consent_view(
 ) -> impl IntoView {
     let step = Step::new(go);
     let answer = move |accept: bool| step.run(give_consent(study_id, accept));
+    // The choice made, waiting for its confirmation (`None`: none yet). Focus follows: to the
+    // confirmation, and back to the choice on Go back.
+    let chosen = RwSignal::new(None::<bool>);
+    Effect::new(move |first: Option<()>| {
+        let now = chosen.get();
+        if first.is_some() {
+            focus_first(match now {
+                Some(_) => ".consent button.confirm",
+                None => ".consent button.accept",
+            });
+        }
+    });
+    let choice = move || match chosen.get() {
+        None => Either::Left(view! {
+            <div class="buttons">
+                <button
+                    class="accept"
+                    on:click=move |_| chosen.set(Some(true))
+                    disabled=step.disabled()
+                >
+                    "I agree to take part"
+                </button>
+                <button
+                    class="decline"
+                    on:click=move |_| chosen.set(Some(false))
+                    disabled=step.disabled()
+                >
+                    "I do not agree"
+                </button>
+            </div>
+        }),
+        Some(accept) => Either::Right(view! {
+            <div class="confirm-choice" role="group" aria-label="Confirm your choice">
+                <p>
+                    {if accept {
+                        "You agree to take part: your work is kept as the text above says."
+                    } else {
+                        "You do not agree: you leave the study, and nothing of your work is kept."
+                    }} " This choice is final."
+                </p>
+                <div class="buttons">
+                    <button
+                        class="confirm"
+                        on:click=move |_| answer(accept)
+                        disabled=step.disabled()
+                    >
+                        {if accept { "Yes, I agree" } else { "Yes, I do not agree" }}
+                    </button>
+                    <button
+                        class="back"
+                        on:click=move |_| chosen.set(None)
+                        disabled=step.disabled()
+                    >
+                        "Go back"
+                    </button>
+                </div>
+            </div>
+        }),
+    };
     view! {
         <section class="consent">
             <h2 class="step-heading" tabindex="-1">
@@ -73,14 +135,7 @@ pub(super) fn consent_view(
             <p class="contact">"Questions about this study: " {page.contact}</p>
             <p class="recorded">{domain::crowd::RECORDED}</p>
             <p>"Please read the text above. Nothing of your work is kept unless you agree."</p>
-            <div class="buttons">
-                <button class="accept" on:click=move |_| answer(true) disabled=step.disabled()>
-                    "I agree to take part"
-                </button>
-                <button class="decline" on:click=move |_| answer(false) disabled=step.disabled()>
-                    "I do not agree"
-                </button>
-            </div>
+            {choice}
             {step.failure_view()}
         </section>
     }
