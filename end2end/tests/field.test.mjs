@@ -134,7 +134,14 @@ test('inside MTurk\'s frame with third-party cookies blocked: the preview takes 
 
 test('every MTurk site may frame the study link (live, classic, sandbox, requester previews); another site may not', { timeout: 120000 }, async () => {
   const context = await env.browser.newContext();
-  const link = `${env.base}/join/${studies.mturk}?workerId=FRAMED&assignmentId=ASGF&hitId=HITF`;
+  // The study as a public HTTPS site (its answers, headers and all, come from the real server),
+  // framed by MTurk's sites as they are on the internet.
+  const lab = 'https://lab.example';
+  await context.route(`${lab}/**`, async (route) => {
+    const response = await route.fetch({ url: route.request().url().replace(lab, env.base) });
+    await route.fulfill({ response });
+  });
+  const link = `${lab}/join/${studies.mturk}?workerId=FRAMED&assignmentId=ASGF&hitId=HITF`;
   const hit = `<!DOCTYPE html><title>HIT</title><iframe title="HIT" src="${link.replace(/&/g, '&amp;')}"></iframe>`;
   const sites = ['https://worker.mturk.com', 'https://www.mturk.com', 'https://workersandbox.mturk.com',
     'https://requester.mturk.com', 'https://requestersandbox.mturk.com', 'https://evil.example'];
