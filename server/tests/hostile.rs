@@ -5,7 +5,7 @@
 mod common;
 
 use app::ssr::db::cli as db;
-use app::ssr::guard::{Guards, Limits};
+use app::ssr::guard::{Guards, Lane, Limits};
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use common::client::*;
@@ -261,6 +261,40 @@ async fn a_flood_on_a_staff_name_does_not_lock_out_its_owner_at_their_address() 
     let r = send(s, sign_in("10.0.0.2", "owner-password")).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert!(r.cookie.is_some());
+}
+
+#[tokio::test]
+async fn a_flood_of_made_up_names_does_not_queue_out_the_owner_at_their_address() {
+    let mut e = env().await;
+    e.state.trust_proxy = true;
+    e.state.guards = Arc::new(Guards::new(Limits {
+        password_checks: 1,
+        password_queue: 0,
+        ..Limits::default()
+    }));
+    let s = &e.state;
+    common::add_users(&s.pool, &[("owner", domain::people::Role::Admin)]).await;
+    let sign_in = |name: &str, from: &str, password: &str| {
+        Request::post("/api/login")
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header("x-forwarded-for", from)
+            .body(Body::from(format!("name={name}&password={password}")))
+            .unwrap()
+    };
+    let r = send(s, sign_in("owner", "10.0.0.2", "owner-password")).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    // A flood of made-up names holds every password check and fills the common queue.
+    let held = s.guards.password_turn(Lane::Anyone).await.unwrap();
+    let r = send(s, sign_in("made-up-7", "10.0.0.66", "guess")).await;
+    assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS, "{}", r.body);
+    // The right password from a new address waits like the flood; the owner at their own
+    // address has a lane of their own.
+    let r = send(s, sign_in("owner", "10.0.0.9", "owner-password")).await;
+    assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS, "{}", r.body);
+    let r = send(s, sign_in("owner", "10.0.0.2", "owner-password")).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(r.cookie.is_some());
+    drop(held);
 }
 
 #[tokio::test]

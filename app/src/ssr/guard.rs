@@ -55,6 +55,9 @@ pub struct Guards {
     joins_client: Keyed<IpAddr>,
     password_checks: Semaphore,
     waiting: AtomicUsize,
+    /// The owners' own lane (see `Lane`): one check at a time, its own bounded queue.
+    owner_checks: Semaphore,
+    owner_waiting: AtomicUsize,
     heavy: Arc<Semaphore>,
     /// (account, address) pairs that signed in successfully: the owner's own addresses, which
     /// a flood on the account name from elsewhere cannot lock out. Bounded: emptied when full.
@@ -63,6 +66,18 @@ pub struct Guards {
 
 /// Successful (account, address) pairs remembered before the set is emptied.
 const KNOWN_SIGNINS: usize = 10_000;
+
+/// Sign-ins of owners at their known addresses allowed to wait in their own lane.
+const OWNER_QUEUE: usize = 16;
+
+/// Which queue a sign-in waits in for its password check: an account's owner at an address it
+/// signed in from before has a lane of its own, which a flood of made-up names or of the
+/// owner's name from elsewhere cannot fill; everyone else shares the common queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lane {
+    Owner,
+    Anyone,
+}
 
 impl std::fmt::Debug for Guards {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -114,6 +129,8 @@ impl Guards {
             joins_client: Keyed::new(limits.joins_per_client),
             password_checks: Semaphore::new(limits.password_checks.max(1)),
             waiting: AtomicUsize::new(0),
+            owner_checks: Semaphore::new(1),
+            owner_waiting: AtomicUsize::new(0),
             heavy: Arc::new(Semaphore::new(limits.heavy_work.max(1))),
             known_signins: Mutex::new(HashSet::new()),
         }
@@ -126,8 +143,8 @@ impl Guards {
     /// One sign-in attempt for `name` from `client`: refused with 429 when either has used up
     /// its allowance (an attempt counts whether or not the password is right). An address that
     /// signed into this account before uses only its own allowance: a flood on the name from
-    /// other addresses does not lock the owner out.
-    pub fn login_attempt(&self, client: IpAddr, name: &str) -> Result<(), AppError> {
+    /// other addresses does not lock the owner out. Says which lane its password check takes.
+    pub fn login_attempt(&self, client: IpAddr, name: &str) -> Result<Lane, AppError> {
         let known = self
             .known_signins
             .lock()
@@ -138,6 +155,7 @@ impl Guards {
                 true => Ok(()),
                 false => self.login_account.take(&name.to_string()),
             })
+            .map(|()| if known { Lane::Owner } else { Lane::Anyone })
             .map_err(|secs| AppError::Throttled(secs, "sign-in attempts".into()))
     }
 
@@ -158,22 +176,28 @@ impl Guards {
             .map_err(|secs| AppError::Throttled(secs, "new workers from your address".into()))
     }
 
-    /// Waits for a turn to check a password; at most `password_checks` run at once, and when
-    /// more than `password_queue` already wait, the sign-in is refused at once.
-    pub async fn password_turn(&self) -> Result<SemaphorePermit<'_>, AppError> {
-        if let Ok(permit) = self.password_checks.try_acquire() {
+    /// Waits for a turn to check a password in `lane`; at most `password_checks` run at once
+    /// (one more in the owners' lane), and when more than `password_queue` (`OWNER_QUEUE`)
+    /// already wait, the sign-in is refused at once.
+    pub async fn password_turn(&self, lane: Lane) -> Result<SemaphorePermit<'_>, AppError> {
+        let (checks, waiting, bound) = match lane {
+            Lane::Anyone => (
+                &self.password_checks,
+                &self.waiting,
+                self.limits.password_queue,
+            ),
+            Lane::Owner => (&self.owner_checks, &self.owner_waiting, OWNER_QUEUE),
+        };
+        if let Ok(permit) = checks.try_acquire() {
             return Ok(permit);
         }
-        let queued = self.waiting.fetch_add(1, Ordering::SeqCst);
-        let turn = if queued >= self.limits.password_queue {
+        let queued = waiting.fetch_add(1, Ordering::SeqCst);
+        let turn = if queued >= bound {
             Err(AppError::Throttled(1, "sign-ins at once".into()))
         } else {
-            self.password_checks
-                .acquire()
-                .await
-                .map_err(AppError::internal)
+            checks.acquire().await.map_err(AppError::internal)
         };
-        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        waiting.fetch_sub(1, Ordering::SeqCst);
         turn
     }
 }
@@ -291,7 +315,7 @@ mod tests {
             "10.0.0.66".parse().unwrap(),
             "10.0.0.9".parse().unwrap(),
         );
-        g.login_attempt(owner, "rita").unwrap();
+        assert_eq!(g.login_attempt(owner, "rita").unwrap(), Lane::Anyone);
         g.signed_in(owner, "rita");
         // The flood uses up the account's allowance (3).
         let mut flood = 0;
@@ -305,7 +329,7 @@ mod tests {
         );
         // The owner's address still has its own allowance (5 per client, 1 used).
         for _ in 0..4 {
-            g.login_attempt(owner, "rita").unwrap();
+            assert_eq!(g.login_attempt(owner, "rita").unwrap(), Lane::Owner);
         }
         assert!(g.login_attempt(owner, "rita").is_err());
     }
@@ -313,13 +337,13 @@ mod tests {
     #[tokio::test]
     async fn password_checks_take_turns_and_the_queue_is_bounded() {
         let g = Guards::new(limits());
-        let first = g.password_turn().await.unwrap();
+        let first = g.password_turn(Lane::Anyone).await.unwrap();
         // One may wait; the next is refused at once.
         let g2 = &g;
-        let waiting = async move { g2.password_turn().await.map(drop) };
+        let waiting = async move { g2.password_turn(Lane::Anyone).await.map(drop) };
         let refused = async {
             tokio::task::yield_now().await;
-            g.password_turn().await.map(drop)
+            g.password_turn(Lane::Anyone).await.map(drop)
         };
         let release = async {
             tokio::task::yield_now().await;

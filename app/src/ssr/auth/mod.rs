@@ -150,7 +150,7 @@ pub async fn login(
         return Err(AppError::BadLogin);
     }
     let allowed = match guards.login_attempt(client, name) {
-        Ok(()) => guards.password_turn().await,
+        Ok(lane) => guards.password_turn(lane).await,
         Err(e) => Err(e),
     };
     let turn = match allowed {
