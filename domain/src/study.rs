@@ -345,6 +345,20 @@ pub fn is_abandoned(config: &StudyConfig, last_activity: i64, now: i64, finished
     }
 }
 
+/// How long a place may wait at the consent page (or the study's own time-out, if shorter):
+/// someone who closes the tab there holds a place for ten minutes, not half an hour (a slow
+/// reader who comes back later finds a new place, if one is free).
+pub const CONSENT_WAIT_SECS: u32 = 600;
+
+/// Has a place that still awaits its worker's consent been left? (Such a place is removed
+/// altogether: nothing of it is kept.) `last_activity` and `now` in unix seconds.
+pub fn consent_left(config: &StudyConfig, last_activity: i64, now: i64) -> bool {
+    let wait = config
+        .item_timeout_secs
+        .map_or(CONSENT_WAIT_SECS, |t| t.min(CONSENT_WAIT_SECS));
+    now - last_activity > i64::from(wait)
+}
+
 /// A per-worker order of `n` items: a Fisher-Yates shuffle driven by SplitMix64 from `seed`,
 /// so the order is reproducible from the recorded seed.
 pub fn item_order(seed: u64, n: usize) -> Vec<usize> {

@@ -694,3 +694,45 @@ async fn consent_and_answers_sent_twice_at_once_end_whole() {
         1
     );
 }
+
+#[tokio::test]
+async fn someone_who_leaves_at_the_consent_page_is_in_no_export_and_holds_the_place_ten_minutes() {
+    let e = env().await;
+    let s = &e.state;
+    let id = study_with_pages(s).await;
+    let agreed = arrive(s, id, "agreer01").await;
+    parse(&consent(s, id, &agreed, true).await);
+    // Someone joins, sees the consent page and closes the tab.
+    let leaver = arrive(s, id, "leaver01").await;
+    assert!(parse(&state_of(s, id, &leaver).await)["step"]["Consent"].is_object());
+    let rita = login(s, "rita", "rita-password").await;
+    for file in ["annotations.csv", "annotations.jsonl", "pay.csv"] {
+        let r = get(s, &format!("/export/{file}?studies={id}"), Some(&rita)).await;
+        assert_eq!(r.status, StatusCode::OK, "{file}: {}", r.body);
+        assert!(!r.body.contains("leaver01"), "{file}: {}", r.body);
+        if file.starts_with("annotations") {
+            assert!(r.body.contains("prolific:agreer01"), "{file}: {}", r.body);
+        }
+    }
+    // Nor in the study's table of workers; the place itself counts as held.
+    let overview = study::admin_view(&s.pool, id).await.unwrap();
+    assert_eq!(overview.workers.len(), 1);
+    assert_eq!(overview.progress[0].active, 2);
+    // Eleven minutes on, the next arrival finds that place freed, with nothing of it kept.
+    sqlx::query(
+        "UPDATE assignments SET last_activity = last_activity - 660000 WHERE worker_id =
+         (SELECT id FROM users WHERE name = 'prolific:leaver01')",
+    )
+    .execute(&s.pool)
+    .await
+    .unwrap();
+    arrive(s, id, "next01").await;
+    let left = "SELECT COUNT(*) FROM assignments a JOIN users u ON u.id = a.worker_id
+                WHERE u.name = 'prolific:leaver01'";
+    assert_eq!(count(s, left).await, 0);
+    assert_eq!(places(s, id).await.len(), 2);
+    assert_eq!(
+        count(s, "SELECT COUNT(*) FROM assignment_items WHERE assignment_id NOT IN (SELECT id FROM assignments)").await,
+        0
+    );
+}

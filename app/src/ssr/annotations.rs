@@ -287,7 +287,8 @@ impl StoredAnnotation {
 
 /// Every annotation row of `studies`, ordered by study, assignment and position, one at a time
 /// from the database (the exports write each as it comes; nothing holds them all); the
-/// synthetic workers of `load fill` only where `synthetic` asks for them.
+/// synthetic workers of `load fill` only where `synthetic` asks for them. A place that still
+/// awaits its worker's consent is in none of them (nor in the report, which reads these rows).
 pub fn annotation_rows<'a>(
     pool: &'a AnyPool,
     studies: &[Study],
@@ -295,6 +296,12 @@ pub fn annotation_rows<'a>(
 ) -> impl Stream<Item = Result<AnnotationRow, AppError>> + Send + 'a {
     let ids: Vec<StudyId> = studies.iter().map(|s| s.id).collect();
     let json_ids = serde_json::to_string(&ids).expect("ids serialise");
+    let with_consent: Vec<StudyId> = studies
+        .iter()
+        .filter(|s| s.config.pages.consent.is_some())
+        .map(|s| s.id)
+        .collect();
+    let json_consent = serde_json::to_string(&with_consent).expect("ids serialise");
     // The training files cannot change once a worker started: the study's are the worker's.
     let groups: HashMap<StudyId, String> = studies
         .iter()
@@ -320,8 +327,11 @@ pub fn annotation_rows<'a>(
                  JOIN data_files f ON f.id = e.file_id
                  WHERE a.study_id IN (SELECT CAST(value AS BIGINT) FROM {})
                     AND (a.synthetic = 0 OR $2 = 1)
+                    AND (a.consented_at IS NOT NULL
+                         OR a.study_id NOT IN (SELECT CAST(value AS BIGINT) FROM {}))
                  ORDER BY a.study_id, a.id, i.position",
-                b.json_elements("$1")
+                b.json_elements("$1"),
+                b.json_elements("$3")
             )
         })
     });
@@ -329,6 +339,7 @@ pub fn annotation_rows<'a>(
     sqlx::query(sql)
         .bind(json_ids)
         .bind(i64::from(synthetic))
+        .bind(json_consent)
         .fetch(pool)
         .map(move |row| {
             let mut r = StoredAnnotation::from_row(&row?)?.decode()?;

@@ -232,6 +232,14 @@ fn abandoned_slots() {
         ..open()
     };
     assert!(is_abandoned(&c, 0, 601, false));
+    // Waiting at the consent page: ten minutes at most, or the study's own time-out.
+    assert!(consent_left(&open(), 0, 601) && !consent_left(&open(), 0, 600));
+    assert!(consent_left(&c, 0, 601) && !consent_left(&c, 0, 600));
+    let short = StudyConfig {
+        item_timeout_secs: Some(60),
+        ..open()
+    };
+    assert!(consent_left(&short, 0, 61) && !consent_left(&short, 0, 60));
     assert!(!is_abandoned(&c, 0, 600, false));
     assert!(!is_abandoned(&c, 0, 10_000, true));
     let never = StudyConfig {

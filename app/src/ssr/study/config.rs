@@ -233,6 +233,7 @@ struct PlaceRow {
     total: i64,
     train_s1: Option<f64>,
     ms: i64,
+    consented_at: Option<i64>,
 }
 
 pub async fn admin_view(pool: &AnyPool, id: StudyId) -> Result<StudyOverview, AppError> {
@@ -247,12 +248,20 @@ pub async fn admin_view_of(pool: &AnyPool, s: &Study) -> Result<StudyOverview, A
             (SELECT COUNT(*) FROM assignment_items i WHERE i.assignment_id = a.id AND i.submitted_at IS NOT NULL) AS done,
             (SELECT COUNT(*) FROM assignment_items i WHERE i.assignment_id = a.id) AS total,
             (SELECT AVG(i.s1) FROM assignment_items i WHERE i.assignment_id = a.id AND i.phase = 'training' AND i.submitted_at IS NOT NULL) AS train_s1,
-            (SELECT CAST(COALESCE(SUM(i.submitted_at - i.shown_at), 0) AS BIGINT) FROM assignment_items i WHERE i.assignment_id = a.id AND i.submitted_at IS NOT NULL) AS ms
+            (SELECT CAST(COALESCE(SUM(i.submitted_at - i.shown_at), 0) AS BIGINT) FROM assignment_items i WHERE i.assignment_id = a.id AND i.submitted_at IS NOT NULL) AS ms,
+            a.consented_at
          FROM assignments a JOIN users u ON u.id = a.worker_id WHERE a.study_id = $1 ORDER BY a.k, a.id",
     )
     .bind(id)
     .fetch_all(pool)
     .await?;
+    // A place awaiting its worker's consent counts in the progress (it is held), but nobody's
+    // name is shown before they agreed.
+    let consent = s.config.pages.consent.is_some();
+    let awaiting: Vec<bool> = rows
+        .iter()
+        .map(|r| consent && r.consented_at.is_none() && r.status == PlaceStatus::Active)
+        .collect();
     let workers: Vec<WorkerRow> = rows
         .into_iter()
         .map(|r| WorkerRow {
@@ -292,6 +301,10 @@ pub async fn admin_view_of(pool: &AnyPool, s: &Study) -> Result<StudyOverview, A
         shot_groups: shot_groups(pool, s.task_id).await?,
         chains: shots::chains(&sets),
         progress,
-        workers,
+        workers: workers
+            .into_iter()
+            .zip(awaiting)
+            .filter_map(|(w, awaiting)| (!awaiting).then_some(w))
+            .collect(),
     })
 }

@@ -11,7 +11,7 @@ use crate::ssr::auth::now_ms;
 use crate::ssr::catalog::corrupt;
 use crate::ssr::tx::Guard;
 use crate::wire::study::{Declined, WorkerStep};
-use domain::ids::{StudyId, UserId};
+use domain::ids::{AssignmentId, StudyId, UserId};
 use domain::study_pages::consent::{declined_hand_back, declined_message};
 use domain::study_pages::Consent;
 use sqlx::{AnyConnection, AnyPool};
@@ -66,6 +66,22 @@ pub async fn consent(
     crate::ssr::tx::finish(tx, step).await
 }
 
+/// Removes a place and everything of it (declined, or left at the consent page).
+pub(super) async fn remove_place(
+    conn: &mut AnyConnection,
+    place: AssignmentId,
+) -> Result<(), AppError> {
+    for sql in [
+        "DELETE FROM attention_answers WHERE assignment_id = $1",
+        "DELETE FROM questionnaire_answers WHERE assignment_id = $1",
+        "DELETE FROM assignment_items WHERE assignment_id = $1",
+        "DELETE FROM assignments WHERE id = $1",
+    ] {
+        sqlx::query(sql).bind(place).execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
 async fn decline(
     conn: &mut AnyConnection,
     study: &Study,
@@ -100,14 +116,7 @@ async fn decline(
     .bind(now)
     .execute(&mut *conn)
     .await?;
-    for sql in [
-        "DELETE FROM attention_answers WHERE assignment_id = $1",
-        "DELETE FROM questionnaire_answers WHERE assignment_id = $1",
-        "DELETE FROM assignment_items WHERE assignment_id = $1",
-        "DELETE FROM assignments WHERE id = $1",
-    ] {
-        sqlx::query(sql).bind(place.id).execute(&mut *conn).await?;
-    }
+    remove_place(conn, place.id).await?;
     // A crowd worker's account exists for this place alone unless they hold another.
     let others: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM assignments WHERE worker_id = $1")
         .bind(worker)

@@ -9,7 +9,8 @@ use crate::ssr::tx::Guard;
 use domain::ids::{AssignmentId, ExampleId, StudyId, TaskId, UserId};
 use domain::place::{Phase, PlaceStatus};
 use domain::study::{
-    choose_scenario, is_abandoned, item_order, loads_now, training_order, ScenarioLoad,
+    choose_scenario, consent_left, is_abandoned, item_order, loads_now, training_order,
+    ScenarioLoad,
 };
 use sqlx::{Any, AnyPool, Transaction};
 
@@ -79,17 +80,23 @@ async fn in_hand(
 /// the scenarios' loads matter. `enter` decides for good; this lets a study link turn a new
 /// crowd id away before any account is made for it.
 pub async fn has_free_place(pool: &AnyPool, study: &Study) -> Result<bool, AppError> {
-    let held: Vec<(i64, PlaceStatus, i64)> = sqlx::query_as(
-        "SELECT k, status, last_activity FROM assignments WHERE study_id = $1 AND status != 'abandoned'",
+    let held: Vec<(i64, PlaceStatus, i64, Option<i64>)> = sqlx::query_as(
+        "SELECT k, status, last_activity, consented_at FROM assignments
+         WHERE study_id = $1 AND status != 'abandoned'",
     )
     .bind(study.id)
     .fetch_all(pool)
     .await?;
+    let now = now_ms() / 1000;
     let held: Vec<(u32, bool, i64)> = held
         .into_iter()
-        .map(|(k, status, last)| (k as u32, status == PlaceStatus::Finished, last / 1000))
+        .filter(|(_, status, last, consented)| {
+            let waiting = awaits_consent(study, *status, *consented);
+            !(waiting && consent_left(&study.config, last / 1000, now))
+        })
+        .map(|(k, status, last, _)| (k as u32, status == PlaceStatus::Finished, last / 1000))
         .collect();
-    let loads = loads_now(&study.config, &held, now_ms() / 1000);
+    let loads = loads_now(&study.config, &held, now);
     Ok(choose_scenario(&study.config, &loads, &[]).is_ok())
 }
 
@@ -193,14 +200,20 @@ async fn scenario_loads(
     study: &Study,
     now: i64,
 ) -> Result<Vec<ScenarioLoad>, AppError> {
-    let active: Vec<(AssignmentId, i64)> = sqlx::query_as(
-        "SELECT id, last_activity FROM assignments WHERE study_id = $1 AND status = 'active'",
+    let active: Vec<(AssignmentId, i64, Option<i64>)> = sqlx::query_as(
+        "SELECT id, last_activity, consented_at FROM assignments
+         WHERE study_id = $1 AND status = 'active'",
     )
     .bind(study.id)
     .fetch_all(&mut **tx)
     .await?;
-    for (id, last) in active {
-        if is_abandoned(&study.config, last / 1000, now / 1000, false) {
+    for (id, last, consented) in active {
+        // Left at the consent page: nothing of the place is kept.
+        if awaits_consent(study, PlaceStatus::Active, consented)
+            && consent_left(&study.config, last / 1000, now / 1000)
+        {
+            super::consent::remove_place(tx, id).await?;
+        } else if is_abandoned(&study.config, last / 1000, now / 1000, false) {
             sqlx::query(
                 "UPDATE assignments SET status = 'abandoned', abandoned_at = $1 WHERE id = $2",
             )
@@ -223,6 +236,11 @@ async fn scenario_loads(
             taken: n as u32,
         })
         .collect())
+}
+
+/// Whether a place still waits for its worker's consent (its study has a consent page).
+fn awaits_consent(study: &Study, status: PlaceStatus, consented_at: Option<i64>) -> bool {
+    status == PlaceStatus::Active && consented_at.is_none() && study.config.pages.consent.is_some()
 }
 
 /// A new place's items: the screening file, the training examples (in file order or the
