@@ -28,7 +28,7 @@ def main(target):
     freed = 0
     for paths in builds.values():
         newest = max(os.path.getmtime(p) for p in paths)
-        for old in [p for p in paths if os.path.getmtime(p) < newest - 6 * 3600]:
+        for old in [p for p in paths if os.path.getmtime(p) < newest - 15 * 60]:
             freed += os.path.getsize(old)
             os.remove(old)
     print(f"prune: {freed / 1e9:.1f} GB of older builds removed from {deps}")
