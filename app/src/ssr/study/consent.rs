@@ -3,6 +3,7 @@
 
 use super::items::Place;
 use super::pages::place_of;
+use super::places::remove_place;
 use super::refusals::no_place;
 use super::worker::{next_step, record};
 use super::{CrowdInfo, Study};
@@ -11,7 +12,7 @@ use crate::ssr::auth::now_ms;
 use crate::ssr::catalog::corrupt;
 use crate::ssr::tx::Guard;
 use crate::wire::study::{Declined, WorkerStep};
-use domain::ids::{AssignmentId, StudyId, UserId};
+use domain::ids::{StudyId, UserId};
 use domain::study_pages::consent::{declined_hand_back, declined_message};
 use domain::study_pages::Consent;
 use sqlx::{AnyConnection, AnyPool};
@@ -64,22 +65,6 @@ pub async fn consent(
     }
     .await;
     crate::ssr::tx::finish(tx, step).await
-}
-
-/// Removes a place and everything of it (declined, or left at the consent page).
-pub(super) async fn remove_place(
-    conn: &mut AnyConnection,
-    place: AssignmentId,
-) -> Result<(), AppError> {
-    for sql in [
-        "DELETE FROM attention_answers WHERE assignment_id = $1",
-        "DELETE FROM questionnaire_answers WHERE assignment_id = $1",
-        "DELETE FROM assignment_items WHERE assignment_id = $1",
-        "DELETE FROM assignments WHERE id = $1",
-    ] {
-        sqlx::query(sql).bind(place).execute(&mut *conn).await?;
-    }
-    Ok(())
 }
 
 async fn decline(

@@ -212,7 +212,7 @@ async fn scenario_loads(
         if awaits_consent(study, PlaceStatus::Active, consented)
             && consent_left(&study.config, last / 1000, now / 1000)
         {
-            super::consent::remove_place(tx, id).await?;
+            remove_place(tx, id).await?;
         } else if is_abandoned(&study.config, last / 1000, now / 1000, false) {
             sqlx::query(
                 "UPDATE assignments SET status = 'abandoned', abandoned_at = $1 WHERE id = $2",
@@ -236,6 +236,22 @@ async fn scenario_loads(
             taken: n as u32,
         })
         .collect())
+}
+
+/// Removes a place and everything of it (declined, or left at the consent page).
+pub(super) async fn remove_place(
+    conn: &mut sqlx::AnyConnection,
+    place: AssignmentId,
+) -> Result<(), AppError> {
+    for sql in [
+        "DELETE FROM attention_answers WHERE assignment_id = $1",
+        "DELETE FROM questionnaire_answers WHERE assignment_id = $1",
+        "DELETE FROM assignment_items WHERE assignment_id = $1",
+        "DELETE FROM assignments WHERE id = $1",
+    ] {
+        sqlx::query(sql).bind(place).execute(&mut *conn).await?;
+    }
+    Ok(())
 }
 
 /// Whether a place still waits for its worker's consent (its study has a consent page).
