@@ -10,6 +10,7 @@ pub mod demo;
 pub mod export;
 pub mod gate;
 pub mod join;
+pub mod listen;
 pub mod load;
 pub mod memory;
 pub mod router;

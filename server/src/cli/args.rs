@@ -319,6 +319,15 @@ pub struct ServeArgs {
     /// (`https://platform.example`); every other page refuses frames.
     #[arg(long, env = "CLUES_FRAME_ANCESTORS", value_delimiter = ',', value_parser = frame_ancestor)]
     pub frame_ancestors: Vec<String>,
+    /// Seconds a client has to send a request's headers; an idle keep-alive connection is
+    /// closed after as long (a half-sent request does not hold a connection).
+    #[arg(long, env = "CLUES_HEADER_TIMEOUT", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_timeout: u64,
+    /// Open connections one client address may hold; more are closed at once (0: no cap).
+    /// Not applied with --trust-proxy, where every connection comes from the proxy: cap
+    /// there (nginx `limit_conn`).
+    #[arg(long, env = "CLUES_CONNECTIONS_PER_ADDRESS", default_value_t = 256)]
+    pub connections_per_address: usize,
 }
 
 // A study's numbers are read with the admin form's rules (`domain::settings`): the same

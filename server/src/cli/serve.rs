@@ -2,7 +2,7 @@
 //! SIGTERM (requests in flight are finished first).
 
 use super::args::ServeArgs;
-use crate::{demo, router};
+use crate::{demo, listen, router};
 use app::error::{AppError, Result};
 use app::ssr::assets::OUTPUT_NAME;
 use app::ssr::db::cli as db;
@@ -11,6 +11,7 @@ use app::ssr::state::AppState;
 use leptos::config::LeptosOptions;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
     let addr = match args.addr {
@@ -78,13 +79,15 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
              X-Forwarded-Proto $scheme; Caddy sends it by itself)"
         );
     }
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(stop_signal())
-    .await
-    .map_err(|e| AppError::io("server stopped", e))?;
+    let held = listen::Limits {
+        header_timeout: Duration::from_secs(args.header_timeout),
+        // A request body may pause 3 header time-outs (30 s by default: a slow phone upload
+        // pauses for far less).
+        body_timeout: Duration::from_secs(3 * args.header_timeout),
+        per_address: (!args.trust_proxy && args.connections_per_address > 0)
+            .then_some(args.connections_per_address),
+    };
+    listen::serve(listener, app, held, stop_signal()).await;
     // Every request in flight has been answered; let SQLite checkpoint and close cleanly.
     pool_handle.close().await;
     tracing::info!("stopped");
