@@ -68,11 +68,14 @@ pub async fn serve(
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let service = app.clone().map_request(move |mut req: axum::http::Request<Incoming>| {
-            req.extensions_mut().insert(ConnectInfo(peer));
-            req.map(|body| axum::body::Body::new(TimeoutBody::new(limits.body_timeout, body)))
-        });
-        let conn = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
+        let service = app
+            .clone()
+            .map_request(move |mut req: axum::http::Request<Incoming>| {
+                req.extensions_mut().insert(ConnectInfo(peer));
+                req.map(|body| axum::body::Body::new(TimeoutBody::new(limits.body_timeout, body)))
+            });
+        let conn =
+            builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
             if let Err(e) = conn.await {
@@ -89,7 +92,10 @@ pub async fn serve(
 /// file descriptors (or another failure of the listener) is logged and waited out briefly.
 async fn accept_failed(e: std::io::Error) {
     use std::io::ErrorKind::*;
-    if matches!(e.kind(), ConnectionAborted | ConnectionReset | ConnectionRefused) {
+    if matches!(
+        e.kind(),
+        ConnectionAborted | ConnectionReset | ConnectionRefused
+    ) {
         return;
     }
     tracing::warn!("accepting a connection failed: {e}");

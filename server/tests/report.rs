@@ -276,7 +276,7 @@ async fn simulate(
     };
     let mut n = 0;
     loop {
-        let state = study::worker_state(pool, study_id, user.id, Some(&crowd))
+        let state = study::worker_state(&env.state.writer, study_id, user.id, Some(&crowd))
             .await
             .unwrap();
         sim.k = state.k;
@@ -296,7 +296,7 @@ async fn simulate(
             .unwrap();
         }
         if item.reveal.is_some() {
-            study::acknowledge(pool, study_id, user.id, item.position)
+            study::acknowledge(&env.state.writer, study_id, user.id, item.position)
                 .await
                 .unwrap();
             continue;
@@ -334,7 +334,7 @@ async fn simulate(
         if training {
             assert!(ack.reveal.is_some());
             sim.training.push((line, a.strings()));
-            study::acknowledge(pool, study_id, user.id, item.position)
+            study::acknowledge(&env.state.writer, study_id, user.id, item.position)
                 .await
                 .unwrap();
         } else {

@@ -26,7 +26,10 @@ async fn until_closed(conn: &mut TcpStream, limit: Duration) -> (String, Option<
         match tokio::time::timeout(limit.saturating_sub(t.elapsed()), conn.read(&mut buf)).await {
             Err(_) => return (String::from_utf8_lossy(&got).into_owned(), None),
             Ok(Ok(0)) | Ok(Err(_)) => {
-                return (String::from_utf8_lossy(&got).into_owned(), Some(t.elapsed()))
+                return (
+                    String::from_utf8_lossy(&got).into_owned(),
+                    Some(t.elapsed()),
+                )
             }
             Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
         }
@@ -50,20 +53,33 @@ async fn slow_clients_are_dropped_within_seconds_and_one_address_cannot_hold_the
     let dir = tempfile::tempdir().unwrap();
     let server = Spawned::start(
         &dir.path().join("t.db"),
-        &["--no-demo", "--header-timeout", "2", "--connections-per-address", "8"],
+        &[
+            "--no-demo",
+            "--header-timeout",
+            "2",
+            "--connections-per-address",
+            "8",
+        ],
     );
     let addr = server.base.trim_start_matches("http://").to_string();
 
     // Half a request's headers: closed after the 2 s header time-out, not held.
     let mut half = connect("127.0.0.1", &addr).await;
-    half.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+    half.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
     let (_, closed) = until_closed(&mut half, Duration::from_secs(15)).await;
     let closed = closed.expect("a half-sent request is dropped");
-    assert!(closed >= Duration::from_millis(1500) && closed < Duration::from_secs(6), "{closed:?}");
+    assert!(
+        closed >= Duration::from_millis(1500) && closed < Duration::from_secs(6),
+        "{closed:?}"
+    );
 
     // An idle keep-alive connection after its answer: closed as well.
     let mut idle = connect("127.0.0.1", &addr).await;
-    idle.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap();
+    idle.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
     let (answer, closed) = until_closed(&mut idle, Duration::from_secs(20)).await;
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer:.200}");
     assert!(closed.expect("an idle keep-alive is closed") < Duration::from_secs(8));
@@ -105,7 +121,10 @@ async fn slow_clients_are_dropped_within_seconds_and_one_address_cannot_hold_the
     // The held ones time out, and the address is served again.
     for conn in &mut held {
         let (_, closed) = until_closed(conn, Duration::from_secs(15)).await;
-        assert!(closed.is_some(), "a held connection is closed by the time-out");
+        assert!(
+            closed.is_some(),
+            "a held connection is closed by the time-out"
+        );
     }
     let (status, _) = page("127.0.0.1", &addr).await;
     assert!(status.starts_with("HTTP/1.1 200"), "{status}");

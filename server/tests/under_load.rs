@@ -122,7 +122,8 @@ async fn a_login_flood_is_throttled_and_memory_stays_bounded_and_returns() {
 }
 
 /// An SST-2-shaped task of 300 test reviews (written here), a zero-shot study of it and 1000
-/// synthetic workers who answered every item: 300k annotation rows. Returns the study.
+/// synthetic workers who answered every item: 300k annotation rows. Returns the study; the
+/// next one (its id + 1) is an open study of the task with room for a crowd.
 async fn three_hundred_thousand_rows(
     dir: &std::path::Path,
     db: &std::path::Path,
@@ -152,6 +153,15 @@ async fn three_hundred_thousand_rows(
     let study = app::ssr::study::create(&pool, None, "SST-2", "big", config)
         .await
         .unwrap();
+    let room = StudyConfig {
+        scenarios: vec![0],
+        open: true,
+        annotators: 100_000,
+        ..StudyConfig::default()
+    };
+    app::ssr::study::create(&pool, None, "SST-2", "crowd", room)
+        .await
+        .unwrap();
     let (workers, rows) = server::load::fill::fill(&pool, study, 300_000, "t")
         .await
         .unwrap();
@@ -160,12 +170,51 @@ async fn three_hundred_thousand_rows(
     study
 }
 
+/// Answers were acknowledged all through an export that ran from `started` to `ended` (ms):
+/// no crowd errors, and no gap between stored answers longer than the stall an export on the
+/// async workers caused (4.5-7 s in a release build, far more in a debug one).
+async fn acknowledged_all_through(
+    db: &std::path::Path,
+    started: i64,
+    ended: i64,
+    crowd: &crowd::CrowdStats,
+    file: &str,
+) {
+    assert!(crowd.errors.is_empty(), "{file}: {:?}", &crowd.errors[..1]);
+    let pool = db::connect(&common::db_url(db)).await.unwrap();
+    let mut times: Vec<i64> = sqlx::query_scalar(
+        "SELECT submitted_at FROM assignment_items WHERE submitted_at BETWEEN $1 AND $2
+         AND assignment_id IN (SELECT id FROM assignments WHERE study_id = (SELECT MAX(id) FROM studies))",
+    )
+    .bind(started)
+    .bind(ended)
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+    times.push(started);
+    times.push(ended);
+    times.sort_unstable();
+    let gap = times.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+    eprintln!(
+        "{file}: {} answers acknowledged during the {} ms export, longest gap {gap} ms, slowest answer {:.0} ms",
+        times.len() - 2,
+        ended - started,
+        crowd.slowest_ms()
+    );
+    assert!(times.len() - 2 >= 20, "{file}: {} answers", times.len() - 2);
+    assert!(
+        gap < 4000,
+        "{file}: no answer stored for {gap} ms during the export"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn exports_of_300k_rows_stream_in_bounded_memory_and_give_it_back() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("big.db");
     let study = three_hundred_thousand_rows(dir.path(), &db).await;
-    let server = Spawned::start(&db, &["--no-demo"]);
+    let server = Spawned::start(&db, &["--no-demo", "--new-workers-per-address", "1000000"]);
     let c = Client::new(&server.base);
     let cookie = c.login("rita", "rita-password").unwrap();
     std::thread::sleep(Duration::from_millis(300));
@@ -182,14 +231,24 @@ async fn exports_of_300k_rows_stream_in_bounded_memory_and_give_it_back() {
     ] {
         for &(file, min_mb) in files {
             let rss = RssSampler::start(server.pid());
+            // Crowd workers of the other study answer all through the export.
+            let stop = Arc::new(AtomicBool::new(false));
+            let tag = format!("r{}-{}", after_rounds.len(), file.replace('.', "-"));
+            let crowd =
+                crowd::run_leaving(&server.base, study.0 + 1, 4, &tag, stop.clone(), Some(50));
+            let started = app::ssr::auth::now_ms();
             let (status, bytes) = c
                 .download(
                     &format!("/export/{file}?studies={study}&synthetic=1"),
                     &cookie,
                 )
                 .unwrap();
+            let ended = app::ssr::auth::now_ms();
+            stop.store(true, Ordering::Relaxed);
+            let crowd = crowd.join().unwrap();
             let peak = rss.peak();
             drop(rss);
+            acknowledged_all_through(&db, started, ended, &crowd, file).await;
             eprintln!(
                 "{file}: {} MB, server peak {} MB (idle {} MB)",
                 bytes / MB,

@@ -52,7 +52,7 @@ pub async fn update_study(id: StudyId, name: String, config: StudyConfig) -> Res
 #[server(endpoint = "study_state")]
 pub async fn study_state(study_id: StudyId) -> Result<WorkerStudy, AppError> {
     serve(|c: Ctx<Worker>| async move {
-        study::worker_state(c.pool(), study_id, c.who.0.id, None).await
+        study::worker_state(&c.state.writer, study_id, c.who.0.id, None).await
     })
     .await
 }
@@ -85,7 +85,7 @@ pub async fn submit_answer(
 #[server(endpoint = "continue_study")]
 pub async fn continue_study(study_id: StudyId, position: i64) -> Result<WorkerStep, AppError> {
     serve(|c: Ctx<Worker>| async move {
-        study::acknowledge(c.pool(), study_id, c.who.0.id, position).await
+        study::acknowledge(&c.state.writer, study_id, c.who.0.id, position).await
     })
     .await
 }
@@ -112,7 +112,7 @@ pub async fn answer_questionnaire(
     fields: Vec<(String, String)>,
 ) -> Result<WorkerStep, AppError> {
     serve(|c: Ctx<Worker>| async move {
-        study::questionnaire(c.pool(), study_id, c.who.0.id, stage, fields).await
+        study::questionnaire(&c.state.writer, study_id, c.who.0.id, stage, fields).await
     })
     .await
 }

@@ -2,8 +2,14 @@
 //! everything queued in one transaction (one fsync for many answers), each submission in its
 //! own savepoint so that a refused one rolls back alone. A caller hears back only after the
 //! commit, so an acknowledged answer is as durable as with a commit of its own.
+//!
+//! A worker's other writes (joining, an item's first showing, moving on after a reveal) take
+//! the same path on SQLite ([`Writer::write`]): the engine has one writer, and a transaction of
+//! their own polled for the lock behind the group commits (joins waited seconds under load).
 
 use crate::error::AppError;
+use crate::ssr::db::Backend;
+use crate::ssr::tx::{self, Guard};
 use futures_util::future::BoxFuture;
 use sqlx::{AnyConnection, AnyPool};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,6 +49,31 @@ impl Writer {
             queue: Arc::new(Mutex::new(None)),
             commits: Arc::new(AtomicU64::new(0)),
         }
+    }
+
+    /// The pool the writer writes to.
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    /// Runs `work` in a write transaction: on SQLite in the next group commit (queued behind
+    /// the answers already waiting, not polling for the lock); on PostgreSQL, where writers
+    /// of different rows do not wait on each other, in a transaction of its own holding
+    /// `guards` (advisory locks held by a shared transaction could wait in a circle with
+    /// another instance's).
+    pub async fn write<T, F>(&self, guards: &[Guard<'_>], work: F) -> Result<T, AppError>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut AnyConnection) -> BoxFuture<'c, Result<T, AppError>>
+            + Send
+            + 'static,
+    {
+        if Backend::of(&self.pool) != Backend::Postgres {
+            return self.run(work).await;
+        }
+        let mut tx = tx::begin_write(&self.pool, guards).await?;
+        let result = work(&mut *tx).await;
+        tx::finish(tx, result).await
     }
 
     /// How many group transactions were committed.

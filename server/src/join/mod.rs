@@ -224,7 +224,7 @@ pub async fn join(
                 if !study::has_free_place(pool, &s).await? {
                     return Ok(Joined::Refused(s.name, Refusal::Full.to_string()));
                 }
-                return match study::enter_new(pool, &s, c).await {
+                return match study::enter_new(&state.writer, &s, c).await {
                     Ok((_, token)) => Ok(Joined::Worker(Some(token))),
                     Err(AppError::Refused(reason)) => Ok(Joined::Refused(s.name, reason)),
                     Err(e) => Err(e),

@@ -1,6 +1,7 @@
 //! Crowd load: worker threads that join a study and answer item after item as fast as the
 //! server allows (a label where the task has labels, else a skip), recording every
-//! acknowledged submission and each submit's latency; a finished worker comes back as a new one.
+//! acknowledged submission, each submit's latency and each arrival's (the join and the first
+//! item); a finished worker, or one that leaves after its share of answers, comes back as a new one.
 
 use super::client::{ms_since, percentile, Client};
 use serde_json::{json, Value};
@@ -19,11 +20,25 @@ pub struct Ack {
 #[derive(Default)]
 pub struct CrowdStats {
     pub latencies_ms: Vec<f64>,
+    /// An arrival: the study link posted, then the first `study_state` (the first item).
+    pub arrivals_ms: Vec<f64>,
     pub acks: Vec<Ack>,
     pub errors: Vec<String>,
 }
 
 impl CrowdStats {
+    /// The slowest acknowledged submission, ms.
+    pub fn slowest_ms(&self) -> f64 {
+        self.latencies_ms.iter().copied().fold(0.0, f64::max)
+    }
+
+    /// Arrivals (join and first item): p50 and p99, ms.
+    pub fn arrivals(&self) -> (f64, f64) {
+        let mut l = self.arrivals_ms.clone();
+        l.sort_by(f64::total_cmp);
+        (percentile(&l, 50.0), percentile(&l, 99.0))
+    }
+
     /// `submits/s, p50, p99` over `seconds`.
     pub fn summary(&self, seconds: f64) -> (f64, f64, f64) {
         let mut l = self.latencies_ms.clone();
@@ -46,6 +61,19 @@ pub fn run(
     tag: &str,
     stop: Arc<AtomicBool>,
 ) -> std::thread::JoinHandle<CrowdStats> {
+    run_leaving(base, study, workers, tag, stop, None)
+}
+
+/// `run`, each worker leaving after `answers` answers (if given) and a new one arriving in
+/// its stead: a crowd of many arrivals.
+pub fn run_leaving(
+    base: &str,
+    study: i64,
+    workers: usize,
+    tag: &str,
+    stop: Arc<AtomicBool>,
+    answers: Option<usize>,
+) -> std::thread::JoinHandle<CrowdStats> {
     let stats = Arc::new(Mutex::new(CrowdStats::default()));
     let bases: Vec<&str> = base.split(',').collect();
     let threads: Vec<_> = (0..workers)
@@ -58,7 +86,7 @@ pub fn run(
                 while !stop.load(Ordering::Relaxed) {
                     let pid = format!("{tag}-{w}-{round}");
                     round += 1;
-                    if let Err(e) = one_worker(&client, study, &pid, &stop, &stats) {
+                    if let Err(e) = one_worker(&client, study, &pid, answers, &stop, &stats) {
                         stats.lock().unwrap().errors.push(e);
                         std::thread::sleep(Duration::from_millis(200));
                     }
@@ -111,17 +139,21 @@ fn one_worker(
     c: &Client,
     study: i64,
     pid: &str,
+    answers: Option<usize>,
     stop: &AtomicBool,
     stats: &Mutex<CrowdStats>,
 ) -> Result<(), String> {
+    let t = Instant::now();
     let cookie = c.join(study, pid)?;
     let st = c.study_state(study, &cookie)?;
+    stats.lock().unwrap().arrivals_ms.push(ms_since(t));
+    let mut left = answers.unwrap_or(usize::MAX);
     let label = st["labels"]
         .as_array()
         .and_then(|l| l.first())
         .map(|l| l["name"].clone());
     let mut step = st["step"].clone();
-    while !stop.load(Ordering::Relaxed) {
+    while !stop.load(Ordering::Relaxed) && left > 0 {
         let item = &step["Item"];
         let Some(position) = item["position"].as_i64() else {
             return Ok(()); // done or released: a new worker comes
@@ -156,6 +188,7 @@ fn one_worker(
             });
         }
         step = next;
+        left -= 1;
     }
     Ok(())
 }

@@ -32,6 +32,10 @@ pub struct Target {
     /// Seconds of each measured phase.
     #[arg(long, default_value_t = 10)]
     pub seconds: u64,
+    /// Each crowd worker leaves after this many answers and a new one arrives (0: a worker
+    /// answers until its place is done), to measure arrivals under load.
+    #[arg(long, default_value_t = 0)]
+    pub answers_per_worker: usize,
 }
 
 impl Target {
@@ -57,7 +61,8 @@ fn crowd_while<T>(
 ) -> (crowd::CrowdStats, f64, T) {
     let stop = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
-    let workers = crowd::run(&t.url, t.study, t.workers, tag, stop.clone());
+    let answers = (t.answers_per_worker > 0).then_some(t.answers_per_worker);
+    let workers = crowd::run_leaving(&t.url, t.study, t.workers, tag, stop.clone(), answers);
     let out = during(started + Duration::from_secs(t.seconds));
     std::thread::sleep(Duration::from_secs(t.seconds).saturating_sub(started.elapsed()));
     stop.store(true, Ordering::Relaxed);
@@ -67,10 +72,14 @@ fn crowd_while<T>(
 
 fn print_crowd(label: &str, s: &crowd::CrowdStats, secs: f64) {
     let (rate, p50, p99) = s.summary(secs);
+    let (a50, a99) = s.arrivals();
     println!(
-        "{label}: {rate:.1} submits/s, p50 {p50:.1} ms, p99 {p99:.1} ms ({} submits, {} errors)",
+        "{label}: {rate:.1} submits/s, p50 {p50:.1} ms, p99 {p99:.1} ms, slowest {:.1} ms ({} submits, {} errors); \
+         arrivals (join + first item): p50 {a50:.1} ms, p99 {a99:.1} ms ({} arrivals)",
+        s.slowest_ms(),
         s.latencies_ms.len(),
-        s.errors.len()
+        s.errors.len(),
+        s.arrivals_ms.len()
     );
     if let Some(e) = s.errors.first() {
         println!("  first error: {e}");

@@ -27,6 +27,7 @@ pub struct CrowdInfo {
 }
 
 /// A study with its task and the configuration in force.
+#[derive(Clone)]
 pub struct Study {
     pub id: StudyId,
     pub name: String,

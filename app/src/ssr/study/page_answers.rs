@@ -9,6 +9,7 @@ use super::Study;
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
 use crate::ssr::catalog::corrupt;
+use crate::ssr::writer::Writer;
 use crate::wire::study::{SubmitAck, WorkerStep};
 use domain::answer::{check_answer, Answer};
 use domain::ids::{StudyId, UserId};
@@ -23,12 +24,13 @@ use sqlx::AnyPool;
 /// answers the next step. A resend of the same answers is answered again; different answers
 /// to a questionnaire already answered are refused.
 pub async fn questionnaire(
-    pool: &AnyPool,
+    writer: &Writer,
     study_id: StudyId,
     worker: UserId,
     stage: Stage,
     fields: Vec<(String, String)>,
 ) -> Result<WorkerStep, AppError> {
+    let pool = writer.pool();
     let (study, place) = place_of(pool, study_id, worker).await?;
     let questions = study.config.pages.questionnaire.of(stage);
     if questions.is_empty() {
@@ -42,7 +44,7 @@ pub async fn questionnaire(
     let json = serde_json::to_string(&replies).map_err(AppError::internal)?;
     if let Some(before) = stored_replies(pool, place.id, stage).await? {
         return if before == replies {
-            Ok(step_now(pool, &study, &place).await?.0)
+            Ok(step_now(writer, &study, &place).await?.0)
         } else {
             Err(locked())
         };
@@ -80,7 +82,7 @@ pub async fn questionnaire(
     match crate::ssr::tx::finish(tx, step).await {
         // The same answers sent twice at once: the other send stored them.
         Err(_) if stored_replies(pool, place.id, stage).await?.as_ref() == Some(&replies) => {
-            Ok(step_now(pool, &study, &place).await?.0)
+            Ok(step_now(writer, &study, &place).await?.0)
         }
         done => done,
     }
@@ -108,13 +110,14 @@ async fn stored_replies(
 /// Stores the answer to an attention check (position `position`, after the place's items),
 /// with whether it passed, and answers the next step as a test item's submission does.
 pub(super) async fn submit_check(
-    pool: &AnyPool,
+    writer: &Writer,
     study: &Study,
     place: &Place,
     position: i64,
     client_id: &str,
     answer: Answer,
 ) -> Result<SubmitAck, AppError> {
+    let pool = writer.pool();
     let items: i64 =
         sqlx::query_scalar("SELECT COUNT(*) FROM assignment_items WHERE assignment_id = $1")
             .bind(place.id)
@@ -142,7 +145,7 @@ pub(super) async fn submit_check(
     .await?;
     if let Some((Some(_), earlier_client)) = earlier {
         return if earlier_client.as_deref() == Some(client_id) {
-            Ok(ack(step_now(pool, study, place).await?.0))
+            Ok(ack(step_now(writer, study, place).await?.0))
         } else {
             Err(locked())
         };
@@ -200,7 +203,7 @@ pub(super) async fn submit_check(
             .fetch_optional(pool)
             .await?;
             if stored.flatten().as_deref() == Some(client_id) {
-                Ok(ack(step_now(pool, study, place).await?.0))
+                Ok(ack(step_now(writer, study, place).await?.0))
             } else {
                 Err(e)
             }

@@ -6,13 +6,14 @@ use crate::error::AppError;
 use crate::ssr::auth::{self, now_ms, User};
 use crate::ssr::catalog::example_ids;
 use crate::ssr::tx::Guard;
+use crate::ssr::writer::Writer;
 use domain::ids::{AssignmentId, ExampleId, StudyId, TaskId, UserId};
 use domain::place::{Phase, PlaceStatus};
 use domain::study::{
     choose_scenario, consent_left, is_abandoned, item_order, loads_now, training_order,
     ScenarioLoad,
 };
-use sqlx::{Any, AnyPool, Transaction};
+use sqlx::{AnyConnection, AnyPool};
 
 /// A worker's place for a task, in whichever study.
 #[derive(sqlx::FromRow)]
@@ -25,7 +26,7 @@ struct TaskPlace {
 
 /// The worker's assignment for a task: (id, study, k, status).
 async fn assignment_for_task(
-    tx: &mut Transaction<'_, Any>,
+    tx: &mut AnyConnection,
     task_id: TaskId,
     worker: UserId,
 ) -> Result<Option<(AssignmentId, StudyId, u32, PlaceStatus)>, AppError> {
@@ -34,7 +35,7 @@ async fn assignment_for_task(
     )
     .bind(task_id)
     .bind(worker)
-    .fetch_optional(&mut **tx)
+    .fetch_optional(&mut *tx)
     .await?;
     Ok(row.map(|p| (p.id, p.study_id, p.k as u32, p.status)))
 }
@@ -43,7 +44,7 @@ async fn assignment_for_task(
 /// has a new `assignmentId`, `hitId` and perhaps `turkSubmitTo`): the place's hand-back then
 /// submits that one, and the ones before are kept as `earlier_assignments`.
 async fn in_hand(
-    tx: &mut Transaction<'_, Any>,
+    tx: &mut AnyConnection,
     place: AssignmentId,
     crowd: &CrowdInfo,
 ) -> Result<(), AppError> {
@@ -52,7 +53,7 @@ async fn in_hand(
     };
     let stored: String = sqlx::query_scalar("SELECT crowd_json FROM assignments WHERE id = $1")
         .bind(place)
-        .fetch_one(&mut **tx)
+        .fetch_one(&mut *tx)
         .await?;
     let mut kept: CrowdInfo =
         serde_json::from_str(&stored).map_err(|e| crate::ssr::catalog::corrupt("crowd ids", e))?;
@@ -69,7 +70,7 @@ async fn in_hand(
     sqlx::query("UPDATE assignments SET crowd_json = $1 WHERE id = $2")
         .bind(json)
         .bind(place)
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .await?;
     Ok(())
 }
@@ -118,29 +119,34 @@ pub async fn enter(
 
 /// A new crowd worker's arrival: the account, the place and the session in one write
 /// transaction, so that a worker who gets no place gets no account either (a burst of
-/// arrivals at a nearly full study makes accounts for the places only). Returns the worker
-/// and the session's token; a refusal (full, closed, another scenario) leaves nothing behind.
+/// arrivals at a nearly full study makes accounts for the places only). On SQLite it shares
+/// the answers' group commit (`Writer::write`), so a join waits for one commit, not for the
+/// lock. Returns the worker and the session's token; a refusal (full, closed, another
+/// scenario) leaves nothing behind.
 pub async fn enter_new(
-    pool: &AnyPool,
+    writer: &Writer,
     study: &Study,
     crowd: &CrowdInfo,
 ) -> Result<(User, String), AppError> {
-    let platform = crowd.platform.as_deref().unwrap_or_default();
-    let worker = crowd.worker.as_deref().unwrap_or_default();
-    let guards = [Guard::Study(study.id), Guard::CrowdId(platform, worker)];
-    let mut tx = crate::ssr::tx::begin_write(pool, &guards).await?;
-    let result = async {
-        let user = auth::crowd_worker_in(&mut tx, platform, worker).await?;
-        enter_in(&mut tx, study, user.id, Some(crowd)).await?;
-        let token = auth::open_session_in(&mut tx, user.id).await?;
-        Ok((user, token))
-    }
-    .await;
-    crate::ssr::tx::finish(tx, result).await
+    let platform = crowd.platform.clone().unwrap_or_default();
+    let worker = crowd.worker.clone().unwrap_or_default();
+    let guards = [Guard::Study(study.id), Guard::CrowdId(&platform, &worker)];
+    let (study, crowd) = (study.clone(), crowd.clone());
+    let (p, w) = (platform.clone(), worker.clone());
+    writer
+        .write(&guards, move |conn| {
+            Box::pin(async move {
+                let user = auth::crowd_worker_in(conn, &p, &w).await?;
+                enter_in(conn, &study, user.id, Some(&crowd)).await?;
+                let token = auth::open_session_in(conn, user.id).await?;
+                Ok((user, token))
+            })
+        })
+        .await
 }
 
 async fn enter_in(
-    tx: &mut Transaction<'static, Any>,
+    tx: &mut AnyConnection,
     study: &Study,
     worker: UserId,
     crowd: Option<&CrowdInfo>,
@@ -183,7 +189,7 @@ async fn enter_in(
     .bind(crowd_json)
     .bind(now)
     .bind(now)
-    .fetch_one(&mut **tx)
+    .fetch_one(&mut *tx)
     .await?;
     let items = place_items(tx, study, k, split, seed).await?;
     insert_items(tx, id, &items).await?;
@@ -196,7 +202,7 @@ async fn enter_in(
 /// Releases the study's places idle past the time-out, then counts the places each scenario
 /// holds.
 async fn scenario_loads(
-    tx: &mut Transaction<'static, Any>,
+    tx: &mut AnyConnection,
     study: &Study,
     now: i64,
 ) -> Result<Vec<ScenarioLoad>, AppError> {
@@ -205,7 +211,7 @@ async fn scenario_loads(
          WHERE study_id = $1 AND status = 'active'",
     )
     .bind(study.id)
-    .fetch_all(&mut **tx)
+    .fetch_all(&mut *tx)
     .await?;
     for (id, last, consented) in active {
         // Left at the consent page: nothing of the place is kept.
@@ -219,7 +225,7 @@ async fn scenario_loads(
             )
             .bind(now)
             .bind(id)
-            .execute(&mut **tx)
+            .execute(&mut *tx)
             .await?;
         }
     }
@@ -227,7 +233,7 @@ async fn scenario_loads(
         "SELECT k, COUNT(*) FROM assignments WHERE study_id = $1 AND status != 'abandoned' GROUP BY k",
     )
     .bind(study.id)
-    .fetch_all(&mut **tx)
+    .fetch_all(&mut *tx)
     .await?;
     Ok(loads
         .into_iter()
@@ -262,7 +268,7 @@ fn awaits_consent(study: &Study, status: PlaceStatus, consented_at: Option<i64>)
 /// A new place's items: the screening file, the training examples (in file order or the
 /// worker's own), then the whole test set in the worker's own order.
 async fn place_items(
-    tx: &mut Transaction<'static, Any>,
+    tx: &mut AnyConnection,
     study: &Study,
     k: u32,
     split: Option<u32>,
@@ -271,7 +277,7 @@ async fn place_items(
     // Training: the split's k examples in file order, the same for everyone, or in this
     // worker's own order where the study shuffles them (recorded row by row, as the test's).
     let mut training = match split {
-        Some(split) => example_ids(&mut **tx, study.task_id, Some((k, split))).await?,
+        Some(split) => example_ids(&mut *tx, study.task_id, Some((k, split))).await?,
         None => Vec::new(),
     };
     if study.config.shuffle_training {
@@ -284,11 +290,11 @@ async fn place_items(
     // Screening: the study's screening file in file order, the same for every scenario
     // (zero-shot included), before anything else.
     let screening = match study.config.screening {
-        Some(file) => example_ids(&mut **tx, study.task_id, Some(file)).await?,
+        Some(file) => example_ids(&mut *tx, study.task_id, Some(file)).await?,
         None => Vec::new(),
     };
     // Test: the whole test set in this worker's own order, recorded row by row.
-    let test = example_ids(&mut **tx, study.task_id, None).await?;
+    let test = example_ids(&mut *tx, study.task_id, None).await?;
     let test_order = item_order(seed as u64, test.len());
     let items = screening
         .iter()
@@ -304,7 +310,7 @@ const ITEMS_PER_INSERT: usize = 2_000;
 
 /// Records a place's items, in order, with one statement per [`ITEMS_PER_INSERT`] items.
 async fn insert_items(
-    tx: &mut Transaction<'static, Any>,
+    tx: &mut AnyConnection,
     id: AssignmentId,
     items: &[(Phase, ExampleId)],
 ) -> Result<(), AppError> {
@@ -332,7 +338,7 @@ async fn insert_items(
                 .bind(phase.as_str())
                 .bind(*example);
         }
-        insert.execute(&mut **tx).await?;
+        insert.execute(&mut *tx).await?;
     }
     Ok(())
 }

@@ -7,7 +7,7 @@ use crate::error::AppError;
 use crate::ssr::auth::now_ms;
 use domain::analysis_plan::{declare, AnalysisPlan};
 use domain::ids::StudyId;
-use sqlx::{Any, AnyPool, FromRow, Transaction};
+use sqlx::{AnyConnection, AnyPool, FromRow};
 use std::collections::HashMap;
 
 /// A plan as stored.
@@ -21,7 +21,7 @@ pub struct StoredPlan {
 
 /// Freezes the study's plan unless it is frozen already; `items` is its task's test set size.
 pub(super) async fn freeze_in(
-    tx: &mut Transaction<'static, Any>,
+    tx: &mut AnyConnection,
     study: &Study,
     items: usize,
 ) -> Result<(), AppError> {
@@ -34,7 +34,7 @@ pub(super) async fn freeze_in(
     .bind(&json)
     .bind(AnalysisPlan::sha256(&json))
     .bind(now_ms())
-    .execute(&mut **tx)
+    .execute(&mut *tx)
     .await?;
     Ok(())
 }

@@ -61,13 +61,13 @@ pub async fn submit(
     let Some(item) = item_row(pool, study.spec.family, place.id, position).await? else {
         // Attention checks come after the place's items (`pages::check_item`).
         return super::page_answers::submit_check(
-            pool, &study, &place, position, client_id, answer,
+            writer, &study, &place, position, client_id, answer,
         )
         .await;
     };
     if item.submitted {
         return if item.client_id.as_deref() == Some(client_id) {
-            resent(pool, &study, &place, position, &item).await
+            resent(writer, &study, &place, position, &item).await
         } else {
             Err(locked())
         };
@@ -82,7 +82,7 @@ pub async fn submit(
         if let Some(again) =
             again.filter(|i| i.submitted && i.client_id.as_deref() == Some(client_id))
         {
-            return resent(pool, &study, &place, position, &again).await;
+            return resent(writer, &study, &place, position, &again).await;
         }
         return Err(not_current());
     }
@@ -106,7 +106,7 @@ pub async fn submit(
             .await?
             .ok_or_else(|| AppError::internal("item vanished"))?;
         return if again.client_id.as_deref() == Some(client_id) {
-            resent(pool, &study, &place, position, &again).await
+            resent(writer, &study, &place, position, &again).await
         } else {
             Err(locked())
         };
@@ -232,14 +232,14 @@ async fn store(
 /// The acknowledgement of a submission stored before (a resend): after a test item, with the
 /// worker's step as it stands now.
 async fn resent(
-    pool: &AnyPool,
+    writer: &Writer,
     study: &Study,
     place: &Place,
     position: i64,
     item: &ItemRow,
 ) -> Result<SubmitAck, AppError> {
     let next = match item.phase {
-        Phase::Screening | Phase::Test => Some(step_now(pool, study, place).await?.0),
+        Phase::Screening | Phase::Test => Some(step_now(writer, study, place).await?.0),
         Phase::Training => None,
     };
     Ok(SubmitAck {
@@ -252,11 +252,12 @@ async fn resent(
 /// Moves on from a revealed training item and answers the worker's next step, its showing
 /// recorded in the same transaction. Idempotent.
 pub async fn acknowledge(
-    pool: &AnyPool,
+    writer: &Writer,
     study_id: StudyId,
     worker: UserId,
     position: i64,
 ) -> Result<WorkerStep, AppError> {
+    let pool = writer.pool();
     let study = load(pool, study_id).await?;
     let place = own_assignment(pool, study_id, worker)
         .await?
@@ -282,16 +283,17 @@ pub async fn acknowledge(
         Some(Some(_)) => {}
     }
     let now = now_ms();
-    let mut tx = crate::ssr::tx::begin_write(pool, &[]).await?;
-    let step = async {
-        let touched = stamp(&mut tx, place.id, position, Stamp::Acknowledged, now).await?;
-        if touched {
-            touch(&mut tx, place.id, now).await?;
-        }
-        let next = next_step(&mut tx, &study, &place).await?;
-        record(&mut tx, place.id, &next.records, now, touched).await?;
-        Ok(next.step)
-    }
-    .await;
-    crate::ssr::tx::finish(tx, step).await
+    writer
+        .write(&[], move |conn| {
+            Box::pin(async move {
+                let touched = stamp(conn, place.id, position, Stamp::Acknowledged, now).await?;
+                if touched {
+                    touch(conn, place.id, now).await?;
+                }
+                let next = next_step(conn, &study, &place).await?;
+                record(conn, place.id, &next.records, now, touched).await?;
+                Ok(next.step)
+            })
+        })
+        .await
 }

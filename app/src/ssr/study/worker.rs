@@ -10,20 +10,22 @@ use super::{load, CrowdInfo, Study};
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
 use crate::ssr::catalog::corrupt;
+use crate::ssr::writer::Writer;
 use crate::wire::study::{Completion, WorkerItem, WorkerStep, WorkerStudy};
 use domain::ids::{AssignmentId, StudyId, UserId};
 use domain::place::{Phase, PlaceStatus};
 use domain::study_pages::{attention, Stage};
-use sqlx::{AnyConnection, AnyPool};
+use sqlx::AnyConnection;
 
 /// The worker's view of a study, taking a place on first arrival. Showing an item records
 /// the first time it was shown; showing it again (a reload) writes nothing.
 pub async fn worker_state(
-    pool: &AnyPool,
+    writer: &Writer,
     study_id: StudyId,
     worker: UserId,
     crowd: Option<&CrowdInfo>,
 ) -> Result<WorkerStudy, AppError> {
+    let pool = writer.pool();
     let study = load(pool, study_id).await?;
     let place = match own_assignment(pool, study_id, worker).await? {
         Some(p) => p,
@@ -36,7 +38,7 @@ pub async fn worker_state(
     };
     // A place past its time-out is released only when a new worker arrives (`enter`);
     // until then its worker may go on.
-    let (step, counts) = step_now(pool, &study, &place).await?;
+    let (step, counts) = step_now(writer, &study, &place).await?;
     Ok(WorkerStudy {
         study_id,
         place: place.id,
@@ -53,22 +55,26 @@ pub async fn worker_state(
 }
 
 /// The worker's step as it stands, read on a connection of its own; what showing it records
-/// (a first showing, the end of the place) is written in one transaction, and only then.
+/// (a first showing, the end of the place) is written in one transaction (on SQLite the
+/// answers' group commit), and only then.
 pub(super) async fn step_now(
-    pool: &AnyPool,
+    writer: &Writer,
     study: &Study,
     place: &Place,
 ) -> Result<(WorkerStep, Counts), AppError> {
     let next = {
-        let mut conn = pool.acquire().await?;
+        let mut conn = writer.pool().acquire().await?;
         next_step(&mut conn, study, place).await?
     };
     if next.records.is_empty() {
         return Ok((next.step, next.counts));
     }
-    let mut tx = crate::ssr::tx::begin_write(pool, &[]).await?;
-    let done = record(&mut tx, place.id, &next.records, now_ms(), false).await;
-    crate::ssr::tx::finish(tx, done).await?;
+    let (id, records, now) = (place.id, next.records, now_ms());
+    writer
+        .write(&[], move |conn| {
+            Box::pin(async move { record(conn, id, &records, now, false).await })
+        })
+        .await?;
     Ok((next.step, next.counts))
 }
 
