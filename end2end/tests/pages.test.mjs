@@ -179,6 +179,46 @@ test('axe-core finds no violations on the consent page and the questionnaire', a
   await context.close();
 });
 
+test('the study form names every problem at once, clears a fixed one, and is offered to admins only', async () => {
+  const page = await newPage(env.browser);
+  await signIn(page, env.base, USERS.admin);
+  await page.click('a[href="/studies"]');
+  await page.waitForSelector('select[name="task"] option[value="SST-2"]', { state: 'attached' });
+  await page.selectOption('select[name="task"]', 'SST-2');
+  await page.fill('input[name="name"]', 'Many problems');
+  await page.fill('input[name="annotators"]', '0');
+  await page.fill('input[name="rate"]', 'lots');
+  await page.click('details.study-pages summary');
+  await page.fill('textarea[name="questionnaire"]', '{');
+  await page.click('form.config button[type="submit"]');
+  const alert = '.create-study [role="alert"]';
+  await page.waitForSelector(alert);
+  const first = await page.$$eval(`${alert} li`, (li) => li.map((l) => l.textContent));
+  assert.equal(first.length, 3, first.join(' | '));
+  assert.match(first.join(' | '), /annotators/i);
+  assert.match(first.join(' | '), /rate/i);
+  assert.match(first.join(' | '), /Questionnaires \(JSON\)/);
+  // Fixing a field takes its problem away before the next send; the others stay.
+  await page.fill('input[name="annotators"]', '3');
+  await page.waitForFunction((a) => document.querySelectorAll(`${a} li`).length === 2, alert);
+  await page.fill('input[name="rate"]', '12.50');
+  await page.fill('textarea[name="questionnaire"]', '');
+  await page.waitForSelector(alert, { state: 'detached' });
+  await page.close();
+  // A researcher reads the studies but is offered no form to create or change one.
+  const rita = await newPage(env.browser);
+  await signIn(rita, env.base, USERS.researcher);
+  await rita.goto(`${env.base}/studies`);
+  await rita.waitForSelector('table.studies');
+  assert.equal(await rita.$('form.config'), null);
+  await rita.goto(`${env.base}/studies/${study}`);
+  await rita.waitForSelector('.edit-study');
+  assert.equal(await rita.$('form.config'), null);
+  assert.match(await rita.textContent('.edit-study'), /Only an admin can change/);
+  assert.deepEqual(rita.errors, []);
+  await rita.close();
+});
+
 test('an admin sets the pages in the study form: bad JSON and bad checks are named, the rest is kept', async () => {
   const page = await newPage(env.browser);
   await signIn(page, env.base, USERS.admin);

@@ -2,7 +2,9 @@
 # Load benchmark: a release server on a fresh database, then `clues-lab load` for crowd load,
 # a login flood and an export soak over 300k annotation rows. Prints submits/s, p50/p99 and the
 # server's resident memory. Usage: bash server/bench/load.sh [workers] [seconds] [soak seconds];
-# CROWD_ONLY="8 32 128" runs crowd load alone at each number of workers instead.
+# CROWD_ONLY="8 32 128" runs crowd load alone at each number of workers instead;
+# ARRIVALS="8 32" crowd load where each worker leaves after 5 answers and a new one joins
+# (arrival latency: the join and the first item).
 source "$(dirname "${BASH_SOURCE[0]}")/../../.ci/env.sh"
 cd "$ROOT"
 WORKERS="${1:-40}"; SECONDS_EACH="${2:-10}"; SOAK="${3:-60}"
@@ -35,6 +37,10 @@ PID=$!
 until grep -q "listening on" "$WORK/serve.out" 2>/dev/null; do sleep 0.2; done
 URL="$(sed -n 's/^listening on //p' "$WORK/serve.out")"
 T=(--url "$URL" --pid "$PID" --study 2 --workers "$WORKERS" --seconds "$SECONDS_EACH")
+if [ -n "${ARRIVALS:-}" ]; then
+  for w in $ARRIVALS; do "$BIN" load crowd --url "$URL" --pid "$PID" --study 2 --workers "$w" --seconds "$SECONDS_EACH" --answers-per-worker 5; done
+  exit 0
+fi
 if [ -n "${CROWD_ONLY:-}" ]; then
   # CROWD_ONLY="8 32 128": crowd load alone at each number of workers.
   for w in $CROWD_ONLY; do "$BIN" load crowd --url "$URL" --pid "$PID" --study 2 --workers "$w" --seconds "$SECONDS_EACH"; done

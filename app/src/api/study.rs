@@ -14,6 +14,7 @@ use leptos::server_fn::codec::Json;
 use {
     crate::ssr::request::{serve, Admin, Ctx, Staff, Worker},
     crate::ssr::study,
+    domain::people::Role,
 };
 
 #[server(endpoint = "list_studies")]
@@ -23,7 +24,12 @@ pub async fn list_studies() -> Result<Vec<StudySummary>, AppError> {
 
 #[server(endpoint = "study_admin")]
 pub async fn study_admin(id: StudyId) -> Result<StudyOverview, AppError> {
-    serve(|c: Ctx<Staff>| async move { study::admin_view(c.pool(), id).await }).await
+    serve(|c: Ctx<Staff>| async move {
+        let mut view = study::admin_view(c.pool(), id).await?;
+        view.can_edit = c.who.0.role == Role::Admin;
+        Ok(view)
+    })
+    .await
 }
 
 /// Admins only. Returns the new study's id.

@@ -72,7 +72,7 @@ impl Writer {
             return self.run(work).await;
         }
         let mut tx = tx::begin_write(&self.pool, guards).await?;
-        let result = work(&mut *tx).await;
+        let result = work(&mut tx).await;
         tx::finish(tx, result).await
     }
 

@@ -59,6 +59,8 @@ pub struct StudyOverview {
     pub chains: Vec<Vec<(u32, u32)>>,
     pub progress: Vec<ScenarioProgress>,
     pub workers: Vec<WorkerRow>,
+    /// Whether the reader may change the study (an admin): only then is the form offered.
+    pub can_edit: bool,
 }
 
 /// What the worker answered and, for a submitted training item, the gold beside it.

@@ -53,36 +53,43 @@ impl PageFields {
         }
     }
 
-    /// The pages, or a message naming the field that does not parse (the server checks the
-    /// rest).
-    pub(super) fn read(&self) -> Result<StudyPages, String> {
+    /// The pages, or every field that does not parse, each message naming its field (the
+    /// server checks the rest).
+    pub(super) fn read(&self) -> Result<StudyPages, Vec<String>> {
         let text = |s: RwSignal<String>| s.get_untracked().trim().to_string();
+        let mut p = Problems::default();
         let consent = (!text(self.consent).is_empty()).then(|| Consent {
             text: self.consent.get_untracked(),
             contact: text(self.contact),
             no_consent_code: text(self.no_consent_code),
             no_consent_url: text(self.no_consent_url),
         });
-        let questionnaire = match text(self.questionnaire) {
-            t if t.is_empty() => Default::default(),
-            t => serde_json::from_str(&t).map_err(|e| format!("Questionnaires (JSON): {e}"))?,
-        };
-        let attention_checks = match text(self.checks) {
-            t if t.is_empty() => Vec::new(),
-            t => serde_json::from_str(&t).map_err(|e| format!("Attention checks (JSON): {e}"))?,
-        };
+        let questionnaire = p.take(match text(self.questionnaire) {
+            t if t.is_empty() => Ok(Default::default()),
+            t => serde_json::from_str(&t).map_err(|e| format!("Questionnaires (JSON): {e}")),
+        });
+        let attention_checks = p.take(match text(self.checks) {
+            t if t.is_empty() => Ok(Vec::new()),
+            t => serde_json::from_str(&t).map_err(|e| format!("Attention checks (JSON): {e}")),
+        });
         let max = text(self.max_failures);
+        let max_failures = p.take(if max.is_empty() {
+            Ok(None)
+        } else {
+            max.parse().map(Some).map_err(|_| {
+                format!("Failed attention checks allowed: {max:?} is not a whole number")
+            })
+        });
+        let (Some(questionnaire), Some(attention_checks), Some(attention_max_failures)) =
+            (questionnaire, attention_checks, max_failures)
+        else {
+            return Err(p.0);
+        };
         Ok(StudyPages {
             consent,
             questionnaire,
             attention_checks,
-            attention_max_failures: if max.is_empty() {
-                None
-            } else {
-                Some(max.parse().map_err(|_| {
-                    format!("Failed attention checks allowed: {max:?} is not a whole number")
-                })?)
-            },
+            attention_max_failures,
             debriefing: self.debriefing.get_untracked().trim().to_string(),
         })
     }
@@ -147,5 +154,16 @@ impl PageFields {
                 </label>
             </details>
         }
+    }
+}
+
+/// The problems of a form's fields, gathered so that all of them are shown at once.
+#[derive(Default)]
+pub(super) struct Problems(pub(super) Vec<String>);
+
+impl Problems {
+    /// The value, or `None` with its problem noted.
+    pub(super) fn take<T>(&mut self, r: Result<T, String>) -> Option<T> {
+        r.map_err(|e| self.0.push(e)).ok()
     }
 }

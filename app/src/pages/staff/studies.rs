@@ -1,30 +1,46 @@
 //! Study configuration for admins (researchers read it): the list of studies with their
 //! worker links, a form to create one, and a study's page with its progress and edit form.
 
-use super::page_fields::PageFields;
+use super::page_fields::{PageFields, Problems};
 use super::{alerts, site_origin};
+use crate::api::auth::whoami;
 use crate::api::study::{list_studies, study_admin, CreateStudy, UpdateStudy};
 use crate::api::tasks::list_tasks;
 use crate::wire::study::{StudyOverview, WorkerRow};
 use crate::wire::tasks::TaskSummary;
 use domain::analysis_plan::{self, AnalysisChoices};
 use domain::crowd::worker_links;
+use domain::people::Role;
 use domain::settings;
 use domain::shots::{self, ShotFile};
 use domain::study::StudyConfig;
 use leptos::prelude::*;
 use leptos_router::components::A;
 
-/// The problem the form's fields have, as an alert.
-fn problem_alert(problem: RwSignal<Option<String>>) -> impl IntoView {
+/// The problems the form's fields have, all of them, as one alert.
+fn problem_alert(problems: RwSignal<Vec<String>>) -> impl IntoView {
     move || {
-        problem.get().map(|p| {
+        let list = problems.get();
+        (!list.is_empty()).then(|| {
             view! {
-                <p class="error" role="alert">
-                    {p}
-                </p>
+                <div class="error" role="alert">
+                    <p>{if list.len() == 1 { "Fix this field:" } else { "Fix these fields:" }}</p>
+                    <ul class="problems">
+                        {list.into_iter().map(|p| view! { <li>{p}</li> }).collect_view()}
+                    </ul>
+                </div>
             }
         })
+    }
+}
+
+/// Checks a form's fields again as they are edited once a send found problems, so that a
+/// fixed field's problem goes (the form's `input` and `change` events).
+fn recheck(fields: ConfigFields, problems: RwSignal<Vec<String>>) -> impl Fn() + Copy {
+    move || {
+        if !problems.get_untracked().is_empty() {
+            problems.set(fields.read().err().unwrap_or_default());
+        }
     }
 }
 
@@ -91,44 +107,72 @@ impl ConfigFields {
         }
     }
 
-    /// The configuration, or a message naming the field that does not parse or is out of its
-    /// range (the server checks every field again, with the same messages).
-    fn read(&self) -> Result<StudyConfig, String> {
-        let scenarios = self
-            .scenarios
-            .get_untracked()
-            .split(',')
-            .filter(|s| !s.trim().is_empty())
-            .map(|s| settings::SHOTS.parse_whole(s))
-            .collect::<Result<Vec<_>, _>>()?;
-        let rate = settings::HOURLY_RATE.parse(&self.rate.get_untracked())?;
+    /// The configuration, or every field that does not parse or is out of its range, each
+    /// message naming its field (the server checks every field again, with the same messages).
+    fn read(&self) -> Result<StudyConfig, Vec<String>> {
+        let mut p = Problems::default();
+        let scenarios = p.take(
+            self.scenarios
+                .get_untracked()
+                .split(',')
+                .filter(|s| !s.trim().is_empty())
+                .map(|s| settings::SHOTS.parse_whole(s))
+                .collect::<Result<Vec<_>, _>>(),
+        );
+        let annotators = p.take(settings::ANNOTATORS.parse_whole(&self.annotators.get_untracked()));
+        let shot_group = p.take(
+            shots::parse_files(&self.group.get_untracked())
+                .map_err(|e| format!("Training sets: {e}")),
+        );
+        let screening = p.take(
+            shots::parse_one(&self.screening.get_untracked())
+                .map_err(|e| format!("Screening items: {e}")),
+        );
+        let rate = p.take(settings::HOURLY_RATE.parse(&self.rate.get_untracked()));
+        let margin = p.take(settings::FILTER_MARGIN.parse(&self.margin.get_untracked()));
         let timeout = self.timeout.get_untracked();
-        let shot_group = shots::parse_files(&self.group.get_untracked())
-            .map_err(|e| format!("Training sets: {e}"))?;
+        let timeout = p.take(if timeout.trim().is_empty() {
+            Ok(None)
+        } else {
+            settings::TIME_OUT.parse_whole(&timeout).map(Some)
+        });
+        let pages = self.pages.read().map_err(|e| p.0.extend(e)).ok();
+        let alpha = p.take(settings::ALPHA.parse(&self.alpha.get_untracked()));
+        let primary = p.take(analysis_plan::parse_primary(&self.primary.get_untracked()));
+        let (
+            Some(scenarios),
+            Some(annotators),
+            Some(shot_group),
+            Some(screening),
+            Some(rate),
+            Some(filter_margin),
+            Some(item_timeout_secs),
+            Some(pages),
+            Some(alpha),
+            Some(primary),
+        ) = (
+            scenarios, annotators, shot_group, screening, rate, margin, timeout, pages, alpha,
+            primary,
+        )
+        else {
+            return Err(p.0);
+        };
         Ok(StudyConfig {
             scenarios,
-            annotators: settings::ANNOTATORS.parse_whole(&self.annotators.get_untracked())?,
+            annotators,
             training_split: shot_group.first().map_or(1, |f| f.1),
             shot_group,
             allow_unnested: self.allow_unnested.get_untracked(),
             shuffle_training: self.shuffle_training.get_untracked(),
-            screening: shots::parse_one(&self.screening.get_untracked())
-                .map_err(|e| format!("Screening items: {e}"))?,
+            screening,
             hourly_rate_cents: (rate * 100.0).round() as u32,
-            filter_margin: settings::FILTER_MARGIN.parse(&self.margin.get_untracked())?,
-            item_timeout_secs: if timeout.trim().is_empty() {
-                None
-            } else {
-                Some(settings::TIME_OUT.parse_whole(&timeout)?)
-            },
+            filter_margin,
+            item_timeout_secs,
             open: self.open.get_untracked(),
             completion_code: self.code.get_untracked().trim().to_string(),
             completion_url: self.completion_url.get_untracked().trim().to_string(),
-            pages: self.pages.read()?,
-            analysis: AnalysisChoices {
-                alpha: settings::ALPHA.parse(&self.alpha.get_untracked())?,
-                primary: analysis_plan::parse_primary(&self.primary.get_untracked())?,
-            },
+            pages,
+            analysis: AnalysisChoices { alpha, primary },
         })
     }
 
@@ -243,6 +287,7 @@ impl ConfigFields {
 pub fn StudiesPage() -> impl IntoView {
     let create = ServerAction::<CreateStudy>::new();
     let studies = Resource::new(move || create.version().get(), |_| list_studies());
+    let me = Resource::new(|| (), |_| whoami());
     view! {
         <h1>"Studies"</h1>
         <Suspense fallback=|| view! { <p>"Loading studies…"</p> }>
@@ -312,7 +357,13 @@ pub fn StudiesPage() -> impl IntoView {
                 })}
             </ErrorBoundary>
         </Suspense>
-        <CreateForm create />
+        // Only an admin may create a study: nobody else is offered the form.
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                let admin = matches!(me.await, Ok(Some(u)) if u.role == Role::Admin);
+                admin.then(|| view! { <CreateForm create /> })
+            })}
+        </Suspense>
     }
 }
 
@@ -350,25 +401,31 @@ fn CreateForm(create: ServerAction<CreateStudy>) -> impl IntoView {
                 .unwrap_or_default(),
         );
     };
-    let problem = RwSignal::new(None::<String>);
+    let problem = RwSignal::new(Vec::<String>::new());
+    let recheck = recheck(fields, problem);
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         match fields.read() {
             Ok(config) => {
-                problem.set(None);
+                problem.set(Vec::new());
                 create.dispatch(CreateStudy {
                     task: task.get_untracked(),
                     name: name.get_untracked(),
                     config,
                 });
             }
-            Err(e) => problem.set(Some(e)),
+            Err(e) => problem.set(e),
         }
     };
     view! {
         <section class="create-study">
-            <h2>"New study (admins)"</h2>
-            <form class="config" on:submit=submit>
+            <h2>"New study"</h2>
+            <form
+                class="config"
+                on:submit=submit
+                on:input=move |_| recheck()
+                on:change=move |_| recheck()
+            >
                 <label>
                     "Task"
                     <select name="task" on:change=move |ev| choose_task(event_target_value(&ev))>
@@ -442,20 +499,21 @@ fn StudyView(o: StudyOverview, update: ServerAction<UpdateStudy>) -> impl IntoVi
     let fields = ConfigFields::new(&s.config, &o.shot_groups);
     let options = Signal::stored(shots::group_options(&o.shot_groups, &o.chains));
     let name = RwSignal::new(s.name.clone());
-    let problem = RwSignal::new(None::<String>);
+    let problem = RwSignal::new(Vec::<String>::new());
+    let recheck = recheck(fields, problem);
     let id = s.id;
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         match fields.read() {
             Ok(config) => {
-                problem.set(None);
+                problem.set(Vec::new());
                 update.dispatch(UpdateStudy {
                     id,
                     name: name.get_untracked(),
                     config,
                 });
             }
-            Err(e) => problem.set(Some(e)),
+            Err(e) => problem.set(e),
         }
     };
     let chains: Vec<String> = o.chains.iter().map(|c| shots::chain_text(c)).collect();
@@ -463,6 +521,55 @@ fn StudyView(o: StudyOverview, update: ServerAction<UpdateStudy>) -> impl IntoVi
         "none: no training file lies within a larger one".to_string()
     } else {
         chains.join("; ")
+    };
+    // Only an admin may change a study: a researcher is not offered a form they cannot send.
+    let edit = if o.can_edit {
+        view! {
+            <section class="edit-study">
+                <h2>"Configuration"</h2>
+                <p class="hint">
+                    {format!("Nesting chains of the task's training files: {chains}")}
+                </p>
+                <form
+                    class="config"
+                    on:submit=submit
+                    on:input=move |_| recheck()
+                    on:change=move |_| recheck()
+                >
+                    <label>"Name" <input name="name" bind:value=name /></label>
+                    {fields.view(options, s.started)}
+                    <button type="submit" disabled=move || update.pending().get()>
+                        "Save"
+                    </button>
+                </form>
+                {problem_alert(problem)}
+                <ErrorBoundary fallback=alerts>
+                    {move || {
+                        update
+                            .value()
+                            .get()
+                            .map(|r| {
+                                r.map(|()| {
+                                    view! {
+                                        <p class="saved" role="status">
+                                            "Saved."
+                                        </p>
+                                    }
+                                })
+                            })
+                    }}
+                </ErrorBoundary>
+            </section>
+        }
+        .into_any()
+    } else {
+        view! {
+            <section class="edit-study">
+                <h2>"Configuration"</h2>
+                <p class="hint">"Only an admin can change a study's configuration."</p>
+            </section>
+        }
+        .into_any()
     };
     view! {
         <h1 class="study-title">{s.name.clone()}</h1>
@@ -503,34 +610,7 @@ fn StudyView(o: StudyOverview, update: ServerAction<UpdateStudy>) -> impl IntoVi
             {super::dashboard::progress_table(o.progress)}
             {workers_table(o.workers)}
         </section>
-        <section class="edit-study">
-            <h2>"Configuration (admins)"</h2>
-            <p class="hint">{format!("Nesting chains of the task's training files: {chains}")}</p>
-            <form class="config" on:submit=submit>
-                <label>"Name" <input name="name" bind:value=name /></label>
-                {fields.view(options, s.started)}
-                <button type="submit" disabled=move || update.pending().get()>
-                    "Save"
-                </button>
-            </form>
-            {problem_alert(problem)}
-            <ErrorBoundary fallback=alerts>
-                {move || {
-                    update
-                        .value()
-                        .get()
-                        .map(|r| {
-                            r.map(|()| {
-                                view! {
-                                    <p class="saved" role="status">
-                                        "Saved."
-                                    </p>
-                                }
-                            })
-                        })
-                }}
-            </ErrorBoundary>
-        </section>
+        {edit}
     }
 }
 

@@ -257,10 +257,9 @@ pub async fn admin_view_of(pool: &AnyPool, s: &Study) -> Result<StudyOverview, A
     .await?;
     // A place awaiting its worker's consent counts in the progress (it is held), but nobody's
     // name is shown before they agreed.
-    let consent = s.config.pages.consent.is_some();
     let awaiting: Vec<bool> = rows
         .iter()
-        .map(|r| consent && r.consented_at.is_none() && r.status == PlaceStatus::Active)
+        .map(|r| s.awaits_consent(r.status, r.consented_at))
         .collect();
     let workers: Vec<WorkerRow> = rows
         .into_iter()
@@ -306,5 +305,7 @@ pub async fn admin_view_of(pool: &AnyPool, s: &Study) -> Result<StudyOverview, A
             .zip(awaiting)
             .filter_map(|(w, awaiting)| (!awaiting).then_some(w))
             .collect(),
+        // The server function sets it for the reader.
+        can_edit: false,
     })
 }

@@ -4,6 +4,7 @@
 use crate::error::AppError;
 use crate::ssr::catalog::{corrupt, load_spec};
 use domain::ids::{ConfigId, StudyId, TaskId, UserId};
+use domain::place::PlaceStatus;
 use domain::study::StudyConfig;
 use domain::task::TaskSpec;
 use serde::{Deserialize, Serialize};
@@ -35,6 +36,16 @@ pub struct Study {
     pub spec: TaskSpec,
     pub config_id: ConfigId,
     pub config: StudyConfig,
+}
+
+impl Study {
+    /// Whether a place still waits for its worker's consent (the study has a consent page):
+    /// held, but kept out of every export, report and table.
+    pub(super) fn awaits_consent(&self, status: PlaceStatus, consented_at: Option<i64>) -> bool {
+        status == PlaceStatus::Active
+            && consented_at.is_none()
+            && self.config.pages.consent.is_some()
+    }
 }
 
 /// A study with its task's name and the configuration in force, as stored.

@@ -92,7 +92,7 @@ pub async fn has_free_place(pool: &AnyPool, study: &Study) -> Result<bool, AppEr
     let held: Vec<(u32, bool, i64)> = held
         .into_iter()
         .filter(|(_, status, last, consented)| {
-            let waiting = awaits_consent(study, *status, *consented);
+            let waiting = study.awaits_consent(*status, *consented);
             !(waiting && consent_left(&study.config, last / 1000, now))
         })
         .map(|(k, status, last, _)| (k as u32, status == PlaceStatus::Finished, last / 1000))
@@ -214,11 +214,23 @@ async fn scenario_loads(
     .fetch_all(&mut *tx)
     .await?;
     for (id, last, consented) in active {
-        // Left at the consent page: nothing of the place is kept.
-        if awaits_consent(study, PlaceStatus::Active, consented)
+        // Left at the consent page: nothing of the place is kept. Claimed first by a write
+        // that re-checks the row (on PostgreSQL it waits for, then sees, a consent being
+        // given at this moment, and the place stays).
+        if study.awaits_consent(PlaceStatus::Active, consented)
             && consent_left(&study.config, last / 1000, now / 1000)
         {
-            remove_place(tx, id).await?;
+            let still = sqlx::query(
+                "UPDATE assignments SET last_activity = last_activity
+                 WHERE id = $1 AND status = 'active' AND consented_at IS NULL AND last_activity = $2",
+            )
+            .bind(id)
+            .bind(last)
+            .execute(&mut *tx)
+            .await?;
+            if still.rows_affected() == 1 {
+                remove_place(tx, id).await?;
+            }
         } else if is_abandoned(&study.config, last / 1000, now / 1000, false) {
             sqlx::query(
                 "UPDATE assignments SET status = 'abandoned', abandoned_at = $1 WHERE id = $2",
@@ -258,11 +270,6 @@ pub(super) async fn remove_place(
         sqlx::query(sql).bind(place).execute(&mut *conn).await?;
     }
     Ok(())
-}
-
-/// Whether a place still waits for its worker's consent (its study has a consent page).
-fn awaits_consent(study: &Study, status: PlaceStatus, consented_at: Option<i64>) -> bool {
-    status == PlaceStatus::Active && consented_at.is_none() && study.config.pages.consent.is_some()
 }
 
 /// A new place's items: the screening file, the training examples (in file order or the

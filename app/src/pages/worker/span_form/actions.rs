@@ -8,7 +8,7 @@ use leptos::prelude::*;
 pub(super) fn SpanActions(answers: RwSignal<Vec<SpanAnswer>>, sender: Sender) -> impl IntoView {
     let busy = move || sender.busy();
     view! {
-        <div class="buttons">
+        <div class="buttons span-actions">
             <button
                 class="submit"
                 disabled=move || answers.with(|a| a.is_empty()) || busy()

@@ -271,7 +271,7 @@ pub(super) fn TextSelection(
                 None => Either::Right(view! { <span class="hint">"nothing"</span> }),
             }}
         </p>
-        <div class="buttons">
+        <div class="buttons add-row">
             <button
                 class="add-answer"
                 disabled=busy
