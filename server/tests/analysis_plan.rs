@@ -177,6 +177,17 @@ async fn synthetic_workers_enter_no_report_unless_asked_for() {
     )
     .await;
     assert!(md.body.contains("synthetic workers"), "{}", md.body);
+    // A second study of the same database, and this one again, get workers of their own (the
+    // names were the tag's only, and a second fill failed on users.name).
+    let other = new_study(&env.state, "demo-SQuAD-v2", &[0], 3).await;
+    let (more, _) = server::load::fill::fill(pool, other, 8, "s").await.unwrap();
+    let (again, _) = server::load::fill::fill(pool, id, 8, "s").await.unwrap();
+    assert!(more > 0 && again > 0);
+    let marked: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM assignments WHERE synthetic = 1")
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    assert_eq!(marked as u64, workers + more + again);
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -161,7 +161,7 @@ pub enum LoadCommand {
         study: i64,
         #[arg(long, default_value_t = 300_000)]
         rows: u64,
-        /// Names the workers fill-<tag>-<n>.
+        /// Names the workers fill-<tag>-<study>-<run>-<n> (<run>: when it ran, in ns).
         #[arg(long, default_value = "load")]
         tag: String,
     },

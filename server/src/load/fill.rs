@@ -9,7 +9,7 @@ use app::ssr::tx::Guard;
 use domain::ids::{ConfigId, StudyId, TaskId};
 use sqlx::AnyPool;
 
-/// Adds finished zero-shot workers named `fill-<tag>-<n>` to `study` until about `rows` new
+/// Adds finished zero-shot workers named `fill-<tag>-<study>-<run>-<n>` to `study` until about `rows` new
 /// annotation rows exist; returns (workers, rows) added.
 pub async fn fill(pool: &AnyPool, study: StudyId, rows: u64, tag: &str) -> Result<(u64, u64)> {
     let (task_id, config_id): (TaskId, ConfigId) = sqlx::query_as(
@@ -34,7 +34,12 @@ pub async fn fill(pool: &AnyPool, study: StudyId, rows: u64, tag: &str) -> Resul
     }
     let workers = rows.div_ceil(test_items as u64);
     let now = app::ssr::auth::now_ms();
-    let prefix = format!("fill-{tag}-");
+    // Names unique to this run: a second fill, of this study or another, makes new workers
+    // instead of failing on a name taken by the first.
+    let run = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let prefix = format!("fill-{tag}-{study}-{run}-");
     // The JSON the rows carry is built with each dialect's own functions.
     let backend = Backend::of(pool);
     let golds = backend.json_elements("e.gold_official");
