@@ -103,7 +103,7 @@ pub async fn give_consent(study_id: StudyId, accept: bool) -> Result<WorkerStep,
     serve(|c: Ctx<Worker>| async move {
         // Declining deletes the place: no other site's form may send it for the worker.
         c.same_site("a consent")?;
-        study::consent(c.pool(), study_id, c.who.0.id, accept).await
+        study::consent(&c.state.writer, study_id, c.who.0.id, accept).await
     })
     .await
 }

@@ -11,23 +11,24 @@ use crate::error::AppError;
 use crate::ssr::auth::now_ms;
 use crate::ssr::catalog::corrupt;
 use crate::ssr::tx::Guard;
+use crate::ssr::writer::Writer;
 use crate::wire::study::{Declined, WorkerStep};
 use domain::ids::{StudyId, UserId};
 use domain::study_pages::consent::{declined_hand_back, declined_message};
 use domain::study_pages::Consent;
-use sqlx::{AnyConnection, AnyPool};
+use sqlx::AnyConnection;
 
 /// The worker accepts or declines the study's consent. Accepting keeps the text's hash with
 /// the place and answers the next step (accepting again changes nothing). Declining frees the
 /// place and removes everything of it, and the crowd worker's account when it has no other
 /// place; only the refusal is kept. A worker who already accepted cannot decline here.
 pub async fn consent(
-    pool: &AnyPool,
+    writer: &Writer,
     study_id: StudyId,
     worker: UserId,
     accept: bool,
 ) -> Result<WorkerStep, AppError> {
-    let (study, mut place) = place_of(pool, study_id, worker).await?;
+    let (study, mut place) = place_of(writer.pool(), study_id, worker).await?;
     let Some(consent) = study.config.pages.consent.clone() else {
         return Err(AppError::Invalid("this study has no consent page".into()));
     };
@@ -38,33 +39,36 @@ pub async fn consent(
         )));
     }
     let now = now_ms();
-    let mut tx = crate::ssr::tx::begin_write(pool, &[Guard::Worker(worker)]).await?;
-    let step = async {
-        if !accept {
-            return decline(&mut tx, &study, &consent, &place, worker, now).await;
-        }
-        sqlx::query(
-            "UPDATE assignments SET consent_hash = $1, consented_at = $2, last_activity = $2
-             WHERE id = $3 AND consented_at IS NULL",
-        )
-        .bind(consent.hash())
-        .bind(now)
-        .bind(place.id)
-        .execute(&mut *tx)
-        .await?;
-        // Accepted now or by a send a moment ago; gone if a decline got there first.
-        let at: Option<Option<i64>> =
-            sqlx::query_scalar("SELECT consented_at FROM assignments WHERE id = $1")
+    // On SQLite in the answers' group commit: a worker's first step waits for a commit, not
+    // for the write lock.
+    writer
+        .write(&[Guard::Worker(worker)], move |conn| {
+            Box::pin(async move {
+                if !accept {
+                    return decline(conn, &study, &consent, &place, worker, now).await;
+                }
+                sqlx::query(
+                    "UPDATE assignments SET consent_hash = $1, consented_at = $2, last_activity = $2
+                     WHERE id = $3 AND consented_at IS NULL",
+                )
+                .bind(consent.hash())
+                .bind(now)
                 .bind(place.id)
-                .fetch_optional(&mut *tx)
+                .execute(&mut *conn)
                 .await?;
-        place.consented_at = Some(at.flatten().ok_or_else(no_place)?);
-        let next = next_step(&mut tx, &study, &place).await?;
-        record(&mut tx, place.id, &next.records, now, true).await?;
-        Ok(next.step)
-    }
-    .await;
-    crate::ssr::tx::finish(tx, step).await
+                // Accepted now or by a send a moment ago; gone if a decline got there first.
+                let at: Option<Option<i64>> =
+                    sqlx::query_scalar("SELECT consented_at FROM assignments WHERE id = $1")
+                        .bind(place.id)
+                        .fetch_optional(&mut *conn)
+                        .await?;
+                place.consented_at = Some(at.flatten().ok_or_else(no_place)?);
+                let next = next_step(conn, &study, &place).await?;
+                record(conn, place.id, &next.records, now, true).await?;
+                Ok(next.step)
+            })
+        })
+        .await
 }
 
 async fn decline(
