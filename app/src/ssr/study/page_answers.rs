@@ -50,9 +50,10 @@ pub async fn questionnaire(
         };
     }
     let now = now_ms();
-    let mut tx = crate::ssr::tx::begin_write(pool, &[]).await?;
-    let step = async {
-        let current = next_step(&mut tx, &study, &place).await?;
+    let (s, p) = (study.clone(), place.clone());
+    let step = writer.write(&[], move |conn| Box::pin(async move {
+        let (study, place) = (s, p);
+        let current = next_step(conn, &study, &place).await?;
         if !matches!(&current.step, WorkerStep::Questionnaire(q) if q.stage == stage) {
             return Err(AppError::Refused(
                 "This questionnaire is not your current step; reload the page to continue where you are.".into(),
@@ -68,18 +69,17 @@ pub async fn questionnaire(
         .bind(stage.as_str())
         .bind(now)
         .bind(&json)
-        .execute(&mut *tx)
+        .execute(&mut *conn)
         .await?;
         if done.rows_affected() == 0 {
             return Err(locked());
         }
-        touch(&mut tx, place.id, now).await?;
-        let next = next_step(&mut tx, &study, &place).await?;
-        record(&mut tx, place.id, &next.records, now, true).await?;
+        touch(conn, place.id, now).await?;
+        let next = next_step(conn, &study, &place).await?;
+        record(conn, place.id, &next.records, now, true).await?;
         Ok(next.step)
-    }
-    .await;
-    match crate::ssr::tx::finish(tx, step).await {
+    })).await;
+    match step {
         // The same answers sent twice at once: the other send stored them.
         Err(_) if stored_replies(pool, place.id, stage).await?.as_ref() == Some(&replies) => {
             Ok(step_now(writer, &study, &place).await?.0)
@@ -160,9 +160,11 @@ pub(super) async fn submit_check(
     let passed = attention::passes(check, &answer);
     let strings = serde_json::to_string(&answer.strings()).map_err(AppError::internal)?;
     let now = now_ms();
-    let mut tx = crate::ssr::tx::begin_write(pool, &[]).await?;
-    let step = async {
-        let current = next_step(&mut tx, study, place).await?;
+    let skipped = matches!(answer, Answer::Skip { .. });
+    let (s, p, client) = (study.clone(), place.clone(), client_id.to_string());
+    let step = writer.write(&[], move |conn| Box::pin(async move {
+        let (study, place) = (&s, &p);
+        let current = next_step(conn, study, place).await?;
         if !matches!(&current.step, WorkerStep::Item(i) if i.position == position) {
             return Err(not_current());
         }
@@ -176,22 +178,21 @@ pub(super) async fn submit_check(
         .bind(place.id)
         .bind(index)
         .bind(now)
-        .bind(client_id)
+        .bind(&client)
         .bind(&strings)
-        .bind(i64::from(matches!(answer, Answer::Skip { .. })))
+        .bind(i64::from(skipped))
         .bind(i64::from(passed))
-        .execute(&mut *tx)
+        .execute(&mut *conn)
         .await?;
         if done.rows_affected() == 0 {
             return Err(locked());
         }
-        touch(&mut tx, place.id, now).await?;
-        let next = next_step(&mut tx, study, place).await?;
-        record(&mut tx, place.id, &next.records, now, true).await?;
+        touch(conn, place.id, now).await?;
+        let next = next_step(conn, study, place).await?;
+        record(conn, place.id, &next.records, now, true).await?;
         Ok(next.step)
-    }
-    .await;
-    match crate::ssr::tx::finish(tx, step).await {
+    })).await;
+    match step {
         Ok(next) => Ok(ack(next)),
         // A concurrent send of this very submission stored it first: acknowledge that one.
         Err(e) => {
