@@ -241,7 +241,7 @@ pub async fn join(
         };
         if let Some((user, _)) = &user {
             // A refusal is shown by the study page; the place is what matters here.
-            let _ = study::enter(pool, &s, user.id, crowd.as_ref().map(|(c, _)| c)).await;
+            let _ = study::enter(&state.writer, &s, user.id, crowd.as_ref().map(|(c, _)| c)).await;
         }
         Ok(match user {
             Some((_, token)) => Joined::Worker(token),

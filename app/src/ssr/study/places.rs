@@ -101,20 +101,24 @@ pub async fn has_free_place(pool: &AnyPool, study: &Study) -> Result<bool, AppEr
     Ok(choose_scenario(&study.config, &loads, &[]).is_ok())
 }
 
-/// Takes a place for the worker in `study` (or finds the one they hold): one transaction
+/// Takes a place for the worker in `study` (or finds the one they hold): one write (on SQLite
+/// in the answers' group commit, `Writer::write`)
 /// guarding the study and the worker, so concurrent arrivals at this study take turns and a
 /// scenario never gets more than its N workers, while other studies' arrivals go on.
 /// Releases places abandoned past the time-out first.
 pub async fn enter(
-    pool: &AnyPool,
+    writer: &Writer,
     study: &Study,
     worker: UserId,
     crowd: Option<&CrowdInfo>,
 ) -> Result<AssignmentId, AppError> {
-    let mut tx =
-        crate::ssr::tx::begin_write(pool, &[Guard::Study(study.id), Guard::Worker(worker)]).await?;
-    let result = enter_in(&mut tx, study, worker, crowd).await;
-    crate::ssr::tx::finish(tx, result).await
+    let guards = [Guard::Study(study.id), Guard::Worker(worker)];
+    let (study, crowd) = (study.clone(), crowd.cloned());
+    writer
+        .write(&guards, move |conn| {
+            Box::pin(async move { enter_in(conn, &study, worker, crowd.as_ref()).await })
+        })
+        .await
 }
 
 /// A new crowd worker's arrival: the account, the place and the session in one write

@@ -30,7 +30,7 @@ pub async fn worker_state(
     let place = match own_assignment(pool, study_id, worker).await? {
         Some(p) => p,
         None => {
-            enter(pool, &study, worker, crowd).await?;
+            enter(writer, &study, worker, crowd).await?;
             own_assignment(pool, study_id, worker)
                 .await?
                 .ok_or_else(|| AppError::internal("assignment vanished after insert"))?
