@@ -1,6 +1,7 @@
 //! The staff pages (researchers and admins), routed: the task catalogue, studies, the
 //! dashboard, CrossFit and the models page. Not in the worker's bundle.
 
+mod config_fields;
 mod crossfit;
 mod dashboard;
 mod home;
