@@ -18,4 +18,9 @@ if [ -n "$new" ]; then
   printf '%s\n' "$new" | sed 's/^/  /'
   exit 1
 fi
+stale="$(comm -13 <(printf '%s\n' "$found" | sed '/^$/d') <(grep -v '^#' "$known" | sed '/^$/d' | sort -u))"
+if [ -n "$stale" ]; then
+  echo "duplicates: these known pairs share nothing any more (remove them from $known):"
+  printf '%s\n' "$stale" | sed 's/^/  /'
+fi
 echo "duplicates: no new copies ($(printf '%s\n' "$found" | sed '/^$/d' | wc -l) known pairs)"

@@ -1,7 +1,7 @@
 //! The study configuration form's fields: read as typed, checked with the server's rules (every
 //! problem at once), checked again as they are edited, and drawn (frozen parts read-only).
 
-use super::page_fields::{PageFields, Problems};
+use super::page_fields::{check_field, text_field, PageFields, Problems};
 use domain::analysis_plan::{self, AnalysisChoices};
 use domain::settings;
 use domain::shots::{self, ShotFile};
@@ -177,10 +177,7 @@ impl ConfigFields {
     ) -> impl IntoView {
         let group = self.group;
         view! {
-            <label>
-                "Scenarios (shots, 0 = zero-shot)"
-                <input name="scenarios" bind:value=self.scenarios readonly=frozen />
-            </label>
+            {text_field("Scenarios (shots, 0 = zero-shot)", "scenarios", self.scenarios, frozen)}
             <label>
                 "Annotators per scenario"
                 <input name="annotators" inputmode="numeric" bind:value=self.annotators />
@@ -212,28 +209,24 @@ impl ConfigFields {
                     }}
                 </select>
             </label>
-            <label class="check">
-                <input
-                    name="allow_unnested"
-                    type="checkbox"
-                    disabled=frozen
-                    bind:checked=self.allow_unnested
-                />
-                " Allow training sets that are not nested"
-            </label>
-            <label class="check">
-                <input
-                    name="shuffle_training"
-                    type="checkbox"
-                    disabled=frozen
-                    bind:checked=self.shuffle_training
-                />
-                " Each worker sees the training examples in an order of their own (seeded and recorded)"
-            </label>
-            <label>
-                "Screening items: a training file every worker answers first, without feedback (e.g. 10_5; empty: none)"
-                <input name="screening" bind:value=self.screening readonly=frozen />
-            </label>
+            {check_field(
+                " Allow training sets that are not nested",
+                "allow_unnested",
+                self.allow_unnested,
+                frozen,
+            )}
+            {check_field(
+                " Each worker sees the training examples in an order of their own (seeded and recorded)",
+                "shuffle_training",
+                self.shuffle_training,
+                frozen,
+            )}
+            {text_field(
+                "Screening items: a training file every worker answers first, without feedback (e.g. 10_5; empty: none)",
+                "screening",
+                self.screening,
+                frozen,
+            )}
             {frozen
                 .then(|| {
                     view! {
@@ -242,37 +235,37 @@ impl ConfigFields {
                         </p>
                     }
                 })}
-            <label>"Hourly rate (USD)" <input name="rate" bind:value=self.rate /></label>
-            <label>
-                "Training filter margin (S1 below the others' mean)"
-                <input name="margin" bind:value=self.margin />
-            </label>
-            <label>
-                "Release an idle place after (seconds; empty: never)"
-                <input name="timeout" bind:value=self.timeout />
-            </label>
-            <label>
-                "Completion code (empty: generated)" <input name="code" bind:value=self.code />
-            </label>
-            <label>
-                "Prolific completion URL ({code} = the code; empty: Prolific's)"
-                <input name="completion_url" bind:value=self.completion_url />
-            </label>
-            <label>
-                "Analysis plan: level of its tests (alpha)"
-                <input name="alpha" bind:value=self.alpha readonly=frozen />
-            </label>
-            <label>
-                "Analysis plan: primary comparison (e.g. 30 vs 0; empty: the largest k against zero-shot)"
-                <input name="primary" bind:value=self.primary readonly=frozen />
-            </label>
+            {text_field("Hourly rate (USD)", "rate", self.rate, false)}
+            {text_field(
+                "Training filter margin (S1 below the others' mean)",
+                "margin",
+                self.margin,
+                false,
+            )}
+            {text_field(
+                "Release an idle place after (seconds; empty: never)",
+                "timeout",
+                self.timeout,
+                false,
+            )}
+            {text_field("Completion code (empty: generated)", "code", self.code, false)}
+            {text_field(
+                "Prolific completion URL ({code} = the code; empty: Prolific's)",
+                "completion_url",
+                self.completion_url,
+                false,
+            )}
+            {text_field("Analysis plan: level of its tests (alpha)", "alpha", self.alpha, frozen)}
+            {text_field(
+                "Analysis plan: primary comparison (e.g. 30 vs 0; empty: the largest k against zero-shot)",
+                "primary",
+                self.primary,
+                frozen,
+            )}
             <p class="hint">
                 "The plan (each scenario against the next, the largest k against zero-shot, the trend over k; Holm within them) is frozen with its SHA-256 when the first worker arrives."
             </p>
-            <label class="check">
-                <input name="open" type="checkbox" bind:checked=self.open />
-                " Open to workers"
-            </label>
+            {check_field(" Open to workers", "open", self.open, false)}
             {self.pages.view(frozen)}
         }
     }

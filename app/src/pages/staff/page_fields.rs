@@ -106,40 +106,45 @@ impl PageFields {
                 <p class="hint">
                     "All optional. The format of questions and checks is in the README (the same as questionnaire.json and attention.json beside a study made on the command line)."
                 </p>
-                <label>
-                    "Consent text (Markdown; empty: no consent page)"
-                    <textarea name="consent" rows="6" bind:value=self.consent></textarea>
-                </label>
-                <label>
-                    "Researcher's contact (shown under the consent text)"
-                    <input name="contact" bind:value=self.contact />
-                </label>
-                <label>
-                    "Prolific no-consent code"
-                    <input name="no_consent_code" bind:value=self.no_consent_code />
-                </label>
-                <label>
-                    "Prolific no-consent URL ({code} = the code; empty: Prolific's)"
-                    <input name="no_consent_url" bind:value=self.no_consent_url />
-                </label>
-                <label>
-                    "Questionnaires (JSON: {\"before\": [...], \"after\": [...]})"
-                    <textarea
-                        name="questionnaire"
-                        rows="8"
-                        readonly=frozen
-                        bind:value=self.questionnaire
-                    ></textarea>
-                </label>
-                <label>
-                    "Attention checks (JSON list)"
-                    <textarea
-                        name="attention_checks"
-                        rows="6"
-                        readonly=frozen
-                        bind:value=self.checks
-                    ></textarea>
-                </label>
+                {text_area(
+                    "Consent text (Markdown; empty: no consent page)",
+                    "consent",
+                    6,
+                    self.consent,
+                    false,
+                )}
+                {text_field(
+                    "Researcher's contact (shown under the consent text)",
+                    "contact",
+                    self.contact,
+                    false,
+                )}
+                {text_field(
+                    "Prolific no-consent code",
+                    "no_consent_code",
+                    self.no_consent_code,
+                    false,
+                )}
+                {text_field(
+                    "Prolific no-consent URL ({code} = the code; empty: Prolific's)",
+                    "no_consent_url",
+                    self.no_consent_url,
+                    false,
+                )}
+                {text_area(
+                    "Questionnaires (JSON: {\"before\": [...], \"after\": [...]})",
+                    "questionnaire",
+                    8,
+                    self.questionnaire,
+                    frozen,
+                )}
+                {text_area(
+                    "Attention checks (JSON list)",
+                    "attention_checks",
+                    6,
+                    self.checks,
+                    frozen,
+                )}
                 <label>
                     "Failed attention checks allowed before a worker is flagged (empty: report only)"
                     <input
@@ -148,10 +153,13 @@ impl PageFields {
                         bind:value=self.max_failures
                     />
                 </label>
-                <label>
-                    "Debriefing (Markdown, shown on the end page)"
-                    <textarea name="debriefing" rows="4" bind:value=self.debriefing></textarea>
-                </label>
+                {text_area(
+                    "Debriefing (Markdown, shown on the end page)",
+                    "debriefing",
+                    4,
+                    self.debriefing,
+                    false,
+                )}
             </details>
         }
     }
@@ -165,5 +173,46 @@ impl Problems {
     /// The value, or `None` with its problem noted.
     pub(super) fn take<T>(&mut self, r: Result<T, String>) -> Option<T> {
         r.map_err(|e| self.0.push(e)).ok()
+    }
+}
+
+/// A labelled one-line text field bound to `value`; `readonly` once workers have started where
+/// the field is frozen.
+pub(super) fn text_field(
+    label: &'static str,
+    name: &'static str,
+    value: RwSignal<String>,
+    readonly: bool,
+) -> impl IntoView {
+    view! { <label>{label} <input name=name bind:value=value readonly=readonly /></label> }
+}
+
+/// A labelled checkbox bound to `value`; `disabled` where the setting is frozen.
+pub(super) fn check_field(
+    label: &'static str,
+    name: &'static str,
+    value: RwSignal<bool>,
+    disabled: bool,
+) -> impl IntoView {
+    view! {
+        <label class="check">
+            <input name=name type="checkbox" disabled=disabled bind:checked=value />
+            {label}
+        </label>
+    }
+}
+
+/// A labelled text area of `rows` rows bound to `value`; `readonly` where it is frozen.
+fn text_area(
+    label: &'static str,
+    name: &'static str,
+    rows: u32,
+    value: RwSignal<String>,
+    readonly: bool,
+) -> impl IntoView {
+    view! {
+        <label>
+            {label} <textarea name=name rows=rows readonly=readonly bind:value=value></textarea>
+        </label>
     }
 }
