@@ -1,10 +1,11 @@
 //! A run that two processes go on with at once (two `icl` starts resuming the same unfinished
 //! run, on SQLite or PostgreSQL with `CLUES_TEST_POSTGRES`): each item keeps the first reply
-//! stored, both score with it, and the run is stored once; the second finish is refused.
+//! stored, both score with it, and the run is stored once; the second finish is refused and
+//! leaves the run done.
 mod common;
 
 use app::ssr::machine::calls;
-use app::ssr::machine::store::{finish, start, Scored, Target};
+use app::ssr::machine::store::{fail, finish, refuse_if_done, start, Scored, Target};
 use domain::ids::{ExampleId, TaskId};
 use domain::run::SystemKind;
 
@@ -64,6 +65,28 @@ async fn each_item_keeps_its_first_reply_and_the_run_is_stored_once() {
         .await
         .unwrap_err();
     assert!(e.to_string().contains("is done already"), "{e}");
+    // The second process marks its run failed on that error, as every learner does: the run
+    // another process finished stays done, and the same command is then refused at the door
+    // (before, it was resumed as a failed run and stopped on a UNIQUE constraint).
+    fail(&pool, &[run], &e.to_string()).await;
+    let status: String = sqlx::query_scalar("SELECT status FROM machine_runs WHERE id = $1")
+        .bind(run)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(status, "done");
+    let again = refuse_if_done(&pool, task, &t).await.unwrap_err();
+    assert!(
+        again
+            .to_string()
+            .contains("already has a finished evaluation"),
+        "{again}"
+    );
+    assert_eq!(
+        calls::resume(&pool, task, &t, "{}").await.unwrap(),
+        None,
+        "a finished run is not resumed"
+    );
     let stored: i64 =
         sqlx::query_scalar("SELECT COUNT(*) FROM machine_predictions WHERE run_id = $1")
             .bind(run)

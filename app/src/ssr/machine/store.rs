@@ -114,11 +114,14 @@ pub async fn start(
     .await?)
 }
 
-/// Marks `runs` failed with `error` (logged where that fails too).
+/// Marks those of `runs` still running failed with `error` (logged where that fails too). A
+/// run another process finished meanwhile stays done: a second process's refused finish must
+/// not turn the stored evaluation into a failed one (which the next start would resume).
 pub async fn fail(pool: &AnyPool, runs: &[RunId], error: &str) {
     for run in runs {
         let r = sqlx::query(
-            "UPDATE machine_runs SET status = 'failed', error = $1, finished_at = $2 WHERE id = $3",
+            "UPDATE machine_runs SET status = 'failed', error = $1, finished_at = $2
+             WHERE id = $3 AND status = 'running'",
         )
         .bind(error)
         .bind(now_ms())
