@@ -256,6 +256,7 @@ pub async fn baseline(database: &str, a: BaselineArgs) -> Result<()> {
         lease: a.lease.duration(),
     };
     if a.finetune {
+        super::tune::check_device(a.device, true)?;
         let start = super::tune::Start::new(a.weights, a.system)?;
         let (jobs, skipped) =
             store::plan_finetune(&pool, &start, &tasks, a.k.zip(a.split), a.replace).await?;

@@ -158,6 +158,17 @@ fn cuda(builder: &mut ort::session::builder::SessionBuilder) -> std::result::Res
     })
 }
 
+/// Refuses `--device cuda` where ONNX Runtime cannot run on CUDA (the same words as a model
+/// load would give), before a run is stored; `auto` and `cpu` always pass.
+pub fn check_device(device: Device) -> Result<()> {
+    if device != Device::Cuda {
+        return Ok(());
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cuda(&mut session_builder(threads)?)
+        .map_err(|why| AppError::Model(format!("CUDA was asked for but {why}")))
+}
+
 impl Model {
     /// Loads `path` and checks its inputs and outputs.
     pub fn open(path: &Path, outputs: Outputs, device: Device) -> Result<Model> {

@@ -157,6 +157,7 @@ pub(crate) fn scored(tok: &Text, metric: Metric, ids: &[Vec<u32>], golds: &[Vec<
 /// running the same command on one database share.
 pub async fn learn(pool: &sqlx::AnyPool, a: LearnArgs) -> Result<()> {
     a.tune.grid()?;
+    crate::tune::check_device(a.tune.device, false)?;
     xf::metric_of(pool, &a.task).await?;
     check_model(&a.model)?;
     let method = method_name(&a.method, &a.model, "direct fine-tuning")?;

@@ -249,6 +249,7 @@ async fn write_upstream(
 pub async fn upstream(pool: &sqlx::AnyPool, a: UpstreamArgs) -> Result<()> {
     let s = a.settings()?;
     a.tune.grid()?;
+    crate::tune::check_device(a.tune.device, false)?;
     check_model(&a.model)?;
     let partition = xf::partition(pool, &a.partition).await?;
     let record = match finished(&a.out) {
@@ -283,7 +284,7 @@ pub async fn upstream(pool: &sqlx::AnyPool, a: UpstreamArgs) -> Result<()> {
     match xf::arg_report(pool, &a.partition, &name, &baseline).await {
         Ok(r) => match r.spread {
             Some(sp) => println!(
-                "ARG of {name:?} against {baseline:?} on {}: {:+.2}% ± {:.2}% over {} seeds",
+                "ARG of {name:?} against {baseline:?} on {}: {:+.2}% ± {:.2}% (population std) over {} seeds",
                 a.partition,
                 100.0 * sp.mean,
                 100.0 * sp.std_pop,

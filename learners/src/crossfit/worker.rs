@@ -91,6 +91,8 @@ pub async fn learn_task(
         "learner": "direct fine-tuning", "model": model.display().to_string(), "upstream": upstream,
         "grid": grid, "max_input_tokens": a.max_input_tokens,
     });
+    // The tokenizer is read before the seeds are queued: a folder without one queues nothing.
+    let tok = Arc::new(Text::open(&model.join("tokenizer.json"))?);
     let ids = jobs::enqueue(pool, method, task, &seeds, &recipe.to_string()).await?;
     let how = Learning {
         model,
@@ -98,7 +100,7 @@ pub async fn learn_task(
         grid,
         metric,
         recipe,
-        tok: Arc::new(Text::open(&model.join("tokenizer.json"))?),
+        tok,
     };
     let mut worker: Worker<CrossfitJobs> =
         Worker::new(pool, ids, Duration::from_secs(a.lease_seconds));

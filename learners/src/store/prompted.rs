@@ -142,6 +142,7 @@ async fn setup(pool: &AnyPool, a: &PromptArgs) -> Result<Setup> {
 /// `clues-lab prompt`: trains and scores every chosen shot group in turn.
 pub async fn prompt_tune(database: &str, a: PromptArgs) -> Result<()> {
     let pool = db::connect_existing(database).await?;
+    tune::check_device(a.device, false)?;
     let s = setup(&pool, &a).await?;
     let system = match &a.system {
         Some(n) if n.trim().is_empty() => {

@@ -29,7 +29,7 @@ pub const SYSTEM: &str = "MiniLM-L6 fine-tuned";
 /// The fine-tuning recipe, fixed before any test score was seen: Hugging Face's question
 /// answering defaults (AdamW, linear decay to 0 without warm-up, gradient norm clipped at 1,
 /// dropout 0.1, batch 8, no weight decay) with 20 epochs at 5e-5 and no validation set.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Recipe {
     pub epochs: usize,
     pub learning_rate: f64,
@@ -39,15 +39,47 @@ pub struct Recipe {
     pub max_grad_norm: f64,
     pub seed: u64,
     /// A number of updates instead of epochs (prompt-based fine-tuning counts updates).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub steps: Option<usize>,
     /// Updates over which the learning rate rises linearly from 0 before it decays.
-    #[serde(skip_serializing_if = "is_zero")]
     pub warmup: usize,
 }
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
+}
+
+/// A recipe as runs store it: its epochs only where it counts epochs (a recipe of `steps`
+/// updates stores those, not the epochs it never ran), its warm-up only where it has one.
+impl Serialize for Recipe {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Stored {
+            #[serde(skip_serializing_if = "Option::is_none")]
+            epochs: Option<usize>,
+            learning_rate: f64,
+            batch_size: usize,
+            weight_decay: f64,
+            dropout: f32,
+            max_grad_norm: f64,
+            seed: u64,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            steps: Option<usize>,
+            #[serde(skip_serializing_if = "is_zero")]
+            warmup: usize,
+        }
+        Stored {
+            epochs: self.steps.is_none().then_some(self.epochs),
+            learning_rate: self.learning_rate,
+            batch_size: self.batch_size,
+            weight_decay: self.weight_decay,
+            dropout: self.dropout,
+            max_grad_norm: self.max_grad_norm,
+            seed: self.seed,
+            steps: self.steps,
+            warmup: self.warmup,
+        }
+        .serialize(s)
+    }
 }
 
 impl Default for Recipe {
@@ -189,13 +221,60 @@ impl Start {
                 weights.display()
             )));
         }
-        read_config(&weights)?;
+        check_checkpoint(&weights)?;
         let system = system.unwrap_or(default);
         if system.trim().is_empty() {
             return Err(AppError::Invalid("--system must not be empty".into()));
         }
         Ok(Start { weights, system })
     }
+}
+
+/// Reads a checkpoint folder whole on the CPU as fine-tuning will (the weights against
+/// `config.json`'s shapes, a truncated `model.safetensors`) and its tokenizer against the
+/// vocabulary and the token types, so that a folder that cannot be fine-tuned is refused before anything is stored.
+pub fn check_checkpoint(dir: &Path) -> Result<()> {
+    let w = load(dir, 0)?;
+    let tok = Tokenizer::open(&dir.join("tokenizer.json"))?;
+    if tok.vocab_size > w.config.vocab_size {
+        return Err(AppError::Model(format!(
+            "{}: the tokenizer has {} ids but config.json's vocab_size is {}: they are not of one checkpoint",
+            dir.display(),
+            tok.vocab_size,
+            w.config.vocab_size
+        )));
+    }
+    let f = &tok.frame;
+    let top = [f.question_type, f.context_type]
+        .into_iter()
+        .chain(
+            f.before
+                .iter()
+                .chain(&f.between)
+                .chain(&f.after)
+                .map(|p| p.1),
+        )
+        .max()
+        .unwrap_or(0);
+    if w.config.type_vocab_size > 0 && top >= w.config.type_vocab_size as i64 {
+        return Err(AppError::Model(format!(
+            "{}: the tokenizer gives token type {top} but config.json's type_vocab_size is {}: they are not of one checkpoint",
+            dir.display(),
+            w.config.type_vocab_size
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses, before anything is stored, a device that training cannot use: `--device cuda`
+/// on a build without CUDA or a machine without a GPU (`onnx`: the trained model is also
+/// evaluated with ONNX Runtime, whose CUDA provider is checked too).
+pub fn check_device(want: super::runtime::Device, onnx: bool) -> Result<()> {
+    device(want)?;
+    if onnx {
+        super::runtime::check_device(want)?;
+    }
+    Ok(())
 }
 
 /// The name of a model folder (its last component once resolved), for default system names.
@@ -302,4 +381,27 @@ pub fn export_dir(
         .map_err(|e| AppError::Model(format!("cannot write {}: {e}", out.display())))?;
     let onnx = export::span_model(&w.config, &w.values().map_err(model_error)?, precision);
     super::eval::write_model_dir(out, &onnx, tokenizer, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Recipe;
+
+    #[test]
+    fn a_recipe_of_updates_stores_no_epochs() {
+        let json = |r: Recipe| serde_json::to_value(r).unwrap();
+        let epochs = json(Recipe::default());
+        assert_eq!(epochs["epochs"], 20);
+        assert!(epochs.get("steps").is_none() && epochs.get("warmup").is_none());
+        let steps = json(Recipe {
+            steps: Some(100),
+            warmup: 10,
+            ..Recipe::default()
+        });
+        assert!(steps.get("epochs").is_none(), "{steps}");
+        assert_eq!(
+            (&steps["steps"], &steps["warmup"]),
+            (&100.into(), &10.into())
+        );
+    }
 }
