@@ -148,7 +148,7 @@ test('CrossFit page: the demo partition\'s ARG, an edited metric, a created part
   // ARG of the nearest-input method over majority-output on the demo partition, 5 seeds.
   await page.waitForSelector('.arg-overall');
   assert.match(await page.locator('.arg-overall').textContent(),
-    /ARG of nearest-input over majority-output on demo: [+-]\d+\.\d\d% ± \d+\.\d\d% over 5 seeds/);
+    /ARG of nearest-input over majority-output on demo: [+-]\d+\.\d\d% ± \d+\.\d\d% \(population std\) over 5 seeds/);
   assert.equal(await page.locator('.arg-table tr.arg-seed').count(), 5);
 
   // The headline task is scored with Rouge-L; switch it to EM: its scores change.

@@ -59,6 +59,17 @@ fn settings(a: &IclArgs) -> String {
     .to_string()
 }
 
+/// What went wrong with a call, in words: a time-out says how long it waited and how to wait
+/// longer (ureq's own text is "timeout: global").
+fn call_error(e: &ureq::Error, seconds: u64, otherwise: &str) -> String {
+    match e {
+        ureq::Error::Timeout(_) => format!(
+            "no whole reply within {seconds} s (--timeout-seconds; a slow server or a long prompt may need more)"
+        ),
+        e => format!("{otherwise} ({e})"),
+    }
+}
+
 /// One completion: the reply's text, or an error naming the server and what went wrong.
 fn complete(agent: &ureq::Agent, a: &IclArgs, prompt: &str) -> Result<String> {
     let url = format!("{}/completions", a.endpoint.trim_end_matches('/'));
@@ -71,14 +82,20 @@ fn complete(agent: &ureq::Agent, a: &IclArgs, prompt: &str) -> Result<String> {
         .post(&url)
         .header("content-type", "application/json")
         .send(body.to_string())
-        .map_err(|e| fail(format!("cannot be reached ({e})")))?;
+        .map_err(|e| fail(call_error(&e, a.timeout_seconds, "cannot be reached")))?;
     let status = r.status().as_u16();
     let text = r
         .body_mut()
         .with_config()
         .limit(16 * 1024 * 1024)
         .read_to_string()
-        .map_err(|e| fail(format!("its reply cannot be read ({e})")))?;
+        .map_err(|e| {
+            fail(call_error(
+                &e,
+                a.timeout_seconds,
+                "its reply cannot be read",
+            ))
+        })?;
     if status != 200 {
         let mut shown: String = text.chars().take(300).collect();
         if shown.len() < text.len() {
@@ -199,4 +216,45 @@ async fn run(pool: &AnyPool, a: &IclArgs, t: Target) -> Result<store::Summary> {
     let provider = format!("{} at {}", a.model, a.endpoint);
     let seconds = started.elapsed().as_secs_f64();
     store::store_finished(pool, run, t, provider, &items, None, seconds).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{complete, IclArgs};
+    use std::time::Duration;
+
+    /// A server that takes the call and never answers: the call stops after the time-out and
+    /// says so in words, with the flag that gives more time.
+    #[test]
+    fn a_reply_that_never_comes_is_a_time_out_in_words() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let held = listener.accept();
+            std::thread::sleep(Duration::from_secs(5));
+            drop(held);
+        });
+        let a = IclArgs {
+            endpoint: format!("http://127.0.0.1:{port}/v1"),
+            model: "tiny".into(),
+            task: "demo-SST-2".into(),
+            k: 0,
+            split: 0,
+            system: None,
+            max_tokens: 8,
+            timeout_seconds: 1,
+            replace: false,
+        };
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(Duration::from_secs(1)))
+            .build()
+            .into();
+        let e = complete(&agent, &a, "Is it positive?")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("no whole reply within 1 s (--timeout-seconds") && !e.contains("global"),
+            "{e}"
+        );
+    }
 }

@@ -279,7 +279,7 @@ async fn upstream_learning_writes_its_checkpoint_fine_tunes_the_test_tasks_and_g
     );
     assert!(ok, "{text}");
     assert!(
-        text.starts_with("| method | demo-xf-sentiment | demo-xf-topic | demo-xf-headline | ARG |"),
+        text.starts_with("| method | demo-xf-sentiment | demo-xf-topic | demo-xf-headline | ARG (mean ± population std over seeds) |"),
         "{text}"
     );
     assert_eq!(

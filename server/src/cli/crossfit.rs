@@ -186,7 +186,7 @@ async fn arg(pool: &sqlx::AnyPool, partition: &str, method: &str, baseline: &str
     }
     match r.spread {
         Some(s) => println!(
-            "ARG over {} seeds: {:+.2}% ± {:.2}%",
+            "ARG over {} seeds: {:+.2}% ± {:.2}% (population std)",
             s.n,
             100.0 * s.mean,
             100.0 * s.std_pop
@@ -209,7 +209,10 @@ async fn table(
     for method in methods {
         let r = xf::arg_report(pool, partition, method, baseline).await?;
         if !header {
-            println!("| method | {} | ARG |", r.tasks.join(" | "));
+            println!(
+                "| method | {} | ARG (mean ± population std over seeds) |",
+                r.tasks.join(" | ")
+            );
             println!("|{}", " --- |".repeat(r.tasks.len() + 2));
             header = true;
         }

@@ -203,7 +203,7 @@ fn runs_table(runs: Vec<RunScore>) -> impl IntoView {
                     <th>"Task"</th>
                     <th>"Metric"</th>
                     <th>"Seeds"</th>
-                    <th>"Score (mean ± std, %)"</th>
+                    <th>"Score (mean ± population std, %)"</th>
                     <th>"Notes"</th>
                 </tr>
             </thead>
@@ -404,7 +404,7 @@ fn arg_form(partitions: Vec<String>, methods: Vec<String>) -> impl IntoView {
 fn arg_view(r: ArgReport) -> impl IntoView {
     let overall = r.spread.map_or("undefined".to_string(), |s| {
         format!(
-            "{:+.2}% ± {:.2}% over {} seeds",
+            "{:+.2}% ± {:.2}% (population std) over {} seeds",
             100.0 * s.mean,
             100.0 * s.std_pop,
             s.n
