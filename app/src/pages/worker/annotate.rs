@@ -38,6 +38,27 @@ pub(crate) fn answer_view(a: &Answer) -> impl IntoView {
     }
 }
 
+/// An item's Submit (enabled once `ready` and no answer is on its way) and Skip buttons, with
+/// the sending status under them.
+fn submit_row(
+    sender: Sender,
+    ready: impl Fn() -> bool + Send + Sync + 'static,
+    submit: impl FnMut(leptos::ev::MouseEvent) + 'static,
+    skip: impl FnMut(leptos::ev::MouseEvent) + 'static,
+) -> impl IntoView {
+    view! {
+        <div class="buttons">
+            <button class="submit" on:click=submit disabled=move || !ready() || sender.busy()>
+                "Submit"
+            </button>
+            <button class="skip" on:click=skip disabled=move || sender.busy()>
+                "Skip"
+            </button>
+        </div>
+        {sender.status_view()}
+    }
+}
+
 /// Text-to-text tasks: a free-text answer box, Submit and Skip.
 #[component]
 pub(crate) fn TextForm(sender: Sender) -> impl IntoView {
@@ -65,19 +86,7 @@ pub(crate) fn TextForm(sender: Sender) -> impl IntoView {
                 disabled=move || sender.busy()
             ></textarea>
         </label>
-        <div class="buttons">
-            <button
-                class="submit"
-                on:click=submit
-                disabled=move || text.get().trim().is_empty() || sender.busy()
-            >
-                "Submit"
-            </button>
-            <button class="skip" on:click=skip disabled=move || sender.busy()>
-                "Skip"
-            </button>
-        </div>
-        {sender.status_view()}
+        {submit_row(sender, move || !text.get().trim().is_empty(), submit, skip)}
     }
 }
 
@@ -119,21 +128,12 @@ pub(crate) fn LabelForm(labels: Vec<Label>, sender: Sender) -> impl IntoView {
             {labels.into_iter().map(|l| label_option(l, choice, sender)).collect_view()}
         </fieldset>
         {confidence_scale(confidence, sender)}
-        <div class="buttons">
-            <button
-                class="submit"
-                on:click=submit
-                disabled=move || {
-                    choice.get().is_none() || confidence.get().is_none() || sender.busy()
-                }
-            >
-                "Submit"
-            </button>
-            <button class="skip" on:click=skip disabled=move || sender.busy()>
-                "Skip"
-            </button>
-        </div>
-        {sender.status_view()}
+        {submit_row(
+            sender,
+            move || choice.get().is_some() && confidence.get().is_some(),
+            submit,
+            skip,
+        )}
     }
 }
 

@@ -5,6 +5,7 @@
 use crate::report::machine::systems;
 use crate::report::reference::Reference;
 use crate::report::{Report, Tables, Which};
+use crate::s1::Spread;
 use crate::stats::Interval;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -16,6 +17,19 @@ pub struct Point {
     pub n: usize,
     /// The 95% interval over other annotators (or splits), drawn as an error bar.
     pub ci: Option<Interval>,
+}
+
+impl Point {
+    /// The point of scenario `k` from its scores' spread, with its interval where it has one.
+    fn of(k: u32, s: &Spread, ci: Option<Interval>) -> Point {
+        Point {
+            k,
+            mean: s.mean,
+            std: s.std_pop,
+            n: s.n,
+            ci,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -33,13 +47,7 @@ pub fn human_series(t: &Tables, task: &str, name: &str) -> Series {
         .main
         .iter()
         .filter(|c| c.task == task)
-        .map(|c| Point {
-            k: c.k,
-            mean: c.official.mean,
-            std: c.official.std_pop,
-            n: c.official.n,
-            ci: c.official_ci.and_then(|u| u.other_units),
-        })
+        .map(|c| Point::of(c.k, &c.official, c.official_ci.and_then(|u| u.other_units)))
         .collect();
     points.sort_by_key(|p| p.k);
     Series {
@@ -261,13 +269,7 @@ pub fn machine_series(r: &Report, task: &str) -> Vec<Series> {
                 .machines
                 .iter()
                 .filter(|m| m.system == system && m.task == task)
-                .map(|m| Point {
-                    k: m.k,
-                    mean: m.official.mean,
-                    std: m.official.std_pop,
-                    n: m.official.n,
-                    ci: m.official_ci.and_then(|u| u.other_units),
-                })
+                .map(|m| Point::of(m.k, &m.official, m.official_ci.and_then(|u| u.other_units)))
                 .collect();
             (!points.is_empty()).then(|| Series {
                 name: system,
@@ -289,13 +291,7 @@ pub fn reference_series(r: &Report, task: &str) -> Vec<Series> {
                 .references
                 .iter()
                 .filter(|m| m.system == reference.name() && m.task == task)
-                .map(|m| Point {
-                    k: m.k,
-                    mean: m.official.mean,
-                    std: m.official.std_pop,
-                    n: m.official.n,
-                    ci: None,
-                })
+                .map(|m| Point::of(m.k, &m.official, None))
                 .collect();
             points.sort_by_key(|p| p.k);
             (!points.is_empty()).then(|| Series {
