@@ -126,7 +126,7 @@ pub enum LoadCommand {
         logins: usize,
     },
     /// Honest and assisted sessions over the API with the page's signals as the simulation
-    /// draws them; prints the share of each the report flags (see "Authenticity" in the README).
+    /// draws them; prints the share of each the report flags (see docs/src/authenticity.md).
     Authenticity {
         #[command(flatten)]
         target: crate::load::Target,
@@ -265,7 +265,7 @@ pub struct StudyCreateArgs {
     pub open: bool,
     /// A folder with the study's own pages, each file optional: `consent.md` (the consent
     /// text), `questionnaire.json` (questions before and after), `attention.json` (attention
-    /// checks), `debriefing.md` (shown at the end). See the README for their format.
+    /// checks), `debriefing.md` (shown at the end). See docs/src/study-pages.md for their format.
     #[arg(long)]
     pub pages: Option<std::path::PathBuf>,
     /// The researcher's contact shown under the consent text (needed with `consent.md`).

@@ -320,7 +320,7 @@ fn frame_without_https(state: &AppState, headers: &axum::http::HeaderMap) -> Opt
     };
     static LOGGED: std::sync::Once = std::sync::Once::new();
     LOGGED.call_once(|| {
-        tracing::error!("a crowd platform frames the study link, but {fix}: framed workers cannot keep a session (see the README, \"In the field\")");
+        tracing::error!("a crowd platform frames the study link, but {fix}: framed workers cannot keep a session (see docs/src/field-guide.md)");
     });
     Some(fix)
 }

@@ -104,7 +104,7 @@ impl PageFields {
             >
                 <summary>"Consent, questionnaires, attention checks, debriefing"</summary>
                 <p class="hint">
-                    "All optional. The format of questions and checks is in the README (the same as questionnaire.json and attention.json beside a study made on the command line)."
+                    "All optional. The format of questions and checks is in docs/src/study-pages.md (the same as questionnaire.json and attention.json beside a study made on the command line)."
                 </p>
                 {text_area(
                     "Consent text (Markdown; empty: no consent page)",

@@ -73,7 +73,7 @@ pub enum Precision {
     /// activations quantised per call and per token (symmetric, one scale per row), integer
     /// products (`MatMulInteger`) rescaled to float. Per-token scales halve the answers that
     /// differ from float against `DynamicQuantizeLinear`'s one scale per call (measured in
-    /// the README). The embeddings, attention products and the span head stay in float.
+    /// docs/src/machines.md). The embeddings, attention products and the span head stay in float.
     Int8,
 }
 
