@@ -10,6 +10,7 @@ use app::ssr::db::cli as db;
 use app::ssr::machine::{calls, store as runs};
 use domain::icl::{prompt, read_reply};
 use domain::s1::Scoring;
+use futures_util::StreamExt;
 use serde_json::json;
 use sqlx::AnyPool;
 use std::time::{Duration, Instant};
@@ -41,6 +42,11 @@ pub struct IclArgs {
     /// Replace a finished run of the same system, task, k and split.
     #[arg(long)]
     pub replace: bool,
+    /// Calls in flight at once (servers with parallel slots, such as llama.cpp's `--parallel`
+    /// or vLLM, batch them). Replies are stored in the test set's order whatever order they
+    /// come back in, so a run cut off goes on from the first item not stored.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub concurrency: u32,
 }
 
 /// The server, the model and how a reply is asked for: what a run is made with (stored as
@@ -179,25 +185,37 @@ async fn run(pool: &AnyPool, a: &IclArgs, t: Target) -> Result<store::Summary> {
         .timeout_global(Some(Duration::from_secs(a.timeout_seconds)))
         .build()
         .into();
-    for (i, (id, item)) in test.iter().enumerate() {
-        if replies.contains_key(id) {
-            continue;
-        }
+    // Up to `concurrency` calls in flight; `buffered` hands the replies back in the items'
+    // order, and each is stored before the next: the stored calls are always a prefix of what
+    // was asked, in order (a reply that came back early waits for those before it).
+    let todo: Vec<_> = test
+        .iter()
+        .filter(|(id, _)| !replies.contains_key(id))
+        .collect();
+    let mut asked = futures_util::stream::iter(todo.into_iter().map(|(id, item)| {
         let p = prompt(&spec, &shots, item);
-        let (agent2, a2, p2) = (agent.clone(), a.clone(), p.clone());
-        let reply = tokio::task::spawn_blocking(move || complete(&agent2, &a2, &p2))
-            .await
-            .map_err(|e| AppError::Model(format!("the call stopped: {e}")))
-            .and_then(|r| r);
+        let (agent, a) = (agent.clone(), a.clone());
+        async move {
+            let p2 = p.clone();
+            let reply = tokio::task::spawn_blocking(move || complete(&agent, &a, &p2))
+                .await
+                .map_err(|e| AppError::Model(format!("the call stopped: {e}")))
+                .and_then(|r| r);
+            (*id, item, p, reply)
+        }
+    }))
+    .buffered(a.concurrency as usize);
+    while let Some((id, item, p, reply)) = asked.next().await {
         let reply = store::or_fail(pool, &[run], reply).await?;
         let reading = serde_json::to_string(&read_reply(&spec, item, &reply)).expect("serialises");
-        let stored = calls::store(pool, run, *id, &p, &reply, &reading).await?;
-        replies.insert(*id, stored);
+        let stored = calls::store(pool, run, id, &p, &reply, &reading).await?;
+        replies.insert(id, stored);
         runs::progress(pool, run, replies.len(), test.len()).await?;
-        if (i + 1) % 50 == 0 {
+        if replies.len() % 50 == 0 {
             eprintln!("{} of {} items asked", replies.len(), test.len());
         }
     }
+    drop(asked);
     let items: Vec<runs::Scored> = test
         .iter()
         .map(|(id, item)| {
@@ -244,6 +262,7 @@ mod tests {
             max_tokens: 8,
             timeout_seconds: 1,
             replace: false,
+            concurrency: 1,
         };
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(Duration::from_secs(1)))

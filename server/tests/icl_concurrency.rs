@@ -1,0 +1,190 @@
+//! `icl --concurrency`: against a scripted completions server whose replies come back out of
+//! order (each after a delay of its own), the calls are stored in the test set's order; a
+//! server error mid-run leaves a prefix of the items stored, and the same command goes on
+//! from there to the answers a run with one call at a time gives.
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The scripted server's reply to a prompt: a label chosen by the prompt's length, so that a
+/// reply can be checked against its prompt.
+fn reply_to(prompt: &str) -> &'static str {
+    if prompt.len() % 2 == 0 {
+        " positive"
+    } else {
+        " negative"
+    }
+}
+
+/// Serves one completions request: after a delay set by the prompt (0 to 45 ms, so replies
+/// overtake each other), the scripted reply, or a 500 for the request numbered `fail_at`.
+fn serve(mut s: TcpStream, seen: &AtomicUsize, fail_at: &AtomicUsize) {
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        r.read_line(&mut line).unwrap();
+        if line == "\r\n" || line.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            if k.eq_ignore_ascii_case("content-length") {
+                length = v.trim().parse().unwrap();
+            }
+        }
+    }
+    let mut body = vec![0; length];
+    r.read_exact(&mut body).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    let prompt = v["prompt"].as_str().unwrap();
+    let n = seen.fetch_add(1, Ordering::SeqCst) + 1;
+    std::thread::sleep(Duration::from_millis((prompt.len() as u64 * 7) % 46));
+    let (status, text) = if n == fail_at.load(Ordering::SeqCst) {
+        (
+            "500 Internal Server Error",
+            "{\"error\": \"scripted\"}".to_string(),
+        )
+    } else {
+        let choice = serde_json::json!({"choices": [{"text": reply_to(prompt)}]});
+        ("200 OK", choice.to_string())
+    };
+    let _ = write!(
+        s,
+        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+        text.len()
+    );
+}
+
+/// A scripted server on a free port, and the number of the request it is to fail (counted
+/// from its start; 0: none).
+fn scripted() -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (seen, fail_at) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let fail = fail_at.clone();
+    std::thread::spawn(move || {
+        for s in listener.incoming().flatten() {
+            let (seen, fail) = (seen.clone(), fail.clone());
+            std::thread::spawn(move || serve(s, &seen, &fail));
+        }
+    });
+    (format!("http://127.0.0.1:{port}/v1"), fail_at)
+}
+
+/// The stored calls of the only run: (example, prompt, reply), in the order they were stored
+/// where the database keeps one (SQLite's rowid), else by example.
+async fn stored(pool: &sqlx::AnyPool, sqlite: bool) -> Vec<(i64, String, String)> {
+    let order = if sqlite { "rowid" } else { "example_id" };
+    sqlx::query_as(&format!(
+        "SELECT example_id, prompt, reply FROM machine_calls ORDER BY {order}"
+    ))
+    .fetch_all(pool)
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn replies_are_stored_in_the_items_order_and_a_cut_off_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = common::db_url(&dir.path().join("icl.db"));
+    let sqlite = url.starts_with("sqlite:");
+    let pool = app::ssr::db::cli::connect(&url).await.unwrap();
+    server::demo::ensure_demo(&pool).await.unwrap();
+    let items: Vec<i64> = sqlx::query_scalar(
+        "SELECT e.id FROM examples e JOIN data_files f ON f.id = e.file_id
+         JOIN tasks t ON t.id = f.task_id WHERE t.name = 'demo-CoNLL2003' AND f.kind = 'test'
+         ORDER BY e.line_no",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert!(items.len() > 8, "{}", items.len());
+    let icl = |endpoint: &str, concurrency: &str| {
+        common::clues(
+            &url,
+            &[
+                "icl",
+                "--endpoint",
+                endpoint,
+                "--model",
+                "scripted",
+                "--task",
+                "demo-CoNLL2003",
+                "--k",
+                "2",
+                "--split",
+                "1",
+                "--concurrency",
+                concurrency,
+            ],
+        )
+    };
+
+    // The sixth request fails while others are in flight: what is stored is the items before
+    // one not answered, in order, and the run is marked failed.
+    let (endpoint, fail_at) = scripted();
+    fail_at.store(6, Ordering::SeqCst);
+    let (ok, text) = icl(&endpoint, "4");
+    assert!(!ok && text.contains("answered 500"), "{text}");
+    let cut = stored(&pool, sqlite).await;
+    assert!(!cut.is_empty() && cut.len() < 6, "{} stored", cut.len());
+    let ids: Vec<i64> = cut.iter().map(|c| c.0).collect();
+    assert_eq!(
+        ids,
+        items[..cut.len()],
+        "a prefix of the test set, in order"
+    );
+
+    // The same command goes on from the first item not stored, to every item, in order.
+    fail_at.store(0, Ordering::SeqCst);
+    let (ok, text) = icl(&endpoint, "8");
+    assert!(
+        ok && text.contains(&format!("going on after {}", cut.len())),
+        "{text}"
+    );
+    let all = stored(&pool, sqlite).await;
+    assert_eq!(all.iter().map(|c| c.0).collect::<Vec<_>>(), items);
+    assert_eq!(
+        all[..cut.len()],
+        cut[..],
+        "the calls stored before are kept"
+    );
+    for (_, prompt, reply) in &all {
+        assert_eq!(reply, reply_to(prompt));
+    }
+    // One call at a time gives the same answers and S1.
+    let one: Vec<(String, f64)> = {
+        let (ok, text) = common::clues(
+            &url,
+            &[
+                "icl",
+                "--endpoint",
+                &endpoint,
+                "--model",
+                "scripted",
+                "--task",
+                "demo-CoNLL2003",
+                "--k",
+                "2",
+                "--split",
+                "1",
+                "--system",
+                "one at a time",
+            ],
+        );
+        assert!(ok, "{text}");
+        sqlx::query_as(
+            "SELECT s.name, r.s1 FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id
+             WHERE r.status = 'done' ORDER BY s.name",
+        )
+        .fetch_all(&pool)
+        .await
+        .unwrap()
+    };
+    assert_eq!(one.len(), 2, "{one:?}");
+    assert_eq!(one[0].1, one[1].1, "{one:?}");
+}
