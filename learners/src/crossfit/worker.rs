@@ -106,6 +106,7 @@ pub async fn learn_task(
         Worker::new(pool, ids, Duration::from_secs(a.lease_seconds));
     let (started, mut mine) = (Instant::now(), 0u32);
     while let Some(held) = worker.next().await? {
+        let seed_started = Instant::now();
         let result = learn_seed(pool, &held, &how, &|| worker.lost()).await;
         let Some((score, best_dev)) = worker.settle(&held, result).await? else {
             continue;
@@ -114,10 +115,11 @@ pub async fn learn_task(
         let (left, _) = worker.left().await?;
         let elapsed = started.elapsed().as_secs_f64();
         println!(
-            "{task} seed {}: {} {} on the test set (best development score {best_dev:.4}); {:.1} min, about {:.1} min left at the pace of {} ({left} seeds unfinished)",
+            "{task} seed {}: {} {} on the test set (best development score {best_dev:.4}), learned in {:.3} s; {:.1} min, about {:.1} min left at the pace of {} ({left} seeds unfinished)",
             held.seed,
             metric.name(),
             score.value.map_or("n/a".into(), |v| format!("{v:.4}")),
+            seed_started.elapsed().as_secs_f64(),
             elapsed / 60.0,
             elapsed / f64::from(mine) * left as f64 / 60.0,
             worker.name

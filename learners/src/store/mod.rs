@@ -45,7 +45,7 @@ pub struct Summary {
 impl Summary {
     pub fn render(&self) -> String {
         format!(
-            "{} on {} (k={}, split={}): S1 {:.4} (official), {:.4} (any-of) over {} test items; {}; {:.1} s; run {}",
+            "{} on {} (k={}, split={}): S1 {:.4} (official), {:.4} (any-of) over {} test items; {}; {:.3} s; run {}",
             self.target.system,
             self.target.task,
             self.target.k,

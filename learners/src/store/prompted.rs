@@ -89,7 +89,9 @@ fn chosen(a: &PromptArgs, spec: &TaskSpec, pair: bool) -> Result<Prompt> {
 }
 
 /// Each test item's label index and probability, where it trained, each epoch's mean loss.
-type Trained = (Vec<(usize, f32)>, String, Vec<f64>);
+/// The test answers (label, probability), where it trained, each epoch's loss, the seconds
+/// training took.
+type Trained = (Vec<(usize, f32)>, String, Vec<f64>, f64);
 
 /// Everything one group's training needs, checked before any run is stored.
 struct Setup {
@@ -238,19 +240,21 @@ async fn one_group(pool: &AnyPool, a: &PromptArgs, s: &Setup, t: Target) -> Resu
         };
         let w = prompt::load_mlm(&dir, &on)?;
         let (xs, ys) = (inputs(&shots)?, inputs(&test)?);
+        let training = Instant::now();
         let losses = prompt::train(&w, &xs, &labels, &words, &r, &mut |a, b| {
             progress.update(a, b)
         })
         .map_err(tune::model_error)?;
+        let train_seconds = training.elapsed().as_secs_f64();
         let answers = prompt::predict(&w, &ys, &words, 32).map_err(tune::model_error)?;
-        Ok((answers, trained_on, losses))
+        Ok((answers, trained_on, losses, train_seconds))
     })
     .await
     .map_err(|e| AppError::Model(format!("prompt-based fine-tuning stopped: {e}")))
     .and_then(|r| r);
-    let (answers, trained_on, losses) = or_fail(pool, &[run], result).await?;
+    let (answers, trained_on, losses, train_seconds) = or_fail(pool, &[run], result).await?;
     eprintln!(
-        "{} k={} split={}: {} updates, loss {:.4} in the first epoch, {:.4} in the last",
+        "{} k={} split={}: {} updates in {train_seconds:.3} s, loss {:.4} in the first epoch, {:.4} in the last",
         t.task,
         t.k,
         t.split,

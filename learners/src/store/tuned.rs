@@ -339,7 +339,7 @@ async fn tune_job(
     let stored = finish(pool, run, &t, &tuned.provider, &items, Some(held)).await;
     let (s1, s1_any_of) = or_fail(pool, &[run], stored).await?;
     eprintln!(
-        "{task} k={} split={}: trained {:.0} s (final loss {:.3}), evaluated {:.0} s; ONNX Runtime answers {} of {} shots as candle does",
+        "{task} k={} split={}: trained {:.3} s (final loss {:.3}), evaluated {:.3} s; ONNX Runtime answers {} of {} shots as candle does",
         held.k,
         held.split,
         tuned.train_seconds,
