@@ -78,5 +78,6 @@ text_column!(crate::place::PlaceStatus, "place status");
 text_column!(crate::place::Phase, "phase");
 text_column!(crate::task::NoAnswer, "no-answer encoding");
 text_column!(crate::run::RunStatus, "run status");
+text_column!(crate::platform::Platform, "crowd platform");
 text_column!(crate::run::JobStatus, "grid job status");
 text_column!(crate::run::SystemKind, "system kind");

@@ -17,6 +17,7 @@ pub mod ids;
 pub mod named;
 pub mod people;
 pub mod place;
+pub mod platform;
 pub mod prompt;
 pub mod report;
 pub mod rng;

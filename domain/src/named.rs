@@ -35,6 +35,7 @@ pub(crate) use named_enum;
 mod tests {
     use crate::people::Role;
     use crate::place::{Phase, PlaceStatus};
+    use crate::platform::Platform;
     use crate::run::{JobStatus, RunStatus, SystemKind};
     use crate::task::{Family, NoAnswer};
 
@@ -64,6 +65,7 @@ mod tests {
         round_trip(RunStatus::ALL, RunStatus::as_str, RunStatus::parse);
         round_trip(SystemKind::ALL, SystemKind::as_str, SystemKind::parse);
         round_trip(JobStatus::ALL, JobStatus::as_str, JobStatus::parse);
+        round_trip(Platform::ALL, Platform::as_str, Platform::parse);
     }
 
     #[test]
@@ -77,5 +79,8 @@ mod tests {
         assert_eq!(RunStatus::Replaced.as_str(), "replaced");
         assert_eq!(SystemKind::Imported.as_str(), "imported");
         assert_eq!(JobStatus::Claimed.as_str(), "claimed");
+        // Stored in crowd_ids, consent_refusals and every session's crowd record.
+        assert_eq!(Platform::Prolific.as_str(), "prolific");
+        assert_eq!(Platform::Mturk.as_str(), "mturk");
     }
 }

@@ -8,7 +8,8 @@ use axum::http::{header, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
-use domain::crowd::{frame_policy, is_worker_page};
+use domain::crowd::is_worker_page;
+use domain::platform::frame_policy;
 use leptos_axum::{generate_route_list, AxumRouteListing, LeptosRoutes};
 use std::sync::OnceLock;
 use tower_http::compression::{CompressionLayer, CompressionLevel};
@@ -37,7 +38,7 @@ fn security_headers(router: Router) -> Router {
 }
 
 /// Who may show a response in a frame: the worker's pages MTurk's sites and the configured
-/// origins, every other response nobody (`domain::crowd::frame_policy`). `X-Frame-Options`
+/// origins, every other response nobody (`domain::platform::frame_policy`). `X-Frame-Options`
 /// cannot name a site, so only the pages no one may frame carry it (for old browsers). Served
 /// over HTTPS (as configured, or as a trusted proxy says), browsers are told to keep to HTTPS
 /// (`Strict-Transport-Security`).

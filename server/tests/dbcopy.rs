@@ -51,9 +51,10 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
         }
         q.execute(&pool).await.unwrap();
     }
-    let worker = app::ssr::auth::crowd_worker(&pool, "prolific", "moved1")
-        .await
-        .unwrap();
+    let worker =
+        app::ssr::auth::crowd_worker(&pool, domain::platform::Platform::Prolific, "moved1")
+            .await
+            .unwrap();
     app::ssr::auth::open_session(&pool, worker.id)
         .await
         .unwrap();

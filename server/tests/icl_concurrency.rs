@@ -13,7 +13,7 @@ use std::time::Duration;
 /// The scripted server's reply to a prompt: a label chosen by the prompt's length, so that a
 /// reply can be checked against its prompt.
 fn reply_to(prompt: &str) -> &'static str {
-    if prompt.len() % 2 == 0 {
+    if prompt.len().is_multiple_of(2) {
         " positive"
     } else {
         " negative"

@@ -249,11 +249,11 @@ async fn simulate(
     seed: u64,
 ) -> Sim {
     let pool = &env.state.pool;
-    let user = app::ssr::auth::crowd_worker(pool, "prolific", pid)
+    let user = app::ssr::auth::crowd_worker(pool, domain::platform::Platform::Prolific, pid)
         .await
         .unwrap();
     let crowd = CrowdInfo {
-        platform: Some("prolific".into()),
+        platform: Some(domain::platform::Platform::Prolific),
         worker: Some(pid.into()),
         study: Some("P-STUDY".into()),
         session: Some(format!("S-{pid}")),

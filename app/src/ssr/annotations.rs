@@ -8,6 +8,7 @@ use crate::ssr::study::{CrowdInfo, StoredSpan, Study};
 use domain::authenticity::ItemSignals;
 use domain::ids::{AssignmentId, ConfigId, ExampleId, StudyId};
 use domain::place::{Phase, PlaceStatus};
+use domain::platform::Platform;
 use domain::shots;
 use futures_util::{Stream, StreamExt};
 use serde::{Deserialize, Serialize};
@@ -124,7 +125,7 @@ impl SignalCells {
 /// The ids a crowd link gave with the worker's arrival (all empty for password accounts).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CrowdIds {
-    pub platform: Option<String>,
+    pub platform: Option<Platform>,
     pub crowd_worker_id: Option<String>,
     pub crowd_study_id: Option<String>,
     pub crowd_session_id: Option<String>,

@@ -22,7 +22,7 @@ pub struct AppState {
     /// The crowd's answers, stored with group commit.
     pub writer: Writer,
     /// Origins besides MTurk's that may show the worker's pages in a frame
-    /// (`serve --frame-ancestors`; see `domain::crowd::frame_policy`).
+    /// (`serve --frame-ancestors`; see `domain::platform::frame_policy`).
     pub frame_ancestors: Arc<[String]>,
 }
 

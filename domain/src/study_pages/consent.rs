@@ -1,7 +1,8 @@
 //! Informed consent: the text a worker must accept before their place is used, the hash that
 //! records which text they accepted, and where a worker who declines is sent back to.
 
-use crate::crowd::{hand_back, HandBack};
+use crate::crowd::HandBack;
+use crate::platform::Platform;
 use serde::{Deserialize, Serialize};
 
 /// A study's consent page.
@@ -70,27 +71,16 @@ impl Consent {
 
 /// Where a worker who declined goes: Prolific's no-consent URL or code; on MTurk and for
 /// worker accounts nothing (the page tells an MTurk worker to return the HIT).
-pub fn declined_hand_back(platform: Option<&str>, consent: &Consent) -> Option<HandBack> {
-    if platform != Some("prolific")
+pub fn declined_hand_back(platform: Option<Platform>, consent: &Consent) -> Option<HandBack> {
+    if platform != Some(Platform::Prolific)
         || (consent.no_consent_code.is_empty() && consent.no_consent_url.is_empty())
     {
         return None;
     }
-    hand_back(
-        platform,
+    Platform::Prolific.hand_back(
         &consent.no_consent_url,
         &consent.no_consent_code,
         None,
         None,
     )
-}
-
-/// What the page says to a worker who declined, by platform.
-pub fn declined_message(platform: Option<&str>, back: bool) -> &'static str {
-    match platform {
-        Some("prolific") if back => "You did not consent, so nothing was recorded but your refusal. Please go back to Prolific with the link below so that your place is freed.",
-        Some("prolific") => "You did not consent, so nothing was recorded but your refusal. Please return the study on Prolific (\"Return submission\") so that your place is freed.",
-        Some("mturk") => "You did not consent, so nothing was recorded but your refusal. Please return the HIT on MTurk (the \"Return\" button) so that it is offered to someone else.",
-        _ => "You did not consent, so nothing was recorded but your refusal. You may close this page.",
-    }
 }

@@ -1,9 +1,10 @@
 use super::attention::{due, passes, too_many_failures};
-use super::consent::{declined_hand_back, declined_message};
+use super::consent::declined_hand_back;
 use super::questionnaire::{check_replies, summarize, Kind};
 use super::*;
 use crate::answer::{Answer, SpanAnswer};
 use crate::crowd::HandBack;
+use crate::platform::Platform;
 use crate::study::StudyConfig;
 use crate::task::{Family, Label, NoAnswer, QuestionType};
 
@@ -281,7 +282,7 @@ fn consent_is_checked_and_declined_per_platform() {
     };
     assert_eq!(bad.problems().len(), 3, "{:?}", bad.problems());
     assert_eq!(
-        declined_hand_back(Some("prolific"), &consent()),
+        declined_hand_back(Some(Platform::Prolific), &consent()),
         Some(HandBack::Link {
             platform: "Prolific".into(),
             url: "https://app.prolific.com/submissions/complete?cc=NOCONSENT".into()
@@ -291,16 +292,16 @@ fn consent_is_checked_and_declined_per_platform() {
         no_consent_url: "https://example.org/back?c={code}".into(),
         ..consent()
     };
-    assert!(matches!(declined_hand_back(Some("prolific"), &url),
+    assert!(matches!(declined_hand_back(Some(Platform::Prolific), &url),
         Some(HandBack::Link { url, .. }) if url == "https://example.org/back?c=NOCONSENT"));
     let none = Consent {
         no_consent_code: String::new(),
         ..consent()
     };
-    assert_eq!(declined_hand_back(Some("prolific"), &none), None);
-    assert_eq!(declined_hand_back(Some("mturk"), &consent()), None);
-    assert!(declined_message(Some("mturk"), false).contains("Return"));
-    assert!(declined_message(None, false).contains("close this page"));
+    assert_eq!(declined_hand_back(Some(Platform::Prolific), &none), None);
+    assert_eq!(declined_hand_back(Some(Platform::Mturk), &consent()), None);
+    assert!(Platform::declined_message(Some(Platform::Mturk), false).contains("Return"));
+    assert!(Platform::declined_message(None, false).contains("close this page"));
 }
 
 #[test]

@@ -10,9 +10,9 @@ use app::ssr::study::{self, CrowdInfo, Study};
 use axum::extract::{ConnectInfo, Path, RawQuery};
 use axum::http::{header, Extensions, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use domain::crowd::{validate_turk_submit_to, MTURK_PREVIEW};
 use domain::ids::{StudyId, UserId};
 use domain::people::{validate_crowd_id, Role};
+use domain::platform::{validate_turk_submit_to, Platform, MTURK_PREVIEW};
 use domain::study::Refusal;
 use serde::Deserialize;
 use std::net::SocketAddr;
@@ -55,7 +55,7 @@ impl LinkQuery {
     pub fn crowd_info(&self) -> Result<Option<CrowdInfo>, AppError> {
         if let Some(pid) = crowd_id("PROLIFIC_PID", &self.prolific_pid)? {
             return Ok(Some(CrowdInfo {
-                platform: Some("prolific".into()),
+                platform: Some(Platform::Prolific),
                 worker: Some(pid),
                 study: crowd_id("STUDY_ID", &self.study_id)?,
                 session: crowd_id("SESSION_ID", &self.session_id)?,
@@ -77,7 +77,7 @@ impl LinkQuery {
             None => None,
         };
         Ok(Some(CrowdInfo {
-            platform: Some("mturk".into()),
+            platform: Some(Platform::Mturk),
             worker: Some(w),
             study: crowd_id("hitId", &self.hit_id)?,
             session: None,
@@ -107,8 +107,7 @@ async fn check_link(
     let s = study::load(&state.pool, study_id).await?;
     let crowd = match crowd {
         Some(c) => {
-            let platform = c.platform.as_deref().unwrap_or_default();
-            let worker = c.worker.as_deref().unwrap_or_default();
+            let (platform, worker) = c.identity()?;
             let known = auth::known_crowd_worker(&state.pool, platform, worker).await?;
             if !s.config.open && known.is_none() {
                 return Err(AppError::Refused(Refusal::Closed.to_string()));
@@ -231,8 +230,7 @@ pub async fn join(
                 };
             }
             Some((c, Some(_))) => {
-                let platform = c.platform.as_deref().unwrap_or_default();
-                let worker = c.worker.as_deref().unwrap_or_default();
+                let (platform, worker) = c.identity()?;
                 let user = auth::crowd_worker(pool, platform, worker).await?;
                 let token = auth::open_session(pool, user.id).await?;
                 Some((user, Some(token)))

@@ -8,8 +8,8 @@ use crate::api::study::{list_studies, study_admin, CreateStudy, UpdateStudy};
 use crate::api::tasks::list_tasks;
 use crate::wire::study::{StudyOverview, WorkerRow};
 use crate::wire::tasks::TaskSummary;
-use domain::crowd::worker_links;
 use domain::people::Role;
+use domain::platform::Platform;
 use domain::shots;
 use domain::study::StudyConfig;
 use leptos::prelude::*;
@@ -68,11 +68,15 @@ pub fn StudiesPage() -> impl IntoView {
                                                             <td class="num">{s.workers}</td>
                                                             <td class="num">{s.finished}</td>
                                                             <td class="worker-links">
-                                                                {worker_links(s.id)
-                                                                    .into_iter()
-                                                                    .map(|(platform, link)| {
-                                                                        let link = format!("{}{link}", site_origin());
-                                                                        view! { <div>{platform} ": " <code>{link}</code></div> }
+                                                                {Platform::ALL
+                                                                    .iter()
+                                                                    .map(|p| {
+                                                                        let link = format!(
+                                                                            "{}{}",
+                                                                            site_origin(),
+                                                                            p.worker_link(s.id),
+                                                                        );
+                                                                        view! { <div>{p.name()} ": " <code>{link}</code></div> }
                                                                     })
                                                                     .collect_view()}
                                                             </td>
@@ -333,7 +337,7 @@ fn StudyView(o: StudyOverview, update: ServerAction<UpdateStudy>) -> impl IntoVi
             <code class="worker-link">{format!("{}/join/{id}", site_origin())}</code>
             " — for Prolific "
             <code class="prolific-link">
-                {format!("{}{}", site_origin(), worker_links(id)[0].1)}
+                {format!("{}{}", site_origin(), Platform::Prolific.worker_link(id))}
             </code>
             " (Prolific fills in the placeholders); for MTurk the bare link as an ExternalQuestion (MTurk adds workerId, assignmentId, hitId and turkSubmitTo)."
         </p>

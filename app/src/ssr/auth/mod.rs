@@ -9,6 +9,7 @@ use argon2::password_hash::{rand_core::OsRng, SaltString};
 use argon2::{Argon2, PasswordHash, PasswordHasher, PasswordVerifier};
 use domain::ids::UserId;
 use domain::people::{validate_user_name, Role};
+use domain::platform::Platform;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 use sqlx::AnyPool;
@@ -238,7 +239,7 @@ pub async fn open_session_in(
 /// The worker behind a crowd id, if it has arrived before.
 pub async fn known_crowd_worker(
     pool: &AnyPool,
-    platform: &str,
+    platform: Platform,
     external_id: &str,
 ) -> Result<Option<UserId>, AppError> {
     Ok(
@@ -252,15 +253,16 @@ pub async fn known_crowd_worker(
     )
 }
 
-/// The password-less worker behind an external crowd id (`platform` is `prolific` or
-/// `mturk`), created on first arrival as user `<platform>:<id>`.
+/// The password-less worker behind an external crowd id, created on first arrival as user
+/// `<platform>:<id>` (`prolific:…`, `mturk:…`).
 pub async fn crowd_worker(
     pool: &AnyPool,
-    platform: &str,
+    platform: Platform,
     external_id: &str,
 ) -> Result<User, AppError> {
     let mut tx =
-        crate::ssr::tx::begin_write(pool, &[Guard::CrowdId(platform, external_id)]).await?;
+        crate::ssr::tx::begin_write(pool, &[Guard::CrowdId(platform.as_str(), external_id)])
+            .await?;
     let result = crowd_worker_in(&mut tx, platform, external_id).await;
     crate::ssr::tx::finish(tx, result).await
 }
@@ -270,10 +272,10 @@ pub async fn crowd_worker(
 /// not at all).
 pub async fn crowd_worker_in(
     conn: &mut sqlx::AnyConnection,
-    platform: &str,
+    platform: Platform,
     external_id: &str,
 ) -> Result<User, AppError> {
-    domain::people::validate_crowd_id(&format!("{platform} id"), external_id)
+    domain::people::validate_crowd_id(&format!("{} id", platform.as_str()), external_id)
         .map_err(AppError::Invalid)?;
     let found: Option<User> = sqlx::query_as(
         "SELECT u.id, u.name, u.role FROM crowd_ids c JOIN users u ON u.id = c.user_id
@@ -288,7 +290,7 @@ pub async fn crowd_worker_in(
         Some(_) => return Err(AppError::Forbidden("staff".into())),
         None => {}
     }
-    let name = format!("{platform}:{external_id}");
+    let name = format!("{}:{external_id}", platform.as_str());
     let taken: Option<i64> = sqlx::query_scalar("SELECT id FROM users WHERE name = $1")
         .bind(&name)
         .fetch_optional(&mut *conn)

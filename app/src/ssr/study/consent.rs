@@ -14,7 +14,8 @@ use crate::ssr::tx::Guard;
 use crate::ssr::writer::Writer;
 use crate::wire::study::{Declined, WorkerStep};
 use domain::ids::{StudyId, UserId};
-use domain::study_pages::consent::{declined_hand_back, declined_message};
+use domain::platform::Platform;
+use domain::study_pages::consent::declined_hand_back;
 use domain::study_pages::Consent;
 use sqlx::AnyConnection;
 
@@ -101,7 +102,7 @@ async fn decline(
     .bind(study.id)
     .bind(config_id)
     .bind(consent.hash())
-    .bind(crowd.platform.clone())
+    .bind(crowd.platform)
     .bind(now)
     .execute(&mut *conn)
     .await?;
@@ -125,10 +126,9 @@ async fn decline(
             sqlx::query(sql).bind(worker).execute(&mut *conn).await?;
         }
     }
-    let platform = crowd.platform.as_deref();
-    let hand_back = declined_hand_back(platform, consent);
+    let hand_back = declined_hand_back(crowd.platform, consent);
     Ok(WorkerStep::Declined(Declined {
-        message: declined_message(platform, hand_back.is_some()).into(),
+        message: Platform::declined_message(crowd.platform, hand_back.is_some()),
         hand_back,
     }))
 }

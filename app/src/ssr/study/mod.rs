@@ -5,6 +5,7 @@ use crate::error::AppError;
 use crate::ssr::catalog::{corrupt, load_spec};
 use domain::ids::{ConfigId, StudyId, TaskId, UserId};
 use domain::place::PlaceStatus;
+use domain::platform::Platform;
 use domain::study::StudyConfig;
 use domain::task::TaskSpec;
 use serde::{Deserialize, Serialize};
@@ -13,7 +14,7 @@ use sqlx::AnyPool;
 /// What a crowd link said about the arrival, kept with the assignment.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CrowdInfo {
-    pub platform: Option<String>,
+    pub platform: Option<Platform>,
     pub worker: Option<String>,
     pub study: Option<String>,
     pub session: Option<String>,
@@ -25,6 +26,18 @@ pub struct CrowdInfo {
     /// accepted another HIT of the study), oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub earlier_assignments: Vec<String>,
+}
+
+impl CrowdInfo {
+    /// The platform and worker id of a crowd arrival (every crowd link sets both).
+    pub fn identity(&self) -> Result<(Platform, &str), AppError> {
+        match (self.platform, self.worker.as_deref()) {
+            (Some(p), Some(w)) => Ok((p, w)),
+            _ => Err(AppError::Invalid(
+                "a crowd arrival names its platform and worker id".into(),
+            )),
+        }
+    }
 }
 
 /// A study with its task and the configuration in force.

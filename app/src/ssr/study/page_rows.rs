@@ -5,6 +5,7 @@ use super::Study;
 use crate::error::AppError;
 use crate::ssr::catalog::corrupt;
 use domain::ids::{AssignmentId, StudyId};
+use domain::platform::Platform;
 use domain::report::PageRecord;
 use domain::study_pages::{Replies, Stage};
 use serde::Serialize;
@@ -50,7 +51,7 @@ pub struct ConsentRow {
     pub decision: &'static str,
     pub assignment_id: Option<AssignmentId>,
     pub worker: Option<String>,
-    pub platform: Option<String>,
+    pub platform: Option<Platform>,
     pub consent_hash: String,
     pub at: i64,
 }
@@ -200,7 +201,7 @@ struct Acceptance {
 #[derive(sqlx::FromRow)]
 struct Refusal {
     config_id: i64,
-    platform: Option<String>,
+    platform: Option<Platform>,
     consent_hash: String,
     refused_at: i64,
 }

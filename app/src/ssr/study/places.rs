@@ -132,15 +132,17 @@ pub async fn enter_new(
     study: &Study,
     crowd: &CrowdInfo,
 ) -> Result<(User, String), AppError> {
-    let platform = crowd.platform.clone().unwrap_or_default();
-    let worker = crowd.worker.clone().unwrap_or_default();
-    let guards = [Guard::Study(study.id), Guard::CrowdId(&platform, &worker)];
+    let (platform, worker) = crowd.identity()?;
+    let guards = [
+        Guard::Study(study.id),
+        Guard::CrowdId(platform.as_str(), worker),
+    ];
     let (study, crowd) = (study.clone(), crowd.clone());
-    let (p, w) = (platform.clone(), worker.clone());
+    let (p, w) = (platform, worker.to_string());
     writer
         .write(&guards, move |conn| {
             Box::pin(async move {
-                let user = auth::crowd_worker_in(conn, &p, &w).await?;
+                let user = auth::crowd_worker_in(conn, p, &w).await?;
                 enter_in(conn, &study, user.id, Some(&crowd)).await?;
                 let token = auth::open_session_in(conn, user.id).await?;
                 Ok((user, token))

@@ -362,13 +362,14 @@ async fn completion(
     .await?;
     let crowd: CrowdInfo = serde_json::from_str(&r.crowd).map_err(|e| corrupt("crowd ids", e))?;
     Ok(Completion {
-        hand_back: domain::crowd::hand_back(
-            crowd.platform.as_deref(),
-            &study.config.completion_url,
-            &study.config.completion_code,
-            crowd.assignment.as_deref(),
-            crowd.submit_to.as_deref(),
-        ),
+        hand_back: crowd.platform.and_then(|p| {
+            p.hand_back(
+                &study.config.completion_url,
+                &study.config.completion_code,
+                crowd.assignment.as_deref(),
+                crowd.submit_to.as_deref(),
+            )
+        }),
         code: study.config.completion_code.clone(),
         training_s1: r.train_s1,
         training_items: r.n_train,

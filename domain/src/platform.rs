@@ -1,0 +1,250 @@
+//! The crowd platforms workers arrive from, one type for all that differs between them: the
+//! link a study publishes, the sites that frame it, how a finished or declining worker is
+//! handed back, and what a worker is told to do to give a place back. Pure and IO-free.
+
+use crate::crowd::{is_worker_page, url_encode, HandBack};
+use crate::ids::StudyId;
+use crate::named::named_enum;
+
+named_enum! {
+    /// A crowd platform, stored by name with an arrival (`crowd_ids.platform`, the session's
+    /// crowd record, `consent_refusals.platform`).
+    pub enum Platform {
+        Prolific = "prolific",
+        Mturk = "mturk",
+    }
+}
+
+/// Prolific's completion URL; `{code}` stands for the study's completion code.
+pub const PROLIFIC_COMPLETE: &str = "https://app.prolific.com/submissions/complete?cc={code}";
+
+/// The MTurk hosts a HIT may send its workers from (`turkSubmitTo`): live and sandbox.
+pub const MTURK_HOSTS: [&str; 2] = ["https://www.mturk.com", "https://workersandbox.mturk.com"];
+
+/// The MTurk sites that show a HIT's ExternalQuestion in a frame: the live worker site
+/// (`worker.mturk.com`, where live HITs are worked), the classic site (`www.mturk.com`), the
+/// sandbox worker site, and the requester sites' previews (live and sandbox).
+const MTURK_FRAME_ORIGINS: [&str; 5] = [
+    "https://worker.mturk.com",
+    "https://www.mturk.com",
+    "https://workersandbox.mturk.com",
+    "https://requester.mturk.com",
+    "https://requestersandbox.mturk.com",
+];
+
+/// What MTurk sends while a worker only previews a HIT.
+pub const MTURK_PREVIEW: &str = "ASSIGNMENT_ID_NOT_AVAILABLE";
+
+/// Checks MTurk's `turkSubmitTo`: one of `MTURK_HOSTS` (so the form never posts elsewhere).
+pub fn validate_turk_submit_to(host: &str) -> Result<(), String> {
+    if MTURK_HOSTS.contains(&host.trim_end_matches('/')) {
+        Ok(())
+    } else {
+        Err(format!(
+            "turkSubmitTo must be one of {}",
+            MTURK_HOSTS.join(", ")
+        ))
+    }
+}
+
+/// The `Content-Security-Policy` of a page. A worker's page may be framed by the study itself
+/// (`'self'`), the platforms' sites (an MTurk ExternalQuestion HIT shows the study link in a
+/// frame: `Platform::frame_origins`) and the origins the operator adds (`serve --frame-ancestors`); every other
+/// page may be framed by nobody.
+pub fn frame_policy(path: &str, extra_ancestors: &[String]) -> String {
+    if !is_worker_page(path) {
+        return "frame-ancestors 'none'".into();
+    }
+    let mut policy = String::from("frame-ancestors 'self'");
+    for origin in Platform::ALL
+        .iter()
+        .flat_map(|p| p.frame_origins().iter().copied())
+        .chain(extra_ancestors.iter().map(String::as_str))
+    {
+        policy.push(' ');
+        policy.push_str(origin);
+    }
+    policy
+}
+
+/// What a worker who declined consent is told first, whatever their platform.
+const DECLINED: &str = "You did not consent, so nothing was recorded but your refusal.";
+
+impl Platform {
+    /// The platform's name as workers and researchers know it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Platform::Prolific => "Prolific",
+            Platform::Mturk => "MTurk",
+        }
+    }
+
+    /// The study link as the platform wants it: Prolific's with its placeholders (it fills them
+    /// in), MTurk's bare (an ExternalQuestion appends workerId, assignmentId, hitId and
+    /// turkSubmitTo itself).
+    pub fn worker_link(self, study: StudyId) -> String {
+        match self {
+            Platform::Prolific => format!("/join/{study}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}&SESSION_ID={{{{%SESSION_ID%}}}}"),
+            Platform::Mturk => format!("/join/{study}"),
+        }
+    }
+
+    /// The sites that show a study's pages in a frame (MTurk's ExternalQuestion); Prolific
+    /// opens the link in its own tab.
+    pub fn frame_origins(self) -> &'static [&'static str] {
+        match self {
+            Platform::Prolific => &[],
+            Platform::Mturk => &MTURK_FRAME_ORIGINS,
+        }
+    }
+
+    /// How a worker who finished goes back: Prolific gets `completion_url` (empty: Prolific's
+    /// own) with the code; MTurk a form to `{turkSubmitTo}/mturk/externalSubmit` for a real
+    /// assignment (none for a preview).
+    pub fn hand_back(
+        self,
+        completion_url: &str,
+        code: &str,
+        assignment_id: Option<&str>,
+        turk_submit_to: Option<&str>,
+    ) -> Option<HandBack> {
+        match self {
+            Platform::Prolific => {
+                let template = if completion_url.is_empty() {
+                    PROLIFIC_COMPLETE
+                } else {
+                    completion_url
+                };
+                Some(HandBack::Link {
+                    platform: self.name().into(),
+                    url: template.replace("{code}", &url_encode(code)),
+                })
+            }
+            Platform::Mturk => {
+                let assignment_id = assignment_id.filter(|a| *a != MTURK_PREVIEW)?;
+                let host = turk_submit_to
+                    .filter(|h| validate_turk_submit_to(h).is_ok())
+                    .unwrap_or(MTURK_HOSTS[0])
+                    .trim_end_matches('/');
+                Some(HandBack::MturkSubmit {
+                    action: format!("{host}/mturk/externalSubmit"),
+                    assignment_id: assignment_id.to_string(),
+                    code: code.to_string(),
+                })
+            }
+        }
+    }
+
+    /// How a worker gives their place back on the platform (the button's name there).
+    pub fn return_text(self) -> &'static str {
+        match self {
+            Platform::Prolific => "return the study on Prolific (\"Return submission\")",
+            Platform::Mturk => "return the HIT on MTurk (the \"Return\" button)",
+        }
+    }
+
+    /// What a worker who declined consent is told; `back`: a link back is shown below it.
+    pub fn declined_message(platform: Option<Platform>, back: bool) -> String {
+        match platform {
+            Some(Platform::Prolific) if back => format!(
+                "{DECLINED} Please go back to Prolific with the link below so that your place is freed."
+            ),
+            Some(Platform::Prolific) => format!(
+                "{DECLINED} Please {} so that your place is freed.",
+                Platform::Prolific.return_text()
+            ),
+            Some(Platform::Mturk) => format!(
+                "{DECLINED} Please {} so that it is offered to someone else.",
+                Platform::Mturk.return_text()
+            ),
+            None => format!("{DECLINED} You may close this page."),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prolific_gets_its_link_with_the_code() {
+        assert_eq!(
+            Platform::Prolific.hand_back("", "C0DE-1", None, None),
+            Some(HandBack::Link {
+                platform: "Prolific".into(),
+                url: "https://app.prolific.com/submissions/complete?cc=C0DE-1".into()
+            })
+        );
+        let own =
+            Platform::Prolific.hand_back("https://example.org/done?c={code}", "a b&c", None, None);
+        assert_eq!(
+            own,
+            Some(HandBack::Link {
+                platform: "Prolific".into(),
+                url: "https://example.org/done?c=a%20b%26c".into()
+            })
+        );
+    }
+
+    #[test]
+    fn mturk_posts_to_its_own_hosts_only() {
+        let mturk = |host| Platform::Mturk.hand_back("", "X", Some("3AB"), Some(host));
+        assert_eq!(
+            mturk("https://workersandbox.mturk.com/"),
+            Some(HandBack::MturkSubmit {
+                action: "https://workersandbox.mturk.com/mturk/externalSubmit".into(),
+                assignment_id: "3AB".into(),
+                code: "X".into()
+            })
+        );
+        // Anything else falls back to the live host; a preview has nothing to submit.
+        assert!(
+            matches!(mturk("https://evil.example"), Some(HandBack::MturkSubmit { action, .. }) if action == "https://www.mturk.com/mturk/externalSubmit")
+        );
+        assert_eq!(
+            Platform::Mturk.hand_back("", "X", Some(MTURK_PREVIEW), None),
+            None
+        );
+        assert!(validate_turk_submit_to("https://evil.example").is_err());
+    }
+
+    #[test]
+    fn only_worker_pages_may_be_framed_and_only_by_the_platforms() {
+        assert_eq!(frame_policy("/", &[]), "frame-ancestors 'none'");
+        assert_eq!(frame_policy("/studies/1", &[]), "frame-ancestors 'none'");
+        assert_eq!(frame_policy("/api/login", &[]), "frame-ancestors 'none'");
+        assert_eq!(
+            frame_policy("/export/scores.csv", &[]),
+            "frame-ancestors 'none'"
+        );
+        let extra = vec!["https://lab.example".to_string()];
+        for path in ["/join/3", "/study/3"] {
+            assert_eq!(
+                frame_policy(path, &extra),
+                "frame-ancestors 'self' https://worker.mturk.com https://www.mturk.com \
+                 https://workersandbox.mturk.com https://requester.mturk.com \
+                 https://requestersandbox.mturk.com https://lab.example"
+            );
+        }
+    }
+
+    #[test]
+    fn links_names_and_texts_per_platform() {
+        assert_eq!(
+            Platform::Prolific.worker_link(StudyId(7)),
+            "/join/7?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+        );
+        assert_eq!(Platform::Mturk.worker_link(StudyId(7)), "/join/7");
+        assert_eq!(
+            Platform::ALL.iter().map(|p| p.name()).collect::<Vec<_>>(),
+            ["Prolific", "MTurk"]
+        );
+        assert!(Platform::Prolific.frame_origins().is_empty());
+        assert!(Platform::Mturk
+            .frame_origins()
+            .contains(&"https://worker.mturk.com"));
+        let declined = Platform::declined_message(Some(Platform::Mturk), false);
+        assert!(declined.contains("the \"Return\" button"), "{declined}");
+        assert!(Platform::declined_message(None, false).ends_with("You may close this page."));
+    }
+}
