@@ -11,6 +11,7 @@ pub mod authenticity;
 mod columns;
 pub mod crossfit;
 pub mod crowd;
+pub mod export_file;
 pub mod feedback;
 pub mod icl;
 pub mod ids;

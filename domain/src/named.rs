@@ -33,6 +33,7 @@ pub(crate) use named_enum;
 
 #[cfg(test)]
 mod tests {
+    use crate::export_file::ExportFile;
     use crate::people::Role;
     use crate::place::{Phase, PlaceStatus};
     use crate::platform::Platform;
@@ -66,6 +67,7 @@ mod tests {
         round_trip(SystemKind::ALL, SystemKind::as_str, SystemKind::parse);
         round_trip(JobStatus::ALL, JobStatus::as_str, JobStatus::parse);
         round_trip(Platform::ALL, Platform::as_str, Platform::parse);
+        round_trip(ExportFile::ALL, ExportFile::as_str, ExportFile::parse);
     }
 
     #[test]

@@ -11,28 +11,11 @@ use axum::body::Body;
 use axum::extract::Path;
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
+use domain::export_file::ExportFile;
 use domain::ids::{joined, AssignmentId};
 use serde::Deserialize;
 use std::io::Write;
 use tokio::sync::mpsc;
-
-/// The files `/export/{file}` serves.
-pub const FILES: [&str; 14] = [
-    "annotations.jsonl",
-    "annotations.csv",
-    "questionnaires.csv",
-    "questionnaires.jsonl",
-    "attention.csv",
-    "consent.csv",
-    "scores.json",
-    "scores.csv",
-    "scores.md",
-    "pay.csv",
-    "predictions.jsonl",
-    "curve.svg",
-    "bundle.tar",
-    "partition.json",
-];
 
 /// The query of an export: the scope, and what the one-scenario files need.
 #[derive(Deserialize)]
@@ -117,32 +100,21 @@ where
 fn small_file(
     loaded: &report::Loaded,
     r: &domain::report::Report,
-    file: &str,
+    file: ExportFile,
     q: &ExportQuery,
     name: &mut String,
-) -> Result<(&'static str, String), AppError> {
+) -> Result<String, AppError> {
+    use ExportFile::*;
     Ok(match file {
-        "scores.json" => ("application/json", export::scores_json(r)?),
-        "scores.csv" => (
-            "text/csv; charset=utf-8",
-            domain::report::draw::scores_csv::scores_csv(r),
-        ),
-        "scores.md" => (
-            "text/markdown; charset=utf-8",
-            domain::report::draw::layout::markdown(r),
-        ),
-        "pay.csv" => ("text/csv; charset=utf-8", export::pay_csv(loaded, r)?),
-        "questionnaires.csv" => (
-            "text/csv; charset=utf-8",
-            export::questionnaires_csv(loaded)?,
-        ),
-        "questionnaires.jsonl" => (
-            "application/x-ndjson",
-            export::questionnaires_jsonl(loaded)?,
-        ),
-        "attention.csv" => ("text/csv; charset=utf-8", export::attention_csv(loaded)?),
-        "consent.csv" => ("text/csv; charset=utf-8", export::consent_csv(loaded)?),
-        "predictions.jsonl" => {
+        ScoresJson => export::scores_json(r)?,
+        ScoresCsv => domain::report::draw::scores_csv::scores_csv(r),
+        ScoresMd => domain::report::draw::layout::markdown(r),
+        PayCsv => export::pay_csv(loaded, r)?,
+        QuestionnairesCsv => export::questionnaires_csv(loaded)?,
+        QuestionnairesJsonl => export::questionnaires_jsonl(loaded)?,
+        AttentionCsv => export::attention_csv(loaded)?,
+        ConsentCsv => export::consent_csv(loaded)?,
+        PredictionsJsonl => {
             let (n, text) = match q.assignment {
                 Some(a) => export::annotator_predictions(loaded, AssignmentId(a))?,
                 None => {
@@ -155,12 +127,18 @@ fn small_file(
                 }
             };
             *name = format!("clues-lab-{n}");
-            ("application/x-ndjson", text)
+            text
         }
-        _ => {
+        CurveSvg => {
             let task = q.task()?;
             *name = format!("clues-lab-{task}-learning-curve.svg");
-            ("image/svg+xml", export::curve_svg(r, task, q.filtered)?)
+            export::curve_svg(r, task, q.filtered)?
+        }
+        AnnotationsJsonl | AnnotationsCsv | BundleTar | PartitionJson => {
+            return Err(AppError::internal(format!(
+                "{} is streamed, not built from the report",
+                file.as_str()
+            )))
         }
     })
 }
@@ -178,7 +156,10 @@ async fn partition_json(state: &AppState, q: &ExportQuery) -> Result<Response, A
     );
     Ok((
         [
-            (header::CONTENT_TYPE, "application/json".to_string()),
+            (
+                header::CONTENT_TYPE,
+                ExportFile::PartitionJson.content_type().to_string(),
+            ),
             (header::CONTENT_DISPOSITION, disposition),
         ],
         p.to_json(),
@@ -193,13 +174,13 @@ async fn annotations(
     scope: &report::Scope,
     csv: bool,
     turn: tokio::sync::OwnedSemaphorePermit,
-) -> Result<(&'static str, Body), AppError> {
+) -> Result<Body, AppError> {
     let studies = report::studies_in(&state.pool, &scope.studies).await?;
     let synthetic = scope.synthetic;
-    let (rows, mime) = if csv {
-        (RowFile::AnnotationsCsv, "text/csv; charset=utf-8")
+    let rows = if csv {
+        RowFile::AnnotationsCsv
     } else {
-        (RowFile::AnnotationsJsonl, "application/x-ndjson")
+        RowFile::AnnotationsJsonl
     };
     let pool = state.pool.clone();
     let body = streamed(move |tx| async move {
@@ -208,17 +189,12 @@ async fn annotations(
         write_rows(&pool, &studies, synthetic, rows, &mut out).await?;
         out.finish().await.map(drop)
     });
-    Ok((mime, body))
+    Ok(body)
 }
 
 async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response, AppError> {
-    if !FILES.contains(&file) {
-        return Err(AppError::NotFound(format!(
-            "there is no export {file:?}; there are {}",
-            FILES.join(", ")
-        )));
-    }
-    if file == "partition.json" {
+    let file = ExportFile::named(file).map_err(AppError::NotFound)?;
+    if file == ExportFile::PartitionJson {
         return partition_json(state, q).await;
     }
     let scope = report::Scope {
@@ -230,15 +206,15 @@ async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response
     } else {
         format!("studies-{}", joined(&scope.studies, "-"))
     };
-    let mut name = format!("clues-lab-{scope_name}-{file}");
+    let mut name = format!("clues-lab-{scope_name}-{}", file.as_str());
     let mut hash = None;
     // Held until the download is written (moved into the task that streams it).
     let turn = state.guards.heavy_turn().await?;
-    let (mime, body): (&str, Body) = match file {
-        "annotations.jsonl" | "annotations.csv" => {
-            annotations(state, &scope, file == "annotations.csv", turn).await?
+    let body = match file {
+        ExportFile::AnnotationsJsonl | ExportFile::AnnotationsCsv => {
+            annotations(state, &scope, file == ExportFile::AnnotationsCsv, turn).await?
         }
-        "bundle.tar" => {
+        ExportFile::BundleTar => {
             let (loaded, r) = report::load_scope(&state.pool, &scope)
                 .await?
                 .into_report()
@@ -255,21 +231,20 @@ async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response
                     w.fail(e);
                 }
             });
-            ("application/x-tar", body_of(rx))
+            body_of(rx)
         }
         _ => {
             let (loaded, r) = report::load_scope(&state.pool, &scope)
                 .await?
                 .into_report()
                 .await?;
-            let (mime, text) = small_file(&loaded, &r, file, q, &mut name)?;
-            (mime, Body::from(text))
+            Body::from(small_file(&loaded, &r, file, q, &mut name)?)
         }
     };
     let disposition = format!("attachment; filename=\"{}\"", safe_name(&name));
     let mut res = (
         [
-            (header::CONTENT_TYPE, mime.to_string()),
+            (header::CONTENT_TYPE, file.content_type().to_string()),
             (header::CONTENT_DISPOSITION, disposition),
             (header::CACHE_CONTROL, "no-store".to_string()),
         ],

@@ -9,6 +9,7 @@ use super::export::{
 use super::report::Loaded;
 use super::stream::{write_rows, Out, RowFile, Spool, SpoolFile, Spooled};
 use crate::error::AppError;
+use domain::export_file::ExportFile;
 use domain::ids::{ConfigId, StudyId};
 use domain::place::PlaceStatus;
 use domain::report::draw::layout;
@@ -114,8 +115,11 @@ pub async fn build(pool: &sqlx::AnyPool, l: Loaded, r: Report) -> Result<Bundle,
     m.text("config.json".into(), &configs(pool, &l).await?)?;
     for (name, file) in [
         ("assignments.jsonl", RowFile::Assignments),
-        ("annotations.jsonl", RowFile::AnnotationsJsonl),
-        ("annotations.csv", RowFile::AnnotationsCsv),
+        (
+            ExportFile::AnnotationsJsonl.as_str(),
+            RowFile::AnnotationsJsonl,
+        ),
+        (ExportFile::AnnotationsCsv.as_str(), RowFile::AnnotationsCsv),
     ] {
         let mut out = Out::new(m.spool.member());
         write_rows(pool, &l.studies, l.synthetic.included, file, &mut out).await?;
@@ -130,26 +134,31 @@ pub async fn build(pool: &sqlx::AnyPool, l: Loaded, r: Report) -> Result<Bundle,
 /// Spools the files made from the report and the scope in memory; ends the bundle.
 fn spool_the_rest(mut m: Members, l: &Loaded, r: &Report) -> Result<Bundle, AppError> {
     // Written as it is serialised: on many annotators the text is tens of megabytes.
-    m.write("scores.json".into(), |w| {
+    m.write(ExportFile::ScoresJson.as_str().into(), |w| {
         let mut w = std::io::BufWriter::new(w);
         serde_json::to_writer_pretty(&mut w, r)?;
         w.write_all(b"\n")?;
         w.flush()
     })?;
     m.text(
-        "scores.csv".into(),
+        ExportFile::ScoresCsv.as_str().into(),
         &domain::report::draw::scores_csv::scores_csv(r),
     )?;
-    m.text("scores.md".into(), &layout::markdown(r))?;
-    m.text("pay.csv".into(), &pay_csv(l, r)?)?;
+    m.text(ExportFile::ScoresMd.as_str().into(), &layout::markdown(r))?;
+    m.text(ExportFile::PayCsv.as_str().into(), &pay_csv(l, r)?)?;
     m.text("analysis_plans.json".into(), &analysis_plans(r)?)?;
     // The study pages' files, where a study of the scope has pages (a bundle of studies
     // without them is as before).
     if l.studies.iter().any(|s| !s.config.pages.is_empty()) {
-        m.text("questionnaires.csv".into(), &questionnaires_csv(l)?)?;
-        m.text("questionnaires.jsonl".into(), &questionnaires_jsonl(l)?)?;
-        m.text("attention.csv".into(), &attention_csv(l)?)?;
-        m.text("consent.csv".into(), &consent_csv(l)?)?;
+        use ExportFile::*;
+        for (file, text) in [
+            (QuestionnairesCsv, questionnaires_csv(l)?),
+            (QuestionnairesJsonl, questionnaires_jsonl(l)?),
+            (AttentionCsv, attention_csv(l)?),
+            (ConsentCsv, consent_csv(l)?),
+        ] {
+            m.text(file.as_str().into(), &text)?;
+        }
     }
     for a in l
         .annotators

@@ -5,6 +5,7 @@ use crate::error::AppError;
 use crate::ssr::state::AppState;
 use crate::ssr::{report, study};
 use crate::wire::report::{Chart, DashboardData, Download, StudyProgress};
+use domain::export_file::ExportFile;
 use domain::ids::joined;
 use domain::place::PlaceStatus;
 use domain::report::draw::chart::task_curve;
@@ -38,17 +39,6 @@ pub async fn dashboard(
     report::off_runtime(move || build(&loaded, &scope, progress)).await
 }
 
-/// The downloads of the study pages, listed where a study of the scope has pages.
-const PAGE_EXPORTS: [(&str, &str); 4] = [
-    (
-        "Questionnaires (CSV, one answer a line)",
-        "questionnaires.csv",
-    ),
-    ("Questionnaires (JSONL)", "questionnaires.jsonl"),
-    ("Attention checks (CSV)", "attention.csv"),
-    ("Consent decisions (CSV)", "consent.csv"),
-];
-
 fn build(
     loaded: &report::Loaded,
     scope: &report::Scope,
@@ -75,29 +65,27 @@ fn build(
         }
     };
     let with_pages = loaded.studies.iter().any(|s| !s.config.pages.is_empty());
-    let exports = [
-        ("Annotations (JSONL)", "annotations.jsonl"),
-        ("Annotations (CSV)", "annotations.csv"),
-        ("Scores (CSV)", "scores.csv"),
-        ("Scores (JSON)", "scores.json"),
-        ("Scores (Markdown)", "scores.md"),
-        ("Pay (CSV)", "pay.csv"),
-        ("Study bundle (tar, with content hash)", "bundle.tar"),
-    ]
-    .into_iter()
-    .chain(PAGE_EXPORTS.into_iter().filter(|_| with_pages))
-    .map(|(label, file)| Download {
-        label: label.into(),
-        href: link(file, ""),
-    })
-    .collect();
+    // Each file linked once per scope; the study pages' files where a study has pages.
+    let exports = ExportFile::ALL
+        .iter()
+        .filter(|f| with_pages || !f.of_pages())
+        .filter_map(|f| {
+            Some(Download {
+                label: f.label()?.into(),
+                href: link(f.as_str(), ""),
+            })
+        })
+        .collect();
     let mut predictions: Vec<Download> = r
         .all
         .main
         .iter()
         .map(|c| Download {
             label: format!("{} k={}: majority vote", c.task, c.k),
-            href: link("predictions.jsonl", &format!("task={}&k={}", c.task, c.k)),
+            href: link(
+                ExportFile::PredictionsJsonl.as_str(),
+                &format!("task={}&k={}", c.task, c.k),
+            ),
         })
         .collect();
     predictions.extend(
@@ -106,7 +94,10 @@ fn build(
             .filter(|a| a.status == PlaceStatus::Finished)
             .map(|a| Download {
                 label: format!("{} k={}: {}", a.task, a.k, a.worker),
-                href: link("predictions.jsonl", &format!("assignment={}", a.assignment)),
+                href: link(
+                    ExportFile::PredictionsJsonl.as_str(),
+                    &format!("assignment={}", a.assignment),
+                ),
             }),
     );
     DashboardData {
@@ -122,7 +113,7 @@ fn build(
                 task: t.name.clone(),
                 svg: task_curve(&r, &t.name, Which::All),
                 svg_filtered: task_curve(&r, &t.name, Which::Filtered),
-                href: link("curve.svg", &format!("task={}", t.name)),
+                href: link(ExportFile::CurveSvg.as_str(), &format!("task={}", t.name)),
                 calibration: r.calibration.iter().any(|b| b.task == t.name).then(|| {
                     domain::report::draw::calibration::diagram(
                         &t.name,

@@ -168,13 +168,16 @@ fn flood(base: &str, logins: usize, tag: &str, until: Instant) -> Vec<u16> {
 pub fn export_soak(t: &Target, cookie: &str, soak: u64) {
     let c = Client::new(&t.url);
     println!("server RSS idle: {:.1} MB", t.mb());
+    use domain::export_file::ExportFile::*;
     for file in [
-        "annotations.csv",
-        "annotations.jsonl",
-        "bundle.tar",
-        "scores.json",
-        "pay.csv",
-    ] {
+        AnnotationsCsv,
+        AnnotationsJsonl,
+        BundleTar,
+        ScoresJson,
+        PayCsv,
+    ]
+    .map(|f| f.as_str())
+    {
         let rss = t.sampler();
         let started = Instant::now();
         let (status, bytes) = c
@@ -208,7 +211,7 @@ pub fn export_soak(t: &Target, cookie: &str, soak: u64) {
     let mut times = Vec::new();
     let mut n = 0;
     while Instant::now() < until {
-        let file = ["annotations.csv", "bundle.tar", "annotations.jsonl"][n % 3];
+        let file = [AnnotationsCsv, BundleTar, AnnotationsJsonl][n % 3].as_str();
         n += 1;
         let t0 = Instant::now();
         let _ = c.download(&format!("/export/{file}?synthetic=1"), cookie);
