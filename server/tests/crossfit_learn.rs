@@ -8,7 +8,7 @@ mod common;
 use common::clues;
 use common::tiny_seq2seq::{pairs, write_seq2seq_dir, Kind, KINDS};
 use learners::seq2seq::text::Text;
-use learners::seq2seq::train::{loss, Pair};
+use learners::seq2seq::train::{decode_all, loss, Pair};
 use learners::seq2seq::{greedy, Model};
 use learners::tune::train::fit;
 use learners::tune::{Dropout, Recipe};
@@ -342,6 +342,55 @@ async fn runs_are_stored_per_seed_a_killed_run_goes_on_to_the_same_predictions_a
     assert_eq!(
         again, first,
         "a cut-off run goes on to what an uninterrupted one stores"
+    );
+
+    // `--keep`: each seed's chosen checkpoint, which reproduces the stored predictions outside
+    // the run (the folder read back, the test inputs decoded as decoding.json says).
+    let keep = tmp.path().join("kept");
+    let mut kept_args = learn("demo-xf-sentiment");
+    kept_args.extend(["--method", "kept", "--keep", keep.to_str().unwrap()]);
+    let (ok, text) = clues(&url2, &kept_args);
+    assert!(ok, "{text}");
+    let stored = runs_of(&pool2, "kept").await;
+    assert_eq!(stored.len(), 5);
+    let folder = keep.join(format!("demo-xf-sentiment-seed{}", stored[0].1));
+    let decoding: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(folder.join("decoding.json")).unwrap())
+            .unwrap();
+    assert_eq!(decoding["strategy"], "greedy");
+    let reloaded = Model::load(&folder, &candle_core::Device::Cpu).unwrap();
+    let text_of = Text::open(&folder.join("tokenizer.json")).unwrap();
+    let max_in = decoding["max_input_tokens"].as_u64().unwrap() as usize;
+    let max_out = decoding["max_output_tokens"].as_u64().unwrap() as usize;
+    let tsv = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/crossfit/sentiment.test.tsv"),
+    )
+    .unwrap();
+    let inputs: Vec<Vec<u32>> = tsv
+        .lines()
+        .map(|l| text_of.ids(l.split('\t').next().unwrap(), max_in).unwrap())
+        .collect();
+    let decoded: Vec<String> = decode_all(&reloaded, &inputs, max_out)
+        .unwrap()
+        .iter()
+        .map(|ids| text_of.text(ids).unwrap())
+        .collect();
+    let predictions: Vec<String> = serde_json::from_str(&stored[0].2).unwrap();
+    assert_eq!(
+        decoded, predictions,
+        "the kept checkpoint gives the stored predictions"
+    );
+    let (ok, text) = clues(
+        &url2,
+        &[
+            &learn("demo-xf-topic")[..],
+            &["--keep", "/proc/no-such-folder"],
+        ]
+        .concat(),
+    );
+    assert!(
+        !ok && text.contains("--keep /proc/no-such-folder"),
+        "{text}"
     );
 
     // Refused before anything is trained: not a text-to-text folder, a bad grid.

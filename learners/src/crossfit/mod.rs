@@ -47,6 +47,11 @@ pub struct TuneArgs {
     /// database and they share the seeds; a job whose worker stopped is taken over after this.
     #[arg(long, default_value_t = crate::store::grid::LEASE.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub lease_seconds: u64,
+    /// Keep each seed's chosen checkpoint as `DIR/<task>-seed<seed>/`: model.safetensors and
+    /// config.json as transformers saves a ...ForConditionalGeneration, tokenizer.json, and
+    /// decoding.json with the greedy decoding that gave the stored predictions.
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]

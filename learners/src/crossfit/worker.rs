@@ -91,7 +91,12 @@ pub async fn learn_task(
         "learner": "direct fine-tuning", "model": model.display().to_string(), "upstream": upstream,
         "grid": grid, "max_input_tokens": a.max_input_tokens,
     });
-    // The tokenizer is read before the seeds are queued: a folder without one queues nothing.
+    // The folder kept checkpoints go to is made before the seeds are queued, as the tokenizer
+    // is read: a folder that cannot be written, or a model without a tokenizer, queues nothing.
+    if let Some(k) = &a.keep {
+        std::fs::create_dir_all(k)
+            .map_err(|e| AppError::io(format!("--keep {}: cannot create it", k.display()), e))?;
+    }
     let tok = Arc::new(Text::open(&model.join("tokenizer.json"))?);
     let ids = jobs::enqueue(pool, method, task, &seeds, &recipe.to_string()).await?;
     let how = Learning {
@@ -166,6 +171,12 @@ async fn learn_seed(
     let shared: Shared = Arc::new(Mutex::new((0, 0, "starting".into())));
     let stop = Arc::new(AtomicBool::new(false));
     let (dir, device, g) = (how.model.to_path_buf(), a.device, grid.clone());
+    let max_input_tokens = a.max_input_tokens;
+    let kept = a
+        .keep
+        .as_ref()
+        .map(|k| k.join(format!("{task}-seed{seed}")));
+    let keep_in = kept.clone();
     let (state, stopped) = (shared.clone(), stop.clone());
     let mut training = tokio::task::spawn_blocking(move || -> Result<_> {
         let (on, trained_on) = crate::tune::device(device)?;
@@ -205,6 +216,10 @@ async fn learn_seed(
             .iter()
             .map(|ids| tok.text(ids))
             .collect::<Result<Vec<String>>>()?;
+        if let Some(out) = &keep_in {
+            let d = decoding(g.max_output_tokens, m.start(), max_input_tokens);
+            keep_checkpoint(&m, &dir, out, &d)?;
+        }
         Ok((texts, tried, trained_on, m.start()))
     });
     // While it trains: its progress on the job (and on stderr) every few seconds.
@@ -248,10 +263,29 @@ async fn learn_seed(
     settings["chosen"] = serde_json::to_value(chosen).map_err(AppError::internal)?;
     settings["trained_on"] = trained_on.into();
     settings["worker"] = held.lease.worker.clone().into();
-    settings["decoding"] = serde_json::json!({
-        "strategy": "greedy", "num_beams": 1, "max_output_tokens": grid.max_output_tokens,
-        "decoder_start_token_id": start, "max_input_tokens": a.max_input_tokens,
-    });
+    settings["decoding"] = decoding(grid.max_output_tokens, start, a.max_input_tokens);
+    if let Some(k) = &kept {
+        settings["kept"] = k.display().to_string().into();
+    }
     let score = jobs::finish(pool, held, &preds, &settings.to_string()).await?;
     Ok((score, chosen.map_or(f64::NAN, |c| c.best_dev)))
+}
+
+/// How the stored predictions were decoded: greedily, from the decoder's start token.
+fn decoding(max_output_tokens: usize, start: u32, max_input_tokens: usize) -> serde_json::Value {
+    serde_json::json!({
+        "strategy": "greedy", "num_beams": 1, "max_output_tokens": max_output_tokens,
+        "decoder_start_token_id": start, "max_input_tokens": max_input_tokens,
+    })
+}
+
+/// Writes the chosen weights as a checkpoint folder at `out` (transformers' layout), with the
+/// tokenizer of `from` and the decoding settings beside them.
+fn keep_checkpoint(m: &Model, from: &Path, out: &Path, decoding: &serde_json::Value) -> Result<()> {
+    m.save(out)?;
+    let io = |what: &str, e| AppError::io(format!("cannot write {what} in {}", out.display()), e);
+    std::fs::copy(from.join("tokenizer.json"), out.join("tokenizer.json"))
+        .map_err(|e| io("tokenizer.json", e))?;
+    let text = serde_json::to_string_pretty(decoding).map_err(AppError::internal)?;
+    std::fs::write(out.join("decoding.json"), text).map_err(|e| io("decoding.json", e))
 }
