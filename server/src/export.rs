@@ -209,7 +209,7 @@ async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response
     let mut name = format!("clues-lab-{scope_name}-{}", file.as_str());
     let mut hash = None;
     // Held until the download is written (moved into the task that streams it).
-    let turn = state.guards.heavy_turn().await?;
+    let turn = state.limiter.heavy_turn().await?;
     let body = match file {
         ExportFile::AnnotationsJsonl | ExportFile::AnnotationsCsv => {
             annotations(state, &scope, file == ExportFile::AnnotationsCsv, turn).await?

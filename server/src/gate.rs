@@ -2,7 +2,7 @@
 //! server function's body only in its own content type, and staff pages for staff alone.
 
 use app::error::AppError;
-use app::ssr::guard::from_another_site;
+use app::ssr::limits::from_another_site;
 use app::ssr::request::{Ctx, Visitor};
 use app::ssr::state::AppState;
 use axum::extract::{Request, State};

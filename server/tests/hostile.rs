@@ -5,7 +5,7 @@
 mod common;
 
 use app::ssr::db::cli as db;
-use app::ssr::guard::{Guards, Lane, Limits};
+use app::ssr::limits::{Lane, Limiter, Limits};
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use common::client::*;
@@ -63,7 +63,7 @@ async fn a_study_link_takes_a_place_only_when_its_start_page_is_posted_from_our_
 #[tokio::test]
 async fn one_address_cannot_take_every_place_and_returning_workers_are_not_counted() {
     let mut e = env().await;
-    e.state.guards = Arc::new(Guards::new(Limits {
+    e.state.limiter = Arc::new(Limiter::new(Limits {
         joins_per_client: (3, Duration::from_secs(3600)),
         ..Limits::default()
     }));
@@ -120,7 +120,7 @@ async fn new_crowd_ids_at_a_full_study_make_no_accounts() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_burst_of_new_crowd_ids_makes_accounts_for_the_places_only() {
     let mut e = env().await;
-    e.state.guards = Arc::new(Guards::new(Limits {
+    e.state.limiter = Arc::new(Limiter::new(Limits {
         joins_per_client: (1000, Duration::from_secs(1)),
         ..Limits::default()
     }));
@@ -228,7 +228,7 @@ async fn a_sign_in_sent_by_another_sites_page_is_refused() {
 async fn a_flood_on_a_staff_name_does_not_lock_out_its_owner_at_their_address() {
     let mut e = env().await;
     e.state.trust_proxy = true;
-    e.state.guards = Arc::new(Guards::new(Limits {
+    e.state.limiter = Arc::new(Limiter::new(Limits {
         login_per_account: (4, Duration::from_secs(3600)),
         ..Limits::default()
     }));
@@ -267,7 +267,7 @@ async fn a_flood_on_a_staff_name_does_not_lock_out_its_owner_at_their_address() 
 async fn a_flood_of_made_up_names_does_not_queue_out_the_owner_at_their_address() {
     let mut e = env().await;
     e.state.trust_proxy = true;
-    e.state.guards = Arc::new(Guards::new(Limits {
+    e.state.limiter = Arc::new(Limiter::new(Limits {
         password_checks: 1,
         password_queue: 0,
         ..Limits::default()
@@ -284,7 +284,7 @@ async fn a_flood_of_made_up_names_does_not_queue_out_the_owner_at_their_address(
     let r = send(s, sign_in("owner", "10.0.0.2", "owner-password")).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     // A flood of made-up names holds every password check and fills the common queue.
-    let held = s.guards.password_turn(Lane::Anyone).await.unwrap();
+    let held = s.limiter.password_turn(Lane::Anyone).await.unwrap();
     let r = send(s, sign_in("made-up-7", "10.0.0.66", "guess")).await;
     assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS, "{}", r.body);
     // The right password from a new address waits like the flood; the owner at their own
@@ -393,7 +393,7 @@ async fn a_demo_load_cut_short_is_completed_by_the_next_start() {
 async fn an_import_during_a_forty_worker_study_succeeds() {
     let mut e = env().await;
     // Forty workers from one (in-process) address.
-    e.state.guards = Arc::new(Guards::new(Limits {
+    e.state.limiter = Arc::new(Limiter::new(Limits {
         joins_per_client: (100, Duration::from_secs(1)),
         ..Limits::default()
     }));

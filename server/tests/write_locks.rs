@@ -5,7 +5,7 @@
 mod common;
 
 use app::ssr::db::cli as db;
-use app::ssr::tx::{begin_write, Guard};
+use app::ssr::tx::{begin_write, Lock};
 use common::spawned::Spawned;
 use domain::ids::StudyId;
 use domain::people::Role;
@@ -71,7 +71,7 @@ async fn two_studies_workers_never_wait_on_each_other_nor_on_imports_and_exports
     let (a, b) = (new_study(&pool, "A").await, new_study(&pool, "B").await);
 
     // Study A's guard held by another transaction.
-    let held = begin_write(&pool, &[Guard::Study(a)]).await.unwrap();
+    let held = begin_write(&pool, &[Lock::Study(a)]).await.unwrap();
     let stop_b = Arc::new(AtomicBool::new(false));
     let crowd_b = crowd::run(&base, b.0, 4, "b", stop_b.clone());
     let stop_a = Arc::new(AtomicBool::new(false));
@@ -100,7 +100,7 @@ async fn two_studies_workers_never_wait_on_each_other_nor_on_imports_and_exports
         "no place is taken in A while its guard is held"
     );
     assert!(
-        waits.contains(&("advisory".into(), Some(Guard::Study(a).key()))),
+        waits.contains(&("advisory".into(), Some(Lock::Study(a).key()))),
         "A's arrivals wait for A's guard: {waits:?}"
     );
     held.rollback().await.unwrap();
@@ -126,7 +126,7 @@ async fn two_studies_workers_never_wait_on_each_other_nor_on_imports_and_exports
             while watching.load(Ordering::Relaxed) {
                 // B's own arrivals take turns on B's guard; anything else is a wait on A,
                 // on the export or on an import.
-                let b_arrivals = Some(Guard::Study(b).key());
+                let b_arrivals = Some(Lock::Study(b).key());
                 seen.extend(
                     waiting(&pool)
                         .await

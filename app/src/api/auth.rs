@@ -20,7 +20,7 @@ pub async fn login(name: String, password: String) -> Result<UserInfo, AppError>
         let state = &c.state;
         let client = state.client(&c.headers, auth::peer_addr().await);
         let (user, token) =
-            auth::login(&state.pool, &state.guards, client, name.trim(), &password).await?;
+            auth::login(&state.pool, &state.limiter, client, name.trim(), &password).await?;
         expect_context::<leptos_axum::ResponseOptions>().insert_header(
             http::header::SET_COOKIE,
             auth::session_cookie(&token, state.secure_cookie_for(&c.headers)),

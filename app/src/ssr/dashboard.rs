@@ -25,7 +25,7 @@ pub async fn dashboard(
         studies: report::parse_scope(Some(studies))?,
         synthetic,
     };
-    let _turn = state.guards.heavy_turn().await?;
+    let _turn = state.limiter.heavy_turn().await?;
     let loaded = report::load_scope(pool, &scope).await?;
     let mut progress = Vec::with_capacity(loaded.studies.len());
     for s in &loaded.studies {

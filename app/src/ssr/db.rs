@@ -91,7 +91,7 @@ impl Backend {
 
     /// The statement that opens a write transaction. SQLite: `BEGIN IMMEDIATE` takes the one
     /// write lock at once. PostgreSQL: a plain `BEGIN`; what a transaction must serialise it
-    /// names as guards (`tx::Guard`), so writers of different studies never queue together.
+    /// names as locks (`tx::Lock`), so writers of different studies never queue together.
     pub fn begin_write(self) -> &'static str {
         match self {
             Backend::Sqlite => "BEGIN IMMEDIATE",

@@ -94,7 +94,7 @@ impl<A> Ctx<A> {
     /// Refuses a request that a page of another site sent (a form posted across sites):
     /// `what` names it in the refusal.
     pub fn same_site(&self, what: &str) -> Result<(), AppError> {
-        if super::guard::from_another_site(&self.headers) {
+        if super::limits::from_another_site(&self.headers) {
             return Err(AppError::Forbidden(format!(
                 "{what} posted from another site"
             )));

@@ -1,7 +1,7 @@
 //! The typed application state: one database pool (and its answer writer), the Leptos options.
 //! Server functions reach it through Leptos context; axum handlers through `State`.
 
-use crate::ssr::guard::{self, Guards, Limits};
+use crate::ssr::limits::{self, Limiter, Limits};
 use crate::ssr::writer::Writer;
 use http::HeaderMap;
 use leptos::config::LeptosOptions;
@@ -18,7 +18,7 @@ pub struct AppState {
     /// Believe `X-Forwarded-For` and `X-Forwarded-Proto` (set when behind a reverse proxy).
     pub trust_proxy: bool,
     /// Sign-in and arrival limits, shared by every request.
-    pub guards: Arc<Guards>,
+    pub limiter: Arc<Limiter>,
     /// The crowd's answers, stored with group commit.
     pub writer: Writer,
     /// Origins besides MTurk's that may show the worker's pages in a frame
@@ -35,20 +35,20 @@ impl AppState {
             leptos_options,
             secure_cookies: false,
             trust_proxy: false,
-            guards: Arc::new(Guards::new(Limits::default())),
+            limiter: Arc::new(Limiter::new(Limits::default())),
             frame_ancestors: Arc::from([]),
         }
     }
 
-    /// The client address of a request (see `guard::client_addr`).
+    /// The client address of a request (see `limits::client_addr`).
     pub fn client(&self, headers: &HeaderMap, peer: Option<IpAddr>) -> IpAddr {
-        guard::client_addr(headers, peer, self.trust_proxy)
+        limits::client_addr(headers, peer, self.trust_proxy)
     }
 
     /// Whether a session cookie for this request is marked `Secure`: always when configured,
     /// else when a trusted proxy says the request came over HTTPS.
     pub fn secure_cookie_for(&self, headers: &HeaderMap) -> bool {
-        self.secure_cookies || guard::forwarded_https(headers, self.trust_proxy)
+        self.secure_cookies || limits::forwarded_https(headers, self.trust_proxy)
     }
 }
 

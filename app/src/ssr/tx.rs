@@ -1,11 +1,11 @@
 //! Write transactions and what each one locks: on SQLite `BEGIN IMMEDIATE` (one writer at a
-//! time, the engine's rule); on PostgreSQL only the [`Guard`]s a transaction names, so writes
+//! time, the engine's rule); on PostgreSQL only the [`Lock`]s a transaction names, so writes
 //! of different studies, tasks and runs never wait on each other. Ended explicitly.
 //!
-//! Idempotency is not a lock's job: unique constraints and guards in the statements
+//! Idempotency is not a lock's job: unique constraints and conditions in the statements
 //! (`submitted_at IS NULL`, `consented_at IS NULL`, `COALESCE(shown_at, …)`) carry it, and
 //! PostgreSQL's row locks make a second writer of the same row see the first one's result.
-//! A guard serialises only check-then-insert steps that no constraint can state (at most N
+//! A lock serialises only check-then-insert steps that no constraint can state (at most N
 //! places per scenario, a configuration frozen once workers started).
 
 use crate::error::AppError;
@@ -16,7 +16,7 @@ use sqlx::{Any, AnyConnection, AnyPool, Transaction};
 /// What a write transaction protects, taken as a transaction-scoped PostgreSQL advisory lock
 /// (released at commit or rollback, also when the connection dies).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Guard<'a> {
+pub enum Lock<'a> {
     /// A study's places and configuration: taking a place, changing the configuration.
     Study(StudyId),
     /// A worker's account and places across studies: entering a study, declining consent.
@@ -29,16 +29,16 @@ pub enum Guard<'a> {
     Run(&'a str, &'a str, u32, u32),
 }
 
-impl Guard<'_> {
+impl Lock<'_> {
     /// The lock's 64-bit key: the kind in the top byte, the id or a hash of the names below,
     /// so that keys of different kinds never meet.
     pub fn key(&self) -> i64 {
         let (kind, value): (u8, u64) = match *self {
-            Guard::Study(id) => (1, id.0 as u64),
-            Guard::Worker(id) => (2, id.0 as u64),
-            Guard::CrowdId(platform, id) => (3, fnv1a(&[platform, id])),
-            Guard::Task(name) => (4, fnv1a(&[name])),
-            Guard::Run(system, task, k, split) => (
+            Lock::Study(id) => (1, id.0 as u64),
+            Lock::Worker(id) => (2, id.0 as u64),
+            Lock::CrowdId(platform, id) => (3, fnv1a(&[platform, id])),
+            Lock::Task(name) => (4, fnv1a(&[name])),
+            Lock::Run(system, task, k, split) => (
                 5,
                 fnv1a(&[system, task, &k.to_string(), &split.to_string()]),
             ),
@@ -59,12 +59,12 @@ fn fnv1a(parts: &[&str]) -> u64 {
     h
 }
 
-/// Opens a write transaction holding `guards` (none: the statements' own guards suffice).
+/// Opens a write transaction holding `locks` (none: the statements' own conditions suffice).
 pub async fn begin_write(
     pool: &AnyPool,
-    guards: &[Guard<'_>],
+    locks: &[Lock<'_>],
 ) -> Result<Transaction<'static, Any>, AppError> {
-    Ok(begin_immediate(pool, guards).await?)
+    Ok(begin_immediate(pool, locks).await?)
 }
 
 /// The same for callers with their own error type (the importers). Every write transaction
@@ -72,33 +72,33 @@ pub async fn begin_write(
 /// "database is locked" when another writer got in between, instead of waiting its turn.
 pub async fn begin_immediate(
     pool: &AnyPool,
-    guards: &[Guard<'_>],
+    locks: &[Lock<'_>],
 ) -> Result<Transaction<'static, Any>, sqlx::Error> {
     let backend = Backend::of(pool);
     let mut tx = pool.begin_with(backend.begin_write()).await?;
-    hold(&mut tx, backend, guards).await?;
+    hold(&mut tx, backend, locks).await?;
     Ok(tx)
 }
 
 /// Opens a write transaction by hand on `conn` (the answer writer's group commits, which
-/// hold no guard: each answer is guarded by `submitted_at IS NULL`).
+/// hold no lock: each answer is protected by `submitted_at IS NULL`).
 pub async fn begin_on(conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
     let begin = Backend::of_conn(conn).begin_write();
     sqlx::query(begin).execute(&mut *conn).await?;
     Ok(())
 }
 
-/// Takes the guards' locks in the order of their keys, the same order in every transaction,
-/// so two transactions that want the same guards cannot wait on each other in a circle.
+/// Takes the locks in the order of their keys, the same order in every transaction,
+/// so two transactions that want the same locks cannot wait on each other in a circle.
 async fn hold(
     conn: &mut AnyConnection,
     backend: Backend,
-    guards: &[Guard<'_>],
+    locks: &[Lock<'_>],
 ) -> Result<(), sqlx::Error> {
     if backend != Backend::Postgres {
         return Ok(());
     }
-    let mut keys: Vec<i64> = guards.iter().map(Guard::key).collect();
+    let mut keys: Vec<i64> = locks.iter().map(Lock::key).collect();
     keys.sort_unstable();
     keys.dedup();
     for key in keys {
@@ -132,28 +132,28 @@ pub async fn finish<T>(
 
 #[cfg(test)]
 mod tests {
-    use super::Guard;
+    use super::Lock;
     use domain::ids::{StudyId, UserId};
 
     #[test]
-    fn guards_of_different_kinds_or_names_have_different_keys() {
+    fn locks_of_different_kinds_or_names_have_different_keys() {
         let keys = [
-            Guard::Study(StudyId(7)).key(),
-            Guard::Worker(UserId(7)).key(),
-            Guard::CrowdId("prolific", "a").key(),
-            Guard::CrowdId("mturk", "a").key(),
-            Guard::CrowdId("prolifica", "").key(),
-            Guard::Task("SST-2").key(),
-            Guard::Task("MNLI").key(),
-            Guard::Run("m", "SST-2", 10, 1).key(),
-            Guard::Run("m", "SST-2", 10, 2).key(),
-            Guard::Run("m", "SST-2", 101, 0).key(),
+            Lock::Study(StudyId(7)).key(),
+            Lock::Worker(UserId(7)).key(),
+            Lock::CrowdId("prolific", "a").key(),
+            Lock::CrowdId("mturk", "a").key(),
+            Lock::CrowdId("prolifica", "").key(),
+            Lock::Task("SST-2").key(),
+            Lock::Task("MNLI").key(),
+            Lock::Run("m", "SST-2", 10, 1).key(),
+            Lock::Run("m", "SST-2", 10, 2).key(),
+            Lock::Run("m", "SST-2", 101, 0).key(),
         ];
         let mut sorted = keys.to_vec();
         sorted.sort_unstable();
         sorted.dedup();
         assert_eq!(sorted.len(), keys.len(), "{keys:?}");
-        assert_eq!(Guard::Study(StudyId(7)).key(), (1i64 << 56) | 7);
-        assert_eq!(Guard::Task("SST-2").key(), Guard::Task("SST-2").key());
+        assert_eq!(Lock::Study(StudyId(7)).key(), (1i64 << 56) | 7);
+        assert_eq!(Lock::Task("SST-2").key(), Lock::Task("SST-2").key());
     }
 }

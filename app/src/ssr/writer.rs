@@ -9,7 +9,7 @@
 
 use crate::error::AppError;
 use crate::ssr::db::Backend;
-use crate::ssr::tx::{self, Guard};
+use crate::ssr::tx::{self, Lock};
 use futures_util::future::BoxFuture;
 use sqlx::{AnyConnection, AnyPool};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -59,9 +59,9 @@ impl Writer {
     /// Runs `work` in a write transaction: on SQLite in the next group commit (queued behind
     /// the answers already waiting, not polling for the lock); on PostgreSQL, where writers
     /// of different rows do not wait on each other, in a transaction of its own holding
-    /// `guards` (advisory locks held by a shared transaction could wait in a circle with
+    /// `locks` (advisory locks held by a shared transaction could wait in a circle with
     /// another instance's).
-    pub async fn write<T, F>(&self, guards: &[Guard<'_>], work: F) -> Result<T, AppError>
+    pub async fn write<T, F>(&self, locks: &[Lock<'_>], work: F) -> Result<T, AppError>
     where
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut AnyConnection) -> BoxFuture<'c, Result<T, AppError>>
@@ -71,7 +71,7 @@ impl Writer {
         if Backend::of(&self.pool) != Backend::Postgres {
             return self.run(work).await;
         }
-        let mut tx = tx::begin_write(&self.pool, guards).await?;
+        let mut tx = tx::begin_write(&self.pool, locks).await?;
         let result = work(&mut tx).await;
         tx::finish(tx, result).await
     }

@@ -6,7 +6,7 @@ use crate::{demo, listen, router};
 use app::error::{AppError, Result};
 use app::ssr::assets::OUTPUT_NAME;
 use app::ssr::db::cli as db;
-use app::ssr::guard::{Guards, Limits};
+use app::ssr::limits::{Limiter, Limits};
 use app::ssr::state::AppState;
 use leptos::config::LeptosOptions;
 use std::net::SocketAddr;
@@ -58,7 +58,7 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
     let state = AppState {
         secure_cookies: args.secure_cookies,
         trust_proxy: args.trust_proxy,
-        guards: Arc::new(Guards::new(limits)),
+        limiter: Arc::new(Limiter::new(limits)),
         frame_ancestors: Arc::from(args.frame_ancestors),
         ..AppState::new(pool, leptos_options)
     };

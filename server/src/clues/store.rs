@@ -6,7 +6,7 @@ use super::files::FileKind;
 use super::load::TaskData;
 use app::error::{AppError, Result};
 use app::ssr::task_store;
-use app::ssr::tx::Guard;
+use app::ssr::tx::Lock;
 use sqlx::{Any, AnyPool, Transaction};
 use std::collections::HashMap;
 
@@ -19,8 +19,8 @@ pub enum Outcome {
 
 /// Stores every task, or none of them.
 pub async fn store_tasks(pool: &AnyPool, tasks: &[TaskData], source: &str) -> Result<Vec<Outcome>> {
-    let guards: Vec<Guard> = tasks.iter().map(|t| Guard::Task(&t.spec.name)).collect();
-    let mut tx = app::ssr::tx::begin_immediate(pool, &guards).await?;
+    let locks: Vec<Lock> = tasks.iter().map(|t| Lock::Task(&t.spec.name)).collect();
+    let mut tx = app::ssr::tx::begin_immediate(pool, &locks).await?;
     let mut outcomes = Vec::with_capacity(tasks.len());
     for task in tasks {
         outcomes.push(store_task(&mut tx, task, source).await?);

@@ -217,7 +217,7 @@ pub async fn join(
         let (s, crowd) = check_link(state, study_id, &q).await?;
         let user = match &crowd {
             Some((c, None)) => {
-                state.guards.new_worker(state.client(headers, peer))?;
+                state.limiter.new_worker(state.client(headers, peer))?;
                 // A new crowd id at a full study is told so at once, before any write; the
                 // account is made only with a place (a refusal leaves nothing behind).
                 if !study::has_free_place(pool, &s).await? {

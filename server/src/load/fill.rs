@@ -5,7 +5,7 @@
 
 use app::error::{AppError, Result};
 use app::ssr::db::Backend;
-use app::ssr::tx::Guard;
+use app::ssr::tx::Lock;
 use domain::ids::{ConfigId, StudyId, TaskId};
 use sqlx::AnyPool;
 
@@ -63,7 +63,7 @@ pub async fn fill(pool: &AnyPool, study: StudyId, rows: u64, tag: &str) -> Resul
             ),
         ),
     };
-    let mut tx = app::ssr::tx::begin_immediate(pool, &[Guard::Study(study)]).await?;
+    let mut tx = app::ssr::tx::begin_immediate(pool, &[Lock::Study(study)]).await?;
     sqlx::query(
         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)
          INSERT INTO users (name, role) SELECT $2 || i, 'worker' FROM n",

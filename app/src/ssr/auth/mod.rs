@@ -3,8 +3,8 @@
 //! values; only their SHA-256 is stored.
 
 use crate::error::AppError;
-use crate::ssr::guard::Guards;
-use crate::ssr::tx::Guard;
+use crate::ssr::limits::Limiter;
+use crate::ssr::tx::Lock;
 use argon2::password_hash::{rand_core::OsRng, SaltString};
 use argon2::{Argon2, PasswordHash, PasswordHasher, PasswordVerifier};
 use domain::ids::UserId;
@@ -141,7 +141,7 @@ pub async fn create_user(
 /// an unknown name costs the same check as a wrong password.
 pub async fn login(
     pool: &AnyPool,
-    guards: &Guards,
+    limiter: &Limiter,
     client: IpAddr,
     name: &str,
     password: &str,
@@ -150,14 +150,14 @@ pub async fn login(
         // No account can have such a name or password: no check is needed to say so.
         return Err(AppError::BadLogin);
     }
-    let allowed = match guards.login_attempt(client, name) {
-        Ok(lane) => guards.password_turn(lane).await,
+    let allowed = match limiter.login_attempt(client, name) {
+        Ok(lane) => limiter.password_turn(lane).await,
         Err(e) => Err(e),
     };
     let turn = match allowed {
         Ok(turn) => turn,
         Err(refused) => {
-            tokio::time::sleep(crate::ssr::guard::TARPIT).await;
+            tokio::time::sleep(crate::ssr::limits::TARPIT).await;
             return Err(refused);
         }
     };
@@ -181,7 +181,7 @@ pub async fn login(
         (Some(user), true) => user,
         _ => return Err(AppError::BadLogin),
     };
-    guards.signed_in(client, name);
+    limiter.signed_in(client, name);
     let token = open_session(pool, user.id).await?;
     Ok((user, token))
 }
@@ -261,14 +261,13 @@ pub async fn crowd_worker(
     external_id: &str,
 ) -> Result<User, AppError> {
     let mut tx =
-        crate::ssr::tx::begin_write(pool, &[Guard::CrowdId(platform.as_str(), external_id)])
-            .await?;
+        crate::ssr::tx::begin_write(pool, &[Lock::CrowdId(platform.as_str(), external_id)]).await?;
     let result = crowd_worker_in(&mut tx, platform, external_id).await;
     crate::ssr::tx::finish(tx, result).await
 }
 
 /// `crowd_worker` inside a write transaction of the caller's that holds
-/// `Guard::CrowdId(platform, external_id)` (a new worker's account is made with its place, or
+/// `Lock::CrowdId(platform, external_id)` (a new worker's account is made with its place, or
 /// not at all).
 pub async fn crowd_worker_in(
     conn: &mut sqlx::AnyConnection,

@@ -5,7 +5,7 @@
 
 use crate::error::AppError;
 use crate::ssr::catalog::corrupt;
-use crate::ssr::tx::Guard;
+use crate::ssr::tx::Lock;
 use crate::wire::crossfit::TaskRow;
 use domain::crossfit::metrics::Metric;
 use domain::crossfit::sampler::TsvLine;
@@ -50,8 +50,8 @@ pub enum Outcome {
 /// Stores tasks in one transaction. A task already stored with exactly these files (by name
 /// and hash) is unchanged; any difference refuses the whole import.
 pub async fn store_tasks(pool: &AnyPool, tasks: &[NewTask]) -> Result<Vec<Outcome>, AppError> {
-    let guards: Vec<Guard> = tasks.iter().map(|t| Guard::Task(&t.name)).collect();
-    let mut tx = crate::ssr::tx::begin_write(pool, &guards).await?;
+    let locks: Vec<Lock> = tasks.iter().map(|t| Lock::Task(&t.name)).collect();
+    let mut tx = crate::ssr::tx::begin_write(pool, &locks).await?;
     let result = async {
         let mut out = Vec::new();
         for t in tasks {

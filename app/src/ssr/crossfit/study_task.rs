@@ -4,7 +4,7 @@
 use super::{split_lines, task_id};
 use crate::error::AppError;
 use crate::ssr::task_store;
-use crate::ssr::tx::Guard;
+use crate::ssr::tx::Lock;
 use domain::crossfit::sampler::to_tsv;
 use domain::task::{Context, Example, Family, Gold, NoAnswer, QuestionType, TaskSpec};
 use sqlx::AnyPool;
@@ -44,7 +44,7 @@ pub async fn make_study_task(
         },
         metric.name()
     );
-    let mut tx = crate::ssr::tx::begin_write(pool, &[Guard::Task(&name)]).await?;
+    let mut tx = crate::ssr::tx::begin_write(pool, &[Lock::Task(&name)]).await?;
     let result = async {
         let exists: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tasks WHERE name = $1")
             .bind(&name)

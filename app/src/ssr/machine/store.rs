@@ -6,7 +6,7 @@
 use super::grid::{self, Held};
 use crate::error::{AppError, Result};
 use crate::ssr::auth::now_ms;
-use crate::ssr::tx::Guard;
+use crate::ssr::tx::Lock;
 use domain::ids::{ExampleId, RunId, TaskId};
 use domain::run::{RunStatus, SystemKind};
 use domain::s1::mean;
@@ -194,11 +194,11 @@ pub async fn finish_all(
     runs: &[Finished<'_>],
     held: Option<&Held>,
 ) -> Result<Vec<(f64, f64)>> {
-    let guards: Vec<Guard> = runs
+    let locks: Vec<Lock> = runs
         .iter()
-        .map(|f| Guard::Run(&f.t.system, &f.t.task, f.t.k, f.t.split))
+        .map(|f| Lock::Run(&f.t.system, &f.t.task, f.t.k, f.t.split))
         .collect();
-    let mut tx = crate::ssr::tx::begin_immediate(pool, &guards).await?;
+    let mut tx = crate::ssr::tx::begin_immediate(pool, &locks).await?;
     if let Some(held) = held {
         grid::complete(&mut tx, held).await?;
     }
@@ -213,7 +213,7 @@ pub async fn finish_all(
 /// Writes one finished run inside a transaction; answers its S1 (official, any-of).
 async fn store_run(tx: &mut Transaction<'static, Any>, f: &Finished<'_>) -> Result<(f64, f64)> {
     let (run, items) = (f.run, f.items);
-    // Another process going on with the same run may have stored it first (the target's guard
+    // Another process going on with the same run may have stored it first (the target's lock
     // orders the two): it is stored once.
     let status: RunStatus = sqlx::query_scalar("SELECT status FROM machine_runs WHERE id = $1")
         .bind(run)

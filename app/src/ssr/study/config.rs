@@ -4,7 +4,7 @@
 use super::{load, Study};
 use crate::error::AppError;
 use crate::ssr::catalog::{load_spec, shot_groups, shot_sets};
-use crate::ssr::tx::Guard;
+use crate::ssr::tx::Lock;
 use crate::wire::study::{ScenarioProgress, StudyOverview, StudySummary, WorkerRow};
 use domain::ids::{ConfigId, StudyId, TaskId, UserId};
 use domain::place::PlaceStatus;
@@ -141,7 +141,7 @@ pub async fn update(
         ));
     }
     // Everything below runs on the one connection of the write transaction.
-    let mut tx = crate::ssr::tx::begin_write(pool, &[Guard::Study(id)]).await?;
+    let mut tx = crate::ssr::tx::begin_write(pool, &[Lock::Study(id)]).await?;
     let result = async {
         let in_force: ConfigId = sqlx::query_scalar("SELECT config_id FROM studies WHERE id = $1")
             .bind(id)

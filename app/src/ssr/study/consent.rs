@@ -10,7 +10,7 @@ use super::{CrowdInfo, Study};
 use crate::error::AppError;
 use crate::ssr::auth::now_ms;
 use crate::ssr::catalog::corrupt;
-use crate::ssr::tx::Guard;
+use crate::ssr::tx::Lock;
 use crate::ssr::writer::Writer;
 use crate::wire::study::{Declined, WorkerStep};
 use domain::ids::{StudyId, UserId};
@@ -43,7 +43,7 @@ pub async fn consent(
     // On SQLite in the answers' group commit: a worker's first step waits for a commit, not
     // for the write lock.
     writer
-        .write(&[Guard::Worker(worker)], move |conn| {
+        .write(&[Lock::Worker(worker)], move |conn| {
             Box::pin(async move {
                 if !accept {
                     return decline(conn, &study, &consent, &place, worker, now).await;

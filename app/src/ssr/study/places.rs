@@ -5,7 +5,7 @@ use super::{CrowdInfo, Study};
 use crate::error::AppError;
 use crate::ssr::auth::{self, now_ms, User};
 use crate::ssr::catalog::example_ids;
-use crate::ssr::tx::Guard;
+use crate::ssr::tx::Lock;
 use crate::ssr::writer::Writer;
 use domain::ids::{AssignmentId, ExampleId, StudyId, TaskId, UserId};
 use domain::place::{Phase, PlaceStatus};
@@ -103,7 +103,7 @@ pub async fn has_free_place(pool: &AnyPool, study: &Study) -> Result<bool, AppEr
 
 /// Takes a place for the worker in `study` (or finds the one they hold): one write (on SQLite
 /// in the answers' group commit, `Writer::write`)
-/// guarding the study and the worker, so concurrent arrivals at this study take turns and a
+/// locking the study and the worker, so concurrent arrivals at this study take turns and a
 /// scenario never gets more than its N workers, while other studies' arrivals go on.
 /// Releases places abandoned past the time-out first.
 pub async fn enter(
@@ -112,10 +112,10 @@ pub async fn enter(
     worker: UserId,
     crowd: Option<&CrowdInfo>,
 ) -> Result<AssignmentId, AppError> {
-    let guards = [Guard::Study(study.id), Guard::Worker(worker)];
+    let locks = [Lock::Study(study.id), Lock::Worker(worker)];
     let (study, crowd) = (study.clone(), crowd.cloned());
     writer
-        .write(&guards, move |conn| {
+        .write(&locks, move |conn| {
             Box::pin(async move { enter_in(conn, &study, worker, crowd.as_ref()).await })
         })
         .await
@@ -133,14 +133,14 @@ pub async fn enter_new(
     crowd: &CrowdInfo,
 ) -> Result<(User, String), AppError> {
     let (platform, worker) = crowd.identity()?;
-    let guards = [
-        Guard::Study(study.id),
-        Guard::CrowdId(platform.as_str(), worker),
+    let locks = [
+        Lock::Study(study.id),
+        Lock::CrowdId(platform.as_str(), worker),
     ];
     let (study, crowd) = (study.clone(), crowd.clone());
     let (p, w) = (platform, worker.to_string());
     writer
-        .write(&guards, move |conn| {
+        .write(&locks, move |conn| {
             Box::pin(async move {
                 let user = auth::crowd_worker_in(conn, p, &w).await?;
                 enter_in(conn, &study, user.id, Some(&crowd)).await?;

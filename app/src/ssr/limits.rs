@@ -48,7 +48,7 @@ impl Default for Limits {
 }
 
 /// The limiters of one server (one per `AppState`).
-pub struct Guards {
+pub struct Limiter {
     limits: Limits,
     login_account: Keyed<String>,
     login_client: Keyed<IpAddr>,
@@ -79,9 +79,9 @@ pub enum Lane {
     Anyone,
 }
 
-impl std::fmt::Debug for Guards {
+impl std::fmt::Debug for Limiter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Guards")
+        f.debug_struct("Limiter")
             .field("limits", &self.limits)
             .finish()
     }
@@ -120,9 +120,9 @@ impl<K: Hash + Eq + Clone> Keyed<K> {
     }
 }
 
-impl Guards {
+impl Limiter {
     pub fn new(limits: Limits) -> Self {
-        Guards {
+        Limiter {
             limits,
             login_account: Keyed::new(limits.login_per_account),
             login_client: Keyed::new(limits.login_per_client),
@@ -202,7 +202,7 @@ impl Guards {
     }
 }
 
-impl Guards {
+impl Limiter {
     /// Waits for a turn to build a report or an export; the turn lasts as long as the permit
     /// (moved into the task that streams a download).
     pub async fn heavy_turn(&self) -> Result<OwnedSemaphorePermit, AppError> {
@@ -289,7 +289,7 @@ mod tests {
 
     #[test]
     fn sign_ins_are_limited_per_account_and_per_client() {
-        let g = Guards::new(limits());
+        let g = Limiter::new(limits());
         let a: IpAddr = "10.0.0.1".parse().unwrap();
         let b: IpAddr = "10.0.0.2".parse().unwrap();
         for _ in 0..3 {
@@ -309,7 +309,7 @@ mod tests {
 
     #[test]
     fn a_flood_on_a_name_does_not_lock_out_its_owner_at_a_known_address() {
-        let g = Guards::new(limits());
+        let g = Limiter::new(limits());
         let (owner, attacker, other): (IpAddr, IpAddr, IpAddr) = (
             "10.0.0.2".parse().unwrap(),
             "10.0.0.66".parse().unwrap(),
@@ -336,7 +336,7 @@ mod tests {
 
     #[tokio::test]
     async fn password_checks_take_turns_and_the_queue_is_bounded() {
-        let g = Guards::new(limits());
+        let g = Limiter::new(limits());
         let first = g.password_turn(Lane::Anyone).await.unwrap();
         // One may wait; the next is refused at once.
         let g2 = &g;
