@@ -7,23 +7,11 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../../.ci/env.sh"
 cd "$ROOT"
 HONEST="${1:-500}"; ASSISTED="${2:-500}"; PROFILE="${PROFILE:-release}"
-if [ "$PROFILE" = release ]; then cargo build --release -p server --bin clues-lab >&2; else cargo build -p server --bin clues-lab >&2; fi
-BIN="$CARGO_TARGET_DIR/$PROFILE/clues-lab"
+source "$ROOT/server/bench/common.sh"
+BIN="$(bench_binary)"
 WORK="$(mktemp -d)"; trap 'kill $PID 2>/dev/null; rm -rf "$WORK"' EXIT
 DB="sqlite://$WORK/authenticity.db"
-mkdir -p "$WORK/data/SST-2"
-python3 - "$WORK/data/SST-2" <<'PY'
-import json, sys
-words = "the film takes its time with a story that some will find moving and others slow".split()
-def w(name, ids):
-    with open(f"{sys.argv[1]}/{name}", "w") as f:
-        for i in ids:
-            label = "positive" if i % 2 == 0 else "negative"
-            text = f"review {i}: " + " ".join(words[(i + j) % len(words)] for j in range(40))
-            f.write(json.dumps({"answer": [label], "question": "positive or negative?", "id": i, "context": text}) + "\n")
-w("sst_test.jsonl", range(1000, 1040))
-w("sst_train_10_1.jsonl", range(10))
-PY
+sst_task "$WORK/data" 40 1000 1040
 "$BIN" --database "$DB" import clues "$WORK/data" >/dev/null
 CLUES_PASSWORD=bench-password "$BIN" --database "$DB" user add bench --role researcher
 "$BIN" --database "$DB" study create --task SST-2 --name sessions --scenarios 0 --annotators 100000 --open >/dev/null

@@ -7,43 +7,41 @@
 #      GGUF the tests write (server/tests/common/tiny_gguf.py);
 #   3. where LLAMA_SERVER names llama.cpp's own `llama-server` binary, that server with
 #      `--parallel 8` slots on the same GGUF.
-# Prints items per second per server and N. Usage: bash server/bench/icl.sh; PROFILE=debug
+# Prints items per second per server and N (the median of three rounds). Usage: bash server/bench/icl.sh; PROFILE=debug
 # uses the debug build (the client's share of the time is small either way).
 source "$(dirname "${BASH_SOURCE[0]}")/../../.ci/env.sh"
 cd "$ROOT"
 PROFILE="${PROFILE:-release}"; DELAY_MS="${DELAY_MS:-100}"
-if [ "$PROFILE" = release ]; then cargo build --release -p server --bin clues-lab >&2; else cargo build -p server --bin clues-lab >&2; fi
-BIN="$CARGO_TARGET_DIR/$PROFILE/clues-lab"
+source "$ROOT/server/bench/common.sh"
+BIN="$(bench_binary)"
 WORK="$(mktemp -d)"; PIDS=()
 trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$WORK"' EXIT
 DB="sqlite://$WORK/icl.db"
-mkdir -p "$WORK/data/SST-2"
-python3 - "$WORK/data/SST-2" <<'PY'
-import json, sys
-words = "a quiet film about two sisters who open a bakery by the sea one summer".split()
-def write(name, ids):
-    with open(f"{sys.argv[1]}/{name}", "w") as f:
-        for i in ids:
-            text = " ".join(words[(3 * i + j) % len(words)] for j in range(12))
-            label = ["positive", "negative"][i % 2]
-            f.write(json.dumps({"id": i, "context": text, "question": "positive or negative?", "answer": [label]}) + "\n")
-write("sst_test.jsonl", range(500, 564))
-write("sst_train_10_1.jsonl", range(10))
-PY
+sst_task "$WORK/data" 12 500 564
 "$BIN" --database "$DB" import clues "$WORK/data" >/dev/null
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 wait_up() { until curl -sf "$1/models" >/dev/null 2>&1; do sleep 0.3; done; }
-# One icl run per N, each under a system of its own; prints items per second.
+# Three icl runs per N (alternating over N), each under a system of its own; prints the
+# median items per second and the three.
 measure() {
-  local name="$1" endpoint="$2"
+  local name="$1" endpoint="$2" round n t0 t1
+  declare -A secs=()
+  for round in 1 2 3; do
+    for n in 1 2 4 8; do
+      t0="$(date +%s.%N)"
+      "$BIN" --database "$DB" icl --endpoint "$endpoint" --model tiny --task SST-2 --k 10 --split 1 \
+        --max-tokens 8 --concurrency "$n" --system "$name c$n r$round" >/dev/null 2>"$WORK/icl.err" \
+        || { cat "$WORK/icl.err" >&2; exit 1; }
+      t1="$(date +%s.%N)"
+      secs[$n]+="$(python3 -c "print($t1 - $t0)") "
+    done
+  done
   for n in 1 2 4 8; do
-    local t0 t1
-    t0="$(date +%s.%N)"
-    "$BIN" --database "$DB" icl --endpoint "$endpoint" --model tiny --task SST-2 --k 10 --split 1 \
-      --max-tokens 8 --concurrency "$n" --system "$name c$n" >/dev/null 2>"$WORK/icl.err" \
-      || { cat "$WORK/icl.err" >&2; exit 1; }
-    t1="$(date +%s.%N)"
-    python3 -c "print(f'$name\tconcurrency $n\t{64 / ($t1 - $t0):.1f} items/s\t({$t1 - $t0:.2f} s for 64 items)')"
+    python3 -c "
+import statistics, sys
+s = [float(x) for x in sys.argv[1].split()]
+print(f'$name\tconcurrency $n\t{64 / statistics.median(s):.1f} items/s (median of 3; ' + ', '.join(f'{64 / x:.1f}' for x in s) + ')')
+" "${secs[$n]}"
   done
 }
 
@@ -63,6 +61,8 @@ class H(BaseHTTPRequestHandler):
         self.rfile.read(int(self.headers["content-length"]))
         time.sleep(delay)
         self.reply({"choices": [{"text": " positive"}]})
+# A backlog for every call in flight (socketserver's default of 5 drops the rest for a second).
+ThreadingHTTPServer.request_queue_size = 64
 ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
 PY
 PIDS+=($!)

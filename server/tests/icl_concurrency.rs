@@ -103,32 +103,21 @@ async fn replies_are_stored_in_the_items_order_and_a_cut_off_run_goes_on() {
     .await
     .unwrap();
     assert!(items.len() > 8, "{}", items.len());
-    let icl = |endpoint: &str, concurrency: &str| {
-        common::clues(
-            &url,
-            &[
-                "icl",
-                "--endpoint",
-                endpoint,
-                "--model",
-                "scripted",
-                "--task",
-                "demo-CoNLL2003",
-                "--k",
-                "2",
-                "--split",
-                "1",
-                "--concurrency",
-                concurrency,
-            ],
-        )
+    let icl = |endpoint: &str, more: &[&str]| {
+        let task = ["--task", "demo-CoNLL2003", "--k", "2", "--split", "1"];
+        let args = [
+            &["icl", "--endpoint", endpoint, "--model", "scripted"][..],
+            &task,
+            more,
+        ];
+        common::clues(&url, &args.concat())
     };
 
     // The sixth request fails while others are in flight: what is stored is the items before
     // one not answered, in order, and the run is marked failed.
     let (endpoint, fail_at) = scripted();
     fail_at.store(6, Ordering::SeqCst);
-    let (ok, text) = icl(&endpoint, "4");
+    let (ok, text) = icl(&endpoint, &["--concurrency", "4"]);
     assert!(!ok && text.contains("answered 500"), "{text}");
     let cut = stored(&pool, sqlite).await;
     assert!(!cut.is_empty() && cut.len() < 6, "{} stored", cut.len());
@@ -141,7 +130,7 @@ async fn replies_are_stored_in_the_items_order_and_a_cut_off_run_goes_on() {
 
     // The same command goes on from the first item not stored, to every item, in order.
     fail_at.store(0, Ordering::SeqCst);
-    let (ok, text) = icl(&endpoint, "8");
+    let (ok, text) = icl(&endpoint, &["--concurrency", "8"]);
     assert!(
         ok && text.contains(&format!("going on after {}", cut.len())),
         "{text}"
@@ -158,24 +147,7 @@ async fn replies_are_stored_in_the_items_order_and_a_cut_off_run_goes_on() {
     }
     // One call at a time gives the same answers and S1.
     let one: Vec<(String, f64)> = {
-        let (ok, text) = common::clues(
-            &url,
-            &[
-                "icl",
-                "--endpoint",
-                &endpoint,
-                "--model",
-                "scripted",
-                "--task",
-                "demo-CoNLL2003",
-                "--k",
-                "2",
-                "--split",
-                "1",
-                "--system",
-                "one at a time",
-            ],
-        );
+        let (ok, text) = icl(&endpoint, &["--system", "one at a time"]);
         assert!(ok, "{text}");
         sqlx::query_as(
             "SELECT s.name, r.s1 FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id
