@@ -215,7 +215,6 @@ async fn run(pool: &AnyPool, a: &IclArgs, t: Target) -> Result<store::Summary> {
             eprintln!("{} of {} items asked", replies.len(), test.len());
         }
     }
-    drop(asked);
     let items: Vec<runs::Scored> = test
         .iter()
         .map(|(id, item)| {

@@ -2,7 +2,8 @@
 //! `model.safetensors`, a `vocab_size` that does not match the weights, a tokenizer of token
 //! types the model does not have, and
 //! `--device cuda` where CUDA cannot be used (fine-tuning, prompts, CrossFit) store no system,
-//! no job and no run, so that the corrected command starts clean.
+//! no job and no run (`common::snapshot` of every table, before and after), so that the
+//! corrected command starts clean.
 mod common;
 
 use common::clues;
@@ -10,25 +11,6 @@ use common::families::families;
 use common::tiny_bert::write_mlm_dir;
 use common::tiny_seq2seq::{write_seq2seq_dir, Kind};
 use std::path::Path;
-
-/// Every row a learner command may leave behind, per table.
-async fn rows(pool: &sqlx::AnyPool) -> Vec<(&'static str, i64)> {
-    let mut out = Vec::new();
-    for table in [
-        "machine_systems",
-        "machine_runs",
-        "grid_jobs",
-        "crossfit_jobs",
-        "crossfit_runs",
-    ] {
-        let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
-            .fetch_one(pool)
-            .await
-            .unwrap();
-        out.push((table, n));
-    }
-    out
-}
 
 /// A copy of the checkpoint folder `from` at `to`, with `change` applied to it.
 fn variant(from: &Path, to: &Path, change: impl FnOnce(&Path)) {
@@ -45,7 +27,7 @@ async fn a_learner_that_cannot_run_stores_nothing() {
     let url = common::db_url(&dir.path().join("door.db"));
     let pool = app::ssr::db::cli::connect(&url).await.unwrap();
     server::demo::ensure_demo(&pool).await.unwrap();
-    let before = rows(&pool).await;
+    let before = common::snapshot(&pool).await;
 
     let mut configs = families().into_iter().map(|f| f.0);
     let (bert, roberta) = (configs.next().unwrap(), configs.next().unwrap());
@@ -124,7 +106,11 @@ async fn a_learner_that_cannot_run_stores_nothing() {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let (ok, text) = clues(&url, &args);
         assert!(!ok && text.contains(says), "{args:?}: {text}");
-        assert_eq!(rows(&pool).await, before, "{args:?} stored rows: {text}");
+        assert_eq!(
+            common::snapshot(&pool).await,
+            before,
+            "{args:?} stored rows: {text}"
+        );
     }
 
     // The corrected commands run, from a clean start.

@@ -82,9 +82,12 @@ pub async fn snapshot(pool: &AnyPool) -> Vec<(String, String)> {
         "crossfit_examples",
         "crossfit_partitions",
         "crossfit_runs",
+        "crossfit_jobs",
         "machine_systems",
         "machine_runs",
         "machine_predictions",
+        "machine_calls",
+        "grid_jobs",
     ] {
         let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {t}"))
             .fetch_one(pool)
