@@ -19,6 +19,15 @@ pub struct LeaseArg {
     pub lease_seconds: u64,
 }
 
+/// `--queue-only`, for every command that queues jobs.
+#[derive(Clone, Debug, clap::Args)]
+pub struct QueueArg {
+    /// Queue the jobs and stop: `clues-lab worker` processes on machines pointed at this
+    /// database (and seeing the model folders at the same paths) run them.
+    #[arg(long)]
+    pub queue_only: bool,
+}
+
 impl LeaseArg {
     fn duration(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.lease_seconds)
@@ -40,6 +49,8 @@ pub struct EvalArgs {
     pub plan: Option<PathBuf>,
     #[command(flatten)]
     pub lease: LeaseArg,
+    #[command(flatten)]
+    pub queue: QueueArg,
     /// The system name the scores are reported under [default: the folder's name].
     #[arg(long)]
     pub system: Option<String>,
@@ -92,6 +103,8 @@ pub struct BaselineArgs {
     pub system: Option<String>,
     #[command(flatten)]
     pub lease: LeaseArg,
+    #[command(flatten)]
+    pub queue: QueueArg,
     /// Where models run: auto (CUDA when it loads, else CPU), cpu, or cuda (an error when
     /// CUDA cannot be used). Fine-tuning uses the GPU when clues-lab was built with the
     /// `cuda` feature.
@@ -201,6 +214,11 @@ pub fn read_plan(path: &std::path::Path) -> Result<Vec<store::PlannedEval>> {
 }
 
 pub async fn eval(database: &str, a: EvalArgs) -> Result<()> {
+    if a.queue.queue_only && a.plan.is_none() {
+        return Err(AppError::Invalid(
+            "--queue-only queues the evaluations of a --plan; give --plan".into(),
+        ));
+    }
     let pool = db::connect_existing(database).await?;
     let device = if a.cpu { Device::Cpu } else { a.device };
     if let Some(plan) = &a.plan {
@@ -211,6 +229,7 @@ pub async fn eval(database: &str, a: EvalArgs) -> Result<()> {
             device,
             bar: true,
             lease: a.lease.duration(),
+            queue_only: a.queue.queue_only,
         };
         for s in store::evaluate_plan(&pool, &plan, &run).await? {
             println!("{}", s.render());
@@ -254,6 +273,7 @@ pub async fn baseline(database: &str, a: BaselineArgs) -> Result<()> {
         device: a.device,
         bar: true,
         lease: a.lease.duration(),
+        queue_only: a.queue.queue_only,
     };
     if a.finetune {
         super::tune::check_device(a.device, true)?;

@@ -29,3 +29,4 @@ pub mod store;
 pub mod targets;
 pub mod tokenizer;
 pub mod tune;
+pub mod worker;

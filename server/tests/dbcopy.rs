@@ -87,8 +87,9 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
     let jobs = grid::enqueue(
         &pool,
         "grid",
-        &[(task, 2, 1), (task, 2, 2)],
+        grid::Learner::Onnx,
         Some("models/x"),
+        &[(task, 2, 1), (task, 2, 2)],
         false,
     )
     .await

@@ -99,6 +99,8 @@ async fn a_learner_that_cannot_run_stores_nothing() {
             .map(String::from)
             .collect();
         refused.push((cuda(learn), "--features cuda"));
+        let worker = ["worker", "--exit-when-idle"].map(String::from).to_vec();
+        refused.push((cuda(worker), "--features cuda"));
     } else {
         eprintln!("this build runs on CUDA: the --device cuda refusals are not tried");
     }

@@ -249,6 +249,7 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
         device: learners::runtime::Device::Auto,
         bar: false,
         lease: store::grid::LEASE,
+        queue_only: false,
     };
     let runs = store::run_finetune(&pool, &start, jobs, &grid)
         .await

@@ -198,13 +198,27 @@ async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
             .fetch_one(&pool)
             .await
             .unwrap();
-    let jobs = grid::enqueue(&pool, "s", &[(task, 4, 1)], None, false)
-        .await
-        .unwrap();
+    let jobs = grid::enqueue(
+        &pool,
+        "s",
+        grid::Learner::FrozenBaseline,
+        None,
+        &[(task, 4, 1)],
+        false,
+    )
+    .await
+    .unwrap();
     assert_eq!(
-        grid::enqueue(&pool, "s", &[(task, 4, 1)], None, false)
-            .await
-            .unwrap(),
+        grid::enqueue(
+            &pool,
+            "s",
+            grid::Learner::FrozenBaseline,
+            None,
+            &[(task, 4, 1)],
+            false
+        )
+        .await
+        .unwrap(),
         jobs
     );
     let a = grid::claim(&pool, &jobs, "a:1", Duration::from_millis(1))
@@ -241,12 +255,43 @@ async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
             .await
             .unwrap();
     assert_eq!((status, worker.as_str()), (JobStatus::Claimed, "b:2"));
-    // Failed, it is queued again by the next command; done, only with --replace.
-    grid::fail(&pool, &b, "broke").await.unwrap();
-    assert_eq!(grid::unfinished(&pool, &jobs).await.unwrap(), (0, 0));
-    grid::enqueue(&pool, "s", &[(task, 4, 1)], None, false)
+    // Handed back as its worker stops: queued again at once, for the next claim.
+    assert!(grid::release(&pool, &b, "b:2 was stopped").await.unwrap());
+    assert!(
+        !grid::release(&pool, &b, "again").await.unwrap(),
+        "no longer b's"
+    );
+    let (status, error): (JobStatus, Option<String>) =
+        sqlx::query_as("SELECT status, error FROM grid_jobs WHERE id = $1")
+            .bind(jobs[0])
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        (status, error.as_deref()),
+        (JobStatus::Queued, Some("b:2 was stopped"))
+    );
+    let d = grid::claim(&pool, &jobs, "d:4", Duration::from_secs(60))
         .await
+        .unwrap()
         .unwrap();
+    assert_eq!(
+        (d.lease.attempt, d.lease.took_over_from.as_deref()),
+        (3, None)
+    );
+    // Failed, it is queued again by the next command; done, only with --replace.
+    grid::fail(&pool, &d, "broke").await.unwrap();
+    assert_eq!(grid::unfinished(&pool, &jobs).await.unwrap(), (0, 0));
+    grid::enqueue(
+        &pool,
+        "s",
+        grid::Learner::FrozenBaseline,
+        None,
+        &[(task, 4, 1)],
+        false,
+    )
+    .await
+    .unwrap();
     assert_eq!(grid::unfinished(&pool, &jobs).await.unwrap(), (1, 4));
 }
 

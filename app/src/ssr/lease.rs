@@ -158,6 +158,42 @@ pub async fn fail(pool: &AnyPool, held: &Lease, error: &str) -> Result<()> {
     Ok(())
 }
 
+/// Hands a held job back to its queue at once, because its worker is stopping (SIGTERM on a
+/// preemptible node, `scancel`): queued again for the next claim, `why` kept as its error. A
+/// statement of the queue's own (`on_release`, with `$1` why, `$2` now in unix ms and `$3` the
+/// job) runs in the same transaction. `false` when the worker no longer held it (another worker
+/// took it over, or it was stored meanwhile).
+pub async fn release(
+    pool: &AnyPool,
+    held: &Lease,
+    why: &str,
+    on_release: Option<&str>,
+) -> Result<bool> {
+    let mut tx = crate::ssr::tx::begin_immediate(pool, &[]).await?;
+    let released = sqlx::query(&format!(
+        "UPDATE {} SET status = 'queued', error = $1, lease_until = NULL
+         WHERE id = $2 AND worker = $3 AND status = 'claimed'",
+        held.queue.table()
+    ))
+    .bind(why)
+    .bind(held.job)
+    .bind(&held.worker)
+    .execute(&mut *tx)
+    .await?
+    .rows_affected()
+        > 0;
+    if let (true, Some(sql)) = (released, on_release) {
+        sqlx::query(sql)
+            .bind(why)
+            .bind(now_ms())
+            .bind(held.job)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(released)
+}
+
 /// Inside the transaction that stores a held job's results: marks the job done, or refuses
 /// when the lease was lost meanwhile (another worker took the job over and stores it).
 /// `what`: the job as a person names it, for that refusal.

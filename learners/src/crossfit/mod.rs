@@ -5,7 +5,7 @@
 pub mod upstream;
 mod worker;
 
-pub use worker::learn_task;
+pub use worker::{learn_task, run_held, CrossfitJobs};
 
 use crate::runtime::Device;
 use crate::seq2seq::text::Text;
@@ -52,6 +52,8 @@ pub struct TuneArgs {
     /// decoding.json with the greedy decoding that gave the stored predictions.
     #[arg(long, value_name = "DIR")]
     pub keep: Option<PathBuf>,
+    #[command(flatten)]
+    pub queue: crate::command::QueueArg,
 }
 
 #[derive(Debug, clap::Args)]

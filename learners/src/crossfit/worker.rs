@@ -37,6 +37,10 @@ impl Claims for CrossfitJobs {
         Ok((n, n))
     }
 
+    async fn release(pool: &AnyPool, held: &jobs::Held, why: &str) -> Result<bool> {
+        jobs::release(pool, held, why).await
+    }
+
     fn name(held: &jobs::Held) -> String {
         held.name()
     }
@@ -88,7 +92,8 @@ pub async fn learn_task(
     }
     // What every worker on these jobs trains with (the device is each worker's own).
     let recipe = serde_json::json!({
-        "learner": "direct fine-tuning", "model": model.display().to_string(), "upstream": upstream,
+        "learner": "direct fine-tuning",
+        "model": crate::store::absolute(model).display().to_string(), "upstream": upstream,
         "grid": grid, "max_input_tokens": a.max_input_tokens,
     });
     // The folder kept checkpoints go to is made before the seeds are queued, as the tokenizer
@@ -99,6 +104,10 @@ pub async fn learn_task(
     }
     let tok = Arc::new(Text::open(&model.join("tokenizer.json"))?);
     let ids = jobs::enqueue(pool, method, task, &seeds, &recipe.to_string()).await?;
+    if a.queue.queue_only {
+        eprintln!("{task}: {} seeds queued; `clues-lab worker` processes pointed at this database run them", ids.len());
+        return Ok(());
+    }
     let how = Learning {
         model,
         a,
@@ -131,6 +140,55 @@ pub async fn learn_task(
         );
     }
     Ok(())
+}
+
+/// A job's recipe as it was queued: what any worker learns its seed with.
+#[derive(serde::Deserialize)]
+struct Queued {
+    model: std::path::PathBuf,
+    grid: Grid,
+    max_input_tokens: usize,
+}
+
+/// Learns a held job's seed from the recipe it was queued with, on `device` (`clues-lab
+/// worker`); the run is stored with the job marked done. `lost()`: whether another worker
+/// took the job over.
+pub async fn run_held(
+    pool: &AnyPool,
+    held: &jobs::Held,
+    device: crate::runtime::Device,
+    lost: &dyn Fn() -> bool,
+) -> Result<()> {
+    let recipe: serde_json::Value =
+        serde_json::from_str(&held.settings).map_err(AppError::internal)?;
+    let q: Queued = serde_json::from_value(recipe.clone()).map_err(|e| {
+        AppError::Invalid(format!(
+            "{}: its recipe is not one this worker knows: {e}",
+            held.name()
+        ))
+    })?;
+    let a = TuneArgs {
+        learning_rates: q.grid.learning_rates.clone(),
+        batch_sizes: q.grid.batch_sizes.clone(),
+        steps: q.grid.steps as u32,
+        warmup: q.grid.warmup as u32,
+        eval_every: q.grid.eval_every as u32,
+        max_input_tokens: q.max_input_tokens,
+        max_output_tokens: q.grid.max_output_tokens,
+        device,
+        lease_seconds: crate::store::grid::LEASE.as_secs(),
+        keep: None,
+        queue: crate::command::QueueArg { queue_only: false },
+    };
+    let how = Learning {
+        model: &q.model,
+        a: &a,
+        grid: q.grid.clone(),
+        metric: xf::metric_of(pool, &held.task).await?,
+        recipe,
+        tok: Arc::new(Text::open(&q.model.join("tokenizer.json"))?),
+    };
+    learn_seed(pool, held, &how, lost).await.map(|_| ())
 }
 
 /// What every seed of a task is learned with: the model folder and its tokenizer, the grid

@@ -46,7 +46,7 @@ pub fn loss(m: &Model, batch: &[&Pair], d: &mut Dropout) -> Result<Tensor> {
 }
 
 /// CrossFit's grid and schedule (its `tune_hps_singletask.py` defaults).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Grid {
     pub learning_rates: Vec<f64>,
     pub batch_sizes: Vec<usize>,

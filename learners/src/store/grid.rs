@@ -4,11 +4,17 @@
 //! so every group is stored exactly once.
 
 use super::lease::Claims;
-use app::error::Result;
+use super::Summary;
+use crate::runtime::Device;
+use app::error::{AppError, Result};
+use app::ssr::machine::grid::Recipe;
 pub use app::ssr::machine::grid::{
-    claim, complete, enqueue, fail, job_target, unfinished, Group, Held,
+    claim, complete, fail, job_target, release, runnable, unfinished, Group, Held,
 };
+use domain::ids::TaskId;
+use serde::{Deserialize, Serialize};
 use sqlx::AnyPool;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// The lease a worker holds on a job unless told otherwise (`--lease-seconds`): long enough to
@@ -27,6 +33,86 @@ pub struct GridRun {
     pub bar: bool,
     /// How long a claimed job stays this worker's without a renewal ([`LEASE`]).
     pub lease: Duration,
+    /// Queue the jobs and stop: `clues-lab worker` processes run them.
+    pub queue_only: bool,
+}
+
+/// The learner a grid job runs, as any worker reads it from the job (`clues-lab worker`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "learner", rename_all = "kebab-case")]
+pub enum Learner {
+    /// The frozen MiniLM encoder with a span head per shot group (the encoder is where
+    /// `baseline` finds it on the worker's machine).
+    FrozenBaseline,
+    /// The encoder folder `weights` fine-tuned on the job's shot group.
+    FineTuning { weights: PathBuf },
+    /// The job's ONNX model folder (its source) evaluated.
+    Onnx,
+}
+
+/// What every worker runs a grid job with: the learner, and whether a finished run is replaced.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobRecipe {
+    #[serde(flatten)]
+    pub learner: Learner,
+    pub replace: bool,
+}
+
+impl JobRecipe {
+    pub fn parse(json: &str) -> Result<JobRecipe> {
+        serde_json::from_str(json).map_err(|e| {
+            AppError::Invalid(format!(
+                "a grid job's recipe {json} is not one this worker knows: {e}"
+            ))
+        })
+    }
+}
+
+/// Queues `groups` of `system` to run with `learner` (see [`app::ssr::machine::grid::enqueue`]).
+pub async fn enqueue(
+    pool: &AnyPool,
+    system: &str,
+    learner: Learner,
+    source: Option<&str>,
+    groups: &[(TaskId, u32, u32)],
+    replace: bool,
+) -> Result<Vec<i64>> {
+    let recipe =
+        serde_json::to_string(&JobRecipe { learner, replace }).map_err(AppError::internal)?;
+    let what = Recipe {
+        system,
+        source,
+        recipe: &recipe,
+    };
+    app::ssr::machine::grid::enqueue(pool, what, groups, replace).await
+}
+
+/// Runs one held job by its recipe, with this worker's device: fine-tunes, trains the frozen
+/// baseline's heads or evaluates, and stores the runs with the job marked done.
+pub async fn run_held(
+    pool: &AnyPool,
+    held: &Held,
+    recipe: &JobRecipe,
+    device: Device,
+    lease: Duration,
+) -> Result<Vec<Summary>> {
+    let o = GridRun {
+        replace: recipe.replace,
+        export: None,
+        device,
+        bar: false,
+        lease,
+        queue_only: false,
+    };
+    match &recipe.learner {
+        Learner::FrozenBaseline => super::runs::baseline_held(pool, held, &o).await,
+        Learner::Onnx => Ok(vec![super::runs::evaluate_held(pool, held, &o).await?]),
+        Learner::FineTuning { weights } => {
+            let (system, ..) = job_target(pool, held.lease.job).await?;
+            let start = crate::tune::Start::new(Some(weights.clone()), Some(system))?;
+            Ok(vec![super::tuned::tune_held(pool, &start, held, &o).await?])
+        }
+    }
 }
 
 /// The CLUES track's grids as a queue workers claim from.
@@ -42,6 +128,10 @@ impl Claims for GridJobs {
         lease: Duration,
     ) -> Result<Option<Held>> {
         claim(pool, jobs, worker, lease).await
+    }
+
+    async fn release(pool: &AnyPool, held: &Held, why: &str) -> Result<bool> {
+        release(pool, held, why).await
     }
 
     async fn unfinished(pool: &AnyPool, jobs: &[i64]) -> Result<(i64, i64)> {

@@ -23,6 +23,13 @@ pub trait Claims {
     ) -> impl Future<Output = Result<Option<Held<Self::Key>>>> + Send;
     /// How many of `jobs` are unfinished, and their weight (about proportional to the work).
     fn unfinished(pool: &AnyPool, jobs: &[i64]) -> impl Future<Output = Result<(i64, i64)>> + Send;
+    /// Hands a held job back to the queue (this worker is stopping); `false` when it no longer
+    /// held it.
+    fn release(
+        pool: &AnyPool,
+        held: &Held<Self::Key>,
+        why: &str,
+    ) -> impl Future<Output = Result<bool>> + Send;
     /// A held job as a person names it.
     fn name(held: &Held<Self::Key>) -> String;
 }
@@ -110,14 +117,7 @@ impl<Q: Claims> Worker<Q> {
     /// The next job this worker holds, or `None` when every job is done or failed.
     pub async fn next(&mut self) -> Result<Option<Held<Q::Key>>> {
         loop {
-            if let Some(held) = Q::claim(&self.pool, &self.jobs, &self.name, self.lease).await? {
-                if let Some(lost) = &held.lease.took_over_from {
-                    eprintln!(
-                        "{}: taken over from {lost}, whose lease ran out",
-                        Q::name(&held)
-                    );
-                }
-                self.beat = Some(Heartbeat::start(&self.pool, &held.lease, self.lease));
+            if let Some(held) = self.claim().await? {
                 return Ok(Some(held));
             }
             if Q::unfinished(&self.pool, &self.jobs).await?.0 == 0 {
@@ -126,6 +126,34 @@ impl<Q: Claims> Worker<Q> {
             // Other workers hold the rest: wait until they finish or a lease runs out.
             tokio::time::sleep(self.lease / 4).await;
         }
+    }
+
+    /// One try at a claim: a job this worker now holds, its lease renewed until it is settled,
+    /// or `None` when no job is claimable now.
+    pub async fn claim(&mut self) -> Result<Option<Held<Q::Key>>> {
+        let Some(held) = Q::claim(&self.pool, &self.jobs, &self.name, self.lease).await? else {
+            return Ok(None);
+        };
+        if let Some(lost) = &held.lease.took_over_from {
+            eprintln!(
+                "{}: taken over from {lost}, whose lease ran out",
+                Q::name(&held)
+            );
+        }
+        self.beat = Some(Heartbeat::start(&self.pool, &held.lease, self.lease));
+        Ok(Some(held))
+    }
+
+    /// The jobs this worker claims from, from now on.
+    pub fn set_jobs(&mut self, jobs: Vec<i64>) {
+        self.jobs = jobs;
+    }
+
+    /// Hands the held job back to the queue as this worker stops, saying `why`; the renewals
+    /// stop. `false` when the job was no longer this worker's.
+    pub async fn release(&mut self, held: &Held<Q::Key>, why: &str) -> Result<bool> {
+        self.beat = None;
+        Q::release(&self.pool, held, why).await
     }
 
     /// Ends the held job's turn: its result, or `None` when the lease was lost to another
@@ -146,6 +174,12 @@ impl<Q: Claims> Worker<Q> {
                 }
             }
         }
+    }
+
+    /// [`Self::lost`] for the job held now, as a test that does not borrow the worker.
+    pub fn lost_flag(&self) -> impl Fn() -> bool + Send + Sync + 'static {
+        let flag = self.beat.as_ref().map(|b| b.lost.clone());
+        move || flag.as_ref().is_some_and(|f| f.load(Ordering::Relaxed))
     }
 
     /// Whether a renewal of the held job's lease found it taken over by another worker.

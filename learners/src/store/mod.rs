@@ -14,7 +14,7 @@ pub use grid::GridRun;
 pub use imported::{import, read_imported};
 pub use progress::Progress;
 pub use prompted::{prompt_tune, PromptArgs};
-pub(crate) use runs::task_test;
+pub(crate) use runs::{absolute, task_test};
 pub use runs::{evaluate, evaluate_plan, run_baseline, run_baseline_grid, PlannedEval};
 pub use tuned::{plan as plan_finetune, run_finetune, Job};
 

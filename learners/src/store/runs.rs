@@ -103,6 +103,7 @@ pub async fn run_baseline(
         device,
         bar,
         lease: grid::LEASE,
+        queue_only: false,
     };
     baseline_job(pool, task, groups, &o, None).await
 }
@@ -129,33 +130,56 @@ pub async fn evaluate_plan(
     let mut jobs = Vec::new();
     for e in plan {
         let (task, ..) = load_spec(pool, &e.task).await?;
-        let source = e.model.display().to_string();
+        let source = absolute(&e.model).display().to_string();
         let group = [(task, e.k, e.split)];
-        jobs.extend(grid::enqueue(pool, &e.system, &group, Some(&source), o.replace).await?);
+        let learner = grid::Learner::Onnx;
+        jobs.extend(
+            grid::enqueue(pool, &e.system, learner, Some(&source), &group, o.replace).await?,
+        );
+    }
+    if o.queue_only {
+        return queued(jobs.len());
     }
     let mut worker = grid::Worker::new(pool, jobs, o.lease);
     let mut out = Vec::new();
     while let Some(held) = worker.next().await? {
-        let result = async {
-            let (system, task, source) = grid::job_target(pool, held.lease.job).await?;
-            let folder = source.unwrap_or_default();
-            let dir = ModelDir::open(std::path::Path::new(&folder))?;
-            let t = Target {
-                system,
-                kind: SystemKind::Onnx,
-                task,
-                k: held.k,
-                split: held.split,
-                replace: o.replace,
-            };
-            evaluate_job(pool, &dir, t, o.device, o.bar, Some(&held)).await
-        }
-        .await;
+        let result = evaluate_held(pool, &held, o).await;
         if let Some(s) = worker.settle(&held, result).await? {
             out.push(s);
         }
     }
     Ok(out)
+}
+
+/// A folder as an absolute path, as a job keeps it (workers start in other folders).
+pub(crate) fn absolute(p: &std::path::Path) -> std::path::PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// What a command run with `--queue-only` answers: the jobs it queued, nothing run.
+pub(crate) fn queued(jobs: usize) -> Result<Vec<Summary>> {
+    eprintln!("{jobs} jobs queued; `clues-lab worker` processes pointed at this database run them");
+    Ok(Vec::new())
+}
+
+/// Evaluates a held job's model folder (its source) on its task and shot group.
+pub(crate) async fn evaluate_held(
+    pool: &AnyPool,
+    held: &grid::Held,
+    o: &GridRun,
+) -> Result<Summary> {
+    let (system, task, source) = grid::job_target(pool, held.lease.job).await?;
+    let folder = source.unwrap_or_default();
+    let dir = ModelDir::open(std::path::Path::new(&folder))?;
+    let t = Target {
+        system,
+        kind: SystemKind::Onnx,
+        task,
+        k: held.k,
+        split: held.split,
+        replace: o.replace,
+    };
+    evaluate_job(pool, &dir, t, o.device, o.bar, Some(held)).await
 }
 
 /// The frozen baseline as a shared grid: a job per task (every shot group: k = split = 0) or
@@ -168,25 +192,37 @@ pub async fn run_baseline_grid(
     o: &GridRun,
 ) -> Result<Vec<Summary>> {
     let mut keys = Vec::new();
-    let mut names = std::collections::HashMap::new();
     for task in tasks {
         let (id, ..) = load_spec(pool, task).await?;
         let (k, split) = group.unwrap_or((0, 0));
         keys.push((id, k, split));
-        names.insert(id, task.clone());
     }
-    let jobs = grid::enqueue(pool, baseline::SYSTEM, &keys, None, o.replace).await?;
+    let learner = grid::Learner::FrozenBaseline;
+    let jobs = grid::enqueue(pool, baseline::SYSTEM, learner, None, &keys, o.replace).await?;
+    if o.queue_only {
+        return queued(jobs.len());
+    }
     let mut worker = grid::Worker::new(pool, jobs, o.lease);
     let mut out = Vec::new();
     while let Some(held) = worker.next().await? {
-        let groups = (held.k > 0).then(|| vec![(held.k, held.split)]);
-        let task = &names[&held.task_id];
-        let result = baseline_job(pool, task, groups, o, Some(&held)).await;
+        let result = baseline_held(pool, &held, o).await;
         if let Some(done) = worker.settle(&held, result).await? {
             out.extend(done);
         }
     }
     Ok(out)
+}
+
+/// The frozen baseline's heads of a held job: its one shot group, or every group of its task
+/// (k = split = 0).
+pub(crate) async fn baseline_held(
+    pool: &AnyPool,
+    held: &grid::Held,
+    o: &GridRun,
+) -> Result<Vec<Summary>> {
+    let (_, task, _) = grid::job_target(pool, held.lease.job).await?;
+    let groups = (held.k > 0).then(|| vec![(held.k, held.split)]);
+    baseline_job(pool, &task, groups, o, Some(held)).await
 }
 
 /// [`run_baseline`], for a grid job when `held`.

@@ -192,7 +192,13 @@ pub async fn run_finetune(
     o: &GridRun,
 ) -> Result<Vec<Summary>> {
     let groups: Vec<_> = jobs.iter().map(|j| (j.task_id, j.k, j.split)).collect();
-    let ids = grid::enqueue(pool, &start.system, &groups, None, o.replace).await?;
+    let learner = grid::Learner::FineTuning {
+        weights: super::runs::absolute(&start.weights),
+    };
+    let ids = grid::enqueue(pool, &start.system, learner, None, &groups, o.replace).await?;
+    if o.queue_only {
+        return super::runs::queued(ids.len());
+    }
     let names: HashMap<TaskId, String> = jobs.iter().map(|j| (j.task_id, j.task.clone())).collect();
     let mut worker = grid::Worker::new(pool, ids, o.lease);
     let (mut mine, started) = (0u64, Instant::now());
@@ -225,7 +231,18 @@ pub async fn run_finetune(
     Ok(out)
 }
 
-/// Fine-tunes, evaluates and stores one held job; the run is marked failed on any error.
+/// Fine-tunes, evaluates and stores one held job from `start` (its task's test set read here).
+pub(crate) async fn tune_held(
+    pool: &AnyPool,
+    start: &tune::Start,
+    held: &grid::Held,
+    o: &GridRun,
+) -> Result<Summary> {
+    let (_, task, _) = grid::job_target(pool, held.lease.job).await?;
+    let (_, spec, test) = task_test(pool, &task).await?;
+    tune_job(pool, start, &task, &(spec, test), held, o).await
+}
+
 /// Where a job's model goes: kept under `--export` (with an int8 copy beside it, for
 /// `bench`), else a temporary folder removed after the evaluation.
 struct Folders {
@@ -256,6 +273,7 @@ fn folders(o: &GridRun, task: &str, held: &grid::Held) -> Folders {
     Folders { keep, int8, dir }
 }
 
+/// Fine-tunes, evaluates and stores one held job; the run is marked failed on any error.
 async fn tune_job(
     pool: &AnyPool,
     from: &tune::Start,

@@ -67,6 +67,10 @@ pub enum Command {
     /// The built-in MiniLM baseline: a span head trained on each shot group, scored on the test
     /// set; with --finetune the whole encoder (MiniLM or --weights: BERT, RoBERTa, DeBERTa).
     Baseline(learners::command::BaselineArgs),
+    /// Run queued jobs of every kind (the frozen baseline, fine-tuning, ONNX evaluations,
+    /// CrossFit's fine-tuning) from the recipes they were queued with, beside workers on other
+    /// machines; on SIGTERM the job held is handed back to the queue.
+    Worker(learners::worker::WorkerArgs),
     /// Prompt-based fine-tuning (the paper's PT, as LM-BFF): an encoder's masked-LM head learns
     /// a label task's shots through a template and a verbaliser; stored and scored.
     Prompt(learners::store::PromptArgs),

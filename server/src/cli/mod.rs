@@ -33,6 +33,7 @@ pub fn main() -> ExitCode {
     match &cli.command {
         None | Some(Command::Serve(_)) => crate::memory::return_large_blocks(),
         Some(Command::Baseline(a)) if a.finetune => crate::memory::keep_large_blocks(),
+        Some(Command::Worker(_)) => crate::memory::keep_large_blocks(),
         _ => {}
     }
     if !matches!(&cli.command, None | Some(Command::Serve(_))) {
@@ -94,6 +95,10 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Eval(a) => learners::command::eval(&cli.database, a).await,
         Command::Baseline(a) => learners::command::baseline(&cli.database, a).await,
         Command::Icl(a) => learners::icl::icl(&cli.database, a).await,
+        Command::Worker(a) => match learners::worker::work(&cli.database, a).await? {
+            learners::worker::Ended::Stopped { status } => std::process::exit(status),
+            learners::worker::Ended::Idle { .. } => Ok(()),
+        },
         Command::Prompt(a) => learners::store::prompt_tune(&cli.database, a).await,
         Command::Bench(a) => learners::bench::bench(&cli.database, a).await,
         Command::Quantize(a) => learners::command::quantize(a),

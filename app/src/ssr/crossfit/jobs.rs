@@ -143,6 +143,22 @@ pub async fn claim(
     }))
 }
 
+/// Hands a held job back to the queue as its worker stops (its progress starts again at the
+/// next claim). `false` when the worker no longer held it.
+pub async fn release(pool: &AnyPool, held: &Held, why: &str) -> Result<bool> {
+    lease::release(pool, &held.lease, why, None).await
+}
+
+/// The jobs not finished (queued, or claimed by some worker), oldest first: every CrossFit job
+/// carries its recipe, so any worker can run it.
+pub async fn runnable(pool: &AnyPool) -> Result<Vec<i64>> {
+    Ok(sqlx::query_scalar(
+        "SELECT id FROM crossfit_jobs WHERE status IN ('queued', 'claimed') ORDER BY id",
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
 /// Writes a held job's progress: `done` updates of `total`, and the worker's words.
 pub async fn progress(
     pool: &AnyPool,

@@ -20,26 +20,40 @@ pub struct Group {
 /// A grid job this worker holds: its lease and its shot group.
 pub type Held = lease::Held<Group>;
 
-/// Queues the groups of `system`, each to run `source` where given (a group already queued,
-/// claimed or done stays as it is; a failed one is queued again, and with `replace` a done one
-/// too) and answers the jobs' ids.
+/// What a grid job runs: the system its runs are stored under, the model folder it evaluates
+/// where that is not the system itself (`source`), and the recipe (JSON) any worker runs it
+/// with (`clues-lab worker`).
+#[derive(Clone, Copy, Debug)]
+pub struct Recipe<'a> {
+    pub system: &'a str,
+    pub source: Option<&'a str>,
+    pub recipe: &'a str,
+}
+
+/// Queues the groups of a recipe's system (a group already queued, claimed or done stays as it
+/// is; a failed one is queued again with this recipe, and with `replace` a done one too) and
+/// answers the jobs' ids.
 pub async fn enqueue(
     pool: &AnyPool,
-    system: &str,
+    what: Recipe<'_>,
     groups: &[(TaskId, u32, u32)],
-    source: Option<&str>,
     replace: bool,
 ) -> Result<Vec<i64>> {
+    let Recipe {
+        system,
+        source,
+        recipe,
+    } = what;
     let again = if replace {
         "grid_jobs.status IN ('failed', 'done')"
     } else {
         "grid_jobs.status = 'failed'"
     };
     let sql = format!(
-        "INSERT INTO grid_jobs (system, task_id, k, split, status, queued_at, source)
-         VALUES ($1, $2, $3, $4, 'queued', $5, $6)
+        "INSERT INTO grid_jobs (system, task_id, k, split, status, queued_at, source, recipe_json)
+         VALUES ($1, $2, $3, $4, 'queued', $5, $6, $7)
          ON CONFLICT (system, task_id, k, split) DO UPDATE SET status = 'queued', error = NULL,
-             queued_at = $5, source = $6
+             queued_at = $5, source = $6, recipe_json = $7
          WHERE {again}"
     );
     let mut ids = Vec::with_capacity(groups.len());
@@ -51,6 +65,7 @@ pub async fn enqueue(
             .bind(i64::from(split))
             .bind(now_ms())
             .bind(source)
+            .bind(recipe)
             .execute(pool)
             .await?;
         ids.push(
@@ -68,9 +83,11 @@ pub async fn enqueue(
     Ok(ids)
 }
 
-/// The statement that marks the runs a worker whose lease ran out had opened for a job failed,
-/// saying who took the job over (run in the claim's transaction, see [`lease::claim`]).
-const LOST_RUNS: &str = "UPDATE machine_runs SET status = 'failed', error = $1, finished_at = $2
+/// The statement that marks the runs a job's worker had opened failed, saying why: its lease
+/// ran out and another worker took the job over (run in the claim's transaction, see
+/// [`lease::claim`]), or it handed the job back as it stopped ([`lease::release`]).
+const OPEN_RUNS_FAILED: &str =
+    "UPDATE machine_runs SET status = 'failed', error = $1, finished_at = $2
      WHERE grid_job_id = $3 AND status = 'running'";
 
 /// Claims the first of `jobs` that is queued or whose lease ran out, for `lease`.
@@ -80,7 +97,15 @@ pub async fn claim(
     worker: &str,
     lease: Duration,
 ) -> Result<Option<Held>> {
-    let Some(lease) = lease::claim(pool, Queue::Grid, jobs, worker, lease, Some(LOST_RUNS)).await?
+    let Some(lease) = lease::claim(
+        pool,
+        Queue::Grid,
+        jobs,
+        worker,
+        lease,
+        Some(OPEN_RUNS_FAILED),
+    )
+    .await?
     else {
         return Ok(None);
     };
@@ -102,6 +127,12 @@ pub async fn claim(
 /// Marks a held job failed (another command queues it again).
 pub async fn fail(pool: &AnyPool, held: &Held, error: &str) -> Result<()> {
     lease::fail(pool, &held.lease, error).await
+}
+
+/// Hands a held job back to the queue as its worker stops; the runs it had opened are marked
+/// failed with `why`. `false` when the worker no longer held it.
+pub async fn release(pool: &AnyPool, held: &Held, why: &str) -> Result<bool> {
+    lease::release(pool, &held.lease, why, Some(OPEN_RUNS_FAILED)).await
 }
 
 /// Inside the transaction that stores a held job's runs: marks the job done, or refuses when
@@ -127,5 +158,16 @@ pub async fn job_target(pool: &AnyPool, job: i64) -> Result<(String, String, Opt
     )
     .bind(job)
     .fetch_one(pool)
+    .await?)
+}
+
+/// The jobs any worker can run (queued with a recipe) that are not finished, with their
+/// recipes (JSON), oldest first.
+pub async fn runnable(pool: &AnyPool) -> Result<Vec<(i64, String)>> {
+    Ok(sqlx::query_as(
+        "SELECT id, recipe_json FROM grid_jobs
+         WHERE recipe_json IS NOT NULL AND status IN ('queued', 'claimed') ORDER BY id",
+    )
+    .fetch_all(pool)
     .await?)
 }

@@ -1,0 +1,231 @@
+//! `clues-lab worker`: one process that runs every kind of queued job (the CLUES grids' frozen
+//! baseline, fine-tuning and ONNX evaluations; CrossFit's fine-tuning) from the recipe each job
+//! carries, beside any number of others on any machine pointed at the database. On SIGTERM or
+//! Ctrl-C it hands the job it holds back to the queue and stops, so it suits preemptible nodes.
+
+use crate::crossfit::{self, CrossfitJobs};
+use crate::runtime::Device;
+use crate::store::grid::{self, GridJobs, JobRecipe, Learner};
+use crate::store::lease::{Claims, Worker};
+use app::error::{AppError, Result};
+use app::ssr::crossfit::jobs as xf_jobs;
+use app::ssr::db::cli as db;
+use app::ssr::lease::Held;
+use sqlx::AnyPool;
+use std::future::Future;
+use std::time::{Duration, Instant};
+use tokio::signal::unix::{signal, Signal, SignalKind};
+
+/// The kinds of job a worker takes (`--kinds`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum JobKind {
+    /// The frozen MiniLM baseline's heads (`baseline`).
+    FrozenBaseline,
+    /// Fine-tuning of an encoder on a shot group (`baseline --finetune`).
+    FineTuning,
+    /// An ONNX model folder evaluated (`eval --plan`).
+    Onnx,
+    /// CrossFit's direct fine-tuning of a task's seed (`crossfit learn`, `crossfit upstream`).
+    Crossfit,
+}
+
+impl JobKind {
+    const ALL: [JobKind; 4] = [
+        JobKind::FrozenBaseline,
+        JobKind::FineTuning,
+        JobKind::Onnx,
+        JobKind::Crossfit,
+    ];
+
+    fn of(l: &Learner) -> JobKind {
+        match l {
+            Learner::FrozenBaseline => JobKind::FrozenBaseline,
+            Learner::FineTuning { .. } => JobKind::FineTuning,
+            Learner::Onnx => JobKind::Onnx,
+        }
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct WorkerArgs {
+    /// The kinds of job this worker takes, comma-separated [default: every kind].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub kinds: Vec<JobKind>,
+    /// Where it runs models: auto, cpu or cuda (with the `cuda` build). Checked before any
+    /// job is claimed.
+    #[arg(long, value_enum, default_value_t = Device::Auto)]
+    pub device: Device,
+    /// Stop once no job it takes is queued or held by another worker (for a Slurm job array or
+    /// a Kubernetes Job); without it the worker waits for new jobs.
+    #[arg(long)]
+    pub exit_when_idle: bool,
+    /// How long a claimed job stays this worker's without a renewal (it renews four times as
+    /// often); a job whose worker died is taken over after this.
+    #[arg(long, default_value_t = grid::LEASE.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub lease_seconds: u64,
+    /// How often a worker with nothing to claim looks again.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=3_600))]
+    pub poll_seconds: u64,
+}
+
+/// How a worker ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// Nothing was left to take (`--exit-when-idle`), after this many jobs.
+    Idle { jobs: usize },
+    /// A signal stopped it: the exit status a shell gives that signal (143 for SIGTERM, 130
+    /// for SIGINT).
+    Stopped { status: i32 },
+}
+
+/// The signals that stop a worker, listened for from its start (none is missed between waits).
+struct Stop {
+    term: Signal,
+    int: Signal,
+}
+
+impl Stop {
+    fn new() -> Result<Stop> {
+        let listen = |k: SignalKind| {
+            signal(k).map_err(|e| AppError::io("cannot listen for signals".to_string(), e))
+        };
+        Ok(Stop {
+            term: listen(SignalKind::terminate())?,
+            int: listen(SignalKind::interrupt())?,
+        })
+    }
+
+    /// `work`'s output, or the name and exit status of the signal that came first.
+    async fn or<T>(
+        &mut self,
+        work: impl Future<Output = T>,
+    ) -> std::result::Result<T, (&'static str, i32)> {
+        tokio::select! {
+            v = work => Ok(v),
+            _ = self.term.recv() => Err(("SIGTERM", 143)),
+            _ = self.int.recv() => Err(("SIGINT", 130)),
+        }
+    }
+}
+
+/// The grid jobs a worker of `kinds` can run now (queued or held, with a recipe it knows).
+async fn grid_jobs(pool: &AnyPool, kinds: &[JobKind]) -> Result<Vec<(i64, JobRecipe)>> {
+    let mut out = Vec::new();
+    for (id, json) in grid::runnable(pool).await? {
+        match JobRecipe::parse(&json) {
+            Ok(r) if kinds.contains(&JobKind::of(&r.learner)) => out.push((id, r)),
+            Ok(_) => {}
+            Err(e) => tracing::warn!("grid job {id} skipped: {e}"),
+        }
+    }
+    Ok(out)
+}
+
+/// What a worker says as it hands a job back.
+fn handed_back(worker: &str, signal: &str, job: &str, released: bool) -> String {
+    if released {
+        format!("worker {worker} was stopped ({signal}) and handed {job} back to the queue")
+    } else {
+        format!("worker {worker} was stopped ({signal}); {job} was no longer its own")
+    }
+}
+
+/// `clues-lab worker`: claims job after job of `--kinds` until stopped (or, with
+/// `--exit-when-idle`, until none is left), each run from its recipe, its lease renewed while
+/// it runs. A job that fails is marked failed, with why, and the worker goes on.
+pub async fn work(database: &str, a: WorkerArgs) -> Result<Ended> {
+    let kinds = if a.kinds.is_empty() {
+        JobKind::ALL.to_vec()
+    } else {
+        a.kinds.clone()
+    };
+    let onnx = kinds.iter().any(|k| *k != JobKind::Crossfit);
+    crate::tune::check_device(a.device, onnx)?;
+    let pool = db::connect_existing(database).await?;
+    let lease = Duration::from_secs(a.lease_seconds);
+    let mut grids: Worker<GridJobs> = Worker::new(&pool, Vec::new(), lease);
+    let mut seeds: Worker<CrossfitJobs> = Worker::new(&pool, Vec::new(), lease);
+    let mut stop = Stop::new()?;
+    let me = grids.name.clone();
+    eprintln!("worker {me}: takes {kinds:?} jobs, device {:?}", a.device);
+    let mut jobs = 0;
+    loop {
+        let open = grid_jobs(&pool, &kinds).await?;
+        grids.set_jobs(open.iter().map(|(id, _)| *id).collect());
+        if let Some(held) = grids.claim().await? {
+            let recipe = &open
+                .iter()
+                .find(|(id, _)| *id == held.lease.job)
+                .expect("claimed from the list")
+                .1;
+            let run = grid::run_held(&pool, &held, recipe, a.device, lease);
+            let report = |done: Vec<crate::store::Summary>| {
+                done.iter().for_each(|s| println!("{}", s.render()))
+            };
+            if let Some(status) = run_one(&mut grids, &held, &mut stop, run, report).await? {
+                return Ok(Ended::Stopped { status });
+            }
+            jobs += 1;
+            continue;
+        }
+        let open_seeds = if kinds.contains(&JobKind::Crossfit) {
+            xf_jobs::runnable(&pool).await?
+        } else {
+            Vec::new()
+        };
+        seeds.set_jobs(open_seeds.clone());
+        if let Some(held) = seeds.claim().await? {
+            let lost = seeds.lost_flag();
+            let run = crossfit::run_held(&pool, &held, a.device, &lost);
+            if let Some(status) = run_one(&mut seeds, &held, &mut stop, run, |()| {}).await? {
+                return Ok(Ended::Stopped { status });
+            }
+            jobs += 1;
+            continue;
+        }
+        // Nothing to claim now: other workers hold what is left, or nothing is left.
+        if a.exit_when_idle && open.is_empty() && open_seeds.is_empty() {
+            eprintln!("worker {me}: no job left; {jobs} run here");
+            return Ok(Ended::Idle { jobs });
+        }
+        let wait = tokio::time::sleep(Duration::from_secs(a.poll_seconds));
+        if let Err((signal, status)) = stop.or(wait).await {
+            eprintln!("worker {me} was stopped ({signal}) while it waited for jobs");
+            return Ok(Ended::Stopped { status });
+        }
+    }
+}
+
+/// Runs a held job until it settles (its result reported, or its failure said and marked on
+/// the job) or a signal comes: then the job is handed back and the signal's exit status
+/// answered.
+async fn run_one<Q: Claims, T>(
+    w: &mut Worker<Q>,
+    held: &Held<Q::Key>,
+    stop: &mut Stop,
+    work: impl Future<Output = Result<T>>,
+    report: impl FnOnce(T),
+) -> Result<Option<i32>> {
+    let name = Q::name(held);
+    let started = Instant::now();
+    match stop.or(work).await {
+        Err((signal, status)) => {
+            let why = handed_back(&w.name, signal, &name, true);
+            let released = w.release(held, &why).await?;
+            eprintln!("{}", handed_back(&w.name, signal, &name, released));
+            Ok(Some(status))
+        }
+        Ok(result) => {
+            match w.settle(held, result).await {
+                Ok(Some(v)) => {
+                    report(v);
+                    let took = started.elapsed().as_secs_f64();
+                    eprintln!("{name}: done by {} in {took:.3} s", w.name);
+                }
+                Ok(None) => {}
+                Err(e) => eprintln!("{name}: failed: {e}"),
+            }
+            Ok(None)
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! `clues-lab worker` on a small random BERT and BART: jobs of every kind queued with
+//! `--queue-only` (nothing run, nothing stored) are run by workers from the recipes the jobs
+//! carry, `--kinds` limits what one takes, `--exit-when-idle` ends it, and a worker stopped by
+//! SIGTERM mid-job hands the job back at once; the next worker stores it, once.
+mod common;
+
+use common::clues;
+use common::tiny_seq2seq::{write_seq2seq_dir, Kind};
+use domain::run::JobStatus;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// `clues-lab ARGS` with the tiny BERT as the fine-tuning default (and, exported, the frozen
+/// baseline's encoder), as every machine of a cluster would have it.
+fn clues_with(url: &str, model: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_clues-lab"))
+        .args(["--database", url])
+        .args(args)
+        .env("CLUES_FINETUNE_MODEL", model)
+        .env("RUST_LOG", "error")
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+async fn jobs_by_status(pool: &sqlx::AnyPool, table: &str) -> Vec<(JobStatus, i64)> {
+    sqlx::query_as(&format!(
+        "SELECT status, COUNT(*) FROM {table} GROUP BY status ORDER BY status"
+    ))
+    .fetch_all(pool)
+    .await
+    .unwrap()
+}
+
+/// The runs of the two systems the queued grid jobs store (the demo brings runs of its own).
+async fn machine_runs(pool: &sqlx::AnyPool) -> i64 {
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id
+         WHERE s.name IN ($1, $2)",
+    )
+    .bind(learners::baseline::SYSTEM)
+    .bind(learners::tune::SYSTEM)
+    .fetch_one(pool)
+    .await
+    .unwrap()
+}
+
+/// The CrossFit runs of the queued method.
+const SEED_RUNS: &str =
+    "SELECT COUNT(*) FROM crossfit_runs WHERE method = 'tiny-bart direct fine-tuning'";
+
+async fn count(pool: &sqlx::AnyPool, sql: &str) -> i64 {
+    sqlx::query_scalar(sql).fetch_one(pool).await.unwrap()
+}
+
+/// CrossFit's grid for the tiny BART: one setting of `steps` updates.
+fn learn<'a>(model: &'a str, steps: &'a str) -> Vec<&'a str> {
+    vec![
+        "crossfit",
+        "learn",
+        "--model",
+        model,
+        "--task",
+        "demo-xf-sentiment",
+        "--learning-rates",
+        "0.003",
+        "--batch-sizes",
+        "2",
+        "--steps",
+        steps,
+        "--warmup",
+        "2",
+        "--eval-every",
+        steps,
+        "--max-output-tokens",
+        "6",
+        "--queue-only",
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn queued_jobs_of_every_kind_are_run_by_workers_from_their_recipes() {
+    let (dir, url, pool, model) = common::tiny_bert::demo_with_model("worker", 5).await;
+    let bart = dir.path().join("tiny-bart");
+    write_seq2seq_dir(&bart, Kind::Bart, 1, 5);
+    let task = ["--task", "demo-SST-2", "--device", "cpu", "--queue-only"];
+    for args in [
+        [&["baseline", "--finetune"][..], &task].concat(),
+        [&["baseline"][..], &task].concat(),
+        learn(bart.to_str().unwrap(), "6"),
+    ] {
+        let out = clues_with(&url, &model, &args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out));
+        assert!(text(&out).contains("queued"), "{}", text(&out));
+    }
+    // Queued, nothing run or stored.
+    let groups = count(
+        &pool,
+        "SELECT COUNT(*) FROM (SELECT DISTINCT f.k, f.split FROM data_files f
+         JOIN tasks t ON t.id = f.task_id WHERE t.name = 'demo-SST-2' AND f.kind = 'train') g",
+    )
+    .await;
+    assert!(groups >= 2, "{groups} groups");
+    assert_eq!(
+        jobs_by_status(&pool, "grid_jobs").await,
+        vec![(JobStatus::Queued, groups + 1)],
+        "a fine-tuning job per group and one frozen-baseline job for the task"
+    );
+    assert_eq!(
+        jobs_by_status(&pool, "crossfit_jobs").await,
+        vec![(JobStatus::Queued, 5)]
+    );
+    assert_eq!(machine_runs(&pool).await, 0);
+    assert_eq!(count(&pool, SEED_RUNS).await, 0);
+    let recipe: String = sqlx::query_scalar(
+        "SELECT recipe_json FROM grid_jobs WHERE recipe_json LIKE '%fine-tuning%' LIMIT 1",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert!(recipe.contains(&format!("{}", model.display())), "{recipe}");
+
+    // A worker of one kind takes only that kind, and ends when none of it is left.
+    let worker = [
+        "worker",
+        "--exit-when-idle",
+        "--device",
+        "cpu",
+        "--poll-seconds",
+        "1",
+    ];
+    let out = clues_with(
+        &url,
+        &model,
+        &[&worker[..], &["--kinds", "crossfit"]].concat(),
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("5 run here"), "{}", text(&out));
+    assert_eq!(
+        jobs_by_status(&pool, "crossfit_jobs").await,
+        vec![(JobStatus::Done, 5)]
+    );
+    assert_eq!(count(&pool, SEED_RUNS).await, 5);
+    assert_eq!(
+        jobs_by_status(&pool, "grid_jobs").await,
+        vec![(JobStatus::Queued, groups + 1)]
+    );
+
+    // Every other kind, by a worker started from another folder.
+    let out = Command::new(env!("CARGO_BIN_EXE_clues-lab"))
+        .args(["--database", &url])
+        .args(worker)
+        .env("CLUES_FINETUNE_MODEL", &model)
+        .env("RUST_LOG", "error")
+        .current_dir(std::env::temp_dir())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        jobs_by_status(&pool, "grid_jobs").await,
+        vec![(JobStatus::Done, groups + 1)]
+    );
+    let runs: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT s.name, COUNT(*) FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id
+         WHERE r.status = 'done' AND s.name IN ($1, $2) GROUP BY s.name ORDER BY s.name",
+    )
+    .bind(learners::baseline::SYSTEM)
+    .bind(learners::tune::SYSTEM)
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        runs,
+        vec![
+            (learners::tune::SYSTEM.to_string(), groups),
+            (learners::baseline::SYSTEM.to_string(), groups)
+        ],
+        "{}",
+        text(&out)
+    );
+    assert_eq!(machine_runs(&pool).await, 2 * groups);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_stopped_by_sigterm_hands_its_job_back_and_the_next_one_stores_it_once() {
+    let (dir, url, pool, model) = common::tiny_bert::demo_with_model("sigterm", 6).await;
+    let bart = dir.path().join("tiny-bart");
+    write_seq2seq_dir(&bart, Kind::Bart, 1, 6);
+    let (ok, out) = clues(&url, &learn(bart.to_str().unwrap(), "400"));
+    assert!(ok, "{out}");
+    let log = dir.path().join("stopped.log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clues-lab"))
+        .args(["--database", &url, "worker", "--device", "cpu"])
+        .env("CLUES_FINETUNE_MODEL", &model)
+        .env("RUST_LOG", "error")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    // Once it has trained a while on its first seed: SIGTERM.
+    let started = Instant::now();
+    let held: i64 = loop {
+        let h: Option<i64> = sqlx::query_scalar(
+            "SELECT id FROM crossfit_jobs WHERE status = 'claimed' AND done_updates > 0",
+        )
+        .fetch_optional(&pool)
+        .await
+        .unwrap();
+        if let Some(h) = h {
+            break h;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no job under way: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let status = child.wait().unwrap();
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(status.code(), Some(143), "{said}");
+    assert!(said.contains("handed"), "{said}");
+    let (state, error, attempts): (JobStatus, Option<String>, i64) =
+        sqlx::query_as("SELECT status, error, attempts FROM crossfit_jobs WHERE id = $1")
+            .bind(held)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!((state, attempts), (JobStatus::Queued, 1), "{said}");
+    assert!(
+        error.as_deref().is_some_and(|e| e.contains("SIGTERM")),
+        "{error:?}"
+    );
+    assert_eq!(
+        count(
+            &pool,
+            "SELECT COUNT(*) FROM crossfit_jobs WHERE status = 'claimed'"
+        )
+        .await,
+        0,
+        "nothing is left held by the stopped worker"
+    );
+
+    // The next worker runs every seed; the handed-back one is claimed a second time.
+    let out = clues_with(
+        &url,
+        &model,
+        &[
+            "worker",
+            "--exit-when-idle",
+            "--device",
+            "cpu",
+            "--kinds",
+            "crossfit",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        jobs_by_status(&pool, "crossfit_jobs").await,
+        vec![(JobStatus::Done, 5)]
+    );
+    let per_seed: Vec<i64> = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM crossfit_runs WHERE method = 'tiny-bart direct fine-tuning'
+         GROUP BY task_id, seed ORDER BY seed",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(per_seed, vec![1; 5], "each seed stored once");
+    let attempts: i64 = sqlx::query_scalar("SELECT attempts FROM crossfit_jobs WHERE id = $1")
+        .bind(held)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(attempts, 2);
+}
+
+#[test]
+fn bad_worker_arguments_are_refused_before_anything_is_claimed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let url = common::db_url(&tmp.path().join("w.db"));
+    let (ok, out) = clues(&url, &["worker", "--kinds", "everything"]);
+    assert!(!ok && out.contains("invalid value 'everything'"), "{out}");
+    let (ok, out) = clues(
+        &url,
+        &["eval", "--model", "m", "--task", "t", "--queue-only"],
+    );
+    assert!(
+        !ok && out.contains("--queue-only queues the evaluations of a --plan"),
+        "{out}"
+    );
+}
