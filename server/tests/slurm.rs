@@ -1,0 +1,295 @@
+//! `clues-lab worker` on a real Slurm cluster of one node (Debian's slurm-wlm and munge, with
+//! daemons of this test's own under a temporary folder): CrossFit seeds queued with
+//! `--queue-only`, a job array of 3 workers that exit when the queue is empty, one of them
+//! cancelled with `scancel` in the middle of a job. Every job finishes, once.
+mod common;
+
+use common::tiny_seq2seq::{write_seq2seq_dir, Kind};
+use domain::run::JobStatus;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// A one-node cluster: munged, slurmctld and slurmd with their sockets, ports, state and logs
+/// in `dir`; stopped when dropped.
+struct Cluster {
+    dir: PathBuf,
+    conf: PathBuf,
+}
+
+/// A port nobody listens on now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn run(c: &mut Command) -> String {
+    let out = c.output().unwrap_or_else(|e| panic!("{c:?}: {e}"));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{c:?}: {text}");
+    text
+}
+
+impl Cluster {
+    /// `None`, with a notice, where Slurm is not installed (`.ci/setup` installs it; under
+    /// `CI` its absence fails the test).
+    fn start(dir: &Path) -> Option<Cluster> {
+        let have = |p: &str| Path::new(p).is_file();
+        if !(have("/usr/sbin/slurmctld") && have("/usr/sbin/slurmd") && have("/usr/sbin/munged")) {
+            let why = "Slurm is not installed (apt-get install slurm-wlm munge; .ci/setup does)";
+            assert!(std::env::var_os("CI").is_none_or(|v| v.is_empty()), "{why}");
+            eprintln!("SKIPPED the Slurm worker test: {why}");
+            return None;
+        }
+        let dir = dir.to_path_buf();
+        for sub in ["state", "spool"] {
+            std::fs::create_dir_all(dir.join(sub)).unwrap();
+        }
+        // munge's key: 1024 random bytes only its owner reads.
+        let key = dir.join("munge.key");
+        let mut bytes = [0u8; 1024];
+        use std::io::Read;
+        std::fs::File::open("/dev/urandom")
+            .unwrap()
+            .read_exact(&mut bytes)
+            .unwrap();
+        std::fs::write(&key, bytes).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o400)).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let socket = dir.join("munge.socket");
+        let p = |f: &str| dir.join(f).display().to_string();
+        run(Command::new("/usr/sbin/munged")
+            .arg("--force")
+            .arg(format!("--socket={}", socket.display()))
+            .arg(format!("--key-file={}", key.display()))
+            .arg(format!("--pid-file={}", p("munged.pid")))
+            .arg(format!("--log-file={}", p("munged.log")))
+            .arg(format!("--seed-file={}", p("munged.seed"))));
+        let host = run(&mut Command::new("hostname")).trim().to_string();
+        let conf = dir.join("slurm.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "ClusterName=cluesbench\nSlurmctldHost={host}(127.0.0.1)\n\
+                 SlurmctldPort={}\nSlurmdPort={}\n\
+                 AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket={}\n\
+                 ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n\
+                 SelectType=select/cons_tres\nSelectTypeParameters=CR_Core\n\
+                 StateSaveLocation={}\nSlurmdSpoolDir={}\n\
+                 SlurmctldPidFile={}\nSlurmdPidFile={}\n\
+                 SlurmctldLogFile={}\nSlurmdLogFile={}\n\
+                 SlurmUser=root\nSlurmdUser=root\nSlurmdParameters=config_overrides\n\
+                 ReturnToService=2\nMpiDefault=none\nJobAcctGatherType=jobacct_gather/none\n\
+                 AccountingStorageType=accounting_storage/none\nKillWait=30\n\
+                 NodeName={host} NodeAddr=127.0.0.1 CPUs=4 State=UNKNOWN\n\
+                 PartitionName=bench Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n",
+                free_port(),
+                free_port(),
+                socket.display(),
+                p("state"),
+                p("spool"),
+                p("slurmctld.pid"),
+                p("slurmd.pid"),
+                p("slurmctld.log"),
+                p("slurmd.log"),
+            ),
+        )
+        .unwrap();
+        let cluster = Cluster { dir, conf };
+        run(&mut cluster.cmd("/usr/sbin/slurmctld"));
+        run(&mut cluster.cmd("/usr/sbin/slurmd"));
+        let start = Instant::now();
+        while !run(cluster.cmd("sinfo").args(["-h", "-o", "%t"])).contains("idle") {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "the node never came up: {}",
+                std::fs::read_to_string(cluster.dir.join("slurmctld.log")).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Some(cluster)
+    }
+
+    /// A Slurm command that reads this cluster's configuration.
+    fn cmd(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        c.env("SLURM_CONF", &self.conf);
+        c
+    }
+}
+
+impl Drop for Cluster {
+    /// Cancels what still runs (a failed test's workers), then stops the daemons: slurmd
+    /// leaves running jobs' step daemons behind.
+    fn drop(&mut self) {
+        let _ = self.cmd("scancel").arg("--partition=bench").output();
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(20)
+            && self
+                .cmd("squeue")
+                .arg("-h")
+                .output()
+                .is_ok_and(|o| !o.stdout.is_empty())
+        {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let _ = self.cmd("scontrol").arg("shutdown").output();
+        if let Ok(pid) = std::fs::read_to_string(self.dir.join("munged.pid")) {
+            let _ = Command::new("kill").arg(pid.trim()).output();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_array_of_workers_with_one_cancelled_mid_job_finishes_every_job_once() {
+    let (dir, url, pool, _) = common::tiny_bert::demo_with_model("slurm", 7).await;
+    let Some(cluster) = Cluster::start(&dir.path().join("slurm")) else {
+        return;
+    };
+    let bart = dir.path().join("tiny-bart");
+    write_seq2seq_dir(&bart, Kind::Bart, 1, 7);
+    let tasks = ["demo-xf-sentiment", "demo-xf-topic", "demo-xf-headline"];
+    for task in tasks {
+        let (ok, out) = common::clues(
+            &url,
+            &[
+                "crossfit",
+                "learn",
+                "--model",
+                bart.to_str().unwrap(),
+                "--task",
+                task,
+                "--learning-rates",
+                "0.003",
+                "--batch-sizes",
+                "2",
+                "--steps",
+                "150",
+                "--warmup",
+                "2",
+                "--eval-every",
+                "150",
+                "--max-output-tokens",
+                "6",
+                "--queue-only",
+            ],
+        );
+        assert!(ok, "{out}");
+    }
+    let jobs = 3 * 5;
+
+    // The array: each task prints its process id, then becomes the worker (same pid).
+    let script = dir.path().join("worker.sbatch");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/bash\n#SBATCH --output={}/worker-%a.out\necho \"pid $$\"\n\
+             exec {} --database {url} worker --exit-when-idle --kinds crossfit --device cpu \
+             --lease-seconds 5 --poll-seconds 1\n",
+            dir.path().display(),
+            env!("CARGO_BIN_EXE_clues-lab"),
+        ),
+    )
+    .unwrap();
+    let array = run(cluster
+        .cmd("sbatch")
+        .args(["--parsable", "--array=1-3"])
+        .arg(&script))
+    .trim()
+    .to_string();
+    let out = |task: u32| {
+        std::fs::read_to_string(dir.path().join(format!("worker-{task}.out"))).unwrap_or_default()
+    };
+
+    // Task 1's worker, once it has trained a while on a job: cancelled with scancel.
+    let start = Instant::now();
+    let (victim, held) = loop {
+        let pid = out(1)
+            .lines()
+            .find_map(|l| l.strip_prefix("pid ").map(|p| format!(":{}", p.trim())));
+        if let Some(pid) = pid {
+            let claimed: Vec<(i64, String, Option<i64>)> = sqlx::query_as(
+                "SELECT id, worker, started_at FROM crossfit_jobs WHERE status = 'claimed'",
+            )
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+            let now = app::ssr::auth::now_ms();
+            if let Some((id, w, _)) = claimed
+                .into_iter()
+                .find(|(_, w, at)| w.ends_with(&pid) && at.is_some_and(|at| now - at > 300))
+            {
+                break (w, id);
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(180),
+            "task 1 never held a job: {}",
+            out(1)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    run(cluster.cmd("scancel").arg(format!("{array}_1")));
+
+    // The array ends when the queue is empty.
+    let start = Instant::now();
+    while !run(cluster.cmd("squeue").args(["-h", "-j", &array]))
+        .trim()
+        .is_empty()
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(600),
+            "the array never ended:\n{}\n{}\n{}",
+            out(1),
+            out(2),
+            out(3)
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let logs = format!("{}\n{}\n{}", out(1), out(2), out(3));
+    assert!(
+        out(1).contains("SIGTERM") && out(1).contains("handed"),
+        "the cancelled worker handed its job back: {logs}"
+    );
+    for task in [2, 3] {
+        assert!(out(task).contains("no job left"), "{logs}");
+    }
+    let by_status: Vec<(JobStatus, i64)> =
+        sqlx::query_as("SELECT status, COUNT(*) FROM crossfit_jobs GROUP BY status")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(by_status, vec![(JobStatus::Done, jobs)], "{logs}");
+    let per_seed: Vec<i64> = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM crossfit_runs WHERE method = 'tiny-bart direct fine-tuning'
+         GROUP BY task_id, seed",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        per_seed,
+        vec![1; jobs as usize],
+        "each job stored once: {logs}"
+    );
+    let (attempts, by): (i64, String) =
+        sqlx::query_as("SELECT attempts, worker FROM crossfit_jobs WHERE id = $1")
+            .bind(held)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(attempts, 2, "{logs}");
+    assert_ne!(
+        by, victim,
+        "another worker finished the cancelled one's job"
+    );
+    eprintln!("the array's output:\n{logs}");
+}
