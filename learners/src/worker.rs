@@ -7,6 +7,7 @@ use crate::crossfit::{self, CrossfitJobs};
 use crate::runtime::Device;
 use crate::store::grid::{self, GridJobs, JobRecipe, Learner};
 use crate::store::lease::{Claims, Worker};
+use crate::store::{self, Summary};
 use app::error::{AppError, Result};
 use app::ssr::crossfit::jobs as xf_jobs;
 use app::ssr::db::cli as db;
@@ -121,6 +122,34 @@ async fn grid_jobs(pool: &AnyPool, kinds: &[JobKind]) -> Result<Vec<(i64, JobRec
     Ok(out)
 }
 
+/// Runs one held grid job by its recipe, with this worker's device: fine-tunes, trains the
+/// frozen baseline's heads or evaluates, and stores the runs with the job marked done.
+async fn run_grid_job(
+    pool: &AnyPool,
+    held: &grid::Held,
+    recipe: &JobRecipe,
+    device: Device,
+    lease: Duration,
+) -> Result<Vec<Summary>> {
+    let o = grid::GridRun {
+        replace: recipe.replace,
+        export: None,
+        device,
+        bar: false,
+        lease,
+        queue_only: false,
+    };
+    match &recipe.learner {
+        Learner::FrozenBaseline => store::baseline_held(pool, held, &o).await,
+        Learner::Onnx => Ok(vec![store::evaluate_held(pool, held, &o).await?]),
+        Learner::FineTuning { weights } => {
+            let (system, ..) = grid::job_target(pool, held.lease.job).await?;
+            let start = crate::tune::Start::new(Some(weights.clone()), Some(system))?;
+            Ok(vec![store::tune_held(pool, &start, held, &o).await?])
+        }
+    }
+}
+
 /// What a worker says as it hands a job back.
 fn handed_back(worker: &str, signal: &str, job: &str, released: bool) -> String {
     if released {
@@ -158,10 +187,8 @@ pub async fn work(database: &str, a: WorkerArgs) -> Result<Ended> {
                 .find(|(id, _)| *id == held.lease.job)
                 .expect("claimed from the list")
                 .1;
-            let run = grid::run_held(&pool, &held, recipe, a.device, lease);
-            let report = |done: Vec<crate::store::Summary>| {
-                done.iter().for_each(|s| println!("{}", s.render()))
-            };
+            let run = run_grid_job(&pool, &held, recipe, a.device, lease);
+            let report = |done: Vec<Summary>| done.iter().for_each(|s| println!("{}", s.render()));
             if let Some(status) = run_one(&mut grids, &held, &mut stop, run, report).await? {
                 return Ok(Ended::Stopped { status });
             }

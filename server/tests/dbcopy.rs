@@ -78,11 +78,7 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
     .await
     .unwrap();
     // A shared grid: one group done (its run the baseline's), one held by a worker.
-    let task: domain::ids::TaskId =
-        sqlx::query_scalar("SELECT id FROM tasks WHERE name = 'demo-SST-2'")
-            .fetch_one(&pool)
-            .await
-            .unwrap();
+    let task = common::task_id(&pool, "demo-SST-2").await;
     use learners::store::grid;
     let jobs = grid::enqueue(
         &pool,

@@ -2,19 +2,8 @@
 //! (`eval --plan`), on SQLite or on PostgreSQL with `CLUES_TEST_POSTGRES`.
 mod common;
 
-use std::path::Path;
-use std::process::Command;
 
-/// `clues-lab <args>` on `url` with the small BERT to fine-tune; its output.
-fn cli(url: &str, model: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_clues-lab"))
-        .args(["--database", url])
-        .args(args)
-        .env("CLUES_FINETUNE_MODEL", model)
-        .env("RUST_LOG", "error")
-        .output()
-        .unwrap()
-}
+use common::clues_with_model as cli;
 
 /// Evaluations of many models as a grid (`eval --plan`): a plan with a malformed line is
 /// refused with its line and queues nothing; two workers share a good plan, each model is

@@ -193,34 +193,16 @@ async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
     use learners::store::grid;
     let (_dir, pool) = common::fresh_db().await;
     server::demo::ensure_demo(&pool).await.unwrap();
-    let task: domain::ids::TaskId =
-        sqlx::query_scalar("SELECT id FROM tasks WHERE name = 'demo-SST-2'")
-            .fetch_one(&pool)
+    let task = common::task_id(&pool, "demo-SST-2").await;
+    let queue = async || {
+        let learner = grid::Learner::FrozenBaseline;
+        let group = [(task, 4, 1)];
+        grid::enqueue(&pool, "s", learner, None, &group, false)
             .await
-            .unwrap();
-    let jobs = grid::enqueue(
-        &pool,
-        "s",
-        grid::Learner::FrozenBaseline,
-        None,
-        &[(task, 4, 1)],
-        false,
-    )
-    .await
-    .unwrap();
-    assert_eq!(
-        grid::enqueue(
-            &pool,
-            "s",
-            grid::Learner::FrozenBaseline,
-            None,
-            &[(task, 4, 1)],
-            false
-        )
-        .await
-        .unwrap(),
-        jobs
-    );
+            .unwrap()
+    };
+    let jobs = queue().await;
+    assert_eq!(queue().await, jobs);
     let a = grid::claim(&pool, &jobs, "a:1", Duration::from_millis(1))
         .await
         .unwrap()
@@ -282,16 +264,7 @@ async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
     // Failed, it is queued again by the next command; done, only with --replace.
     grid::fail(&pool, &d, "broke").await.unwrap();
     assert_eq!(grid::unfinished(&pool, &jobs).await.unwrap(), (0, 0));
-    grid::enqueue(
-        &pool,
-        "s",
-        grid::Learner::FrozenBaseline,
-        None,
-        &[(task, 4, 1)],
-        false,
-    )
-    .await
-    .unwrap();
+    queue().await;
     assert_eq!(grid::unfinished(&pool, &jobs).await.unwrap(), (1, 4));
 }
 

@@ -7,21 +7,8 @@ mod common;
 use common::clues;
 use common::tiny_seq2seq::{write_seq2seq_dir, Kind};
 use domain::run::JobStatus;
-use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-/// `clues-lab ARGS` with the tiny BERT as the fine-tuning default (and, exported, the frozen
-/// baseline's encoder), as every machine of a cluster would have it.
-fn clues_with(url: &str, model: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_clues-lab"))
-        .args(["--database", url])
-        .args(args)
-        .env("CLUES_FINETUNE_MODEL", model)
-        .env("RUST_LOG", "error")
-        .output()
-        .unwrap()
-}
 
 fn text(o: &Output) -> String {
     format!(
@@ -97,7 +84,7 @@ async fn queued_jobs_of_every_kind_are_run_by_workers_from_their_recipes() {
         [&["baseline"][..], &task].concat(),
         learn(bart.to_str().unwrap(), "6"),
     ] {
-        let out = clues_with(&url, &model, &args);
+        let out = common::clues_with_model(&url, &model, &args);
         assert!(out.status.success(), "{args:?}: {}", text(&out));
         assert!(text(&out).contains("queued"), "{}", text(&out));
     }
@@ -137,7 +124,7 @@ async fn queued_jobs_of_every_kind_are_run_by_workers_from_their_recipes() {
         "--poll-seconds",
         "1",
     ];
-    let out = clues_with(
+    let out = common::clues_with_model(
         &url,
         &model,
         &[&worker[..], &["--kinds", "crossfit"]].concat(),
@@ -252,7 +239,7 @@ async fn a_worker_stopped_by_sigterm_hands_its_job_back_and_the_next_one_stores_
     );
 
     // The next worker runs every seed; the handed-back one is claimed a second time.
-    let out = clues_with(
+    let out = common::clues_with_model(
         &url,
         &model,
         &[

@@ -145,17 +145,30 @@ pub async fn claim(
 
 /// Marks a held job failed (another command queues it again).
 pub async fn fail(pool: &AnyPool, held: &Lease, error: &str) -> Result<()> {
-    sqlx::query(&format!(
-        "UPDATE {} SET status = 'failed', error = $1, lease_until = NULL
-         WHERE id = $2 AND worker = $3 AND status = 'claimed'",
+    leave(pool, held, JobStatus::Failed, error).await?;
+    Ok(())
+}
+
+/// Leaves a held job in `status` (failed, or queued again) with `why` as its error, where its
+/// worker still holds it; whether it did.
+async fn leave<'c>(
+    db: impl sqlx::Executor<'c, Database = Any>,
+    held: &Lease,
+    status: JobStatus,
+    why: &str,
+) -> Result<bool> {
+    let left = sqlx::query(&format!(
+        "UPDATE {} SET status = $1, error = $2, lease_until = NULL
+         WHERE id = $3 AND worker = $4 AND status = 'claimed'",
         held.queue.table()
     ))
-    .bind(error)
+    .bind(status.as_str())
+    .bind(why)
     .bind(held.job)
     .bind(&held.worker)
-    .execute(pool)
+    .execute(db)
     .await?;
-    Ok(())
+    Ok(left.rows_affected() > 0)
 }
 
 /// Hands a held job back to its queue at once, because its worker is stopping (SIGTERM on a
@@ -170,18 +183,7 @@ pub async fn release(
     on_release: Option<&str>,
 ) -> Result<bool> {
     let mut tx = crate::ssr::tx::begin_immediate(pool, &[]).await?;
-    let released = sqlx::query(&format!(
-        "UPDATE {} SET status = 'queued', error = $1, lease_until = NULL
-         WHERE id = $2 AND worker = $3 AND status = 'claimed'",
-        held.queue.table()
-    ))
-    .bind(why)
-    .bind(held.job)
-    .bind(&held.worker)
-    .execute(&mut *tx)
-    .await?
-    .rows_affected()
-        > 0;
+    let released = leave(&mut *tx, held, JobStatus::Queued, why).await?;
     if let (true, Some(sql)) = (released, on_release) {
         sqlx::query(sql)
             .bind(why)

@@ -4,8 +4,6 @@
 //! so every group is stored exactly once.
 
 use super::lease::Claims;
-use super::Summary;
-use crate::runtime::Device;
 use app::error::{AppError, Result};
 use app::ssr::machine::grid::Recipe;
 pub use app::ssr::machine::grid::{
@@ -85,34 +83,6 @@ pub async fn enqueue(
         recipe: &recipe,
     };
     app::ssr::machine::grid::enqueue(pool, what, groups, replace).await
-}
-
-/// Runs one held job by its recipe, with this worker's device: fine-tunes, trains the frozen
-/// baseline's heads or evaluates, and stores the runs with the job marked done.
-pub async fn run_held(
-    pool: &AnyPool,
-    held: &Held,
-    recipe: &JobRecipe,
-    device: Device,
-    lease: Duration,
-) -> Result<Vec<Summary>> {
-    let o = GridRun {
-        replace: recipe.replace,
-        export: None,
-        device,
-        bar: false,
-        lease,
-        queue_only: false,
-    };
-    match &recipe.learner {
-        Learner::FrozenBaseline => super::runs::baseline_held(pool, held, &o).await,
-        Learner::Onnx => Ok(vec![super::runs::evaluate_held(pool, held, &o).await?]),
-        Learner::FineTuning { weights } => {
-            let (system, ..) = job_target(pool, held.lease.job).await?;
-            let start = crate::tune::Start::new(Some(weights.clone()), Some(system))?;
-            Ok(vec![super::tuned::tune_held(pool, &start, held, &o).await?])
-        }
-    }
 }
 
 /// The CLUES track's grids as a queue workers claim from.

@@ -14,8 +14,9 @@ pub use grid::GridRun;
 pub use imported::{import, read_imported};
 pub use progress::Progress;
 pub use prompted::{prompt_tune, PromptArgs};
-pub(crate) use runs::{absolute, task_test};
+pub(crate) use runs::{absolute, baseline_held, evaluate_held, task_test};
 pub use runs::{evaluate, evaluate_plan, run_baseline, run_baseline_grid, PlannedEval};
+pub(crate) use tuned::tune_held;
 pub use tuned::{plan as plan_finetune, run_finetune, Job};
 
 use super::decode::PredSpan;

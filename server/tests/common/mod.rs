@@ -9,7 +9,7 @@ pub mod tiny_seq2seq;
 
 use app::ssr::db::cli as db;
 use sqlx::AnyPool;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The official CLUES data: `$CLUES_DATA`, else `../shared/data/clues` beside the project.
 /// Prints a clear notice and returns `None` when it is absent, unless `CI` is set: CI has the
@@ -171,6 +171,27 @@ pub fn clues(url: &str, args: &[&str]) -> (bool, String) {
         String::from_utf8_lossy(&out.stderr)
     );
     (out.status.success(), text)
+}
+
+/// `clues-lab --database url ARGS` with the small BERT at `model` as the fine-tuning default
+/// (and, exported, the frozen baseline's encoder), as every worker machine would have it.
+pub fn clues_with_model(url: &str, model: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_clues-lab"))
+        .args(["--database", url])
+        .args(args)
+        .env("CLUES_FINETUNE_MODEL", model)
+        .env("RUST_LOG", "error")
+        .output()
+        .unwrap()
+}
+
+/// The id of the task named `name`.
+pub async fn task_id(pool: &AnyPool, name: &str) -> domain::ids::TaskId {
+    sqlx::query_scalar("SELECT id FROM tasks WHERE name = $1")
+        .bind(name)
+        .fetch_one(pool)
+        .await
+        .unwrap()
 }
 
 /// The Python with torch and transformers (`.ci/setup --bench` makes it); `None`, with a
