@@ -22,6 +22,7 @@ pub mod frame;
 pub mod head;
 pub mod icl;
 pub mod onnx;
+pub mod queue;
 pub mod runtime;
 pub mod score;
 pub mod seq2seq;

@@ -2,7 +2,6 @@
 //! (`eval --plan`), on SQLite or on PostgreSQL with `CLUES_TEST_POSTGRES`.
 mod common;
 
-
 use common::clues_with_model as cli;
 
 /// Evaluations of many models as a grid (`eval --plan`): a plan with a malformed line is

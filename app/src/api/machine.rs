@@ -1,10 +1,13 @@
-//! The models page's server function: every machine evaluation with its live progress
-//! (researchers and admins only). Runs are started from the command line.
+//! The models page's server functions (researchers and admins only): every machine evaluation
+//! with its live progress, the shared queues, and queuing a learner, cancelling or retrying a
+//! job from the page; any `clues-lab worker` runs what is queued.
 
 use crate::error::AppError;
 use crate::wire::crossfit::LearningQueue;
 use crate::wire::machine::{GridRow, RunRow};
+use crate::wire::queue::{GridJobRow, QueueAnswer, QueueChoices, QueueKind, QueueRequest};
 use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
 #[cfg(feature = "ssr")]
 use {
     crate::ssr::request::{serve, Ctx, Staff},
@@ -26,4 +29,75 @@ pub async fn crossfit_learning() -> Result<LearningQueue, AppError> {
 #[server(endpoint = "model_runs")]
 pub async fn model_runs() -> Result<Vec<RunRow>, AppError> {
     serve(|c: Ctx<Staff>| async move { machine::runs(c.pool()).await }).await
+}
+
+/// Every CLUES grid job not done, running ones first.
+#[server(endpoint = "grid_job_list")]
+pub async fn grid_job_list() -> Result<Vec<GridJobRow>, AppError> {
+    serve(|c: Ctx<Staff>| async move { machine::grid::open_jobs(c.pool()).await }).await
+}
+
+/// The tasks a learner can be queued on: CLUES-format tasks with a test set, CrossFit tasks.
+#[server(endpoint = "learner_choices")]
+pub async fn learner_choices() -> Result<QueueChoices, AppError> {
+    serve(|c: Ctx<Staff>| async move {
+        let tasks = crate::ssr::catalog::task_summaries(c.pool())
+            .await?
+            .into_iter()
+            .filter(|t| t.test_items > 0)
+            .map(|t| t.name)
+            .collect();
+        let crossfit_tasks = crossfit::list_tasks(c.pool())
+            .await?
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        Ok(QueueChoices {
+            tasks,
+            crossfit_tasks,
+        })
+    })
+    .await
+}
+
+/// Checks a learner as the command line would and queues its jobs for the workers.
+#[server(endpoint = "queue_learner", input = Json)]
+pub async fn queue_learner(request: QueueRequest) -> Result<QueueAnswer, AppError> {
+    serve(|c: Ctx<Staff>| async move {
+        let Some(door) = c.state.door.clone() else {
+            return Err(AppError::Refused(
+                "this server was started without the model track: queue from the command line (--queue-only)".into(),
+            ));
+        };
+        door.queue(c.pool(), request).await
+    })
+    .await
+}
+
+/// Cancels a queued or running job: it is marked failed, and a worker running it stores nothing.
+#[server(endpoint = "cancel_job")]
+pub async fn cancel_job(queue: QueueKind, id: i64) -> Result<(), AppError> {
+    serve(|c: Ctx<Staff>| async move {
+        c.same_site("a cancellation")?;
+        let by = c.who.0.name.clone();
+        match queue {
+            QueueKind::Grid => machine::grid::cancel(c.pool(), id, &by).await,
+            QueueKind::Crossfit => crossfit::jobs::cancel(c.pool(), id, &by).await,
+        }
+    })
+    .await
+}
+
+/// Queues a failed job again, with the recipe it had.
+#[server(endpoint = "retry_job")]
+pub async fn retry_job(queue: QueueKind, id: i64) -> Result<(), AppError> {
+    serve(|c: Ctx<Staff>| async move {
+        c.same_site("a retry")?;
+        let q = match queue {
+            QueueKind::Grid => crate::ssr::lease::Queue::Grid,
+            QueueKind::Crossfit => crate::ssr::lease::Queue::Crossfit,
+        };
+        crate::ssr::lease::retry(c.pool(), q, id).await
+    })
+    .await
 }

@@ -12,9 +12,10 @@ pub mod tasks;
 /// URL-encoded form. The server refuses a call in any other content type: a page of another
 /// site can post `text/plain` without asking first, never `application/json`.
 #[cfg(feature = "ssr")]
-pub fn json_calls() -> [&'static str; 4] {
+pub fn json_calls() -> [&'static str; 5] {
     use leptos::server_fn::ServerFn;
     [
+        machine::QueueLearner::PATH,
         study::CreateStudy::PATH,
         study::UpdateStudy::PATH,
         study::SubmitAnswer::PATH,

@@ -196,6 +196,81 @@ pub async fn release(
     Ok(released)
 }
 
+/// Cancels a job that is queued or running (from the models page): failed, with `why` as its
+/// error. A worker running it finds at its next renewal that it no longer holds it, and stores
+/// nothing. `on_cancel` as `on_release` of [`release`]. Refused when the job is not open.
+pub async fn cancel(
+    pool: &AnyPool,
+    queue: Queue,
+    job: i64,
+    why: &str,
+    on_cancel: Option<&str>,
+) -> Result<()> {
+    let mut tx = crate::ssr::tx::begin_immediate(pool, &[]).await?;
+    let cancelled = sqlx::query(&format!(
+        "UPDATE {} SET status = 'failed', error = $1, lease_until = NULL
+         WHERE id = $2 AND status IN ('queued', 'claimed')",
+        queue.table()
+    ))
+    .bind(why)
+    .bind(job)
+    .execute(&mut *tx)
+    .await?;
+    if cancelled.rows_affected() == 0 {
+        tx.rollback().await?;
+        return Err(not_open(pool, queue, job, "cancel").await);
+    }
+    if let Some(sql) = on_cancel {
+        sqlx::query(sql)
+            .bind(why)
+            .bind(now_ms())
+            .bind(job)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Queues a failed job again (from the models page), with the recipe it had.
+pub async fn retry(pool: &AnyPool, queue: Queue, job: i64) -> Result<()> {
+    let retried = sqlx::query(&format!(
+        "UPDATE {} SET status = 'queued', error = NULL, queued_at = $1
+         WHERE id = $2 AND status = 'failed'",
+        queue.table()
+    ))
+    .bind(now_ms())
+    .bind(job)
+    .execute(pool)
+    .await?;
+    if retried.rows_affected() == 0 {
+        return Err(not_open(pool, queue, job, "retry").await);
+    }
+    Ok(())
+}
+
+/// Why `job` cannot be cancelled or retried (`what`): there is no such job, or its status.
+async fn not_open(pool: &AnyPool, queue: Queue, job: i64, what: &str) -> AppError {
+    let status: std::result::Result<Option<JobStatus>, _> = sqlx::query_scalar(&format!(
+        "SELECT status FROM {} WHERE id = $1",
+        queue.table()
+    ))
+    .bind(job)
+    .fetch_optional(pool)
+    .await;
+    match status {
+        Ok(None) => AppError::NotFound(format!("there is no job {job} in this queue")),
+        Ok(Some(s)) => AppError::Refused(format!(
+            "job {job} is {}: there is nothing to {what}",
+            match s {
+                JobStatus::Claimed => "running",
+                s => s.as_str(),
+            }
+        )),
+        Err(e) => e.into(),
+    }
+}
+
 /// Inside the transaction that stores a held job's results: marks the job done, or refuses
 /// when the lease was lost meanwhile (another worker took the job over and stores it).
 /// `what`: the job as a person names it, for that refusal.

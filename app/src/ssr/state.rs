@@ -1,12 +1,16 @@
 //! The typed application state: one database pool (and its answer writer), the Leptos options.
 //! Server functions reach it through Leptos context; axum handlers through `State`.
 
+use crate::error::AppError;
 use crate::ssr::limits::{self, Limiter, Limits};
 use crate::ssr::writer::Writer;
+use crate::wire::queue::{QueueAnswer, QueueRequest};
 use http::HeaderMap;
 use leptos::config::LeptosOptions;
 use sqlx::AnyPool;
+use std::future::Future;
 use std::net::IpAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 
 #[derive(Clone, Debug)]
@@ -24,6 +28,19 @@ pub struct AppState {
     /// Origins besides MTurk's that may show the worker's pages in a frame
     /// (`serve --frame-ancestors`; see `domain::platform::frame_policy`).
     pub frame_ancestors: Arc<[String]>,
+    /// The model track's door, through which the models page queues learners; `None` where
+    /// the binary installed none (the page then says so).
+    pub door: Option<Arc<dyn JobDoor>>,
+}
+
+/// Checks a queue request as the command line checks the same learner, then queues its jobs.
+/// The binary installs it (`learners` implements it; this crate cannot depend on it).
+pub trait JobDoor: Send + Sync + std::fmt::Debug {
+    fn queue<'a>(
+        &'a self,
+        pool: &'a AnyPool,
+        request: QueueRequest,
+    ) -> Pin<Box<dyn Future<Output = Result<QueueAnswer, AppError>> + Send + 'a>>;
 }
 
 impl AppState {
@@ -37,6 +54,7 @@ impl AppState {
             trust_proxy: false,
             limiter: Arc::new(Limiter::new(Limits::default())),
             frame_ancestors: Arc::from([]),
+            door: None,
         }
     }
 
@@ -59,7 +77,7 @@ impl axum::extract::FromRef<AppState> for LeptosOptions {
 }
 
 /// The state inside a server function.
-pub fn app_state() -> Result<AppState, crate::error::AppError> {
+pub fn app_state() -> Result<AppState, AppError> {
     leptos::prelude::use_context::<AppState>()
-        .ok_or_else(|| crate::error::AppError::internal("AppState missing from context"))
+        .ok_or_else(|| AppError::internal("AppState missing from context"))
 }

@@ -3,6 +3,7 @@
 pub mod auth;
 pub mod crossfit;
 pub mod machine;
+pub mod queue;
 pub mod report;
 pub mod study;
 pub mod tasks;

@@ -5,7 +5,7 @@
 pub mod upstream;
 mod worker;
 
-pub use worker::{learn_task, run_held, CrossfitJobs};
+pub use worker::{learn_task, queue_task, run_held, CrossfitJobs, SeedsOf};
 
 use crate::runtime::Device;
 use crate::seq2seq::text::Text;
@@ -101,7 +101,7 @@ impl TuneArgs {
 }
 
 /// A method name: the given one (not blank), else the model folder's name and `what`.
-fn method_name(given: &Option<String>, model: &Path, what: &str) -> Result<String> {
+pub(crate) fn method_name(given: &Option<String>, model: &Path, what: &str) -> Result<String> {
     match given {
         Some(m) if m.trim().is_empty() => {
             Err(AppError::Invalid("--method must not be empty".into()))
@@ -168,5 +168,12 @@ pub async fn learn(pool: &sqlx::AnyPool, a: LearnArgs) -> Result<()> {
     xf::metric_of(pool, &a.task).await?;
     check_model(&a.model)?;
     let method = method_name(&a.method, &a.model, "direct fine-tuning")?;
-    learn_task(pool, &a.model, &a.task, &method, &a.tune, None).await
+    let seeds = SeedsOf {
+        model: &a.model,
+        task: &a.task,
+        method: &method,
+        a: &a.tune,
+        upstream: None,
+    };
+    learn_task(pool, &seeds).await
 }

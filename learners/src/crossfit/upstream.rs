@@ -278,7 +278,14 @@ pub async fn upstream(pool: &sqlx::AnyPool, a: UpstreamArgs) -> Result<()> {
     };
     let name = method_name(&a.name, &a.out, "fine-tuning")?;
     for task in &partition.test {
-        learn_task(pool, &a.out, task, &name, &a.tune, Some(&record)).await?;
+        let seeds = super::SeedsOf {
+            model: &a.out,
+            task,
+            method: &name,
+            a: &a.tune,
+            upstream: Some(&record),
+        };
+        learn_task(pool, &seeds).await?;
     }
     let baseline = method_name(&a.baseline, &a.model, "direct fine-tuning")?;
     match xf::arg_report(pool, &a.partition, &name, &baseline).await {

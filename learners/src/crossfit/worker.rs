@@ -68,19 +68,31 @@ fn seed_data(
     })
 }
 
-/// Direct fine-tuning of `model` on every seed of `task` without a run of `method`, as jobs
-/// that every worker running the same command shares, each run stored as soon as it is done;
-/// `upstream`: how the model was learned before (part of the recipe, stored with each run).
-pub async fn learn_task(
+/// One method's learning of a task's seeds: from which model folder, with which grid and
+/// lengths, after which upstream learning (part of the recipe, stored with each run).
+pub struct SeedsOf<'a> {
+    pub model: &'a Path,
+    pub task: &'a str,
+    pub method: &'a str,
+    pub a: &'a TuneArgs,
+    pub upstream: Option<&'a serde_json::Value>,
+}
+
+/// The seeds of `task` without a run of `method`, queued with the recipe every worker learns
+/// them with (the device is each worker's own); the jobs' ids and the recipe. A model without a
+/// tokenizer, or a `--keep` folder that cannot be made, queues nothing.
+pub async fn queue_task(
     pool: &AnyPool,
-    model: &Path,
-    task: &str,
-    method: &str,
-    a: &TuneArgs,
-    upstream: Option<&serde_json::Value>,
-) -> Result<()> {
+    seeds: &SeedsOf<'_>,
+) -> Result<(Vec<i64>, serde_json::Value)> {
+    let SeedsOf {
+        model,
+        task,
+        method,
+        a,
+        upstream,
+    } = seeds;
     let grid = a.grid()?;
-    let metric = xf::metric_of(pool, task).await?;
     let done = xf::seeds_with_run(pool, method, task).await?;
     let seeds: Vec<u32> = xf::seeds_of(pool, task)
         .await?
@@ -90,24 +102,33 @@ pub async fn learn_task(
     if !done.is_empty() {
         eprintln!("{task}: seeds {done:?} already have a run of {method:?}, kept");
     }
-    // What every worker on these jobs trains with (the device is each worker's own).
     let recipe = serde_json::json!({
         "learner": "direct fine-tuning",
         "model": crate::store::absolute(model).display().to_string(), "upstream": upstream,
         "grid": grid, "max_input_tokens": a.max_input_tokens,
     });
-    // The folder kept checkpoints go to is made before the seeds are queued, as the tokenizer
-    // is read: a folder that cannot be written, or a model without a tokenizer, queues nothing.
     if let Some(k) = &a.keep {
         std::fs::create_dir_all(k)
             .map_err(|e| AppError::io(format!("--keep {}: cannot create it", k.display()), e))?;
     }
-    let tok = Arc::new(Text::open(&model.join("tokenizer.json"))?);
+    Text::open(&model.join("tokenizer.json"))?;
     let ids = jobs::enqueue(pool, method, task, &seeds, &recipe.to_string()).await?;
+    Ok((ids, recipe))
+}
+
+/// Direct fine-tuning of the model on every seed of the task without a run of the method, as
+/// jobs that every worker running the same command shares, each run stored as soon as it is
+/// done.
+pub async fn learn_task(pool: &AnyPool, seeds: &SeedsOf<'_>) -> Result<()> {
+    let SeedsOf { model, task, a, .. } = *seeds;
+    let grid = a.grid()?;
+    let metric = xf::metric_of(pool, task).await?;
+    let (ids, recipe) = queue_task(pool, seeds).await?;
     if a.queue.queue_only {
         eprintln!("{task}: {} seeds queued; `clues-lab worker` processes pointed at this database run them", ids.len());
         return Ok(());
     }
+    let tok = Arc::new(Text::open(&model.join("tokenizer.json"))?);
     let how = Learning {
         model,
         a,
@@ -144,7 +165,7 @@ pub async fn learn_task(
 
 /// A job's recipe as it was queued: what any worker learns its seed with.
 #[derive(serde::Deserialize)]
-struct Queued {
+struct QueuedRecipe {
     model: std::path::PathBuf,
     grid: Grid,
     max_input_tokens: usize,
@@ -161,7 +182,7 @@ pub async fn run_held(
 ) -> Result<()> {
     let recipe: serde_json::Value =
         serde_json::from_str(&held.settings).map_err(AppError::internal)?;
-    let q: Queued = serde_json::from_value(recipe.clone()).map_err(|e| {
+    let q: QueuedRecipe = serde_json::from_value(recipe.clone()).map_err(|e| {
         AppError::Invalid(format!(
             "{}: its recipe is not one this worker knows: {e}",
             held.name()

@@ -17,7 +17,7 @@ pub use prompted::{prompt_tune, PromptArgs};
 pub(crate) use runs::{absolute, baseline_held, evaluate_held, task_test};
 pub use runs::{evaluate, evaluate_plan, run_baseline, run_baseline_grid, PlannedEval};
 pub(crate) use tuned::tune_held;
-pub use tuned::{plan as plan_finetune, run_finetune, Job};
+pub use tuned::{plan as plan_finetune, queue as queue_finetune, run_finetune, Job};
 
 use super::decode::PredSpan;
 use app::error::{AppError, Result};

@@ -181,6 +181,21 @@ type TaskTest = (
     Vec<(domain::ids::ExampleId, domain::task::Example)>,
 );
 
+/// Queues the fine-tuning of `jobs` from `start` in the shared grid (with `replace`, finished
+/// groups again); the jobs' ids.
+pub async fn queue(
+    pool: &AnyPool,
+    start: &tune::Start,
+    jobs: &[Job],
+    replace: bool,
+) -> Result<Vec<i64>> {
+    let groups: Vec<_> = jobs.iter().map(|j| (j.task_id, j.k, j.split)).collect();
+    let learner = grid::Learner::FineTuning {
+        weights: super::runs::absolute(&start.weights),
+    };
+    grid::enqueue(pool, &start.system, learner, None, &groups, replace).await
+}
+
 /// Queues the jobs in the shared grid, then claims, fine-tunes, evaluates and stores one job
 /// after another until none of them is left unfinished: any number of workers on any machines
 /// can run this on the same database and share the jobs; each stores what it finishes at once
@@ -191,11 +206,7 @@ pub async fn run_finetune(
     jobs: Vec<Job>,
     o: &GridRun,
 ) -> Result<Vec<Summary>> {
-    let groups: Vec<_> = jobs.iter().map(|j| (j.task_id, j.k, j.split)).collect();
-    let learner = grid::Learner::FineTuning {
-        weights: super::runs::absolute(&start.weights),
-    };
-    let ids = grid::enqueue(pool, &start.system, learner, None, &groups, o.replace).await?;
+    let ids = queue(pool, start, &jobs, o.replace).await?;
     if o.queue_only {
         return super::runs::queued(ids.len());
     }

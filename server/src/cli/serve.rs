@@ -60,6 +60,7 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
         trust_proxy: args.trust_proxy,
         limiter: Arc::new(Limiter::new(limits)),
         frame_ancestors: Arc::from(args.frame_ancestors),
+        door: Some(Arc::new(learners::queue::Door)),
         ..AppState::new(pool, leptos_options)
     };
     let app = router::app(state);

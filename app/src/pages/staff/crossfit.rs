@@ -3,31 +3,17 @@
 //! An action's outcome is matched here, not thrown to an `<ErrorBoundary>`: these sections are
 //! built inside the page's Suspend, where a boundary did not show the outcome once it came.
 
-use super::alerts;
+use super::page_fields::name_select;
+use super::{alerts, outcome};
 use crate::api::crossfit::{
     crossfit_arg, crossfit_overview, MakeCrossfitStudyTask, SaveCrossfitPartition, SetCrossfitTask,
 };
-use crate::error::AppError;
-use crate::pages::error_line;
 use crate::wire::crossfit::{ArgReport, CrossfitData, RunScore, TaskRow};
 use domain::crossfit::metrics::METRICS;
 use domain::crossfit::partition::Partition;
 use domain::report::draw::text::pct;
 use domain::s1::spread;
-use leptos::either::Either;
 use leptos::prelude::*;
-
-/// An action's outcome: what it did (`saved`), or its error.
-fn outcome<T>(r: Result<T, AppError>, saved: impl FnOnce(T) -> String) -> impl IntoView {
-    match r {
-        Ok(v) => Either::Left(view! {
-            <p class="saved" role="status">
-                {saved(v)}
-            </p>
-        }),
-        Err(e) => Either::Right(error_line(e)),
-    }
-}
 
 #[component]
 pub fn CrossfitPage() -> impl IntoView {
@@ -119,15 +105,7 @@ fn study_task_form(tasks: Vec<String>) -> impl IntoView {
                 "Copies the training and test files of one seed into a task for crowd studies: workers write free-text answers, scored with the task's metric. Then create a study of it on the Studies page."
             </p>
             <form class="study-task" on:submit=submit>
-                <label>
-                    "Task"
-                    <select name="xf-task" on:change=move |ev| task.set(event_target_value(&ev))>
-                        {tasks
-                            .into_iter()
-                            .map(|t| view! { <option value=t.clone()>{t.clone()}</option> })
-                            .collect_view()}
-                    </select>
-                </label>
+                {name_select("Task", "xf-task", tasks, task)}
                 <label>"Seed" <input name="seed" bind:value=seed /></label>
                 <button type="submit">"Make the study task"</button>
             </form>

@@ -7,8 +7,10 @@ mod dashboard;
 mod home;
 mod models;
 mod page_fields;
+mod queue;
 mod studies;
 mod task;
+mod upload;
 
 use domain::ids::StudyId;
 use leptos::prelude::*;
@@ -95,6 +97,21 @@ pub(crate) fn id_param() -> impl Fn() -> StudyId + Copy + Send + Sync + 'static 
             .get("id")
             .and_then(|s| s.parse::<i64>().ok())
             .map_or(StudyId(0), StudyId)
+    }
+}
+
+/// An action's outcome: what it did (`saved`), or its error.
+pub(crate) fn outcome<T>(
+    r: Result<T, crate::error::AppError>,
+    saved: impl FnOnce(T) -> String,
+) -> impl IntoView {
+    match r {
+        Ok(v) => leptos::either::Either::Left(view! {
+            <p class="saved" role="status">
+                {saved(v)}
+            </p>
+        }),
+        Err(e) => leptos::either::Either::Right(crate::pages::error_line(e)),
     }
 }
 

@@ -2,9 +2,14 @@
 //! predictions) with live progress while one runs; scores sit beside humans on the dashboard.
 
 use super::alerts;
-use crate::api::machine::{crossfit_learning, model_grids, model_runs};
+use super::queue::{grid_jobs_table, job_buttons, queue_form, JobActions};
+use super::upload::UploadForm;
+use crate::api::machine::{
+    crossfit_learning, grid_job_list, learner_choices, model_grids, model_runs,
+};
 use crate::wire::crossfit::{JobRow, LearningQueue};
 use crate::wire::machine::{GridRow, RunRow};
+use crate::wire::queue::QueueKind;
 use domain::run::{JobStatus, RunStatus};
 use leptos::prelude::*;
 use leptos_router::components::A;
@@ -67,7 +72,7 @@ fn run_row(r: RunRow) -> impl IntoView {
 
 /// A CrossFit fine-tuning job not done yet: running with its progress, failed with why, or
 /// queued.
-fn job_row(j: JobRow) -> impl IntoView {
+fn job_row(j: JobRow, a: JobActions) -> impl IntoView {
     let status = match j.status {
         JobStatus::Claimed => "running",
         s => s.as_str(),
@@ -85,6 +90,7 @@ fn job_row(j: JobRow) -> impl IntoView {
                 {status} " " {progress} {j.error.map(|e| view! { <span class="error">{e}</span> })}
             </td>
             <td class="num">{j.attempts}</td>
+            <td>{job_buttons(a, QueueKind::Crossfit, j.id, j.status)}</td>
         </tr>
     }
 }
@@ -119,126 +125,36 @@ fn grid_row(g: GridRow) -> impl IntoView {
     }
 }
 
-/// Sends the chosen file to `POST /import/predictions`; returns the server's answer.
-#[cfg(feature = "hydrate")]
-async fn send_upload(query: String, file: web_sys::File) -> String {
-    use wasm_bindgen::JsCast;
-    // A multipart form with the file in its `file` field, as a plain form would post it.
-    let Ok(form) = web_sys::FormData::new() else {
-        return "no form data in this browser".into();
-    };
-    if form
-        .append_with_blob_and_filename("file", &file, &file.name())
-        .is_err()
-    {
-        return "The file could not be read; choose it again.".into();
-    }
-    let init = web_sys::RequestInit::new();
-    init.set_method("POST");
-    init.set_body(&form.into());
-    let Some(window) = web_sys::window() else {
-        return "no browser window".into();
-    };
-    let sent = wasm_bindgen_futures::JsFuture::from(
-        window.fetch_with_str_and_init(&format!("/import/predictions?{query}"), &init),
-    )
-    .await;
-    let Ok(resp) = sent.map(|r| r.unchecked_into::<web_sys::Response>()) else {
-        return "The upload did not reach the server; try again.".into();
-    };
-    let text = match resp.text() {
-        Ok(p) => wasm_bindgen_futures::JsFuture::from(p)
-            .await
-            .ok()
-            .and_then(|t| t.as_string())
-            .unwrap_or_default(),
-        Err(_) => String::new(),
-    };
-    if resp.ok() {
-        format!("Stored: {text}")
-    } else {
-        format!("Not stored: {text}")
-    }
-}
-
-/// Upload of another system's predictions (e.g. in-context outputs of a large language model).
-#[component]
-fn UploadForm(runs: Resource<Result<Vec<RunRow>, crate::error::AppError>>) -> impl IntoView {
-    let (message, set_message) = signal(String::new());
-    let task = NodeRef::<leptos::html::Input>::new();
-    let system = NodeRef::<leptos::html::Input>::new();
-    let k = NodeRef::<leptos::html::Input>::new();
-    let split = NodeRef::<leptos::html::Input>::new();
-    let file = NodeRef::<leptos::html::Input>::new();
-    let submit = move |ev: leptos::ev::SubmitEvent| {
-        ev.prevent_default();
-        #[cfg(feature = "hydrate")]
-        {
-            let value =
-                |r: NodeRef<leptos::html::Input>| r.get().map(|i| i.value()).unwrap_or_default();
-            let Some(chosen) = file.get().and_then(|i| i.files()).and_then(|f| f.get(0)) else {
-                set_message.set("Choose a predictions file first.".into());
-                return;
-            };
-            let enc = |s: String| domain::crowd::url_encode(&s);
-            let query = format!(
-                "task={}&system={}&k={}&split={}",
-                enc(value(task)),
-                enc(value(system)),
-                enc(value(k)),
-                enc(value(split)),
-            );
-            set_message.set("Uploading…".into());
-            leptos::task::spawn_local(async move {
-                set_message.set(send_upload(query, chosen).await);
-                runs.refetch();
-            });
-        }
-        #[cfg(not(feature = "hydrate"))]
-        let _ = (task, system, k, split, file, runs, set_message);
-    };
-    view! {
-        <form class="upload" on:submit=submit>
-            <h2>"Upload predictions"</h2>
-            <p class="hint">
-                "Official CLUES lines " <code>"{\"id\", \"answer\": [...]}"</code> ", lines "
-                <code>"{\"<id>\": [spans]}"</code>
-                " or one JSON object of id → spans; every test item once."
-            </p>
-            <label>"Task " <input name="task" required node_ref=task /></label>
-            <label>"System " <input name="system" required node_ref=system /></label>
-            <label>"k " <input name="k" type="number" min="0" value="0" node_ref=k /></label>
-            <label>
-                "Split " <input name="split" type="number" min="0" value="0" node_ref=split />
-            </label>
-            <label>"Predictions file " <input name="file" type="file" node_ref=file /></label>
-            <button type="submit">"Upload"</button>
-            <p class="upload-result">{message}</p>
-        </form>
-    }
-}
-
 #[component]
 pub fn ModelsPage() -> impl IntoView {
-    let runs = Resource::new(|| (), |_| model_runs());
-    let grids = Resource::new(|| (), |_| model_grids());
-    let learning = Resource::new(|| (), |_| crossfit_learning());
-    // Live progress: while a run or a CrossFit job is in progress, ask again every second (in
+    let actions = JobActions::new();
+    let runs = Resource::new(move || actions.version(), |_| model_runs());
+    let grids = Resource::new(move || actions.version(), |_| model_grids());
+    let open = Resource::new(move || actions.version(), |_| grid_job_list());
+    let learning = Resource::new(move || actions.version(), |_| crossfit_learning());
+    let choices = Resource::new(|| (), |_| learner_choices());
+    // Live progress: while a run or a job is under way or queued, ask again every second (in
     // the browser only).
     Effect::new(move |_| {
         let running = runs
             .get()
             .and_then(|r| r.ok())
             .is_some_and(|rs| rs.iter().any(|r| r.status == RunStatus::Running));
-        let learning_now = learning
-            .get()
-            .and_then(|r| r.ok())
-            .is_some_and(|q| q.open.iter().any(|j| j.status == JobStatus::Claimed));
-        if running || learning_now {
+        let waiting = open.get().and_then(|r| r.ok()).is_some_and(|js| {
+            js.iter()
+                .any(|j| matches!(j.status, JobStatus::Queued | JobStatus::Claimed))
+        });
+        let learning_now = learning.get().and_then(|r| r.ok()).is_some_and(|q| {
+            q.open
+                .iter()
+                .any(|j| matches!(j.status, JobStatus::Queued | JobStatus::Claimed))
+        });
+        if running || waiting || learning_now {
             set_timeout(
                 move || {
                     runs.refetch();
                     grids.refetch();
+                    open.refetch();
                     learning.refetch();
                 },
                 std::time::Duration::from_secs(1),
@@ -248,12 +164,16 @@ pub fn ModelsPage() -> impl IntoView {
     view! {
         <h1>"Models"</h1>
         <p class="hint">
-            "Machine systems on the same test sets as the crowd, scored with the same S1 code: ONNX models ("
-            <code>"clues-lab eval --model DIR --task T"</code>"), the built-in MiniLM baseline ("
-            <code>"clues-lab baseline --all"</code>") and imported predictions ("
-            <code>"clues-lab import predictions"</code>"). Humans and machines side by side: "
-            <A href="/dashboard">"the dashboard"</A>"."
+            "Machine systems on the same test sets as the crowd, scored with the same S1 code: the frozen MiniLM baseline, fine-tuned encoders, ONNX models, prompt-based fine-tuning, in-context learning through a language-model server, CrossFit's learners and imported predictions. Queue the first four below (or from the command line with "
+            <code>"--queue-only"</code> ") and run " <code>"clues-lab worker"</code>
+            " on any machine; finished runs appear here and on "
+            <A href="/dashboard">"the dashboard"</A> ", beside the humans."
         </p>
+        <Transition fallback=|| ()>
+            <ErrorBoundary fallback=alerts>
+                {move || Suspend::new(async move { choices.await.map(|c| queue_form(c, actions)) })}
+            </ErrorBoundary>
+        </Transition>
         <Transition fallback=|| view! { <p>"Loading the runs…"</p> }>
             <ErrorBoundary fallback=alerts>
                 {move || Suspend::new(async move { runs.await.map(runs_table) })}
@@ -261,15 +181,35 @@ pub fn ModelsPage() -> impl IntoView {
         </Transition>
         <Transition fallback=|| ()>
             <ErrorBoundary fallback=alerts>
-                {move || Suspend::new(async move { grids.await.map(grids_table) })}
+                {move || Suspend::new(async move {
+                    let summary = grids.await.map(grids_table)?;
+                    let jobs = open.await.map(|o| grid_jobs_table(o, actions))?;
+                    Ok::<
+                        _,
+                        crate::error::AppError,
+                    >(
+                        view! {
+                            {summary}
+                            {jobs}
+                        },
+                    )
+                })}
             </ErrorBoundary>
         </Transition>
         <Transition fallback=|| ()>
             <ErrorBoundary fallback=alerts>
-                {move || Suspend::new(async move { learning.await.map(learning_tables) })}
+                {move || Suspend::new(async move {
+                    learning.await.map(|l| learning_tables(l, actions))
+                })}
             </ErrorBoundary>
         </Transition>
-        <UploadForm runs=runs />
+        <Transition fallback=|| ()>
+            <ErrorBoundary fallback=alerts>
+                {move || Suspend::new(async move {
+                    choices.await.map(|c| view! { <UploadForm runs=runs tasks=c.tasks /> })
+                })}
+            </ErrorBoundary>
+        </Transition>
     }
 }
 
@@ -340,6 +280,8 @@ fn grids_table(gs: Vec<GridRow>) -> AnyView {
     }
     let hint = view! {
         "Workers on any machine pointed at this database share a grid ("
+        <code>"clues-lab worker"</code>
+        ", or "
         <code>"clues-lab baseline [--finetune] --all"</code>
         " or "
         <code>"clues-lab eval --plan FILE"</code>
@@ -350,15 +292,15 @@ fn grids_table(gs: Vec<GridRow>) -> AnyView {
 
 /// CrossFit's fine-tuning shared by workers: each method's jobs by status, and each job not
 /// done with its progress (nothing before the first `crossfit learn`).
-fn learning_tables(q: LearningQueue) -> AnyView {
+fn learning_tables(q: LearningQueue, a: JobActions) -> AnyView {
     if q.methods.is_empty() {
         return ().into_any();
     }
     let open = (!q.open.is_empty()).then(|| {
         view! {
             <table class="grid crossfit-jobs">
-                {head(&["Method", "Task", "Seed", "Status", "Attempts"])}
-                <tbody>{q.open.into_iter().map(job_row).collect_view()}</tbody>
+                {head(&["Method", "Task", "Seed", "Status", "Attempts", ""])}
+                <tbody>{q.open.into_iter().map(|j| job_row(j, a)).collect_view()}</tbody>
             </table>
         }
     });

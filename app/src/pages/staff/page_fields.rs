@@ -216,3 +216,22 @@ fn text_area(
         </label>
     }
 }
+
+/// A labelled choice of names (tasks) that sets `value`; the first is chosen at first.
+pub(super) fn name_select(
+    label: &'static str,
+    name: &'static str,
+    names: Vec<String>,
+    value: RwSignal<String>,
+) -> impl IntoView {
+    view! {
+        <label>
+            {label} " " <select name=name on:change=move |ev| value.set(event_target_value(&ev))>
+                {names
+                    .into_iter()
+                    .map(|t| view! { <option value=t.clone()>{t.clone()}</option> })
+                    .collect_view()}
+            </select>
+        </label>
+    }
+}

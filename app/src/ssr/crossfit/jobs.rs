@@ -149,6 +149,19 @@ pub async fn release(pool: &AnyPool, held: &Held, why: &str) -> Result<bool> {
     lease::release(pool, &held.lease, why, None).await
 }
 
+/// Cancels an open job for `by` (a person's name): a worker training it stops at its next
+/// renewal and stores nothing.
+pub async fn cancel(pool: &AnyPool, job: i64, by: &str) -> Result<()> {
+    lease::cancel(
+        pool,
+        Queue::Crossfit,
+        job,
+        &format!("cancelled by {by}"),
+        None,
+    )
+    .await
+}
+
 /// The jobs not finished (queued, or claimed by some worker), oldest first: every CrossFit job
 /// carries its recipe, so any worker can run it.
 pub async fn runnable(pool: &AnyPool) -> Result<Vec<i64>> {

@@ -135,6 +135,13 @@ pub async fn release(pool: &AnyPool, held: &Held, why: &str) -> Result<bool> {
     lease::release(pool, &held.lease, why, Some(OPEN_RUNS_FAILED)).await
 }
 
+/// Cancels an open job for `by` (a person's name); the runs its worker had opened are marked
+/// failed.
+pub async fn cancel(pool: &AnyPool, job: i64, by: &str) -> Result<()> {
+    let why = format!("cancelled by {by}");
+    lease::cancel(pool, Queue::Grid, job, &why, Some(OPEN_RUNS_FAILED)).await
+}
+
 /// Inside the transaction that stores a held job's runs: marks the job done, or refuses when
 /// the lease was lost meanwhile (another worker took the job over and stores it).
 pub async fn complete(tx: &mut Transaction<'static, Any>, held: &Held) -> Result<()> {
@@ -168,6 +175,21 @@ pub async fn runnable(pool: &AnyPool) -> Result<Vec<(i64, String)>> {
         "SELECT id, recipe_json FROM grid_jobs
          WHERE recipe_json IS NOT NULL AND status IN ('queued', 'claimed') ORDER BY id",
     )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Every grid job not done: running ones first (with the worker holding it, while its lease
+/// holds), then failed ones with why, then queued ones.
+pub async fn open_jobs(pool: &AnyPool) -> Result<Vec<crate::wire::queue::GridJobRow>> {
+    Ok(sqlx::query_as(
+        "SELECT g.id, g.system, t.name AS task, g.k, g.split, g.status,
+            CASE WHEN g.status = 'claimed' AND g.lease_until >= $1 THEN g.worker END AS worker,
+            g.attempts, g.error
+         FROM grid_jobs g JOIN tasks t ON t.id = g.task_id WHERE g.status <> 'done'
+         ORDER BY CASE g.status WHEN 'claimed' THEN 0 WHEN 'failed' THEN 1 ELSE 2 END, g.id",
+    )
+    .bind(now_ms())
     .fetch_all(pool)
     .await?)
 }

@@ -1,0 +1,309 @@
+//! The models page's queue: a form that queues any learner on imported tasks (checked as the
+//! command line checks it), and each job not done with Cancel or Retry; workers run the jobs.
+
+use super::outcome;
+use super::page_fields::check_field;
+use crate::api::machine::{CancelJob, QueueLearner, RetryJob};
+use crate::wire::queue::{GridJobRow, QueueChoices, QueueKind, QueueRequest, QueuedLearner};
+use domain::run::JobStatus;
+use leptos::prelude::*;
+
+/// The learners the form offers: value, label, and what its folder is.
+const LEARNERS: [(&str, &str, &str); 4] = [
+    (
+        "frozen-baseline",
+        "Frozen MiniLM baseline (a span head per shot group)",
+        "",
+    ),
+    (
+        "fine-tuning",
+        "Fine-tuning of an encoder checkpoint (BERT, RoBERTa, DeBERTa)",
+        "Checkpoint folder",
+    ),
+    ("onnx", "An ONNX span model, evaluated", "Model folder"),
+    (
+        "crossfit",
+        "CrossFit direct fine-tuning (BART, T5; every seed)",
+        "Model folder",
+    ),
+];
+
+/// The actions a job row's buttons and the form dispatch; the page refreshes on each.
+#[derive(Clone, Copy)]
+pub struct JobActions {
+    pub queue: ServerAction<QueueLearner>,
+    pub cancel: ServerAction<CancelJob>,
+    pub retry: ServerAction<RetryJob>,
+}
+
+impl JobActions {
+    pub fn new() -> JobActions {
+        JobActions {
+            queue: ServerAction::new(),
+            cancel: ServerAction::new(),
+            retry: ServerAction::new(),
+        }
+    }
+
+    /// Changes with every finished action (the page's resources refetch on it).
+    pub fn version(&self) -> usize {
+        self.queue.version().get() + self.cancel.version().get() + self.retry.version().get()
+    }
+
+    /// The last cancel or retry's error, if it ended in one.
+    fn refusal(&self) -> impl IntoView + use<> {
+        let (cancel, retry) = (self.cancel, self.retry);
+        move || {
+            [cancel.value().get(), retry.value().get()]
+                .into_iter()
+                .flatten()
+                .filter_map(Result::err)
+                .map(crate::pages::error_line)
+                .collect_view()
+        }
+    }
+}
+
+/// Cancel (a queued or running job) or Retry (a failed one), as the job's status allows.
+pub fn job_buttons(a: JobActions, queue: QueueKind, id: i64, status: JobStatus) -> impl IntoView {
+    let button = |label: &'static str, act: Box<dyn Fn() + Send + Sync>| {
+        view! {
+            <button type="button" class=label.to_lowercase() on:click=move |_| act()>
+                {label}
+            </button>
+        }
+    };
+    match status {
+        JobStatus::Queued | JobStatus::Claimed => Some(button(
+            "Cancel",
+            Box::new(move || {
+                a.cancel.dispatch(CancelJob { queue, id });
+            }),
+        )),
+        JobStatus::Failed => Some(button(
+            "Retry",
+            Box::new(move || {
+                a.retry.dispatch(RetryJob { queue, id });
+            }),
+        )),
+        JobStatus::Done => None,
+    }
+}
+
+/// Every CLUES grid job not done, with its buttons (nothing when there is none).
+pub fn grid_jobs_table(rows: Vec<GridJobRow>, a: JobActions) -> AnyView {
+    if rows.is_empty() {
+        return a.refusal().into_any();
+    }
+    let row = move |j: GridJobRow| {
+        let status = match j.status {
+            JobStatus::Claimed => "running",
+            s => s.as_str(),
+        };
+        let group = if j.k == 0 && j.split == 0 {
+            "every group".to_string()
+        } else {
+            format!("k={} split={}", j.k, j.split)
+        };
+        let who = j.worker.map(|w| format!(" on {w}"));
+        view! {
+            <tr class=format!("job {status}") data-job=j.id.to_string()>
+                <td>{j.system}</td>
+                <td>{j.task}</td>
+                <td>{group}</td>
+                <td>{status} {who} {j.error.map(|e| view! { <span class="error">{e}</span> })}</td>
+                <td class="num">{j.attempts}</td>
+                <td>{job_buttons(a, QueueKind::Grid, j.id, j.status)}</td>
+            </tr>
+        }
+    };
+    view! {
+        <table class="grid grid-jobs-open">
+            <thead>
+                <tr>
+                    <th>"System"</th>
+                    <th>"Task"</th>
+                    <th>"Shot group"</th>
+                    <th>"Status"</th>
+                    <th>"Attempts"</th>
+                    <th>
+                        <span class="sr-only">"Actions"</span>
+                    </th>
+                </tr>
+            </thead>
+            <tbody>{rows.into_iter().map(row).collect_view()}</tbody>
+        </table>
+        {a.refusal()}
+    }
+    .into_any()
+}
+
+/// The learner a form's fields describe.
+fn learner_of(kind: &str, folder: String, name: String, steps: String) -> QueuedLearner {
+    let name = Some(name.trim().to_string()).filter(|n| !n.is_empty());
+    match kind {
+        "fine-tuning" => QueuedLearner::FineTuning {
+            weights: folder,
+            system: name,
+        },
+        "onnx" => QueuedLearner::Onnx {
+            model: folder,
+            system: name,
+        },
+        "crossfit" => QueuedLearner::Crossfit {
+            model: folder,
+            method: name,
+            steps: steps.trim().parse().ok(),
+        },
+        _ => QueuedLearner::FrozenBaseline,
+    }
+}
+
+/// The form that queues a learner on tasks.
+pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
+    let kind = RwSignal::new(LEARNERS[0].0.to_string());
+    let chosen = RwSignal::new(Vec::<String>::new());
+    let (folder, name, steps) = (
+        RwSignal::new(String::new()),
+        RwSignal::new(String::new()),
+        RwSignal::new(String::new()),
+    );
+    let (k, split) = (RwSignal::new(String::new()), RwSignal::new(String::new()));
+    let replace = RwSignal::new(false);
+    let crossfit = move || kind.get() == "crossfit";
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let group = match (
+            k.get_untracked().trim().parse(),
+            split.get_untracked().trim().parse(),
+        ) {
+            (Ok(k), Ok(s)) => Some((k, s)),
+            _ => None,
+        };
+        let learner = learner_of(
+            &kind.get_untracked(),
+            folder.get_untracked(),
+            name.get_untracked(),
+            steps.get_untracked(),
+        );
+        a.queue.dispatch(QueueLearner {
+            request: QueueRequest {
+                tasks: chosen.get_untracked(),
+                group: group.filter(|_| !crossfit()),
+                learner,
+                replace: replace.get_untracked(),
+            },
+        });
+    };
+    let (clues_tasks, crossfit_tasks) = (choices.tasks, choices.crossfit_tasks);
+    let task_boxes = move || {
+        let names = if crossfit() {
+            crossfit_tasks.clone()
+        } else {
+            clues_tasks.clone()
+        };
+        names
+            .into_iter()
+            .map(|t| {
+                let (on, this) = (t.clone(), t.clone());
+                let toggle = move |ev: leptos::ev::Event| {
+                    let checked = event_target_checked(&ev);
+                    chosen.update(|c| {
+                        c.retain(|x| *x != on);
+                        if checked {
+                            c.push(on.clone());
+                        }
+                    });
+                };
+                view! {
+                    <label class="check">
+                        <input
+                            type="checkbox"
+                            name="task"
+                            value=t.clone()
+                            prop:checked=move || chosen.get().contains(&this)
+                            on:change=toggle
+                        />
+                        {t}
+                    </label>
+                }
+            })
+            .collect_view()
+    };
+    let folder_label = move || {
+        LEARNERS
+            .iter()
+            .find(|l| l.0 == kind.get())
+            .map_or("", |l| l.2)
+    };
+    view! {
+        <form class="queue" on:submit=submit>
+            <h2>"Queue a learner"</h2>
+            <p class="hint">
+                "Checked as the command line checks it, then queued: every "
+                <code>"clues-lab worker"</code>
+                " pointed at this database runs the jobs (see the Workers chapter of the docs). Folders are absolute paths, as the workers' machines see them. Prompt-based fine-tuning and in-context learning run from the command line ("
+                <code>"clues-lab prompt"</code> ", " <code>"clues-lab icl"</code> ")."
+            </p>
+            <label>
+                "Learner "
+                <select
+                    name="learner"
+                    on:change=move |ev| {
+                        kind.set(event_target_value(&ev));
+                        chosen.set(Vec::new());
+                    }
+                >
+                    {LEARNERS
+                        .iter()
+                        .map(|(v, l, _)| view! { <option value=*v>{*l}</option> })
+                        .collect_view()}
+                </select>
+            </label>
+            <fieldset class="tasks">
+                <legend>{move || if crossfit() { "CrossFit tasks" } else { "Tasks" }}</legend>
+                {task_boxes}
+            </fieldset>
+            <Show when=move || !folder_label().is_empty()>
+                <label>
+                    {folder_label} " "
+                    <input name="folder" bind:value=folder placeholder="/models/…" />
+                </label>
+            </Show>
+            <Show when=move || kind.get() != "frozen-baseline">
+                <label>
+                    {move || if crossfit() { "Method name " } else { "System name " }}
+                    <input name="name" bind:value=name placeholder="the folder's name" />
+                </label>
+            </Show>
+            <Show
+                when=move || !crossfit()
+                fallback=move || {
+                    view! {
+                        <label>
+                            "Updates per setting "
+                            <input
+                                name="steps"
+                                type="number"
+                                min="1"
+                                bind:value=steps
+                                placeholder="1000"
+                            />
+                        </label>
+                    }
+                }
+            >
+                <label>
+                    "k "
+                    <input name="k" type="number" min="0" bind:value=k placeholder="every group" />
+                </label>
+                <label>
+                    "Split " <input name="split" type="number" min="0" bind:value=split />
+                </label>
+                {check_field("Run finished groups again", "replace", replace, false)}
+            </Show>
+            <button type="submit">"Queue"</button>
+            {move || a.queue.value().get().map(|r| outcome(r, |q| q.said))}
+        </form>
+    }
+}

@@ -1,0 +1,186 @@
+//! The models page's door to the model track (`app::ssr::state::JobDoor`): a learner queued
+//! from the browser is checked as the command line checks it, with the same functions, before
+//! any job is queued; `clues-lab worker` processes run the jobs.
+
+use crate::crossfit::{self, TuneArgs};
+use crate::eval::ModelDir;
+use crate::store::{self, grid};
+use crate::tune::{self, folder_name};
+use app::error::{AppError, Result};
+use app::ssr::catalog::{load_spec, shot_groups};
+use app::ssr::state::JobDoor;
+use app::wire::queue::{QueueAnswer, QueueRequest, QueuedLearner};
+use clap::Parser;
+use domain::ids::TaskId;
+use sqlx::AnyPool;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+
+/// The door the server installs.
+#[derive(Debug)]
+pub struct Door;
+
+impl JobDoor for Door {
+    fn queue<'a>(
+        &'a self,
+        pool: &'a AnyPool,
+        request: QueueRequest,
+    ) -> Pin<Box<dyn Future<Output = Result<QueueAnswer>> + Send + 'a>> {
+        Box::pin(queue(pool, request))
+    }
+}
+
+/// A folder as a request names it: absolute, as every worker's machine must see it.
+fn folder(given: &str, what: &str) -> Result<PathBuf> {
+    let path = PathBuf::from(given.trim());
+    if given.trim().is_empty() {
+        return Err(AppError::Invalid(format!("give the {what} folder")));
+    }
+    if !path.is_absolute() {
+        return Err(AppError::Invalid(format!(
+            "give the {what} folder as an absolute path ({given} is relative), as every worker's machine sees it"
+        )));
+    }
+    Ok(path)
+}
+
+/// Runs a blocking check (reading a model folder) off the async workers.
+async fn checked<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| AppError::Model(format!("the check stopped: {e}")))?
+}
+
+/// Each task's id with the shot group to queue: the one asked for, which the task must have, or
+/// (0, 0) (every group of the frozen baseline; a model folder trained elsewhere). Every task is
+/// checked before anything is queued.
+async fn task_groups(pool: &AnyPool, r: &QueueRequest) -> Result<Vec<(TaskId, u32, u32)>> {
+    let mut out = Vec::new();
+    for task in &r.tasks {
+        let (id, ..) = load_spec(pool, task).await?;
+        // A model folder trained elsewhere needs no training files; a learner here does.
+        if !matches!(r.learner, QueuedLearner::Onnx { .. }) {
+            let groups = shot_groups(pool, id).await?;
+            if groups.is_empty() {
+                return Err(AppError::Invalid(format!(
+                    "task {task} has no training files to learn from"
+                )));
+            }
+            if let Some((k, split)) = r.group.filter(|g| !groups.contains(g)) {
+                return Err(AppError::Invalid(format!(
+                    "task {task} has no shot group k={k} split={split}"
+                )));
+            }
+        }
+        let (k, split) = r.group.unwrap_or((0, 0));
+        out.push((id, k, split));
+    }
+    Ok(out)
+}
+
+/// Checks and queues one request; says what was queued.
+pub async fn queue(pool: &AnyPool, r: QueueRequest) -> Result<QueueAnswer> {
+    if r.tasks.is_empty() {
+        return Err(AppError::Invalid("choose at least one task".into()));
+    }
+    let (jobs, what) = match &r.learner {
+        QueuedLearner::FrozenBaseline => {
+            let groups = task_groups(pool, &r).await?;
+            let learner = grid::Learner::FrozenBaseline;
+            let system = crate::baseline::SYSTEM;
+            let ids = grid::enqueue(pool, system, learner, None, &groups, r.replace).await?;
+            (ids.len(), system.to_string())
+        }
+        QueuedLearner::FineTuning { weights, system } => {
+            let weights = folder(weights, "checkpoint")?;
+            let system = system.clone().filter(|s| !s.trim().is_empty());
+            let start = checked(move || tune::Start::new(Some(weights), system)).await?;
+            let (jobs, skipped) =
+                store::plan_finetune(pool, &start, &r.tasks, r.group, r.replace).await?;
+            let ids = store::queue_finetune(pool, &start, &jobs, r.replace).await?;
+            let kept = if skipped > 0 {
+                format!(" ({skipped} groups already fine-tuned are kept)")
+            } else {
+                String::new()
+            };
+            (ids.len(), format!("{}{kept}", start.system))
+        }
+        QueuedLearner::Onnx { model, system } => {
+            let model = folder(model, "model")?;
+            let m = model.clone();
+            checked(move || ModelDir::open(&m).map(|_| ())).await?;
+            let system = system
+                .clone()
+                .filter(|s| !s.trim().is_empty())
+                .unwrap_or_else(|| folder_name(&model));
+            let source = model.display().to_string();
+            let groups = task_groups(pool, &r).await?;
+            let learner = grid::Learner::Onnx;
+            let ids =
+                grid::enqueue(pool, &system, learner, Some(&source), &groups, r.replace).await?;
+            (ids.len(), system)
+        }
+        QueuedLearner::Crossfit {
+            model,
+            method,
+            steps,
+        } => queue_crossfit(pool, &r, model, method, *steps).await?,
+    };
+    Ok(QueueAnswer {
+        jobs,
+        said: format!(
+            "{jobs} jobs of {what} queued; `clues-lab worker` processes pointed at this database run them"
+        ),
+    })
+}
+
+/// The command line's arguments of `crossfit learn` with `--steps` (its defaults otherwise).
+#[derive(Parser)]
+struct LearnLine {
+    #[command(flatten)]
+    tune: TuneArgs,
+}
+
+/// CrossFit's direct fine-tuning on every seed of each task without a run of the method.
+async fn queue_crossfit(
+    pool: &AnyPool,
+    r: &QueueRequest,
+    model: &str,
+    method: &Option<String>,
+    steps: Option<u32>,
+) -> Result<(usize, String)> {
+    if r.group.is_some() {
+        return Err(AppError::Invalid(
+            "CrossFit learns every seed of a task: a shot group does not apply".into(),
+        ));
+    }
+    if r.replace {
+        return Err(AppError::Invalid(
+            "CrossFit keeps a method's runs: give another method name to learn again".into(),
+        ));
+    }
+    let model = folder(model, "model")?;
+    let m = model.clone();
+    checked(move || crossfit::check_model(&m)).await?;
+    let method = crossfit::method_name(method, &model, "direct fine-tuning")?;
+    let steps = steps.unwrap_or(1000).to_string();
+    let line = LearnLine::try_parse_from(["learn", "--steps", &steps])
+        .map_err(|e| AppError::Invalid(format!("steps: {}", e.kind())))?;
+    for task in &r.tasks {
+        app::ssr::crossfit::metric_of(pool, task).await?;
+    }
+    let mut jobs = 0;
+    for task in &r.tasks {
+        let seeds = crossfit::SeedsOf {
+            model: &model,
+            task,
+            method: &method,
+            a: &line.tune,
+            upstream: None,
+        };
+        let (ids, _) = crossfit::queue_task(pool, &seeds).await?;
+        jobs += ids.len();
+    }
+    Ok((jobs, method))
+}

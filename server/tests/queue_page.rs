@@ -1,0 +1,208 @@
+//! Queuing learners from the models page (`/api/queue_learner`, `cancel_job`, `retry_job`):
+//! researchers only; every refusal (a relative or missing folder, an unknown task, a shot
+//! group the task lacks, a worker's session) stores nothing; queued jobs are listed, cancelled
+//! and retried, and a `clues-lab worker` turns them into runs the page lists.
+mod common;
+
+use axum::http::StatusCode;
+use common::client::{form, login, parse, post_json};
+use common::tiny_seq2seq::{write_seq2seq_dir, Kind};
+use domain::people::Role;
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+fn queue(tasks: &[&str], group: Option<(u32, u32)>, learner: Value) -> Value {
+    json!({ "request": { "tasks": tasks, "group": group, "learner": learner, "replace": false } })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_researcher_queues_learners_checked_as_the_command_line_checks_them() {
+    let (dir, url, pool, model) = common::tiny_bert::demo_with_model("queue", 8).await;
+    common::add_users(
+        &pool,
+        &[("rita", Role::Researcher), ("wendy", Role::Worker)],
+    )
+    .await;
+    let mut state = common::app_state(pool.clone());
+    state.door = Some(Arc::new(learners::queue::Door));
+    let s = &state;
+    let rita = login(s, "rita", "rita-password").await;
+    let wendy = login(s, "wendy", "wendy-password").await;
+
+    // The form's choices: the imported tasks, CLUES-format and CrossFit.
+    let r = form(s, "learner_choices", "", Some(&rita)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let choices = parse(&r);
+    let has = |list: &str, t: &str| choices[list].as_array().unwrap().iter().any(|x| x == t);
+    assert!(
+        has("tasks", "demo-SST-2") && has("crossfit_tasks", "demo-xf-topic"),
+        "{choices}"
+    );
+
+    let weights = model.display().to_string();
+    let tune = |w: &str| json!({ "learner": "fine-tuning", "weights": w, "system": null });
+    let before = common::snapshot(&pool).await;
+    let bart = dir.path().join("tiny-bart");
+    write_seq2seq_dir(&bart, Kind::Bart, 1, 8);
+    let xf = |steps: u32| json!({ "learner": "crossfit", "model": bart.display().to_string(), "method": null, "steps": steps });
+    let refused: Vec<(Value, Option<&str>, StatusCode, &str)> = vec![
+        (
+            queue(&["demo-SST-2"], None, tune("tiny-bert")),
+            Some(&rita),
+            StatusCode::BAD_REQUEST,
+            "absolute path",
+        ),
+        (
+            queue(&["demo-SST-2"], None, tune("/no/such/folder")),
+            Some(&rita),
+            StatusCode::BAD_REQUEST,
+            "has no model.safetensors",
+        ),
+        (
+            queue(&["no-such-task"], None, tune(&weights)),
+            Some(&rita),
+            StatusCode::NOT_FOUND,
+            "no-such-task",
+        ),
+        (
+            queue(&["demo-SST-2"], Some((7, 9)), tune(&weights)),
+            Some(&rita),
+            StatusCode::BAD_REQUEST,
+            "no shot group k=7 split=9",
+        ),
+        (
+            queue(&[], None, tune(&weights)),
+            Some(&rita),
+            StatusCode::BAD_REQUEST,
+            "at least one task",
+        ),
+        (
+            queue(&["demo-xf-topic"], Some((2, 1)), xf(6)),
+            Some(&rita),
+            StatusCode::BAD_REQUEST,
+            "shot group does not apply",
+        ),
+        (
+            queue(&["demo-xf-topic"], None, xf(0)),
+            Some(&rita),
+            StatusCode::BAD_REQUEST,
+            "steps",
+        ),
+        (
+            queue(&["demo-SST-2"], None, tune(&weights)),
+            Some(&wendy),
+            StatusCode::FORBIDDEN,
+            "Forbidden",
+        ),
+        (
+            queue(&["demo-SST-2"], None, tune(&weights)),
+            None,
+            StatusCode::UNAUTHORIZED,
+            "NotSignedIn",
+        ),
+    ];
+    for (body, who, status, says) in &refused {
+        let r = post_json(s, "queue_learner", body, *who).await;
+        assert_eq!(r.status, *status, "{body}: {}", r.body);
+        assert!(r.body.contains(says), "{body}: {}", r.body);
+        assert_eq!(common::snapshot(&pool).await, before, "{body} stored rows");
+    }
+
+    // Fine-tuning on every shot group of a task, and CrossFit's seeds of a task.
+    let r = post_json(
+        s,
+        "queue_learner",
+        &queue(&["demo-SST-2"], None, tune(&weights)),
+        Some(&rita),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let groups = parse(&r)["jobs"].as_u64().unwrap();
+    assert!(groups >= 2, "{}", r.body);
+    let r = post_json(
+        s,
+        "queue_learner",
+        &queue(&["demo-xf-topic"], None, xf(6)),
+        Some(&rita),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(parse(&r)["jobs"], 5, "{}", r.body);
+    let r = form(s, "grid_job_list", "", Some(&rita)).await;
+    let jobs = parse(&r);
+    assert_eq!(jobs.as_array().unwrap().len() as u64, groups, "{jobs}");
+    assert!(
+        jobs.as_array()
+            .unwrap()
+            .iter()
+            .all(|j| j["status"] == "queued"),
+        "{jobs}"
+    );
+
+    // Cancel one grid job, then retry it; a second cancel of a cancelled job is refused.
+    let id = jobs[0]["id"].as_i64().unwrap();
+    let cancel = format!("queue=grid&id={id}");
+    let r = form(s, "cancel_job", &cancel, Some(&rita)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let r = form(s, "grid_job_list", "", Some(&rita)).await;
+    let cancelled = parse(&r)
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["id"] == id)
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (cancelled["status"].as_str(), cancelled["error"].as_str()),
+        (Some("failed"), Some("cancelled by rita"))
+    );
+    let r = form(s, "cancel_job", &cancel, Some(&rita)).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.body);
+    assert!(r.body.contains("nothing to cancel"), "{}", r.body);
+    let r = form(s, "retry_job", &cancel, Some(&wendy)).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let r = form(s, "retry_job", &cancel, Some(&rita)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let r = form(s, "retry_job", "queue=grid&id=999999", Some(&rita)).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+    // Cancel a CrossFit seed for good.
+    let r = form(s, "crossfit_learning", "", Some(&rita)).await;
+    let seed = parse(&r)["open"][0]["id"].as_i64().unwrap();
+    let r = form(
+        s,
+        "cancel_job",
+        &format!("queue=crossfit&id={seed}"),
+        Some(&rita),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+
+    // A worker runs what is queued; the page lists the runs, and nothing is left open but the
+    // cancelled seed.
+    let out = common::clues_with_model(
+        &url,
+        &model,
+        &["worker", "--exit-when-idle", "--device", "cpu"],
+    );
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{said}");
+    let r = form(s, "model_runs", "", Some(&rita)).await;
+    let runs = parse(&r);
+    let tuned = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["system"] == "tiny-bert fine-tuned" && r["status"] == "done")
+        .count() as u64;
+    assert_eq!(tuned, groups, "{said}");
+    let r = form(s, "grid_job_list", "", Some(&rita)).await;
+    assert_eq!(parse(&r), json!([]), "{said}");
+    let r = form(s, "crossfit_learning", "", Some(&rita)).await;
+    let open = parse(&r)["open"].clone();
+    assert_eq!(open.as_array().unwrap().len(), 1, "{open}");
+    assert_eq!(open[0]["error"], "cancelled by rita");
+}
