@@ -1,7 +1,8 @@
 // The model track in Chromium: the built-in baseline runs on a small SST-2 task of our own
 // (command line), its runs show on /models, and a run in progress updates live on the page
 // without a reload, as do CrossFit's shared fine-tuning jobs; a researcher uploads another
-// system's predictions on the page; the dashboard puts machine rows beside the human rows.
+// system's predictions on the page; the dashboard puts machine rows beside the human rows. A
+// researcher queues a learner on the page, cancels and retries it, and a worker runs it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -92,7 +93,9 @@ test('baseline runs are listed, a running evaluation shows live progress, predic
   writeFileSync(file, ids.map((id) => JSON.stringify({ id, answer: ['positive'] })).join('\n') + '\n');
   const bad = join(env.dir, 'bad.jsonl');
   writeFileSync(bad, '{"id": "1", "answer": "positive"}\n');
-  await page.fill('form.upload input[name="task"]', 'SST-2');
+  const choices = await page.$$eval('form.upload select[name="task"] option', (os) => os.map((o) => o.value));
+  assert.ok(choices.includes('SST-2') && choices.includes('demo-SST-2'), choices.join());
+  await page.selectOption('form.upload select[name="task"]', 'SST-2');
   await page.fill('form.upload input[name="system"]', 'LLM in-context');
   await page.fill('form.upload input[name="k"]', '10');
   await page.fill('form.upload input[name="split"]', '1');
@@ -126,5 +129,49 @@ test('baseline runs are listed, a running evaluation shows live progress, predic
   assert.equal(rows[3][2], '66.7 ± 0.0 (n=1)');
   assert.ok(await page.$('svg g.series[data-name="MiniLM-L6 span head (baseline)"]'));
   assert.ok(await page.$('svg g.series[data-name="Reference: majority label of the k shots"] polyline[stroke-dasharray]'));
+  assert.deepEqual(page.errors, []);
+});
+
+test('a learner queued on the page is checked, cancelled, retried and run by a worker', async () => {
+  const page = await newPage(env.browser);
+  await signIn(page, env.base, USERS.researcher);
+  await page.waitForSelector('a[href="/models"]');
+  await openHydrated(page, `${env.base}/models`);
+  const learners = await page.$$eval('form.queue select[name="learner"] option', (os) => os.map((o) => o.value));
+  assert.deepEqual(learners, ['frozen-baseline', 'fine-tuning', 'onnx', 'crossfit']);
+  // A relative folder is refused with why; nothing is queued.
+  const jobs = () => sql('SELECT COUNT(*) FROM grid_jobs')[0][0];
+  const before = jobs();
+  await page.selectOption('form.queue select[name="learner"]', 'fine-tuning');
+  await page.check('form.queue input[name="task"][value="SST-2"]');
+  await page.fill('form.queue input[name="folder"]', 'models/bert');
+  page.errors = [];
+  await page.click('form.queue button[type="submit"]');
+  await page.waitForSelector('form.queue .error');
+  assert.match(await page.textContent('form.queue .error'), /absolute path/);
+  assert.equal(jobs(), before);
+  page.errors = page.errors.filter((e) => !e.includes('queue_learner') && !e.includes('status of 400'));
+
+  // The frozen baseline on SST-2's group k=10 split=1, run again: queued, cancelled, retried.
+  await page.selectOption('form.queue select[name="learner"]', 'frozen-baseline');
+  await page.check('form.queue input[name="task"][value="SST-2"]');
+  await page.fill('form.queue input[name="k"]', '10');
+  await page.fill('form.queue input[name="split"]', '1');
+  await page.check('form.queue input[name="replace"]');
+  await page.click('form.queue button[type="submit"]');
+  await page.waitForFunction(() => /1 jobs of MiniLM-L6 span head \(baseline\) queued/.test(document.querySelector('form.queue .saved')?.textContent ?? ''));
+  const [[job]] = sql('SELECT id FROM grid_jobs WHERE k = 10 AND split = 1 AND recipe_json IS NOT NULL');
+  const row = `tr.grid-job[data-grid-job="${job}"]`;
+  await page.waitForSelector(`${row}.queued`);
+  await page.click(`${row} button.cancel`);
+  await page.waitForSelector(`${row}.failed`);
+  assert.match(await page.textContent(row), /cancelled by rita/);
+  await page.click(`${row} button.retry`);
+  await page.waitForSelector(`${row}.queued`);
+
+  // A worker runs it; the page drops the job and lists the run.
+  env.cli('worker', '--exit-when-idle', '--kinds', 'frozen-baseline', '--device', 'cpu', '--poll-seconds', '1');
+  await page.waitForFunction((sel) => !document.querySelector(sel), row, { timeout: 15000 });
+  assert.deepEqual(sql('SELECT status, attempts FROM grid_jobs WHERE id = $1', job), [['done', 1]]);
   assert.deepEqual(page.errors, []);
 });

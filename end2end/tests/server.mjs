@@ -47,7 +47,7 @@ export const USERS = {
 };
 
 /**
- * Starts server and browser; returns { base, browser, dir, sql, stop }. `prepare(cli)` runs
+ * Starts server and browser; returns { base, browser, dir, sql, cli, stop }. `prepare(cli)` runs
  * before the server starts, with `cli(...args)` calling the binary on the test database;
  * `sql(statement, ...params)` runs SQL there (`$1`, … parameters) and returns the rows.
  * Options: `serveArgs` (more arguments of `serve`), `host` (the host name of `base`, default
@@ -66,8 +66,9 @@ export async function start(prepare, { serveArgs = [], host = '127.0.0.1', brows
       env: { ...process.env, CLUES_PASSWORD: u.password },
     });
   }
+  const cli = (...args) => execFileSync(BIN, ['--database', database, ...args], { encoding: 'utf8' });
   if (prepare) {
-    await prepare((...args) => execFileSync(BIN, ['--database', database, ...args], { encoding: 'utf8' }), dir);
+    await prepare(cli, dir);
   }
   const port = await freePort();
   const server = spawn(BIN, ['--database', database, 'serve', '--addr', `127.0.0.1:${port}`, '--site-root', SITE, ...serveArgs], {
@@ -88,6 +89,7 @@ export async function start(prepare, { serveArgs = [], host = '127.0.0.1', brows
     browser,
     dir,
     sql,
+    cli,
     async stop() {
       await browser.close();
       server.kill('SIGINT');

@@ -107,7 +107,7 @@ pub fn grid_jobs_table(rows: Vec<GridJobRow>, a: JobActions) -> AnyView {
         };
         let who = j.worker.map(|w| format!(" on {w}"));
         view! {
-            <tr class=format!("job {status}") data-job=j.id.to_string()>
+            <tr class=format!("grid-job {status}") data-grid-job=j.id.to_string()>
                 <td>{j.system}</td>
                 <td>{j.task}</td>
                 <td>{group}</td>
