@@ -119,18 +119,39 @@ fn complete(agent: &ureq::Agent, a: &IclArgs, prompt: &str) -> Result<String> {
 
 /// `clues-lab icl`: asks the server every test item not yet asked in this run, then scores.
 pub async fn icl(database: &str, a: IclArgs) -> Result<()> {
+    check(&a)?;
+    let pool = db::connect_existing(database).await?;
+    println!("{}", run(&pool, &a, None).await?.render());
+    Ok(())
+}
+
+/// Refuses an endpoint that is not a plain http URL.
+pub fn check(a: &IclArgs) -> Result<()> {
     if !a.endpoint.starts_with("http://") {
         return Err(AppError::Invalid(format!(
             "--endpoint {:?}: give the server's plain http URL, e.g. http://127.0.0.1:8080/v1",
             a.endpoint
         )));
     }
-    let pool = db::connect_existing(database).await?;
+    Ok(())
+}
+
+/// The system's name: `--system`, else "LLM in-context (<model>)".
+pub fn system_name(a: &IclArgs) -> String {
+    a.system
+        .clone()
+        .unwrap_or_else(|| format!("LLM in-context ({})", a.model))
+}
+
+/// Asks, stores and scores one run; for a grid job when `held` (its run is stored with the
+/// job marked done, in one transaction).
+pub async fn run(
+    pool: &AnyPool,
+    a: &IclArgs,
+    held: Option<&store::grid::Held>,
+) -> Result<store::Summary> {
     let t = Target {
-        system: a
-            .system
-            .clone()
-            .unwrap_or_else(|| format!("LLM in-context ({})", a.model)),
+        system: system_name(a),
         // Its answers come from a model outside clues-lab, as imported predictions do.
         kind: SystemKind::Imported,
         task: a.task.clone(),
@@ -138,11 +159,6 @@ pub async fn icl(database: &str, a: IclArgs) -> Result<()> {
         split: a.split,
         replace: a.replace,
     };
-    println!("{}", run(&pool, &a, t).await?.render());
-    Ok(())
-}
-
-async fn run(pool: &AnyPool, a: &IclArgs, t: Target) -> Result<store::Summary> {
     let started = Instant::now();
     let (task_id, spec, test) = store::task_test(pool, &t.task).await?;
     if spec.family == domain::task::Family::TextToText {
@@ -169,7 +185,7 @@ async fn run(pool: &AnyPool, a: &IclArgs, t: Target) -> Result<store::Summary> {
         Some(run) => run,
         None => {
             let source = format!("{} ({})", a.endpoint, a.model);
-            runs::start(pool, task_id, &t, &source, &settings, "model server", None).await?
+            runs::start(pool, task_id, &t, &source, &settings, "model server", held).await?
         }
     };
     let mut replies = calls::replies(pool, run).await?;
@@ -232,7 +248,7 @@ async fn run(pool: &AnyPool, a: &IclArgs, t: Target) -> Result<store::Summary> {
         .collect();
     let provider = format!("{} at {}", a.model, a.endpoint);
     let seconds = started.elapsed().as_secs_f64();
-    store::store_finished(pool, run, t, provider, &items, None, seconds).await
+    store::store_finished(pool, run, t, provider, &items, held, seconds).await
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The models page's door to the model track (`app::ssr::state::JobDoor`): a learner queued
-//! from the browser is checked as the command line checks it, with the same functions, before
-//! any job is queued; `clues-lab worker` processes run the jobs.
+//! from the browser is checked as the command line checks it, with the same functions and
+//! argument parsers, before any job is queued; `clues-lab worker` processes run the jobs.
 
 use crate::crossfit::{self, TuneArgs};
 use crate::eval::ModelDir;
@@ -121,6 +121,27 @@ pub async fn queue(pool: &AnyPool, r: QueueRequest) -> Result<QueueAnswer> {
                 grid::enqueue(pool, &system, learner, Some(&source), &groups, r.replace).await?;
             (ids.len(), system)
         }
+        QueuedLearner::InContext {
+            endpoint,
+            model,
+            system,
+            concurrency,
+        } => {
+            let line = [
+                "icl",
+                "--endpoint",
+                endpoint.trim(),
+                "--model",
+                model.trim(),
+                "--task",
+                "-",
+                "--concurrency",
+                &concurrency.unwrap_or(1).to_string(),
+            ];
+            let mut a = IclLine::try_parse_from(line).map_err(clap_error)?.icl;
+            a.system = system.clone().filter(|s| !s.trim().is_empty());
+            queue_in_context(pool, &r, a).await?
+        }
         QueuedLearner::Crossfit {
             model,
             method,
@@ -133,6 +154,70 @@ pub async fn queue(pool: &AnyPool, r: QueueRequest) -> Result<QueueAnswer> {
             "{jobs} jobs of {what} queued; `clues-lab worker` processes pointed at this database run them"
         ),
     })
+}
+
+/// A command line's refusal of a value, as one line (without clap's "error: " and its advice).
+fn clap_error(e: clap::Error) -> AppError {
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or_default();
+    AppError::Invalid(first.trim_start_matches("error: ").to_string())
+}
+
+/// The command line's arguments of `icl` (its defaults for what the page does not set).
+#[derive(Parser)]
+struct IclLine {
+    #[command(flatten)]
+    icl: crate::icl::IclArgs,
+}
+
+/// In-context learning on each task's shot groups (or the one asked for; k = 0: none), as
+/// `icl` checks it.
+async fn queue_in_context(
+    pool: &AnyPool,
+    r: &QueueRequest,
+    a: crate::icl::IclArgs,
+) -> Result<(usize, String)> {
+    if a.model.is_empty() {
+        return Err(AppError::Invalid(
+            "give the model name the server is asked for".into(),
+        ));
+    }
+    crate::icl::check(&a)?;
+    let mut groups = Vec::new();
+    for task in &r.tasks {
+        let (id, spec, _) = load_spec(pool, task).await?;
+        if spec.family == domain::task::Family::TextToText {
+            return Err(AppError::Invalid(format!(
+                "{task} is a CrossFit text-to-text task: in-context learning reads replies as spans of the context"
+            )));
+        }
+        let all = shot_groups(pool, id).await?;
+        match r.group {
+            Some((0, 0)) => groups.push((id, 0, 0)),
+            Some(g) if all.contains(&g) => groups.push((id, g.0, g.1)),
+            Some((k, split)) => {
+                return Err(AppError::Invalid(format!(
+                    "task {task} has no shot group k={k} split={split} (k 0 and split 0: no demonstrations)"
+                )))
+            }
+            None if all.is_empty() => {
+                return Err(AppError::Invalid(format!(
+                    "task {task} has no training files: give k 0 and split 0 for no demonstrations"
+                )))
+            }
+            None => groups.extend(all.into_iter().map(|(k, split)| (id, k, split))),
+        }
+    }
+    let system = crate::icl::system_name(&a);
+    let learner = grid::Learner::InContext {
+        endpoint: a.endpoint.trim_end_matches('/').to_string(),
+        model: a.model,
+        max_tokens: a.max_tokens,
+        timeout_seconds: a.timeout_seconds,
+        concurrency: a.concurrency,
+    };
+    let ids = grid::enqueue(pool, &system, learner, None, &groups, r.replace).await?;
+    Ok((ids.len(), system))
 }
 
 /// The command line's arguments of `crossfit learn` with `--steps` (its defaults otherwise).
@@ -165,8 +250,7 @@ async fn queue_crossfit(
     checked(move || crossfit::check_model(&m)).await?;
     let method = crossfit::method_name(method, &model, "direct fine-tuning")?;
     let steps = steps.unwrap_or(1000).to_string();
-    let line = LearnLine::try_parse_from(["learn", "--steps", &steps])
-        .map_err(|e| AppError::Invalid(format!("steps: {}", e.kind())))?;
+    let line = LearnLine::try_parse_from(["learn", "--steps", &steps]).map_err(clap_error)?;
     for task in &r.tasks {
         app::ssr::crossfit::metric_of(pool, task).await?;
     }

@@ -26,15 +26,18 @@ pub enum JobKind {
     FineTuning,
     /// An ONNX model folder evaluated (`eval --plan`).
     Onnx,
+    /// In-context learning through a language-model server (`icl`).
+    InContext,
     /// CrossFit's direct fine-tuning of a task's seed (`crossfit learn`, `crossfit upstream`).
     Crossfit,
 }
 
 impl JobKind {
-    const ALL: [JobKind; 4] = [
+    const ALL: [JobKind; 5] = [
         JobKind::FrozenBaseline,
         JobKind::FineTuning,
         JobKind::Onnx,
+        JobKind::InContext,
         JobKind::Crossfit,
     ];
 
@@ -43,6 +46,7 @@ impl JobKind {
             Learner::FrozenBaseline => JobKind::FrozenBaseline,
             Learner::FineTuning { .. } => JobKind::FineTuning,
             Learner::Onnx => JobKind::Onnx,
+            Learner::InContext { .. } => JobKind::InContext,
         }
     }
 }
@@ -142,6 +146,28 @@ async fn run_grid_job(
     match &recipe.learner {
         Learner::FrozenBaseline => store::baseline_held(pool, held, &o).await,
         Learner::Onnx => Ok(vec![store::evaluate_held(pool, held, &o).await?]),
+        Learner::InContext {
+            endpoint,
+            model,
+            max_tokens,
+            timeout_seconds,
+            concurrency,
+        } => {
+            let (system, task, _) = grid::job_target(pool, held.lease.job).await?;
+            let a = crate::icl::IclArgs {
+                endpoint: endpoint.clone(),
+                model: model.clone(),
+                task,
+                k: held.k,
+                split: held.split,
+                system: Some(system),
+                max_tokens: *max_tokens,
+                timeout_seconds: *timeout_seconds,
+                replace: recipe.replace,
+                concurrency: *concurrency,
+            };
+            Ok(vec![crate::icl::run(pool, &a, Some(held)).await?])
+        }
         Learner::FineTuning { weights } => {
             let (system, ..) = grid::job_target(pool, held.lease.job).await?;
             let start = crate::tune::Start::new(Some(weights.clone()), Some(system))?;
@@ -168,7 +194,9 @@ pub async fn work(database: &str, a: WorkerArgs) -> Result<Ended> {
     } else {
         a.kinds.clone()
     };
-    let onnx = kinds.iter().any(|k| *k != JobKind::Crossfit);
+    let onnx = kinds
+        .iter()
+        .any(|k| !matches!(k, JobKind::Crossfit | JobKind::InContext));
     crate::tune::check_device(a.device, onnx)?;
     let pool = db::connect_existing(database).await?;
     let lease = Duration::from_secs(a.lease_seconds);

@@ -45,7 +45,27 @@ async fn a_researcher_queues_learners_checked_as_the_command_line_checks_them() 
     let bart = dir.path().join("tiny-bart");
     write_seq2seq_dir(&bart, Kind::Bart, 1, 8);
     let xf = |steps: u32| json!({ "learner": "crossfit", "model": bart.display().to_string(), "method": null, "steps": steps });
+    let (llm, _) = common::scripted_llm::scripted();
+    let icl = |endpoint: &str, concurrency: u32| json!({ "learner": "in-context", "endpoint": endpoint, "model": "tiny", "system": null, "concurrency": concurrency });
     let refused: Vec<(Value, Option<&str>, StatusCode, &str)> = vec![
+        (
+            queue(&["demo-SST-2"], None, icl("https://llm.example/v1", 1)),
+            Some(&rita),
+            StatusCode::BAD_REQUEST,
+            "plain http URL",
+        ),
+        (
+            queue(&["demo-SST-2"], None, icl(&llm, 0)),
+            Some(&rita),
+            StatusCode::BAD_REQUEST,
+            "--concurrency",
+        ),
+        (
+            queue(&["demo-SST-2"], Some((3, 3)), icl(&llm, 2)),
+            Some(&rita),
+            StatusCode::BAD_REQUEST,
+            "no shot group k=3 split=3",
+        ),
         (
             queue(&["demo-SST-2"], None, tune("tiny-bert")),
             Some(&rita),
@@ -128,9 +148,19 @@ async fn a_researcher_queues_learners_checked_as_the_command_line_checks_them() 
     .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert_eq!(parse(&r)["jobs"], 5, "{}", r.body);
+    // In-context learning without demonstrations (k 0, split 0), two calls in flight.
+    let r = post_json(
+        s,
+        "queue_learner",
+        &queue(&["demo-SST-2"], Some((0, 0)), icl(&llm, 2)),
+        Some(&rita),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(parse(&r)["jobs"], 1, "{}", r.body);
     let r = form(s, "grid_job_list", "", Some(&rita)).await;
     let jobs = parse(&r);
-    assert_eq!(jobs.as_array().unwrap().len() as u64, groups, "{jobs}");
+    assert_eq!(jobs.as_array().unwrap().len() as u64, groups + 1, "{jobs}");
     assert!(
         jobs.as_array()
             .unwrap()
@@ -199,6 +229,17 @@ async fn a_researcher_queues_learners_checked_as_the_command_line_checks_them() 
         .filter(|r| r["system"] == "tiny-bert fine-tuned" && r["status"] == "done")
         .count() as u64;
     assert_eq!(tuned, groups, "{said}");
+    let in_context: Vec<&Value> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["system"] == "LLM in-context (tiny)")
+        .collect();
+    assert_eq!(in_context.len(), 1, "{said}");
+    assert_eq!(
+        (&in_context[0]["status"], &in_context[0]["k"]),
+        (&json!("done"), &json!(0))
+    );
     let r = form(s, "grid_job_list", "", Some(&rita)).await;
     assert_eq!(parse(&r), json!([]), "{said}");
     let r = form(s, "crossfit_learning", "", Some(&rita)).await;

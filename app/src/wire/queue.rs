@@ -22,6 +22,15 @@ pub enum QueuedLearner {
         model: String,
         system: Option<String>,
     },
+    /// In-context learning through a language-model server (OpenAI completions API) at
+    /// `endpoint`, asked for `model`, with `concurrency` calls in flight (default 1); stored
+    /// under `system` (default: "LLM in-context (<model>)").
+    InContext {
+        endpoint: String,
+        model: String,
+        system: Option<String>,
+        concurrency: Option<u32>,
+    },
     /// CrossFit's direct fine-tuning of a BART or T5 folder on every seed of the CrossFit
     /// tasks, stored under `method` (default: "<folder> direct fine-tuning"); `steps`: updates
     /// per setting of CrossFit's grid (default 1000).
@@ -32,8 +41,9 @@ pub enum QueuedLearner {
     },
 }
 
-/// A request to queue one learner on tasks: CLUES-format tasks for the first three learners
-/// (each of their shot groups, or the one `group`), CrossFit tasks for CrossFit.
+/// A request to queue one learner on tasks: CLUES-format tasks for the CLUES learners (each of
+/// their shot groups, or the one `group`; in-context learning also takes k = 0), CrossFit tasks
+/// for CrossFit.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QueueRequest {
     pub tasks: Vec<String>,

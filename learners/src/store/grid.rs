@@ -46,6 +46,15 @@ pub enum Learner {
     FineTuning { weights: PathBuf },
     /// The job's ONNX model folder (its source) evaluated.
     Onnx,
+    /// In-context learning through a language-model server (`icl`): the job's shot group as
+    /// the demonstrations (k = 0: none).
+    InContext {
+        endpoint: String,
+        model: String,
+        max_tokens: u32,
+        timeout_seconds: u64,
+        concurrency: u32,
+    },
 }
 
 /// What every worker runs a grid job with: the learner, and whether a finished run is replaced.

@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod families;
+pub mod scripted_llm;
 pub mod spawned;
 pub mod tiny_bert;
 pub mod tiny_seq2seq;

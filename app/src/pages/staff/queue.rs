@@ -9,7 +9,7 @@ use domain::run::JobStatus;
 use leptos::prelude::*;
 
 /// The learners the form offers: value, label, and what its folder is.
-const LEARNERS: [(&str, &str, &str); 4] = [
+const LEARNERS: [(&str, &str, &str); 5] = [
     (
         "frozen-baseline",
         "Frozen MiniLM baseline (a span head per shot group)",
@@ -21,6 +21,11 @@ const LEARNERS: [(&str, &str, &str); 4] = [
         "Checkpoint folder",
     ),
     ("onnx", "An ONNX span model, evaluated", "Model folder"),
+    (
+        "in-context",
+        "In-context learning through a language-model server",
+        "Server URL",
+    ),
     (
         "crossfit",
         "CrossFit direct fine-tuning (BART, T5; every seed)",
@@ -138,9 +143,24 @@ pub fn grid_jobs_table(rows: Vec<GridJobRow>, a: JobActions) -> AnyView {
     .into_any()
 }
 
+/// The form's text fields, as typed.
+#[derive(Clone, Copy)]
+struct Fields {
+    /// A folder, or the in-context server's URL.
+    folder: RwSignal<String>,
+    /// The system or method name.
+    name: RwSignal<String>,
+    /// The model name the in-context server is asked for.
+    model: RwSignal<String>,
+    /// CrossFit's updates per setting, or the in-context calls in flight.
+    number: RwSignal<String>,
+}
+
 /// The learner a form's fields describe.
-fn learner_of(kind: &str, folder: String, name: String, steps: String) -> QueuedLearner {
-    let name = Some(name.trim().to_string()).filter(|n| !n.is_empty());
+fn learner_of(kind: &str, f: Fields) -> QueuedLearner {
+    let folder = f.folder.get_untracked();
+    let name = Some(f.name.get_untracked().trim().to_string()).filter(|n| !n.is_empty());
+    let number = f.number.get_untracked().trim().parse().ok();
     match kind {
         "fine-tuning" => QueuedLearner::FineTuning {
             weights: folder,
@@ -150,10 +170,16 @@ fn learner_of(kind: &str, folder: String, name: String, steps: String) -> Queued
             model: folder,
             system: name,
         },
+        "in-context" => QueuedLearner::InContext {
+            endpoint: folder,
+            model: f.model.get_untracked(),
+            system: name,
+            concurrency: number,
+        },
         "crossfit" => QueuedLearner::Crossfit {
             model: folder,
             method: name,
-            steps: steps.trim().parse().ok(),
+            steps: number,
         },
         _ => QueuedLearner::FrozenBaseline,
     }
@@ -163,14 +189,16 @@ fn learner_of(kind: &str, folder: String, name: String, steps: String) -> Queued
 pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
     let kind = RwSignal::new(LEARNERS[0].0.to_string());
     let chosen = RwSignal::new(Vec::<String>::new());
-    let (folder, name, steps) = (
-        RwSignal::new(String::new()),
-        RwSignal::new(String::new()),
-        RwSignal::new(String::new()),
-    );
+    let f = Fields {
+        folder: RwSignal::new(String::new()),
+        name: RwSignal::new(String::new()),
+        model: RwSignal::new(String::new()),
+        number: RwSignal::new(String::new()),
+    };
     let (k, split) = (RwSignal::new(String::new()), RwSignal::new(String::new()));
     let replace = RwSignal::new(false);
     let crossfit = move || kind.get() == "crossfit";
+    let in_context = move || kind.get() == "in-context";
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let group = match (
@@ -180,12 +208,7 @@ pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
             (Ok(k), Ok(s)) => Some((k, s)),
             _ => None,
         };
-        let learner = learner_of(
-            &kind.get_untracked(),
-            folder.get_untracked(),
-            name.get_untracked(),
-            steps.get_untracked(),
-        );
+        let learner = learner_of(&kind.get_untracked(), f);
         a.queue.dispatch(QueueLearner {
             request: QueueRequest {
                 tasks: chosen.get_untracked(),
@@ -242,8 +265,8 @@ pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
             <p class="hint">
                 "Checked as the command line checks it, then queued: every "
                 <code>"clues-lab worker"</code>
-                " pointed at this database runs the jobs (see the Workers chapter of the docs). Folders are absolute paths, as the workers' machines see them. Prompt-based fine-tuning and in-context learning run from the command line ("
-                <code>"clues-lab prompt"</code> ", " <code>"clues-lab icl"</code> ")."
+                " pointed at this database runs the jobs (see the Workers chapter of the docs). Folders are absolute paths, as the workers' machines see them. Prompt-based fine-tuning and CrossFit's upstream learning run from the command line ("
+                <code>"clues-lab prompt"</code> ", " <code>"clues-lab crossfit upstream"</code> ")."
             </p>
             <label>
                 "Learner "
@@ -267,32 +290,37 @@ pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
             <Show when=move || !folder_label().is_empty()>
                 <label>
                     {folder_label} " "
-                    <input name="folder" bind:value=folder placeholder="/models/…" />
+                    <input
+                        name="folder"
+                        bind:value=f.folder
+                        placeholder=move || {
+                            if in_context() { "http://…/v1" } else { "/models/…" }
+                        }
+                    />
                 </label>
+            </Show>
+            <Show when=in_context>
+                <label>"Model name " <input name="model" bind:value=f.model /></label>
             </Show>
             <Show when=move || kind.get() != "frozen-baseline">
                 <label>
                     {move || if crossfit() { "Method name " } else { "System name " }}
-                    <input name="name" bind:value=name placeholder="the folder's name" />
+                    <input name="name" bind:value=f.name placeholder="the default" />
                 </label>
             </Show>
-            <Show
-                when=move || !crossfit()
-                fallback=move || {
-                    view! {
-                        <label>
-                            "Updates per setting "
-                            <input
-                                name="steps"
-                                type="number"
-                                min="1"
-                                bind:value=steps
-                                placeholder="1000"
-                            />
-                        </label>
-                    }
-                }
-            >
+            <Show when=move || crossfit() || in_context()>
+                <label>
+                    {move || if crossfit() { "Updates per setting " } else { "Calls in flight " }}
+                    <input
+                        name="number"
+                        type="number"
+                        min="1"
+                        bind:value=f.number
+                        placeholder=move || if crossfit() { "1000" } else { "1" }
+                    />
+                </label>
+            </Show>
+            <Show when=move || !crossfit()>
                 <label>
                     "k "
                     <input name="k" type="number" min="0" bind:value=k placeholder="every group" />
