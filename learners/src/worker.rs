@@ -1,7 +1,7 @@
 //! `clues-lab worker`: one process that runs every kind of queued job (the CLUES grids' frozen
-//! baseline, fine-tuning and ONNX evaluations; CrossFit's fine-tuning) from the recipe each job
-//! carries, beside any number of others on any machine pointed at the database. On SIGTERM or
-//! Ctrl-C it hands the job it holds back to the queue and stops, so it suits preemptible nodes.
+//! baseline, fine-tuning, ONNX evaluations and in-context learning; CrossFit's fine-tuning) from
+//! the recipe each job carries, beside any number of others on any machine pointed at the
+//! database. On SIGTERM or Ctrl-C it hands the job it holds back to the queue and stops.
 
 use crate::crossfit::{self, CrossfitJobs};
 use crate::runtime::Device;
