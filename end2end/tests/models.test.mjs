@@ -138,7 +138,7 @@ test('a learner queued on the page is checked, cancelled, retried and run by a w
   await page.waitForSelector('a[href="/models"]');
   await openHydrated(page, `${env.base}/models`);
   const learners = await page.$$eval('form.queue select[name="learner"] option', (os) => os.map((o) => o.value));
-  assert.deepEqual(learners, ['frozen-baseline', 'fine-tuning', 'onnx', 'in-context', 'crossfit']);
+  assert.deepEqual(learners, ['frozen-baseline', 'fine-tuning', 'onnx', 'prompt', 'in-context', 'crossfit']);
   // A relative folder is refused with why; nothing is queued.
   const jobs = () => sql('SELECT COUNT(*) FROM grid_jobs')[0][0];
   const before = jobs();

@@ -121,6 +121,24 @@ pub async fn queue(pool: &AnyPool, r: QueueRequest) -> Result<QueueAnswer> {
                 grid::enqueue(pool, &system, learner, Some(&source), &groups, r.replace).await?;
             (ids.len(), system)
         }
+        QueuedLearner::Prompt {
+            weights,
+            system,
+            template,
+            verbaliser,
+            steps,
+        } => {
+            let weights = folder(weights, "checkpoint")?;
+            let steps = steps.unwrap_or(1000).to_string();
+            let mut line = vec!["prompt", "--task", "-", "--steps", &steps];
+            let w = weights.display().to_string();
+            line.extend(["--weights", &w]);
+            let given = |v: &Option<String>| v.clone().filter(|s| !s.trim().is_empty());
+            let mut a = PromptLine::try_parse_from(line).map_err(clap_error)?.prompt;
+            (a.template, a.verbaliser) = (given(template), given(verbaliser));
+            a.system = given(system);
+            queue_prompt(pool, &r, a).await?
+        }
         QueuedLearner::InContext {
             endpoint,
             model,
@@ -161,6 +179,51 @@ fn clap_error(e: clap::Error) -> AppError {
     let text = e.to_string();
     let first = text.lines().next().unwrap_or_default();
     AppError::Invalid(first.trim_start_matches("error: ").to_string())
+}
+
+/// The command line's arguments of `prompt` (its defaults for what the page does not set).
+#[derive(Parser)]
+struct PromptLine {
+    #[command(flatten)]
+    prompt: store::PromptArgs,
+}
+
+/// Prompt-based fine-tuning on each task's shot groups (or the one asked for), checked on
+/// each task as `prompt` checks it (template, verbaliser, checkpoint and its head).
+async fn queue_prompt(
+    pool: &AnyPool,
+    r: &QueueRequest,
+    mut a: store::PromptArgs,
+) -> Result<(usize, String)> {
+    let system = store::prompt_system(&a)?;
+    let mut groups = Vec::new();
+    for task in &r.tasks {
+        a.task = task.clone();
+        let all = store::check_prompt(pool, &a).await?;
+        let (id, ..) = load_spec(pool, task).await?;
+        match r.group {
+            Some(g) if all.contains(&g) => groups.push((id, g.0, g.1)),
+            Some((k, split)) => {
+                return Err(AppError::Invalid(format!(
+                    "task {task} has no shot group k={k} split={split}"
+                )))
+            }
+            None if all.is_empty() => {
+                return Err(AppError::Invalid(format!(
+                    "task {task} has no training files to learn from"
+                )))
+            }
+            None => groups.extend(all.into_iter().map(|(k, split)| (id, k, split))),
+        }
+    }
+    let learner = grid::Learner::Prompt {
+        weights: a.weights,
+        template: a.template,
+        verbaliser: a.verbaliser,
+        steps: a.steps,
+    };
+    let ids = grid::enqueue(pool, &system, learner, None, &groups, r.replace).await?;
+    Ok((ids.len(), system))
 }
 
 /// The command line's arguments of `icl` (its defaults for what the page does not set).

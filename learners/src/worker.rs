@@ -1,7 +1,7 @@
 //! `clues-lab worker`: one process that runs every kind of queued job (the CLUES grids' frozen
-//! baseline, fine-tuning, ONNX evaluations and in-context learning; CrossFit's fine-tuning) from
-//! the recipe each job carries, beside any number of others on any machine pointed at the
-//! database. On SIGTERM or Ctrl-C it hands the job it holds back to the queue and stops.
+//! baseline, fine-tuning, ONNX evaluations, prompt-based fine-tuning and in-context learning;
+//! CrossFit's fine-tuning) from the recipe each job carries, beside any number of others on any
+//! machine pointed at the database. On SIGTERM or Ctrl-C it hands its job back and stops.
 
 use crate::crossfit::{self, CrossfitJobs};
 use crate::runtime::Device;
@@ -26,6 +26,8 @@ pub enum JobKind {
     FineTuning,
     /// An ONNX model folder evaluated (`eval --plan`).
     Onnx,
+    /// Prompt-based fine-tuning of an encoder with its masked-LM head (`prompt`).
+    Prompt,
     /// In-context learning through a language-model server (`icl`).
     InContext,
     /// CrossFit's direct fine-tuning of a task's seed (`crossfit learn`, `crossfit upstream`).
@@ -33,10 +35,11 @@ pub enum JobKind {
 }
 
 impl JobKind {
-    const ALL: [JobKind; 5] = [
+    const ALL: [JobKind; 6] = [
         JobKind::FrozenBaseline,
         JobKind::FineTuning,
         JobKind::Onnx,
+        JobKind::Prompt,
         JobKind::InContext,
         JobKind::Crossfit,
     ];
@@ -46,6 +49,7 @@ impl JobKind {
             Learner::FrozenBaseline => JobKind::FrozenBaseline,
             Learner::FineTuning { .. } => JobKind::FineTuning,
             Learner::Onnx => JobKind::Onnx,
+            Learner::Prompt { .. } => JobKind::Prompt,
             Learner::InContext { .. } => JobKind::InContext,
         }
     }
@@ -168,6 +172,27 @@ async fn run_grid_job(
             };
             Ok(vec![crate::icl::run(pool, &a, Some(held)).await?])
         }
+        Learner::Prompt {
+            weights,
+            template,
+            verbaliser,
+            steps,
+        } => {
+            let (system, task, _) = grid::job_target(pool, held.lease.job).await?;
+            let a = store::PromptArgs {
+                weights: weights.clone(),
+                task,
+                k: Some(held.k),
+                split: Some(held.split),
+                template: template.clone(),
+                verbaliser: verbaliser.clone(),
+                system: Some(system),
+                steps: *steps,
+                replace: recipe.replace,
+                device,
+            };
+            Ok(vec![store::prompt_held(pool, &a, held).await?])
+        }
         Learner::FineTuning { weights } => {
             let (system, ..) = grid::job_target(pool, held.lease.job).await?;
             let start = crate::tune::Start::new(Some(weights.clone()), Some(system))?;
@@ -196,7 +221,7 @@ pub async fn work(database: &str, a: WorkerArgs) -> Result<Ended> {
     };
     let onnx = kinds
         .iter()
-        .any(|k| !matches!(k, JobKind::Crossfit | JobKind::InContext));
+        .any(|k| !matches!(k, JobKind::Crossfit | JobKind::InContext | JobKind::Prompt));
     crate::tune::check_device(a.device, onnx)?;
     let pool = db::connect_existing(database).await?;
     let lease = Duration::from_secs(a.lease_seconds);

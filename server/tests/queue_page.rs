@@ -45,9 +45,29 @@ async fn a_researcher_queues_learners_checked_as_the_command_line_checks_them() 
     let bart = dir.path().join("tiny-bart");
     write_seq2seq_dir(&bart, Kind::Bart, 1, 8);
     let xf = |steps: u32| json!({ "learner": "crossfit", "model": bart.display().to_string(), "method": null, "steps": steps });
+    let (roberta, _) = common::families::families().remove(1);
+    let mlm = dir.path().join("tiny-roberta-mlm");
+    common::tiny_bert::write_mlm_dir(&mlm, roberta, 4);
+    let pt = |w: &str, verbaliser: Option<&str>| json!({ "learner": "prompt", "weights": w, "system": null, "template": null, "verbaliser": verbaliser, "steps": 3 });
     let (llm, _) = common::scripted_llm::scripted();
     let icl = |endpoint: &str, concurrency: u32| json!({ "learner": "in-context", "endpoint": endpoint, "model": "tiny", "system": null, "concurrency": concurrency });
     let refused: Vec<(Value, Option<&str>, StatusCode, &str)> = vec![
+        (
+            queue(&["demo-SST-2"], Some((2, 1)), pt(&weights, None)),
+            Some(&rita),
+            StatusCode::BAD_REQUEST,
+            "masked-LM",
+        ),
+        (
+            queue(
+                &["demo-SST-2"],
+                Some((2, 1)),
+                pt(&mlm.display().to_string(), Some("positive=great")),
+            ),
+            Some(&rita),
+            StatusCode::BAD_REQUEST,
+            "negative",
+        ),
         (
             queue(&["demo-SST-2"], None, icl("https://llm.example/v1", 1)),
             Some(&rita),
@@ -148,6 +168,20 @@ async fn a_researcher_queues_learners_checked_as_the_command_line_checks_them() 
     .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert_eq!(parse(&r)["jobs"], 5, "{}", r.body);
+    // Prompt-based fine-tuning on one shot group.
+    let r = post_json(
+        s,
+        "queue_learner",
+        &queue(
+            &["demo-SST-2"],
+            Some((2, 1)),
+            pt(&mlm.display().to_string(), None),
+        ),
+        Some(&rita),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(parse(&r)["jobs"], 1, "{}", r.body);
     // In-context learning without demonstrations (k 0, split 0), two calls in flight.
     let r = post_json(
         s,
@@ -160,7 +194,7 @@ async fn a_researcher_queues_learners_checked_as_the_command_line_checks_them() 
     assert_eq!(parse(&r)["jobs"], 1, "{}", r.body);
     let r = form(s, "grid_job_list", "", Some(&rita)).await;
     let jobs = parse(&r);
-    assert_eq!(jobs.as_array().unwrap().len() as u64, groups + 1, "{jobs}");
+    assert_eq!(jobs.as_array().unwrap().len() as u64, groups + 2, "{jobs}");
     assert!(
         jobs.as_array()
             .unwrap()
@@ -236,6 +270,13 @@ async fn a_researcher_queues_learners_checked_as_the_command_line_checks_them() 
         .filter(|r| r["system"] == "LLM in-context (tiny)")
         .collect();
     assert_eq!(in_context.len(), 1, "{said}");
+    let prompted: Vec<&Value> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["system"] == "tiny-roberta-mlm prompt-tuned" && r["status"] == "done")
+        .collect();
+    assert_eq!(prompted.len(), 1, "{said}");
     assert_eq!(
         (&in_context[0]["status"], &in_context[0]["k"]),
         (&json!("done"), &json!(0))

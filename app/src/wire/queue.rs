@@ -22,6 +22,16 @@ pub enum QueuedLearner {
         model: String,
         system: Option<String>,
     },
+    /// Prompt-based fine-tuning of an encoder checkpoint with its masked-LM head (`weights`),
+    /// with a template and verbaliser (the task's defaults when left out) and `steps` updates
+    /// (default 1000); stored under `system` (default: "<folder> prompt-tuned").
+    Prompt {
+        weights: String,
+        system: Option<String>,
+        template: Option<String>,
+        verbaliser: Option<String>,
+        steps: Option<u32>,
+    },
     /// In-context learning through a language-model server (OpenAI completions API) at
     /// `endpoint`, asked for `model`, with `concurrency` calls in flight (default 1); stored
     /// under `system` (default: "LLM in-context (<model>)").

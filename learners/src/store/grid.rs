@@ -46,6 +46,14 @@ pub enum Learner {
     FineTuning { weights: PathBuf },
     /// The job's ONNX model folder (its source) evaluated.
     Onnx,
+    /// Prompt-based fine-tuning (`prompt`) of the encoder folder `weights` with its masked-LM
+    /// head, on the job's shot group (template and verbaliser: the task's defaults when none).
+    Prompt {
+        weights: PathBuf,
+        template: Option<String>,
+        verbaliser: Option<String>,
+        steps: u32,
+    },
     /// In-context learning through a language-model server (`icl`): the job's shot group as
     /// the demonstrations (k = 0: none).
     InContext {

@@ -118,17 +118,24 @@ async fn setup(pool: &AnyPool, a: &PromptArgs) -> Result<Setup> {
         Some(Context::Pair { .. })
     );
     let prompt = chosen(a, &spec, pair)?;
-    let config = tune::read_config(&a.weights)?;
-    // The head is looked for first, so that a folder without one stores nothing.
-    prompt::load_mlm(&a.weights, &candle_core::Device::Cpu)?;
-    let tok = Tokenizer::open(&a.weights.join("tokenizer.json"))?;
-    let mask = tok.mask_id().ok_or_else(|| {
-        AppError::Invalid(format!(
-            "{}: the tokenizer has no mask token ([MASK] or <mask>)",
-            a.weights.display()
-        ))
-    })?;
-    let words = prompt::word_ids(&tok, &prompt)?;
+    // The folder is read off the async workers (the server's models page checks it too).
+    let (weights, p) = (a.weights.clone(), prompt.clone());
+    let (config, mask, words) = tokio::task::spawn_blocking(move || -> Result<_> {
+        let config = tune::read_config(&weights)?;
+        // The head is looked for first, so that a folder without one stores nothing.
+        prompt::load_mlm(&weights, &candle_core::Device::Cpu)?;
+        let tok = Tokenizer::open(&weights.join("tokenizer.json"))?;
+        let mask = tok.mask_id().ok_or_else(|| {
+            AppError::Invalid(format!(
+                "{}: the tokenizer has no mask token ([MASK] or <mask>)",
+                weights.display()
+            ))
+        })?;
+        let words = prompt::word_ids(&tok, &p)?;
+        Ok((config, mask, words))
+    })
+    .await
+    .map_err(|e| AppError::Model(format!("reading the checkpoint stopped: {e}")))??;
     Ok(Setup {
         spec,
         task_id,
@@ -141,18 +148,49 @@ async fn setup(pool: &AnyPool, a: &PromptArgs) -> Result<Setup> {
     })
 }
 
+/// The system's name: `--system` (not blank), else "<folder> prompt-tuned".
+pub fn system_name(a: &PromptArgs) -> Result<String> {
+    match &a.system {
+        Some(n) if n.trim().is_empty() => {
+            Err(AppError::Invalid("--system must not be empty".into()))
+        }
+        Some(n) => Ok(n.clone()),
+        None => Ok(format!("{} prompt-tuned", tune::folder_name(&a.weights))),
+    }
+}
+
+/// Checks a prompt-based fine-tuning as `clues-lab prompt` does before it stores anything
+/// (the task, template, verbaliser and checkpoint), and answers the task's shot groups.
+pub async fn check(pool: &AnyPool, a: &PromptArgs) -> Result<Vec<(u32, u32)>> {
+    let s = setup(pool, a).await?;
+    shot_groups(pool, s.task_id).await
+}
+
+/// One held grid job (`clues-lab worker`): its shot group trained and scored, the run stored
+/// with the job marked done. `a` names the job's task, group and system.
+pub(crate) async fn prompt_held(
+    pool: &AnyPool,
+    a: &PromptArgs,
+    held: &super::grid::Held,
+) -> Result<Summary> {
+    let s = setup(pool, a).await?;
+    let t = Target {
+        system: system_name(a)?,
+        kind: SystemKind::Baseline,
+        task: a.task.clone(),
+        k: held.k,
+        split: held.split,
+        replace: a.replace,
+    };
+    one_group(pool, a, &s, t, Some(held)).await
+}
+
 /// `clues-lab prompt`: trains and scores every chosen shot group in turn.
 pub async fn prompt_tune(database: &str, a: PromptArgs) -> Result<()> {
     let pool = db::connect_existing(database).await?;
     tune::check_device(a.device, false)?;
     let s = setup(&pool, &a).await?;
-    let system = match &a.system {
-        Some(n) if n.trim().is_empty() => {
-            return Err(AppError::Invalid("--system must not be empty".into()))
-        }
-        Some(n) => n.clone(),
-        None => format!("{} prompt-tuned", tune::folder_name(&a.weights)),
-    };
+    let system = system_name(&a)?;
     let target = |k, split, replace| Target {
         system: system.clone(),
         kind: SystemKind::Baseline,
@@ -181,14 +219,20 @@ pub async fn prompt_tune(database: &str, a: PromptArgs) -> Result<()> {
             );
             continue;
         }
-        println!("{}", one_group(&pool, &a, &s, t).await?.render());
+        println!("{}", one_group(&pool, &a, &s, t, None).await?.render());
     }
     Ok(())
 }
 
 /// One shot group: stored as started, trained, scored on the test set, stored as finished (or
 /// failed, with the reason).
-async fn one_group(pool: &AnyPool, a: &PromptArgs, s: &Setup, t: Target) -> Result<Summary> {
+async fn one_group(
+    pool: &AnyPool,
+    a: &PromptArgs,
+    s: &Setup,
+    t: Target,
+    held: Option<&super::grid::Held>,
+) -> Result<Summary> {
     let started = Instant::now();
     let shots: Vec<Example> = examples_of(pool, s.task_id, Some((t.k, t.split)))
         .await?
@@ -217,9 +261,10 @@ async fn one_group(pool: &AnyPool, a: &PromptArgs, s: &Setup, t: Target) -> Resu
     })
     .to_string();
     let source = a.weights.display().to_string();
-    let run = start(pool, s.task_id, &t, &source, &settings, "starting", None).await?;
+    let run = start(pool, s.task_id, &t, &source, &settings, "starting", held).await?;
     let label = format!("prompt-tuning {} k={} split={}", t.task, t.k, t.split);
-    let mut progress = Progress::new(pool, vec![run], label, true).counting("training steps");
+    let bar = held.is_none();
+    let mut progress = Progress::new(pool, vec![run], label, bar).counting("training steps");
     let test: Vec<Example> = s.test.iter().map(|(_, e)| e.clone()).collect();
     let (dir, template, words, mask, max_len, device) = (
         a.weights.clone(),
@@ -280,5 +325,5 @@ async fn one_group(pool: &AnyPool, a: &PromptArgs, s: &Setup, t: Target) -> Resu
         .collect();
     let provider = format!("prompt-based fine-tuning with candle on {trained_on}");
     let seconds = started.elapsed().as_secs_f64();
-    store_finished(pool, run, t, provider, &items, None, seconds).await
+    store_finished(pool, run, t, provider, &items, held, seconds).await
 }

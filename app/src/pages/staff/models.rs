@@ -164,7 +164,7 @@ pub fn ModelsPage() -> impl IntoView {
     view! {
         <h1>"Models"</h1>
         <p class="hint">
-            "Machine systems on the same test sets as the crowd, scored with the same S1 code: the frozen MiniLM baseline, fine-tuned encoders, ONNX models, prompt-based fine-tuning, in-context learning through a language-model server, CrossFit's learners and imported predictions. Queue the first four below (or from the command line with "
+            "Machine systems on the same test sets as the crowd, scored with the same S1 code: the frozen MiniLM baseline, fine-tuned encoders, ONNX models, prompt-based fine-tuning, in-context learning through a language-model server, CrossFit's learners and imported predictions. Queue any of them but CrossFit's upstream learning and imports below (or from the command line with "
             <code>"--queue-only"</code> ") and run " <code>"clues-lab worker"</code>
             " on any machine; finished runs appear here and on "
             <A href="/dashboard">"the dashboard"</A> ", beside the humans."

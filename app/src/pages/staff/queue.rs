@@ -9,7 +9,7 @@ use domain::run::JobStatus;
 use leptos::prelude::*;
 
 /// The learners the form offers: value, label, and what its folder is.
-const LEARNERS: [(&str, &str, &str); 5] = [
+const LEARNERS: [(&str, &str, &str); 6] = [
     (
         "frozen-baseline",
         "Frozen MiniLM baseline (a span head per shot group)",
@@ -21,6 +21,11 @@ const LEARNERS: [(&str, &str, &str); 5] = [
         "Checkpoint folder",
     ),
     ("onnx", "An ONNX span model, evaluated", "Model folder"),
+    (
+        "prompt",
+        "Prompt-based fine-tuning (an encoder with its masked-LM head)",
+        "Checkpoint folder",
+    ),
     (
         "in-context",
         "In-context learning through a language-model server",
@@ -152,8 +157,11 @@ struct Fields {
     name: RwSignal<String>,
     /// The model name the in-context server is asked for.
     model: RwSignal<String>,
-    /// CrossFit's updates per setting, or the in-context calls in flight.
+    /// CrossFit's updates per setting, prompt updates, or the in-context calls in flight.
     number: RwSignal<String>,
+    /// A prompt's template and verbaliser (the task's defaults when empty).
+    template: RwSignal<String>,
+    verbaliser: RwSignal<String>,
 }
 
 /// The learner a form's fields describe.
@@ -169,6 +177,13 @@ fn learner_of(kind: &str, f: Fields) -> QueuedLearner {
         "onnx" => QueuedLearner::Onnx {
             model: folder,
             system: name,
+        },
+        "prompt" => QueuedLearner::Prompt {
+            weights: folder,
+            system: name,
+            template: Some(f.template.get_untracked()),
+            verbaliser: Some(f.verbaliser.get_untracked()),
+            steps: number,
         },
         "in-context" => QueuedLearner::InContext {
             endpoint: folder,
@@ -194,11 +209,14 @@ pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
         name: RwSignal::new(String::new()),
         model: RwSignal::new(String::new()),
         number: RwSignal::new(String::new()),
+        template: RwSignal::new(String::new()),
+        verbaliser: RwSignal::new(String::new()),
     };
     let (k, split) = (RwSignal::new(String::new()), RwSignal::new(String::new()));
     let replace = RwSignal::new(false);
     let crossfit = move || kind.get() == "crossfit";
     let in_context = move || kind.get() == "in-context";
+    let prompt = move || kind.get() == "prompt";
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let group = match (
@@ -308,15 +326,33 @@ pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
                     <input name="name" bind:value=f.name placeholder="the default" />
                 </label>
             </Show>
-            <Show when=move || crossfit() || in_context()>
+            <Show when=prompt>
                 <label>
-                    {move || if crossfit() { "Updates per setting " } else { "Calls in flight " }}
+                    "Template "
+                    <input name="template" bind:value=f.template placeholder="the task's default" />
+                </label>
+                <label>
+                    "Verbaliser "
+                    <input
+                        name="verbaliser"
+                        bind:value=f.verbaliser
+                        placeholder="positive=great,negative=terrible"
+                    />
+                </label>
+            </Show>
+            <Show when=move || crossfit() || in_context() || prompt()>
+                <label>
+                    {move || match kind.get().as_str() {
+                        "crossfit" => "Updates per setting ",
+                        "prompt" => "Updates ",
+                        _ => "Calls in flight ",
+                    }}
                     <input
                         name="number"
                         type="number"
                         min="1"
                         bind:value=f.number
-                        placeholder=move || if crossfit() { "1000" } else { "1" }
+                        placeholder=move || if in_context() { "1" } else { "1000" }
                     />
                 </label>
             </Show>
