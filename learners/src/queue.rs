@@ -79,6 +79,37 @@ async fn task_groups(pool: &AnyPool, r: &QueueRequest) -> Result<Vec<(TaskId, u3
     Ok(out)
 }
 
+/// A task's jobs for a learner that runs per shot group: the group asked for, which the task
+/// (`all`: its groups) must have, or k 0 and split 0 where `zero_shot` (no demonstrations);
+/// else every group it has.
+fn per_group(
+    task: &str,
+    id: TaskId,
+    all: Vec<(u32, u32)>,
+    group: Option<(u32, u32)>,
+    zero_shot: bool,
+) -> Result<Vec<(TaskId, u32, u32)>> {
+    let (no_group, no_files) = if zero_shot {
+        (
+            " (k 0 and split 0: no demonstrations)",
+            ": give k 0 and split 0 for no demonstrations",
+        )
+    } else {
+        ("", " to learn from")
+    };
+    match group {
+        Some((0, 0)) if zero_shot => Ok(vec![(id, 0, 0)]),
+        Some(g) if all.contains(&g) => Ok(vec![(id, g.0, g.1)]),
+        Some((k, split)) => Err(AppError::Invalid(format!(
+            "task {task} has no shot group k={k} split={split}{no_group}"
+        ))),
+        None if all.is_empty() => Err(AppError::Invalid(format!(
+            "task {task} has no training files{no_files}"
+        ))),
+        None => Ok(all.into_iter().map(|(k, split)| (id, k, split)).collect()),
+    }
+}
+
 /// Checks and queues one request; says what was queued.
 pub async fn queue(pool: &AnyPool, r: QueueRequest) -> Result<QueueAnswer> {
     if r.tasks.is_empty() {
@@ -199,22 +230,8 @@ async fn queue_prompt(
     let mut groups = Vec::new();
     for task in &r.tasks {
         a.task = task.clone();
-        let all = store::check_prompt(pool, &a).await?;
-        let (id, ..) = load_spec(pool, task).await?;
-        match r.group {
-            Some(g) if all.contains(&g) => groups.push((id, g.0, g.1)),
-            Some((k, split)) => {
-                return Err(AppError::Invalid(format!(
-                    "task {task} has no shot group k={k} split={split}"
-                )))
-            }
-            None if all.is_empty() => {
-                return Err(AppError::Invalid(format!(
-                    "task {task} has no training files to learn from"
-                )))
-            }
-            None => groups.extend(all.into_iter().map(|(k, split)| (id, k, split))),
-        }
+        let (id, all) = store::check_prompt(pool, &a).await?;
+        groups.extend(per_group(task, id, all, r.group, false)?);
     }
     let learner = grid::Learner::Prompt {
         weights: a.weights,
@@ -255,21 +272,7 @@ async fn queue_in_context(
             )));
         }
         let all = shot_groups(pool, id).await?;
-        match r.group {
-            Some((0, 0)) => groups.push((id, 0, 0)),
-            Some(g) if all.contains(&g) => groups.push((id, g.0, g.1)),
-            Some((k, split)) => {
-                return Err(AppError::Invalid(format!(
-                    "task {task} has no shot group k={k} split={split} (k 0 and split 0: no demonstrations)"
-                )))
-            }
-            None if all.is_empty() => {
-                return Err(AppError::Invalid(format!(
-                    "task {task} has no training files: give k 0 and split 0 for no demonstrations"
-                )))
-            }
-            None => groups.extend(all.into_iter().map(|(k, split)| (id, k, split))),
-        }
+        groups.extend(per_group(task, id, all, r.group, true)?);
     }
     let system = crate::icl::system_name(&a);
     let learner = grid::Learner::InContext {
@@ -326,7 +329,7 @@ async fn queue_crossfit(
             a: &line.tune,
             upstream: None,
         };
-        let (ids, _) = crossfit::queue_task(pool, &seeds).await?;
+        let (ids, ..) = crossfit::queue_task(pool, &seeds).await?;
         jobs += ids.len();
     }
     Ok((jobs, method))

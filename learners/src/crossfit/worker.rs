@@ -79,12 +79,13 @@ pub struct SeedsOf<'a> {
 }
 
 /// The seeds of `task` without a run of `method`, queued with the recipe every worker learns
-/// them with (the device is each worker's own); the jobs' ids and the recipe. A model without a
-/// tokenizer, or a `--keep` folder that cannot be made, queues nothing.
+/// them with (the device is each worker's own); the jobs' ids, the recipe and the model's
+/// tokenizer. A model without a tokenizer, or a `--keep` folder that cannot be made, queues
+/// nothing.
 pub async fn queue_task(
     pool: &AnyPool,
     seeds: &SeedsOf<'_>,
-) -> Result<(Vec<i64>, serde_json::Value)> {
+) -> Result<(Vec<i64>, serde_json::Value, Text)> {
     let SeedsOf {
         model,
         task,
@@ -111,9 +112,9 @@ pub async fn queue_task(
         std::fs::create_dir_all(k)
             .map_err(|e| AppError::io(format!("--keep {}: cannot create it", k.display()), e))?;
     }
-    Text::open(&model.join("tokenizer.json"))?;
+    let tok = Text::open(&model.join("tokenizer.json"))?;
     let ids = jobs::enqueue(pool, method, task, &seeds, &recipe.to_string()).await?;
-    Ok((ids, recipe))
+    Ok((ids, recipe, tok))
 }
 
 /// Direct fine-tuning of the model on every seed of the task without a run of the method, as
@@ -123,12 +124,12 @@ pub async fn learn_task(pool: &AnyPool, seeds: &SeedsOf<'_>) -> Result<()> {
     let SeedsOf { model, task, a, .. } = *seeds;
     let grid = a.grid()?;
     let metric = xf::metric_of(pool, task).await?;
-    let (ids, recipe) = queue_task(pool, seeds).await?;
+    let (ids, recipe, tok) = queue_task(pool, seeds).await?;
     if a.queue.queue_only {
         eprintln!("{task}: {} seeds queued; `clues-lab worker` processes pointed at this database run them", ids.len());
         return Ok(());
     }
-    let tok = Arc::new(Text::open(&model.join("tokenizer.json"))?);
+    let tok = Arc::new(tok);
     let how = Learning {
         model,
         a,

@@ -160,10 +160,10 @@ pub fn system_name(a: &PromptArgs) -> Result<String> {
 }
 
 /// Checks a prompt-based fine-tuning as `clues-lab prompt` does before it stores anything
-/// (the task, template, verbaliser and checkpoint), and answers the task's shot groups.
-pub async fn check(pool: &AnyPool, a: &PromptArgs) -> Result<Vec<(u32, u32)>> {
+/// (the task, template, verbaliser and checkpoint); answers the task's id and shot groups.
+pub async fn check(pool: &AnyPool, a: &PromptArgs) -> Result<(TaskId, Vec<(u32, u32)>)> {
     let s = setup(pool, a).await?;
-    shot_groups(pool, s.task_id).await
+    Ok((s.task_id, shot_groups(pool, s.task_id).await?))
 }
 
 /// One held grid job (`clues-lab worker`): its shot group trained and scored, the run stored
