@@ -135,6 +135,9 @@ pub struct Open {
     pub create: bool,
     /// Connections per process (PostgreSQL: mind `max_connections` over all instances).
     pub max_connections: u32,
+    /// SQLite: commits never checkpoint (`wal_autocheckpoint = 0`); the process runs
+    /// [`super::checkpoint::spawn`] instead. For `serve`; one-off commands keep SQLite's own.
+    pub checkpoint_in_background: bool,
 }
 
 impl Default for Open {
@@ -142,6 +145,7 @@ impl Default for Open {
         Open {
             create: true,
             max_connections: 8,
+            checkpoint_in_background: false,
         }
     }
 }
@@ -151,6 +155,7 @@ pub async fn open(url: &str, how: Open) -> Result<AnyPool, OpenError> {
     sqlx::any::install_default_drivers();
     let backend = Backend::of_url(url).map_err(OpenError::Url)?;
     let memory = url.contains(":memory:");
+    let background = how.checkpoint_in_background;
     // A server that cannot be reached is said as such, not as a missing database.
     if !memory && !Any::database_exists(url).await? {
         if !how.create {
@@ -176,6 +181,9 @@ pub async fn open(url: &str, how: Open) -> Result<AnyPool, OpenError> {
                         .await?;
                     if !memory {
                         conn.execute("PRAGMA journal_mode = WAL").await?;
+                        if background {
+                            conn.execute("PRAGMA wal_autocheckpoint = 0").await?;
+                        }
                     }
                 }
                 Ok(())
@@ -297,15 +305,23 @@ pub mod cli {
     /// `postgres://user@host/db`) and brings its schema up to date. `CLUES_DB_CONNECTIONS` sets
     /// the pool size of this process (default 8).
     pub async fn connect(url: &str) -> Result<AnyPool> {
-        opened(url, true).await
+        opened(url, true, false).await
     }
 
     /// Opens a database that must already exist (commands that only read, such as `score --task`).
     pub async fn connect_existing(url: &str) -> Result<AnyPool> {
-        opened(url, false).await
+        opened(url, false, false).await
     }
 
-    async fn opened(url: &str, create: bool) -> Result<AnyPool> {
+    /// As [`connect`], for a long-lived server: on SQLite its commits leave checkpoints to a
+    /// task of their own ([`crate::ssr::checkpoint`]), started here for as long as the runtime.
+    pub async fn connect_serving(url: &str) -> Result<AnyPool> {
+        let pool = opened(url, true, true).await?;
+        crate::ssr::checkpoint::spawn(url);
+        Ok(pool)
+    }
+
+    async fn opened(url: &str, create: bool, checkpoint_in_background: bool) -> Result<AnyPool> {
         let max_connections = match std::env::var("CLUES_DB_CONNECTIONS") {
             Ok(v) => v.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
                 AppError::Invalid(format!(
@@ -319,6 +335,7 @@ pub mod cli {
             Open {
                 create,
                 max_connections,
+                checkpoint_in_background,
             },
         )
         .await

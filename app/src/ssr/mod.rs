@@ -5,6 +5,7 @@ pub mod assets;
 pub mod auth;
 pub mod bundle;
 pub mod catalog;
+pub mod checkpoint;
 pub mod crossfit;
 pub mod dashboard;
 pub mod db;

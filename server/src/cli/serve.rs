@@ -23,7 +23,7 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
             Err(_) => SocketAddr::from(([127, 0, 0, 1], 3000)),
         },
     };
-    let pool = db::connect(database).await?;
+    let pool = db::connect_serving(database).await?;
     if !args.no_demo {
         // One instance at a time loads what is missing of the demo; the others find it there.
         let lock = app::ssr::db::StartupLock::take(database)
