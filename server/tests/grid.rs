@@ -7,8 +7,8 @@ mod common;
 
 use domain::run::JobStatus;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Child;
+use std::time::Duration;
 
 /// `clues-lab baseline --all` (fine-tuning, or the frozen baseline) as one grid worker, its
 /// stderr in `log`.
@@ -17,24 +17,17 @@ fn worker(url: &str, model: &Path, log: &Path) -> Child {
 }
 
 fn grid_worker(url: &str, model: &Path, log: &Path, finetune: bool) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_clues-lab"))
-        .args(["--database", url, "baseline", "--all"])
-        .args(finetune.then_some("--finetune"))
-        .args(["--lease-seconds", "2", "--device", "cpu"])
-        .env("CLUES_FINETUNE_MODEL", model)
-        .env("RUST_LOG", "error")
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(log).unwrap())
-        .spawn()
-        .unwrap()
+    let mut args = vec!["baseline", "--all"];
+    args.extend(finetune.then_some("--finetune"));
+    args.extend(["--lease-seconds", "2", "--device", "cpu"]);
+    common::spawn_with_model(url, model, log, &args)
 }
 
 /// The grid job (id, worker) that the worker whose name ends with `victim` holds with a run
 /// under way, once there is one.
 async fn holding(pool: &sqlx::AnyPool, victim: &str, log: &Path) -> (i64, String) {
-    let start = Instant::now();
-    loop {
-        let claimed: Option<(i64, String)> = sqlx::query_as(
+    common::until("the first worker never held a job", log, || async {
+        sqlx::query_as(
             "SELECT g.id, g.worker FROM grid_jobs g WHERE g.status = 'claimed' AND EXISTS
              (SELECT 1 FROM machine_runs r WHERE r.grid_job_id = g.id AND r.status = 'running')",
         )
@@ -42,17 +35,9 @@ async fn holding(pool: &sqlx::AnyPool, victim: &str, log: &Path) -> (i64, String
         .await
         .unwrap()
         .into_iter()
-        .find(|(_, w): &(i64, String)| w.ends_with(victim));
-        if let Some(c) = claimed {
-            return c;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "the first worker never held a job: {}",
-            std::fs::read_to_string(log).unwrap_or_default()
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+        .find(|(_, w): &(i64, String)| w.ends_with(victim))
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -153,7 +138,7 @@ async fn three_workers_share_the_grid_and_a_killed_ones_group_is_taken_over_and_
             .unwrap();
     assert!(by.len() >= 2, "{by:?}");
 
-    // The models page's summary: all done, nobody holding a job.
+    // The machines page's summary: all done, nobody holding a job.
     let grids = app::ssr::machine::grids(&pool).await.unwrap();
     assert_eq!(grids.len(), 1);
     assert_eq!(

@@ -7,8 +7,8 @@ mod common;
 use common::clues;
 use common::tiny_seq2seq::{write_seq2seq_dir, Kind};
 use domain::run::JobStatus;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::{Child, Command, Output};
 
 fn text(o: &Output) -> String {
     format!(
@@ -176,6 +176,26 @@ async fn queued_jobs_of_every_kind_are_run_by_workers_from_their_recipes() {
     assert_eq!(machine_runs(&pool).await, 2 * groups);
 }
 
+/// A worker process (`worker --device cpu` and `extra`) writing its stderr to `log`.
+fn spawn_worker(url: &str, model: &Path, log: &Path, extra: &[&str]) -> Child {
+    let mut args = vec!["worker", "--device", "cpu"];
+    args.extend(extra);
+    common::spawn_with_model(url, model, log, &args)
+}
+
+/// The CrossFit job a worker has trained on a while (waits up to 2 minutes for one).
+async fn seed_under_way(pool: &sqlx::AnyPool, log: &Path) -> i64 {
+    common::until("no job under way", log, || async {
+        sqlx::query_scalar(
+            "SELECT id FROM crossfit_jobs WHERE status = 'claimed' AND done_updates > 0",
+        )
+        .fetch_optional(pool)
+        .await
+        .unwrap()
+    })
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_worker_stopped_by_sigterm_hands_its_job_back_and_the_next_one_stores_it_once() {
     let (dir, url, pool, model) = common::tiny_bert::demo_with_model("sigterm", 6).await;
@@ -184,33 +204,9 @@ async fn a_worker_stopped_by_sigterm_hands_its_job_back_and_the_next_one_stores_
     let (ok, out) = clues(&url, &learn(bart.to_str().unwrap(), "400"));
     assert!(ok, "{out}");
     let log = dir.path().join("stopped.log");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_clues-lab"))
-        .args(["--database", &url, "worker", "--device", "cpu"])
-        .env("CLUES_FINETUNE_MODEL", &model)
-        .env("RUST_LOG", "error")
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_worker(&url, &model, &log, &[]);
     // Once it has trained a while on its first seed: SIGTERM.
-    let started = Instant::now();
-    let held: i64 = loop {
-        let h: Option<i64> = sqlx::query_scalar(
-            "SELECT id FROM crossfit_jobs WHERE status = 'claimed' AND done_updates > 0",
-        )
-        .fetch_optional(&pool)
-        .await
-        .unwrap();
-        if let Some(h) = h {
-            break h;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "no job under way: {}",
-            std::fs::read_to_string(&log).unwrap_or_default()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let held = seed_under_way(&pool, &log).await;
     // SAFETY: kill(2) on our own child's pid.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
     let status = child.wait().unwrap();
@@ -270,6 +266,56 @@ async fn a_worker_stopped_by_sigterm_hands_its_job_back_and_the_next_one_stores_
         .await
         .unwrap();
     assert_eq!(attempts, 2);
+}
+
+/// A seed cancelled from the machines page while its worker trains it: the worker stops it at
+/// its next renewal, says that it was cancelled and by whom (not that another worker took it
+/// over), stores nothing of it and goes on to the other seeds.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_running_job_cancelled_from_the_page_stops_and_its_worker_says_so() {
+    let (dir, url, pool, model) = common::tiny_bert::demo_with_model("cancel", 6).await;
+    let bart = dir.path().join("tiny-bart");
+    write_seq2seq_dir(&bart, Kind::Bart, 1, 6);
+    let (ok, out) = clues(&url, &learn(bart.to_str().unwrap(), "400"));
+    assert!(ok, "{out}");
+    let log = dir.path().join("cancelled.log");
+    let extra = [
+        "--exit-when-idle",
+        "--kinds",
+        "crossfit",
+        "--lease-seconds",
+        "2",
+    ];
+    let mut child = spawn_worker(&url, &model, &log, &extra);
+    let held = seed_under_way(&pool, &log).await;
+    app::ssr::crossfit::jobs::cancel(&pool, held, "rita")
+        .await
+        .unwrap();
+    let status = child.wait().unwrap();
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(status.success(), "{said}");
+    assert!(
+        said.contains(&format!(
+            "stopped job {held}: it was cancelled by rita; nothing was stored"
+        )),
+        "{said}"
+    );
+    assert!(!said.contains("took it over"), "{said}");
+    assert_eq!(
+        jobs_by_status(&pool, "crossfit_jobs").await,
+        vec![(JobStatus::Done, 4), (JobStatus::Failed, 1)]
+    );
+    let (error, runs): (Option<String>, i64) = sqlx::query_as(
+        "SELECT j.error, (SELECT COUNT(*) FROM crossfit_runs r
+           WHERE r.method = j.method AND r.task_id = j.task_id AND r.seed = j.seed)
+         FROM crossfit_jobs j WHERE j.id = $1",
+    )
+    .bind(held)
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!((error.as_deref(), runs), (Some("cancelled by rita"), 0));
+    assert_eq!(count(&pool, SEED_RUNS).await, 4);
 }
 
 #[test]

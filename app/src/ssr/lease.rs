@@ -196,16 +196,21 @@ pub async fn release(
     Ok(released)
 }
 
-/// Cancels a job that is queued or running (from the models page): failed, with `why` as its
-/// error. A worker running it finds at its next renewal that it no longer holds it, and stores
-/// nothing. `on_cancel` as `on_release` of [`release`]. Refused when the job is not open.
+/// How a cancelled job's error begins (the person's name follows).
+const CANCELLED_BY: &str = "cancelled by ";
+
+/// Cancels a job that is queued or running (from the machines page) for `by` (a person's name):
+/// failed, with "cancelled by <by>" as its error. A worker running it finds at its next renewal
+/// that it no longer holds it, stores nothing and says why ([`lost_why`]). `on_cancel` as
+/// `on_release` of [`release`]. Refused when the job is not open.
 pub async fn cancel(
     pool: &AnyPool,
     queue: Queue,
     job: i64,
-    why: &str,
+    by: &str,
     on_cancel: Option<&str>,
 ) -> Result<()> {
+    let why: &str = &format!("{CANCELLED_BY}{by}");
     let mut tx = crate::ssr::tx::begin_immediate(pool, &[]).await?;
     let cancelled = sqlx::query(&format!(
         "UPDATE {} SET status = 'failed', error = $1, lease_until = NULL
@@ -232,7 +237,7 @@ pub async fn cancel(
     Ok(())
 }
 
-/// Queues a failed job again (from the models page), with the recipe it had.
+/// Queues a failed job again (from the machines page), with the recipe it had.
 pub async fn retry(pool: &AnyPool, queue: Queue, job: i64) -> Result<()> {
     let retried = sqlx::query(&format!(
         "UPDATE {} SET status = 'queued', error = NULL, queued_at = $1
@@ -293,6 +298,25 @@ pub async fn complete(tx: &mut Transaction<'static, Any>, held: &Lease, what: &s
     Ok(())
 }
 
+/// What a worker says when it finds it no longer holds `held`: `taken_over` (another worker
+/// took the job over), or, where the job was cancelled meanwhile, that it was and by whom.
+pub async fn lost_why(pool: &AnyPool, held: &Lease, taken_over: String) -> String {
+    let error: std::result::Result<Option<Option<String>>, _> = sqlx::query_scalar(&format!(
+        "SELECT error FROM {} WHERE id = $1 AND status = 'failed'",
+        held.queue.table()
+    ))
+    .bind(held.job)
+    .fetch_optional(pool)
+    .await;
+    match error {
+        Ok(Some(Some(e))) if e.starts_with(CANCELLED_BY) => format!(
+            "this worker ({}) stopped job {}: it was {e}; nothing was stored",
+            held.worker, held.job
+        ),
+        _ => taken_over,
+    }
+}
+
 /// Renews a held job's lease for `lease` from now; `false` when the job was taken over.
 pub async fn renew(pool: &AnyPool, held: &Lease, lease: Duration) -> Result<bool> {
     let renewed = sqlx::query(&format!(
@@ -329,7 +353,7 @@ pub async fn unfinished(
 }
 
 /// A queue's jobs by status, and the workers holding one now (their lease not run out), by
-/// what they are stored under (a system, a method), as the models page sums them up.
+/// what they are stored under (a system, a method), as the machines page sums them up.
 pub async fn summary(pool: &AnyPool, queue: Queue) -> Result<Vec<GridRow>> {
     let (table, owner) = (queue.table(), queue.owner());
     let counts: Vec<(String, JobStatus, i64)> = sqlx::query_as(&format!(

@@ -3,7 +3,7 @@
 //! still holds it; the CLUES grids (`store::grid`) and CrossFit's fine-tuning share this.
 
 use app::error::{AppError, Result};
-use app::ssr::lease::{fail, renew, Held, Lease};
+use app::ssr::lease::{fail, lost_why, renew, Held, Lease};
 use sqlx::AnyPool;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,7 +34,7 @@ pub trait Claims {
     fn name(held: &Held<Self::Key>) -> String;
 }
 
-/// This worker process, as other workers and the models page see it: host and process id.
+/// This worker process, as other workers and the machines page see it: host and process id.
 pub fn worker_name() -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
@@ -156,9 +156,9 @@ impl<Q: Claims> Worker<Q> {
         Q::release(&self.pool, held, why).await
     }
 
-    /// Ends the held job's turn: its result, or `None` when the lease was lost to another
-    /// worker (which stores the job), or the error. The job is marked failed on any error,
-    /// where this worker still holds it.
+    /// Ends the held job's turn: its result, or `None` when the lease was lost (to another
+    /// worker, which stores the job, or to a cancel from the machines page: said which), or the
+    /// error. The job is marked failed on any error, where this worker still holds it.
     pub async fn settle<T>(&mut self, held: &Held<Q::Key>, result: Result<T>) -> Result<Option<T>> {
         self.beat = None;
         match result {
@@ -167,7 +167,7 @@ impl<Q: Claims> Worker<Q> {
                 fail(&self.pool, &held.lease, &e.to_string()).await?;
                 match e {
                     AppError::LeaseLost(why) => {
-                        eprintln!("{why}");
+                        eprintln!("{}", lost_why(&self.pool, &held.lease, why).await);
                         Ok(None)
                     }
                     e => Err(e),

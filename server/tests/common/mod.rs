@@ -177,13 +177,46 @@ pub fn clues(url: &str, args: &[&str]) -> (bool, String) {
 /// `clues-lab --database url ARGS` with the small BERT at `model` as the fine-tuning default
 /// (and, exported, the frozen baseline's encoder), as every worker machine would have it.
 pub fn clues_with_model(url: &str, model: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_clues-lab"))
-        .args(["--database", url])
+    with_model(url, model, args).output().unwrap()
+}
+
+fn with_model(url: &str, model: &Path, args: &[&str]) -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_clues-lab"));
+    c.args(["--database", url])
         .args(args)
         .env("CLUES_FINETUNE_MODEL", model)
-        .env("RUST_LOG", "error")
-        .output()
+        .env("RUST_LOG", "error");
+    c
+}
+
+/// [`clues_with_model`] started as a process that runs on (a worker), its stderr in `log`.
+pub fn spawn_with_model(url: &str, model: &Path, log: &Path, args: &[&str]) -> std::process::Child {
+    with_model(url, model, args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
         .unwrap()
+}
+
+/// Asks `f` every 5 ms until it answers something; fails after 2 minutes, saying `what` and
+/// the worker's `log`.
+pub async fn until<T, F, Fut>(what: &str, log: &Path, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(120),
+            "{what}: {}",
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
 }
 
 /// The id of the task named `name`.

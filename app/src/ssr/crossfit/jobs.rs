@@ -152,14 +152,7 @@ pub async fn release(pool: &AnyPool, held: &Held, why: &str) -> Result<bool> {
 /// Cancels an open job for `by` (a person's name): a worker training it stops at its next
 /// renewal and stores nothing.
 pub async fn cancel(pool: &AnyPool, job: i64, by: &str) -> Result<()> {
-    lease::cancel(
-        pool,
-        Queue::Crossfit,
-        job,
-        &format!("cancelled by {by}"),
-        None,
-    )
-    .await
+    lease::cancel(pool, Queue::Crossfit, job, by, None).await
 }
 
 /// The jobs not finished (queued, or claimed by some worker), oldest first: every CrossFit job
@@ -218,7 +211,7 @@ pub async fn unfinished(pool: &AnyPool, jobs: &[i64]) -> Result<i64> {
     Ok(lease::unfinished(pool, Queue::Crossfit, jobs, "1").await?.0)
 }
 
-/// A job as the models page reads it.
+/// A job as the machines page reads it.
 #[derive(sqlx::FromRow)]
 struct Listed {
     id: i64,

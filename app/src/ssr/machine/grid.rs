@@ -138,8 +138,7 @@ pub async fn release(pool: &AnyPool, held: &Held, why: &str) -> Result<bool> {
 /// Cancels an open job for `by` (a person's name); the runs its worker had opened are marked
 /// failed.
 pub async fn cancel(pool: &AnyPool, job: i64, by: &str) -> Result<()> {
-    let why = format!("cancelled by {by}");
-    lease::cancel(pool, Queue::Grid, job, &why, Some(OPEN_RUNS_FAILED)).await
+    lease::cancel(pool, Queue::Grid, job, by, Some(OPEN_RUNS_FAILED)).await
 }
 
 /// Inside the transaction that stores a held job's runs: marks the job done, or refuses when
