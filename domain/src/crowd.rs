@@ -91,7 +91,7 @@ pub enum HandBack {
 }
 
 /// `s` with everything but unreserved URL characters percent-encoded (RFC 3986), for a query
-/// value (the completion code here, upload parameters on the models page).
+/// value (the completion code here, upload parameters on the machines page).
 pub fn url_encode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {

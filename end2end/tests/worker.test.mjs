@@ -308,7 +308,7 @@ test('axe-core finds no violations on the worker pages and the staff pages', asy
   found['sign-in'] = await violations(staff);
   await signIn(staff, env.base, USERS.admin);
   await staff.waitForSelector('text=Signed in as');
-  for (const path of ['/', '/studies', `/studies/${studies.spans}`, '/dashboard', '/models', '/crossfit', '/tasks/SST-2']) {
+  for (const path of ['/', '/studies', `/studies/${studies.spans}`, '/dashboard', '/machines', '/crossfit', '/tasks/SST-2']) {
     await openHydrated(staff, `${env.base}${path}`);
     await staff.waitForLoadState('networkidle');
     found[path] = await violations(staff);

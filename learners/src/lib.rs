@@ -7,9 +7,10 @@
 //! of the `machine_*` tables.
 //!
 //! One name per concept: a *learner* is what learns from the shots; a *system* is a learner
-//! under a name (with its kind: frozen, fine-tuned, imported) whose results are kept; a *run*
-//! is one system on one task, k and split; *machines* are every system, beside the humans in
-//! the report; a *model* is a folder or ONNX file on disk.
+//! under a name whose results are kept, with its kind (`SystemKind`: `onnx`, an ONNX model run
+//! here; `baseline`, trained here; `imported`, predictions from a file); a *run* is one system
+//! on one task, k and split; *machines* are every system, beside the humans in the report (and
+//! on the machines page, `/machines`); a *model* is a folder or ONNX file on disk.
 
 pub mod baseline;
 pub mod bench;

@@ -1,4 +1,4 @@
-//! The models page's door to the model track (`app::ssr::state::JobDoor`): a learner queued
+//! The machines page's door to the model track (`app::ssr::state::JobDoor`): a learner queued
 //! from the browser is checked as the command line checks it, with the same functions and
 //! argument parsers, before any job is queued; `clues-lab worker` processes run the jobs.
 

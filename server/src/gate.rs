@@ -80,7 +80,7 @@ fn refuse(path: &str, status: StatusCode, e: AppError) -> Response {
 /// The staff pages (the crowd worker's are `/join/…` and `/study/…`; the home page signs in).
 fn is_staff_page(path: &str) -> bool {
     let path = path.trim_end_matches('/');
-    ["/dashboard", "/crossfit", "/models", "/studies"].contains(&path)
+    ["/dashboard", "/crossfit", "/machines", "/studies"].contains(&path)
         || path.starts_with("/studies/")
         || path.starts_with("/tasks/")
 }
@@ -135,7 +135,7 @@ mod tests {
             "/studies",
             "/studies/3",
             "/tasks/SST-2",
-            "/models",
+            "/machines",
         ] {
             assert!(is_staff_page(p), "{p}");
         }

@@ -137,6 +137,11 @@ pub fn app(state: AppState) -> Router {
             axum::routing::get(crate::join::start_page).post(crate::join::join),
         )
         .route("/export/{file}", axum::routing::get(crate::export::export))
+        // The machines page's earlier address, for bookmarks.
+        .route(
+            "/models",
+            axum::routing::get(|| async { axum::response::Redirect::permanent("/machines") }),
+        )
         .route(
             "/import/predictions",
             axum::routing::post(crate::upload::upload),

@@ -22,7 +22,7 @@ async fn stored(pool: &sqlx::AnyPool, method: &str) -> i64 {
 
 /// A job queued twice is one job, and a method's jobs share one recipe; a claim whose lease
 /// ran out is taken over, and the worker that lost it can neither store its run nor write its
-/// progress; the models page's summary follows.
+/// progress; the machines page's summary follows.
 #[tokio::test]
 async fn a_job_is_stored_once_and_a_worker_that_lost_its_lease_stores_nothing() {
     let (_dir, pool) = common::fresh_db().await;
@@ -99,7 +99,7 @@ async fn a_job_is_stored_once_and_a_worker_that_lost_its_lease_stores_nothing() 
     assert!(e.to_string().contains("predictions for the"), "{e}");
     assert_eq!(stored(&pool, "m").await, 0, "nothing stored");
 
-    // The models page: the running job first, with its new holder and no progress yet.
+    // The machines page: the running job first, with its new holder and no progress yet.
     let q = jobs::queue(&pool).await.unwrap();
     assert_eq!(q.open.len(), 2);
     let first = &q.open[0];

@@ -20,6 +20,24 @@ fn post(path: &str, headers: &[(&str, &str)]) -> Request<Body> {
     req.body(Body::empty()).unwrap()
 }
 
+/// A server function called in `cookie`'s name with a body of `content_type`, with the headers
+/// `site` (what a browser says of the page that sent it).
+fn call_from(
+    name: &str,
+    content_type: &str,
+    body: &str,
+    cookie: &str,
+    site: &[(&str, &str)],
+) -> Request<Body> {
+    let mut req = Request::post(format!("/api/{name}"))
+        .header(header::CONTENT_TYPE, content_type)
+        .header(header::COOKIE, cookie);
+    for (k, v) in site {
+        req = req.header(*k, *v);
+    }
+    req.body(Body::from(body.to_string())).unwrap()
+}
+
 #[tokio::test]
 async fn a_study_link_takes_a_place_only_when_its_start_page_is_posted_from_our_site() {
     let e = env().await;
@@ -224,23 +242,34 @@ async fn a_sign_in_sent_by_another_sites_page_is_refused() {
     assert!(r.cookie.is_some());
 }
 
-#[tokio::test]
-async fn a_flood_on_a_staff_name_does_not_lock_out_its_owner_at_their_address() {
+/// A server behind a trusted proxy (the client address is X-Forwarded-For's) with `limits`,
+/// and an admin "owner".
+async fn owner_behind_a_proxy(limits: Limits) -> Env {
     let mut e = env().await;
     e.state.trust_proxy = true;
-    e.state.limiter = Arc::new(Limiter::new(Limits {
+    e.state.limiter = Arc::new(Limiter::new(limits));
+    common::add_users(&e.state.pool, &[("owner", domain::people::Role::Admin)]).await;
+    e
+}
+
+/// A sign-in as `name` from the address `from` (through the proxy).
+fn sign_in_from(name: &str, from: &str, password: &str) -> Request<Body> {
+    Request::post("/api/login")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header("x-forwarded-for", from)
+        .body(Body::from(format!("name={name}&password={password}")))
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_flood_on_a_staff_name_does_not_lock_out_its_owner_at_their_address() {
+    let e = owner_behind_a_proxy(Limits {
         login_per_account: (4, Duration::from_secs(3600)),
         ..Limits::default()
-    }));
+    })
+    .await;
     let s = &e.state;
-    common::add_users(&s.pool, &[("owner", domain::people::Role::Admin)]).await;
-    let sign_in = |from: &str, password: &str| {
-        Request::post("/api/login")
-            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .header("x-forwarded-for", from)
-            .body(Body::from(format!("name=owner&password={password}")))
-            .unwrap()
-    };
+    let sign_in = |from: &str, password: &str| sign_in_from("owner", from, password);
     // The owner signs in from their address once.
     let r = send(s, sign_in("10.0.0.2", "owner-password")).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
@@ -265,22 +294,14 @@ async fn a_flood_on_a_staff_name_does_not_lock_out_its_owner_at_their_address() 
 
 #[tokio::test]
 async fn a_flood_of_made_up_names_does_not_queue_out_the_owner_at_their_address() {
-    let mut e = env().await;
-    e.state.trust_proxy = true;
-    e.state.limiter = Arc::new(Limiter::new(Limits {
+    let e = owner_behind_a_proxy(Limits {
         password_checks: 1,
         password_queue: 0,
         ..Limits::default()
-    }));
+    })
+    .await;
     let s = &e.state;
-    common::add_users(&s.pool, &[("owner", domain::people::Role::Admin)]).await;
-    let sign_in = |name: &str, from: &str, password: &str| {
-        Request::post("/api/login")
-            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .header("x-forwarded-for", from)
-            .body(Body::from(format!("name={name}&password={password}")))
-            .unwrap()
-    };
+    let sign_in = sign_in_from;
     let r = send(s, sign_in("owner", "10.0.0.2", "owner-password")).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     // A flood of made-up names holds every password check and fills the common queue.
@@ -457,6 +478,76 @@ async fn streamed_exports_come_whole_through_compression() {
     }
 }
 
+/// The machines page's calls that change the queue, posted by another site's page in a signed-in
+/// researcher's name: refused 403 and nothing queued, cancelled or retried; `queue_learner`
+/// takes JSON only (text/plain, which needs no preflight, gets 415). From our own page they work.
+#[tokio::test]
+async fn another_sites_page_cannot_queue_cancel_or_retry_jobs_in_a_researchers_name() {
+    let mut e = env().await;
+    e.state.door = Some(Arc::new(learners::queue::Door));
+    let s = &e.state;
+    let rita = login(s, "rita", "rita-password").await;
+    let task = common::task_id(&s.pool, "demo-SST-2").await;
+    let baseline = learners::store::grid::Learner::FrozenBaseline;
+    let job = learners::store::grid::enqueue(&s.pool, "b", baseline, None, &[(task, 0, 0)], false)
+        .await
+        .unwrap()[0];
+    let jobs = move || async move {
+        sqlx::query_as::<_, (i64, String, Option<String>)>(
+            "SELECT id, status, error FROM grid_jobs ORDER BY id",
+        )
+        .fetch_all(&s.pool)
+        .await
+        .unwrap()
+    };
+    let queue = serde_json::json!({ "request": { "tasks": ["demo-SST-2"], "group": null,
+        "learner": { "learner": "onnx", "model": "/nowhere", "system": null }, "replace": true } })
+    .to_string();
+    let this_job = format!("queue=grid&id={job}");
+    let form = "application/x-www-form-urlencoded";
+    let calls = [
+        ("queue_learner", "application/json", &queue),
+        ("cancel_job", form, &this_job),
+        ("retry_job", form, &this_job),
+    ];
+    let call = |name: &str, content_type: &str, body: &str, site: &[(&str, &str)]| {
+        call_from(name, content_type, body, &rita, site)
+    };
+    let before = (common::snapshot(&s.pool).await, jobs().await);
+    for site in [
+        &[("sec-fetch-site", "cross-site")][..],
+        &[("sec-fetch-site", "same-site")][..],
+        &[("host", "lab.example"), ("origin", "https://evil.example")][..],
+    ] {
+        for (name, content_type, body) in calls {
+            let r = send(s, call(name, content_type, body, site)).await;
+            assert_eq!(
+                r.status,
+                StatusCode::FORBIDDEN,
+                "{name} {site:?}: {}",
+                r.body
+            );
+            assert!(r.body.contains("another site"), "{}", r.body);
+        }
+    }
+    let r = send(s, call("queue_learner", "text/plain", &queue, &[])).await;
+    assert_eq!(r.status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{}", r.body);
+    assert_eq!((common::snapshot(&s.pool).await, jobs().await), before);
+    // From the machines page itself: cancelled, then queued again.
+    let own = [("sec-fetch-site", "same-origin")];
+    let r = send(s, call("cancel_job", form, &this_job, &own)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let cancelled = (
+        job,
+        "failed".to_string(),
+        Some("cancelled by rita".to_string()),
+    );
+    assert_eq!(jobs().await, vec![cancelled]);
+    let r = send(s, call("retry_job", form, &this_job, &own)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(jobs().await, vec![(job, "queued".to_string(), None)]);
+}
+
 #[tokio::test]
 async fn another_sites_page_cannot_answer_continue_or_take_a_place_in_the_workers_name() {
     let e = env().await;
@@ -485,13 +576,7 @@ async fn another_sites_page_cannot_answer_continue_or_take_a_place_in_the_worker
         ("study_state", "text/plain", format!("study_id={other}")),
     ];
     let call = |name: &str, content_type: &str, body: &str, site: &[(&str, &str)]| {
-        let mut req = Request::post(format!("/api/{name}"))
-            .header(header::CONTENT_TYPE, content_type)
-            .header(header::COOKIE, &cookie);
-        for (k, v) in site {
-            req = req.header(*k, *v);
-        }
-        req.body(Body::from(body.to_string())).unwrap()
+        call_from(name, content_type, body, &cookie, site)
     };
     let before = common::snapshot(&s.pool).await;
     for site in [
@@ -555,7 +640,7 @@ async fn a_crowd_worker_gets_403_on_the_staff_pages() {
         "/dashboard",
         "/studies",
         &format!("/studies/{id}"),
-        "/models",
+        "/machines",
         "/crossfit",
         "/tasks/demo-SST-2",
     ] {
@@ -575,6 +660,14 @@ async fn a_crowd_worker_gets_403_on_the_staff_pages() {
     let rita = login(s, "rita", "rita-password").await;
     assert_eq!(
         get(s, "/dashboard", Some(&rita)).await.status,
+        StatusCode::OK
+    );
+    // The machines page's earlier address leads to it.
+    let r = get(s, "/models", Some(&rita)).await;
+    assert_eq!(r.status, StatusCode::PERMANENT_REDIRECT);
+    assert_eq!(r.headers[header::LOCATION], "/machines");
+    assert_eq!(
+        get(s, "/machines", Some(&rita)).await.status,
         StatusCode::OK
     );
 }

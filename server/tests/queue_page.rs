@@ -1,4 +1,4 @@
-//! Queuing learners from the models page (`/api/queue_learner`, `cancel_job`, `retry_job`):
+//! Queuing learners from the machines page (`/api/queue_learner`, `cancel_job`, `retry_job`):
 //! researchers only; every refusal (a relative or missing folder, an unknown task, a shot
 //! group the task lacks, a worker's session) stores nothing; queued jobs are listed, cancelled
 //! and retried, and a `clues-lab worker` turns them into runs the page lists.
@@ -254,7 +254,7 @@ async fn a_researcher_queues_learners_checked_as_the_command_line_checks_them() 
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "{said}");
-    let r = form(s, "model_runs", "", Some(&rita)).await;
+    let r = form(s, "machine_runs", "", Some(&rita)).await;
     let runs = parse(&r);
     let tuned = runs
         .as_array()

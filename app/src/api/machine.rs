@@ -1,4 +1,4 @@
-//! The models page's server functions (researchers and admins only): every machine evaluation
+//! The machines page's server functions (researchers and admins only): every machine evaluation
 //! with its live progress, the shared queues, and queuing a learner, cancelling or retrying a
 //! job from the page; any `clues-lab worker` runs what is queued.
 
@@ -15,8 +15,8 @@ use {
 };
 
 /// Every shared grid's jobs by status and the workers holding them.
-#[server(endpoint = "model_grids")]
-pub async fn model_grids() -> Result<Vec<GridRow>, AppError> {
+#[server(endpoint = "machine_grids")]
+pub async fn machine_grids() -> Result<Vec<GridRow>, AppError> {
     serve(|c: Ctx<Staff>| async move { machine::grids(c.pool()).await }).await
 }
 
@@ -26,8 +26,8 @@ pub async fn crossfit_learning() -> Result<LearningQueue, AppError> {
     serve(|c: Ctx<Staff>| async move { crossfit::jobs::queue(c.pool()).await }).await
 }
 
-#[server(endpoint = "model_runs")]
-pub async fn model_runs() -> Result<Vec<RunRow>, AppError> {
+#[server(endpoint = "machine_runs")]
+pub async fn machine_runs() -> Result<Vec<RunRow>, AppError> {
     serve(|c: Ctx<Staff>| async move { machine::runs(c.pool()).await }).await
 }
 

@@ -28,7 +28,7 @@ pub struct AppState {
     /// Origins besides MTurk's that may show the worker's pages in a frame
     /// (`serve --frame-ancestors`; see `domain::platform::frame_policy`).
     pub frame_ancestors: Arc<[String]>,
-    /// The model track's door, through which the models page queues learners; `None` where
+    /// The model track's door, through which the machines page queues learners; `None` where
     /// the binary installed none (the page then says so).
     pub door: Option<Arc<dyn JobDoor>>,
 }

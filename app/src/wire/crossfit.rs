@@ -49,7 +49,7 @@ pub struct CrossfitData {
     pub methods: Vec<String>,
 }
 
-/// A CrossFit fine-tuning job that is not done, as the models page lists it.
+/// A CrossFit fine-tuning job that is not done, as the machines page lists it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct JobRow {
     pub id: i64,

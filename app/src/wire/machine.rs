@@ -1,11 +1,11 @@
-//! A model run as the models page lists it.
+//! A run as the machines page lists it.
 
 use domain::ids::RunId;
 use domain::run::{RunStatus, SystemKind};
 
 use serde::{Deserialize, Serialize};
 
-/// One evaluation as the models page lists it.
+/// One evaluation as the machines page lists it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunRow {
     pub id: RunId,
@@ -28,7 +28,7 @@ pub struct RunRow {
     pub left_seconds: Option<f64>,
 }
 
-/// A shared grid (`clues-lab baseline --finetune` on one or many machines) as the models page
+/// A shared grid (`clues-lab baseline --finetune` on one or many machines) as the machines page
 /// sums it up: its jobs by status and the workers holding jobs now.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GridRow {

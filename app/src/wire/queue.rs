@@ -1,4 +1,4 @@
-//! What a researcher queues from the models page, and the queued jobs as the page lists them:
+//! What a researcher queues from the machines page, and the queued jobs as the page lists them:
 //! any worker (`clues-lab worker`) runs them.
 
 use domain::run::JobStatus;
@@ -92,7 +92,7 @@ pub enum QueueKind {
     Crossfit,
 }
 
-/// A CLUES grid job not done yet, as the models page lists it.
+/// A CLUES grid job not done yet, as the machines page lists it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
 pub struct GridJobRow {

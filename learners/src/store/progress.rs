@@ -1,5 +1,5 @@
 //! Progress of a long run: a bar on stderr and `done`/`total` in the runs' rows, which the
-//! models page polls.
+//! machines page polls.
 
 use app::ssr::machine;
 use domain::ids::RunId;
@@ -8,7 +8,7 @@ use std::io::Write;
 use std::time::Instant;
 
 /// Progress of a long run: a bar on stderr (when asked) and `done`/`total` in the runs' rows
-/// (at most twice a second), read by the models page.
+/// (at most twice a second), read by the machines page.
 pub struct Progress {
     pool: AnyPool,
     runs: Vec<RunId>,

@@ -118,7 +118,7 @@ async fn setup(pool: &AnyPool, a: &PromptArgs) -> Result<Setup> {
         Some(Context::Pair { .. })
     );
     let prompt = chosen(a, &spec, pair)?;
-    // The folder is read off the async workers (the server's models page checks it too).
+    // The folder is read off the async workers (the server's machines page checks it too).
     let (weights, p) = (a.weights.clone(), prompt.clone());
     let (config, mask, words) = tokio::task::spawn_blocking(move || -> Result<_> {
         let config = tune::read_config(&weights)?;

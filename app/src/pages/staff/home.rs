@@ -49,7 +49,7 @@ pub fn Home() -> impl IntoView {
                                                         " · "
                                                         <A href="/crossfit">"CrossFit tasks"</A>
                                                         " · "
-                                                        <A href="/models">"Models"</A>
+                                                        <A href="/machines">"Machines"</A>
                                                     </p>
                                                 }
                                             })}

@@ -1,11 +1,11 @@
 //! The staff pages (researchers and admins), routed: the task catalogue, studies, the
-//! dashboard, CrossFit and the models page. Not in the worker's bundle.
+//! dashboard, CrossFit and the machines page. Not in the worker's bundle.
 
 mod config_fields;
 mod crossfit;
 mod dashboard;
 mod home;
-mod models;
+mod machines;
 mod page_fields;
 mod queue;
 mod studies;
@@ -29,7 +29,7 @@ pub(super) fn StaffNav() -> impl IntoView {
             <A href="/studies">"Studies"</A>
             <A href="/dashboard">"Dashboard"</A>
             <A href="/crossfit">"CrossFit"</A>
-            <A href="/models">"Models"</A>
+            <A href="/machines">"Machines"</A>
         </nav>
     }
 }
@@ -43,7 +43,7 @@ pub(super) fn routes() -> impl IntoView {
             <Route path=path!("/tasks/:name") view=task::TaskPage />
             <Route path=path!("/dashboard") view=dashboard::DashboardPage />
             <Route path=path!("/crossfit") view=crossfit::CrossfitPage />
-            <Route path=path!("/models") view=models::ModelsPage />
+            <Route path=path!("/machines") view=machines::MachinesPage />
             <Route path=path!("/studies") view=studies::StudiesPage />
             <Route path=path!("/studies/:id") view=studies::StudyAdminPage />
             <Route

@@ -1,4 +1,4 @@
-//! The models page's queue: a form that queues any learner on imported tasks (checked as the
+//! The machines page's queue: a form that queues any learner on imported tasks (checked as the
 //! command line checks it), and each job not done with Cancel or Retry; workers run the jobs.
 
 use super::outcome;

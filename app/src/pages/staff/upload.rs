@@ -1,4 +1,4 @@
-//! The models page's upload of another system's predictions (e.g. in-context outputs of a large
+//! The machines page's upload of another system's predictions (e.g. in-context outputs of a large
 //! language model) to `POST /import/predictions`, for one of the imported tasks.
 
 use super::page_fields::name_select;

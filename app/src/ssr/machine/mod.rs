@@ -1,6 +1,6 @@
 //! The one home of the machine side's tables (`machine_systems`, `machine_runs`,
 //! `machine_predictions`, `machine_calls`, `grid_jobs`): reading runs here (the finished ones
-//! for the report, every run with its progress and every grid for the models page), storing
+//! for the report, every run with its progress and every grid for the machines page), storing
 //! them in `store`, a language model's calls in `calls`, the shared grids' jobs in `grid`. The
 //! `learners` crate writes only through these.
 
@@ -169,7 +169,7 @@ pub async fn confident_answers(pool: &AnyPool) -> Result<Vec<MachineAnswer>, App
         .collect())
 }
 
-/// A run as the models page lists it.
+/// A run as the machines page lists it.
 #[derive(sqlx::FromRow)]
 struct ListedRow {
     id: RunId,

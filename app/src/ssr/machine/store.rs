@@ -134,7 +134,7 @@ pub async fn fail(pool: &AnyPool, runs: &[RunId], error: &str) {
     }
 }
 
-/// Records how far a running run is (`done` of `total`), as the models page shows it.
+/// Records how far a running run is (`done` of `total`), as the machines page shows it.
 pub async fn progress(pool: &AnyPool, run: RunId, done: usize, total: usize) -> Result<()> {
     sqlx::query("UPDATE machine_runs SET done = $1, total = $2 WHERE id = $3")
         .bind(done as i64)

@@ -1,11 +1,11 @@
-//! The models page: every machine evaluation (registered models, the baseline, imported
+//! The machines page: every machine evaluation (registered models, the baseline, imported
 //! predictions) with live progress while one runs; scores sit beside humans on the dashboard.
 
 use super::alerts;
 use super::queue::{grid_jobs_table, job_buttons, queue_form, JobActions};
 use super::upload::UploadForm;
 use crate::api::machine::{
-    crossfit_learning, grid_job_list, learner_choices, model_grids, model_runs,
+    crossfit_learning, grid_job_list, learner_choices, machine_grids, machine_runs,
 };
 use crate::wire::crossfit::{JobRow, LearningQueue};
 use crate::wire::machine::{GridRow, RunRow};
@@ -126,10 +126,10 @@ fn grid_row(g: GridRow) -> impl IntoView {
 }
 
 #[component]
-pub fn ModelsPage() -> impl IntoView {
+pub fn MachinesPage() -> impl IntoView {
     let actions = JobActions::new();
-    let runs = Resource::new(move || actions.version(), |_| model_runs());
-    let grids = Resource::new(move || actions.version(), |_| model_grids());
+    let runs = Resource::new(move || actions.version(), |_| machine_runs());
+    let grids = Resource::new(move || actions.version(), |_| machine_grids());
     let open = Resource::new(move || actions.version(), |_| grid_job_list());
     let learning = Resource::new(move || actions.version(), |_| crossfit_learning());
     let choices = Resource::new(|| (), |_| learner_choices());
@@ -162,7 +162,7 @@ pub fn ModelsPage() -> impl IntoView {
         }
     });
     view! {
-        <h1>"Models"</h1>
+        <h1>"Machines"</h1>
         <p class="hint">
             "Machine systems on the same test sets as the crowd, scored with the same S1 code: the frozen MiniLM baseline, fine-tuned encoders, ONNX models, prompt-based fine-tuning, in-context learning through a language-model server, CrossFit's learners and imported predictions. Queue any of them but CrossFit's upstream learning and imports below (or from the command line with "
             <code>"--queue-only"</code> ") and run " <code>"clues-lab worker"</code>

@@ -1,8 +1,9 @@
 // The model track in Chromium: the built-in baseline runs on a small SST-2 task of our own
-// (command line), its runs show on /models, and a run in progress updates live on the page
+// (command line), its runs show on /machines, and a run in progress updates live on the page
 // without a reload, as do CrossFit's shared fine-tuning jobs; a researcher uploads another
 // system's predictions on the page; the dashboard puts machine rows beside the human rows. A
-// researcher queues a learner on the page, cancels and retries it, and a worker runs it.
+// researcher queues a learner on the page, cancels and retries it, and a worker runs it; on a
+// phone the page keeps to the screen (wide tables scroll in their own boxes) and queues by touch.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -32,8 +33,8 @@ test('baseline runs are listed, a running evaluation shows live progress, predic
   assert.match(baselineOut, /running on CPU/);
   const page = await newPage(env.browser);
   await signIn(page, env.base, USERS.researcher);
-  await page.waitForSelector('a[href="/models"]');
-  await openHydrated(page, `${env.base}/models`);
+  await page.waitForSelector('a[href="/machines"]');
+  await openHydrated(page, `${env.base}/machines`);
   const done = await page.$$eval('tr.run.done', (rows) => rows.map((r) => [...r.querySelectorAll('td')].map((c) => c.textContent)));
   assert.equal(done.length, 1);
   const stored = sql("SELECT s1 FROM machine_runs WHERE status = 'done'")[0][0];
@@ -49,7 +50,7 @@ test('baseline runs are listed, a running evaluation shows live progress, predic
   const [[job]] = sql("INSERT INTO grid_jobs (system, task_id, k, split, status, worker, lease_until, attempts, queued_at) VALUES ('MiniLM-L6 fine-tuned', $1, 20, 1, 'claimed', 'gpu-box:4242', $2, 1, 0) RETURNING id", task, Date.now() + 3600000);
   sql('UPDATE machine_runs SET grid_job_id = $1 WHERE id = $2', job, id);
   sql("INSERT INTO grid_jobs (system, task_id, k, split, status, queued_at) VALUES ('MiniLM-L6 fine-tuned', $1, 20, 2, 'queued', 0)", task);
-  await openHydrated(page, `${env.base}/models`);
+  await openHydrated(page, `${env.base}/machines`);
   const row = `tr.run[data-run="${id}"]`;
   assert.match(await page.textContent(row), /3 of 10 inputs/);
   assert.match(await page.textContent(row), /about [\d.]+ (s|min|h) left/);
@@ -72,7 +73,7 @@ test('baseline runs are listed, a running evaluation shows live progress, predic
   const method = 'tiny-bart direct fine-tuning';
   const [[xj]] = sql("INSERT INTO crossfit_jobs (method, task_id, seed, settings_json, status, worker, lease_until, attempts, queued_at, started_at, done_updates, total_updates, progress) VALUES ($1, $2, 100, '{}', 'claimed', 'gpu-box:77', $3, 2, 0, $4, 300, 9000, 'setting 1 of 9, update 300 of 1000') RETURNING id", method, xt, Date.now() + 3600000, Date.now() - 60000);
   sql("INSERT INTO crossfit_jobs (method, task_id, seed, settings_json, status, attempts, queued_at, error) VALUES ($1, $2, 13, '{}', 'failed', 1, 0, 'out of memory on the device')", method, xt);
-  await openHydrated(page, `${env.base}/models`);
+  await openHydrated(page, `${env.base}/machines`);
   const xfRow = `tr.job[data-job="${xj}"]`;
   const cells = await page.$$eval(`${xfRow} td`, (tds) => tds.map((c) => c.textContent));
   assert.deepEqual([cells[0], cells[1], cells[2], cells[4]], [method, 'xf-demo', '100', '2']);
@@ -135,8 +136,8 @@ test('baseline runs are listed, a running evaluation shows live progress, predic
 test('a learner queued on the page is checked, cancelled, retried and run by a worker', async () => {
   const page = await newPage(env.browser);
   await signIn(page, env.base, USERS.researcher);
-  await page.waitForSelector('a[href="/models"]');
-  await openHydrated(page, `${env.base}/models`);
+  await page.waitForSelector('a[href="/machines"]');
+  await openHydrated(page, `${env.base}/machines`);
   const learners = await page.$$eval('form.queue select[name="learner"] option', (os) => os.map((o) => o.value));
   assert.deepEqual(learners, ['frozen-baseline', 'fine-tuning', 'onnx', 'prompt', 'in-context', 'crossfit']);
   // A relative folder is refused with why; nothing is queued.
@@ -174,4 +175,62 @@ test('a learner queued on the page is checked, cancelled, retried and run by a w
   await page.waitForFunction((sel) => !document.querySelector(sel), row, { timeout: 15000 });
   assert.deepEqual(sql('SELECT status, attempts FROM grid_jobs WHERE id = $1', job), [['done', 1]]);
   assert.deepEqual(page.errors, []);
+});
+
+test('on a phone the queue form fits the screen, its controls can be tapped, and it queues', async () => {
+  const context = await env.browser.newContext({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
+  const page = await newPage(env.browser, { context });
+  await signIn(page, env.base, USERS.researcher);
+  await page.waitForSelector('a[href="/machines"]');
+  await openHydrated(page, `${env.base}/machines`);
+  // Nothing lies beyond the screen's edge but what scrolls in its own box (a wide table):
+  // no element, no text, and the body is as wide as the screen.
+  await page.waitForSelector('form.queue');
+  await page.waitForSelector('table.grid.runs');
+  const outside = await page.evaluate(() => {
+    const clipped = (e) => {
+      for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+        if (getComputedStyle(a).overflowX !== 'visible') return true;
+      }
+      return false;
+    };
+    const past = (r, e) => r.right + parseFloat(getComputedStyle(e).marginRight) > 390;
+    const boxes = [...document.querySelectorAll('body *')]
+      .filter((e) => past(e.getBoundingClientRect(), e) && !clipped(e))
+      .map((e) => `${e.tagName.toLowerCase()}.${e.className} to ${Math.round(e.getBoundingClientRect().right)} px`);
+    const texts = [];
+    const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let t = walk.nextNode(); t; t = walk.nextNode()) {
+      const range = document.createRange();
+      range.selectNodeContents(t);
+      if (range.getBoundingClientRect().right > 390 && !clipped(t)) texts.push(`text "${t.textContent.slice(0, 60)}"`);
+    }
+    return boxes.concat(texts);
+  });
+  assert.deepEqual(outside, [], 'past a 390 px screen');
+  assert.ok(await page.evaluate(() => document.body.scrollWidth) <= 390);
+  // Each control with what a finger hits (a box's or a choice's label): inside the screen, and
+  // at least 24 px high (WCAG 2.2's smallest target).
+  const targets = () => page.$$eval('form.queue input, form.queue select, form.queue button', (els) => els
+    .filter((e) => e.type !== 'hidden' && e.getClientRects().length > 0)
+    .map((e) => {
+      const r = (e.closest('label') ?? e).getBoundingClientRect();
+      return { name: `${e.name || e.textContent} ${e.value ?? ''}`.trim(), left: r.left, right: r.right, height: r.height };
+    }));
+  for (const learner of ['frozen-baseline', 'fine-tuning', 'prompt', 'in-context', 'crossfit']) {
+    await page.selectOption('form.queue select[name="learner"]', learner);
+    const off = (await targets()).filter((t) => t.left < 0 || t.right > 390 || t.height < 24);
+    assert.deepEqual(off, [], `${learner}: ${JSON.stringify(off)}`);
+  }
+  // Queued by touch.
+  await page.selectOption('form.queue select[name="learner"]', 'frozen-baseline');
+  await page.tap('form.queue input[name="task"][value="SST-2"]');
+  await page.fill('form.queue input[name="k"]', '10');
+  await page.fill('form.queue input[name="split"]', '1');
+  await page.tap('form.queue input[name="replace"]');
+  await page.tap('form.queue button[type="submit"]');
+  await page.waitForFunction(() => /1 jobs of MiniLM-L6 span head \(baseline\) queued/.test(document.querySelector('form.queue .saved')?.textContent ?? ''));
+  assert.deepEqual(sql("SELECT COUNT(*) FROM grid_jobs WHERE status = 'queued' AND k = 10 AND split = 1"), [[1]]);
+  assert.deepEqual(page.errors, []);
+  await context.close();
 });
