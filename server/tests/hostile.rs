@@ -6,6 +6,7 @@ mod common;
 
 use app::ssr::db::cli as db;
 use app::ssr::limits::{Lane, Limiter, Limits};
+use app::ssr::state::AppState;
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use common::client::*;
@@ -18,6 +19,30 @@ fn post(path: &str, headers: &[(&str, &str)]) -> Request<Body> {
         req = req.header(*k, *v);
     }
     req.body(Body::empty()).unwrap()
+}
+
+/// Each call (server function, content type, body) posted in `cookie`'s name as another site's
+/// page would send it, as a browser says so: a cross-site page, a sibling subdomain's (same-site
+/// is another site too), a sandboxed frame or a data: page (`Origin: null`), a foreign
+/// `Origin`. Every one is refused 403, naming another site.
+async fn refused_from_other_sites(s: &AppState, cookie: &str, calls: &[(&str, &str, &str)]) {
+    for site in [
+        &[("sec-fetch-site", "cross-site")][..],
+        &[("sec-fetch-site", "same-site")][..],
+        &[("host", "lab.example"), ("origin", "null")][..],
+        &[("host", "lab.example"), ("origin", "https://evil.example")][..],
+    ] {
+        for (name, content_type, body) in calls {
+            let r = send(s, call_from(name, content_type, body, cookie, site)).await;
+            assert_eq!(
+                r.status,
+                StatusCode::FORBIDDEN,
+                "{name} {site:?}: {}",
+                r.body
+            );
+            assert!(r.body.contains("another site"), "{}", r.body);
+        }
+    }
 }
 
 /// A server function called in `cookie`'s name with a body of `content_type`, with the headers
@@ -506,30 +531,15 @@ async fn another_sites_page_cannot_queue_cancel_or_retry_jobs_in_a_researchers_n
     let this_job = format!("queue=grid&id={job}");
     let form = "application/x-www-form-urlencoded";
     let calls = [
-        ("queue_learner", "application/json", &queue),
-        ("cancel_job", form, &this_job),
-        ("retry_job", form, &this_job),
+        ("queue_learner", "application/json", queue.as_str()),
+        ("cancel_job", form, this_job.as_str()),
+        ("retry_job", form, this_job.as_str()),
     ];
     let call = |name: &str, content_type: &str, body: &str, site: &[(&str, &str)]| {
         call_from(name, content_type, body, &rita, site)
     };
     let before = (common::snapshot(&s.pool).await, jobs().await);
-    for site in [
-        &[("sec-fetch-site", "cross-site")][..],
-        &[("sec-fetch-site", "same-site")][..],
-        &[("host", "lab.example"), ("origin", "https://evil.example")][..],
-    ] {
-        for (name, content_type, body) in calls {
-            let r = send(s, call(name, content_type, body, site)).await;
-            assert_eq!(
-                r.status,
-                StatusCode::FORBIDDEN,
-                "{name} {site:?}: {}",
-                r.body
-            );
-            assert!(r.body.contains("another site"), "{}", r.body);
-        }
-    }
+    refused_from_other_sites(s, &rita, &calls).await;
     let r = send(s, call("queue_learner", "text/plain", &queue, &[])).await;
     assert_eq!(r.status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{}", r.body);
     assert_eq!((common::snapshot(&s.pool).await, jobs().await), before);
@@ -579,25 +589,9 @@ async fn another_sites_page_cannot_answer_continue_or_take_a_place_in_the_worker
         call_from(name, content_type, body, &cookie, site)
     };
     let before = common::snapshot(&s.pool).await;
-    for site in [
-        &[("sec-fetch-site", "cross-site")][..],
-        // A sibling subdomain (another lab's app under the same site) is another site too.
-        &[("sec-fetch-site", "same-site")][..],
-        // A sandboxed frame or a data: page sends Origin: null.
-        &[("host", "lab.example"), ("origin", "null")][..],
-        &[("host", "lab.example"), ("origin", "https://evil.example")][..],
-    ] {
-        for (name, content_type, body) in &calls {
-            let r = send(s, call(name, content_type, body, site)).await;
-            assert_eq!(
-                r.status,
-                StatusCode::FORBIDDEN,
-                "{name} {site:?}: {}",
-                r.body
-            );
-            assert!(r.body.contains("another site"), "{}", r.body);
-        }
-    }
+    let calls: Vec<(&str, &str, &str)> =
+        calls.iter().map(|(n, t, b)| (*n, *t, b.as_str())).collect();
+    refused_from_other_sites(s, &cookie, &calls).await;
     // Without the browser's headers (an old browser, a script) the content type still has to
     // be the call's own: text/plain is refused, naming what the call takes.
     for (name, content_type, body) in calls.iter().filter(|c| c.1 == "text/plain") {
