@@ -1,16 +1,13 @@
-//! The one error type of the whole platform: what server functions and HTTP handlers answer,
-//! what the command line prints. Server-side causes (the database, files, a model, a command's
-//! bad data) exist on the server only; a client reads an error's public form (`AppError::public`),
-//! and internal causes are logged when they are mapped to a response, never sent.
+//! The error a client reads: what server functions and HTTP handlers answer. The server
+//! side's causes (the database, files, a model, a command's bad data) are `store::Error`; it
+//! becomes an `AppError` in one place (`From<store::Error>`), where internal causes are logged,
+//! never sent.
 
 use leptos::server_fn::codec::JsonEncoding;
 use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
 use serde::{Deserialize, Serialize};
-#[cfg(feature = "ssr")]
-use std::sync::Arc;
 
-#[derive(Clone, Debug, thiserror::Error, Serialize, Deserialize)]
-#[serde(into = "Wire", from = "Wire")]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 pub enum AppError {
     #[error("Please sign in first.")]
     NotSignedIn,
@@ -37,109 +34,10 @@ pub enum AppError {
     /// A request body over the server's limit.
     #[error("The request is too large: {0}")]
     TooLarge(String),
-    /// Bad input data: `file:line: message` (an import, a plan, an uploaded file).
-    #[cfg(feature = "ssr")]
-    #[error("{}", fmt_data(.file, .line, .message))]
-    Data {
-        file: String,
-        line: Option<usize>,
-        message: String,
-    },
-    /// A shared grid's job was taken over by another worker after this one's lease ran out.
-    #[cfg(feature = "ssr")]
-    #[error("{0}")]
-    LeaseLost(String),
-    /// A model, tokenizer or ONNX Runtime problem, said in words.
-    #[cfg(feature = "ssr")]
-    #[error("{0}")]
-    Model(String),
-    #[cfg(feature = "ssr")]
-    #[error("database error: {0}")]
-    Db(Arc<sqlx::Error>),
-    #[cfg(feature = "ssr")]
-    #[error("database migration failed: {0}")]
-    Migrate(Arc<sqlx::migrate::MigrateError>),
-    #[cfg(feature = "ssr")]
-    #[error("{context}: {source}")]
-    Io {
-        context: String,
-        source: Arc<std::io::Error>,
-    },
 }
 
-/// Two errors are equal when they are the same variant and read the same (every field of every
-/// variant is in its message; a database or file error is compared by what it says).
-impl PartialEq for AppError {
-    fn eq(&self, other: &Self) -> bool {
-        std::mem::discriminant(self) == std::mem::discriminant(other)
-            && self.to_string() == other.to_string()
-    }
-}
-
-impl Eq for AppError {}
-
-/// What every fallible function of the platform returns.
+/// What the client side's fallible functions return.
 pub type Result<T, E = AppError> = std::result::Result<T, E>;
-
-/// An error as it travels to the browser: the public variants only (see `AppError::public`).
-#[derive(Serialize, Deserialize)]
-enum Wire {
-    NotSignedIn,
-    Forbidden(String),
-    BadLogin,
-    NotFound(String),
-    Invalid(String),
-    Refused(String),
-    Internal,
-    Request(String),
-    Throttled(u64, String),
-    TooLarge(String),
-}
-
-impl From<Wire> for AppError {
-    fn from(w: Wire) -> Self {
-        match w {
-            Wire::NotSignedIn => AppError::NotSignedIn,
-            Wire::Forbidden(m) => AppError::Forbidden(m),
-            Wire::BadLogin => AppError::BadLogin,
-            Wire::NotFound(m) => AppError::NotFound(m),
-            Wire::Invalid(m) => AppError::Invalid(m),
-            Wire::Refused(m) => AppError::Refused(m),
-            Wire::Internal => AppError::Internal,
-            Wire::Request(m) => AppError::Request(m),
-            Wire::Throttled(s, m) => AppError::Throttled(s, m),
-            Wire::TooLarge(m) => AppError::TooLarge(m),
-        }
-    }
-}
-
-impl From<AppError> for Wire {
-    fn from(e: AppError) -> Self {
-        #[cfg(feature = "ssr")]
-        let e = e.public();
-        match e {
-            AppError::NotSignedIn => Wire::NotSignedIn,
-            AppError::Forbidden(m) => Wire::Forbidden(m),
-            AppError::BadLogin => Wire::BadLogin,
-            AppError::NotFound(m) => Wire::NotFound(m),
-            AppError::Invalid(m) => Wire::Invalid(m),
-            AppError::Refused(m) => Wire::Refused(m),
-            AppError::Request(m) => Wire::Request(m),
-            AppError::Throttled(s, m) => Wire::Throttled(s, m),
-            AppError::TooLarge(m) => Wire::TooLarge(m),
-            #[allow(unreachable_patterns)]
-            _ => Wire::Internal,
-        }
-    }
-}
-
-#[cfg(feature = "ssr")]
-fn fmt_data(file: &str, line: &Option<usize>, message: &str) -> String {
-    match line {
-        Some(n) => format!("{file}:{n}: {message}"),
-        None => format!("{file}: {message}"),
-    }
-}
 
 impl FromServerFnError for AppError {
     type Encoder = JsonEncoding;
@@ -174,43 +72,39 @@ fn malformed(e: &ServerFnErrorErr) -> Option<AppError> {
     })
 }
 
+/// What a client may be told of a server-side error: bad data is the client's to fix
+/// (`Invalid`), a lost lease a refusal; a failure of the server itself (database, files, a
+/// model) is logged here and answered `Internal`. The one place where an error becomes public.
+#[cfg(feature = "ssr")]
+impl From<store::Error> for AppError {
+    fn from(e: store::Error) -> Self {
+        use store::Error as E;
+        match e {
+            E::Forbidden(m) => AppError::Forbidden(m),
+            E::NotFound(m) => AppError::NotFound(m),
+            E::Invalid(m) => AppError::Invalid(m),
+            E::Refused(m) | E::LeaseLost(m) => AppError::Refused(m),
+            E::Request(m) => AppError::Request(m),
+            E::Data { .. } => AppError::Invalid(e.to_string()),
+            E::Internal => AppError::Internal,
+            E::Model(_) | E::Db(_) | E::Migrate(_) | E::Io { .. } => AppError::internal(e),
+        }
+    }
+}
+
+#[cfg(feature = "ssr")]
+impl From<sqlx::Error> for AppError {
+    fn from(e: sqlx::Error) -> Self {
+        store::Error::from(e).into()
+    }
+}
+
 #[cfg(feature = "ssr")]
 impl AppError {
     /// Logs an internal failure and hides it from the client.
     pub fn internal(cause: impl std::fmt::Display) -> Self {
         tracing::error!("internal error: {cause}");
         AppError::Internal
-    }
-
-    /// Bad input data at `file` (and `line`, where there is one).
-    pub fn data(file: impl Into<String>, line: Option<usize>, message: impl Into<String>) -> Self {
-        AppError::Data {
-            file: file.into(),
-            line,
-            message: message.into(),
-        }
-    }
-
-    /// A file or directory that could not be read or written, with what was being done.
-    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
-        AppError::Io {
-            context: context.into(),
-            source: Arc::new(source),
-        }
-    }
-
-    /// What a client may be told: bad data is the client's to fix (`Invalid`), a lost lease a
-    /// refusal; a failure of the server itself (database, files, a model) is logged here and
-    /// answered `Internal`. The one place where an error becomes public.
-    pub fn public(self) -> AppError {
-        match self {
-            AppError::Data { .. } => AppError::Invalid(self.to_string()),
-            AppError::LeaseLost(m) => AppError::Refused(m),
-            AppError::Model(_) | AppError::Db(_) | AppError::Migrate(_) | AppError::Io { .. } => {
-                AppError::internal(self)
-            }
-            public => public,
-        }
     }
 
     /// Seconds for `Retry-After`, for a throttled request.
@@ -221,15 +115,10 @@ impl AppError {
         }
     }
 
-    /// The HTTP status of the error's public form.
+    /// The HTTP status of the error.
     pub fn status(&self) -> http::StatusCode {
         use http::StatusCode;
         match self {
-            AppError::Data { .. } => StatusCode::BAD_REQUEST,
-            AppError::LeaseLost(_) => StatusCode::CONFLICT,
-            AppError::Model(_) | AppError::Db(_) | AppError::Migrate(_) | AppError::Io { .. } => {
-                StatusCode::INTERNAL_SERVER_ERROR
-            }
             AppError::NotSignedIn | AppError::BadLogin => StatusCode::UNAUTHORIZED,
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::NotFound(_) => StatusCode::NOT_FOUND,
@@ -245,8 +134,8 @@ impl AppError {
 /// Inside a server function: sets the HTTP status that fits the error (401, 403, 404, 400,
 /// 500), so clients and logs see more than a bare 500; the body stays the serialised error.
 #[cfg(feature = "ssr")]
-pub fn respond<T>(result: Result<T, AppError>) -> Result<T, AppError> {
-    let result = result.map_err(AppError::public);
+pub fn respond<T>(result: Result<T, impl Into<AppError>>) -> Result<T, AppError> {
+    let result = result.map_err(Into::into);
     if let Err(e) = &result {
         if let Some(options) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() {
             options.set_status(e.status());
@@ -259,24 +148,10 @@ pub fn respond<T>(result: Result<T, AppError>) -> Result<T, AppError> {
 }
 
 #[cfg(feature = "ssr")]
-impl From<sqlx::Error> for AppError {
-    fn from(e: sqlx::Error) -> Self {
-        AppError::Db(Arc::new(e))
-    }
-}
-
-#[cfg(feature = "ssr")]
-impl From<sqlx::migrate::MigrateError> for AppError {
-    fn from(e: sqlx::migrate::MigrateError) -> Self {
-        AppError::Migrate(Arc::new(e))
-    }
-}
-
-#[cfg(feature = "ssr")]
 impl axum::response::IntoResponse for AppError {
     /// For plain axum handlers: the status and the message people may see.
     fn into_response(self) -> axum::response::Response {
-        let e = self.public();
+        let e = self;
         let mut response = (e.status(), e.to_string()).into_response();
         if let Some(secs) = e.retry_after() {
             response
@@ -298,7 +173,11 @@ mod tests {
     #[test]
     fn a_client_reads_only_the_public_form_of_an_error() {
         // Bad data of a file is the client's to fix, named as it was.
-        let data = AppError::data("preds.jsonl", Some(3), "unknown id \"x\"");
+        let data = AppError::from(store::Error::data(
+            "preds.jsonl",
+            Some(3),
+            "unknown id \"x\"",
+        ));
         assert_eq!(
             over_the_wire(data.clone()),
             AppError::Invalid("preds.jsonl:3: unknown id \"x\"".into())
@@ -306,20 +185,16 @@ mod tests {
         assert_eq!(data.status(), http::StatusCode::BAD_REQUEST);
         // A lost lease is a refusal; the server's own failures say nothing of their cause.
         assert_eq!(
-            over_the_wire(AppError::LeaseLost("taken over".into())),
+            AppError::from(store::Error::LeaseLost("taken over".into())),
             AppError::Refused("taken over".into())
         );
-        let db = AppError::from(sqlx::Error::RowNotFound);
+        let db = store::Error::from(sqlx::Error::RowNotFound);
         assert!(db.to_string().starts_with("database error"), "{db}");
-        assert_eq!(over_the_wire(db.clone()), AppError::Internal);
-        assert_eq!(db.public(), AppError::Internal);
-        let io = AppError::io("cannot read x", std::io::Error::other("secret path"));
-        assert_eq!(over_the_wire(io), AppError::Internal);
-        assert!(
-            !serde_json::to_string(&AppError::Model("on /home/x".into()))
-                .unwrap()
-                .contains("/home/x")
-        );
+        assert_eq!(AppError::from(db), AppError::Internal);
+        let io = store::Error::io("cannot read x", std::io::Error::other("secret path"));
+        assert_eq!(AppError::from(io), AppError::Internal);
+        let model = AppError::from(store::Error::Model("on /home/x".into()));
+        assert!(!serde_json::to_string(&model).unwrap().contains("/home/x"));
         // The public variants travel as they are.
         for e in [
             AppError::NotSignedIn,

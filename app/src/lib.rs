@@ -5,8 +5,8 @@ pub mod error;
 pub mod pages;
 #[cfg(feature = "ssr")]
 pub mod ssr;
-pub mod wire;
 
+pub use domain::wire;
 pub use pages::App;
 #[cfg(feature = "ssr")]
 pub use ssr::shell::shell;

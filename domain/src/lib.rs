@@ -32,3 +32,4 @@ pub mod stats;
 pub mod study;
 pub mod study_pages;
 pub mod task;
+pub mod wire;

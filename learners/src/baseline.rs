@@ -11,11 +11,11 @@ use super::head::{self, Head, Sample, Training};
 use super::runtime::{Batch, Model};
 use super::targets::gold_ranges;
 use super::tokenizer::Tokenizer;
-use app::error::{AppError, Result};
 use domain::s1::Scoring;
 use domain::task::{Example, TaskSpec};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use store::error::{Error, Result};
 
 /// The system name the baseline's runs are stored under.
 pub const SYSTEM: &str = "MiniLM-L6 span head (baseline)";
@@ -51,7 +51,7 @@ pub fn encoder_files() -> Result<EncoderFiles> {
         };
         for p in [&model, &tokenizer] {
             if !p.is_file() {
-                return Err(AppError::Model(format!(
+                return Err(Error::Model(format!(
                     "the baseline encoder was not found: no file at {} (CLUES_ENCODER_ONNX / CLUES_ENCODER_TOKENIZER)",
                     p.display()
                 )));
@@ -68,7 +68,7 @@ pub fn encoder_files() -> Result<EncoderFiles> {
     let w = tune::load(&dir, 0)?;
     let values = w
         .values()
-        .map_err(|e| AppError::Model(format!("cannot read the encoder's weights: {e}")))?;
+        .map_err(|e| Error::Model(format!("cannot read the encoder's weights: {e}")))?;
     let bytes = export::encoder_model(&w.config, &values, export::Precision::Int8);
     static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let model = std::env::temp_dir().join(format!(
@@ -77,7 +77,7 @@ pub fn encoder_files() -> Result<EncoderFiles> {
         MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
     std::fs::write(&model, bytes)
-        .map_err(|e| AppError::io(format!("cannot write {}", model.display()), e))?;
+        .map_err(|e| Error::io(format!("cannot write {}", model.display()), e))?;
     Ok(EncoderFiles {
         model,
         tokenizer: dir.join("tokenizer.json"),
@@ -252,7 +252,7 @@ fn encode_all(
                 }
                 Ok(())
             }
-            Batch::Spans(_) => Err(AppError::Model("expected encoder states".into())),
+            Batch::Spans(_) => Err(Error::Model("expected encoder states".into())),
         },
         &mut |done, _| progress(skipped + done),
     )
@@ -334,7 +334,7 @@ pub fn run(
                 }
                 Ok(())
             }
-            Batch::Spans(_) => Err(AppError::Model("expected encoder states".into())),
+            Batch::Spans(_) => Err(Error::Model("expected encoder states".into())),
         },
         &mut |done, _| progress(base + done, total),
     )?;
@@ -395,9 +395,9 @@ pub fn export(
     d: &Decoding,
 ) -> Result<()> {
     let bytes = std::fs::read(encoder)
-        .map_err(|e| AppError::io(format!("cannot read {}", encoder.display()), e))?;
+        .map_err(|e| Error::io(format!("cannot read {}", encoder.display()), e))?;
     let model = super::onnx::with_span_head(&bytes, "last_hidden_state", &head.start, &head.end)
-        .map_err(|e| AppError::Model(format!("{}: {e}", encoder.display())))?;
+        .map_err(|e| Error::Model(format!("{}: {e}", encoder.display())))?;
     super::eval::write_model_dir(dir, &model, tokenizer, d)
 }
 

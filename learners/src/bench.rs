@@ -5,11 +5,11 @@ use super::decode::Choice;
 use super::eval::{choices, load, model_inputs, predict_loaded, ModelDir};
 use super::features::Segment;
 use super::runtime::Device;
-use app::error::{AppError, Result};
-use app::ssr::catalog::{examples_of, load_spec};
-use app::ssr::db::cli as db;
 use domain::task::{Example, TaskSpec};
 use std::path::{Path, PathBuf};
+use store::catalog::{examples_of, load_spec};
+use store::db::cli as db;
+use store::error::{Error, Result};
 
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
@@ -77,7 +77,7 @@ fn run_peer(
 ) -> Result<(f64, Vec<Key>)> {
     let (work, repeat, frame) = (&p.work, p.repeat, p.frame.as_str());
     let script = work.join("peer.py");
-    std::fs::write(&script, PEER).map_err(|e| AppError::io("cannot write the peer script", e))?;
+    std::fs::write(&script, PEER).map_err(|e| Error::io("cannot write the peer script", e))?;
     let out_path = work.join(format!("{engine}.jsonl"));
     let output = std::process::Command::new(python)
         .arg(&script)
@@ -101,25 +101,25 @@ fn run_peer(
         ])
         .output()
         .map_err(|e| {
-            AppError::io(
+            Error::io(
                 format!("cannot run the Python peer with {}", python.display()),
                 e,
             )
         })?;
     if !output.status.success() {
-        return Err(AppError::Model(format!(
+        return Err(Error::Model(format!(
             "the Python peer ({engine}) failed: {}",
             String::from_utf8_lossy(&output.stderr)
         )));
     }
     let printed: serde_json::Value = serde_json::from_slice(&output.stdout).map_err(|e| {
-        AppError::Model(format!(
+        Error::Model(format!(
             "the Python peer ({engine}) printed no result ({e}): {}",
             String::from_utf8_lossy(&output.stdout)
         ))
     })?;
     let answers = std::fs::read_to_string(&out_path)
-        .map_err(|e| AppError::io("cannot read the Python predictions", e))?
+        .map_err(|e| Error::io("cannot read the Python predictions", e))?
         .lines()
         .map(|l| key(&serde_json::from_str(l).unwrap_or(serde_json::Value::Null)))
         .collect();
@@ -192,7 +192,7 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
     let inputs: Vec<(String, String)> = examples.iter().map(|e| model_inputs(&spec, e)).collect();
     let lines = peer_inputs(&spec, &examples, &inputs);
     std::fs::write(&inputs_path, lines)
-        .map_err(|e| AppError::io("cannot write the bench inputs", e))?;
+        .map_err(|e| Error::io("cannot write the bench inputs", e))?;
     // The peer frames inputs as our tokenizer's post-processor says.
     let frame = serde_json::to_string(&super::tokenizer::Tokenizer::open(&dir.tokenizer)?.frame)
         .expect("a frame serialises");
@@ -214,7 +214,7 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
         Ok((best, p.provider, p.features, p.spans))
     })
     .await
-    .map_err(|e| AppError::Model(format!("the benchmark stopped: {e}")))??;
+    .map_err(|e| Error::Model(format!("the benchmark stopped: {e}")))??;
     let python = a.python.unwrap_or_else(|| {
         super::runtime::site_packages()
             .and_then(|s| s.parent()?.parent()?.parent().map(|v| v.join("bin/python")))
@@ -322,6 +322,6 @@ fn transformers_side(hf_python_arg: Option<PathBuf>, hf_dir: &Path, peer: &PeerR
 
 fn tempfile_dir() -> Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("clues-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| AppError::io("cannot make a temporary folder", e))?;
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io("cannot make a temporary folder", e))?;
     Ok(dir)
 }

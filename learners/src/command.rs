@@ -2,11 +2,11 @@
 //! `import predictions`; `bench` has its own module.
 
 use super::eval::ModelDir;
+use super::jobs::{self, SystemKind, Target};
 use super::runtime::Device;
-use super::store::{self, SystemKind, Target};
-use app::error::{AppError, Result};
-use app::ssr::db::cli as db;
 use std::path::PathBuf;
+use store::db::cli as db;
+use store::error::{Error, Result};
 
 /// How long a claimed grid job stays a worker's, for every command that runs a shared grid.
 #[derive(Debug, clap::Args)]
@@ -15,7 +15,7 @@ pub struct LeaseArg {
     /// frozen baseline) stays this worker's without a renewal (it renews four times as often).
     /// Run the same command on several machines pointed at one database and they share the
     /// grid; a job whose worker stopped is taken over after this.
-    #[arg(long, default_value_t = store::grid::LEASE.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    #[arg(long, default_value_t = jobs::grid::LEASE.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub lease_seconds: u64,
 }
 
@@ -142,7 +142,7 @@ pub struct QuantizeArgs {
 
 pub fn quantize(a: QuantizeArgs) -> Result<()> {
     if a.out.exists() {
-        return Err(AppError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "{} exists; give a new folder",
             a.out.display()
         )));
@@ -172,17 +172,17 @@ fn folder_name(model: &std::path::Path) -> String {
 }
 
 /// Reads an evaluation plan; every folder must open as a model here before anything is queued.
-pub fn read_plan(path: &std::path::Path) -> Result<Vec<store::PlannedEval>> {
+pub fn read_plan(path: &std::path::Path) -> Result<Vec<jobs::PlannedEval>> {
     let label = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| AppError::io(format!("cannot read {label}"), e))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| Error::io(format!("cannot read {label}"), e))?;
     let mut plan = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.trim_end_matches('\r');
         if line.trim().is_empty() || line.starts_with('#') {
             continue;
         }
-        let bad = |m: String| AppError::data(&label, Some(n + 1), m);
+        let bad = |m: String| Error::data(&label, Some(n + 1), m);
         let f: Vec<&str> = line.split('\t').collect();
         if !(4..=5).contains(&f.len()) {
             return Err(bad(format!(
@@ -197,7 +197,7 @@ pub fn read_plan(path: &std::path::Path) -> Result<Vec<store::PlannedEval>> {
         };
         let model = PathBuf::from(f[0]);
         ModelDir::open(&model).map_err(|e| bad(e.to_string()))?;
-        plan.push(store::PlannedEval {
+        plan.push(jobs::PlannedEval {
             system: f
                 .get(4)
                 .map_or_else(|| folder_name(&model), |s| s.trim().to_string()),
@@ -208,14 +208,14 @@ pub fn read_plan(path: &std::path::Path) -> Result<Vec<store::PlannedEval>> {
         });
     }
     if plan.is_empty() {
-        return Err(AppError::data(&label, None, "the plan names no model"));
+        return Err(Error::data(&label, None, "the plan names no model"));
     }
     Ok(plan)
 }
 
 pub async fn eval(database: &str, a: EvalArgs) -> Result<()> {
     if a.queue.queue_only && a.plan.is_none() {
-        return Err(AppError::Invalid(
+        return Err(Error::Invalid(
             "--queue-only queues the evaluations of a --plan; give --plan".into(),
         ));
     }
@@ -223,7 +223,7 @@ pub async fn eval(database: &str, a: EvalArgs) -> Result<()> {
     let device = if a.cpu { Device::Cpu } else { a.device };
     if let Some(plan) = &a.plan {
         let plan = read_plan(plan)?;
-        let run = store::GridRun {
+        let run = jobs::GridRun {
             replace: a.replace,
             export: None,
             device,
@@ -231,15 +231,13 @@ pub async fn eval(database: &str, a: EvalArgs) -> Result<()> {
             lease: a.lease.duration(),
             queue_only: a.queue.queue_only,
         };
-        for s in store::evaluate_plan(&pool, &plan, &run).await? {
+        for s in jobs::evaluate_plan(&pool, &plan, &run).await? {
             println!("{}", s.render());
         }
         return Ok(());
     }
     let (Some(model), Some(task)) = (a.model, a.task) else {
-        return Err(AppError::Invalid(
-            "give --model and --task, or --plan".into(),
-        ));
+        return Err(Error::Invalid("give --model and --task, or --plan".into()));
     };
     let dir = ModelDir::open(&model)?;
     let system = a.system.unwrap_or_else(|| folder_name(&model));
@@ -251,7 +249,7 @@ pub async fn eval(database: &str, a: EvalArgs) -> Result<()> {
         split: a.split,
         replace: a.replace,
     };
-    let s = store::evaluate(&pool, &dir, t, device, true).await?;
+    let s = jobs::evaluate(&pool, &dir, t, device, true).await?;
     println!("{}", s.render());
     Ok(())
 }
@@ -260,14 +258,14 @@ pub async fn baseline(database: &str, a: BaselineArgs) -> Result<()> {
     let pool = db::connect_existing(database).await?;
     let tasks: Vec<String> = match (&a.task, a.all) {
         (Some(t), false) => vec![t.clone()],
-        (None, true) => app::ssr::catalog::span_tasks_with_training(&pool).await?,
+        (None, true) => store::catalog::span_tasks_with_training(&pool).await?,
         _ => {
-            return Err(AppError::Invalid(
+            return Err(Error::Invalid(
                 "give --task <task> (optionally --k and --split) or --all".into(),
             ))
         }
     };
-    let run = store::GridRun {
+    let run = jobs::GridRun {
         replace: a.replace,
         export: a.export,
         device: a.device,
@@ -279,16 +277,16 @@ pub async fn baseline(database: &str, a: BaselineArgs) -> Result<()> {
         super::tune::check_device(a.device, true)?;
         let start = super::tune::Start::new(a.weights, a.system)?;
         let (jobs, skipped) =
-            store::plan_finetune(&pool, &start, &tasks, a.k.zip(a.split), a.replace).await?;
+            jobs::plan_finetune(&pool, &start, &tasks, a.k.zip(a.split), a.replace).await?;
         if skipped > 0 {
             eprintln!("{skipped} shot groups already fine-tuned and evaluated are kept (--replace to run them again)");
         }
-        for s in store::run_finetune(&pool, &start, jobs, &run).await? {
+        for s in jobs::run_finetune(&pool, &start, jobs, &run).await? {
             println!("{}", s.render());
         }
         return Ok(());
     }
-    for s in store::run_baseline_grid(&pool, &tasks, a.k.zip(a.split), &run).await? {
+    for s in jobs::run_baseline_grid(&pool, &tasks, a.k.zip(a.split), &run).await? {
         println!("{}", s.render());
     }
     Ok(())
@@ -306,7 +304,7 @@ pub async fn import_predictions(database: &str, a: ImportPredictionsArgs) -> Res
     };
     let label = a.file.display().to_string();
     let text = std::fs::read_to_string(&a.file)
-        .map_err(|e| AppError::io(format!("cannot read {label}"), e))?;
-    println!("{}", store::import(&pool, &label, &text, t).await?.render());
+        .map_err(|e| Error::io(format!("cannot read {label}"), e))?;
+    println!("{}", jobs::import(&pool, &label, &text, t).await?.render());
     Ok(())
 }

@@ -5,9 +5,9 @@ use super::decode::{decode_scored, Choice, Decoding, PredSpan};
 use super::features::{features, Feature, Segment};
 use super::runtime::{Batch, Device, Model, Outputs};
 use super::tokenizer::Tokenizer;
-use app::error::{AppError, Result};
 use domain::task::{Example, Family, TaskSpec};
 use std::path::{Path, PathBuf};
+use store::error::{Error, Result};
 
 /// A registered model: `model.onnx`, `tokenizer.json` and optional `decoding.json`.
 #[derive(Clone, Debug)]
@@ -24,7 +24,7 @@ impl ModelDir {
         let tokenizer = dir.join("tokenizer.json");
         for (p, what) in [(&model, "the ONNX model"), (&tokenizer, "the tokenizer")] {
             if !p.is_file() {
-                return Err(AppError::Model(format!(
+                return Err(Error::Model(format!(
                     "{}: missing {} ({})",
                     dir.display(),
                     p.file_name().unwrap().to_string_lossy(),
@@ -35,9 +35,9 @@ impl ModelDir {
         let settings = dir.join("decoding.json");
         let decoding = if settings.is_file() {
             let text = std::fs::read_to_string(&settings)
-                .map_err(|e| AppError::io(format!("cannot read {}", settings.display()), e))?;
+                .map_err(|e| Error::io(format!("cannot read {}", settings.display()), e))?;
             serde_json::from_str(&text).map_err(|e| {
-                AppError::data(
+                Error::data(
                     settings.display().to_string(),
                     Some(e.line()),
                     e.to_string(),
@@ -48,7 +48,7 @@ impl ModelDir {
         };
         let problems = decoding.problems();
         if !problems.is_empty() {
-            return Err(AppError::data(
+            return Err(Error::data(
                 settings.display().to_string(),
                 None,
                 problems.join("; "),
@@ -67,16 +67,16 @@ impl ModelDir {
 /// `decoding.json` (the folder is made when missing).
 pub fn write_model_dir(dir: &Path, model: &[u8], tokenizer: &Path, d: &Decoding) -> Result<()> {
     std::fs::create_dir_all(dir)
-        .map_err(|e| AppError::io(format!("cannot create {}", dir.display()), e))?;
+        .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
     let write = |name: &str, data: &[u8]| {
         std::fs::write(dir.join(name), data)
-            .map_err(|e| AppError::io(format!("cannot write {}", dir.join(name).display()), e))
+            .map_err(|e| Error::io(format!("cannot write {}", dir.join(name).display()), e))
     };
     write("model.onnx", model)?;
     write(
         "tokenizer.json",
         &std::fs::read(tokenizer)
-            .map_err(|e| AppError::io(format!("cannot read {}", tokenizer.display()), e))?,
+            .map_err(|e| Error::io(format!("cannot read {}", tokenizer.display()), e))?,
     )?;
     write(
         "decoding.json",
@@ -310,7 +310,7 @@ pub fn predict_loaded(
                 }
                 Ok(())
             }
-            Batch::Hidden(..) => Err(AppError::Model("expected span logits".into())),
+            Batch::Hidden(..) => Err(Error::Model("expected span logits".into())),
         },
         progress,
     )?;

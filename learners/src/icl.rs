@@ -3,17 +3,17 @@
 //! shot group's k examples (`domain::icl`), each reply stored as it arrives, then read as an
 //! answer and scored like any run. A run stopped at any moment goes on where it stopped.
 
-use super::store::{self, SystemKind, Target};
-use app::error::{AppError, Result};
-use app::ssr::catalog::examples_of;
-use app::ssr::db::cli as db;
-use app::ssr::machine::{calls, store as runs};
+use super::jobs::{self, SystemKind, Target};
 use domain::icl::{prompt, read_reply};
 use domain::s1::Scoring;
 use futures_util::StreamExt;
 use serde_json::json;
 use sqlx::AnyPool;
 use std::time::{Duration, Instant};
+use store::catalog::examples_of;
+use store::db::cli as db;
+use store::error::{Error, Result};
+use store::machine::{calls, write as runs};
 
 #[derive(Clone, Debug, clap::Args)]
 pub struct IclArgs {
@@ -83,7 +83,7 @@ fn complete(agent: &ureq::Agent, a: &IclArgs, prompt: &str) -> Result<String> {
         "model": a.model, "prompt": prompt, "max_tokens": a.max_tokens,
         "temperature": 0, "stop": ["\n"],
     });
-    let fail = |what: String| AppError::Model(format!("the model server at {url}: {what}"));
+    let fail = |what: String| Error::Model(format!("the model server at {url}: {what}"));
     let mut r = agent
         .post(&url)
         .header("content-type", "application/json")
@@ -128,7 +128,7 @@ pub async fn icl(database: &str, a: IclArgs) -> Result<()> {
 /// Refuses an endpoint that is not a plain http URL.
 pub fn check(a: &IclArgs) -> Result<()> {
     if !a.endpoint.starts_with("http://") {
-        return Err(AppError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "--endpoint {:?}: give the server's plain http URL, e.g. http://127.0.0.1:8080/v1",
             a.endpoint
         )));
@@ -148,8 +148,8 @@ pub fn system_name(a: &IclArgs) -> String {
 pub async fn run(
     pool: &AnyPool,
     a: &IclArgs,
-    held: Option<&store::grid::Held>,
-) -> Result<store::Summary> {
+    held: Option<&jobs::grid::Held>,
+) -> Result<jobs::Summary> {
     let t = Target {
         system: system_name(a),
         // Its answers come from a model outside clues-lab, as imported predictions do.
@@ -160,9 +160,9 @@ pub async fn run(
         replace: a.replace,
     };
     let started = Instant::now();
-    let (task_id, spec, test) = store::task_test(pool, &t.task).await?;
+    let (task_id, spec, test) = jobs::task_test(pool, &t.task).await?;
     if spec.family == domain::task::Family::TextToText {
-        return Err(AppError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "{} is a CrossFit text-to-text task: icl reads replies as spans of the context; store a language model's outputs for it with `crossfit run`",
             t.task
         )));
@@ -172,7 +172,7 @@ pub async fn run(
     } else {
         let shots = examples_of(pool, task_id, Some((t.k, t.split))).await?;
         if shots.is_empty() {
-            return Err(AppError::NotFound(format!(
+            return Err(Error::NotFound(format!(
                 "{} has no training file for k={} split={}",
                 t.task, t.k, t.split
             )));
@@ -215,14 +215,14 @@ pub async fn run(
             let p2 = p.clone();
             let reply = tokio::task::spawn_blocking(move || complete(&agent, &a, &p2))
                 .await
-                .map_err(|e| AppError::Model(format!("the call stopped: {e}")))
+                .map_err(|e| Error::Model(format!("the call stopped: {e}")))
                 .and_then(|r| r);
             (*id, item, p, reply)
         }
     }))
     .buffered(a.concurrency as usize);
     while let Some((id, item, p, reply)) = asked.next().await {
-        let reply = store::or_fail(pool, &[run], reply).await?;
+        let reply = jobs::or_fail(pool, &[run], reply).await?;
         let reading = serde_json::to_string(&read_reply(&spec, item, &reply)).expect("serialises");
         let stored = calls::store(pool, run, id, &p, &reply, &reading).await?;
         replies.insert(id, stored);
@@ -248,7 +248,7 @@ pub async fn run(
         .collect();
     let provider = format!("{} at {}", a.model, a.endpoint);
     let seconds = started.elapsed().as_secs_f64();
-    store::store_finished(pool, run, t, provider, &items, held, seconds).await
+    jobs::store_finished(pool, run, t, provider, &items, held, seconds).await
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! few-shot span head, fine-tuning of BERT, RoBERTa and DeBERTa (candle) exported to ONNX,
 //! prompt-based fine-tuning, in-context learning through a language-model server, CrossFit's
 //! text-to-text learners (BART, T5: direct fine-tuning, upstream learning), imported
-//! predictions, and S1 scoring of prediction files. Its runs are stored through `app::ssr::machine`, the one home
+//! predictions, and S1 scoring of prediction files. Its runs are stored through `store::machine`, the one home
 //! of the `machine_*` tables.
 //!
 //! One name per concept: a *learner* is what learns from the shots; a *system* is a learner
@@ -22,12 +22,12 @@ pub mod features;
 pub mod frame;
 pub mod head;
 pub mod icl;
+pub mod jobs;
 pub mod onnx;
 pub mod queue;
 pub mod runtime;
 pub mod score;
 pub mod seq2seq;
-pub mod store;
 pub mod targets;
 pub mod tokenizer;
 pub mod tune;

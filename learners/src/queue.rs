@@ -1,21 +1,21 @@
-//! The machines page's door to the model track (`app::ssr::state::JobDoor`): a learner queued
+//! The machines page's door to the model track (`store::machine::JobDoor`): a learner queued
 //! from the browser is checked as the command line checks it, with the same functions and
 //! argument parsers, before any job is queued; `clues-lab worker` processes run the jobs.
 
 use crate::crossfit::{self, TuneArgs};
 use crate::eval::ModelDir;
-use crate::store::{self, grid};
+use crate::jobs::{self, grid};
 use crate::tune::{self, folder_name};
-use app::error::{AppError, Result};
-use app::ssr::catalog::{load_spec, shot_groups};
-use app::ssr::state::JobDoor;
-use app::wire::queue::{QueueAnswer, QueueRequest, QueuedLearner};
 use clap::Parser;
 use domain::ids::TaskId;
+use domain::wire::queue::{QueueAnswer, QueueRequest, QueuedLearner};
 use sqlx::AnyPool;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
+use store::catalog::{load_spec, shot_groups};
+use store::error::{Error, Result};
+use store::machine::JobDoor;
 
 /// The door the server installs.
 #[derive(Debug)]
@@ -35,10 +35,10 @@ impl JobDoor for Door {
 fn folder(given: &str, what: &str) -> Result<PathBuf> {
     let path = PathBuf::from(given.trim());
     if given.trim().is_empty() {
-        return Err(AppError::Invalid(format!("give the {what} folder")));
+        return Err(Error::Invalid(format!("give the {what} folder")));
     }
     if !path.is_absolute() {
-        return Err(AppError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "give the {what} folder as an absolute path ({given} is relative), as every worker's machine sees it"
         )));
     }
@@ -49,7 +49,7 @@ fn folder(given: &str, what: &str) -> Result<PathBuf> {
 async fn checked<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
     tokio::task::spawn_blocking(f)
         .await
-        .map_err(|e| AppError::Model(format!("the check stopped: {e}")))?
+        .map_err(|e| Error::Model(format!("the check stopped: {e}")))?
 }
 
 /// Each task's id with the shot group to queue: the one asked for, which the task must have, or
@@ -63,12 +63,12 @@ async fn task_groups(pool: &AnyPool, r: &QueueRequest) -> Result<Vec<(TaskId, u3
         if !matches!(r.learner, QueuedLearner::Onnx { .. }) {
             let groups = shot_groups(pool, id).await?;
             if groups.is_empty() {
-                return Err(AppError::Invalid(format!(
+                return Err(Error::Invalid(format!(
                     "task {task} has no training files to learn from"
                 )));
             }
             if let Some((k, split)) = r.group.filter(|g| !groups.contains(g)) {
-                return Err(AppError::Invalid(format!(
+                return Err(Error::Invalid(format!(
                     "task {task} has no shot group k={k} split={split}"
                 )));
             }
@@ -100,10 +100,10 @@ fn per_group(
     match group {
         Some((0, 0)) if zero_shot => Ok(vec![(id, 0, 0)]),
         Some(g) if all.contains(&g) => Ok(vec![(id, g.0, g.1)]),
-        Some((k, split)) => Err(AppError::Invalid(format!(
+        Some((k, split)) => Err(Error::Invalid(format!(
             "task {task} has no shot group k={k} split={split}{no_group}"
         ))),
-        None if all.is_empty() => Err(AppError::Invalid(format!(
+        None if all.is_empty() => Err(Error::Invalid(format!(
             "task {task} has no training files{no_files}"
         ))),
         None => Ok(all.into_iter().map(|(k, split)| (id, k, split)).collect()),
@@ -113,7 +113,7 @@ fn per_group(
 /// Checks and queues one request; says what was queued.
 pub async fn queue(pool: &AnyPool, r: QueueRequest) -> Result<QueueAnswer> {
     if r.tasks.is_empty() {
-        return Err(AppError::Invalid("choose at least one task".into()));
+        return Err(Error::Invalid("choose at least one task".into()));
     }
     let (jobs, what) = match &r.learner {
         QueuedLearner::FrozenBaseline => {
@@ -128,8 +128,8 @@ pub async fn queue(pool: &AnyPool, r: QueueRequest) -> Result<QueueAnswer> {
             let system = system.clone().filter(|s| !s.trim().is_empty());
             let start = checked(move || tune::Start::new(Some(weights), system)).await?;
             let (jobs, skipped) =
-                store::plan_finetune(pool, &start, &r.tasks, r.group, r.replace).await?;
-            let ids = store::queue_finetune(pool, &start, &jobs, r.replace).await?;
+                jobs::plan_finetune(pool, &start, &r.tasks, r.group, r.replace).await?;
+            let ids = jobs::queue_finetune(pool, &start, &jobs, r.replace).await?;
             let kept = if skipped > 0 {
                 format!(" ({skipped} groups already fine-tuned are kept)")
             } else {
@@ -206,17 +206,17 @@ pub async fn queue(pool: &AnyPool, r: QueueRequest) -> Result<QueueAnswer> {
 }
 
 /// A command line's refusal of a value, as one line (without clap's "error: " and its advice).
-fn clap_error(e: clap::Error) -> AppError {
+fn clap_error(e: clap::Error) -> Error {
     let text = e.to_string();
     let first = text.lines().next().unwrap_or_default();
-    AppError::Invalid(first.trim_start_matches("error: ").to_string())
+    Error::Invalid(first.trim_start_matches("error: ").to_string())
 }
 
 /// The command line's arguments of `prompt` (its defaults for what the page does not set).
 #[derive(Parser)]
 struct PromptLine {
     #[command(flatten)]
-    prompt: store::PromptArgs,
+    prompt: jobs::PromptArgs,
 }
 
 /// Prompt-based fine-tuning on each task's shot groups (or the one asked for), checked on
@@ -224,13 +224,13 @@ struct PromptLine {
 async fn queue_prompt(
     pool: &AnyPool,
     r: &QueueRequest,
-    mut a: store::PromptArgs,
+    mut a: jobs::PromptArgs,
 ) -> Result<(usize, String)> {
-    let system = store::prompt_system(&a)?;
+    let system = jobs::prompt_system(&a)?;
     let mut groups = Vec::new();
     for task in &r.tasks {
         a.task = task.clone();
-        let (id, all) = store::check_prompt(pool, &a).await?;
+        let (id, all) = jobs::check_prompt(pool, &a).await?;
         groups.extend(per_group(task, id, all, r.group, false)?);
     }
     let learner = grid::Learner::Prompt {
@@ -258,7 +258,7 @@ async fn queue_in_context(
     a: crate::icl::IclArgs,
 ) -> Result<(usize, String)> {
     if a.model.is_empty() {
-        return Err(AppError::Invalid(
+        return Err(Error::Invalid(
             "give the model name the server is asked for".into(),
         ));
     }
@@ -267,7 +267,7 @@ async fn queue_in_context(
     for task in &r.tasks {
         let (id, spec, _) = load_spec(pool, task).await?;
         if spec.family == domain::task::Family::TextToText {
-            return Err(AppError::Invalid(format!(
+            return Err(Error::Invalid(format!(
                 "{task} is a CrossFit text-to-text task: in-context learning reads replies as spans of the context"
             )));
         }
@@ -302,12 +302,12 @@ async fn queue_crossfit(
     steps: Option<u32>,
 ) -> Result<(usize, String)> {
     if r.group.is_some() {
-        return Err(AppError::Invalid(
+        return Err(Error::Invalid(
             "CrossFit learns every seed of a task: a shot group does not apply".into(),
         ));
     }
     if r.replace {
-        return Err(AppError::Invalid(
+        return Err(Error::Invalid(
             "CrossFit keeps a method's runs: give another method name to learn again".into(),
         ));
     }
@@ -318,7 +318,7 @@ async fn queue_crossfit(
     let steps = steps.unwrap_or(1000).to_string();
     let line = LearnLine::try_parse_from(["learn", "--steps", &steps]).map_err(clap_error)?;
     for task in &r.tasks {
-        app::ssr::crossfit::metric_of(pool, task).await?;
+        store::crossfit::metric_of(pool, task).await?;
     }
     let mut jobs = 0;
     for task in &r.tasks {

@@ -2,12 +2,12 @@
 //! otherwise (said either way), model checks, and batches padded per batch.
 
 use super::features::Feature;
-use app::error::{AppError, Result};
 use ort::ep::ExecutionProvider;
 use ort::session::Session;
 use ort::value::Tensor;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use store::error::{Error, Result};
 
 static ENV: OnceLock<std::result::Result<ort::environment::Environment, String>> = OnceLock::new();
 
@@ -53,7 +53,7 @@ fn environment() -> Result<&'static ort::environment::Environment> {
             .map_err(|e| format!("cannot start ONNX Runtime: {e}"))
     })
     .as_ref()
-    .map_err(|e| AppError::Model(e.clone()))
+    .map_err(|e| Error::Model(e.clone()))
 }
 
 /// Which execution provider to ask for (`--device`).
@@ -132,7 +132,7 @@ fn session_builder(threads: usize) -> Result<ort::session::builder::SessionBuild
     let env = environment()?;
     Session::builder(env)
         .and_then(|b| b.with_intra_threads(threads).map_err(|e| e.into()))
-        .map_err(|e| AppError::Model(format!("cannot configure ONNX Runtime: {e}")))
+        .map_err(|e| Error::Model(format!("cannot configure ONNX Runtime: {e}")))
 }
 
 /// Registers the CUDA provider, its libraries preloaded; says why not when it cannot.
@@ -166,17 +166,14 @@ pub fn check_device(device: Device) -> Result<()> {
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     cuda(&mut session_builder(threads)?)
-        .map_err(|why| AppError::Model(format!("CUDA was asked for but {why}")))
+        .map_err(|why| Error::Model(format!("CUDA was asked for but {why}")))
 }
 
 impl Model {
     /// Loads `path` and checks its inputs and outputs.
     pub fn open(path: &Path, outputs: Outputs, device: Device) -> Result<Model> {
         if !path.is_file() {
-            return Err(AppError::Model(format!(
-                "no model file at {}",
-                path.display()
-            )));
+            return Err(Error::Model(format!("no model file at {}", path.display())));
         }
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let mut builder = session_builder(threads)?;
@@ -185,13 +182,13 @@ impl Model {
             Device::Auto | Device::Cuda => match cuda(&mut builder) {
                 Ok(()) => ("CUDAExecutionProvider", String::new()),
                 Err(why) if device == Device::Cuda => {
-                    return Err(AppError::Model(format!("CUDA was asked for but {why}")))
+                    return Err(Error::Model(format!("CUDA was asked for but {why}")))
                 }
                 Err(why) => ("CPUExecutionProvider", why),
             },
         };
         let session = builder.commit_from_file(path).map_err(|e| {
-            AppError::Model(format!(
+            Error::Model(format!(
                 "{} is not a model ONNX Runtime can load: {e}",
                 path.display()
             ))
@@ -202,7 +199,7 @@ impl Model {
         let outs = names(session.outputs());
         for need in ["input_ids", "attention_mask"] {
             if !ins.iter().any(|n| n == need) {
-                return Err(AppError::Model(format!(
+                return Err(Error::Model(format!(
                     "{}: the model has no input named {need:?} (its inputs: {})",
                     path.display(),
                     ins.join(", ")
@@ -213,7 +210,7 @@ impl Model {
             .iter()
             .find(|n| !["input_ids", "attention_mask", "token_type_ids"].contains(&n.as_str()))
         {
-            return Err(AppError::Model(format!(
+            return Err(Error::Model(format!(
                 "{}: unexpected model input {other:?} (expected input_ids, attention_mask and optionally token_type_ids)",
                 path.display()
             )));
@@ -224,7 +221,7 @@ impl Model {
         };
         for need in wanted {
             if !outs.iter().any(|n| n == need) {
-                return Err(AppError::Model(format!(
+                return Err(Error::Model(format!(
                     "{}: the model has no output named {need:?} (its outputs: {})",
                     path.display(),
                     outs.join(", ")
@@ -264,7 +261,7 @@ impl Model {
         let shape = vec![b as i64, len as i64];
         let t = |v: Vec<i64>| {
             Tensor::from_array((shape.clone(), v))
-                .map_err(|e| AppError::Model(format!("cannot make an input tensor: {e}")))
+                .map_err(|e| Error::Model(format!("cannot make an input tensor: {e}")))
         };
         let mut inputs = vec![("input_ids", t(ids)?), ("attention_mask", t(mask)?)];
         if self.type_ids {
@@ -282,19 +279,19 @@ impl Model {
         let out = self.session.run(inputs).map_err(|e| {
             let e = e.to_string();
             if on_gpu && !e.contains("out of range") {
-                AppError::Model(format!(
+                Error::Model(format!(
                     "the GPU failed on a batch (CUDA execution provider: {e}); a missing library such as libcudnn means the GPU environment is incomplete; --device cpu runs on the CPU"
                 ))
             } else {
-                AppError::Model(format!(
+                Error::Model(format!(
                     "the model failed on a batch ({e}); if it mentions an index out of range, the tokenizer does not match the model"
                 ))
             }
         })?;
         let take = |name: &str| -> Result<(Vec<i64>, Vec<f32>)> {
-            let (s, data) = out[name].try_extract_tensor::<f32>().map_err(|e| {
-                AppError::Model(format!("output {name:?} is not a float tensor: {e}"))
-            })?;
+            let (s, data) = out[name]
+                .try_extract_tensor::<f32>()
+                .map_err(|e| Error::Model(format!("output {name:?} is not a float tensor: {e}")))?;
             Ok((s.to_vec(), data.to_vec()))
         };
         match outputs {
@@ -303,7 +300,7 @@ impl Model {
                 let (s2, end) = take("end_logits")?;
                 for s in [&s1, &s2] {
                     if s.as_slice() != [b as i64, len as i64] {
-                        return Err(AppError::Model(format!(
+                        return Err(Error::Model(format!(
                             "start_logits/end_logits have shape {s:?}, expected [batch, sequence] = [{b}, {len}]"
                         )));
                     }
@@ -324,7 +321,7 @@ impl Model {
             Outputs::Hidden => {
                 let (s, h) = take("last_hidden_state")?;
                 if s.len() != 3 || s[0] != b as i64 || s[1] != len as i64 {
-                    return Err(AppError::Model(format!(
+                    return Err(Error::Model(format!(
                         "last_hidden_state has shape {s:?}, expected [{b}, {len}, hidden]"
                     )));
                 }

@@ -1,12 +1,12 @@
 //! Scoring a predictions file with S1: against an official CLUES test file (no database) or
 //! against an imported task. A missing, unknown or repeated id is an error that names it.
 
-use app::error::{AppError, Result};
 use domain::s1::{mean, Scoring};
 use domain::task::{Family, Gold};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use store::error::{Error, Result};
 
 /// One line of a predictions file: `{"id": ..., "answer": [strings]}` (official encoding).
 #[derive(Clone, Debug, PartialEq)]
@@ -28,7 +28,7 @@ pub struct GoldItem {
 
 fn read_text(path: &Path) -> Result<String> {
     std::fs::read_to_string(path)
-        .map_err(|e| AppError::io(format!("cannot read {}", path.display()), e))
+        .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))
 }
 
 fn id_of(v: Option<&Value>) -> Option<String> {
@@ -47,10 +47,10 @@ fn json_lines(path: &Path, text: &str) -> Result<Vec<(usize, serde_json::Map<Str
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
             let v: Value = serde_json::from_str(l)
-                .map_err(|e| AppError::data(&label, Some(i + 1), format!("malformed JSON: {e}")))?;
+                .map_err(|e| Error::data(&label, Some(i + 1), format!("malformed JSON: {e}")))?;
             match v {
                 Value::Object(o) => Ok((i + 1, o)),
-                _ => Err(AppError::data(
+                _ => Err(Error::data(
                     &label,
                     Some(i + 1),
                     "a line must be a JSON object",
@@ -70,9 +70,8 @@ pub fn parse_predictions(label: &str, text: &str) -> Result<Vec<Prediction>> {
     let mut seen: HashMap<String, usize> = HashMap::new();
     let mut out = Vec::new();
     for (line, obj) in json_lines(Path::new(&label), text)? {
-        let id = id_of(obj.get("id")).ok_or_else(|| {
-            AppError::data(&label, Some(line), "needs an `id` (string or number)")
-        })?;
+        let id = id_of(obj.get("id"))
+            .ok_or_else(|| Error::data(&label, Some(line), "needs an `id` (string or number)"))?;
         let answer = obj
             .get("answer")
             .and_then(Value::as_array)
@@ -82,7 +81,7 @@ pub fn parse_predictions(label: &str, text: &str) -> Result<Vec<Prediction>> {
                     .collect::<Option<Vec<_>>>()
             })
             .ok_or_else(|| {
-                AppError::data(
+                Error::data(
                     &label,
                     Some(line),
                     "needs an `answer` that is a list of strings",
@@ -92,7 +91,7 @@ pub fn parse_predictions(label: &str, text: &str) -> Result<Vec<Prediction>> {
             None => false,
             Some(Value::Bool(b)) => *b,
             Some(_) => {
-                return Err(AppError::data(
+                return Err(Error::data(
                     &label,
                     Some(line),
                     "`skipped` must be true or false",
@@ -100,7 +99,7 @@ pub fn parse_predictions(label: &str, text: &str) -> Result<Vec<Prediction>> {
             }
         };
         if let Some(prev) = seen.insert(id.clone(), line) {
-            return Err(AppError::data(
+            return Err(Error::data(
                 &label,
                 Some(line),
                 format!("id {id:?} is predicted twice (also on line {prev})"),
@@ -124,7 +123,7 @@ pub fn read_gold_file(path: &Path) -> Result<(Vec<GoldItem>, Family)> {
     let mut seen: HashMap<String, usize> = HashMap::new();
     let mut out = Vec::new();
     for (line, obj) in json_lines(path, &read_text(path)?)? {
-        let err = |m: &str| AppError::data(&label, Some(line), m.to_string());
+        let err = |m: &str| Error::data(&label, Some(line), m.to_string());
         let id = id_of(obj.get("id")).ok_or_else(|| err("needs an `id` (string or number)"))?;
         let answer = obj
             .get("answer")
@@ -209,7 +208,7 @@ pub fn match_ids<'a, 'p>(
     let by_id: HashMap<&str, &Prediction> = preds.iter().map(|p| (p.id.as_str(), p)).collect();
     let gold_ids: HashSet<&str> = test_ids.clone().collect();
     if let Some(p) = preds.iter().find(|p| !gold_ids.contains(p.id.as_str())) {
-        return Err(AppError::data(
+        return Err(Error::data(
             preds_label,
             Some(p.line),
             format!("unknown id {:?}: no such test item", p.id),
@@ -222,7 +221,7 @@ pub fn match_ids<'a, 'p>(
             .take(10)
             .map(|id| format!("{id:?}"))
             .collect();
-        return Err(AppError::data(
+        return Err(Error::data(
             preds_label,
             None,
             format!(

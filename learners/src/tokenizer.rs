@@ -3,8 +3,8 @@
 
 use super::features::{Feature, Frame, Tok};
 use super::runtime::Model;
-use app::error::{AppError, Result};
 use std::path::Path;
+use store::error::{Error, Result};
 
 /// A `tokenizer.json` with its own truncation and padding switched off.
 pub struct Tokenizer {
@@ -16,7 +16,7 @@ pub struct Tokenizer {
 
 impl Tokenizer {
     pub fn open(path: &Path) -> Result<Tokenizer> {
-        let bad = |m: String| AppError::Model(format!("{}: {m}", path.display()));
+        let bad = |m: String| Error::Model(format!("{}: {m}", path.display()));
         let (inner, text) = read(path)?;
         let json: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
@@ -55,7 +55,7 @@ impl Tokenizer {
         let enc = self
             .inner
             .encode_char_offsets(text, false)
-            .map_err(|e| AppError::Model(format!("the tokenizer failed on {text:?}: {e}")))?;
+            .map_err(|e| Error::Model(format!("the tokenizer failed on {text:?}: {e}")))?;
         Ok(enc
             .get_ids()
             .iter()
@@ -68,9 +68,9 @@ impl Tokenizer {
 /// A `tokenizer.json` as the tokenizers library reads it, with its own truncation and padding
 /// switched off; and its text.
 pub fn read(path: &Path) -> Result<(tokenizers::Tokenizer, String)> {
-    let bad = |m: String| AppError::Model(format!("{}: {m}", path.display()));
+    let bad = |m: String| Error::Model(format!("{}: {m}", path.display()));
     let text = std::fs::read_to_string(path)
-        .map_err(|e| AppError::io(format!("cannot read {}", path.display()), e))?;
+        .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
     let mut inner = tokenizers::Tokenizer::from_bytes(text.as_bytes()).map_err(|e| {
         bad(format!(
             "not a tokenizer.json the tokenizers library can read: {e}"
@@ -110,12 +110,12 @@ pub fn check_match(model: &mut Model, tok: &Tokenizer) -> Result<()> {
         // Only an index the model cannot look up says the tokenizer is wrong; anything else
         // (a GPU library, an operator the runtime lacks) is the model's own failure.
         if ["bounds", "out of range", "index"].iter().any(|w| text.contains(w)) {
-            AppError::Model(format!(
+            Error::Model(format!(
                 "the tokenizer does not match the model: the tokenizer has {} tokens but the model fails on token id {top} ({text})",
                 tok.vocab_size
             ))
         } else {
-            AppError::Model(format!("the model fails on a first short input: {text}"))
+            Error::Model(format!("the model fails on a first short input: {text}"))
         }
     })
 }

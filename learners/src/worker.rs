@@ -4,17 +4,17 @@
 //! machine pointed at the database. On SIGTERM or Ctrl-C it hands its job back and stops.
 
 use crate::crossfit::{self, CrossfitJobs};
+use crate::jobs::grid::{self, GridJobs, JobRecipe, Learner};
+use crate::jobs::lease::{Claims, Worker};
+use crate::jobs::{self, Summary};
 use crate::runtime::Device;
-use crate::store::grid::{self, GridJobs, JobRecipe, Learner};
-use crate::store::lease::{Claims, Worker};
-use crate::store::{self, Summary};
-use app::error::{AppError, Result};
-use app::ssr::crossfit::jobs as xf_jobs;
-use app::ssr::db::cli as db;
-use app::ssr::lease::Held;
 use sqlx::AnyPool;
 use std::future::Future;
 use std::time::{Duration, Instant};
+use store::crossfit::jobs as xf_jobs;
+use store::db::cli as db;
+use store::error::{Error, Result};
+use store::lease::Held;
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
 /// The kinds of job a worker takes (`--kinds`).
@@ -96,7 +96,7 @@ struct Stop {
 impl Stop {
     fn new() -> Result<Stop> {
         let listen = |k: SignalKind| {
-            signal(k).map_err(|e| AppError::io("cannot listen for signals".to_string(), e))
+            signal(k).map_err(|e| Error::io("cannot listen for signals".to_string(), e))
         };
         Ok(Stop {
             term: listen(SignalKind::terminate())?,
@@ -148,8 +148,8 @@ async fn run_grid_job(
         queue_only: false,
     };
     match &recipe.learner {
-        Learner::FrozenBaseline => store::baseline_held(pool, held, &o).await,
-        Learner::Onnx => Ok(vec![store::evaluate_held(pool, held, &o).await?]),
+        Learner::FrozenBaseline => jobs::baseline_held(pool, held, &o).await,
+        Learner::Onnx => Ok(vec![jobs::evaluate_held(pool, held, &o).await?]),
         Learner::InContext {
             endpoint,
             model,
@@ -179,7 +179,7 @@ async fn run_grid_job(
             steps,
         } => {
             let (system, task, _) = grid::job_target(pool, held.lease.job).await?;
-            let a = store::PromptArgs {
+            let a = jobs::PromptArgs {
                 weights: weights.clone(),
                 task,
                 k: Some(held.k),
@@ -191,12 +191,12 @@ async fn run_grid_job(
                 replace: recipe.replace,
                 device,
             };
-            Ok(vec![store::prompt_held(pool, &a, held).await?])
+            Ok(vec![jobs::prompt_held(pool, &a, held).await?])
         }
         Learner::FineTuning { weights } => {
             let (system, ..) = grid::job_target(pool, held.lease.job).await?;
             let start = crate::tune::Start::new(Some(weights.clone()), Some(system))?;
-            Ok(vec![store::tune_held(pool, &start, held, &o).await?])
+            Ok(vec![jobs::tune_held(pool, &start, held, &o).await?])
         }
     }
 }

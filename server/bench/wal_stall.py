@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Why `serve` checkpoints on a connection of its own (app::ssr::checkpoint), in SQLite alone:
+"""Why `serve` checkpoints on a connection of its own (store::checkpoint), in SQLite alone:
 a 300k-row table, a reader that pins the write-ahead log for SECONDS while a writer commits
 three-row updates (synchronous=FULL), then 5 s more. Prints the slowest commit before and after
 the reader ends (by when each commit returned), with SQLite's automatic checkpoints (`auto`) and with a checkpointer thread
-doing what app::ssr::checkpoint does (`apart`: wal_autocheckpoint=0, PASSIVE every second,
+doing what store::checkpoint does (`apart`: wal_autocheckpoint=0, PASSIVE every second,
 RESTART with a 50 ms wait once the whole log is copied and longer than 4,096 frames).
 Usage: python3 server/bench/wal_stall.py [SECONDS] (default 40); runs in a temporary folder."""
 import os, random, sqlite3, sys, tempfile, threading, time

@@ -3,8 +3,6 @@
 //! the numpy-exact sampler splits for the five seeds. Every bad line is reported; nothing is
 //! stored from a folder with one.
 
-use app::error::{AppError, Result};
-use app::ssr::crossfit::{self as xf, NewFile, NewTask};
 use domain::crossfit::baseline::{self, Baseline};
 use domain::crossfit::metrics::Metric;
 use domain::crossfit::metrics::Score;
@@ -13,6 +11,8 @@ use domain::crossfit::tsv::{parse_file_name, parse_tsv};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use store::crossfit::{self as xf, NewFile, NewTask};
+use store::error::{Error, Result};
 
 /// Ontology path and metric of a task, as `tasks.json` gives them.
 #[derive(Clone, Debug, serde::Deserialize)]
@@ -24,15 +24,15 @@ pub struct TaskMeta {
 
 fn read(path: &Path) -> Result<String> {
     std::fs::read_to_string(path)
-        .map_err(|e| AppError::io(format!("cannot read {}", path.display()), e))
+        .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))
 }
 
 fn tsv_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     let entries = std::fs::read_dir(dir)
-        .map_err(|e| AppError::io(format!("cannot read {}", dir.display()), e))?;
+        .map_err(|e| Error::io(format!("cannot read {}", dir.display()), e))?;
     for entry in entries {
         let path = entry
-            .map_err(|e| AppError::io(format!("cannot read {}", dir.display()), e))?
+            .map_err(|e| Error::io(format!("cannot read {}", dir.display()), e))?
             .path();
         if path.is_dir() {
             tsv_files(&path, out)?;
@@ -45,7 +45,7 @@ fn tsv_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
 
 fn metric_of(file: &str, name: &str) -> Result<Metric> {
     Metric::parse(name).ok_or_else(|| {
-        AppError::data(
+        Error::data(
             file,
             None,
             format!("unknown metric {name:?}; CrossFit's are ACC, Classification-F1, QA-F1, EM, Rouge-L, Matthew-Correlation, Pearson-Correlation"),
@@ -61,7 +61,7 @@ pub fn read_meta(dir: &Path) -> Result<BTreeMap<String, TaskMeta>> {
     }
     let label = path.display().to_string();
     let meta: BTreeMap<String, TaskMeta> = serde_json::from_str(&read(&path)?)
-        .map_err(|e| AppError::data(&label, None, format!("{e}")))?;
+        .map_err(|e| Error::data(&label, None, format!("{e}")))?;
     for m in meta.values() {
         metric_of(&label, &m.metric)?;
     }
@@ -79,7 +79,7 @@ pub fn load_dir(dir: &Path, source: &str) -> Result<Vec<NewTask>> {
     tsv_files(dir, &mut paths)?;
     paths.sort();
     if paths.is_empty() {
-        return Err(AppError::data(
+        return Err(Error::data(
             dir.display().to_string(),
             None,
             "no .tsv files",
@@ -119,7 +119,7 @@ pub fn load_dir(dir: &Path, source: &str) -> Result<Vec<NewTask>> {
         }
     }
     if !problems.is_empty() {
-        return Err(AppError::Data {
+        return Err(Error::Data {
             file: dir.display().to_string(),
             line: None,
             message: format!(
@@ -182,10 +182,10 @@ pub fn sample_task(
     origin: &str,
 ) -> Result<NewTask> {
     if task.is_empty() || task.contains(['/', '\\']) {
-        return Err(AppError::Invalid(format!("{task:?} is not a task name")));
+        return Err(Error::Invalid(format!("{task:?} is not a task name")));
     }
     let parse = |(label, text): &(String, String)| -> Result<Vec<TsvLine>> {
-        parse_tsv(label, text).map_err(|errs| AppError::Data {
+        parse_tsv(label, text).map_err(|errs| Error::Data {
             file: label.clone(),
             line: None,
             message: format!(

@@ -2,13 +2,13 @@
 //! without loss (every table, row counts and content hashes compared), a consistent copy of a
 //! live one, and SQL run on either backend with the rows printed as JSON.
 
-use app::error::{AppError, Result};
-use app::ssr::db::{Backend, TABLES};
 use futures_util::TryStreamExt;
 use sha2::{Digest, Sha256};
 use sqlx::any::{AnyRow, AnyTypeInfoKind};
 use sqlx::{AnyPool, Column, Row, ValueRef};
 use std::path::Path;
+use store::db::{Backend, TABLES};
+use store::error::{Error, Result};
 
 /// One table's outcome: rows in source and destination, and whether their contents agree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,7 +57,7 @@ impl Cell {
             },
             AnyTypeInfoKind::Text => Cell::Text(row.try_get(i)?),
             other => {
-                return Err(AppError::Invalid(format!(
+                return Err(Error::Invalid(format!(
                     "column {} holds a value of type {other:?}, which the schema never uses",
                     row.columns()[i].name()
                 )))
@@ -125,7 +125,7 @@ pub async fn copy(from: &AnyPool, to: &AnyPool) -> Result<Vec<TableCopy>> {
             .fetch_one(to)
             .await?;
         if n > 0 {
-            return Err(AppError::Refused(format!(
+            return Err(Error::Refused(format!(
                 "the destination already holds data ({table} has {n} row{}); copy into a new, empty database",
                 if n == 1 { "" } else { "s" }
             )));
@@ -137,7 +137,7 @@ pub async fn copy(from: &AnyPool, to: &AnyPool) -> Result<Vec<TableCopy>> {
             .execute(&mut *source)
             .await?;
     }
-    let mut tx = app::ssr::tx::begin_immediate(to, &[]).await?;
+    let mut tx = store::tx::begin_immediate(to, &[]).await?;
     let mut read = Vec::new();
     for (table, _) in TABLES {
         let mut digests = Vec::new();
@@ -227,7 +227,7 @@ async fn insert(
 /// refused if it exists. PostgreSQL is backed up with its own tools (the message says how).
 pub async fn backup(pool: &AnyPool, url: &str, out: &Path) -> Result<()> {
     if Backend::of(pool) == Backend::Postgres {
-        return Err(AppError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "a PostgreSQL database is backed up with its server's tools: \
              pg_dump --format=custom --file={} '{url}' (restore with pg_restore), or copied to a \
              SQLite file with: clues-lab db copy --from '{url}' --to sqlite://{}",
@@ -236,14 +236,14 @@ pub async fn backup(pool: &AnyPool, url: &str, out: &Path) -> Result<()> {
         )));
     }
     if out.exists() {
-        return Err(AppError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "{} already exists; name a new file for the backup",
             out.display()
         )));
     }
     let target = out
         .to_str()
-        .ok_or_else(|| AppError::Invalid(format!("{} is not a UTF-8 path", out.display())))?;
+        .ok_or_else(|| Error::Invalid(format!("{} is not a UTF-8 path", out.display())))?;
     sqlx::query("VACUUM INTO $1")
         .bind(target)
         .execute(pool)
@@ -270,7 +270,7 @@ pub async fn query(
             Value::String(s) => q.bind(s.clone()),
             Value::Bool(b) => q.bind(i64::from(*b)),
             other => {
-                return Err(AppError::Invalid(format!(
+                return Err(Error::Invalid(format!(
                     "parameter ${}: {other} is not a number, a string or null",
                     i + 1
                 )))

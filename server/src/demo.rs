@@ -6,10 +6,10 @@ use crate::clues::files::SourceFile;
 use crate::clues::load::{load_task, TaskData};
 use crate::clues::spec::clues_task;
 use crate::clues::{import_tasks, Imported};
-use app::error::Result;
-use app::ssr::study;
 use domain::study::StudyConfig;
 use sqlx::AnyPool;
+use store::error::Result;
+use store::study;
 
 /// Demo tasks are named like the CLUES ones with this prefix, e.g. `demo-SST-2`.
 pub const DEMO_PREFIX: &str = "demo-";
@@ -163,11 +163,11 @@ pub async fn ensure_crossfit_demo(pool: &AnyPool) -> Result<bool> {
         )?);
     }
     // Tasks stored before with the same files are left as they are.
-    app::ssr::crossfit::store_tasks(pool, &tasks).await?;
+    store::crossfit::store_tasks(pool, &tasks).await?;
     if partitions == 0 {
         let partition =
             Partition::from_json(CROSSFIT_DEMO_PARTITION).expect("the demo partition is valid");
-        app::ssr::crossfit::save_partition(pool, "demo", &partition).await?;
+        store::crossfit::save_partition(pool, "demo", &partition).await?;
     }
     for (name, ..) in CROSSFIT_DEMO {
         for method in [Baseline::Majority, Baseline::Nearest] {

@@ -5,8 +5,6 @@
 use app::error::AppError;
 use app::ssr::request::{flag, number, Ctx, Params, Staff};
 use app::ssr::state::AppState;
-use app::ssr::stream::{write_rows, Channel, ChannelWriter, Out, RowFile};
-use app::ssr::{bundle, export, report};
 use axum::body::Body;
 use axum::extract::Path;
 use axum::http::{header, HeaderValue};
@@ -15,6 +13,8 @@ use domain::export_file::ExportFile;
 use domain::ids::{joined, AssignmentId};
 use serde::Deserialize;
 use std::io::Write;
+use store::stream::{write_rows, Channel, ChannelWriter, Out, RowFile};
+use store::{bundle, export, report};
 use tokio::sync::mpsc;
 
 /// The query of an export: the scope, and what the one-scenario files need.
@@ -82,7 +82,7 @@ fn body_of(mut rx: mpsc::Receiver<Result<Vec<u8>, std::io::Error>>) -> Body {
 fn streamed<F, Fut>(produce: F) -> Body
 where
     F: FnOnce(mpsc::Sender<Result<Vec<u8>, std::io::Error>>) -> Fut,
-    Fut: std::future::Future<Output = Result<(), AppError>> + Send + 'static,
+    Fut: std::future::Future<Output = Result<(), store::Error>> + Send + 'static,
 {
     let (tx, rx) = mpsc::channel(PIECES_IN_FLIGHT);
     let fail = tx.clone();
@@ -149,7 +149,7 @@ async fn partition_json(state: &AppState, q: &ExportQuery) -> Result<Response, A
         .name
         .as_deref()
         .ok_or_else(|| AppError::Invalid("name the partition: ?name=…".into()))?;
-    let p = app::ssr::crossfit::partition(&state.pool, name).await?;
+    let p = store::crossfit::partition(&state.pool, name).await?;
     let disposition = format!(
         "attachment; filename=\"{}\"",
         safe_name(&format!("crossfit-partition-{name}.json"))

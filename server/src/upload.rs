@@ -8,7 +8,7 @@ use app::ssr::request::{flag, number, Ctx, Params, Staff};
 use app::ssr::state::AppState;
 use axum::extract::{FromRequest, Multipart, Request};
 use axum::http::header;
-use learners::store::{self, SystemKind, Target};
+use learners::jobs::{self, SystemKind, Target};
 use serde::Deserialize;
 
 /// The upload's query string.
@@ -95,6 +95,6 @@ pub async fn upload(
     let (file_name, bytes) = file_of(req, &c.state).await?;
     let name = q.name.or(file_name).unwrap_or_else(|| "upload".into());
     let text = String::from_utf8(bytes)
-        .map_err(|_| AppError::data(&name, None, "the file is not UTF-8 text"))?;
-    Ok(store::import(c.pool(), &name, &text, t).await?.render())
+        .map_err(|_| store::Error::data(&name, None, "the file is not UTF-8 text"))?;
+    Ok(jobs::import(c.pool(), &name, &text, t).await?.render())
 }

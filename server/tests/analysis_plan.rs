@@ -29,7 +29,7 @@ async fn the_plan_is_frozen_when_the_first_worker_arrives() {
         None,
         "no plan before any worker"
     );
-    let before = app::ssr::auth::now_ms();
+    let before = store::auth::now_ms();
     arrive(&env.state, id, "first").await;
     let (json, sha, at) = stored_plan(pool, id)
         .await
@@ -38,7 +38,7 @@ async fn the_plan_is_frozen_when_the_first_worker_arrives() {
     // The exact text hashed, and what the study declared.
     assert_eq!(sha, hex(&Sha256::digest(json.as_bytes())));
     assert_eq!(sha, AnalysisPlan::sha256(&json));
-    let study = app::ssr::study::load(pool, id).await.unwrap();
+    let study = store::study::load(pool, id).await.unwrap();
     let tests: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM assignment_items WHERE phase = 'test' AND assignment_id =
             (SELECT MIN(id) FROM assignments WHERE study_id = $1)",
@@ -64,13 +64,13 @@ async fn the_plan_is_frozen_when_the_first_worker_arrives() {
         },
         ..study.config.clone()
     };
-    let err = app::ssr::study::update(pool, None, id, "test study", changed)
+    let err = store::study::update(pool, None, id, "test study", changed)
         .await
         .unwrap_err()
         .to_string();
     assert!(err.contains("the analysis plan"), "{err}");
     // The report applies it and shows it with its hash.
-    let r = app::ssr::report::load(pool, &[id]).await.unwrap().report();
+    let r = store::report::load(pool, &[id]).await.unwrap().report();
     let plan = &r.plans[0];
     let frozen = plan.frozen.as_ref().unwrap();
     assert_eq!(
@@ -109,7 +109,7 @@ async fn a_study_whose_data_began_before_plans_is_exploratory() {
         .execute(pool)
         .await
         .unwrap();
-    let r = app::ssr::report::load(pool, &[id]).await.unwrap().report();
+    let r = store::report::load(pool, &[id]).await.unwrap().report();
     assert!(r.plans[0].frozen.is_none());
     assert!(
         r.notes
@@ -132,17 +132,17 @@ async fn synthetic_workers_enter_no_report_unless_asked_for() {
         .await
         .unwrap();
     assert_eq!(marked as u64, workers);
-    let plain = app::ssr::report::load(pool, &[id]).await.unwrap().report();
+    let plain = store::report::load(pool, &[id]).await.unwrap().report();
     assert!(plain.annotators.is_empty() && plain.all.main.is_empty());
     assert!(plain
         .notes
         .iter()
         .any(|n| n.contains("left out of every table")));
-    let scope = app::ssr::report::Scope {
+    let scope = store::report::Scope {
         studies: vec![id],
         synthetic: true,
     };
-    let with = app::ssr::report::load_scope(pool, &scope)
+    let with = store::report::load_scope(pool, &scope)
         .await
         .unwrap()
         .report();

@@ -166,7 +166,7 @@ async fn simulated_sessions_over_the_api_are_flagged_at_the_promised_rates() {
     let db = dir.path().join("authenticity.db");
     let data = write_reviews(dir.path(), 30);
     let url = common::db_url(&db);
-    let pool = app::ssr::db::cli::connect(&url).await.unwrap();
+    let pool = store::db::cli::connect(&url).await.unwrap();
     let (ok, out) = common::clues(&url, &["import", "clues", data.to_str().unwrap()]);
     assert!(ok, "{out}");
     common::add_users(&pool, &[("rita", Role::Researcher)]).await;
@@ -176,7 +176,7 @@ async fn simulated_sessions_over_the_api_are_flagged_at_the_promised_rates() {
         open: true,
         ..Default::default()
     };
-    let study = app::ssr::study::create(&pool, None, "SST-2", "sessions", config)
+    let study = store::study::create(&pool, None, "SST-2", "sessions", config)
         .await
         .unwrap();
     pool.close().await;
@@ -204,7 +204,7 @@ async fn a_worker_who_repeats_a_systems_errors_is_found_by_machine_agreement() {
     use domain::people::Role;
     let dir = tempfile::tempdir().unwrap();
     let url = common::db_url(&dir.path().join("agree.db"));
-    let pool = app::ssr::db::cli::connect(&url).await.unwrap();
+    let pool = store::db::cli::connect(&url).await.unwrap();
     let data = write_reviews(dir.path(), 30);
     let (ok, out) = common::clues(&url, &["import", "clues", data.to_str().unwrap()]);
     assert!(ok, "{out}");

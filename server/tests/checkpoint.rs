@@ -1,9 +1,9 @@
 //! A served SQLite database: its commits never checkpoint (a long export used to leave the
 //! first commit after it copying the whole log), and the checkpointer keeps the log bounded,
 //! copying past a long reader only once it ends. SQLite only (PostgreSQL has no such log).
-use app::ssr::checkpoint::{Checkpointer, RESTART_FRAMES};
-use app::ssr::db::{self, Open};
 use sqlx::{AnyConnection, AnyPool, Connection, Executor};
+use store::checkpoint::{Checkpointer, RESTART_FRAMES};
+use store::db::{self, Open};
 
 /// A page of text a row, so that each commit adds frames to the log.
 async fn write(pool: &AnyPool, rows: usize) {

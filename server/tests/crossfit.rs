@@ -3,11 +3,11 @@
 //! partition against the test's own computation.
 mod common;
 
-use app::ssr::crossfit as xf;
-use app::ssr::db::cli as db;
 use domain::crossfit::metrics::Metric;
 use server::{crossfit, demo};
 use std::path::Path;
+use store::crossfit as xf;
+use store::db::cli as db;
 
 async fn file_db(dir: &Path) -> (sqlx::AnyPool, String) {
     let url = common::db_url(&dir.join("x.db"));
@@ -418,7 +418,7 @@ async fn human_studies_of_text_to_text_tasks_take_free_text() {
         .unwrap_err();
     assert!(again.to_string().contains("exists already"));
     // The task list decodes the row as its page does: text to text, not classification.
-    let listed = app::ssr::catalog::task_summaries(pool).await.unwrap();
+    let listed = store::catalog::task_summaries(pool).await.unwrap();
     let row = listed.iter().find(|t| t.name == name).unwrap();
     assert_eq!(row.family, domain::task::Family::TextToText);
     assert_eq!(row.family.label(), "Text to text");
@@ -514,7 +514,7 @@ async fn human_studies_of_text_to_text_tasks_take_free_text() {
     assert!(parse(&state_of(&env.state, study, &four).await)["step"]["Done"].is_object());
 
     // EM (the task's metric): 4 of 5 right for the zero-shot worker (the skip scores 0).
-    let loaded = app::ssr::report::load(pool, &[study]).await.unwrap();
+    let loaded = store::report::load(pool, &[study]).await.unwrap();
     let r = loaded.report();
     let of = |k: u32| {
         r.annotators
@@ -549,10 +549,7 @@ async fn human_studies_of_text_to_text_tasks_take_free_text() {
         );
     }
     let _ = state_of(&env.state, study2, &w).await;
-    let r = app::ssr::report::load(pool, &[study2])
-        .await
-        .unwrap()
-        .report();
+    let r = store::report::load(pool, &[study2]).await.unwrap().report();
     // Golds: 2 sports, 2 science, 2 food; all "sports": F1 sports = 2*2/(2*2+4+0) = 0.5,
     // science 0, food 0 -> macro 1/6.
     let s = r.annotators[0].test_s1.unwrap();

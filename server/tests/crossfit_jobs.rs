@@ -4,11 +4,11 @@
 //! the killed worker's seed taken over once its lease runs out, progress on the job meanwhile.
 mod common;
 
-use app::ssr::crossfit::{self as xf, jobs};
 use common::tiny_seq2seq::{write_seq2seq_dir, Kind};
 use domain::run::JobStatus;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use store::crossfit::{self as xf, jobs};
 
 const TASK: &str = "demo-xf-sentiment";
 
@@ -179,7 +179,7 @@ async fn workers_share_the_seeds_and_a_killed_ones_seed_is_taken_over_and_stored
     write_seq2seq_dir(&model, Kind::Bart, 1, 5);
     let m = model.to_str().unwrap();
     let url = common::db_url(&tmp.path().join("shared.db"));
-    let pool = app::ssr::db::cli::connect(&url).await.unwrap();
+    let pool = store::db::cli::connect(&url).await.unwrap();
     server::demo::ensure_demo(&pool).await.unwrap();
     let method = "tiny-bart direct fine-tuning";
 
@@ -290,7 +290,7 @@ async fn a_worker_whose_seed_was_taken_over_stops_training_it() {
     let model = tmp.path().join("tiny-bart");
     write_seq2seq_dir(&model, Kind::Bart, 1, 5);
     let url = common::db_url(&tmp.path().join("stolen.db"));
-    let pool = app::ssr::db::cli::connect(&url).await.unwrap();
+    let pool = store::db::cli::connect(&url).await.unwrap();
     server::demo::ensure_demo(&pool).await.unwrap();
     let log = tmp.path().join("slow.log");
     let mut child = learner(&url, model.to_str().unwrap(), &log, "1000000");
@@ -314,7 +314,7 @@ async fn a_worker_whose_seed_was_taken_over_stops_training_it() {
     };
     // Another worker holds it now (as after this one's lease ran out).
     sqlx::query("UPDATE crossfit_jobs SET worker = 'thief:1', lease_until = $1 WHERE id = $2")
-        .bind(app::ssr::auth::now_ms() + 3_600_000)
+        .bind(store::auth::now_ms() + 3_600_000)
         .bind(job)
         .execute(&pool)
         .await

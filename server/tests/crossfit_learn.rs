@@ -242,7 +242,7 @@ async fn runs_are_stored_per_seed_a_killed_run_goes_on_to_the_same_predictions_a
     let open = |name: &str| {
         let url = common::db_url(&tmp.path().join(format!("{name}.db")));
         async move {
-            let pool = app::ssr::db::cli::connect(&url).await.unwrap();
+            let pool = store::db::cli::connect(&url).await.unwrap();
             server::demo::ensure_demo(&pool).await.unwrap();
             (url, pool)
         }

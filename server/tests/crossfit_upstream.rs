@@ -165,7 +165,7 @@ fn first_order_maml_and_reptile_updates_equal_a_hand_computation() {
 async fn upstream_learning_writes_its_checkpoint_fine_tunes_the_test_tasks_and_gives_arg() {
     let tmp = tempfile::tempdir().unwrap();
     let url = common::db_url(&tmp.path().join("up.db"));
-    let pool = app::ssr::db::cli::connect(&url).await.unwrap();
+    let pool = store::db::cli::connect(&url).await.unwrap();
     server::demo::ensure_demo(&pool).await.unwrap();
     let model = tmp.path().join("tiny-bart");
     write_seq2seq_dir(&model, Kind::Bart, 1, 6);

@@ -3,10 +3,10 @@
 //! and a destination that holds data is refused untouched.
 mod common;
 
-use app::ssr::db::cli as db;
 use domain::people::Role;
 use domain::study::StudyConfig;
 use server::dbcopy;
+use store::db::cli as db;
 
 /// A SQLite database with every table in use: the demo (tasks, CrossFit), a study with answers,
 /// a crowd worker, a session, a baseline run (its answers' probabilities are reals) and a
@@ -22,7 +22,7 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
         open: true,
         ..StudyConfig::default()
     };
-    let id = app::ssr::study::create(&pool, None, "demo-SQuAD-v2", "moved", config)
+    let id = store::study::create(&pool, None, "demo-SQuAD-v2", "moved", config)
         .await
         .unwrap();
     server::load::fill::fill(&pool, id, 40, "c").await.unwrap();
@@ -51,14 +51,11 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
         }
         q.execute(&pool).await.unwrap();
     }
-    let worker =
-        app::ssr::auth::crowd_worker(&pool, domain::platform::Platform::Prolific, "moved1")
-            .await
-            .unwrap();
-    app::ssr::auth::open_session(&pool, worker.id)
+    let worker = store::auth::crowd_worker(&pool, domain::platform::Platform::Prolific, "moved1")
         .await
         .unwrap();
-    learners::store::run_baseline(
+    store::auth::open_session(&pool, worker.id).await.unwrap();
+    learners::jobs::run_baseline(
         &pool,
         "demo-SST-2",
         Some(vec![(2, 1)]),
@@ -79,7 +76,7 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
     .unwrap();
     // A shared grid: one group done (its run the baseline's), one held by a worker.
     let task = common::task_id(&pool, "demo-SST-2").await;
-    use learners::store::grid;
+    use learners::jobs::grid;
     let jobs = grid::enqueue(
         &pool,
         "grid",
@@ -110,7 +107,7 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
         .unwrap()
         .unwrap();
     // CrossFit's shared fine-tuning: one seed held by a worker, one queued.
-    use app::ssr::crossfit as xf;
+    use store::crossfit as xf;
     let seeds = xf::seeds_of(&pool, "demo-xf-sentiment").await.unwrap();
     let jobs = xf::jobs::enqueue(&pool, "tiny", "demo-xf-sentiment", &seeds[..2], "{}")
         .await
@@ -140,7 +137,7 @@ async fn a_study_database_goes_to_the_other_backend_and_back_unchanged() {
         .fetch_one(&there)
         .await
         .unwrap();
-    let id = app::ssr::auth::create_user(&there, "newcomer", Role::Worker, None)
+    let id = store::auth::create_user(&there, "newcomer", Role::Worker, None)
         .await
         .unwrap();
     assert!(id > before, "{id} after {before}");

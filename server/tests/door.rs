@@ -25,7 +25,7 @@ fn variant(from: &Path, to: &Path, change: impl FnOnce(&Path)) {
 async fn a_learner_that_cannot_run_stores_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let url = common::db_url(&dir.path().join("door.db"));
-    let pool = app::ssr::db::cli::connect(&url).await.unwrap();
+    let pool = store::db::cli::connect(&url).await.unwrap();
     server::demo::ensure_demo(&pool).await.unwrap();
     let before = common::snapshot(&pool).await;
 

@@ -7,7 +7,6 @@ mod common;
 use common::families::{families, samples, some_features};
 use common::tiny_bert::random_weights;
 
-use app::ssr::db::cli as db;
 use candle_core::Device;
 use learners::decode::{Choice, Decoding};
 use learners::eval::decode_items;
@@ -16,6 +15,7 @@ use learners::runtime::{Batch, Model, Outputs};
 use learners::tune::encoder::Config;
 use learners::tune::train::{self, Sample};
 use learners::tune::{export_dir, Dropout, Recipe};
+use store::db::cli as db;
 
 #[test]
 fn every_encoder_weight_gets_a_gradient_and_moves() {
@@ -223,7 +223,7 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
         return;
     }
     use learners::eval::ModelDir;
-    use learners::store::{self, SystemKind, Target};
+    use learners::jobs::{self, SystemKind, Target};
     let tmp = tempfile::tempdir().unwrap();
     let pool = db::connect(&common::db_url(&tmp.path().join("f.db")))
         .await
@@ -232,7 +232,7 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
     let task = "demo-SST-2".to_string();
     let start = learners::tune::Start::new(None, None).unwrap();
     let one_group = || {
-        store::plan_finetune(
+        jobs::plan_finetune(
             &pool,
             &start,
             std::slice::from_ref(&task),
@@ -243,15 +243,15 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
     let (jobs, skipped) = one_group().await.unwrap();
     assert_eq!((jobs.len(), skipped), (1, 0));
     let export = tmp.path().join("models");
-    let grid = store::GridRun {
+    let grid = jobs::GridRun {
         replace: false,
         export: Some(export.clone()),
         device: learners::runtime::Device::Auto,
         bar: false,
-        lease: store::grid::LEASE,
+        lease: jobs::grid::LEASE,
         queue_only: false,
     };
-    let runs = store::run_finetune(&pool, &start, jobs, &grid)
+    let runs = jobs::run_finetune(&pool, &start, jobs, &grid)
         .await
         .unwrap();
     assert_eq!(runs.len(), 1);
@@ -267,7 +267,7 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
         split: 1,
         replace: false,
     };
-    store::evaluate(&pool, &dir, t, learners::runtime::Device::Cpu, false)
+    jobs::evaluate(&pool, &dir, t, learners::runtime::Device::Cpu, false)
         .await
         .unwrap();
     let rows: Vec<(String, String)> = sqlx::query_as(
@@ -303,7 +303,7 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
             .all(|p| p.is_some_and(|p| (0.5..=1.0).contains(&p))),
         "{probs:?}"
     );
-    let r = app::ssr::report::load(&pool, &[]).await.unwrap().report();
+    let r = store::report::load(&pool, &[]).await.unwrap().report();
     let stored: usize = r.calibration.iter().map(|b| b.answers).sum();
     assert_eq!(stored, probs.len());
     assert!(r.calibration.iter().all(|b| b.task == "demo-SST-2"));
@@ -325,7 +325,7 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
         e.to_string().contains("already has a finished evaluation"),
         "{e}"
     );
-    let (jobs, skipped) = store::plan_finetune(&pool, &start, &[task], None, false)
+    let (jobs, skipped) = jobs::plan_finetune(&pool, &start, &[task], None, false)
         .await
         .unwrap();
     assert_eq!(skipped, 1);

@@ -139,7 +139,7 @@ async fn three_workers_share_the_grid_and_a_killed_ones_group_is_taken_over_and_
     assert!(by.len() >= 2, "{by:?}");
 
     // The machines page's summary: all done, nobody holding a job.
-    let grids = app::ssr::machine::grids(&pool).await.unwrap();
+    let grids = store::machine::grids(&pool).await.unwrap();
     assert_eq!(grids.len(), 1);
     assert_eq!(
         (
@@ -175,7 +175,7 @@ async fn three_workers_share_the_grid_and_a_killed_ones_group_is_taken_over_and_
 /// claim it while the new lease holds.
 #[tokio::test]
 async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
-    use learners::store::grid;
+    use learners::jobs::grid;
     let (_dir, pool) = common::fresh_db().await;
     server::demo::ensure_demo(&pool).await.unwrap();
     let task = common::task_id(&pool, "demo-SST-2").await;
@@ -205,7 +205,7 @@ async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
         (b.lease.attempt, b.lease.took_over_from.as_deref()),
         (2, Some("a:1"))
     );
-    let mut tx = app::ssr::tx::begin_immediate(&pool, &[]).await.unwrap();
+    let mut tx = store::tx::begin_immediate(&pool, &[]).await.unwrap();
     let e = grid::complete(&mut tx, &a).await.unwrap_err();
     tx.rollback().await.unwrap();
     assert!(e.to_string().contains("lost its lease"), "{e}");

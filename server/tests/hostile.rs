@@ -4,7 +4,6 @@
 //! study is under crowd load.
 mod common;
 
-use app::ssr::db::cli as db;
 use app::ssr::limits::{Lane, Limiter, Limits};
 use app::ssr::state::AppState;
 use axum::body::Body;
@@ -12,6 +11,7 @@ use axum::http::{header, Request, StatusCode};
 use common::client::*;
 use std::sync::Arc;
 use std::time::Duration;
+use store::db::cli as db;
 
 fn post(path: &str, headers: &[(&str, &str)]) -> Request<Body> {
     let mut req = Request::post(path);
@@ -364,7 +364,7 @@ async fn a_known_crowd_id_joining_again_and_again_keeps_a_bounded_number_of_sess
     .fetch_one(&s.pool)
     .await
     .unwrap();
-    assert_eq!(rows, app::ssr::auth::SESSIONS_PER_USER);
+    assert_eq!(rows, store::auth::SESSIONS_PER_USER);
     // The newest session works; the oldest was ended.
     assert_eq!(state_of(s, id, &last).await.status, StatusCode::OK);
     assert_eq!(
@@ -513,8 +513,8 @@ async fn another_sites_page_cannot_queue_cancel_or_retry_jobs_in_a_researchers_n
     let s = &e.state;
     let rita = login(s, "rita", "rita-password").await;
     let task = common::task_id(&s.pool, "demo-SST-2").await;
-    let baseline = learners::store::grid::Learner::FrozenBaseline;
-    let job = learners::store::grid::enqueue(&s.pool, "b", baseline, None, &[(task, 0, 0)], false)
+    let baseline = learners::jobs::grid::Learner::FrozenBaseline;
+    let job = learners::jobs::grid::enqueue(&s.pool, "b", baseline, None, &[(task, 0, 0)], false)
         .await
         .unwrap()[0];
     let jobs = move || async move {

@@ -5,11 +5,11 @@
 //! bad arguments are refused clearly.
 mod common;
 
-use app::ssr::db::cli as db;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use store::db::cli as db;
 
 /// Writes a llama-architecture GGUF: 2 layers of 64 dimensions, random normal(0, 0.02)
 /// weights, a byte-level SentencePiece vocabulary (the 256 byte tokens and a few words).

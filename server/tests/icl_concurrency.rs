@@ -24,7 +24,7 @@ async fn replies_are_stored_in_the_items_order_and_a_cut_off_run_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let url = common::db_url(&dir.path().join("icl.db"));
     let sqlite = url.starts_with("sqlite:");
-    let pool = app::ssr::db::cli::connect(&url).await.unwrap();
+    let pool = store::db::cli::connect(&url).await.unwrap();
     server::demo::ensure_demo(&pool).await.unwrap();
     let items: Vec<i64> = sqlx::query_scalar(
         "SELECT e.id FROM examples e JOIN data_files f ON f.id = e.file_id

@@ -2,7 +2,7 @@
 //! and bad input that names file and line and leaves the database unchanged.
 mod common;
 
-use server::clues::{import_dir, store::Outcome};
+use server::clues::{import_dir, write::Outcome};
 use server::demo;
 use std::io::Write;
 use std::path::Path;

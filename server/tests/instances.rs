@@ -4,7 +4,6 @@
 //! runs on (SQLite's file locks, or PostgreSQL with `CLUES_TEST_POSTGRES`).
 mod common;
 
-use app::ssr::db::cli as db;
 use common::spawned::Spawned;
 use domain::people::Role;
 use domain::study::StudyConfig;
@@ -13,6 +12,7 @@ use server::load::crowd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
+use store::db::cli as db;
 
 const INSTANCES: usize = 4;
 
@@ -38,7 +38,7 @@ async fn study(db: &std::path::Path, scenarios: Vec<u32>, annotators: u32) -> i6
         open: true,
         ..StudyConfig::default()
     };
-    let id = app::ssr::study::create(&pool, None, "demo-SST-2", "instances", config)
+    let id = store::study::create(&pool, None, "demo-SST-2", "instances", config)
         .await
         .unwrap();
     pool.close().await;
@@ -142,7 +142,7 @@ async fn crowd_load_over_four_instances_keeps_every_acknowledged_answer_through_
 /// migrations waits for the lock, then migrates.
 #[tokio::test(flavor = "multi_thread")]
 async fn only_a_database_with_pending_migrations_waits_for_the_startup_lock() {
-    use app::ssr::db::{open, Open, StartupLock};
+    use store::db::{open, Open, StartupLock};
     let dir = tempfile::tempdir().unwrap();
     let ready = common::db_url(&dir.path().join("ready.db"));
     open(&ready, Open::default()).await.unwrap().close().await;

@@ -5,15 +5,15 @@
 //! imported predictions, the baseline on the demo tasks and the report's machine rows.
 mod common;
 
-use app::ssr::db::cli as db;
 use domain::s1::{s1_item, Scoring};
 use domain::task::{Context, Example, Family, Gold, TaskSpec};
 use learners::eval::{predict, ModelDir};
+use learners::jobs::{self, SystemKind, Target};
 use learners::onnx::{model, node, tensor_f32, value_info, Dim, FLOAT, INT64};
 use learners::runtime::Device;
-use learners::store::{self, SystemKind, Target};
 use server::demo;
 use std::path::Path;
+use store::db::cli as db;
 
 const SPECIAL: [&str; 4] = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"];
 /// The vocabulary after the special tokens; ids 4, 5, ...
@@ -463,13 +463,13 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
         let pool = pool.clone();
         async move {
             let t = target(system, SystemKind::Onnx, 0, 0, false);
-            store::evaluate(&pool, &m, t, Device::Auto, false).await
+            jobs::evaluate(&pool, &m, t, Device::Auto, false).await
         }
     };
     let s = evaluate(m.clone(), "tiny").await.unwrap();
     assert!(s.provider.contains("CPU"));
     // Every demo SQuAD word is unknown to the tiny model: it answers "no answer" everywhere.
-    let (_, spec, _) = app::ssr::catalog::load_spec(&pool, "demo-SQuAD-v2")
+    let (_, spec, _) = store::catalog::load_spec(&pool, "demo-SQuAD-v2")
         .await
         .unwrap();
     let tid: domain::ids::TaskId =
@@ -477,7 +477,7 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
             .fetch_one(&pool)
             .await
             .unwrap();
-    let test = app::ssr::catalog::test_examples(&pool, tid).await.unwrap();
+    let test = store::catalog::test_examples(&pool, tid).await.unwrap();
     let own: f64 = test
         .iter()
         .map(|e| s1_item::<String, String>(&[], &e.gold.official))
@@ -522,7 +522,7 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
         let pool = pool.clone();
         async move {
             let t = target("LLM in-context", SystemKind::Imported, 4, split, false);
-            store::import(&pool, "llm.json", &text, t).await
+            jobs::import(&pool, "llm.json", &text, t).await
         }
     };
     let s = import(serde_json::Value::Object(gold.clone()).to_string(), 1)
@@ -553,7 +553,7 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
         |groups: Option<Vec<(u32, u32)>>, replace: bool, export: Option<std::path::PathBuf>| {
             let pool = pool.clone();
             async move {
-                store::run_baseline(
+                jobs::run_baseline(
                     &pool,
                     "demo-SQuAD-v2",
                     groups,
@@ -601,10 +601,10 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
     assert_eq!(first, preds(pool.clone()).await);
     // Each exported head (with the no-answer threshold its shots chose, in decoding.json),
     // run by ONNX Runtime as any model, gives the baseline's answers.
-    let (task_id, spec, _) = app::ssr::catalog::load_spec(&pool, "demo-SQuAD-v2")
+    let (task_id, spec, _) = store::catalog::load_spec(&pool, "demo-SQuAD-v2")
         .await
         .unwrap();
-    let test: Vec<Example> = app::ssr::catalog::examples_of(&pool, task_id, None)
+    let test: Vec<Example> = store::catalog::examples_of(&pool, task_id, None)
         .await
         .unwrap()
         .into_iter()
@@ -652,7 +652,7 @@ async fn evaluations_imports_and_the_baseline_land_in_the_report() {
     );
 
     // The report: machine cells over splits beside the (empty) human rows, and curve lines.
-    let loaded = app::ssr::report::load(&pool, &[]).await.unwrap();
+    let loaded = store::report::load(&pool, &[]).await.unwrap();
     let r = loaded.report();
     let cell = r
         .machines
@@ -699,7 +699,7 @@ async fn researchers_upload_predictions_over_http_and_others_are_refused() {
             .fetch_one(&state.pool)
             .await
             .unwrap();
-    let test = app::ssr::catalog::test_examples(&state.pool, tid)
+    let test = store::catalog::test_examples(&state.pool, tid)
         .await
         .unwrap();
     let body: String = test

@@ -4,17 +4,17 @@
 //! the test's own computation from the official files, and the exports are read back.
 mod common;
 
-use app::ssr::annotations::AnnotationRow;
-use app::ssr::db::cli as db;
-use app::ssr::study::{self, CrowdInfo};
-use app::wire::study::WorkerStep;
 use axum::http::StatusCode;
 use common::client::{env, get, login, new_study, Env};
 use domain::answer::{Answer, SpanAnswer};
 use domain::report::{Report, Subset};
 use domain::rng::SplitMix64;
+use domain::wire::study::WorkerStep;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use store::annotations::AnnotationRow;
+use store::db::cli as db;
+use store::study::{self, CrowdInfo};
 
 /// A line of an official file, read by the test itself.
 #[derive(Clone, Debug, PartialEq)]
@@ -249,7 +249,7 @@ async fn simulate(
     seed: u64,
 ) -> Sim {
     let pool = &env.state.pool;
-    let user = app::ssr::auth::crowd_worker(pool, domain::platform::Platform::Prolific, pid)
+    let user = store::auth::crowd_worker(pool, domain::platform::Platform::Prolific, pid)
         .await
         .unwrap();
     let crowd = CrowdInfo {
@@ -902,7 +902,7 @@ async fn exports_round_trip(
     .unwrap();
     assert_eq!(rows.len(), stored.len());
     for (r, s) in rows.iter().zip(&stored) {
-        let answer: Vec<app::ssr::study::StoredSpan> =
+        let answer: Vec<store::study::StoredSpan> =
             serde_json::from_str(s.3.as_deref().unwrap_or("[]")).unwrap();
         let back = (
             r.assignment_id,

@@ -4,10 +4,10 @@
 //! leaves the run done.
 mod common;
 
-use app::ssr::machine::calls;
-use app::ssr::machine::store::{fail, finish, refuse_if_done, start, Scored, Target};
 use domain::ids::{ExampleId, TaskId};
 use domain::run::SystemKind;
+use store::machine::calls;
+use store::machine::write::{fail, finish, refuse_if_done, start, Scored, Target};
 
 #[tokio::test]
 async fn each_item_keeps_its_first_reply_and_the_run_is_stored_once() {

@@ -4,12 +4,12 @@
 //! skipped item is stored and reported with S1 0, also where "no answer" would be right.
 mod common;
 
-use app::ssr::{catalog, report, study};
 use common::client::*;
 use domain::shots;
 use domain::study::StudyConfig;
 use sqlx::AnyPool;
 use std::collections::HashSet;
+use store::{catalog, report, study};
 
 /// (k, training file, content key) of every training item of a study's workers, in order.
 async fn training_items(pool: &AnyPool, study: domain::ids::StudyId) -> Vec<(i64, String, String)> {
@@ -90,7 +90,7 @@ async fn squad_v2_studies_train_on_a_nesting_chain() {
     let loaded = report::load(pool, &[id]).await.unwrap();
     let first = {
         use futures_util::TryStreamExt;
-        let mut rows = app::ssr::annotations::annotation_rows(pool, &loaded.studies, false);
+        let mut rows = store::annotations::annotation_rows(pool, &loaded.studies, false);
         rows.try_next().await.unwrap().unwrap()
     };
     assert_eq!(first.shot_group, "10_1,20_5,30_5");

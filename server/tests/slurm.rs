@@ -222,7 +222,7 @@ async fn a_job_array_of_workers_with_one_cancelled_mid_job_finishes_every_job_on
             .fetch_all(&pool)
             .await
             .unwrap();
-            let now = app::ssr::auth::now_ms();
+            let now = store::auth::now_ms();
             if let Some((id, w, _)) = claimed
                 .into_iter()
                 .find(|(_, w, at)| w.ends_with(&pid) && at.is_some_and(|at| now - at > 300))

@@ -4,11 +4,12 @@
 //! gold in anything a worker can fetch.
 mod common;
 
-use app::ssr::{catalog, state::AppState, study};
+use app::ssr::state::AppState;
 use axum::http::StatusCode;
 use common::client::*;
 use domain::study::StudyConfig;
 use serde_json::{json, Value};
+use store::{catalog, study};
 
 #[tokio::test]
 async fn a_crowd_link_signs_the_worker_in_and_resumes_the_same_place() {
@@ -1064,10 +1065,7 @@ async fn screening_items_come_first_for_every_scenario_without_feedback_and_scor
     );
     // 2_2's golds are negative, positive: "positive" scores 0.5 on screening, apart from the
     // test S1 (4 test items, 2 positive: 0.5) and training S1.
-    let r = app::ssr::report::load(&s.pool, &[id])
-        .await
-        .unwrap()
-        .report();
+    let r = store::report::load(&s.pool, &[id]).await.unwrap().report();
     for a in &r.annotators {
         assert_eq!(a.screening_s1, Some(0.5), "{}", a.worker);
         assert_eq!(a.test_done, 4);

@@ -4,13 +4,13 @@
 //! debriefing, and all of it in the exports; a study without them behaves as before.
 mod common;
 
-use app::ssr::db::cli as db;
-use app::ssr::study;
 use axum::http::StatusCode;
 use common::client::*;
 use domain::study::StudyConfig;
 use domain::study_pages::StudyPages;
 use serde_json::{json, Value};
+use store::db::cli as db;
+use store::study;
 
 fn pages() -> StudyPages {
     serde_json::from_value(json!({

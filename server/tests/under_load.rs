@@ -3,7 +3,6 @@
 //! never on time (the figures are printed by `clues-lab load`, see server/bench/load.sh).
 mod common;
 
-use app::ssr::db::cli as db;
 use common::spawned::{Spawned, MB};
 use domain::people::Role;
 use domain::study::StudyConfig;
@@ -12,6 +11,7 @@ use server::load::crowd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use store::db::cli as db;
 
 /// A file database with the demo, a researcher `rita` and an open zero-shot study of the demo's
 /// SST-2 with room for `places` workers; returns its id.
@@ -25,7 +25,7 @@ async fn prepare(db: &std::path::Path, places: u32) -> domain::ids::StudyId {
         open: true,
         ..StudyConfig::default()
     };
-    let id = app::ssr::study::create(&pool, None, "demo-SST-2", "load", config)
+    let id = store::study::create(&pool, None, "demo-SST-2", "load", config)
         .await
         .unwrap();
     pool.close().await;
@@ -150,7 +150,7 @@ async fn three_hundred_thousand_rows(
         open: true,
         ..StudyConfig::default()
     };
-    let study = app::ssr::study::create(&pool, None, "SST-2", "big", config)
+    let study = store::study::create(&pool, None, "SST-2", "big", config)
         .await
         .unwrap();
     let room = StudyConfig {
@@ -159,7 +159,7 @@ async fn three_hundred_thousand_rows(
         annotators: 100_000,
         ..StudyConfig::default()
     };
-    app::ssr::study::create(&pool, None, "SST-2", "crowd", room)
+    store::study::create(&pool, None, "SST-2", "crowd", room)
         .await
         .unwrap();
     let (workers, rows) = server::load::fill::fill(&pool, study, 300_000, "t")
@@ -236,14 +236,14 @@ async fn exports_of_300k_rows_stream_in_bounded_memory_and_give_it_back() {
             let tag = format!("r{}-{}", after_rounds.len(), file.replace('.', "-"));
             let crowd =
                 crowd::run_leaving(&server.base, study.0 + 1, 4, &tag, stop.clone(), Some(50));
-            let started = app::ssr::auth::now_ms();
+            let started = store::auth::now_ms();
             let (status, bytes) = c
                 .download(
                     &format!("/export/{file}?studies={study}&synthetic=1"),
                     &cookie,
                 )
                 .unwrap();
-            let ended = app::ssr::auth::now_ms();
+            let ended = store::auth::now_ms();
             stop.store(true, Ordering::Relaxed);
             let crowd = crowd.join().unwrap();
             let peak = rss.peak();

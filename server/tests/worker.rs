@@ -288,7 +288,7 @@ async fn a_running_job_cancelled_from_the_page_stops_and_its_worker_says_so() {
     ];
     let mut child = spawn_worker(&url, &model, &log, &extra);
     let held = seed_under_way(&pool, &log).await;
-    app::ssr::crossfit::jobs::cancel(&pool, held, "rita")
+    store::crossfit::jobs::cancel(&pool, held, "rita")
         .await
         .unwrap();
     let status = child.wait().unwrap();

@@ -4,8 +4,6 @@
 //! `CLUES_TEST_POSTGRES` and says so when it is absent.
 mod common;
 
-use app::ssr::db::cli as db;
-use app::ssr::tx::{begin_write, Lock};
 use common::spawned::Spawned;
 use domain::ids::StudyId;
 use domain::people::Role;
@@ -16,6 +14,8 @@ use sqlx::AnyPool;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use store::db::cli as db;
+use store::tx::{begin_write, Lock};
 
 /// Whether the suite runs on PostgreSQL; prints why not otherwise.
 fn on_postgres(test: &str) -> bool {
@@ -33,7 +33,7 @@ async fn new_study(pool: &AnyPool, name: &str) -> StudyId {
         open: true,
         ..StudyConfig::default()
     };
-    app::ssr::study::create(pool, None, "demo-SST-2", name, config)
+    store::study::create(pool, None, "demo-SST-2", name, config)
         .await
         .unwrap()
 }

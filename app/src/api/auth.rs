@@ -9,6 +9,7 @@ use leptos::prelude::*;
 use {
     crate::ssr::auth,
     crate::ssr::request::{serve, Ctx, Visitor},
+    store::auth as users,
 };
 
 #[server(endpoint = "login")]
@@ -37,7 +38,7 @@ pub async fn login(name: String, password: String) -> Result<UserInfo, AppError>
 pub async fn logout() -> Result<(), AppError> {
     serve(|c: Ctx<Visitor>| async move {
         if let Some(token) = auth::session_token(&c.headers) {
-            auth::logout(c.pool(), &token).await?;
+            users::logout(c.pool(), &token).await?;
         }
         expect_context::<leptos_axum::ResponseOptions>()
             .insert_header(http::header::SET_COOKIE, auth::clear_cookie());

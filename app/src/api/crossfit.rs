@@ -6,8 +6,8 @@ use crate::wire::crossfit::{ArgReport, CrossfitData};
 use leptos::prelude::*;
 #[cfg(feature = "ssr")]
 use {
-    crate::ssr::crossfit as xf,
     crate::ssr::request::{serve, Admin, Ctx, Staff},
+    store::crossfit as xf,
 };
 
 #[server(endpoint = "crossfit_overview")]
@@ -34,9 +34,9 @@ pub async fn set_crossfit_task(
     ontology: String,
     metric: String,
 ) -> Result<(), AppError> {
-    serve(
-        |c: Ctx<Staff>| async move { xf::set_task_meta(c.pool(), &task, &ontology, &metric).await },
-    )
+    serve(|c: Ctx<Staff>| async move {
+        Ok(xf::set_task_meta(c.pool(), &task, &ontology, &metric).await?)
+    })
     .await
 }
 
@@ -46,7 +46,7 @@ pub async fn save_crossfit_partition(name: String, json: String) -> Result<(), A
     serve(|c: Ctx<Staff>| async move {
         let p =
             domain::crossfit::partition::Partition::from_json(&json).map_err(AppError::Invalid)?;
-        xf::save_partition(c.pool(), &name, &p).await
+        Ok(xf::save_partition(c.pool(), &name, &p).await?)
     })
     .await
 }
@@ -58,7 +58,7 @@ pub async fn crossfit_arg(
     baseline: String,
 ) -> Result<ArgReport, AppError> {
     serve(|c: Ctx<Staff>| async move {
-        xf::arg_report(c.pool(), &partition, &method, &baseline).await
+        Ok(xf::arg_report(c.pool(), &partition, &method, &baseline).await?)
     })
     .await
 }

@@ -11,37 +11,37 @@ use leptos::server_fn::codec::Json;
 #[cfg(feature = "ssr")]
 use {
     crate::ssr::request::{serve, Ctx, Staff},
-    crate::ssr::{crossfit, machine},
+    store::{crossfit, machine},
 };
 
 /// Every shared grid's jobs by status and the workers holding them.
 #[server(endpoint = "machine_grids")]
 pub async fn machine_grids() -> Result<Vec<GridRow>, AppError> {
-    serve(|c: Ctx<Staff>| async move { machine::grids(c.pool()).await }).await
+    serve(|c: Ctx<Staff>| async move { Ok(machine::grids(c.pool()).await?) }).await
 }
 
 /// CrossFit's fine-tuning jobs that workers share: by method, and each one not done.
 #[server(endpoint = "crossfit_learning")]
 pub async fn crossfit_learning() -> Result<LearningQueue, AppError> {
-    serve(|c: Ctx<Staff>| async move { crossfit::jobs::queue(c.pool()).await }).await
+    serve(|c: Ctx<Staff>| async move { Ok(crossfit::jobs::queue(c.pool()).await?) }).await
 }
 
 #[server(endpoint = "machine_runs")]
 pub async fn machine_runs() -> Result<Vec<RunRow>, AppError> {
-    serve(|c: Ctx<Staff>| async move { machine::runs(c.pool()).await }).await
+    serve(|c: Ctx<Staff>| async move { Ok(machine::runs(c.pool()).await?) }).await
 }
 
 /// Every CLUES grid job not done, running ones first.
 #[server(endpoint = "grid_job_list")]
 pub async fn grid_job_list() -> Result<Vec<GridJobRow>, AppError> {
-    serve(|c: Ctx<Staff>| async move { machine::grid::open_jobs(c.pool()).await }).await
+    serve(|c: Ctx<Staff>| async move { Ok(machine::grid::open_jobs(c.pool()).await?) }).await
 }
 
 /// The tasks a learner can be queued on: CLUES-format tasks with a test set, CrossFit tasks.
 #[server(endpoint = "learner_choices")]
 pub async fn learner_choices() -> Result<QueueChoices, AppError> {
     serve(|c: Ctx<Staff>| async move {
-        let tasks = crate::ssr::catalog::task_summaries(c.pool())
+        let tasks = store::catalog::task_summaries(c.pool())
             .await?
             .into_iter()
             .filter(|t| t.test_items > 0)
@@ -69,7 +69,7 @@ pub async fn queue_learner(request: QueueRequest) -> Result<QueueAnswer, AppErro
                 "this server was started without the model track: queue from the command line (--queue-only)".into(),
             ));
         };
-        door.queue(c.pool(), request).await
+        Ok(door.queue(c.pool(), request).await?)
     })
     .await
 }
@@ -80,10 +80,10 @@ pub async fn cancel_job(queue: QueueKind, id: i64) -> Result<(), AppError> {
     serve(|c: Ctx<Staff>| async move {
         c.same_site("a cancellation")?;
         let by = c.who.0.name.clone();
-        match queue {
+        Ok(match queue {
             QueueKind::Grid => machine::grid::cancel(c.pool(), id, &by).await,
             QueueKind::Crossfit => crossfit::jobs::cancel(c.pool(), id, &by).await,
-        }
+        }?)
     })
     .await
 }
@@ -94,10 +94,10 @@ pub async fn retry_job(queue: QueueKind, id: i64) -> Result<(), AppError> {
     serve(|c: Ctx<Staff>| async move {
         c.same_site("a retry")?;
         let q = match queue {
-            QueueKind::Grid => crate::ssr::lease::Queue::Grid,
-            QueueKind::Crossfit => crate::ssr::lease::Queue::Crossfit,
+            QueueKind::Grid => store::lease::Queue::Grid,
+            QueueKind::Crossfit => store::lease::Queue::Crossfit,
         };
-        crate::ssr::lease::retry(c.pool(), q, id).await
+        Ok(store::lease::retry(c.pool(), q, id).await?)
     })
     .await
 }

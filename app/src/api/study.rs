@@ -13,13 +13,13 @@ use leptos::server_fn::codec::Json;
 #[cfg(feature = "ssr")]
 use {
     crate::ssr::request::{serve, Admin, Ctx, Staff, Worker},
-    crate::ssr::study,
     domain::people::Role,
+    store::study,
 };
 
 #[server(endpoint = "list_studies")]
 pub async fn list_studies() -> Result<Vec<StudySummary>, AppError> {
-    serve(|c: Ctx<Staff>| async move { study::list(c.pool()).await }).await
+    serve(|c: Ctx<Staff>| async move { Ok(study::list(c.pool()).await?) }).await
 }
 
 #[server(endpoint = "study_admin")]
@@ -40,7 +40,7 @@ pub async fn create_study(
     config: StudyConfig,
 ) -> Result<StudyId, AppError> {
     serve(|c: Ctx<Admin>| async move {
-        study::create(c.pool(), Some(c.who.0.id), &task, &name, config).await
+        Ok(study::create(c.pool(), Some(c.who.0.id), &task, &name, config).await?)
     })
     .await
 }
@@ -49,7 +49,7 @@ pub async fn create_study(
 #[server(endpoint = "update_study", input = Json)]
 pub async fn update_study(id: StudyId, name: String, config: StudyConfig) -> Result<(), AppError> {
     serve(|c: Ctx<Admin>| async move {
-        study::update(c.pool(), Some(c.who.0.id), id, &name, config).await
+        Ok(study::update(c.pool(), Some(c.who.0.id), id, &name, config).await?)
     })
     .await
 }
@@ -58,7 +58,7 @@ pub async fn update_study(id: StudyId, name: String, config: StudyConfig) -> Res
 #[server(endpoint = "study_state")]
 pub async fn study_state(study_id: StudyId) -> Result<WorkerStudy, AppError> {
     serve(|c: Ctx<Worker>| async move {
-        study::worker_state(&c.state.writer, study_id, c.who.0.id, None).await
+        Ok(study::worker_state(&c.state.writer, study_id, c.who.0.id, None).await?)
     })
     .await
 }
@@ -82,7 +82,7 @@ pub async fn submit_answer(
             answer,
             signals,
         };
-        study::submit(&s.pool, &s.writer, study_id, c.who.0.id, sent).await
+        Ok(study::submit(&s.pool, &s.writer, study_id, c.who.0.id, sent).await?)
     })
     .await
 }
@@ -91,7 +91,7 @@ pub async fn submit_answer(
 #[server(endpoint = "continue_study")]
 pub async fn continue_study(study_id: StudyId, position: i64) -> Result<WorkerStep, AppError> {
     serve(|c: Ctx<Worker>| async move {
-        study::acknowledge(&c.state.writer, study_id, c.who.0.id, position).await
+        Ok(study::acknowledge(&c.state.writer, study_id, c.who.0.id, position).await?)
     })
     .await
 }
@@ -103,7 +103,7 @@ pub async fn give_consent(study_id: StudyId, accept: bool) -> Result<WorkerStep,
     serve(|c: Ctx<Worker>| async move {
         // Declining deletes the place: no other site's form may send it for the worker.
         c.same_site("a consent")?;
-        study::consent(&c.state.writer, study_id, c.who.0.id, accept).await
+        Ok(study::consent(&c.state.writer, study_id, c.who.0.id, accept).await?)
     })
     .await
 }
@@ -118,7 +118,7 @@ pub async fn answer_questionnaire(
     fields: Vec<(String, String)>,
 ) -> Result<WorkerStep, AppError> {
     serve(|c: Ctx<Worker>| async move {
-        study::questionnaire(&c.state.writer, study_id, c.who.0.id, stage, fields).await
+        Ok(study::questionnaire(&c.state.writer, study_id, c.who.0.id, stage, fields).await?)
     })
     .await
 }

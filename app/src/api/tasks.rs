@@ -6,23 +6,25 @@ use crate::wire::tasks::{ItemPreview, TaskInfo, TaskSummary};
 use leptos::prelude::*;
 #[cfg(feature = "ssr")]
 use {
-    crate::ssr::catalog,
     crate::ssr::request::{serve, Ctx, Staff},
+    store::catalog,
 };
 
 #[server(endpoint = "list_tasks")]
 pub async fn list_tasks() -> Result<Vec<TaskSummary>, AppError> {
-    serve(|c: Ctx<Staff>| async move { catalog::task_summaries(c.pool()).await }).await
+    serve(|c: Ctx<Staff>| async move { Ok(catalog::task_summaries(c.pool()).await?) }).await
 }
 
 #[server(endpoint = "task_detail")]
 pub async fn task_detail(name: String) -> Result<TaskInfo, AppError> {
-    serve(|c: Ctx<Staff>| async move { catalog::task_detail(c.pool(), &name).await }).await
+    serve(|c: Ctx<Staff>| async move { Ok(catalog::task_detail(c.pool(), &name).await?) }).await
 }
 
 /// The test item at `position` (wrapping around), in file order.
 #[server(endpoint = "preview_item")]
 pub async fn preview_item(name: String, position: i64) -> Result<ItemPreview, AppError> {
-    serve(|c: Ctx<Staff>| async move { catalog::preview_item(c.pool(), &name, position).await })
-        .await
+    serve(
+        |c: Ctx<Staff>| async move { Ok(catalog::preview_item(c.pool(), &name, position).await?) },
+    )
+    .await
 }

@@ -3,7 +3,6 @@
 
 use crate::error::AppError;
 use crate::ssr::state::AppState;
-use crate::ssr::{report, study};
 use crate::wire::report::{Chart, DashboardData, Download, StudyProgress};
 use domain::export_file::ExportFile;
 use domain::ids::joined;
@@ -11,6 +10,7 @@ use domain::place::PlaceStatus;
 use domain::report::draw::chart::task_curve;
 use domain::report::draw::layout::all_tables;
 use domain::report::Which;
+use store::{report, study};
 
 /// The dashboard of the studies in `scope` (comma-separated ids, empty for every study), with
 /// the synthetic workers of `load fill` where `synthetic` asks for them. The caller has checked
@@ -36,7 +36,7 @@ pub async fn dashboard(
         });
     }
     // Seconds of work on many rows: on a blocking thread, not an async worker.
-    report::off_runtime(move || build(&loaded, &scope, progress)).await
+    Ok(report::off_runtime(move || build(&loaded, &scope, progress)).await?)
 }
 
 fn build(

@@ -3,7 +3,7 @@
 //! get it through `serve`; axum handlers take `Ctx<Staff>` (or another guard) as an argument,
 //! and their query strings as typed structs (`Params<T>`).
 
-use super::auth::{session_token, user_for_token, User};
+use super::auth::session_token;
 use super::state::{app_state, AppState};
 use crate::error::{respond, AppError};
 use axum::extract::{FromRequestParts, Query};
@@ -15,6 +15,7 @@ use serde::Deserialize;
 use sqlx::AnyPool;
 use std::future::Future;
 use std::str::FromStr;
+use store::auth::{user_for_token, User};
 
 /// Who may pass an entry point: each guard admits the session's user (or its absence).
 pub trait Access: Sized + Send {

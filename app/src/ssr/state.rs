@@ -3,15 +3,13 @@
 
 use crate::error::AppError;
 use crate::ssr::limits::{self, Limiter, Limits};
-use crate::ssr::writer::Writer;
-use crate::wire::queue::{QueueAnswer, QueueRequest};
 use http::HeaderMap;
 use leptos::config::LeptosOptions;
 use sqlx::AnyPool;
-use std::future::Future;
 use std::net::IpAddr;
-use std::pin::Pin;
 use std::sync::Arc;
+use store::machine::JobDoor;
+use store::writer::Writer;
 
 #[derive(Clone, Debug)]
 pub struct AppState {
@@ -31,16 +29,6 @@ pub struct AppState {
     /// The model track's door, through which the machines page queues learners; `None` where
     /// the binary installed none (the page then says so).
     pub door: Option<Arc<dyn JobDoor>>,
-}
-
-/// Checks a queue request as the command line checks the same learner, then queues its jobs.
-/// The binary installs it (`learners` implements it; this crate cannot depend on it).
-pub trait JobDoor: Send + Sync + std::fmt::Debug {
-    fn queue<'a>(
-        &'a self,
-        pool: &'a AnyPool,
-        request: QueueRequest,
-    ) -> Pin<Box<dyn Future<Output = Result<QueueAnswer, AppError>> + Send + 'a>>;
 }
 
 impl AppState {

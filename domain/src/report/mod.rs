@@ -41,7 +41,7 @@ pub struct ItemRecord {
     pub phase: Phase,
     pub example_id: ExampleId,
     /// Identifies the same item across files (the nesting of the training sets); only read
-    /// for training items (`ssr::report::load` leaves it empty for test items).
+    /// for training items (`store::report::load` leaves it empty for test items).
     pub content_key: String,
     /// The answer's span strings (internal encoding: empty for "no answer" and for a skip);
     /// `None` while not submitted.

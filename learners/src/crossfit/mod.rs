@@ -11,11 +11,11 @@ use crate::runtime::Device;
 use crate::seq2seq::text::Text;
 use crate::seq2seq::train::{Grid, Pair};
 use crate::seq2seq::Model;
-use app::error::{AppError, Result};
-use app::ssr::crossfit as xf;
 use domain::crossfit::metrics::{evaluate, Metric};
 use domain::crossfit::sampler::TsvLine;
 use std::path::{Path, PathBuf};
+use store::crossfit as xf;
+use store::error::{Error, Result};
 
 /// CrossFit's fine-tuning of one task: the grid and schedule, lengths and device.
 #[derive(Clone, Debug, clap::Args)]
@@ -45,7 +45,7 @@ pub struct TuneArgs {
     /// How long a claimed job (a task and seed) stays this worker's without a renewal (it
     /// renews four times as often). Run the same command on several machines pointed at one
     /// database and they share the seeds; a job whose worker stopped is taken over after this.
-    #[arg(long, default_value_t = crate::store::grid::LEASE.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    #[arg(long, default_value_t = crate::jobs::grid::LEASE.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub lease_seconds: u64,
     /// Keep each seed's chosen checkpoint as `DIR/<task>-seed<seed>/`: model.safetensors and
     /// config.json as transformers saves a ...ForConditionalGeneration, tokenizer.json, and
@@ -77,15 +77,15 @@ impl TuneArgs {
         if self.learning_rates.iter().any(|&l| !(l > 0.0 && l < 1.0))
             || self.learning_rates.is_empty()
         {
-            return Err(AppError::Invalid(
+            return Err(Error::Invalid(
                 "--learning-rates must be numbers between 0 and 1".into(),
             ));
         }
         if self.batch_sizes.is_empty() || self.batch_sizes.contains(&0) {
-            return Err(AppError::Invalid("--batch-sizes must be positive".into()));
+            return Err(Error::Invalid("--batch-sizes must be positive".into()));
         }
         if self.max_input_tokens < 2 || self.max_output_tokens < 1 {
-            return Err(AppError::Invalid(
+            return Err(Error::Invalid(
                 "--max-input-tokens must be at least 2 and --max-output-tokens at least 1".into(),
             ));
         }
@@ -103,9 +103,7 @@ impl TuneArgs {
 /// A method name: the given one (not blank), else the model folder's name and `what`.
 pub(crate) fn method_name(given: &Option<String>, model: &Path, what: &str) -> Result<String> {
     match given {
-        Some(m) if m.trim().is_empty() => {
-            Err(AppError::Invalid("--method must not be empty".into()))
-        }
+        Some(m) if m.trim().is_empty() => Err(Error::Invalid("--method must not be empty".into())),
         Some(m) => Ok(m.trim().to_string()),
         None => Ok(format!("{} {what}", crate::tune::folder_name(model))),
     }

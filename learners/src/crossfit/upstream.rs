@@ -7,12 +7,12 @@ use crate::seq2seq::text::Text;
 use crate::seq2seq::train::decode_all;
 use crate::seq2seq::upstream::{upstream as learn_upstream, Method, Seen, Settings};
 use crate::seq2seq::Model;
-use app::error::{AppError, Result};
-use app::ssr::crossfit as xf;
 use domain::crossfit::metrics::Metric;
 use domain::crossfit::sampler::CROSSFIT_SEEDS;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use store::crossfit as xf;
+use store::error::{Error, Result};
 
 #[derive(Debug, clap::Args)]
 pub struct UpstreamArgs {
@@ -63,7 +63,7 @@ impl UpstreamArgs {
             ("--inner-learning-rate", self.inner_learning_rate),
         ] {
             if !(v > 0.0 && v < 1.0) {
-                return Err(AppError::Invalid(format!("{name} must be between 0 and 1")));
+                return Err(Error::Invalid(format!("{name} must be between 0 and 1")));
             }
         }
         Ok(Settings {
@@ -92,7 +92,7 @@ async fn data(
 ) -> Result<(Vec<Seen>, Vec<DevTask>)> {
     let p = xf::partition(pool, &a.partition).await?;
     if p.train.is_empty() || p.dev.is_empty() || p.test.is_empty() {
-        return Err(AppError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "partition {} needs train tasks to learn, dev tasks to choose the checkpoint and test tasks to fine-tune on",
             a.partition
         )));
@@ -145,7 +145,7 @@ fn partial_dir(out: &Path) -> PathBuf {
         .map_or_else(|| "upstream".into(), |n| n.to_string_lossy().into_owned());
     out.with_file_name(format!(
         ".{name}.partial-{}",
-        crate::store::lease::worker_name()
+        crate::jobs::lease::worker_name()
     ))
 }
 
@@ -163,7 +163,7 @@ async fn write_upstream(
     let partial = partial_dir(&a.out);
     // What a worker of the same name left behind (it was killed) is started again.
     let _ = std::fs::remove_dir_all(&partial);
-    let cannot = |e| AppError::io(format!("cannot write {}", partial.display()), e);
+    let cannot = |e| Error::io(format!("cannot write {}", partial.display()), e);
     let (dir, out, device, s2, max_out) = (
         a.model.clone(),
         partial.clone(),
@@ -195,7 +195,7 @@ async fn write_upstream(
         Ok((score, step, trained_on))
     })
     .await
-    .map_err(|e| AppError::Model(format!("upstream learning stopped: {e}")))??;
+    .map_err(|e| Error::Model(format!("upstream learning stopped: {e}")))??;
     std::fs::copy(
         a.model.join("tokenizer.json"),
         partial.join("tokenizer.json"),
@@ -230,7 +230,7 @@ async fn write_upstream(
             );
             Ok(r)
         }
-        (_, Err(e)) => Err(AppError::io(
+        (_, Err(e)) => Err(Error::io(
             format!(
                 "cannot move {} to {} (another worker wrote a different folder there?)",
                 partial.display(),
@@ -238,7 +238,7 @@ async fn write_upstream(
             ),
             e,
         )),
-        (None, Ok(())) => Err(AppError::Model(format!(
+        (None, Ok(())) => Err(Error::Model(format!(
             "{} has no upstream.json after it was written",
             a.out.display()
         ))),
@@ -261,7 +261,7 @@ pub async fn upstream(pool: &sqlx::AnyPool, a: UpstreamArgs) -> Result<()> {
             r
         }
         Some(_) => {
-            return Err(AppError::Refused(format!(
+            return Err(Error::Refused(format!(
                 "{} holds an upstream model learned with other settings; give a new --out",
                 a.out.display()
             )))
@@ -269,7 +269,7 @@ pub async fn upstream(pool: &sqlx::AnyPool, a: UpstreamArgs) -> Result<()> {
         None if a.out.exists()
             && std::fs::read_dir(&a.out).map_or(true, |mut d| d.next().is_some()) =>
         {
-            return Err(AppError::Refused(format!(
+            return Err(Error::Refused(format!(
                 "{} exists and is not a finished upstream folder; give a new --out",
                 a.out.display()
             )))

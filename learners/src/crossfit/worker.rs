@@ -1,14 +1,12 @@
 //! The fine-tuning of a task's seeds as jobs that workers on many machines share
-//! (`app::ssr::crossfit::jobs`): queued with their recipe, each trained on a blocking thread
+//! (`store::crossfit::jobs`): queued with their recipe, each trained on a blocking thread
 //! while its progress is written to the job, its run stored as the job is marked done.
 
 use super::{golds, inputs, pairs, scored, TuneArgs};
+use crate::jobs::lease::{Claims, Worker};
 use crate::seq2seq::text::Text;
 use crate::seq2seq::train::{decode_all, direct, Grid, Pair, Tried};
 use crate::seq2seq::Model;
-use crate::store::lease::{Claims, Worker};
-use app::error::{AppError, Result};
-use app::ssr::crossfit::{self as xf, jobs};
 use domain::crossfit::metrics::Metric;
 use domain::crossfit::sampler::TsvLine;
 use sqlx::AnyPool;
@@ -16,6 +14,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use store::crossfit::{self as xf, jobs};
+use store::error::{Error, Result};
 
 /// CrossFit's fine-tuning jobs as a queue workers claim from.
 pub struct CrossfitJobs;
@@ -105,12 +105,12 @@ pub async fn queue_task(
     }
     let recipe = serde_json::json!({
         "learner": "direct fine-tuning",
-        "model": crate::store::absolute(model).display().to_string(), "upstream": upstream,
+        "model": crate::jobs::absolute(model).display().to_string(), "upstream": upstream,
         "grid": grid, "max_input_tokens": a.max_input_tokens,
     });
     if let Some(k) = &a.keep {
         std::fs::create_dir_all(k)
-            .map_err(|e| AppError::io(format!("--keep {}: cannot create it", k.display()), e))?;
+            .map_err(|e| Error::io(format!("--keep {}: cannot create it", k.display()), e))?;
     }
     let tok = Text::open(&model.join("tokenizer.json"))?;
     let ids = jobs::enqueue(pool, method, task, &seeds, &recipe.to_string()).await?;
@@ -182,9 +182,9 @@ pub async fn run_held(
     lost: &dyn Fn() -> bool,
 ) -> Result<()> {
     let recipe: serde_json::Value =
-        serde_json::from_str(&held.settings).map_err(AppError::internal)?;
+        serde_json::from_str(&held.settings).map_err(Error::internal)?;
     let q: QueuedRecipe = serde_json::from_value(recipe.clone()).map_err(|e| {
-        AppError::Invalid(format!(
+        Error::Invalid(format!(
             "{}: its recipe is not one this worker knows: {e}",
             held.name()
         ))
@@ -198,7 +198,7 @@ pub async fn run_held(
         max_input_tokens: q.max_input_tokens,
         max_output_tokens: q.grid.max_output_tokens,
         device,
-        lease_seconds: crate::store::grid::LEASE.as_secs(),
+        lease_seconds: crate::jobs::grid::LEASE.as_secs(),
         keep: None,
         queue: crate::command::QueueArg { queue_only: false },
     };
@@ -308,9 +308,9 @@ async fn learn_seed(
     let (preds, tried, trained_on, start) = loop {
         tokio::select! {
             done = &mut training => {
-                let done = done.map_err(|e| AppError::Model(format!("training stopped: {e}")))?;
+                let done = done.map_err(|e| Error::Model(format!("training stopped: {e}")))?;
                 if done.is_err() && stop.load(Ordering::Relaxed) {
-                    return Err(AppError::LeaseLost(format!(
+                    return Err(Error::LeaseLost(format!(
                         "this worker ({}) lost its lease on {} (it could not renew it in time) and another worker took it over; its training stopped and nothing was stored",
                         held.lease.worker,
                         held.name()
@@ -339,8 +339,8 @@ async fn learn_seed(
         _ => Some(t),
     });
     let mut settings = how.recipe.clone();
-    settings["tried"] = serde_json::to_value(&tried).map_err(AppError::internal)?;
-    settings["chosen"] = serde_json::to_value(chosen).map_err(AppError::internal)?;
+    settings["tried"] = serde_json::to_value(&tried).map_err(Error::internal)?;
+    settings["chosen"] = serde_json::to_value(chosen).map_err(Error::internal)?;
     settings["trained_on"] = trained_on.into();
     settings["worker"] = held.lease.worker.clone().into();
     settings["decoding"] = decoding(grid.max_output_tokens, start, a.max_input_tokens);
@@ -363,9 +363,9 @@ fn decoding(max_output_tokens: usize, start: u32, max_input_tokens: usize) -> se
 /// tokenizer of `from` and the decoding settings beside them.
 fn keep_checkpoint(m: &Model, from: &Path, out: &Path, decoding: &serde_json::Value) -> Result<()> {
     m.save(out)?;
-    let io = |what: &str, e| AppError::io(format!("cannot write {what} in {}", out.display()), e);
+    let io = |what: &str, e| Error::io(format!("cannot write {what} in {}", out.display()), e);
     std::fs::copy(from.join("tokenizer.json"), out.join("tokenizer.json"))
         .map_err(|e| io("tokenizer.json", e))?;
-    let text = serde_json::to_string_pretty(decoding).map_err(AppError::internal)?;
+    let text = serde_json::to_string_pretty(decoding).map_err(Error::internal)?;
     std::fs::write(out.join("decoding.json"), text).map_err(|e| io("decoding.json", e))
 }

@@ -9,12 +9,12 @@ pub mod upstream;
 
 use crate::tune::ops::take_var;
 use crate::tune::{model_error, Dropout};
-use app::error::{AppError, Result};
 use candle_core::{Device, Tensor, D};
 use candle_nn::VarMap;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::Path;
+use store::error::{Error, Result};
 
 /// Trainable weights by name (candle `Var`s, updated in place by the optimiser).
 pub struct Named {
@@ -274,17 +274,16 @@ impl Model {
     pub fn load(dir: &Path, device: &Device) -> Result<Model> {
         let path = dir.join("config.json");
         let text = std::fs::read_to_string(&path)
-            .map_err(|e| AppError::io(format!("cannot read {}", path.display()), e))?;
-        let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-            AppError::data(path.display().to_string(), Some(e.line()), e.to_string())
-        })?;
-        let config = Config::read(json)
-            .map_err(|e| AppError::Invalid(format!("{}: {e}", path.display())))?;
+            .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+        let json: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| Error::data(path.display().to_string(), Some(e.line()), e.to_string()))?;
+        let config =
+            Config::read(json).map_err(|e| Error::Invalid(format!("{}: {e}", path.display())))?;
         let file = dir.join("model.safetensors");
         let tensors = candle_core::safetensors::load(&file, &Device::Cpu)
-            .map_err(|e| AppError::Model(format!("{}: {e}", file.display())))?;
+            .map_err(|e| Error::Model(format!("{}: {e}", file.display())))?;
         let weights = Named::from_tensors(&config.shapes(), tensors, device)
-            .map_err(|e| AppError::Model(format!("{}: {e}", file.display())))?;
+            .map_err(|e| Error::Model(format!("{}: {e}", file.display())))?;
         Ok(Model { config, weights })
     }
 
@@ -368,7 +367,7 @@ impl Model {
     /// `config.json`) that `...ForConditionalGeneration` loads.
     pub fn save(&self, dir: &Path) -> Result<()> {
         std::fs::create_dir_all(dir)
-            .map_err(|e| AppError::io(format!("cannot create {}", dir.display()), e))?;
+            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
         let tensors: HashMap<String, Tensor> = self
             .weights
             .snapshot()
@@ -382,7 +381,7 @@ impl Model {
         config["model_type"] = kind.into();
         config["architectures"] = serde_json::json!([class]);
         std::fs::write(dir.join("config.json"), config.to_string())
-            .map_err(|e| AppError::io(format!("cannot write {}", dir.display()), e))
+            .map_err(|e| Error::io(format!("cannot write {}", dir.display()), e))
     }
 }
 

@@ -1,8 +1,8 @@
 //! A text-to-text model's tokenizer (`tokenizer.json`): texts to ids with the model's special
 //! tokens, cut to a length (keeping the end token), and ids back to text without them.
 
-use app::error::{AppError, Result};
 use std::path::Path;
+use store::error::{Error, Result};
 
 pub struct Text {
     inner: tokenizers::Tokenizer,
@@ -21,7 +21,7 @@ impl Text {
         let enc = self
             .inner
             .encode(text, true)
-            .map_err(|e| AppError::Model(format!("the tokenizer failed on {text:?}: {e}")))?;
+            .map_err(|e| Error::Model(format!("the tokenizer failed on {text:?}: {e}")))?;
         let mut ids = enc.get_ids().to_vec();
         if ids.len() > max && max > 0 {
             let last = ids[ids.len() - 1];
@@ -36,6 +36,6 @@ impl Text {
         self.inner
             .decode(ids, true)
             .map(|t| t.trim().to_string())
-            .map_err(|e| AppError::Model(format!("the tokenizer cannot decode {ids:?}: {e}")))
+            .map_err(|e| Error::Model(format!("the tokenizer cannot decode {ids:?}: {e}")))
     }
 }

@@ -92,7 +92,7 @@ pub fn direct(
     g: &Grid,
     seed: u64,
     progress: &mut dyn FnMut(usize, usize, usize) -> bool,
-) -> app::error::Result<Vec<Tried>> {
+) -> store::Result<Vec<Tried>> {
     let err = crate::tune::model_error;
     // The starting weights, and the best setting's: a copy each, not a model read again.
     let start = m.weights.snapshot().map_err(err)?;
@@ -141,9 +141,7 @@ pub fn direct(
             .map_err(err)?
         };
         if !go_on.get() {
-            return Err(app::error::AppError::Model(
-                "the training was stopped".into(),
-            ));
+            return Err(store::Error::Model("the training was stopped".into()));
         }
         let (best_dev, best_step) = (here.score, here.step);
         here.restore(m).map_err(err)?;
@@ -165,7 +163,7 @@ pub fn direct(
         }
     }
     match best {
-        None => Err(app::error::AppError::Invalid(
+        None => Err(store::Error::Invalid(
             "the grid has no learning rate or batch size".into(),
         )),
         Some((_, w)) if w.is_empty() => Ok(tried),

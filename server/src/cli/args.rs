@@ -73,7 +73,7 @@ pub enum Command {
     Worker(learners::worker::WorkerArgs),
     /// Prompt-based fine-tuning (the paper's PT, as LM-BFF): an encoder's masked-LM head learns
     /// a label task's shots through a template and a verbaliser; stored and scored.
-    Prompt(learners::store::PromptArgs),
+    Prompt(learners::jobs::PromptArgs),
     /// Examples per second of the model track beside a Python peer on the same model and test set.
     Bench(learners::bench::BenchArgs),
     /// Write an int8 copy of a fine-tuned span model folder that has its float checkpoint

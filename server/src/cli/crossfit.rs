@@ -2,14 +2,14 @@
 //! runs, reference methods, partitions, study tasks and average relative gain.
 
 use super::args::CrossfitCommand;
-use app::error::{AppError, Result};
-use app::ssr::crossfit as xf;
 use domain::crossfit::baseline::Baseline;
 use domain::crossfit::partition::Partition;
+use store::crossfit as xf;
+use store::error::{Error, Result};
 
 pub(super) async fn report_stored(
     pool: &sqlx::AnyPool,
-    tasks: Vec<app::ssr::crossfit::NewTask>,
+    tasks: Vec<store::crossfit::NewTask>,
 ) -> Result<()> {
     let outcomes = xf::store_tasks(pool, &tasks).await?;
     for (t, o) in tasks.iter().zip(outcomes) {
@@ -61,7 +61,7 @@ pub(super) async fn crossfit_command(pool: &sqlx::AnyPool, c: CrossfitCommand) -
             predictions,
         } => {
             let text = std::fs::read_to_string(&predictions)
-                .map_err(|e| AppError::io(format!("cannot read {}", predictions.display()), e))?;
+                .map_err(|e| Error::io(format!("cannot read {}", predictions.display()), e))?;
             let lines: Vec<String> = text.lines().map(str::to_string).collect();
             let score =
                 xf::store_run(pool, &method, &task, seed, "predictions", &lines, None).await?;
@@ -74,9 +74,9 @@ pub(super) async fn crossfit_command(pool: &sqlx::AnyPool, c: CrossfitCommand) -
         CrossfitCommand::Baseline { method, task } => baseline(pool, &method, task).await?,
         CrossfitCommand::PartitionImport { name, file } => {
             let text = std::fs::read_to_string(&file)
-                .map_err(|e| AppError::io(format!("cannot read {}", file.display()), e))?;
+                .map_err(|e| Error::io(format!("cannot read {}", file.display()), e))?;
             let p = Partition::from_json(&text)
-                .map_err(|e| AppError::data(file.display().to_string(), None, e))?;
+                .map_err(|e| Error::data(file.display().to_string(), None, e))?;
             xf::save_partition(pool, &name, &p).await?;
             println!(
                 "stored partition {name}: {} train, {} dev, {} test tasks",
@@ -119,7 +119,7 @@ async fn set_task(
         .await?
         .into_iter()
         .find(|t| t.name == task)
-        .ok_or_else(|| AppError::Invalid(format!("no CrossFit task named {task:?}")))?;
+        .ok_or_else(|| Error::Invalid(format!("no CrossFit task named {task:?}")))?;
     xf::set_task_meta(
         pool,
         task,
@@ -134,7 +134,7 @@ async fn set_task(
 /// `crossfit baseline`: a reference method's runs on one task or every task.
 async fn baseline(pool: &sqlx::AnyPool, method: &str, task: Option<String>) -> Result<()> {
     let b = Baseline::parse(method).ok_or_else(|| {
-        AppError::Invalid(format!(
+        Error::Invalid(format!(
             "{method:?}: the reference methods are majority-output and nearest-input"
         ))
     })?;

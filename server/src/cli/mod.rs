@@ -14,8 +14,8 @@ mod simulate;
 mod studies;
 
 use crate::clues;
-use app::error::{AppError, Result};
-use app::ssr::db::cli as db;
+use store::db::cli as db;
+use store::error::{Error, Result};
 
 pub use args::*;
 use clap::Parser;
@@ -99,7 +99,7 @@ pub async fn run(cli: Cli) -> Result<()> {
             learners::worker::Ended::Stopped { status } => std::process::exit(status),
             learners::worker::Ended::Idle { .. } => Ok(()),
         },
-        Command::Prompt(a) => learners::store::prompt_tune(&cli.database, a).await,
+        Command::Prompt(a) => learners::jobs::prompt_tune(&cli.database, a).await,
         Command::Bench(a) => learners::bench::bench(&cli.database, a).await,
         Command::Quantize(a) => learners::command::quantize(a),
         Command::Load(l) => load(&cli.database, l).await,
@@ -157,7 +157,7 @@ async fn db_command(database: &str, command: DbCommand) -> Result<()> {
         DbCommand::Copy { from, to } => {
             let from = from.unwrap_or_else(|| database.to_string());
             if from == to {
-                return Err(AppError::Invalid(
+                return Err(Error::Invalid(
                     "--from and --to name the same database".into(),
                 ));
             }
@@ -184,7 +184,7 @@ async fn db_command(database: &str, command: DbCommand) -> Result<()> {
                 .map(|t| t.table)
                 .collect();
             if !bad.is_empty() {
-                return Err(AppError::Refused(format!(
+                return Err(Error::Refused(format!(
                     "the copy differs from the source in {}",
                     bad.join(", ")
                 )));
@@ -256,7 +256,7 @@ async fn load(database: &str, command: LoadCommand) -> Result<()> {
         })),
     }
     .await
-    .map_err(|e| AppError::Invalid(format!("the load run failed: {e}")))
+    .map_err(|e| Error::Invalid(format!("the load run failed: {e}")))
 }
 
 /// A command's output piped into a reader that stops early (`clues-lab study list | head -1`)

@@ -2,24 +2,24 @@
 //! `questionnaire.json`, `attention.json` and `debriefing.md`, each optional.
 
 use super::args::StudyCreateArgs;
-use app::error::AppError;
 use domain::study_pages::{Consent, StudyPages};
 use std::path::Path;
+use store::error::Error;
 
 /// The file's text, `None` when it is not there.
-fn optional(dir: &Path, name: &str) -> Result<Option<String>, AppError> {
+fn optional(dir: &Path, name: &str) -> Result<Option<String>, Error> {
     let path = dir.join(name);
     match std::fs::read_to_string(&path) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(AppError::io(format!("cannot read {}", path.display()), e)),
+        Err(e) => Err(Error::io(format!("cannot read {}", path.display()), e)),
     }
 }
 
-fn json<T: serde::de::DeserializeOwned>(dir: &Path, name: &str) -> Result<Option<T>, AppError> {
+fn json<T: serde::de::DeserializeOwned>(dir: &Path, name: &str) -> Result<Option<T>, Error> {
     optional(dir, name)?
         .map(|text| {
-            serde_json::from_str(&text).map_err(|e| AppError::Data {
+            serde_json::from_str(&text).map_err(|e| Error::Data {
                 file: dir.join(name).display().to_string(),
                 line: Some(e.line()),
                 message: e.to_string(),
@@ -30,12 +30,12 @@ fn json<T: serde::de::DeserializeOwned>(dir: &Path, name: &str) -> Result<Option
 
 /// The pages `--pages` and its flags describe (none without `--pages`); the study's creation
 /// checks them against the task.
-pub fn read(a: &StudyCreateArgs) -> Result<StudyPages, AppError> {
+pub fn read(a: &StudyCreateArgs) -> Result<StudyPages, Error> {
     let Some(dir) = &a.pages else {
         return Ok(StudyPages::default());
     };
     if !dir.is_dir() {
-        return Err(AppError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "--pages: {} is not a folder",
             dir.display()
         )));
@@ -57,7 +57,7 @@ pub fn read(a: &StudyCreateArgs) -> Result<StudyPages, AppError> {
             .to_string(),
     };
     if pages.is_empty() {
-        return Err(AppError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "--pages: {} holds none of consent.md, questionnaire.json, attention.json, debriefing.md",
             dir.display()
         )));

@@ -1,9 +1,9 @@
 //! `user add`: an account with its role; the password from `CLUES_PASSWORD` or stdin.
 
-use app::error::{AppError, Result};
-use app::ssr::auth;
-use app::ssr::db::cli as db;
 use domain::people::Role;
+use store::auth;
+use store::db::cli as db;
+use store::error::{Error, Result};
 
 fn read_password() -> Result<String> {
     if let Ok(p) = std::env::var("CLUES_PASSWORD") {
@@ -12,7 +12,7 @@ fn read_password() -> Result<String> {
     let mut line = String::new();
     std::io::stdin()
         .read_line(&mut line)
-        .map_err(|e| AppError::io("cannot read the password from stdin", e))?;
+        .map_err(|e| Error::io("cannot read the password from stdin", e))?;
     Ok(line.trim_end_matches(['\r', '\n']).to_string())
 }
 

@@ -2,10 +2,10 @@
 //! given power, from a standard deviation given or from each pilot study's variance components
 //! (the scenario model's fit), with the range across the pilot SD's interval.
 
-use app::error::{AppError, Result};
-use app::ssr::db::cli as db;
 use domain::stats::{two_sample_power, units_needed, Planned};
 use sqlx::AnyPool;
+use store::db::cli as db;
+use store::error::{Error, Result};
 
 #[derive(Debug, clap::Args)]
 pub struct PlanArgs {
@@ -50,7 +50,7 @@ fn check(a: &PlanArgs) -> Result<()> {
     } else {
         None
     };
-    problem.map_or(Ok(()), |p| Err(AppError::Invalid(p)))
+    problem.map_or(Ok(()), |p| Err(Error::Invalid(p)))
 }
 
 fn count(n: Option<u32>) -> String {
@@ -93,13 +93,13 @@ pub(super) async fn plan(database: &str, a: &PlanArgs) -> Result<()> {
         return Ok(());
     }
     let pool: AnyPool = db::connect_existing(database).await?;
-    let scope = app::ssr::report::parse_scope(Some(&a.studies))?;
-    let (_, r) = app::ssr::report::load(&pool, &scope)
+    let scope = store::report::parse_scope(Some(&a.studies))?;
+    let (_, r) = store::report::load(&pool, &scope)
         .await?
         .into_report()
         .await?;
     if r.all.plan.is_empty() {
-        return Err(AppError::Invalid(
+        return Err(Error::Invalid(
             "no pilot data: no study has finished annotators in two scenarios of a task with a fitted model; give --sd".into(),
         ));
     }
@@ -110,7 +110,7 @@ pub(super) async fn plan(database: &str, a: &PlanArgs) -> Result<()> {
             .pilot()
             .plan(a.difference, items as f64, a.power, a.alpha)
             .ok_or_else(|| {
-                AppError::Invalid(format!("study {} gives no spread to plan from", row.study))
+                Error::Invalid(format!("study {} gives no spread to plan from", row.study))
             })?;
         let tau = match p.sd_interval {
             Some(i) => format!(

@@ -2,33 +2,31 @@
 //! bundle (a tar with its content hash), to a file or stdout; `references`: the trivial answers.
 
 use super::{ReferencesArgs, ReportArgs, ReportFormat};
-use app::error::{AppError, Result};
-use app::ssr::db::cli as db;
+use store::db::cli as db;
+use store::error::{Error, Result};
 
 pub(super) async fn report(database: &str, a: &ReportArgs) -> Result<()> {
     let pool = db::connect_existing(database).await?;
-    let scope = app::ssr::report::Scope {
-        studies: app::ssr::report::parse_scope(Some(&a.studies))?,
+    let scope = store::report::Scope {
+        studies: store::report::parse_scope(Some(&a.studies))?,
         synthetic: a.synthetic,
     };
     if matches!(a.format, ReportFormat::Bundle) && a.out.is_none() {
-        return Err(AppError::Invalid(
-            "--format bundle needs --out <file>".into(),
-        ));
+        return Err(Error::Invalid("--format bundle needs --out <file>".into()));
     }
-    let (loaded, r) = app::ssr::report::load_scope(&pool, &scope)
+    let (loaded, r) = store::report::load_scope(&pool, &scope)
         .await?
         .into_report()
         .await?;
     let bytes: Vec<u8> = match a.format {
         ReportFormat::Markdown => domain::report::draw::layout::markdown(&r).into(),
         ReportFormat::Csv => domain::report::draw::scores_csv::scores_csv(&r).into(),
-        ReportFormat::Json => app::ssr::export::scores_json(&r)?.into(),
+        ReportFormat::Json => store::export::scores_json(&r)?.into(),
         ReportFormat::Bundle => {
-            let bundle = app::ssr::bundle::build(&pool, loaded, r).await?;
+            let bundle = store::bundle::build(&pool, loaded, r).await?;
             let hash = bundle.hash.clone();
             let path = a.out.as_ref().expect("checked above");
-            let io = |e| AppError::io(format!("cannot write {}", path.display()), e);
+            let io = |e| Error::io(format!("cannot write {}", path.display()), e);
             let file = std::fs::File::create(path).map_err(io)?;
             bundle
                 .write_tar(std::io::BufWriter::new(file))
@@ -43,12 +41,12 @@ pub(super) async fn report(database: &str, a: &ReportArgs) -> Result<()> {
     };
     match &a.out {
         Some(path) => std::fs::write(path, bytes)
-            .map_err(|e| AppError::io(format!("cannot write {}", path.display()), e))?,
+            .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?,
         None => {
             use std::io::Write;
             std::io::stdout()
                 .write_all(&bytes)
-                .map_err(|e| AppError::io("cannot write the report", e))?
+                .map_err(|e| Error::io("cannot write the report", e))?
         }
     }
     Ok(())
@@ -60,7 +58,7 @@ pub(super) async fn references(database: &str, a: &ReferencesArgs) -> Result<()>
     use domain::report::reference;
     let pool = db::connect_existing(database).await?;
     let names: Vec<String> = if a.task.is_empty() {
-        app::ssr::catalog::task_summaries(&pool)
+        store::catalog::task_summaries(&pool)
             .await?
             .into_iter()
             .map(|t| t.name)
@@ -68,9 +66,9 @@ pub(super) async fn references(database: &str, a: &ReferencesArgs) -> Result<()>
     } else {
         a.task.clone()
     };
-    let runs = app::ssr::report::reference_runs(&pool, names.iter().map(String::as_str)).await?;
+    let runs = store::report::reference_runs(&pool, names.iter().map(String::as_str)).await?;
     if runs.is_empty() {
-        return Err(AppError::Invalid(
+        return Err(Error::Invalid(
             "no task with reference answers: import a task with a test set first (text-to-text tasks have none)".into(),
         ));
     }

@@ -2,10 +2,10 @@
 //! task, as text or JSON.
 
 use super::ScoreArgs;
-use app::error::{AppError, Result};
-use app::ssr::catalog;
-use app::ssr::db::cli as db;
 use learners::score;
+use store::catalog;
+use store::db::cli as db;
+use store::error::{Error, Result};
 
 pub(super) async fn score(database: &str, args: &ScoreArgs) -> Result<()> {
     let render = |r: score::ScoreReport, what: &str| {
@@ -48,7 +48,7 @@ pub(super) async fn score(database: &str, args: &ScoreArgs) -> Result<()> {
             render(report, &format!("task {task}"))
         }
         (None, None) => {
-            return Err(AppError::Invalid(
+            return Err(Error::Invalid(
                 "score needs --gold <file> or --task <name>".into(),
             ))
         }

@@ -3,15 +3,15 @@
 
 use super::args::ServeArgs;
 use crate::{demo, listen, router};
-use app::error::{AppError, Result};
 use app::ssr::assets::OUTPUT_NAME;
-use app::ssr::db::cli as db;
 use app::ssr::limits::{Limiter, Limits};
 use app::ssr::state::AppState;
 use leptos::config::LeptosOptions;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
+use store::db::cli as db;
+use store::error::{Error, Result};
 
 pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
     let addr = match args.addr {
@@ -19,16 +19,16 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
         None => match std::env::var("LEPTOS_SITE_ADDR") {
             Ok(a) => a
                 .parse()
-                .map_err(|e| AppError::Invalid(format!("LEPTOS_SITE_ADDR {a:?}: {e}")))?,
+                .map_err(|e| Error::Invalid(format!("LEPTOS_SITE_ADDR {a:?}: {e}")))?,
             Err(_) => SocketAddr::from(([127, 0, 0, 1], 3000)),
         },
     };
     let pool = db::connect_serving(database).await?;
     if !args.no_demo {
         // One instance at a time loads what is missing of the demo; the others find it there.
-        let lock = app::ssr::db::StartupLock::take(database)
+        let lock = store::db::StartupLock::take(database)
             .await
-            .map_err(|e| AppError::Invalid(e.to_string()))?;
+            .map_err(|e| Error::Invalid(e.to_string()))?;
         if let Some(imported) = demo::ensure_demo(&pool).await? {
             eprint!("loaded the demo study:\n{}", imported.report());
         }
@@ -67,11 +67,11 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
     crate::memory::trim_periodically(std::time::Duration::from_secs(5));
     let listener = tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(|e| AppError::io(format!("cannot listen on {addr}"), e))?;
+        .map_err(|e| Error::io(format!("cannot listen on {addr}"), e))?;
     // The address actually bound (port 0 picks a free one; tests read this line).
     let addr = listener
         .local_addr()
-        .map_err(|e| AppError::io("cannot read the bound address", e))?;
+        .map_err(|e| Error::io("cannot read the bound address", e))?;
     println!("listening on http://{addr}");
     if args.trust_proxy && !args.secure_cookies {
         tracing::info!(

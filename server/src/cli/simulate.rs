@@ -4,10 +4,10 @@
 //! error where there is no effect, power where there is) and each interval's coverage, and
 //! checks the planner by simulating the model it plans with.
 
-use app::error::{AppError, Result};
 use domain::stats::groups::Components;
 use domain::stats::power::{two_sample_power, Pilot};
 use domain::stats::simulate::{planned_power, run, Config, Rate, Tally, ALPHA};
+use store::error::{Error, Result};
 
 #[derive(Debug, clap::Args)]
 pub struct SimulateArgs {
@@ -123,7 +123,7 @@ fn planner_rows(studies: usize, seed: u64) -> Vec<String> {
 
 pub(super) fn simulate(a: &SimulateArgs) -> Result<()> {
     if a.studies == 0 {
-        return Err(AppError::Invalid("--studies must be at least 1".into()));
+        return Err(Error::Invalid("--studies must be at least 1".into()));
     }
     let threads = a
         .threads

@@ -1,15 +1,15 @@
 //! `study create` (a study from the command line, with its pages' files) and `study list`.
 
 use super::{pages, StudyCreateArgs};
-use app::error::{AppError, Result};
-use app::ssr::db::cli as db;
-use app::ssr::study;
+use store::db::cli as db;
+use store::error::{Error, Result};
+use store::study;
 
 pub(super) async fn create(database: &str, a: StudyCreateArgs) -> Result<()> {
     let pool = db::connect_existing(database).await?;
     let shot_group = match &a.shot_group {
         Some(text) => domain::shots::parse_files(text)
-            .map_err(|e| AppError::Invalid(format!("--shot-group: {e}")))?,
+            .map_err(|e| Error::Invalid(format!("--shot-group: {e}")))?,
         None => Vec::new(),
     };
     let pages = pages::read(&a)?;
@@ -21,7 +21,7 @@ pub(super) async fn create(database: &str, a: StudyCreateArgs) -> Result<()> {
         allow_unnested: a.allow_unnested,
         shuffle_training: a.shuffle_training,
         screening: domain::shots::parse_one(a.screening.as_deref().unwrap_or(""))
-            .map_err(|e| AppError::Invalid(format!("--screening: {e}")))?,
+            .map_err(|e| Error::Invalid(format!("--screening: {e}")))?,
         hourly_rate_cents: a.rate_cents,
         filter_margin: a.margin,
         item_timeout_secs: (!a.no_timeout).then_some(a.timeout),

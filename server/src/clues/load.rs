@@ -5,10 +5,10 @@ use super::checks::{self, Note, ShotSummary};
 use super::files::{classify_file, FileKind, LoadedFile, LoadedRow, SourceFile};
 use super::parse::{content_key, parse_row};
 use super::spec::{clues_task, spec, CluesTask, CLUES_TASKS};
-use app::error::{AppError, Result};
 use domain::task::TaskSpec;
 use sha2::{Digest, Sha256};
 use std::path::Path;
+use store::error::{Error, Result};
 
 /// One task read completely, ready to store.
 pub struct TaskData {
@@ -31,7 +31,7 @@ fn parse_file(
     notes: &mut Vec<Note>,
 ) -> Result<LoadedFile> {
     let kind = classify_file(prefix, &file.name).ok_or_else(|| {
-        AppError::data(
+        Error::data(
             &file.label,
             None,
             format!("unrecognised file name: expected {prefix}_test.jsonl or {prefix}_train_<k>_<split>.jsonl"),
@@ -39,7 +39,7 @@ fn parse_file(
     })?;
     let sha256 = hex::encode(Sha256::digest(&file.bytes));
     let text = std::str::from_utf8(&file.bytes)
-        .map_err(|e| AppError::data(&file.label, None, format!("not valid UTF-8: {e}")))?;
+        .map_err(|e| Error::data(&file.label, None, format!("not valid UTF-8: {e}")))?;
     let lines: Vec<&str> = text.split('\n').collect();
     // A final newline leaves one empty piece; any other blank line is an error.
     let last = lines
@@ -51,14 +51,14 @@ fn parse_file(
         let line = i + 1;
         let raw = raw.strip_suffix('\r').unwrap_or(raw);
         if raw.trim().is_empty() {
-            return Err(AppError::data(
+            return Err(Error::data(
                 &file.label,
                 Some(line),
                 "blank line inside the file",
             ));
         }
         let (example, row_notes) =
-            parse_row(spec, raw).map_err(|m| AppError::data(&file.label, Some(line), m))?;
+            parse_row(spec, raw).map_err(|m| Error::data(&file.label, Some(line), m))?;
         notes.extend(
             row_notes
                 .into_iter()
@@ -72,7 +72,7 @@ fn parse_file(
         });
     }
     if rows.is_empty() {
-        return Err(AppError::data(&file.label, None, "the file holds no rows"));
+        return Err(Error::data(&file.label, None, "the file holds no rows"));
     }
     Ok(LoadedFile {
         name: file.name,
@@ -97,7 +97,7 @@ pub fn load_with_spec(spec: TaskSpec, prefix: &str, files: Vec<SourceFile>) -> R
         .collect::<Result<Vec<_>>>()?;
     loaded.sort_by_key(|f| f.kind);
     if !loaded.iter().any(|f| f.kind == FileKind::Test) {
-        return Err(AppError::data(
+        return Err(Error::data(
             &spec.name,
             None,
             format!("no test file {prefix}_test.jsonl"),
@@ -115,9 +115,9 @@ pub fn load_with_spec(spec: TaskSpec, prefix: &str, files: Vec<SourceFile>) -> R
 fn read_dir_sorted(dir: &Path) -> Result<Vec<std::fs::DirEntry>> {
     let ctx = || format!("cannot read directory {}", dir.display());
     let mut entries = std::fs::read_dir(dir)
-        .map_err(|e| AppError::io(ctx(), e))?
+        .map_err(|e| Error::io(ctx(), e))?
         .collect::<std::io::Result<Vec<_>>>()
-        .map_err(|e| AppError::io(ctx(), e))?;
+        .map_err(|e| Error::io(ctx(), e))?;
     entries.sort_by_key(|e| e.file_name());
     Ok(entries)
 }
@@ -132,7 +132,7 @@ pub fn read_task_dir(dir: &Path) -> Result<Vec<SourceFile>> {
         }
         let path = entry.path();
         let bytes = std::fs::read(&path)
-            .map_err(|e| AppError::io(format!("cannot read {}", path.display()), e))?;
+            .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
         out.push(SourceFile {
             name,
             label: path.display().to_string(),
@@ -146,7 +146,7 @@ pub fn read_task_dir(dir: &Path) -> Result<Vec<SourceFile>> {
 /// directory. Unknown subdirectories are an error; loose files such as LICENSE are skipped.
 pub fn load_clues_dir(root: &Path) -> Result<Vec<TaskData>> {
     if !root.is_dir() {
-        return Err(AppError::data(
+        return Err(Error::data(
             root.display().to_string(),
             None,
             "no such directory",
@@ -167,7 +167,7 @@ pub fn load_clues_dir(root: &Path) -> Result<Vec<TaskData>> {
         let dir = entry.file_name().to_string_lossy().into_owned();
         let task = clues_task(&dir).ok_or_else(|| {
             let known: Vec<&str> = CLUES_TASKS.iter().map(|t| t.dir).collect();
-            AppError::data(
+            Error::data(
                 entry.path().display().to_string(),
                 None,
                 format!(
@@ -179,7 +179,7 @@ pub fn load_clues_dir(root: &Path) -> Result<Vec<TaskData>> {
         out.push(load_task(task, task.dir, read_task_dir(&entry.path())?)?);
     }
     if out.is_empty() {
-        return Err(AppError::data(
+        return Err(Error::data(
             root.display().to_string(),
             None,
             "no CLUES task directories found",

@@ -9,16 +9,16 @@ pub mod own;
 pub mod parse;
 pub mod report;
 pub mod spec;
-pub mod store;
+pub mod write;
 
-use app::error::Result;
 use sqlx::AnyPool;
 use std::path::Path;
+use store::error::Result;
 
 /// The outcome of an import, with its printable report.
 pub struct Imported {
     pub tasks: Vec<load::TaskData>,
-    pub outcomes: Vec<store::Outcome>,
+    pub outcomes: Vec<write::Outcome>,
 }
 
 impl Imported {
@@ -40,7 +40,7 @@ pub async fn import_tasks(
     tasks: Vec<load::TaskData>,
     source: &str,
 ) -> Result<Imported> {
-    let outcomes = store::store_tasks(pool, &tasks, source).await?;
+    let outcomes = write::store_tasks(pool, &tasks, source).await?;
     Ok(Imported { tasks, outcomes })
 }
 

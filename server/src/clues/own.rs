@@ -5,11 +5,11 @@
 use super::files::SourceFile;
 use super::load::{load_with_spec, read_task_dir, TaskData};
 use super::spec::clues_task;
-use app::error::{AppError, Result};
 use domain::task::{Family, Label, NoAnswer, QuestionType, TaskSpec};
 use serde::Deserialize;
 use std::collections::HashSet;
 use std::path::Path;
+use store::error::{Error, Result};
 
 /// `task.json`, as a researcher writes it.
 #[derive(Debug, Deserialize)]
@@ -35,8 +35,8 @@ struct TaskFile {
     prefix: Option<String>,
 }
 
-fn invalid(dir: &Path, message: impl Into<String>) -> AppError {
-    AppError::data(dir.join("task.json").display().to_string(), None, message)
+fn invalid(dir: &Path, message: impl Into<String>) -> Error {
+    Error::data(dir.join("task.json").display().to_string(), None, message)
 }
 
 /// The task's spec from `task.json`, every field checked.
@@ -143,7 +143,7 @@ fn prefix_of(dir: &Path, files: &[SourceFile]) -> Result<String> {
         .collect();
     match tests.as_slice() {
         [one] => Ok(one.to_string()),
-        [] => Err(AppError::data(
+        [] => Err(Error::data(
             dir.display().to_string(),
             None,
             "no <prefix>_test.jsonl file",
@@ -161,7 +161,7 @@ fn prefix_of(dir: &Path, files: &[SourceFile]) -> Result<String> {
 /// Reads and checks an own task folder (nothing is stored).
 pub fn load_own_task(dir: &Path) -> Result<TaskData> {
     if !dir.is_dir() {
-        return Err(AppError::data(
+        return Err(Error::data(
             dir.display().to_string(),
             None,
             "no such directory",

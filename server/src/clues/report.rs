@@ -3,7 +3,7 @@
 
 use super::files::FileKind;
 use super::load::TaskData;
-use super::store::Outcome;
+use super::write::Outcome;
 use domain::shots;
 use std::collections::BTreeMap;
 use std::fmt::Write;

@@ -3,10 +3,9 @@
 //! prefetchers take no place); its `POST` signs the worker in, takes a place, and goes on.
 
 use app::error::AppError;
-use app::ssr::auth::{self, User};
+use app::ssr::auth::worker_session_cookie;
 use app::ssr::request::{Ctx, Params, Visitor};
 use app::ssr::state::AppState;
-use app::ssr::study::{self, CrowdInfo, Study};
 use axum::extract::{ConnectInfo, Path, RawQuery};
 use axum::http::{header, Extensions, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
@@ -16,6 +15,8 @@ use domain::platform::{validate_turk_submit_to, Platform, MTURK_PREVIEW};
 use domain::study::Refusal;
 use serde::Deserialize;
 use std::net::SocketAddr;
+use store::auth::{self, User};
+use store::study::{self, CrowdInfo, Study};
 
 pub(crate) mod pages;
 use pages::{preview_html, refusal_html, start_html};
@@ -156,7 +157,7 @@ pub async fn start_page(
     let returning = match worker {
         Some(w) => match study::has_place(&state.pool, study_id, w).await {
             Ok(has) => has,
-            Err(e) => return e.into_response(),
+            Err(e) => return AppError::from(e).into_response(),
         },
         None => false,
     };
@@ -181,12 +182,12 @@ pub async fn start_page(
 async fn preview(
     state: &AppState,
     study_id: StudyId,
-) -> Result<(Study, Option<app::wire::tasks::ItemPreview>), AppError> {
+) -> Result<(Study, Option<domain::wire::tasks::ItemPreview>), AppError> {
     let s = study::load(&state.pool, study_id).await?;
-    let example = match app::ssr::catalog::preview_item(&state.pool, &s.spec.name, 0).await {
+    let example = match store::catalog::preview_item(&state.pool, &s.spec.name, 0).await {
         Ok(item) => Some(item),
-        Err(AppError::NotFound(_)) => None,
-        Err(e) => return Err(e),
+        Err(store::Error::NotFound(_)) => None,
+        Err(e) => return Err(e.into()),
     };
     Ok((s, example))
 }
@@ -225,8 +226,8 @@ pub async fn join(
                 }
                 return match study::enter_new(&state.writer, &s, c).await {
                     Ok((_, token)) => Ok(Joined::Worker(Some(token))),
-                    Err(AppError::Refused(reason)) => Ok(Joined::Refused(s.name, reason)),
-                    Err(e) => Err(e),
+                    Err(store::Error::Refused(reason)) => Ok(Joined::Refused(s.name, reason)),
+                    Err(e) => Err(e.into()),
                 };
             }
             Some((c, Some(_))) => {
@@ -252,7 +253,7 @@ pub async fn join(
         Ok(Joined::Worker(Some(token))) => (
             [(
                 header::SET_COOKIE,
-                auth::worker_session_cookie(&token, state.secure_cookie_for(headers)),
+                worker_session_cookie(&token, state.secure_cookie_for(headers)),
             )],
             Redirect::to(&target),
         )

@@ -1,11 +1,11 @@
 //! The worker's plain pages of a study link: the start page (one small script that keeps Start
 //! from dropping the preloaded bundle) and an MTurk preview (the task and one example item).
 
-use app::ssr::study::Study;
-use app::wire::tasks::ItemPreview;
 use domain::crowd::how_to_answer;
 use domain::study_pages::form::escape;
 use domain::task::{Context, Family};
+use domain::wire::tasks::ItemPreview;
+use store::study::Study;
 
 /// Holds Start until the preloaded bundle has arrived (at most 10 s), then posts the form: a
 /// navigation would cancel the preloads in flight and fetch them again from the start. It sits

@@ -3,11 +3,11 @@
 //! (written with SQL in one transaction; for benchmarks and tests of large exports only). They
 //! are marked synthetic, so no report or export counts them unless asked to.
 
-use app::error::{AppError, Result};
-use app::ssr::db::Backend;
-use app::ssr::tx::Lock;
 use domain::ids::{ConfigId, StudyId, TaskId};
 use sqlx::AnyPool;
+use store::db::Backend;
+use store::error::{Error, Result};
+use store::tx::Lock;
 
 /// Adds finished zero-shot workers named `fill-<tag>-<study>-<run>-<n>` to `study` until about `rows` new
 /// annotation rows exist; returns (workers, rows) added.
@@ -19,7 +19,7 @@ pub async fn fill(pool: &AnyPool, study: StudyId, rows: u64, tag: &str) -> Resul
     .bind(study)
     .fetch_optional(pool)
     .await?
-    .ok_or_else(|| AppError::Invalid(format!("there is no study {study}")))?;
+    .ok_or_else(|| Error::Invalid(format!("there is no study {study}")))?;
     let test_items: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM examples e JOIN data_files f ON f.id = e.file_id
          WHERE f.task_id = $1 AND f.kind = 'test'",
@@ -28,12 +28,12 @@ pub async fn fill(pool: &AnyPool, study: StudyId, rows: u64, tag: &str) -> Resul
     .fetch_one(pool)
     .await?;
     if test_items == 0 {
-        return Err(AppError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "study {study}'s task has no test items"
         )));
     }
     let workers = rows.div_ceil(test_items as u64);
-    let now = app::ssr::auth::now_ms();
+    let now = store::auth::now_ms();
     // Names unique to this run: a second fill, of this study or another, makes new workers
     // instead of failing on a name taken by the first.
     let run = std::time::SystemTime::now()
@@ -63,7 +63,7 @@ pub async fn fill(pool: &AnyPool, study: StudyId, rows: u64, tag: &str) -> Resul
             ),
         ),
     };
-    let mut tx = app::ssr::tx::begin_immediate(pool, &[Lock::Study(study)]).await?;
+    let mut tx = store::tx::begin_immediate(pool, &[Lock::Study(study)]).await?;
     sqlx::query(
         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)
          INSERT INTO users (name, role) SELECT $2 || i, 'worker' FROM n",

@@ -1,8 +1,7 @@
 //! Driving the router like a browser or a crowd worker, without a socket: requests with
 //! cookies, server functions (form and JSON input), study links, answers.
 use super::app_state;
-use app::ssr::db::cli as db;
-use app::ssr::{state::AppState, study};
+use app::ssr::state::AppState;
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use domain::ids::StudyId;
@@ -11,6 +10,8 @@ use domain::study::StudyConfig;
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use server::{demo, router};
+use store::db::cli as db;
+use store::study;
 use tower::ServiceExt;
 
 pub struct Env {

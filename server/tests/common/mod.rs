@@ -8,9 +8,9 @@ pub mod spawned;
 pub mod tiny_bert;
 pub mod tiny_seq2seq;
 
-use app::ssr::db::cli as db;
 use sqlx::AnyPool;
 use std::path::{Path, PathBuf};
+use store::db::cli as db;
 
 /// The official CLUES data: `$CLUES_DATA`, else `../shared/data/clues` beside the project.
 /// Prints a clear notice and returns `None` when it is absent, unless `CI` is set: CI has the
@@ -134,7 +134,7 @@ pub fn app_state(pool: AnyPool) -> app::ssr::state::AppState {
 /// Adds users with the password `<name>-password`.
 pub async fn add_users(pool: &AnyPool, users: &[(&str, domain::people::Role)]) {
     for (name, role) in users {
-        app::ssr::auth::create_user(pool, name, *role, Some(format!("{name}-password")))
+        store::auth::create_user(pool, name, *role, Some(format!("{name}-password")))
             .await
             .unwrap();
     }

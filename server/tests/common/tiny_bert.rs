@@ -2,11 +2,11 @@
 //! folder as fine-tuning reads one (`model.safetensors`, `config.json`, a word-level
 //! `tokenizer.json`), so the fine-tuning code runs on it in seconds.
 
-use app::ssr::db::cli as db;
 use candle_core::{Device, Tensor};
 use learners::tune::encoder::{Config, Weights};
 use std::collections::HashMap;
 use std::path::Path;
+use store::db::cli as db;
 
 /// Random weights (seeded); layer norms near 1 and 0 as trained ones are; no span head (the
 /// loader makes one).

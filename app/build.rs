@@ -1,5 +1,0 @@
-// The migrations are embedded by `sqlx::migrate!` (ssr::db): rebuild when one is added or changed.
-fn main() {
-    println!("cargo:rerun-if-changed=../migrations/sqlite");
-    println!("cargo:rerun-if-changed=../migrations/postgres");
-}

@@ -1,0 +1,110 @@
+//! What a researcher queues from the machines page, and the queued jobs as the page lists them:
+//! any worker (`clues-lab worker`) runs them.
+
+use crate::run::JobStatus;
+use serde::{Deserialize, Serialize};
+
+/// The learner to queue, with what it needs (folders as the workers' machines see them).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "learner", rename_all = "kebab-case")]
+pub enum QueuedLearner {
+    /// The frozen MiniLM encoder with a span head per shot group.
+    FrozenBaseline,
+    /// An encoder checkpoint folder (BERT, RoBERTa, DeBERTa) fine-tuned on each shot group,
+    /// stored under `system` (default: "<folder> fine-tuned").
+    FineTuning {
+        weights: String,
+        system: Option<String>,
+    },
+    /// A span-extraction ONNX model folder evaluated, stored under `system` (default: the
+    /// folder's name).
+    Onnx {
+        model: String,
+        system: Option<String>,
+    },
+    /// Prompt-based fine-tuning of an encoder checkpoint with its masked-LM head (`weights`),
+    /// with a template and verbaliser (the task's defaults when left out) and `steps` updates
+    /// (default 1000); stored under `system` (default: "<folder> prompt-tuned").
+    Prompt {
+        weights: String,
+        system: Option<String>,
+        template: Option<String>,
+        verbaliser: Option<String>,
+        steps: Option<u32>,
+    },
+    /// In-context learning through a language-model server (OpenAI completions API) at
+    /// `endpoint`, asked for `model`, with `concurrency` calls in flight (default 1); stored
+    /// under `system` (default: "LLM in-context (<model>)").
+    InContext {
+        endpoint: String,
+        model: String,
+        system: Option<String>,
+        concurrency: Option<u32>,
+    },
+    /// CrossFit's direct fine-tuning of a BART or T5 folder on every seed of the CrossFit
+    /// tasks, stored under `method` (default: "<folder> direct fine-tuning"); `steps`: updates
+    /// per setting of CrossFit's grid (default 1000).
+    Crossfit {
+        model: String,
+        method: Option<String>,
+        steps: Option<u32>,
+    },
+}
+
+/// A request to queue one learner on tasks: CLUES-format tasks for the CLUES learners (each of
+/// their shot groups, or the one `group`; in-context learning also takes k = 0), CrossFit tasks
+/// for CrossFit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QueueRequest {
+    pub tasks: Vec<String>,
+    /// One shot group (k, split); every group of each task when left out.
+    pub group: Option<(u32, u32)>,
+    pub learner: QueuedLearner,
+    /// Run finished groups again.
+    pub replace: bool,
+}
+
+/// What a queue request did.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QueueAnswer {
+    /// Jobs now queued (jobs already queued or running are kept as they are).
+    pub jobs: usize,
+    /// In words, for the page.
+    pub said: String,
+}
+
+/// The tasks a learner can be queued on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QueueChoices {
+    /// CLUES-format tasks with a test set.
+    pub tasks: Vec<String>,
+    /// Imported CrossFit tasks.
+    pub crossfit_tasks: Vec<String>,
+}
+
+/// Which queue a job is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QueueKind {
+    /// The CLUES track's grids (`grid_jobs`).
+    Grid,
+    /// CrossFit's seeds (`crossfit_jobs`).
+    Crossfit,
+}
+
+/// A CLUES grid job not done yet, as the machines page lists it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(sqlx::FromRow))]
+pub struct GridJobRow {
+    pub id: i64,
+    pub system: String,
+    pub task: String,
+    /// 0 and 0: every shot group of the task (the frozen baseline).
+    pub k: i64,
+    pub split: i64,
+    pub status: JobStatus,
+    /// Who holds it now (its lease not run out).
+    pub worker: Option<String>,
+    pub attempts: i64,
+    pub error: Option<String>,
+}

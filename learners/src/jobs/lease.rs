@@ -1,0 +1,194 @@
+//! Jobs shared by worker processes on many machines (`store::lease`): a worker claims the
+//! next one under a lease it renews every quarter of the lease, and stores a job only while it
+//! still holds it; the CLUES grids (`store::grid`) and CrossFit's fine-tuning share this.
+
+use sqlx::AnyPool;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use store::error::{Error, Result};
+use store::lease::{fail, lost_why, renew, Held, Lease};
+
+/// A queue a worker claims jobs from.
+pub trait Claims {
+    /// What the queue keeps of a job: what to run.
+    type Key;
+    /// The first claimable one of `jobs`, now held by `worker` for `lease`.
+    fn claim(
+        pool: &AnyPool,
+        jobs: &[i64],
+        worker: &str,
+        lease: Duration,
+    ) -> impl Future<Output = Result<Option<Held<Self::Key>>>> + Send;
+    /// How many of `jobs` are unfinished, and their weight (about proportional to the work).
+    fn unfinished(pool: &AnyPool, jobs: &[i64]) -> impl Future<Output = Result<(i64, i64)>> + Send;
+    /// Hands a held job back to the queue (this worker is stopping); `false` when it no longer
+    /// held it.
+    fn release(
+        pool: &AnyPool,
+        held: &Held<Self::Key>,
+        why: &str,
+    ) -> impl Future<Output = Result<bool>> + Send;
+    /// A held job as a person names it.
+    fn name(held: &Held<Self::Key>) -> String;
+}
+
+/// This worker process, as other workers and the machines page see it: host and process id.
+pub fn worker_name() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "host".into());
+    format!("{host}:{}", std::process::id())
+}
+
+/// Renews a held job's lease every quarter of `lease` until dropped; `lost()` tells whether a
+/// renewal found the job taken over.
+pub struct Heartbeat {
+    lost: Arc<AtomicBool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Heartbeat {
+    pub fn start(pool: &AnyPool, held: &Lease, lease: Duration) -> Heartbeat {
+        let lost = Arc::new(AtomicBool::new(false));
+        let (pool, held, flag) = (pool.clone(), held.clone(), lost.clone());
+        let task = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(lease / 4).await;
+                match renew(&pool, &held, lease).await {
+                    Ok(false) => {
+                        flag.store(true, Ordering::Relaxed);
+                        return;
+                    }
+                    Ok(true) => {}
+                    // The database may come back before the lease runs out.
+                    Err(e) => {
+                        tracing::warn!(
+                            "cannot renew the lease on {} job {}: {e}",
+                            held.queue.table(),
+                            held.job
+                        )
+                    }
+                }
+            }
+        });
+        Heartbeat { lost, task }
+    }
+
+    pub fn lost(&self) -> bool {
+        self.lost.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Heartbeat {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// One worker's turn through a queue's jobs: the next job it claims, with its lease renewed
+/// until the job is settled; waits while other workers hold the rest, ends when nothing is
+/// unfinished.
+pub struct Worker<Q: Claims> {
+    pool: AnyPool,
+    jobs: Vec<i64>,
+    lease: Duration,
+    pub name: String,
+    beat: Option<Heartbeat>,
+    queue: std::marker::PhantomData<Q>,
+}
+
+impl<Q: Claims> Worker<Q> {
+    pub fn new(pool: &AnyPool, jobs: Vec<i64>, lease: Duration) -> Worker<Q> {
+        Worker {
+            queue: std::marker::PhantomData,
+            pool: pool.clone(),
+            jobs,
+            lease,
+            name: worker_name(),
+            beat: None,
+        }
+    }
+
+    /// The next job this worker holds, or `None` when every job is done or failed.
+    pub async fn next(&mut self) -> Result<Option<Held<Q::Key>>> {
+        loop {
+            if let Some(held) = self.claim().await? {
+                return Ok(Some(held));
+            }
+            if Q::unfinished(&self.pool, &self.jobs).await?.0 == 0 {
+                return Ok(None);
+            }
+            // Other workers hold the rest: wait until they finish or a lease runs out.
+            tokio::time::sleep(self.lease / 4).await;
+        }
+    }
+
+    /// One try at a claim: a job this worker now holds, its lease renewed until it is settled,
+    /// or `None` when no job is claimable now.
+    pub async fn claim(&mut self) -> Result<Option<Held<Q::Key>>> {
+        let Some(held) = Q::claim(&self.pool, &self.jobs, &self.name, self.lease).await? else {
+            return Ok(None);
+        };
+        if let Some(lost) = &held.lease.took_over_from {
+            eprintln!(
+                "{}: taken over from {lost}, whose lease ran out",
+                Q::name(&held)
+            );
+        }
+        self.beat = Some(Heartbeat::start(&self.pool, &held.lease, self.lease));
+        Ok(Some(held))
+    }
+
+    /// The jobs this worker claims from, from now on.
+    pub fn set_jobs(&mut self, jobs: Vec<i64>) {
+        self.jobs = jobs;
+    }
+
+    /// Hands the held job back to the queue as this worker stops, saying `why`; the renewals
+    /// stop. `false` when the job was no longer this worker's.
+    pub async fn release(&mut self, held: &Held<Q::Key>, why: &str) -> Result<bool> {
+        self.beat = None;
+        Q::release(&self.pool, held, why).await
+    }
+
+    /// Ends the held job's turn: its result, or `None` when the lease was lost (to another
+    /// worker, which stores the job, or to a cancel from the machines page: said which), or the
+    /// error. The job is marked failed on any error, where this worker still holds it.
+    pub async fn settle<T>(&mut self, held: &Held<Q::Key>, result: Result<T>) -> Result<Option<T>> {
+        self.beat = None;
+        match result {
+            Ok(v) => Ok(Some(v)),
+            Err(e) => {
+                fail(&self.pool, &held.lease, &e.to_string()).await?;
+                match e {
+                    Error::LeaseLost(why) => {
+                        eprintln!("{}", lost_why(&self.pool, &held.lease, why).await);
+                        Ok(None)
+                    }
+                    e => Err(e),
+                }
+            }
+        }
+    }
+
+    /// [`Self::lost`] for the job held now, as a test that does not borrow the worker.
+    pub fn lost_flag(&self) -> impl Fn() -> bool + Send + Sync + 'static {
+        let flag = self.beat.as_ref().map(|b| b.lost.clone());
+        move || flag.as_ref().is_some_and(|f| f.load(Ordering::Relaxed))
+    }
+
+    /// Whether a renewal of the held job's lease found it taken over by another worker.
+    pub fn lost(&self) -> bool {
+        self.beat.as_ref().is_some_and(Heartbeat::lost)
+    }
+
+    /// The jobs not finished yet and their shots (for an estimate of the time left).
+    pub async fn left(&self) -> Result<(i64, i64)> {
+        Q::unfinished(&self.pool, &self.jobs).await
+    }
+}

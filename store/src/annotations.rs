@@ -1,0 +1,350 @@
+//! The annotation rows: one row per worker x item, joined with its assignment, study, task,
+//! worker and example, streamed from the database for the exports and the report alike.
+
+use crate::catalog::corrupt;
+use crate::db::Backend;
+use crate::error::Error;
+use crate::study::{CrowdInfo, StoredSpan, Study};
+use domain::authenticity::ItemSignals;
+use domain::ids::{AssignmentId, ConfigId, ExampleId, StudyId};
+use domain::place::{Phase, PlaceStatus};
+use domain::platform::Platform;
+use domain::shots;
+use futures_util::{Stream, StreamExt};
+use serde::{Deserialize, Serialize};
+use sqlx::{AnyPool, FromRow};
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+/// One worker x item: the export's row and the report's input. Times in unix milliseconds
+/// (server clock); offsets and lengths in code points of the item's context.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AnnotationRow {
+    pub study_id: StudyId,
+    pub study: String,
+    /// The study configuration the worker started under.
+    pub config_id: ConfigId,
+    pub task: String,
+    pub assignment_id: AssignmentId,
+    pub worker: String,
+    #[serde(flatten)]
+    pub crowd: CrowdIds,
+    /// Shots of the worker's scenario (0 = zero-shot).
+    pub k: u32,
+    pub training_split: Option<u32>,
+    /// The study's training files per k-shot scenario, e.g. `10_1,20_5,30_5`.
+    pub shot_group: String,
+    pub status: PlaceStatus,
+    pub started_at: i64,
+    pub finished_at: Option<i64>,
+    pub last_activity: i64,
+    /// 0-based position in the worker's sequence (training items, then test items).
+    pub position: i64,
+    pub phase: Phase,
+    pub example_id: ExampleId,
+    /// The item's id in its data file, with the file and 1-based line.
+    pub item_id: String,
+    pub file: String,
+    pub line: i64,
+    pub content_key: String,
+    pub submitted: bool,
+    pub answer: Vec<StoredSpan>,
+    pub no_answer: bool,
+    pub skipped: bool,
+    pub confidence: Option<u8>,
+    pub shown_at: Option<i64>,
+    pub submitted_at: Option<i64>,
+    pub acknowledged_at: Option<i64>,
+    /// Whether the worker was shown this item's gold (training items, once submitted).
+    pub gold_revealed: bool,
+    pub s1: Option<f64>,
+    pub s1_any_of: Option<f64>,
+    pub client_id: Option<String>,
+    /// A worker `load fill` made (only in a scope that asks for them).
+    pub synthetic: bool,
+    /// What the worker's page recorded while the item was shown (columns of their own; empty
+    /// where the page sent none).
+    #[serde(flatten)]
+    pub signals: SignalCells,
+}
+
+/// An item's signals as columns of the export, every one empty (null) where the page sent
+/// none, so that every row has the same columns in the CSV and the JSONL alike.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SignalCells {
+    pub away_count: Option<u32>,
+    pub away_ms: Option<u64>,
+    pub copy_count: Option<u32>,
+    pub copy_chars: Option<u32>,
+    pub copy_from_item: Option<u32>,
+    pub paste_count: Option<u32>,
+    pub paste_chars: Option<u32>,
+    pub first_input_ms: Option<u64>,
+    pub active_ms: Option<u64>,
+    pub wall_ms: Option<u64>,
+}
+
+impl From<Option<ItemSignals>> for SignalCells {
+    fn from(s: Option<ItemSignals>) -> Self {
+        let Some(s) = s else {
+            return SignalCells::default();
+        };
+        SignalCells {
+            away_count: Some(s.away_count),
+            away_ms: Some(s.away_ms),
+            copy_count: Some(s.copy_count),
+            copy_chars: Some(s.copy_chars),
+            copy_from_item: Some(s.copy_from_item),
+            paste_count: Some(s.paste_count),
+            paste_chars: Some(s.paste_chars),
+            first_input_ms: s.first_input_ms,
+            active_ms: Some(s.active_ms),
+            wall_ms: Some(s.wall_ms),
+        }
+    }
+}
+
+impl SignalCells {
+    /// The signals back, where the page sent them.
+    pub fn signals(&self) -> Option<ItemSignals> {
+        Some(ItemSignals {
+            away_count: self.away_count?,
+            away_ms: self.away_ms?,
+            copy_count: self.copy_count?,
+            copy_chars: self.copy_chars?,
+            copy_from_item: self.copy_from_item?,
+            paste_count: self.paste_count?,
+            paste_chars: self.paste_chars?,
+            first_input_ms: self.first_input_ms,
+            active_ms: self.active_ms?,
+            wall_ms: self.wall_ms?,
+        })
+    }
+}
+
+/// The ids a crowd link gave with the worker's arrival (all empty for password accounts).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CrowdIds {
+    pub platform: Option<Platform>,
+    pub crowd_worker_id: Option<String>,
+    pub crowd_study_id: Option<String>,
+    pub crowd_session_id: Option<String>,
+    pub crowd_assignment_id: Option<String>,
+}
+
+impl From<CrowdInfo> for CrowdIds {
+    fn from(c: CrowdInfo) -> Self {
+        CrowdIds {
+            platform: c.platform,
+            crowd_worker_id: c.worker,
+            crowd_study_id: c.study,
+            crowd_session_id: c.session,
+            crowd_assignment_id: c.assignment,
+        }
+    }
+}
+
+/// The export's columns, in order (the CSV header).
+pub const ANNOTATION_COLUMNS: [&str; 48] = [
+    "study_id",
+    "study",
+    "config_id",
+    "task",
+    "assignment_id",
+    "worker",
+    "platform",
+    "crowd_worker_id",
+    "crowd_study_id",
+    "crowd_session_id",
+    "crowd_assignment_id",
+    "k",
+    "training_split",
+    "shot_group",
+    "status",
+    "started_at",
+    "finished_at",
+    "last_activity",
+    "position",
+    "phase",
+    "example_id",
+    "item_id",
+    "file",
+    "line",
+    "content_key",
+    "submitted",
+    "answer",
+    "no_answer",
+    "skipped",
+    "confidence",
+    "shown_at",
+    "submitted_at",
+    "acknowledged_at",
+    "gold_revealed",
+    "s1",
+    "s1_any_of",
+    "client_id",
+    "synthetic",
+    "away_count",
+    "away_ms",
+    "copy_count",
+    "copy_chars",
+    "copy_from_item",
+    "paste_count",
+    "paste_chars",
+    "first_input_ms",
+    "active_ms",
+    "wall_ms",
+];
+
+/// An assignment item joined with its assignment, study, task, worker and example, as the
+/// annotation query selects it: the one decoder of those columns.
+#[derive(sqlx::FromRow)]
+struct StoredAnnotation {
+    study_id: StudyId,
+    study: String,
+    config_id: ConfigId,
+    task: String,
+    assignment_id: AssignmentId,
+    worker: String,
+    crowd_json: String,
+    k: i64,
+    training_split: Option<i64>,
+    status: PlaceStatus,
+    started_at: i64,
+    finished_at: Option<i64>,
+    last_activity: i64,
+    position: i64,
+    phase: Phase,
+    example_id: ExampleId,
+    ext_id: String,
+    file_name: String,
+    line_no: i64,
+    content_key: String,
+    answer_json: Option<String>,
+    no_answer: i64,
+    skipped: i64,
+    confidence: Option<i64>,
+    shown_at: Option<i64>,
+    submitted_at: Option<i64>,
+    acknowledged_at: Option<i64>,
+    s1: Option<f64>,
+    s1_any_of: Option<f64>,
+    client_id: Option<String>,
+    synthetic: i64,
+    signals_json: Option<String>,
+}
+
+impl StoredAnnotation {
+    fn decode(self) -> Result<AnnotationRow, Error> {
+        let crowd: CrowdInfo =
+            serde_json::from_str(&self.crowd_json).map_err(|e| corrupt("crowd ids", e))?;
+        let signals: Option<ItemSignals> = match &self.signals_json {
+            Some(j) => Some(serde_json::from_str(j).map_err(|e| corrupt("signals", e))?),
+            None => None,
+        };
+        let answer: Vec<StoredSpan> = match &self.answer_json {
+            Some(j) => serde_json::from_str(j).map_err(|e| corrupt("answer", e))?,
+            None => Vec::new(),
+        };
+        Ok(AnnotationRow {
+            study_id: self.study_id,
+            study: self.study,
+            config_id: self.config_id,
+            task: self.task,
+            assignment_id: self.assignment_id,
+            worker: self.worker,
+            crowd: crowd.into(),
+            k: self.k as u32,
+            training_split: self.training_split.map(|s| s as u32),
+            shot_group: String::new(),
+            status: self.status,
+            started_at: self.started_at,
+            finished_at: self.finished_at,
+            last_activity: self.last_activity,
+            position: self.position,
+            gold_revealed: self.phase == Phase::Training && self.submitted_at.is_some(),
+            phase: self.phase,
+            example_id: self.example_id,
+            item_id: self.ext_id,
+            file: self.file_name,
+            line: self.line_no,
+            content_key: self.content_key,
+            submitted: self.submitted_at.is_some(),
+            answer,
+            no_answer: self.no_answer != 0,
+            skipped: self.skipped != 0,
+            confidence: self.confidence.map(|c| c as u8),
+            shown_at: self.shown_at,
+            submitted_at: self.submitted_at,
+            acknowledged_at: self.acknowledged_at,
+            s1: self.s1,
+            s1_any_of: self.s1_any_of,
+            client_id: self.client_id,
+            synthetic: self.synthetic != 0,
+            signals: signals.into(),
+        })
+    }
+}
+
+/// Every annotation row of `studies`, ordered by study, assignment and position, one at a time
+/// from the database (the exports write each as it comes; nothing holds them all); the
+/// synthetic workers of `load fill` only where `synthetic` asks for them. A place that still
+/// awaits its worker's consent is in none of them (nor in the report, which reads these rows).
+pub fn annotation_rows<'a>(
+    pool: &'a AnyPool,
+    studies: &[Study],
+    synthetic: bool,
+) -> impl Stream<Item = Result<AnnotationRow, Error>> + Send + 'a {
+    let ids: Vec<StudyId> = studies.iter().map(|s| s.id).collect();
+    let json_ids = serde_json::to_string(&ids).expect("ids serialise");
+    let with_consent: Vec<StudyId> = studies
+        .iter()
+        .filter(|s| s.config.pages.consent.is_some())
+        .map(|s| s.id)
+        .collect();
+    let json_consent = serde_json::to_string(&with_consent).expect("ids serialise");
+    // The training files cannot change once a worker started: the study's are the worker's.
+    let groups: HashMap<StudyId, String> = studies
+        .iter()
+        .map(|s| (s.id, shots::files_value(&s.config.scenario_files())))
+        .collect();
+    // The study ids arrive as one JSON array, expanded into rows in each dialect's words.
+    static SQL: LazyLock<[String; 2]> = LazyLock::new(|| {
+        [Backend::Sqlite, Backend::Postgres].map(|b| {
+            format!(
+                "SELECT a.study_id, s.name AS study, a.config_id, t.name AS task,
+                    a.id AS assignment_id, u.name AS worker, a.crowd_json, a.k, a.training_split,
+                    a.status, a.started_at, a.finished_at, a.last_activity, i.position, i.phase,
+                    i.example_id, e.ext_id, f.file_name, e.line_no, e.content_key, i.answer_json,
+                    i.no_answer, i.skipped, i.confidence, i.shown_at, i.submitted_at,
+                    i.acknowledged_at, i.s1, i.s1_any_of, i.client_id, a.synthetic,
+                    i.signals_json
+                 FROM assignments a
+                 JOIN studies s ON s.id = a.study_id
+                 JOIN tasks t ON t.id = a.task_id
+                 JOIN users u ON u.id = a.worker_id
+                 JOIN assignment_items i ON i.assignment_id = a.id
+                 JOIN examples e ON e.id = i.example_id
+                 JOIN data_files f ON f.id = e.file_id
+                 WHERE a.study_id IN (SELECT CAST(value AS BIGINT) FROM {})
+                    AND (a.synthetic = 0 OR $2 = 1)
+                    AND (a.consented_at IS NOT NULL
+                         OR a.study_id NOT IN (SELECT CAST(value AS BIGINT) FROM {}))
+                 ORDER BY a.study_id, a.id, i.position",
+                b.json_elements("$1"),
+                b.json_elements("$3")
+            )
+        })
+    });
+    let sql: &'static str = &SQL[Backend::of(pool) as usize];
+    sqlx::query(sql)
+        .bind(json_ids)
+        .bind(i64::from(synthetic))
+        .bind(json_consent)
+        .fetch(pool)
+        .map(move |row| {
+            let mut r = StoredAnnotation::from_row(&row?)?.decode()?;
+            r.shot_group = groups.get(&r.study_id).cloned().unwrap_or_default();
+            Ok(r)
+        })
+}

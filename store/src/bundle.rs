@@ -1,0 +1,313 @@
+//! The study bundle: every file of a scope in one tar archive with a content hash. Members are
+//! spooled, deflated, one after the other into a temporary file, as a tar states each file's
+//! size first.
+
+use super::export::{
+    attention_csv, consent_csv, curve_svg, majority_predictions, pay_csv, predictions_of,
+    questionnaires_csv, questionnaires_jsonl,
+};
+use super::report::Loaded;
+use super::stream::{write_rows, Out, RowFile, Spool, SpoolFile, Spooled};
+use crate::error::Error;
+use domain::export_file::ExportFile;
+use domain::ids::{ConfigId, StudyId};
+use domain::place::PlaceStatus;
+use domain::report::draw::layout;
+use domain::report::Report;
+use domain::shots;
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::io::Write;
+
+/// Study configurations: the one in force and every saved version.
+#[derive(Serialize)]
+struct ConfigExport {
+    study_id: StudyId,
+    name: String,
+    task: String,
+    config_id: ConfigId,
+    config: domain::study::StudyConfig,
+    /// The scenarios' training files, e.g. `10_1 ⊂ 20_5 ⊂ 30_5`, and whether they nest.
+    training_sets: String,
+    nested: bool,
+    /// SHA-256 of the consent text in force (what `consent.csv` records per worker).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    consent_sha256: Option<String>,
+    versions: Vec<Value>,
+}
+
+/// A member's place in the spool file.
+struct Member {
+    name: String,
+    offset: u64,
+    len: u64,
+    stored: u64,
+}
+
+/// A bundle ready to be written: its members spooled, its content hash known.
+pub struct Bundle {
+    spool: SpoolFile,
+    members: Vec<Member>,
+    /// SHA-256 of `SHA256SUMS` (hex).
+    pub hash: String,
+    listing: String,
+    manifest: String,
+}
+
+/// The content hash of a set of files given as (name, hex SHA-256): SHA-256 of the
+/// `sha256sum`-style listing (`<hex>  <name>\n` per file, sorted by name), so it is
+/// independent of archive details. Returns the hash and the listing.
+pub fn content_hash(files: &[(String, String)]) -> (String, String) {
+    let mut listing = files.to_vec();
+    listing.sort();
+    let text: String = listing.iter().map(|(n, h)| format!("{h}  {n}\n")).collect();
+    (hex::encode(Sha256::digest(text.as_bytes())), text)
+}
+
+/// The members spooled so far, with their hashes.
+struct Members {
+    spool: SpoolFile,
+    members: Vec<Member>,
+    hashes: Vec<(String, String)>,
+    end: u64,
+}
+
+impl Members {
+    fn add(&mut self, name: String, done: Spooled) {
+        self.hashes.push((name.clone(), done.sha256));
+        self.members.push(Member {
+            name,
+            offset: self.end,
+            len: done.len,
+            stored: done.stored,
+        });
+        self.end += done.stored;
+    }
+
+    /// A member written by `write` (text, JSON) straight into the spool.
+    fn write(
+        &mut self,
+        name: String,
+        write: impl FnOnce(&mut Spool<'_>) -> std::io::Result<()>,
+    ) -> Result<(), Error> {
+        let mut member = self.spool.member();
+        write(&mut member).map_err(Error::internal)?;
+        let done = member.finish()?;
+        self.add(name, done);
+        Ok(())
+    }
+
+    fn text(&mut self, name: String, text: &str) -> Result<(), Error> {
+        self.write(name, |w| w.write_all(text.as_bytes()))
+    }
+}
+
+/// Spools every file of the bundle: configurations, assignments and annotations (streamed from
+/// the database), scores, pay, predictions and charts.
+pub async fn build(pool: &sqlx::AnyPool, l: Loaded, r: Report) -> Result<Bundle, Error> {
+    let mut m = Members {
+        spool: SpoolFile::new()?,
+        members: Vec::new(),
+        hashes: Vec::new(),
+        end: 0,
+    };
+    m.text("config.json".into(), &configs(pool, &l).await?)?;
+    for (name, file) in [
+        ("assignments.jsonl", RowFile::Assignments),
+        (
+            ExportFile::AnnotationsJsonl.as_str(),
+            RowFile::AnnotationsJsonl,
+        ),
+        (ExportFile::AnnotationsCsv.as_str(), RowFile::AnnotationsCsv),
+    ] {
+        let mut out = Out::new(m.spool.member());
+        write_rows(pool, &l.studies, l.synthetic.included, file, &mut out).await?;
+        let done = out.finish().await?.finish()?;
+        m.add(name.into(), done);
+    }
+    // The rest is serialisation and compression of what is in memory (seconds on a big scope):
+    // on the blocking pool, not on the async workers that answer the crowd meanwhile.
+    super::report::off_runtime(move || spool_the_rest(m, &l, &r)).await?
+}
+
+/// Spools the files made from the report and the scope in memory; ends the bundle.
+fn spool_the_rest(mut m: Members, l: &Loaded, r: &Report) -> Result<Bundle, Error> {
+    // Written as it is serialised: on many annotators the text is tens of megabytes.
+    m.write(ExportFile::ScoresJson.as_str().into(), |w| {
+        let mut w = std::io::BufWriter::new(w);
+        serde_json::to_writer_pretty(&mut w, r)?;
+        w.write_all(b"\n")?;
+        w.flush()
+    })?;
+    m.text(
+        ExportFile::ScoresCsv.as_str().into(),
+        &domain::report::draw::scores_csv::scores_csv(r),
+    )?;
+    m.text(ExportFile::ScoresMd.as_str().into(), &layout::markdown(r))?;
+    m.text(ExportFile::PayCsv.as_str().into(), &pay_csv(l, r)?)?;
+    m.text("analysis_plans.json".into(), &analysis_plans(r)?)?;
+    // The study pages' files, where a study of the scope has pages (a bundle of studies
+    // without them is as before).
+    if l.studies.iter().any(|s| !s.config.pages.is_empty()) {
+        use ExportFile::*;
+        for (file, text) in [
+            (QuestionnairesCsv, questionnaires_csv(l)?),
+            (QuestionnairesJsonl, questionnaires_jsonl(l)?),
+            (AttentionCsv, attention_csv(l)?),
+            (ConsentCsv, consent_csv(l)?),
+        ] {
+            m.text(file.as_str().into(), &text)?;
+        }
+    }
+    for a in l
+        .annotators
+        .iter()
+        .filter(|a| a.status == PlaceStatus::Finished)
+    {
+        let (name, t) = predictions_of(l, a)?;
+        m.text(format!("predictions/{name}"), &t)?;
+    }
+    for cell in &r.all.main {
+        let (name, t) = majority_predictions(l, &cell.task, cell.k, false)?;
+        m.text(format!("predictions/{name}"), &t)?;
+    }
+    for t in &r.tasks {
+        m.text(
+            format!("charts/{}.svg", t.name),
+            &curve_svg(r, &t.name, false)?,
+        )?;
+    }
+    let (hash, listing) = content_hash(&m.hashes);
+    let manifest = serde_json::json!({
+        "format": "clues-lab study bundle, version 1",
+        "studies": l.studies.iter().map(|s| s.id).collect::<Vec<_>>(),
+        "content_sha256": hash,
+        "content_hash_rule": "SHA-256 of SHA256SUMS (sha256sum format, sorted by file name)",
+        "files": m.members.iter().map(|m| serde_json::json!({"name": m.name, "bytes": m.len})).collect::<Vec<_>>(),
+    });
+    Ok(Bundle {
+        spool: m.spool,
+        members: m.members,
+        hash,
+        listing,
+        manifest: serde_json::to_string_pretty(&manifest).map_err(Error::internal)? + "\n",
+    })
+}
+
+async fn configs(pool: &sqlx::AnyPool, l: &Loaded) -> Result<String, Error> {
+    let mut configs = Vec::new();
+    for s in &l.studies {
+        let versions: Vec<(i64, String, String)> = sqlx::query_as(
+            "SELECT id, config_json, created_at FROM study_configs WHERE study_id = $1 ORDER BY id",
+        )
+        .bind(s.id)
+        .fetch_all(pool)
+        .await?;
+        let nested = l
+            .tasks
+            .get(&s.spec.name)
+            .is_none_or(|t| shots::not_nested(&t.shot_sets, &s.config.scenario_files()).is_empty());
+        configs.push(ConfigExport {
+            study_id: s.id,
+            name: s.name.clone(),
+            task: s.spec.name.clone(),
+            config_id: s.config_id,
+            config: s.config.clone(),
+            training_sets: s.config.shot_group_text(nested),
+            nested,
+            consent_sha256: s.config.pages.consent.as_ref().map(|c| c.hash()),
+            versions: versions
+                .into_iter()
+                .map(|(id, json, at)| {
+                    let parsed: Option<domain::study::StudyConfig> =
+                        serde_json::from_str(&json).ok();
+                    let consent = parsed.and_then(|c| c.pages.consent).map(|c| c.hash());
+                    let config: Value = serde_json::from_str(&json).unwrap_or(Value::String(json));
+                    let mut v =
+                        serde_json::json!({"config_id": id, "created_at": at, "config": config});
+                    if let Some(h) = consent {
+                        v["consent_sha256"] = Value::String(h);
+                    }
+                    v
+                })
+                .collect(),
+        });
+    }
+    Ok(serde_json::to_string_pretty(&configs).map_err(Error::internal)? + "\n")
+}
+
+impl Bundle {
+    /// Writes the tar archive (fixed times and modes, so the same data gives the same bytes):
+    /// `manifest.json`, `SHA256SUMS`, then the files. Blocking: run it on a blocking thread.
+    pub fn write_tar<W: Write>(mut self, w: W) -> std::io::Result<W> {
+        let mut tar = tar::Builder::new(w);
+        let mut add = |name: &str, len: u64, data: &mut dyn std::io::Read| {
+            let mut h = tar::Header::new_ustar();
+            h.set_size(len);
+            h.set_mode(0o644);
+            h.set_mtime(0);
+            h.set_cksum();
+            tar.append_data(&mut h, format!("clues-lab-bundle/{name}"), data)
+        };
+        add(
+            "manifest.json",
+            self.manifest.len() as u64,
+            &mut self.manifest.as_bytes(),
+        )?;
+        add(
+            "SHA256SUMS",
+            self.listing.len() as u64,
+            &mut self.listing.as_bytes(),
+        )?;
+        for m in &self.members {
+            add(&m.name, m.len, &mut self.spool.read(m.offset, m.stored)?)?;
+        }
+        tar.into_inner()
+    }
+}
+
+/// Each study's frozen analysis plan with its hash: `plan_json` is the exact text the SHA-256
+/// was taken of, so `sha256(plan_json) == sha256` checks it.
+fn analysis_plans(r: &Report) -> Result<String, Error> {
+    let plans: Vec<serde_json::Value> = r
+        .plans
+        .iter()
+        .map(|p| match &p.frozen {
+            Some(f) => serde_json::json!({
+                "study": p.study,
+                "task": p.task,
+                "frozen_at": f.frozen_at,
+                "sha256": f.sha256,
+                "plan_json": f.json,
+                "departures": f.deviations,
+            }),
+            None => serde_json::json!({
+                "study": p.study,
+                "task": p.task,
+                "frozen_at": null,
+                "note": "no plan was frozen before the study's data began: its comparisons are exploratory",
+            }),
+        })
+        .collect();
+    let mut text = serde_json::to_string_pretty(&plans).map_err(Error::internal)?;
+    text.push('\n');
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_hash_ignores_order() {
+        let a = vec![
+            ("b".to_string(), "2".to_string()),
+            ("a".to_string(), "1".to_string()),
+        ];
+        let mut b = a.clone();
+        b.reverse();
+        assert_eq!(content_hash(&a).0, content_hash(&b).0);
+        assert_eq!(content_hash(&a).1, "1  a\n2  b\n");
+    }
+}

@@ -1,0 +1,277 @@
+//! CrossFit's fine-tuning shared by workers (`crossfit_jobs`): one method's job on one task and
+//! seed, queued with the recipe every worker runs it with, claimed under a lease (`store::lease`),
+//! its progress written as it trains, its run stored with the job marked done in one transaction.
+
+use super::runs::{store, NewRun};
+use super::task_id;
+use crate::auth::now_ms;
+use crate::error::{Error, Result};
+use crate::lease::{self, Queue};
+use domain::crossfit::metrics::Score;
+use domain::run::JobStatus;
+use domain::wire::crossfit::{JobRow, LearningQueue};
+use sqlx::AnyPool;
+use std::time::Duration;
+
+/// A CrossFit job: the method, task and seed it stores a run of, and its recipe.
+#[derive(Clone, Debug)]
+pub struct Seed {
+    pub method: String,
+    pub task: String,
+    pub seed: u32,
+    /// The recipe it was queued with (JSON).
+    pub settings: String,
+}
+
+/// A CrossFit job this worker holds.
+pub type Held = lease::Held<Seed>;
+
+impl Seed {
+    /// The job as a person names it.
+    pub fn name(&self) -> String {
+        format!("{} on {} seed {}", self.method, self.task, self.seed)
+    }
+}
+
+/// Queues `method`'s fine-tuning of `task` for each of `seeds` with the recipe `settings`
+/// (JSON) and answers the jobs' ids. A job already queued or running keeps going, and must
+/// have been queued with the same recipe (a method's runs are made one way); a failed job, or
+/// a done one whose run is gone, is queued again with this recipe.
+pub async fn enqueue(
+    pool: &AnyPool,
+    method: &str,
+    task: &str,
+    seeds: &[u32],
+    settings: &str,
+) -> Result<Vec<i64>> {
+    let (task_id, _) = task_id(pool, task).await?;
+    // All or nothing: a refusal leaves no seed queued with the refused recipe. The refusal
+    // rolls back before it is answered: a dropped transaction would keep its row locks until
+    // its connection is next used, and a claim (SKIP LOCKED) would pass the queued seed by.
+    let mut tx = crate::tx::begin_immediate(pool, &[]).await?;
+    let queued = queue_seeds(&mut tx, (method, task, task_id), seeds, settings).await;
+    crate::tx::finish(tx, queued).await
+}
+
+/// Queues each seed in `tx`; refused where one is queued or running with another recipe.
+async fn queue_seeds(
+    tx: &mut sqlx::AnyConnection,
+    (method, task, task_id): (&str, &str, i64),
+    seeds: &[u32],
+    settings: &str,
+) -> Result<Vec<i64>> {
+    let mut ids = Vec::with_capacity(seeds.len());
+    for &seed in seeds {
+        sqlx::query(
+            "INSERT INTO crossfit_jobs (method, task_id, seed, settings_json, status, queued_at)
+             VALUES ($1, $2, $3, $4, 'queued', $5)
+             ON CONFLICT (method, task_id, seed) DO UPDATE SET status = 'queued', error = NULL,
+                 queued_at = $5, settings_json = $4, progress = NULL
+             WHERE crossfit_jobs.status = 'failed' OR (crossfit_jobs.status = 'done' AND NOT EXISTS
+                 (SELECT 1 FROM crossfit_runs r WHERE r.method = crossfit_jobs.method
+                     AND r.task_id = crossfit_jobs.task_id AND r.seed = crossfit_jobs.seed))",
+        )
+        .bind(method)
+        .bind(task_id)
+        .bind(i64::from(seed))
+        .bind(settings)
+        .bind(now_ms())
+        .execute(&mut *tx)
+        .await?;
+        let (id, queued_with): (i64, String) = sqlx::query_as(
+            "SELECT id, settings_json FROM crossfit_jobs WHERE method = $1 AND task_id = $2 AND seed = $3",
+        )
+        .bind(method)
+        .bind(task_id)
+        .bind(i64::from(seed))
+        .fetch_one(&mut *tx)
+        .await?;
+        if queued_with != settings {
+            return Err(Error::Refused(format!(
+                "{method} on {task} seed {seed} is queued or running with another recipe ({queued_with}); run the same command to share it, or give another --method"
+            )));
+        }
+        ids.push(id);
+    }
+    Ok(ids)
+}
+
+/// A claimed job's key and recipe.
+#[derive(sqlx::FromRow)]
+struct Key {
+    method: String,
+    task: String,
+    seed: i64,
+    settings_json: String,
+}
+
+/// Claims the first of `jobs` that is queued or whose lease ran out, for `lease`; its
+/// progress starts again.
+pub async fn claim(
+    pool: &AnyPool,
+    jobs: &[i64],
+    worker: &str,
+    lease: Duration,
+) -> Result<Option<Held>> {
+    let Some(lease) = lease::claim(pool, Queue::Crossfit, jobs, worker, lease, None).await? else {
+        return Ok(None);
+    };
+    sqlx::query(
+        "UPDATE crossfit_jobs SET started_at = $1, done_updates = 0, total_updates = 0, progress = NULL
+         WHERE id = $2 AND worker = $3",
+    )
+    .bind(now_ms())
+    .bind(lease.job)
+    .bind(&lease.worker)
+    .execute(pool)
+    .await?;
+    let key: Key = sqlx::query_as(
+        "SELECT j.method, t.name AS task, j.seed, j.settings_json FROM crossfit_jobs j
+         JOIN crossfit_tasks t ON t.id = j.task_id WHERE j.id = $1",
+    )
+    .bind(lease.job)
+    .fetch_one(pool)
+    .await?;
+    Ok(Some(Held {
+        lease,
+        key: Seed {
+            method: key.method,
+            task: key.task,
+            seed: key.seed as u32,
+            settings: key.settings_json,
+        },
+    }))
+}
+
+/// Hands a held job back to the queue as its worker stops (its progress starts again at the
+/// next claim). `false` when the worker no longer held it.
+pub async fn release(pool: &AnyPool, held: &Held, why: &str) -> Result<bool> {
+    lease::release(pool, &held.lease, why, None).await
+}
+
+/// Cancels an open job for `by` (a person's name): a worker training it stops at its next
+/// renewal and stores nothing.
+pub async fn cancel(pool: &AnyPool, job: i64, by: &str) -> Result<()> {
+    lease::cancel(pool, Queue::Crossfit, job, by, None).await
+}
+
+/// The jobs not finished (queued, or claimed by some worker), oldest first: every CrossFit job
+/// carries its recipe, so any worker can run it.
+pub async fn runnable(pool: &AnyPool) -> Result<Vec<i64>> {
+    Ok(sqlx::query_scalar(
+        "SELECT id FROM crossfit_jobs WHERE status IN ('queued', 'claimed') ORDER BY id",
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Writes a held job's progress: `done` updates of `total`, and the worker's words.
+pub async fn progress(
+    pool: &AnyPool,
+    held: &Held,
+    done: u64,
+    total: u64,
+    words: &str,
+) -> Result<()> {
+    sqlx::query(
+        "UPDATE crossfit_jobs SET done_updates = $1, total_updates = $2, progress = $3
+         WHERE id = $4 AND worker = $5 AND status = 'claimed'",
+    )
+    .bind(done as i64)
+    .bind(total as i64)
+    .bind(words)
+    .bind(held.lease.job)
+    .bind(&held.lease.worker)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// Stores a held job's run and marks the job done in one transaction; stores nothing when
+/// another worker took the job over meanwhile.
+pub async fn finish(
+    pool: &AnyPool,
+    held: &Held,
+    predictions: &[String],
+    settings: &str,
+) -> Result<Score> {
+    let run = NewRun {
+        method: &held.method,
+        task: &held.task,
+        seed: held.seed,
+        kind: "predictions",
+        predictions,
+        settings: Some(settings),
+    };
+    store(pool, &run, Some((&held.lease, &held.name()))).await
+}
+
+/// How many of `jobs` are not finished (queued, or claimed by some worker).
+pub async fn unfinished(pool: &AnyPool, jobs: &[i64]) -> Result<i64> {
+    Ok(lease::unfinished(pool, Queue::Crossfit, jobs, "1").await?.0)
+}
+
+/// A job as the machines page reads it.
+#[derive(sqlx::FromRow)]
+struct Listed {
+    id: i64,
+    method: String,
+    task: String,
+    seed: i64,
+    status: JobStatus,
+    worker: Option<String>,
+    lease_until: Option<i64>,
+    attempts: i64,
+    progress: Option<String>,
+    done_updates: i64,
+    total_updates: i64,
+    started_at: Option<i64>,
+    error: Option<String>,
+}
+
+/// Each method's jobs by status, and every job not done: running ones first with their
+/// progress and time left, then failed ones with why, then queued ones.
+pub async fn queue(pool: &AnyPool) -> Result<LearningQueue> {
+    let rows: Vec<Listed> = sqlx::query_as(
+        "SELECT j.id, j.method, t.name AS task, j.seed, j.status, j.worker, j.lease_until, j.attempts,
+            j.progress, j.done_updates, j.total_updates, j.started_at, j.error
+         FROM crossfit_jobs j JOIN crossfit_tasks t ON t.id = j.task_id WHERE j.status <> 'done'
+         ORDER BY CASE j.status WHEN 'claimed' THEN 0 WHEN 'failed' THEN 1 ELSE 2 END, j.id",
+    )
+    .fetch_all(pool)
+    .await?;
+    let now = now_ms();
+    let open = rows
+        .into_iter()
+        .map(|r| {
+            let running = r.status == JobStatus::Claimed;
+            let pace = match (running, r.started_at) {
+                (true, Some(t)) if r.done_updates > 0 && r.total_updates >= r.done_updates => {
+                    Some((now - t) as f64 / 1000.0 / r.done_updates as f64)
+                }
+                _ => None,
+            };
+            JobRow {
+                id: r.id,
+                method: r.method,
+                task: r.task,
+                seed: r.seed as u32,
+                status: r.status,
+                // A worker whose lease ran out holds nothing any more.
+                worker: r
+                    .worker
+                    .filter(|_| running && r.lease_until.is_some_and(|l| l >= now)),
+                attempts: r.attempts,
+                progress: r.progress.filter(|_| running),
+                done: r.done_updates,
+                total: r.total_updates,
+                left_seconds: pace.map(|p| p * (r.total_updates - r.done_updates) as f64),
+                error: r.error,
+            }
+        })
+        .collect();
+    Ok(LearningQueue {
+        methods: lease::summary(pool, Queue::Crossfit).await?,
+        open,
+    })
+}

@@ -1,0 +1,105 @@
+//! The server side's one error type: what the data layer, the learners and the command line
+//! return, with every cause kept (the database, files, a model, a command's bad data). What a
+//! browser may read of it is `app::error::Error`, made from it in one place.
+
+use std::sync::Arc;
+
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum Error {
+    #[error("Your role ({0}) may not do this.")]
+    Forbidden(String),
+    #[error("{0}")]
+    NotFound(String),
+    /// Input that cannot be used: a bad argument, option or field.
+    #[error("{0}")]
+    Invalid(String),
+    /// A well-formed request the protocol does not allow now (a full study, a locked answer).
+    #[error("{0}")]
+    Refused(String),
+    /// A failure of the server itself, already logged where it happened.
+    #[error("Something went wrong on the server; it has been logged.")]
+    Internal,
+    /// A request that ended before it was served (a download the client cancelled).
+    #[error("The request could not be completed: {0}")]
+    Request(String),
+    /// Bad input data: `file:line: message` (an import, a plan, an uploaded file).
+    #[error("{}", fmt_data(.file, .line, .message))]
+    Data {
+        file: String,
+        line: Option<usize>,
+        message: String,
+    },
+    /// A shared grid's job was taken over by another worker after this one's lease ran out.
+    #[error("{0}")]
+    LeaseLost(String),
+    /// A model, tokenizer or ONNX Runtime problem, said in words.
+    #[error("{0}")]
+    Model(String),
+    #[error("database error: {0}")]
+    Db(Arc<sqlx::Error>),
+    #[error("database migration failed: {0}")]
+    Migrate(Arc<sqlx::migrate::MigrateError>),
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        source: Arc<std::io::Error>,
+    },
+}
+
+/// Two errors are equal when they are the same variant and read the same (every field of every
+/// variant is in its message; a database or file error is compared by what it says).
+impl PartialEq for Error {
+    fn eq(&self, other: &Self) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+            && self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for Error {}
+
+/// What every fallible function of the server side returns.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+fn fmt_data(file: &str, line: &Option<usize>, message: &str) -> String {
+    match line {
+        Some(n) => format!("{file}:{n}: {message}"),
+        None => format!("{file}: {message}"),
+    }
+}
+
+impl Error {
+    /// Logs an internal failure and hides its cause from whoever reads the error.
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        tracing::error!("internal error: {cause}");
+        Error::Internal
+    }
+
+    /// Bad input data at `file` (and `line`, where there is one).
+    pub fn data(file: impl Into<String>, line: Option<usize>, message: impl Into<String>) -> Self {
+        Error::Data {
+            file: file.into(),
+            line,
+            message: message.into(),
+        }
+    }
+
+    /// A file or directory that could not be read or written, with what was being done.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            context: context.into(),
+            source: Arc::new(source),
+        }
+    }
+}
+
+impl From<sqlx::Error> for Error {
+    fn from(e: sqlx::Error) -> Self {
+        Error::Db(Arc::new(e))
+    }
+}
+
+impl From<sqlx::migrate::MigrateError> for Error {
+    fn from(e: sqlx::migrate::MigrateError) -> Self {
+        Error::Migrate(Arc::new(e))
+    }
+}

@@ -1,0 +1,21 @@
+//! The data layer: the pool and its dialects, transactions and guards, the answer writer,
+//! leases, the table families and their loaders, and the server side's error. No web framework.
+pub mod annotations;
+pub mod auth;
+pub mod bundle;
+pub mod catalog;
+pub mod checkpoint;
+pub mod crossfit;
+pub mod db;
+pub mod error;
+pub mod export;
+pub mod lease;
+pub mod machine;
+pub mod report;
+pub mod stream;
+pub mod study;
+pub mod task_store;
+pub mod tx;
+pub mod writer;
+
+pub use error::{Error, Result};

@@ -1,0 +1,279 @@
+//! Exports written piece by piece, so memory stays bounded whatever their size: where pieces go
+//! (a channel into an HTTP body, a spool file with its hash), and the row-by-row files.
+
+use crate::annotations::{annotation_rows, AnnotationRow, ANNOTATION_COLUMNS};
+use crate::error::Error;
+use crate::study::Study;
+use domain::ids::{AssignmentId, ConfigId, ExampleId, StudyId};
+use domain::place::{Phase, PlaceStatus};
+use flate2::read::DeflateDecoder;
+use flate2::write::DeflateEncoder;
+use flate2::Compression;
+use futures_util::TryStreamExt;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use sqlx::AnyPool;
+use std::future::Future;
+use std::io::{Read, Seek, SeekFrom, Write};
+use tokio::sync::mpsc;
+
+/// Pieces are handed on once they reach this size.
+pub const CHUNK: usize = 64 * 1024;
+
+/// Where an export's pieces go.
+pub trait Sink: Send {
+    fn put(&mut self, piece: Vec<u8>) -> impl Future<Output = Result<(), Error>> + Send;
+}
+
+/// Pieces for an HTTP body. The channel is bounded, so a slow client slows the export down
+/// instead of letting it pile up; a client that went away stops it.
+pub struct Channel(pub mpsc::Sender<Result<Vec<u8>, std::io::Error>>);
+
+impl Sink for Channel {
+    async fn put(&mut self, piece: Vec<u8>) -> Result<(), Error> {
+        self.0
+            .send(Ok(piece))
+            .await
+            .map_err(|_| Error::Request("the download was cancelled".into()))
+    }
+}
+
+/// One anonymous temporary file that the members of a bundle are written into one after the
+/// other (one file, however many members: a scope with thousands of annotators would run out
+/// of file handles with a file each). Each member is its own deflate stream: the row files of a
+/// big scope take a tenth of their size on disk while the bundle is built.
+pub struct SpoolFile {
+    pub file: std::fs::File,
+}
+
+impl SpoolFile {
+    pub fn new() -> Result<Self, Error> {
+        Ok(SpoolFile {
+            file: tempfile::tempfile().map_err(Error::internal)?,
+        })
+    }
+
+    /// A writer for the next member, which starts where the last one ended.
+    pub fn member(&mut self) -> Spool<'_> {
+        Spool {
+            file: DeflateEncoder::new(&mut self.file, Compression::fast()),
+            len: 0,
+            hasher: Sha256::new(),
+        }
+    }
+
+    /// Reads back a member spooled at `offset` taking `stored` bytes: its original bytes.
+    pub fn read(&mut self, offset: u64, stored: u64) -> std::io::Result<impl Read + '_> {
+        self.file.seek(SeekFrom::Start(offset))?;
+        Ok(DeflateDecoder::new((&mut self.file).take(stored)))
+    }
+}
+
+/// A member once spooled: its size, its size in the spool and its hex SHA-256.
+pub struct Spooled {
+    pub len: u64,
+    pub stored: u64,
+    pub sha256: String,
+}
+
+/// A member being spooled, with its size and SHA-256.
+pub struct Spool<'a> {
+    file: DeflateEncoder<&'a mut std::fs::File>,
+    len: u64,
+    hasher: Sha256,
+}
+
+impl Spool<'_> {
+    /// Writes a piece at once (blocking; pieces are at most a chunk).
+    pub fn write_piece(&mut self, piece: &[u8]) -> Result<(), Error> {
+        self.write_all(piece).map_err(Error::internal)
+    }
+
+    /// Ends the member's stream.
+    pub fn finish(self) -> Result<Spooled, Error> {
+        let Spool {
+            mut file,
+            len,
+            hasher,
+        } = self;
+        file.try_finish().map_err(Error::internal)?;
+        Ok(Spooled {
+            len,
+            stored: file.total_out(),
+            sha256: hex::encode(hasher.finalize()),
+        })
+    }
+}
+
+impl Write for Spool<'_> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write(data)?;
+        self.hasher.update(&data[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl Sink for Spool<'_> {
+    async fn put(&mut self, piece: Vec<u8>) -> Result<(), Error> {
+        self.write_piece(&piece)
+    }
+}
+
+/// Gathers text into pieces of about `CHUNK` bytes for a sink.
+pub struct Out<S: Sink> {
+    buf: Vec<u8>,
+    pub sink: S,
+}
+
+impl<S: Sink> Out<S> {
+    pub fn new(sink: S) -> Self {
+        Out {
+            buf: Vec::with_capacity(CHUNK),
+            sink,
+        }
+    }
+
+    pub async fn write(&mut self, text: &str) -> Result<(), Error> {
+        self.buf.extend_from_slice(text.as_bytes());
+        if self.buf.len() >= CHUNK {
+            let piece = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
+            self.sink.put(piece).await?;
+        }
+        Ok(())
+    }
+
+    /// Hands on what is left; returns the sink.
+    pub async fn finish(mut self) -> Result<S, Error> {
+        if !self.buf.is_empty() {
+            let piece = std::mem::take(&mut self.buf);
+            self.sink.put(piece).await?;
+        }
+        Ok(self.sink)
+    }
+}
+
+/// The row-by-row files of a scope of studies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowFile {
+    AnnotationsJsonl,
+    AnnotationsCsv,
+    /// The bundle's `assignments.jsonl`: per assignment, the items in the order shown.
+    Assignments,
+}
+
+/// Writes one of the row files, reading the rows from the database one at a time.
+pub async fn write_rows<S: Sink>(
+    pool: &AnyPool,
+    studies: &[Study],
+    synthetic: bool,
+    file: RowFile,
+    out: &mut Out<S>,
+) -> Result<(), Error> {
+    let mut rows = annotation_rows(pool, studies, synthetic);
+    if file == RowFile::AnnotationsCsv {
+        out.write(&domain::report::draw::table::csv_line(&ANNOTATION_COLUMNS))
+            .await?;
+    }
+    let mut assignment: Option<AssignmentExport> = None;
+    while let Some(r) = rows.try_next().await? {
+        match file {
+            RowFile::AnnotationsJsonl => out.write(&super::export::json_line(&r)?).await?,
+            RowFile::AnnotationsCsv => {
+                out.write(&super::export::csv_row(&ANNOTATION_COLUMNS, &r)?)
+                    .await?
+            }
+            RowFile::Assignments => {
+                if assignment.as_ref().map(|a| a.assignment_id) != Some(r.assignment_id) {
+                    if let Some(done) = assignment.take() {
+                        out.write(&super::export::json_line(&done)?).await?;
+                    }
+                    assignment = Some(AssignmentExport::of(&r));
+                }
+                let a = assignment.as_mut().expect("set above");
+                a.items.push((r.position, r.phase, r.example_id, r.item_id));
+            }
+        }
+    }
+    if let Some(done) = assignment {
+        out.write(&super::export::json_line(&done)?).await?;
+    }
+    Ok(())
+}
+
+/// Per assignment: which examples the worker saw and in what order.
+#[derive(Serialize)]
+struct AssignmentExport {
+    assignment_id: AssignmentId,
+    study_id: StudyId,
+    worker: String,
+    k: u32,
+    training_split: Option<u32>,
+    config_id: ConfigId,
+    status: PlaceStatus,
+    started_at: i64,
+    finished_at: Option<i64>,
+    items: Vec<(i64, Phase, ExampleId, String)>,
+}
+
+impl AssignmentExport {
+    fn of(r: &AnnotationRow) -> Self {
+        AssignmentExport {
+            assignment_id: r.assignment_id,
+            study_id: r.study_id,
+            worker: r.worker.clone(),
+            k: r.k,
+            training_split: r.training_split,
+            config_id: r.config_id,
+            status: r.status,
+            started_at: r.started_at,
+            finished_at: r.finished_at,
+            items: Vec::new(),
+        }
+    }
+}
+
+/// A blocking writer into the channel of an HTTP body (the tar of a bundle is written on a
+/// blocking thread), in pieces of about `CHUNK` bytes.
+pub struct ChannelWriter {
+    tx: mpsc::Sender<Result<Vec<u8>, std::io::Error>>,
+    buf: Vec<u8>,
+}
+
+impl ChannelWriter {
+    pub fn new(tx: mpsc::Sender<Result<Vec<u8>, std::io::Error>>) -> Self {
+        ChannelWriter {
+            tx,
+            buf: Vec::with_capacity(CHUNK),
+        }
+    }
+
+    /// Tells the reader the body failed (the client sees a cut download, not a complete one).
+    pub fn fail(&self, e: std::io::Error) {
+        let _ = self.tx.blocking_send(Err(e));
+    }
+}
+
+impl Write for ChannelWriter {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= CHUNK {
+            self.flush()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let piece = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
+        self.tx
+            .blocking_send(Ok(piece))
+            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "client went away"))
+    }
+}

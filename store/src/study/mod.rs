@@ -1,0 +1,121 @@
+//! The crowd protocol on the database: study configuration, taking a place (one transaction
+//! per arrival), the worker's current item, locked submissions with idempotent resends.
+
+use crate::catalog::{corrupt, load_spec};
+use crate::error::Error;
+use domain::ids::{ConfigId, StudyId, TaskId, UserId};
+use domain::place::PlaceStatus;
+use domain::platform::Platform;
+use domain::study::StudyConfig;
+use domain::task::TaskSpec;
+use serde::{Deserialize, Serialize};
+use sqlx::AnyPool;
+
+/// What a crowd link said about the arrival, kept with the assignment.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CrowdInfo {
+    pub platform: Option<Platform>,
+    pub worker: Option<String>,
+    pub study: Option<String>,
+    pub session: Option<String>,
+    pub assignment: Option<String>,
+    /// MTurk's `turkSubmitTo` (one of `crowd::MTURK_HOSTS`), where the end page posts the HIT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submit_to: Option<String>,
+    /// MTurk assignments the worker came with before the one in hand (a returning worker who
+    /// accepted another HIT of the study), oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier_assignments: Vec<String>,
+}
+
+impl CrowdInfo {
+    /// The platform and worker id of a crowd arrival (every crowd link sets both).
+    pub fn identity(&self) -> Result<(Platform, &str), Error> {
+        match (self.platform, self.worker.as_deref()) {
+            (Some(p), Some(w)) => Ok((p, w)),
+            _ => Err(Error::Invalid(
+                "a crowd arrival names its platform and worker id".into(),
+            )),
+        }
+    }
+}
+
+/// A study with its task and the configuration in force.
+#[derive(Clone)]
+pub struct Study {
+    pub id: StudyId,
+    pub name: String,
+    pub task_id: TaskId,
+    pub spec: TaskSpec,
+    pub config_id: ConfigId,
+    pub config: StudyConfig,
+}
+
+impl Study {
+    /// Whether a place still waits for its worker's consent (the study has a consent page):
+    /// held, but kept out of every export, report and table.
+    pub(super) fn awaits_consent(&self, status: PlaceStatus, consented_at: Option<i64>) -> bool {
+        status == PlaceStatus::Active
+            && consented_at.is_none()
+            && self.config.pages.consent.is_some()
+    }
+}
+
+/// A study with its task's name and the configuration in force, as stored.
+#[derive(sqlx::FromRow)]
+struct StudyRow {
+    name: String,
+    task_id: TaskId,
+    task: String,
+    config_id: ConfigId,
+    config_json: String,
+}
+
+pub async fn load(pool: &AnyPool, id: StudyId) -> Result<Study, Error> {
+    let row: Option<StudyRow> = sqlx::query_as(
+        "SELECT s.name, s.task_id, t.name AS task, c.id AS config_id, c.config_json FROM studies s
+         JOIN tasks t ON t.id = s.task_id JOIN study_configs c ON c.id = s.config_id WHERE s.id = $1",
+    )
+    .bind(id)
+    .fetch_optional(pool)
+    .await?;
+    let row = row.ok_or_else(|| Error::NotFound(format!("there is no study {id}")))?;
+    let (_, spec, _) = load_spec(pool, &row.task).await?;
+    Ok(Study {
+        id,
+        name: row.name,
+        task_id: row.task_id,
+        spec,
+        config_id: row.config_id,
+        config: serde_json::from_str(&row.config_json)
+            .map_err(|e| corrupt("study configuration", e))?,
+    })
+}
+
+/// Whether the worker already holds a place in the study (a return through the study link
+/// resumes it).
+pub async fn has_place(pool: &AnyPool, id: StudyId, worker: UserId) -> Result<bool, Error> {
+    Ok(items::own_assignment(pool, id, worker).await?.is_some())
+}
+
+mod config;
+mod consent;
+mod items;
+mod page_answers;
+mod page_rows;
+mod pages;
+mod places;
+mod plan;
+mod refusals;
+mod submit;
+mod worker;
+
+pub use config::{admin_view, admin_view_of, create, list, summary_of, update};
+pub use consent::consent;
+pub use items::StoredSpan;
+pub use page_answers::questionnaire;
+pub use page_rows::{page_rows, CheckRow, ConsentRow, PageRows, QuestionnaireRow};
+pub use places::{enter, enter_new, has_free_place};
+pub use plan::{frozen_plans, StoredPlan};
+pub use submit::{acknowledge, submit, Sent};
+pub use worker::worker_state;

@@ -1,0 +1,357 @@
+//! Taking a place: one write transaction per arrival picks the scenario, records the
+//! assignment and every item the worker will see, in the worker's own order.
+
+use super::{CrowdInfo, Study};
+use crate::auth::{self, now_ms, User};
+use crate::catalog::example_ids;
+use crate::error::Error;
+use crate::tx::Lock;
+use crate::writer::Writer;
+use domain::ids::{AssignmentId, ExampleId, StudyId, TaskId, UserId};
+use domain::place::{Phase, PlaceStatus};
+use domain::study::{
+    choose_scenario, consent_left, is_abandoned, item_order, loads_now, training_order,
+    ScenarioLoad,
+};
+use sqlx::{AnyConnection, AnyPool};
+
+/// A worker's place for a task, in whichever study.
+#[derive(sqlx::FromRow)]
+struct TaskPlace {
+    id: AssignmentId,
+    study_id: StudyId,
+    k: i64,
+    status: PlaceStatus,
+}
+
+/// The worker's assignment for a task: (id, study, k, status).
+async fn assignment_for_task(
+    tx: &mut AnyConnection,
+    task_id: TaskId,
+    worker: UserId,
+) -> Result<Option<(AssignmentId, StudyId, u32, PlaceStatus)>, Error> {
+    let row: Option<TaskPlace> = sqlx::query_as(
+        "SELECT id, study_id, k, status FROM assignments WHERE task_id = $1 AND worker_id = $2",
+    )
+    .bind(task_id)
+    .bind(worker)
+    .fetch_optional(&mut *tx)
+    .await?;
+    Ok(row.map(|p| (p.id, p.study_id, p.k as u32, p.status)))
+}
+
+/// A returning worker's link names the MTurk assignment in hand (a second HIT of the study
+/// has a new `assignmentId`, `hitId` and perhaps `turkSubmitTo`): the place's hand-back then
+/// submits that one, and the ones before are kept as `earlier_assignments`.
+async fn in_hand(
+    tx: &mut AnyConnection,
+    place: AssignmentId,
+    crowd: &CrowdInfo,
+) -> Result<(), Error> {
+    let Some(assignment) = crowd.assignment.as_deref() else {
+        return Ok(());
+    };
+    let stored: String = sqlx::query_scalar("SELECT crowd_json FROM assignments WHERE id = $1")
+        .bind(place)
+        .fetch_one(&mut *tx)
+        .await?;
+    let mut kept: CrowdInfo =
+        serde_json::from_str(&stored).map_err(|e| crate::catalog::corrupt("crowd ids", e))?;
+    if kept.assignment.as_deref() == Some(assignment) {
+        return Ok(());
+    }
+    if let Some(before) = kept.assignment.take() {
+        kept.earlier_assignments.push(before);
+    }
+    kept.assignment = Some(assignment.to_string());
+    kept.study = crowd.study.clone().or(kept.study);
+    kept.submit_to = crowd.submit_to.clone().or(kept.submit_to);
+    let json = serde_json::to_string(&kept).map_err(Error::internal)?;
+    sqlx::query("UPDATE assignments SET crowd_json = $1 WHERE id = $2")
+        .bind(json)
+        .bind(place)
+        .execute(&mut *tx)
+        .await?;
+    Ok(())
+}
+
+/// Whether a newly arriving worker would find a place (read only, nothing written): places held
+/// by workers who finished or are still active count, and so do none that the time-out has
+/// released or would release now. A new worker has no earlier scenario of the task, so only
+/// the scenarios' loads matter. `enter` decides for good; this lets a study link turn a new
+/// crowd id away before any account is made for it.
+pub async fn has_free_place(pool: &AnyPool, study: &Study) -> Result<bool, Error> {
+    let held: Vec<(i64, PlaceStatus, i64, Option<i64>)> = sqlx::query_as(
+        "SELECT k, status, last_activity, consented_at FROM assignments
+         WHERE study_id = $1 AND status != 'abandoned'",
+    )
+    .bind(study.id)
+    .fetch_all(pool)
+    .await?;
+    let now = now_ms() / 1000;
+    let held: Vec<(u32, bool, i64)> = held
+        .into_iter()
+        .filter(|(_, status, last, consented)| {
+            let waiting = study.awaits_consent(*status, *consented);
+            !(waiting && consent_left(&study.config, last / 1000, now))
+        })
+        .map(|(k, status, last, _)| (k as u32, status == PlaceStatus::Finished, last / 1000))
+        .collect();
+    let loads = loads_now(&study.config, &held, now);
+    Ok(choose_scenario(&study.config, &loads, &[]).is_ok())
+}
+
+/// Takes a place for the worker in `study` (or finds the one they hold): one write (on SQLite
+/// in the answers' group commit, `Writer::write`)
+/// locking the study and the worker, so concurrent arrivals at this study take turns and a
+/// scenario never gets more than its N workers, while other studies' arrivals go on.
+/// Releases places abandoned past the time-out first.
+pub async fn enter(
+    writer: &Writer,
+    study: &Study,
+    worker: UserId,
+    crowd: Option<&CrowdInfo>,
+) -> Result<AssignmentId, Error> {
+    let locks = [Lock::Study(study.id), Lock::Worker(worker)];
+    let (study, crowd) = (study.clone(), crowd.cloned());
+    writer
+        .write(&locks, move |conn| {
+            Box::pin(async move { enter_in(conn, &study, worker, crowd.as_ref()).await })
+        })
+        .await
+}
+
+/// A new crowd worker's arrival: the account, the place and the session in one write
+/// transaction, so that a worker who gets no place gets no account either (a burst of
+/// arrivals at a nearly full study makes accounts for the places only). On SQLite it shares
+/// the answers' group commit (`Writer::write`), so a join waits for one commit, not for the
+/// lock. Returns the worker and the session's token; a refusal (full, closed, another
+/// scenario) leaves nothing behind.
+pub async fn enter_new(
+    writer: &Writer,
+    study: &Study,
+    crowd: &CrowdInfo,
+) -> Result<(User, String), Error> {
+    let (platform, worker) = crowd.identity()?;
+    let locks = [
+        Lock::Study(study.id),
+        Lock::CrowdId(platform.as_str(), worker),
+    ];
+    let (study, crowd) = (study.clone(), crowd.clone());
+    let (p, w) = (platform, worker.to_string());
+    writer
+        .write(&locks, move |conn| {
+            Box::pin(async move {
+                let user = auth::crowd_worker_in(conn, p, &w).await?;
+                enter_in(conn, &study, user.id, Some(&crowd)).await?;
+                let token = auth::open_session_in(conn, user.id).await?;
+                Ok((user, token))
+            })
+        })
+        .await
+}
+
+async fn enter_in(
+    tx: &mut AnyConnection,
+    study: &Study,
+    worker: UserId,
+    crowd: Option<&CrowdInfo>,
+) -> Result<AssignmentId, Error> {
+    // Resuming one's own place is not an arrival; a place in another study of the task makes
+    // the worker not new to it.
+    let mut prior = Vec::new();
+    if let Some((id, study_id, k, _)) = assignment_for_task(tx, study.task_id, worker).await? {
+        if study_id == study.id {
+            if let Some(crowd) = crowd {
+                in_hand(tx, id, crowd).await?;
+            }
+            return Ok(id);
+        }
+        prior.push(k);
+    }
+    let now = now_ms();
+    let loads = scenario_loads(tx, study, now).await?;
+    let k = choose_scenario(&study.config, &loads, &prior)
+        .map_err(|r| Error::Refused(r.to_string()))?;
+    let seed = {
+        use rand::Rng;
+        rand::thread_rng().gen_range(0..i64::MAX)
+    };
+    let split = (k > 0).then_some(study.config.split_for(k));
+    let crowd_json =
+        serde_json::to_string(&crowd.cloned().unwrap_or_default()).map_err(Error::internal)?;
+    let id = sqlx::query_scalar::<_, AssignmentId>(
+        "INSERT INTO assignments (study_id, task_id, worker_id, k, config_id, training_split, order_seed,
+            status, crowd_json, started_at, last_activity)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'active', $8, $9, $10) RETURNING id",
+    )
+    .bind(study.id)
+    .bind(study.task_id)
+    .bind(worker)
+    .bind(i64::from(k))
+    .bind(study.config_id)
+    .bind(split.map(i64::from))
+    .bind(seed)
+    .bind(crowd_json)
+    .bind(now)
+    .bind(now)
+    .fetch_one(&mut *tx)
+    .await?;
+    let items = place_items(tx, study, k, split, seed).await?;
+    insert_items(tx, id, &items).await?;
+    // The first arrival freezes the study's analysis plan (later ones leave it as it is).
+    let test_items = items.iter().filter(|(p, _)| *p == Phase::Test).count();
+    super::plan::freeze_in(tx, study, test_items).await?;
+    Ok(id)
+}
+
+/// Releases the study's places idle past the time-out, then counts the places each scenario
+/// holds.
+async fn scenario_loads(
+    tx: &mut AnyConnection,
+    study: &Study,
+    now: i64,
+) -> Result<Vec<ScenarioLoad>, Error> {
+    let active: Vec<(AssignmentId, i64, Option<i64>)> = sqlx::query_as(
+        "SELECT id, last_activity, consented_at FROM assignments
+         WHERE study_id = $1 AND status = 'active'",
+    )
+    .bind(study.id)
+    .fetch_all(&mut *tx)
+    .await?;
+    for (id, last, consented) in active {
+        // Left at the consent page: nothing of the place is kept. Claimed first by a write
+        // that re-checks the row (on PostgreSQL it waits for, then sees, a consent being
+        // given at this moment, and the place stays).
+        if study.awaits_consent(PlaceStatus::Active, consented)
+            && consent_left(&study.config, last / 1000, now / 1000)
+        {
+            let still = sqlx::query(
+                "UPDATE assignments SET last_activity = last_activity
+                 WHERE id = $1 AND status = 'active' AND consented_at IS NULL AND last_activity = $2",
+            )
+            .bind(id)
+            .bind(last)
+            .execute(&mut *tx)
+            .await?;
+            if still.rows_affected() == 1 {
+                remove_place(tx, id).await?;
+            }
+        } else if is_abandoned(&study.config, last / 1000, now / 1000, false) {
+            sqlx::query(
+                "UPDATE assignments SET status = 'abandoned', abandoned_at = $1 WHERE id = $2",
+            )
+            .bind(now)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        }
+    }
+    let loads: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT k, COUNT(*) FROM assignments WHERE study_id = $1 AND status != 'abandoned' GROUP BY k",
+    )
+    .bind(study.id)
+    .fetch_all(&mut *tx)
+    .await?;
+    Ok(loads
+        .into_iter()
+        .map(|(k, n)| ScenarioLoad {
+            k: k as u32,
+            taken: n as u32,
+        })
+        .collect())
+}
+
+/// Removes a place and everything of it (declined, or left at the consent page).
+pub(super) async fn remove_place(
+    conn: &mut sqlx::AnyConnection,
+    place: AssignmentId,
+) -> Result<(), Error> {
+    for sql in [
+        "DELETE FROM attention_answers WHERE assignment_id = $1",
+        "DELETE FROM questionnaire_answers WHERE assignment_id = $1",
+        "DELETE FROM assignment_items WHERE assignment_id = $1",
+        "DELETE FROM assignments WHERE id = $1",
+    ] {
+        sqlx::query(sql).bind(place).execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+/// A new place's items: the screening file, the training examples (in file order or the
+/// worker's own), then the whole test set in the worker's own order.
+async fn place_items(
+    tx: &mut AnyConnection,
+    study: &Study,
+    k: u32,
+    split: Option<u32>,
+    seed: i64,
+) -> Result<Vec<(Phase, ExampleId)>, Error> {
+    // Training: the split's k examples in file order, the same for everyone, or in this
+    // worker's own order where the study shuffles them (recorded row by row, as the test's).
+    let mut training = match split {
+        Some(split) => example_ids(&mut *tx, study.task_id, Some((k, split))).await?,
+        None => Vec::new(),
+    };
+    if study.config.shuffle_training {
+        let file = training.clone();
+        training = training_order(seed as u64, file.len())
+            .into_iter()
+            .map(|i| file[i])
+            .collect();
+    }
+    // Screening: the study's screening file in file order, the same for every scenario
+    // (zero-shot included), before anything else.
+    let screening = match study.config.screening {
+        Some(file) => example_ids(&mut *tx, study.task_id, Some(file)).await?,
+        None => Vec::new(),
+    };
+    // Test: the whole test set in this worker's own order, recorded row by row.
+    let test = example_ids(&mut *tx, study.task_id, None).await?;
+    let test_order = item_order(seed as u64, test.len());
+    let items = screening
+        .iter()
+        .map(|&e| (Phase::Screening, e))
+        .chain(training.iter().map(|&e| (Phase::Training, e)))
+        .chain(test_order.iter().map(|&i| (Phase::Test, test[i])));
+    Ok(items.collect())
+}
+
+/// Rows per `INSERT` of a place's items: 4 parameters each, within both engines' limits
+/// (SQLite 32,766, PostgreSQL 65,535), so a test set of up to this size is one statement.
+const ITEMS_PER_INSERT: usize = 2_000;
+
+/// Records a place's items, in order, with one statement per [`ITEMS_PER_INSERT`] items.
+async fn insert_items(
+    tx: &mut AnyConnection,
+    id: AssignmentId,
+    items: &[(Phase, ExampleId)],
+) -> Result<(), Error> {
+    for (chunk_no, chunk) in items.chunks(ITEMS_PER_INSERT).enumerate() {
+        let rows: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                format!(
+                    "(${}, ${}, ${}, ${})",
+                    4 * i + 1,
+                    4 * i + 2,
+                    4 * i + 3,
+                    4 * i + 4
+                )
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO assignment_items (assignment_id, position, phase, example_id) VALUES {}",
+            rows.join(", ")
+        );
+        let mut insert = sqlx::query(&sql);
+        for (i, (phase, example)) in chunk.iter().enumerate() {
+            insert = insert
+                .bind(id)
+                .bind((chunk_no * ITEMS_PER_INSERT + i) as i64)
+                .bind(phase.as_str())
+                .bind(*example);
+        }
+        insert.execute(&mut *tx).await?;
+    }
+    Ok(())
+}
