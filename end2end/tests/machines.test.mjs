@@ -47,9 +47,13 @@ test('baseline runs are listed, a running evaluation shows live progress, predic
   const [[id]] = sql("INSERT INTO machine_runs (system_id, task_id, k, split, status, source, settings_json, provider, done, total, started_at) VALUES ($1, $2, 20, 1, 'running', 'x', '{}', 'starting', 3, 10, 0) RETURNING id", sys, task);
   // Held by a worker of a shared grid: the row says who runs it and the time left, and the
   // grid's summary says what is queued, running and done, and who holds it.
-  const [[job]] = sql("INSERT INTO grid_jobs (system, task_id, k, split, status, worker, lease_until, attempts, queued_at) VALUES ('MiniLM-L6 fine-tuned', $1, 20, 1, 'claimed', 'gpu-box:4242', $2, 1, 0) RETURNING id", task, Date.now() + 3600000);
+  // A job is a row of `jobs` and its key in its kind's table, under the same id.
+  const gridKey = (jobId, split) => sql("INSERT INTO grid_jobs (id, system, task_id, k, split) VALUES ($1, 'MiniLM-L6 fine-tuned', $2, 20, $3)", jobId, task, split);
+  const [[job]] = sql("INSERT INTO jobs (kind, status, worker, lease_until, attempts, queued_at) VALUES ('grid', 'claimed', 'gpu-box:4242', $1, 1, 0) RETURNING id", Date.now() + 3600000);
+  gridKey(job, 1);
   sql('UPDATE machine_runs SET grid_job_id = $1 WHERE id = $2', job, id);
-  sql("INSERT INTO grid_jobs (system, task_id, k, split, status, queued_at) VALUES ('MiniLM-L6 fine-tuned', $1, 20, 2, 'queued', 0)", task);
+  const [[queued]] = sql("INSERT INTO jobs (kind, status, queued_at) VALUES ('grid', 'queued', 0) RETURNING id");
+  gridKey(queued, 2);
   await openHydrated(page, `${env.base}/machines`);
   const row = `tr.run[data-run="${id}"]`;
   assert.match(await page.textContent(row), /3 of 10 inputs/);
@@ -71,8 +75,10 @@ test('baseline runs are listed, a running evaluation shows live progress, predic
   // time left and who runs it, and is followed live until it is done; a failed seed says why.
   const [[xt]] = sql("INSERT INTO crossfit_tasks (name, ontology, metric, source) VALUES ('xf-demo', 'cls/sentiment analysis', 'ACC', 'demo') RETURNING id");
   const method = 'tiny-bart direct fine-tuning';
-  const [[xj]] = sql("INSERT INTO crossfit_jobs (method, task_id, seed, settings_json, status, worker, lease_until, attempts, queued_at, started_at, done_updates, total_updates, progress) VALUES ($1, $2, 100, '{}', 'claimed', 'gpu-box:77', $3, 2, 0, $4, 300, 9000, 'setting 1 of 9, update 300 of 1000') RETURNING id", method, xt, Date.now() + 3600000, Date.now() - 60000);
-  sql("INSERT INTO crossfit_jobs (method, task_id, seed, settings_json, status, attempts, queued_at, error) VALUES ($1, $2, 13, '{}', 'failed', 1, 0, 'out of memory on the device')", method, xt);
+  const [[xj]] = sql("INSERT INTO jobs (kind, recipe_json, status, worker, lease_until, attempts, queued_at, started_at, done_updates, total_updates, progress) VALUES ('crossfit', '{}', 'claimed', 'gpu-box:77', $1, 2, 0, $2, 300, 9000, 'setting 1 of 9, update 300 of 1000') RETURNING id", Date.now() + 3600000, Date.now() - 60000);
+  sql('INSERT INTO crossfit_jobs (id, method, task_id, seed) VALUES ($1, $2, $3, 100)', xj, method, xt);
+  const [[failed]] = sql("INSERT INTO jobs (kind, recipe_json, status, attempts, queued_at, error) VALUES ('crossfit', '{}', 'failed', 1, 0, 'out of memory on the device') RETURNING id");
+  sql('INSERT INTO crossfit_jobs (id, method, task_id, seed) VALUES ($1, $2, $3, 13)', failed, method, xt);
   await openHydrated(page, `${env.base}/machines`);
   const xfRow = `tr.job[data-job="${xj}"]`;
   const cells = await page.$$eval(`${xfRow} td`, (tds) => tds.map((c) => c.textContent));
@@ -82,9 +88,9 @@ test('baseline runs are listed, a running evaluation shows live progress, predic
   assert.match(await page.textContent('tr.job.failed'), /out of memory on the device/);
   const learning = await page.$$eval('table.learning tr.grid-jobs td', (tds) => tds.map((c) => c.textContent));
   assert.deepEqual(learning, [method, '0', '1', '0', '1', 'gpu-box:77']);
-  sql("UPDATE crossfit_jobs SET done_updates = 600, progress = 'setting 1 of 9, update 600 of 1000' WHERE id = $1", xj);
+  sql("UPDATE jobs SET done_updates = 600, progress = 'setting 1 of 9, update 600 of 1000' WHERE id = $1", xj);
   await page.waitForFunction((sel) => document.querySelector(sel)?.textContent.includes('update 600 of 1000'), xfRow, { timeout: 10000 });
-  sql("UPDATE crossfit_jobs SET status = 'done', lease_until = NULL WHERE id = $1", xj);
+  sql("UPDATE jobs SET status = 'done', lease_until = NULL WHERE id = $1", xj);
   await page.waitForFunction((sel) => !document.querySelector(sel), xfRow, { timeout: 10000 });
   assert.deepEqual(await page.$$eval('table.learning tr.grid-jobs td', (tds) => tds.map((c) => c.textContent)), [method, '0', '0', '1', '1', 'none now']);
 
@@ -141,7 +147,7 @@ test('a learner queued on the page is checked, cancelled, retried and run by a w
   const learners = await page.$$eval('form.queue select[name="learner"] option', (os) => os.map((o) => o.value));
   assert.deepEqual(learners, ['frozen-baseline', 'fine-tuning', 'onnx', 'prompt', 'in-context', 'crossfit']);
   // A relative folder is refused with why; nothing is queued.
-  const jobs = () => sql('SELECT COUNT(*) FROM grid_jobs')[0][0];
+  const jobs = () => sql('SELECT COUNT(*) FROM jobs')[0][0];
   const before = jobs();
   await page.selectOption('form.queue select[name="learner"]', 'fine-tuning');
   await page.check('form.queue input[name="task"][value="SST-2"]');
@@ -161,7 +167,7 @@ test('a learner queued on the page is checked, cancelled, retried and run by a w
   await page.check('form.queue input[name="replace"]');
   await page.click('form.queue button[type="submit"]');
   await page.waitForFunction(() => /1 jobs of MiniLM-L6 span head \(baseline\) queued/.test(document.querySelector('form.queue .saved')?.textContent ?? ''));
-  const [[job]] = sql('SELECT id FROM grid_jobs WHERE k = 10 AND split = 1 AND recipe_json IS NOT NULL');
+  const [[job]] = sql('SELECT g.id FROM grid_jobs g JOIN jobs j ON j.id = g.id WHERE g.k = 10 AND g.split = 1 AND j.recipe_json IS NOT NULL');
   const row = `tr.grid-job[data-grid-job="${job}"]`;
   await page.waitForSelector(`${row}.queued`);
   await page.click(`${row} button.cancel`);
@@ -173,7 +179,7 @@ test('a learner queued on the page is checked, cancelled, retried and run by a w
   // A worker runs it; the page drops the job and lists the run.
   env.cli('worker', '--exit-when-idle', '--kinds', 'frozen-baseline', '--device', 'cpu', '--poll-seconds', '1');
   await page.waitForFunction((sel) => !document.querySelector(sel), row, { timeout: 15000 });
-  assert.deepEqual(sql('SELECT status, attempts FROM grid_jobs WHERE id = $1', job), [['done', 1]]);
+  assert.deepEqual(sql('SELECT status, attempts FROM jobs WHERE id = $1', job), [['done', 1]]);
   assert.deepEqual(page.errors, []);
 });
 
@@ -230,7 +236,7 @@ test('on a phone the queue form fits the screen, its controls can be tapped, and
   await page.tap('form.queue input[name="replace"]');
   await page.tap('form.queue button[type="submit"]');
   await page.waitForFunction(() => /1 jobs of MiniLM-L6 span head \(baseline\) queued/.test(document.querySelector('form.queue .saved')?.textContent ?? ''));
-  assert.deepEqual(sql("SELECT COUNT(*) FROM grid_jobs WHERE status = 'queued' AND k = 10 AND split = 1"), [[1]]);
+  assert.deepEqual(sql("SELECT COUNT(*) FROM jobs j JOIN grid_jobs g ON g.id = j.id WHERE j.status = 'queued' AND g.k = 10 AND g.split = 1"), [[1]]);
   assert.deepEqual(page.errors, []);
   await context.close();
 });

@@ -9,6 +9,7 @@ use domain::run::JobStatus;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use store::crossfit::{self as xf, jobs};
+use store::lease::Clock;
 
 const TASK: &str = "demo-xf-sentiment";
 
@@ -60,7 +61,12 @@ async fn a_job_is_stored_once_and_a_worker_that_lost_its_lease_stores_nothing() 
         .unwrap();
     assert_eq!(queued, 2);
 
-    let a = jobs::claim(&pool, &ids[..1], "a:1", Duration::from_millis(1))
+    // A clock of the test's: a's lease runs out when the test moves it on, not by sleeping.
+    // It starts a minute and 2 ms back, so b's claim falls just before the system's now (which
+    // the machines page reads).
+    let minute = Duration::from_secs(60);
+    let clock = Clock::manual(store::auth::now_ms() - 60_002);
+    let a = jobs::claim_with(&pool, &ids[..1], "a:1", minute, &clock)
         .await
         .unwrap()
         .unwrap();
@@ -76,8 +82,8 @@ async fn a_job_is_stored_once_and_a_worker_that_lost_its_lease_stores_nothing() 
     jobs::progress(&pool, &a, 3, 18, "setting 1 of 2, update 3 of 9")
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(20)).await;
-    let b = jobs::claim(&pool, &ids[..1], "b:2", Duration::from_secs(60))
+    clock.advance(minute + Duration::from_millis(1));
+    let b = jobs::claim_with(&pool, &ids[..1], "b:2", minute, &clock)
         .await
         .unwrap()
         .unwrap();
@@ -190,7 +196,7 @@ async fn workers_share_the_seeds_and_a_killed_ones_seed_is_taken_over_and_stored
     let started = Instant::now();
     let (job, progress) = loop {
         let held: Vec<(i64, String, Option<String>)> = sqlx::query_as(
-            "SELECT id, worker, progress FROM crossfit_jobs WHERE status = 'claimed' AND progress IS NOT NULL",
+            "SELECT id, worker, progress FROM jobs WHERE kind = 'crossfit' AND status = 'claimed' AND progress IS NOT NULL",
         )
         .fetch_all(&pool)
         .await
@@ -242,11 +248,12 @@ async fn workers_share_the_seeds_and_a_killed_ones_seed_is_taken_over_and_stored
 
     let seeds = xf::seeds_of(&pool, TASK).await.unwrap().len() as i64;
     assert_eq!(stored(&pool, method).await, seeds, "every seed stored once");
-    let jobs: Vec<(i64, JobStatus, String, i64)> =
-        sqlx::query_as("SELECT id, status, worker, attempts FROM crossfit_jobs ORDER BY id")
-            .fetch_all(&pool)
-            .await
-            .unwrap();
+    let jobs: Vec<(i64, JobStatus, String, i64)> = sqlx::query_as(
+        "SELECT id, status, worker, attempts FROM jobs WHERE kind = 'crossfit' ORDER BY id",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
     assert_eq!(jobs.len() as i64, seeds);
     for (id, status, w, attempts) in &jobs {
         assert_eq!(*status, JobStatus::Done);
@@ -297,7 +304,7 @@ async fn a_worker_whose_seed_was_taken_over_stops_training_it() {
     let started = Instant::now();
     let job: i64 = loop {
         let training: Option<i64> = sqlx::query_scalar(
-            "SELECT id FROM crossfit_jobs WHERE status = 'claimed' AND done_updates > 0",
+            "SELECT id FROM jobs WHERE kind = 'crossfit' AND status = 'claimed' AND done_updates > 0",
         )
         .fetch_optional(&pool)
         .await
@@ -313,7 +320,7 @@ async fn a_worker_whose_seed_was_taken_over_stops_training_it() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     // Another worker holds it now (as after this one's lease ran out).
-    sqlx::query("UPDATE crossfit_jobs SET worker = 'thief:1', lease_until = $1 WHERE id = $2")
+    sqlx::query("UPDATE jobs SET worker = 'thief:1', lease_until = $1 WHERE id = $2")
         .bind(store::auth::now_ms() + 3_600_000)
         .bind(job)
         .execute(&pool)
@@ -338,7 +345,7 @@ async fn a_worker_whose_seed_was_taken_over_stops_training_it() {
         "{said}"
     );
     let (status, worker): (JobStatus, String) =
-        sqlx::query_as("SELECT status, worker FROM crossfit_jobs WHERE id = $1")
+        sqlx::query_as("SELECT status, worker FROM jobs WHERE id = $1")
             .bind(job)
             .fetch_one(&pool)
             .await

@@ -9,6 +9,7 @@ use domain::run::JobStatus;
 use std::path::Path;
 use std::process::Child;
 use std::time::Duration;
+use store::lease::Clock;
 
 /// `clues-lab baseline --all` (fine-tuning, or the frozen baseline) as one grid worker, its
 /// stderr in `log`.
@@ -28,7 +29,7 @@ fn grid_worker(url: &str, model: &Path, log: &Path, finetune: bool) -> Child {
 async fn holding(pool: &sqlx::AnyPool, victim: &str, log: &Path) -> (i64, String) {
     common::until("the first worker never held a job", log, || async {
         sqlx::query_as(
-            "SELECT g.id, g.worker FROM grid_jobs g WHERE g.status = 'claimed' AND EXISTS
+            "SELECT g.id, g.worker FROM jobs g WHERE g.kind = 'grid' AND g.status = 'claimed' AND EXISTS
              (SELECT 1 FROM machine_runs r WHERE r.grid_job_id = g.id AND r.status = 'running')",
         )
         .fetch_all(pool)
@@ -103,7 +104,7 @@ async fn three_workers_share_the_grid_and_a_killed_ones_group_is_taken_over_and_
         "one prediction per test item per run"
     );
     let jobs: Vec<(JobStatus, i64)> =
-        sqlx::query_as("SELECT status, COUNT(*) FROM grid_jobs GROUP BY status")
+        sqlx::query_as("SELECT status, COUNT(*) FROM jobs WHERE kind = 'grid' GROUP BY status")
             .fetch_all(&pool)
             .await
             .unwrap();
@@ -111,7 +112,7 @@ async fn three_workers_share_the_grid_and_a_killed_ones_group_is_taken_over_and_
 
     // The killed worker's group: claimed again, its first run marked failed with the reason.
     let (attempts, now_by): (i64, String) =
-        sqlx::query_as("SELECT attempts, worker FROM grid_jobs WHERE id = $1")
+        sqlx::query_as("SELECT attempts, worker FROM jobs WHERE id = $1")
             .bind(held.0)
             .fetch_one(&pool)
             .await
@@ -131,11 +132,12 @@ async fn three_workers_share_the_grid_and_a_killed_ones_group_is_taken_over_and_
     );
     assert!(logs.contains("taken over from"), "{logs}");
     // Both survivors did work.
-    let by: Vec<String> =
-        sqlx::query_scalar("SELECT DISTINCT worker FROM grid_jobs WHERE status = 'done'")
-            .fetch_all(&pool)
-            .await
-            .unwrap();
+    let by: Vec<String> = sqlx::query_scalar(
+        "SELECT DISTINCT worker FROM jobs WHERE kind = 'grid' AND status = 'done'",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
     assert!(by.len() >= 2, "{by:?}");
 
     // The machines page's summary: all done, nobody holding a job.
@@ -188,7 +190,12 @@ async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
     };
     let jobs = queue().await;
     assert_eq!(queue().await, jobs);
-    let a = grid::claim(&pool, &jobs, "a:1", Duration::from_millis(1))
+    // A clock of the test's: a's lease runs out when the test moves it on, not by sleeping.
+    // It starts a minute and 2 ms back, so b's claim falls just before the system's now (which
+    // the machines page reads).
+    let minute = Duration::from_secs(60);
+    let clock = Clock::manual(store::auth::now_ms() - 60_002);
+    let a = grid::claim_with(&pool, &jobs, "a:1", minute, &clock)
         .await
         .unwrap()
         .unwrap();
@@ -196,8 +203,13 @@ async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
         (a.lease.attempt, a.lease.took_over_from.as_deref()),
         (1, None)
     );
-    tokio::time::sleep(Duration::from_millis(20)).await;
-    let b = grid::claim(&pool, &jobs, "b:2", Duration::from_secs(60))
+    clock.advance(minute - Duration::from_millis(1));
+    assert!(grid::claim_with(&pool, &jobs, "b:2", minute, &clock)
+        .await
+        .unwrap()
+        .is_none());
+    clock.advance(Duration::from_millis(2));
+    let b = grid::claim_with(&pool, &jobs, "b:2", minute, &clock)
         .await
         .unwrap()
         .unwrap();
@@ -216,7 +228,7 @@ async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
         .is_none());
     assert_eq!(grid::unfinished(&pool, &jobs).await.unwrap(), (1, 4));
     let (status, worker): (JobStatus, String) =
-        sqlx::query_as("SELECT status, worker FROM grid_jobs WHERE id = $1")
+        sqlx::query_as("SELECT status, worker FROM jobs WHERE id = $1")
             .bind(jobs[0])
             .fetch_one(&pool)
             .await
@@ -229,7 +241,7 @@ async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
         "no longer b's"
     );
     let (status, error): (JobStatus, Option<String>) =
-        sqlx::query_as("SELECT status, error FROM grid_jobs WHERE id = $1")
+        sqlx::query_as("SELECT status, error FROM jobs WHERE id = $1")
             .bind(jobs[0])
             .fetch_one(&pool)
             .await
@@ -280,7 +292,8 @@ async fn the_frozen_baseline_grid_survives_a_killed_worker_and_stores_each_task_
             .await
             .unwrap();
     let jobs: Vec<(JobStatus, i64, i64)> = sqlx::query_as(
-        "SELECT status, COUNT(*), CAST(SUM(k + split) AS BIGINT) FROM grid_jobs GROUP BY status",
+        "SELECT j.status, COUNT(*), CAST(SUM(g.k + g.split) AS BIGINT) FROM jobs j
+         JOIN grid_jobs g ON g.id = j.id GROUP BY j.status",
     )
     .fetch_all(&pool)
     .await

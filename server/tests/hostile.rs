@@ -519,7 +519,7 @@ async fn another_sites_page_cannot_queue_cancel_or_retry_jobs_in_a_researchers_n
         .unwrap()[0];
     let jobs = move || async move {
         sqlx::query_as::<_, (i64, String, Option<String>)>(
-            "SELECT id, status, error FROM grid_jobs ORDER BY id",
+            "SELECT id, status, error FROM jobs WHERE kind = 'grid' ORDER BY id",
         )
         .fetch_all(&s.pool)
         .await

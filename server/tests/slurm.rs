@@ -217,7 +217,7 @@ async fn a_job_array_of_workers_with_one_cancelled_mid_job_finishes_every_job_on
             .find_map(|l| l.strip_prefix("pid ").map(|p| format!(":{}", p.trim())));
         if let Some(pid) = pid {
             let claimed: Vec<(i64, String, Option<i64>)> = sqlx::query_as(
-                "SELECT id, worker, started_at FROM crossfit_jobs WHERE status = 'claimed'",
+                "SELECT id, worker, started_at FROM jobs WHERE kind = 'crossfit' AND status = 'claimed'",
             )
             .fetch_all(&pool)
             .await
@@ -263,7 +263,7 @@ async fn a_job_array_of_workers_with_one_cancelled_mid_job_finishes_every_job_on
         assert!(out(task).contains("no job left"), "{logs}");
     }
     let by_status: Vec<(JobStatus, i64)> =
-        sqlx::query_as("SELECT status, COUNT(*) FROM crossfit_jobs GROUP BY status")
+        sqlx::query_as("SELECT status, COUNT(*) FROM jobs WHERE kind = 'crossfit' GROUP BY status")
             .fetch_all(&pool)
             .await
             .unwrap();
@@ -281,7 +281,7 @@ async fn a_job_array_of_workers_with_one_cancelled_mid_job_finishes_every_job_on
         "each job stored once: {logs}"
     );
     let (attempts, by): (i64, String) =
-        sqlx::query_as("SELECT attempts, worker FROM crossfit_jobs WHERE id = $1")
+        sqlx::query_as("SELECT attempts, worker FROM jobs WHERE id = $1")
             .bind(held)
             .fetch_one(&pool)
             .await

@@ -18,10 +18,11 @@ fn text(o: &Output) -> String {
     )
 }
 
-async fn jobs_by_status(pool: &sqlx::AnyPool, table: &str) -> Vec<(JobStatus, i64)> {
-    sqlx::query_as(&format!(
-        "SELECT status, COUNT(*) FROM {table} GROUP BY status ORDER BY status"
-    ))
+async fn jobs_by_status(pool: &sqlx::AnyPool, kind: &str) -> Vec<(JobStatus, i64)> {
+    sqlx::query_as(
+        "SELECT status, COUNT(*) FROM jobs WHERE kind = $1 GROUP BY status ORDER BY status",
+    )
+    .bind(kind)
     .fetch_all(pool)
     .await
     .unwrap()
@@ -97,18 +98,18 @@ async fn queued_jobs_of_every_kind_are_run_by_workers_from_their_recipes() {
     .await;
     assert!(groups >= 2, "{groups} groups");
     assert_eq!(
-        jobs_by_status(&pool, "grid_jobs").await,
+        jobs_by_status(&pool, "grid").await,
         vec![(JobStatus::Queued, groups + 1)],
         "a fine-tuning job per group and one frozen-baseline job for the task"
     );
     assert_eq!(
-        jobs_by_status(&pool, "crossfit_jobs").await,
+        jobs_by_status(&pool, "crossfit").await,
         vec![(JobStatus::Queued, 5)]
     );
     assert_eq!(machine_runs(&pool).await, 0);
     assert_eq!(count(&pool, SEED_RUNS).await, 0);
     let recipe: String = sqlx::query_scalar(
-        "SELECT recipe_json FROM grid_jobs WHERE recipe_json LIKE '%fine-tuning%' LIMIT 1",
+        "SELECT recipe_json FROM jobs WHERE kind = 'grid' AND recipe_json LIKE '%fine-tuning%' LIMIT 1",
     )
     .fetch_one(&pool)
     .await
@@ -132,12 +133,12 @@ async fn queued_jobs_of_every_kind_are_run_by_workers_from_their_recipes() {
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("5 run here"), "{}", text(&out));
     assert_eq!(
-        jobs_by_status(&pool, "crossfit_jobs").await,
+        jobs_by_status(&pool, "crossfit").await,
         vec![(JobStatus::Done, 5)]
     );
     assert_eq!(count(&pool, SEED_RUNS).await, 5);
     assert_eq!(
-        jobs_by_status(&pool, "grid_jobs").await,
+        jobs_by_status(&pool, "grid").await,
         vec![(JobStatus::Queued, groups + 1)]
     );
 
@@ -152,7 +153,7 @@ async fn queued_jobs_of_every_kind_are_run_by_workers_from_their_recipes() {
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(
-        jobs_by_status(&pool, "grid_jobs").await,
+        jobs_by_status(&pool, "grid").await,
         vec![(JobStatus::Done, groups + 1)]
     );
     let runs: Vec<(String, i64)> = sqlx::query_as(
@@ -187,7 +188,7 @@ fn spawn_worker(url: &str, model: &Path, log: &Path, extra: &[&str]) -> Child {
 async fn seed_under_way(pool: &sqlx::AnyPool, log: &Path) -> i64 {
     common::until("no job under way", log, || async {
         sqlx::query_scalar(
-            "SELECT id FROM crossfit_jobs WHERE status = 'claimed' AND done_updates > 0",
+            "SELECT id FROM jobs WHERE kind = 'crossfit' AND status = 'claimed' AND done_updates > 0",
         )
         .fetch_optional(pool)
         .await
@@ -214,7 +215,7 @@ async fn a_worker_stopped_by_sigterm_hands_its_job_back_and_the_next_one_stores_
     assert_eq!(status.code(), Some(143), "{said}");
     assert!(said.contains("handed"), "{said}");
     let (state, error, attempts): (JobStatus, Option<String>, i64) =
-        sqlx::query_as("SELECT status, error, attempts FROM crossfit_jobs WHERE id = $1")
+        sqlx::query_as("SELECT status, error, attempts FROM jobs WHERE id = $1")
             .bind(held)
             .fetch_one(&pool)
             .await
@@ -227,7 +228,7 @@ async fn a_worker_stopped_by_sigterm_hands_its_job_back_and_the_next_one_stores_
     assert_eq!(
         count(
             &pool,
-            "SELECT COUNT(*) FROM crossfit_jobs WHERE status = 'claimed'"
+            "SELECT COUNT(*) FROM jobs WHERE kind = 'crossfit' AND status = 'claimed'"
         )
         .await,
         0,
@@ -249,7 +250,7 @@ async fn a_worker_stopped_by_sigterm_hands_its_job_back_and_the_next_one_stores_
     );
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(
-        jobs_by_status(&pool, "crossfit_jobs").await,
+        jobs_by_status(&pool, "crossfit").await,
         vec![(JobStatus::Done, 5)]
     );
     let per_seed: Vec<i64> = sqlx::query_scalar(
@@ -260,7 +261,7 @@ async fn a_worker_stopped_by_sigterm_hands_its_job_back_and_the_next_one_stores_
     .await
     .unwrap();
     assert_eq!(per_seed, vec![1; 5], "each seed stored once");
-    let attempts: i64 = sqlx::query_scalar("SELECT attempts FROM crossfit_jobs WHERE id = $1")
+    let attempts: i64 = sqlx::query_scalar("SELECT attempts FROM jobs WHERE id = $1")
         .bind(held)
         .fetch_one(&pool)
         .await
@@ -302,13 +303,13 @@ async fn a_running_job_cancelled_from_the_page_stops_and_its_worker_says_so() {
     );
     assert!(!said.contains("took it over"), "{said}");
     assert_eq!(
-        jobs_by_status(&pool, "crossfit_jobs").await,
+        jobs_by_status(&pool, "crossfit").await,
         vec![(JobStatus::Done, 4), (JobStatus::Failed, 1)]
     );
     let (error, runs): (Option<String>, i64) = sqlx::query_as(
         "SELECT j.error, (SELECT COUNT(*) FROM crossfit_runs r
-           WHERE r.method = j.method AND r.task_id = j.task_id AND r.seed = j.seed)
-         FROM crossfit_jobs j WHERE j.id = $1",
+           WHERE r.method = c.method AND r.task_id = c.task_id AND r.seed = c.seed)
+         FROM crossfit_jobs c JOIN jobs j ON j.id = c.id WHERE j.id = $1",
     )
     .bind(held)
     .fetch_one(&pool)

@@ -1,43 +1,75 @@
-//! Jobs that worker processes on many machines share under leases: claimed, renewed, failed,
-//! done. The queues' own tables keep their keys (`machine::grid`, `crossfit::jobs`); this is
-//! the part they share.
+//! The one job queue that worker processes on many machines share (`jobs`): claimed,
+//! renewed, handed back, cancelled, retried, done, each by one fixed statement. What a kind of
+//! job runs on is a key table of its own, whose id is the job's (`machine::grid`: grid_jobs,
+//! `crossfit::jobs`: crossfit_jobs); this is the part every kind shares.
 //!
 //! A claim is one write transaction: PostgreSQL's `FOR UPDATE SKIP LOCKED` lets workers that
 //! claim at the same moment pass over each other's rows (SQLite has one writer anyway). A job
 //! whose lease ran out is claimed again. A job is marked done only in the transaction that
 //! stores its results, and only while its worker still holds the lease (`complete`), so every
-//! job is stored exactly once.
+//! job is stored exactly once. Written here rather than taken from apalis or sqlxmq: those
+//! mark a job done after their handler returns, in a transaction of their own, so a worker
+//! that stored its results and then lost its lease (or crashed before the mark) would have its
+//! job run and stored a second time; here the mark and the results commit together or not at
+//! all, on SQLite as on PostgreSQL, through the same pool as everything else.
+//!
+//! Time is read from a [`Clock`]: the system's, or a test's that moves only when told.
 
-use crate::auth::now_ms;
 use crate::db::Backend;
 use crate::error::{Error, Result};
 use domain::run::JobStatus;
 use domain::wire::machine::GridRow;
 use sqlx::{Any, AnyPool, Transaction};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
-/// A queue of jobs: its table (a closed list, so table names in SQL are never input).
+/// A kind of job, the value of `jobs.kind`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Queue {
-    /// The CLUES track's model grids (`grid_jobs`).
+    /// The CLUES track's model grids (keys in `grid_jobs`).
     Grid,
-    /// CrossFit's fine-tuning, one task and seed a job (`crossfit_jobs`).
+    /// CrossFit's fine-tuning, one task and seed a job (keys in `crossfit_jobs`).
     Crossfit,
 }
 
 impl Queue {
-    pub fn table(self) -> &'static str {
+    /// Its name in `jobs.kind`.
+    pub fn kind(self) -> &'static str {
         match self {
-            Queue::Grid => "grid_jobs",
-            Queue::Crossfit => "crossfit_jobs",
+            Queue::Grid => "grid",
+            Queue::Crossfit => "crossfit",
+        }
+    }
+}
+
+/// Where the lease rules read the time, in unix ms: the system's clock, or a clock that moves
+/// only when a test moves it (so a lease runs out without anyone sleeping).
+#[derive(Clone, Debug, Default)]
+pub enum Clock {
+    #[default]
+    System,
+    Manual(Arc<AtomicI64>),
+}
+
+impl Clock {
+    /// A clock that stands at `start` until [`Clock::advance`] moves it.
+    pub fn manual(start: i64) -> Self {
+        Clock::Manual(Arc::new(AtomicI64::new(start)))
+    }
+
+    /// Now, in unix ms.
+    pub fn now_ms(&self) -> i64 {
+        match self {
+            Clock::System => crate::auth::now_ms(),
+            Clock::Manual(t) => t.load(Ordering::SeqCst),
         }
     }
 
-    /// The column that names what a job's results are stored under.
-    fn owner(self) -> &'static str {
-        match self {
-            Queue::Grid => "system",
-            Queue::Crossfit => "method",
+    /// Moves a manual clock on by `by` (the system's clock moves by itself).
+    pub fn advance(&self, by: Duration) {
+        if let Clock::Manual(t) = self {
+            t.fetch_add(by.as_millis() as i64, Ordering::SeqCst);
         }
     }
 }
@@ -52,6 +84,8 @@ pub struct Lease {
     pub attempt: i64,
     /// The worker whose lease ran out, when this claim took the job over.
     pub took_over_from: Option<String>,
+    /// The clock the lease was taken by, and is renewed and handed back by.
+    pub clock: Clock,
 }
 
 /// A job this worker holds: its lease, and what its queue keeps of it (`key`: what to run),
@@ -78,35 +112,41 @@ struct Claimable {
     attempts: i64,
 }
 
-/// Claims the first of `jobs` that is queued or whose lease ran out, for `lease`. When the
-/// claim takes a job over, `on_takeover` (a statement of the queue's own, with `$1` the words
-/// saying who lost it to whom, `$2` now in unix ms and `$3` the job) runs in the same
-/// transaction.
+/// The first of a list of jobs (`$1`, a JSON array of ids) of a kind (`$3`) that is queued or
+/// whose lease ran out by `$2`: per dialect (how a JSON array becomes rows; PostgreSQL locks
+/// the row and passes over rows other claims hold).
+const CLAIMABLE: [&str; 2] = [
+    "SELECT id, status, worker, attempts FROM jobs
+     WHERE id IN (SELECT CAST(value AS BIGINT) FROM json_each($1)) AND kind = $3
+       AND (status = 'queued' OR (status = 'claimed' AND lease_until < $2))
+     ORDER BY id LIMIT 1",
+    "SELECT id, status, worker, attempts FROM jobs
+     WHERE id IN (SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST($1 AS jsonb)))
+       AND kind = $3 AND (status = 'queued' OR (status = 'claimed' AND lease_until < $2))
+     ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED",
+];
+
+/// Claims the first of `jobs` that is queued or whose lease ran out, for `lease` from now by
+/// `clock`; its progress starts again. When the claim takes a job over, `on_takeover` (a
+/// statement of the kind's own, with `$1` the words saying who lost it to whom, `$2` now in
+/// unix ms and `$3` the job) runs in the same transaction.
 pub async fn claim(
     pool: &AnyPool,
     queue: Queue,
     jobs: &[i64],
     worker: &str,
-    lease: Duration,
+    (lease, clock): (Duration, &Clock),
     on_takeover: Option<&str>,
 ) -> Result<Option<Lease>> {
-    let backend = Backend::of(pool);
     let mut tx = crate::tx::begin_immediate(pool, &[]).await?;
-    let now = now_ms();
+    let now = clock.now_ms();
     let list = serde_json::to_string(jobs).expect("ids serialise");
-    let found: Option<Claimable> = sqlx::query_as(&format!(
-        "SELECT id, status, worker, attempts FROM {}
-         WHERE id IN (SELECT CAST(value AS BIGINT) FROM {})
-           AND (status = 'queued' OR (status = 'claimed' AND lease_until < $2))
-         ORDER BY id LIMIT 1{}",
-        queue.table(),
-        backend.json_elements("$1"),
-        backend.skip_locked()
-    ))
-    .bind(&list)
-    .bind(now)
-    .fetch_optional(&mut *tx)
-    .await?;
+    let found: Option<Claimable> = sqlx::query_as(CLAIMABLE[Backend::of(pool) as usize])
+        .bind(&list)
+        .bind(now)
+        .bind(queue.kind())
+        .fetch_optional(&mut *tx)
+        .await?;
     let Some(job) = found else {
         tx.commit().await?;
         return Ok(None);
@@ -123,13 +163,14 @@ pub async fn claim(
             .execute(&mut *tx)
             .await?;
     }
-    sqlx::query(&format!(
-        "UPDATE {} SET status = 'claimed', worker = $1, lease_until = $2, attempts = attempts + 1,
-            error = NULL WHERE id = $3",
-        queue.table()
-    ))
+    sqlx::query(
+        "UPDATE jobs SET status = 'claimed', worker = $1, lease_until = $2, attempts = attempts + 1,
+            error = NULL, started_at = $3, done_updates = 0, total_updates = 0, progress = NULL
+         WHERE id = $4",
+    )
     .bind(worker)
     .bind(now + lease.as_millis() as i64)
+    .bind(now)
     .bind(job.id)
     .execute(&mut *tx)
     .await?;
@@ -140,7 +181,46 @@ pub async fn claim(
         worker: worker.to_string(),
         attempt: job.attempts + 1,
         took_over_from,
+        clock: clock.clone(),
     }))
+}
+
+/// Inside a transaction that serialises the kind's queuing (`tx::Lock::Jobs`): a new job of
+/// `queue`, queued now with `recipe`; its key row is the caller's, with this id.
+pub async fn add(tx: &mut sqlx::AnyConnection, queue: Queue, recipe: Option<&str>) -> Result<i64> {
+    Ok(sqlx::query_scalar(
+        "INSERT INTO jobs (kind, recipe_json, status, queued_at) VALUES ($1, $2, 'queued', $3)
+         RETURNING id",
+    )
+    .bind(queue.kind())
+    .bind(recipe)
+    .bind(crate::auth::now_ms())
+    .fetch_one(&mut *tx)
+    .await?)
+}
+
+/// A job's status and recipe, as one who queues it again reads them.
+pub async fn state(tx: &mut sqlx::AnyConnection, job: i64) -> Result<(JobStatus, Option<String>)> {
+    Ok(
+        sqlx::query_as("SELECT status, recipe_json FROM jobs WHERE id = $1")
+            .bind(job)
+            .fetch_one(&mut *tx)
+            .await?,
+    )
+}
+
+/// Queues a finished or failed job again, now, with `recipe`.
+pub async fn requeue(tx: &mut sqlx::AnyConnection, job: i64, recipe: Option<&str>) -> Result<()> {
+    sqlx::query(
+        "UPDATE jobs SET status = 'queued', error = NULL, queued_at = $1, recipe_json = $2,
+            progress = NULL WHERE id = $3",
+    )
+    .bind(crate::auth::now_ms())
+    .bind(recipe)
+    .bind(job)
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
 }
 
 /// Marks a held job failed (another command queues it again).
@@ -157,11 +237,10 @@ async fn leave<'c>(
     status: JobStatus,
     why: &str,
 ) -> Result<bool> {
-    let left = sqlx::query(&format!(
-        "UPDATE {} SET status = $1, error = $2, lease_until = NULL
+    let left = sqlx::query(
+        "UPDATE jobs SET status = $1, error = $2, lease_until = NULL
          WHERE id = $3 AND worker = $4 AND status = 'claimed'",
-        held.queue.table()
-    ))
+    )
     .bind(status.as_str())
     .bind(why)
     .bind(held.job)
@@ -173,7 +252,7 @@ async fn leave<'c>(
 
 /// Hands a held job back to its queue at once, because its worker is stopping (SIGTERM on a
 /// preemptible node, `scancel`): queued again for the next claim, `why` kept as its error. A
-/// statement of the queue's own (`on_release`, with `$1` why, `$2` now in unix ms and `$3` the
+/// statement of the kind's own (`on_release`, with `$1` why, `$2` now in unix ms and `$3` the
 /// job) runs in the same transaction. `false` when the worker no longer held it (another worker
 /// took it over, or it was stored meanwhile).
 pub async fn release(
@@ -187,7 +266,7 @@ pub async fn release(
     if let (true, Some(sql)) = (released, on_release) {
         sqlx::query(sql)
             .bind(why)
-            .bind(now_ms())
+            .bind(held.clock.now_ms())
             .bind(held.job)
             .execute(&mut *tx)
             .await?;
@@ -212,13 +291,13 @@ pub async fn cancel(
 ) -> Result<()> {
     let why: &str = &format!("{CANCELLED_BY}{by}");
     let mut tx = crate::tx::begin_immediate(pool, &[]).await?;
-    let cancelled = sqlx::query(&format!(
-        "UPDATE {} SET status = 'failed', error = $1, lease_until = NULL
-         WHERE id = $2 AND status IN ('queued', 'claimed')",
-        queue.table()
-    ))
+    let cancelled = sqlx::query(
+        "UPDATE jobs SET status = 'failed', error = $1, lease_until = NULL
+         WHERE id = $2 AND kind = $3 AND status IN ('queued', 'claimed')",
+    )
     .bind(why)
     .bind(job)
+    .bind(queue.kind())
     .execute(&mut *tx)
     .await?;
     if cancelled.rows_affected() == 0 {
@@ -228,7 +307,7 @@ pub async fn cancel(
     if let Some(sql) = on_cancel {
         sqlx::query(sql)
             .bind(why)
-            .bind(now_ms())
+            .bind(crate::auth::now_ms())
             .bind(job)
             .execute(&mut *tx)
             .await?;
@@ -239,13 +318,13 @@ pub async fn cancel(
 
 /// Queues a failed job again (from the machines page), with the recipe it had.
 pub async fn retry(pool: &AnyPool, queue: Queue, job: i64) -> Result<()> {
-    let retried = sqlx::query(&format!(
-        "UPDATE {} SET status = 'queued', error = NULL, queued_at = $1
-         WHERE id = $2 AND status = 'failed'",
-        queue.table()
-    ))
-    .bind(now_ms())
+    let retried = sqlx::query(
+        "UPDATE jobs SET status = 'queued', error = NULL, queued_at = $1
+         WHERE id = $2 AND kind = $3 AND status = 'failed'",
+    )
+    .bind(crate::auth::now_ms())
     .bind(job)
+    .bind(queue.kind())
     .execute(pool)
     .await?;
     if retried.rows_affected() == 0 {
@@ -256,13 +335,12 @@ pub async fn retry(pool: &AnyPool, queue: Queue, job: i64) -> Result<()> {
 
 /// Why `job` cannot be cancelled or retried (`what`): there is no such job, or its status.
 async fn not_open(pool: &AnyPool, queue: Queue, job: i64, what: &str) -> Error {
-    let status: std::result::Result<Option<JobStatus>, _> = sqlx::query_scalar(&format!(
-        "SELECT status FROM {} WHERE id = $1",
-        queue.table()
-    ))
-    .bind(job)
-    .fetch_optional(pool)
-    .await;
+    let status: std::result::Result<Option<JobStatus>, _> =
+        sqlx::query_scalar("SELECT status FROM jobs WHERE id = $1 AND kind = $2")
+            .bind(job)
+            .bind(queue.kind())
+            .fetch_optional(pool)
+            .await;
     match status {
         Ok(None) => Error::NotFound(format!("there is no job {job} in this queue")),
         Ok(Some(s)) => Error::Refused(format!(
@@ -280,11 +358,10 @@ async fn not_open(pool: &AnyPool, queue: Queue, job: i64, what: &str) -> Error {
 /// when the lease was lost meanwhile (another worker took the job over and stores it).
 /// `what`: the job as a person names it, for that refusal.
 pub async fn complete(tx: &mut Transaction<'static, Any>, held: &Lease, what: &str) -> Result<()> {
-    let done = sqlx::query(&format!(
-        "UPDATE {} SET status = 'done', lease_until = NULL
+    let done = sqlx::query(
+        "UPDATE jobs SET status = 'done', lease_until = NULL
          WHERE id = $1 AND worker = $2 AND status = 'claimed'",
-        held.queue.table()
-    ))
+    )
     .bind(held.job)
     .bind(&held.worker)
     .execute(&mut **tx)
@@ -301,13 +378,11 @@ pub async fn complete(tx: &mut Transaction<'static, Any>, held: &Lease, what: &s
 /// What a worker says when it finds it no longer holds `held`: `taken_over` (another worker
 /// took the job over), or, where the job was cancelled meanwhile, that it was and by whom.
 pub async fn lost_why(pool: &AnyPool, held: &Lease, taken_over: String) -> String {
-    let error: std::result::Result<Option<Option<String>>, _> = sqlx::query_scalar(&format!(
-        "SELECT error FROM {} WHERE id = $1 AND status = 'failed'",
-        held.queue.table()
-    ))
-    .bind(held.job)
-    .fetch_optional(pool)
-    .await;
+    let error: std::result::Result<Option<Option<String>>, _> =
+        sqlx::query_scalar("SELECT error FROM jobs WHERE id = $1 AND status = 'failed'")
+            .bind(held.job)
+            .fetch_optional(pool)
+            .await;
     match error {
         Ok(Some(Some(e))) if e.starts_with(CANCELLED_BY) => format!(
             "this worker ({}) stopped job {}: it was {e}; nothing was stored",
@@ -319,11 +394,10 @@ pub async fn lost_why(pool: &AnyPool, held: &Lease, taken_over: String) -> Strin
 
 /// Renews a held job's lease for `lease` from now; `false` when the job was taken over.
 pub async fn renew(pool: &AnyPool, held: &Lease, lease: Duration) -> Result<bool> {
-    let renewed = sqlx::query(&format!(
-        "UPDATE {} SET lease_until = $1 WHERE id = $2 AND worker = $3 AND status = 'claimed'",
-        held.queue.table()
-    ))
-    .bind(now_ms() + lease.as_millis() as i64)
+    let renewed = sqlx::query(
+        "UPDATE jobs SET lease_until = $1 WHERE id = $2 AND worker = $3 AND status = 'claimed'",
+    )
+    .bind(held.clock.now_ms() + lease.as_millis() as i64)
     .bind(held.job)
     .bind(&held.worker)
     .execute(pool)
@@ -331,43 +405,74 @@ pub async fn renew(pool: &AnyPool, held: &Lease, lease: Duration) -> Result<bool
     Ok(renewed.rows_affected() > 0)
 }
 
-/// How many of `jobs` are not finished (queued, or claimed by some worker), and the sum of
-/// `weight` (a column expression of the queue's table) over them.
-pub async fn unfinished(
+/// Writes a held job's progress: `done` steps of `total`, and the worker's words.
+pub async fn progress(
     pool: &AnyPool,
-    queue: Queue,
-    jobs: &[i64],
-    weight: &'static str,
-) -> Result<(i64, i64)> {
-    let backend = Backend::of(pool);
+    held: &Lease,
+    done: u64,
+    total: u64,
+    words: &str,
+) -> Result<()> {
+    sqlx::query(
+        "UPDATE jobs SET done_updates = $1, total_updates = $2, progress = $3
+         WHERE id = $4 AND worker = $5 AND status = 'claimed'",
+    )
+    .bind(done as i64)
+    .bind(total as i64)
+    .bind(words)
+    .bind(held.job)
+    .bind(&held.worker)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// How many of a list of jobs (`$1`, a JSON array of ids) are not finished, per dialect.
+const UNFINISHED: [&str; 2] = [
+    "SELECT COUNT(*) FROM jobs WHERE id IN (SELECT CAST(value AS BIGINT) FROM json_each($1))
+       AND status IN ('queued', 'claimed')",
+    "SELECT COUNT(*) FROM jobs
+     WHERE id IN (SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST($1 AS jsonb)))
+       AND status IN ('queued', 'claimed')",
+];
+
+/// How many of `jobs` are not finished (queued, or claimed by some worker).
+pub async fn unfinished(pool: &AnyPool, jobs: &[i64]) -> Result<i64> {
     let list = serde_json::to_string(jobs).expect("ids serialise");
-    Ok(sqlx::query_as(&format!(
-        "SELECT COUNT(*), CAST(COALESCE(SUM({weight}), 0) AS BIGINT) FROM {}
-         WHERE id IN (SELECT CAST(value AS BIGINT) FROM {}) AND status IN ('queued', 'claimed')",
-        queue.table(),
-        backend.json_elements("$1")
-    ))
-    .bind(&list)
-    .fetch_one(pool)
-    .await?)
+    Ok(sqlx::query_scalar(UNFINISHED[Backend::of(pool) as usize])
+        .bind(&list)
+        .fetch_one(pool)
+        .await?)
+}
+
+/// A kind's jobs by what they are stored under (a system, a method) and status, with their
+/// count; and who holds one of them while its lease holds (`$1` now).
+fn summary_sql(queue: Queue) -> [&'static str; 2] {
+    match queue {
+        Queue::Grid => [
+            "SELECT g.system, j.status, COUNT(*) FROM jobs j JOIN grid_jobs g ON g.id = j.id
+             GROUP BY g.system, j.status ORDER BY g.system",
+            "SELECT DISTINCT g.system, j.worker FROM jobs j JOIN grid_jobs g ON g.id = j.id
+             WHERE j.status = 'claimed' AND j.lease_until >= $1 ORDER BY g.system, j.worker",
+        ],
+        Queue::Crossfit => [
+            "SELECT c.method, j.status, COUNT(*) FROM jobs j JOIN crossfit_jobs c ON c.id = j.id
+             GROUP BY c.method, j.status ORDER BY c.method",
+            "SELECT DISTINCT c.method, j.worker FROM jobs j JOIN crossfit_jobs c ON c.id = j.id
+             WHERE j.status = 'claimed' AND j.lease_until >= $1 ORDER BY c.method, j.worker",
+        ],
+    }
 }
 
 /// A queue's jobs by status, and the workers holding one now (their lease not run out), by
 /// what they are stored under (a system, a method), as the machines page sums them up.
 pub async fn summary(pool: &AnyPool, queue: Queue) -> Result<Vec<GridRow>> {
-    let (table, owner) = (queue.table(), queue.owner());
-    let counts: Vec<(String, JobStatus, i64)> = sqlx::query_as(&format!(
-        "SELECT {owner}, status, COUNT(*) FROM {table} GROUP BY {owner}, status ORDER BY {owner}"
-    ))
-    .fetch_all(pool)
-    .await?;
-    let holders: Vec<(String, String)> = sqlx::query_as(&format!(
-        "SELECT DISTINCT {owner}, worker FROM {table}
-         WHERE status = 'claimed' AND lease_until >= $1 ORDER BY {owner}, worker"
-    ))
-    .bind(now_ms())
-    .fetch_all(pool)
-    .await?;
+    let [counts, holders] = summary_sql(queue);
+    let counts: Vec<(String, JobStatus, i64)> = sqlx::query_as(counts).fetch_all(pool).await?;
+    let holders: Vec<(String, String)> = sqlx::query_as(holders)
+        .bind(crate::auth::now_ms())
+        .fetch_all(pool)
+        .await?;
     let mut out: Vec<GridRow> = Vec::new();
     for (system, status, n) in counts {
         if out.last().is_none_or(|g| g.system != system) {

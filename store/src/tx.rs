@@ -27,6 +27,9 @@ pub enum Lock<'a> {
     Task(&'a str),
     /// A system's run of one task and shot group (system, task, k, split) while it is stored.
     Run(&'a str, &'a str, u32, u32),
+    /// The jobs of one kind for one system or method (kind, owner) while they are queued: a
+    /// job is two rows (`jobs` and its key), so finding it and adding it is one step.
+    Jobs(&'a str, &'a str),
 }
 
 impl Lock<'_> {
@@ -42,6 +45,7 @@ impl Lock<'_> {
                 5,
                 fnv1a(&[system, task, &k.to_string(), &split.to_string()]),
             ),
+            Lock::Jobs(kind, owner) => (6, fnv1a(&[kind, owner])),
         };
         ((u64::from(kind) << 56) | (value & 0x00FF_FFFF_FFFF_FFFF)) as i64
     }

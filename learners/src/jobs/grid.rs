@@ -12,7 +12,7 @@ use std::time::Duration;
 use store::error::{Error, Result};
 use store::machine::grid::Recipe;
 pub use store::machine::grid::{
-    claim, complete, fail, job_target, release, runnable, unfinished, Group, Held,
+    claim, claim_with, complete, fail, job_target, release, runnable, unfinished, Group, Held,
 };
 
 /// The lease a worker holds on a job unless told otherwise (`--lease-seconds`): long enough to

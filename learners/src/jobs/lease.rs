@@ -69,7 +69,7 @@ impl Heartbeat {
                     Err(e) => {
                         tracing::warn!(
                             "cannot renew the lease on {} job {}: {e}",
-                            held.queue.table(),
+                            held.queue.kind(),
                             held.job
                         )
                     }

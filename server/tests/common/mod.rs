@@ -83,6 +83,7 @@ pub async fn snapshot(pool: &AnyPool) -> Vec<(String, String)> {
         "crossfit_examples",
         "crossfit_partitions",
         "crossfit_runs",
+        "jobs",
         "crossfit_jobs",
         "machine_systems",
         "machine_runs",

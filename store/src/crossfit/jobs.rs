@@ -1,12 +1,14 @@
-//! CrossFit's fine-tuning shared by workers (`crossfit_jobs`): one method's job on one task and
-//! seed, queued with the recipe every worker runs it with, claimed under a lease (`store::lease`),
-//! its progress written as it trains, its run stored with the job marked done in one transaction.
+//! CrossFit's fine-tuning shared by workers: one method's job on one task and seed (its key in
+//! `crossfit_jobs`, the job in `jobs`), queued with the recipe every worker runs it with,
+//! claimed under a lease (`store::lease`), its progress written as it trains, its run stored
+//! with the job marked done in one transaction.
 
 use super::runs::{store, NewRun};
 use super::task_id;
 use crate::auth::now_ms;
 use crate::error::{Error, Result};
-use crate::lease::{self, Queue};
+use crate::lease::{self, Clock, Queue};
+use crate::tx::Lock;
 use domain::crossfit::metrics::Score;
 use domain::run::JobStatus;
 use domain::wire::crossfit::{JobRow, LearningQueue};
@@ -48,12 +50,13 @@ pub async fn enqueue(
     // All or nothing: a refusal leaves no seed queued with the refused recipe. The refusal
     // rolls back before it is answered: a dropped transaction would keep its row locks until
     // its connection is next used, and a claim (SKIP LOCKED) would pass the queued seed by.
-    let mut tx = crate::tx::begin_immediate(pool, &[]).await?;
+    let mut tx = crate::tx::begin_write(pool, &[Lock::Jobs("crossfit", method)]).await?;
     let queued = queue_seeds(&mut tx, (method, task, task_id), seeds, settings).await;
     crate::tx::finish(tx, queued).await
 }
 
-/// Queues each seed in `tx`; refused where one is queued or running with another recipe.
+/// Queues each seed in `tx`, which holds the method's queuing lock; refused where one is
+/// queued or running with another recipe.
 async fn queue_seeds(
     tx: &mut sqlx::AnyConnection,
     (method, task, task_id): (&str, &str, i64),
@@ -62,35 +65,48 @@ async fn queue_seeds(
 ) -> Result<Vec<i64>> {
     let mut ids = Vec::with_capacity(seeds.len());
     for &seed in seeds {
-        sqlx::query(
-            "INSERT INTO crossfit_jobs (method, task_id, seed, settings_json, status, queued_at)
-             VALUES ($1, $2, $3, $4, 'queued', $5)
-             ON CONFLICT (method, task_id, seed) DO UPDATE SET status = 'queued', error = NULL,
-                 queued_at = $5, settings_json = $4, progress = NULL
-             WHERE crossfit_jobs.status = 'failed' OR (crossfit_jobs.status = 'done' AND NOT EXISTS
-                 (SELECT 1 FROM crossfit_runs r WHERE r.method = crossfit_jobs.method
-                     AND r.task_id = crossfit_jobs.task_id AND r.seed = crossfit_jobs.seed))",
+        let found: Option<(i64, i64)> = sqlx::query_as(
+            "SELECT c.id, (SELECT COUNT(*) FROM crossfit_runs r WHERE r.method = c.method
+                 AND r.task_id = c.task_id AND r.seed = c.seed)
+             FROM crossfit_jobs c WHERE c.method = $1 AND c.task_id = $2 AND c.seed = $3",
         )
         .bind(method)
         .bind(task_id)
         .bind(i64::from(seed))
-        .bind(settings)
-        .bind(now_ms())
-        .execute(&mut *tx)
+        .fetch_optional(&mut *tx)
         .await?;
-        let (id, queued_with): (i64, String) = sqlx::query_as(
-            "SELECT id, settings_json FROM crossfit_jobs WHERE method = $1 AND task_id = $2 AND seed = $3",
-        )
-        .bind(method)
-        .bind(task_id)
-        .bind(i64::from(seed))
-        .fetch_one(&mut *tx)
-        .await?;
-        if queued_with != settings {
-            return Err(Error::Refused(format!(
-                "{method} on {task} seed {seed} is queued or running with another recipe ({queued_with}); run the same command to share it, or give another --method"
-            )));
-        }
+        let id = match found {
+            Some((id, runs)) => {
+                let (status, queued_with) = lease::state(tx, id).await?;
+                let again = match status {
+                    JobStatus::Failed => true,
+                    JobStatus::Done => runs == 0,
+                    JobStatus::Queued | JobStatus::Claimed => false,
+                };
+                if again {
+                    lease::requeue(tx, id, Some(settings)).await?;
+                } else if queued_with.as_deref() != Some(settings) {
+                    let queued_with = queued_with.unwrap_or_default();
+                    return Err(Error::Refused(format!(
+                        "{method} on {task} seed {seed} is queued or running with another recipe ({queued_with}); run the same command to share it, or give another --method"
+                    )));
+                }
+                id
+            }
+            None => {
+                let id = lease::add(tx, Queue::Crossfit, Some(settings)).await?;
+                sqlx::query(
+                    "INSERT INTO crossfit_jobs (id, method, task_id, seed) VALUES ($1, $2, $3, $4)",
+                )
+                .bind(id)
+                .bind(method)
+                .bind(task_id)
+                .bind(i64::from(seed))
+                .execute(&mut *tx)
+                .await?;
+                id
+            }
+        };
         ids.push(id);
     }
     Ok(ids)
@@ -113,21 +129,25 @@ pub async fn claim(
     worker: &str,
     lease: Duration,
 ) -> Result<Option<Held>> {
-    let Some(lease) = lease::claim(pool, Queue::Crossfit, jobs, worker, lease, None).await? else {
+    claim_with(pool, jobs, worker, lease, &Clock::System).await
+}
+
+/// [`claim`] by `clock`.
+pub async fn claim_with(
+    pool: &AnyPool,
+    jobs: &[i64],
+    worker: &str,
+    lease: Duration,
+    clock: &Clock,
+) -> Result<Option<Held>> {
+    let terms = (lease, clock);
+    let Some(lease) = lease::claim(pool, Queue::Crossfit, jobs, worker, terms, None).await? else {
         return Ok(None);
     };
-    sqlx::query(
-        "UPDATE crossfit_jobs SET started_at = $1, done_updates = 0, total_updates = 0, progress = NULL
-         WHERE id = $2 AND worker = $3",
-    )
-    .bind(now_ms())
-    .bind(lease.job)
-    .bind(&lease.worker)
-    .execute(pool)
-    .await?;
     let key: Key = sqlx::query_as(
-        "SELECT j.method, t.name AS task, j.seed, j.settings_json FROM crossfit_jobs j
-         JOIN crossfit_tasks t ON t.id = j.task_id WHERE j.id = $1",
+        "SELECT c.method, t.name AS task, c.seed, j.recipe_json AS settings_json
+         FROM crossfit_jobs c JOIN jobs j ON j.id = c.id
+         JOIN crossfit_tasks t ON t.id = c.task_id WHERE c.id = $1",
     )
     .bind(lease.job)
     .fetch_one(pool)
@@ -159,7 +179,7 @@ pub async fn cancel(pool: &AnyPool, job: i64, by: &str) -> Result<()> {
 /// carries its recipe, so any worker can run it.
 pub async fn runnable(pool: &AnyPool) -> Result<Vec<i64>> {
     Ok(sqlx::query_scalar(
-        "SELECT id FROM crossfit_jobs WHERE status IN ('queued', 'claimed') ORDER BY id",
+        "SELECT id FROM jobs WHERE kind = 'crossfit' AND status IN ('queued', 'claimed') ORDER BY id",
     )
     .fetch_all(pool)
     .await?)
@@ -173,18 +193,7 @@ pub async fn progress(
     total: u64,
     words: &str,
 ) -> Result<()> {
-    sqlx::query(
-        "UPDATE crossfit_jobs SET done_updates = $1, total_updates = $2, progress = $3
-         WHERE id = $4 AND worker = $5 AND status = 'claimed'",
-    )
-    .bind(done as i64)
-    .bind(total as i64)
-    .bind(words)
-    .bind(held.lease.job)
-    .bind(&held.lease.worker)
-    .execute(pool)
-    .await?;
-    Ok(())
+    lease::progress(pool, &held.lease, done, total, words).await
 }
 
 /// Stores a held job's run and marks the job done in one transaction; stores nothing when
@@ -208,7 +217,7 @@ pub async fn finish(
 
 /// How many of `jobs` are not finished (queued, or claimed by some worker).
 pub async fn unfinished(pool: &AnyPool, jobs: &[i64]) -> Result<i64> {
-    Ok(lease::unfinished(pool, Queue::Crossfit, jobs, "1").await?.0)
+    lease::unfinished(pool, jobs).await
 }
 
 /// A job as the machines page reads it.
@@ -233,9 +242,10 @@ struct Listed {
 /// progress and time left, then failed ones with why, then queued ones.
 pub async fn queue(pool: &AnyPool) -> Result<LearningQueue> {
     let rows: Vec<Listed> = sqlx::query_as(
-        "SELECT j.id, j.method, t.name AS task, j.seed, j.status, j.worker, j.lease_until, j.attempts,
+        "SELECT j.id, c.method, t.name AS task, c.seed, j.status, j.worker, j.lease_until, j.attempts,
             j.progress, j.done_updates, j.total_updates, j.started_at, j.error
-         FROM crossfit_jobs j JOIN crossfit_tasks t ON t.id = j.task_id WHERE j.status <> 'done'
+         FROM crossfit_jobs c JOIN jobs j ON j.id = c.id JOIN crossfit_tasks t ON t.id = c.task_id
+         WHERE j.status <> 'done'
          ORDER BY CASE j.status WHEN 'claimed' THEN 0 WHEN 'failed' THEN 1 ELSE 2 END, j.id",
     )
     .fetch_all(pool)

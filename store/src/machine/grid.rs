@@ -1,11 +1,15 @@
-//! The shared grids' jobs (`grid_jobs`): one shot group of a task for a system, queued, then
-//! claimed, renewed, failed or done under a lease (`store::lease`); a job whose lease ran out is
-//! claimed again and the runs the lost worker had opened are marked failed.
+//! The shared grids' jobs: one shot group of a task for a system (its key in `grid_jobs`, the
+//! job itself in `jobs`), queued, then claimed, renewed, failed or done under a lease
+//! (`store::lease`); a job whose lease ran out is claimed again and the runs the lost worker
+//! had opened are marked failed.
 
 use crate::auth::now_ms;
+use crate::db::Backend;
 use crate::error::Result;
-use crate::lease::{self, Queue};
+use crate::lease::{self, Clock, Queue};
+use crate::tx::Lock;
 use domain::ids::TaskId;
+use domain::run::JobStatus;
 use sqlx::{Any, AnyPool, Transaction};
 use std::time::Duration;
 
@@ -39,46 +43,69 @@ pub async fn enqueue(
     groups: &[(TaskId, u32, u32)],
     replace: bool,
 ) -> Result<Vec<i64>> {
+    let mut tx = crate::tx::begin_write(pool, &[Lock::Jobs("grid", what.system)]).await?;
+    let queued = queue_groups(&mut tx, what, groups, replace).await;
+    crate::tx::finish(tx, queued).await
+}
+
+/// Queues each group in `tx`, which holds the system's queuing lock.
+async fn queue_groups(
+    tx: &mut sqlx::AnyConnection,
+    what: Recipe<'_>,
+    groups: &[(TaskId, u32, u32)],
+    replace: bool,
+) -> Result<Vec<i64>> {
     let Recipe {
         system,
         source,
         recipe,
     } = what;
-    let again = if replace {
-        "grid_jobs.status IN ('failed', 'done')"
-    } else {
-        "grid_jobs.status = 'failed'"
-    };
-    let sql = format!(
-        "INSERT INTO grid_jobs (system, task_id, k, split, status, queued_at, source, recipe_json)
-         VALUES ($1, $2, $3, $4, 'queued', $5, $6, $7)
-         ON CONFLICT (system, task_id, k, split) DO UPDATE SET status = 'queued', error = NULL,
-             queued_at = $5, source = $6, recipe_json = $7
-         WHERE {again}"
-    );
     let mut ids = Vec::with_capacity(groups.len());
     for &(task, k, split) in groups {
-        sqlx::query(&sql)
-            .bind(system)
-            .bind(task)
-            .bind(i64::from(k))
-            .bind(i64::from(split))
-            .bind(now_ms())
-            .bind(source)
-            .bind(recipe)
-            .execute(pool)
-            .await?;
-        ids.push(
-            sqlx::query_scalar(
-                "SELECT id FROM grid_jobs WHERE system = $1 AND task_id = $2 AND k = $3 AND split = $4",
-            )
-            .bind(system)
-            .bind(task)
-            .bind(i64::from(k))
-            .bind(i64::from(split))
-            .fetch_one(pool)
-            .await?,
-        );
+        let found: Option<i64> = sqlx::query_scalar(
+            "SELECT id FROM grid_jobs WHERE system = $1 AND task_id = $2 AND k = $3 AND split = $4",
+        )
+        .bind(system)
+        .bind(task)
+        .bind(i64::from(k))
+        .bind(i64::from(split))
+        .fetch_optional(&mut *tx)
+        .await?;
+        let id = match found {
+            Some(id) => {
+                let again = match lease::state(tx, id).await?.0 {
+                    JobStatus::Failed => true,
+                    JobStatus::Done => replace,
+                    JobStatus::Queued | JobStatus::Claimed => false,
+                };
+                if again {
+                    lease::requeue(tx, id, Some(recipe)).await?;
+                    sqlx::query("UPDATE grid_jobs SET source = $1 WHERE id = $2")
+                        .bind(source)
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                id
+            }
+            None => {
+                let id = lease::add(tx, Queue::Grid, Some(recipe)).await?;
+                sqlx::query(
+                    "INSERT INTO grid_jobs (id, system, task_id, k, split, source)
+                     VALUES ($1, $2, $3, $4, $5, $6)",
+                )
+                .bind(id)
+                .bind(system)
+                .bind(task)
+                .bind(i64::from(k))
+                .bind(i64::from(split))
+                .bind(source)
+                .execute(&mut *tx)
+                .await?;
+                id
+            }
+        };
+        ids.push(id);
     }
     Ok(ids)
 }
@@ -97,12 +124,23 @@ pub async fn claim(
     worker: &str,
     lease: Duration,
 ) -> Result<Option<Held>> {
+    claim_with(pool, jobs, worker, lease, &Clock::System).await
+}
+
+/// [`claim`] by `clock`.
+pub async fn claim_with(
+    pool: &AnyPool,
+    jobs: &[i64],
+    worker: &str,
+    lease: Duration,
+    clock: &Clock,
+) -> Result<Option<Held>> {
     let Some(lease) = lease::claim(
         pool,
         Queue::Grid,
         jobs,
         worker,
-        lease,
+        (lease, clock),
         Some(OPEN_RUNS_FAILED),
     )
     .await?
@@ -151,10 +189,27 @@ pub async fn complete(tx: &mut Transaction<'static, Any>, held: &Held) -> Result
     lease::complete(tx, &held.lease, &what).await
 }
 
+/// How many of a list of grid jobs (`$1`, a JSON array of ids) are not finished, and their
+/// shots; per dialect.
+const UNFINISHED: [&str; 2] = [
+    "SELECT COUNT(*), CAST(COALESCE(SUM(g.k), 0) AS BIGINT) FROM jobs j
+     JOIN grid_jobs g ON g.id = j.id
+     WHERE j.id IN (SELECT CAST(value AS BIGINT) FROM json_each($1))
+       AND j.status IN ('queued', 'claimed')",
+    "SELECT COUNT(*), CAST(COALESCE(SUM(g.k), 0) AS BIGINT) FROM jobs j
+     JOIN grid_jobs g ON g.id = j.id
+     WHERE j.id IN (SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST($1 AS jsonb)))
+       AND j.status IN ('queued', 'claimed')",
+];
+
 /// How many of `jobs` are not finished (queued, or claimed by some worker), and their shots
 /// (the work left is about proportional to them).
 pub async fn unfinished(pool: &AnyPool, jobs: &[i64]) -> Result<(i64, i64)> {
-    lease::unfinished(pool, Queue::Grid, jobs, "k").await
+    let list = serde_json::to_string(jobs).expect("ids serialise");
+    Ok(sqlx::query_as(UNFINISHED[Backend::of(pool) as usize])
+        .bind(&list)
+        .fetch_one(pool)
+        .await?)
 }
 
 /// The system, task name and source folder of a job.
@@ -171,8 +226,9 @@ pub async fn job_target(pool: &AnyPool, job: i64) -> Result<(String, String, Opt
 /// recipes (JSON), oldest first.
 pub async fn runnable(pool: &AnyPool) -> Result<Vec<(i64, String)>> {
     Ok(sqlx::query_as(
-        "SELECT id, recipe_json FROM grid_jobs
-         WHERE recipe_json IS NOT NULL AND status IN ('queued', 'claimed') ORDER BY id",
+        "SELECT id, recipe_json FROM jobs
+         WHERE kind = 'grid' AND recipe_json IS NOT NULL AND status IN ('queued', 'claimed')
+         ORDER BY id",
     )
     .fetch_all(pool)
     .await?)
@@ -182,11 +238,12 @@ pub async fn runnable(pool: &AnyPool) -> Result<Vec<(i64, String)>> {
 /// holds), then failed ones with why, then queued ones.
 pub async fn open_jobs(pool: &AnyPool) -> Result<Vec<domain::wire::queue::GridJobRow>> {
     Ok(sqlx::query_as(
-        "SELECT g.id, g.system, t.name AS task, g.k, g.split, g.status,
-            CASE WHEN g.status = 'claimed' AND g.lease_until >= $1 THEN g.worker END AS worker,
-            g.attempts, g.error
-         FROM grid_jobs g JOIN tasks t ON t.id = g.task_id WHERE g.status <> 'done'
-         ORDER BY CASE g.status WHEN 'claimed' THEN 0 WHEN 'failed' THEN 1 ELSE 2 END, g.id",
+        "SELECT g.id, g.system, t.name AS task, g.k, g.split, j.status,
+            CASE WHEN j.status = 'claimed' AND j.lease_until >= $1 THEN j.worker END AS worker,
+            j.attempts, j.error
+         FROM grid_jobs g JOIN jobs j ON j.id = g.id JOIN tasks t ON t.id = g.task_id
+         WHERE j.status <> 'done'
+         ORDER BY CASE j.status WHEN 'claimed' THEN 0 WHEN 'failed' THEN 1 ELSE 2 END, g.id",
     )
     .bind(now_ms())
     .fetch_all(pool)

@@ -197,7 +197,7 @@ pub async fn runs(pool: &AnyPool) -> Result<Vec<RunRow>, Error> {
         "SELECT r.id, s.name AS system, s.kind, t.name AS task, r.k, r.split, r.status, r.done, r.total,
             r.provider, r.error, r.s1, r.s1_any_of, r.started_at, r.finished_at, g.worker
          FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id JOIN tasks t ON t.id = r.task_id
-         LEFT JOIN grid_jobs g ON g.id = r.grid_job_id AND r.status = 'running'
+         LEFT JOIN jobs g ON g.id = r.grid_job_id AND r.status = 'running'
          ORDER BY CASE WHEN r.status = 'running' THEN 0 ELSE 1 END, r.id DESC",
     )
     .fetch_all(pool)
