@@ -1,4 +1,4 @@
-//! The data layer: the pool and its dialects, transactions and guards, the answer writer,
+//! The data layer: the pool and its dialects, transactions and their locks, the answer writer,
 //! leases, the table families and their loaders, and the server side's error. No web framework.
 pub mod annotations;
 pub mod auth;
@@ -14,7 +14,7 @@ pub mod machine;
 pub mod report;
 pub mod stream;
 pub mod study;
-pub mod task_store;
+pub mod task_write;
 pub mod tx;
 pub mod writer;
 

@@ -71,7 +71,7 @@ pub struct TestOverlap {
     pub total: usize,
 }
 
-/// What the shot-group checks found, passed or not, for the import report.
+/// What the shot-group checks found, passed or not, for the import's summary.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ShotSummary {
     pub ks: Vec<u32>,

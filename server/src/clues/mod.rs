@@ -7,8 +7,8 @@ pub mod files;
 pub mod load;
 pub mod own;
 pub mod parse;
-pub mod report;
 pub mod spec;
+pub mod summary;
 pub mod write;
 
 use sqlx::AnyPool;
@@ -27,9 +27,9 @@ impl Imported {
             .tasks
             .iter()
             .zip(&self.outcomes)
-            .map(|(t, o)| report::render_task(t, *o))
+            .map(|(t, o)| summary::render_task(t, *o))
             .collect();
-        out.push_str(&report::render_totals(&self.tasks, &self.outcomes));
+        out.push_str(&summary::render_totals(&self.tasks, &self.outcomes));
         out
     }
 }

@@ -98,7 +98,7 @@ fn parse_entities(entities: &Value, context: &str) -> Result<Value, String> {
     Ok(Value::Array(out))
 }
 
-pub use store::task_store::content_key;
+pub use store::task_write::content_key;
 
 /// Parses one non-blank line of a task's file.
 pub fn parse_row(spec: &TaskSpec, line: &str) -> Result<(Example, Vec<RowNote>), String> {

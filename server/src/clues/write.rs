@@ -7,7 +7,7 @@ use super::load::TaskData;
 use sqlx::{Any, AnyPool, Transaction};
 use std::collections::HashMap;
 use store::error::{Error, Result};
-use store::task_store;
+use store::task_write;
 use store::tx::Lock;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,7 +35,7 @@ async fn store_task(
     source: &str,
 ) -> Result<Outcome> {
     let spec = &task.spec;
-    if let Some(stored) = task_store::stored_files(tx, &spec.name).await? {
+    if let Some(stored) = task_write::stored_files(tx, &spec.name).await? {
         let mut incoming: Vec<(String, String)> = task
             .files
             .iter()
@@ -58,23 +58,23 @@ async fn store_task(
         )));
     }
 
-    let task_id = task_store::insert_task(tx, spec, source).await?;
+    let task_id = task_write::insert_task(tx, spec, source).await?;
     let mut file_ids: HashMap<&str, i64> = HashMap::new();
     for file in &task.files {
         let train = match file.kind {
             FileKind::Test => None,
             FileKind::Train { k, split } => Some((k, split)),
         };
-        let row = task_store::FileRow {
+        let row = task_write::FileRow {
             name: &file.name,
             train,
             sha256: &file.sha256,
             n_rows: file.rows.len(),
         };
-        let file_id = task_store::insert_file(tx, task_id, &row).await?;
+        let file_id = task_write::insert_file(tx, task_id, &row).await?;
         file_ids.insert(&file.name, file_id);
         for row in &file.rows {
-            task_store::insert_example(tx, file_id, row.line, &row.example, &row.content_key)
+            task_write::insert_example(tx, file_id, row.line, &row.example, &row.content_key)
                 .await?;
         }
     }

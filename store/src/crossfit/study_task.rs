@@ -3,7 +3,7 @@
 
 use super::{split_lines, task_id};
 use crate::error::Error;
-use crate::task_store;
+use crate::task_write;
 use crate::tx::Lock;
 use domain::crossfit::sampler::to_tsv;
 use domain::task::{Context, Example, Family, Gold, NoAnswer, QuestionType, TaskSpec};
@@ -67,16 +67,16 @@ pub async fn make_study_task(
             no_answer: NoAnswer::EmptyList,
             metric: Some(metric),
         };
-        let task_id = task_store::insert_task(&mut tx, &spec, "crossfit").await?;
+        let task_id = task_write::insert_task(&mut tx, &spec, "crossfit").await?;
         for (lines, train) in [(&train, Some((k, 1))), (&test, None)] {
             let kind = if train.is_some() { "train" } else { "test" };
-            let file = task_store::FileRow {
+            let file = task_write::FileRow {
                 name: &format!("{task}_{k}_{seed}_{kind}.tsv"),
                 train,
                 sha256: &hex::encode(Sha256::digest(to_tsv(lines).as_bytes())),
                 n_rows: lines.len(),
             };
-            let file_id = task_store::insert_file(&mut tx, task_id, &file).await?;
+            let file_id = task_write::insert_file(&mut tx, task_id, &file).await?;
             for (i, l) in lines.iter().enumerate() {
                 let ex = Example {
                     id: (i + 1).to_string(),
@@ -91,8 +91,8 @@ pub async fn make_study_task(
                     },
                     extra: serde_json::json!({}),
                 };
-                let key = task_store::content_key(&ex.context, &ex.question, &ex.gold.official);
-                task_store::insert_example(&mut tx, file_id, i + 1, &ex, &key).await?;
+                let key = task_write::content_key(&ex.context, &ex.question, &ex.gold.official);
+                task_write::insert_example(&mut tx, file_id, i + 1, &ex, &key).await?;
             }
         }
         Ok((name.clone(), k))

@@ -1,4 +1,4 @@
-//! The import report printed by `import clues`: per task what was stored, the shot-group
+//! The summary printed by `import clues`: per task what was stored, the shot-group
 //! checks (passed or not) and every data-quality note with its file and line.
 
 use super::files::FileKind;
