@@ -145,7 +145,7 @@ pub async fn new_study(
 
 /// Follows a study link as a browser does: the start page (GET), then its Start button (POST).
 /// Returns the start page's answer when it is not 200. (That the GET changes nothing is
-/// tested on its own, in tests/hostile.rs: with arrivals at once, others' writes interleave.)
+/// tested on its own, in tests/it/hostile.rs: with arrivals at once, others' writes interleave.)
 pub async fn join_link(state: &AppState, path: &str) -> Resp {
     let page = get(state, path, None).await;
     if page.status != StatusCode::OK {

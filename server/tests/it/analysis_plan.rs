@@ -3,7 +3,7 @@
 //! the report and the bundle, where its hash can be checked; `load fill`'s synthetic workers
 //! are in no report or export unless asked for, and one that includes them says so.
 
-mod common;
+use crate::common;
 
 use axum::http::StatusCode;
 use common::client::{arrive, env, get, login, new_study};

@@ -1,7 +1,7 @@
 //! Issue 40 over the API: the page's signals stored with the answer, exported, refused when
 //! inconsistent (nothing stored) and optional; the levels in the report and the pay sheet; and
 //! honest and assisted sessions on a real server, flagged at the rates the rules promise.
-mod common;
+use crate::common;
 
 use axum::http::StatusCode;
 use common::client::{

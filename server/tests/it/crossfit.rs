@@ -1,7 +1,7 @@
 //! CrossFit tasks end to end: import of the file layout (bad lines named, nothing stored),
 //! source sampling, runs scored with the task's metric, partitions, and ARG on the demo
 //! partition against the test's own computation.
-mod common;
+use crate::common;
 
 use domain::crossfit::metrics::Metric;
 use server::{crossfit, demo};

@@ -2,7 +2,7 @@
 //! `CLUES_TEST_POSTGRES`): the lease rules on their own, then `crossfit learn` processes on a
 //! small random BART, one killed with kill -9 while it trains a seed: every seed stored once,
 //! the killed worker's seed taken over once its lease runs out, progress on the job meanwhile.
-mod common;
+use crate::common;
 
 use common::tiny_seq2seq::{write_seq2seq_dir, Kind};
 use domain::run::JobStatus;

@@ -3,7 +3,7 @@
 //! are stored per seed with their settings, a run cut off by kill -9 goes on to the same
 //! predictions an uninterrupted one gives, and `crossfit arg` compares them.
 
-mod common;
+use crate::common;
 
 use common::clues;
 use common::tiny_seq2seq::{pairs, write_seq2seq_dir, Kind, KINDS};

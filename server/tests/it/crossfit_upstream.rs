@@ -3,7 +3,7 @@
 //! step), and `crossfit upstream` learns a partition's seen tasks, writes the chosen checkpoint,
 //! fine-tunes each test task from it and gives its ARG against direct fine-tuning.
 
-mod common;
+use crate::common;
 
 use candle_core::Tensor;
 use common::tiny_seq2seq::{pairs, write_seq2seq_dir, Kind};

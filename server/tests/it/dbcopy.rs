@@ -1,7 +1,7 @@
 //! Moving a study database between backends (`db copy`) and backing one up (`db backup`):
 //! nothing lost or altered (row counts and content hashes), ids go on after the copied ones,
 //! and a destination that holds data is refused untouched.
-mod common;
+use crate::common;
 
 use domain::people::Role;
 use domain::study::StudyConfig;

@@ -4,7 +4,7 @@
 //! `--device cuda` where CUDA cannot be used (fine-tuning, prompts, CrossFit) store no system,
 //! no job and no run (`common::snapshot` of every table, before and after), so that the
 //! corrected command starts clean.
-mod common;
+use crate::common;
 
 use common::clues;
 use common::families::families;

@@ -1,6 +1,6 @@
 //! Evaluations of many models as a grid that workers on several machines share
 //! (`eval --plan`), on SQLite or on PostgreSQL with `CLUES_TEST_POSTGRES`.
-mod common;
+use crate::common;
 
 use common::clues_with_model as cli;
 

@@ -2,7 +2,7 @@
 //! family, saved as fine-tuning saves one, gives `transformers` the start and end logits candle
 //! gives (where `.ci/setup --bench` made the Python that has it); and refusals in words.
 
-mod common;
+use crate::common;
 
 use common::clues;
 use common::families::{families, some_features};

@@ -2,7 +2,7 @@
 //! gradient and moves (layer norm and softmax composed, nothing silently frozen), runs repeat
 //! exactly, and the exported ONNX model gives ONNX Runtime the logits and answers candle gives.
 
-mod common;
+use crate::common;
 
 use common::families::{families, samples, some_features};
 use common::tiny_bert::random_weights;

@@ -1,7 +1,7 @@
 //! Malformed calls to every server function (bad JSON and form data, wrong types, numbers out
 //! of range, bad UTF-8, empty and oversized bodies), signed in or not: never a 500; where the
 //! arguments cannot be read, 400 naming the problem or 413; and nothing in the database changes.
-mod common;
+use crate::common;
 
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};

@@ -3,7 +3,7 @@
 //! processes on a small random BERT, one killed with kill -9 in the middle of a job. Every
 //! group is stored exactly once, none is lost, and the killed worker's job is taken over once
 //! its lease runs out.
-mod common;
+use crate::common;
 
 use domain::run::JobStatus;
 use std::path::Path;

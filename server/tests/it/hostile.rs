@@ -2,7 +2,7 @@
 //! address limits on new workers, bounded sessions per crowd id, cookies behind a proxy,
 //! request lines that are not paths, a crash during the demo load, and an import while a
 //! study is under crowd load.
-mod common;
+use crate::common;
 
 use app::ssr::limits::{Lane, Limiter, Limits};
 use app::ssr::state::AppState;

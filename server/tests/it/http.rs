@@ -1,6 +1,6 @@
 //! The router driven without a socket: pages render, server functions check the session and
 //! the role, login failures all read the same, and previews never carry gold answers.
-mod common;
+use crate::common;
 
 use app::ssr::state::AppState;
 use axum::body::Body;

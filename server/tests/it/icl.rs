@@ -3,7 +3,7 @@
 //! every prompt, raw reply and reading is stored, the replies are the server's own, S1 is the
 //! test's own computation from the stored answers, a run cut off goes on where it stopped, and
 //! bad arguments are refused clearly.
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -13,7 +13,7 @@ use store::db::cli as db;
 
 /// Writes a llama-architecture GGUF: 2 layers of 64 dimensions, random normal(0, 0.02)
 /// weights, a byte-level SentencePiece vocabulary (the 256 byte tokens and a few words).
-const WRITE_GGUF: &str = include_str!("common/tiny_gguf.py");
+const WRITE_GGUF: &str = include_str!("../common/tiny_gguf.py");
 
 /// The model track's Python (`$CLUES_VENV`, else ~/.cache/clues-lab/venv) where it has
 /// llama-cpp-python's server and gguf; `None` (the test says it is skipped) elsewhere, a

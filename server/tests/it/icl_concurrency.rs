@@ -2,7 +2,7 @@
 //! order (each after a delay of its own), the calls are stored in the test set's order; a
 //! server error mid-run leaves a prefix of the items stored, and the same command goes on
 //! from there to the answers a run with one call at a time gives.
-mod common;
+use crate::common;
 
 use common::scripted_llm::{reply_to, scripted};
 use std::sync::atomic::Ordering;

@@ -1,6 +1,6 @@
 //! Importing the official CLUES data and the demo: counts, the quality report, idempotence,
 //! and bad input that names file and line and leaves the database unchanged.
-mod common;
+use crate::common;
 
 use server::clues::{import_dir, write::Outcome};
 use server::demo;

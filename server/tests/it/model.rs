@@ -3,7 +3,7 @@
 //! tokenization, windows, span decoding (no answer, several spans, question spans), offsets
 //! and S1 checked against the test's own brute-force computation; errors; the database path,
 //! imported predictions, the baseline on the demo tasks and the report's machine rows.
-mod common;
+use crate::common;
 
 use domain::s1::{s1_item, Scoring};
 use domain::task::{Context, Example, Family, Gold, TaskSpec};

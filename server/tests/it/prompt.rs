@@ -2,7 +2,7 @@
 //! head: every weight learns, transformers scores the label words as candle does, a run is
 //! stored with its template and verbaliser, and what cannot work is refused before anything is stored.
 
-mod common;
+use crate::common;
 
 use common::clues;
 use common::families::families;

@@ -2,7 +2,7 @@
 //! researchers only; every refusal (a relative or missing folder, an unknown task, a shot
 //! group the task lacks, a worker's session) stores nothing; queued jobs are listed, cancelled
 //! and retried, and a `clues-lab worker` turns them into runs the page lists.
-mod common;
+use crate::common;
 
 use axum::http::StatusCode;
 use common::client::{form, login, parse, post_json};

@@ -2,7 +2,7 @@
 //! known accuracy go through the whole protocol (0/10/20/30 shots, 3 each); every table cell,
 //! the filter, majority vote, agreement, the Table 8/9 subsets and the pay are checked against
 //! the test's own computation from the official files, and the exports are read back.
-mod common;
+use crate::common;
 
 use axum::http::StatusCode;
 use common::client::{env, get, login, new_study, Env};

@@ -2,7 +2,7 @@
 //! run, on SQLite or PostgreSQL with `CLUES_TEST_POSTGRES`): each item keeps the first reply
 //! stored, both score with it, and the run is stored once; the second finish is refused and
 //! leaves the run done.
-mod common;
+use crate::common;
 
 use domain::ids::{ExampleId, TaskId};
 use domain::run::SystemKind;

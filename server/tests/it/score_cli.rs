@@ -1,6 +1,6 @@
 //! The `score` command through the real binary: gold answers as predictions give 1.0 for every
 //! CLUES task (without a database, and against the imported task), and errors name the id.
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! v2 files a study on split 1 trains its 10-, 20- and 30-shot workers on 10_1 ⊂ 20_5 ⊂ 30_5;
 //! a study whose sets do not nest is refused unless allowed, and then the report says so; a
 //! skipped item is stored and reported with S1 0, also where "no answer" would be right.
-mod common;
+use crate::common;
 
 use common::client::*;
 use domain::shots;

@@ -2,7 +2,7 @@
 //! places per scenario under concurrent arrivals, one scenario per worker and task, training
 //! golds revealed and locked, idempotent resends, refusals that change nothing, and no test
 //! gold in anything a worker can fetch.
-mod common;
+use crate::common;
 
 use app::ssr::state::AppState;
 use axum::http::StatusCode;

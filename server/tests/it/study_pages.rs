@@ -2,7 +2,7 @@
 //! (the place freed, nothing kept but the refusal), questionnaires checked on the server and
 //! answered once, attention checks among the test items (locked, never scored), the
 //! debriefing, and all of it in the exports; a study without them behaves as before.
-mod common;
+use crate::common;
 
 use axum::http::StatusCode;
 use common::client::*;

@@ -2,7 +2,7 @@
 //! `--queue-only` (nothing run, nothing stored) are run by workers from the recipes the jobs
 //! carry, `--kinds` limits what one takes, `--exit-when-idle` ends it, and a worker stopped by
 //! SIGTERM mid-job hands the job back at once; the next worker stores it, once.
-mod common;
+use crate::common;
 
 use common::clues;
 use common::tiny_seq2seq::{write_seq2seq_dir, Kind};
