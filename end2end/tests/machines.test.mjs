@@ -166,7 +166,7 @@ test('a learner queued on the page is checked, cancelled, retried and run by a w
   await page.fill('form.queue input[name="split"]', '1');
   await page.check('form.queue input[name="replace"]');
   await page.click('form.queue button[type="submit"]');
-  await page.waitForFunction(() => /1 jobs of MiniLM-L6 span head \(baseline\) queued/.test(document.querySelector('form.queue .saved')?.textContent ?? ''));
+  await page.waitForFunction(() => /1 job of MiniLM-L6 span head \(baseline\) queued/.test(document.querySelector('form.queue .saved')?.textContent ?? ''));
   const [[job]] = sql('SELECT g.id FROM grid_jobs g JOIN jobs j ON j.id = g.id WHERE g.k = 10 AND g.split = 1 AND j.recipe_json IS NOT NULL');
   const row = `tr.grid-job[data-grid-job="${job}"]`;
   await page.waitForSelector(`${row}.queued`);
@@ -235,7 +235,7 @@ test('on a phone the queue form fits the screen, its controls can be tapped, and
   await page.fill('form.queue input[name="split"]', '1');
   await page.tap('form.queue input[name="replace"]');
   await page.tap('form.queue button[type="submit"]');
-  await page.waitForFunction(() => /1 jobs of MiniLM-L6 span head \(baseline\) queued/.test(document.querySelector('form.queue .saved')?.textContent ?? ''));
+  await page.waitForFunction(() => /1 job of MiniLM-L6 span head \(baseline\) queued/.test(document.querySelector('form.queue .saved')?.textContent ?? ''));
   assert.deepEqual(sql("SELECT COUNT(*) FROM jobs j JOIN grid_jobs g ON g.id = j.id WHERE j.status = 'queued' AND g.k = 10 AND g.split = 1"), [[1]]);
   assert.deepEqual(page.errors, []);
   await context.close();

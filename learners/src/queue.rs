@@ -112,7 +112,8 @@ fn per_group(
 
 /// Checks and queues one request; says what was queued.
 pub async fn queue(pool: &AnyPool, r: QueueRequest) -> Result<QueueAnswer> {
-    if r.tasks.is_empty() {
+    let upstream = matches!(r.learner, QueuedLearner::CrossfitUpstream { .. });
+    if r.tasks.is_empty() && !upstream {
         return Err(Error::Invalid("choose at least one task".into()));
     }
     let (jobs, what) = match &r.learner {
@@ -196,11 +197,13 @@ pub async fn queue(pool: &AnyPool, r: QueueRequest) -> Result<QueueAnswer> {
             method,
             steps,
         } => queue_crossfit(pool, &r, model, method, *steps).await?,
+        QueuedLearner::CrossfitUpstream { .. } => queue_upstream(pool, &r).await?,
     };
+    let plural = if jobs == 1 { "" } else { "s" };
     Ok(QueueAnswer {
         jobs,
         said: format!(
-            "{jobs} jobs of {what} queued; `clues-lab worker` processes pointed at this database run them"
+            "{jobs} job{plural} of {what} queued; `clues-lab worker` processes pointed at this database run them"
         ),
     })
 }
@@ -284,6 +287,49 @@ async fn queue_in_context(
     };
     let ids = grid::enqueue(pool, &system, learner, None, &groups, r.replace).await?;
     Ok((ids.len(), system))
+}
+
+/// CrossFit's upstream learning of a partition as one job (`crossfit upstream`'s arguments,
+/// checked as the command checks them); its worker queues the test tasks' seeds.
+async fn queue_upstream(pool: &AnyPool, r: &QueueRequest) -> Result<(usize, String)> {
+    let QueuedLearner::CrossfitUpstream {
+        model,
+        partition,
+        method,
+        out,
+        name,
+        upstream_steps,
+        steps,
+    } = &r.learner
+    else {
+        unreachable!("called for upstream learning only")
+    };
+    if !r.tasks.is_empty() || r.group.is_some() || r.replace {
+        return Err(Error::Invalid(
+            "upstream learning takes its tasks from the partition: choose no tasks, shot group or replacement".into(),
+        ));
+    }
+    let model = folder(model, "model")?.display().to_string();
+    let out = folder(out, "upstream")?.display().to_string();
+    let mut line = vec![
+        "--model".to_string(),
+        model,
+        "--partition".into(),
+        partition.trim().to_string(),
+        "--method".into(),
+        method.trim().to_string(),
+        "--out".into(),
+        out,
+        "--upstream-steps".into(),
+        upstream_steps.unwrap_or(1000).to_string(),
+        "--steps".into(),
+        steps.unwrap_or(1000).to_string(),
+    ];
+    if let Some(n) = name.as_ref().filter(|n| !n.trim().is_empty()) {
+        line.extend(["--name".to_string(), n.trim().to_string()]);
+    }
+    let (_, method) = crossfit::upstream::queue_upstream(pool, line).await?;
+    Ok((1, format!("upstream learning of {method}")))
 }
 
 /// The command line's arguments of `crossfit learn` with `--steps` (its defaults otherwise).

@@ -1,8 +1,9 @@
 //! `clues-lab worker`: one process that runs every kind of queued job (the CLUES grids' frozen
 //! baseline, fine-tuning, ONNX evaluations, prompt-based fine-tuning and in-context learning;
-//! CrossFit's fine-tuning) from the recipe each job carries, beside any number of others on any
+//! CrossFit's fine-tuning and upstream learning) from the recipe each job carries, beside any number of others on any
 //! machine pointed at the database. On SIGTERM or Ctrl-C it hands its job back and stops.
 
+use crate::crossfit::upstream::{self, UpstreamJobs};
 use crate::crossfit::{self, CrossfitJobs};
 use crate::jobs::grid::{self, GridJobs, JobRecipe, Learner};
 use crate::jobs::lease::{Claims, Worker};
@@ -12,6 +13,7 @@ use sqlx::AnyPool;
 use std::future::Future;
 use std::time::{Duration, Instant};
 use store::crossfit::jobs as xf_jobs;
+use store::crossfit::upstream as up_jobs;
 use store::db::cli as db;
 use store::error::{Error, Result};
 use store::lease::Held;
@@ -32,16 +34,20 @@ pub enum JobKind {
     InContext,
     /// CrossFit's direct fine-tuning of a task's seed (`crossfit learn`, `crossfit upstream`).
     Crossfit,
+    /// CrossFit's upstream learning of a partition, queued from the machines page (its test
+    /// tasks' seeds are then `crossfit` jobs).
+    CrossfitUpstream,
 }
 
 impl JobKind {
-    const ALL: [JobKind; 6] = [
+    const ALL: [JobKind; 7] = [
         JobKind::FrozenBaseline,
         JobKind::FineTuning,
         JobKind::Onnx,
         JobKind::Prompt,
         JobKind::InContext,
         JobKind::Crossfit,
+        JobKind::CrossfitUpstream,
     ];
 
     fn of(l: &Learner) -> JobKind {
@@ -219,14 +225,18 @@ pub async fn work(database: &str, a: WorkerArgs) -> Result<Ended> {
     } else {
         a.kinds.clone()
     };
-    let onnx = kinds
-        .iter()
-        .any(|k| !matches!(k, JobKind::Crossfit | JobKind::InContext | JobKind::Prompt));
+    let onnx = kinds.iter().any(|k| {
+        !matches!(
+            k,
+            JobKind::Crossfit | JobKind::CrossfitUpstream | JobKind::InContext | JobKind::Prompt
+        )
+    });
     crate::tune::check_device(a.device, onnx)?;
     let pool = db::connect_existing(database).await?;
     let lease = Duration::from_secs(a.lease_seconds);
     let mut grids: Worker<GridJobs> = Worker::new(&pool, Vec::new(), lease);
     let mut seeds: Worker<CrossfitJobs> = Worker::new(&pool, Vec::new(), lease);
+    let mut upstreams: Worker<UpstreamJobs> = Worker::new(&pool, Vec::new(), lease);
     let mut stop = Stop::new()?;
     let me = grids.name.clone();
     eprintln!("worker {me}: takes {kinds:?} jobs, device {:?}", a.device);
@@ -263,8 +273,25 @@ pub async fn work(database: &str, a: WorkerArgs) -> Result<Ended> {
             jobs += 1;
             continue;
         }
+        // Upstream learning last: the seeds it queues are claimed first once it is done.
+        let open_upstream = if kinds.contains(&JobKind::CrossfitUpstream) {
+            up_jobs::runnable(&pool).await?
+        } else {
+            Vec::new()
+        };
+        upstreams.set_jobs(open_upstream.clone());
+        if let Some(held) = upstreams.claim().await? {
+            let lost = upstreams.lost_flag();
+            let run = upstream::run_held(&pool, &held, a.device, &lost);
+            if let Some(status) = run_one(&mut upstreams, &held, &mut stop, run, |()| {}).await? {
+                return Ok(Ended::Stopped { status });
+            }
+            jobs += 1;
+            continue;
+        }
         // Nothing to claim now: other workers hold what is left, or nothing is left.
-        if a.exit_when_idle && open.is_empty() && open_seeds.is_empty() {
+        let idle = open.is_empty() && open_seeds.is_empty() && open_upstream.is_empty();
+        if a.exit_when_idle && idle {
             eprintln!("worker {me}: no job left; {jobs} run here");
             return Ok(Ended::Idle { jobs });
         }

@@ -42,6 +42,7 @@ pub const TABLES: &[(&str, bool)] = &[
     ("crossfit_runs", true),
     ("jobs", true),
     ("crossfit_jobs", false),
+    ("upstream_jobs", false),
     ("machine_systems", true),
     ("grid_jobs", false),
     ("machine_runs", true),

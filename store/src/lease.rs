@@ -1,7 +1,7 @@
 //! The one job queue that worker processes on many machines share (`jobs`): claimed,
 //! renewed, handed back, cancelled, retried, done, each by one fixed statement. What a kind of
 //! job runs on is a key table of its own, whose id is the job's (`machine::grid`: grid_jobs,
-//! `crossfit::jobs`: crossfit_jobs); this is the part every kind shares.
+//! `crossfit::jobs`: crossfit_jobs, `crossfit::upstream`: upstream_jobs); this is the part every kind shares.
 //!
 //! A claim is one write transaction: PostgreSQL's `FOR UPDATE SKIP LOCKED` lets workers that
 //! claim at the same moment pass over each other's rows (SQLite has one writer anyway). A job
@@ -31,6 +31,8 @@ pub enum Queue {
     Grid,
     /// CrossFit's fine-tuning, one task and seed a job (keys in `crossfit_jobs`).
     Crossfit,
+    /// CrossFit's upstream learning of a partition (keys in `upstream_jobs`).
+    Upstream,
 }
 
 impl Queue {
@@ -39,6 +41,7 @@ impl Queue {
         match self {
             Queue::Grid => "grid",
             Queue::Crossfit => "crossfit",
+            Queue::Upstream => "upstream",
         }
     }
 }
@@ -455,7 +458,9 @@ fn summary_sql(queue: Queue) -> [&'static str; 2] {
             "SELECT DISTINCT g.system, j.worker FROM jobs j JOIN grid_jobs g ON g.id = j.id
              WHERE j.status = 'claimed' AND j.lease_until >= $1 ORDER BY g.system, j.worker",
         ],
-        Queue::Crossfit => [
+        // Upstream jobs are listed one by one (`crossfit::upstream::open`), their method's
+        // seeds summed up under it once queued.
+        Queue::Crossfit | Queue::Upstream => [
             "SELECT c.method, j.status, COUNT(*) FROM jobs j JOIN crossfit_jobs c ON c.id = j.id
              GROUP BY c.method, j.status ORDER BY c.method",
             "SELECT DISTINCT c.method, j.worker FROM jobs j JOIN crossfit_jobs c ON c.id = j.id

@@ -37,7 +37,8 @@ pub async fn grid_job_list() -> Result<Vec<GridJobRow>, AppError> {
     serve(|c: Ctx<Staff>| async move { Ok(machine::grid::open_jobs(c.pool()).await?) }).await
 }
 
-/// The tasks a learner can be queued on: CLUES-format tasks with a test set, CrossFit tasks.
+/// The tasks a learner can be queued on: CLUES-format tasks with a test set, CrossFit tasks,
+/// CrossFit's partitions.
 #[server(endpoint = "learner_choices")]
 pub async fn learner_choices() -> Result<QueueChoices, AppError> {
     serve(|c: Ctx<Staff>| async move {
@@ -52,9 +53,15 @@ pub async fn learner_choices() -> Result<QueueChoices, AppError> {
             .into_iter()
             .map(|t| t.name)
             .collect();
+        let partitions = crossfit::partitions(c.pool())
+            .await?
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
         Ok(QueueChoices {
             tasks,
             crossfit_tasks,
+            partitions,
         })
     })
     .await
@@ -83,6 +90,7 @@ pub async fn cancel_job(queue: QueueKind, id: i64) -> Result<(), AppError> {
         Ok(match queue {
             QueueKind::Grid => machine::grid::cancel(c.pool(), id, &by).await,
             QueueKind::Crossfit => crossfit::jobs::cancel(c.pool(), id, &by).await,
+            QueueKind::Upstream => crossfit::upstream::cancel(c.pool(), id, &by).await,
         }?)
     })
     .await
@@ -96,6 +104,7 @@ pub async fn retry_job(queue: QueueKind, id: i64) -> Result<(), AppError> {
         let q = match queue {
             QueueKind::Grid => store::lease::Queue::Grid,
             QueueKind::Crossfit => store::lease::Queue::Crossfit,
+            QueueKind::Upstream => store::lease::Queue::Upstream,
         };
         Ok(store::lease::retry(c.pool(), q, id).await?)
     })

@@ -49,13 +49,16 @@ pub struct CrossfitData {
     pub methods: Vec<String>,
 }
 
-/// A CrossFit fine-tuning job that is not done, as the machines page lists it.
+/// A CrossFit job that is not done, as the machines page lists it: a task's seed to fine-tune,
+/// or a partition's upstream learning (no seed).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct JobRow {
     pub id: i64,
+    /// Its queue (crossfit or upstream), which cancelling or retrying it names.
+    pub queue: super::queue::QueueKind,
     pub method: String,
     pub task: String,
-    pub seed: u32,
+    pub seed: Option<u32>,
     pub status: JobStatus,
     /// While claimed: the worker (host and process id) that runs it.
     pub worker: Option<String>,

@@ -49,6 +49,21 @@ pub enum QueuedLearner {
         method: Option<String>,
         steps: Option<u32>,
     },
+    /// CrossFit's upstream learning (`method`: mtl, maml, first-order-maml or reptile) of a
+    /// BART or T5 folder on `partition`'s train tasks, the checkpoint chosen on its dev tasks
+    /// and written to `out`, then direct fine-tuning from it on each seed of its test tasks,
+    /// stored under `name` (default: "<out folder> fine-tuning"); `upstream_steps` (default
+    /// 1000) and `steps` (updates per setting of the test tasks' grid, default 1000). The
+    /// request names no tasks: the partition names them.
+    CrossfitUpstream {
+        model: String,
+        partition: String,
+        method: String,
+        out: String,
+        name: Option<String>,
+        upstream_steps: Option<u32>,
+        steps: Option<u32>,
+    },
 }
 
 /// A request to queue one learner on tasks: CLUES-format tasks for the CLUES learners (each of
@@ -80,6 +95,8 @@ pub struct QueueChoices {
     pub tasks: Vec<String>,
     /// Imported CrossFit tasks.
     pub crossfit_tasks: Vec<String>,
+    /// CrossFit's task partitions (upstream learning).
+    pub partitions: Vec<String>,
 }
 
 /// Which queue a job is in.
@@ -90,6 +107,8 @@ pub enum QueueKind {
     Grid,
     /// CrossFit's seeds (`crossfit_jobs`).
     Crossfit,
+    /// CrossFit's upstream learning (`upstream_jobs`).
+    Upstream,
 }
 
 /// A CLUES grid job not done yet, as the machines page lists it.

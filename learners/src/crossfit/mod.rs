@@ -109,10 +109,19 @@ pub(crate) fn method_name(given: &Option<String>, model: &Path, what: &str) -> R
     }
 }
 
-/// Checks that `dir` opens as a text-to-text model with its tokenizer.
+/// Checks that `dir` opens as a text-to-text model with its tokenizer. A folder that does not
+/// (missing, unreadable or malformed files) is the asker's mistake: refused as invalid, naming
+/// the file and why.
 pub fn check_model(dir: &Path) -> Result<()> {
-    Model::load(dir, &candle_core::Device::Cpu)?;
-    Text::open(&dir.join("tokenizer.json")).map(|_| ())
+    let opened = Model::load(dir, &candle_core::Device::Cpu)
+        .and_then(|_| Text::open(&dir.join("tokenizer.json")).map(|_| ()));
+    opened.map_err(|e| match e {
+        Error::Io { .. } | Error::Model(_) | Error::Data { .. } => Error::Invalid(format!(
+            "{} does not open as a BART or T5 folder: {e}",
+            dir.display()
+        )),
+        e => e,
+    })
 }
 
 pub(crate) fn golds(lines: &[TsvLine]) -> Vec<Vec<String>> {

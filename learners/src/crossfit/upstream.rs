@@ -3,16 +3,23 @@
 //! tasks and written as a model folder, then direct fine-tuning from it on each test task, and its ARG.
 
 use super::{check_model, inputs, learn_task, method_name, pairs, scored, TuneArgs};
+use crate::jobs::lease::Claims;
 use crate::seq2seq::text::Text;
 use crate::seq2seq::train::decode_all;
 use crate::seq2seq::upstream::{upstream as learn_upstream, Method, Seen, Settings};
 use crate::seq2seq::Model;
+use clap::Parser;
 use domain::crossfit::metrics::Metric;
+use domain::crossfit::partition::Partition;
 use domain::crossfit::sampler::CROSSFIT_SEEDS;
+use sqlx::AnyPool;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
-use store::crossfit as xf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use store::crossfit::{self as xf, upstream as jobs};
 use store::error::{Error, Result};
+use store::lease::{Clock, Lease};
 
 #[derive(Debug, clap::Args)]
 pub struct UpstreamArgs {
@@ -126,6 +133,17 @@ async fn data(
     Ok((seen, dev))
 }
 
+/// Updates made of all, shared by the learning thread and the one that reports them.
+type Shared = Arc<Mutex<(u64, u64)>>;
+
+/// Who watches an upstream learning: a worker (the job's lease, its progress written there,
+/// and whether the worker lost it), or nobody (`crossfit upstream` on the command line).
+#[derive(Clone, Copy)]
+pub struct Watch<'a> {
+    pub held: Option<(&'a AnyPool, &'a Lease)>,
+    pub lost: &'a (dyn Fn() -> bool + Send + Sync),
+}
+
 /// What `out` holds when an upstream run finished: its settings and dev score.
 fn finished(out: &Path) -> Option<serde_json::Value> {
     let text = std::fs::read_to_string(out.join("upstream.json")).ok()?;
@@ -157,6 +175,7 @@ async fn write_upstream(
     pool: &sqlx::AnyPool,
     a: &UpstreamArgs,
     s: &Settings,
+    watch: Watch<'_>,
 ) -> Result<serde_json::Value> {
     let tok = Text::open(&a.model.join("tokenizer.json"))?;
     let (seen, dev) = data(pool, &tok, a).await?;
@@ -172,7 +191,10 @@ async fn write_upstream(
         a.tune.max_output_tokens,
     );
     let started = Instant::now();
-    let (score, step, trained_on) = tokio::task::spawn_blocking(move || -> Result<_> {
+    let shared: Shared = Arc::new(Mutex::new((0, 0)));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (state, stopped) = (shared.clone(), stop.clone());
+    let mut learning = tokio::task::spawn_blocking(move || -> Result<_> {
         let (on, trained_on) = crate::tune::device(device)?;
         let m = Model::load(&dir, &on)?;
         let score = |m: &Model| -> candle_core::Result<f64> {
@@ -182,20 +204,50 @@ async fn write_upstream(
             }
             Ok(total / dev.len() as f64)
         };
-        let mut last = Instant::now();
         let mut progress = |step: usize, steps: usize| {
-            if last.elapsed().as_secs() >= 10 || step == steps {
-                last = Instant::now();
-                eprintln!("upstream {:?}: update {step} of {steps}", s2.method);
-            }
+            *state.lock().expect("progress lock") = (step as u64, steps as u64);
+            !stopped.load(Ordering::Relaxed)
         };
         let (score, step) = learn_upstream(&m, &seen, &s2, &score, &mut progress)
             .map_err(crate::tune::model_error)?;
         m.save(&out)?;
         Ok((score, step, trained_on))
-    })
-    .await
-    .map_err(|e| Error::Model(format!("upstream learning stopped: {e}")))??;
+    });
+    // While it learns: its progress on the job (a worker's) every second, on stderr every ten.
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let mut said = Instant::now();
+    let (score, step, trained_on) = loop {
+        tokio::select! {
+            done = &mut learning => {
+                let done = done.map_err(|e| Error::Model(format!("upstream learning stopped: {e}")))?;
+                if done.is_err() && stop.load(Ordering::Relaxed) {
+                    let _ = std::fs::remove_dir_all(&partial);
+                    return Err(Error::LeaseLost(format!(
+                        "this worker lost its lease on the upstream learning of {} and stopped it; nothing was queued",
+                        a.partition
+                    )));
+                }
+                break done?;
+            }
+            _ = tick.tick() => {
+                if (watch.lost)() {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                let (done, total) = *shared.lock().expect("progress lock");
+                let words = format!("upstream {:?}: update {done} of {total}", s.method);
+                if let Some((pool, held)) = watch.held {
+                    // The database may come back; the learning goes on meanwhile.
+                    if let Err(e) = store::lease::progress(pool, held, done, total, &words).await {
+                        tracing::warn!("cannot write the progress of upstream job {}: {e}", held.job);
+                    }
+                }
+                if said.elapsed().as_secs() >= 10 || (done == total && total > 0) {
+                    said = Instant::now();
+                    eprintln!("{words}");
+                }
+            }
+        }
+    };
     std::fs::copy(
         a.model.join("tokenizer.json"),
         partial.join("tokenizer.json"),
@@ -245,37 +297,99 @@ async fn write_upstream(
     }
 }
 
-/// `clues-lab crossfit upstream`.
-pub async fn upstream(pool: &sqlx::AnyPool, a: UpstreamArgs) -> Result<()> {
-    let s = a.settings()?;
-    a.tune.grid()?;
-    crate::tune::check_device(a.tune.device, false)?;
-    check_model(&a.model)?;
-    let partition = xf::partition(pool, &a.partition).await?;
-    let record = match finished(&a.out) {
-        Some(r) if same(&r, &a, &s) => {
-            eprintln!(
-                "{}: upstream learning already done, reused",
-                a.out.display()
-            );
-            r
+/// The upstream folder `a` asks for: the finished one at `--out` when it was learned the same
+/// way, else learned now (`None` for `watch`: only checked, nothing learned). A folder
+/// learned otherwise, or holding anything else, is refused.
+async fn learned(
+    pool: &AnyPool,
+    a: &UpstreamArgs,
+    s: &Settings,
+    watch: Option<Watch<'_>>,
+) -> Result<Option<serde_json::Value>> {
+    match finished(&a.out) {
+        Some(r) if same(&r, a, s) => {
+            if watch.is_some() {
+                eprintln!(
+                    "{}: upstream learning already done, reused",
+                    a.out.display()
+                );
+            }
+            Ok(Some(r))
         }
-        Some(_) => {
-            return Err(Error::Refused(format!(
-                "{} holds an upstream model learned with other settings; give a new --out",
-                a.out.display()
-            )))
-        }
+        Some(_) => Err(Error::Refused(format!(
+            "{} holds an upstream model learned with other settings; give a new --out",
+            a.out.display()
+        ))),
         None if a.out.exists()
             && std::fs::read_dir(&a.out).map_or(true, |mut d| d.next().is_some()) =>
         {
-            return Err(Error::Refused(format!(
+            Err(Error::Refused(format!(
                 "{} exists and is not a finished upstream folder; give a new --out",
                 a.out.display()
             )))
         }
-        None => write_upstream(pool, &a, &s).await?,
+        None => match watch {
+            Some(w) => write_upstream(pool, a, s, w).await.map(Some),
+            None => Ok(None),
+        },
+    }
+}
+
+/// Everything `crossfit upstream` checks before it learns: the settings, the grid, the device,
+/// the model, the partition (train, dev and test tasks, each with a metric) and `--out`.
+async fn check(pool: &AnyPool, a: &UpstreamArgs) -> Result<(Settings, Partition)> {
+    let s = a.settings()?;
+    a.tune.grid()?;
+    crate::tune::check_device(a.tune.device, false)?;
+    let model = a.model.clone();
+    tokio::task::spawn_blocking(move || check_model(&model))
+        .await
+        .map_err(|e| Error::Model(format!("the check stopped: {e}")))??;
+    let p = xf::partition(pool, &a.partition).await?;
+    if p.train.is_empty() || p.dev.is_empty() || p.test.is_empty() {
+        return Err(Error::Invalid(format!(
+            "partition {} needs train tasks to learn, dev tasks to choose the checkpoint and test tasks to fine-tune on",
+            a.partition
+        )));
+    }
+    for task in p.train.iter().chain(&p.dev).chain(&p.test) {
+        xf::metric_of(pool, task).await?;
+    }
+    learned(pool, a, &s, None).await?;
+    Ok((s, p))
+}
+
+/// Queues the test tasks' seeds of `a`'s partition, fine-tuned from the upstream folder.
+async fn queue_tests(
+    pool: &AnyPool,
+    a: &UpstreamArgs,
+    p: &Partition,
+    record: &serde_json::Value,
+    name: &str,
+) -> Result<()> {
+    for task in &p.test {
+        let seeds = super::SeedsOf {
+            model: &a.out,
+            task,
+            method: name,
+            a: &a.tune,
+            upstream: Some(record),
+        };
+        super::queue_task(pool, &seeds).await?;
+    }
+    Ok(())
+}
+
+/// `clues-lab crossfit upstream`.
+pub async fn upstream(pool: &AnyPool, a: UpstreamArgs) -> Result<()> {
+    let (s, partition) = check(pool, &a).await?;
+    let watch = Watch {
+        held: None,
+        lost: &|| false,
     };
+    let record = learned(pool, &a, &s, Some(watch))
+        .await?
+        .expect("learned when watched");
     let name = method_name(&a.name, &a.out, "fine-tuning")?;
     for task in &partition.test {
         let seeds = super::SeedsOf {
@@ -305,4 +419,112 @@ pub async fn upstream(pool: &sqlx::AnyPool, a: UpstreamArgs) -> Result<()> {
         ),
     }
     Ok(())
+}
+
+/// The arguments of `crossfit upstream`, as an upstream job's recipe holds them.
+#[derive(Parser)]
+struct UpstreamLine {
+    #[command(flatten)]
+    a: UpstreamArgs,
+}
+
+/// `crossfit upstream`'s arguments from a command line (without the command's name), as the
+/// command line parses them; clap's refusal as one line.
+fn parse_line(line: &[String]) -> Result<UpstreamArgs> {
+    let argv = std::iter::once("upstream".to_string()).chain(line.iter().cloned());
+    UpstreamLine::try_parse_from(argv)
+        .map(|l| l.a)
+        .map_err(|e| {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default().to_string();
+            Error::Invalid(first.trim_start_matches("error: ").to_string())
+        })
+}
+
+/// Checks the upstream learning that `line` (the arguments of `crossfit upstream`) asks for as
+/// the command does, and queues it as one job whose recipe is `line`; a worker learns it, then
+/// queues its test tasks' seeds. Answers the job's id and the method its runs are stored
+/// under.
+pub async fn queue_upstream(pool: &AnyPool, line: Vec<String>) -> Result<(i64, String)> {
+    let a = parse_line(&line)?;
+    if !a.out.is_absolute() || !a.model.is_absolute() {
+        return Err(Error::Invalid(
+            "give the model and upstream folders as absolute paths, as every worker's machine sees them".into(),
+        ));
+    }
+    if a.tune.keep.is_some() {
+        return Err(Error::Invalid(
+            "keeping checkpoints is the command line's (--keep): a queued job keeps none".into(),
+        ));
+    }
+    check(pool, &a).await?;
+    let name = method_name(&a.name, &a.out, "fine-tuning")?;
+    let recipe = serde_json::to_string(&line).map_err(Error::internal)?;
+    let out = a.out.display().to_string();
+    let id = jobs::enqueue(pool, &a.partition, &out, &name, &recipe).await?;
+    Ok((id, name))
+}
+
+/// CrossFit's upstream jobs as a queue workers claim from.
+pub struct UpstreamJobs;
+
+impl Claims for UpstreamJobs {
+    type Key = jobs::Upstream;
+
+    async fn claim(
+        pool: &AnyPool,
+        ids: &[i64],
+        worker: &str,
+        lease: Duration,
+    ) -> Result<Option<jobs::Held>> {
+        jobs::claim(pool, ids, worker, (lease, &Clock::System)).await
+    }
+
+    async fn unfinished(pool: &AnyPool, ids: &[i64]) -> Result<(i64, i64)> {
+        let n = store::lease::unfinished(pool, ids).await?;
+        Ok((n, n))
+    }
+
+    async fn release(pool: &AnyPool, held: &jobs::Held, why: &str) -> Result<bool> {
+        store::lease::release(pool, &held.lease, why, None).await
+    }
+
+    fn name(held: &jobs::Held) -> String {
+        held.name()
+    }
+}
+
+/// Runs a held upstream job on `device`: learns the upstream folder (or uses the one a
+/// worker finished before), queues the test tasks' seeds from it, and marks the job done. The
+/// learning stops soon after `lost()` says that the job is no longer this worker's.
+pub async fn run_held(
+    pool: &AnyPool,
+    held: &jobs::Held,
+    device: crate::runtime::Device,
+    lost: &(dyn Fn() -> bool + Send + Sync),
+) -> Result<()> {
+    let line: Vec<String> = serde_json::from_str(&held.recipe).map_err(|e| {
+        Error::Invalid(format!(
+            "{}: its recipe is not one this worker knows: {e}",
+            held.name()
+        ))
+    })?;
+    let mut a = parse_line(&line)?;
+    a.tune.device = device;
+    let (s, partition) = (a.settings()?, xf::partition(pool, &a.partition).await?);
+    let watch = Watch {
+        held: Some((pool, &held.lease)),
+        lost,
+    };
+    let record = learned(pool, &a, &s, Some(watch))
+        .await?
+        .expect("learned when watched");
+    if lost() {
+        return Err(Error::LeaseLost(format!(
+            "this worker lost its lease on {}; nothing was queued",
+            held.name()
+        )));
+    }
+    queue_tests(pool, &a, &partition, &record, &held.method).await?;
+    jobs::finish(pool, held).await
 }

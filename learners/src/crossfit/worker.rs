@@ -302,8 +302,9 @@ async fn learn_seed(
         }
         Ok((texts, tried, trained_on, m.start()))
     });
-    // While it trains: its progress on the job (and on stderr) every few seconds.
-    let mut tick = tokio::time::interval(Duration::from_secs(2));
+    // While it trains: its progress on the job every second (the machines page refreshes as
+    // often), and on stderr every ten.
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut said = Instant::now();
     let (preds, tried, trained_on, start) = loop {
         tokio::select! {

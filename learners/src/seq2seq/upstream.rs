@@ -218,18 +218,21 @@ pub fn meta_step(
 
 /// Learns the seen tasks with `s.method`, decoding the dev tasks (`score`, higher is better)
 /// every `eval_every` updates; the model ends at the best checkpoint. Returns the best score
-/// and the update it was seen at.
+/// and the update it was seen at. `progress` hears of each update and answers whether to go on:
+/// `false` stops the learning with an error at that update.
 pub fn upstream(
     m: &Model,
     seen: &[Seen],
     s: &Settings,
     score: &dyn Fn(&Model) -> Result<f64>,
-    progress: &mut dyn FnMut(usize, usize),
+    progress: &mut dyn FnMut(usize, usize) -> bool,
 ) -> Result<(f64, usize)> {
     let mut best = Best::default();
+    let go = std::cell::Cell::new(true);
+    let stopped = || candle_core::Error::Msg("upstream learning was stopped".into());
     let mut check = |step: usize, steps: usize, m: &Model| {
-        progress(step, steps);
-        if step.is_multiple_of(s.eval_every.max(1)) || step == steps {
+        go.set(go.get() && progress(step, steps));
+        if go.get() && (step.is_multiple_of(s.eval_every.max(1)) || step == steps) {
             best.consider(m, step, score);
         }
     };
@@ -251,6 +254,9 @@ pub fn upstream(
             &r,
             &mut |a, b| check(a, b, m),
             &mut |chunk, d| {
+                if !go.get() {
+                    return Err(stopped());
+                }
                 let batch: Vec<&Pair> = chunk.iter().map(|&i| pairs[i]).collect();
                 loss(m, &batch, d)
             },
@@ -266,7 +272,13 @@ pub fn upstream(
             let query = draw(&task.query, s.batch_size, &mut rng);
             meta_step(m, &mut opt, s, &support, &query, &mut d)?;
             check(step + 1, s.steps, m);
+            if !go.get() {
+                return Err(stopped());
+            }
         }
+    }
+    if !go.get() {
+        return Err(stopped());
     }
     let (score, step) = (best.score, best.step);
     best.restore(m)?;

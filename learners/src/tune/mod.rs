@@ -279,9 +279,12 @@ pub fn check_device(want: super::runtime::Device, onnx: bool) -> Result<()> {
 
 /// The name of a model folder (its last component once resolved), for default system names.
 pub fn folder_name(dir: &Path) -> String {
+    let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    // A folder not written yet (an upstream folder when it is queued) has its last part.
     dir.canonicalize()
         .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .and_then(|p| name(&p))
+        .or_else(|| name(dir))
         .unwrap_or_else(|| dir.display().to_string())
 }
 

@@ -125,6 +125,18 @@ pub async fn login(state: &AppState, name: &str, password: &str) -> String {
     r.cookie.unwrap()
 }
 
+/// The machines page's server as a researcher sees it: the app with the model track's door,
+/// researcher `rita` and worker `wendy` added and signed in (their cookies).
+pub async fn machines_page(pool: &sqlx::AnyPool) -> (AppState, String, String) {
+    use domain::people::Role;
+    super::add_users(pool, &[("rita", Role::Researcher), ("wendy", Role::Worker)]).await;
+    let mut state = super::app_state(pool.clone());
+    state.door = Some(std::sync::Arc::new(learners::queue::Door));
+    let rita = login(&state, "rita", "rita-password").await;
+    let wendy = login(&state, "wendy", "wendy-password").await;
+    (state, rita, wendy)
+}
+
 pub async fn new_study(
     state: &AppState,
     task: &str,

@@ -85,6 +85,7 @@ pub async fn snapshot(pool: &AnyPool) -> Vec<(String, String)> {
         "crossfit_runs",
         "jobs",
         "crossfit_jobs",
+        "upstream_jobs",
         "machine_systems",
         "machine_runs",
         "machine_predictions",
@@ -197,6 +198,17 @@ pub fn spawn_with_model(url: &str, model: &Path, log: &Path, args: &[&str]) -> s
         .stderr(std::fs::File::create(log).unwrap())
         .spawn()
         .unwrap()
+}
+
+/// Waits for a worker (`child`, its stderr in `log`) whose job `job` was cancelled by rita
+/// while it ran: it ends well and says it stopped the job and stored nothing. Its words.
+pub fn stopped_by_cancel(mut child: std::process::Child, log: &Path, job: i64) -> String {
+    let status = child.wait().unwrap();
+    let said = std::fs::read_to_string(log).unwrap();
+    assert!(status.success(), "{said}");
+    let stopped = format!("stopped job {job}: it was cancelled by rita; nothing was stored");
+    assert!(said.contains(&stopped), "{said}");
+    said
 }
 
 /// Asks `f` every 5 ms until it answers something; fails after 2 minutes, saying `what` and

@@ -116,6 +116,9 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
         .await
         .unwrap()
         .unwrap();
+    xf::upstream::enqueue(&pool, "demo", "/models/up", "up fine-tuning", "[]")
+        .await
+        .unwrap();
     pool
 }
 

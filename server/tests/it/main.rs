@@ -33,4 +33,5 @@ mod score_cli;
 mod shot_groups;
 mod study;
 mod study_pages;
+mod upstream_queue;
 mod worker;

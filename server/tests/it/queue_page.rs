@@ -5,11 +5,9 @@
 use crate::common;
 
 use axum::http::StatusCode;
-use common::client::{form, login, parse, post_json};
+use common::client::{form, machines_page, parse, post_json};
 use common::tiny_seq2seq::{write_seq2seq_dir, Kind};
-use domain::people::Role;
 use serde_json::{json, Value};
-use std::sync::Arc;
 
 fn queue(tasks: &[&str], group: Option<(u32, u32)>, learner: Value) -> Value {
     json!({ "request": { "tasks": tasks, "group": group, "learner": learner, "replace": false } })
@@ -18,16 +16,8 @@ fn queue(tasks: &[&str], group: Option<(u32, u32)>, learner: Value) -> Value {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_researcher_queues_learners_checked_as_the_command_line_checks_them() {
     let (dir, url, pool, model) = common::tiny_bert::demo_with_model("queue", 8).await;
-    common::add_users(
-        &pool,
-        &[("rita", Role::Researcher), ("wendy", Role::Worker)],
-    )
-    .await;
-    let mut state = common::app_state(pool.clone());
-    state.door = Some(Arc::new(learners::queue::Door));
+    let (state, rita, wendy) = machines_page(&pool).await;
     let s = &state;
-    let rita = login(s, "rita", "rita-password").await;
-    let wendy = login(s, "wendy", "wendy-password").await;
 
     // The form's choices: the imported tasks, CLUES-format and CrossFit.
     let r = form(s, "learner_choices", "", Some(&rita)).await;

@@ -202,7 +202,7 @@ async fn a_worker_stopped_by_sigterm_hands_its_job_back_and_the_next_one_stores_
     let (dir, url, pool, model) = common::tiny_bert::demo_with_model("sigterm", 6).await;
     let bart = dir.path().join("tiny-bart");
     write_seq2seq_dir(&bart, Kind::Bart, 1, 6);
-    let (ok, out) = clues(&url, &learn(bart.to_str().unwrap(), "400"));
+    let (ok, out) = clues(&url, &learn(bart.to_str().unwrap(), "800"));
     assert!(ok, "{out}");
     let log = dir.path().join("stopped.log");
     let mut child = spawn_worker(&url, &model, &log, &[]);
@@ -277,7 +277,7 @@ async fn a_running_job_cancelled_from_the_page_stops_and_its_worker_says_so() {
     let (dir, url, pool, model) = common::tiny_bert::demo_with_model("cancel", 6).await;
     let bart = dir.path().join("tiny-bart");
     write_seq2seq_dir(&bart, Kind::Bart, 1, 6);
-    let (ok, out) = clues(&url, &learn(bart.to_str().unwrap(), "400"));
+    let (ok, out) = clues(&url, &learn(bart.to_str().unwrap(), "800"));
     assert!(ok, "{out}");
     let log = dir.path().join("cancelled.log");
     let extra = [
@@ -287,20 +287,12 @@ async fn a_running_job_cancelled_from_the_page_stops_and_its_worker_says_so() {
         "--lease-seconds",
         "2",
     ];
-    let mut child = spawn_worker(&url, &model, &log, &extra);
+    let child = spawn_worker(&url, &model, &log, &extra);
     let held = seed_under_way(&pool, &log).await;
     store::crossfit::jobs::cancel(&pool, held, "rita")
         .await
         .unwrap();
-    let status = child.wait().unwrap();
-    let said = std::fs::read_to_string(&log).unwrap();
-    assert!(status.success(), "{said}");
-    assert!(
-        said.contains(&format!(
-            "stopped job {held}: it was cancelled by rita; nothing was stored"
-        )),
-        "{said}"
-    );
+    let said = common::stopped_by_cancel(child, &log, held);
     assert!(!said.contains("took it over"), "{said}");
     assert_eq!(
         jobs_by_status(&pool, "crossfit").await,

@@ -11,7 +11,8 @@ use crate::lease::{self, Clock, Queue};
 use crate::tx::Lock;
 use domain::crossfit::metrics::Score;
 use domain::run::JobStatus;
-use domain::wire::crossfit::{JobRow, LearningQueue};
+use domain::wire::crossfit::LearningQueue;
+use domain::wire::queue::QueueKind;
 use sqlx::AnyPool;
 use std::time::Duration;
 
@@ -220,28 +221,11 @@ pub async fn unfinished(pool: &AnyPool, jobs: &[i64]) -> Result<i64> {
     lease::unfinished(pool, jobs).await
 }
 
-/// A job as the machines page reads it.
-#[derive(sqlx::FromRow)]
-struct Listed {
-    id: i64,
-    method: String,
-    task: String,
-    seed: i64,
-    status: JobStatus,
-    worker: Option<String>,
-    lease_until: Option<i64>,
-    attempts: i64,
-    progress: Option<String>,
-    done_updates: i64,
-    total_updates: i64,
-    started_at: Option<i64>,
-    error: Option<String>,
-}
-
-/// Each method's jobs by status, and every job not done: running ones first with their
-/// progress and time left, then failed ones with why, then queued ones.
+/// Each method's jobs by status, and every job not done: upstream learning first, then the
+/// seeds, running ones first with their progress and time left, then failed ones with why,
+/// then queued ones.
 pub async fn queue(pool: &AnyPool) -> Result<LearningQueue> {
-    let rows: Vec<Listed> = sqlx::query_as(
+    let rows: Vec<super::listed::Listed> = sqlx::query_as(
         "SELECT j.id, c.method, t.name AS task, c.seed, j.status, j.worker, j.lease_until, j.attempts,
             j.progress, j.done_updates, j.total_updates, j.started_at, j.error
          FROM crossfit_jobs c JOIN jobs j ON j.id = c.id JOIN crossfit_tasks t ON t.id = c.task_id
@@ -251,35 +235,8 @@ pub async fn queue(pool: &AnyPool) -> Result<LearningQueue> {
     .fetch_all(pool)
     .await?;
     let now = now_ms();
-    let open = rows
-        .into_iter()
-        .map(|r| {
-            let running = r.status == JobStatus::Claimed;
-            let pace = match (running, r.started_at) {
-                (true, Some(t)) if r.done_updates > 0 && r.total_updates >= r.done_updates => {
-                    Some((now - t) as f64 / 1000.0 / r.done_updates as f64)
-                }
-                _ => None,
-            };
-            JobRow {
-                id: r.id,
-                method: r.method,
-                task: r.task,
-                seed: r.seed as u32,
-                status: r.status,
-                // A worker whose lease ran out holds nothing any more.
-                worker: r
-                    .worker
-                    .filter(|_| running && r.lease_until.is_some_and(|l| l >= now)),
-                attempts: r.attempts,
-                progress: r.progress.filter(|_| running),
-                done: r.done_updates,
-                total: r.total_updates,
-                left_seconds: pace.map(|p| p * (r.total_updates - r.done_updates) as f64),
-                error: r.error,
-            }
-        })
-        .collect();
+    let mut open = super::upstream::open(pool).await?;
+    open.extend(rows.into_iter().map(|r| r.row(now, QueueKind::Crossfit)));
     Ok(LearningQueue {
         methods: lease::summary(pool, Queue::Crossfit).await?,
         open,

@@ -1,7 +1,7 @@
 //! CrossFit tasks on the database: storing imported or sampled files (all or nothing) and the
 //! task -> metric table here; runs scored with the task's metric (runs), partitions and ARG
-//! reports (partitions), the fine-tuning jobs workers share (jobs), and the copy of a task
-//! into the crowd protocol's tables (study_task).
+//! reports (partitions), the fine-tuning and upstream-learning jobs workers share (jobs,
+//! upstream), and the copy of a task into the crowd protocol's tables (study_task).
 
 use crate::catalog::corrupt;
 use crate::error::Error;
@@ -13,9 +13,11 @@ use sqlx::AnyPool;
 use std::collections::BTreeSet;
 
 pub mod jobs;
+mod listed;
 mod partitions;
 mod runs;
 mod study_task;
+pub mod upstream;
 
 pub use partitions::{arg_report, partition, partitions, save_partition};
 pub use runs::{run_scores, seeds_with_run, store_run};

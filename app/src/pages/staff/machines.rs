@@ -9,7 +9,6 @@ use crate::api::machine::{
 };
 use crate::wire::crossfit::{JobRow, LearningQueue};
 use crate::wire::machine::{GridRow, RunRow};
-use crate::wire::queue::QueueKind;
 use domain::run::{JobStatus, RunStatus};
 use leptos::prelude::*;
 use leptos_router::components::A;
@@ -85,12 +84,12 @@ fn job_row(j: JobRow, a: JobActions) -> impl IntoView {
         <tr class=format!("job {status}") data-job=j.id.to_string()>
             <td>{j.method}</td>
             <td>{j.task}</td>
-            <td class="num">{j.seed}</td>
+            <td class="num">{j.seed.map_or_else(|| "—".to_string(), |s| s.to_string())}</td>
             <td>
                 {status} " " {progress} {j.error.map(|e| view! { <span class="error">{e}</span> })}
             </td>
             <td class="num">{j.attempts}</td>
-            <td>{job_buttons(a, QueueKind::Crossfit, j.id, j.status)}</td>
+            <td>{job_buttons(a, j.queue, j.id, j.status)}</td>
         </tr>
     }
 }
@@ -164,7 +163,7 @@ pub fn MachinesPage() -> impl IntoView {
     view! {
         <h1>"Machines"</h1>
         <p class="hint">
-            "Machine systems on the same test sets as the crowd, scored with the same S1 code: the frozen MiniLM baseline, fine-tuned encoders, ONNX models, prompt-based fine-tuning, in-context learning through a language-model server, CrossFit's learners and imported predictions. Queue any of them but CrossFit's upstream learning and imports below (or from the command line with "
+            "Machine systems on the same test sets as the crowd, scored with the same S1 code: the frozen MiniLM baseline, fine-tuned encoders, ONNX models, prompt-based fine-tuning, in-context learning through a language-model server, CrossFit's learners and imported predictions. Queue any of them but imports below (or from the command line with "
             <code>"--queue-only"</code> ") and run " <code>"clues-lab worker"</code>
             " on any machine; finished runs appear here and on "
             <A href="/dashboard">"the dashboard"</A> ", beside the humans."

@@ -9,7 +9,7 @@ use domain::run::JobStatus;
 use leptos::prelude::*;
 
 /// The learners the form offers: value, label, and what its folder is.
-const LEARNERS: [(&str, &str, &str); 6] = [
+const LEARNERS: [(&str, &str, &str); 7] = [
     (
         "frozen-baseline",
         "Frozen MiniLM baseline (a span head per shot group)",
@@ -36,6 +36,19 @@ const LEARNERS: [(&str, &str, &str); 6] = [
         "CrossFit direct fine-tuning (BART, T5; every seed)",
         "Model folder",
     ),
+    (
+        "crossfit-upstream",
+        "CrossFit upstream learning (a partition; then every seed of its test tasks)",
+        "Model folder",
+    ),
+];
+
+/// CrossFit's upstream methods: the command line's value and the form's label.
+const UPSTREAM_METHODS: [(&str, &str); 4] = [
+    ("mtl", "Multi-task learning"),
+    ("maml", "MAML"),
+    ("fomaml", "First-order MAML"),
+    ("reptile", "Reptile"),
 ];
 
 /// The actions a job row's buttons and the form dispatch; the page refreshes on each.
@@ -162,6 +175,11 @@ struct Fields {
     /// A prompt's template and verbaliser (the task's defaults when empty).
     template: RwSignal<String>,
     verbaliser: RwSignal<String>,
+    /// Upstream learning: the partition, method, folder written and updates.
+    partition: RwSignal<String>,
+    upstream_method: RwSignal<String>,
+    out: RwSignal<String>,
+    upstream_steps: RwSignal<String>,
 }
 
 /// The learner a form's fields describe.
@@ -196,7 +214,35 @@ fn learner_of(kind: &str, f: Fields) -> QueuedLearner {
             method: name,
             steps: number,
         },
+        "crossfit-upstream" => QueuedLearner::CrossfitUpstream {
+            model: folder,
+            partition: f.partition.get_untracked(),
+            method: f.upstream_method.get_untracked(),
+            out: f.out.get_untracked(),
+            name,
+            upstream_steps: f.upstream_steps.get_untracked().trim().parse().ok(),
+            steps: number,
+        },
         _ => QueuedLearner::FrozenBaseline,
+    }
+}
+
+/// A labelled choice among `options` (value, label) that sets `to`.
+fn choice(
+    label: &'static str,
+    name: &'static str,
+    options: Vec<(String, String)>,
+    to: RwSignal<String>,
+) -> impl IntoView {
+    view! {
+        <label>
+            {label} <select name=name on:change=move |ev| to.set(event_target_value(&ev))>
+                {options
+                    .into_iter()
+                    .map(|(v, l)| view! { <option value=v>{l}</option> })
+                    .collect_view()}
+            </select>
+        </label>
     }
 }
 
@@ -211,10 +257,15 @@ pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
         number: RwSignal::new(String::new()),
         template: RwSignal::new(String::new()),
         verbaliser: RwSignal::new(String::new()),
+        partition: RwSignal::new(choices.partitions.first().cloned().unwrap_or_default()),
+        upstream_method: RwSignal::new(UPSTREAM_METHODS[0].0.to_string()),
+        out: RwSignal::new(String::new()),
+        upstream_steps: RwSignal::new(String::new()),
     };
     let (k, split) = (RwSignal::new(String::new()), RwSignal::new(String::new()));
     let replace = RwSignal::new(false);
-    let crossfit = move || kind.get() == "crossfit";
+    let upstream = move || kind.get() == "crossfit-upstream";
+    let crossfit = move || kind.get() == "crossfit" || upstream();
     let in_context = move || kind.get() == "in-context";
     let prompt = move || kind.get() == "prompt";
     let submit = move |ev: leptos::ev::SubmitEvent| {
@@ -229,7 +280,11 @@ pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
         let learner = learner_of(&kind.get_untracked(), f);
         a.queue.dispatch(QueueLearner {
             request: QueueRequest {
-                tasks: chosen.get_untracked(),
+                tasks: if upstream() {
+                    Vec::new()
+                } else {
+                    chosen.get_untracked()
+                },
                 group: group.filter(|_| !crossfit()),
                 learner,
                 replace: replace.get_untracked(),
@@ -237,6 +292,7 @@ pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
         });
     };
     let (clues_tasks, crossfit_tasks) = (choices.tasks, choices.crossfit_tasks);
+    let partitions = choices.partitions;
     let task_boxes = move || {
         let names = if crossfit() {
             crossfit_tasks.clone()
@@ -283,8 +339,7 @@ pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
             <p class="hint">
                 "Checked as the command line checks it, then queued: every "
                 <code>"clues-lab worker"</code>
-                " pointed at this database runs the jobs (see the Workers chapter of the docs). Folders are absolute paths, as the workers' machines see them. Prompt-based fine-tuning and CrossFit's upstream learning run from the command line ("
-                <code>"clues-lab prompt"</code> ", " <code>"clues-lab crossfit upstream"</code> ")."
+                " pointed at this database runs the jobs (see the Workers chapter of the docs). Folders are absolute paths, as the workers' machines see them. Upstream learning is one job; its worker then queues the seeds of the partition's test tasks."
             </p>
             <label>
                 "Learner "
@@ -301,10 +356,12 @@ pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
                         .collect_view()}
                 </select>
             </label>
-            <fieldset class="tasks">
-                <legend>{move || if crossfit() { "CrossFit tasks" } else { "Tasks" }}</legend>
-                {task_boxes}
-            </fieldset>
+            <Show when=move || !upstream()>
+                <fieldset class="tasks">
+                    <legend>{move || if crossfit() { "CrossFit tasks" } else { "Tasks" }}</legend>
+                    {task_boxes.clone()}
+                </fieldset>
+            </Show>
             <Show when=move || !folder_label().is_empty()>
                 <label>
                     {folder_label} " "
@@ -326,6 +383,34 @@ pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
                     <input name="name" bind:value=f.name placeholder="the default" />
                 </label>
             </Show>
+            <Show when=upstream>
+                {choice(
+                    "Partition ",
+                    "partition",
+                    partitions.iter().map(|p| (p.clone(), p.clone())).collect(),
+                    f.partition,
+                )}
+                {choice(
+                    "Upstream method ",
+                    "upstream-method",
+                    UPSTREAM_METHODS.iter().map(|(v, l)| (v.to_string(), l.to_string())).collect(),
+                    f.upstream_method,
+                )}
+                <label>
+                    "Upstream folder (written) "
+                    <input name="out" bind:value=f.out placeholder="/models/…" />
+                </label>
+                <label>
+                    "Upstream updates "
+                    <input
+                        name="upstream-steps"
+                        type="number"
+                        min="1"
+                        bind:value=f.upstream_steps
+                        placeholder="1000"
+                    />
+                </label>
+            </Show>
             <Show when=prompt>
                 <label>
                     "Template "
@@ -343,7 +428,7 @@ pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
             <Show when=move || crossfit() || in_context() || prompt()>
                 <label>
                     {move || match kind.get().as_str() {
-                        "crossfit" => "Updates per setting ",
+                        "crossfit" | "crossfit-upstream" => "Updates per setting ",
                         "prompt" => "Updates ",
                         _ => "Calls in flight ",
                     }}
