@@ -145,7 +145,7 @@ test('a learner queued on the page is checked, cancelled, retried and run by a w
   await page.waitForSelector('a[href="/machines"]');
   await openHydrated(page, `${env.base}/machines`);
   const learners = await page.$$eval('form.queue select[name="learner"] option', (os) => os.map((o) => o.value));
-  assert.deepEqual(learners, ['frozen-baseline', 'fine-tuning', 'onnx', 'prompt', 'in-context', 'crossfit']);
+  assert.deepEqual(learners, ['frozen-baseline', 'fine-tuning', 'onnx', 'prompt', 'in-context', 'crossfit', 'crossfit-upstream']);
   // A relative folder is refused with why; nothing is queued.
   const jobs = () => sql('SELECT COUNT(*) FROM jobs')[0][0];
   const before = jobs();
@@ -223,11 +223,15 @@ test('on a phone the queue form fits the screen, its controls can be tapped, and
       const r = (e.closest('label') ?? e).getBoundingClientRect();
       return { name: `${e.name || e.textContent} ${e.value ?? ''}`.trim(), left: r.left, right: r.right, height: r.height };
     }));
-  for (const learner of ['frozen-baseline', 'fine-tuning', 'prompt', 'in-context', 'crossfit']) {
+  for (const learner of ['frozen-baseline', 'fine-tuning', 'prompt', 'in-context', 'crossfit', 'crossfit-upstream']) {
     await page.selectOption('form.queue select[name="learner"]', learner);
     const off = (await targets()).filter((t) => t.left < 0 || t.right > 390 || t.height < 24);
     assert.deepEqual(off, [], `${learner}: ${JSON.stringify(off)}`);
   }
+  // Upstream learning names a partition and the folder it writes, not tasks.
+  const shown = await targets();
+  assert.ok(shown.some((t) => t.name.startsWith('partition')) && shown.some((t) => t.name.startsWith('out')), JSON.stringify(shown));
+  assert.ok(!shown.some((t) => t.name.startsWith('task ')), JSON.stringify(shown));
   // Queued by touch.
   await page.selectOption('form.queue select[name="learner"]', 'frozen-baseline');
   await page.tap('form.queue input[name="task"][value="SST-2"]');
