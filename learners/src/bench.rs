@@ -13,10 +13,12 @@ use store::error::{Error, Result};
 
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
-    #[arg(long)]
-    pub model: PathBuf,
-    #[arg(long)]
-    pub task: String,
+    /// The span model folder evaluated (not with --train).
+    #[arg(long, required_unless_present = "train")]
+    pub model: Option<PathBuf>,
+    /// The task whose test set it is evaluated on (not with --train).
+    #[arg(long, required_unless_present = "train")]
+    pub task: Option<String>,
     /// The Python with onnxruntime and tokenizers [default: the set-up's environment].
     #[arg(long)]
     pub python: Option<PathBuf>,
@@ -34,6 +36,8 @@ pub struct BenchArgs {
     /// The Python with torch and transformers [default: ~/.cache/clues-lab/hf-venv].
     #[arg(long)]
     pub hf_python: Option<PathBuf>,
+    #[command(flatten)]
+    pub training: crate::train_bench::TrainArgs,
 }
 
 /// The Python peer's script, carried in the binary (written next to the bench inputs).
@@ -178,9 +182,20 @@ pub fn hf_python(given: Option<PathBuf>) -> Option<PathBuf> {
 }
 
 pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
+    if a.training.train {
+        let (t, hf) = (a.training.clone(), a.hf_python.clone());
+        return tokio::task::spawn_blocking(move || crate::train_bench::run(&t, hf))
+            .await
+            .map_err(|e| Error::Model(format!("the benchmark stopped: {e}")))?;
+    }
+    let (Some(model), Some(task)) = (a.model.clone(), a.task.clone()) else {
+        return Err(Error::Invalid(
+            "give --model and --task (or --train)".into(),
+        ));
+    };
     let pool = db::connect_existing(database).await?;
-    let dir = ModelDir::open(&a.model)?;
-    let (task_id, spec, _) = load_spec(&pool, &a.task).await?;
+    let dir = ModelDir::open(&model)?;
+    let (task_id, spec, _) = load_spec(&pool, &task).await?;
     let examples: Vec<_> = examples_of(&pool, task_id, None)
         .await?
         .into_iter()
@@ -226,7 +241,7 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
         frame,
         gpu: provider.contains("CUDA"),
     };
-    let (py_seconds, theirs) = run_peer(&python, "ort", &a.model, &peer)?;
+    let (py_seconds, theirs) = run_peer(&python, "ort", &model, &peer)?;
     let ours: Vec<Key> = ours
         .iter()
         .map(|spans| key(&serde_json::to_value(spans).expect("spans serialise")))
@@ -235,7 +250,7 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
     let py_rate = n as f64 / py_seconds;
     println!(
         "model track on {} ({} test items, {features} model inputs), best of {repeat}, {provider}",
-        a.task, n
+        task, n
     );
     println!("rust   (clues-lab, ort + tokenizers)     : {best:>8.3} s  {rust_rate:>9.1} examples/s  S1 {:.4}", s1_of(&spec, &examples_all, &ours));
     println!(
@@ -247,7 +262,7 @@ pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
         identical(&ours, &theirs)
     );
     // Hugging Face transformers on PyTorch with the float weights of the folder (or --hf).
-    let hf_dir = a.hf.clone().unwrap_or_else(|| a.model.clone());
+    let hf_dir = a.hf.clone().unwrap_or_else(|| model.clone());
     let side = Ours {
         spec: &spec,
         examples: &examples_all,

@@ -30,5 +30,6 @@ pub mod score;
 pub mod seq2seq;
 pub mod targets;
 pub mod tokenizer;
+pub mod train_bench;
 pub mod tune;
 pub mod worker;

@@ -393,3 +393,66 @@ fn asking_for_cuda_where_it_cannot_run_says_so() {
         assert!(e.contains("--features cuda"), "{e}");
     }
 }
+
+/// `bench --train`'s candle side on a tiny BERT: each timed update in three parts (forward,
+/// backward, optimiser step), every one taking time; `bench` asks for a model and task unless
+/// it times training, and training's comparison without PyTorch says how to install it.
+#[test]
+fn the_training_bench_times_candle_updates_in_three_parts() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("tiny");
+    common::tiny_bert::write_model_dir(&model, 3);
+    let bench = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_clues-lab"))
+            .args(["--database", &common::db_url(&dir.path().join("b.db"))])
+            .arg("bench")
+            .args(args)
+            .env("RAYON_NUM_THREADS", "1")
+            .output()
+            .unwrap()
+    };
+    let m = model.to_str().unwrap();
+    let side = [
+        "--train",
+        "--candle-side",
+        "--work",
+        m,
+        "--batch",
+        "2",
+        "--length",
+        "8",
+        "--updates",
+        "2",
+    ];
+    let out = bench(&side);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    let updates = printed["updates"].as_array().unwrap();
+    assert_eq!(updates.len(), 2, "{printed}");
+    for u in updates {
+        let parts: Vec<f64> = u
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        assert!(
+            parts.len() == 3 && parts.iter().all(|&p| p > 0.0),
+            "{printed}"
+        );
+    }
+    let out = bench(&[]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && said.contains("--model"), "{said}");
+    let out = bench(&["--train", "--hf-python", "/no/such/python"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && said.contains(".ci/setup --bench"),
+        "{said}"
+    );
+}
