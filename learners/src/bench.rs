@@ -165,22 +165,6 @@ fn s1_of(
     total / examples.len().max(1) as f64
 }
 
-/// The Python of the Hugging Face side: `--hf-python`, else `CLUES_HF_VENV` or
-/// `~/.cache/clues-lab/hf-venv` (made by `.ci/setup --bench`).
-pub fn hf_python(given: Option<PathBuf>) -> Option<PathBuf> {
-    given
-        .or_else(|| {
-            let venv = std::env::var_os("CLUES_HF_VENV")
-                .map(PathBuf::from)
-                .or_else(|| {
-                    std::env::var_os("HOME")
-                        .map(|h| PathBuf::from(h).join(".cache/clues-lab/hf-venv"))
-                })?;
-            Some(venv.join("bin/python"))
-        })
-        .filter(|p| p.is_file())
-}
-
 pub async fn bench(database: &str, a: BenchArgs) -> Result<()> {
     if a.training.train {
         let (t, hf) = (a.training.clone(), a.hf_python.clone());
@@ -305,7 +289,7 @@ struct Ours<'a> {
 /// Runs the same inputs through Hugging Face transformers where a Python with torch and a
 /// float checkpoint are there, and prints its speed, S1 and agreement; else says why not.
 fn transformers_side(hf_python_arg: Option<PathBuf>, hf_dir: &Path, peer: &PeerRun, ours: &Ours) {
-    match hf_python(hf_python_arg) {
+    match super::runtime::hf_python(hf_python_arg) {
         Some(hf) if hf_dir.join("model.safetensors").is_file() => {
             // The other figures stand when this side cannot run; it says why.
             let (hf_seconds, hf_answers) = match run_peer(&hf, "torch", hf_dir, peer) {

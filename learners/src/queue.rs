@@ -328,7 +328,7 @@ async fn queue_upstream(pool: &AnyPool, r: &QueueRequest) -> Result<(usize, Stri
     if let Some(n) = name.as_ref().filter(|n| !n.trim().is_empty()) {
         line.extend(["--name".to_string(), n.trim().to_string()]);
     }
-    let (_, method) = crossfit::upstream::queue_upstream(pool, line).await?;
+    let (_, method) = crossfit::upstream_job::queue_upstream(pool, line).await?;
     Ok((1, format!("upstream learning of {method}")))
 }
 

@@ -338,3 +338,19 @@ impl Model {
         }
     }
 }
+
+/// The Python of the Hugging Face side: `--hf-python`, else `CLUES_HF_VENV` or
+/// `~/.cache/clues-lab/hf-venv` (made by `.ci/setup --bench`).
+pub fn hf_python(given: Option<PathBuf>) -> Option<PathBuf> {
+    given
+        .or_else(|| {
+            let venv = std::env::var_os("CLUES_HF_VENV")
+                .map(PathBuf::from)
+                .or_else(|| {
+                    std::env::var_os("HOME")
+                        .map(|h| PathBuf::from(h).join(".cache/clues-lab/hf-venv"))
+                })?;
+            Some(venv.join("bin/python"))
+        })
+        .filter(|p| p.is_file())
+}

@@ -149,7 +149,7 @@ pub fn run(a: &TrainArgs, hf_python: Option<PathBuf>) -> Result<()> {
         println!("{}", serde_json::json!({ "updates": times }));
         return Ok(());
     }
-    let python = super::bench::hf_python(hf_python).ok_or_else(|| {
+    let python = super::runtime::hf_python(hf_python).ok_or_else(|| {
         Error::Invalid(
             "bench --train needs PyTorch and transformers: run `.ci/setup --bench`, or give --hf-python".into(),
         )
@@ -186,7 +186,7 @@ pub fn run(a: &TrainArgs, hf_python: Option<PathBuf>) -> Result<()> {
     for round in 1..=a.rounds {
         for threads in [1, all] {
             // The two sides take turns going first.
-            let sides: [&str; 2] = if (round + threads as u32) % 2 == 0 {
+            let sides: [&str; 2] = if (round + threads as u32).is_multiple_of(2) {
                 ["candle", "PyTorch"]
             } else {
                 ["PyTorch", "candle"]

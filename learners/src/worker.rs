@@ -3,7 +3,7 @@
 //! CrossFit's fine-tuning and upstream learning) from the recipe each job carries, beside any number of others on any
 //! machine pointed at the database. On SIGTERM or Ctrl-C it hands its job back and stops.
 
-use crate::crossfit::upstream::{self, UpstreamJobs};
+use crate::crossfit::upstream_job::{self as upstream, UpstreamJobs};
 use crate::crossfit::{self, CrossfitJobs};
 use crate::jobs::grid::{self, GridJobs, JobRecipe, Learner};
 use crate::jobs::lease::{Claims, Worker};

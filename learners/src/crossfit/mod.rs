@@ -3,6 +3,7 @@
 //! stored as a run that `crossfit arg` compares like any other; resumable per task and seed.
 
 pub mod upstream;
+pub mod upstream_job;
 mod worker;
 
 pub use worker::{learn_task, queue_task, run_held, CrossfitJobs, SeedsOf};

@@ -3,12 +3,10 @@
 //! tasks and written as a model folder, then direct fine-tuning from it on each test task, and its ARG.
 
 use super::{check_model, inputs, learn_task, method_name, pairs, scored, TuneArgs};
-use crate::jobs::lease::Claims;
 use crate::seq2seq::text::Text;
 use crate::seq2seq::train::decode_all;
 use crate::seq2seq::upstream::{upstream as learn_upstream, Method, Seen, Settings};
 use crate::seq2seq::Model;
-use clap::Parser;
 use domain::crossfit::metrics::Metric;
 use domain::crossfit::partition::Partition;
 use domain::crossfit::sampler::CROSSFIT_SEEDS;
@@ -17,9 +15,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use store::crossfit::{self as xf, upstream as jobs};
+use store::crossfit as xf;
 use store::error::{Error, Result};
-use store::lease::{Clock, Lease};
+use store::lease::Lease;
 
 #[derive(Debug, clap::Args)]
 pub struct UpstreamArgs {
@@ -64,7 +62,7 @@ pub struct UpstreamArgs {
 }
 
 impl UpstreamArgs {
-    fn settings(&self) -> Result<Settings> {
+    pub(super) fn settings(&self) -> Result<Settings> {
         for (name, v) in [
             ("--upstream-learning-rate", self.upstream_learning_rate),
             ("--inner-learning-rate", self.inner_learning_rate),
@@ -215,7 +213,7 @@ async fn write_upstream(
     });
     // While it learns: its progress on the job (a worker's) every second, on stderr every ten.
     let mut tick = tokio::time::interval(Duration::from_secs(1));
-    let mut said = Instant::now();
+    let (mut said, mut said_done) = (Instant::now(), 0);
     let (score, step, trained_on) = loop {
         tokio::select! {
             done = &mut learning => {
@@ -241,8 +239,8 @@ async fn write_upstream(
                         tracing::warn!("cannot write the progress of upstream job {}: {e}", held.job);
                     }
                 }
-                if said.elapsed().as_secs() >= 10 || (done == total && total > 0) {
-                    said = Instant::now();
+                if said.elapsed().as_secs() >= 10 || (done == total && total > 0 && said_done != done) {
+                    (said, said_done) = (Instant::now(), done);
                     eprintln!("{words}");
                 }
             }
@@ -300,7 +298,7 @@ async fn write_upstream(
 /// The upstream folder `a` asks for: the finished one at `--out` when it was learned the same
 /// way, else learned now (`None` for `watch`: only checked, nothing learned). A folder
 /// learned otherwise, or holding anything else, is refused.
-async fn learned(
+pub(super) async fn learned(
     pool: &AnyPool,
     a: &UpstreamArgs,
     s: &Settings,
@@ -337,7 +335,7 @@ async fn learned(
 
 /// Everything `crossfit upstream` checks before it learns: the settings, the grid, the device,
 /// the model, the partition (train, dev and test tasks, each with a metric) and `--out`.
-async fn check(pool: &AnyPool, a: &UpstreamArgs) -> Result<(Settings, Partition)> {
+pub(super) async fn check(pool: &AnyPool, a: &UpstreamArgs) -> Result<(Settings, Partition)> {
     let s = a.settings()?;
     a.tune.grid()?;
     crate::tune::check_device(a.tune.device, false)?;
@@ -360,7 +358,7 @@ async fn check(pool: &AnyPool, a: &UpstreamArgs) -> Result<(Settings, Partition)
 }
 
 /// Queues the test tasks' seeds of `a`'s partition, fine-tuned from the upstream folder.
-async fn queue_tests(
+pub(super) async fn queue_tests(
     pool: &AnyPool,
     a: &UpstreamArgs,
     p: &Partition,
@@ -419,112 +417,4 @@ pub async fn upstream(pool: &AnyPool, a: UpstreamArgs) -> Result<()> {
         ),
     }
     Ok(())
-}
-
-/// The arguments of `crossfit upstream`, as an upstream job's recipe holds them.
-#[derive(Parser)]
-struct UpstreamLine {
-    #[command(flatten)]
-    a: UpstreamArgs,
-}
-
-/// `crossfit upstream`'s arguments from a command line (without the command's name), as the
-/// command line parses them; clap's refusal as one line.
-fn parse_line(line: &[String]) -> Result<UpstreamArgs> {
-    let argv = std::iter::once("upstream".to_string()).chain(line.iter().cloned());
-    UpstreamLine::try_parse_from(argv)
-        .map(|l| l.a)
-        .map_err(|e| {
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or_default().to_string();
-            Error::Invalid(first.trim_start_matches("error: ").to_string())
-        })
-}
-
-/// Checks the upstream learning that `line` (the arguments of `crossfit upstream`) asks for as
-/// the command does, and queues it as one job whose recipe is `line`; a worker learns it, then
-/// queues its test tasks' seeds. Answers the job's id and the method its runs are stored
-/// under.
-pub async fn queue_upstream(pool: &AnyPool, line: Vec<String>) -> Result<(i64, String)> {
-    let a = parse_line(&line)?;
-    if !a.out.is_absolute() || !a.model.is_absolute() {
-        return Err(Error::Invalid(
-            "give the model and upstream folders as absolute paths, as every worker's machine sees them".into(),
-        ));
-    }
-    if a.tune.keep.is_some() {
-        return Err(Error::Invalid(
-            "keeping checkpoints is the command line's (--keep): a queued job keeps none".into(),
-        ));
-    }
-    check(pool, &a).await?;
-    let name = method_name(&a.name, &a.out, "fine-tuning")?;
-    let recipe = serde_json::to_string(&line).map_err(Error::internal)?;
-    let out = a.out.display().to_string();
-    let id = jobs::enqueue(pool, &a.partition, &out, &name, &recipe).await?;
-    Ok((id, name))
-}
-
-/// CrossFit's upstream jobs as a queue workers claim from.
-pub struct UpstreamJobs;
-
-impl Claims for UpstreamJobs {
-    type Key = jobs::Upstream;
-
-    async fn claim(
-        pool: &AnyPool,
-        ids: &[i64],
-        worker: &str,
-        lease: Duration,
-    ) -> Result<Option<jobs::Held>> {
-        jobs::claim(pool, ids, worker, (lease, &Clock::System)).await
-    }
-
-    async fn unfinished(pool: &AnyPool, ids: &[i64]) -> Result<(i64, i64)> {
-        let n = store::lease::unfinished(pool, ids).await?;
-        Ok((n, n))
-    }
-
-    async fn release(pool: &AnyPool, held: &jobs::Held, why: &str) -> Result<bool> {
-        store::lease::release(pool, &held.lease, why, None).await
-    }
-
-    fn name(held: &jobs::Held) -> String {
-        held.name()
-    }
-}
-
-/// Runs a held upstream job on `device`: learns the upstream folder (or uses the one a
-/// worker finished before), queues the test tasks' seeds from it, and marks the job done. The
-/// learning stops soon after `lost()` says that the job is no longer this worker's.
-pub async fn run_held(
-    pool: &AnyPool,
-    held: &jobs::Held,
-    device: crate::runtime::Device,
-    lost: &(dyn Fn() -> bool + Send + Sync),
-) -> Result<()> {
-    let line: Vec<String> = serde_json::from_str(&held.recipe).map_err(|e| {
-        Error::Invalid(format!(
-            "{}: its recipe is not one this worker knows: {e}",
-            held.name()
-        ))
-    })?;
-    let mut a = parse_line(&line)?;
-    a.tune.device = device;
-    let (s, partition) = (a.settings()?, xf::partition(pool, &a.partition).await?);
-    let watch = Watch {
-        held: Some((pool, &held.lease)),
-        lost,
-    };
-    let record = learned(pool, &a, &s, Some(watch))
-        .await?
-        .expect("learned when watched");
-    if lost() {
-        return Err(Error::LeaseLost(format!(
-            "this worker lost its lease on {}; nothing was queued",
-            held.name()
-        )));
-    }
-    queue_tests(pool, &a, &partition, &record, &held.method).await?;
-    jobs::finish(pool, held).await
 }

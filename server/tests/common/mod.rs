@@ -244,7 +244,7 @@ pub async fn task_id(pool: &AnyPool, name: &str) -> domain::ids::TaskId {
 /// The Python with torch and transformers (`.ci/setup --bench` makes it); `None`, with a
 /// notice naming `test`, where there is none.
 pub fn hf_python(test: &str) -> Option<PathBuf> {
-    let found = learners::bench::hf_python(None);
+    let found = learners::runtime::hf_python(None);
     if found.is_none() {
         eprintln!(
             "SKIPPED {test}: no Python with torch and transformers (bash .ci/setup --bench makes \

@@ -2,7 +2,8 @@
 //! predictions) with live progress while one runs; scores sit beside humans on the dashboard.
 
 use super::alerts;
-use super::queue::{grid_jobs_table, job_buttons, queue_form, JobActions};
+use super::queue::{grid_jobs_table, job_buttons, JobActions};
+use super::queue_form::queue_form;
 use super::upload::UploadForm;
 use crate::api::machine::{
     crossfit_learning, grid_job_list, learner_choices, machine_grids, machine_runs,

@@ -8,6 +8,7 @@ mod home;
 mod machines;
 mod page_fields;
 mod queue;
+mod queue_form;
 mod studies;
 mod task;
 mod upload;
