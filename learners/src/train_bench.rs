@@ -5,9 +5,10 @@
 //! optimiser step, so the table says where candle loses time.
 
 use crate::features::Feature;
-use crate::tune::train::{clip, loss, Sample};
+use crate::tune::adam::Adam;
+use crate::tune::train::{loss, Sample};
 use crate::tune::{model_error, ops::sorted_vars, Dropout};
-use candle_nn::{AdamW, Optimizer, ParamsAdamW};
+use candle_nn::ParamsAdamW;
 use domain::rng::SplitMix64;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -51,7 +52,8 @@ fn ms(from: Instant, to: Instant) -> f64 {
 }
 
 /// Times `a.updates` updates of the span model in `dir` after a warm-up one, as the
-/// fine-tuning loop (`tune::train::fit`) makes them: span loss, backward, clipping at 1, AdamW.
+/// fine-tuning loop (`tune::train::fit`) makes them: span loss, backward, clipping at 1 and
+/// AdamW (`tune::adam`).
 fn candle_side(dir: &Path, a: &TrainArgs) -> Result<Vec<Update>> {
     let w = crate::tune::load(dir, 0)?;
     let (b, len, vocab) = (a.batch as usize, a.length as usize, w.config.vocab_size);
@@ -82,7 +84,7 @@ fn candle_side(dir: &Path, a: &TrainArgs) -> Result<Vec<Update>> {
         eps: 1e-8,
         weight_decay: 0.0,
     };
-    let mut opt = AdamW::new(vars.clone(), params).map_err(model_error)?;
+    let mut opt = Adam::new(vars, params).map_err(model_error)?;
     let mut dropout = Dropout::on(0.1, 7);
     let mut times = Vec::new();
     for i in 0..=a.updates {
@@ -91,8 +93,7 @@ fn candle_side(dir: &Path, a: &TrainArgs) -> Result<Vec<Update>> {
         let t1 = Instant::now();
         let mut grads = l.backward().map_err(model_error)?;
         let t2 = Instant::now();
-        clip(&mut grads, &vars, 1.0).map_err(model_error)?;
-        opt.step(&grads).map_err(model_error)?;
+        opt.clip_and_step(&mut grads, 1.0).map_err(model_error)?;
         let t3 = Instant::now();
         if i > 0 {
             times.push([ms(t0, t1), ms(t1, t2), ms(t2, t3)]);

@@ -1,6 +1,7 @@
 //! Classic fine-tuning (CLUES sec. 5.1a) in Rust: a whole BERT, RoBERTa or DeBERTa-v2 encoder and a span head
 //! trained with candle on a shot group's k examples, exported to ONNX and evaluated by `eval`.
 
+pub mod adam;
 pub mod config;
 pub mod encoder;
 pub mod export;

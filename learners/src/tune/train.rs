@@ -5,7 +5,7 @@ use super::encoder::{Inputs, Weights};
 use super::{Dropout, Recipe};
 use crate::features::Feature;
 use candle_core::{Device, Result, Tensor, D};
-use candle_nn::{AdamW, Optimizer, ParamsAdamW};
+use candle_nn::ParamsAdamW;
 use domain::rng::SplitMix64;
 
 /// One training input: a feature, the positions a head may choose (`[CLS]` first) and the
@@ -112,7 +112,8 @@ pub fn train(
     )
 }
 
-/// The optimisation every learner here shares: AdamW over `vars` with the learning rate
+/// The optimisation every learner here shares: AdamW over `vars` (`adam`: one pass per weight
+/// on the CPU) with the learning rate
 /// decaying linearly to 0 (rising from 0 over `r.warmup` updates first), the gradient norm
 /// clipped, `n` samples shuffled by a seeded generator in batches for `r.epochs` epochs (or
 /// `r.steps` updates), dropout masks seeded. `loss(batch, dropout)` is a batch's mean loss;
@@ -124,7 +125,7 @@ pub fn fit(
     progress: &mut dyn FnMut(usize, usize),
     loss: &mut dyn FnMut(&[usize], &mut Dropout) -> Result<Tensor>,
 ) -> Result<Vec<f64>> {
-    let mut opt = AdamW::new(
+    let mut opt = super::adam::Adam::new(
         vars.clone(),
         ParamsAdamW {
             lr: r.learning_rate,
@@ -154,8 +155,7 @@ pub fn fit(
             total += f64::from(l.to_scalar::<f32>()?) * chunk.len() as f64;
             seen += chunk.len();
             let mut grads = l.backward()?;
-            clip(&mut grads, &vars, r.max_grad_norm)?;
-            opt.step(&grads)?;
+            opt.clip_and_step(&mut grads, r.max_grad_norm)?;
             step += 1;
             progress(step, steps);
         }
