@@ -4,8 +4,9 @@
 
 use super::train::{loss, Best, Pair};
 use super::Model;
+use crate::tune::adam::clip;
 use crate::tune::ops::sorted_vars;
-use crate::tune::train::{clip, fit, schedule};
+use crate::tune::train::{fit, schedule};
 use crate::tune::{Dropout, Recipe};
 use candle_core::{backprop::GradStore, Result, Tensor, Var};
 use candle_nn::{AdamW, Optimizer, ParamsAdamW};

@@ -176,31 +176,6 @@ pub fn schedule(step: usize, steps: usize, warmup: usize) -> f64 {
     }
 }
 
-/// Scales the gradients so that their global L2 norm is at most `max` (as Hugging Face's
-/// Trainer does by default, with 1.0).
-pub fn clip(
-    grads: &mut candle_core::backprop::GradStore,
-    vars: &[candle_core::Var],
-    max: f64,
-) -> Result<()> {
-    let mut sq = 0.0f64;
-    for v in vars {
-        if let Some(g) = grads.get(v.as_tensor()) {
-            sq += f64::from(g.sqr()?.sum_all()?.to_scalar::<f32>()?);
-        }
-    }
-    let norm = sq.sqrt();
-    if norm > max && norm.is_finite() {
-        let scale = max / (norm + 1e-6);
-        for v in vars {
-            if let Some(g) = grads.remove(v.as_tensor()) {
-                grads.insert(v.as_tensor(), (g * scale)?);
-            }
-        }
-    }
-    Ok(())
-}
-
 /// Start and end logits of every feature (no dropout), in the order given, `batch` at a time.
 pub fn logits(w: &Weights, fs: &[Feature], batch: usize) -> Result<Vec<(Vec<f32>, Vec<f32>)>> {
     let mut out = vec![(Vec::new(), Vec::new()); fs.len()];
