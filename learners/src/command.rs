@@ -308,3 +308,10 @@ pub async fn import_predictions(database: &str, a: ImportPredictionsArgs) -> Res
     println!("{}", jobs::import(&pool, &label, &text, t).await?.render());
     Ok(())
 }
+
+/// A command line's refusal of a value, as one line (without clap's "error: " and its advice).
+pub(crate) fn clap_error(e: clap::Error) -> Error {
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or_default();
+    Error::Invalid(first.trim_start_matches("error: ").to_string())
+}

@@ -2,6 +2,7 @@
 //! from the browser is checked as the command line checks it, with the same functions and
 //! argument parsers, before any job is queued; `clues-lab worker` processes run the jobs.
 
+use crate::command::clap_error;
 use crate::crossfit::{self, TuneArgs};
 use crate::eval::ModelDir;
 use crate::jobs::{self, grid};
@@ -206,13 +207,6 @@ pub async fn queue(pool: &AnyPool, r: QueueRequest) -> Result<QueueAnswer> {
             "{jobs} job{plural} of {what} queued; `clues-lab worker` processes pointed at this database run them"
         ),
     })
-}
-
-/// A command line's refusal of a value, as one line (without clap's "error: " and its advice).
-fn clap_error(e: clap::Error) -> Error {
-    let text = e.to_string();
-    let first = text.lines().next().unwrap_or_default();
-    Error::Invalid(first.trim_start_matches("error: ").to_string())
 }
 
 /// The command line's arguments of `prompt` (its defaults for what the page does not set).

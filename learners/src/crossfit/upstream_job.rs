@@ -25,11 +25,7 @@ fn parse_line(line: &[String]) -> Result<UpstreamArgs> {
     let argv = std::iter::once("upstream".to_string()).chain(line.iter().cloned());
     UpstreamLine::try_parse_from(argv)
         .map(|l| l.a)
-        .map_err(|e| {
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or_default().to_string();
-            Error::Invalid(first.trim_start_matches("error: ").to_string())
-        })
+        .map_err(crate::command::clap_error)
 }
 
 /// Checks the upstream learning that `line` (the arguments of `crossfit upstream`) asks for as
