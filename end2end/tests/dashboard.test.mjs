@@ -79,6 +79,17 @@ test('researcher sees tables and the learning curve and downloads an export; a w
   await signIn(page, env.base, USERS.researcher);
   await page.waitForSelector('text=Researcher dashboard');
   await openHydrated(page, `${env.base}/dashboard`);
+  // The dashboard is sent whole (the report in the HTML, no "Loading" line for script to
+  // replace), and its bundle is not preloaded: it is asked for after the first paint.
+  const html = await (await page.request.get(`${env.base}/dashboard`)).text();
+  assert.match(html, /id="table5-all-official"/);
+  assert.doesNotMatch(html, /Loading the report/);
+  assert.doesNotMatch(html, /rel="(module)?preload"/);
+  const order = await page.evaluate(() => ({
+    paint: performance.getEntriesByName('first-contentful-paint')[0].startTime,
+    wasm: performance.getEntriesByType('resource').find((e) => e.name.endsWith('.wasm')).startTime,
+  }));
+  assert.ok(order.wasm > order.paint, `the bundle was asked for at ${order.wasm} ms, before the first paint at ${order.paint} ms`);
   const table = page.locator('#table5-all-official');
   await table.waitFor();
   assert.deepEqual((await table.locator('thead tr.groups > *').allTextContents()).map((s) => s.trim()), ['', 'Sentence classification']);

@@ -43,14 +43,16 @@ pub fn stylesheet(options: &LeptosOptions) -> String {
 /// The worker bundle's script and wasm paths when a hashing build made it: the start page
 /// preloads them, so the study page finds them cached.
 pub fn worker_bundle(options: &LeptosOptions) -> Option<(String, String)> {
-    let file = hash_file(&options.site_root, WORKER_OUTPUT_NAME);
+    hashed_bundle(options, WORKER_OUTPUT_NAME)
+}
+
+/// A bundle's content-hashed script and wasm paths, when a hashing build recorded them.
+fn hashed_bundle(options: &LeptosOptions, output_name: &str) -> Option<(String, String)> {
+    let file = hash_file(&options.site_root, output_name);
     let pkg = &options.site_pkg_dir;
     Some((
-        format!("/{pkg}/{WORKER_OUTPUT_NAME}.{}.js", hash_of(&file, "js")?),
-        format!(
-            "/{pkg}/{WORKER_OUTPUT_NAME}.{}.wasm",
-            hash_of(&file, "wasm")?
-        ),
+        format!("/{pkg}/{output_name}.{}.js", hash_of(&file, "js")?),
+        format!("/{pkg}/{output_name}.{}.wasm", hash_of(&file, "wasm")?),
     ))
 }
 
@@ -68,9 +70,7 @@ fn worker_bundle_built(options: &LeptosOptions) -> bool {
 /// request's path (from the context leptos_axum provides) picks the bundle.
 pub fn for_page(options: LeptosOptions) -> (LeptosOptions, String) {
     let css = stylesheet(&options);
-    let path = leptos::prelude::use_context::<http::request::Parts>()
-        .map(|p| p.uri.path().to_string())
-        .unwrap_or_default();
+    let path = request_path();
     let mut options = options;
     if path.starts_with("/study/") && worker_bundle_built(&options) {
         options.output_name = Arc::from(WORKER_OUTPUT_NAME);
@@ -83,6 +83,61 @@ pub fn for_page(options: LeptosOptions) -> (LeptosOptions, String) {
     }
     (options, css)
 }
+
+/// The request's path, from the context leptos_axum provides ("" outside a request).
+fn request_path() -> String {
+    leptos::prelude::use_context::<http::request::Parts>()
+        .map(|p| p.uri.path().to_string())
+        .unwrap_or_default()
+}
+
+/// The bundle's script and wasm when the page loads them only after it has painted: the
+/// researcher dashboard, a page read first, sent whole, whose bundle (the staff one, about
+/// 620 KB compressed) would otherwise be fetched beside its first paint and, on a phone's
+/// network, delay it (Lighthouse counted its download into the paint whenever it ended
+/// first). Its links and downloads work before it hydrates. `None` for other pages, and
+/// without a hashing build (Leptos' own loader, deferred, then serves the dashboard).
+pub fn after_paint_bundle(options: &LeptosOptions) -> Option<(String, String)> {
+    is_dashboard()
+        .then(|| hashed_bundle(options, &options.output_name))
+        .flatten()
+}
+
+/// Whether this render is of the researcher dashboard.
+pub fn is_dashboard() -> bool {
+    request_path() == "/dashboard"
+}
+
+/// The script that loads a bundle once the browser reports the page's first contentful paint
+/// (a paint observer, which also sees a paint that came before it) and hydrates it. A hidden
+/// tab paints nothing, and a browser without paint entries reports none: there it loads at
+/// once; and after 3 s in any case. The script and the wasm download side by side. Leptos'
+/// `HydrationScripts` does the same without the wait, and preloads both from the page's head.
+pub fn after_paint_script(js: &str, wasm: &str) -> String {
+    AFTER_PAINT_SCRIPT
+        .replace("JS_PATH", &format!("{js:?}"))
+        .replace("WASM_PATH", &format!("{wasm:?}"))
+}
+
+const AFTER_PAINT_SCRIPT: &str = "let started = false;\
+const hydrate = () => {\
+  if (started) return;\
+  started = true;\
+  Promise.all([import(JS_PATH), fetch(WASM_PATH)])\
+    .then(([m, wasm]) => m.default({ module_or_path: wasm }).then(() => m.hydrate()));\
+};\
+if (document.visibilityState === 'hidden'\
+    || !(PerformanceObserver.supportedEntryTypes || []).includes('paint')) {\
+  hydrate();\
+} else {\
+  new PerformanceObserver((list, observer) => {\
+    if (list.getEntriesByName('first-contentful-paint').length) {\
+      observer.disconnect();\
+      setTimeout(hydrate, 0);\
+    }\
+  }).observe({ type: 'paint', buffered: true });\
+  setTimeout(hydrate, 3000);\
+}";
 
 /// Inside a page's render: its `Content-Security-Policy` lets only the site's own scripts and
 /// the inline ones that carry this response's nonce run (`domain::crowd::script_policy`; the

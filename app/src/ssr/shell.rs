@@ -3,6 +3,7 @@
 
 use super::assets;
 use crate::pages::App;
+use leptos::either::Either;
 use leptos::prelude::*;
 use leptos_meta::MetaTags;
 
@@ -10,6 +11,20 @@ use leptos_meta::MetaTags;
 /// the browser bundle by their content-hashed names, the worker's own bundle on study pages.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     let (options, css) = assets::for_page(options);
+    let after_paint = assets::after_paint_bundle(&options);
+    let nonce = leptos::nonce::use_nonce();
+    // The dashboard's loader when it has one; Leptos' otherwise (deferred on the dashboard).
+    let scripts = match after_paint {
+        Some((js, wasm)) => Either::Left(view! {
+            <script type="module" nonce=nonce>
+                {assets::after_paint_script(&js, &wasm)}
+            </script>
+        }),
+        None => {
+            let defer = assets::is_dashboard();
+            Either::Right(view! { <HydrationScripts options=options.clone() defer /> })
+        }
+    };
     assets::restrict_scripts();
     view! {
         <!DOCTYPE html>
@@ -20,7 +35,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <link rel="icon" href="data:," />
                 <link rel="stylesheet" id="leptos" href=css />
                 <AutoReload options=options.clone() />
-                <HydrationScripts options />
+                {scripts}
                 <MetaTags />
                 // With scripts off the answer form never loads: say so instead of "Loading".
                 <noscript>

@@ -17,8 +17,8 @@ use domain::ids::StudyId;
 use leptos::prelude::*;
 use leptos_router::components::{Route, Routes, A};
 use leptos_router::path;
-// The worker's page is sent whole (the item in the HTML, not streamed in by script): it shows,
-// with its form disabled, before the bundle arrives or without JavaScript.
+// The worker's page and the dashboard are sent whole (their content in the HTML, not streamed
+// in by script): they show before the bundle arrives or without JavaScript.
 use leptos_router::SsrMode;
 
 /// The staff pages' navigation.
@@ -42,7 +42,9 @@ pub(super) fn routes() -> impl IntoView {
         <Routes fallback=|| view! { <p class="error">"No such page."</p> }>
             <Route path=path!("/") view=home::Home />
             <Route path=path!("/tasks/:name") view=task::TaskPage />
-            <Route path=path!("/dashboard") view=dashboard::DashboardPage />
+            // Sent whole too: the report in the first paint, not a "Loading" line that script
+            // replaces (on a phone, the page's largest paint came seconds later).
+            <Route path=path!("/dashboard") view=dashboard::DashboardPage ssr=SsrMode::Async />
             <Route path=path!("/crossfit") view=crossfit::CrossfitPage />
             <Route path=path!("/machines") view=machines::MachinesPage />
             <Route path=path!("/studies") view=studies::StudiesPage />

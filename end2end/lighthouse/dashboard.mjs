@@ -1,0 +1,73 @@
+// Lighthouse (mobile: its default Moto G Power profile, 4x CPU slowdown, simulated slow 4G) on
+// the researcher dashboard of the release build, signed in as a researcher. The database is the
+// demo study with ROWS synthetic annotation rows in each of its two studies (`load fill`), so the
+// score tables and learning curves are drawn. Prints each run's Performance score, LCP, TBT, FCP,
+// CLS and Speed Index and the median of RUNS runs; fails when the median score is below TARGET.
+// Usage: server/bench/dashboard-lighthouse.sh [runs] (builds, installs Lighthouse, runs this).
+import lighthouse from 'lighthouse';
+import * as chromeLauncher from 'chrome-launcher';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { start, signIn, newPage, USERS, RESULTS } from '../tests/server.mjs';
+
+const RUNS = Number(process.env.RUNS || 5);
+const ROWS = Number(process.env.ROWS || 3000);
+const TARGET = Number(process.env.TARGET || 95);
+const PAGE = process.env.PAGE || '/dashboard';
+
+const env = await start(null, { serveArgs: [] });
+let chrome;
+let failed = false;
+try {
+  for (const study of ['1', '2']) env.cli('load', 'fill', '--study', study, '--rows', String(ROWS), '--tag', 'lighthouse');
+  // The session cookie of a signed-in researcher, sent by Lighthouse with every request.
+  const page = await newPage(env.browser);
+  await signIn(page, env.base, USERS.researcher);
+  const cookie = (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+  await page.close();
+
+  chrome = await chromeLauncher.launch({
+    chromePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    chromeFlags: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+  const metric = (lhr, id) => lhr.audits[id].numericValue;
+  const runs = [];
+  let version;
+  for (let run = 1; run <= RUNS; run++) {
+    const { lhr, report } = await lighthouse(`${env.base}${PAGE}`, {
+      port: chrome.port,
+      onlyCategories: ['performance'],
+      extraHeaders: { Cookie: cookie },
+      output: ['html', 'json'],
+      logLevel: 'error',
+    });
+    version = lhr.lighthouseVersion;
+    if (lhr.runtimeError) throw new Error(`Lighthouse: ${lhr.runtimeError.message}`);
+    if (new URL(lhr.finalDisplayedUrl).pathname !== PAGE) throw new Error(`Lighthouse ended on ${lhr.finalDisplayedUrl}, not ${PAGE}`);
+    writeFileSync(join(RESULTS, `lighthouse-${run}.html`), report[0]);
+    writeFileSync(join(RESULTS, `lighthouse-${run}.json`), report[1]);
+    const r = {
+      score: Math.round(lhr.categories.performance.score * 100),
+      lcp: metric(lhr, 'largest-contentful-paint'),
+      tbt: metric(lhr, 'total-blocking-time'),
+      fcp: metric(lhr, 'first-contentful-paint'),
+      cls: metric(lhr, 'cumulative-layout-shift'),
+      si: metric(lhr, 'speed-index'),
+      bytes: metric(lhr, 'total-byte-weight'),
+    };
+    runs.push(r);
+    console.log(`run ${run}: Performance ${r.score}, LCP ${(r.lcp / 1000).toFixed(1)} s, TBT ${r.tbt.toFixed(0)} ms, `
+      + `FCP ${(r.fcp / 1000).toFixed(1)} s, CLS ${r.cls.toFixed(3)}, Speed Index ${(r.si / 1000).toFixed(1)} s, ${(r.bytes / 1024).toFixed(0)} KiB`);
+  }
+  const median = (k) => runs.map((r) => r[k]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
+  console.log(`median of ${RUNS} (Lighthouse ${version}, mobile): Performance ${median('score')}, `
+    + `LCP ${(median('lcp') / 1000).toFixed(1)} s, TBT ${median('tbt').toFixed(0)} ms, CLS ${median('cls').toFixed(3)}; `
+    + `reports in ${RESULTS}lighthouse-N.html`);
+  if (median('score') < TARGET) { console.log(`FAIL: the median Performance score is below ${TARGET}`); failed = true; }
+} finally {
+  await chrome?.kill();
+  await env.stop();
+}
+process.exit(failed ? 1 : 0);
+
