@@ -9,7 +9,7 @@ use crate::jobs::{self, grid};
 use crate::tune::{self, folder_name};
 use clap::Parser;
 use domain::ids::TaskId;
-use domain::wire::queue::{QueueAnswer, QueueRequest, QueuedLearner};
+use domain::wire::queue::{QueueAnswer, QueueRequest, QueuedLearner, UpstreamChoice};
 use sqlx::AnyPool;
 use std::future::Future;
 use std::path::PathBuf;
@@ -113,7 +113,7 @@ fn per_group(
 
 /// Checks and queues one request; says what was queued.
 pub async fn queue(pool: &AnyPool, r: QueueRequest) -> Result<QueueAnswer> {
-    let upstream = matches!(r.learner, QueuedLearner::CrossfitUpstream { .. });
+    let upstream = matches!(r.learner, QueuedLearner::CrossfitUpstream(_));
     if r.tasks.is_empty() && !upstream {
         return Err(Error::Invalid("choose at least one task".into()));
     }
@@ -198,7 +198,7 @@ pub async fn queue(pool: &AnyPool, r: QueueRequest) -> Result<QueueAnswer> {
             method,
             steps,
         } => queue_crossfit(pool, &r, model, method, *steps).await?,
-        QueuedLearner::CrossfitUpstream { .. } => queue_upstream(pool, &r).await?,
+        QueuedLearner::CrossfitUpstream(u) => queue_upstream(pool, &r, u).await?,
     };
     let plural = if jobs == 1 { "" } else { "s" };
     Ok(QueueAnswer {
@@ -285,8 +285,12 @@ async fn queue_in_context(
 
 /// CrossFit's upstream learning of a partition as one job (`crossfit upstream`'s arguments,
 /// checked as the command checks them); its worker queues the test tasks' seeds.
-async fn queue_upstream(pool: &AnyPool, r: &QueueRequest) -> Result<(usize, String)> {
-    let QueuedLearner::CrossfitUpstream {
+async fn queue_upstream(
+    pool: &AnyPool,
+    r: &QueueRequest,
+    u: &UpstreamChoice,
+) -> Result<(usize, String)> {
+    let UpstreamChoice {
         model,
         partition,
         method,
@@ -294,10 +298,7 @@ async fn queue_upstream(pool: &AnyPool, r: &QueueRequest) -> Result<(usize, Stri
         name,
         upstream_steps,
         steps,
-    } = &r.learner
-    else {
-        unreachable!("called for upstream learning only")
-    };
+    } = u;
     if !r.tasks.is_empty() || r.group.is_some() || r.replace {
         return Err(Error::Invalid(
             "upstream learning takes its tasks from the partition: choose no tasks, shot group or replacement".into(),

@@ -49,21 +49,25 @@ pub enum QueuedLearner {
         method: Option<String>,
         steps: Option<u32>,
     },
-    /// CrossFit's upstream learning (`method`: mtl, maml, first-order-maml or reptile) of a
-    /// BART or T5 folder on `partition`'s train tasks, the checkpoint chosen on its dev tasks
-    /// and written to `out`, then direct fine-tuning from it on each seed of its test tasks,
-    /// stored under `name` (default: "<out folder> fine-tuning"); `upstream_steps` (default
-    /// 1000) and `steps` (updates per setting of the test tasks' grid, default 1000). The
-    /// request names no tasks: the partition names them.
-    CrossfitUpstream {
-        model: String,
-        partition: String,
-        method: String,
-        out: String,
-        name: Option<String>,
-        upstream_steps: Option<u32>,
-        steps: Option<u32>,
-    },
+    /// CrossFit's upstream learning, then direct fine-tuning from it on the partition's test
+    /// tasks. The request names no tasks: the partition names them.
+    CrossfitUpstream(UpstreamChoice),
+}
+
+/// CrossFit's upstream learning (`method`: mtl, maml, first-order-maml or reptile) of a BART or
+/// T5 folder on `partition`'s train tasks, the checkpoint chosen on its dev tasks and written to
+/// `out`, then direct fine-tuning from it on each seed of its test tasks, stored under `name`
+/// (default: "<out folder> fine-tuning"); `upstream_steps` (default 1000) and `steps` (updates
+/// per setting of the test tasks' grid, default 1000).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UpstreamChoice {
+    pub model: String,
+    pub partition: String,
+    pub method: String,
+    pub out: String,
+    pub name: Option<String>,
+    pub upstream_steps: Option<u32>,
+    pub steps: Option<u32>,
 }
 
 /// A request to queue one learner on tasks: CLUES-format tasks for the CLUES learners (each of

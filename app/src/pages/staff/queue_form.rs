@@ -5,7 +5,7 @@ use super::outcome;
 use super::page_fields::check_field;
 use super::queue::JobActions;
 use crate::api::machine::QueueLearner;
-use crate::wire::queue::{QueueChoices, QueueRequest, QueuedLearner};
+use crate::wire::queue::{QueueChoices, QueueRequest, QueuedLearner, UpstreamChoice};
 use leptos::prelude::*;
 
 /// The learners the form offers: value, label, and what its folder is.
@@ -104,7 +104,7 @@ fn learner_of(kind: &str, f: Fields) -> QueuedLearner {
             method: name,
             steps: number,
         },
-        "crossfit-upstream" => QueuedLearner::CrossfitUpstream {
+        "crossfit-upstream" => QueuedLearner::CrossfitUpstream(UpstreamChoice {
             model: folder,
             partition: f.partition.get_untracked(),
             method: f.upstream_method.get_untracked(),
@@ -112,7 +112,7 @@ fn learner_of(kind: &str, f: Fields) -> QueuedLearner {
             name,
             upstream_steps: f.upstream_steps.get_untracked().trim().parse().ok(),
             steps: number,
-        },
+        }),
         _ => QueuedLearner::FrozenBaseline,
     }
 }
