@@ -211,4 +211,17 @@ mod tests {
         assert_eq!(stylesheet(&options), "/pkg/clues-lab.css");
         assert!(!for_page(options).0.hash_files);
     }
+
+    #[test]
+    fn the_after_paint_loader_names_both_files_and_waits_for_the_paint() {
+        let options = LeptosOptions::builder().output_name(OUTPUT_NAME).build();
+        // Outside a request (no path) no page is the dashboard.
+        assert_eq!(after_paint_bundle(&options), None);
+        let script = after_paint_script("/pkg/clues-lab.aa11.js", "/pkg/clues-lab.bb22.wasm");
+        assert!(script
+            .contains(r#"import("/pkg/clues-lab.aa11.js"), fetch("/pkg/clues-lab.bb22.wasm")"#));
+        assert!(script.contains("'first-contentful-paint'"));
+        assert!(script.contains("buffered: true"));
+        assert!(!script.contains("JS_PATH") && !script.contains("WASM_PATH"));
+    }
 }
