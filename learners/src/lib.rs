@@ -26,7 +26,8 @@ pub mod jobs;
 pub mod onnx;
 pub mod queue;
 pub mod runtime;
-pub mod score;
+/// S1 scoring of prediction files (in `store`, so that a serving build without the model track scores too).
+pub use store::score;
 pub mod seq2seq;
 pub mod targets;
 pub mod tokenizer;

@@ -17,6 +17,19 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
+/// The predictions upload (`upload`), in a build with the model track.
+#[cfg(feature = "models")]
+use crate::upload::upload as predictions_upload;
+
+/// The predictions upload's answer in a build without the model track: a refusal saying so.
+#[cfg(not(feature = "models"))]
+async fn predictions_upload() -> app::error::AppError {
+    app::error::AppError::Refused(format!(
+        "importing predictions: {}",
+        domain::wire::queue::WITHOUT_MODELS
+    ))
+}
+
 /// Headers on every response: no MIME sniffing, no referrer (study links carry crowd ids,
 /// which must not leak to the sites a page links to), and none of the browser's powerful
 /// features (camera, microphone, location, …), which no page here uses.
@@ -144,7 +157,7 @@ pub fn app(state: AppState) -> Router {
         )
         .route(
             "/import/predictions",
-            axum::routing::post(crate::upload::upload),
+            axum::routing::post(predictions_upload),
         )
         .leptos_routes(&state, routes, move || shell(options.clone()))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))

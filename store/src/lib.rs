@@ -12,6 +12,7 @@ pub mod export;
 pub mod lease;
 pub mod machine;
 pub mod report;
+pub mod score;
 pub mod stream;
 pub mod study;
 pub mod task_write;

@@ -59,6 +59,7 @@ pub async fn learner_choices() -> Result<QueueChoices, AppError> {
             .map(|(name, _)| name)
             .collect();
         Ok(QueueChoices {
+            queueing: c.state.door.is_some(),
             tasks,
             crossfit_tasks,
             partitions,
@@ -72,9 +73,10 @@ pub async fn learner_choices() -> Result<QueueChoices, AppError> {
 pub async fn queue_learner(request: QueueRequest) -> Result<QueueAnswer, AppError> {
     serve(|c: Ctx<Staff>| async move {
         let Some(door) = c.state.door.clone() else {
-            return Err(AppError::Refused(
-                "this server was started without the model track: queue from the command line (--queue-only)".into(),
-            ));
+            return Err(AppError::Refused(format!(
+                "queueing learners: {}",
+                crate::wire::queue::WITHOUT_MODELS
+            )));
         };
         Ok(door.queue(c.pool(), request).await?)
     })

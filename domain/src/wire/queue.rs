@@ -92,9 +92,17 @@ pub struct QueueAnswer {
     pub said: String,
 }
 
+/// What a server or command built without the model track (the serving build `.ci/start`
+/// makes; `server`'s `models` feature) says where the model track is asked for.
+pub const WITHOUT_MODELS: &str = "this clues-lab was built without the model track (`.ci/start` builds the \
+serving binary): a clues-lab built with its default features has it (`cargo build --release -p server`; \
+`bash .ci/setup` installs ONNX Runtime)";
+
 /// The tasks a learner can be queued on.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QueueChoices {
+    /// Whether this server can queue learners (a build with the model track).
+    pub queueing: bool,
     /// CLUES-format tasks with a test set.
     pub tasks: Vec<String>,
     /// Imported CrossFit tasks.

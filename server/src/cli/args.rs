@@ -60,24 +60,31 @@ pub enum Command {
     #[command(subcommand)]
     Crossfit(CrossfitCommand),
     /// Evaluate a span-extraction ONNX model on a task's test set (stored, scored with S1).
+    #[cfg(feature = "models")]
     Eval(learners::command::EvalArgs),
     /// In-context learning: a language-model server (OpenAI completions API) answers each test
     /// item from a prompt of the task description and the k shots; stored and scored.
+    #[cfg(feature = "models")]
     Icl(learners::icl::IclArgs),
     /// The built-in MiniLM baseline: a span head trained on each shot group, scored on the test
     /// set; with --finetune the whole encoder (MiniLM or --weights: BERT, RoBERTa, DeBERTa).
+    #[cfg(feature = "models")]
     Baseline(learners::command::BaselineArgs),
     /// Run queued jobs of every kind (the frozen baseline, fine-tuning, ONNX evaluations,
     /// CrossFit's fine-tuning) from the recipes they were queued with, beside workers on other
     /// machines; on SIGTERM the job held is handed back to the queue.
+    #[cfg(feature = "models")]
     Worker(learners::worker::WorkerArgs),
     /// Prompt-based fine-tuning (the paper's PT, as LM-BFF): an encoder's masked-LM head learns
     /// a label task's shots through a template and a verbaliser; stored and scored.
+    #[cfg(feature = "models")]
     Prompt(learners::jobs::PromptArgs),
     /// Examples per second of the model track beside a Python peer on the same model and test set.
+    #[cfg(feature = "models")]
     Bench(learners::bench::BenchArgs),
     /// Write an int8 copy of a fine-tuned span model folder that has its float checkpoint
     /// (model.safetensors, config.json; `baseline --finetune --export` writes them).
+    #[cfg(feature = "models")]
     Quantize(learners::command::QuantizeArgs),
     /// Load runs against a running server (submits/s, p50/p99, its memory), and synthetic rows.
     #[command(subcommand)]
@@ -400,6 +407,7 @@ pub enum ImportCommand {
     /// (numpy-exact), with the given test file as the test set of every seed.
     CrossfitSource(CrossfitSourceArgs),
     /// Import another system's predictions for a task's test set (scored and reported like a model).
+    #[cfg(feature = "models")]
     Predictions(learners::command::ImportPredictionsArgs),
 }
 
@@ -482,10 +490,12 @@ pub enum CrossfitCommand {
     /// CrossFit's direct fine-tuning of a text-to-text model folder (BART) on every seed of a
     /// task without a run yet: the grid of learning rates and batch sizes, the best development
     /// checkpoint decoded greedily on the test set, stored as a run of the method.
+    #[cfg(feature = "models")]
     Learn(learners::crossfit::LearnArgs),
     /// CrossFit's upstream learning on a partition's train tasks (multi-task learning,
     /// first-order MAML or Reptile), the checkpoint chosen on its dev tasks, then direct
     /// fine-tuning from it on each test task and its ARG against direct fine-tuning.
+    #[cfg(feature = "models")]
     Upstream(learners::crossfit::upstream::UpstreamArgs),
     /// The paper's Table 2 layout: for each method, its mean relative gain over the baseline
     /// on each test task of the partition (over the seeds) and its ARG (mean ± std over seeds).

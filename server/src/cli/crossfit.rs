@@ -92,7 +92,9 @@ pub(super) async fn crossfit_command(pool: &sqlx::AnyPool, c: CrossfitCommand) -
         CrossfitCommand::PartitionExport { name } => {
             print!("{}", xf::partition(pool, &name).await?.to_json())
         }
+        #[cfg(feature = "models")]
         CrossfitCommand::Learn(a) => learners::crossfit::learn(pool, a).await?,
+        #[cfg(feature = "models")]
         CrossfitCommand::Upstream(a) => learners::crossfit::upstream::upstream(pool, a).await?,
         CrossfitCommand::Table {
             partition,

@@ -28,11 +28,23 @@ pub use simulate::SimulateArgs;
 use std::process::ExitCode;
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::try_parse().unwrap_or_else(|e| {
+        #[cfg(not(feature = "models"))]
+        if let Some(word) = model_command(&e) {
+            eprintln!(
+                "error: `{word}` is part of the model track: {}",
+                domain::wire::queue::WITHOUT_MODELS
+            );
+            std::process::exit(2);
+        }
+        e.exit()
+    });
     // The server gives large blocks back; fine-tuning keeps them (see memory.rs).
     match &cli.command {
         None | Some(Command::Serve(_)) => crate::memory::return_large_blocks(),
+        #[cfg(feature = "models")]
         Some(Command::Baseline(a)) if a.finetune => crate::memory::keep_large_blocks(),
+        #[cfg(feature = "models")]
         Some(Command::Worker(_)) => crate::memory::keep_large_blocks(),
         _ => {}
     }
@@ -65,6 +77,30 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// The model track's command a build without it was asked for (clap alone would say only
+/// that the subcommand is unknown). Compiled in every build, so that its test runs.
+#[cfg_attr(feature = "models", allow(dead_code))]
+fn model_command(e: &clap::Error) -> Option<String> {
+    const MODEL_COMMANDS: [&str; 10] = [
+        "eval",
+        "icl",
+        "baseline",
+        "worker",
+        "prompt",
+        "bench",
+        "quantize",
+        "predictions",
+        "learn",
+        "upstream",
+    ];
+    match e.get(clap::error::ContextKind::InvalidSubcommand)? {
+        clap::error::ContextValue::String(w) if MODEL_COMMANDS.contains(&w.as_str()) => {
+            Some(w.clone())
+        }
+        _ => None,
+    }
+}
+
 pub async fn run(cli: Cli) -> Result<()> {
     // No command: serve with its defaults and environment (LEPTOS_SITE_ROOT, LEPTOS_SITE_ADDR).
     let command = match cli.command {
@@ -92,15 +128,22 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::References(a) => report::references(&cli.database, &a).await,
         Command::Study(StudyCommand::List) => studies::list(&cli.database).await,
         Command::Sample(a) => sample_clues(&a),
+        #[cfg(feature = "models")]
         Command::Eval(a) => learners::command::eval(&cli.database, a).await,
+        #[cfg(feature = "models")]
         Command::Baseline(a) => learners::command::baseline(&cli.database, a).await,
+        #[cfg(feature = "models")]
         Command::Icl(a) => learners::icl::icl(&cli.database, a).await,
+        #[cfg(feature = "models")]
         Command::Worker(a) => match learners::worker::work(&cli.database, a).await? {
             learners::worker::Ended::Stopped { status } => std::process::exit(status),
             learners::worker::Ended::Idle { .. } => Ok(()),
         },
+        #[cfg(feature = "models")]
         Command::Prompt(a) => learners::jobs::prompt_tune(&cli.database, a).await,
+        #[cfg(feature = "models")]
         Command::Bench(a) => learners::bench::bench(&cli.database, a).await,
+        #[cfg(feature = "models")]
         Command::Quantize(a) => learners::command::quantize(a),
         Command::Load(l) => load(&cli.database, l).await,
         Command::Db(c) => db_command(&cli.database, c).await,
@@ -143,6 +186,7 @@ async fn import_command(database: &str, command: ImportCommand) -> Result<()> {
             let pool = db::connect(database).await?;
             report_stored(&pool, vec![task]).await
         }
+        #[cfg(feature = "models")]
         ImportCommand::Predictions(a) => learners::command::import_predictions(database, a).await,
     }
 }
@@ -268,5 +312,29 @@ fn end_quietly_on_a_closed_pipe() {
     // SAFETY: resets one signal's action to its default; called once at start, before threads.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Which unknown subcommands a build without the model track names as the model track's.
+    #[test]
+    fn model_commands_are_named() {
+        let asked = |line: &[&str]| {
+            let e = clap::Command::new("clues-lab")
+                .subcommand(clap::Command::new("serve"))
+                .subcommand(clap::Command::new("import").subcommand(clap::Command::new("clues")))
+                .try_get_matches_from(line)
+                .expect_err("an unknown subcommand");
+            model_command(&e)
+        };
+        assert_eq!(asked(&["clues-lab", "worker"]).as_deref(), Some("worker"));
+        assert_eq!(
+            asked(&["clues-lab", "import", "predictions"]).as_deref(),
+            Some("predictions")
+        );
+        assert_eq!(asked(&["clues-lab", "servr"]), None);
     }
 }

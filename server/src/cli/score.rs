@@ -2,10 +2,10 @@
 //! task, as text or JSON.
 
 use super::ScoreArgs;
-use learners::score;
 use store::catalog;
 use store::db::cli as db;
 use store::error::{Error, Result};
+use store::score;
 
 pub(super) async fn score(database: &str, args: &ScoreArgs) -> Result<()> {
     let render = |r: score::ScoreReport, what: &str| {

@@ -13,6 +13,14 @@ use std::time::Duration;
 use store::db::cli as db;
 use store::error::{Error, Result};
 
+/// The machines page's door to the model track, in a build that has it.
+fn door() -> Option<Arc<dyn store::machine::JobDoor>> {
+    #[cfg(feature = "models")]
+    return Some(Arc::new(learners::queue::Door));
+    #[cfg(not(feature = "models"))]
+    None
+}
+
 pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
     let addr = match args.addr {
         Some(addr) => addr,
@@ -60,7 +68,7 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
         trust_proxy: args.trust_proxy,
         limiter: Arc::new(Limiter::new(limits)),
         frame_ancestors: Arc::from(args.frame_ancestors),
-        door: Some(Arc::new(learners::queue::Door)),
+        door: door(),
         ..AppState::new(pool, leptos_options)
     };
     let app = router::app(state);

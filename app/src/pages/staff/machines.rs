@@ -10,6 +10,7 @@ use crate::api::machine::{
 };
 use crate::wire::crossfit::{JobRow, LearningQueue};
 use crate::wire::machine::{GridRow, RunRow};
+use crate::wire::queue::WITHOUT_MODELS;
 use domain::run::{JobStatus, RunStatus};
 use leptos::prelude::*;
 use leptos_router::components::A;
@@ -171,7 +172,18 @@ pub fn MachinesPage() -> impl IntoView {
         </p>
         <Transition fallback=|| ()>
             <ErrorBoundary fallback=alerts>
-                {move || Suspend::new(async move { choices.await.map(|c| queue_form(c, actions)) })}
+                {move || Suspend::new(async move {
+                    choices.await.map(|c| {
+                        if c.queueing {
+                            queue_form(c, actions).into_any()
+                        } else {
+                            view! {
+                                <p class="note">"Queueing learners: " {WITHOUT_MODELS}</p>
+                            }
+                                .into_any()
+                        }
+                    })
+                })}
             </ErrorBoundary>
         </Transition>
         <Transition fallback=|| view! { <p>"Loading the runs…"</p> }>

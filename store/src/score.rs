@@ -1,12 +1,12 @@
 //! Scoring a predictions file with S1: against an official CLUES test file (no database) or
 //! against an imported task. A missing, unknown or repeated id is an error that names it.
 
+use crate::error::{Error, Result};
 use domain::s1::{mean, Scoring};
 use domain::task::{Family, Gold};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use store::error::{Error, Result};
 
 /// One line of a predictions file: `{"id": ..., "answer": [strings]}` (official encoding).
 #[derive(Clone, Debug, PartialEq)]
