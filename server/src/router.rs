@@ -21,9 +21,12 @@ use tracing::Level;
 #[cfg(feature = "models")]
 use crate::upload::upload as predictions_upload;
 
-/// The predictions upload's answer in a build without the model track: a refusal saying so.
+/// The predictions upload's answer in a build without the model track: to researchers and
+/// admins (as the upload), a refusal saying so.
 #[cfg(not(feature = "models"))]
-async fn predictions_upload() -> app::error::AppError {
+async fn predictions_upload(
+    _: app::ssr::request::Ctx<app::ssr::request::Staff>,
+) -> app::error::AppError {
     app::error::AppError::Refused(format!(
         "importing predictions: {}",
         domain::wire::queue::WITHOUT_MODELS

@@ -28,6 +28,7 @@ async fn a_researcher_queues_learners_checked_as_the_command_line_checks_them() 
         has("tasks", "demo-SST-2") && has("crossfit_tasks", "demo-xf-topic"),
         "{choices}"
     );
+    assert_eq!(choices["queueing"], json!(true), "{choices}");
 
     let weights = model.display().to_string();
     let tune = |w: &str| json!({ "learner": "fine-tuning", "weights": w, "system": null });
@@ -277,4 +278,32 @@ async fn a_researcher_queues_learners_checked_as_the_command_line_checks_them() 
     let open = parse(&r)["open"].clone();
     assert_eq!(open.as_array().unwrap().len(), 1, "{open}");
     assert_eq!(open[0]["error"], "cancelled by rita");
+}
+
+/// A server without the model track's door (the serving build, `.ci/start`): the page is told
+/// it cannot queue, and a queue request is refused naming the build, storing nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_without_the_model_track_says_so_and_queues_nothing() {
+    let (_dir, pool) = common::fresh_db().await;
+    let (mut state, rita, _) = machines_page(&pool).await;
+    state.door = None;
+    let r = form(&state, "learner_choices", "", Some(&rita)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(parse(&r)["queueing"], json!(false), "{}", r.body);
+    let before = common::snapshot(&pool).await;
+    let frozen = json!({ "learner": "frozen-baseline" });
+    let r = post_json(
+        &state,
+        "queue_learner",
+        &queue(&["demo-SST-2"], None, frozen),
+        Some(&rita),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.body);
+    assert!(
+        r.body.contains("built without the model track"),
+        "{}",
+        r.body
+    );
+    assert_eq!(common::snapshot(&pool).await, before);
 }
