@@ -173,16 +173,16 @@ pub fn MachinesPage() -> impl IntoView {
         <Transition fallback=|| ()>
             <ErrorBoundary fallback=alerts>
                 {move || Suspend::new(async move {
-                    choices.await.map(|c| {
-                        if c.queueing {
-                            queue_form(c, actions).into_any()
-                        } else {
-                            view! {
-                                <p class="note">"Queueing learners: " {WITHOUT_MODELS}</p>
+                    choices
+                        .await
+                        .map(|c| {
+                            if c.queueing {
+                                queue_form(c, actions).into_any()
+                            } else {
+                                view! { <p class="note">"Queueing learners: " {WITHOUT_MODELS}</p> }
+                                    .into_any()
                             }
-                                .into_any()
-                        }
-                    })
+                        })
                 })}
             </ErrorBoundary>
         </Transition>
