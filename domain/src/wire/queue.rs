@@ -125,7 +125,6 @@ pub enum QueueKind {
 
 /// A CLUES grid job not done yet, as the machines page lists it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "server", derive(sqlx::FromRow))]
 pub struct GridJobRow {
     pub id: i64,
     pub system: String,

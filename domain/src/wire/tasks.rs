@@ -19,17 +19,15 @@ pub struct TaskSummary {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "server", derive(sqlx::FromRow))]
 pub struct ShotGroup {
     pub k: i64,
     pub split: i64,
-    #[cfg_attr(feature = "server", sqlx(rename = "n_rows"))]
+    /// Stored as `n_rows`.
     pub rows: i64,
     pub file_name: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "server", derive(sqlx::FromRow))]
 pub struct QualityRow {
     pub file_name: Option<String>,
     pub line_no: Option<i64>,
