@@ -7,6 +7,6 @@ pub mod pages;
 pub mod ssr;
 
 pub use domain::wire;
-pub use pages::App;
+pub use pages::{App, WorkerApp};
 #[cfg(feature = "ssr")]
 pub use ssr::shell::shell;

@@ -2,7 +2,6 @@
 //! router) and `worker` (the crowd worker's study page, alone in the worker's bundle, without
 //! a router). Every page renders on the server and hydrates in the browser; the HTML shell
 //! around them is `ssr::shell`.
-#[cfg(not(feature = "worker-bundle"))]
 mod staff;
 mod worker;
 
@@ -11,7 +10,6 @@ use domain::task::Context;
 use leptos::either::Either;
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, Title};
-#[cfg(not(feature = "worker-bundle"))]
 use leptos_router::components::Router;
 
 /// Whether the page is interactive (set once the bundle has hydrated it): forms stay disabled
@@ -30,7 +28,6 @@ fn page_path() -> Option<String> {
 
 /// Whether this render is of a worker's study page (`/study/...`; the staff bundle asks, the
 /// worker's renders nothing else).
-#[cfg(not(feature = "worker-bundle"))]
 fn is_study_page() -> bool {
     page_path().is_some_and(|p| p.starts_with("/study/"))
 }
@@ -45,42 +42,13 @@ pub(crate) fn study_id_of_page() -> StudyId {
         .map_or(StudyId(0), StudyId)
 }
 
+/// The root the server renders, and the staff bundle hydrates: the worker's study page on a
+/// `/study/...` path, the routed staff pages elsewhere.
 #[component]
 pub fn App() -> impl IntoView {
-    provide_meta_context();
-    // Effects run only in the browser: the attribute tells tests (and people) that the page
-    // is interactive.
-    let hydrated = RwSignal::new(false);
-    Effect::new(move |_| hydrated.set(true));
-    provide_context(Hydrated(hydrated.read_only()));
-    // A full load: the worker's bundle has no home page to route to.
-    let home = || {
-        view! {
-            <a href="/" rel="external">
-                "CLUES lab"
-            </a>
-            <span class="tagline">
-                "few-shot studies of humans and machines on the same test sets"
-            </span>
-        }
-    };
-    // The worker's study page is one page without a router, on the server and in the browser
-    // alike: its bundle then carries no router and no type-erased route views (with the study
-    // page's typed views, a quarter less for the phones that download it).
-    let study_page = move || {
-        view! {
-            <Title text="CLUES lab" />
-            <header class="top">{home()}</header>
-            <main data-hydrated=move || hydrated.get().to_string()>
-                <worker::study::WorkerStudyPage />
-            </main>
-        }
-    };
-    #[cfg(feature = "worker-bundle")]
-    return study_page();
-    #[cfg(not(feature = "worker-bundle"))]
+    let hydrated = provide_page_context();
     if is_study_page() {
-        Either::Left(study_page())
+        Either::Left(study_page(hydrated))
     } else {
         Either::Right(view! {
             <Title text="CLUES lab" />
@@ -89,6 +57,48 @@ pub fn App() -> impl IntoView {
                 <main data-hydrated=move || hydrated.get().to_string()>{staff::routes()}</main>
             </Router>
         })
+    }
+}
+
+/// The root the worker's bundle hydrates (`/study/...` pages): the study page alone, as `App`
+/// renders it there, without a router. Nothing of the staff pages is reachable from it, so
+/// the bundle's link-time optimisation leaves them out: with the router and its type-erased
+/// route views, they are most of the staff bundle.
+#[component]
+pub fn WorkerApp() -> impl IntoView {
+    let hydrated = provide_page_context();
+    study_page(hydrated)
+}
+
+/// What every page provides: its metadata context and whether it has hydrated (an effect, so
+/// only in the browser: the page's `data-hydrated` attribute tells tests, and people, that it
+/// is interactive).
+fn provide_page_context() -> RwSignal<bool> {
+    provide_meta_context();
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+    provide_context(Hydrated(hydrated.read_only()));
+    hydrated
+}
+
+/// The header's link home: a full load, as the worker's bundle has no home page to route to.
+fn home() -> impl IntoView {
+    view! {
+        <a href="/" rel="external">
+            "CLUES lab"
+        </a>
+        <span class="tagline">"few-shot studies of humans and machines on the same test sets"</span>
+    }
+}
+
+/// The worker's study page: one page without a router, on the server and in the browser alike.
+fn study_page(hydrated: RwSignal<bool>) -> impl IntoView {
+    view! {
+        <Title text="CLUES lab" />
+        <header class="top">{home()}</header>
+        <main data-hydrated=move || hydrated.get().to_string()>
+            <worker::study::WorkerStudyPage />
+        </main>
     }
 }
 
