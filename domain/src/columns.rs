@@ -14,17 +14,16 @@ use sqlx_core::from_row::FromRow;
 use sqlx_core::row::Row;
 use sqlx_core::types::Type;
 
-/// A Rust enum kept as one of its names in a TEXT column, read and written as that text on
-/// both backends: sqlx's `#[derive(Type)]` implements each driver but not `Any`. A stored name
-/// the enum does not know is a decoding error that names it (the schema's CHECKs prevent one).
-macro_rules! text_column {
-    ($t:ty, $what:literal) => {
+/// A Rust type stored as a column of another (`$repr` for its type, `$stored` read and
+/// written): `|me| to` gives the stored value, `|raw| from` makes the type from it.
+macro_rules! any_column {
+    ($t:ty, $repr:ty, $stored:ty, |$me:ident| $to:expr, |$raw:ident| $from:expr) => {
         impl Type<Any> for $t {
             fn type_info() -> AnyTypeInfo {
-                <str as Type<Any>>::type_info()
+                <$repr as Type<Any>>::type_info()
             }
             fn compatible(ty: &AnyTypeInfo) -> bool {
-                <str as Type<Any>>::compatible(ty)
+                <$repr as Type<Any>>::compatible(ty)
             }
         }
         impl<'q> Encode<'q, Any> for $t {
@@ -32,44 +31,34 @@ macro_rules! text_column {
                 &self,
                 buf: &mut <Any as Database>::ArgumentBuffer<'q>,
             ) -> Result<IsNull, BoxDynError> {
-                <&str as Encode<'q, Any>>::encode(self.as_str(), buf)
+                let $me = self;
+                <$stored as Encode<'q, Any>>::encode($to, buf)
             }
         }
         impl<'r> Decode<'r, Any> for $t {
             fn decode(value: AnyValueRef<'r>) -> Result<Self, BoxDynError> {
-                let s = <&str as Decode<'r, Any>>::decode(value)?;
-                <$t>::parse(s).ok_or_else(|| format!("{s:?} is not a {}", $what).into())
+                let $raw = <$stored as Decode<'r, Any>>::decode(value)?;
+                $from
             }
         }
+    };
+}
+
+/// A Rust enum kept as one of its names in a TEXT column, read and written as that text on
+/// both backends: sqlx's `#[derive(Type)]` implements each driver but not `Any`. A stored name
+/// the enum does not know is a decoding error that names it (the schema's CHECKs prevent one).
+macro_rules! text_column {
+    ($t:ty, $what:literal) => {
+        any_column!($t, str, &str, |v| v.as_str(), |s| {
+            <$t>::parse(s).ok_or_else(|| format!("{s:?} is not a {}", $what).into())
+        });
     };
 }
 
 /// An id newtype kept as the integer it wraps.
 macro_rules! id_column {
     ($($t:ty),+) => {
-        $(
-            impl Type<Any> for $t {
-                fn type_info() -> AnyTypeInfo {
-                    <i64 as Type<Any>>::type_info()
-                }
-                fn compatible(ty: &AnyTypeInfo) -> bool {
-                    <i64 as Type<Any>>::compatible(ty)
-                }
-            }
-            impl<'q> Encode<'q, Any> for $t {
-                fn encode_by_ref(
-                    &self,
-                    buf: &mut <Any as Database>::ArgumentBuffer<'q>,
-                ) -> Result<IsNull, BoxDynError> {
-                    <i64 as Encode<'q, Any>>::encode(self.0, buf)
-                }
-            }
-            impl<'r> Decode<'r, Any> for $t {
-                fn decode(value: AnyValueRef<'r>) -> Result<Self, BoxDynError> {
-                    Ok(Self(<i64 as Decode<'r, Any>>::decode(value)?))
-                }
-            }
-        )+
+        $(any_column!($t, i64, i64, |v| v.0, |n| Ok(Self(n)));)+
     };
 }
 

@@ -7,7 +7,7 @@ use super::runtime::{Batch, Device, Model, Outputs};
 use super::tokenizer::Tokenizer;
 use domain::task::{Example, Family, TaskSpec};
 use std::path::{Path, PathBuf};
-use store::error::{Error, Result};
+use store::error::{read_text, Error, Result};
 
 /// A registered model: `model.onnx`, `tokenizer.json` and optional `decoding.json`.
 #[derive(Clone, Debug)]
@@ -34,8 +34,7 @@ impl ModelDir {
         }
         let settings = dir.join("decoding.json");
         let decoding = if settings.is_file() {
-            let text = std::fs::read_to_string(&settings)
-                .map_err(|e| Error::io(format!("cannot read {}", settings.display()), e))?;
+            let text = read_text(&settings)?;
             serde_json::from_str(&text).map_err(|e| {
                 Error::data(
                     settings.display().to_string(),

@@ -4,7 +4,7 @@
 use super::features::{Feature, Frame, Tok};
 use super::runtime::Model;
 use std::path::Path;
-use store::error::{Error, Result};
+use store::error::{read_text, Error, Result};
 
 /// A `tokenizer.json` with its own truncation and padding switched off.
 pub struct Tokenizer {
@@ -69,8 +69,7 @@ impl Tokenizer {
 /// switched off; and its text.
 pub fn read(path: &Path) -> Result<(tokenizers::Tokenizer, String)> {
     let bad = |m: String| Error::Model(format!("{}: {m}", path.display()));
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+    let text = read_text(path)?;
     let mut inner = tokenizers::Tokenizer::from_bytes(text.as_bytes()).map_err(|e| {
         bad(format!(
             "not a tokenizer.json the tokenizers library can read: {e}"

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use store::crossfit::{self as xf, NewFile, NewTask};
-use store::error::{Error, Result};
+use store::error::{read_text, Error, Result};
 
 /// Ontology path and metric of a task, as `tasks.json` gives them.
 #[derive(Clone, Debug, serde::Deserialize)]
@@ -20,11 +20,6 @@ use store::error::{Error, Result};
 pub struct TaskMeta {
     pub ontology: String,
     pub metric: String,
-}
-
-fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path)
-        .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))
 }
 
 fn tsv_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
@@ -60,7 +55,7 @@ pub fn read_meta(dir: &Path) -> Result<BTreeMap<String, TaskMeta>> {
         return Ok(BTreeMap::new());
     }
     let label = path.display().to_string();
-    let meta: BTreeMap<String, TaskMeta> = serde_json::from_str(&read(&path)?)
+    let meta: BTreeMap<String, TaskMeta> = serde_json::from_str(&read_text(&path)?)
         .map_err(|e| Error::data(&label, None, format!("{e}")))?;
     for m in meta.values() {
         metric_of(&label, &m.metric)?;
@@ -100,7 +95,7 @@ pub fn load_dir(dir: &Path, source: &str) -> Result<Vec<NewTask>> {
                 continue;
             }
         };
-        let text = read(path)?;
+        let text = read_text(path)?;
         match parse_tsv(&label, &text) {
             Ok(lines) => tasks.entry(name.task.clone()).or_default().push(NewFile {
                 file_name: file_name.to_string(),
@@ -159,7 +154,8 @@ pub fn load_source(
     meta: TaskMeta,
     origin: &str,
 ) -> Result<NewTask> {
-    let text = |p: &Path| -> Result<(String, String)> { Ok((p.display().to_string(), read(p)?)) };
+    let text =
+        |p: &Path| -> Result<(String, String)> { Ok((p.display().to_string(), read_text(p)?)) };
     sample_task(
         task,
         &text(source_file)?,

@@ -92,6 +92,12 @@ impl Error {
     }
 }
 
+/// A whole text file, or an `Io` error that names it ("cannot read PATH").
+pub fn read_text(path: &std::path::Path) -> Result<String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))
+}
+
 impl From<sqlx::Error> for Error {
     fn from(e: sqlx::Error) -> Self {
         Error::Db(Arc::new(e))

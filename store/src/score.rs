@@ -1,7 +1,7 @@
 //! Scoring a predictions file with S1: against an official CLUES test file (no database) or
 //! against an imported task. A missing, unknown or repeated id is an error that names it.
 
-use crate::error::{Error, Result};
+use crate::error::{read_text, Error, Result};
 use domain::s1::{mean, Scoring};
 use domain::task::{Family, Gold};
 use serde_json::Value;
@@ -24,11 +24,6 @@ pub struct Prediction {
 pub struct GoldItem {
     pub id: String,
     pub gold: Gold,
-}
-
-fn read_text(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path)
-        .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))
 }
 
 fn id_of(v: Option<&Value>) -> Option<String> {

@@ -14,7 +14,7 @@ use candle_nn::VarMap;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::Path;
-use store::error::{Error, Result};
+use store::error::{read_text, Error, Result};
 
 /// Trainable weights by name (candle `Var`s, updated in place by the optimiser).
 pub struct Named {
@@ -273,8 +273,7 @@ impl Model {
     /// Reads a `config.json` + `model.safetensors` folder (BART or T5).
     pub fn load(dir: &Path, device: &Device) -> Result<Model> {
         let path = dir.join("config.json");
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+        let text = read_text(&path)?;
         let json: serde_json::Value = serde_json::from_str(&text)
             .map_err(|e| Error::data(path.display().to_string(), Some(e.line()), e.to_string()))?;
         let config =

@@ -22,7 +22,7 @@ use domain::task::{Example, TaskSpec};
 use encoder::Weights;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use store::error::{Error, Result};
+use store::error::{read_text, Error, Result};
 
 /// The system name fine-tuned runs are stored under.
 pub const SYSTEM: &str = "MiniLM-L6 fine-tuned";
@@ -292,8 +292,7 @@ pub fn folder_name(dir: &Path) -> String {
 /// A folder's `config.json`, refused in words when this code cannot fine-tune it.
 pub fn read_config(dir: &Path) -> Result<Config> {
     let path = dir.join("config.json");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+    let text = read_text(&path)?;
     let config: Config = serde_json::from_str(&text)
         .map_err(|e| Error::data(path.display().to_string(), Some(e.line()), e.to_string()))?;
     let problems = config.problems();

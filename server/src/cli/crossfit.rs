@@ -5,7 +5,7 @@ use super::args::CrossfitCommand;
 use domain::crossfit::baseline::Baseline;
 use domain::crossfit::partition::Partition;
 use store::crossfit as xf;
-use store::error::{Error, Result};
+use store::error::{read_text, Error, Result};
 
 pub(super) async fn report_stored(
     pool: &sqlx::AnyPool,
@@ -60,8 +60,7 @@ pub(super) async fn crossfit_command(pool: &sqlx::AnyPool, c: CrossfitCommand) -
             seed,
             predictions,
         } => {
-            let text = std::fs::read_to_string(&predictions)
-                .map_err(|e| Error::io(format!("cannot read {}", predictions.display()), e))?;
+            let text = read_text(&predictions)?;
             let lines: Vec<String> = text.lines().map(str::to_string).collect();
             let score =
                 xf::store_run(pool, &method, &task, seed, "predictions", &lines, None).await?;
@@ -73,8 +72,7 @@ pub(super) async fn crossfit_command(pool: &sqlx::AnyPool, c: CrossfitCommand) -
         }
         CrossfitCommand::Baseline { method, task } => baseline(pool, &method, task).await?,
         CrossfitCommand::PartitionImport { name, file } => {
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| Error::io(format!("cannot read {}", file.display()), e))?;
+            let text = read_text(&file)?;
             let p = Partition::from_json(&text)
                 .map_err(|e| Error::data(file.display().to_string(), None, e))?;
             xf::save_partition(pool, &name, &p).await?;
