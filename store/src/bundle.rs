@@ -7,7 +7,7 @@ use super::export::{
     questionnaires_csv, questionnaires_jsonl,
 };
 use super::report::Loaded;
-use super::stream::{write_rows, Out, RowFile, Spool, SpoolFile, Spooled};
+use super::stream::{write_rows, Out, RowFile, Spool, SpoolFile, SpoolTask, Spooled};
 use crate::error::Error;
 use domain::export_file::ExportFile;
 use domain::ids::{ConfigId, StudyId};
@@ -121,9 +121,11 @@ pub async fn build(pool: &sqlx::AnyPool, l: Loaded, r: Report) -> Result<Bundle,
         ),
         (ExportFile::AnnotationsCsv.as_str(), RowFile::AnnotationsCsv),
     ] {
-        let mut out = Out::new(m.spool.member());
+        let mut out = Out::new(SpoolTask::start(m.spool));
+        // On an error the spooling thread, its channel closed, ends by itself.
         write_rows(pool, &l.studies, l.synthetic.included, file, &mut out).await?;
-        let done = out.finish().await?.finish()?;
+        let (spool, done) = out.finish().await?.finish().await?;
+        m.spool = spool;
         m.add(name.into(), done);
     }
     // The rest is serialisation and compression of what is in memory (seconds on a big scope):

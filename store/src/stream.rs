@@ -118,9 +118,60 @@ impl Write for Spool<'_> {
     }
 }
 
-impl Sink for Spool<'_> {
+/// Pieces waiting for the thread that spools them.
+const SPOOL_PIECES: usize = 8;
+
+/// What the spooling thread hands back: the spool file and the member it wrote.
+type SpoolEnd = tokio::task::JoinHandle<Result<(SpoolFile, Spooled), Error>>;
+
+/// A member spooled on a blocking thread, which owns the spool file meanwhile: the rows are
+/// read and formatted on the async side and handed over a bounded channel, so deflating and
+/// writing them (tens of seconds on 300k rows in a debug build) never holds up an async worker
+/// that answers the crowd.
+pub struct SpoolTask {
+    tx: mpsc::Sender<Vec<u8>>,
+    /// Taken when the thread's end is awaited.
+    end: Option<SpoolEnd>,
+}
+
+impl SpoolTask {
+    pub fn start(mut spool: SpoolFile) -> Self {
+        let (tx, mut rx) = mpsc::channel::<Vec<u8>>(SPOOL_PIECES);
+        let end = tokio::task::spawn_blocking(move || {
+            let mut member = spool.member();
+            while let Some(piece) = rx.blocking_recv() {
+                member.write_piece(&piece)?;
+            }
+            let done = member.finish()?;
+            Ok((spool, done))
+        });
+        SpoolTask { tx, end: Some(end) }
+    }
+
+    /// Ends the member; hands the spool file back.
+    pub async fn finish(mut self) -> Result<(SpoolFile, Spooled), Error> {
+        let end = self.end.take();
+        drop(self);
+        match end {
+            Some(end) => end.await.map_err(Error::internal)?,
+            None => Err(Error::internal("the spool thread has already ended")),
+        }
+    }
+}
+
+impl Sink for SpoolTask {
     async fn put(&mut self, piece: Vec<u8>) -> Result<(), Error> {
-        self.write_piece(&piece)
+        if self.tx.send(piece).await.is_ok() {
+            return Ok(());
+        }
+        // The thread stopped on an error: that error, not the closed channel's.
+        match self.end.take() {
+            Some(end) => match end.await.map_err(Error::internal)? {
+                Err(e) => Err(e),
+                Ok(_) => Err(Error::internal("the spool thread ended early")),
+            },
+            None => Err(Error::internal("the spool thread has already ended")),
+        }
     }
 }
 
