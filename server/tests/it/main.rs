@@ -7,6 +7,7 @@
 mod common;
 
 mod analysis_plan;
+mod annotation_pages;
 mod authenticity;
 mod crossfit;
 mod crossfit_jobs;

@@ -2,19 +2,17 @@
 //! worker and example, streamed from the database for the exports and the report alike.
 
 use crate::catalog::corrupt;
-use crate::db::Backend;
 use crate::error::Error;
 use crate::study::{CrowdInfo, StoredSpan, Study};
 use domain::authenticity::ItemSignals;
 use domain::ids::{AssignmentId, ConfigId, ExampleId, StudyId};
 use domain::place::{Phase, PlaceStatus};
 use domain::platform::Platform;
-use domain::shots;
-use futures_util::{Stream, StreamExt};
+use futures_util::Stream;
 use serde::{Deserialize, Serialize};
-use sqlx::{AnyPool, FromRow};
-use std::collections::HashMap;
-use std::sync::LazyLock;
+use sqlx::AnyPool;
+
+pub mod pages;
 
 /// One worker x item: the export's row and the report's input. Times in unix milliseconds
 /// (server clock); offsets and lengths in code points of the item's context.
@@ -286,65 +284,31 @@ impl StoredAnnotation {
     }
 }
 
-/// Every annotation row of `studies`, ordered by study, assignment and position, one at a time
-/// from the database (the exports write each as it comes; nothing holds them all); the
-/// synthetic workers of `load fill` only where `synthetic` asks for them. A place that still
-/// awaits its worker's consent is in none of them (nor in the report, which reads these rows).
+/// Every annotation row of `studies`, ordered by study, assignment and position, read from
+/// the database a page at a time ([`pages`]: nothing holds them all, and no read outlasts its
+/// page); the synthetic workers of `load fill` only where `synthetic` asks for them. A place that
+/// still awaits its worker's consent is in none of them (nor in the report, which reads these
+/// rows).
 pub fn annotation_rows<'a>(
     pool: &'a AnyPool,
     studies: &[Study],
     synthetic: bool,
-) -> impl Stream<Item = Result<AnnotationRow, Error>> + Send + 'a {
-    let ids: Vec<StudyId> = studies.iter().map(|s| s.id).collect();
-    let json_ids = serde_json::to_string(&ids).expect("ids serialise");
-    let with_consent: Vec<StudyId> = studies
-        .iter()
-        .filter(|s| s.config.pages.consent.is_some())
-        .map(|s| s.id)
-        .collect();
-    let json_consent = serde_json::to_string(&with_consent).expect("ids serialise");
-    // The training files cannot change once a worker started: the study's are the worker's.
-    let groups: HashMap<StudyId, String> = studies
-        .iter()
-        .map(|s| (s.id, shots::files_value(&s.config.scenario_files())))
-        .collect();
-    // The study ids arrive as one JSON array, expanded into rows in each dialect's words.
-    static SQL: LazyLock<[String; 2]> = LazyLock::new(|| {
-        [Backend::Sqlite, Backend::Postgres].map(|b| {
-            format!(
-                "SELECT a.study_id, s.name AS study, a.config_id, t.name AS task,
-                    a.id AS assignment_id, u.name AS worker, a.crowd_json, a.k, a.training_split,
-                    a.status, a.started_at, a.finished_at, a.last_activity, i.position, i.phase,
-                    i.example_id, e.ext_id, f.file_name, e.line_no, e.content_key, i.answer_json,
-                    i.no_answer, i.skipped, i.confidence, i.shown_at, i.submitted_at,
-                    i.acknowledged_at, i.s1, i.s1_any_of, i.client_id, a.synthetic,
-                    i.signals_json
-                 FROM assignments a
-                 JOIN studies s ON s.id = a.study_id
-                 JOIN tasks t ON t.id = a.task_id
-                 JOIN users u ON u.id = a.worker_id
-                 JOIN assignment_items i ON i.assignment_id = a.id
-                 JOIN examples e ON e.id = i.example_id
-                 JOIN data_files f ON f.id = e.file_id
-                 WHERE a.study_id IN (SELECT CAST(value AS BIGINT) FROM {})
-                    AND (a.synthetic = 0 OR $2 = 1)
-                    AND (a.consented_at IS NOT NULL
-                         OR a.study_id NOT IN (SELECT CAST(value AS BIGINT) FROM {}))
-                 ORDER BY a.study_id, a.id, i.position",
-                b.json_elements("$1"),
-                b.json_elements("$3")
-            )
-        })
-    });
-    let sql: &'static str = &SQL[Backend::of(pool) as usize];
-    sqlx::query(sql)
-        .bind(json_ids)
-        .bind(i64::from(synthetic))
-        .bind(json_consent)
-        .fetch(pool)
-        .map(move |row| {
-            let mut r = StoredAnnotation::from_row(&row?)?.decode()?;
-            r.shot_group = groups.get(&r.study_id).cloned().unwrap_or_default();
-            Ok(r)
-        })
+) -> impl Stream<Item = Result<AnnotationRow, Error>> + Send + Unpin + 'a {
+    pages::rows(pool, pages::Scope::of(studies, synthetic), pages::PAGE_ROWS)
 }
+
+/// The columns of an annotation row, from the tables its query joins.
+const ROW_COLUMNS: &str = "a.study_id, s.name AS study, a.config_id, t.name AS task,
+    a.id AS assignment_id, u.name AS worker, a.crowd_json, a.k, a.training_split,
+    a.status, a.started_at, a.finished_at, a.last_activity, i.position, i.phase,
+    i.example_id, e.ext_id, f.file_name, e.line_no, e.content_key, i.answer_json,
+    i.no_answer, i.skipped, i.confidence, i.shown_at, i.submitted_at,
+    i.acknowledged_at, i.s1, i.s1_any_of, i.client_id, a.synthetic,
+    i.signals_json
+ FROM assignments a
+ JOIN studies s ON s.id = a.study_id
+ JOIN tasks t ON t.id = a.task_id
+ JOIN users u ON u.id = a.worker_id
+ JOIN assignment_items i ON i.assignment_id = a.id
+ JOIN examples e ON e.id = i.example_id
+ JOIN data_files f ON f.id = e.file_id";

@@ -1,0 +1,256 @@
+//! The annotation rows read in short pages: the scope's assignments first (with their number
+//! of items), then their rows a page of about [`PAGE_ROWS`] at a time, each page one read.
+//!
+//! Why: one query over every row kept a read open for as long as its consumer took (a download
+//! streams for as long as the client reads). SQLite cannot restart its write-ahead log while a
+//! reader uses it, so under a crowd the log grew through a whole export: 549 MB during one
+//! bundle of 300k rows under a crowd (measured 2026-11-28), with 120-140 MB of it waiting to be
+//! flushed all the while. Now a read lasts one page, and the log is restarted between them
+//! ([`crate::checkpoint`]): 48 MB at most through the same bundle.
+//!
+//! What a reader sees: the assignments of the scope when the reading began, each read whole
+//! within one page unless it alone is longer than a page (then in runs of positions).
+
+use super::{AnnotationRow, StoredAnnotation, ROW_COLUMNS};
+use crate::db::Backend;
+use crate::error::Error;
+use crate::study::Study;
+use domain::ids::StudyId;
+use domain::shots;
+use futures_util::stream::{self, BoxStream};
+use futures_util::{StreamExt, TryStreamExt};
+use sqlx::{AnyPool, FromRow};
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+/// Rows a page holds, about: whole assignments up to this many rows, or a run of positions of
+/// one longer assignment.
+pub const PAGE_ROWS: i64 = 2048;
+
+/// What the rows are read for: the studies, which of their places count, and each study's
+/// training files (a column of every row).
+pub struct Scope {
+    studies: String,
+    with_consent: String,
+    synthetic: bool,
+    groups: HashMap<StudyId, String>,
+}
+
+impl Scope {
+    pub fn of(studies: &[Study], synthetic: bool) -> Self {
+        let ids: Vec<StudyId> = studies.iter().map(|s| s.id).collect();
+        let with_consent: Vec<StudyId> = studies
+            .iter()
+            .filter(|s| s.config.pages.consent.is_some())
+            .map(|s| s.id)
+            .collect();
+        Scope {
+            studies: serde_json::to_string(&ids).expect("ids serialise"),
+            with_consent: serde_json::to_string(&with_consent).expect("ids serialise"),
+            synthetic,
+            // The training files cannot change once a worker started: the study's are the
+            // worker's.
+            groups: studies
+                .iter()
+                .map(|s| (s.id, shots::files_value(&s.config.scenario_files())))
+                .collect(),
+        }
+    }
+}
+
+/// An assignment of the scope: its study, its id and how many items it has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Listed {
+    pub study: i64,
+    pub id: i64,
+    pub items: i64,
+}
+
+/// One read: assignments of one study (ascending ids), and the positions `from..to` of them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Page {
+    pub ids: Vec<i64>,
+    pub from: i64,
+    pub to: i64,
+}
+
+/// Cuts the listed assignments (ordered by study and id) into pages of whole assignments of one
+/// study, up to `rows` rows each; an assignment of more items than that is read alone, in runs
+/// of `rows` positions (its last run open-ended, in case it grew since it was listed).
+pub fn pages(listed: &[Listed], rows: i64) -> Vec<Page> {
+    let mut pages = Vec::new();
+    let mut open: Option<(i64, Page, i64)> = None;
+    for a in listed {
+        if a.items > rows {
+            pages.extend(open.take().map(|(_, p, _)| p));
+            let runs = (a.items + rows - 1) / rows;
+            for r in 0..runs {
+                pages.push(Page {
+                    ids: vec![a.id],
+                    from: r * rows,
+                    to: if r + 1 == runs {
+                        i64::MAX
+                    } else {
+                        (r + 1) * rows
+                    },
+                });
+            }
+            continue;
+        }
+        match &mut open {
+            Some((study, page, n)) if *study == a.study && *n + a.items <= rows => {
+                page.ids.push(a.id);
+                *n += a.items;
+            }
+            _ => {
+                pages.extend(open.take().map(|(_, p, _)| p));
+                let page = Page {
+                    ids: vec![a.id],
+                    from: 0,
+                    to: i64::MAX,
+                };
+                open = Some((a.study, page, a.items));
+            }
+        }
+    }
+    pages.extend(open.map(|(_, p, _)| p));
+    pages
+}
+
+/// The assignments of the scope, ordered by study and id.
+async fn listed(pool: &AnyPool, scope: &Scope) -> Result<Vec<Listed>, Error> {
+    static SQL: LazyLock<[String; 2]> = LazyLock::new(|| {
+        [Backend::Sqlite, Backend::Postgres].map(|b| {
+            format!(
+                "SELECT a.study_id, a.id,
+                    (SELECT COUNT(*) FROM assignment_items i WHERE i.assignment_id = a.id)
+                 FROM assignments a
+                 WHERE a.study_id IN (SELECT CAST(value AS BIGINT) FROM {})
+                    AND (a.synthetic = 0 OR $2 = 1)
+                    AND (a.consented_at IS NOT NULL
+                         OR a.study_id NOT IN (SELECT CAST(value AS BIGINT) FROM {}))
+                 ORDER BY a.study_id, a.id",
+                b.json_elements("$1"),
+                b.json_elements("$3")
+            )
+        })
+    });
+    let rows: Vec<(i64, i64, i64)> = sqlx::query_as(&SQL[Backend::of(pool) as usize])
+        .bind(&scope.studies)
+        .bind(i64::from(scope.synthetic))
+        .bind(&scope.with_consent)
+        .fetch_all(pool)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(study, id, items)| Listed { study, id, items })
+        .collect())
+}
+
+/// The rows of one page, read whole (the read ends before the first row is handed on).
+async fn read(pool: &AnyPool, scope: &Scope, page: &Page) -> Result<Vec<AnnotationRow>, Error> {
+    static SQL: LazyLock<[String; 2]> = LazyLock::new(|| {
+        [Backend::Sqlite, Backend::Postgres].map(|b| {
+            format!(
+                "SELECT {ROW_COLUMNS}
+                 WHERE a.id IN (SELECT CAST(value AS BIGINT) FROM {})
+                    AND i.position >= $2 AND i.position < $3
+                 ORDER BY a.id, i.position",
+                b.json_elements("$1"),
+            )
+        })
+    });
+    let ids = serde_json::to_string(&page.ids).expect("ids serialise");
+    let rows = sqlx::query(&SQL[Backend::of(pool) as usize])
+        .bind(ids)
+        .bind(page.from)
+        .bind(page.to)
+        .fetch_all(pool)
+        .await?;
+    rows.iter()
+        .map(|row| {
+            let mut r = StoredAnnotation::from_row(row)?.decode()?;
+            r.shot_group = scope.groups.get(&r.study_id).cloned().unwrap_or_default();
+            Ok(r)
+        })
+        .collect()
+}
+
+/// Where a reading is: not started, or the pages left.
+enum Reading {
+    Start(Scope),
+    Pages(Scope, std::vec::IntoIter<Page>),
+}
+
+/// The rows of the scope, in pages of about `page_rows` rows ([`PAGE_ROWS`] but in tests).
+pub fn rows(
+    pool: &AnyPool,
+    scope: Scope,
+    page_rows: i64,
+) -> BoxStream<'_, Result<AnnotationRow, Error>> {
+    stream::try_unfold(Reading::Start(scope), move |reading| async move {
+        let (scope, mut left) = match reading {
+            Reading::Start(scope) => {
+                let listed = listed(pool, &scope).await?;
+                (scope, pages(&listed, page_rows).into_iter())
+            }
+            Reading::Pages(scope, left) => (scope, left),
+        };
+        let Some(page) = left.next() else {
+            return Ok::<_, Error>(None);
+        };
+        let rows = read(pool, &scope, &page).await?;
+        Ok(Some((rows, Reading::Pages(scope, left))))
+    })
+    .map_ok(|rows| stream::iter(rows.into_iter().map(Ok)))
+    .try_flatten()
+    .boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(study: i64, id: i64, items: i64) -> Listed {
+        Listed { study, id, items }
+    }
+
+    fn page(ids: &[i64], from: i64, to: i64) -> Page {
+        Page {
+            ids: ids.to_vec(),
+            from,
+            to,
+        }
+    }
+
+    #[test]
+    fn whole_assignments_of_one_study_share_a_page_up_to_its_size() {
+        let listed = [a(1, 1, 4), a(1, 2, 4), a(1, 5, 3), a(2, 3, 1), a(2, 4, 0)];
+        assert_eq!(
+            pages(&listed, 8),
+            vec![
+                page(&[1, 2], 0, i64::MAX),
+                page(&[5], 0, i64::MAX),
+                page(&[3, 4], 0, i64::MAX),
+            ]
+        );
+        assert_eq!(pages(&[], 8), vec![]);
+    }
+
+    #[test]
+    fn a_longer_assignment_is_read_alone_in_runs_of_positions() {
+        let listed = [a(1, 1, 2), a(1, 2, 17), a(1, 3, 8), a(1, 4, 16)];
+        assert_eq!(
+            pages(&listed, 8),
+            vec![
+                page(&[1], 0, i64::MAX),
+                page(&[2], 0, 8),
+                page(&[2], 8, 16),
+                page(&[2], 16, i64::MAX),
+                page(&[3], 0, i64::MAX),
+                page(&[4], 0, 8),
+                page(&[4], 8, i64::MAX),
+            ]
+        );
+    }
+}
