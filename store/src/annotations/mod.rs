@@ -1,5 +1,6 @@
 //! The annotation rows: one row per worker x item, joined with its assignment, study, task,
-//! worker and example, streamed from the database for the exports and the report alike.
+//! worker and example, read from the database a page at a time ([`pages`]) for the exports
+//! and the report alike.
 
 use crate::catalog::corrupt;
 use crate::error::Error;
