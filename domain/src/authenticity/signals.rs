@@ -33,6 +33,20 @@ pub struct ItemSignals {
     /// Time the page was visible and focused, and the whole time from showing to submission.
     pub active_ms: u64,
     pub wall_ms: u64,
+    /// Of `away_ms`, the time the page was hidden (another tab or app, the screen off); the
+    /// rest it stayed visible without the focus (a window beside it had it). Absent from
+    /// pages older than this field, which did not tell the two apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hidden_ms: Option<u64>,
+    /// Of `away_ms`, the time away after the first copy that held item text (0: no such copy,
+    /// or no time away after it). Absent from older pages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub away_after_copy_ms: Option<u64>,
+    /// From the end of the last stretch away to the submission (0: submitted while away);
+    /// absent when the page never lost the worker while the item was shown, and from older
+    /// pages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since_return_ms: Option<u64>,
 }
 
 impl ItemSignals {
@@ -60,6 +74,25 @@ impl ItemSignals {
         }
         if self.away_ms > 0 && self.away_count == 0 {
             return bad("time away without a stretch away");
+        }
+        if self.hidden_ms.is_some_and(|h| h > self.away_ms + slack) {
+            return bad("the time hidden is longer than the time away");
+        }
+        if let Some(after) = self.away_after_copy_ms {
+            if after > self.away_ms + slack {
+                return bad("the time away after a copy is longer than the time away");
+            }
+            if after > 0 && self.copy_from_item == 0 {
+                return bad("time away after a copy of the item without such a copy");
+            }
+        }
+        if let Some(back) = self.since_return_ms {
+            if self.away_count == 0 {
+                return bad("a return to the page without a stretch away");
+            }
+            if back > self.wall_ms + 1 {
+                return bad("the return to the page came before the item was shown");
+            }
         }
         let counts = [self.away_count, self.copy_count, self.paste_count];
         if counts.iter().any(|&c| c > MAX_EVENTS) {
@@ -102,6 +135,9 @@ mod tests {
             first_input_ms: Some(1_500),
             active_ms: 16_000,
             wall_ms: 20_000,
+            hidden_ms: Some(3_000),
+            away_after_copy_ms: Some(1_000),
+            since_return_ms: Some(6_000),
         }
     }
 
@@ -109,7 +145,7 @@ mod tests {
     fn consistent_signals_pass_and_each_inconsistency_is_named() {
         assert_eq!(ok().check(), Ok(()));
         assert_eq!(ItemSignals::default().check(), Ok(()));
-        let cases: [(ItemSignals, &str); 6] = [
+        let cases: [(ItemSignals, &str); 11] = [
             (
                 ItemSignals {
                     away_ms: 30_000,
@@ -152,11 +188,59 @@ mod tests {
                 },
                 "a week",
             ),
+            (
+                ItemSignals {
+                    hidden_ms: Some(5_000),
+                    ..ok()
+                },
+                "time hidden",
+            ),
+            (
+                ItemSignals {
+                    away_after_copy_ms: Some(5_000),
+                    ..ok()
+                },
+                "after a copy is longer",
+            ),
+            (
+                ItemSignals {
+                    copy_from_item: 0,
+                    ..ok()
+                },
+                "without such a copy",
+            ),
+            (
+                ItemSignals {
+                    away_count: 0,
+                    away_ms: 0,
+                    hidden_ms: Some(0),
+                    away_after_copy_ms: Some(0),
+                    ..ok()
+                },
+                "return to the page without",
+            ),
+            (
+                ItemSignals {
+                    since_return_ms: Some(21_000),
+                    ..ok()
+                },
+                "before the item was shown",
+            ),
         ];
         for (s, says) in cases {
             let e = s.check().unwrap_err();
             assert!(e.contains(says), "{e}");
         }
+    }
+
+    #[test]
+    fn records_of_older_pages_still_read() {
+        let s: ItemSignals = serde_json::from_str(
+            r#"{"away_count":1,"away_ms":900,"copy_count":0,"copy_chars":0,"copy_from_item":0,"paste_count":0,"paste_chars":0,"first_input_ms":null,"active_ms":100,"wall_ms":1000}"#,
+        )
+        .unwrap();
+        assert_eq!((s.hidden_ms, s.since_return_ms), (None, None));
+        assert_eq!(s.check(), Ok(()));
     }
 
     #[test]

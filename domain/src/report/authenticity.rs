@@ -1,15 +1,19 @@
-//! Each annotator's authenticity: the signals their page sent with each answer, summed, and
-//! the data's own signals (answers under a reading floor, one label throughout, agreement with
-//! a system far above the other humans), combined by `authenticity::rules` into a level.
+//! Each annotator's authenticity: the signals their page sent with each answer, summed and
+//! checked against the server's clock, and the data's own signals (answers under a reading
+//! floor, one label throughout, agreement with a system far above the other humans), combined
+//! by `authenticity::rules` into a level.
 
 use super::{AnnotatorRecord, ItemRecord, TaskData};
+use crate::authenticity::clock::server_ms;
 use crate::authenticity::rules::{
-    Evidence, Level, MACHINE_ERROR_ITEMS, MACHINE_ERROR_SHARE, MACHINE_GAP, MACHINE_ITEMS, PEERS,
-    READING_FLOOR_WPM, STRAIGHT_LINE_ITEMS,
+    Evidence, Level, MACHINE_CHANCE, MACHINE_ERROR_ITEMS, MACHINE_ERROR_SHARE, MACHINE_GAP,
+    MACHINE_HUMAN_RATE, MACHINE_ITEMS, MACHINE_STRONG_SHARE, PEERS, READING_FLOOR_WPM,
+    STRAIGHT_LINE_ITEMS,
 };
 use crate::ids::{AssignmentId, ExampleId};
 use crate::place::{Phase, PlaceStatus};
 use crate::s1::{mean, s1_item};
+use crate::stats::dist::binomial_tail;
 use crate::task::Family;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -52,6 +56,16 @@ pub struct MachineAgreement {
     /// Shared items the system got wrong, and those on which the annotator gave its answer.
     pub system_wrong: usize,
     pub same_wrong: usize,
+    /// On those items, the share of the other humans' answers that were the system's wrong
+    /// answer (mean over the humans who answered any of them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub humans_same_wrong: Option<f64>,
+}
+
+/// The machine-agreement signal and its strong form, as `MachineAgreement` reads.
+struct MachineSignals {
+    fired: bool,
+    strong: bool,
 }
 
 /// One annotator's authenticity as the report shows it.
@@ -107,11 +121,26 @@ fn agreement(
     (mean(&xs), xs.len())
 }
 
+/// The share of `items` (of the system's wrong answers) on which `answers` gave the system's
+/// answer, over those it answered.
+fn same_wrong_share(
+    answers: &HashMap<ExampleId, Vec<String>>,
+    system: &SystemAnswers,
+    items: &[&ExampleId],
+) -> Option<f64> {
+    let same: Vec<f64> = items
+        .iter()
+        .filter_map(|id| Some(s1_item(answers.get(id)?, &system.answers[id])))
+        .map(|s| f64::from(u8::from(s == 1.0)))
+        .collect();
+    mean(&same)
+}
+
 fn machine_agreement(
     mine: &HashMap<ExampleId, Vec<String>>,
     peers: &[&HashMap<ExampleId, Vec<String>>],
     systems: &[SystemAnswers],
-) -> Option<(MachineAgreement, bool)> {
+) -> Option<(MachineAgreement, MachineSignals)> {
     let with_humans: Vec<f64> = peers
         .iter()
         .filter_map(|p| match agreement(mine, p) {
@@ -128,18 +157,33 @@ fn machine_agreement(
         })
         .max_by(|x, y| x.1.total_cmp(&y.1))?;
     let (system, with_system, items) = best;
-    let wrong: Vec<&ExampleId> = system
+    let mut wrong: Vec<&ExampleId> = system
         .wrong
         .iter()
         .filter(|id| mine.contains_key(id) && system.answers.contains_key(id))
         .collect();
+    wrong.sort_unstable();
     let same_wrong = wrong
         .iter()
         .filter(|id| s1_item(&mine[id], &system.answers[id]) == 1.0)
         .count();
+    let humans: Vec<f64> = peers
+        .iter()
+        .filter_map(|p| same_wrong_share(p, system, &wrong))
+        .collect();
+    let humans_same_wrong = mean(&humans);
+    let share = same_wrong as f64 / wrong.len().max(1) as f64;
+    let enough = wrong.len() >= MACHINE_ERROR_ITEMS;
     let fired = with_humans.is_some_and(|h| with_system - h >= MACHINE_GAP)
-        && wrong.len() >= MACHINE_ERROR_ITEMS
-        && same_wrong as f64 >= MACHINE_ERROR_SHARE * wrong.len() as f64;
+        && enough
+        && share >= MACHINE_ERROR_SHARE;
+    let rate = humans_same_wrong.map(|q| q.max(MACHINE_HUMAN_RATE));
+    let strong = with_humans.is_some_and(|h| with_system > h)
+        && enough
+        && share >= MACHINE_STRONG_SHARE
+        && rate.is_some_and(|q| {
+            binomial_tail(same_wrong as u64, wrong.len() as u64, q) < MACHINE_CHANCE
+        });
     Some((
         MachineAgreement {
             system: system.name.clone(),
@@ -148,8 +192,9 @@ fn machine_agreement(
             with_humans,
             system_wrong: wrong.len(),
             same_wrong,
+            humans_same_wrong,
         },
-        fired,
+        MachineSignals { fired, strong },
     ))
 }
 
@@ -179,18 +224,16 @@ fn straight_line(a: &AnnotatorRecord, data: &TaskData) -> Option<String> {
     }
 }
 
-/// Timed test answers and those faster than reading the item at the floor: the time from
-/// showing to submission on the page's clock, the server's where the page sent no signals.
+/// Timed test answers and those faster than reading the item at the floor, on the server's
+/// clock (from showing the item to receiving the answer): the page's claim is not the measure.
+/// A skip is no answer, and needs no reading.
 fn fast_answers(a: &AnnotatorRecord, data: &TaskData) -> (usize, usize) {
     let times: Vec<(i64, u32)> = a
         .items
         .iter()
-        .filter(|i| i.phase == Phase::Test)
+        .filter(|i| i.phase == Phase::Test && !i.skipped)
         .filter_map(|i| {
-            let ms = match &i.signals {
-                Some(s) => s.wall_ms as i64,
-                None => i.submitted_at? - i.shown_at?,
-            };
+            let ms = server_ms(i.shown_at, i.submitted_at)?;
             Some((ms, *data.words.get(&i.example_id)?))
         })
         .collect();
@@ -238,10 +281,9 @@ pub fn assess(
                 .filter(|i| i.submitted_at.is_some())
                 .collect();
             let mut e = Evidence::default();
-            items
-                .iter()
-                .filter_map(|i| i.signals.as_ref())
-                .for_each(|s| e.add(s));
+            for i in &items {
+                e.add(i.signals.as_ref(), server_ms(i.shown_at, i.submitted_at));
+            }
             (e.timed_answers, e.fast_answers) = fast_answers(a, data);
             e.straight_line = straight_line(a, data);
             let machine = answered.get(&a.assignment).and_then(|mine| {
@@ -255,11 +297,9 @@ pub fn assess(
                     .collect();
                 machine_agreement(mine, &peers, &data.systems)
             });
-            e.machine_signal = machine.as_ref().is_some_and(|m| m.1);
-            let mut reasons = e.reasons();
-            if e.items_with_signals == 0 && !items.is_empty() {
-                reasons.push("no page signals were recorded (the data's signals only)".into());
-            }
+            e.machine_signal = machine.as_ref().is_some_and(|m| m.1.fired);
+            e.machine_strong = machine.as_ref().is_some_and(|m| m.1.strong);
+            let reasons = e.reasons();
             let auth = Authenticity {
                 level: e.level(),
                 reasons,

@@ -176,13 +176,34 @@ fn a_copied_system_is_found_and_the_authentic_view_leaves_its_copier_out() {
 }
 
 #[test]
-fn answers_without_signals_are_judged_on_the_data_alone() {
+fn answers_without_the_pages_record_are_named_as_such() {
     let mut a = worker(1, gold_of, 9_000, |_| reading(9_000));
     a.items.iter_mut().for_each(|i| i.signals = None);
     let tasks: HashMap<String, TaskData> = [("Toy".to_string(), task())].into_iter().collect();
     let r = build(&tasks, &[a], &HashMap::new());
     let x = r.annotators[0].authenticity.as_ref().unwrap();
-    assert_eq!(x.level, Level::High);
-    assert_eq!(x.evidence.items_with_signals, 0);
-    assert!(x.reasons[0].contains("no page signals"));
+    assert_eq!(x.level, Level::Low);
+    assert_eq!(
+        (x.evidence.items_with_signals, x.evidence.unsent_answers),
+        (0, 20)
+    );
+    assert!(x.reasons[0].starts_with("answers not sent by the study page: 20 of 20"));
+}
+
+#[test]
+fn claimed_times_are_read_against_the_servers_clock() {
+    // Clean 9 s records on answers the server received 60 ms after each showing.
+    let forged = worker(1, gold_of, 60, |_| reading(9_000));
+    let tasks: HashMap<String, TaskData> = [("Toy".to_string(), task())].into_iter().collect();
+    let r = build(&tasks, &[forged], &HashMap::new());
+    let x = r.annotators[0].authenticity.as_ref().unwrap();
+    assert_eq!(x.level, Level::Low);
+    assert_eq!(x.evidence.clock_items, 20);
+    // The reading floor is the server's: 60 ms is faster than 50 words at 1,000 a minute,
+    // whatever the page claims.
+    assert_eq!(
+        (x.evidence.fast_answers, x.evidence.timed_answers),
+        (20, 20)
+    );
+    assert!(x.reasons[0].contains("inconsistent with the server's clock"));
 }

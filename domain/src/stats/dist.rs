@@ -7,7 +7,9 @@
 //! algorithm AS 243 (Applied Statistics 38, 1989) written out here: the power planner's numbers
 //! must equal statsmodels', which uses the exact noncentral t, not a normal approximation.
 
-use statrs::distribution::{ChiSquared, Continuous, ContinuousCDF, Normal, StudentsT};
+use statrs::distribution::{
+    Binomial, ChiSquared, Continuous, ContinuousCDF, DiscreteCDF, Normal, StudentsT,
+};
 use statrs::function::beta::beta_reg;
 use statrs::function::gamma::ln_gamma;
 
@@ -146,6 +148,14 @@ pub fn nct_cdf(x: f64, df: f64, delta: f64) -> f64 {
     cdf.clamp(0.0, 1.0)
 }
 
+/// P(X >= k) for X binomial with `n` trials of probability `p` (the upper tail, k included).
+pub fn binomial_tail(k: u64, n: u64, p: f64) -> f64 {
+    if k == 0 {
+        return 1.0;
+    }
+    Binomial::new(p.clamp(0.0, 1.0), n).map_or(f64::NAN, |b| b.sf(k - 1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,5 +172,10 @@ mod tests {
         }
         // Symmetry: P(T <= x; d) = 1 - P(T <= -x; -d).
         assert!((nct_cdf(1.3, 8.0, 2.0) + nct_cdf(-1.3, 8.0, -2.0) - 1.0).abs() < 1e-12);
+        // scipy.stats.binom.sf(4, 6, 0.3) and binom.sf(10, 15, 0.3).
+        assert!((binomial_tail(5, 6, 0.3) - 0.010935).abs() < 1e-12);
+        assert!((binomial_tail(11, 15, 0.3) - 0.000_672_234_069_807).abs() < 1e-12);
+        assert_eq!(binomial_tail(0, 6, 0.3), 1.0);
+        assert_eq!(binomial_tail(6, 6, 0.0), 0.0);
     }
 }

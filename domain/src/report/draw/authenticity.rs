@@ -54,7 +54,9 @@ pub fn authenticity_table(r: &Report) -> Option<Table> {
                 } else {
                     "–".into()
                 },
+                e.clock_items.to_string(),
                 e.assisted_items.to_string(),
+                e.pattern_items.to_string(),
                 format!("{}/{}", e.fast_answers, e.timed_answers),
                 e.straight_line.clone().unwrap_or_default(),
                 machine,
@@ -63,7 +65,7 @@ pub fn authenticity_table(r: &Report) -> Option<Table> {
         })
         .collect();
     (!rows.is_empty()).then(|| {
-        let mut note = String::from("Signals the worker's page sent with each answer (counts and durations only) and the data's own signals; a level is information for the researcher and neither rejects work nor withholds pay. ");
+        let mut note = String::from("Signals the worker's page sent with each answer (counts and durations only), read against the server's own times, and the data's own signals; a level is information for the researcher and neither rejects work nor withholds pay. ");
         note.push_str(&RULES_TEXT.join(" "));
         Table::plain(
             "authenticity",
@@ -72,8 +74,8 @@ pub fn authenticity_table(r: &Report) -> Option<Table> {
             &[
                 "Worker", "Study", "Task", "Shots", "Level", "Items with signals",
                 "Away (total)", "Copies", "Pastes", "First input (median)", "Active of shown",
-                "Assisted-looking items", "Under the reading floor", "One label", "Machine agreement",
-                "Why",
+                "Not fitting the server's clock", "Assisted-looking items", "Assistance patterns",
+                "Under the reading floor", "One label", "Machine agreement", "Why",
             ],
             rows,
         )

@@ -1,0 +1,320 @@
+//! The stated rules: which item looks assisted or shows an assistance pattern, which
+//! worker-level signals fire at which threshold, and how they combine into high, mixed or low
+//! authenticity. Every threshold is a constant here, printed under the report's table and in
+//! the docs. A level never rejects work or withholds pay by itself: the researcher decides.
+
+use super::clock;
+use super::signals::ItemSignals;
+use serde::{Deserialize, Serialize};
+
+/// Time away from the page during one item that counts as a long stretch away (long enough to
+/// paste the item into another tool and read its answer).
+pub const LONG_AWAY_MS: u64 = 10_000;
+/// Characters of item text a copy must hold to carry the item elsewhere: a sentence, not the
+/// word a reader looks up.
+pub const ITEM_COPY_CHARS: u32 = 40;
+/// Patterns: time away after a copy of item text of any length...
+pub const COPY_AWAY_MS: u64 = 5_000;
+/// ...or the page visible but out of focus (a window beside it) this long, or hidden or out of
+/// focus from `LONG_AWAY_MS` up to `ROUND_TRIP_MS` (a chatbot's round trip, not a phone call),
+/// for at least `AWAY_SHARE` of the time the item was shown...
+pub const BESIDE_MS: u64 = 1_000;
+pub const ROUND_TRIP_MS: u64 = 60_000;
+pub const AWAY_SHARE: f64 = 1.0 / 3.0;
+/// ...then an answer this soon after coming back.
+pub const RETURN_MS: u64 = 10_000;
+/// Pattern items that make a worker low: at least 3, and at least a fifth of the items with
+/// the page's record.
+pub const PATTERN_ITEMS_MIN: usize = 3;
+pub const PATTERN_ITEMS_SHARE: f64 = 0.2;
+/// A reading floor: an answer given faster than the item's words at this rate (words a minute)
+/// was given without reading it; skimming runs at about 700.
+pub const READING_FLOOR_WPM: f64 = 1_000.0;
+/// Share of timed test answers under the reading floor that fires the "too fast" signal.
+pub const FAST_SHARE: f64 = 0.5;
+/// Least answered test items for the straight-lining signal (one label throughout).
+pub const STRAIGHT_LINE_ITEMS: usize = 10;
+/// Share of items with long stretches away that fires the "often away" signal (at least 3).
+pub const OFTEN_AWAY_SHARE: f64 = 0.25;
+/// Assisted items a worker needs for a low level: 2, or 2% of their items with signals if
+/// that is more (one event alone never flags anyone). The same counts for answers whose
+/// page times do not fit the server's clock.
+pub const ASSISTED_ITEMS_MIN: usize = 2;
+pub const ASSISTED_ITEMS_SHARE: f64 = 0.02;
+/// Answers without the page's record: a signal past this share of a worker's answers (and at
+/// least 2 of them); low on its own past `UNSENT_MAJORITY`.
+pub const UNSENT_SHARE: f64 = 0.1;
+pub const UNSENT_MIN: usize = 2;
+pub const UNSENT_MAJORITY: f64 = 0.5;
+/// Machine agreement: the worker's mean S1 against a system's answers exceeds their mean S1
+/// against the other humans by this much, on at least `MACHINE_ITEMS` shared test items...
+pub const MACHINE_GAP: f64 = 0.15;
+pub const MACHINE_ITEMS: usize = 10;
+/// ...and on the items that system got wrong (at least `MACHINE_ERROR_ITEMS`), the worker gave
+/// the system's wrong answer in at least this share of them.
+pub const MACHINE_ERROR_SHARE: f64 = 0.5;
+pub const MACHINE_ERROR_ITEMS: usize = 5;
+/// Strong machine agreement, low on its own: the system's wrong answer on at least this share
+/// of its wrong items (at least `MACHINE_ERROR_ITEMS`), closer to it than to the humans, and so
+/// many of its errors that fewer than `MACHINE_CHANCE` of honest workers would repeat as many
+/// if each repeated one at the other humans' rate (at least `MACHINE_HUMAN_RATE`).
+pub const MACHINE_STRONG_SHARE: f64 = 0.75;
+pub const MACHINE_CHANCE: f64 = 0.001;
+pub const MACHINE_HUMAN_RATE: f64 = 0.2;
+/// Other humans of the task a worker is compared with (the first ones in a stable order).
+pub const PEERS: usize = 20;
+
+/// The rules in words, for the report and the pay sheet's readers.
+pub const RULES_TEXT: [&str; 10] = [
+    "The server is the clock: an item's showing and its answer's arrival are the server's times. An answer whose page claims more time on the item than the server saw (beyond 1 s and 2%) is marked inconsistent with the server's clock.",
+    "An item looks assisted when, while it was shown, the worker copied 40 characters or more including text of the item, or pasted into the page, and the page was hidden or out of focus for 10 s or more in total.",
+    "An item shows an assistance pattern when it looks assisted; or item text of any length was copied and the page was then hidden or out of focus for 5 s or more; or the answer came within 10 s of returning to the page after it was away for at least a third of the item's time: visible but out of focus (a window beside it) for 1 s or more, or hidden or out of focus for 10 s to 60 s (a chatbot's round trip, not a phone call).",
+    "Low authenticity: assisted-looking items on at least 2 items (or 2% of the items with the page's record, if more); assistance patterns on at least 3 items and a fifth of the items with the page's record; answers inconsistent with the server's clock on at least 2 items (or 2%); more than half of the answers without the page's record (the study page always sends it); strong machine agreement; or machine agreement or answers not sent by the study page together with any other signal.",
+    "Mixed authenticity: any one signal: an assisted-looking item; an answer inconsistent with the server's clock; answers not sent by the study page (more than 10% of the answers, at least 2); stretches away of 10 s or more on at least 3 items and a quarter of them; half the timed test answers (skips aside) faster than the item's words at 1,000 words a minute (timed by the server); one label throughout at least 10 answered test items whose gold has more than one; machine agreement.",
+    "Machine agreement: the worker agrees with a system's answers (mean S1) at least 0.15 more than with the other humans of the task (up to 20, on at least 10 shared test items each), and gave that system's wrong answer on at least half of the 5 or more items it got wrong.",
+    "Strong machine agreement: on the 5 or more items a system got wrong, the worker gave its wrong answer on at least 75% of them, so many that fewer than 1 honest worker in 1,000 would repeat as many if each repeated one at the other humans' rate (taken as at least 0.2; a binomial tail), and agrees with the system more than with the humans.",
+    "High authenticity: none of these signals.",
+    "Only counts and durations are recorded, never what was copied or pasted, nor anything of another tab; a single stretch away (a phone call, a notification) or a copy alone never lowers a level.",
+    "A level is information for the researcher: it neither rejects work nor withholds pay.",
+];
+
+/// A worker's authenticity: no signal, one kind of signal, or work that looks assisted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    High,
+    Mixed,
+    Low,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::High => "high",
+            Level::Mixed => "mixed",
+            Level::Low => "low",
+        }
+    }
+}
+
+/// Whether one item's signals look assisted (the item carried elsewhere and a long time away).
+pub fn assisted_item(s: &ItemSignals) -> bool {
+    let carried = s.copy_from_item > 0 && s.copy_chars >= ITEM_COPY_CHARS;
+    (carried || s.paste_count > 0) && s.away_ms >= LONG_AWAY_MS
+}
+
+/// Whether one item shows an assistance pattern: it looks assisted; item text copied, then
+/// time away; or an answer soon after returning from a window beside the page or a long time
+/// away.
+pub fn pattern_item(s: &ItemSignals) -> bool {
+    let copy_then_away = s.copy_from_item > 0 && s.away_after_copy_ms.unwrap_or(0) >= COPY_AWAY_MS;
+    let beside = s
+        .hidden_ms
+        .is_some_and(|h| s.away_ms.saturating_sub(h) >= BESIDE_MS);
+    let round_trip = (LONG_AWAY_MS..=ROUND_TRIP_MS).contains(&s.away_ms);
+    let answered_on_return = s.since_return_ms.is_some_and(|r| r <= RETURN_MS)
+        && s.away_ms as f64 >= AWAY_SHARE * s.wall_ms as f64
+        && (beside || round_trip);
+    assisted_item(s) || copy_then_away || answered_on_return
+}
+
+/// At least `min` items and `share` of `of`: a worker-level count that one event never reaches.
+fn at_least(n: usize, min: usize, share: f64, of: usize) -> bool {
+    n >= min.max((share * of as f64).ceil() as usize)
+}
+
+/// What the rules read of one worker: the page's record over their answers, the server's
+/// clock, and the data's signals (each `None` or zero where it could not be computed).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Evidence {
+    /// Answers stored for the worker, and those that came without the page's record.
+    pub answers: usize,
+    pub unsent_answers: usize,
+    /// Items whose answer came with the page's record.
+    pub items_with_signals: usize,
+    pub assisted_items: usize,
+    pub pattern_items: usize,
+    pub long_away_items: usize,
+    /// Answers whose page times do not fit the server's interval for the item.
+    pub clock_items: usize,
+    /// Timed test answers (the server's clock) and those under the floor.
+    pub timed_answers: usize,
+    pub fast_answers: usize,
+    /// The one label of a straight-lining worker.
+    pub straight_line: Option<String>,
+    /// The machine-agreement signal fired (see `MACHINE_GAP`), and its strong form.
+    pub machine_signal: bool,
+    pub machine_strong: bool,
+}
+
+impl Evidence {
+    /// Adds one stored answer: the page's record if it came with one, and the server's
+    /// interval for the item (`clock::server_ms`).
+    pub fn add(&mut self, signals: Option<&ItemSignals>, server_ms: Option<i64>) {
+        self.answers += 1;
+        let Some(s) = signals else {
+            self.unsent_answers += 1;
+            return;
+        };
+        self.items_with_signals += 1;
+        self.assisted_items += usize::from(assisted_item(s));
+        self.pattern_items += usize::from(pattern_item(s));
+        self.long_away_items += usize::from(s.away_ms >= LONG_AWAY_MS);
+        self.clock_items += usize::from(server_ms.is_some_and(|ms| !clock::fits(s, ms)));
+    }
+
+    fn assisted_low(&self) -> bool {
+        at_least(
+            self.assisted_items,
+            ASSISTED_ITEMS_MIN,
+            ASSISTED_ITEMS_SHARE,
+            self.items_with_signals,
+        )
+    }
+
+    fn pattern_low(&self) -> bool {
+        at_least(
+            self.pattern_items,
+            PATTERN_ITEMS_MIN,
+            PATTERN_ITEMS_SHARE,
+            self.items_with_signals,
+        )
+    }
+
+    fn clock_low(&self) -> bool {
+        at_least(
+            self.clock_items,
+            ASSISTED_ITEMS_MIN,
+            ASSISTED_ITEMS_SHARE,
+            self.items_with_signals,
+        )
+    }
+
+    fn unsent_over(&self, share: f64) -> bool {
+        self.unsent_answers >= UNSENT_MIN
+            && self.unsent_answers as f64 > share * self.answers as f64
+    }
+
+    fn unsent(&self) -> bool {
+        self.unsent_over(UNSENT_SHARE)
+    }
+
+    fn unsent_low(&self) -> bool {
+        self.unsent_over(UNSENT_MAJORITY)
+    }
+
+    fn often_away(&self) -> bool {
+        at_least(
+            self.long_away_items,
+            3,
+            OFTEN_AWAY_SHARE,
+            self.items_with_signals,
+        )
+    }
+
+    fn too_fast(&self) -> bool {
+        self.timed_answers > 0 && self.fast_answers as f64 >= FAST_SHARE * self.timed_answers as f64
+    }
+
+    /// The short name of each signal that fired (the benchmark's tallies).
+    pub fn fired(&self) -> Vec<&'static str> {
+        let all = [
+            (self.clock_items > 0, "clock"),
+            (self.unsent(), "not-sent-by-page"),
+            (self.assisted_items > 0, "assisted-item"),
+            (self.pattern_low(), "patterns"),
+            (self.often_away(), "often-away"),
+            (self.too_fast(), "too-fast"),
+            (self.straight_line.is_some(), "one-label"),
+            (self.machine_strong, "machine-strong"),
+            (self.machine_signal && !self.machine_strong, "machine"),
+        ];
+        all.into_iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, name)| name)
+            .collect()
+    }
+
+    /// Each signal that fired, in words.
+    pub fn reasons(&self) -> Vec<String> {
+        let of = self.items_with_signals;
+        let mut out = Vec::new();
+        if self.clock_items > 0 {
+            out.push(format!(
+                "{} of {of} answers inconsistent with the server's clock (the page claims more time on the item than the server saw)",
+                self.clock_items
+            ));
+        }
+        if self.unsent() {
+            out.push(format!(
+                "answers not sent by the study page: {} of {} came without the page's record",
+                self.unsent_answers, self.answers
+            ));
+        }
+        if self.assisted_items > 0 {
+            out.push(format!(
+                "{} of {of} items look assisted (the item copied or a paste with 10 s or more away)",
+                self.assisted_items
+            ));
+        }
+        if self.pattern_low() {
+            out.push(format!(
+                "assistance patterns on {} of {of} items (item text copied then time away, or answers right after coming back to the page)",
+                self.pattern_items
+            ));
+        }
+        if self.often_away() {
+            out.push(format!(
+                "away 10 s or more on {} of {of} items",
+                self.long_away_items
+            ));
+        }
+        if self.too_fast() {
+            out.push(format!(
+                "{} of {} test answers faster than reading the item at {READING_FLOOR_WPM} words a minute (server's clock)",
+                self.fast_answers, self.timed_answers
+            ));
+        }
+        if let Some(label) = &self.straight_line {
+            out.push(format!("one label throughout: {label}"));
+        }
+        if self.machine_strong {
+            out.push("repeats a system's errors far more often than the other humans (strong machine agreement)".into());
+        } else if self.machine_signal {
+            out.push(
+                "agrees with a system far more than with the other humans and repeats its errors"
+                    .into(),
+            );
+        }
+        out
+    }
+
+    /// The level the rules give.
+    pub fn level(&self) -> Level {
+        let machine = self.machine_signal || self.machine_strong;
+        let others = usize::from(self.assisted_items > 0)
+            + usize::from(self.clock_items > 0)
+            + usize::from(self.pattern_low())
+            + usize::from(self.often_away())
+            + usize::from(self.too_fast())
+            + usize::from(self.straight_line.is_some());
+        let strong = self.assisted_low()
+            || self.pattern_low()
+            || self.clock_low()
+            || self.unsent_low()
+            || self.machine_strong;
+        // Machine agreement and answers from elsewhere make any other signal conclusive.
+        let joined = (machine && (others > 0 || self.unsent())) || (self.unsent() && others > 0);
+        if strong || joined {
+            Level::Low
+        } else if others > 0 || machine || self.unsent() {
+            Level::Mixed
+        } else {
+            Level::High
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

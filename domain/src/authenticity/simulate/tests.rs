@@ -1,0 +1,94 @@
+//! The rules' rates per strategy on simulated sessions of five task shapes: at most 1% of each
+//! kind of honest session low, at least 95% of each detectable assisted strategy low.
+
+use super::measure::{measure, Tally};
+use super::*;
+
+/// The task shapes: short and long label items, free-text items, a short study, and the
+/// benchmark's 40 items of 45 words.
+fn shapes() -> Vec<(&'static str, Vec<ItemShape>)> {
+    vec![
+        ("30 x 25 words", items(30, 25, false)),
+        ("30 x 150 words", items(30, 150, false)),
+        ("100 x 40 words, free text", items(100, 40, true)),
+        ("12 x 120 words", items(12, 120, false)),
+        ("40 x 45 words", items(40, 45, false)),
+    ]
+}
+
+/// Whether a strategy's rate can be asserted on a shape: machine copying needs enough items
+/// the system got wrong (the simulated system misses 15%: 15 of 100 items, 6 of 40), and is
+/// asserted on its own on a large test set (below).
+fn judged(strategy: Strategy) -> bool {
+    strategy != Strategy::Assisted(Assisted::MachineCopying)
+}
+
+#[test]
+fn every_strategy_is_rated_as_the_docs_say() {
+    let mut failures = Vec::new();
+    for (seed, (name, shape)) in shapes().into_iter().enumerate() {
+        for (k, strategy) in Strategy::ALL.into_iter().enumerate() {
+            let t: Tally = measure(strategy, 1_000, &shape, 1_000 * seed as u64 + k as u64);
+            let low = t.low_share();
+            println!(
+                "{name:<28} {:<26} low {:5.1}%  mixed {:5.1}%  {:?}",
+                strategy.name(),
+                100.0 * low,
+                100.0 * t.mixed as f64 / t.sessions as f64,
+                t.low_signals
+            );
+            let ok = match (strategy.is_honest(), strategy.undetectable()) {
+                (true, _) => low <= 0.01,
+                (false, None) => !judged(strategy) || low >= 0.95,
+                // Undetectable by design: the page's record can say nothing of them.
+                (false, Some(_)) => true,
+            };
+            if !ok {
+                failures.push(format!("{name}: {} low {:.3}", strategy.name(), low));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn machine_copying_is_caught_where_the_system_errs_often_enough() {
+    // 200 items: the system gets about 30 wrong. Honest workers of every kind stay high.
+    let shape = items(200, 40, false);
+    let copying = measure(Strategy::Assisted(Assisted::MachineCopying), 400, &shape, 9);
+    println!("200 items: machine-copying low {:.3}", copying.low_share());
+    assert!(copying.low_share() >= 0.95, "{copying:?}");
+    for (k, strategy) in Strategy::ALL
+        .into_iter()
+        .filter(|s| s.is_honest())
+        .enumerate()
+    {
+        let t = measure(strategy, 400, &shape, 10 + k as u64);
+        assert!(t.low_share() <= 0.01, "{}: {t:?}", strategy.name());
+    }
+}
+
+#[test]
+fn sessions_are_seeded_and_their_records_consistent() {
+    let items = items(10, 30, false);
+    for strategy in Strategy::ALL {
+        let a = session(7, strategy, &items);
+        assert_eq!(a, session(7, strategy, &items));
+        for answer in &a {
+            if let Some(s) = &answer.signals {
+                assert_eq!(s.check(), Ok(()), "{}", strategy.name());
+            }
+        }
+    }
+    let chatbot = session(7, Strategy::Assisted(Assisted::ChatbotTab), &items);
+    assert!(chatbot
+        .iter()
+        .any(|a| a.signals.is_some_and(|s| s.away_ms >= 15_000)));
+    // The page's answers reach the server after the page sent them; a forging script's do not.
+    let honest = session(8, Strategy::Honest(Honest::Typical), &items);
+    assert!(honest
+        .iter()
+        .all(|a| a.server_ms >= a.signals.unwrap().wall_ms));
+    let forged = session(8, Strategy::Assisted(Assisted::ScriptForgedSignals), &items);
+    assert!(forged.iter().all(|a| a.server_ms <= 150));
+}
