@@ -52,7 +52,7 @@ pub fn validate_frame_ancestor(origin: &str) -> Result<(), String> {
 
 /// What the worker's page records besides the answers, said on the consent page and beside
 /// every item (`authenticity::ItemSignals`).
-pub const RECORDED: &str = "Besides your answers, this page records for each item only counts and times: how often and how long the page was hidden or in the background, how many times you copied or pasted and how many characters (and whether copied text comes from the item), when you first used the keyboard, mouse or screen, and how long you worked on it. It never records what you copy or paste, nor anything of other tabs or apps, and it never stops you from copying, pasting or switching tabs. These records alone never reject your work or reduce your pay.";
+pub const RECORDED: &str = "Besides your answers and the times our server shows each item and receives each answer, this page records for each item only counts and times: how often and how long the page was hidden, in the background or without the focus (another window in front of it or beside it), how many times you copied or pasted and how many characters (and whether copied text comes from the item), how long you were away after a copy, how soon you answered after coming back, when you first used the keyboard, mouse or screen, and how long you worked on it. It never records what you copy or paste, nor anything of other tabs, windows or apps, and it never stops you from copying, pasting or switching. These records alone never reject your work or reduce your pay.";
 
 /// What the worker's page says about answering items of a task family (also shown in an MTurk
 /// preview).

@@ -5,6 +5,7 @@
 use crate::crowd::{is_worker_page, url_encode, HandBack};
 use crate::ids::StudyId;
 use crate::named::named_enum;
+use serde::{Deserialize, Serialize};
 
 named_enum! {
     /// A crowd platform, stored by name with an arrival (`crowd_ids.platform`, the session's
@@ -159,6 +160,64 @@ impl Platform {
             ),
             None => format!("{DECLINED} You may close this page."),
         }
+    }
+}
+
+/// What became of an assignment (MTurk) or session (Prolific) id that a worker's study link
+/// presented for their place: one place per worker and study, whatever ids they come with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The one the place's end page hands back: paid with this work once it is finished.
+    InHand,
+    /// Presented before the work was finished and replaced by a later one: never handed back.
+    Replaced,
+    /// Presented after the place had ended (finished, or released): the worker was told to
+    /// return it, and nothing was handed back for it.
+    ToldToReturn,
+}
+
+impl Outcome {
+    /// The words of the pay sheet.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Outcome::InHand => "handed back with this work",
+            Outcome::Replaced => {
+                "replaced by a later one before the work was finished, never handed back"
+            }
+            Outcome::ToldToReturn => {
+                "told to return it (presented after the work had ended), nothing handed back"
+            }
+        }
+    }
+}
+
+/// One id a worker's link presented, when (unix ms; unknown for places kept before ids were
+/// dated), and what became of it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Presented {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<i64>,
+    pub outcome: Outcome,
+}
+
+/// The most ids kept per place: a link opened again and again with new ids records no more.
+pub const PRESENTED_MAX: usize = 20;
+
+/// What a worker who already took part is told when their link presents a new id.
+pub fn took_part_message(platform: Option<Platform>, finished: bool, id: &str) -> String {
+    let why = if finished {
+        "You have already taken part in this study and finished it: each person takes part once."
+    } else {
+        "You have already taken part in this study, and your place was released after a long pause: it cannot be taken again."
+    };
+    match platform {
+        Some(p) => format!(
+            "{why} Please {} for this one ({id}): nothing will be submitted for it, and the researcher sees that you were told to return it.",
+            p.return_text()
+        ),
+        None => format!("{why} Nothing was recorded for this visit."),
     }
 }
 

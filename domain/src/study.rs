@@ -87,6 +87,15 @@ impl Default for StudyConfig {
     }
 }
 
+/// A study's name, trimmed: 1 to 200 characters; the problem names the field.
+pub fn check_name(name: &str) -> Result<String, String> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 200 {
+        return Err("Name: a study needs a name of 1 to 200 characters".into());
+    }
+    Ok(name.to_string())
+}
+
 impl StudyConfig {
     /// The split of the k-shot training file.
     pub fn split_for(&self, k: u32) -> u32 {

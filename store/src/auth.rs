@@ -226,6 +226,16 @@ pub async fn known_crowd_worker(
     )
 }
 
+/// Whether the account is a crowd worker's (made by a study link, with a platform id): such a
+/// session takes a place only through a study link that names it.
+pub async fn is_crowd_account(pool: &AnyPool, user: UserId) -> Result<bool, Error> {
+    let found: Option<i64> = sqlx::query_scalar("SELECT user_id FROM crowd_ids WHERE user_id = $1")
+        .bind(user)
+        .fetch_optional(pool)
+        .await?;
+    Ok(found.is_some())
+}
+
 /// The password-less worker behind an external crowd id, created on first arrival as user
 /// `<platform>:<id>` (`prolific:…`, `mturk:…`).
 pub async fn crowd_worker(

@@ -98,13 +98,16 @@ pub struct PayRow {
     pub pay_cents: i64,
     pub pay: String,
     pub completion_code: String,
+    /// Every assignment (MTurk) or session (Prolific) id the worker's links presented, with
+    /// what became of it: the one handed back with this work, and any told to return.
+    pub presented_ids: String,
     /// The worker's authenticity level and its reasons: shown, never deducted (the
     /// researcher decides).
     pub authenticity: String,
     pub authenticity_reasons: String,
 }
 
-pub const PAY_COLUMNS: [&str; 20] = [
+pub const PAY_COLUMNS: [&str; 21] = [
     "worker",
     "platform",
     "crowd_worker_id",
@@ -123,6 +126,7 @@ pub const PAY_COLUMNS: [&str; 20] = [
     "pay_cents",
     "pay",
     "completion_code",
+    "presented_ids",
     "authenticity",
     "authenticity_reasons",
 ];
@@ -152,6 +156,7 @@ pub fn pay_rows(l: &Loaded, r: &Report) -> Vec<PayRow> {
                 pay_cents: a.pay_cents,
                 pay: money(a.pay_cents),
                 completion_code: study.config.completion_code.clone(),
+                presented_ids: presented_ids(&info.presented),
                 authenticity: a
                     .authenticity
                     .as_ref()
@@ -163,6 +168,17 @@ pub fn pay_rows(l: &Loaded, r: &Report) -> Vec<PayRow> {
             })
         })
         .collect()
+}
+
+/// The presented ids in one cell: `id: what became of it (when)`, joined by `; `.
+fn presented_ids(all: &[domain::platform::Presented]) -> String {
+    all.iter()
+        .map(|p| match p.at {
+            Some(at) => format!("{}: {} ({})", p.id, p.outcome.describe(), iso_utc(at)),
+            None => format!("{}: {}", p.id, p.outcome.describe()),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 pub fn pay_csv(l: &Loaded, r: &Report) -> Result<String, Error> {

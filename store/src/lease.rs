@@ -13,16 +13,17 @@
 //! job run and stored a second time; here the mark and the results commit together or not at
 //! all, on SQLite as on PostgreSQL, through the same pool as everything else.
 //!
-//! Time is read from a [`Clock`]: the system's, or a test's that moves only when told.
+//! Time is read from a [`Clock`] (`store::clock`): the system's, or a test's that moves only
+//! when told.
 
 use crate::db::Backend;
 use crate::error::{Error, Result};
 use domain::run::JobStatus;
 use domain::wire::machine::GridRow;
 use sqlx::{Any, AnyPool, Transaction};
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
+
+pub use crate::clock::Clock;
 
 /// A kind of job, the value of `jobs.kind`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,37 +43,6 @@ impl Queue {
             Queue::Grid => "grid",
             Queue::Crossfit => "crossfit",
             Queue::Upstream => "upstream",
-        }
-    }
-}
-
-/// Where the lease rules read the time, in unix ms: the system's clock, or a clock that moves
-/// only when a test moves it (so a lease runs out without anyone sleeping).
-#[derive(Clone, Debug, Default)]
-pub enum Clock {
-    #[default]
-    System,
-    Manual(Arc<AtomicI64>),
-}
-
-impl Clock {
-    /// A clock that stands at `start` until [`Clock::advance`] moves it.
-    pub fn manual(start: i64) -> Self {
-        Clock::Manual(Arc::new(AtomicI64::new(start)))
-    }
-
-    /// Now, in unix ms.
-    pub fn now_ms(&self) -> i64 {
-        match self {
-            Clock::System => crate::auth::now_ms(),
-            Clock::Manual(t) => t.load(Ordering::SeqCst),
-        }
-    }
-
-    /// Moves a manual clock on by `by` (the system's clock moves by itself).
-    pub fn advance(&self, by: Duration) {
-        if let Clock::Manual(t) = self {
-            t.fetch_add(by.as_millis() as i64, Ordering::SeqCst);
         }
     }
 }

@@ -5,6 +5,7 @@ pub mod auth;
 pub mod bundle;
 pub mod catalog;
 pub mod checkpoint;
+pub mod clock;
 pub mod crossfit;
 pub mod db;
 pub mod error;

@@ -58,6 +58,8 @@ pub struct Synthetic {
 #[derive(Clone, Debug, PartialEq)]
 pub struct AssignmentInfo {
     pub crowd: CrowdIds,
+    /// Every assignment or session id the worker's links presented, with what became of it.
+    pub presented: Vec<domain::platform::Presented>,
     pub started_at: i64,
     pub finished_at: Option<i64>,
     pub last_activity: i64,
@@ -272,6 +274,7 @@ pub async fn load_scope(pool: &AnyPool, scope: &Scope) -> Result<Loaded, Error> 
             .entry(r.assignment_id)
             .or_insert_with(|| AssignmentInfo {
                 crowd: r.crowd.clone(),
+                presented: r.presented.clone(),
                 started_at: r.started_at,
                 finished_at: r.finished_at,
                 last_activity: r.last_activity,

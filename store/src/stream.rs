@@ -268,6 +268,8 @@ struct AssignmentExport {
     status: PlaceStatus,
     started_at: i64,
     finished_at: Option<i64>,
+    /// Every assignment or session id the worker's links presented, with what became of it.
+    presented: Vec<domain::platform::Presented>,
     items: Vec<(i64, Phase, ExampleId, String)>,
 }
 
@@ -283,6 +285,7 @@ impl AssignmentExport {
             status: r.status,
             started_at: r.started_at,
             finished_at: r.finished_at,
+            presented: r.presented.clone(),
             items: Vec::new(),
         }
     }

@@ -54,18 +54,21 @@ pub async fn update_study(id: StudyId, name: String, config: StudyConfig) -> Res
     .await
 }
 
-/// The signed-in worker's place in a study (taking one on first arrival) and current step.
+/// The signed-in worker's place in a study and current step. A place is taken only by the
+/// study link's Start (`/join/{study}`): without one this answers 404 and writes nothing.
 #[server(endpoint = "study_state")]
 pub async fn study_state(study_id: StudyId) -> Result<WorkerStudy, AppError> {
     serve(|c: Ctx<Worker>| async move {
-        Ok(study::worker_state(&c.state.writer, study_id, c.who.0.id, None).await?)
+        let now = c.state.now_ms();
+        Ok(study::worker_state(&c.state.writer, study_id, c.who.0.id, now).await?)
     })
     .await
 }
 
 /// Stores the answer to the worker's current item. `client_id` identifies the submission: a
 /// resend with the same id is acknowledged again and stored once. `signals`, what the page
-/// recorded while the item was shown, is optional: an answer without it is stored all the same.
+/// recorded while the item was shown, is optional: an answer without it is stored all the same
+/// (and the report names answers that came without it). The arrival's time is the server's.
 #[server(endpoint = "submit_answer", input = Json)]
 pub async fn submit_answer(
     study_id: StudyId,
@@ -76,13 +79,14 @@ pub async fn submit_answer(
 ) -> Result<SubmitAck, AppError> {
     serve(|c: Ctx<Worker>| async move {
         let s = &c.state;
+        let now = s.now_ms();
         let sent = study::Sent {
             position,
             client_id: &client_id,
             answer,
             signals,
         };
-        Ok(study::submit(&s.pool, &s.writer, study_id, c.who.0.id, sent).await?)
+        Ok(study::submit(&s.pool, &s.writer, study_id, c.who.0.id, sent, now).await?)
     })
     .await
 }
@@ -91,7 +95,8 @@ pub async fn submit_answer(
 #[server(endpoint = "continue_study")]
 pub async fn continue_study(study_id: StudyId, position: i64) -> Result<WorkerStep, AppError> {
     serve(|c: Ctx<Worker>| async move {
-        Ok(study::acknowledge(&c.state.writer, study_id, c.who.0.id, position).await?)
+        let now = c.state.now_ms();
+        Ok(study::acknowledge(&c.state.writer, study_id, c.who.0.id, position, now).await?)
     })
     .await
 }
@@ -103,7 +108,8 @@ pub async fn give_consent(study_id: StudyId, accept: bool) -> Result<WorkerStep,
     serve(|c: Ctx<Worker>| async move {
         // Declining deletes the place: no other site's form may send it for the worker.
         c.same_site("a consent")?;
-        Ok(study::consent(&c.state.writer, study_id, c.who.0.id, accept).await?)
+        let now = c.state.now_ms();
+        Ok(study::consent(&c.state.writer, study_id, c.who.0.id, accept, now).await?)
     })
     .await
 }
@@ -118,7 +124,8 @@ pub async fn answer_questionnaire(
     fields: Vec<(String, String)>,
 ) -> Result<WorkerStep, AppError> {
     serve(|c: Ctx<Worker>| async move {
-        Ok(study::questionnaire(&c.state.writer, study_id, c.who.0.id, stage, fields).await?)
+        let now = c.state.now_ms();
+        Ok(study::questionnaire(&c.state.writer, study_id, c.who.0.id, stage, fields, now).await?)
     })
     .await
 }

@@ -8,6 +8,7 @@ use leptos::config::LeptosOptions;
 use sqlx::AnyPool;
 use std::net::IpAddr;
 use std::sync::Arc;
+use store::clock::Clock;
 use store::machine::JobDoor;
 use store::writer::Writer;
 
@@ -29,6 +30,10 @@ pub struct AppState {
     /// The model track's door, through which the machines page queues learners; `None` where
     /// the binary installed none (the page then says so).
     pub door: Option<Arc<dyn JobDoor>>,
+    /// The server's clock, the one authority on the crowd's times (an item's showing, an
+    /// answer's arrival): the system's when serving; a manual one in tests and in the
+    /// simulated sessions of `load authenticity`.
+    pub clock: Clock,
 }
 
 impl AppState {
@@ -43,6 +48,7 @@ impl AppState {
             limiter: Arc::new(Limiter::new(Limits::default())),
             frame_ancestors: Arc::from([]),
             door: None,
+            clock: Clock::System,
         }
     }
 
@@ -55,6 +61,11 @@ impl AppState {
     /// else when a trusted proxy says the request came over HTTPS.
     pub fn secure_cookie_for(&self, headers: &HeaderMap) -> bool {
         self.secure_cookies || limits::forwarded_https(headers, self.trust_proxy)
+    }
+
+    /// Now on the server's clock, in unix ms.
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
     }
 }
 

@@ -136,16 +136,19 @@ pub enum LoadCommand {
         #[arg(long, default_value_t = 150)]
         logins: usize,
     },
-    /// Honest and assisted sessions over the API with the page's signals as the simulation
-    /// draws them; prints the share of each the report flags (see docs/src/authenticity.md).
+    /// Sessions of every honest and assisted strategy over the API, against this binary's own
+    /// server on a loopback socket with a simulated clock, on the database; prints the share
+    /// of each strategy the pay sheet rates low (see docs/src/authenticity.md).
     Authenticity {
-        #[command(flatten)]
-        target: crate::load::Target,
-        /// Honest sessions, then assisted ones.
-        #[arg(long, default_value_t = 500)]
-        honest: usize,
-        #[arg(long, default_value_t = 500)]
-        assisted: usize,
+        /// An open zero-shot study of a label task with room for every session.
+        #[arg(long)]
+        study: i64,
+        /// Sessions of each strategy (the honest typical ones first: the other humans).
+        #[arg(long, default_value_t = 100)]
+        sessions: usize,
+        /// Only these strategies (names as the table prints them, comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        strategies: Vec<String>,
         /// A researcher account, to read the pay sheet (its password from CLUES_PASSWORD).
         #[arg(long, default_value = "demo")]
         user: String,

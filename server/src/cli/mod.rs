@@ -263,29 +263,27 @@ async fn load(database: &str, command: LoadCommand) -> Result<()> {
             blocking(Box::new(move || load::login_flood(&target, logins)))
         }
         LoadCommand::Authenticity {
-            target,
-            honest,
-            assisted,
+            study,
+            sessions,
+            strategies,
             user,
             password,
-        } => blocking(Box::new(move || {
-            let c = load::client::Client::new(&target.url);
-            let found = c.login(&user, &password).and_then(|cookie| {
-                let tag = format!("a{}-", std::process::id());
-                load::authenticity::run(
-                    &target.url,
-                    target.study,
-                    (honest, assisted),
-                    target.workers,
-                    &tag,
-                    &cookie,
-                )
-            });
-            match found {
-                Ok(rates) => load::authenticity::print(&rates),
-                Err(e) => eprintln!("error: {e}"),
-            }
-        })),
+        } => {
+            let pool = db::connect_existing(database).await?;
+            let opts = load::authenticity::Options {
+                study: domain::ids::StudyId(study),
+                sessions,
+                strategies: load::authenticity::strategies_named(&strategies)
+                    .map_err(Error::Invalid)?,
+                user,
+                password,
+            };
+            let rates = load::authenticity::run(pool, opts)
+                .await
+                .map_err(Error::Invalid)?;
+            load::authenticity::print(&rates);
+            return Ok(());
+        }
         LoadCommand::ExportSoak {
             target,
             user,

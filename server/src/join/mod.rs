@@ -6,17 +6,18 @@ use app::error::AppError;
 use app::ssr::auth::worker_session_cookie;
 use app::ssr::request::{Ctx, Params, Visitor};
 use app::ssr::state::AppState;
+use axum::body::Bytes;
 use axum::extract::{ConnectInfo, Path, RawQuery};
 use axum::http::{header, Extensions, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use domain::ids::{StudyId, UserId};
 use domain::people::{validate_crowd_id, Role};
-use domain::platform::{validate_turk_submit_to, Platform, MTURK_PREVIEW};
+use domain::platform::{took_part_message, validate_turk_submit_to, Platform, MTURK_PREVIEW};
 use domain::study::Refusal;
 use serde::Deserialize;
 use std::net::SocketAddr;
 use store::auth::{self, User};
-use store::study::{self, CrowdInfo, Study};
+use store::study::{self, CrowdInfo, Presence, Study};
 
 pub(crate) mod pages;
 use pages::{preview_html, refusal_html, start_html};
@@ -63,6 +64,7 @@ impl LinkQuery {
                 assignment: None,
                 submit_to: None,
                 earlier_assignments: Vec::new(),
+                presented: Vec::new(),
             }));
         }
         // MTurk previews a HIT with assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE and no workerId.
@@ -85,6 +87,7 @@ impl LinkQuery {
             assignment: crowd_id("assignmentId", &self.assignment_id)?,
             submit_to,
             earlier_assignments: Vec::new(),
+            presented: Vec::new(),
         }))
     }
 
@@ -121,8 +124,11 @@ async fn check_link(
 }
 
 /// `GET /join/{study}`: the start page, with a Start button that posts the same link (Continue
-/// for a worker who already holds a place); an MTurk preview shows the task instead. Without a
-/// crowd id, a signed-in worker gets the page too; anyone else goes to the study page.
+/// for a worker who already holds a place); an MTurk preview shows the task instead. A worker
+/// who finished (or whose place was released) and comes with an assignment or session id the
+/// work was not done under is told to return it, and that is recorded (the only write of a
+/// GET: `study::present`). Without a crowd id, a signed-in worker gets the page too; anyone
+/// else goes to the study page.
 pub async fn start_page(
     c: Ctx<Visitor>,
     Path(study_id): Path<StudyId>,
@@ -154,12 +160,34 @@ pub async fn start_page(
             None => return Redirect::to(&format!("/study/{study_id}")).into_response(),
         },
     };
-    let returning = match worker {
-        Some(w) => match study::has_place(&state.pool, study_id, w).await {
-            Ok(has) => has,
+    // A crowd session at a link without its crowd ids was not sent here.
+    if let (None, Some(w)) = (&crowd, worker) {
+        match auth::is_crowd_account(&state.pool, w).await {
+            Ok(true) => {
+                let page = refusal_html(&s.name, NOT_SENT_HERE, &css);
+                return (StatusCode::CONFLICT, plain_page(page, None)).into_response();
+            }
+            Ok(false) => {}
             Err(e) => return AppError::from(e).into_response(),
-        },
-        None => false,
+        }
+    }
+    let presence = match (worker, &crowd) {
+        (Some(w), Some((info, _))) => {
+            study::present(&state.writer, &s, w, info, state.now_ms()).await
+        }
+        (Some(w), None) => study::has_place(&state.pool, study_id, w)
+            .await
+            .map(|has| has.then_some(Presence::Continue)),
+        (None, _) => Ok(None),
+    };
+    let returning = match presence {
+        Ok(Some(Presence::Ended { finished })) => {
+            let info = crowd.as_ref().map(|(i, _)| i);
+            return took_part(&s.name, info, finished, &css);
+        }
+        Ok(Some(Presence::Continue)) => true,
+        Ok(None) => false,
+        Err(e) => return AppError::from(e).into_response(),
     };
     let action = match raw.filter(|r| !r.is_empty()) {
         Some(r) => format!("/join/{study_id}?{r}"),
@@ -175,6 +203,15 @@ pub async fn start_page(
     let nonce = app::ssr::assets::fresh_nonce();
     let page = start_html(&s.name, &action, &css, &preload, returning, &nonce);
     plain_page(page, Some(&nonce))
+}
+
+/// The page of a worker who already took part and comes with another assignment or session:
+/// return it (409: nothing is done for it).
+fn took_part(study: &str, crowd: Option<&CrowdInfo>, finished: bool, css: &str) -> Response {
+    let id = crowd.and_then(|c| c.presented_id()).unwrap_or_default();
+    let message = took_part_message(crowd.and_then(|c| c.platform), finished, id);
+    let page = refusal_html(study, &message, css);
+    (StatusCode::CONFLICT, plain_page(page, None)).into_response()
 }
 
 /// The study of a preview and the item its page shows as an example: the first test item
@@ -194,13 +231,17 @@ async fn preview(
 
 /// `POST /join/{study}`: signs the crowd worker in (no password step), takes a place, and
 /// sends the browser to the study page, which shows the step or the refusal. Refused when
-/// posted from another site (login CSRF), when one address brings too many new workers, and
-/// (with a page that says so, and no account made) when a new worker finds the study full.
+/// posted from another site (login CSRF), when posted without the start page's script (the
+/// study page cannot be answered without JavaScript: nothing is taken), when one address brings
+/// too many new workers, when a crowd session comes without its study link, and (with a page
+/// that says so, and no account made) when a new worker finds the study full or a worker who
+/// took part comes with a new assignment or session.
 pub async fn join(
     c: Ctx<Visitor>,
     Path(study_id): Path<StudyId>,
     Params(q): Params<LinkQuery>,
     extensions: Extensions,
+    body: Bytes,
 ) -> Response {
     if let Err(e) = c.same_site("a study link") {
         return e.into_response();
@@ -208,44 +249,70 @@ pub async fn join(
     if q.is_preview() {
         return AppError::Refused(PREVIEW_REFUSAL.into()).into_response();
     }
+    let state = &c.state;
+    let css = app::ssr::assets::stylesheet(&state.leptos_options);
+    if !started_by_script(&body) {
+        let name = match study::load(&state.pool, study_id).await {
+            Ok(s) => s.name,
+            Err(e) => return AppError::from(e).into_response(),
+        };
+        let page = refusal_html(&name, NO_SCRIPT_REFUSAL, &css);
+        return (StatusCode::BAD_REQUEST, plain_page(page, None)).into_response();
+    }
     let peer = extensions
         .get::<ConnectInfo<SocketAddr>>()
         .map(|c| c.0.ip());
-    let state = &c.state;
     let headers = &c.headers;
+    let now = state.now_ms();
     let result: Result<Joined, AppError> = async {
         let pool = &state.pool;
         let (s, crowd) = check_link(state, study_id, &q).await?;
-        let user = match &crowd {
+        match &crowd {
             Some((c, None)) => {
                 state.limiter.new_worker(state.client(headers, peer))?;
                 // A new crowd id at a full study is told so at once, before any write; the
                 // account is made only with a place (a refusal leaves nothing behind).
-                if !study::has_free_place(pool, &s).await? {
+                if !study::has_free_place(pool, &s, now).await? {
                     return Ok(Joined::Refused(s.name, Refusal::Full.to_string()));
                 }
-                return match study::enter_new(&state.writer, &s, c).await {
+                match study::enter_new(&state.writer, &s, c, now).await {
                     Ok((_, token)) => Ok(Joined::Worker(Some(token))),
                     Err(store::Error::Refused(reason)) => Ok(Joined::Refused(s.name, reason)),
                     Err(e) => Err(e.into()),
-                };
+                }
             }
             Some((c, Some(_))) => {
                 let (platform, worker) = c.identity()?;
                 let user = auth::crowd_worker(pool, platform, worker).await?;
+                match study::enter(&state.writer, &s, user.id, Some(c), now).await {
+                    Ok((_, Presence::Ended { finished })) => {
+                        return Ok(Joined::TookPart(s.name, c.clone(), finished))
+                    }
+                    Ok((_, Presence::Continue)) => {}
+                    // Another scenario of the task, a full or closed study: said at once.
+                    Err(store::Error::Refused(reason)) => {
+                        return Ok(Joined::Refused(s.name, reason))
+                    }
+                    Err(e) => return Err(e.into()),
+                }
                 let token = auth::open_session(pool, user.id).await?;
-                Some((user, Some(token)))
+                Ok(Joined::Worker(Some(token)))
             }
-            None => signed_in_worker(&c).map(|u| (u.clone(), None)),
-        };
-        if let Some((user, _)) = &user {
-            // A refusal is shown by the study page; the place is what matters here.
-            let _ = study::enter(&state.writer, &s, user.id, crowd.as_ref().map(|(c, _)| c)).await;
+            None => match signed_in_worker(&c) {
+                Some(user) => {
+                    // A crowd session takes a place only through a link that names it.
+                    if auth::is_crowd_account(pool, user.id).await? {
+                        return Ok(Joined::Refused(s.name, NOT_SENT_HERE.into()));
+                    }
+                    match study::enter(&state.writer, &s, user.id, None, now).await {
+                        Ok(_) => Ok(Joined::Worker(None)),
+                        Err(store::Error::Refused(reason)) => Ok(Joined::Refused(s.name, reason)),
+                        Err(e) => Err(e.into()),
+                    }
+                }
+                None => Ok(Joined::Nobody),
+            },
         }
-        Ok(match user {
-            Some((_, token)) => Joined::Worker(token),
-            None => Joined::Nobody,
-        })
     }
     .await;
     let target = format!("/study/{study_id}");
@@ -260,21 +327,32 @@ pub async fn join(
             .into_response(),
         Ok(Joined::Worker(None) | Joined::Nobody) => Redirect::to(&target).into_response(),
         Ok(Joined::Refused(name, reason)) => {
-            let css = app::ssr::assets::stylesheet(&state.leptos_options);
             let page = refusal_html(&name, &reason, &css);
             (StatusCode::CONFLICT, plain_page(page, None)).into_response()
+        }
+        Ok(Joined::TookPart(name, crowd, finished)) => {
+            took_part(&name, Some(&crowd), finished, &css)
         }
         Err(e) => e.into_response(),
     }
 }
 
+/// Whether the Start form was sent by the start page's script (`script=1`, which the script
+/// adds as it sends the form): a browser without JavaScript could take a place it cannot work
+/// in.
+fn started_by_script(body: &[u8]) -> bool {
+    body.split(|&b| b == b'&').any(|field| field == b"script=1")
+}
+
 /// How a post of a study link ended: a worker signed in (with a new session's token for a crowd
-/// worker), nobody (the study page says what to do), or a new crowd id turned away (the
-/// study's name and why), with no account made.
+/// worker), nobody (the study page says what to do), a new crowd id turned away (the study's
+/// name and why, no account made), or a worker who took part told to return what they came
+/// with (the study's name, the link's ids, whether they had finished).
 enum Joined {
     Worker(Option<String>),
     Nobody,
     Refused(String, String),
+    TookPart(String, CrowdInfo, bool),
 }
 
 /// One of the link's plain pages with its script policy: the inline script that carries
@@ -341,3 +419,9 @@ fn signed_in_worker(c: &Ctx<Visitor>) -> Option<&User> {
 /// What a preview's Start would say: nothing is taken before the HIT is accepted.
 const PREVIEW_REFUSAL: &str =
     "This is a preview of the HIT: accept it on MTurk to begin; nothing was recorded.";
+
+/// What a Start sent without the page's script is told.
+const NO_SCRIPT_REFUSAL: &str = "This study's page needs JavaScript, which is turned off in this browser: turn it on, open the study link again and press Start. Nothing was recorded, and no place was taken.";
+
+/// What a crowd session is told at a study link that does not name it.
+const NOT_SENT_HERE: &str = "You were not sent to this study by your crowd platform: open it through the link the platform gives you for it. Nothing was recorded.";

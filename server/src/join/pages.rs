@@ -1,7 +1,7 @@
 //! The worker's plain pages of a study link: the start page (one small script that keeps Start
 //! from dropping the preloaded bundle) and an MTurk preview (the task and one example item).
 
-use domain::crowd::how_to_answer;
+use domain::crowd::{how_to_answer, RECORDED};
 use domain::study_pages::form::escape;
 use domain::task::{Context, Family};
 use domain::wire::tasks::ItemPreview;
@@ -11,12 +11,14 @@ use store::study::Study;
 /// navigation would cancel the preloads in flight and fetch them again from the start. It sits
 /// in the head, before the stylesheet, so it catches a press made while the page still loads.
 /// A page brought back by Back or Forward is loaded anew, so it says whether the worker has a
-/// place. Without script the form posts as it is.
+/// place. It adds `script=1` to the form: without script the form posts without it, and the
+/// server takes no place for a browser that could not answer (`join::started_by_script`).
 const START_SCRIPT: &str = r#"<script>
 addEventListener('pageshow',function(e){if(e.persisted)location.reload()});
 document.addEventListener('submit',function(e){
 var form=e.target;if(!form.classList.contains('start'))return;
 e.preventDefault();if(form.dataset.sent)return;form.dataset.sent='1';
+var flag=document.createElement('input');flag.type='hidden';flag.name='script';flag.value='1';form.appendChild(flag);
 var button=form.querySelector('button');if(button){button.disabled=true;button.textContent='Starting\u2026'}
 var go=function(){form.submit()},p=window.performance;
 if(!p||!p.getEntriesByName||!window.Promise)return go();
@@ -39,7 +41,8 @@ fn plain_head(title: &str, css: &str, early: &str) -> String {
 
 /// The start page: plain HTML with one small script (see `START_SCRIPT`); `preload` holds the
 /// links that fetch the study page's bundle meanwhile. A worker who holds a place already is
-/// told that Start continues where they left off.
+/// told that Start continues where they left off. Every start page says what the study page
+/// records (`crowd::RECORDED`), consent page or not, and that it needs JavaScript.
 /// `nonce` is the response's script nonce (`domain::crowd::script_policy`).
 pub(super) fn start_html(
     study: &str,
@@ -69,6 +72,8 @@ pub(super) fn start_html(
 <body><main class="start-page">
 <h1>{study}</h1>
 <p class="start-text">{text}</p>
+<p class="recorded">{recorded}</p>
+<noscript><p class="error" role="alert">This study's page needs JavaScript, which is turned off in this browser: turn it on and reload this page. Start takes no place without it.</p></noscript>
 <form class="start" method="post" action="{action}"><button type="submit" class="primary">{button}</button></form>
 </main></body></html>"#,
         head = plain_head(
@@ -78,6 +83,7 @@ pub(super) fn start_html(
         ),
         study = escape(study),
         action = escape(action),
+        recorded = escape(RECORDED),
     )
 }
 
@@ -185,10 +191,16 @@ mod tests {
         assert_eq!(page.matches("<script").count(), 1);
         assert!(page.contains(r#"<script nonce="n0nce">"#));
         assert!(page.contains("You are about to start") && page.contains(">Start</button>"));
+        // What is recorded, and the script's mark on the form (a Start without it takes no
+        // place).
+        assert!(page.contains("this page records for each item only counts and times"));
+        assert!(page.contains("flag.name='script';flag.value='1'"));
+        assert!(page.contains("<noscript>"));
         let back = start_html("S", "/join/1", "/pkg/a.css", "", true, "n0nce");
         assert!(
             back.contains("Continue where you left off") && back.contains(">Continue</button>")
         );
+        assert!(back.contains("this page records for each item only counts and times"));
         assert!(!back.contains("You are about to start"));
     }
 }

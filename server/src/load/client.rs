@@ -134,12 +134,13 @@ impl Client {
         }
     }
 
-    /// Follows a study link's Start button; the worker's session cookie.
+    /// Follows a study link's Start button (as the start page's script sends it); the
+    /// worker's session cookie.
     pub fn join(&self, study: i64, pid: &str) -> Result<String, String> {
         let r = self.post(
             &format!("/join/{study}?PROLIFIC_PID={pid}&STUDY_ID=load&SESSION_ID=s{pid}"),
             "application/x-www-form-urlencoded",
-            "",
+            "script=1",
             &[],
         )?;
         match (r.status, r.cookie) {

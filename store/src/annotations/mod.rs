@@ -5,10 +5,10 @@
 use crate::catalog::corrupt;
 use crate::error::Error;
 use crate::study::{CrowdInfo, StoredSpan, Study};
-use domain::authenticity::ItemSignals;
+use domain::authenticity::{clock, ItemSignals};
 use domain::ids::{AssignmentId, ConfigId, ExampleId, StudyId};
 use domain::place::{Phase, PlaceStatus};
-use domain::platform::Platform;
+use domain::platform::{Platform, Presented};
 use futures_util::Stream;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyPool;
@@ -65,6 +65,15 @@ pub struct AnnotationRow {
     /// where the page sent none).
     #[serde(flatten)]
     pub signals: SignalCells,
+    /// The server's interval for the item (showing to the answer's arrival, ms), and whether
+    /// the page's record fits it (`domain::authenticity::clock`; empty without a record or an
+    /// answer): `false` marks an answer inconsistent with the server's clock.
+    pub server_ms: Option<i64>,
+    pub fits_server_clock: Option<bool>,
+    /// Every assignment or session id the worker's links presented for the place, with what
+    /// became of it (the pay sheet's and the bundle's `assignments.jsonl`; not a column here).
+    #[serde(skip)]
+    pub presented: Vec<Presented>,
 }
 
 /// An item's signals as columns of the export, every one empty (null) where the page sent
@@ -81,6 +90,9 @@ pub struct SignalCells {
     pub first_input_ms: Option<u64>,
     pub active_ms: Option<u64>,
     pub wall_ms: Option<u64>,
+    pub hidden_ms: Option<u64>,
+    pub away_after_copy_ms: Option<u64>,
+    pub since_return_ms: Option<u64>,
 }
 
 impl From<Option<ItemSignals>> for SignalCells {
@@ -99,6 +111,9 @@ impl From<Option<ItemSignals>> for SignalCells {
             first_input_ms: s.first_input_ms,
             active_ms: Some(s.active_ms),
             wall_ms: Some(s.wall_ms),
+            hidden_ms: s.hidden_ms,
+            away_after_copy_ms: s.away_after_copy_ms,
+            since_return_ms: s.since_return_ms,
         }
     }
 }
@@ -117,6 +132,9 @@ impl SignalCells {
             first_input_ms: self.first_input_ms,
             active_ms: self.active_ms?,
             wall_ms: self.wall_ms?,
+            hidden_ms: self.hidden_ms,
+            away_after_copy_ms: self.away_after_copy_ms,
+            since_return_ms: self.since_return_ms,
         })
     }
 }
@@ -144,7 +162,7 @@ impl From<CrowdInfo> for CrowdIds {
 }
 
 /// The export's columns, in order (the CSV header).
-pub const ANNOTATION_COLUMNS: [&str; 48] = [
+pub const ANNOTATION_COLUMNS: [&str; 53] = [
     "study_id",
     "study",
     "config_id",
@@ -193,6 +211,11 @@ pub const ANNOTATION_COLUMNS: [&str; 48] = [
     "first_input_ms",
     "active_ms",
     "wall_ms",
+    "hidden_ms",
+    "away_after_copy_ms",
+    "since_return_ms",
+    "server_ms",
+    "fits_server_clock",
 ];
 
 /// An assignment item joined with its assignment, study, task, worker and example, as the
@@ -245,6 +268,11 @@ impl StoredAnnotation {
             Some(j) => serde_json::from_str(j).map_err(|e| corrupt("answer", e))?,
             None => Vec::new(),
         };
+        let server_ms = clock::server_ms(self.shown_at, self.submitted_at);
+        let fits_server_clock = signals
+            .as_ref()
+            .zip(server_ms)
+            .map(|(s, ms)| clock::fits(s, ms));
         Ok(AnnotationRow {
             study_id: self.study_id,
             study: self.study,
@@ -252,6 +280,7 @@ impl StoredAnnotation {
             task: self.task,
             assignment_id: self.assignment_id,
             worker: self.worker,
+            presented: crowd.presentations(),
             crowd: crowd.into(),
             k: self.k as u32,
             training_split: self.training_split.map(|s| s as u32),
@@ -281,6 +310,8 @@ impl StoredAnnotation {
             client_id: self.client_id,
             synthetic: self.synthetic != 0,
             signals: signals.into(),
+            server_ms,
+            fits_server_clock,
         })
     }
 }

@@ -13,42 +13,40 @@ use domain::wire::study::{ScenarioProgress, StudyOverview, StudySummary, WorkerR
 use sqlx::{Any, AnyPool, Transaction};
 use std::collections::HashMap;
 
-fn check_name(name: &str) -> Result<String, Error> {
-    let name = name.trim();
-    if name.is_empty() || name.chars().count() > 200 {
-        return Err(Error::Invalid(
-            "a study needs a name of 1 to 200 characters".into(),
-        ));
-    }
-    Ok(name.to_string())
-}
-
-/// Checks a configuration against the task's training files (`sets`) and their nesting, and
-/// its study pages against the task (labels, spans, the size of its test set).
+/// Checks a study's name and configuration together, every problem at once: the name, the
+/// configuration against the task's training files (`sets`) and their nesting, and its study
+/// pages against the task (labels, spans, the size of its test set). An edited study keeps a
+/// completion code (`editing`). Returns the name trimmed.
 async fn check_config(
     pool: &AnyPool,
+    name: &str,
     config: &StudyConfig,
-    task_id: TaskId,
-    spec: &domain::task::TaskSpec,
-    sets: &ShotSets,
-) -> Result<(), Error> {
+    (task_id, spec, sets): (TaskId, &domain::task::TaskSpec, &ShotSets),
+    editing: bool,
+) -> Result<String, Error> {
     let groups = shot_groups(pool, task_id).await?;
-    let mut errs = config
-        .validate(&groups, &|a, b| shots::within(sets, a, b))
-        .err()
-        .unwrap_or_default();
+    let name = domain::study::check_name(name);
+    let mut errs: Vec<String> = name.clone().err().into_iter().collect();
+    errs.extend(
+        config
+            .validate(&groups, &|a, b| shots::within(sets, a, b))
+            .err()
+            .unwrap_or_default(),
+    );
+    if editing && config.completion_code.trim().is_empty() {
+        errs.push("Completion code: an edited study keeps one; it may not be empty".into());
+    }
     errs.extend(config.screening_problems(&groups, &|a, b| shots::overlap(sets, a, b)));
     if !config.pages.is_empty() {
         let tests = crate::catalog::example_ids(pool, task_id, None).await?;
         errs.extend(config.pages.problems(spec, tests.len()));
     }
-    if errs.is_empty() {
-        Ok(())
-    } else {
-        Err(Error::Invalid(format!(
+    match name {
+        Ok(name) if errs.is_empty() => Ok(name),
+        _ => Err(Error::Invalid(format!(
             "The study cannot be saved: {}.",
             errs.join("; ")
-        )))
+        ))),
     }
 }
 
@@ -96,7 +94,6 @@ pub async fn create(
     name: &str,
     mut config: StudyConfig,
 ) -> Result<StudyId, Error> {
-    let name = check_name(name)?;
     let (task_id, spec, _) = load_spec(pool, task).await?;
     let sets = shot_sets(pool, task_id).await?;
     if config.shot_group.is_empty() {
@@ -106,7 +103,7 @@ pub async fn create(
             config.shot_group = chain.clone();
         }
     }
-    check_config(pool, &config, task_id, &spec, &sets).await?;
+    let name = check_config(pool, name, &config, (task_id, &spec, &sets), false).await?;
     if config.completion_code.trim().is_empty() {
         config.completion_code = new_completion_code();
     }
@@ -131,15 +128,10 @@ pub async fn update(
     name: &str,
     config: StudyConfig,
 ) -> Result<(), Error> {
-    let name = check_name(name)?;
     let study = load(pool, id).await?;
     let sets = shot_sets(pool, study.task_id).await?;
-    check_config(pool, &config, study.task_id, &study.spec, &sets).await?;
-    if config.completion_code.trim().is_empty() {
-        return Err(Error::Invalid(
-            "the completion code may not be empty".into(),
-        ));
-    }
+    let task = (study.task_id, &study.spec, &sets);
+    let name = check_config(pool, name, &config, task, true).await?;
     // Everything below runs on the one connection of the write transaction.
     let mut tx = crate::tx::begin_write(pool, &[Lock::Study(id)]).await?;
     let result = async {

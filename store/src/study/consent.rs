@@ -3,11 +3,10 @@
 
 use super::items::Place;
 use super::pages::place_of;
-use super::places::remove_place;
+use super::places::remove_unconsented;
 use super::refusals::no_place;
 use super::worker::{next_step, record};
 use super::{CrowdInfo, Study};
-use crate::auth::now_ms;
 use crate::catalog::corrupt;
 use crate::error::Error;
 use crate::tx::Lock;
@@ -28,6 +27,7 @@ pub async fn consent(
     study_id: StudyId,
     worker: UserId,
     accept: bool,
+    now: i64,
 ) -> Result<WorkerStep, Error> {
     let (study, mut place) = place_of(writer.pool(), study_id, worker).await?;
     let Some(consent) = study.config.pages.consent.clone() else {
@@ -39,7 +39,6 @@ pub async fn consent(
             consent.contact.trim()
         )));
     }
-    let now = now_ms();
     // On SQLite in the answers' group commit: a worker's first step waits for a commit, not
     // for the write lock.
     writer
@@ -106,26 +105,7 @@ async fn decline(
     .bind(now)
     .execute(&mut *conn)
     .await?;
-    remove_place(conn, place.id).await?;
-    // A crowd worker's account exists for this place alone unless they hold another.
-    let others: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM assignments WHERE worker_id = $1")
-        .bind(worker)
-        .fetch_one(&mut *conn)
-        .await?;
-    let crowd_account: Option<i64> =
-        sqlx::query_scalar("SELECT user_id FROM crowd_ids WHERE user_id = $1")
-            .bind(worker)
-            .fetch_optional(&mut *conn)
-            .await?;
-    if others == 0 && crowd_account.is_some() {
-        for sql in [
-            "DELETE FROM sessions WHERE user_id = $1",
-            "DELETE FROM crowd_ids WHERE user_id = $1",
-            "DELETE FROM users WHERE id = $1",
-        ] {
-            sqlx::query(sql).bind(worker).execute(&mut *conn).await?;
-        }
-    }
+    remove_unconsented(conn, place.id, worker).await?;
     let hand_back = declined_hand_back(crowd.platform, consent);
     Ok(WorkerStep::Declined(Declined {
         message: Platform::declined_message(crowd.platform, hand_back.is_some()),

@@ -6,7 +6,6 @@ use super::pages::place_of;
 use super::refusals::{locked, not_current, released};
 use super::worker::{next_step, record, step_now};
 use super::Study;
-use crate::auth::now_ms;
 use crate::catalog::corrupt;
 use crate::error::Error;
 use crate::writer::Writer;
@@ -29,6 +28,7 @@ pub async fn questionnaire(
     worker: UserId,
     stage: Stage,
     fields: Vec<(String, String)>,
+    now: i64,
 ) -> Result<WorkerStep, Error> {
     let pool = writer.pool();
     let (study, place) = place_of(pool, study_id, worker).await?;
@@ -44,12 +44,11 @@ pub async fn questionnaire(
     let json = serde_json::to_string(&replies).map_err(Error::internal)?;
     if let Some(before) = stored_replies(pool, place.id, stage).await? {
         return if before == replies {
-            Ok(step_now(writer, &study, &place).await?.0)
+            Ok(step_now(writer, &study, &place, now).await?.0)
         } else {
             Err(locked())
         };
     }
-    let now = now_ms();
     let (s, p) = (study.clone(), place.clone());
     let step = writer.write(&[], move |conn| Box::pin(async move {
         let (study, place) = (s, p);
@@ -82,7 +81,7 @@ pub async fn questionnaire(
     match step {
         // The same answers sent twice at once: the other send stored them.
         Err(_) if stored_replies(pool, place.id, stage).await?.as_ref() == Some(&replies) => {
-            Ok(step_now(writer, &study, &place).await?.0)
+            Ok(step_now(writer, &study, &place, now).await?.0)
         }
         done => done,
     }
@@ -116,6 +115,7 @@ pub(super) async fn submit_check(
     position: i64,
     client_id: &str,
     answer: Answer,
+    now: i64,
 ) -> Result<SubmitAck, Error> {
     let pool = writer.pool();
     let items: i64 =
@@ -145,7 +145,7 @@ pub(super) async fn submit_check(
     .await?;
     if let Some((Some(_), earlier_client)) = earlier {
         return if earlier_client.as_deref() == Some(client_id) {
-            Ok(ack(step_now(writer, study, place).await?.0))
+            Ok(ack(step_now(writer, study, place, now).await?.0))
         } else {
             Err(locked())
         };
@@ -159,7 +159,6 @@ pub(super) async fn submit_check(
     check_answer(&study.spec, &context, &answer).map_err(Error::Invalid)?;
     let passed = attention::passes(check, &answer);
     let strings = serde_json::to_string(&answer.strings()).map_err(Error::internal)?;
-    let now = now_ms();
     let skipped = matches!(answer, Answer::Skip { .. });
     let (s, p, client) = (study.clone(), place.clone(), client_id.to_string());
     let step = writer.write(&[], move |conn| Box::pin(async move {
@@ -204,7 +203,7 @@ pub(super) async fn submit_check(
             .fetch_optional(pool)
             .await?;
             if stored.flatten().as_deref() == Some(client_id) {
-                Ok(ack(step_now(writer, study, place).await?.0))
+                Ok(ack(step_now(writer, study, place, now).await?.0))
             } else {
                 Err(e)
             }

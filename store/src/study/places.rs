@@ -2,13 +2,14 @@
 //! assignment and every item the worker will see, in the worker's own order.
 
 use super::{CrowdInfo, Study};
-use crate::auth::{self, now_ms, User};
+use crate::auth::{self, User};
 use crate::catalog::example_ids;
 use crate::error::Error;
 use crate::tx::Lock;
 use crate::writer::Writer;
 use domain::ids::{AssignmentId, ExampleId, StudyId, TaskId, UserId};
 use domain::place::{Phase, PlaceStatus};
+use domain::platform::Outcome;
 use domain::study::{
     choose_scenario, consent_left, is_abandoned, item_order, loads_now, training_order,
     ScenarioLoad,
@@ -40,39 +41,110 @@ async fn assignment_for_task(
     Ok(row.map(|p| (p.id, p.study_id, p.k as u32, p.status)))
 }
 
-/// A returning worker's link names the MTurk assignment in hand (a second HIT of the study
-/// has a new `assignmentId`, `hitId` and perhaps `turkSubmitTo`): the place's hand-back then
-/// submits that one, and the ones before are kept as `earlier_assignments`.
+/// What a returning worker's link leads to: their place as it is (`Continue`), or, when the
+/// place has ended and the link presents an id the work was not done under, only the record
+/// that they were told to return that one (`Ended`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Presence {
+    Continue,
+    Ended { finished: bool },
+}
+
+/// Whether `crowd`'s presented id (`CrowdInfo::presented_id`) is new to the place's record in
+/// `stored`, and what it leads to: the place's status decides.
+fn presence_of(stored: &CrowdInfo, crowd: &CrowdInfo, status: PlaceStatus) -> (Presence, bool) {
+    let Some(id) = crowd.presented_id() else {
+        return (Presence::Continue, false);
+    };
+    let ended = Presence::Ended {
+        finished: status == PlaceStatus::Finished,
+    };
+    let known = stored.presentations().into_iter().find(|p| p.id == id);
+    match (known.map(|p| p.outcome), status) {
+        (Some(Outcome::InHand), _) => (Presence::Continue, false),
+        (Some(Outcome::ToldToReturn), _) => (ended, false),
+        (Some(Outcome::Replaced) | None, PlaceStatus::Active) => (Presence::Continue, true),
+        (Some(Outcome::Replaced) | None, PlaceStatus::Finished | PlaceStatus::Abandoned) => {
+            (ended, true)
+        }
+    }
+}
+
+/// A returning worker's link: an id presented while the place is active becomes the one in
+/// hand (a second HIT's assignment, with its `hitId` and `turkSubmitTo`; the end page hands it
+/// back), the one before it replaced; an id presented after the place ended is recorded as told
+/// to return, and nothing changes for the work.
 async fn in_hand(
     tx: &mut AnyConnection,
     place: AssignmentId,
     crowd: &CrowdInfo,
-) -> Result<(), Error> {
-    let Some(assignment) = crowd.assignment.as_deref() else {
-        return Ok(());
-    };
-    let stored: String = sqlx::query_scalar("SELECT crowd_json FROM assignments WHERE id = $1")
-        .bind(place)
-        .fetch_one(&mut *tx)
-        .await?;
+    now: i64,
+) -> Result<Presence, Error> {
+    let (stored, status): (String, PlaceStatus) =
+        sqlx::query_as("SELECT crowd_json, status FROM assignments WHERE id = $1")
+            .bind(place)
+            .fetch_one(&mut *tx)
+            .await?;
     let mut kept: CrowdInfo =
         serde_json::from_str(&stored).map_err(|e| crate::catalog::corrupt("crowd ids", e))?;
-    if kept.assignment.as_deref() == Some(assignment) {
-        return Ok(());
+    let (presence, new) = presence_of(&kept, crowd, status);
+    let Some(id) = crowd.presented_id().filter(|_| new) else {
+        return Ok(presence);
+    };
+    let outcome = match presence {
+        Presence::Continue => Outcome::InHand,
+        Presence::Ended { .. } => Outcome::ToldToReturn,
+    };
+    if !kept.present(id, now, outcome) {
+        // A full record keeps what it has; the worker is told all the same.
+        return Ok(presence);
     }
-    if let Some(before) = kept.assignment.take() {
-        kept.earlier_assignments.push(before);
+    if outcome == Outcome::InHand {
+        kept.assignment = crowd.assignment.clone().or(kept.assignment);
+        kept.session = crowd.session.clone().or(kept.session);
+        kept.study = crowd.study.clone().or(kept.study);
+        kept.submit_to = crowd.submit_to.clone().or(kept.submit_to);
     }
-    kept.assignment = Some(assignment.to_string());
-    kept.study = crowd.study.clone().or(kept.study);
-    kept.submit_to = crowd.submit_to.clone().or(kept.submit_to);
     let json = serde_json::to_string(&kept).map_err(Error::internal)?;
     sqlx::query("UPDATE assignments SET crowd_json = $1 WHERE id = $2")
         .bind(json)
         .bind(place)
         .execute(&mut *tx)
         .await?;
-    Ok(())
+    Ok(presence)
+}
+
+/// What a returning crowd worker's link leads to before anything else (the start page's GET):
+/// `None` without a place here. Writes only the record of an id presented after the place
+/// ended (the worker is told to return it), and nothing in any other case.
+pub async fn present(
+    writer: &Writer,
+    study: &Study,
+    worker: UserId,
+    crowd: &CrowdInfo,
+    now: i64,
+) -> Result<Option<Presence>, Error> {
+    let Some(place) = super::items::own_assignment(writer.pool(), study.id, worker).await? else {
+        return Ok(None);
+    };
+    let stored: String = sqlx::query_scalar("SELECT crowd_json FROM assignments WHERE id = $1")
+        .bind(place.id)
+        .fetch_one(writer.pool())
+        .await?;
+    let kept: CrowdInfo =
+        serde_json::from_str(&stored).map_err(|e| crate::catalog::corrupt("crowd ids", e))?;
+    let (presence, new) = presence_of(&kept, crowd, place.status);
+    if !new || presence == Presence::Continue {
+        // Taking the new id in hand waits for Start (its POST): a GET changes no work.
+        return Ok(Some(presence));
+    }
+    let crowd = crowd.clone();
+    let presence = writer
+        .write(&[Lock::Worker(worker)], move |conn| {
+            Box::pin(async move { in_hand(conn, place.id, &crowd, now).await })
+        })
+        .await?;
+    Ok(Some(presence))
 }
 
 /// Whether a newly arriving worker would find a place (read only, nothing written): places held
@@ -80,7 +152,7 @@ async fn in_hand(
 /// released or would release now. A new worker has no earlier scenario of the task, so only
 /// the scenarios' loads matter. `enter` decides for good; this lets a study link turn a new
 /// crowd id away before any account is made for it.
-pub async fn has_free_place(pool: &AnyPool, study: &Study) -> Result<bool, Error> {
+pub async fn has_free_place(pool: &AnyPool, study: &Study, now: i64) -> Result<bool, Error> {
     let held: Vec<(i64, PlaceStatus, i64, Option<i64>)> = sqlx::query_as(
         "SELECT k, status, last_activity, consented_at FROM assignments
          WHERE study_id = $1 AND status != 'abandoned'",
@@ -88,7 +160,7 @@ pub async fn has_free_place(pool: &AnyPool, study: &Study) -> Result<bool, Error
     .bind(study.id)
     .fetch_all(pool)
     .await?;
-    let now = now_ms() / 1000;
+    let now = now / 1000;
     let held: Vec<(u32, bool, i64)> = held
         .into_iter()
         .filter(|(_, status, last, consented)| {
@@ -105,18 +177,20 @@ pub async fn has_free_place(pool: &AnyPool, study: &Study) -> Result<bool, Error
 /// in the answers' group commit, `Writer::write`)
 /// locking the study and the worker, so concurrent arrivals at this study take turns and a
 /// scenario never gets more than its N workers, while other studies' arrivals go on.
-/// Releases places abandoned past the time-out first.
+/// Releases places abandoned past the time-out first. A worker who holds a place gets it back,
+/// with what their link presents (`in_hand`).
 pub async fn enter(
     writer: &Writer,
     study: &Study,
     worker: UserId,
     crowd: Option<&CrowdInfo>,
-) -> Result<AssignmentId, Error> {
+    now: i64,
+) -> Result<(AssignmentId, Presence), Error> {
     let locks = [Lock::Study(study.id), Lock::Worker(worker)];
     let (study, crowd) = (study.clone(), crowd.cloned());
     writer
         .write(&locks, move |conn| {
-            Box::pin(async move { enter_in(conn, &study, worker, crowd.as_ref()).await })
+            Box::pin(async move { enter_in(conn, &study, worker, crowd.as_ref(), now).await })
         })
         .await
 }
@@ -131,6 +205,7 @@ pub async fn enter_new(
     writer: &Writer,
     study: &Study,
     crowd: &CrowdInfo,
+    now: i64,
 ) -> Result<(User, String), Error> {
     let (platform, worker) = crowd.identity()?;
     let locks = [
@@ -143,7 +218,7 @@ pub async fn enter_new(
         .write(&locks, move |conn| {
             Box::pin(async move {
                 let user = auth::crowd_worker_in(conn, p, &w).await?;
-                enter_in(conn, &study, user.id, Some(&crowd)).await?;
+                enter_in(conn, &study, user.id, Some(&crowd), now).await?;
                 let token = auth::open_session_in(conn, user.id).await?;
                 Ok((user, token))
             })
@@ -156,20 +231,21 @@ async fn enter_in(
     study: &Study,
     worker: UserId,
     crowd: Option<&CrowdInfo>,
-) -> Result<AssignmentId, Error> {
+    now: i64,
+) -> Result<(AssignmentId, Presence), Error> {
     // Resuming one's own place is not an arrival; a place in another study of the task makes
     // the worker not new to it.
     let mut prior = Vec::new();
     if let Some((id, study_id, k, _)) = assignment_for_task(tx, study.task_id, worker).await? {
         if study_id == study.id {
-            if let Some(crowd) = crowd {
-                in_hand(tx, id, crowd).await?;
-            }
-            return Ok(id);
+            let presence = match crowd {
+                Some(crowd) => in_hand(tx, id, crowd, now).await?,
+                None => Presence::Continue,
+            };
+            return Ok((id, presence));
         }
         prior.push(k);
     }
-    let now = now_ms();
     let loads = scenario_loads(tx, study, now).await?;
     let k = choose_scenario(&study.config, &loads, &prior)
         .map_err(|r| Error::Refused(r.to_string()))?;
@@ -178,8 +254,12 @@ async fn enter_in(
         rand::thread_rng().gen_range(0..i64::MAX)
     };
     let split = (k > 0).then_some(study.config.split_for(k));
-    let crowd_json =
-        serde_json::to_string(&crowd.cloned().unwrap_or_default()).map_err(Error::internal)?;
+    // The id the place is taken with is the first one presented, in hand.
+    let mut crowd = crowd.cloned().unwrap_or_default();
+    if let Some(id) = crowd.presented_id().map(str::to_string) {
+        crowd.present(&id, now, Outcome::InHand);
+    }
+    let crowd_json = serde_json::to_string(&crowd).map_err(Error::internal)?;
     let id = sqlx::query_scalar::<_, AssignmentId>(
         "INSERT INTO assignments (study_id, task_id, worker_id, k, config_id, training_split, order_seed,
             status, crowd_json, started_at, last_activity)
@@ -201,8 +281,8 @@ async fn enter_in(
     insert_items(tx, id, &items).await?;
     // The first arrival freezes the study's analysis plan (later ones leave it as it is).
     let test_items = items.iter().filter(|(p, _)| *p == Phase::Test).count();
-    super::plan::freeze_in(tx, study, test_items).await?;
-    Ok(id)
+    super::plan::freeze_in(tx, study, test_items, now).await?;
+    Ok((id, Presence::Continue))
 }
 
 /// Releases the study's places idle past the time-out, then counts the places each scenario
@@ -212,14 +292,14 @@ async fn scenario_loads(
     study: &Study,
     now: i64,
 ) -> Result<Vec<ScenarioLoad>, Error> {
-    let active: Vec<(AssignmentId, i64, Option<i64>)> = sqlx::query_as(
-        "SELECT id, last_activity, consented_at FROM assignments
+    let active: Vec<(AssignmentId, UserId, i64, Option<i64>)> = sqlx::query_as(
+        "SELECT id, worker_id, last_activity, consented_at FROM assignments
          WHERE study_id = $1 AND status = 'active'",
     )
     .bind(study.id)
     .fetch_all(&mut *tx)
     .await?;
-    for (id, last, consented) in active {
+    for (id, worker, last, consented) in active {
         // Left at the consent page: nothing of the place is kept. Claimed first by a write
         // that re-checks the row (on PostgreSQL it waits for, then sees, a consent being
         // given at this moment, and the place stays).
@@ -235,7 +315,7 @@ async fn scenario_loads(
             .execute(&mut *tx)
             .await?;
             if still.rows_affected() == 1 {
-                remove_place(tx, id).await?;
+                remove_unconsented(tx, id, worker).await?;
             }
         } else if is_abandoned(&study.config, last / 1000, now / 1000, false) {
             sqlx::query(
@@ -262,10 +342,13 @@ async fn scenario_loads(
         .collect())
 }
 
-/// Removes a place and everything of it (declined, or left at the consent page).
-pub(super) async fn remove_place(
+/// Removes a place that never got its worker's consent (declined, or left at the consent
+/// page) and everything of it, and the crowd worker's account with their platform id when it
+/// holds no other place: nothing of the worker is kept (a decline keeps only its refusal).
+pub(super) async fn remove_unconsented(
     conn: &mut sqlx::AnyConnection,
     place: AssignmentId,
+    worker: UserId,
 ) -> Result<(), Error> {
     for sql in [
         "DELETE FROM attention_answers WHERE assignment_id = $1",
@@ -274,6 +357,24 @@ pub(super) async fn remove_place(
         "DELETE FROM assignments WHERE id = $1",
     ] {
         sqlx::query(sql).bind(place).execute(&mut *conn).await?;
+    }
+    let others: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM assignments WHERE worker_id = $1")
+        .bind(worker)
+        .fetch_one(&mut *conn)
+        .await?;
+    let crowd_account: Option<i64> =
+        sqlx::query_scalar("SELECT user_id FROM crowd_ids WHERE user_id = $1")
+            .bind(worker)
+            .fetch_optional(&mut *conn)
+            .await?;
+    if others == 0 && crowd_account.is_some() {
+        for sql in [
+            "DELETE FROM sessions WHERE user_id = $1",
+            "DELETE FROM crowd_ids WHERE user_id = $1",
+            "DELETE FROM users WHERE id = $1",
+        ] {
+            sqlx::query(sql).bind(worker).execute(&mut *conn).await?;
+        }
     }
     Ok(())
 }

@@ -3,7 +3,6 @@
 //! and read back for the report and the bundle.
 
 use super::Study;
-use crate::auth::now_ms;
 use crate::error::Error;
 use domain::analysis_plan::{declare, AnalysisPlan};
 use domain::ids::StudyId;
@@ -24,6 +23,7 @@ pub(super) async fn freeze_in(
     tx: &mut AnyConnection,
     study: &Study,
     items: usize,
+    now: i64,
 ) -> Result<(), Error> {
     let json = declare(&study.spec.name, &study.config, items).canonical_json();
     sqlx::query(
@@ -33,7 +33,7 @@ pub(super) async fn freeze_in(
     .bind(study.id)
     .bind(&json)
     .bind(AnalysisPlan::sha256(&json))
-    .bind(now_ms())
+    .bind(now)
     .execute(&mut *tx)
     .await?;
     Ok(())

@@ -8,7 +8,6 @@ use super::items::{
 use super::refusals::{locked, no_place, not_current, released};
 use super::worker::{next_step, record, step_now};
 use super::{load, Study};
-use crate::auth::now_ms;
 use crate::error::Error;
 use crate::writer::Writer;
 use domain::answer::{check_answer, Answer};
@@ -33,13 +32,15 @@ pub struct Sent<'a> {
 /// Stores the answer to the worker's current item and, after a test item, records the
 /// showing of the next step in the same transaction (one commit per answer). A resend with
 /// the same `client_id` is acknowledged again without storing anything; any other second
-/// submission is refused.
+/// submission is refused. `now` is the server's clock: the answer's arrival, against which the
+/// page's record of the item is read (`domain::authenticity::clock`).
 pub async fn submit(
     pool: &AnyPool,
     writer: &Writer,
     study_id: StudyId,
     worker: UserId,
     sent: Sent<'_>,
+    now: i64,
 ) -> Result<SubmitAck, Error> {
     let Sent {
         position,
@@ -61,13 +62,13 @@ pub async fn submit(
     let Some(item) = item_row(pool, study.spec.family, place.id, position).await? else {
         // Attention checks come after the place's items (`pages::check_item`).
         return super::page_answers::submit_check(
-            writer, &study, &place, position, client_id, answer,
+            writer, &study, &place, position, client_id, answer, now,
         )
         .await;
     };
     if item.submitted {
         return if item.client_id.as_deref() == Some(client_id) {
-            resent(writer, &study, &place, position, &item).await
+            resent(writer, &study, &place, position, &item, now).await
         } else {
             Err(locked())
         };
@@ -82,11 +83,11 @@ pub async fn submit(
         if let Some(again) =
             again.filter(|i| i.submitted && i.client_id.as_deref() == Some(client_id))
         {
-            return resent(writer, &study, &place, position, &again).await;
+            return resent(writer, &study, &place, position, &again, now).await;
         }
         return Err(not_current());
     }
-    let mut row = stored_row(&study, &item, &answer, client_id, position)?;
+    let mut row = stored_row(&study, &item, &answer, client_id, position, now)?;
     row.signals_json = signals
         .map(|s| serde_json::to_string(&s))
         .transpose()
@@ -106,7 +107,7 @@ pub async fn submit(
             .await?
             .ok_or_else(|| Error::internal("item vanished"))?;
         return if again.client_id.as_deref() == Some(client_id) {
-            resent(writer, &study, &place, position, &again).await
+            resent(writer, &study, &place, position, &again, now).await
         } else {
             Err(locked())
         };
@@ -133,6 +134,7 @@ fn stored_row(
     answer: &Answer,
     client_id: &str,
     position: i64,
+    now: i64,
 ) -> Result<Stored, Error> {
     check_answer(&study.spec, &item.context, answer).map_err(Error::Invalid)?;
     let s1 = answer.score(&study.spec, &item.gold, Scoring::Official);
@@ -146,7 +148,6 @@ fn stored_row(
             length,
         })
         .collect();
-    let now = now_ms();
     let test = item.phase != Phase::Training;
     Ok(Stored {
         now,
@@ -237,9 +238,10 @@ async fn resent(
     place: &Place,
     position: i64,
     item: &ItemRow,
+    now: i64,
 ) -> Result<SubmitAck, Error> {
     let next = match item.phase {
-        Phase::Screening | Phase::Test => Some(step_now(writer, study, place).await?.0),
+        Phase::Screening | Phase::Test => Some(step_now(writer, study, place, now).await?.0),
         Phase::Training => None,
     };
     Ok(SubmitAck {
@@ -256,6 +258,7 @@ pub async fn acknowledge(
     study_id: StudyId,
     worker: UserId,
     position: i64,
+    now: i64,
 ) -> Result<WorkerStep, Error> {
     let pool = writer.pool();
     let study = load(pool, study_id).await?;
@@ -282,7 +285,6 @@ pub async fn acknowledge(
         }
         Some(Some(_)) => {}
     }
-    let now = now_ms();
     writer
         .write(&[], move |conn| {
             Box::pin(async move {

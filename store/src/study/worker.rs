@@ -5,9 +5,8 @@ use super::items::{
     current_position, item_row, own_assignment, reveal, stamp, touch, Place, Stamp,
 };
 use super::pages;
-use super::places::enter;
+use super::refusals::no_place;
 use super::{load, CrowdInfo, Study};
-use crate::auth::now_ms;
 use crate::catalog::corrupt;
 use crate::error::Error;
 use crate::writer::Writer;
@@ -17,28 +16,24 @@ use domain::study_pages::{attention, Stage};
 use domain::wire::study::{Completion, WorkerItem, WorkerStep, WorkerStudy};
 use sqlx::AnyConnection;
 
-/// The worker's view of a study, taking a place on first arrival. Showing an item records
-/// the first time it was shown; showing it again (a reload) writes nothing.
+/// The worker's view of a study where they hold a place: a place is taken only by the study
+/// link's Start (`enter`), so a session never takes one in a study it was not sent to. Showing
+/// an item records the first time it was shown (at `now`, the server's clock); showing it again
+/// (a reload) writes nothing.
 pub async fn worker_state(
     writer: &Writer,
     study_id: StudyId,
     worker: UserId,
-    crowd: Option<&CrowdInfo>,
+    now: i64,
 ) -> Result<WorkerStudy, Error> {
     let pool = writer.pool();
     let study = load(pool, study_id).await?;
-    let place = match own_assignment(pool, study_id, worker).await? {
-        Some(p) => p,
-        None => {
-            enter(writer, &study, worker, crowd).await?;
-            own_assignment(pool, study_id, worker)
-                .await?
-                .ok_or_else(|| Error::internal("assignment vanished after insert"))?
-        }
-    };
+    let place = own_assignment(pool, study_id, worker)
+        .await?
+        .ok_or_else(no_place)?;
     // A place past its time-out is released only when a new worker arrives (`enter`);
     // until then its worker may go on.
-    let (step, counts) = step_now(writer, &study, &place).await?;
+    let (step, counts) = step_now(writer, &study, &place, now).await?;
     Ok(WorkerStudy {
         study_id,
         place: place.id,
@@ -61,6 +56,7 @@ pub(super) async fn step_now(
     writer: &Writer,
     study: &Study,
     place: &Place,
+    now: i64,
 ) -> Result<(WorkerStep, Counts), Error> {
     let next = {
         let mut conn = writer.pool().acquire().await?;
@@ -69,7 +65,7 @@ pub(super) async fn step_now(
     if next.records.is_empty() {
         return Ok((next.step, next.counts));
     }
-    let (id, records, now) = (place.id, next.records, now_ms());
+    let (id, records) = (place.id, next.records);
     writer
         .write(&[], move |conn| {
             Box::pin(async move { record(conn, id, &records, now, false).await })

@@ -1,64 +1,12 @@
-//! What the page records while an item is shown, sent with its answer: stretches hidden or
-//! out of focus, copies (and whether they hold item text), pastes, the first input, active
-//! time. Counts and durations only; it never blocks copying, pasting or leaving the page.
+//! What the page records while an item is shown, sent with its answer: the page's events
+//! (visibility, the window's focus, copies and whether they hold item text, pastes, inputs) fed
+//! to the domain's `Recorder`. Counts and durations only; it never blocks copying, pasting or
+//! leaving the page.
 
-use domain::authenticity::{copied_from_item, ItemSignals};
+use domain::authenticity::{copied_from_item, ItemSignals, Recorder};
 use leptos::prelude::*;
 use web_sys::wasm_bindgen::closure::Closure;
 use web_sys::wasm_bindgen::JsCast;
-
-/// The page's record of one item since its showing (times of `performance.now()`, in ms).
-#[derive(Clone, Debug, Default)]
-struct Record {
-    shown: f64,
-    hidden: bool,
-    blurred: bool,
-    away_since: Option<f64>,
-    away_ms: f64,
-    first_input: Option<f64>,
-    s: ItemSignals,
-}
-
-impl Record {
-    fn away(&self) -> bool {
-        self.hidden || self.blurred
-    }
-
-    /// Applies a change of visibility or focus at `now`: a stretch away starts or ends.
-    fn set(&mut self, now: f64, hidden: Option<bool>, blurred: Option<bool>) {
-        let was = self.away();
-        self.hidden = hidden.unwrap_or(self.hidden);
-        self.blurred = blurred.unwrap_or(self.blurred);
-        match (was, self.away()) {
-            (false, true) => {
-                self.s.away_count += 1;
-                self.away_since = Some(now);
-            }
-            (true, false) => {
-                if let Some(since) = self.away_since.take() {
-                    self.away_ms += (now - since).max(0.0);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// The signals as of `now`, each duration within the wall time.
-    fn snapshot(&self, now: f64) -> ItemSignals {
-        let wall = (now - self.shown).max(0.0);
-        let open = self.away_since.map_or(0.0, |since| (now - since).max(0.0));
-        let away = (self.away_ms + open).min(wall);
-        ItemSignals {
-            away_ms: away.round() as u64,
-            wall_ms: wall.round() as u64,
-            active_ms: (wall - away).max(0.0).round() as u64,
-            first_input_ms: self
-                .first_input
-                .map(|t| ((t - self.shown).max(0.0).min(wall)).round() as u64),
-            ..self.s
-        }
-    }
-}
 
 fn now() -> f64 {
     web_sys::window()
@@ -66,27 +14,31 @@ fn now() -> f64 {
         .map_or(0.0, |p| p.now())
 }
 
-/// The record of the item on the page; a copy of the handle is all a form needs.
+/// The record of the item on the page (the domain's `Recorder`, fed by the page's events);
+/// a copy of the handle is all a form needs. `None` until the listeners are on.
 #[derive(Clone, Copy)]
-pub(crate) struct Signals(StoredValue<Record>);
+pub(crate) struct Signals(StoredValue<Option<Recorder>>);
 
 impl Signals {
     /// Starts recording for an item whose texts (context parts, question) are `texts`; the
     /// listeners go with the calling reactive owner (the item's view).
     pub fn new(texts: Vec<String>) -> Self {
-        let me = Signals(StoredValue::new(Record::default()));
+        let me = Signals(StoredValue::new(None));
         Effect::new(move |_| me.listen(texts.clone()));
         me
     }
 
     /// What to send with the answer (in the browser; `None` while the server renders).
     pub fn snapshot(self) -> Option<ItemSignals> {
-        let r = self.0.get_value();
-        (r.shown > 0.0).then(|| r.snapshot(now()))
+        self.0.with_value(|r| r.as_ref().map(|r| r.snapshot(now())))
     }
 
-    fn update(self, f: impl FnOnce(&mut Record)) {
-        self.0.update_value(f);
+    fn update(self, f: impl FnOnce(&mut Recorder)) {
+        self.0.update_value(|r| {
+            if let Some(r) = r {
+                f(r)
+            }
+        });
     }
 
     fn listen(self, texts: Vec<String>) {
@@ -96,18 +48,11 @@ impl Signals {
         let Some(doc) = window.document() else {
             return;
         };
-        let start = now().max(f64::MIN_POSITIVE);
-        self.update(|r| {
-            *r = Record {
-                shown: start,
-                ..Record::default()
-            };
-            r.set(start, Some(doc.hidden()), None);
-        });
+        self.0.set_value(Some(Recorder::new(now(), doc.hidden())));
         let d = doc.clone();
         let visibility = move |_: web_sys::Event| {
             let hidden = d.hidden();
-            self.update(|r| r.set(now(), Some(hidden), None));
+            self.update(|r| r.visibility(now(), hidden));
         };
         // The window's own focus only: an input's blur and focus reach the window too (in the
         // capture phase), and moving between inputs is not leaving the page.
@@ -117,12 +62,12 @@ impl Signals {
         };
         let blur = move |e: web_sys::Event| {
             if of_window(&e) {
-                self.update(|r| r.set(now(), None, Some(true)));
+                self.update(|r| r.focus(now(), false));
             }
         };
         let focus = move |e: web_sys::Event| {
             if of_window(&e) {
-                self.update(|r| r.set(now(), None, Some(false)));
+                self.update(|r| r.focus(now(), true));
             }
         };
         let copy = move |_: web_sys::Event| {
@@ -133,11 +78,7 @@ impl Signals {
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             let from_item = copied_from_item(&copied, &refs);
             let chars = copied.chars().count() as u32;
-            self.update(|r| {
-                r.s.copy_count += 1;
-                r.s.copy_chars = r.s.copy_chars.saturating_add(chars);
-                r.s.copy_from_item += u32::from(from_item);
-            });
+            self.update(|r| r.copy(now(), chars, from_item));
         };
         let paste = move |e: web_sys::Event| {
             // Only the length of what is pasted is read.
@@ -146,18 +87,9 @@ impl Signals {
                 .and_then(|c| c.clipboard_data())
                 .and_then(|d| d.get_data("text").ok())
                 .map_or(0, |t| t.chars().count() as u32);
-            self.update(|r| {
-                r.s.paste_count += 1;
-                r.s.paste_chars = r.s.paste_chars.saturating_add(chars);
-            });
+            self.update(|r| r.paste(chars));
         };
-        let input = move |_: web_sys::Event| {
-            self.update(|r| {
-                if r.first_input.is_none() {
-                    r.first_input = Some(now());
-                }
-            });
-        };
+        let input = move |_: web_sys::Event| self.update(|r| r.input(now()));
         let doc_t: web_sys::EventTarget = doc.into();
         let win_t: web_sys::EventTarget = window.into();
         let mut hooks: Vec<(
@@ -187,34 +119,5 @@ impl Signals {
                     t.remove_event_listener_with_callback_and_bool(name, cb.unchecked_ref(), true);
             }
         });
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stretches_away_are_counted_once_and_bounded_by_the_wall_time() {
-        let mut r = Record {
-            shown: 1_000.0,
-            ..Record::default()
-        };
-        // Switching tabs fires blur, then visibilitychange: one stretch.
-        r.set(2_000.0, None, Some(true));
-        r.set(2_010.0, Some(true), None);
-        r.set(20_000.0, Some(false), None);
-        r.set(20_005.0, None, Some(false));
-        let s = r.snapshot(25_000.0);
-        assert_eq!(
-            (s.away_count, s.away_ms, s.wall_ms, s.active_ms),
-            (1, 18_005, 24_000, 5_995)
-        );
-        assert_eq!(s.check(), Ok(()));
-        // Submitted while away (a click from another window): the open stretch counts.
-        r.set(26_000.0, None, Some(true));
-        let s = r.snapshot(27_000.0);
-        assert_eq!((s.away_count, s.away_ms), (2, 19_005));
-        assert_eq!(s.check(), Ok(()));
     }
 }
