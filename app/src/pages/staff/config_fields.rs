@@ -25,12 +25,34 @@ pub(super) fn problem_alert(problems: RwSignal<Vec<String>>) -> impl IntoView {
     }
 }
 
+/// Every problem of a study's form at once: its name, its task where the form chooses one
+/// (`task`), and its configuration's fields; or the name (trimmed) and the configuration.
+pub(super) fn read_study(
+    name: RwSignal<String>,
+    task: Option<RwSignal<String>>,
+    fields: ConfigFields,
+) -> Result<(String, StudyConfig), Vec<String>> {
+    let mut p = Problems::default();
+    let name = p.take(domain::study::check_name(&name.get_untracked()));
+    if task.is_some_and(|t| t.get_untracked().is_empty()) {
+        p.0.push("Task: choose the study's task".into());
+    }
+    let config = fields.read().map_err(|e| p.0.extend(e)).ok();
+    match (name, config) {
+        (Some(name), Some(config)) if p.0.is_empty() => Ok((name, config)),
+        _ => Err(p.0),
+    }
+}
+
 /// Checks a form's fields again as they are edited once a send found problems, so that a
 /// fixed field's problem goes (the form's `input` and `change` events).
-pub(super) fn recheck(fields: ConfigFields, problems: RwSignal<Vec<String>>) -> impl Fn() + Copy {
+pub(super) fn recheck(
+    read: impl Fn() -> Vec<String> + Copy,
+    problems: RwSignal<Vec<String>>,
+) -> impl Fn() + Copy {
     move || {
         if !problems.get_untracked().is_empty() {
-            problems.set(fields.read().err().unwrap_or_default());
+            problems.set(read());
         }
     }
 }
@@ -130,6 +152,14 @@ impl ConfigFields {
         let pages = self.pages.read().map_err(|e| p.0.extend(e)).ok();
         let alpha = p.take(settings::ALPHA.parse(&self.alpha.get_untracked()));
         let primary = p.take(analysis_plan::parse_primary(&self.primary.get_untracked()));
+        // The completion code and URL with the server's own checks and words.
+        let code = self.code.get_untracked().trim().to_string();
+        let url = self.completion_url.get_untracked().trim().to_string();
+        p.take(settings::check_completion_code(&code));
+        p.take(
+            domain::crowd::validate_completion_url(&url)
+                .map_err(|e| format!("Prolific completion URL: {e}")),
+        );
         let (
             Some(scenarios),
             Some(annotators),
@@ -148,6 +178,9 @@ impl ConfigFields {
         else {
             return Err(p.0);
         };
+        if !p.0.is_empty() {
+            return Err(p.0);
+        }
         Ok(StudyConfig {
             scenarios,
             annotators,
@@ -160,8 +193,8 @@ impl ConfigFields {
             filter_margin,
             item_timeout_secs,
             open: self.open.get_untracked(),
-            completion_code: self.code.get_untracked().trim().to_string(),
-            completion_url: self.completion_url.get_untracked().trim().to_string(),
+            completion_code: code,
+            completion_url: url,
             pages,
             analysis: AnalysisChoices { alpha, primary },
         })

@@ -1,7 +1,7 @@
 //! Study configuration for admins (researchers read it): the list of studies with their
 //! worker links, a form to create one, and a study's page with its progress and edit form.
 
-use super::config_fields::{problem_alert, recheck, ConfigFields};
+use super::config_fields::{problem_alert, read_study, recheck, ConfigFields};
 use super::{alerts, site_origin};
 use crate::api::auth::whoami;
 use crate::api::study::{list_studies, study_admin, CreateStudy, UpdateStudy};
@@ -138,15 +138,16 @@ fn CreateForm(create: ServerAction<CreateStudy>) -> impl IntoView {
         );
     };
     let problem = RwSignal::new(Vec::<String>::new());
-    let recheck = recheck(fields, problem);
+    let read = move || read_study(name, Some(task), fields);
+    let recheck = recheck(move || read().err().unwrap_or_default(), problem);
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
-        match fields.read() {
-            Ok(config) => {
+        match read() {
+            Ok((name, config)) => {
                 problem.set(Vec::new());
                 create.dispatch(CreateStudy {
                     task: task.get_untracked(),
-                    name: name.get_untracked(),
+                    name,
                     config,
                 });
             }
@@ -236,18 +237,15 @@ fn StudyView(o: StudyOverview, update: ServerAction<UpdateStudy>) -> impl IntoVi
     let options = Signal::stored(shots::group_options(&o.shot_groups, &o.chains));
     let name = RwSignal::new(s.name.clone());
     let problem = RwSignal::new(Vec::<String>::new());
-    let recheck = recheck(fields, problem);
+    let read = move || read_study(name, None, fields);
+    let recheck = recheck(move || read().err().unwrap_or_default(), problem);
     let id = s.id;
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
-        match fields.read() {
-            Ok(config) => {
+        match read() {
+            Ok((name, config)) => {
                 problem.set(Vec::new());
-                update.dispatch(UpdateStudy {
-                    id,
-                    name: name.get_untracked(),
-                    config,
-                });
+                update.dispatch(UpdateStudy { id, name, config });
             }
             Err(e) => problem.set(e),
         }

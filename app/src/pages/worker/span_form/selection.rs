@@ -1,6 +1,7 @@
 //! Selecting an answer in the text: by mouse, touch handles (read on `selectionchange`) or the
 //! keyboard (words, characters, sentences, a find box), with the answers so far marked in the
-//! text, what is selected said, and the Add button (or A, Enter, the context menu's Answer).
+//! text, what is selected said, and the Add button (or A or Enter, pressed alone). The
+//! browser's own shortcuts (Ctrl+A, Ctrl+C) and context menu (Copy) are left to the browser.
 
 use super::super::browser::{on_selection_change, read_selection, set_selection};
 use domain::answer::SpanAnswer;
@@ -24,6 +25,37 @@ pub(super) fn trimmed(text: &str, start: usize, end: usize) -> Option<(usize, us
         e -= 1;
     }
     (s < e).then_some((s, e))
+}
+
+/// What a key pressed in the text does: add the selection (A or Enter alone), move or extend
+/// the selection (see `moved`), or nothing (the browser's own: any key with Ctrl or Meta, such
+/// as Ctrl+A to select all, and A or Enter with a modifier).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum KeyAction {
+    Add,
+    Move,
+    Browser,
+}
+
+/// The modifiers held with a key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Mods {
+    pub ctrl: bool,
+    pub meta: bool,
+    pub alt: bool,
+    pub shift: bool,
+}
+
+pub(super) fn key_action(key: &str, m: Mods) -> KeyAction {
+    if m.ctrl || m.meta {
+        return KeyAction::Browser;
+    }
+    let add_key = key == "Enter" || key.eq_ignore_ascii_case("a");
+    match (add_key, m.alt || m.shift) {
+        (true, false) => KeyAction::Add,
+        (true, true) => KeyAction::Browser,
+        (false, _) => KeyAction::Move,
+    }
 }
 
 /// The selection (anchor, focus) after `key`, or `None` for a key that does not move it.
@@ -76,7 +108,6 @@ struct Selector {
     text: StoredValue<String>,
     // (anchor, focus) in code points of the stored text.
     selection: RwSignal<Option<(usize, usize)>>,
-    menu: RwSignal<Option<(i32, i32)>>,
     find: RwSignal<String>,
     note: RwSignal<Option<String>>,
     context_ref: NodeRef<leptos::html::Div>,
@@ -102,7 +133,6 @@ impl Selector {
     }
 
     fn add(self) {
-        self.menu.set(None);
         let span = self
             .selection
             .get_untracked()
@@ -110,19 +140,25 @@ impl Selector {
         self.on_add.run(span);
     }
 
-    /// A key in the text: Enter or A adds the selection, Escape closes the menu, the others
-    /// move or extend the selection (see `moved`).
+    /// A key in the text: Enter or A alone adds the selection, the browser keeps its own
+    /// shortcuts, the others move or extend the selection (see `key_action`, `moved`).
     fn key(self, ev: KeyboardEvent) {
         let key = ev.key();
-        if key == "Escape" {
-            self.menu.set(None);
-            return;
-        }
-        if key == "Enter" || key.eq_ignore_ascii_case("a") {
-            ev.prevent_default();
-            self.capture();
-            self.add();
-            return;
+        let mods = Mods {
+            ctrl: ev.ctrl_key(),
+            meta: ev.meta_key(),
+            alt: ev.alt_key(),
+            shift: ev.shift_key(),
+        };
+        match key_action(&key, mods) {
+            KeyAction::Browser => return,
+            KeyAction::Add => {
+                ev.prevent_default();
+                self.capture();
+                self.add();
+                return;
+            }
+            KeyAction::Move => {}
         }
         let current = self
             .read()
@@ -161,13 +197,6 @@ impl Selector {
         }
     }
 
-    /// The context menu (right click or a long press) at the pointer.
-    fn open_menu(self, ev: leptos::ev::MouseEvent) {
-        ev.prevent_default();
-        self.capture();
-        self.menu.set(Some((ev.client_x(), ev.client_y())));
-    }
-
     fn selected_text(self) -> Option<String> {
         let (a, f) = self.selection.get()?;
         self.text.with_value(|t| span_of(t, a, f)).map(|s| s.text)
@@ -190,26 +219,6 @@ fn marked_text(text: StoredValue<String>, answers: RwSignal<Vec<SpanAnswer>>) ->
     }
 }
 
-/// The text's context menu, with its one item: Answer.
-fn context_menu(sel: Selector) -> impl IntoView {
-    move || {
-        sel.menu.get().map(|(x, y)| {
-            view! {
-                <div class="context-menu" role="menu" style=format!("left: {x}px; top: {y}px")>
-                    <button
-                        role="menuitem"
-                        class="menu-answer"
-                        on:mousedown=|ev| ev.prevent_default()
-                        on:click=move |_| sel.add()
-                    >
-                        "Answer"
-                    </button>
-                </div>
-            }
-        })
-    }
-}
-
 /// The text to select in; `on_add` gets the selected span (`None`: nothing is selected).
 #[component]
 pub(super) fn TextSelection(
@@ -222,7 +231,6 @@ pub(super) fn TextSelection(
     let sel = Selector {
         text,
         selection: RwSignal::new(None),
-        menu: RwSignal::new(None),
         find: RwSignal::new(String::new()),
         note,
         context_ref: NodeRef::new(),
@@ -248,11 +256,9 @@ pub(super) fn TextSelection(
             node_ref=sel.context_ref
             on:mouseup=move |_| sel.capture()
             on:keydown=move |ev| sel.key(ev)
-            on:contextmenu=move |ev| sel.open_menu(ev)
         >
             {marked_text(text, answers)}
         </div>
-        {context_menu(sel)}
         <label class="find">
             "Find in the text"
             <input
@@ -286,7 +292,7 @@ pub(super) fn TextSelection(
 
 #[cfg(test)]
 mod tests {
-    use super::{moved, trimmed};
+    use super::{key_action, moved, trimmed, KeyAction, Mods};
 
     #[test]
     fn selections_lose_surrounding_whitespace_only() {
@@ -294,6 +300,34 @@ mod tests {
         assert_eq!(trimmed(t, 1, 9), Some((3, 7)));
         assert_eq!(trimmed(t, 1, 3), None);
         assert_eq!(trimmed(t, 0, 99), Some((0, 11)));
+    }
+
+    #[test]
+    fn only_a_or_enter_alone_adds_an_answer() {
+        let alone = Mods::default();
+        let ctrl = Mods {
+            ctrl: true,
+            ..alone
+        };
+        let meta = Mods {
+            meta: true,
+            ..alone
+        };
+        assert_eq!(key_action("a", alone), KeyAction::Add);
+        assert_eq!(key_action("A", alone), KeyAction::Add);
+        assert_eq!(key_action("Enter", alone), KeyAction::Add);
+        // Select all, copy, and the same on a Mac: the browser's.
+        for m in [ctrl, meta] {
+            for key in ["a", "A", "c", "Enter", "ArrowRight"] {
+                assert_eq!(key_action(key, m), KeyAction::Browser, "{key} {m:?}");
+            }
+        }
+        let shifted = Mods {
+            shift: true,
+            ..alone
+        };
+        assert_eq!(key_action("A", shifted), KeyAction::Browser);
+        assert_eq!(key_action("ArrowRight", shifted), KeyAction::Move);
     }
 
     #[test]
