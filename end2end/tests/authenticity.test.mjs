@@ -1,12 +1,12 @@
-// Authenticity signals as real workers make them, in Chromium: an honest worker reads, copies a
-// word, glances away once and answers at human speed (not flagged); an assisted worker copies
-// each item, leaves the tab for 15 s, comes back and answers, and pastes into a free-text
-// CrossFit item (flagged). The researcher sees each worker's signals and level; nothing on the
-// page blocks copying, pasting or leaving.
+// Authenticity signals as real workers make them, in Chromium: honest workers read, copy a word,
+// glance away once, or answer fast by keyboard alone (not flagged); assisted workers copy each
+// item to a chatbot in another tab and paste its reply, ask a chatbot in a window beside the page,
+// or carry short pieces of each item to another tab (flagged). The researcher sees each worker's
+// signals and level; nothing on the page blocks copying, pasting or leaving.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { start, newPage, openHydrated, joinStudy, signIn, writeSst, writeSquad, importColours, selectByMouse, USERS } from './server.mjs';
+import { start, newPage, openHydrated, joinStudy, signIn, writeSst, writeSquad, importColours, selectByMouse, answerLabelByKeys, USERS } from './server.mjs';
 
 const REVIEWS = [
   ['a warm and funny film whose cast makes every small scene feel alive and true ', 'positive'],
@@ -31,7 +31,7 @@ before(async () => {
     cli('import', 'clues', join(dir, 'data'));
     const id = (out) => Number(/created study (\d+)/.exec(out)[1]);
     spans = id(cli('study', 'create', '--task', 'SQuAD-v2', '--name', 'Passages', '--scenarios', '0', '--annotators', '5', '--open'));
-    labels = id(cli('study', 'create', '--task', 'SST-2', '--name', 'Reviews', '--scenarios', '0', '--annotators', '5', '--open'));
+    labels = id(cli('study', 'create', '--task', 'SST-2', '--name', 'Reviews', '--scenarios', '0', '--annotators', '8', '--open'));
     importColours(cli, dir, [['What colour is a ripe lemon in the sun?', 'yellow'], ['What colour is fresh milk in a glass?', 'white']]);
     texts = id(cli('study', 'create', '--task', 'xf-colours-s100', '--name', 'Colours', '--scenarios', '0', '--annotators', '5', '--open'));
   });
@@ -53,6 +53,14 @@ async function leave(page, ms) {
   await flip(true);
   await pause(ms);
   await flip(false);
+}
+
+/** A window beside the page takes the focus for `ms` (the page stays visible), then the worker
+ * clicks back into the page. */
+async function beside(page, ms) {
+  await page.evaluate(() => window.dispatchEvent(new Event('blur')));
+  await pause(ms);
+  await page.evaluate(() => window.dispatchEvent(new Event('focus')));
 }
 
 /** Selects the item's whole text and copies it with the keyboard, as a worker does. */
@@ -202,4 +210,72 @@ test('an assisted worker takes items to a chatbot in another tab and pastes its 
   assert.match(await researcher.locator('#exclusions').textContent(), /assisted-1.*low authenticity/s);
   await researcher.locator('#table5-authentic-official').waitFor();
   for (const p of [page, writer, researcher]) await p.close();
+});
+
+test('an honest fast reader answers by keyboard alone: not flagged', async () => {
+  const page = await newPage(env.browser);
+  await joinStudy(page, link(labels, 'keyboard-1'));
+  for (let i = 0; i < REVIEWS.length; i++) {
+    await pause(1800); // a fast reader
+    const text = await page.locator('.context').textContent();
+    const label = REVIEWS.find(([t]) => t.trim() === text.trim())[1];
+    const heading = await page.locator('.step-heading').textContent();
+    await answerLabelByKeys(page, label);
+    await page.waitForFunction((h) => document.querySelector('.step-heading')?.textContent !== h, heading);
+  }
+  await page.waitForSelector('text=/completion code/i');
+  assert.deepEqual(page.errors, []);
+  const s = signalsOf('keyboard-1');
+  assert.ok(s.every((x) => x.away_count === 0 && x.first_input_ms !== null), JSON.stringify(s));
+  const researcher = await newPage(env.browser);
+  await signIn(researcher, env.base, USERS.researcher);
+  assert.deepEqual((await levels(researcher, labels))['keyboard-1'], ['high', '']);
+  for (const p of [page, researcher]) await p.close();
+});
+
+test('an assisted worker asks a chatbot in a window beside the page before each answer: flagged', async () => {
+  const page = await newPage(env.browser);
+  await joinStudy(page, link(labels, 'beside-1'));
+  for (let i = 0; i < REVIEWS.length; i++) {
+    await pause(1000); // skims the item
+    await beside(page, 4000); // types it into the window beside, reads the reply
+    await answerReview(page); // and answers at once
+  }
+  await page.waitForSelector('text=/completion code/i');
+  assert.deepEqual(page.errors, []);
+  const s = signalsOf('beside-1');
+  // Away, but never hidden; the answer soon after coming back.
+  assert.ok(s.every((x) => x.away_ms >= 3900 && x.hidden_ms === 0 && x.since_return_ms < 10000), JSON.stringify(s));
+  const researcher = await newPage(env.browser);
+  await signIn(researcher, env.base, USERS.researcher);
+  const [level, why] = (await levels(researcher, labels))['beside-1'];
+  assert.equal(level, 'low');
+  assert.match(why, /assistance patterns on 4 of 4 items/);
+  for (const p of [page, researcher]) await p.close();
+});
+
+test('an assisted worker carries short pieces of each item to another tab: flagged', async () => {
+  const page = await newPage(env.browser);
+  await joinStudy(page, link(labels, 'pieces-1'));
+  for (let i = 0; i < REVIEWS.length; i++) {
+    await pause(800);
+    await copyItem(page, 3); // three words: under 40 characters
+    await leave(page, 6000);
+    await answerReview(page);
+  }
+  await page.waitForSelector('text=/completion code/i');
+  assert.deepEqual(page.errors, []);
+  const s = signalsOf('pieces-1');
+  assert.ok(s.every((x) => x.copy_from_item === 1 && x.copy_chars < 40 && x.away_after_copy_ms >= 5900), JSON.stringify(s));
+  const researcher = await newPage(env.browser);
+  await signIn(researcher, env.base, USERS.researcher);
+  const [level, why] = (await levels(researcher, labels))['pieces-1'];
+  assert.equal(level, 'low');
+  assert.match(why, /assistance patterns on 4 of 4 items/);
+  assert.doesNotMatch(why, /look assisted/);
+  // The researcher finds them among the exclusions of the authentic view.
+  await openHydrated(researcher, `${env.base}/dashboard?studies=${labels}`);
+  await researcher.locator('#exclusions').waitFor();
+  assert.match(await researcher.locator('#exclusions').textContent(), /pieces-1.*low authenticity/s);
+  for (const p of [page, researcher]) await p.close();
 });

@@ -36,7 +36,11 @@ after(async () => { await env?.stop(); });
 
 /** A crowd worker who answers every item with `pick(text)`, through the server functions. */
 async function crowdWorker(pid, pick) {
-  const join = await fetch(`${env.base}/join/${study}?PROLIFIC_PID=${pid}&STUDY_ID=s&SESSION_ID=x${pid}`, { method: 'POST', redirect: 'manual' });
+  // The Start button as the start page's script sends it (without `script=1` no place is taken).
+  const join = await fetch(`${env.base}/join/${study}?PROLIFIC_PID=${pid}&STUDY_ID=s&SESSION_ID=x${pid}`, {
+    method: 'POST', redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'script=1',
+  });
   assert.equal(join.status, 303);
   const cookie = join.headers.getSetCookie()[0].split(';')[0];
   const call = async (name, body, json) => {

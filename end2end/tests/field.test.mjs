@@ -86,7 +86,7 @@ async function answerAll(scope) {
   }
 }
 
-test('inside MTurk\'s frame with third-party cookies blocked: the preview takes nothing, the worker completes the HIT', { timeout: 120000 }, async () => {
+test('inside MTurk\'s frame with third-party cookies blocked: the preview takes nothing, the worker completes the HIT, and a second HIT is told to go back', { timeout: 120000 }, async () => {
   const context = await env.browser.newContext();
   const submitted = [];
   await context.route('https://workersandbox.mturk.com/**', (route) => {
@@ -128,6 +128,21 @@ test('inside MTurk\'s frame with third-party cookies blocked: the preview takes 
      JOIN study_configs c ON c.id = s.config_id WHERE a.study_id = $1`, studies.mturk);
   assert.equal(form.get('completion_code'), JSON.parse(code).completion_code);
   assert.equal(status, 'finished');
+  assert.deepEqual(page.errors, []);
+
+  // The same worker accepts a second HIT of the study: the frame says they took part already
+  // and to return it; there is no Start, and nothing is submitted to MTurk for it.
+  await page.goto(framed(`workerId=W1&assignmentId=ASG2&hitId=HIT2&turkSubmitTo=https%3A%2F%2Fworkersandbox.mturk.com`));
+  const refusal = frame.locator('[role="alert"]');
+  await refusal.waitFor();
+  assert.match(await refusal.textContent(), /already taken part in this study and finished it.*return the HIT on MTurk.*ASG2/s);
+  assert.equal(await frame.locator('form').count(), 0);
+  await page.waitForTimeout(4000);
+  assert.equal(submitted.length, 1);
+  // The researcher's pay sheet lists both assignments with what became of each.
+  const [[crowd]] = env.sql('SELECT crowd_json FROM assignments WHERE study_id = $1', studies.mturk);
+  assert.deepEqual(JSON.parse(crowd).presented.map((p) => [p.id, p.outcome]), [['ASG1', 'in_hand'], ['ASG2', 'told_to_return']]);
+  page.errors = page.errors.filter((e) => !e.startsWith('HTTP 409'));
   assert.deepEqual(page.errors, []);
   await context.close();
 });

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { start, newPage, joinStudy, signIn, writeSst, USERS, RESULTS } from './server.mjs';
+import { start, newPage, joinStudy, signIn, writeSst, answerLabelByKeys, USERS, RESULTS } from './server.mjs';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
@@ -58,12 +58,7 @@ const link = (pid) => `${env.base}/join/${study}?PROLIFIC_PID=${pid}&STUDY_ID=st
 /** Answers the current label item with `label` by keyboard, and waits for the next step. */
 async function answer(page, label, heading) {
   await page.waitForSelector(`h2.progress:text("${heading}")`);
-  await page.focus(`input[name="label"][value="${label}"]`);
-  await page.keyboard.press('Space');
-  await page.focus('input[name="confidence"][value="4"]');
-  await page.keyboard.press('Space');
-  await page.focus('button.submit');
-  await page.keyboard.press('Enter');
+  await answerLabelByKeys(page, label);
   await page.waitForFunction((h) => document.querySelector('.step-heading')?.textContent !== h, heading);
 }
 
@@ -185,21 +180,27 @@ test('the study form names every problem at once, clears a fixed one, and is off
   await page.click('a[href="/studies"]');
   await page.waitForSelector('select[name="task"] option[value="SST-2"]', { state: 'attached' });
   await page.selectOption('select[name="task"]', 'SST-2');
-  await page.fill('input[name="name"]', 'Many problems');
   await page.fill('input[name="annotators"]', '0');
   await page.fill('input[name="rate"]', 'lots');
+  await page.fill('input[name="code"]', 'not a code!');
+  await page.fill('input[name="completion_url"]', 'http://example.org/done');
   await page.click('details.study-pages summary');
   await page.fill('textarea[name="questionnaire"]', '{');
   await page.click('form.config button[type="submit"]');
   const alert = '.create-study [role="alert"]';
   await page.waitForSelector(alert);
+  // Every problem at once, the name, the completion code and URL among them.
   const first = await page.$$eval(`${alert} li`, (li) => li.map((l) => l.textContent));
-  assert.equal(first.length, 3, first.join(' | '));
-  assert.match(first.join(' | '), /annotators/i);
-  assert.match(first.join(' | '), /rate/i);
-  assert.match(first.join(' | '), /Questionnaires \(JSON\)/);
+  assert.equal(first.length, 6, first.join(' | '));
+  for (const field of [/^Name:/m, /annotators/i, /rate/i, /Completion code/, /Prolific completion URL/, /Questionnaires \(JSON\)/]) {
+    assert.match(first.join('\n'), field);
+  }
   // Fixing a field takes its problem away before the next send; the others stay.
   await page.fill('input[name="annotators"]', '3');
+  await page.waitForFunction((a) => document.querySelectorAll(`${a} li`).length === 5, alert);
+  await page.fill('input[name="name"]', 'Many problems');
+  await page.fill('input[name="code"]', 'DONE-7');
+  await page.fill('input[name="completion_url"]', '');
   await page.waitForFunction((a) => document.querySelectorAll(`${a} li`).length === 2, alert);
   await page.fill('input[name="rate"]', '12.50');
   await page.fill('textarea[name="questionnaire"]', '');

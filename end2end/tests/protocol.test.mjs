@@ -104,20 +104,26 @@ test('a zero-shot worker answers span items by mouse, by keyboard alone, and wit
     const pos = await currentPosition(page);
     if (text === SPAN_TEXTS[0]) {
       // Mouse selection across an emoji ZWJ sequence with a skin tone, after a CRLF; added
-      // with the button. A second answer with a combining accent, added with the right-click menu.
+      // with the button. A second answer with a combining accent, added with the button too.
       await selectByMouse(page, 'Pasang Lhamu');
       assert.equal(await page.textContent('.selected-text'), 'Pasang Lhamu');
       await page.click('button.add-answer');
       await selectByMouse(page, 'Cafe\u0301');
-      await page.click('.span-context', { button: 'right', position: await (async () => {
-        const r = await page.evaluate(() => {
-          const c = window.rangeOfText(document.querySelector('.span-context'), 'Ca').getBoundingClientRect();
-          const box = document.querySelector('.span-context').getBoundingClientRect();
-          return { x: c.left - box.left + c.width / 2, y: c.top - box.top + c.height / 2 };
-        });
-        return r;
-      })() });
-      await page.click('.context-menu button.menu-answer');
+      // The browser's own context menu (Copy) stays: the page neither prevents it nor shows
+      // a menu of its own, and nothing is added.
+      const prevented = await page.evaluate(() => {
+        const ev = new MouseEvent('contextmenu', { bubbles: true, cancelable: true });
+        return !document.querySelector('.span-context').dispatchEvent(ev);
+      });
+      assert.equal(prevented, false);
+      await page.click('.span-context', { button: 'right' });
+      assert.equal(await page.locator('.context-menu').count(), 0);
+      assert.equal(await page.locator('table.answers tbody tr').count(), 1);
+      // Ctrl+A in the text selects it all (the browser's), and adds nothing.
+      await page.keyboard.press('Control+a');
+      assert.equal(await page.locator('table.answers tbody tr').count(), 1);
+      await selectByMouse(page, 'Cafe\u0301');
+      await page.click('button.add-answer');
       const rows = await answerRows(page);
       assert.deepEqual(rows, [
         ['Pasang Lhamu', String(cpOffset(text, 'Pasang Lhamu')), '12'],

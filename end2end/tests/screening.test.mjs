@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { start, newPage, joinStudy, signIn, openHydrated, writeSst, USERS } from './server.mjs';
+import { start, newPage, joinStudy, signIn, openHydrated, writeSst, answerLabelByKeys, USERS } from './server.mjs';
 
 let env;
 let study;
@@ -32,12 +32,7 @@ after(async () => { await env?.stop(); });
 /** Answers the current label item with `label` by keyboard. */
 async function answer(page, label, heading) {
   await page.waitForSelector(`h2.progress:text("${heading}")`);
-  await page.focus(`input[name="label"][value="${label}"]`);
-  await page.keyboard.press('Space');
-  await page.focus('input[name="confidence"][value="4"]');
-  await page.keyboard.press('Space');
-  await page.focus('button.submit');
-  await page.keyboard.press('Enter');
+  await answerLabelByKeys(page, label);
 }
 
 test('screening items first without feedback, then training in an order of ones own, then the test', async () => {

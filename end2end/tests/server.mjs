@@ -148,6 +148,17 @@ export async function joinStudy(page, url) {
   await page.waitForSelector('main[data-hydrated="true"]', { timeout: 30000 });
 }
 
+/** Picks `label` and the confidence "Agree" and presses Submit, by keys alone (Space on the
+ * focused radio, Enter on Submit), as a keyboard-only worker does. */
+export async function answerLabelByKeys(page, label) {
+  await page.focus(`input[name="label"][value="${label}"]`);
+  await page.keyboard.press('Space');
+  await page.focus('input[name="confidence"][value="4"]');
+  await page.keyboard.press('Space');
+  await page.focus('button.submit');
+  await page.keyboard.press('Enter');
+}
+
 /** Opens a staff page as a signed-in crowd worker: the server answers 403 with a page that says
  * whom it is for (no staff page is rendered for a worker). */
 export async function staffPageRefused(page, url) {

@@ -204,26 +204,37 @@ test('the keyboard selects exactly: character steps past a possessive, and the f
   await page.close();
 });
 
-test('before the page is interactive its form is disabled; with scripts off the page says they are needed', async () => {
+test('with scripts off Start takes no place and says why; before the page is interactive its form is disabled', async () => {
   const context = await env.browser.newContext({ javaScriptEnabled: false });
   const page = await context.newPage();
   await page.goto(link(studies.labels, 'no-script-worker'));
+  // The start page says what is recorded and that the study needs JavaScript.
+  assert.match(await page.textContent('.recorded'), /this page records for each item only counts and times/);
+  assert.match(await page.textContent('.start-page'), /needs JavaScript, which is turned off in this browser/);
   await page.click('form[method="post"] button[type="submit"]');
-  await page.waitForSelector('article.item');
-  // With scripts off it says so, instead of loading for ever.
-  assert.equal(await page.isVisible('.loading'), false);
-  assert.match(await page.textContent('.no-script'), /This page needs JavaScript, which is turned off in this browser/);
-  assert.equal(await page.isVisible('.no-script'), true);
-  for (const sel of ['button.submit', 'button.skip', 'input[name="label"] >> nth=0', 'input[name="confidence"] >> nth=0']) {
-    assert.equal(await page.isDisabled(sel), true, sel);
-  }
+  assert.match(await page.textContent('[role="alert"]'), /needs JavaScript[\s\S]*no place was taken/);
+  const made = env.sql('SELECT COUNT(*) FROM users WHERE name = $1', 'prolific:no-script-worker');
+  assert.equal(Number(made[0][0]), 0);
   await context.close();
-  // Once hydrated, the same page works and the notice is gone.
+  // With scripts on, Start takes the place and the page works.
   const live = await newPage(env.browser);
   await joinStudy(live, link(studies.labels, 'no-script-worker'));
   assert.equal(await live.locator('.loading').count(), 0);
   assert.equal(await live.locator('.no-script').count(), 0);
   assert.equal(await live.isDisabled('input[name="label"] >> nth=0'), false);
+  // The same place in a browser that does not run the page's script: the form is off and
+  // says why, instead of loading for ever.
+  const off = await env.browser.newContext({ javaScriptEnabled: false });
+  await off.addCookies(await live.context().cookies());
+  const still = await off.newPage();
+  await still.goto(`${env.base}/study/${studies.labels}`);
+  await still.waitForSelector('article.item');
+  assert.equal(await still.isVisible('.loading'), false);
+  assert.match(await still.textContent('.no-script'), /This page needs JavaScript, which is turned off in this browser/);
+  for (const sel of ['button.submit', 'button.skip', 'input[name="label"] >> nth=0', 'input[name="confidence"] >> nth=0']) {
+    assert.equal(await still.isDisabled(sel), true, sel);
+  }
+  await off.close();
   await live.close();
 });
 

@@ -168,9 +168,14 @@ pub async fn join_link(state: &AppState, path: &str) -> Resp {
     join_post(state, path).await
 }
 
-/// The Start button of a study link alone (for many arrivals at once).
+/// The Start button of a study link alone (for many arrivals at once), as the start page's
+/// script sends it (`script=1`; without it no place is taken).
 pub async fn join_post(state: &AppState, path: &str) -> Resp {
-    send(state, Request::post(path).body(Body::empty()).unwrap()).await
+    let req = Request::post(path)
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from("script=1"))
+        .unwrap();
+    send(state, req).await
 }
 
 /// A crowd worker arrives through the study link; returns their session cookie.
@@ -208,8 +213,19 @@ pub async fn places(state: &AppState, study_id: StudyId) -> Vec<(i64, String)> {
         .unwrap()
 }
 
+/// An answer as the study page sends it, with the page's record of the item: here one with
+/// nothing in it (no time on the clock, so it fits any interval the server saw). A test of
+/// answers without the record removes `signals`.
 pub fn submit_body(study_id: StudyId, position: i64, client_id: &str, answer: Value) -> Value {
-    json!({"study_id": study_id, "position": position, "client_id": client_id, "answer": answer})
+    json!({"study_id": study_id, "position": position, "client_id": client_id, "answer": answer,
+        "signals": quiet_item()})
+}
+
+/// The page's record of an item where nothing happened and no time passed.
+pub fn quiet_item() -> Value {
+    json!({"away_count": 0, "away_ms": 0, "copy_count": 0, "copy_chars": 0, "copy_from_item": 0,
+        "paste_count": 0, "paste_chars": 0, "first_input_ms": null, "active_ms": 0, "wall_ms": 0,
+        "hidden_ms": 0, "away_after_copy_ms": 0})
 }
 
 pub fn label(l: &str) -> Value {

@@ -13,12 +13,14 @@ use std::sync::Arc;
 use std::time::Duration;
 use store::db::cli as db;
 
+/// A study link's Start as the start page's script sends it (`script=1`), with `headers`.
 fn post(path: &str, headers: &[(&str, &str)]) -> Request<Body> {
-    let mut req = Request::post(path);
+    let mut req =
+        Request::post(path).header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
     for (k, v) in headers {
         req = req.header(*k, *v);
     }
-    req.body(Body::empty()).unwrap()
+    req.body(Body::from("script=1")).unwrap()
 }
 
 /// Each call (server function, content type, body) posted in `cookie`'s name as another site's
@@ -87,6 +89,17 @@ async fn a_study_link_takes_a_place_only_when_its_start_page_is_posted_from_our_
         assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
         assert!(r.cookie.is_none());
     }
+    assert_eq!(common::snapshot(&s.pool).await, before);
+    // Our own start page in a browser without JavaScript (the form posts without the script's
+    // mark): no place, no account, and the page says why.
+    let no_script = Request::post(&link)
+        .header("sec-fetch-site", "same-origin")
+        .body(Body::empty())
+        .unwrap();
+    let r = send(s, no_script).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    assert!(r.body.contains("needs JavaScript"), "{}", r.body);
+    assert!(r.cookie.is_none());
     assert_eq!(common::snapshot(&s.pool).await, before);
     // From our own start page it takes the place.
     let r = send(s, post(&link, &[("sec-fetch-site", "same-origin")])).await;
@@ -705,4 +718,40 @@ async fn a_frame_that_could_not_keep_its_session_is_told_why_before_anything_is_
     assert!(r.body.contains("<form class=\"start\""), "{}", r.body);
     let r = get(s, &link, None).await;
     assert!(r.body.contains("<form class=\"start\""), "{}", r.body);
+}
+
+/// A crowd session takes a place only in the study whose link sent it there (issue 54): asking
+/// another study's state, or posting another study's link without its crowd ids, takes nothing
+/// and says why; its own study goes on.
+#[tokio::test]
+async fn a_crowd_session_takes_no_place_in_a_study_it_was_not_sent_to() {
+    let e = env().await;
+    let s = &e.state;
+    let mine = new_study(s, "demo-SST-2", &[0], 3).await;
+    let other = new_study(s, "demo-SQuAD-v2", &[0], 3).await;
+    let w = arrive(s, mine, "sent-here").await;
+    let before = common::snapshot(&s.pool).await;
+    let r = state_of(s, other, &w).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+    assert!(r.body.contains("no place in this study"), "{}", r.body);
+    let page = get(s, &format!("/study/{other}"), Some(&w)).await;
+    assert!(
+        page.body.contains("no place in this study"),
+        "{}",
+        page.body
+    );
+    let link = format!("/join/{other}");
+    let start = get(s, &link, Some(&w)).await;
+    assert_eq!(start.status, StatusCode::CONFLICT, "{}", start.body);
+    assert!(start.body.contains("not sent to this study") && !start.body.contains("<form"));
+    let r = send(
+        s,
+        post(&link, &[("sec-fetch-site", "same-origin"), ("cookie", &w)]),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.body);
+    assert!(r.body.contains("not sent to this study"), "{}", r.body);
+    assert!(places(s, other).await.is_empty());
+    assert_eq!(common::snapshot(&s.pool).await, before);
+    assert!(parse(&state_of(s, mine, &w).await)["step"]["Item"].is_object());
 }

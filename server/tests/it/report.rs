@@ -7,6 +7,7 @@ use crate::common;
 use axum::http::StatusCode;
 use common::client::{env, get, login, new_study, Env};
 use domain::answer::{Answer, SpanAnswer};
+use domain::authenticity::ItemSignals;
 use domain::report::{Report, Subset};
 use domain::rng::SplitMix64;
 use domain::wire::study::WorkerStep;
@@ -260,12 +261,15 @@ async fn simulate(
         assignment: None,
         submit_to: None,
         earlier_assignments: Vec::new(),
+        presented: Vec::new(),
     };
-    let labels = study::load(pool, study_id)
+    let loaded = study::load(pool, study_id).await.unwrap();
+    let labels = loaded.spec.label_names();
+    // The place, as the study link's Start takes it.
+    let now = || env.state.now_ms();
+    study::enter(&env.state.writer, &loaded, user.id, Some(&crowd), now())
         .await
-        .unwrap()
-        .spec
-        .label_names();
+        .unwrap();
     let mut rng = SplitMix64(seed);
     let mut sim = Sim {
         worker: user.name.clone(),
@@ -276,7 +280,7 @@ async fn simulate(
     };
     let mut n = 0;
     loop {
-        let state = study::worker_state(&env.state.writer, study_id, user.id, Some(&crowd))
+        let state = study::worker_state(&env.state.writer, study_id, user.id, now())
             .await
             .unwrap();
         sim.k = state.k;
@@ -296,7 +300,7 @@ async fn simulate(
             .unwrap();
         }
         if item.reveal.is_some() {
-            study::acknowledge(&env.state.writer, study_id, user.id, item.position)
+            study::acknowledge(&env.state.writer, study_id, user.id, item.position, now())
                 .await
                 .unwrap();
             continue;
@@ -322,19 +326,21 @@ async fn simulate(
         );
         n += 1;
         let client_id = format!("c{n}");
+        // What the page sends: its record of the item (no time away; the server's own clock
+        // times the answer).
         let sent = study::Sent {
             position: item.position,
             client_id: &client_id,
             answer: a.clone(),
-            signals: None,
+            signals: Some(ItemSignals::default()),
         };
-        let ack = study::submit(pool, &env.state.writer, study_id, user.id, sent)
+        let ack = study::submit(pool, &env.state.writer, study_id, user.id, sent, now())
             .await
             .unwrap();
         if training {
             assert!(ack.reveal.is_some());
             sim.training.push((line, a.strings()));
-            study::acknowledge(&env.state.writer, study_id, user.id, item.position)
+            study::acknowledge(&env.state.writer, study_id, user.id, item.position, now())
                 .await
                 .unwrap();
         } else {

@@ -77,16 +77,28 @@ async fn a_fourth_worker_goes_elsewhere_or_is_refused_and_nobody_changes_scenari
     assert!(r.cookie.is_none());
     assert_eq!(common::snapshot(&s.pool).await, before);
 
-    // A second study of the same task: its workers must be new to the task.
+    // A second study of the same task: its workers must be new to the task. The study link
+    // says so, and takes nothing; the session alone takes no place there either.
     let other = new_study(s, "demo-SST-2", &[0], 3).await;
-    let r = state_of(s, other, &cookies[0]).await;
+    let before = common::snapshot(&s.pool).await;
+    let r = join_link(
+        s,
+        &format!("/join/{other}?PROLIFIC_PID=w0&STUDY_ID=s1&SESSION_ID=xw0"),
+    )
+    .await;
     assert_eq!(r.status, StatusCode::CONFLICT);
     assert!(r.body.contains("already took part in the"), "{}", r.body);
+    assert_eq!(
+        state_of(s, other, &cookies[0]).await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(common::snapshot(&s.pool).await, before);
     // A new worker may take that study; a worker of another task's study may too.
     let fresh = arrive(s, other, "w7").await;
     parse(&state_of(s, other, &fresh).await);
     let mnli = new_study(s, "demo-MNLI", &[0], 3).await;
-    parse(&state_of(s, mnli, &cookies[0]).await);
+    let w0 = arrive(s, mnli, "w0").await;
+    parse(&state_of(s, mnli, &w0).await);
     // Staff do not take places.
     let rita = login(s, "rita", "rita-password").await;
     assert_eq!(state_of(s, id, &rita).await.status, StatusCode::FORBIDDEN);
@@ -757,18 +769,30 @@ async fn the_end_page_hands_workers_back_to_their_platform() {
         done["Done"]["hand_back"],
         json!({"MturkSubmit": {"action": "https://workersandbox.mturk.com/mturk/externalSubmit", "assignment_id": "3AB", "code": "DONE-1234"}})
     );
-    // The same worker accepts a second HIT of the study (a new assignment, live this time) and
-    // presses Continue: the end page submits the assignment in hand, not the first one.
-    let r = join_link(
-        s,
-        &format!("/join/{id}?workerId=A9&assignmentId=3XY&hitId=H2&turkSubmitTo=https%3A%2F%2Fwww.mturk.com"),
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
-    let again = parse(&state_of(s, id, &r.cookie.unwrap()).await);
+    // The same worker accepts a second HIT of the study (a new assignment, live this time): the
+    // start page tells them they took part already and to return it, and nothing is handed back
+    // for it; Start (posted anyway) says the same and opens no session.
+    let second = format!(
+        "/join/{id}?workerId=A9&assignmentId=3XY&hitId=H2&turkSubmitTo=https%3A%2F%2Fwww.mturk.com"
+    );
+    let page = get(s, &second, None).await;
+    assert_eq!(page.status, StatusCode::CONFLICT, "{}", page.body);
+    let told = [
+        "already taken part in this study and finished it",
+        "return the HIT on MTurk",
+        "3XY",
+    ]
+    .iter()
+    .all(|words| page.body.contains(words));
+    assert!(told && !page.body.contains("<form"), "{}", page.body);
+    let posted = join_post(s, &second).await;
+    assert_eq!(posted.status, StatusCode::CONFLICT, "{}", posted.body);
+    assert!(posted.cookie.is_none());
+    // The place still hands back the assignment it was done under.
+    let again = parse(&state_of(s, id, &mturk).await);
     assert_eq!(
-        again["step"]["Done"]["hand_back"],
-        json!({"MturkSubmit": {"action": "https://www.mturk.com/mturk/externalSubmit", "assignment_id": "3XY", "code": "DONE-1234"}})
+        again["step"]["Done"]["hand_back"]["MturkSubmit"]["assignment_id"],
+        "3AB"
     );
     let crowd: String = sqlx::query_scalar(
         "SELECT a.crowd_json FROM assignments a JOIN crowd_ids c ON c.user_id = a.worker_id
@@ -778,9 +802,47 @@ async fn the_end_page_hands_workers_back_to_their_platform() {
     .await
     .unwrap();
     let crowd: serde_json::Value = serde_json::from_str(&crowd).unwrap();
-    assert_eq!(crowd["assignment"], "3XY");
-    assert_eq!(crowd["study"], "H2");
-    assert_eq!(crowd["earlier_assignments"], json!(["3AB"]));
+    assert_eq!(
+        (crowd["assignment"].as_str(), crowd["study"].as_str()),
+        (Some("3AB"), Some("H1"))
+    );
+    let outcomes: Vec<(&str, &str)> = crowd["presented"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["id"].as_str().unwrap(), p["outcome"].as_str().unwrap()))
+        .collect();
+    assert_eq!(outcomes, [("3AB", "in_hand"), ("3XY", "told_to_return")]);
+    // The pay sheet and the bundle's assignments list both, with what became of each.
+    let rita = login(s, "rita", "rita-password").await;
+    let pay = get(s, &format!("/export/pay.csv?studies={id}"), Some(&rita)).await;
+    let line = pay.body.lines().find(|l| l.contains(",A9,")).unwrap();
+    assert_eq!(pay.body.lines().filter(|l| l.contains(",A9,")).count(), 1);
+    assert!(line.contains("3AB: handed back with this work ("), "{line}");
+    assert!(line.contains("3XY: told to return it"), "{line}");
+    // A worker who had not finished and comes back through a second HIT goes on under it: the
+    // end page hands back the new one, and the first is listed as replaced.
+    let first = join_link(
+        s,
+        &format!("/join/{id}?workerId=B7&assignmentId=4AA&hitId=H1"),
+    )
+    .await;
+    let b7 = first.cookie.unwrap();
+    let r = join_link(
+        s,
+        &format!("/join/{id}?workerId=B7&assignmentId=4BB&hitId=H2"),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
+    let done = skip_to_the_end(s, id, &b7).await;
+    assert_eq!(
+        done["Done"]["hand_back"]["MturkSubmit"]["assignment_id"],
+        "4BB"
+    );
+    let pay = get(s, &format!("/export/pay.csv?studies={id}"), Some(&rita)).await;
+    let line = pay.body.lines().find(|l| l.contains(",B7,")).unwrap();
+    assert!(line.contains("4AA: replaced by a later one"), "{line}");
+    assert!(line.contains("4BB: handed back with this work"), "{line}");
     // A form may not be sent anywhere else.
     let before = common::snapshot(&s.pool).await;
     let r = get(
@@ -792,8 +854,8 @@ async fn the_end_page_hands_workers_back_to_their_platform() {
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     assert!(r.body.contains("turkSubmitTo must be one of"), "{}", r.body);
     assert_eq!(common::snapshot(&s.pool).await, before);
-    // The third place goes; a fourth arrival is told to return the study.
-    parse(&state_of(s, id, &arrive(s, id, "third").await).await);
+    // The three places are taken (B7 holds the third); a fourth arrival is told to return the
+    // study.
     let r = join_link(s, &format!("/join/{id}?PROLIFIC_PID=fourth")).await;
     assert_eq!(r.status, StatusCode::CONFLICT);
     assert!(

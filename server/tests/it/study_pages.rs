@@ -735,4 +735,15 @@ async fn someone_who_leaves_at_the_consent_page_is_in_no_export_and_holds_the_pl
         count(s, "SELECT COUNT(*) FROM assignment_items WHERE assignment_id NOT IN (SELECT id FROM assignments)").await,
         0
     );
+    // Nor of the worker: no account, no platform id, no session (they never consented).
+    for sql in [
+        "SELECT COUNT(*) FROM users WHERE name = 'prolific:leaver01'",
+        "SELECT COUNT(*) FROM crowd_ids WHERE external_id = 'leaver01'",
+    ] {
+        assert_eq!(count(s, sql).await, 0, "{sql}");
+    }
+    assert_eq!(
+        state_of(s, id, &leaver).await.status,
+        StatusCode::UNAUTHORIZED
+    );
 }
