@@ -142,7 +142,7 @@ test('inside MTurk\'s frame with third-party cookies blocked: the preview takes 
   // The researcher's pay sheet lists both assignments with what became of each.
   const [[crowd]] = env.sql('SELECT crowd_json FROM assignments WHERE study_id = $1', studies.mturk);
   assert.deepEqual(JSON.parse(crowd).presented.map((p) => [p.id, p.outcome]), [['ASG1', 'in_hand'], ['ASG2', 'told_to_return']]);
-  page.errors = page.errors.filter((e) => !e.startsWith('HTTP 409'));
+  page.errors = page.errors.filter((e) => !e.includes('HTTP 409') && !e.includes('status of 409'));
   assert.deepEqual(page.errors, []);
   await context.close();
 });

@@ -122,6 +122,7 @@ test('a zero-shot worker answers span items by mouse, by keyboard alone, and wit
       // Ctrl+A in the text selects it all (the browser's), and adds nothing.
       await page.keyboard.press('Control+a');
       assert.equal(await page.locator('table.answers tbody tr').count(), 1);
+      await page.evaluate(() => getSelection().removeAllRanges());
       await selectByMouse(page, 'Cafe\u0301');
       await page.click('button.add-answer');
       const rows = await answerRows(page);
@@ -308,8 +309,9 @@ test('the same label and confidence on several items in a row, by mouse and by k
 
 test('a worker of one scenario cannot take another, and a full study says so', async () => {
   const page = await newPage(env.browser);
-  // The span worker already took part in a scenario of SQuAD-v2.
-  await arrive(page, studies.span2, 'zero-shot-worker-1');
+  // The span worker already took part in a scenario of SQuAD-v2: the study link says so.
+  await page.goto(`${env.base}/join/${studies.span2}?PROLIFIC_PID=zero-shot-worker-1&STUDY_ID=st&SESSION_ID=se`);
+  await page.click('form.start button');
   await page.waitForSelector('[role="alert"]');
   assert.match(await page.textContent('[role="alert"]'), /already took part in the 0-shot scenario of this task/);
   // The ten-shot study has its one annotator: a new worker is told so by the study link, and
