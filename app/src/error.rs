@@ -162,7 +162,8 @@ impl axum::response::IntoResponse for AppError {
     }
 }
 
-#[cfg(all(test, feature = "ssr"))]
+#[cfg(test)]
+#[cfg(feature = "ssr")]
 mod tests {
     use super::*;
 

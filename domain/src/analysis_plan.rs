@@ -160,6 +160,10 @@ fn exclusions(config: &StudyConfig) -> Exclusions {
 
 impl AnalysisPlan {
     /// The JSON the hash is taken of (fields in declaration order, no spaces).
+    #[expect(
+        clippy::expect_used,
+        reason = "a plan is plain data: it always serialises"
+    )]
     pub fn canonical_json(&self) -> String {
         serde_json::to_string(self).expect("a plan is plain data")
     }

@@ -52,9 +52,10 @@ pub fn chains(sets: &ShotSets) -> Vec<Vec<ShotFile>> {
         partial = partial
             .into_iter()
             .flat_map(|chain| {
-                let last = *chain.last().expect("chains are never empty");
+                let last = chain.last().copied();
                 next.iter()
-                    .filter(move |&&f| within(sets, last, f))
+                    .filter(move |_| last.is_some())
+                    .filter(move |&&f| last.is_some_and(|l| within(sets, l, f)))
                     .map(move |&f| {
                         let mut c = chain.clone();
                         c.push(f);

@@ -1,5 +1,7 @@
 //! The CrossFit sampler against vectors produced by numpy itself (fixtures/crossfit, made by
 //! the script beside them): raw MT19937 output, shuffles, and whole train/dev files, all seeds.
+// A test crate: a failed unwrap or expect is the test failing, with its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 use domain::crossfit::mt19937::Mt19937;
 use domain::crossfit::sampler::{sample, to_tsv, SampleKind, TsvLine, CROSSFIT_SEEDS};
 use serde_json::Value;

@@ -1,5 +1,7 @@
 //! CrossFit's Rouge-L against values made by the `rouge` package 1.0.0 itself (fixtures/crossfit,
 //! made by make_rouge_fixtures.py): every item to the last bit, and a test set's mean.
+// A test crate: a failed unwrap or expect is the test failing, with its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 use domain::crossfit::metrics::{evaluate, item_score, Metric};
 use serde_json::Value;
 

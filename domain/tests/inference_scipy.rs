@@ -2,6 +2,8 @@
 //! (fixtures made by make_inference_fixtures.py): Welch's test and the one-sample test with
 //! their intervals, Pearson's r with its p and Fisher-z interval, the ANCOVA coefficient with its
 //! standard error, and the chi-square quantiles of the planner.
+// A test crate: a failed unwrap or expect is the test failing, with its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 use domain::stats::{against_fixed, ancova, correlation, dist, welch};
 use serde_json::Value;
 

@@ -4,6 +4,8 @@
 //! fewer, normal responses and item S1. Estimates, their covariance, the variance components,
 //! the REML criterion, and each contrast's SE, Satterthwaite df, t and p agree to 1e-6 (the df
 //! relative to its size: lmerTest differentiates numerically, to about 1e-7 of the df).
+// A test crate: a failed unwrap or expect is the test failing, with its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 use domain::stats::mixed::{fit, Obs};
 use serde_json::Value;
 

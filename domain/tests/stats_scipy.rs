@@ -3,6 +3,8 @@
 //! permutation test, Holm's adjustment and the power planner to the printed precision; the
 //! seeded bootstraps within their Monte Carlo error of scipy's (and of a numpy run of the same
 //! two-level scheme).
+// A test crate: a failed unwrap or expect is the test failing, with its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 use domain::stats::{dist, interval, paired, power};
 use serde_json::Value;
 

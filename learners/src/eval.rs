@@ -22,13 +22,14 @@ impl ModelDir {
     pub fn open(dir: &Path) -> Result<ModelDir> {
         let model = dir.join("model.onnx");
         let tokenizer = dir.join("tokenizer.json");
-        for (p, what) in [(&model, "the ONNX model"), (&tokenizer, "the tokenizer")] {
-            if !p.is_file() {
+        for (file, what) in [
+            ("model.onnx", "the ONNX model"),
+            ("tokenizer.json", "the tokenizer"),
+        ] {
+            if !dir.join(file).is_file() {
                 return Err(Error::Model(format!(
-                    "{}: missing {} ({})",
-                    dir.display(),
-                    p.file_name().unwrap().to_string_lossy(),
-                    what
+                    "{}: missing {file} ({what})",
+                    dir.display()
                 )));
             }
         }
@@ -80,7 +81,7 @@ pub fn write_model_dir(dir: &Path, model: &[u8], tokenizer: &Path, d: &Decoding)
     write(
         "decoding.json",
         serde_json::to_string_pretty(d)
-            .expect("settings serialise")
+            .map_err(Error::internal)?
             .as_bytes(),
     )
 }

@@ -223,7 +223,8 @@ pub async fn run(
     .buffered(a.concurrency as usize);
     while let Some((id, item, p, reply)) = asked.next().await {
         let reply = jobs::or_fail(pool, &[run], reply).await?;
-        let reading = serde_json::to_string(&read_reply(&spec, item, &reply)).expect("serialises");
+        let reading =
+            serde_json::to_string(&read_reply(&spec, item, &reply)).map_err(Error::internal)?;
         let stored = calls::store(pool, run, id, &p, &reply, &reading).await?;
         replies.insert(id, stored);
         runs::progress(pool, run, replies.len(), test.len()).await?;

@@ -145,7 +145,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// `bench --train` (or, with the hidden `--candle-side`, one candle run printing its JSON).
 pub fn run(a: &TrainArgs, hf_python: Option<PathBuf>) -> Result<()> {
     if a.candle_side {
-        let dir = a.work.as_ref().expect("clap requires --work");
+        let dir = a.work.as_ref().ok_or_else(|| {
+            Error::Invalid("--candle-side needs --work (the folder of the run)".into())
+        })?;
         let times = candle_side(dir, a)?;
         println!("{}", serde_json::json!({ "updates": times }));
         return Ok(());

@@ -8,7 +8,7 @@ use crate::clues::spec::clues_task;
 use crate::clues::{import_tasks, Imported};
 use domain::study::StudyConfig;
 use sqlx::AnyPool;
-use store::error::Result;
+use store::error::{Error, Result};
 use store::study;
 
 /// Demo tasks are named like the CLUES ones with this prefix, e.g. `demo-SST-2`.
@@ -51,7 +51,8 @@ const DEMO: [DemoTask; 6] = [
 pub fn demo_tasks() -> Result<Vec<TaskData>> {
     DEMO.iter()
         .map(|(dir, files)| {
-            let task = clues_task(dir).expect("demo directories are CLUES task directories");
+            let task = clues_task(dir)
+                .ok_or_else(|| Error::internal(format!("the demo's {dir} is no CLUES task")))?;
             let files = files
                 .iter()
                 .map(|(stem, body)| SourceFile {
@@ -139,7 +140,8 @@ pub async fn ensure_crossfit_demo(pool: &AnyPool) -> Result<bool> {
         return Ok(false);
     }
     let meta: std::collections::BTreeMap<String, DemoTaskMeta> =
-        serde_json::from_str(CROSSFIT_DEMO_TASKS).expect("the demo's tasks.json is valid");
+        serde_json::from_str(CROSSFIT_DEMO_TASKS)
+            .map_err(|e| Error::internal(format!("the demo's tasks.json: {e}")))?;
     let mut tasks = Vec::new();
     for (name, source, test) in CROSSFIT_DEMO {
         let m = &meta[name];
@@ -165,8 +167,8 @@ pub async fn ensure_crossfit_demo(pool: &AnyPool) -> Result<bool> {
     // Tasks stored before with the same files are left as they are.
     store::crossfit::store_tasks(pool, &tasks).await?;
     if partitions == 0 {
-        let partition =
-            Partition::from_json(CROSSFIT_DEMO_PARTITION).expect("the demo partition is valid");
+        let partition = Partition::from_json(CROSSFIT_DEMO_PARTITION)
+            .map_err(|e| Error::internal(format!("the demo partition: {e}")))?;
         store::crossfit::save_partition(pool, "demo", &partition).await?;
     }
     for (name, ..) in CROSSFIT_DEMO {

@@ -1,5 +1,7 @@
 //! Many workers arriving at the same moment for one scenario get exactly its N places. In its
 //! own test binary: it runs on a multi-threaded runtime, apart from the other router tests.
+// A test crate: a failed unwrap or expect is the test failing, with its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 mod common;
 
 use axum::http::StatusCode;

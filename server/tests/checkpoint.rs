@@ -1,6 +1,8 @@
 //! A served SQLite database: its commits never checkpoint (a long export used to leave the
 //! first commit after it copying the whole log), and the checkpointer keeps the log bounded,
 //! copying past a long reader only once it ends. SQLite only (PostgreSQL has no such log).
+// A test crate: a failed unwrap or expect is the test failing, with its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 use sqlx::{AnyConnection, AnyPool, Connection, Executor};
 use store::checkpoint::{Checkpointer, RESTART_FRAMES};
 use store::db::{self, Open};

@@ -2,6 +2,8 @@
 //! moment on an empty database, 300 simultaneous arrivals for a handful of places, and crowd
 //! load spread over four processes with one killed by kill -9. Runs on the backend the suite
 //! runs on (SQLite's file locks, or PostgreSQL with `CLUES_TEST_POSTGRES`).
+// A test crate: a failed unwrap or expect is the test failing, with its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 mod common;
 
 use common::spawned::Spawned;

@@ -2,6 +2,8 @@
 //! request, a stalled body and an idle keep-alive are closed within their time-outs, one
 //! address holds at most its cap of connections, and a worker at another address is served
 //! all the while.
+// A test crate: a failed unwrap or expect is the test failing, with its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 mod common;
 
 use common::spawned::Spawned;

@@ -2,6 +2,8 @@
 //! daemons of this test's own under a temporary folder): CrossFit seeds queued with
 //! `--queue-only`, a job array of 3 workers that exit when the queue is empty, one of them
 //! cancelled with `scancel` in the middle of a job. Every job finishes, once.
+// A test crate: a failed unwrap or expect is the test failing, with its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 mod common;
 
 use common::tiny_seq2seq::{write_seq2seq_dir, Kind};

@@ -1,6 +1,8 @@
 //! The server as a process under hostile load: a login flood from many addresses, exports of
 //! 300k rows, and kill -9 in the middle of crowd load. Assertions are on memory and on data,
 //! never on time (the figures are printed by `clues-lab load`, see server/bench/load.sh).
+// A test crate: a failed unwrap or expect is the test failing, with its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 mod common;
 
 use common::spawned::{Spawned, MB};

@@ -2,6 +2,8 @@
 //! never wait on another study's arrivals, on an import or on an export, while arrivals at one
 //! study still take turns. SQLite has one writer by design, so this file needs
 //! `CLUES_TEST_POSTGRES` and says so when it is absent.
+// A test crate: a failed unwrap or expect is the test failing, with its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 mod common;
 
 use common::spawned::Spawned;

@@ -154,7 +154,9 @@ fn fold_row(out: &mut Vec<AnnotatorRecord>, r: AnnotationRow) {
             pages: Default::default(),
         });
     }
-    let a = out.last_mut().expect("pushed above");
+    let Some(a) = out.last_mut() else {
+        return;
+    };
     let training = r.phase == Phase::Training;
     a.items.push(ItemRecord {
         phase: r.phase,

@@ -187,7 +187,7 @@ impl ScoreReport {
 
     /// The report as one JSON object: `target`, `items`, `family` and both scorings as numbers.
     pub fn to_json(&self, what: &str) -> String {
-        let mut v = serde_json::to_value(self).expect("plain fields");
+        let mut v = serde_json::to_value(self).unwrap_or_default();
         v["target"] = serde_json::Value::String(what.to_string());
         format!("{v}\n")
     }

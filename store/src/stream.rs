@@ -239,13 +239,16 @@ pub async fn write_rows<S: Sink>(
                     .await?
             }
             RowFile::Assignments => {
-                if assignment.as_ref().map(|a| a.assignment_id) != Some(r.assignment_id) {
-                    if let Some(done) = assignment.take() {
-                        out.write(&super::export::json_line(&done)?).await?;
+                let a = match assignment.take() {
+                    Some(a) if a.assignment_id == r.assignment_id => a,
+                    before => {
+                        if let Some(done) = before {
+                            out.write(&super::export::json_line(&done)?).await?;
+                        }
+                        AssignmentExport::of(&r)
                     }
-                    assignment = Some(AssignmentExport::of(&r));
-                }
-                let a = assignment.as_mut().expect("set above");
+                };
+                let a = assignment.insert(a);
                 a.items.push((r.position, r.phase, r.example_id, r.item_id));
             }
         }

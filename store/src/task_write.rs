@@ -3,10 +3,20 @@
 
 use domain::ids::TaskId;
 use domain::task::{Context, Example, Family, TaskSpec};
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 use sqlx::AnyConnection;
 
+/// A column's JSON, its failure a bind error (plain data always serialises).
+fn json(value: &impl Serialize) -> Result<String, sqlx::Error> {
+    serde_json::to_string(value).map_err(|e| sqlx::Error::Encode(Box::new(e)))
+}
+
 /// SHA-256 of an item's context, question and answer: the same item across files.
+#[expect(
+    clippy::expect_used,
+    reason = "a tuple of strings always serialises, and the key's bytes must stay as stored"
+)]
 pub fn content_key(context: &Context, question: &str, official: &[String]) -> String {
     let canonical =
         serde_json::to_string(&(context.primary(), context.second(), question, official))
@@ -55,8 +65,8 @@ pub async fn insert_task(
     .bind(&spec.name)
     .bind(family.as_str())
     .bind(&spec.description)
-    .bind(serde_json::to_string(&spec.labels).expect("labels serialise"))
-    .bind(serde_json::to_string(&spec.question_types).expect("question types serialise"))
+    .bind(json(&spec.labels)?)
+    .bind(json(&spec.question_types)?)
     .bind(spec.no_answer.as_str())
     .bind(source)
     .bind(text_metric)
@@ -111,9 +121,9 @@ pub async fn insert_example(
     .bind(ex.context.second())
     .bind(&ex.question)
     .bind(&ex.question_type)
-    .bind(serde_json::to_string(&ex.gold.official).expect("strings serialise"))
-    .bind(serde_json::to_string(&ex.gold.spans).expect("spans serialise"))
-    .bind(serde_json::to_string(&ex.extra).expect("json serialises"))
+    .bind(json(&ex.gold.official)?)
+    .bind(json(&ex.gold.spans)?)
+    .bind(json(&ex.extra)?)
     .bind(content_key)
     .execute(conn)
     .await?;

@@ -76,6 +76,10 @@ pub fn worker_session_cookie(token: &str, secure: bool) -> HeaderValue {
     }
 }
 
+#[expect(
+    clippy::expect_used,
+    reason = "a session token is hex and the attributes are constants: a valid header"
+)]
 fn cookie(token: &str, attributes: &str) -> HeaderValue {
     HeaderValue::from_str(&format!(
         "{SESSION_COOKIE}={token}; Path=/; HttpOnly; Max-Age={SESSION_SECONDS}; {attributes}"
@@ -84,6 +88,7 @@ fn cookie(token: &str, attributes: &str) -> HeaderValue {
 }
 
 /// `Set-Cookie` value that removes the session cookie.
+#[expect(clippy::expect_used, reason = "a constant, valid header")]
 pub fn clear_cookie() -> HeaderValue {
     HeaderValue::from_str(&format!(
         "{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0"

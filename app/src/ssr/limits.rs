@@ -98,9 +98,10 @@ const PRUNE_AT: usize = 10_000;
 
 impl<K: Hash + Eq + Clone> Keyed<K> {
     fn new((burst, period): (u32, Duration)) -> Self {
-        let quota = Quota::with_period(period)
-            .expect("a limit's period is not zero")
-            .allow_burst(NonZeroU32::new(burst.max(1)).expect("at least 1"));
+        // A zero period would allow everything at once: one a millisecond at most.
+        let quota = Quota::with_period(period.max(Duration::from_millis(1)))
+            .unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN))
+            .allow_burst(NonZeroU32::new(burst).unwrap_or(NonZeroU32::MIN));
         Keyed {
             limiter: DefaultKeyedRateLimiter::keyed(quota),
         }

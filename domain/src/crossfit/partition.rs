@@ -36,6 +36,10 @@ impl Partition {
         Ok(p)
     }
 
+    #[expect(
+        clippy::expect_used,
+        reason = "a partition is plain data: it always serialises"
+    )]
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a partition always serialises") + "\n"
     }

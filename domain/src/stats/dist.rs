@@ -13,10 +13,16 @@ use statrs::distribution::{
 use statrs::function::beta::beta_reg;
 use statrs::function::gamma::ln_gamma;
 
+// Each distribution's parameters are its callers' contract (df > 0), as statrs checks them.
+#[expect(clippy::expect_used, reason = "df > 0 is the callers' contract")]
 fn t(df: f64) -> StudentsT {
     StudentsT::new(0.0, 1.0, df).expect("df > 0")
 }
 
+#[expect(
+    clippy::expect_used,
+    reason = "a standard normal's parameters are fixed"
+)]
 fn normal() -> Normal {
     Normal::new(0.0, 1.0).expect("a standard normal")
 }
@@ -36,6 +42,7 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
 /// tail at small df, so the root of the CDF is found here: bisection on a bracket (the CDF is
 /// increasing on (0, ∞)) until Newton steps from statrs' start, or the bracket's middle, stay
 /// inside it.
+#[expect(clippy::expect_used, reason = "df > 0 is the callers' contract")]
 pub fn chi2_quantile(p: f64, df: f64) -> f64 {
     let dist = ChiSquared::new(df).expect("df > 0");
     let (mut lo, mut hi) = (0.0_f64, df.max(1.0));

@@ -203,7 +203,9 @@ async fn write_upstream(
             Ok(total / dev.len() as f64)
         };
         let mut progress = |step: usize, steps: usize| {
-            *state.lock().expect("progress lock") = (step as u64, steps as u64);
+            *state
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = (step as u64, steps as u64);
             !stopped.load(Ordering::Relaxed)
         };
         let (score, step) = learn_upstream(&m, &seen, &s2, &score, &mut progress)
@@ -231,7 +233,7 @@ async fn write_upstream(
                 if (watch.lost)() {
                     stop.store(true, Ordering::Relaxed);
                 }
-                let (done, total) = *shared.lock().expect("progress lock");
+                let (done, total) = *shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                 let words = format!("upstream {:?}: update {done} of {total}", s.method);
                 if let Some((pool, held)) = watch.held {
                     // The database may come back; the learning goes on meanwhile.
@@ -296,24 +298,31 @@ async fn write_upstream(
 }
 
 /// The upstream folder `a` asks for: the finished one at `--out` when it was learned the same
-/// way, else learned now (`None` for `watch`: only checked, nothing learned). A folder
-/// learned otherwise, or holding anything else, is refused.
+/// way, else learned now (`reusable` only checks). A folder learned otherwise, or holding
+/// anything else, is refused.
 pub(super) async fn learned(
     pool: &AnyPool,
     a: &UpstreamArgs,
     s: &Settings,
-    watch: Option<Watch<'_>>,
-) -> Result<Option<serde_json::Value>> {
-    match finished(&a.out) {
-        Some(r) if same(&r, a, s) => {
-            if watch.is_some() {
-                eprintln!(
-                    "{}: upstream learning already done, reused",
-                    a.out.display()
-                );
-            }
-            Ok(Some(r))
+    watch: Watch<'_>,
+) -> Result<serde_json::Value> {
+    match reusable(a, s)? {
+        Some(r) => {
+            eprintln!(
+                "{}: upstream learning already done, reused",
+                a.out.display()
+            );
+            Ok(r)
         }
+        None => write_upstream(pool, a, s, watch).await,
+    }
+}
+
+/// What `--out` holds: a finished upstream folder learned with these settings (`Some`, to be
+/// reused), nothing yet (`None`: to be learned), or anything else (refused).
+pub(super) fn reusable(a: &UpstreamArgs, s: &Settings) -> Result<Option<serde_json::Value>> {
+    match finished(&a.out) {
+        Some(r) if same(&r, a, s) => Ok(Some(r)),
         Some(_) => Err(Error::Refused(format!(
             "{} holds an upstream model learned with other settings; give a new --out",
             a.out.display()
@@ -326,10 +335,7 @@ pub(super) async fn learned(
                 a.out.display()
             )))
         }
-        None => match watch {
-            Some(w) => write_upstream(pool, a, s, w).await.map(Some),
-            None => Ok(None),
-        },
+        None => Ok(None),
     }
 }
 
@@ -353,7 +359,7 @@ pub(super) async fn check(pool: &AnyPool, a: &UpstreamArgs) -> Result<(Settings,
     for task in p.train.iter().chain(&p.dev).chain(&p.test) {
         xf::metric_of(pool, task).await?;
     }
-    learned(pool, a, &s, None).await?;
+    reusable(a, &s)?;
     Ok((s, p))
 }
 
@@ -385,9 +391,7 @@ pub async fn upstream(pool: &AnyPool, a: UpstreamArgs) -> Result<()> {
         held: None,
         lost: &|| false,
     };
-    let record = learned(pool, &a, &s, Some(watch))
-        .await?
-        .expect("learned when watched");
+    let record = learned(pool, &a, &s, watch).await?;
     let name = method_name(&a.name, &a.out, "fine-tuning")?;
     for task in &partition.test {
         let seeds = super::SeedsOf {

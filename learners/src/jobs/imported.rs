@@ -81,14 +81,17 @@ pub fn read_imported(label: &str, text: &str) -> Result<(Vec<Prediction>, bool)>
         let line = Some(i + 1);
         let v: serde_json::Value = serde_json::from_str(l)
             .map_err(|e| Error::data(&label, line, format!("malformed JSON: {e}")))?;
-        let obj = v.as_object().filter(|o| o.len() == 1).ok_or_else(|| {
-            Error::data(
-                &label,
-                line,
-                "expected {\"id\": ..., \"answer\": [...]} or one {\"<id>\": [spans]} per line",
-            )
-        })?;
-        let (id, v) = obj.iter().next().expect("one key");
+        let (id, v) = v
+            .as_object()
+            .filter(|o| o.len() == 1)
+            .and_then(|o| o.iter().next())
+            .ok_or_else(|| {
+                Error::data(
+                    &label,
+                    line,
+                    "expected {\"id\": ..., \"answer\": [...]} or one {\"<id>\": [spans]} per line",
+                )
+            })?;
         if let Some(prev) = seen.insert(id.clone(), i + 1) {
             return Err(Error::data(
                 &label,
@@ -127,7 +130,7 @@ pub async fn import(pool: &AnyPool, label: &str, text: &str, t: Target) -> Resul
             )
         })
         .collect();
-    let items = score_items(&spec, &test, answers);
+    let items = score_items(&spec, &test, answers)?;
     let run = start(pool, task_id, &t, label, "{}", "imported", None).await?;
     let (s1, s1_any_of) = finish(pool, run, &t, "imported", &items, None).await?;
     Ok(Summary {

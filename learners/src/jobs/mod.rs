@@ -115,16 +115,18 @@ fn score_items(
     spec: &TaskSpec,
     test: &[(ExampleId, Example)],
     answers: Vec<Answer>,
-) -> Vec<Scored> {
+) -> Result<Vec<Scored>> {
     test.iter()
         .zip(answers)
-        .map(|((id, ex), (official, spans, probability))| Scored {
-            example: *id,
-            probability,
-            s1: spec.score(&ex.gold, &official, Scoring::Official),
-            s1_any_of: spec.score(&ex.gold, &official, Scoring::AnyOf),
-            official,
-            spans_json: serde_json::to_string(&spans).expect("spans serialise"),
+        .map(|((id, ex), (official, spans, probability))| {
+            Ok(Scored {
+                example: *id,
+                probability,
+                s1: spec.score(&ex.gold, &official, Scoring::Official),
+                s1_any_of: spec.score(&ex.gold, &official, Scoring::AnyOf),
+                official,
+                spans_json: serde_json::to_string(&spans).map_err(Error::internal)?,
+            })
         })
         .collect()
 }

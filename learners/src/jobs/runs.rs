@@ -55,7 +55,7 @@ async fn evaluate_job(
     let mut loaded = tokio::task::spawn_blocking(move || crate::eval::load(&d, device))
         .await
         .map_err(|e| Error::Model(format!("loading the model stopped: {e}")))??;
-    let settings = serde_json::to_string(&dir.decoding).expect("settings serialise");
+    let settings = serde_json::to_string(&dir.decoding).map_err(Error::internal)?;
     let run = start(
         pool,
         task_id,
@@ -81,7 +81,7 @@ async fn evaluate_job(
     .map_err(|e| Error::Model(format!("the evaluation stopped: {e}")))
     .and_then(|r| r);
     let p = or_fail(pool, &[run], result).await?;
-    let items = score_items(&spec, &test, model_answers(&spec, p.spans, p.probabilities));
+    let items = score_items(&spec, &test, model_answers(&spec, p.spans, p.probabilities))?;
     store_finished(pool, run, t, p.provider, &items, held, p.seconds).await
 }
 
@@ -289,7 +289,7 @@ async fn baseline_job(
             &spec,
             &test,
             model_answers(&spec, tr.spans, tr.probabilities),
-        ));
+        )?);
     }
     let finished: Vec<Finished> = runs
         .iter()

@@ -270,7 +270,7 @@ fn folders(o: &GridRun, task: &str, held: &grid::Held) -> Folders {
     let int8 = keep.as_ref().map(|k| {
         k.with_file_name(format!(
             "{}-int8",
-            k.file_name().expect("a folder name").to_string_lossy()
+            k.file_name().unwrap_or_default().to_string_lossy()
         ))
     });
     let dir = keep.clone().unwrap_or_else(|| {
@@ -364,7 +364,7 @@ async fn tune_job(
         spec,
         test,
         model_answers(spec, tuned.spans, tuned.probabilities),
-    );
+    )?;
     let stored = finish(pool, run, &t, &tuned.provider, &items, Some(held)).await;
     let (s1, s1_any_of) = or_fail(pool, &[run], stored).await?;
     eprintln!(

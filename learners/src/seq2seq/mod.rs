@@ -31,7 +31,10 @@ impl Named {
     ) -> std::result::Result<Named, String> {
         let vars = VarMap::new();
         {
-            let mut data = vars.data().lock().expect("a fresh lock");
+            let mut data = vars
+                .data()
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             for (name, shape) in shapes {
                 let v = take_var(&mut tensors, name, None, shape, device)?;
                 data.insert(name.clone(), v);
@@ -49,7 +52,11 @@ impl Named {
 
     /// Every weight's values by name, sorted by name (to compare and to restore).
     pub fn snapshot(&self) -> candle_core::Result<Vec<(String, Tensor)>> {
-        let data = self.vars.data().lock().expect("weights lock");
+        let data = self
+            .vars
+            .data()
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut out: Vec<(String, Tensor)> = data
             .iter()
             .map(|(n, v)| Ok((n.clone(), v.as_tensor().copy()?)))
@@ -60,7 +67,11 @@ impl Named {
 
     /// Sets every weight to a snapshot's values.
     pub fn restore(&self, snapshot: &[(String, Tensor)]) -> candle_core::Result<()> {
-        let data = self.vars.data().lock().expect("weights lock");
+        let data = self
+            .vars
+            .data()
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         for (name, t) in snapshot {
             data[name].set(t)?;
         }
@@ -144,10 +155,14 @@ impl Cache {
         if self.cross.len() <= l {
             self.cross.resize(l + 1, None);
         }
-        if self.cross[l].is_none() {
-            self.cross[l] = Some(make()?);
+        match &self.cross[l] {
+            Some(kv) => Ok(kv.clone()),
+            None => {
+                let kv = make()?;
+                self.cross[l] = Some(kv.clone());
+                Ok(kv)
+            }
         }
-        Ok(self.cross[l].clone().expect("made above"))
     }
 
     /// How many tokens were decoded before this step.

@@ -72,7 +72,10 @@ impl InplaceOp2 for Update<'_> {
             candle_core::bail!("adam: the weight is not f32")
         };
         let theta = &mut theta[a..b];
-        let mut moments = self.moments.lock().expect("moments lock");
+        let mut moments = self
+            .moments
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let (m, v) = &mut *moments;
         if theta.len() != g.len() || m.len() != g.len() {
             candle_core::bail!("adam: a gradient of another size than its weight");

@@ -51,7 +51,10 @@ impl Weights {
         }
         let vars = VarMap::new();
         {
-            let mut data = vars.data().lock().expect("a fresh lock");
+            let mut data = vars
+                .data()
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             for (name, shape) in config.shapes() {
                 // Checkpoints saved from `...ForQuestionAnswering` (or `...ForMaskedLM`) prefix
                 // the encoder with the family's name ("bert.", "roberta.", "deberta.").

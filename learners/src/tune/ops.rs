@@ -53,7 +53,9 @@ pub fn take_var(
 
 /// A weight of `vars` as a tensor that shares the variable's storage (and gradient identity).
 pub fn var(vars: &candle_nn::VarMap, name: &str) -> Tensor {
-    vars.data().lock().expect("weights lock")[name]
+    vars.data()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)[name]
         .as_tensor()
         .clone()
 }
@@ -61,7 +63,10 @@ pub fn var(vars: &candle_nn::VarMap, name: &str) -> Tensor {
 /// The variables of `vars` sorted by name: a fixed order, so that sums over them (the gradient
 /// norm) and so the runs repeat exactly from one process to the next.
 pub fn sorted_vars(vars: &candle_nn::VarMap) -> Vec<Var> {
-    let data = vars.data().lock().expect("weights lock");
+    let data = vars
+        .data()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut named: Vec<(&String, &Var)> = data.iter().collect();
     named.sort_by(|a, b| a.0.cmp(b.0));
     named.into_iter().map(|(_, v)| v.clone()).collect()

@@ -123,7 +123,11 @@ pub fn load_mlm(dir: &Path, device: &Device) -> Result<Weights> {
     let w = Weights::from_tensors(config, tensors, 0, device)
         .map_err(|e| Error::Model(format!("{}: {e}", file.display())))?;
     {
-        let mut data = w.vars.data().lock().expect("a fresh lock");
+        let mut data = w
+            .vars
+            .data()
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         for (name, t) in head {
             let t = t
                 .to_dtype(candle_core::DType::F32)

@@ -102,11 +102,12 @@ fn model_command(e: &clap::Error) -> Option<String> {
 
 pub async fn run(cli: Cli) -> Result<()> {
     // No command: serve with its defaults and environment (LEPTOS_SITE_ROOT, LEPTOS_SITE_ADDR).
-    let command = match cli.command {
+    let command = match cli
+        .command
+        .or_else(|| Cli::parse_from(["clues-lab", "serve"]).command)
+    {
         Some(command) => command,
-        None => Cli::parse_from(["clues-lab", "serve"])
-            .command
-            .expect("serve parses"),
+        None => return Err(Error::internal("`clues-lab serve` has no command")),
     };
     match command {
         Command::Serve(args) => serve(&cli.database, args).await,

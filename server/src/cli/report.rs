@@ -11,9 +11,12 @@ pub(super) async fn report(database: &str, a: &ReportArgs) -> Result<()> {
         studies: store::report::parse_scope(Some(&a.studies))?,
         synthetic: a.synthetic,
     };
-    if matches!(a.format, ReportFormat::Bundle) && a.out.is_none() {
-        return Err(Error::Invalid("--format bundle needs --out <file>".into()));
-    }
+    let bundle_out = match (&a.format, &a.out) {
+        (ReportFormat::Bundle, None) => {
+            return Err(Error::Invalid("--format bundle needs --out <file>".into()))
+        }
+        (_, out) => out.clone(),
+    };
     let (loaded, r) = store::report::load_scope(&pool, &scope)
         .await?
         .into_report()
@@ -25,7 +28,9 @@ pub(super) async fn report(database: &str, a: &ReportArgs) -> Result<()> {
         ReportFormat::Bundle => {
             let bundle = store::bundle::build(&pool, loaded, r).await?;
             let hash = bundle.hash.clone();
-            let path = a.out.as_ref().expect("checked above");
+            let path = bundle_out
+                .as_ref()
+                .ok_or_else(|| Error::internal("no --out"))?;
             let io = |e| Error::io(format!("cannot write {}", path.display()), e);
             let file = std::fs::File::create(path).map_err(io)?;
             bundle

@@ -347,19 +347,20 @@ fn levels(c: &Client, study: i64, cookie: &str) -> Result<HashMap<String, String
 
 /// The cells of one CSV line (quoted cells with doubled quotes; no line breaks in a cell).
 pub fn cells(line: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
+    let (mut out, mut cell) = (Vec::new(), String::new());
     let (mut quoted, mut chars) = (false, line.chars().peekable());
     while let Some(ch) = chars.next() {
         match (ch, quoted) {
             ('"', true) if chars.peek() == Some(&'"') => {
                 chars.next();
-                out.last_mut().expect("one cell").push('"');
+                cell.push('"');
             }
             ('"', _) => quoted = !quoted,
-            (',', false) => out.push(String::new()),
-            (c, _) => out.last_mut().expect("one cell").push(c),
+            (',', false) => out.push(std::mem::take(&mut cell)),
+            (c, _) => cell.push(c),
         }
     }
+    out.push(cell);
     out
 }
 

@@ -87,7 +87,11 @@ pub fn run_leaving(
                     let pid = format!("{tag}-{w}-{round}");
                     round += 1;
                     if let Err(e) = one_worker(&client, study, &pid, answers, &stop, &stats) {
-                        stats.lock().unwrap().errors.push(e);
+                        stats
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                            .errors
+                            .push(e);
                         std::thread::sleep(Duration::from_millis(200));
                     }
                 }
@@ -98,7 +102,11 @@ pub fn run_leaving(
         for t in threads {
             let _ = t.join();
         }
-        std::mem::take(&mut *stats.lock().unwrap())
+        std::mem::take(
+            &mut *stats
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     })
 }
 
@@ -146,7 +154,11 @@ fn one_worker(
     let t = Instant::now();
     let cookie = c.join(study, pid)?;
     let st = c.study_state(study, &cookie)?;
-    stats.lock().unwrap().arrivals_ms.push(ms_since(t));
+    stats
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .arrivals_ms
+        .push(ms_since(t));
     let mut left = answers.unwrap_or(usize::MAX);
     let label = st["labels"]
         .as_array()
@@ -179,7 +191,9 @@ fn one_worker(
         let next = send_answer(c, &cookie, position, &body)?;
         let ms = ms_since(t);
         {
-            let mut s = stats.lock().unwrap();
+            let mut s = stats
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             s.latencies_ms.push(ms);
             s.acks.push(Ack {
                 pid: pid.to_string(),

@@ -66,7 +66,9 @@ fn crowd_while<T>(
     let out = during(started + Duration::from_secs(t.seconds));
     std::thread::sleep(Duration::from_secs(t.seconds).saturating_sub(started.elapsed()));
     stop.store(true, Ordering::Relaxed);
-    let stats = workers.join().expect("crowd threads");
+    let stats = workers
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     (stats, started.elapsed().as_secs_f64(), out)
 }
 
@@ -158,7 +160,10 @@ fn flood(base: &str, logins: usize, tag: &str, until: Instant) -> Vec<u16> {
             .collect();
         threads
             .into_iter()
-            .flat_map(|t| t.join().unwrap())
+            .flat_map(|t| {
+                t.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
             .collect()
     })
 }

@@ -2,6 +2,8 @@
 //! own (one link instead of one per file, and one binary on disk). Tests that time the
 //! server or load the machine stay binaries of their own beside it (under_load, slow_clients,
 //! arrivals, write_locks, instances, slurm, checkpoint), so no other test runs beside them.
+// A test crate: a failed unwrap or expect is the test failing, with its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../common/mod.rs"]
 mod common;

@@ -47,8 +47,8 @@ impl Scope {
             .map(|s| s.id)
             .collect();
         Scope {
-            studies: serde_json::to_string(&ids).expect("ids serialise"),
-            with_consent: serde_json::to_string(&with_consent).expect("ids serialise"),
+            studies: crate::rows::json_ids(&ids),
+            with_consent: crate::rows::json_ids(&with_consent),
             synthetic,
             // The training files cannot change once a worker started: the study's are the
             // worker's.
@@ -162,7 +162,7 @@ async fn read(pool: &AnyPool, scope: &Scope, page: &Page) -> Result<Vec<Annotati
             )
         })
     });
-    let ids = serde_json::to_string(&page.ids).expect("ids serialise");
+    let ids = crate::rows::json_ids(&page.ids);
     let rows = sqlx::query(&SQL[Backend::of(pool) as usize])
         .bind(ids)
         .bind(page.from)

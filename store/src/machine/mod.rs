@@ -117,17 +117,21 @@ pub async fn system_answers(
     .fetch(pool);
     let mut out: Vec<(RunId, SystemAnswers)> = Vec::new();
     while let Some(r) = rows.try_next().await? {
-        if out.last().map(|(id, _)| *id) != Some(r.run_id) {
-            let name = format!("{} k={} split={}", r.system, r.k, r.split);
-            out.push((
-                r.run_id,
-                SystemAnswers {
-                    name,
-                    ..Default::default()
-                },
-            ));
-        }
-        let answers = &mut out.last_mut().expect("pushed above").1;
+        let answers = &mut crate::rows::group_of(
+            &mut out,
+            |(id, _)| *id == r.run_id,
+            || {
+                let name = format!("{} k={} split={}", r.system, r.k, r.split);
+                (
+                    r.run_id,
+                    SystemAnswers {
+                        name,
+                        ..Default::default()
+                    },
+                )
+            },
+        )
+        .1;
         let answer: Vec<String> = serde_json::from_str(&r.answer_json)
             .map_err(|e| crate::catalog::corrupt("machine answer", e))?;
         if r.s1 < 1.0 {
@@ -230,7 +234,7 @@ pub async fn runs(pool: &AnyPool) -> Result<Vec<RunRow>, Error> {
 
 /// Every shared grid's jobs by status, and the workers holding one now, by system.
 pub async fn grids(pool: &AnyPool) -> Result<Vec<GridRow>, Error> {
-    crate::lease::summary(pool, crate::lease::Queue::Grid).await
+    crate::lease::summary::<grid::GridKind>(pool, &crate::lease::Clock::System).await
 }
 
 /// Checks a queue request as the command line checks the same learner, then queues its jobs.

@@ -252,7 +252,7 @@ async fn store_run(tx: &mut Transaction<'static, Any>, f: &Finished<'_>) -> Resu
         let insert = sqlx::query(sql)
             .bind(run)
             .bind(i.example)
-            .bind(serde_json::to_string(&i.official).expect("strings serialise"))
+            .bind(serde_json::to_string(&i.official).map_err(Error::internal)?)
             .bind(&i.spans_json)
             .bind(i.s1)
             .bind(i.s1_any_of);

@@ -219,8 +219,7 @@ fn series_svg(s: &Series, i: usize, max_k: u32) -> String {
         "<polyline class=\"mean\" points=\"{}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>\n",
         line.join(" ")
     ));
-    for p in s.points.iter().filter(|p| p.ci.is_some()) {
-        let ci = p.ci.expect("filtered");
+    for (p, ci) in s.points.iter().filter_map(|p| Some((p, p.ci?))) {
         let (x, lo) = position(p.k, ci.low, max_k);
         let (_, hi) = position(p.k, ci.high, max_k);
         svg.push_str(&format!(

@@ -83,7 +83,8 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
         scenarios: present.len(),
         items: items.len(),
     };
-    let cell = |k: u32| &cells[present.iter().position(|&p| p == k).expect("present")];
+    // A contrast's scenarios are among `present` once `weights` accepted it.
+    let cell = |k: u32| Some(&cells[present.iter().position(|&p| p == k)?]);
     let tested: Vec<Option<Comparison>> = input
         .family
         .iter()
@@ -94,12 +95,14 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
                 .contrast
                 .ks()
                 .into_iter()
-                .map(|k| Side {
-                    who: HUMANS.into(),
-                    k,
-                    units: cell(k).rows.len(),
+                .map(|k| {
+                    Some(Side {
+                        who: HUMANS.into(),
+                        k,
+                        units: cell(k)?.rows.len(),
+                    })
                 })
-                .collect();
+                .collect::<Option<_>>()?;
             let mut c = Comparison {
                 task: input.task.to_string(),
                 study: Some(input.study),
@@ -123,7 +126,7 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
                 test,
             };
             if let Contrast::Pair { a, b } = planned.contrast {
-                let (ma, mb) = (cell(a), cell(b));
+                let (ma, mb) = (cell(a)?, cell(b)?);
                 let (ua, ub) = (ma.unit_means(), mb.unit_means());
                 let name = format!("{}|study {}|{}", input.task, input.study, planned.label);
                 c.permutation = stats::relabel_test(&ua, &ub, seed(&name));

@@ -179,16 +179,12 @@ impl Design {
             |range: std::ops::Range<usize>| -> f64 { range.map(|k| 2.0 * l[(k, k)].ln()).sum() };
         let logdet_l = logdet_big + diag_log(0..qs);
         let logdet_rx = diag_log(qs..size);
-        let c = l
-            .view((0, 0), (size, size))
-            .solve_lower_triangular(&rhs)
-            .expect("a Cholesky factor has a positive diagonal");
+        // A Cholesky factor has a positive diagonal: these solves do not fail.
+        let c = l.view((0, 0), (size, size)).solve_lower_triangular(&rhs)?;
         r2 -= c.norm_squared();
         let z = chol.solve(&rhs);
         let lx = l.view((qs, qs), (p, p)).lower_triangle();
-        let lx_inv = lx
-            .solve_lower_triangular(&DMatrix::identity(p, p))
-            .expect("a Cholesky factor has a positive diagonal");
+        let lx_inv = lx.solve_lower_triangular(&DMatrix::identity(p, p))?;
         Some(Solved {
             logdet_l,
             logdet_rx,

@@ -214,7 +214,10 @@ pub fn run(c: &Config, studies: usize, seed: u64, threads: usize) -> Tally {
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().expect("a simulation thread"))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
             .collect()
     });
     let mut total = Tally::default();
