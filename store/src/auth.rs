@@ -2,7 +2,7 @@
 //! request side (cookies, sign-in throttling, role checks) is in `app::ssr`. Session tokens are random 256-bit
 //! values; only their SHA-256 is stored.
 
-use crate::error::Error;
+use crate::error::{Error, OnUnique, USER_NAME};
 use crate::tx::Lock;
 use argon2::password_hash::{rand_core::OsRng, SaltString};
 use argon2::{Argon2, PasswordHash, PasswordHasher, PasswordVerifier};
@@ -122,13 +122,9 @@ pub async fn create_user(
     .bind(hash)
     .fetch_one(pool)
     .await;
-    match res {
-        Ok(id) => Ok(id),
-        Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Err(Error::Invalid(format!(
-            "a user named {name:?} already exists"
-        ))),
-        Err(e) => Err(e.into()),
-    }
+    res.on_unique(USER_NAME, || {
+        Error::Invalid(format!("a user named {name:?} already exists"))
+    })
 }
 
 /// The user whose name and password these are, or `None`: one password check whatever the

@@ -109,3 +109,60 @@ impl From<sqlx::migrate::MigrateError> for Error {
         Error::Migrate(Arc::new(e))
     }
 }
+
+/// A unique constraint as both dialects name it when it is violated: PostgreSQL by its name,
+/// SQLite by its columns (`table.column, ...` in "UNIQUE constraint failed: ...").
+#[derive(Clone, Copy, Debug)]
+pub struct Unique {
+    pub postgres: &'static str,
+    pub sqlite: &'static str,
+}
+
+impl Unique {
+    fn violated_by(self, e: &sqlx::Error) -> bool {
+        let sqlx::Error::Database(db) = e else {
+            return false;
+        };
+        db.is_unique_violation()
+            && (db.constraint() == Some(self.postgres)
+                || db
+                    .message()
+                    .ends_with(&format!("UNIQUE constraint failed: {}", self.sqlite)))
+    }
+}
+
+/// `users.name`.
+pub const USER_NAME: Unique = Unique {
+    postgres: "users_name_key",
+    sqlite: "users.name",
+};
+/// `crossfit_partitions.name`.
+pub const PARTITION_NAME: Unique = Unique {
+    postgres: "crossfit_partitions_name_key",
+    sqlite: "crossfit_partitions.name",
+};
+/// One run of a CrossFit method on a task's seed.
+pub const CROSSFIT_RUN: Unique = Unique {
+    postgres: "crossfit_runs_method_task_id_seed_key",
+    sqlite: "crossfit_runs.method, crossfit_runs.task_id, crossfit_runs.seed",
+};
+/// One client id per item of an assignment (`assignment_items_client`).
+pub const CLIENT_ID: Unique = Unique {
+    postgres: "assignment_items_client",
+    sqlite: "assignment_items.assignment_id, assignment_items.client_id",
+};
+
+/// A statement's result with the violation of one named unique constraint said in words
+/// (`refusal`), as realworld-axum-sqlx's `on_constraint` does; any other error as it is.
+pub trait OnUnique<T> {
+    fn on_unique(self, constraint: Unique, refusal: impl FnOnce() -> Error) -> Result<T>;
+}
+
+impl<T> OnUnique<T> for std::result::Result<T, sqlx::Error> {
+    fn on_unique(self, constraint: Unique, refusal: impl FnOnce() -> Error) -> Result<T> {
+        self.map_err(|e| match constraint.violated_by(&e) {
+            true => refusal(),
+            false => e.into(),
+        })
+    }
+}

@@ -3,7 +3,7 @@
 
 use super::run_scores;
 use crate::catalog::corrupt;
-use crate::error::Error;
+use crate::error::{Error, OnUnique, PARTITION_NAME};
 use domain::crossfit::partition::{arg_over_seeds, Partition};
 use domain::wire::crossfit::ArgReport;
 use sqlx::AnyPool;
@@ -21,13 +21,13 @@ pub async fn save_partition(pool: &AnyPool, name: &str, p: &Partition) -> Result
         .bind(p.to_json())
         .execute(pool)
         .await;
-    match stored {
-        Ok(_) => Ok(()),
-        Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Err(Error::Refused(format!(
-            "a partition named {name:?} exists; partitions are never replaced"
-        ))),
-        Err(e) => Err(e.into()),
-    }
+    stored
+        .on_unique(PARTITION_NAME, || {
+            Error::Refused(format!(
+                "a partition named {name:?} exists; partitions are never replaced"
+            ))
+        })
+        .map(drop)
 }
 
 pub async fn partitions(pool: &AnyPool) -> Result<Vec<(String, Partition)>, Error> {

@@ -3,7 +3,7 @@
 
 use super::{split_lines, task_id};
 use crate::catalog::corrupt;
-use crate::error::Error;
+use crate::error::{Error, OnUnique, CROSSFIT_RUN};
 use crate::lease::{self, Lease};
 use domain::crossfit::metrics::{evaluate, Metric, Score};
 use domain::crossfit::sampler::TsvLine;
@@ -94,15 +94,11 @@ pub(super) async fn store(
     .bind(run.settings)
     .execute(&mut *tx)
     .await;
-    match stored {
-        Ok(_) => {}
-        Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
-            return Err(Error::Refused(format!(
-                "{method} already has a run on {task} for seed {seed}; runs are never replaced"
-            )))
-        }
-        Err(e) => return Err(e.into()),
-    }
+    stored.on_unique(CROSSFIT_RUN, || {
+        Error::Refused(format!(
+            "{method} already has a run on {task} for seed {seed}; runs are never replaced"
+        ))
+    })?;
     if let Some((lease, what)) = held {
         lease::complete(&mut tx, lease, what).await?;
     }

@@ -8,7 +8,7 @@ use super::items::{
 use super::refusals::{locked, no_place, not_current, released};
 use super::worker::{next_step, record, step_now};
 use super::{load, Study};
-use crate::error::Error;
+use crate::error::{Error, OnUnique, CLIENT_ID};
 use crate::writer::Writer;
 use domain::answer::{check_answer, Answer};
 use domain::authenticity::ItemSignals;
@@ -210,16 +210,12 @@ async fn store(
     .bind(&row.signals_json)
     .execute(&mut *conn)
     .await;
-    match stored {
-        Ok(done) if done.rows_affected() > 0 => {}
-        Ok(_) => return Ok(None),
-        // The same client id on another item of this assignment.
-        Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
-            return Err(Error::Invalid(
-                "this client id was already used for another item".into(),
-            ))
-        }
-        Err(e) => return Err(e.into()),
+    // The same client id on another item of this assignment.
+    let stored = stored.on_unique(CLIENT_ID, || {
+        Error::Invalid("this client id was already used for another item".into())
+    })?;
+    if stored.rows_affected() == 0 {
+        return Ok(None);
     }
     touch(&mut *conn, place.id, row.now).await?;
     if !test {
