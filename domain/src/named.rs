@@ -39,6 +39,7 @@ mod tests {
     use crate::platform::Platform;
     use crate::run::{JobStatus, RunStatus, SystemKind};
     use crate::task::{Family, NoAnswer};
+    use crate::wire::queue::{LearnerKind, Queue};
 
     /// Each value reads back from its name, serde writes the same name, and nothing else parses.
     fn round_trip<T>(all: &[T], as_str: fn(T) -> &'static str, parse: fn(&str) -> Option<T>)
@@ -68,6 +69,8 @@ mod tests {
         round_trip(JobStatus::ALL, JobStatus::as_str, JobStatus::parse);
         round_trip(Platform::ALL, Platform::as_str, Platform::parse);
         round_trip(ExportFile::ALL, ExportFile::as_str, ExportFile::parse);
+        round_trip(Queue::ALL, Queue::as_str, Queue::parse);
+        round_trip(LearnerKind::ALL, LearnerKind::as_str, LearnerKind::parse);
     }
 
     #[test]
@@ -81,6 +84,8 @@ mod tests {
         assert_eq!(RunStatus::Replaced.as_str(), "replaced");
         assert_eq!(SystemKind::Imported.as_str(), "imported");
         assert_eq!(JobStatus::Claimed.as_str(), "claimed");
+        // `jobs.kind`, which the queues' key tables' jobs carry.
+        assert_eq!(Queue::Upstream.as_str(), "upstream");
         // Stored in crowd_ids, consent_refusals and every session's crowd record.
         assert_eq!(Platform::Prolific.as_str(), "prolific");
         assert_eq!(Platform::Mturk.as_str(), "mturk");

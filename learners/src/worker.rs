@@ -3,20 +3,23 @@
 //! CrossFit's fine-tuning and upstream learning) from the recipe each job carries, beside any number of others on any
 //! machine pointed at the database. On SIGTERM or Ctrl-C it hands its job back and stops.
 
-use crate::crossfit::upstream_job::{self as upstream, UpstreamJobs};
-use crate::crossfit::{self, CrossfitJobs};
-use crate::jobs::grid::{self, GridJobs, JobRecipe, Learner};
-use crate::jobs::lease::{Claims, Worker};
+use crate::crossfit;
+use crate::crossfit::upstream_job as upstream;
+use crate::jobs::grid::{self, JobRecipe, Learner};
+use crate::jobs::lease::Worker;
 use crate::jobs::{self, Summary};
 use crate::runtime::Device;
 use sqlx::AnyPool;
 use std::future::Future;
 use std::time::{Duration, Instant};
 use store::crossfit::jobs as xf_jobs;
+use store::crossfit::jobs::SeedKind;
 use store::crossfit::upstream as up_jobs;
+use store::crossfit::upstream::UpstreamKind;
 use store::db::cli as db;
 use store::error::{Error, Result};
 use store::lease::Held;
+use store::machine::grid::GridKind;
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
 /// The kinds of job a worker takes (`--kinds`).
@@ -234,9 +237,9 @@ pub async fn work(database: &str, a: WorkerArgs) -> Result<Ended> {
     crate::tune::check_device(a.device, onnx)?;
     let pool = db::connect_existing(database).await?;
     let lease = Duration::from_secs(a.lease_seconds);
-    let mut grids: Worker<GridJobs> = Worker::new(&pool, Vec::new(), lease);
-    let mut seeds: Worker<CrossfitJobs> = Worker::new(&pool, Vec::new(), lease);
-    let mut upstreams: Worker<UpstreamJobs> = Worker::new(&pool, Vec::new(), lease);
+    let mut grids: Worker<GridKind> = Worker::new(&pool, Vec::new(), lease);
+    let mut seeds: Worker<SeedKind> = Worker::new(&pool, Vec::new(), lease);
+    let mut upstreams: Worker<UpstreamKind> = Worker::new(&pool, Vec::new(), lease);
     let mut stop = Stop::new()?;
     let me = grids.name.clone();
     eprintln!("worker {me}: takes {kinds:?} jobs, device {:?}", a.device);
@@ -245,11 +248,10 @@ pub async fn work(database: &str, a: WorkerArgs) -> Result<Ended> {
         let open = grid_jobs(&pool, &kinds).await?;
         grids.set_jobs(open.iter().map(|(id, _)| *id).collect());
         if let Some(held) = grids.claim().await? {
-            let recipe = &open
-                .iter()
-                .find(|(id, _)| *id == held.lease.job)
-                .expect("claimed from the list")
-                .1;
+            // A job claimed from the list is in it.
+            let Some((_, recipe)) = open.iter().find(|(id, _)| *id == held.lease.job) else {
+                continue;
+            };
             let run = run_grid_job(&pool, &held, recipe, a.device, lease);
             let report = |done: Vec<Summary>| done.iter().for_each(|s| println!("{}", s.render()));
             if let Some(status) = run_one(&mut grids, &held, &mut stop, run, report).await? {
@@ -306,14 +308,14 @@ pub async fn work(database: &str, a: WorkerArgs) -> Result<Ended> {
 /// Runs a held job until it settles (its result reported, or its failure said and marked on
 /// the job) or a signal comes: then the job is handed back and the signal's exit status
 /// answered.
-async fn run_one<Q: Claims, T>(
+async fn run_one<Q: store::lease::JobKind, T>(
     w: &mut Worker<Q>,
     held: &Held<Q::Key>,
     stop: &mut Stop,
     work: impl Future<Output = Result<T>>,
     report: impl FnOnce(T),
 ) -> Result<Option<i32>> {
-    let name = Q::name(held);
+    let name = Q::name(held.lease.job, &held.key);
     let started = Instant::now();
     match stop.or(work).await {
         Err((signal, status)) => {

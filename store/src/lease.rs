@@ -1,7 +1,9 @@
 //! The one job queue that worker processes on many machines share (`jobs`): claimed,
 //! renewed, handed back, cancelled, retried, done, each by one fixed statement. What a kind of
-//! job runs on is a key table of its own, whose id is the job's (`machine::grid`: grid_jobs,
-//! `crossfit::jobs`: crossfit_jobs, `crossfit::upstream`: upstream_jobs); this is the part every kind shares.
+//! job runs on is a key table of its own, whose id is the job's; each kind says so once, as a
+//! [`JobKind`] (`machine::grid::GridKind`: grid_jobs, `crossfit::jobs::SeedKind`:
+//! crossfit_jobs, `crossfit::upstream::UpstreamKind`: upstream_jobs), and everything here is
+//! written once over it.
 //!
 //! A claim is one write transaction: PostgreSQL's `FOR UPDATE SKIP LOCKED` lets workers that
 //! claim at the same moment pass over each other's rows (SQLite has one writer anyway). A job
@@ -20,31 +22,36 @@ use crate::db::Backend;
 use crate::error::{Error, Result};
 use domain::run::JobStatus;
 use domain::wire::machine::GridRow;
+use sqlx::any::AnyRow;
 use sqlx::{Any, AnyPool, Transaction};
 use std::time::Duration;
 
 pub use crate::clock::Clock;
+pub use domain::wire::queue::Queue;
 
-/// A kind of job, the value of `jobs.kind`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Queue {
-    /// The CLUES track's model grids (keys in `grid_jobs`).
-    Grid,
-    /// CrossFit's fine-tuning, one task and seed a job (keys in `crossfit_jobs`).
-    Crossfit,
-    /// CrossFit's upstream learning of a partition (keys in `upstream_jobs`).
-    Upstream,
-}
-
-impl Queue {
-    /// Its name in `jobs.kind`.
-    pub fn kind(self) -> &'static str {
-        match self {
-            Queue::Grid => "grid",
-            Queue::Crossfit => "crossfit",
-            Queue::Upstream => "upstream",
-        }
-    }
+/// A kind of job: its queue, what a holder reads of its key table, what leaving a job does to
+/// the kind's own rows, how its unfinished jobs weigh, and how the machines page sums it up.
+/// Implemented once per kind; `claim`, `release`, `cancel`, `unfinished` and `summary` are
+/// written once over it, so a new kind is one implementation (and its key table's migration).
+pub trait JobKind {
+    const QUEUE: Queue;
+    /// The kind's key table (its id is the job's), as the statements below name it.
+    const TABLE: &'static str;
+    /// What a holder reads of its job: a row of `KEY_SQL` (`$1` the job).
+    type Key: for<'r> sqlx::FromRow<'r, AnyRow> + Send + Unpin;
+    const KEY_SQL: &'static str;
+    /// Run in the same transaction when a claim takes a job over, its worker hands it back or
+    /// someone cancels it (`$1` why, `$2` now in unix ms, `$3` the job); `None`: the kind keeps
+    /// nothing of a running job's own to undo.
+    const ON_LEAVE: Option<&'static str>;
+    /// An unfinished job's weight, about proportional to its work (an expression over the key
+    /// table as `k`): what a worker's turn reports as left.
+    const WEIGHT: &'static str;
+    /// What the machines page sums the kind's jobs under (an expression over the key table as
+    /// `k`: a system, a method).
+    const OWNER: &'static str;
+    /// A held job as a person names it.
+    fn name(job: i64, key: &Self::Key) -> String;
 }
 
 /// This worker's hold on a job: which job, since which claim, taken over from whom.
@@ -99,25 +106,22 @@ const CLAIMABLE: [&str; 2] = [
      ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED",
 ];
 
-/// Claims the first of `jobs` that is queued or whose lease ran out, for `lease` from now by
-/// `clock`; its progress starts again. When the claim takes a job over, `on_takeover` (a
-/// statement of the kind's own, with `$1` the words saying who lost it to whom, `$2` now in
-/// unix ms and `$3` the job) runs in the same transaction.
-pub async fn claim(
+/// Claims the first of `jobs` of kind `K` that is queued or whose lease ran out, for `lease`
+/// from now by `clock`; its progress starts again and its key is read in the same transaction.
+/// When the claim takes a job over, the kind's `ON_LEAVE` runs in it too.
+pub async fn claim<K: JobKind>(
     pool: &AnyPool,
-    queue: Queue,
     jobs: &[i64],
     worker: &str,
     (lease, clock): (Duration, &Clock),
-    on_takeover: Option<&str>,
-) -> Result<Option<Lease>> {
+) -> Result<Option<Held<K::Key>>> {
     let mut tx = crate::tx::begin_immediate(pool, &[]).await?;
     let now = clock.now_ms();
-    let list = serde_json::to_string(jobs).expect("ids serialise");
+    let list = crate::rows::json_ids(jobs);
     let found: Option<Claimable> = sqlx::query_as(CLAIMABLE[Backend::of(pool) as usize])
         .bind(&list)
         .bind(now)
-        .bind(queue.kind())
+        .bind(K::QUEUE.as_str())
         .fetch_optional(&mut *tx)
         .await?;
     let Some(job) = found else {
@@ -126,7 +130,7 @@ pub async fn claim(
     };
     let took_over_from =
         (job.status == JobStatus::Claimed).then(|| job.worker.clone().unwrap_or_default());
-    if let (Some(lost), Some(sql)) = (&took_over_from, on_takeover) {
+    if let (Some(lost), Some(sql)) = (&took_over_from, K::ON_LEAVE) {
         sqlx::query(sql)
             .bind(format!(
                 "worker {lost} stopped renewing its lease on this job; {worker} took it over"
@@ -147,27 +151,37 @@ pub async fn claim(
     .bind(job.id)
     .execute(&mut *tx)
     .await?;
+    let key: K::Key = sqlx::query_as(K::KEY_SQL)
+        .bind(job.id)
+        .fetch_one(&mut *tx)
+        .await?;
     tx.commit().await?;
-    Ok(Some(Lease {
-        queue,
+    let lease = Lease {
+        queue: K::QUEUE,
         job: job.id,
         worker: worker.to_string(),
         attempt: job.attempts + 1,
         took_over_from,
         clock: clock.clone(),
-    }))
+    };
+    Ok(Some(Held { lease, key }))
 }
 
 /// Inside a transaction that serialises the kind's queuing (`tx::Lock::Jobs`): a new job of
-/// `queue`, queued now with `recipe`; its key row is the caller's, with this id.
-pub async fn add(tx: &mut sqlx::AnyConnection, queue: Queue, recipe: Option<&str>) -> Result<i64> {
+/// `queue`, queued now (by `clock`) with `recipe`; its key row is the caller's, with this id.
+pub async fn add(
+    tx: &mut sqlx::AnyConnection,
+    queue: Queue,
+    recipe: Option<&str>,
+    clock: &Clock,
+) -> Result<i64> {
     Ok(sqlx::query_scalar(
         "INSERT INTO jobs (kind, recipe_json, status, queued_at) VALUES ($1, $2, 'queued', $3)
          RETURNING id",
     )
-    .bind(queue.kind())
+    .bind(queue.as_str())
     .bind(recipe)
-    .bind(crate::auth::now_ms())
+    .bind(clock.now_ms())
     .fetch_one(&mut *tx)
     .await?)
 }
@@ -182,13 +196,18 @@ pub async fn state(tx: &mut sqlx::AnyConnection, job: i64) -> Result<(JobStatus,
     )
 }
 
-/// Queues a finished or failed job again, now, with `recipe`.
-pub async fn requeue(tx: &mut sqlx::AnyConnection, job: i64, recipe: Option<&str>) -> Result<()> {
+/// Queues a finished or failed job again, now (by `clock`), with `recipe`.
+pub async fn requeue(
+    tx: &mut sqlx::AnyConnection,
+    job: i64,
+    recipe: Option<&str>,
+    clock: &Clock,
+) -> Result<()> {
     sqlx::query(
         "UPDATE jobs SET status = 'queued', error = NULL, queued_at = $1, recipe_json = $2,
             progress = NULL WHERE id = $3",
     )
-    .bind(crate::auth::now_ms())
+    .bind(clock.now_ms())
     .bind(recipe)
     .bind(job)
     .execute(&mut *tx)
@@ -223,20 +242,15 @@ async fn leave<'c>(
     Ok(left.rows_affected() > 0)
 }
 
-/// Hands a held job back to its queue at once, because its worker is stopping (SIGTERM on a
-/// preemptible node, `scancel`): queued again for the next claim, `why` kept as its error. A
-/// statement of the kind's own (`on_release`, with `$1` why, `$2` now in unix ms and `$3` the
-/// job) runs in the same transaction. `false` when the worker no longer held it (another worker
-/// took it over, or it was stored meanwhile).
-pub async fn release(
-    pool: &AnyPool,
-    held: &Lease,
-    why: &str,
-    on_release: Option<&str>,
-) -> Result<bool> {
+/// Hands a held job of kind `K` back to its queue at once, because its worker is stopping
+/// (SIGTERM on a preemptible node, `scancel`): queued again for the next claim, `why` kept as
+/// its error; the kind's `ON_LEAVE` runs in the same transaction. `false` when the worker no
+/// longer held it (another worker took it over, or it was stored meanwhile).
+pub async fn release<K: JobKind>(pool: &AnyPool, held: &Held<K::Key>, why: &str) -> Result<bool> {
+    let held = &held.lease;
     let mut tx = crate::tx::begin_immediate(pool, &[]).await?;
     let released = leave(&mut *tx, held, JobStatus::Queued, why).await?;
-    if let (true, Some(sql)) = (released, on_release) {
+    if let (true, Some(sql)) = (released, K::ON_LEAVE) {
         sqlx::query(sql)
             .bind(why)
             .bind(held.clock.now_ms())
@@ -251,17 +265,12 @@ pub async fn release(
 /// How a cancelled job's error begins (the person's name follows).
 const CANCELLED_BY: &str = "cancelled by ";
 
-/// Cancels a job that is queued or running (from the machines page) for `by` (a person's name):
-/// failed, with "cancelled by <by>" as its error. A worker running it finds at its next renewal
-/// that it no longer holds it, stores nothing and says why ([`lost_why`]). `on_cancel` as
-/// `on_release` of [`release`]. Refused when the job is not open.
-pub async fn cancel(
-    pool: &AnyPool,
-    queue: Queue,
-    job: i64,
-    by: &str,
-    on_cancel: Option<&str>,
-) -> Result<()> {
+/// Cancels a job of kind `K` that is queued or running (from the machines page) for `by` (a
+/// person's name): failed, with "cancelled by <by>" as its error, the kind's `ON_LEAVE` run in
+/// the same transaction. A worker running it finds at its next renewal that it no longer holds
+/// it, stores nothing and says why ([`lost_why`]). Refused when the job is not open.
+pub async fn cancel<K: JobKind>(pool: &AnyPool, job: i64, by: &str, clock: &Clock) -> Result<()> {
+    let queue = K::QUEUE;
     let why: &str = &format!("{CANCELLED_BY}{by}");
     let mut tx = crate::tx::begin_immediate(pool, &[]).await?;
     let cancelled = sqlx::query(
@@ -270,17 +279,17 @@ pub async fn cancel(
     )
     .bind(why)
     .bind(job)
-    .bind(queue.kind())
+    .bind(queue.as_str())
     .execute(&mut *tx)
     .await?;
     if cancelled.rows_affected() == 0 {
         tx.rollback().await?;
         return Err(not_open(pool, queue, job, "cancel").await);
     }
-    if let Some(sql) = on_cancel {
+    if let Some(sql) = K::ON_LEAVE {
         sqlx::query(sql)
             .bind(why)
-            .bind(crate::auth::now_ms())
+            .bind(clock.now_ms())
             .bind(job)
             .execute(&mut *tx)
             .await?;
@@ -290,14 +299,14 @@ pub async fn cancel(
 }
 
 /// Queues a failed job again (from the machines page), with the recipe it had.
-pub async fn retry(pool: &AnyPool, queue: Queue, job: i64) -> Result<()> {
+pub async fn retry(pool: &AnyPool, queue: Queue, job: i64, clock: &Clock) -> Result<()> {
     let retried = sqlx::query(
         "UPDATE jobs SET status = 'queued', error = NULL, queued_at = $1
          WHERE id = $2 AND kind = $3 AND status = 'failed'",
     )
-    .bind(crate::auth::now_ms())
+    .bind(clock.now_ms())
     .bind(job)
-    .bind(queue.kind())
+    .bind(queue.as_str())
     .execute(pool)
     .await?;
     if retried.rows_affected() == 0 {
@@ -311,7 +320,7 @@ async fn not_open(pool: &AnyPool, queue: Queue, job: i64, what: &str) -> Error {
     let status: std::result::Result<Option<JobStatus>, _> =
         sqlx::query_scalar("SELECT status FROM jobs WHERE id = $1 AND kind = $2")
             .bind(job)
-            .bind(queue.kind())
+            .bind(queue.as_str())
             .fetch_optional(pool)
             .await;
     match status {
@@ -400,71 +409,60 @@ pub async fn progress(
     Ok(())
 }
 
-/// How many of a list of jobs (`$1`, a JSON array of ids) are not finished, per dialect.
-const UNFINISHED: [&str; 2] = [
-    "SELECT COUNT(*) FROM jobs WHERE id IN (SELECT CAST(value AS BIGINT) FROM json_each($1))
-       AND status IN ('queued', 'claimed')",
-    "SELECT COUNT(*) FROM jobs
-     WHERE id IN (SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST($1 AS jsonb)))
-       AND status IN ('queued', 'claimed')",
-];
-
-/// How many of `jobs` are not finished (queued, or claimed by some worker).
-pub async fn unfinished(pool: &AnyPool, jobs: &[i64]) -> Result<i64> {
-    let list = serde_json::to_string(jobs).expect("ids serialise");
-    Ok(sqlx::query_scalar(UNFINISHED[Backend::of(pool) as usize])
-        .bind(&list)
+/// How many of `jobs` of kind `K` are not finished (queued, or claimed by some worker), and
+/// their weight (`K::WEIGHT`).
+pub async fn unfinished<K: JobKind>(pool: &AnyPool, jobs: &[i64]) -> Result<(i64, i64)> {
+    let sql = format!(
+        "SELECT COUNT(*), CAST(COALESCE(SUM({weight}), 0) AS BIGINT)
+         FROM jobs j JOIN {table} k ON k.id = j.id
+         WHERE j.id IN (SELECT CAST(value AS BIGINT) FROM {ids})
+           AND j.status IN ('queued', 'claimed')",
+        weight = K::WEIGHT,
+        table = K::TABLE,
+        ids = Backend::of(pool).json_elements("$1"),
+    );
+    Ok(sqlx::query_as(&sql)
+        .bind(crate::rows::json_ids(jobs))
         .fetch_one(pool)
         .await?)
 }
 
-/// A kind's jobs by what they are stored under (a system, a method) and status, with their
-/// count; and who holds one of them while its lease holds (`$1` now).
-fn summary_sql(queue: Queue) -> [&'static str; 2] {
-    match queue {
-        Queue::Grid => [
-            "SELECT g.system, j.status, COUNT(*) FROM jobs j JOIN grid_jobs g ON g.id = j.id
-             GROUP BY g.system, j.status ORDER BY g.system",
-            "SELECT DISTINCT g.system, j.worker FROM jobs j JOIN grid_jobs g ON g.id = j.id
-             WHERE j.status = 'claimed' AND j.lease_until >= $1 ORDER BY g.system, j.worker",
-        ],
-        // Upstream jobs are listed one by one (`crossfit::upstream::open`), their method's
-        // seeds summed up under it once queued.
-        Queue::Crossfit | Queue::Upstream => [
-            "SELECT c.method, j.status, COUNT(*) FROM jobs j JOIN crossfit_jobs c ON c.id = j.id
-             GROUP BY c.method, j.status ORDER BY c.method",
-            "SELECT DISTINCT c.method, j.worker FROM jobs j JOIN crossfit_jobs c ON c.id = j.id
-             WHERE j.status = 'claimed' AND j.lease_until >= $1 ORDER BY c.method, j.worker",
-        ],
-    }
-}
-
-/// A queue's jobs by status, and the workers holding one now (their lease not run out), by
-/// what they are stored under (a system, a method), as the machines page sums them up.
-pub async fn summary(pool: &AnyPool, queue: Queue) -> Result<Vec<GridRow>> {
-    let [counts, holders] = summary_sql(queue);
-    let counts: Vec<(String, JobStatus, i64)> = sqlx::query_as(counts).fetch_all(pool).await?;
-    let holders: Vec<(String, String)> = sqlx::query_as(holders)
-        .bind(crate::auth::now_ms())
+/// Kind `K`'s jobs by what they are stored under (`K::OWNER`: a system, a method) and status,
+/// and the workers holding one now by `clock` (their lease not run out), as the machines page
+/// sums them up.
+pub async fn summary<K: JobKind>(pool: &AnyPool, clock: &Clock) -> Result<Vec<GridRow>> {
+    let (owner, table) = (K::OWNER, K::TABLE);
+    let counts = format!(
+        "SELECT {owner}, j.status, COUNT(*) FROM jobs j JOIN {table} k ON k.id = j.id
+         GROUP BY {owner}, j.status ORDER BY {owner}"
+    );
+    let holders = format!(
+        "SELECT DISTINCT {owner}, j.worker FROM jobs j JOIN {table} k ON k.id = j.id
+         WHERE j.status = 'claimed' AND j.lease_until >= $1 ORDER BY {owner}, j.worker"
+    );
+    let counts: Vec<(String, JobStatus, i64)> = sqlx::query_as(&counts).fetch_all(pool).await?;
+    let holders: Vec<(String, String)> = sqlx::query_as(&holders)
+        .bind(clock.now_ms())
         .fetch_all(pool)
         .await?;
     let mut out: Vec<GridRow> = Vec::new();
     for (system, status, n) in counts {
-        if out.last().is_none_or(|g| g.system != system) {
-            out.push(GridRow {
+        let g = crate::rows::group_of(
+            &mut out,
+            |g| g.system == system,
+            || GridRow {
                 workers: holders
                     .iter()
                     .filter(|(s, _)| *s == system)
                     .map(|(_, w)| w.clone())
                     .collect(),
-                system,
+                system: system.clone(),
                 queued: 0,
                 claimed: 0,
                 done: 0,
                 failed: 0,
-            });
-        }
-        let g = out.last_mut().expect("pushed above");
+            },
+        );
         *match status {
             JobStatus::Queued => &mut g.queued,
             JobStatus::Claimed => &mut g.claimed,

@@ -11,6 +11,7 @@
 use crate::db::Backend;
 use crate::error::Error;
 use domain::ids::{StudyId, UserId};
+use domain::wire::queue::Queue;
 use sqlx::{Any, AnyConnection, AnyPool, Transaction};
 
 /// What a write transaction protects, taken as a transaction-scoped PostgreSQL advisory lock
@@ -29,7 +30,7 @@ pub enum Lock<'a> {
     Run(&'a str, &'a str, u32, u32),
     /// The jobs of one kind for one system or method (kind, owner) while they are queued: a
     /// job is two rows (`jobs` and its key), so finding it and adding it is one step.
-    Jobs(&'a str, &'a str),
+    Jobs(Queue, &'a str),
 }
 
 impl Lock<'_> {
@@ -45,7 +46,7 @@ impl Lock<'_> {
                 5,
                 fnv1a(&[system, task, &k.to_string(), &split.to_string()]),
             ),
-            Lock::Jobs(kind, owner) => (6, fnv1a(&[kind, owner])),
+            Lock::Jobs(queue, owner) => (6, fnv1a(&[queue.as_str(), owner])),
         };
         ((u64::from(kind) << 56) | (value & 0x00FF_FFFF_FFFF_FFFF)) as i64
     }

@@ -5,7 +5,7 @@
 use crate::error::AppError;
 use crate::wire::crossfit::LearningQueue;
 use crate::wire::machine::{GridRow, RunRow};
-use crate::wire::queue::{GridJobRow, QueueAnswer, QueueChoices, QueueKind, QueueRequest};
+use crate::wire::queue::{GridJobRow, Queue, QueueAnswer, QueueChoices, QueueRequest};
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 #[cfg(feature = "ssr")]
@@ -85,30 +85,21 @@ pub async fn queue_learner(request: QueueRequest) -> Result<QueueAnswer, AppErro
 
 /// Cancels a queued or running job: it is marked failed, and a worker running it stores nothing.
 #[server(endpoint = "cancel_job")]
-pub async fn cancel_job(queue: QueueKind, id: i64) -> Result<(), AppError> {
+pub async fn cancel_job(queue: Queue, id: i64) -> Result<(), AppError> {
     serve(|c: Ctx<Staff>| async move {
         c.same_site("a cancellation")?;
         let by = c.who.0.name.clone();
-        Ok(match queue {
-            QueueKind::Grid => machine::grid::cancel(c.pool(), id, &by).await,
-            QueueKind::Crossfit => crossfit::jobs::cancel(c.pool(), id, &by).await,
-            QueueKind::Upstream => crossfit::upstream::cancel(c.pool(), id, &by).await,
-        }?)
+        Ok(store::queues::cancel(c.pool(), queue, id, &by, &c.state.clock).await?)
     })
     .await
 }
 
 /// Queues a failed job again, with the recipe it had.
 #[server(endpoint = "retry_job")]
-pub async fn retry_job(queue: QueueKind, id: i64) -> Result<(), AppError> {
+pub async fn retry_job(queue: Queue, id: i64) -> Result<(), AppError> {
     serve(|c: Ctx<Staff>| async move {
         c.same_site("a retry")?;
-        let q = match queue {
-            QueueKind::Grid => store::lease::Queue::Grid,
-            QueueKind::Crossfit => store::lease::Queue::Crossfit,
-            QueueKind::Upstream => store::lease::Queue::Upstream,
-        };
-        Ok(store::lease::retry(c.pool(), q, id).await?)
+        Ok(store::queues::retry(c.pool(), queue, id, &c.state.clock).await?)
     })
     .await
 }

@@ -55,7 +55,7 @@ pub struct CrossfitData {
 pub struct JobRow {
     pub id: i64,
     /// Its queue (crossfit or upstream), which cancelling or retrying it names.
-    pub queue: super::queue::QueueKind,
+    pub queue: super::queue::Queue,
     pub method: String,
     pub task: String,
     pub seed: Option<u32>,

@@ -1,8 +1,67 @@
 //! What a researcher queues from the machines page, and the queued jobs as the page lists them:
 //! any worker (`clues-lab worker`) runs them.
 
+use crate::named::named_enum;
 use crate::run::JobStatus;
 use serde::{Deserialize, Serialize};
+
+named_enum! {
+    /// The kinds of learner the machines page queues, as its select lists them: each one's
+    /// label and fields come from here, and `QueuedLearner::kind` says which one a request is.
+    pub enum LearnerKind {
+        FrozenBaseline = "frozen-baseline",
+        FineTuning = "fine-tuning",
+        Onnx = "onnx",
+        Prompt = "prompt",
+        InContext = "in-context",
+        Crossfit = "crossfit",
+        CrossfitUpstream = "crossfit-upstream",
+    }
+}
+
+impl LearnerKind {
+    /// What the page's select says.
+    pub fn label(self) -> &'static str {
+        match self {
+            LearnerKind::FrozenBaseline => "Frozen MiniLM baseline (a span head per shot group)",
+            LearnerKind::FineTuning => {
+                "Fine-tuning of an encoder checkpoint (BERT, RoBERTa, DeBERTa)"
+            }
+            LearnerKind::Onnx => "An ONNX span model, evaluated",
+            LearnerKind::Prompt => "Prompt-based fine-tuning (an encoder with its masked-LM head)",
+            LearnerKind::InContext => "In-context learning through a language-model server",
+            LearnerKind::Crossfit => "CrossFit direct fine-tuning (BART, T5; every seed)",
+            LearnerKind::CrossfitUpstream => {
+                "CrossFit upstream learning (a partition; then every seed of its test tasks)"
+            }
+        }
+    }
+
+    /// What its one folder or address is, where it takes one.
+    pub fn folder(self) -> Option<&'static str> {
+        match self {
+            LearnerKind::FrozenBaseline => None,
+            LearnerKind::FineTuning | LearnerKind::Prompt => Some("Checkpoint folder"),
+            LearnerKind::Onnx | LearnerKind::Crossfit | LearnerKind::CrossfitUpstream => {
+                Some("Model folder")
+            }
+            LearnerKind::InContext => Some("Server URL"),
+        }
+    }
+
+    /// Whether it learns CrossFit's tasks (its results stored under a method), not CLUES's
+    /// shot groups (under a system).
+    pub fn crossfit(self) -> bool {
+        match self {
+            LearnerKind::Crossfit | LearnerKind::CrossfitUpstream => true,
+            LearnerKind::FrozenBaseline
+            | LearnerKind::FineTuning
+            | LearnerKind::Onnx
+            | LearnerKind::Prompt
+            | LearnerKind::InContext => false,
+        }
+    }
+}
 
 /// The learner to queue, with what it needs (folders as the workers' machines see them).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -52,6 +111,21 @@ pub enum QueuedLearner {
     /// CrossFit's upstream learning, then direct fine-tuning from it on the partition's test
     /// tasks. The request names no tasks: the partition names them.
     CrossfitUpstream(UpstreamChoice),
+}
+
+impl QueuedLearner {
+    /// Which kind of learner it is.
+    pub fn kind(&self) -> LearnerKind {
+        match self {
+            QueuedLearner::FrozenBaseline => LearnerKind::FrozenBaseline,
+            QueuedLearner::FineTuning { .. } => LearnerKind::FineTuning,
+            QueuedLearner::Onnx { .. } => LearnerKind::Onnx,
+            QueuedLearner::Prompt { .. } => LearnerKind::Prompt,
+            QueuedLearner::InContext { .. } => LearnerKind::InContext,
+            QueuedLearner::Crossfit { .. } => LearnerKind::Crossfit,
+            QueuedLearner::CrossfitUpstream(_) => LearnerKind::CrossfitUpstream,
+        }
+    }
 }
 
 /// CrossFit's upstream learning (`method`: mtl, maml, first-order-maml or reptile) of a BART or
@@ -111,16 +185,17 @@ pub struct QueueChoices {
     pub partitions: Vec<String>,
 }
 
-/// Which queue a job is in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum QueueKind {
-    /// The CLUES track's grids (`grid_jobs`).
-    Grid,
-    /// CrossFit's seeds (`crossfit_jobs`).
-    Crossfit,
-    /// CrossFit's upstream learning (`upstream_jobs`).
-    Upstream,
+named_enum! {
+    /// A kind of queued job: the queue it is in, one name for the store (`jobs.kind`), the
+    /// lock that serialises its queuing, and the browser.
+    pub enum Queue {
+        /// The CLUES track's grids (`grid_jobs`).
+        Grid = "grid",
+        /// CrossFit's seeds (`crossfit_jobs`).
+        Crossfit = "crossfit",
+        /// CrossFit's upstream learning (`upstream_jobs`).
+        Upstream = "upstream",
+    }
 }
 
 /// A CLUES grid job not done yet, as the machines page lists it.

@@ -6,7 +6,7 @@ pub mod upstream;
 pub mod upstream_job;
 mod worker;
 
-pub use worker::{learn_task, queue_task, run_held, CrossfitJobs, SeedsOf};
+pub use worker::{learn_task, queue_task, run_held, SeedsOf};
 
 use crate::runtime::Device;
 use crate::seq2seq::text::Text;

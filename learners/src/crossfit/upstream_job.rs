@@ -4,13 +4,10 @@
 
 use super::method_name;
 use super::upstream::{check, learned, queue_tests, UpstreamArgs, Watch};
-use crate::jobs::lease::Claims;
 use clap::Parser;
 use sqlx::AnyPool;
-use std::time::Duration;
 use store::crossfit::{self as xf, upstream as jobs};
 use store::error::{Error, Result};
-use store::lease::Clock;
 
 /// The arguments of `crossfit upstream`, as an upstream job's recipe holds them.
 #[derive(Parser)]
@@ -52,35 +49,6 @@ pub async fn queue_upstream(pool: &AnyPool, line: Vec<String>) -> Result<(i64, S
     Ok((id, name))
 }
 
-/// CrossFit's upstream jobs as a queue workers claim from.
-pub struct UpstreamJobs;
-
-impl Claims for UpstreamJobs {
-    type Key = jobs::Upstream;
-
-    async fn claim(
-        pool: &AnyPool,
-        ids: &[i64],
-        worker: &str,
-        lease: Duration,
-    ) -> Result<Option<jobs::Held>> {
-        jobs::claim(pool, ids, worker, (lease, &Clock::System)).await
-    }
-
-    async fn unfinished(pool: &AnyPool, ids: &[i64]) -> Result<(i64, i64)> {
-        let n = store::lease::unfinished(pool, ids).await?;
-        Ok((n, n))
-    }
-
-    async fn release(pool: &AnyPool, held: &jobs::Held, why: &str) -> Result<bool> {
-        store::lease::release(pool, &held.lease, why, None).await
-    }
-
-    fn name(held: &jobs::Held) -> String {
-        held.name()
-    }
-}
-
 /// Runs a held upstream job on `device`: learns the upstream folder (or uses the one a
 /// worker finished before), queues the test tasks' seeds from it, and marks the job done. The
 /// learning stops soon after `lost()` says that the job is no longer this worker's.
@@ -103,9 +71,7 @@ pub async fn run_held(
         held: Some((pool, &held.lease)),
         lost,
     };
-    let record = learned(pool, &a, &s, Some(watch))
-        .await?
-        .expect("learned when watched");
+    let record = learned(pool, &a, &s, watch).await?;
     if lost() {
         return Err(Error::LeaseLost(format!(
             "this worker lost its lease on {}; nothing was queued",

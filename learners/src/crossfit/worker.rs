@@ -3,7 +3,7 @@
 //! while its progress is written to the job, its run stored as the job is marked done.
 
 use super::{golds, inputs, pairs, scored, TuneArgs};
-use crate::jobs::lease::{Claims, Worker};
+use crate::jobs::lease::Worker;
 use crate::seq2seq::text::Text;
 use crate::seq2seq::train::{decode_all, direct, Grid, Pair, Tried};
 use crate::seq2seq::Model;
@@ -14,37 +14,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use store::crossfit::jobs::SeedKind;
 use store::crossfit::{self as xf, jobs};
 use store::error::{Error, Result};
-
-/// CrossFit's fine-tuning jobs as a queue workers claim from.
-pub struct CrossfitJobs;
-
-impl Claims for CrossfitJobs {
-    type Key = jobs::Seed;
-
-    async fn claim(
-        pool: &AnyPool,
-        ids: &[i64],
-        worker: &str,
-        lease: Duration,
-    ) -> Result<Option<jobs::Held>> {
-        jobs::claim(pool, ids, worker, lease).await
-    }
-
-    async fn unfinished(pool: &AnyPool, ids: &[i64]) -> Result<(i64, i64)> {
-        let n = jobs::unfinished(pool, ids).await?;
-        Ok((n, n))
-    }
-
-    async fn release(pool: &AnyPool, held: &jobs::Held, why: &str) -> Result<bool> {
-        jobs::release(pool, held, why).await
-    }
-
-    fn name(held: &jobs::Held) -> String {
-        held.name()
-    }
-}
 
 /// One seed's data as token ids: training pairs (the first output of each line), and the
 /// development and test inputs with their gold outputs.
@@ -138,8 +110,7 @@ pub async fn learn_task(pool: &AnyPool, seeds: &SeedsOf<'_>) -> Result<()> {
         recipe,
         tok,
     };
-    let mut worker: Worker<CrossfitJobs> =
-        Worker::new(pool, ids, Duration::from_secs(a.lease_seconds));
+    let mut worker: Worker<SeedKind> = Worker::new(pool, ids, Duration::from_secs(a.lease_seconds));
     let (started, mut mine) = (Instant::now(), 0u32);
     while let Some(held) = worker.next().await? {
         let seed_started = Instant::now();
@@ -265,7 +236,9 @@ async fn learn_seed(
         let score = |ids: &[Vec<u32>]| scored(&tok, metric, ids, dev_golds);
         let settings = g.learning_rates.len() * g.batch_sizes.len();
         let mut progress = |setting: usize, step: usize, steps: usize| {
-            let mut s = state.lock().expect("progress lock");
+            let mut s = state
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             *s = (
                 (setting * steps + step) as u64,
                 (settings * steps) as u64,
@@ -285,7 +258,9 @@ async fn learn_seed(
             u64::from(seed),
             &mut progress,
         )?;
-        *state.lock().expect("progress lock") = (
+        *state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = (
             (settings * g.steps) as u64,
             (settings * g.steps) as u64,
             "decoding the test set".into(),
@@ -323,7 +298,7 @@ async fn learn_seed(
                 if lost() {
                     stop.store(true, Ordering::Relaxed);
                 }
-                let (done, total, words) = shared.lock().expect("progress lock").clone();
+                let (done, total, words) = shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
                 // The database may come back; the training goes on meanwhile.
                 if let Err(e) = jobs::progress(pool, held, done, total, &words).await {
                     tracing::warn!("cannot write the progress of {}: {e}", held.name());

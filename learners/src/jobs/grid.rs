@@ -3,7 +3,6 @@
 //! quarter of the lease, and stores a job's runs only while it still holds it (`store::finish`),
 //! so every group is stored exactly once.
 
-use super::lease::Claims;
 use domain::ids::TaskId;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyPool;
@@ -11,9 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use store::error::{Error, Result};
 use store::machine::grid::Recipe;
-pub use store::machine::grid::{
-    claim, claim_with, complete, fail, job_target, release, runnable, unfinished, Group, Held,
-};
+pub use store::machine::grid::{complete, fail, job_target, runnable, Group, Held};
 
 /// The lease a worker holds on a job unless told otherwise (`--lease-seconds`): long enough to
 /// ride out a slow database, short enough that a killed worker's group is soon taken over.
@@ -101,36 +98,5 @@ pub async fn enqueue(
     store::machine::grid::enqueue(pool, what, groups, replace).await
 }
 
-/// The CLUES track's grids as a queue workers claim from.
-pub struct GridJobs;
-
-impl Claims for GridJobs {
-    type Key = Group;
-
-    async fn claim(
-        pool: &AnyPool,
-        jobs: &[i64],
-        worker: &str,
-        lease: Duration,
-    ) -> Result<Option<Held>> {
-        claim(pool, jobs, worker, lease).await
-    }
-
-    async fn release(pool: &AnyPool, held: &Held, why: &str) -> Result<bool> {
-        release(pool, held, why).await
-    }
-
-    async fn unfinished(pool: &AnyPool, jobs: &[i64]) -> Result<(i64, i64)> {
-        unfinished(pool, jobs).await
-    }
-
-    fn name(held: &Held) -> String {
-        format!(
-            "grid job {} (k={} split={})",
-            held.lease.job, held.k, held.split
-        )
-    }
-}
-
 /// One worker's turn through a grid.
-pub type Worker = super::lease::Worker<GridJobs>;
+pub type Worker = super::lease::Worker<store::machine::grid::GridKind>;

@@ -1,38 +1,14 @@
 //! Jobs shared by worker processes on many machines (`store::lease`): a worker claims the
 //! next one under a lease it renews every quarter of the lease, and stores a job only while it
-//! still holds it; the CLUES grids (`store::grid`) and CrossFit's fine-tuning share this.
+//! still holds it; every kind of job (`store::lease::JobKind`: the CLUES grids, CrossFit's
+//! seeds and upstream learning) shares this one worker.
 
 use sqlx::AnyPool;
-use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use store::error::{Error, Result};
-use store::lease::{fail, lost_why, renew, Held, Lease};
-
-/// A queue a worker claims jobs from.
-pub trait Claims {
-    /// What the queue keeps of a job: what to run.
-    type Key;
-    /// The first claimable one of `jobs`, now held by `worker` for `lease`.
-    fn claim(
-        pool: &AnyPool,
-        jobs: &[i64],
-        worker: &str,
-        lease: Duration,
-    ) -> impl Future<Output = Result<Option<Held<Self::Key>>>> + Send;
-    /// How many of `jobs` are unfinished, and their weight (about proportional to the work).
-    fn unfinished(pool: &AnyPool, jobs: &[i64]) -> impl Future<Output = Result<(i64, i64)>> + Send;
-    /// Hands a held job back to the queue (this worker is stopping); `false` when it no longer
-    /// held it.
-    fn release(
-        pool: &AnyPool,
-        held: &Held<Self::Key>,
-        why: &str,
-    ) -> impl Future<Output = Result<bool>> + Send;
-    /// A held job as a person names it.
-    fn name(held: &Held<Self::Key>) -> String;
-}
+use store::lease::{self, fail, lost_why, renew, Clock, Held, JobKind, Lease};
 
 /// This worker process, as other workers and the machines page see it: host and process id.
 pub fn worker_name() -> String {
@@ -69,7 +45,7 @@ impl Heartbeat {
                     Err(e) => {
                         tracing::warn!(
                             "cannot renew the lease on {} job {}: {e}",
-                            held.queue.kind(),
+                            held.queue.as_str(),
                             held.job
                         )
                     }
@@ -93,7 +69,7 @@ impl Drop for Heartbeat {
 /// One worker's turn through a queue's jobs: the next job it claims, with its lease renewed
 /// until the job is settled; waits while other workers hold the rest, ends when nothing is
 /// unfinished.
-pub struct Worker<Q: Claims> {
+pub struct Worker<Q: JobKind> {
     pool: AnyPool,
     jobs: Vec<i64>,
     lease: Duration,
@@ -102,7 +78,7 @@ pub struct Worker<Q: Claims> {
     queue: std::marker::PhantomData<Q>,
 }
 
-impl<Q: Claims> Worker<Q> {
+impl<Q: JobKind> Worker<Q> {
     pub fn new(pool: &AnyPool, jobs: Vec<i64>, lease: Duration) -> Worker<Q> {
         Worker {
             queue: std::marker::PhantomData,
@@ -120,7 +96,7 @@ impl<Q: Claims> Worker<Q> {
             if let Some(held) = self.claim().await? {
                 return Ok(Some(held));
             }
-            if Q::unfinished(&self.pool, &self.jobs).await?.0 == 0 {
+            if lease::unfinished::<Q>(&self.pool, &self.jobs).await?.0 == 0 {
                 return Ok(None);
             }
             // Other workers hold the rest: wait until they finish or a lease runs out.
@@ -131,13 +107,14 @@ impl<Q: Claims> Worker<Q> {
     /// One try at a claim: a job this worker now holds, its lease renewed until it is settled,
     /// or `None` when no job is claimable now.
     pub async fn claim(&mut self) -> Result<Option<Held<Q::Key>>> {
-        let Some(held) = Q::claim(&self.pool, &self.jobs, &self.name, self.lease).await? else {
+        let terms = (self.lease, &Clock::System);
+        let Some(held) = lease::claim::<Q>(&self.pool, &self.jobs, &self.name, terms).await? else {
             return Ok(None);
         };
         if let Some(lost) = &held.lease.took_over_from {
             eprintln!(
                 "{}: taken over from {lost}, whose lease ran out",
-                Q::name(&held)
+                Q::name(held.lease.job, &held.key)
             );
         }
         self.beat = Some(Heartbeat::start(&self.pool, &held.lease, self.lease));
@@ -153,7 +130,7 @@ impl<Q: Claims> Worker<Q> {
     /// stop. `false` when the job was no longer this worker's.
     pub async fn release(&mut self, held: &Held<Q::Key>, why: &str) -> Result<bool> {
         self.beat = None;
-        Q::release(&self.pool, held, why).await
+        lease::release::<Q>(&self.pool, held, why).await
     }
 
     /// Ends the held job's turn: its result, or `None` when the lease was lost (to another
@@ -189,6 +166,6 @@ impl<Q: Claims> Worker<Q> {
 
     /// The jobs not finished yet and their shots (for an estimate of the time left).
     pub async fn left(&self) -> Result<(i64, i64)> {
-        Q::unfinished(&self.pool, &self.jobs).await
+        lease::unfinished::<Q>(&self.pool, &self.jobs).await
     }
 }

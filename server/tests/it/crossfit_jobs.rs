@@ -8,8 +8,9 @@ use common::tiny_seq2seq::{write_seq2seq_dir, Kind};
 use domain::run::JobStatus;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use store::crossfit::jobs::SeedKind;
 use store::crossfit::{self as xf, jobs};
-use store::lease::Clock;
+use store::lease::{self, Clock};
 
 const TASK: &str = "demo-xf-sentiment";
 
@@ -66,7 +67,7 @@ async fn a_job_is_stored_once_and_a_worker_that_lost_its_lease_stores_nothing() 
     // the machines page reads).
     let minute = Duration::from_secs(60);
     let clock = Clock::manual(store::auth::now_ms() - 60_002);
-    let a = jobs::claim_with(&pool, &ids[..1], "a:1", minute, &clock)
+    let a = lease::claim::<SeedKind>(&pool, &ids[..1], "a:1", (minute, &clock))
         .await
         .unwrap()
         .unwrap();
@@ -83,7 +84,7 @@ async fn a_job_is_stored_once_and_a_worker_that_lost_its_lease_stores_nothing() 
         .await
         .unwrap();
     clock.advance(minute + Duration::from_millis(1));
-    let b = jobs::claim_with(&pool, &ids[..1], "b:2", minute, &clock)
+    let b = lease::claim::<SeedKind>(&pool, &ids[..1], "b:2", (minute, &clock))
         .await
         .unwrap()
         .unwrap();
@@ -142,12 +143,18 @@ async fn a_job_is_stored_once_and_a_worker_that_lost_its_lease_stores_nothing() 
         .await
         .unwrap();
     assert_eq!(stored(&pool, "m").await, 1);
-    assert_eq!(jobs::unfinished(&pool, &ids).await.unwrap(), 1);
+    assert_eq!(
+        lease::unfinished::<SeedKind>(&pool, &ids).await.unwrap().0,
+        1
+    );
     // Queued again: the stored seed stays done, the other stays queued.
     jobs::enqueue(&pool, "m", TASK, &seeds[..2], recipe)
         .await
         .unwrap();
-    assert_eq!(jobs::unfinished(&pool, &ids).await.unwrap(), 1);
+    assert_eq!(
+        lease::unfinished::<SeedKind>(&pool, &ids).await.unwrap().0,
+        1
+    );
     let q = jobs::queue(&pool).await.unwrap();
     assert_eq!((q.methods[0].done, q.open.len()), (1, 1));
 }

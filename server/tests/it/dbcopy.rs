@@ -88,10 +88,15 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
     .await
     .unwrap();
     let lease = std::time::Duration::from_secs(60);
-    let held = grid::claim(&pool, &jobs, "box:1", lease)
-        .await
-        .unwrap()
-        .unwrap();
+    let held = store::lease::claim::<store::machine::grid::GridKind>(
+        &pool,
+        &jobs,
+        "box:1",
+        (lease, &store::lease::Clock::System),
+    )
+    .await
+    .unwrap()
+    .unwrap();
     let run: domain::ids::RunId = sqlx::query_scalar("SELECT MIN(id) FROM machine_runs")
         .fetch_one(&pool)
         .await
@@ -102,20 +107,30 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
         .execute(&pool)
         .await
         .unwrap();
-    grid::claim(&pool, &jobs, "box:2", lease)
-        .await
-        .unwrap()
-        .unwrap();
+    store::lease::claim::<store::machine::grid::GridKind>(
+        &pool,
+        &jobs,
+        "box:2",
+        (lease, &store::lease::Clock::System),
+    )
+    .await
+    .unwrap()
+    .unwrap();
     // CrossFit's shared fine-tuning: one seed held by a worker, one queued.
     use store::crossfit as xf;
     let seeds = xf::seeds_of(&pool, "demo-xf-sentiment").await.unwrap();
     let jobs = xf::jobs::enqueue(&pool, "tiny", "demo-xf-sentiment", &seeds[..2], "{}")
         .await
         .unwrap();
-    xf::jobs::claim(&pool, &jobs, "box:3", lease)
-        .await
-        .unwrap()
-        .unwrap();
+    store::lease::claim::<xf::jobs::SeedKind>(
+        &pool,
+        &jobs,
+        "box:3",
+        (lease, &store::lease::Clock::System),
+    )
+    .await
+    .unwrap()
+    .unwrap();
     xf::upstream::enqueue(&pool, "demo", "/models/up", "up fine-tuning", "[]")
         .await
         .unwrap();

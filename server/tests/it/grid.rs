@@ -9,7 +9,8 @@ use domain::run::JobStatus;
 use std::path::Path;
 use std::process::Child;
 use std::time::Duration;
-use store::lease::Clock;
+use store::lease::{self, Clock};
+use store::machine::grid::GridKind;
 
 /// `clues-lab baseline --all` (fine-tuning, or the frozen baseline) as one grid worker, its
 /// stderr in `log`.
@@ -195,7 +196,7 @@ async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
     // the machines page reads).
     let minute = Duration::from_secs(60);
     let clock = Clock::manual(store::auth::now_ms() - 60_002);
-    let a = grid::claim_with(&pool, &jobs, "a:1", minute, &clock)
+    let a = lease::claim::<GridKind>(&pool, &jobs, "a:1", (minute, &clock))
         .await
         .unwrap()
         .unwrap();
@@ -204,12 +205,14 @@ async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
         (1, None)
     );
     clock.advance(minute - Duration::from_millis(1));
-    assert!(grid::claim_with(&pool, &jobs, "b:2", minute, &clock)
-        .await
-        .unwrap()
-        .is_none());
+    assert!(
+        lease::claim::<GridKind>(&pool, &jobs, "b:2", (minute, &clock))
+            .await
+            .unwrap()
+            .is_none()
+    );
     clock.advance(Duration::from_millis(2));
-    let b = grid::claim_with(&pool, &jobs, "b:2", minute, &clock)
+    let b = lease::claim::<GridKind>(&pool, &jobs, "b:2", (minute, &clock))
         .await
         .unwrap()
         .unwrap();
@@ -222,11 +225,19 @@ async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
     tx.rollback().await.unwrap();
     assert!(e.to_string().contains("lost its lease"), "{e}");
     grid::fail(&pool, &a, "too late").await.unwrap();
-    assert!(grid::claim(&pool, &jobs, "c:3", Duration::from_secs(60))
-        .await
-        .unwrap()
-        .is_none());
-    assert_eq!(grid::unfinished(&pool, &jobs).await.unwrap(), (1, 4));
+    assert!(lease::claim::<GridKind>(
+        &pool,
+        &jobs,
+        "c:3",
+        (Duration::from_secs(60), &Clock::System)
+    )
+    .await
+    .unwrap()
+    .is_none());
+    assert_eq!(
+        lease::unfinished::<GridKind>(&pool, &jobs).await.unwrap(),
+        (1, 4)
+    );
     let (status, worker): (JobStatus, String) =
         sqlx::query_as("SELECT status, worker FROM jobs WHERE id = $1")
             .bind(jobs[0])
@@ -235,9 +246,13 @@ async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
             .unwrap();
     assert_eq!((status, worker.as_str()), (JobStatus::Claimed, "b:2"));
     // Handed back as its worker stops: queued again at once, for the next claim.
-    assert!(grid::release(&pool, &b, "b:2 was stopped").await.unwrap());
+    assert!(lease::release::<GridKind>(&pool, &b, "b:2 was stopped")
+        .await
+        .unwrap());
     assert!(
-        !grid::release(&pool, &b, "again").await.unwrap(),
+        !lease::release::<GridKind>(&pool, &b, "again")
+            .await
+            .unwrap(),
         "no longer b's"
     );
     let (status, error): (JobStatus, Option<String>) =
@@ -250,19 +265,30 @@ async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
         (status, error.as_deref()),
         (JobStatus::Queued, Some("b:2 was stopped"))
     );
-    let d = grid::claim(&pool, &jobs, "d:4", Duration::from_secs(60))
-        .await
-        .unwrap()
-        .unwrap();
+    let d = lease::claim::<GridKind>(
+        &pool,
+        &jobs,
+        "d:4",
+        (Duration::from_secs(60), &Clock::System),
+    )
+    .await
+    .unwrap()
+    .unwrap();
     assert_eq!(
         (d.lease.attempt, d.lease.took_over_from.as_deref()),
         (3, None)
     );
     // Failed, it is queued again by the next command; done, only with --replace.
     grid::fail(&pool, &d, "broke").await.unwrap();
-    assert_eq!(grid::unfinished(&pool, &jobs).await.unwrap(), (0, 0));
+    assert_eq!(
+        lease::unfinished::<GridKind>(&pool, &jobs).await.unwrap(),
+        (0, 0)
+    );
     queue().await;
-    assert_eq!(grid::unfinished(&pool, &jobs).await.unwrap(), (1, 4));
+    assert_eq!(
+        lease::unfinished::<GridKind>(&pool, &jobs).await.unwrap(),
+        (1, 4)
+    );
 }
 
 /// The frozen baseline as a grid: a job per task (its heads share one pass of the encoder),

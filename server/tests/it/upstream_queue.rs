@@ -262,9 +262,15 @@ async fn upstream_learning_cancelled_while_it_learns_stops_and_queues_nothing() 
         done.filter(|d| *d > 0)
     })
     .await;
-    store::crossfit::upstream::cancel(&pool, id, "rita")
-        .await
-        .unwrap();
+    store::queues::cancel(
+        &pool,
+        store::lease::Queue::Upstream,
+        id,
+        "rita",
+        &store::lease::Clock::System,
+    )
+    .await
+    .unwrap();
     let said = common::stopped_by_cancel(child, &log, id);
     assert_eq!(
         count(&pool, "SELECT COUNT(*) FROM jobs WHERE kind = 'crossfit'").await,

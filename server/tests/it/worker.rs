@@ -289,9 +289,15 @@ async fn a_running_job_cancelled_from_the_page_stops_and_its_worker_says_so() {
     ];
     let child = spawn_worker(&url, &model, &log, &extra);
     let held = seed_under_way(&pool, &log).await;
-    store::crossfit::jobs::cancel(&pool, held, "rita")
-        .await
-        .unwrap();
+    store::queues::cancel(
+        &pool,
+        store::lease::Queue::Crossfit,
+        held,
+        "rita",
+        &store::lease::Clock::System,
+    )
+    .await
+    .unwrap();
     let said = common::stopped_by_cancel(child, &log, held);
     assert!(!said.contains("took it over"), "{said}");
     assert_eq!(

@@ -12,18 +12,38 @@ use crate::tx::Lock;
 use domain::crossfit::metrics::Score;
 use domain::run::JobStatus;
 use domain::wire::crossfit::LearningQueue;
-use domain::wire::queue::QueueKind;
 use sqlx::AnyPool;
-use std::time::Duration;
 
 /// A CrossFit job: the method, task and seed it stores a run of, and its recipe.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, sqlx::FromRow)]
 pub struct Seed {
     pub method: String,
     pub task: String,
+    #[sqlx(try_from = "i64")]
     pub seed: u32,
     /// The recipe it was queued with (JSON).
     pub settings: String,
+}
+
+/// CrossFit's seeds as a kind of job: keys in `crossfit_jobs` (their recipes in `jobs`), each
+/// of the same weight, summed up by method.
+pub struct SeedKind;
+
+impl lease::JobKind for SeedKind {
+    const QUEUE: Queue = Queue::Crossfit;
+    const TABLE: &'static str = "crossfit_jobs";
+    type Key = Seed;
+    const KEY_SQL: &'static str =
+        "SELECT c.method, t.name AS task, c.seed, j.recipe_json AS settings
+         FROM crossfit_jobs c JOIN jobs j ON j.id = c.id
+         JOIN crossfit_tasks t ON t.id = c.task_id WHERE c.id = $1";
+    const ON_LEAVE: Option<&'static str> = None;
+    const WEIGHT: &'static str = "1";
+    const OWNER: &'static str = "k.method";
+
+    fn name(_: i64, seed: &Seed) -> String {
+        seed.name()
+    }
 }
 
 /// A CrossFit job this worker holds.
@@ -51,7 +71,7 @@ pub async fn enqueue(
     // All or nothing: a refusal leaves no seed queued with the refused recipe. The refusal
     // rolls back before it is answered: a dropped transaction would keep its row locks until
     // its connection is next used, and a claim (SKIP LOCKED) would pass the queued seed by.
-    let mut tx = crate::tx::begin_write(pool, &[Lock::Jobs("crossfit", method)]).await?;
+    let mut tx = crate::tx::begin_write(pool, &[Lock::Jobs(Queue::Crossfit, method)]).await?;
     let queued = queue_seeds(&mut tx, (method, task, task_id), seeds, settings).await;
     crate::tx::finish(tx, queued).await
 }
@@ -85,7 +105,7 @@ async fn queue_seeds(
                     JobStatus::Queued | JobStatus::Claimed => false,
                 };
                 if again {
-                    lease::requeue(tx, id, Some(settings)).await?;
+                    lease::requeue(tx, id, Some(settings), &Clock::System).await?;
                 } else if queued_with.as_deref() != Some(settings) {
                     let queued_with = queued_with.unwrap_or_default();
                     return Err(Error::Refused(format!(
@@ -95,7 +115,7 @@ async fn queue_seeds(
                 id
             }
             None => {
-                let id = lease::add(tx, Queue::Crossfit, Some(settings)).await?;
+                let id = lease::add(tx, Queue::Crossfit, Some(settings), &Clock::System).await?;
                 sqlx::query(
                     "INSERT INTO crossfit_jobs (id, method, task_id, seed) VALUES ($1, $2, $3, $4)",
                 )
@@ -111,69 +131,6 @@ async fn queue_seeds(
         ids.push(id);
     }
     Ok(ids)
-}
-
-/// A claimed job's key and recipe.
-#[derive(sqlx::FromRow)]
-struct Key {
-    method: String,
-    task: String,
-    seed: i64,
-    settings_json: String,
-}
-
-/// Claims the first of `jobs` that is queued or whose lease ran out, for `lease`; its
-/// progress starts again.
-pub async fn claim(
-    pool: &AnyPool,
-    jobs: &[i64],
-    worker: &str,
-    lease: Duration,
-) -> Result<Option<Held>> {
-    claim_with(pool, jobs, worker, lease, &Clock::System).await
-}
-
-/// [`claim`] by `clock`.
-pub async fn claim_with(
-    pool: &AnyPool,
-    jobs: &[i64],
-    worker: &str,
-    lease: Duration,
-    clock: &Clock,
-) -> Result<Option<Held>> {
-    let terms = (lease, clock);
-    let Some(lease) = lease::claim(pool, Queue::Crossfit, jobs, worker, terms, None).await? else {
-        return Ok(None);
-    };
-    let key: Key = sqlx::query_as(
-        "SELECT c.method, t.name AS task, c.seed, j.recipe_json AS settings_json
-         FROM crossfit_jobs c JOIN jobs j ON j.id = c.id
-         JOIN crossfit_tasks t ON t.id = c.task_id WHERE c.id = $1",
-    )
-    .bind(lease.job)
-    .fetch_one(pool)
-    .await?;
-    Ok(Some(Held {
-        lease,
-        key: Seed {
-            method: key.method,
-            task: key.task,
-            seed: key.seed as u32,
-            settings: key.settings_json,
-        },
-    }))
-}
-
-/// Hands a held job back to the queue as its worker stops (its progress starts again at the
-/// next claim). `false` when the worker no longer held it.
-pub async fn release(pool: &AnyPool, held: &Held, why: &str) -> Result<bool> {
-    lease::release(pool, &held.lease, why, None).await
-}
-
-/// Cancels an open job for `by` (a person's name): a worker training it stops at its next
-/// renewal and stores nothing.
-pub async fn cancel(pool: &AnyPool, job: i64, by: &str) -> Result<()> {
-    lease::cancel(pool, Queue::Crossfit, job, by, None).await
 }
 
 /// The jobs not finished (queued, or claimed by some worker), oldest first: every CrossFit job
@@ -216,11 +173,6 @@ pub async fn finish(
     store(pool, &run, Some((&held.lease, &held.name()))).await
 }
 
-/// How many of `jobs` are not finished (queued, or claimed by some worker).
-pub async fn unfinished(pool: &AnyPool, jobs: &[i64]) -> Result<i64> {
-    lease::unfinished(pool, jobs).await
-}
-
 /// Each method's jobs by status, and every job not done: upstream learning first, then the
 /// seeds, running ones first with their progress and time left, then failed ones with why,
 /// then queued ones.
@@ -236,9 +188,9 @@ pub async fn queue(pool: &AnyPool) -> Result<LearningQueue> {
     .await?;
     let now = now_ms();
     let mut open = super::upstream::open(pool).await?;
-    open.extend(rows.into_iter().map(|r| r.row(now, QueueKind::Crossfit)));
+    open.extend(rows.into_iter().map(|r| r.row(now, Queue::Crossfit)));
     Ok(LearningQueue {
-        methods: lease::summary(pool, Queue::Crossfit).await?,
+        methods: lease::summary::<SeedKind>(pool, &Clock::System).await?,
         open,
     })
 }

@@ -3,7 +3,7 @@
 
 use domain::run::JobStatus;
 use domain::wire::crossfit::JobRow;
-use domain::wire::queue::QueueKind;
+use domain::wire::queue::Queue;
 
 /// A job as the machines page reads it: a seed (`jobs`) or an upstream job (`upstream`).
 #[derive(sqlx::FromRow)]
@@ -26,7 +26,7 @@ pub(super) struct Listed {
 impl Listed {
     /// The page's row at `now` (unix ms): a running job's pace and time left, and its worker
     /// while the lease holds.
-    pub(super) fn row(self, now: i64, queue: QueueKind) -> JobRow {
+    pub(super) fn row(self, now: i64, queue: Queue) -> JobRow {
         let r = self;
         let running = r.status == JobStatus::Claimed;
         let pace = match (running, r.started_at) {

@@ -12,9 +12,7 @@ use crate::lease::{self, Clock, Queue};
 use crate::tx::Lock;
 use domain::run::JobStatus;
 use domain::wire::crossfit::JobRow;
-use domain::wire::queue::QueueKind;
 use sqlx::AnyPool;
-use std::time::Duration;
 
 /// An upstream job: the partition it learns, the folder it writes, the method name the test
 /// tasks' runs are stored under, and its recipe (JSON).
@@ -28,6 +26,27 @@ pub struct Upstream {
 
 /// An upstream job this worker holds.
 pub type Held = lease::Held<Upstream>;
+
+/// Upstream learning as a kind of job: keys in `upstream_jobs` (their recipes in `jobs`), each
+/// of the same weight, summed up by the method its test tasks' runs are stored under.
+pub struct UpstreamKind;
+
+impl lease::JobKind for UpstreamKind {
+    const QUEUE: Queue = Queue::Upstream;
+    const TABLE: &'static str = "upstream_jobs";
+    type Key = Upstream;
+    const KEY_SQL: &'static str =
+        "SELECT p.name AS partition, u.out_dir, u.method, j.recipe_json AS recipe
+         FROM upstream_jobs u JOIN jobs j ON j.id = u.id
+         JOIN crossfit_partitions p ON p.id = u.partition_id WHERE u.id = $1";
+    const ON_LEAVE: Option<&'static str> = None;
+    const WEIGHT: &'static str = "1";
+    const OWNER: &'static str = "k.method";
+
+    fn name(_: i64, upstream: &Upstream) -> String {
+        upstream.name()
+    }
+}
 
 impl Upstream {
     /// The job as a person names it.
@@ -56,7 +75,7 @@ pub async fn enqueue(
         .fetch_optional(pool)
         .await?;
     let p = p.ok_or_else(|| Error::NotFound(format!("no partition named {partition:?}")))?;
-    let mut tx = crate::tx::begin_write(pool, &[Lock::Jobs("upstream", "")]).await?;
+    let mut tx = crate::tx::begin_write(pool, &[Lock::Jobs(Queue::Upstream, "")]).await?;
     let queued = queue_one(&mut tx, p, (out_dir, method), recipe).await;
     crate::tx::finish(tx, queued).await
 }
@@ -77,7 +96,7 @@ async fn queue_one(
     .await?;
     match found.as_slice() {
         [] => {
-            let id = lease::add(tx, Queue::Upstream, Some(recipe)).await?;
+            let id = lease::add(tx, Queue::Upstream, Some(recipe), &Clock::System).await?;
             sqlx::query(
                 "INSERT INTO upstream_jobs (id, partition_id, out_dir, method) VALUES ($1, $2, $3, $4)",
             )
@@ -92,7 +111,7 @@ async fn queue_one(
         [(id, p, o, m)] if *p == partition_id && o == out_dir && m == method => {
             let (status, queued_with) = lease::state(tx, *id).await?;
             if status == JobStatus::Failed {
-                lease::requeue(tx, *id, Some(recipe)).await?;
+                lease::requeue(tx, *id, Some(recipe), &Clock::System).await?;
             } else if queued_with.as_deref() != Some(recipe) {
                 return Err(Error::Refused(format!(
                     "upstream job {id} ({method} into {out_dir}) is {} with another recipe; give another folder and method name",
@@ -109,29 +128,6 @@ async fn queue_one(
             }))
         }
     }
-}
-
-/// Claims the first of `jobs` that is queued or whose lease ran out, for `lease` by `clock`.
-pub async fn claim(
-    pool: &AnyPool,
-    jobs: &[i64],
-    worker: &str,
-    (lease, clock): (Duration, &Clock),
-) -> Result<Option<Held>> {
-    let Some(lease) =
-        lease::claim(pool, Queue::Upstream, jobs, worker, (lease, clock), None).await?
-    else {
-        return Ok(None);
-    };
-    let key: Upstream = sqlx::query_as(
-        "SELECT p.name AS partition, u.out_dir, u.method, j.recipe_json AS recipe
-         FROM upstream_jobs u JOIN jobs j ON j.id = u.id
-         JOIN crossfit_partitions p ON p.id = u.partition_id WHERE u.id = $1",
-    )
-    .bind(lease.job)
-    .fetch_one(pool)
-    .await?;
-    Ok(Some(Held { lease, key }))
 }
 
 /// The upstream jobs not finished (queued, or claimed by some worker), oldest first.
@@ -151,12 +147,6 @@ pub async fn finish(pool: &AnyPool, held: &Held) -> Result<()> {
     crate::tx::finish(tx, done).await
 }
 
-/// Cancels an open upstream job for `by` (a person's name): its worker stops at its next
-/// renewal and queues nothing.
-pub async fn cancel(pool: &AnyPool, job: i64, by: &str) -> Result<()> {
-    lease::cancel(pool, Queue::Upstream, job, by, None).await
-}
-
 /// Every upstream job not done, as the machines page lists it beside the seeds: its method,
 /// "upstream on <partition>" as its task, no seed.
 pub async fn open(pool: &AnyPool) -> Result<Vec<JobRow>> {
@@ -173,7 +163,7 @@ pub async fn open(pool: &AnyPool) -> Result<Vec<JobRow>> {
     Ok(rows
         .into_iter()
         .map(|r| {
-            let mut row = r.row(now, QueueKind::Upstream);
+            let mut row = r.row(now, Queue::Upstream);
             row.task = format!("upstream on {}", row.task);
             row
         })

@@ -4,20 +4,20 @@
 //! had opened are marked failed.
 
 use crate::auth::now_ms;
-use crate::db::Backend;
 use crate::error::Result;
 use crate::lease::{self, Clock, Queue};
 use crate::tx::Lock;
 use domain::ids::TaskId;
 use domain::run::JobStatus;
 use sqlx::{Any, AnyPool, Transaction};
-use std::time::Duration;
 
 /// A grid job's shot group (k = split = 0: every group of the task).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, sqlx::FromRow)]
 pub struct Group {
     pub task_id: TaskId,
+    #[sqlx(try_from = "i64")]
     pub k: u32,
+    #[sqlx(try_from = "i64")]
     pub split: u32,
 }
 
@@ -43,7 +43,7 @@ pub async fn enqueue(
     groups: &[(TaskId, u32, u32)],
     replace: bool,
 ) -> Result<Vec<i64>> {
-    let mut tx = crate::tx::begin_write(pool, &[Lock::Jobs("grid", what.system)]).await?;
+    let mut tx = crate::tx::begin_write(pool, &[Lock::Jobs(Queue::Grid, what.system)]).await?;
     let queued = queue_groups(&mut tx, what, groups, replace).await;
     crate::tx::finish(tx, queued).await
 }
@@ -79,7 +79,7 @@ async fn queue_groups(
                     JobStatus::Queued | JobStatus::Claimed => false,
                 };
                 if again {
-                    lease::requeue(tx, id, Some(recipe)).await?;
+                    lease::requeue(tx, id, Some(recipe), &Clock::System).await?;
                     sqlx::query("UPDATE grid_jobs SET source = $1 WHERE id = $2")
                         .bind(source)
                         .bind(id)
@@ -89,7 +89,7 @@ async fn queue_groups(
                 id
             }
             None => {
-                let id = lease::add(tx, Queue::Grid, Some(recipe)).await?;
+                let id = lease::add(tx, Queue::Grid, Some(recipe), &Clock::System).await?;
                 sqlx::query(
                     "INSERT INTO grid_jobs (id, system, task_id, k, split, source)
                      VALUES ($1, $2, $3, $4, $5, $6)",
@@ -111,55 +111,28 @@ async fn queue_groups(
 }
 
 /// The statement that marks the runs a job's worker had opened failed, saying why: its lease
-/// ran out and another worker took the job over (run in the claim's transaction, see
-/// [`lease::claim`]), or it handed the job back as it stopped ([`lease::release`]).
+/// ran out and another worker took the job over, it handed the job back as it stopped, or
+/// someone cancelled it (run in the same transaction, see [`lease::JobKind::ON_LEAVE`]).
 const OPEN_RUNS_FAILED: &str =
     "UPDATE machine_runs SET status = 'failed', error = $1, finished_at = $2
      WHERE grid_job_id = $3 AND status = 'running'";
 
-/// Claims the first of `jobs` that is queued or whose lease ran out, for `lease`.
-pub async fn claim(
-    pool: &AnyPool,
-    jobs: &[i64],
-    worker: &str,
-    lease: Duration,
-) -> Result<Option<Held>> {
-    claim_with(pool, jobs, worker, lease, &Clock::System).await
-}
+/// The grids' jobs as a kind of job: keys in `grid_jobs`, weighed by their shots, summed up by
+/// system.
+pub struct GridKind;
 
-/// [`claim`] by `clock`.
-pub async fn claim_with(
-    pool: &AnyPool,
-    jobs: &[i64],
-    worker: &str,
-    lease: Duration,
-    clock: &Clock,
-) -> Result<Option<Held>> {
-    let Some(lease) = lease::claim(
-        pool,
-        Queue::Grid,
-        jobs,
-        worker,
-        (lease, clock),
-        Some(OPEN_RUNS_FAILED),
-    )
-    .await?
-    else {
-        return Ok(None);
-    };
-    let (task_id, k, split): (TaskId, i64, i64) =
-        sqlx::query_as("SELECT task_id, k, split FROM grid_jobs WHERE id = $1")
-            .bind(lease.job)
-            .fetch_one(pool)
-            .await?;
-    Ok(Some(Held {
-        lease,
-        key: Group {
-            task_id,
-            k: k as u32,
-            split: split as u32,
-        },
-    }))
+impl lease::JobKind for GridKind {
+    const QUEUE: Queue = Queue::Grid;
+    const TABLE: &'static str = "grid_jobs";
+    type Key = Group;
+    const KEY_SQL: &'static str = "SELECT task_id, k, split FROM grid_jobs WHERE id = $1";
+    const ON_LEAVE: Option<&'static str> = Some(OPEN_RUNS_FAILED);
+    const WEIGHT: &'static str = "k.k";
+    const OWNER: &'static str = "k.system";
+
+    fn name(job: i64, g: &Group) -> String {
+        format!("grid job {job} (k={} split={})", g.k, g.split)
+    }
 }
 
 /// Marks a held job failed (another command queues it again).
@@ -167,49 +140,11 @@ pub async fn fail(pool: &AnyPool, held: &Held, error: &str) -> Result<()> {
     lease::fail(pool, &held.lease, error).await
 }
 
-/// Hands a held job back to the queue as its worker stops; the runs it had opened are marked
-/// failed with `why`. `false` when the worker no longer held it.
-pub async fn release(pool: &AnyPool, held: &Held, why: &str) -> Result<bool> {
-    lease::release(pool, &held.lease, why, Some(OPEN_RUNS_FAILED)).await
-}
-
-/// Cancels an open job for `by` (a person's name); the runs its worker had opened are marked
-/// failed.
-pub async fn cancel(pool: &AnyPool, job: i64, by: &str) -> Result<()> {
-    lease::cancel(pool, Queue::Grid, job, by, Some(OPEN_RUNS_FAILED)).await
-}
-
 /// Inside the transaction that stores a held job's runs: marks the job done, or refuses when
 /// the lease was lost meanwhile (another worker took the job over and stores it).
 pub async fn complete(tx: &mut Transaction<'static, Any>, held: &Held) -> Result<()> {
-    let what = format!(
-        "grid job {} (k={} split={})",
-        held.lease.job, held.k, held.split
-    );
+    let what = <GridKind as lease::JobKind>::name(held.lease.job, &held.key);
     lease::complete(tx, &held.lease, &what).await
-}
-
-/// How many of a list of grid jobs (`$1`, a JSON array of ids) are not finished, and their
-/// shots; per dialect.
-const UNFINISHED: [&str; 2] = [
-    "SELECT COUNT(*), CAST(COALESCE(SUM(g.k), 0) AS BIGINT) FROM jobs j
-     JOIN grid_jobs g ON g.id = j.id
-     WHERE j.id IN (SELECT CAST(value AS BIGINT) FROM json_each($1))
-       AND j.status IN ('queued', 'claimed')",
-    "SELECT COUNT(*), CAST(COALESCE(SUM(g.k), 0) AS BIGINT) FROM jobs j
-     JOIN grid_jobs g ON g.id = j.id
-     WHERE j.id IN (SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST($1 AS jsonb)))
-       AND j.status IN ('queued', 'claimed')",
-];
-
-/// How many of `jobs` are not finished (queued, or claimed by some worker), and their shots
-/// (the work left is about proportional to them).
-pub async fn unfinished(pool: &AnyPool, jobs: &[i64]) -> Result<(i64, i64)> {
-    let list = serde_json::to_string(jobs).expect("ids serialise");
-    Ok(sqlx::query_as(UNFINISHED[Backend::of(pool) as usize])
-        .bind(&list)
-        .fetch_one(pool)
-        .await?)
 }
 
 /// The system, task name and source folder of a job.
