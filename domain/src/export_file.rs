@@ -1,6 +1,8 @@
 //! The files a researcher downloads (`/export/{file}`, the dashboard's links, the bundle's
-//! members): one type with each file's name, content type and the dashboard's label, so that
-//! adding a file has one home and every `match` on them is checked whole.
+//! members): one type with each file's name, content type, the dashboard's label and how it is
+//! made (`Source`), so that adding a file has one home and every `match` on them is checked
+//! whole: a new file says where it comes from, and the server's download of each source
+//! handles every file of it.
 
 use crate::named::named_enum;
 
@@ -25,7 +27,63 @@ named_enum! {
     }
 }
 
+/// How an export file is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// Streamed from the annotation rows, one row at a time.
+    Rows(RowFormat),
+    /// Built from the scope's report (a line per annotator, scenario or test item).
+    Report(ReportFile),
+    /// The study bundle: every file, spooled, with its content hash.
+    Bundle,
+    /// A CrossFit partition, read by name.
+    Partition,
+}
+
+/// The annotation rows' two formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowFormat {
+    Jsonl,
+    Csv,
+}
+
+/// The files built from the report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReportFile {
+    ScoresCsv,
+    ScoresJson,
+    ScoresMd,
+    PayCsv,
+    QuestionnairesCsv,
+    QuestionnairesJsonl,
+    AttentionCsv,
+    ConsentCsv,
+    PredictionsJsonl,
+    CurveSvg,
+}
+
 impl ExportFile {
+    /// How the file is made.
+    pub fn source(self) -> Source {
+        use ExportFile::*;
+        match self {
+            AnnotationsJsonl => Source::Rows(RowFormat::Jsonl),
+            AnnotationsCsv => Source::Rows(RowFormat::Csv),
+            ScoresCsv => Source::Report(ReportFile::ScoresCsv),
+            ScoresJson => Source::Report(ReportFile::ScoresJson),
+            ScoresMd => Source::Report(ReportFile::ScoresMd),
+            PayCsv => Source::Report(ReportFile::PayCsv),
+            BundleTar => Source::Bundle,
+            QuestionnairesCsv => Source::Report(ReportFile::QuestionnairesCsv),
+            QuestionnairesJsonl => Source::Report(ReportFile::QuestionnairesJsonl),
+            AttentionCsv => Source::Report(ReportFile::AttentionCsv),
+            ConsentCsv => Source::Report(ReportFile::ConsentCsv),
+            PredictionsJsonl => Source::Report(ReportFile::PredictionsJsonl),
+            CurveSvg => Source::Report(ReportFile::CurveSvg),
+            PartitionJson => Source::Partition,
+        }
+    }
+
     /// The `Content-Type` it is served with.
     pub fn content_type(self) -> &'static str {
         use ExportFile::*;
@@ -105,5 +163,19 @@ mod tests {
         assert_eq!(ExportFile::named("pay.csv"), Ok(ExportFile::PayCsv));
         let e = ExportFile::named("secrets.txt").unwrap_err();
         assert!(e.contains("there is no export \"secrets.txt\"") && e.contains("bundle.tar"));
+    }
+
+    #[test]
+    fn every_file_says_how_it_is_made_and_the_streamed_ones_are_the_big_ones() {
+        use super::{RowFormat, Source};
+        let of = |s: fn(&Source) -> bool| ExportFile::ALL.iter().filter(|f| s(&f.source())).count();
+        assert_eq!(of(|s| matches!(s, Source::Rows(_))), 2);
+        assert_eq!(of(|s| matches!(s, Source::Report(_))), 10);
+        assert_eq!(
+            ExportFile::AnnotationsCsv.source(),
+            Source::Rows(RowFormat::Csv)
+        );
+        assert_eq!(ExportFile::BundleTar.source(), Source::Bundle);
+        assert_eq!(ExportFile::PartitionJson.source(), Source::Partition);
     }
 }

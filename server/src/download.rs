@@ -1,6 +1,7 @@
 //! Researcher downloads over HTTP: `GET /export/{file}?studies=1,2&…` (no `studies`: every
-//! study). Researchers and admins only; each answer is an attachment named after its scope.
-//! Annotations and the bundle are streamed, so memory does not grow with the number of rows.
+//! study). Researchers and admins only; each answer is an attachment named after its scope,
+//! made as its `Source` says. Annotations and the bundle are streamed, so memory does not grow
+//! with the number of rows. (`store::export` writes the files; this module serves them.)
 
 use app::error::AppError;
 use app::ssr::request::{flag, number, Ctx, Params, Staff};
@@ -9,7 +10,7 @@ use axum::body::Body;
 use axum::extract::Path;
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
-use domain::export_file::ExportFile;
+use domain::export_file::{ExportFile, ReportFile, RowFormat, Source};
 use domain::ids::{joined, AssignmentId};
 use serde::Deserialize;
 use std::io::Write;
@@ -97,24 +98,23 @@ where
 
 /// The files built from the report (a few kilobytes to megabytes: one line per annotator,
 /// scenario or test item).
-fn small_file(
+fn report_file(
     loaded: &report::Loaded,
     r: &domain::report::Report,
-    file: ExportFile,
+    file: ReportFile,
     q: &ExportQuery,
     name: &mut String,
 ) -> Result<String, AppError> {
-    use ExportFile::*;
     Ok(match file {
-        ScoresJson => export::scores_json(r)?,
-        ScoresCsv => domain::report::draw::scores_csv::scores_csv(r),
-        ScoresMd => domain::report::draw::layout::markdown(r),
-        PayCsv => export::pay_csv(loaded, r)?,
-        QuestionnairesCsv => export::questionnaires_csv(loaded)?,
-        QuestionnairesJsonl => export::questionnaires_jsonl(loaded)?,
-        AttentionCsv => export::attention_csv(loaded)?,
-        ConsentCsv => export::consent_csv(loaded)?,
-        PredictionsJsonl => {
+        ReportFile::ScoresJson => export::scores_json(r)?,
+        ReportFile::ScoresCsv => domain::report::draw::scores_csv::scores_csv(r),
+        ReportFile::ScoresMd => domain::report::draw::layout::markdown(r),
+        ReportFile::PayCsv => export::pay_csv(loaded, r)?,
+        ReportFile::QuestionnairesCsv => export::questionnaires_csv(loaded)?,
+        ReportFile::QuestionnairesJsonl => export::questionnaires_jsonl(loaded)?,
+        ReportFile::AttentionCsv => export::attention_csv(loaded)?,
+        ReportFile::ConsentCsv => export::consent_csv(loaded)?,
+        ReportFile::PredictionsJsonl => {
             let (n, text) = match q.assignment {
                 Some(a) => export::annotator_predictions(loaded, AssignmentId(a))?,
                 None => {
@@ -129,16 +129,10 @@ fn small_file(
             *name = format!("clues-lab-{n}");
             text
         }
-        CurveSvg => {
+        ReportFile::CurveSvg => {
             let task = q.task()?;
             *name = format!("clues-lab-{task}-learning-curve.svg");
             export::curve_svg(r, task, q.filtered)?
-        }
-        AnnotationsJsonl | AnnotationsCsv | BundleTar | PartitionJson => {
-            return Err(AppError::internal(format!(
-                "{} is streamed, not built from the report",
-                file.as_str()
-            )))
         }
     })
 }
@@ -172,15 +166,14 @@ async fn partition_json(state: &AppState, q: &ExportQuery) -> Result<Response, A
 async fn annotations(
     state: &AppState,
     scope: &report::Scope,
-    csv: bool,
+    format: RowFormat,
     turn: tokio::sync::OwnedSemaphorePermit,
 ) -> Result<Body, AppError> {
     let studies = report::studies_in(&state.pool, &scope.studies).await?;
     let synthetic = scope.synthetic;
-    let rows = if csv {
-        RowFile::AnnotationsCsv
-    } else {
-        RowFile::AnnotationsJsonl
+    let rows = match format {
+        RowFormat::Csv => RowFile::AnnotationsCsv,
+        RowFormat::Jsonl => RowFile::AnnotationsJsonl,
     };
     let pool = state.pool.clone();
     let body = streamed(move |tx| async move {
@@ -194,9 +187,6 @@ async fn annotations(
 
 async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response, AppError> {
     let file = ExportFile::named(file).map_err(AppError::NotFound)?;
-    if file == ExportFile::PartitionJson {
-        return partition_json(state, q).await;
-    }
     let scope = report::Scope {
         studies: report::parse_scope(q.studies.as_deref())?,
         synthetic: q.synthetic,
@@ -208,13 +198,15 @@ async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response
     };
     let mut name = format!("clues-lab-{scope_name}-{}", file.as_str());
     let mut hash = None;
-    // Held until the download is written (moved into the task that streams it).
-    let turn = state.limiter.heavy_turn().await?;
-    let body = match file {
-        ExportFile::AnnotationsJsonl | ExportFile::AnnotationsCsv => {
-            annotations(state, &scope, file == ExportFile::AnnotationsCsv, turn).await?
+    // A heavy download's turn is held until it is written (moved into the task that streams it).
+    let body = match file.source() {
+        Source::Partition => return partition_json(state, q).await,
+        Source::Rows(format) => {
+            let turn = state.limiter.heavy_turn().await?;
+            annotations(state, &scope, format, turn).await?
         }
-        ExportFile::BundleTar => {
+        Source::Bundle => {
+            let turn = state.limiter.heavy_turn().await?;
             let (loaded, r) = report::load_scope(&state.pool, &scope)
                 .await?
                 .into_report()
@@ -233,12 +225,13 @@ async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response
             });
             body_of(rx)
         }
-        _ => {
+        Source::Report(made) => {
+            let _turn = state.limiter.heavy_turn().await?;
             let (loaded, r) = report::load_scope(&state.pool, &scope)
                 .await?
                 .into_report()
                 .await?;
-            Body::from(small_file(&loaded, &r, file, q, &mut name)?)
+            Body::from(report_file(&loaded, &r, made, q, &mut name)?)
         }
     };
     let disposition = format!("attachment; filename=\"{}\"", safe_name(&name));

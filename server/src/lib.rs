@@ -7,7 +7,7 @@ pub mod clues;
 pub mod crossfit;
 pub mod dbcopy;
 pub mod demo;
-pub mod export;
+pub mod download;
 pub mod gate;
 pub mod join;
 pub mod listen;

@@ -152,7 +152,10 @@ pub fn app(state: AppState) -> Router {
             "/join/{study}",
             axum::routing::get(crate::join::start_page).post(crate::join::join),
         )
-        .route("/export/{file}", axum::routing::get(crate::export::export))
+        .route(
+            "/export/{file}",
+            axum::routing::get(crate::download::export),
+        )
         // The machines page's earlier address, for bookmarks.
         .route(
             "/models",
