@@ -66,45 +66,27 @@ pub fn Home() -> impl IntoView {
     }
 }
 
+/// The sign-in form, the `login` action's own fields (`ActionForm`): before hydration the
+/// browser posts to the server function itself, never a GET that would put the password in
+/// the URL.
 #[component]
 fn LoginForm(login: ServerAction<Login>, name: RwSignal<String>) -> impl IntoView {
-    let password = RwSignal::new(String::new());
-    let submit = move || {
-        login.dispatch(Login {
-            name: name.get_untracked(),
-            password: password.get_untracked(),
-        });
-    };
     view! {
         <section class="login">
             <h1>"Sign in"</h1>
             <p>
                 "Researchers and admins sign in here. Crowd workers arrive through their study link."
             </p>
-            // Before hydration the browser posts to the server function itself, never a GET
-            // that would put the password in the URL.
-            <form
-                method="post"
-                action="/api/login"
-                on:submit=move |ev| {
-                    ev.prevent_default();
-                    submit();
-                }
-            >
+            <ActionForm action=login>
                 <label>"Name" <input name="name" autocomplete="username" bind:value=name /></label>
                 <label>
                     "Password"
-                    <input
-                        name="password"
-                        type="password"
-                        autocomplete="current-password"
-                        bind:value=password
-                    />
+                    <input name="password" type="password" autocomplete="current-password" />
                 </label>
                 <button type="submit" disabled=move || login.pending().get()>
                     "Sign in"
                 </button>
-            </form>
+            </ActionForm>
             {move || login.value().get().and_then(|r| r.err()).map(error_line)}
         </section>
     }

@@ -2,7 +2,7 @@
 //! learner is `queue_form`); workers run the jobs.
 
 use crate::api::machine::{CancelJob, QueueLearner, RetryJob};
-use crate::wire::queue::{GridJobRow, QueueKind};
+use crate::wire::queue::{GridJobRow, Queue};
 use domain::run::JobStatus;
 use leptos::prelude::*;
 
@@ -42,28 +42,41 @@ impl JobActions {
     }
 }
 
-/// Cancel (a queued or running job) or Retry (a failed one), as the job's status allows.
-pub fn job_buttons(a: JobActions, queue: QueueKind, id: i64, status: JobStatus) -> impl IntoView {
-    let button = |label: &'static str, act: Box<dyn Fn() + Send + Sync>| {
-        view! {
-            <button type="button" class=label.to_lowercase() on:click=move |_| act()>
-                {label}
-            </button>
-        }
-    };
+/// The job's queue and id, as the Cancel and Retry forms send them.
+fn job_fields(queue: Queue, id: i64) -> impl IntoView {
+    view! {
+        <input type="hidden" name="queue" value=queue.as_str() />
+        <input type="hidden" name="id" value=id />
+    }
+}
+
+/// Cancel (a queued or running job) or Retry (a failed one), as the job's status allows: each
+/// a form of the action's own fields (`ActionForm`), which posts even before the page is
+/// interactive.
+pub fn job_buttons(a: JobActions, queue: Queue, id: i64, status: JobStatus) -> impl IntoView {
     match status {
-        JobStatus::Queued | JobStatus::Claimed => Some(button(
-            "Cancel",
-            Box::new(move || {
-                a.cancel.dispatch(CancelJob { queue, id });
-            }),
-        )),
-        JobStatus::Failed => Some(button(
-            "Retry",
-            Box::new(move || {
-                a.retry.dispatch(RetryJob { queue, id });
-            }),
-        )),
+        JobStatus::Queued | JobStatus::Claimed => Some(
+            view! {
+                <ActionForm action=a.cancel attr:class="job-action">
+                    {job_fields(queue, id)}
+                    <button type="submit" class="cancel">
+                        "Cancel"
+                    </button>
+                </ActionForm>
+            }
+            .into_any(),
+        ),
+        JobStatus::Failed => Some(
+            view! {
+                <ActionForm action=a.retry attr:class="job-action">
+                    {job_fields(queue, id)}
+                    <button type="submit" class="retry">
+                        "Retry"
+                    </button>
+                </ActionForm>
+            }
+            .into_any(),
+        ),
         JobStatus::Done => None,
     }
 }
@@ -91,7 +104,7 @@ pub fn grid_jobs_table(rows: Vec<GridJobRow>, a: JobActions) -> AnyView {
                 <td>{group}</td>
                 <td>{status} {who} {j.error.map(|e| view! { <span class="error">{e}</span> })}</td>
                 <td class="num">{j.attempts}</td>
-                <td>{job_buttons(a, QueueKind::Grid, j.id, j.status)}</td>
+                <td>{job_buttons(a, Queue::Grid, j.id, j.status)}</td>
             </tr>
         }
     };

@@ -1,47 +1,14 @@
 //! The machines page's form that queues any learner on imported tasks or, for CrossFit's
-//! upstream learning, a partition; the server checks it as the command line checks it.
+//! upstream learning, a partition; the server checks it as the command line checks it. The
+//! learners, their labels and their fields come from `LearnerKind`, and each kind's request is
+//! built by one exhaustive `match`.
 
 use super::outcome;
 use super::page_fields::check_field;
 use super::queue::JobActions;
 use crate::api::machine::QueueLearner;
-use crate::wire::queue::{QueueChoices, QueueRequest, QueuedLearner, UpstreamChoice};
+use crate::wire::queue::{LearnerKind, QueueChoices, QueueRequest, QueuedLearner, UpstreamChoice};
 use leptos::prelude::*;
-
-/// The learners the form offers: value, label, and what its folder is.
-const LEARNERS: [(&str, &str, &str); 7] = [
-    (
-        "frozen-baseline",
-        "Frozen MiniLM baseline (a span head per shot group)",
-        "",
-    ),
-    (
-        "fine-tuning",
-        "Fine-tuning of an encoder checkpoint (BERT, RoBERTa, DeBERTa)",
-        "Checkpoint folder",
-    ),
-    ("onnx", "An ONNX span model, evaluated", "Model folder"),
-    (
-        "prompt",
-        "Prompt-based fine-tuning (an encoder with its masked-LM head)",
-        "Checkpoint folder",
-    ),
-    (
-        "in-context",
-        "In-context learning through a language-model server",
-        "Server URL",
-    ),
-    (
-        "crossfit",
-        "CrossFit direct fine-tuning (BART, T5; every seed)",
-        "Model folder",
-    ),
-    (
-        "crossfit-upstream",
-        "CrossFit upstream learning (a partition; then every seed of its test tasks)",
-        "Model folder",
-    ),
-];
 
 /// CrossFit's upstream methods: the command line's value and the form's label.
 const UPSTREAM_METHODS: [(&str, &str); 4] = [
@@ -51,20 +18,22 @@ const UPSTREAM_METHODS: [(&str, &str); 4] = [
     ("reptile", "Reptile"),
 ];
 
-/// The form's text fields, as typed.
+/// The form's text fields, as typed; each belongs to the kinds that show it.
 #[derive(Clone, Copy)]
 struct Fields {
-    /// A folder, or the in-context server's URL.
+    /// A folder, or the in-context server's URL (`LearnerKind::folder`).
     folder: RwSignal<String>,
     /// The system or method name.
     name: RwSignal<String>,
-    /// The model name the in-context server is asked for.
+    /// In-context learning: the model the server is asked for, and the calls in flight.
     model: RwSignal<String>,
-    /// CrossFit's updates per setting, prompt updates, or the in-context calls in flight.
-    number: RwSignal<String>,
-    /// A prompt's template and verbaliser (the task's defaults when empty).
+    concurrency: RwSignal<String>,
+    /// Prompt-based fine-tuning: its template, verbaliser and updates.
     template: RwSignal<String>,
     verbaliser: RwSignal<String>,
+    updates: RwSignal<String>,
+    /// CrossFit: updates per setting of the grid (direct and upstream fine-tuning).
+    steps: RwSignal<String>,
     /// Upstream learning: the partition, method, folder written and updates.
     partition: RwSignal<String>,
     upstream_method: RwSignal<String>,
@@ -72,48 +41,52 @@ struct Fields {
     upstream_steps: RwSignal<String>,
 }
 
-/// The learner a form's fields describe.
-fn learner_of(kind: &str, f: Fields) -> QueuedLearner {
+/// A number field's value, `None` when empty or not a number (the default applies).
+fn number(field: RwSignal<String>) -> Option<u32> {
+    field.get_untracked().trim().parse().ok()
+}
+
+/// The learner of `kind` as the form's fields describe it.
+fn learner_of(kind: LearnerKind, f: Fields) -> QueuedLearner {
     let folder = f.folder.get_untracked();
     let name = Some(f.name.get_untracked().trim().to_string()).filter(|n| !n.is_empty());
-    let number = f.number.get_untracked().trim().parse().ok();
     match kind {
-        "fine-tuning" => QueuedLearner::FineTuning {
+        LearnerKind::FrozenBaseline => QueuedLearner::FrozenBaseline,
+        LearnerKind::FineTuning => QueuedLearner::FineTuning {
             weights: folder,
             system: name,
         },
-        "onnx" => QueuedLearner::Onnx {
+        LearnerKind::Onnx => QueuedLearner::Onnx {
             model: folder,
             system: name,
         },
-        "prompt" => QueuedLearner::Prompt {
+        LearnerKind::Prompt => QueuedLearner::Prompt {
             weights: folder,
             system: name,
             template: Some(f.template.get_untracked()),
             verbaliser: Some(f.verbaliser.get_untracked()),
-            steps: number,
+            steps: number(f.updates),
         },
-        "in-context" => QueuedLearner::InContext {
+        LearnerKind::InContext => QueuedLearner::InContext {
             endpoint: folder,
             model: f.model.get_untracked(),
             system: name,
-            concurrency: number,
+            concurrency: number(f.concurrency),
         },
-        "crossfit" => QueuedLearner::Crossfit {
+        LearnerKind::Crossfit => QueuedLearner::Crossfit {
             model: folder,
             method: name,
-            steps: number,
+            steps: number(f.steps),
         },
-        "crossfit-upstream" => QueuedLearner::CrossfitUpstream(UpstreamChoice {
+        LearnerKind::CrossfitUpstream => QueuedLearner::CrossfitUpstream(UpstreamChoice {
             model: folder,
             partition: f.partition.get_untracked(),
             method: f.upstream_method.get_untracked(),
             out: f.out.get_untracked(),
             name,
-            upstream_steps: f.upstream_steps.get_untracked().trim().parse().ok(),
-            steps: number,
+            upstream_steps: number(f.upstream_steps),
+            steps: number(f.steps),
         }),
-        _ => QueuedLearner::FrozenBaseline,
     }
 }
 
@@ -136,58 +109,33 @@ fn choice(
     }
 }
 
-/// The form that queues a learner on tasks.
-pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
-    let kind = RwSignal::new(LEARNERS[0].0.to_string());
-    let chosen = RwSignal::new(Vec::<String>::new());
-    let f = Fields {
-        folder: RwSignal::new(String::new()),
-        name: RwSignal::new(String::new()),
-        model: RwSignal::new(String::new()),
-        number: RwSignal::new(String::new()),
-        template: RwSignal::new(String::new()),
-        verbaliser: RwSignal::new(String::new()),
-        partition: RwSignal::new(choices.partitions.first().cloned().unwrap_or_default()),
-        upstream_method: RwSignal::new(UPSTREAM_METHODS[0].0.to_string()),
-        out: RwSignal::new(String::new()),
-        upstream_steps: RwSignal::new(String::new()),
-    };
-    let (k, split) = (RwSignal::new(String::new()), RwSignal::new(String::new()));
-    let replace = RwSignal::new(false);
-    let upstream = move || kind.get() == "crossfit-upstream";
-    let crossfit = move || kind.get() == "crossfit" || upstream();
-    let in_context = move || kind.get() == "in-context";
-    let prompt = move || kind.get() == "prompt";
-    let submit = move |ev: leptos::ev::SubmitEvent| {
-        ev.prevent_default();
-        let group = match (
-            k.get_untracked().trim().parse(),
-            split.get_untracked().trim().parse(),
-        ) {
-            (Ok(k), Ok(s)) => Some((k, s)),
-            _ => None,
-        };
-        let learner = learner_of(&kind.get_untracked(), f);
-        a.queue.dispatch(QueueLearner {
-            request: QueueRequest {
-                tasks: if upstream() {
-                    Vec::new()
-                } else {
-                    chosen.get_untracked()
-                },
-                group: group.filter(|_| !crossfit()),
-                learner,
-                replace: replace.get_untracked(),
-            },
-        });
-    };
-    let (clues_tasks, crossfit_tasks) = (choices.tasks, choices.crossfit_tasks);
-    let partitions = choices.partitions;
-    let task_boxes = move || {
-        let names = if crossfit() {
-            crossfit_tasks.clone()
+/// A labelled number field bound to `value`.
+fn number_field(
+    label: &'static str,
+    name: &'static str,
+    value: RwSignal<String>,
+    placeholder: &'static str,
+) -> impl IntoView {
+    view! {
+        <label>
+            {label} " "
+            <input name=name type="number" min="1" bind:value=value placeholder=placeholder />
+        </label>
+    }
+}
+
+/// The task boxes: CrossFit's tasks or CLUES's, as the kind learns; `chosen` follows them.
+fn task_boxes(
+    kind: RwSignal<LearnerKind>,
+    choices: &QueueChoices,
+    chosen: RwSignal<Vec<String>>,
+) -> impl IntoView + Clone {
+    let (clues, crossfit) = (choices.tasks.clone(), choices.crossfit_tasks.clone());
+    move || {
+        let names = if kind.get().crossfit() {
+            crossfit.clone()
         } else {
-            clues_tasks.clone()
+            clues.clone()
         };
         names
             .into_iter()
@@ -216,13 +164,94 @@ pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
                 }
             })
             .collect_view()
+    }
+}
+
+/// The fields of upstream learning: the partition, the method, the folder it writes, updates.
+fn upstream_fields(partitions: &[String], f: Fields) -> impl IntoView {
+    view! {
+        {choice(
+            "Partition ",
+            "partition",
+            partitions.iter().map(|p| (p.clone(), p.clone())).collect(),
+            f.partition,
+        )}
+        {choice(
+            "Upstream method ",
+            "upstream-method",
+            UPSTREAM_METHODS.iter().map(|(v, l)| (v.to_string(), l.to_string())).collect(),
+            f.upstream_method,
+        )}
+        <label>
+            "Upstream folder (written) "
+            <input name="out" bind:value=f.out placeholder="/models/…" />
+        </label>
+        {number_field("Upstream updates", "upstream-steps", f.upstream_steps, "1000")}
+    }
+}
+
+/// The fields of prompt-based fine-tuning: template, verbaliser and updates.
+fn prompt_fields(f: Fields) -> impl IntoView {
+    view! {
+        <label>
+            "Template "
+            <input name="template" bind:value=f.template placeholder="the task's default" />
+        </label>
+        <label>
+            "Verbaliser "
+            <input
+                name="verbaliser"
+                bind:value=f.verbaliser
+                placeholder="positive=great,negative=terrible"
+            />
+        </label>
+        {number_field("Updates", "updates", f.updates, "1000")}
+    }
+}
+
+/// The form that queues a learner on tasks.
+pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
+    let kind = RwSignal::new(LearnerKind::FrozenBaseline);
+    let chosen = RwSignal::new(Vec::<String>::new());
+    let text = || RwSignal::new(String::new());
+    let f = Fields {
+        folder: text(),
+        name: text(),
+        model: text(),
+        concurrency: text(),
+        template: text(),
+        verbaliser: text(),
+        updates: text(),
+        steps: text(),
+        partition: RwSignal::new(choices.partitions.first().cloned().unwrap_or_default()),
+        upstream_method: RwSignal::new(UPSTREAM_METHODS[0].0.to_string()),
+        out: text(),
+        upstream_steps: text(),
     };
-    let folder_label = move || {
-        LEARNERS
-            .iter()
-            .find(|l| l.0 == kind.get())
-            .map_or("", |l| l.2)
+    let (k, split) = (text(), text());
+    let replace = RwSignal::new(false);
+    let is = move |k: LearnerKind| kind.get() == k;
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let kind = kind.get_untracked();
+        let group = (!kind.crossfit())
+            .then(|| Some((number(k)?, number(split)?)))
+            .flatten();
+        a.queue.dispatch(QueueLearner {
+            request: QueueRequest {
+                // Upstream learning names a partition, which names its tasks.
+                tasks: match kind {
+                    LearnerKind::CrossfitUpstream => Vec::new(),
+                    _ => chosen.get_untracked(),
+                },
+                group,
+                learner: learner_of(kind, f),
+                replace: replace.get_untracked(),
+            },
+        });
     };
+    let boxes = task_boxes(kind, &choices, chosen);
+    let partitions = choices.partitions;
     view! {
         <form class="queue" on:submit=submit>
             <h2>"Queue a learner"</h2>
@@ -236,102 +265,61 @@ pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
                 <select
                     name="learner"
                     on:change=move |ev| {
-                        kind.set(event_target_value(&ev));
-                        chosen.set(Vec::new());
+                        if let Some(k) = LearnerKind::parse(&event_target_value(&ev)) {
+                            kind.set(k);
+                            chosen.set(Vec::new());
+                        }
                     }
                 >
-                    {LEARNERS
+                    {LearnerKind::ALL
                         .iter()
-                        .map(|(v, l, _)| view! { <option value=*v>{*l}</option> })
+                        .map(|k| view! { <option value=k.as_str()>{k.label()}</option> })
                         .collect_view()}
                 </select>
             </label>
-            <Show when=move || !upstream()>
+            <Show when=move || !is(LearnerKind::CrossfitUpstream)>
                 <fieldset class="tasks">
-                    <legend>{move || if crossfit() { "CrossFit tasks" } else { "Tasks" }}</legend>
-                    {task_boxes.clone()}
+                    <legend>
+                        {move || if kind.get().crossfit() { "CrossFit tasks" } else { "Tasks" }}
+                    </legend>
+                    {boxes.clone()}
                 </fieldset>
             </Show>
-            <Show when=move || !folder_label().is_empty()>
-                <label>
-                    {folder_label} " "
-                    <input
-                        name="folder"
-                        bind:value=f.folder
-                        placeholder=move || {
-                            if in_context() { "http://…/v1" } else { "/models/…" }
+            {move || {
+                kind.get()
+                    .folder()
+                    .map(|label| {
+                        let placeholder = if is(LearnerKind::InContext) {
+                            "http://…/v1"
+                        } else {
+                            "/models/…"
+                        };
+                        view! {
+                            <label>
+                                {label} " "
+                                <input name="folder" bind:value=f.folder placeholder=placeholder />
+                            </label>
                         }
-                    />
-                </label>
-            </Show>
-            <Show when=in_context>
+                    })
+            }}
+            <Show when=move || is(LearnerKind::InContext)>
                 <label>"Model name " <input name="model" bind:value=f.model /></label>
+                {number_field("Calls in flight", "concurrency", f.concurrency, "1")}
             </Show>
-            <Show when=move || kind.get() != "frozen-baseline">
+            <Show when=move || !is(LearnerKind::FrozenBaseline)>
                 <label>
-                    {move || if crossfit() { "Method name " } else { "System name " }}
+                    {move || if kind.get().crossfit() { "Method name " } else { "System name " }}
                     <input name="name" bind:value=f.name placeholder="the default" />
                 </label>
             </Show>
-            <Show when=upstream>
-                {choice(
-                    "Partition ",
-                    "partition",
-                    partitions.iter().map(|p| (p.clone(), p.clone())).collect(),
-                    f.partition,
-                )}
-                {choice(
-                    "Upstream method ",
-                    "upstream-method",
-                    UPSTREAM_METHODS.iter().map(|(v, l)| (v.to_string(), l.to_string())).collect(),
-                    f.upstream_method,
-                )}
-                <label>
-                    "Upstream folder (written) "
-                    <input name="out" bind:value=f.out placeholder="/models/…" />
-                </label>
-                <label>
-                    "Upstream updates "
-                    <input
-                        name="upstream-steps"
-                        type="number"
-                        min="1"
-                        bind:value=f.upstream_steps
-                        placeholder="1000"
-                    />
-                </label>
-            </Show>
-            <Show when=prompt>
-                <label>
-                    "Template "
-                    <input name="template" bind:value=f.template placeholder="the task's default" />
-                </label>
-                <label>
-                    "Verbaliser "
-                    <input
-                        name="verbaliser"
-                        bind:value=f.verbaliser
-                        placeholder="positive=great,negative=terrible"
-                    />
-                </label>
-            </Show>
-            <Show when=move || crossfit() || in_context() || prompt()>
-                <label>
-                    {move || match kind.get().as_str() {
-                        "crossfit" | "crossfit-upstream" => "Updates per setting ",
-                        "prompt" => "Updates ",
-                        _ => "Calls in flight ",
-                    }}
-                    <input
-                        name="number"
-                        type="number"
-                        min="1"
-                        bind:value=f.number
-                        placeholder=move || if in_context() { "1" } else { "1000" }
-                    />
-                </label>
-            </Show>
-            <Show when=move || !crossfit()>
+            <Show when=move || is(
+                LearnerKind::CrossfitUpstream,
+            )>{upstream_fields(&partitions, f)}</Show>
+            <Show when=move || is(LearnerKind::Prompt)>{prompt_fields(f)}</Show>
+            <Show when=move || {
+                kind.get().crossfit()
+            }>{number_field("Updates per setting", "steps", f.steps, "1000")}</Show>
+            <Show when=move || !kind.get().crossfit()>
                 <label>
                     "k "
                     <input name="k" type="number" min="0" bind:value=k placeholder="every group" />
