@@ -164,7 +164,7 @@ async fn three_hundred_thousand_rows(
     store::study::create(&pool, None, "SST-2", "crowd", room)
         .await
         .unwrap();
-    let (workers, rows) = server::load::fill::fill(&pool, study, 300_000, "t")
+    let (workers, rows) = store::study::fill(&pool, study, 300_000, "t")
         .await
         .unwrap();
     assert_eq!((workers, rows), (1000, 300_000));

@@ -117,9 +117,7 @@ async fn two_studies_workers_never_wait_on_each_other_nor_on_imports_and_exports
     );
 
     // An export of A and imports, over and over, under crowd load on B.
-    server::load::fill::fill(&pool, a, 3_000, "big")
-        .await
-        .unwrap();
+    store::study::fill(&pool, a, 3_000, "big").await.unwrap();
     let watching = Arc::new(AtomicBool::new(true));
     let watcher = tokio::spawn({
         let (pool, watching) = (pool.clone(), watching.clone());

@@ -42,9 +42,10 @@ impl FamilyColumns {
     }
 }
 
-/// A `tasks` row as stored.
+/// A `tasks` row as stored: the columns of [`TASK_COLUMNS`], which a query joining `tasks t`
+/// selects to read a task with what else it reads (a study with its task, in one query).
 #[derive(sqlx::FromRow)]
-struct TaskRow {
+pub(crate) struct TaskRow {
     id: TaskId,
     name: String,
     #[sqlx(flatten)]
@@ -56,28 +57,38 @@ struct TaskRow {
     source: String,
 }
 
+/// The columns of a [`TaskRow`], of `tasks` as `t`.
+pub(crate) const TASK_COLUMNS: &str = "t.id, t.name, t.family, t.description, t.labels_json,
+    t.question_types_json, t.no_answer, t.source, t.text_metric";
+
+impl TaskRow {
+    /// The task's id, spec and source.
+    pub(crate) fn decode(self) -> Result<(TaskId, TaskSpec, String), Error> {
+        let (family, metric) = self.family.decode()?;
+        let spec = TaskSpec {
+            name: self.name,
+            family,
+            metric,
+            description: self.description,
+            labels: serde_json::from_str(&self.labels_json).map_err(|e| corrupt("labels", e))?,
+            question_types: serde_json::from_str(&self.question_types_json)
+                .map_err(|e| corrupt("question types", e))?,
+            no_answer: self.no_answer,
+        };
+        Ok((self.id, spec, self.source))
+    }
+}
+
 /// A task's id, spec and source, or `NotFound`.
 pub async fn load_spec(pool: &AnyPool, name: &str) -> Result<(TaskId, TaskSpec, String), Error> {
-    let row: TaskRow = sqlx::query_as(
-        "SELECT id, name, family, description, labels_json, question_types_json, no_answer, source,
-            text_metric FROM tasks WHERE name = $1",
-    )
+    let row: TaskRow = sqlx::query_as(&format!(
+        "SELECT {TASK_COLUMNS} FROM tasks t WHERE t.name = $1"
+    ))
     .bind(name)
     .fetch_optional(pool)
     .await?
     .ok_or_else(|| Error::NotFound(format!("no task named {name:?}")))?;
-    let (family, metric) = row.family.decode()?;
-    let spec = TaskSpec {
-        name: row.name,
-        family,
-        metric,
-        description: row.description,
-        labels: serde_json::from_str(&row.labels_json).map_err(|e| corrupt("labels", e))?,
-        question_types: serde_json::from_str(&row.question_types_json)
-            .map_err(|e| corrupt("question types", e))?,
-        no_answer: row.no_answer,
-    };
-    Ok((row.id, spec, row.source))
+    row.decode()
 }
 
 /// A task with the counts the catalogue lists.

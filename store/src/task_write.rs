@@ -47,6 +47,30 @@ pub async fn stored_files(
 }
 
 /// Inserts a task row; returns its id. Text-to-text tasks are stored with family
+/// A note on a task's data found at import (`quality_issues`): of a file and line where it has
+/// them, its kind and what it says.
+pub async fn insert_note(
+    conn: &mut AnyConnection,
+    task_id: TaskId,
+    file_id: Option<i64>,
+    line: Option<usize>,
+    kind: &str,
+    detail: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO quality_issues (task_id, file_id, line_no, kind, detail)
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(task_id)
+    .bind(file_id)
+    .bind(line.map(|l| l as i64))
+    .bind(kind)
+    .bind(detail)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 /// 'classification' and their metric in `text_metric` (see the text_tasks migration);
 /// `catalog::load_spec` reads them back as text-to-text.
 pub async fn insert_task(

@@ -255,7 +255,7 @@ async fn load(database: &str, command: LoadCommand) -> Result<()> {
         LoadCommand::Fill { study, rows, tag } => {
             let pool = db::connect_existing(database).await?;
             let (workers, added) =
-                load::fill::fill(&pool, domain::ids::StudyId(study), rows, &tag).await?;
+                store::study::fill(&pool, domain::ids::StudyId(study), rows, &tag).await?;
             println!("study {study}: {workers} synthetic workers, {added} annotation rows added");
             return Ok(());
         }

@@ -85,14 +85,8 @@ async fn store_task(
         detail,
     } in &task.notes
     {
-        sqlx::query("INSERT INTO quality_issues (task_id, file_id, line_no, kind, detail) VALUES ($1, $2, $3, $4, $5)")
-            .bind(task_id)
-            .bind(file.as_deref().and_then(|f| file_ids.get(f).copied()))
-            .bind(line.map(|l| l as i64))
-            .bind(kind)
-            .bind(detail)
-            .execute(&mut **tx)
-            .await?;
+        let file_id = file.as_deref().and_then(|f| file_ids.get(f).copied());
+        task_write::insert_note(tx, task_id, file_id, *line, kind, detail).await?;
     }
     Ok(Outcome::Imported)
 }

@@ -1,11 +1,10 @@
 //! `clues-lab load`: load runs against a running server that print submits/s, latency
 //! percentiles and the server's resident memory (crowd load, a login flood, an export soak),
-//! and `load fill`, which gives a study many synthetic annotation rows to export.
+//! and the authenticity sessions; `load fill`'s synthetic rows are `store::study::fill`.
 
 pub mod authenticity;
 pub mod client;
 pub mod crowd;
-pub mod fill;
 
 use client::{ms_since, percentile, rss, Client, RssSampler};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -125,7 +125,7 @@ async fn synthetic_workers_enter_no_report_unless_asked_for() {
     let env = env().await;
     let pool = &env.state.pool;
     let id = new_study(&env.state, "demo-SST-2", &[0], 3).await;
-    let (workers, _) = server::load::fill::fill(pool, id, 40, "s").await.unwrap();
+    let (workers, _) = store::study::fill(pool, id, 40, "s").await.unwrap();
     assert!(workers > 0);
     let marked: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM assignments WHERE synthetic = 1")
         .fetch_one(pool)
@@ -180,8 +180,8 @@ async fn synthetic_workers_enter_no_report_unless_asked_for() {
     // A second study of the same database, and this one again, get workers of their own (the
     // names were the tag's only, and a second fill failed on users.name).
     let other = new_study(&env.state, "demo-SQuAD-v2", &[0], 3).await;
-    let (more, _) = server::load::fill::fill(pool, other, 8, "s").await.unwrap();
-    let (again, _) = server::load::fill::fill(pool, id, 8, "s").await.unwrap();
+    let (more, _) = store::study::fill(pool, other, 8, "s").await.unwrap();
+    let (again, _) = store::study::fill(pool, id, 8, "s").await.unwrap();
     assert!(more > 0 && again > 0);
     let marked: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM assignments WHERE synthetic = 1")
         .fetch_one(pool)

@@ -23,7 +23,7 @@ async fn annotation_rows_are_the_same_whatever_the_page_size() {
         let id = store::study::create(pool, None, task, "paged", config)
             .await
             .unwrap();
-        server::load::fill::fill(pool, id, rows, "p").await.unwrap();
+        store::study::fill(pool, id, rows, "p").await.unwrap();
         ids.push(id);
     }
     let studies = report::studies_in(pool, &ids).await.unwrap();

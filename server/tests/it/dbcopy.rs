@@ -25,7 +25,7 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
     let id = store::study::create(&pool, None, "demo-SQuAD-v2", "moved", config)
         .await
         .unwrap();
-    server::load::fill::fill(&pool, id, 40, "c").await.unwrap();
+    store::study::fill(&pool, id, 40, "c").await.unwrap();
     // The study pages' tables: a consent accepted and one refused, a questionnaire, a check.
     let config_id: i64 = sqlx::query_scalar("SELECT config_id FROM studies WHERE id = $1")
         .bind(id)

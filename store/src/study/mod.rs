@@ -1,7 +1,7 @@
 //! The crowd protocol on the database: study configuration, taking a place (one transaction
 //! per arrival), the worker's current item, locked submissions with idempotent resends.
 
-use crate::catalog::{corrupt, load_spec};
+use crate::catalog::{corrupt, TaskRow, TASK_COLUMNS};
 use crate::error::Error;
 use domain::ids::{ConfigId, StudyId, TaskId, UserId};
 use domain::place::PlaceStatus;
@@ -118,30 +118,32 @@ impl Study {
     }
 }
 
-/// A study with its task's name and the configuration in force, as stored.
+/// A study with its task and the configuration in force, as stored.
 #[derive(sqlx::FromRow)]
 struct StudyRow {
-    name: String,
-    task_id: TaskId,
-    task: String,
+    study_name: String,
     config_id: ConfigId,
     config_json: String,
+    #[sqlx(flatten)]
+    task: TaskRow,
 }
 
+/// A study with its task and configuration, in one query (every answer reads it).
 pub async fn load(pool: &AnyPool, id: StudyId) -> Result<Study, Error> {
-    let row: Option<StudyRow> = sqlx::query_as(
-        "SELECT s.name, s.task_id, t.name AS task, c.id AS config_id, c.config_json FROM studies s
-         JOIN tasks t ON t.id = s.task_id JOIN study_configs c ON c.id = s.config_id WHERE s.id = $1",
-    )
+    let row: Option<StudyRow> = sqlx::query_as(&format!(
+        "SELECT s.name AS study_name, c.id AS config_id, c.config_json, {TASK_COLUMNS}
+         FROM studies s JOIN tasks t ON t.id = s.task_id JOIN study_configs c ON c.id = s.config_id
+         WHERE s.id = $1"
+    ))
     .bind(id)
     .fetch_optional(pool)
     .await?;
     let row = row.ok_or_else(|| Error::NotFound(format!("there is no study {id}")))?;
-    let (_, spec, _) = load_spec(pool, &row.task).await?;
+    let (task_id, spec, _) = row.task.decode()?;
     Ok(Study {
         id,
-        name: row.name,
-        task_id: row.task_id,
+        name: row.study_name,
+        task_id,
         spec,
         config_id: row.config_id,
         config: serde_json::from_str(&row.config_json)
@@ -165,6 +167,7 @@ mod places;
 mod plan;
 mod refusals;
 mod submit;
+mod synthetic;
 mod worker;
 
 pub use config::{admin_view, admin_view_of, create, list, summary_of, update};
@@ -175,4 +178,5 @@ pub use page_rows::{page_rows, CheckRow, ConsentRow, PageRows, QuestionnaireRow}
 pub use places::{enter, enter_new, has_free_place, present, Presence};
 pub use plan::{frozen_plans, StoredPlan};
 pub use submit::{acknowledge, submit, Sent};
+pub use synthetic::fill;
 pub use worker::worker_state;

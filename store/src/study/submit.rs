@@ -66,26 +66,30 @@ pub async fn submit(
         )
         .await;
     };
+    // What was stored for this item before (a resend, or another answer) answers for it.
+    let before = Before {
+        writer,
+        study: &study,
+        place: &place,
+        position,
+        client_id,
+        now,
+    };
     if item.submitted {
-        return if item.client_id.as_deref() == Some(client_id) {
-            resent(writer, &study, &place, position, &item, now).await
-        } else {
-            Err(locked())
-        };
+        return before.answer(&item).await;
     }
     if place.status == PlaceStatus::Abandoned {
         return Err(released());
     }
     if current_position(pool, place.id).await? != Some(position) {
         // A concurrent send of this very submission may have stored it (and moved the worker
-        // on) since the item was read: acknowledge that one.
-        let again = item_row(pool, study.spec.family, place.id, position).await?;
-        if let Some(again) =
-            again.filter(|i| i.submitted && i.client_id.as_deref() == Some(client_id))
-        {
-            return resent(writer, &study, &place, position, &again, now).await;
-        }
-        return Err(not_current());
+        // on) since the item was read: that one answers; else this is not the current item.
+        return match item_row(pool, study.spec.family, place.id, position).await? {
+            Some(again) if again.submitted && before.is_resend(&again) => {
+                before.answer(&again).await
+            }
+            _ => Err(not_current()),
+        };
     }
     let mut row = stored_row(&study, &item, &answer, client_id, position, now)?;
     row.signals_json = signals
@@ -96,21 +100,21 @@ pub async fn submit(
     let test = item.phase != Phase::Training;
     // The answer, the worker's activity and the next step's showing in one transaction,
     // shared with other workers' answers (group commit).
-    let study = Arc::new(study);
-    let (job_study, job_place) = (study.clone(), place.clone());
+    let shared = Arc::new(study.clone());
+    let job_place = place.clone();
     let stored = writer
-        .run(move |conn| Box::pin(store(conn, job_study, job_place, row, test)))
+        .run(move |conn| Box::pin(store(conn, shared, job_place, row, test)))
         .await?;
-    let Some(next) = stored else {
-        // A concurrent send got there first: the same submission is acknowledged.
-        let again = item_row(pool, study.spec.family, place.id, position)
-            .await?
-            .ok_or_else(|| Error::internal("item vanished"))?;
-        return if again.client_id.as_deref() == Some(client_id) {
-            resent(writer, &study, &place, position, &again, now).await
-        } else {
-            Err(locked())
-        };
+    let next = match stored {
+        Outcome::Test(next) => Some(next),
+        Outcome::Training => None,
+        // A concurrent send got there first: what it stored answers.
+        Outcome::Taken => {
+            let again = item_row(pool, study.spec.family, place.id, position)
+                .await?
+                .ok_or_else(|| Error::internal("item vanished"))?;
+            return before.answer(&again).await;
+        }
     };
     // What was just stored, without reading it back.
     let saved = ItemRow {
@@ -179,15 +183,23 @@ struct Stored {
     signals_json: Option<String>,
 }
 
-/// Writes the answer unless the item already has one (`None`), then the activity and, after
-/// a test item, the next step with its first showing (`Some(Some(step))`).
+/// What writing an answer did: stored a training answer (its gold is revealed next), stored a
+/// test answer and showed the next step, or found the item answered already.
+enum Outcome {
+    Training,
+    Test(WorkerStep),
+    Taken,
+}
+
+/// Writes the answer unless the item already has one, then the activity and, after a test
+/// item, the next step with its first showing.
 async fn store(
     conn: &mut AnyConnection,
     study: Arc<Study>,
     place: Place,
     row: Stored,
     test: bool,
-) -> Result<Option<Option<WorkerStep>>, Error> {
+) -> Result<Outcome, Error> {
     let stored = sqlx::query(
         "UPDATE assignment_items SET submitted_at = $1, acknowledged_at = $2, client_id = $3, answer_json = $4,
             no_answer = $5, skipped = $6, confidence = $7, s1 = $8, s1_any_of = $9,
@@ -215,36 +227,54 @@ async fn store(
         Error::Invalid("this client id was already used for another item".into())
     })?;
     if stored.rows_affected() == 0 {
-        return Ok(None);
+        return Ok(Outcome::Taken);
     }
     touch(&mut *conn, place.id, row.now).await?;
     if !test {
-        return Ok(Some(None));
+        return Ok(Outcome::Training);
     }
     let next = next_step(&mut *conn, &study, &place).await?;
     record(&mut *conn, place.id, &next.records, row.now, true).await?;
-    Ok(Some(Some(next.step)))
+    Ok(Outcome::Test(next.step))
 }
 
-/// The acknowledgement of a submission stored before (a resend): after a test item, with the
-/// worker's step as it stands now.
-async fn resent(
-    writer: &Writer,
-    study: &Study,
-    place: &Place,
+/// A submission whose item already holds an answer.
+struct Before<'a> {
+    writer: &'a Writer,
+    study: &'a Study,
+    place: &'a Place,
     position: i64,
-    item: &ItemRow,
+    client_id: &'a str,
     now: i64,
-) -> Result<SubmitAck, Error> {
-    let next = match item.phase {
-        Phase::Screening | Phase::Test => Some(step_now(writer, study, place, now).await?.0),
-        Phase::Training => None,
-    };
-    Ok(SubmitAck {
-        position,
-        reveal: reveal(&study.spec, item),
-        next,
-    })
+}
+
+impl Before<'_> {
+    /// Whether the item holds this very submission (the same client id).
+    fn is_resend(&self, item: &ItemRow) -> bool {
+        item.client_id.as_deref() == Some(self.client_id)
+    }
+
+    /// The answer to a submission of an answered item: its resend (the same client id) is
+    /// acknowledged again, after a test item with the worker's step as it stands now; any other
+    /// is refused, the answer being locked.
+    async fn answer(&self, item: &ItemRow) -> Result<SubmitAck, Error> {
+        if !self.is_resend(item) {
+            return Err(locked());
+        }
+        let next = match item.phase {
+            Phase::Screening | Phase::Test => Some(
+                step_now(self.writer, self.study, self.place, self.now)
+                    .await?
+                    .0,
+            ),
+            Phase::Training => None,
+        };
+        Ok(SubmitAck {
+            position: self.position,
+            reveal: reveal(&self.study.spec, item),
+            next,
+        })
+    }
 }
 
 /// Moves on from a revealed training item and answers the worker's next step, its showing

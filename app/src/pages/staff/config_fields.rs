@@ -44,15 +44,45 @@ pub(super) fn read_study(
     }
 }
 
-/// Checks a form's fields again as they are edited once a send found problems, so that a
-/// fixed field's problem goes (the form's `input` and `change` events).
-pub(super) fn recheck(
-    read: impl Fn() -> Vec<String> + Copy,
-    problems: RwSignal<Vec<String>>,
-) -> impl Fn() + Copy {
-    move || {
-        if !problems.get_untracked().is_empty() {
-            problems.set(read());
+/// A study form's reading: every problem at once when it is sent (`problem_alert` shows them),
+/// checked again as its fields are edited once a send found some, so that a fixed field's
+/// problem goes.
+#[derive(Clone, Copy)]
+pub(super) struct StudyForm<R: Fn() -> Result<(String, StudyConfig), Vec<String>> + Copy + 'static>
+{
+    read: R,
+    pub(super) problems: RwSignal<Vec<String>>,
+}
+
+impl<R: Fn() -> Result<(String, StudyConfig), Vec<String>> + Copy + 'static> StudyForm<R> {
+    pub(super) fn new(read: R) -> Self {
+        StudyForm {
+            read,
+            problems: RwSignal::new(Vec::new()),
+        }
+    }
+
+    /// The form's `input` and `change` events: its problems again, once it has some.
+    pub(super) fn recheck(self) {
+        if !self.problems.get_untracked().is_empty() {
+            self.problems.set((self.read)().err().unwrap_or_default());
+        }
+    }
+
+    /// The form's submit: `send` with the name and configuration, or every problem.
+    pub(super) fn on_submit(
+        self,
+        send: impl Fn(String, StudyConfig) + Copy + 'static,
+    ) -> impl Fn(leptos::ev::SubmitEvent) + Copy + 'static {
+        move |ev: leptos::ev::SubmitEvent| {
+            ev.prevent_default();
+            match (self.read)() {
+                Ok((name, config)) => {
+                    self.problems.set(Vec::new());
+                    send(name, config);
+                }
+                Err(e) => self.problems.set(e),
+            }
         }
     }
 }

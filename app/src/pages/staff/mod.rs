@@ -10,6 +10,7 @@ mod page_fields;
 mod queue;
 mod queue_form;
 mod studies;
+mod study_page;
 mod task;
 mod upload;
 
@@ -48,7 +49,7 @@ pub(super) fn routes() -> impl IntoView {
             <Route path=path!("/crossfit") view=crossfit::CrossfitPage />
             <Route path=path!("/machines") view=machines::MachinesPage />
             <Route path=path!("/studies") view=studies::StudiesPage />
-            <Route path=path!("/studies/:id") view=studies::StudyAdminPage />
+            <Route path=path!("/studies/:id") view=study_page::StudyAdminPage />
             <Route
                 path=path!("/study/:id")
                 view=super::worker::study::WorkerStudyPage

@@ -42,11 +42,14 @@ impl JobActions {
     }
 }
 
-/// The job's queue and id, as the Cancel and Retry forms send them.
-fn job_fields(queue: Queue, id: i64) -> impl IntoView {
+/// The job's queue and id, as the Cancel and Retry forms send them, and the form's button.
+fn job_fields(queue: Queue, id: i64, label: &'static str) -> impl IntoView {
     view! {
         <input type="hidden" name="queue" value=queue.as_str() />
         <input type="hidden" name="id" value=id />
+        <button type="submit" class=label.to_lowercase()>
+            {label}
+        </button>
     }
 }
 
@@ -56,26 +59,12 @@ fn job_fields(queue: Queue, id: i64) -> impl IntoView {
 pub fn job_buttons(a: JobActions, queue: Queue, id: i64, status: JobStatus) -> impl IntoView {
     match status {
         JobStatus::Queued | JobStatus::Claimed => Some(
-            view! {
-                <ActionForm action=a.cancel attr:class="job-action">
-                    {job_fields(queue, id)}
-                    <button type="submit" class="cancel">
-                        "Cancel"
-                    </button>
-                </ActionForm>
-            }
-            .into_any(),
+            view! { <ActionForm action=a.cancel>{job_fields(queue, id, "Cancel")}</ActionForm> }
+                .into_any(),
         ),
         JobStatus::Failed => Some(
-            view! {
-                <ActionForm action=a.retry attr:class="job-action">
-                    {job_fields(queue, id)}
-                    <button type="submit" class="retry">
-                        "Retry"
-                    </button>
-                </ActionForm>
-            }
-            .into_any(),
+            view! { <ActionForm action=a.retry>{job_fields(queue, id, "Retry")}</ActionForm> }
+                .into_any(),
         ),
         JobStatus::Done => None,
     }

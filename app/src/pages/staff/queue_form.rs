@@ -167,6 +167,64 @@ fn task_boxes(
     }
 }
 
+/// The learner's select, built from `LearnerKind`; choosing one clears the tasks chosen.
+fn learner_select(kind: RwSignal<LearnerKind>, chosen: RwSignal<Vec<String>>) -> impl IntoView {
+    view! {
+        <label>
+            "Learner "
+            <select
+                name="learner"
+                on:change=move |ev| {
+                    if let Some(k) = LearnerKind::parse(&event_target_value(&ev)) {
+                        kind.set(k);
+                        chosen.set(Vec::new());
+                    }
+                }
+            >
+                {LearnerKind::ALL
+                    .iter()
+                    .map(|k| view! { <option value=k.as_str()>{k.label()}</option> })
+                    .collect_view()}
+            </select>
+        </label>
+    }
+}
+
+/// The learner's folder (or the in-context server's address), named as its kind says.
+fn folder_field(kind: RwSignal<LearnerKind>, folder: RwSignal<String>) -> impl IntoView {
+    move || {
+        let k = kind.get();
+        k.folder().map(|label| {
+            let placeholder = if k == LearnerKind::InContext {
+                "http://…/v1"
+            } else {
+                "/models/…"
+            };
+            view! {
+                <label>
+                    {label} " " <input name="folder" bind:value=folder placeholder=placeholder />
+                </label>
+            }
+        })
+    }
+}
+
+/// One shot group (k and split; every group when left out) and whether to run finished ones
+/// again: the CLUES learners' fields.
+fn group_fields(
+    k: RwSignal<String>,
+    split: RwSignal<String>,
+    replace: RwSignal<bool>,
+) -> impl IntoView {
+    view! {
+        <label>
+            "k " <input name="k" type="number" min="0" bind:value=k placeholder="every group" />
+        </label>
+        <label>"Split " <input name="split" type="number" min="0" bind:value=split /></label>
+        {check_field("Run finished groups again", "replace", replace, false)}
+    }
+}
+
 /// The fields of upstream learning: the partition, the method, the folder it writes, updates.
 fn upstream_fields(partitions: &[String], f: Fields) -> impl IntoView {
     view! {
@@ -240,9 +298,10 @@ pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
         a.queue.dispatch(QueueLearner {
             request: QueueRequest {
                 // Upstream learning names a partition, which names its tasks.
-                tasks: match kind {
-                    LearnerKind::CrossfitUpstream => Vec::new(),
-                    _ => chosen.get_untracked(),
+                tasks: if kind == LearnerKind::CrossfitUpstream {
+                    Vec::new()
+                } else {
+                    chosen.get_untracked()
                 },
                 group,
                 learner: learner_of(kind, f),
@@ -260,23 +319,7 @@ pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
                 <code>"clues-lab worker"</code>
                 " pointed at this database runs the jobs (see the Workers chapter of the docs). Folders are absolute paths, as the workers' machines see them. Upstream learning is one job; its worker then queues the seeds of the partition's test tasks."
             </p>
-            <label>
-                "Learner "
-                <select
-                    name="learner"
-                    on:change=move |ev| {
-                        if let Some(k) = LearnerKind::parse(&event_target_value(&ev)) {
-                            kind.set(k);
-                            chosen.set(Vec::new());
-                        }
-                    }
-                >
-                    {LearnerKind::ALL
-                        .iter()
-                        .map(|k| view! { <option value=k.as_str()>{k.label()}</option> })
-                        .collect_view()}
-                </select>
-            </label>
+            {learner_select(kind, chosen)}
             <Show when=move || !is(LearnerKind::CrossfitUpstream)>
                 <fieldset class="tasks">
                     <legend>
@@ -285,23 +328,7 @@ pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
                     {boxes.clone()}
                 </fieldset>
             </Show>
-            {move || {
-                kind.get()
-                    .folder()
-                    .map(|label| {
-                        let placeholder = if is(LearnerKind::InContext) {
-                            "http://…/v1"
-                        } else {
-                            "/models/…"
-                        };
-                        view! {
-                            <label>
-                                {label} " "
-                                <input name="folder" bind:value=f.folder placeholder=placeholder />
-                            </label>
-                        }
-                    })
-            }}
+            {folder_field(kind, f.folder)}
             <Show when=move || is(LearnerKind::InContext)>
                 <label>"Model name " <input name="model" bind:value=f.model /></label>
                 {number_field("Calls in flight", "concurrency", f.concurrency, "1")}
@@ -319,16 +346,7 @@ pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
             <Show when=move || {
                 kind.get().crossfit()
             }>{number_field("Updates per setting", "steps", f.steps, "1000")}</Show>
-            <Show when=move || !kind.get().crossfit()>
-                <label>
-                    "k "
-                    <input name="k" type="number" min="0" bind:value=k placeholder="every group" />
-                </label>
-                <label>
-                    "Split " <input name="split" type="number" min="0" bind:value=split />
-                </label>
-                {check_field("Run finished groups again", "replace", replace, false)}
-            </Show>
+            <Show when=move || !kind.get().crossfit()>{group_fields(k, split, replace)}</Show>
             <button type="submit">"Queue"</button>
             {move || a.queue.value().get().map(|r| outcome(r, |q| q.said))}
         </form>

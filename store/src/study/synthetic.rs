@@ -1,13 +1,14 @@
-//! Synthetic finished annotators for load runs: a study gets as many zero-shot workers as it
-//! takes to reach a number of annotation rows, each answering every test item with its gold
-//! (written with SQL in one transaction; for benchmarks and tests of large exports only). They
-//! are marked synthetic, so no report or export counts them unless asked to.
+//! Synthetic finished annotators for load runs (`clues-lab load fill`): a study gets as many
+//! zero-shot workers as it takes to reach a number of annotation rows, each answering every
+//! test item with its gold (written with SQL in one transaction; for benchmarks and tests of
+//! large exports only). They are marked synthetic, so no report or export counts them unless
+//! asked to. Here, beside the study's other writes of `users`, `assignments` and their items.
 
+use crate::db::Backend;
+use crate::error::{Error, Result};
+use crate::tx::Lock;
 use domain::ids::{ConfigId, StudyId, TaskId};
 use sqlx::AnyPool;
-use store::db::Backend;
-use store::error::{Error, Result};
-use store::tx::Lock;
 
 /// Adds finished zero-shot workers named `fill-<tag>-<study>-<run>-<n>` to `study` until about `rows` new
 /// annotation rows exist; returns (workers, rows) added.
@@ -33,7 +34,7 @@ pub async fn fill(pool: &AnyPool, study: StudyId, rows: u64, tag: &str) -> Resul
         )));
     }
     let workers = rows.div_ceil(test_items as u64);
-    let now = store::auth::now_ms();
+    let now = crate::auth::now_ms();
     // Names unique to this run: a second fill, of this study or another, makes new workers
     // instead of failing on a name taken by the first.
     let run = std::time::SystemTime::now()
@@ -63,7 +64,7 @@ pub async fn fill(pool: &AnyPool, study: StudyId, rows: u64, tag: &str) -> Resul
             ),
         ),
     };
-    let mut tx = store::tx::begin_immediate(pool, &[Lock::Study(study)]).await?;
+    let mut tx = crate::tx::begin_immediate(pool, &[Lock::Study(study)]).await?;
     sqlx::query(
         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)
          INSERT INTO users (name, role) SELECT $2 || i, 'worker' FROM n",
