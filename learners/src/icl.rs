@@ -5,10 +5,13 @@
 
 use super::jobs::{self, SystemKind, Target};
 use domain::icl::{prompt, read_reply};
+use domain::ids::{ExampleId, TaskId};
 use domain::s1::Scoring;
+use domain::task::{Example, TaskSpec};
 use futures_util::StreamExt;
 use serde_json::json;
 use sqlx::AnyPool;
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 use store::catalog::examples_of;
 use store::db::cli as db;
@@ -143,6 +146,43 @@ pub fn system_name(a: &IclArgs) -> String {
         .unwrap_or_else(|| format!("LLM in-context ({})", a.model))
 }
 
+/// The k-shot examples of the prompts (none for k = 0); a missing training file is refused.
+async fn shots_of(pool: &AnyPool, task_id: TaskId, t: &Target) -> Result<Vec<Example>> {
+    if t.k == 0 {
+        return Ok(Vec::new());
+    }
+    let shots = examples_of(pool, task_id, Some((t.k, t.split))).await?;
+    if shots.is_empty() {
+        return Err(Error::NotFound(format!(
+            "{} has no training file for k={} split={}",
+            t.task, t.k, t.split
+        )));
+    }
+    Ok(shots.into_iter().map(|(_, e)| e).collect())
+}
+
+/// Each test item's reply read as spans, scored both ways.
+fn scored(
+    spec: &TaskSpec,
+    test: &[(ExampleId, Example)],
+    replies: &HashMap<ExampleId, String>,
+) -> Vec<runs::Scored> {
+    test.iter()
+        .map(|(id, item)| {
+            let reading = read_reply(spec, item, &replies[id]);
+            let official = spec.to_official(&reading.answer);
+            runs::Scored {
+                example: *id,
+                s1: spec.score(&item.gold, &official, Scoring::Official),
+                s1_any_of: spec.score(&item.gold, &official, Scoring::AnyOf),
+                official,
+                spans_json: "[]".into(),
+                probability: None,
+            }
+        })
+        .collect()
+}
+
 /// Asks, stores and scores one run; for a grid job when `held` (its run is stored with the
 /// job marked done, in one transaction).
 pub async fn run(
@@ -167,18 +207,7 @@ pub async fn run(
             t.task
         )));
     }
-    let shots: Vec<_> = if t.k == 0 {
-        Vec::new()
-    } else {
-        let shots = examples_of(pool, task_id, Some((t.k, t.split))).await?;
-        if shots.is_empty() {
-            return Err(Error::NotFound(format!(
-                "{} has no training file for k={} split={}",
-                t.task, t.k, t.split
-            )));
-        }
-        shots.into_iter().map(|(_, e)| e).collect()
-    };
+    let shots = shots_of(pool, task_id, &t).await?;
     let settings = settings(a);
     runs::refuse_if_done(pool, task_id, &t).await?;
     let run = match calls::resume(pool, task_id, &t, &settings).await? {
@@ -232,21 +261,7 @@ pub async fn run(
             eprintln!("{} of {} items asked", replies.len(), test.len());
         }
     }
-    let items: Vec<runs::Scored> = test
-        .iter()
-        .map(|(id, item)| {
-            let reading = read_reply(&spec, item, &replies[id]);
-            let official = spec.to_official(&reading.answer);
-            runs::Scored {
-                example: *id,
-                s1: spec.score(&item.gold, &official, Scoring::Official),
-                s1_any_of: spec.score(&item.gold, &official, Scoring::AnyOf),
-                official,
-                spans_json: "[]".into(),
-                probability: None,
-            }
-        })
-        .collect();
+    let items = scored(&spec, &test, &replies);
     let provider = format!("{} at {}", a.model, a.endpoint);
     let seconds = started.elapsed().as_secs_f64();
     jobs::store_finished(pool, run, t, provider, &items, held, seconds).await

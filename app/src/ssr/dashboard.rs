@@ -78,25 +78,7 @@ fn build(
     studies: Vec<StudyProgress>,
 ) -> DashboardData {
     let r = loaded.report();
-    let query: Vec<String> = [
-        (!scope.studies.is_empty()).then(|| format!("studies={}", joined(&scope.studies, ","))),
-        scope.synthetic.then(|| "synthetic=1".to_string()),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    let query = query.join("&");
-    let link = |file: &str, extra: &str| {
-        let q: Vec<&str> = [query.as_str(), extra]
-            .into_iter()
-            .filter(|s| !s.is_empty())
-            .collect();
-        if q.is_empty() {
-            format!("/export/{file}")
-        } else {
-            format!("/export/{file}?{}", q.join("&"))
-        }
-    };
+    let links = Links::of(scope);
     let with_pages = loaded.studies.iter().any(|s| !s.config.pages.is_empty());
     // Each file linked once per scope; the study pages' files where a study has pages.
     let exports = ExportFile::ALL
@@ -105,70 +87,17 @@ fn build(
         .filter_map(|f| {
             Some(Download {
                 label: f.label()?.into(),
-                href: link(f.as_str(), ""),
+                href: links.to(f.as_str(), ""),
             })
         })
         .collect();
-    let mut predictions: Vec<Download> = r
-        .all
-        .main
-        .iter()
-        .map(|c| Download {
-            label: format!("{} k={}: majority vote", c.task, c.k),
-            href: link(
-                ExportFile::PredictionsJsonl.as_str(),
-                &format!("task={}&k={}", c.task, c.k),
-            ),
-        })
-        .collect();
-    let finished: Vec<_> = r
-        .annotators
-        .iter()
-        .filter(|a| a.status == PlaceStatus::Finished)
-        .collect();
-    predictions.extend(finished.iter().take(PAGE_ROWS).map(|a| Download {
-        label: format!("{} k={}: {}", a.task, a.k, a.worker),
-        href: link(
-            ExportFile::PredictionsJsonl.as_str(),
-            &format!("assignment={}", a.assignment),
-        ),
-    }));
-    if finished.len() > PAGE_ROWS {
-        predictions.push(Download {
-            label: format!(
-                "… {} more annotators: every annotator's file is in the study bundle",
-                finished.len() - PAGE_ROWS
-            ),
-            href: link(ExportFile::BundleTar.as_str(), ""),
-        });
-    }
     DashboardData {
         scope: studies.iter().map(|s| s.summary.id).collect(),
         all_studies: scope.studies.is_empty(),
         studies,
         tables: all_tables(&r).into_iter().map(page_sized).collect(),
         notes: r.notes.clone(),
-        charts: r
-            .tasks
-            .iter()
-            .map(|t| Chart {
-                task: t.name.clone(),
-                svg: task_curve(&r, &t.name, Which::All),
-                svg_filtered: task_curve(&r, &t.name, Which::Filtered),
-                href: link(ExportFile::CurveSvg.as_str(), &format!("task={}", t.name)),
-                calibration: r.calibration.iter().any(|b| b.task == t.name).then(|| {
-                    domain::report::draw::calibration::diagram(
-                        &t.name,
-                        &r.calibration
-                            .iter()
-                            .filter(|b| b.task == t.name)
-                            .cloned()
-                            .collect::<Vec<_>>(),
-                        &r.all.confidence,
-                    )
-                }),
-            })
-            .collect(),
+        charts: charts(&r, &links),
         flagged: page_sized_list(
             r.annotators
                 .iter()
@@ -177,8 +106,99 @@ fn build(
                 .collect(),
         ),
         exports,
-        predictions,
+        predictions: predictions(&r, &links),
     }
+}
+
+/// The export links of a scope: `/export/{file}?` with the scope's query and a file's own.
+struct Links {
+    query: String,
+}
+
+impl Links {
+    fn of(scope: &report::Scope) -> Links {
+        let query: Vec<String> = [
+            (!scope.studies.is_empty()).then(|| format!("studies={}", joined(&scope.studies, ","))),
+            scope.synthetic.then(|| "synthetic=1".to_string()),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        Links {
+            query: query.join("&"),
+        }
+    }
+
+    fn to(&self, file: &str, extra: &str) -> String {
+        let q: Vec<&str> = [self.query.as_str(), extra]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect();
+        if q.is_empty() {
+            format!("/export/{file}")
+        } else {
+            format!("/export/{file}?{}", q.join("&"))
+        }
+    }
+}
+
+/// The predictions files: each scenario's majority vote, then each finished annotator's (the
+/// first `PAGE_ROWS`; the bundle has every one).
+fn predictions(r: &domain::report::Report, links: &Links) -> Vec<Download> {
+    let file = ExportFile::PredictionsJsonl.as_str();
+    let mut out: Vec<Download> = r
+        .all
+        .main
+        .iter()
+        .map(|c| Download {
+            label: format!("{} k={}: majority vote", c.task, c.k),
+            href: links.to(file, &format!("task={}&k={}", c.task, c.k)),
+        })
+        .collect();
+    let finished: Vec<_> = r
+        .annotators
+        .iter()
+        .filter(|a| a.status == PlaceStatus::Finished)
+        .collect();
+    out.extend(finished.iter().take(PAGE_ROWS).map(|a| Download {
+        label: format!("{} k={}: {}", a.task, a.k, a.worker),
+        href: links.to(file, &format!("assignment={}", a.assignment)),
+    }));
+    if finished.len() > PAGE_ROWS {
+        out.push(Download {
+            label: format!(
+                "… {} more annotators: every annotator's file is in the study bundle",
+                finished.len() - PAGE_ROWS
+            ),
+            href: links.to(ExportFile::BundleTar.as_str(), ""),
+        });
+    }
+    out
+}
+
+/// Each task's learning curve (all annotators and the filtered view) and, where its systems
+/// gave probabilities, its reliability diagram.
+fn charts(r: &domain::report::Report, links: &Links) -> Vec<Chart> {
+    r.tasks
+        .iter()
+        .map(|t| {
+            let bins: Vec<_> = r
+                .calibration
+                .iter()
+                .filter(|b| b.task == t.name)
+                .cloned()
+                .collect();
+            Chart {
+                task: t.name.clone(),
+                svg: task_curve(r, &t.name, Which::All),
+                svg_filtered: task_curve(r, &t.name, Which::Filtered),
+                href: links.to(ExportFile::CurveSvg.as_str(), &format!("task={}", t.name)),
+                calibration: (!bins.is_empty()).then(|| {
+                    domain::report::draw::calibration::diagram(&t.name, &bins, &r.all.confidence)
+                }),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -222,6 +222,43 @@ pub async fn prompt_tune(database: &str, a: PromptArgs) -> Result<()> {
     Ok(())
 }
 
+/// Each shot's label as its verbaliser's index; a shot without a label of the task is refused.
+fn shot_labels(s: &Setup, shots: &[Example]) -> Result<Vec<u32>> {
+    shots
+        .iter()
+        .map(|e| {
+            let gold = s.spec.from_official(&e.gold.official);
+            s.prompt
+                .verbaliser
+                .iter()
+                .position(|(l, _)| gold.first() == Some(l))
+                .map(|i| i as u32)
+                .ok_or_else(|| {
+                    Error::Invalid(format!("shot {} has no label of the task: {gold:?}", e.id))
+                })
+        })
+        .collect()
+}
+
+/// Each test item's answer (a verbaliser's index and its probability), scored both ways.
+fn scored(s: &Setup, answers: &[(usize, f32)]) -> Vec<Scored> {
+    s.test
+        .iter()
+        .zip(answers)
+        .map(|((id, item), &(label, p))| {
+            let official = s.spec.to_official(&[s.prompt.verbaliser[label].0.clone()]);
+            Scored {
+                example: *id,
+                s1: s.spec.score(&item.gold, &official, Scoring::Official),
+                s1_any_of: s.spec.score(&item.gold, &official, Scoring::AnyOf),
+                official,
+                spans_json: "[]".into(),
+                probability: Some(f64::from(p)),
+            }
+        })
+        .collect()
+}
+
 /// One shot group: stored as started, trained, scored on the test set, stored as finished (or
 /// failed, with the reason).
 async fn one_group(
@@ -237,20 +274,7 @@ async fn one_group(
         .into_iter()
         .map(|(_, e)| e)
         .collect();
-    let labels = shots
-        .iter()
-        .map(|e| {
-            let gold = s.spec.from_official(&e.gold.official);
-            s.prompt
-                .verbaliser
-                .iter()
-                .position(|(l, _)| gold.first() == Some(l))
-                .map(|i| i as u32)
-                .ok_or_else(|| {
-                    Error::Invalid(format!("shot {} has no label of the task: {gold:?}", e.id))
-                })
-        })
-        .collect::<Result<Vec<u32>>>()?;
+    let labels = shot_labels(s, &shots)?;
     let r = recipe(a.steps, t.k, t.split);
     let settings = serde_json::json!({
         "learner": "prompt-based fine-tuning", "template": s.prompt.template,
@@ -305,22 +329,7 @@ async fn one_group(
         losses.first().copied().unwrap_or(f64::NAN),
         losses.last().copied().unwrap_or(f64::NAN)
     );
-    let items: Vec<Scored> = s
-        .test
-        .iter()
-        .zip(&answers)
-        .map(|((id, item), &(label, p))| {
-            let official = s.spec.to_official(&[s.prompt.verbaliser[label].0.clone()]);
-            Scored {
-                example: *id,
-                s1: s.spec.score(&item.gold, &official, Scoring::Official),
-                s1_any_of: s.spec.score(&item.gold, &official, Scoring::AnyOf),
-                official,
-                spans_json: "[]".into(),
-                probability: Some(f64::from(p)),
-            }
-        })
-        .collect();
+    let items = scored(s, &answers);
     let provider = format!("prompt-based fine-tuning with candle on {trained_on}");
     let seconds = started.elapsed().as_secs_f64();
     store_finished(pool, run, t, provider, &items, held, seconds).await

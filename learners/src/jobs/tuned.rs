@@ -284,18 +284,13 @@ fn folders(o: &GridRun, task: &str, held: &grid::Held) -> Folders {
     Folders { keep, int8, dir }
 }
 
-/// Fine-tunes, evaluates and stores one held job; the run is marked failed on any error.
-async fn tune_job(
-    pool: &AnyPool,
-    from: &tune::Start,
-    task: &str,
-    (spec, test): &TaskTest,
+/// A held job's decoding and recipe (seeded by its group), and the settings its run stores.
+fn job_settings(
+    weights: &Path,
+    spec: &TaskSpec,
     held: &grid::Held,
-    o: &GridRun,
-) -> Result<Summary> {
-    let weights = from.weights.as_path();
+) -> Result<(Decoding, Recipe, String)> {
     let family = tune::read_config(weights)?.model_type;
-    let t = target(from, task, held.k, held.split, o.replace);
     let d = Decoding {
         null_threshold: 0.0,
         ..baseline::decoding(spec)
@@ -309,6 +304,21 @@ async fn tune_job(
         "model_type": family,
     })
     .to_string();
+    Ok((d, seeded, settings))
+}
+
+/// Fine-tunes, evaluates and stores one held job; the run is marked failed on any error.
+async fn tune_job(
+    pool: &AnyPool,
+    from: &tune::Start,
+    task: &str,
+    (spec, test): &TaskTest,
+    held: &grid::Held,
+    o: &GridRun,
+) -> Result<Summary> {
+    let weights = from.weights.as_path();
+    let t = target(from, task, held.k, held.split, o.replace);
+    let (d, seeded, settings) = job_settings(weights, spec, held)?;
     let shots: Vec<_> = examples_of(pool, held.task_id, Some((held.k, held.split)))
         .await?
         .into_iter()

@@ -106,6 +106,54 @@ async fn stored_replies(
         .transpose()
 }
 
+/// An attention check's answer as it is stored.
+struct CheckAnswer {
+    index: i64,
+    position: i64,
+    client: String,
+    strings: String,
+    skipped: bool,
+    passed: bool,
+    now: i64,
+}
+
+/// Stores a check's answer if the check is the worker's current step and unanswered, then the
+/// activity and the next step's showing; answers that step.
+async fn store_check(
+    conn: &mut sqlx::AnyConnection,
+    study: &Study,
+    place: &Place,
+    a: CheckAnswer,
+) -> Result<WorkerStep, Error> {
+    let current = next_step(conn, study, place).await?;
+    if !matches!(&current.step, WorkerStep::Item(i) if i.position == a.position) {
+        return Err(not_current());
+    }
+    let done = sqlx::query(
+        "INSERT INTO attention_answers (assignment_id, check_index, shown_at, submitted_at, client_id, answer_json, skipped, passed)
+         VALUES ($1, $2, $3, $3, $4, $5, $6, $7)
+         ON CONFLICT (assignment_id, check_index) DO UPDATE SET submitted_at = $3, client_id = $4,
+            answer_json = $5, skipped = $6, passed = $7
+         WHERE attention_answers.submitted_at IS NULL",
+    )
+    .bind(place.id)
+    .bind(a.index)
+    .bind(a.now)
+    .bind(&a.client)
+    .bind(&a.strings)
+    .bind(i64::from(a.skipped))
+    .bind(i64::from(a.passed))
+    .execute(&mut *conn)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Err(locked());
+    }
+    touch(conn, place.id, a.now).await?;
+    let next = next_step(conn, study, place).await?;
+    record(conn, place.id, &next.records, a.now, true).await?;
+    Ok(next.step)
+}
+
 /// Stores the answer to an attention check (position `position`, after the place's items),
 /// with whether it passed, and answers the next step as a test item's submission does.
 pub(super) async fn submit_check(
@@ -157,40 +205,21 @@ pub(super) async fn submit_check(
         text: check.text.clone(),
     };
     check_answer(&study.spec, &context, &answer).map_err(Error::Invalid)?;
-    let passed = attention::passes(check, &answer);
-    let strings = serde_json::to_string(&answer.strings()).map_err(Error::internal)?;
-    let skipped = matches!(answer, Answer::Skip { .. });
-    let (s, p, client) = (study.clone(), place.clone(), client_id.to_string());
-    let step = writer.write(&[], move |conn| Box::pin(async move {
-        let (study, place) = (&s, &p);
-        let current = next_step(conn, study, place).await?;
-        if !matches!(&current.step, WorkerStep::Item(i) if i.position == position) {
-            return Err(not_current());
-        }
-        let done = sqlx::query(
-            "INSERT INTO attention_answers (assignment_id, check_index, shown_at, submitted_at, client_id, answer_json, skipped, passed)
-             VALUES ($1, $2, $3, $3, $4, $5, $6, $7)
-             ON CONFLICT (assignment_id, check_index) DO UPDATE SET submitted_at = $3, client_id = $4,
-                answer_json = $5, skipped = $6, passed = $7
-             WHERE attention_answers.submitted_at IS NULL",
-        )
-        .bind(place.id)
-        .bind(index)
-        .bind(now)
-        .bind(&client)
-        .bind(&strings)
-        .bind(i64::from(skipped))
-        .bind(i64::from(passed))
-        .execute(&mut *conn)
-        .await?;
-        if done.rows_affected() == 0 {
-            return Err(locked());
-        }
-        touch(conn, place.id, now).await?;
-        let next = next_step(conn, study, place).await?;
-        record(conn, place.id, &next.records, now, true).await?;
-        Ok(next.step)
-    })).await;
+    let row = CheckAnswer {
+        index,
+        position,
+        client: client_id.to_string(),
+        strings: serde_json::to_string(&answer.strings()).map_err(Error::internal)?,
+        skipped: matches!(answer, Answer::Skip { .. }),
+        passed: attention::passes(check, &answer),
+        now,
+    };
+    let (s, p) = (study.clone(), place.clone());
+    let step = writer
+        .write(&[], move |conn| {
+            Box::pin(async move { store_check(conn, &s, &p, row).await })
+        })
+        .await;
     match step {
         Ok(next) => Ok(ack(next)),
         // A concurrent send of this very submission stored it first: acknowledge that one.

@@ -150,7 +150,6 @@ fn WorkerView(
             </p>
         }),
     };
-    let keys = keyboard_help(family);
     view! {
         <section class="study" data-k=k>
             <h1 class="study-name">{study_name}</h1>
@@ -174,20 +173,28 @@ fn WorkerView(
             }}
             <div class="study-layout">
                 <div class="work">{body}</div>
-                <aside class="instructions" id="instructions">
-                    <h2>"The task"</h2>
-                    <p class="description">{description}</p>
-                    <h2>"How to answer"</h2>
-                    <p>{how_to_answer(family)}</p>
-                    {keys}
-                    <h2>"What this page records"</h2>
-                    <p class="recorded">{domain::crowd::RECORDED}</p>
-                </aside>
+                {instructions(description, family)}
             </div>
             <div class="sr-only live" role="status" aria-live="polite" aria-atomic="true">
                 {move || live.get()}
             </div>
         </section>
+    }
+}
+
+/// Beside (on a phone, below) the item: the task, how to answer, the keys of a span task, and
+/// what the page records.
+fn instructions(description: String, family: Family) -> impl IntoView {
+    view! {
+        <aside class="instructions" id="instructions">
+            <h2>"The task"</h2>
+            <p class="description">{description}</p>
+            <h2>"How to answer"</h2>
+            <p>{how_to_answer(family)}</p>
+            {keyboard_help(family)}
+            <h2>"What this page records"</h2>
+            <p class="recorded">{domain::crowd::RECORDED}</p>
+        </aside>
     }
 }
 
