@@ -329,7 +329,7 @@ async fn not_open(pool: &AnyPool, queue: Queue, job: i64, what: &str) -> Error {
             "job {job} is {}: there is nothing to {what}",
             match s {
                 JobStatus::Claimed => "running",
-                s => s.as_str(),
+                s @ (JobStatus::Queued | JobStatus::Done | JobStatus::Failed) => s.as_str(),
             }
         )),
         Err(e) => e.into(),

@@ -182,8 +182,10 @@ fn onnx_equals_candle(c: &Config, frame: &Frame) {
         .iter()
         .zip(&i)
         .fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+    // 0.6-2.4% of the range on these checkpoints; weights of 8 bits on a CPU without VNNI
+    // (saturating int16 sums, `tune::export::graph::W_MAX`) were off by 30%.
     assert!(
-        off > 0.0 && off < 0.1 * range,
+        off > 0.0 && off < 0.05 * range,
         "{family}: int8 off by {off} of {range}"
     );
     // The Hugging Face checkpoint beside it holds the float weights under the family's names,

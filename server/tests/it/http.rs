@@ -79,7 +79,7 @@ async fn home_page_renders_with_hydration_scripts() {
     assert!(html.contains("/pkg/clues-lab.js"), "{html}");
     // Without JavaScript the sign-in form posts; it never sends the password in a URL.
     assert!(
-        html.contains(r#"<form method="post" action="/api/login""#),
+        html.contains(r#"<form action="/api/login" method="post">"#),
         "{html}"
     );
 }
