@@ -8,5 +8,6 @@ cd "$ROOT"
 WBG_VERSION="$(grep -A1 '^name = "wasm-bindgen"$' Cargo.lock | sed -n 's/^version = "\(.*\)"/\1/p')"
 log "wasm-bindgen-cli $WBG_VERSION"
 if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WBG_VERSION" ]; then
-  cargo install wasm-bindgen-cli --version "$WBG_VERSION"
+  # A target directory of its own: the builds beside it never wait on its lock.
+  cargo install wasm-bindgen-cli --version "$WBG_VERSION" --target-dir "$CARGO_TARGET_DIR/wasm-bindgen-cli"
 fi
