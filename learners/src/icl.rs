@@ -6,7 +6,6 @@
 use super::jobs::{self, SystemKind, Target};
 use domain::icl::{prompt, read_reply};
 use domain::ids::{ExampleId, TaskId};
-use domain::s1::Scoring;
 use domain::task::{Example, TaskSpec};
 use futures_util::StreamExt;
 use serde_json::json;
@@ -171,14 +170,7 @@ fn scored(
         .map(|(id, item)| {
             let reading = read_reply(spec, item, &replies[id]);
             let official = spec.to_official(&reading.answer);
-            runs::Scored {
-                example: *id,
-                s1: spec.score(&item.gold, &official, Scoring::Official),
-                s1_any_of: spec.score(&item.gold, &official, Scoring::AnyOf),
-                official,
-                spans_json: "[]".into(),
-                probability: None,
-            }
+            runs::Scored::of(spec, *id, &item.gold, official, "[]".into(), None)
         })
         .collect()
 }

@@ -46,7 +46,6 @@ pub async fn stored_files(
     Ok(Some(files))
 }
 
-/// Inserts a task row; returns its id. Text-to-text tasks are stored with family
 /// A note on a task's data found at import (`quality_issues`): of a file and line where it has
 /// them, its kind and what it says.
 pub async fn insert_note(
@@ -71,6 +70,7 @@ pub async fn insert_note(
     Ok(())
 }
 
+/// Inserts a task row; returns its id. Text-to-text tasks are stored with family
 /// 'classification' and their metric in `text_metric` (see the text_tasks migration);
 /// `catalog::load_spec` reads them back as text-to-text.
 pub async fn insert_task(

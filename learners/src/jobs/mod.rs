@@ -23,7 +23,6 @@ pub use tuned::{plan as plan_finetune, queue as queue_finetune, run_finetune, Jo
 use super::decode::PredSpan;
 use domain::ids::{ExampleId, RunId};
 pub use domain::run::SystemKind;
-use domain::s1::Scoring;
 use domain::task::{Example, TaskSpec};
 use sqlx::AnyPool;
 use store::error::{Error, Result};
@@ -119,14 +118,15 @@ fn score_items(
     test.iter()
         .zip(answers)
         .map(|((id, ex), (official, spans, probability))| {
-            Ok(Scored {
-                example: *id,
-                probability,
-                s1: spec.score(&ex.gold, &official, Scoring::Official),
-                s1_any_of: spec.score(&ex.gold, &official, Scoring::AnyOf),
+            let spans_json = serde_json::to_string(&spans).map_err(Error::internal)?;
+            Ok(Scored::of(
+                spec,
+                *id,
+                &ex.gold,
                 official,
-                spans_json: serde_json::to_string(&spans).map_err(Error::internal)?,
-            })
+                spans_json,
+                probability,
+            ))
         })
         .collect()
 }

@@ -9,7 +9,6 @@ use crate::tokenizer::Tokenizer;
 use crate::tune::{self, prompt, Recipe};
 use domain::ids::TaskId;
 use domain::prompt::{check_template, default_prompt, parse_verbaliser, Prompt};
-use domain::s1::Scoring;
 use domain::task::{Context, Example, Family, TaskSpec};
 use sqlx::AnyPool;
 use std::path::PathBuf;
@@ -247,14 +246,8 @@ fn scored(s: &Setup, answers: &[(usize, f32)]) -> Vec<Scored> {
         .zip(answers)
         .map(|((id, item), &(label, p))| {
             let official = s.spec.to_official(&[s.prompt.verbaliser[label].0.clone()]);
-            Scored {
-                example: *id,
-                s1: s.spec.score(&item.gold, &official, Scoring::Official),
-                s1_any_of: s.spec.score(&item.gold, &official, Scoring::AnyOf),
-                official,
-                spans_json: "[]".into(),
-                probability: Some(f64::from(p)),
-            }
+            let p = Some(f64::from(p));
+            Scored::of(&s.spec, *id, &item.gold, official, "[]".into(), p)
         })
         .collect()
 }

@@ -9,7 +9,8 @@ use crate::error::{Error, Result};
 use crate::tx::Lock;
 use domain::ids::{ExampleId, RunId, TaskId};
 use domain::run::{RunStatus, SystemKind};
-use domain::s1::mean;
+use domain::s1::{mean, Scoring};
+use domain::task::{Gold, TaskSpec};
 use sqlx::{Any, AnyPool, Transaction};
 
 /// What an evaluation is stored as: system, task and the shot group (0/0 for none).
@@ -154,6 +155,27 @@ pub struct Scored {
     pub probability: Option<f64>,
     pub s1: f64,
     pub s1_any_of: f64,
+}
+
+impl Scored {
+    /// An answer in the official encoding scored against its item's gold both ways.
+    pub fn of(
+        spec: &TaskSpec,
+        example: ExampleId,
+        gold: &Gold,
+        official: Vec<String>,
+        spans_json: String,
+        probability: Option<f64>,
+    ) -> Scored {
+        Scored {
+            example,
+            s1: spec.score(gold, &official, Scoring::Official),
+            s1_any_of: spec.score(gold, &official, Scoring::AnyOf),
+            official,
+            spans_json,
+            probability,
+        }
+    }
 }
 
 /// A finished run to store: its predictions, scored.

@@ -52,7 +52,8 @@ pub async fn submit(
     if let Some(s) = &signals {
         s.check().map_err(Error::Invalid)?;
     }
-    let study = load(pool, study_id).await?;
+    // Shared with the group commit's job below without copying it.
+    let study = Arc::new(load(pool, study_id).await?);
     let place = own_assignment(pool, study_id, worker)
         .await?
         .ok_or_else(no_place)?;
@@ -100,7 +101,7 @@ pub async fn submit(
     let test = item.phase != Phase::Training;
     // The answer, the worker's activity and the next step's showing in one transaction,
     // shared with other workers' answers (group commit).
-    let shared = Arc::new(study.clone());
+    let shared = Arc::clone(&study);
     let job_place = place.clone();
     let stored = writer
         .run(move |conn| Box::pin(store(conn, shared, job_place, row, test)))
@@ -287,7 +288,8 @@ pub async fn acknowledge(
     now: i64,
 ) -> Result<WorkerStep, Error> {
     let pool = writer.pool();
-    let study = load(pool, study_id).await?;
+    // Shared with the group commit's job below without copying it.
+    let study = Arc::new(load(pool, study_id).await?);
     let place = own_assignment(pool, study_id, worker)
         .await?
         .ok_or_else(no_place)?;
