@@ -131,3 +131,75 @@ async fn slow_clients_are_dropped_within_seconds_and_one_address_cannot_hold_the
     let (status, _) = page("127.0.0.1", &addr).await;
     assert!(status.starts_with("HTTP/1.1 200"), "{status}");
 }
+
+/// Opens `n` connections from `from`, each sending half a request's headers; keeps them.
+async fn hold_half_sent(from: &str, addr: &str, n: usize, held: &mut Vec<TcpStream>) {
+    for _ in 0..n {
+        let socket = TcpSocket::new_v4().unwrap();
+        socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
+        if let Ok(mut c) = socket.connect(addr.parse().unwrap()).await {
+            let _ = c.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n").await;
+            held.push(c);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_addresses_holding_half_sent_requests_get_a_503_never_a_500() {
+    let dir = tempfile::tempdir().unwrap();
+    // The common `ulimit -n 1024`, made small: 320 descriptors, of which the server keeps 128
+    // for the database and files, so 192 connections in all.
+    let server = Spawned::start_with(
+        &dir.path().join("t.db"),
+        &["--header-timeout", "20", "--connections-per-address", "4"],
+        Some(320),
+    );
+    let addr = server.base.trim_start_matches("http://").to_string();
+    // A worker's keep-alive connection, open before the flood.
+    let mut worker = connect("127.0.0.1", &addr).await;
+    // 70 addresses, 4 half-sent requests each: 280 connections wanted.
+    let mut held = Vec::new();
+    for i in 0..70 {
+        hold_half_sent(&format!("127.0.1.{}", i + 1), &addr, 4, &mut held).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The worker keeps being answered on the connection it holds.
+    for _ in 0..5 {
+        let t = Instant::now();
+        worker
+            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut buf = vec![0u8; 256 * 1024];
+        let n = tokio::time::timeout(Duration::from_secs(5), worker.read(&mut buf))
+            .await
+            .expect("the worker is answered")
+            .unwrap();
+        let head = String::from_utf8_lossy(&buf[..n]);
+        assert!(head.starts_with("HTTP/1.1 200"), "{head:.200}");
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+        // The rest of the page, so the next answer starts afresh.
+        while tokio::time::timeout(Duration::from_millis(100), worker.read(&mut buf))
+            .await
+            .is_ok_and(|r| r.is_ok_and(|n| n > 0))
+        {}
+    }
+    // New arrivals from new addresses: a clear 503 at once, or (where a place is free) the
+    // page; never a 500, never a wait.
+    let mut busy = 0;
+    for i in 0..20 {
+        let (status, took) = page(&format!("127.0.2.{}", i + 1), &addr).await;
+        assert!(
+            status.starts_with("HTTP/1.1 503") || status.starts_with("HTTP/1.1 200"),
+            "{status}"
+        );
+        busy += usize::from(status.starts_with("HTTP/1.1 503"));
+        assert!(took < Duration::from_secs(2), "{took:?}");
+    }
+    assert!(busy > 0, "the budget of 192 was full");
+    // Let the flood go: new arrivals are served again.
+    drop(held);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (status, _) = page("127.0.3.1", &addr).await;
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+}

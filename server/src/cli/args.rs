@@ -342,6 +342,11 @@ pub struct ServeArgs {
     /// there (nginx `limit_conn`).
     #[arg(long, env = "CLUES_CONNECTIONS_PER_ADDRESS", default_value_t = 256)]
     pub connections_per_address: usize,
+    /// Open connections in all; more are answered 503 and closed. 0 (the default): the
+    /// descriptor limit (raised at start to the hard limit) less a reserve for the database and
+    /// files, a quarter of it and at least 128, and at most 16,384.
+    #[arg(long, env = "CLUES_MAX_CONNECTIONS", default_value_t = 0)]
+    pub max_connections: usize,
 }
 
 // A study's numbers are read with the admin form's rules (`domain::settings`): the same

@@ -31,6 +31,8 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
             Err(_) => SocketAddr::from(([127, 0, 0, 1], 3000)),
         },
     };
+    // Before the database opens its files: the descriptors the connections may not take.
+    let budget = listen::budget();
     let pool = db::connect_serving(database).await?;
     if !args.no_demo {
         // One instance at a time loads what is missing of the demo; the others find it there.
@@ -95,6 +97,10 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
         body_timeout: Duration::from_secs(3 * args.header_timeout),
         per_address: (!args.trust_proxy && args.connections_per_address > 0)
             .then_some(args.connections_per_address),
+        total: match args.max_connections {
+            0 => budget,
+            n => n.min(budget),
+        },
     };
     listen::serve(listener, app, held, stop_signal()).await;
     // Every request in flight has been answered; let SQLite checkpoint and close cleanly.

@@ -14,7 +14,31 @@ impl Spawned {
     /// `clues-lab --database <db_url(db)> serve --addr 127.0.0.1:0 <extra>`; waits for the
     /// "listening on" line.
     pub fn start(db: &Path, extra: &[&str]) -> Spawned {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_clues-lab"))
+        Self::start_with(db, extra, None)
+    }
+
+    /// As `start`, with the open-descriptor limit (soft and hard) set to `open_files`, as
+    /// `ulimit -n` would before the server starts.
+    pub fn start_with(db: &Path, extra: &[&str], open_files: Option<u64>) -> Spawned {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_clues-lab"));
+        if let Some(n) = open_files {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: setrlimit is async-signal-safe and touches only the child's limits.
+            unsafe {
+                command.pre_exec(move || {
+                    let lim = libc::rlimit {
+                        rlim_cur: n,
+                        rlim_max: n,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) == 0 {
+                        Ok(())
+                    } else {
+                        Err(std::io::Error::last_os_error())
+                    }
+                });
+            }
+        }
+        let mut child = command
             .arg("--database")
             .arg(super::db_url(db))
             .args([
