@@ -4,6 +4,7 @@
 //! with the number of rows. (`store::export` writes the files; this module serves them.)
 
 use app::error::AppError;
+use app::ssr::limits::Heavy;
 use app::ssr::request::{flag, number, Ctx, Params, Staff};
 use app::ssr::state::AppState;
 use axum::body::Body;
@@ -19,7 +20,7 @@ use store::{bundle, export, report};
 use tokio::sync::mpsc;
 
 /// The query of an export: the scope, and what the one-scenario files need.
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 pub struct ExportQuery {
     /// Comma-separated study ids; absent or empty: every study.
     studies: Option<String>,
@@ -202,16 +203,13 @@ async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response
     let body = match file.source() {
         Source::Partition => return partition_json(state, q).await,
         Source::Rows(format) => {
-            let turn = state.limiter.heavy_turn().await?;
+            let turn = state.limiter.heavy_turn(Heavy::Rows).await?;
             annotations(state, &scope, format, turn).await?
         }
         Source::Bundle => {
-            let turn = state.limiter.heavy_turn().await?;
-            let (loaded, r) = report::load_scope(&state.pool, &scope)
-                .await?
-                .into_report()
-                .await?;
-            let b = bundle::build(&state.pool, loaded, r).await?;
+            let turn = state.limiter.heavy_turn(Heavy::Bundle).await?;
+            let built = state.reports.current(state, &scope).await?;
+            let b = bundle::build(&state.pool, built).await?;
             name = format!("clues-lab-{scope_name}-bundle-{}.tar", &b.hash[..12]);
             hash = Some(b.hash.clone());
             let (tx, rx) = mpsc::channel(PIECES_IN_FLIGHT);
@@ -226,12 +224,18 @@ async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response
             body_of(rx)
         }
         Source::Report(made) => {
-            let _turn = state.limiter.heavy_turn().await?;
-            let (loaded, r) = report::load_scope(&state.pool, &scope)
-                .await?
-                .into_report()
-                .await?;
-            Body::from(report_file(&loaded, &r, made, q, &mut name)?)
+            // The scope's kept build when the data has not changed since (no turn to wait
+            // for), else the one build that every request for the scope shares.
+            let built = state.reports.current(state, &scope).await?;
+            let q = q.clone();
+            let (file_name, text) = report::off_runtime(move || {
+                let mut name = name;
+                let text = report_file(&built.loaded, &built.report, made, &q, &mut name);
+                text.map(|t| (name, t))
+            })
+            .await??;
+            name = file_name;
+            Body::from(text)
         }
     };
     let disposition = format!("attachment; filename=\"{}\"", safe_name(&name));

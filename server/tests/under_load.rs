@@ -291,6 +291,62 @@ async fn exports_of_300k_rows_stream_in_bounded_memory_and_give_it_back() {
         second / MB,
         idle / MB
     );
+    every_export_at_once(&server, &c, &cookie, study, idle);
+}
+
+/// Every format twice, all started together while the crowd answers: one report build is
+/// shared by the files made from it, rows and bundles keep to their lanes, and memory stays
+/// under 200 MB above idle.
+fn every_export_at_once(
+    server: &Spawned,
+    c: &Client,
+    cookie: &str,
+    study: domain::ids::StudyId,
+    idle: u64,
+) {
+    let files = [
+        "annotations.csv",
+        "annotations.jsonl",
+        "bundle.tar",
+        "scores.json",
+        "scores.csv",
+        "scores.md",
+        "pay.csv",
+    ];
+    let rss = RssSampler::start(server.pid());
+    let stop = Arc::new(AtomicBool::new(false));
+    let crowd = crowd::run_leaving(&server.base, study.0 + 1, 4, "all", stop.clone(), Some(50));
+    let downloads: Vec<_> = files
+        .iter()
+        .chain(files.iter())
+        .map(|file| {
+            let (c, cookie) = (Client::new(&c.base), cookie.to_string());
+            let path = format!("/export/{file}?studies={study}&synthetic=1");
+            std::thread::spawn(move || (path.clone(), c.download(&path, &cookie)))
+        })
+        .collect();
+    for d in downloads {
+        let (path, got) = d.join().unwrap();
+        let (status, bytes) = got.unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert_eq!(status, 200, "{path}");
+        assert!(bytes > 0, "{path}");
+    }
+    stop.store(true, Ordering::Relaxed);
+    let crowd = crowd.join().unwrap();
+    assert!(crowd.errors.is_empty(), "{:?}", &crowd.errors[..1]);
+    let peak = rss.peak();
+    eprintln!(
+        "every export twice at once: server peak {} MB (idle {} MB), slowest answer {:.0} ms",
+        peak / MB,
+        idle / MB,
+        crowd.slowest_ms()
+    );
+    assert!(
+        peak < idle + 200 * MB,
+        "peak {} MB, idle {} MB",
+        peak / MB,
+        idle / MB
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -6,7 +6,7 @@ use super::export::{
     attention_csv, consent_csv, curve_svg, majority_predictions, pay_csv, predictions_of,
     questionnaires_csv, questionnaires_jsonl,
 };
-use super::report::Loaded;
+use super::report::{Built, Loaded};
 use super::stream::{write_rows, Out, RowFile, Spool, SpoolFile, SpoolTask, Spooled};
 use crate::error::Error;
 use domain::export_file::ExportFile;
@@ -19,6 +19,7 @@ use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::io::Write;
+use std::sync::Arc;
 
 /// Study configurations: the one in force and every saved version.
 #[derive(Serialize)]
@@ -105,14 +106,16 @@ impl Members {
 
 /// Spools every file of the bundle: configurations, assignments and annotations (streamed from
 /// the database), scores, pay, predictions and charts.
-pub async fn build(pool: &sqlx::AnyPool, l: Loaded, r: Report) -> Result<Bundle, Error> {
+/// The build is shared (with the dashboard and the other exports of its scope), never copied.
+pub async fn build(pool: &sqlx::AnyPool, built: Arc<Built>) -> Result<Bundle, Error> {
+    let l = &built.loaded;
     let mut m = Members {
         spool: SpoolFile::new()?,
         members: Vec::new(),
         hashes: Vec::new(),
         end: 0,
     };
-    m.text("config.json".into(), &configs(pool, &l).await?)?;
+    m.text("config.json".into(), &configs(pool, l).await?)?;
     for (name, file) in [
         ("assignments.jsonl", RowFile::Assignments),
         (
@@ -130,7 +133,7 @@ pub async fn build(pool: &sqlx::AnyPool, l: Loaded, r: Report) -> Result<Bundle,
     }
     // The rest is serialisation and compression of what is in memory (seconds on a big scope):
     // on the blocking pool, not on the async workers that answer the crowd meanwhile.
-    super::report::off_runtime(move || spool_the_rest(m, &l, &r)).await?
+    super::report::off_runtime(move || spool_the_rest(m, &built.loaded, &built.report)).await?
 }
 
 /// Spools the files made from the report and the scope in memory; ends the bundle.

@@ -2,6 +2,7 @@
 //! learning curves, the export and prediction links of a scope of studies.
 
 use crate::error::AppError;
+use crate::ssr::reports::Freshness;
 use crate::ssr::state::AppState;
 use crate::wire::report::{Chart, DashboardData, Download, StudyProgress};
 use domain::export_file::ExportFile;
@@ -26,18 +27,35 @@ pub async fn dashboard(
         studies: report::parse_scope(Some(studies))?,
         synthetic,
     };
-    let _turn = state.limiter.heavy_turn().await?;
-    let loaded = report::load_scope(pool, &scope).await?;
-    let mut progress = Vec::with_capacity(loaded.studies.len());
-    for s in &loaded.studies {
+    // The kept build of the scope (a new one is made in the background when the data has
+    // moved on): the page answers at once however large the study.
+    let (built, freshness) = state.reports.recent(state, &scope).await?;
+    let mut progress = Vec::with_capacity(built.loaded.studies.len());
+    for s in &built.loaded.studies {
         let o = study::admin_view_of(pool, s).await?;
         progress.push(StudyProgress {
             summary: o.summary,
             progress: o.progress,
         });
     }
-    // Seconds of work on many rows: on a blocking thread, not an async worker.
-    Ok(report::off_runtime(move || build(&loaded, &scope, progress)).await?)
+    let now_ms = state.now_ms();
+    // Tables and charts of a large report are tens of milliseconds: off the async workers.
+    Ok(report::off_runtime(move || {
+        let mut d = build(&built, &scope, progress);
+        if let Freshness::Behind { made_ms } = freshness {
+            d.notes.insert(0, behind_note(made_ms, now_ms));
+        }
+        d
+    })
+    .await?)
+}
+
+/// What the page says when it shows a build older than the data.
+fn behind_note(made_ms: i64, now_ms: i64) -> String {
+    let secs = (now_ms - made_ms).max(0) / 1000;
+    format!(
+        "The tables and charts are the report as built {secs} s ago; answers have come in since, and a new build is under way: reload in a moment to see them. The study progress above and every export are as of now."
+    )
 }
 
 /// The rows of a table, and the annotators' prediction links, that the page shows. A scope of
@@ -72,12 +90,8 @@ fn page_sized_list(mut names: Vec<String>) -> Vec<String> {
     names
 }
 
-fn build(
-    loaded: &report::Loaded,
-    scope: &report::Scope,
-    studies: Vec<StudyProgress>,
-) -> DashboardData {
-    let r = loaded.report();
+fn build(built: &report::Built, scope: &report::Scope, studies: Vec<StudyProgress>) -> DashboardData {
+    let (loaded, r) = (&built.loaded, &built.report);
     let links = Links::of(scope);
     let with_pages = loaded.studies.iter().any(|s| !s.config.pages.is_empty());
     // Each file linked once per scope; the study pages' files where a study has pages.
@@ -95,9 +109,9 @@ fn build(
         scope: studies.iter().map(|s| s.summary.id).collect(),
         all_studies: scope.studies.is_empty(),
         studies,
-        tables: all_tables(&r).into_iter().map(page_sized).collect(),
+        tables: all_tables(r).into_iter().map(page_sized).collect(),
         notes: r.notes.clone(),
-        charts: charts(&r, &links),
+        charts: charts(r, &links),
         flagged: page_sized_list(
             r.annotators
                 .iter()
@@ -106,7 +120,7 @@ fn build(
                 .collect(),
         ),
         exports,
-        predictions: predictions(&r, &links),
+        predictions: predictions(r, &links),
     }
 }
 

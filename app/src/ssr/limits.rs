@@ -29,8 +29,9 @@ pub struct Limits {
     pub password_checks: usize,
     /// Sign-ins allowed to wait for a password check; beyond that, 429 at once.
     pub password_queue: usize,
-    /// Reports and exports built at once (each takes a core for seconds on a large study); the
-    /// rest wait in turn, so crowd workers keep the other cores.
+    /// Reports built at once (each takes a core for seconds on a large study); the rest wait in
+    /// turn, so crowd workers keep the other cores. Row exports and bundles have lanes of their
+    /// own (`Heavy`), so a small file never waits behind them.
     pub heavy_work: usize,
 }
 
@@ -58,7 +59,8 @@ pub struct Limiter {
     /// The owners' own lane (see `Lane`): one check at a time, its own bounded queue.
     owner_checks: Semaphore,
     owner_waiting: AtomicUsize,
-    heavy: Arc<Semaphore>,
+    /// The turns of each kind of heavy work (`Heavy` as index).
+    heavy: [Arc<Semaphore>; 3],
     /// (account, address) pairs that signed in successfully: the owner's own addresses, which
     /// a flood on the account name from elsewhere cannot lock out. Bounded: emptied when full.
     known_signins: Mutex<HashSet<(String, IpAddr)>>,
@@ -132,7 +134,8 @@ impl Limiter {
             waiting: AtomicUsize::new(0),
             owner_checks: Semaphore::new(1),
             owner_waiting: AtomicUsize::new(0),
-            heavy: Arc::new(Semaphore::new(limits.heavy_work.max(1))),
+            heavy: [limits.heavy_work.max(1), ROW_STREAMS, BUNDLES]
+                .map(|n| Arc::new(Semaphore::new(n))),
             known_signins: Mutex::new(HashSet::new()),
         }
     }
@@ -203,11 +206,26 @@ impl Limiter {
     }
 }
 
+/// The lanes of heavy work, each with turns of its own: a report's build (shared by the
+/// dashboard and every file made from the report), a stream of annotation rows, a bundle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Heavy {
+    Build = 0,
+    Rows = 1,
+    Bundle = 2,
+}
+
+/// Row exports streamed at once (each holds a database read, its memory bounded by the stream's
+/// pieces in flight).
+const ROW_STREAMS: usize = 2;
+/// Bundles spooled at once (each spools to a file on disk).
+const BUNDLES: usize = 1;
+
 impl Limiter {
-    /// Waits for a turn to build a report or an export; the turn lasts as long as the permit
-    /// (moved into the task that streams a download).
-    pub async fn heavy_turn(&self) -> Result<OwnedSemaphorePermit, AppError> {
-        self.heavy
+    /// Waits for a turn of `lane`; the turn lasts as long as the permit (moved into the task
+    /// that streams a download).
+    pub async fn heavy_turn(&self, lane: Heavy) -> Result<OwnedSemaphorePermit, AppError> {
+        self.heavy[lane as usize]
             .clone()
             .acquire_owned()
             .await

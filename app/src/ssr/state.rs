@@ -3,6 +3,7 @@
 
 use crate::error::AppError;
 use crate::ssr::limits::{self, Limiter, Limits};
+use crate::ssr::reports::Reports;
 use http::HeaderMap;
 use leptos::config::LeptosOptions;
 use sqlx::AnyPool;
@@ -34,6 +35,8 @@ pub struct AppState {
     /// answer's arrival): the system's when serving; a manual one in tests and in the
     /// simulated sessions of `load authenticity`.
     pub clock: Clock,
+    /// The reports built, one per scope and data version (see `reports`).
+    pub reports: Arc<Reports>,
 }
 
 impl AppState {
@@ -49,6 +52,7 @@ impl AppState {
             frame_ancestors: Arc::from([]),
             door: None,
             clock: Clock::System,
+            reports: Arc::default(),
         }
     }
 

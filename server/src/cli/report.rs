@@ -17,16 +17,14 @@ pub(super) async fn report(database: &str, a: &ReportArgs) -> Result<()> {
         }
         (_, out) => out.clone(),
     };
-    let (loaded, r) = store::report::load_scope(&pool, &scope)
-        .await?
-        .into_report()
-        .await?;
+    let built = std::sync::Arc::new(store::report::Built::of(&pool, &scope).await?);
+    let r = &built.report;
     let bytes: Vec<u8> = match a.format {
-        ReportFormat::Markdown => domain::report::draw::layout::markdown(&r).into(),
-        ReportFormat::Csv => domain::report::draw::scores_csv::scores_csv(&r).into(),
-        ReportFormat::Json => store::export::scores_json(&r)?.into(),
+        ReportFormat::Markdown => domain::report::draw::layout::markdown(r).into(),
+        ReportFormat::Csv => domain::report::draw::scores_csv::scores_csv(r).into(),
+        ReportFormat::Json => store::export::scores_json(r)?.into(),
         ReportFormat::Bundle => {
-            let bundle = store::bundle::build(&pool, loaded, r).await?;
+            let bundle = store::bundle::build(&pool, built.clone()).await?;
             let hash = bundle.hash.clone();
             let path = bundle_out
                 .as_ref()

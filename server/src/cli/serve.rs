@@ -73,6 +73,11 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
         door: door(),
         ..AppState::new(pool, leptos_options)
     };
+    // Builds of the report nobody has asked for in a while are let go.
+    state
+        .reports
+        .clone()
+        .sweep_periodically(std::time::Duration::from_secs(30));
     let app = router::app(state);
     crate::memory::trim_periodically(std::time::Duration::from_secs(5));
     let listener = tokio::net::TcpListener::bind(addr)

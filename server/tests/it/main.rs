@@ -31,6 +31,7 @@ mod model;
 mod prompt;
 mod queue_page;
 mod report;
+mod report_builds;
 mod run_twice;
 mod score_cli;
 mod shot_groups;

@@ -39,7 +39,7 @@ pub struct Loaded {
 }
 
 /// A scope of studies, and whether the synthetic workers of `load fill` count.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Scope {
     pub studies: Vec<StudyId>,
     pub synthetic: bool,
@@ -378,6 +378,35 @@ impl Loaded {
         })
         .await
     }
+}
+
+/// A scope's report, built from the data as it stood at `version` (or later: the counter is
+/// read before the rows, so a change made meanwhile is in the build and only costs a rebuild).
+pub struct Built {
+    pub version: i64,
+    pub loaded: Loaded,
+    pub report: Report,
+}
+
+impl Built {
+    /// Loads and builds the scope (the building on the blocking pool).
+    pub async fn of(pool: &AnyPool, scope: &Scope) -> Result<Built, Error> {
+        let version = version(pool).await?;
+        let (loaded, report) = load_scope(pool, scope).await?.into_report().await?;
+        Ok(Built {
+            version,
+            loaded,
+            report,
+        })
+    }
+}
+
+/// The report's data version: a counter that every change to a table the report reads moves
+/// on (migration 20 puts a trigger on each). Equal counters mean the same data.
+pub async fn version(pool: &AnyPool) -> Result<i64, Error> {
+    Ok(sqlx::query_scalar("SELECT n FROM report_version WHERE id = 1")
+        .fetch_one(pool)
+        .await?)
 }
 
 /// Runs CPU-heavy report work on the blocking pool.

@@ -1,0 +1,118 @@
+//! One build of the report per scope and data version: exports and dashboards asked for
+//! together share it, an answer makes the next request build again, and the dashboard shows
+//! the last build at once (saying so) while the next is made.
+
+use crate::common::client::*;
+use axum::http::StatusCode;
+use std::time::Duration;
+
+async fn answer(env: &Env, study: domain::ids::StudyId, cookie: &str, n: usize) {
+    let st = parse(&state_of(&env.state, study, cookie).await);
+    let pos = st["step"]["Item"]["position"].as_i64().unwrap();
+    let body = submit_body(study, pos, &format!("a-{n}"), label("positive"));
+    parse(&post_json(&env.state, "submit_answer", &body, Some(cookie)).await);
+}
+
+fn builds(env: &Env) -> u64 {
+    env.state.reports.builds()
+}
+
+#[tokio::test]
+async fn exports_and_dashboards_share_one_build_per_data_version() {
+    let env = env().await;
+    let study = new_study(&env.state, "demo-SST-2", &[0], 3).await;
+    let worker = arrive(&env.state, study, "w1").await;
+    answer(&env, study, &worker, 0).await;
+    let rita = login(&env.state, "rita", "rita-password").await;
+    let scope = format!("studies={study}");
+
+    // Every file made from the report, and the dashboard, asked for at once: one build.
+    let files = [
+        "scores.json",
+        "scores.csv",
+        "scores.md",
+        "pay.csv",
+        "bundle.tar",
+    ];
+    let before = builds(&env);
+    let mut asked = Vec::new();
+    for f in files {
+        let (s, path, c) = (env.state.clone(), format!("/export/{f}?{scope}"), rita.clone());
+        asked.push(tokio::spawn(async move { get(&s, &path, Some(&c)).await }));
+    }
+    let (s, c, q) = (env.state.clone(), rita.clone(), scope.clone());
+    let page = tokio::spawn(async move { form(&s, "dashboard", &q, Some(&c)).await });
+    for a in asked {
+        let r = a.await.unwrap();
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    }
+    let page = page.await.unwrap();
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert_eq!(builds(&env), before + 1);
+
+    // Nothing changed: asked again, nothing is built.
+    let first = get(&env.state, &format!("/export/scores.json?{scope}"), Some(&rita)).await;
+    assert_eq!(builds(&env), before + 1);
+
+    // An answer changes the data: the next export is built anew and has it.
+    answer(&env, study, &worker, 1).await;
+    let second = get(&env.state, &format!("/export/scores.json?{scope}"), Some(&rita)).await;
+    assert_eq!(builds(&env), before + 2);
+    assert_ne!(first.body, second.body);
+    let fresh = store::report::Built::of(
+        &env.state.pool,
+        &store::report::Scope {
+            studies: vec![study],
+            synthetic: false,
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(second.body, store::export::scores_json(&fresh.report).unwrap());
+
+    // Another answer: the dashboard answers at once with the last build and says so, while a
+    // new build is made in the background; then it shows the new one, saying nothing.
+    answer(&env, study, &worker, 2).await;
+    let behind = form(&env.state, "dashboard", &scope, Some(&rita)).await;
+    assert_eq!(behind.status, StatusCode::OK, "{}", behind.body);
+    assert!(
+        behind.body.contains("a new build is under way"),
+        "{}",
+        behind.body
+    );
+    for _ in 0..200 {
+        if builds(&env) == before + 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(builds(&env), before + 3);
+    let current = form(&env.state, "dashboard", &scope, Some(&rita)).await;
+    assert!(!current.body.contains("a new build is under way"));
+    assert_eq!(builds(&env), before + 3);
+    assert_eq!(env.state.reports.kept(), 1);
+
+    // Unused builds are let go.
+    assert!(env.state.reports.sweep(Duration::ZERO));
+    assert_eq!(env.state.reports.kept(), 0);
+}
+
+#[tokio::test]
+async fn every_table_the_report_reads_moves_the_data_version() {
+    let env = env().await;
+    let pool = &env.state.pool;
+    let version = || store::report::version(pool);
+    let v0 = version().await.unwrap();
+    let study = new_study(&env.state, "demo-SST-2", &[0], 3).await;
+    let v1 = version().await.unwrap();
+    assert!(v1 > v0, "a new study");
+    let worker = arrive(&env.state, study, "w1").await;
+    let v2 = version().await.unwrap();
+    assert!(v2 > v1, "an arrival");
+    answer(&env, study, &worker, 0).await;
+    assert!(version().await.unwrap() > v2, "an answer");
+    // A session or a job is not the report's data.
+    let v3 = version().await.unwrap();
+    sqlx::query("DELETE FROM sessions").execute(pool).await.unwrap();
+    assert_eq!(version().await.unwrap(), v3);
+}
