@@ -275,14 +275,20 @@ mod tests {
         let text = std::str::from_utf8(super::BUSY).unwrap();
         let (head, body) = text.split_once("\r\n\r\n").unwrap();
         assert!(head.starts_with("HTTP/1.1 503 "));
-        assert!(head.contains(&format!("Content-Length: {}", body.len())), "{head}");
+        assert!(
+            head.contains(&format!("Content-Length: {}", body.len())),
+            "{head}"
+        );
     }
 
     #[test]
     fn the_budget_keeps_a_reserve_below_the_descriptor_limit() {
         let limit = super::raise_descriptor_limit().unwrap();
         let budget = super::budget() as u64;
-        assert!(budget + super::RESERVE <= limit.max(super::RESERVE + 16), "{budget} of {limit}");
+        assert!(
+            budget + super::RESERVE <= limit.max(super::RESERVE + 16),
+            "{budget} of {limit}"
+        );
         assert!(budget <= super::MOST_CONNECTIONS);
     }
 }

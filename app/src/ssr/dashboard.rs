@@ -2,7 +2,7 @@
 //! learning curves, the export and prediction links of a scope of studies.
 
 use crate::error::AppError;
-use crate::ssr::reports::Freshness;
+use crate::ssr::reports::{Drawn, Freshness};
 use crate::ssr::state::AppState;
 use crate::wire::report::{Chart, DashboardData, Download, StudyProgress};
 use domain::export_file::ExportFile;
@@ -27,27 +27,31 @@ pub async fn dashboard(
         studies: report::parse_scope(Some(studies))?,
         synthetic,
     };
-    // The kept build of the scope (a new one is made in the background when the data has
-    // moved on): the page answers at once however large the study.
-    let (built, freshness) = state.reports.recent(state, &scope).await?;
-    let mut progress = Vec::with_capacity(built.loaded.studies.len());
-    for s in &built.loaded.studies {
+    // The kept page of the scope (drawn anew in the background when the data has moved on):
+    // it answers at once however large the study.
+    let (drawn, freshness) = state.reports.page(state, &scope, draw).await?;
+    let mut progress = Vec::with_capacity(drawn.studies.len());
+    for s in &drawn.studies {
         let o = study::admin_view_of(pool, s).await?;
         progress.push(StudyProgress {
             summary: o.summary,
             progress: o.progress,
         });
     }
-    let now_ms = state.now_ms();
-    // Tables and charts of a large report are tens of milliseconds: off the async workers.
-    Ok(report::off_runtime(move || {
-        let mut d = build(&built, &scope, progress);
-        if let Freshness::Behind { made_ms } = freshness {
-            d.notes.insert(0, behind_note(made_ms, now_ms));
-        }
-        d
-    })
-    .await?)
+    let mut d = drawn.data.clone();
+    d.studies = progress;
+    if let Freshness::Behind { made_ms } = freshness {
+        d.notes.insert(0, behind_note(made_ms, state.now_ms()));
+    }
+    Ok(d)
+}
+
+/// The page of a build, its studies' progress left out.
+fn draw(built: &report::Built, scope: &report::Scope) -> Drawn {
+    Drawn {
+        data: build(built, scope),
+        studies: built.loaded.studies.clone(),
+    }
 }
 
 /// What the page says when it shows a build older than the data.
@@ -90,7 +94,7 @@ fn page_sized_list(mut names: Vec<String>) -> Vec<String> {
     names
 }
 
-fn build(built: &report::Built, scope: &report::Scope, studies: Vec<StudyProgress>) -> DashboardData {
+fn build(built: &report::Built, scope: &report::Scope) -> DashboardData {
     let (loaded, r) = (&built.loaded, &built.report);
     let links = Links::of(scope);
     let with_pages = loaded.studies.iter().any(|s| !s.config.pages.is_empty());
@@ -106,9 +110,9 @@ fn build(built: &report::Built, scope: &report::Scope, studies: Vec<StudyProgres
         })
         .collect();
     DashboardData {
-        scope: studies.iter().map(|s| s.summary.id).collect(),
+        scope: loaded.studies.iter().map(|s| s.id).collect(),
         all_studies: scope.studies.is_empty(),
-        studies,
+        studies: Vec::new(),
         tables: all_tables(r).into_iter().map(page_sized).collect(),
         notes: r.notes.clone(),
         charts: charts(r, &links),

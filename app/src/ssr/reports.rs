@@ -4,55 +4,87 @@
 use crate::error::AppError;
 use crate::ssr::limits::Heavy;
 use crate::ssr::state::AppState;
+use crate::wire::report::DashboardData;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use store::report::{self, Built, Scope};
+use store::study::Study;
 
 /// Builds kept at most (each the size of its scope's answers: ~100 MB for 300,000 rows); the
 /// least recently used goes first.
 const KEPT: usize = 3;
 
-/// A build nobody asked for in this long is let go (and its memory with it).
+/// A build or page nobody asked for in this long is let go (and its memory with it).
 pub const IDLE: Duration = Duration::from_secs(300);
 
-/// The builds of every scope asked for.
-#[derive(Debug, Default)]
+/// A build older than the data, unused for this long, is let go: an export would build anew,
+/// and the page drawn from it is kept apart.
+pub const STALE: Duration = Duration::from_secs(15);
+
+/// The builds and drawn pages of every scope asked for.
+#[derive(Default)]
 pub struct Reports {
     slots: Mutex<HashMap<Scope, Arc<Slot>>>,
     /// Builds made since the server started (for tests and the log).
     builds: AtomicU64,
 }
 
-/// One scope: its latest build, and the lock its builds take turns on.
-#[derive(Debug, Default)]
+impl std::fmt::Debug for Reports {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Reports({} builds kept)", self.kept())
+    }
+}
+
+/// What a page shows of a scope, drawn from a build: small next to the build, so it is kept
+/// while the build is let go.
+pub struct Drawn {
+    /// The page's data, its studies' progress left out (that is read per request).
+    pub data: DashboardData,
+    pub studies: Vec<Study>,
+}
+
+/// One scope: its latest build and page, and the lock its builds take turns on.
+#[derive(Default)]
 struct Slot {
     /// Held while the scope is built: a request that finds a build under way waits for it and
     /// takes it if it is new enough, so requests arriving together cost one build.
     building: tokio::sync::Mutex<()>,
-    /// A rebuild runs in the background for a page that was shown the last build.
+    /// A page is drawn anew in the background for a request that was shown the last one.
     refreshing: AtomicBool,
-    latest: Mutex<Option<Kept>>,
+    latest: Mutex<Option<Kept<Built>>>,
+    page: Mutex<Option<Kept<Drawn>>>,
 }
 
-struct Kept {
-    built: Arc<Built>,
-    /// When it was made, on the server's clock (unix ms).
+/// A build or a page, with the data version it was built from.
+struct Kept<T> {
+    value: Arc<T>,
+    version: i64,
+    /// When its build was made, on the server's clock (unix ms).
     made_ms: i64,
     used: Instant,
 }
 
-impl std::fmt::Debug for Kept {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Kept(version {}, made {})", self.built.version, self.made_ms)
+impl<T> Kept<T> {
+    /// Its value, marked as used.
+    fn take(&mut self) -> (Arc<T>, i64, i64) {
+        self.used = Instant::now();
+        (self.value.clone(), self.version, self.made_ms)
+    }
+
+    /// Whether a sweep lets it go: unused for `idle`, or older than `version` and unused for
+    /// `stale`.
+    fn spent(&self, idle: Duration, stale: Duration, version: i64) -> bool {
+        let unused = self.used.elapsed();
+        unused >= idle || (self.version < version && unused >= stale)
     }
 }
 
-/// How old the build a page shows is.
+/// How old the page shown is.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Freshness {
-    /// Built from the data as it is now.
+    /// Drawn from the data as it is now.
     Current,
     /// Built at `made_ms` (unix ms, the server's clock); the data has changed since, and a new
     /// build is under way.
@@ -63,14 +95,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-impl Slot {
-    /// The latest build if it is at least `version`, marked as used.
-    fn at_least(&self, version: i64) -> Option<Arc<Built>> {
-        let mut latest = lock(&self.latest);
-        let kept = latest.as_mut().filter(|k| k.built.version >= version)?;
-        kept.used = Instant::now();
-        Some(kept.built.clone())
-    }
+/// The latest value kept if it is at least `version`.
+fn at_least<T>(kept: &Mutex<Option<Kept<T>>>, version: i64) -> Option<(Arc<T>, i64)> {
+    let mut kept = lock(kept);
+    let k = kept.as_mut().filter(|k| k.version >= version)?;
+    let (value, _, made_ms) = k.take();
+    Some((value, made_ms))
 }
 
 impl Reports {
@@ -82,59 +112,97 @@ impl Reports {
     /// was made, else a new one (built in the heavy turn; requests for the same scope that
     /// arrive meanwhile wait for it and take it).
     pub async fn current(&self, state: &AppState, scope: &Scope) -> Result<Arc<Built>, AppError> {
+        Ok(self.current_made(state, scope).await?.0)
+    }
+
+    /// `current`, with when the build was made.
+    async fn current_made(
+        &self,
+        state: &AppState,
+        scope: &Scope,
+    ) -> Result<(Arc<Built>, i64), AppError> {
         let version = report::version(&state.pool).await?;
         let slot = self.slot(scope);
-        if let Some(b) = slot.at_least(version) {
+        if let Some(b) = at_least(&slot.latest, version) {
             return Ok(b);
         }
         let _building = slot.building.lock().await;
-        if let Some(b) = slot.at_least(version) {
+        if let Some(b) = at_least(&slot.latest, version) {
             return Ok(b);
+        }
+        // An older build is let go first (no export takes it again), freed off the async
+        // workers: two builds of a large scope need not be held at once.
+        if let Some(old) = lock(&slot.latest).take() {
+            tokio::task::spawn_blocking(move || drop(old));
         }
         let built = {
             let _turn = state.limiter.heavy_turn(Heavy::Build).await?;
             Arc::new(Built::of(&state.pool, scope).await?)
         };
         self.builds.fetch_add(1, Ordering::Relaxed);
+        let made_ms = state.now_ms();
         *lock(&slot.latest) = Some(Kept {
-            built: built.clone(),
-            made_ms: state.now_ms(),
+            value: built.clone(),
+            version: built.version,
+            made_ms,
             used: Instant::now(),
         });
         self.bound();
-        Ok(built)
+        Ok((built, made_ms))
     }
 
-    /// For a page: the kept build at once, even if the data has changed since (a live study
-    /// changes with every answer), with a new build started in the background; the first
-    /// time, the build itself.
-    pub async fn recent(
+    /// A page of the scope: the kept one at once, even if the data has changed since (a live
+    /// study changes with every answer), with a new one drawn in the background; the first
+    /// time, drawn from the current build.
+    pub async fn page(
         &self,
         state: &AppState,
         scope: &Scope,
-    ) -> Result<(Arc<Built>, Freshness), AppError> {
+        draw: fn(&Built, &Scope) -> Drawn,
+    ) -> Result<(Arc<Drawn>, Freshness), AppError> {
         let version = report::version(&state.pool).await?;
         let slot = self.slot(scope);
-        let kept = lock(&slot.latest).as_mut().map(|k| {
-            k.used = Instant::now();
-            (k.built.clone(), k.made_ms)
-        });
-        let Some((built, made_ms)) = kept else {
-            return Ok((self.current(state, scope).await?, Freshness::Current));
-        };
-        if built.version >= version {
-            return Ok((built, Freshness::Current));
-        }
-        if !slot.refreshing.swap(true, Ordering::SeqCst) {
-            let (state, scope) = (state.clone(), scope.clone());
-            tokio::spawn(async move {
-                if let Err(e) = state.reports.current(&state, &scope).await {
-                    tracing::warn!("rebuilding a report in the background failed: {e}");
+        let kept = lock(&slot.page).as_mut().map(Kept::take);
+        match kept {
+            Some((drawn, v, _)) if v >= version => Ok((drawn, Freshness::Current)),
+            Some((drawn, _, made_ms)) => {
+                if !slot.refreshing.swap(true, Ordering::SeqCst) {
+                    let (state, scope) = (state.clone(), scope.clone());
+                    tokio::spawn(async move {
+                        if let Err(e) = state.reports.draw(&state, &scope, draw).await {
+                            tracing::warn!("drawing a report in the background failed: {e}");
+                        }
+                        state
+                            .reports
+                            .slot(&scope)
+                            .refreshing
+                            .store(false, Ordering::SeqCst);
+                    });
                 }
-                state.reports.slot(&scope).refreshing.store(false, Ordering::SeqCst);
-            });
+                Ok((drawn, Freshness::Behind { made_ms }))
+            }
+            None => Ok((self.draw(state, scope, draw).await?, Freshness::Current)),
         }
-        Ok((built, Freshness::Behind { made_ms }))
+    }
+
+    /// Draws the page of the current build (on a blocking thread) and keeps it.
+    async fn draw(
+        &self,
+        state: &AppState,
+        scope: &Scope,
+        draw: fn(&Built, &Scope) -> Drawn,
+    ) -> Result<Arc<Drawn>, AppError> {
+        let (built, made_ms) = self.current_made(state, scope).await?;
+        let version = built.version;
+        let s = scope.clone();
+        let drawn = Arc::new(report::off_runtime(move || draw(&built, &s)).await?);
+        *lock(&self.slot(scope).page) = Some(Kept {
+            value: drawn.clone(),
+            version,
+            made_ms,
+            used: Instant::now(),
+        });
+        Ok(drawn)
     }
 
     /// Lets go of the builds beyond `KEPT`, least recently used first (freed after the locks
@@ -155,33 +223,46 @@ impl Reports {
         drop(gone);
     }
 
-    /// Lets go of the builds unused for `idle`, and forgets scopes with nothing kept or under
-    /// way. Returns whether anything was let go (the heaps are then worth trimming).
-    /// Blocking while a large build is freed: call it off the async workers.
-    pub fn sweep(&self, idle: Duration) -> bool {
+    /// Lets go of the builds and pages unused for `idle`, and of the builds older than
+    /// `version` unused for `STALE`; forgets scopes with nothing kept or under way. Returns
+    /// whether a build was let go. Blocking while a large build is freed: call it off the
+    /// async workers.
+    pub fn sweep(&self, idle: Duration, version: i64) -> bool {
         let mut gone = Vec::new();
         {
             let mut slots = lock(&self.slots);
             for s in slots.values() {
                 let mut latest = lock(&s.latest);
-                if latest.as_ref().is_some_and(|k| k.used.elapsed() >= idle) {
+                if latest
+                    .as_ref()
+                    .is_some_and(|k| k.spent(idle, STALE, version))
+                {
                     gone.extend(latest.take());
                 }
+                let mut page = lock(&s.page);
+                if page.as_ref().is_some_and(|k| k.spent(idle, idle, version)) {
+                    *page = None;
+                }
             }
-            slots.retain(|_, s| Arc::strong_count(s) > 1 || lock(&s.latest).is_some());
+            slots.retain(|_, s| {
+                Arc::strong_count(s) > 1 || lock(&s.latest).is_some() || lock(&s.page).is_some()
+            });
         }
         !gone.is_empty()
     }
 
     /// Sweeps every `every` while the server runs.
-    pub fn sweep_periodically(self: Arc<Self>, every: Duration) {
+    pub fn sweep_periodically(self: Arc<Self>, pool: sqlx::AnyPool, every: Duration) {
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(every);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tick.tick().await;
+                let Ok(version) = report::version(&pool).await else {
+                    continue;
+                };
                 let reports = self.clone();
-                let _ = tokio::task::spawn_blocking(move || reports.sweep(IDLE)).await;
+                let _ = tokio::task::spawn_blocking(move || reports.sweep(IDLE, version)).await;
             }
         });
     }

@@ -77,7 +77,7 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
     state
         .reports
         .clone()
-        .sweep_periodically(std::time::Duration::from_secs(30));
+        .sweep_periodically(state.pool.clone(), std::time::Duration::from_secs(10));
     let app = router::app(state);
     crate::memory::trim_periodically(std::time::Duration::from_secs(5));
     let listener = tokio::net::TcpListener::bind(addr)

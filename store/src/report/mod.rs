@@ -404,9 +404,11 @@ impl Built {
 /// The report's data version: a counter that every change to a table the report reads moves
 /// on (migration 20 puts a trigger on each). Equal counters mean the same data.
 pub async fn version(pool: &AnyPool) -> Result<i64, Error> {
-    Ok(sqlx::query_scalar("SELECT n FROM report_version WHERE id = 1")
-        .fetch_one(pool)
-        .await?)
+    Ok(
+        sqlx::query_scalar("SELECT n FROM report_version WHERE id = 1")
+            .fetch_one(pool)
+            .await?,
+    )
 }
 
 /// Runs CPU-heavy report work on the blocking pool.
