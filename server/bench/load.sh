@@ -4,7 +4,9 @@
 # server's resident memory. Usage: bash server/bench/load.sh [workers] [seconds] [soak seconds];
 # CROWD_ONLY="8 32 128" runs crowd load alone at each number of workers instead;
 # ARRIVALS="8 32" crowd load where each worker leaves after 5 answers and a new one joins
-# (arrival latency: the join and the first item).
+# (arrival latency: the join and the first item); CROWD_FIRST=1 the crowd alone, then beside
+# every export at once (each format twice, predictions, two dashboards): slowest answer and p99
+# of each with their ratio, each export's first byte, and the dashboard's time once built.
 source "$(dirname "${BASH_SOURCE[0]}")/../../.ci/env.sh"
 cd "$ROOT"
 WORKERS="${1:-40}"; SECONDS_EACH="${2:-10}"; SOAK="${3:-60}"
@@ -39,6 +41,10 @@ URL="$(sed -n 's/^listening on //p' "$WORK/serve.out")"
 T=(--url "$URL" --pid "$PID" --study 2 --workers "$WORKERS" --seconds "$SECONDS_EACH")
 if [ -n "${ARRIVALS:-}" ]; then
   for w in $ARRIVALS; do "$BIN" load crowd --url "$URL" --pid "$PID" --study 2 --workers "$w" --seconds "$SECONDS_EACH" --answers-per-worker 5; done
+  exit 0
+fi
+if [ -n "${CROWD_FIRST:-}" ]; then
+  CLUES_PASSWORD=bench-password "$BIN" load crowd-first "${T[@]}" --user bench
   exit 0
 fi
 if [ -n "${CROWD_ONLY:-}" ]; then

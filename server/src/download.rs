@@ -9,12 +9,11 @@ use app::ssr::request::{flag, number, Ctx, Params, Staff};
 use app::ssr::state::AppState;
 use axum::body::Body;
 use axum::extract::Path;
-use axum::http::{header, HeaderValue};
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use domain::export_file::{ExportFile, ReportFile, RowFormat, Source};
 use domain::ids::{joined, AssignmentId};
 use serde::Deserialize;
-use std::io::Write;
 use store::stream::{write_rows, Channel, ChannelWriter, Out, RowFile};
 use store::{bundle, export, report};
 use tokio::sync::mpsc;
@@ -198,7 +197,6 @@ async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response
         format!("studies-{}", joined(&scope.studies, "-"))
     };
     let mut name = format!("clues-lab-{scope_name}-{}", file.as_str());
-    let mut hash = None;
     // A heavy download's turn is held until it is written (moved into the task that streams it).
     let body = match file.source() {
         Source::Partition => return partition_json(state, q).await,
@@ -209,16 +207,17 @@ async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response
         Source::Bundle => {
             let turn = state.limiter.heavy_turn(Heavy::Bundle).await?;
             let built = state.reports.current(state, &scope).await?;
-            let b = bundle::build(&state.pool, built).await?;
-            name = format!("clues-lab-{scope_name}-bundle-{}.tar", &b.hash[..12]);
-            hash = Some(b.hash.clone());
+            // Streamed as it is spooled: its content hash is known only at the end, so it is
+            // in the archive (`SHA256SUMS`, `manifest.json`), not in a header or the name.
+            name = format!("clues-lab-{scope_name}-bundle.tar");
             let (tx, rx) = mpsc::channel(PIECES_IN_FLIGHT);
-            tokio::task::spawn_blocking(move || {
+            let pool = state.pool.clone();
+            tokio::spawn(async move {
                 let _turn = turn;
-                let mut w = ChannelWriter::new(tx);
-                if let Err(e) = b.write_tar(&mut w).and_then(|w| w.flush()) {
+                let out = ChannelWriter::new(tx.clone());
+                if let Err(e) = bundle::write(&pool, built, out).await {
                     tracing::warn!("bundle download stopped: {e}");
-                    w.fail(e);
+                    let _ = tx.send(Err(std::io::Error::other(e.to_string()))).await;
                 }
             });
             body_of(rx)
@@ -239,7 +238,7 @@ async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response
         }
     };
     let disposition = format!("attachment; filename=\"{}\"", safe_name(&name));
-    let mut res = (
+    let res = (
         [
             (header::CONTENT_TYPE, file.content_type().to_string()),
             (header::CONTENT_DISPOSITION, disposition),
@@ -248,11 +247,5 @@ async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response
         body,
     )
         .into_response();
-    if let Some(h) = hash {
-        res.headers_mut().insert(
-            "x-content-sha256",
-            HeaderValue::from_str(&h).map_err(AppError::internal)?,
-        );
-    }
     Ok(res)
 }

@@ -1,6 +1,6 @@
 //! The study bundle: every file of a scope in one tar archive with a content hash. Members are
 //! spooled, deflated, one after the other into a temporary file, as a tar states each file's
-//! size first.
+//! size first; each is written to the archive as soon as it is spooled, so the archive streams.
 
 use super::export::{
     attention_csv, consent_csv, curve_svg, majority_predictions, pay_csv, predictions_of,
@@ -38,22 +38,19 @@ struct ConfigExport {
     versions: Vec<Value>,
 }
 
-/// A member's place in the spool file.
-struct Member {
-    name: String,
-    offset: u64,
-    len: u64,
-    stored: u64,
-}
-
-/// A bundle ready to be written: its members spooled, its content hash known.
-pub struct Bundle {
-    spool: SpoolFile,
-    members: Vec<Member>,
-    /// SHA-256 of `SHA256SUMS` (hex).
-    pub hash: String,
-    listing: String,
-    manifest: String,
+/// What the archive's writer is handed, in the archive's order: a member once spooled (read
+/// back from the spool), or a text made at the end (`SHA256SUMS`, `manifest.json`).
+enum Entry {
+    Spooled {
+        name: String,
+        offset: u64,
+        stored: u64,
+        len: u64,
+    },
+    Text {
+        name: String,
+        text: String,
+    },
 }
 
 /// The content hash of a set of files given as (name, hex SHA-256): SHA-256 of the
@@ -66,24 +63,36 @@ pub fn content_hash(files: &[(String, String)]) -> (String, String) {
     (hex::encode(Sha256::digest(text.as_bytes())), text)
 }
 
-/// The members spooled so far, with their hashes.
+/// The members spooled so far, with their hashes; each is handed to the archive's writer as
+/// soon as it is spooled.
 struct Members {
     spool: SpoolFile,
-    members: Vec<Member>,
     hashes: Vec<(String, String)>,
+    sizes: Vec<(String, u64)>,
     end: u64,
+    /// To the archive's writer (unbounded: an entry is a name and three numbers).
+    tar: std::sync::mpsc::Sender<Entry>,
 }
 
 impl Members {
-    fn add(&mut self, name: String, done: Spooled) {
+    fn add(&mut self, name: String, done: Spooled) -> Result<(), Error> {
         self.hashes.push((name.clone(), done.sha256));
-        self.members.push(Member {
+        self.sizes.push((name.clone(), done.len));
+        let entry = Entry::Spooled {
             name,
             offset: self.end,
-            len: done.len,
             stored: done.stored,
-        });
+            len: done.len,
+        };
         self.end += done.stored;
+        self.hand_on(entry)
+    }
+
+    fn hand_on(&self, entry: Entry) -> Result<(), Error> {
+        // The writer stops only on an error of its own (a client gone), returned at its end.
+        self.tar
+            .send(entry)
+            .map_err(|_| Error::Request("the archive's writer stopped".into()))
     }
 
     /// A member written by `write` (text, JSON) straight into the spool.
@@ -95,8 +104,7 @@ impl Members {
         let mut member = self.spool.member();
         write(&mut member).map_err(Error::internal)?;
         let done = member.finish()?;
-        self.add(name, done);
-        Ok(())
+        self.add(name, done)
     }
 
     fn text(&mut self, name: String, text: &str) -> Result<(), Error> {
@@ -104,17 +112,46 @@ impl Members {
     }
 }
 
-/// Spools every file of the bundle: configurations, assignments and annotations (streamed from
-/// the database), scores, pay, predictions and charts.
+/// Writes the bundle of a build as a tar archive to `out` (on a blocking thread of its own, as
+/// each member is spooled): configurations, assignments and annotations (streamed from the
+/// database), scores, pay, predictions and charts, then `SHA256SUMS` and `manifest.json`. Fixed
+/// times and modes, so the same data gives the same bytes. Returns the content hash and `out`.
 /// The build is shared (with the dashboard and the other exports of its scope), never copied.
-pub async fn build(pool: &sqlx::AnyPool, built: Arc<Built>) -> Result<Bundle, Error> {
+pub async fn write<W: Write + Send + 'static>(
+    pool: &sqlx::AnyPool,
+    built: Arc<Built>,
+    out: W,
+) -> Result<(String, W), Error> {
+    let spool = SpoolFile::new()?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = spool.file.try_clone().map_err(Error::internal)?;
+    let writer = tokio::task::spawn_blocking(move || write_tar(&reader, rx, out));
+    let spooled = spool_all(
+        pool,
+        built,
+        Members {
+            spool,
+            hashes: Vec::new(),
+            sizes: Vec::new(),
+            end: 0,
+            tar: tx,
+        },
+    )
+    .await;
+    // The sender is gone with the members: the writer ends its archive, or has failed.
+    let written = writer.await.map_err(Error::internal)?;
+    let hash = spooled?;
+    let out = written.map_err(|e| Error::Request(format!("the archive was not written: {e}")))?;
+    Ok((hash, out))
+}
+
+/// Spools every member, handing each on; returns the content hash.
+async fn spool_all(
+    pool: &sqlx::AnyPool,
+    built: Arc<Built>,
+    mut m: Members,
+) -> Result<String, Error> {
     let l = &built.loaded;
-    let mut m = Members {
-        spool: SpoolFile::new()?,
-        members: Vec::new(),
-        hashes: Vec::new(),
-        end: 0,
-    };
     m.text("config.json".into(), &configs(pool, l).await?)?;
     for (name, file) in [
         ("assignments.jsonl", RowFile::Assignments),
@@ -129,15 +166,47 @@ pub async fn build(pool: &sqlx::AnyPool, built: Arc<Built>) -> Result<Bundle, Er
         write_rows(pool, &l.studies, l.synthetic.included, file, &mut out).await?;
         let (spool, done) = out.finish().await?.finish().await?;
         m.spool = spool;
-        m.add(name.into(), done);
+        m.add(name.into(), done)?;
     }
     // The rest is serialisation and compression of what is in memory (seconds on a big scope):
     // on the blocking pool, not on the async workers that answer the crowd meanwhile.
     super::report::off_runtime(move || spool_the_rest(m, &built.loaded, &built.report)).await?
 }
 
+/// Writes the archive from the entries handed on, reading spooled members back from `spool`
+/// (at their offsets, without moving the spooling side's position).
+fn write_tar<W: Write>(
+    spool: &std::fs::File,
+    entries: std::sync::mpsc::Receiver<Entry>,
+    out: W,
+) -> std::io::Result<W> {
+    let mut tar = tar::Builder::new(out);
+    let mut add = |name: &str, len: u64, data: &mut dyn std::io::Read| {
+        let mut h = tar::Header::new_ustar();
+        h.set_size(len);
+        h.set_mode(0o644);
+        h.set_mtime(0);
+        h.set_cksum();
+        tar.append_data(&mut h, format!("clues-lab-bundle/{name}"), data)
+    };
+    for e in entries {
+        match e {
+            Entry::Spooled {
+                name,
+                offset,
+                stored,
+                len,
+            } => add(&name, len, &mut SpoolFile::read_at(spool, offset, stored))?,
+            Entry::Text { name, text } => add(&name, text.len() as u64, &mut text.as_bytes())?,
+        }
+    }
+    let mut out = tar.into_inner()?;
+    out.flush()?;
+    Ok(out)
+}
+
 /// Spools the files made from the report and the scope in memory; ends the bundle.
-fn spool_the_rest(mut m: Members, l: &Loaded, r: &Report) -> Result<Bundle, Error> {
+fn spool_the_rest(mut m: Members, l: &Loaded, r: &Report) -> Result<String, Error> {
     // Written as it is serialised: on many annotators the text is tens of megabytes.
     m.write(ExportFile::ScoresJson.as_str().into(), |w| {
         let mut w = std::io::BufWriter::new(w);
@@ -189,15 +258,17 @@ fn spool_the_rest(mut m: Members, l: &Loaded, r: &Report) -> Result<Bundle, Erro
         "studies": l.studies.iter().map(|s| s.id).collect::<Vec<_>>(),
         "content_sha256": hash,
         "content_hash_rule": "SHA-256 of SHA256SUMS (sha256sum format, sorted by file name)",
-        "files": m.members.iter().map(|m| serde_json::json!({"name": m.name, "bytes": m.len})).collect::<Vec<_>>(),
+        "files": m.sizes.iter().map(|(name, len)| serde_json::json!({"name": name, "bytes": len})).collect::<Vec<_>>(),
     });
-    Ok(Bundle {
-        spool: m.spool,
-        members: m.members,
-        hash,
-        listing,
-        manifest: serde_json::to_string_pretty(&manifest).map_err(Error::internal)? + "\n",
-    })
+    m.hand_on(Entry::Text {
+        name: "SHA256SUMS".into(),
+        text: listing,
+    })?;
+    m.hand_on(Entry::Text {
+        name: "manifest.json".into(),
+        text: serde_json::to_string_pretty(&manifest).map_err(Error::internal)? + "\n",
+    })?;
+    Ok(hash)
 }
 
 async fn configs(pool: &sqlx::AnyPool, l: &Loaded) -> Result<String, Error> {
@@ -240,36 +311,6 @@ async fn configs(pool: &sqlx::AnyPool, l: &Loaded) -> Result<String, Error> {
         });
     }
     Ok(serde_json::to_string_pretty(&configs).map_err(Error::internal)? + "\n")
-}
-
-impl Bundle {
-    /// Writes the tar archive (fixed times and modes, so the same data gives the same bytes):
-    /// `manifest.json`, `SHA256SUMS`, then the files. Blocking: run it on a blocking thread.
-    pub fn write_tar<W: Write>(mut self, w: W) -> std::io::Result<W> {
-        let mut tar = tar::Builder::new(w);
-        let mut add = |name: &str, len: u64, data: &mut dyn std::io::Read| {
-            let mut h = tar::Header::new_ustar();
-            h.set_size(len);
-            h.set_mode(0o644);
-            h.set_mtime(0);
-            h.set_cksum();
-            tar.append_data(&mut h, format!("clues-lab-bundle/{name}"), data)
-        };
-        add(
-            "manifest.json",
-            self.manifest.len() as u64,
-            &mut self.manifest.as_bytes(),
-        )?;
-        add(
-            "SHA256SUMS",
-            self.listing.len() as u64,
-            &mut self.listing.as_bytes(),
-        )?;
-        for m in &self.members {
-            add(&m.name, m.len, &mut self.spool.read(m.offset, m.stored)?)?;
-        }
-        tar.into_inner()
-    }
 }
 
 /// Each study's frozen analysis plan with its hash: `plan_json` is the exact text the SHA-256

@@ -14,7 +14,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use sqlx::AnyPool;
 use std::future::Future;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Write};
 use tokio::sync::mpsc;
 
 /// Pieces are handed on once they reach this size.
@@ -62,10 +62,35 @@ impl SpoolFile {
         }
     }
 
-    /// Reads back a member spooled at `offset` taking `stored` bytes: its original bytes.
-    pub fn read(&mut self, offset: u64, stored: u64) -> std::io::Result<impl Read + '_> {
-        self.file.seek(SeekFrom::Start(offset))?;
-        Ok(DeflateDecoder::new((&mut self.file).take(stored)))
+    /// Reads back a member spooled at `offset` taking `stored` bytes (its original bytes) from
+    /// another handle of the spool file, without moving the position the spooling side writes
+    /// at: the archive is written while later members are spooled.
+    pub fn read_at(file: &std::fs::File, offset: u64, stored: u64) -> impl Read + '_ {
+        DeflateDecoder::new(At {
+            file,
+            pos: offset,
+            end: offset + stored,
+        })
+    }
+}
+
+/// A stretch of a file read with positioned reads (`pread`).
+struct At<'a> {
+    file: &'a std::fs::File,
+    pos: u64,
+    end: u64,
+}
+
+impl Read for At<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let want = buf.len().min((self.end - self.pos) as usize);
+        if want == 0 {
+            return Ok(0);
+        }
+        let n = self.file.read_at(&mut buf[..want], self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
     }
 }
 

@@ -168,6 +168,17 @@ pub enum LoadCommand {
         #[arg(long, default_value_t = 60)]
         soak: u64,
     },
+    /// The crowd alone, then beside every export at once (each format twice, the majority
+    /// predictions, two dashboards): the slowest answer and p99 of each, with their ratio.
+    CrowdFirst {
+        #[command(flatten)]
+        target: crate::load::Target,
+        /// A researcher account (its password from CLUES_PASSWORD).
+        #[arg(long, default_value = "demo")]
+        user: String,
+        #[arg(long, env = "CLUES_PASSWORD", hide_env_values = true)]
+        password: String,
+    },
     /// Adds finished synthetic workers to a study until it has about ROWS more annotation rows
     /// (on the database; for load runs, not for real studies).
     Fill {

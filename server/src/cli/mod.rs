@@ -296,6 +296,16 @@ async fn load(database: &str, command: LoadCommand) -> Result<()> {
                 Err(e) => eprintln!("error: {e}"),
             }
         })),
+        LoadCommand::CrowdFirst {
+            target,
+            user,
+            password,
+        } => blocking(Box::new(move || {
+            match load::client::Client::new(&target.url).login(&user, &password) {
+                Ok(cookie) => load::crowd_first(&target, &cookie),
+                Err(e) => eprintln!("error: {e}"),
+            }
+        })),
     }
     .await
     .map_err(|e| Error::Invalid(format!("the load run failed: {e}")))

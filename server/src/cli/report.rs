@@ -24,20 +24,13 @@ pub(super) async fn report(database: &str, a: &ReportArgs) -> Result<()> {
         ReportFormat::Csv => domain::report::draw::scores_csv::scores_csv(r).into(),
         ReportFormat::Json => store::export::scores_json(r)?.into(),
         ReportFormat::Bundle => {
-            let bundle = store::bundle::build(&pool, built.clone()).await?;
-            let hash = bundle.hash.clone();
             let path = bundle_out
                 .as_ref()
                 .ok_or_else(|| Error::internal("no --out"))?;
             let io = |e| Error::io(format!("cannot write {}", path.display()), e);
             let file = std::fs::File::create(path).map_err(io)?;
-            bundle
-                .write_tar(std::io::BufWriter::new(file))
-                .and_then(|mut w| {
-                    use std::io::Write;
-                    w.flush()
-                })
-                .map_err(io)?;
+            let (hash, _) =
+                store::bundle::write(&pool, built.clone(), std::io::BufWriter::new(file)).await?;
             eprintln!("content hash (SHA-256 of SHA256SUMS): {hash}");
             return Ok(());
         }

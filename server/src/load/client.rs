@@ -17,6 +17,15 @@ pub struct Reply {
 /// The longest a download may take (every other request: 120 s).
 pub const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// A download as `download_timed` saw it.
+pub struct Download {
+    pub status: u16,
+    pub bytes: u64,
+    /// From the request to the first byte of the body, and to its end (ms).
+    pub first_byte_ms: f64,
+    pub total_ms: f64,
+}
+
 pub struct Client {
     agent: ureq::Agent,
     pub base: String,
@@ -80,11 +89,17 @@ impl Client {
         Self::reply(req.send(body))
     }
 
-    /// A GET whose body is counted and dropped (exports); returns (status, bytes). A bundle
-    /// sends its first byte only once all of it is spooled (its hash is a header): on 300k rows
-    /// that is 46 s in a release build and over two minutes in a debug one, so a download may
-    /// take up to `DOWNLOAD_TIMEOUT`.
+    /// A GET whose body is counted and dropped (exports); returns (status, bytes). A bundle of
+    /// 300k rows takes minutes in a debug build, so a download may take up to
+    /// `DOWNLOAD_TIMEOUT`.
     pub fn download(&self, path: &str, cookie: &str) -> Result<(u16, u64), String> {
+        self.download_timed(path, cookie)
+            .map(|d| (d.status, d.bytes))
+    }
+
+    /// `download`, with when its first byte of body and its last came.
+    pub fn download_timed(&self, path: &str, cookie: &str) -> Result<Download, String> {
+        let started = Instant::now();
         let r = self
             .agent
             .get(format!("{}{path}", self.base))
@@ -96,8 +111,16 @@ impl Client {
             .map_err(|e| e.to_string())?;
         let status = r.status().as_u16();
         let mut reader = r.into_body().into_reader();
-        let n = std::io::copy(&mut reader, &mut std::io::sink()).map_err(|e| e.to_string())?;
-        Ok((status, n))
+        let mut first = [0u8; 1];
+        let got = std::io::Read::read(&mut reader, &mut first).map_err(|e| e.to_string())?;
+        let first_byte_ms = ms_since(started);
+        let rest = std::io::copy(&mut reader, &mut std::io::sink()).map_err(|e| e.to_string())?;
+        Ok(Download {
+            status,
+            bytes: got as u64 + rest,
+            first_byte_ms,
+            total_ms: ms_since(started),
+        })
     }
 
     /// A GET with the session cookie, its body read whole.

@@ -232,3 +232,120 @@ pub fn export_soak(t: &Target, cookie: &str, soak: u64) {
         t.mb()
     );
 }
+
+/// The crowd alone for `seconds`, then the same crowd beside every export of the scope started
+/// together (each format twice, the majority predictions, two dashboards): the slowest answer
+/// and p99 of each with their ratio, and each export's first byte and end.
+pub fn crowd_first(t: &Target, cookie: &str) {
+    let tag = format!("first{}", std::process::id());
+    let (alone, alone_secs, ()) = crowd_while(t, &format!("{tag}a"), |_| ());
+    let idle = t.mb();
+    let rss = t.sampler();
+    let (beside, beside_secs, (exports, live)) = crowd_while(t, &format!("{tag}b"), |_| {
+        let exports = every_export_at_once(&t.url, cookie);
+        // The study changes with every answer: the page drawn from the last build, at once.
+        (exports, dashboard_times(&t.url, cookie, 3))
+    });
+    print_crowd(
+        &format!("crowd alone, {} workers", t.workers),
+        &alone,
+        alone_secs,
+    );
+    print_crowd(
+        "the same crowd beside every export at once",
+        &beside,
+        beside_secs,
+    );
+    let (_, _, p99_alone) = alone.summary(alone_secs);
+    let (_, _, p99_beside) = beside.summary(beside_secs);
+    println!(
+        "slowest answer {:.0} ms alone, {:.0} ms beside the exports ({:.2}x); p99 {p99_alone:.0} ms, {p99_beside:.0} ms ({:.2}x)",
+        alone.slowest_ms(),
+        beside.slowest_ms(),
+        beside.slowest_ms() / alone.slowest_ms(),
+        p99_beside / p99_alone,
+    );
+    for (path, d) in exports {
+        match d {
+            Ok(d) => println!(
+                "  {path}: {}, {:.1} MB, first byte {:.0} ms, whole {:.0} ms",
+                d.status,
+                d.bytes as f64 / MB,
+                d.first_byte_ms,
+                d.total_ms
+            ),
+            Err(e) => println!("  {path}: failed: {e}"),
+        }
+    }
+    println!(
+        "server RSS {idle:.1} MB before the exports, peak {:.1} MB",
+        peak_mb(&rss)
+    );
+    let quiet = dashboard_times(&t.url, cookie, 3);
+    println!("dashboard of every study, the crowd answering: {live:.0?} ms; the crowd gone: {quiet:.0?} ms");
+}
+
+/// The dashboard of every study `n` times one after the other: each answer's time (ms).
+fn dashboard_times(url: &str, cookie: &str, n: usize) -> Vec<f64> {
+    let c = Client::new(url);
+    (0..n)
+        .map(|_| {
+            let t0 = Instant::now();
+            let _ = c.form("dashboard", "studies=&synthetic=true", cookie);
+            ms_since(t0)
+        })
+        .collect()
+}
+
+/// Every export of every study (synthetic workers counted) at once, and two dashboards.
+fn every_export_at_once(
+    url: &str,
+    cookie: &str,
+) -> Vec<(String, Result<client::Download, String>)> {
+    use domain::export_file::ExportFile::*;
+    let formats = [
+        AnnotationsCsv,
+        AnnotationsJsonl,
+        BundleTar,
+        ScoresJson,
+        ScoresCsv,
+        ScoresMd,
+        PayCsv,
+    ]
+    .map(|f| format!("/export/{}?synthetic=1", f.as_str()));
+    let mut paths: Vec<String> = formats.iter().chain(formats.iter()).cloned().collect();
+    paths.push(format!(
+        "/export/{}?synthetic=1&task=SST-2&k=0",
+        PredictionsJsonl.as_str()
+    ));
+    std::thread::scope(|scope| {
+        let dashboards: Vec<_> = (0..2)
+            .map(|_| {
+                scope.spawn(|| {
+                    let t0 = Instant::now();
+                    let r = Client::new(url).form("dashboard", "studies=&synthetic=true", cookie);
+                    let ms = ms_since(t0);
+                    r.map(|r| client::Download {
+                        status: r.status,
+                        bytes: r.body.len() as u64,
+                        first_byte_ms: ms,
+                        total_ms: ms,
+                    })
+                })
+            })
+            .collect();
+        let files: Vec<_> = paths
+            .iter()
+            .map(|p| scope.spawn(move || (p.clone(), Client::new(url).download_timed(p, cookie))))
+            .collect();
+        let mut out: Vec<_> = files
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect();
+        for d in dashboards {
+            let d = d.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            out.push(("dashboard".to_string(), d));
+        }
+        out
+    })
+}
