@@ -206,7 +206,7 @@ async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response
         }
         Source::Bundle => {
             let turn = state.limiter.heavy_turn(Heavy::Bundle).await?;
-            let built = state.reports.current(state, &scope).await?;
+            let built = state.reports.current(&state.report_needs(), &scope).await?;
             // Streamed as it is spooled: its content hash is known only at the end, so it is
             // in the archive (`SHA256SUMS`, `manifest.json`), not in a header or the name.
             name = format!("clues-lab-{scope_name}-bundle.tar");
@@ -225,7 +225,7 @@ async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response
         Source::Report(made) => {
             // The scope's kept build when the data has not changed since (no turn to wait
             // for), else the one build that every request for the scope shares.
-            let built = state.reports.current(state, &scope).await?;
+            let built = state.reports.current(&state.report_needs(), &scope).await?;
             let q = q.clone();
             let (file_name, text) = report::off_runtime(move || {
                 let mut name = name;

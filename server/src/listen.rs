@@ -75,7 +75,7 @@ fn raise_descriptor_limit() -> Option<u64> {
             }
         }
     }
-    Some(lim.rlim_cur as u64)
+    Some(lim.rlim_cur)
 }
 
 #[cfg(not(unix))]

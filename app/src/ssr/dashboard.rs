@@ -29,7 +29,10 @@ pub async fn dashboard(
     };
     // The kept page of the scope (drawn anew in the background when the data has moved on):
     // it answers at once however large the study.
-    let (drawn, freshness) = state.reports.page(state, &scope, draw).await?;
+    let (drawn, freshness) = state
+        .reports
+        .page(&state.report_needs(), &scope, draw)
+        .await?;
     let mut progress = Vec::with_capacity(drawn.studies.len());
     for s in &drawn.studies {
         let o = study::admin_view_of(pool, s).await?;

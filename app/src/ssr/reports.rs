@@ -2,13 +2,14 @@
 //! dashboard and every export made from the report, kept while it is used and bounded in number.
 
 use crate::error::AppError;
-use crate::ssr::limits::Heavy;
-use crate::ssr::state::AppState;
+use crate::ssr::limits::{Heavy, Limiter};
 use crate::wire::report::DashboardData;
+use sqlx::AnyPool;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+use store::clock::Clock;
 use store::report::{self, Built, Scope};
 use store::study::Study;
 
@@ -35,6 +36,14 @@ impl std::fmt::Debug for Reports {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Reports({} builds kept)", self.kept())
     }
+}
+
+/// What a build needs of the server: its database, the turns of heavy work and its clock.
+#[derive(Clone)]
+pub struct Needs {
+    pub pool: AnyPool,
+    pub limiter: Arc<Limiter>,
+    pub clock: Clock,
 }
 
 /// What a page shows of a scope, drawn from a build: small next to the build, so it is kept
@@ -111,17 +120,13 @@ impl Reports {
     /// The scope's report as the data stands now: the kept build if nothing changed since it
     /// was made, else a new one (built in the heavy turn; requests for the same scope that
     /// arrive meanwhile wait for it and take it).
-    pub async fn current(&self, state: &AppState, scope: &Scope) -> Result<Arc<Built>, AppError> {
-        Ok(self.current_made(state, scope).await?.0)
+    pub async fn current(&self, n: &Needs, scope: &Scope) -> Result<Arc<Built>, AppError> {
+        Ok(self.current_made(n, scope).await?.0)
     }
 
     /// `current`, with when the build was made.
-    async fn current_made(
-        &self,
-        state: &AppState,
-        scope: &Scope,
-    ) -> Result<(Arc<Built>, i64), AppError> {
-        let version = report::version(&state.pool).await?;
+    async fn current_made(&self, n: &Needs, scope: &Scope) -> Result<(Arc<Built>, i64), AppError> {
+        let version = report::version(&n.pool).await?;
         let slot = self.slot(scope);
         if let Some(b) = at_least(&slot.latest, version) {
             return Ok(b);
@@ -136,11 +141,11 @@ impl Reports {
             tokio::task::spawn_blocking(move || drop(old));
         }
         let built = {
-            let _turn = state.limiter.heavy_turn(Heavy::Build).await?;
-            Arc::new(Built::of(&state.pool, scope).await?)
+            let _turn = n.limiter.heavy_turn(Heavy::Build).await?;
+            Arc::new(Built::of(&n.pool, scope).await?)
         };
         self.builds.fetch_add(1, Ordering::Relaxed);
-        let made_ms = state.now_ms();
+        let made_ms = n.clock.now_ms();
         *lock(&slot.latest) = Some(Kept {
             value: built.clone(),
             version: built.version,
@@ -155,44 +160,40 @@ impl Reports {
     /// study changes with every answer), with a new one drawn in the background; the first
     /// time, drawn from the current build.
     pub async fn page(
-        &self,
-        state: &AppState,
+        self: &Arc<Self>,
+        n: &Needs,
         scope: &Scope,
         draw: fn(&Built, &Scope) -> Drawn,
     ) -> Result<(Arc<Drawn>, Freshness), AppError> {
-        let version = report::version(&state.pool).await?;
+        let version = report::version(&n.pool).await?;
         let slot = self.slot(scope);
         let kept = lock(&slot.page).as_mut().map(Kept::take);
         match kept {
             Some((drawn, v, _)) if v >= version => Ok((drawn, Freshness::Current)),
             Some((drawn, _, made_ms)) => {
                 if !slot.refreshing.swap(true, Ordering::SeqCst) {
-                    let (state, scope) = (state.clone(), scope.clone());
+                    let (me, n, scope) = (self.clone(), n.clone(), scope.clone());
                     tokio::spawn(async move {
-                        if let Err(e) = state.reports.draw(&state, &scope, draw).await {
+                        if let Err(e) = me.draw(&n, &scope, draw).await {
                             tracing::warn!("drawing a report in the background failed: {e}");
                         }
-                        state
-                            .reports
-                            .slot(&scope)
-                            .refreshing
-                            .store(false, Ordering::SeqCst);
+                        me.slot(&scope).refreshing.store(false, Ordering::SeqCst);
                     });
                 }
                 Ok((drawn, Freshness::Behind { made_ms }))
             }
-            None => Ok((self.draw(state, scope, draw).await?, Freshness::Current)),
+            None => Ok((self.draw(n, scope, draw).await?, Freshness::Current)),
         }
     }
 
     /// Draws the page of the current build (on a blocking thread) and keeps it.
     async fn draw(
         &self,
-        state: &AppState,
+        n: &Needs,
         scope: &Scope,
         draw: fn(&Built, &Scope) -> Drawn,
     ) -> Result<Arc<Drawn>, AppError> {
-        let (built, made_ms) = self.current_made(state, scope).await?;
+        let (built, made_ms) = self.current_made(n, scope).await?;
         let version = built.version;
         let s = scope.clone();
         let drawn = Arc::new(report::off_runtime(move || draw(&built, &s)).await?);

@@ -3,7 +3,7 @@
 
 use crate::error::AppError;
 use crate::ssr::limits::{self, Limiter, Limits};
-use crate::ssr::reports::Reports;
+use crate::ssr::reports::{Needs, Reports};
 use http::HeaderMap;
 use leptos::config::LeptosOptions;
 use sqlx::AnyPool;
@@ -65,6 +65,15 @@ impl AppState {
     /// else when a trusted proxy says the request came over HTTPS.
     pub fn secure_cookie_for(&self, headers: &HeaderMap) -> bool {
         self.secure_cookies || limits::forwarded_https(headers, self.trust_proxy)
+    }
+
+    /// What the report builds need of this state.
+    pub fn report_needs(&self) -> Needs {
+        Needs {
+            pool: self.pool.clone(),
+            limiter: self.limiter.clone(),
+            clock: self.clock.clone(),
+        }
     }
 
     /// Now on the server's clock, in unix ms.
