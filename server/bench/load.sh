@@ -10,14 +10,17 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../../.ci/env.sh"
 cd "$ROOT"
 WORKERS="${1:-40}"; SECONDS_EACH="${2:-10}"; SOAK="${3:-60}"
+# The study of exports: TEST_ITEMS items, filled with about FILL_ROWS synthetic rows (FILL_ROWS /
+# TEST_ITEMS finished workers; TEST_ITEMS=210 FILL_ROWS=42000 is a study of 200 x 210).
+TEST_ITEMS="${TEST_ITEMS:-300}"; FILL_ROWS="${FILL_ROWS:-300000}"
 cargo build --release -p server --bin clues-lab >&2
 BIN="$CARGO_TARGET_DIR/release/clues-lab"
 WORK="$(mktemp -d)"; trap 'kill $PID 2>/dev/null; rm -rf "$WORK"' EXIT
 DB="sqlite://$WORK/load.db"
-# A 300-item SST-2-shaped task (written here), a researcher, and two open zero-shot studies:
+# A 300-item SST-2-shaped task (TEST_ITEMS; written here), a researcher, and two open zero-shot studies:
 # one to fill with 300k rows, one with room for the crowd.
 mkdir -p "$WORK/data/SST-2"
-python3 - "$WORK/data/SST-2" <<'PY'
+python3 - "$WORK/data/SST-2" "$TEST_ITEMS" <<'PY'
 import json, sys
 def w(name, ids):
     with open(f"{sys.argv[1]}/{name}", "w") as f:
@@ -25,14 +28,14 @@ def w(name, ids):
             label = "positive" if i % 2 == 0 else "negative"
             text = f"review {i}: a {'bright, moving' if label == 'positive' else 'dull, tired'} film"
             f.write(json.dumps({"answer": [label], "question": "positive or negative?", "id": i, "context": text}) + "\n")
-w("sst_test.jsonl", range(1000, 1300))
+w("sst_test.jsonl", range(1000, 1000 + int(sys.argv[2])))
 w("sst_train_10_1.jsonl", range(10))
 PY
 "$BIN" --database "$DB" import clues "$WORK/data" >/dev/null
 CLUES_PASSWORD=bench-password "$BIN" --database "$DB" user add bench --role researcher
 "$BIN" --database "$DB" study create --task SST-2 --name exports --scenarios 0 --open >/dev/null
 "$BIN" --database "$DB" study create --task SST-2 --name crowd --scenarios 0 --annotators 100000 --open >/dev/null
-"$BIN" --database "$DB" load fill --study 1 --rows 300000
+"$BIN" --database "$DB" load fill --study 1 --rows "$FILL_ROWS"
 "$BIN" --database "$DB" serve --addr 127.0.0.1:0 --no-demo --trust-proxy \
   --new-workers-per-address 1000000 --site-root "$(site_dir release)" > "$WORK/serve.out" 2>"$WORK/serve.err" &
 PID=$!

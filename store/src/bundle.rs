@@ -112,7 +112,7 @@ impl Members {
     }
 }
 
-/// Writes the bundle of a build as a tar archive to `out` (on a blocking thread of its own, as
+/// Writes the bundle of a build as a tar archive to `out` (on a heavy thread of its own, as
 /// each member is spooled): configurations, assignments and annotations (streamed from the
 /// database), scores, pay, predictions and charts, then `SHA256SUMS` and `manifest.json`. Fixed
 /// times and modes, so the same data gives the same bytes. Returns the content hash and `out`.
@@ -125,7 +125,7 @@ pub async fn write<W: Write + Send + 'static>(
     let spool = SpoolFile::new()?;
     let (tx, rx) = std::sync::mpsc::channel();
     let reader = spool.file.try_clone().map_err(Error::internal)?;
-    let writer = tokio::task::spawn_blocking(move || write_tar(&reader, rx, out));
+    let writer = crate::heavy::spawn(move || write_tar(&reader, rx, out));
     let spooled = spool_all(
         pool,
         built,
@@ -139,7 +139,7 @@ pub async fn write<W: Write + Send + 'static>(
     )
     .await;
     // The sender is gone with the members: the writer ends its archive, or has failed.
-    let written = writer.await.map_err(Error::internal)?;
+    let written = writer.await?;
     let hash = spooled?;
     let out = written.map_err(|e| Error::Request(format!("the archive was not written: {e}")))?;
     Ok((hash, out))
@@ -169,7 +169,7 @@ async fn spool_all(
         m.add(name.into(), done)?;
     }
     // The rest is serialisation and compression of what is in memory (seconds on a big scope):
-    // on the blocking pool, not on the async workers that answer the crowd meanwhile.
+    // on a heavy thread, not on the async workers that answer the crowd meanwhile.
     super::report::off_runtime(move || spool_the_rest(m, &built.loaded, &built.report)).await?
 }
 
@@ -181,13 +181,16 @@ fn write_tar<W: Write>(
     out: W,
 ) -> std::io::Result<W> {
     let mut tar = tar::Builder::new(out);
-    let mut add = |name: &str, len: u64, data: &mut dyn std::io::Read| {
+    let add = |tar: &mut tar::Builder<W>, name: &str, len: u64, data: &mut dyn std::io::Read| {
         let mut h = tar::Header::new_ustar();
         h.set_size(len);
         h.set_mode(0o644);
         h.set_mtime(0);
         h.set_cksum();
-        tar.append_data(&mut h, format!("clues-lab-bundle/{name}"), data)
+        tar.append_data(&mut h, format!("clues-lab-bundle/{name}"), data)?;
+        // Each file leaves as soon as it is in: the first ones (the configuration, the
+        // assignments) while the annotations are spooled.
+        tar.get_mut().flush()
     };
     for e in entries {
         match e {
@@ -196,8 +199,15 @@ fn write_tar<W: Write>(
                 offset,
                 stored,
                 len,
-            } => add(&name, len, &mut SpoolFile::read_at(spool, offset, stored))?,
-            Entry::Text { name, text } => add(&name, text.len() as u64, &mut text.as_bytes())?,
+            } => add(
+                &mut tar,
+                &name,
+                len,
+                &mut SpoolFile::read_at(spool, offset, stored),
+            )?,
+            Entry::Text { name, text } => {
+                add(&mut tar, &name, text.len() as u64, &mut text.as_bytes())?
+            }
         }
     }
     let mut out = tar.into_inner()?;

@@ -10,6 +10,7 @@ pub mod crossfit;
 pub mod db;
 pub mod error;
 pub mod export;
+pub mod heavy;
 pub mod lease;
 pub mod machine;
 pub mod queues;

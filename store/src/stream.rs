@@ -147,9 +147,9 @@ impl Write for Spool<'_> {
 const SPOOL_PIECES: usize = 8;
 
 /// What the spooling thread hands back: the spool file and the member it wrote.
-type SpoolEnd = tokio::task::JoinHandle<Result<(SpoolFile, Spooled), Error>>;
+type SpoolEnd = crate::heavy::Handle<Result<(SpoolFile, Spooled), Error>>;
 
-/// A member spooled on a blocking thread, which owns the spool file meanwhile: the rows are
+/// A member spooled on a heavy thread (`heavy`), which owns the spool file meanwhile: the rows are
 /// read and formatted on the async side and handed over a bounded channel, so deflating and
 /// writing them (tens of seconds on 300k rows in a debug build) never holds up an async worker
 /// that answers the crowd.
@@ -162,7 +162,7 @@ pub struct SpoolTask {
 impl SpoolTask {
     pub fn start(mut spool: SpoolFile) -> Self {
         let (tx, mut rx) = mpsc::channel::<Vec<u8>>(SPOOL_PIECES);
-        let end = tokio::task::spawn_blocking(move || {
+        let end = crate::heavy::spawn(move || {
             let mut member = spool.member();
             while let Some(piece) = rx.blocking_recv() {
                 member.write_piece(&piece)?;
@@ -178,7 +178,7 @@ impl SpoolTask {
         let end = self.end.take();
         drop(self);
         match end {
-            Some(end) => end.await.map_err(Error::internal)?,
+            Some(end) => end.await?,
             None => Err(Error::internal("the spool thread has already ended")),
         }
     }
@@ -191,7 +191,7 @@ impl Sink for SpoolTask {
         }
         // The thread stopped on an error: that error, not the closed channel's.
         match self.end.take() {
-            Some(end) => match end.await.map_err(Error::internal)? {
+            Some(end) => match end.await? {
                 Err(e) => Err(e),
                 Ok(_) => Err(Error::internal("the spool thread ended early")),
             },

@@ -72,6 +72,9 @@ struct Kept<T> {
     version: i64,
     /// When its build was made, on the server's clock (unix ms).
     made_ms: i64,
+    /// When its build began (before it read the version): a request that arrived earlier
+    /// takes it whatever the version says.
+    began: Instant,
     used: Instant,
 }
 
@@ -104,10 +107,17 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The latest value kept if it is at least `version`.
-fn at_least<T>(kept: &Mutex<Option<Kept<T>>>, version: i64) -> Option<(Arc<T>, i64)> {
+/// The latest value kept if it is at least `version` or began after `asked`: built from the
+/// data as it stood when the request came, or later.
+fn at_least<T>(
+    kept: &Mutex<Option<Kept<T>>>,
+    version: i64,
+    asked: Instant,
+) -> Option<(Arc<T>, i64)> {
     let mut kept = lock(kept);
-    let k = kept.as_mut().filter(|k| k.version >= version)?;
+    let k = kept
+        .as_mut()
+        .filter(|k| k.version >= version || k.began >= asked)?;
     let (value, _, made_ms) = k.take();
     Some((value, made_ms))
 }
@@ -126,13 +136,14 @@ impl Reports {
 
     /// `current`, with when the build was made.
     async fn current_made(&self, n: &Needs, scope: &Scope) -> Result<(Arc<Built>, i64), AppError> {
+        let asked = Instant::now();
         let version = report::version(&n.pool).await?;
         let slot = self.slot(scope);
-        if let Some(b) = at_least(&slot.latest, version) {
+        if let Some(b) = at_least(&slot.latest, version, asked) {
             return Ok(b);
         }
         let _building = slot.building.lock().await;
-        if let Some(b) = at_least(&slot.latest, version) {
+        if let Some(b) = at_least(&slot.latest, version, asked) {
             return Ok(b);
         }
         // An older build is let go first (no export takes it again), freed off the async
@@ -140,9 +151,10 @@ impl Reports {
         if let Some(old) = lock(&slot.latest).take() {
             tokio::task::spawn_blocking(move || drop(old));
         }
-        let built = {
+        let (built, began) = {
             let _turn = n.limiter.heavy_turn(Heavy::Build).await?;
-            Arc::new(Built::of(&n.pool, scope).await?)
+            let began = Instant::now();
+            (Arc::new(Built::of(&n.pool, scope).await?), began)
         };
         self.builds.fetch_add(1, Ordering::Relaxed);
         let made_ms = n.clock.now_ms();
@@ -150,6 +162,7 @@ impl Reports {
             value: built.clone(),
             version: built.version,
             made_ms,
+            began,
             used: Instant::now(),
         });
         self.bound();
@@ -201,6 +214,7 @@ impl Reports {
             value: drawn.clone(),
             version,
             made_ms,
+            began: Instant::now(),
             used: Instant::now(),
         });
         Ok(drawn)

@@ -369,7 +369,7 @@ impl Loaded {
         self.studies.iter().find(|s| s.id == id)
     }
 
-    /// The report built on a blocking thread (on many rows it is seconds of work that would
+    /// The report built on a heavy thread (on many rows it is seconds of work that would
     /// otherwise hold up every request on the same async worker); hands the scope back.
     pub async fn into_report(self) -> Result<(Loaded, Report), Error> {
         off_runtime(move || {
@@ -389,7 +389,7 @@ pub struct Built {
 }
 
 impl Built {
-    /// Loads and builds the scope (the building on the blocking pool).
+    /// Loads and builds the scope (the building on a heavy thread).
     pub async fn of(pool: &AnyPool, scope: &Scope) -> Result<Built, Error> {
         let version = version(pool).await?;
         let (loaded, report) = load_scope(pool, scope).await?.into_report().await?;
@@ -411,13 +411,12 @@ pub async fn version(pool: &AnyPool) -> Result<i64, Error> {
     )
 }
 
-/// Runs CPU-heavy report work on the blocking pool.
+/// Runs CPU-heavy report work off the async workers, on a thread of lower priority
+/// (`heavy`): the crowd's answers go first.
 pub async fn off_runtime<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, Error> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(Error::internal)
+    crate::heavy::spawn(work).await
 }
 
 #[cfg(test)]
