@@ -51,6 +51,9 @@ enum Entry {
         name: String,
         text: String,
     },
+    /// Every file is in: the archive may be ended. Without it (a file failed) the archive is
+    /// left unfinished, so no client takes a cut bundle for a whole one.
+    End,
 }
 
 /// The content hash of a set of files given as (name, hex SHA-256): SHA-256 of the
@@ -138,7 +141,8 @@ pub async fn write<W: Write + Send + 'static>(
         },
     )
     .await;
-    // The sender is gone with the members: the writer ends its archive, or has failed.
+    // The sender is gone with the members: the writer has ended the archive (on `End`), or
+    // left it unfinished, or failed on its own (a client gone).
     let written = writer.await?;
     let hash = spooled?;
     let out = written.map_err(|e| Error::Request(format!("the archive was not written: {e}")))?;
@@ -180,18 +184,19 @@ fn write_tar<W: Write>(
     entries: std::sync::mpsc::Receiver<Entry>,
     out: W,
 ) -> std::io::Result<W> {
-    let mut tar = tar::Builder::new(out);
-    let add = |tar: &mut tar::Builder<W>, name: &str, len: u64, data: &mut dyn std::io::Read| {
-        let mut h = tar::Header::new_ustar();
-        h.set_size(len);
-        h.set_mode(0o644);
-        h.set_mtime(0);
-        h.set_cksum();
-        tar.append_data(&mut h, format!("clues-lab-bundle/{name}"), data)?;
-        // Each file leaves as soon as it is in: the first ones (the configuration, the
-        // assignments) while the annotations are spooled.
-        tar.get_mut().flush()
-    };
+    let mut tar = tar::Builder::new(Cut { out, cut: false });
+    let add =
+        |tar: &mut tar::Builder<Cut<W>>, name: &str, len: u64, data: &mut dyn std::io::Read| {
+            let mut h = tar::Header::new_ustar();
+            h.set_size(len);
+            h.set_mode(0o644);
+            h.set_mtime(0);
+            h.set_cksum();
+            tar.append_data(&mut h, format!("clues-lab-bundle/{name}"), data)?;
+            // Each file leaves as soon as it is in: the first ones (the configuration, the
+            // assignments) while the annotations are spooled.
+            tar.get_mut().flush()
+        };
     for e in entries {
         match e {
             Entry::Spooled {
@@ -208,11 +213,41 @@ fn write_tar<W: Write>(
             Entry::Text { name, text } => {
                 add(&mut tar, &name, text.len() as u64, &mut text.as_bytes())?
             }
+            Entry::End => {
+                let mut out = tar.into_inner()?.out;
+                out.flush()?;
+                return Ok(out);
+            }
         }
     }
-    let mut out = tar.into_inner()?;
-    out.flush()?;
-    Ok(out)
+    // A file failed: nothing more reaches the client, not even the end of archive that the
+    // tar builder writes when dropped.
+    tar.get_mut().cut = true;
+    Err(std::io::Error::other(
+        "a file of the bundle failed: the archive is left unfinished",
+    ))
+}
+
+/// A writer that can be cut off: once `cut`, what is written goes nowhere.
+struct Cut<W> {
+    out: W,
+    cut: bool,
+}
+
+impl<W: Write> Write for Cut<W> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        if self.cut {
+            return Ok(data.len());
+        }
+        self.out.write(data)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.cut {
+            return Ok(());
+        }
+        self.out.flush()
+    }
 }
 
 /// Spools the files made from the report and the scope in memory; ends the bundle.
@@ -278,6 +313,7 @@ fn spool_the_rest(mut m: Members, l: &Loaded, r: &Report) -> Result<String, Erro
         name: "manifest.json".into(),
         text: serde_json::to_string_pretty(&manifest).map_err(Error::internal)? + "\n",
     })?;
+    m.hand_on(Entry::End)?;
     Ok(hash)
 }
 
@@ -354,6 +390,60 @@ fn analysis_plans(r: &Report) -> Result<String, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The archive of two texts, ended or not.
+    fn archive(end: bool) -> (std::io::Result<Vec<u8>>, usize) {
+        let spool = tempfile::tempfile().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        for name in ["a.txt", "b.txt"] {
+            let text = format!("{name}\n");
+            tx.send(Entry::Text {
+                name: name.into(),
+                text,
+            })
+            .unwrap();
+        }
+        if end {
+            tx.send(Entry::End).unwrap();
+        }
+        drop(tx);
+        let mut seen = Vec::new();
+        let out = write_tar(&spool, rx, Seen(&mut seen)).map(|_| ());
+        let n = seen.len();
+        (out.map(|()| seen), n)
+    }
+
+    /// A writer that keeps what it is given, behind a borrow.
+    struct Seen<'a>(&'a mut Vec<u8>);
+
+    impl Write for Seen<'_> {
+        fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+            self.0.extend_from_slice(data);
+            Ok(data.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn an_archive_is_ended_only_when_every_file_is_in() {
+        let (whole, n) = archive(true);
+        let whole = whole.unwrap();
+        // Two members (a header and a block each), then the end: two zero blocks.
+        assert_eq!(n, 4 * 512 + 1024);
+        assert!(whole[n - 1024..].iter().all(|b| *b == 0));
+        let names: Vec<String> = tar::Archive::new(&whole[..])
+            .entries()
+            .unwrap()
+            .map(|e| e.unwrap().path().unwrap().display().to_string())
+            .collect();
+        assert_eq!(names, ["clues-lab-bundle/a.txt", "clues-lab-bundle/b.txt"]);
+        // A file failed (no `End`): what was sent stays, and no end of archive follows.
+        let (cut, n) = archive(false);
+        assert!(cut.is_err());
+        assert_eq!(n, 4 * 512);
+    }
 
     #[test]
     fn content_hash_ignores_order() {

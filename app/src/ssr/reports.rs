@@ -199,7 +199,7 @@ impl Reports {
         }
     }
 
-    /// Draws the page of the current build (on a blocking thread) and keeps it.
+    /// Draws the page of the current build (on a heavy thread) and keeps it.
     async fn draw(
         &self,
         n: &Needs,
@@ -220,8 +220,8 @@ impl Reports {
         Ok(drawn)
     }
 
-    /// Lets go of the builds beyond `KEPT`, least recently used first (freed after the locks
-    /// are released: a large build takes a while to free).
+    /// Lets go of the builds beyond `KEPT`, least recently used first (freed off the async
+    /// workers: a large build takes a while to free).
     fn bound(&self) {
         let mut gone = Vec::new();
         {
@@ -235,7 +235,9 @@ impl Reports {
                 gone.extend(lock(&s.latest).take());
             }
         }
-        drop(gone);
+        if !gone.is_empty() {
+            tokio::task::spawn_blocking(move || drop(gone));
+        }
     }
 
     /// Lets go of the builds and pages unused for `idle`, and of the builds older than

@@ -159,11 +159,8 @@ pub enum LoadCommand {
     ExportSoak {
         #[command(flatten)]
         target: crate::load::Target,
-        /// A researcher account (its password from CLUES_PASSWORD).
-        #[arg(long, default_value = "demo")]
-        user: String,
-        #[arg(long, env = "CLUES_PASSWORD", hide_env_values = true)]
-        password: String,
+        #[command(flatten)]
+        researcher: Researcher,
         /// Seconds of back-to-back exports.
         #[arg(long, default_value_t = 60)]
         soak: u64,
@@ -173,11 +170,8 @@ pub enum LoadCommand {
     CrowdFirst {
         #[command(flatten)]
         target: crate::load::Target,
-        /// A researcher account (its password from CLUES_PASSWORD).
-        #[arg(long, default_value = "demo")]
-        user: String,
-        #[arg(long, env = "CLUES_PASSWORD", hide_env_values = true)]
-        password: String,
+        #[command(flatten)]
+        researcher: Researcher,
     },
     /// Adds finished synthetic workers to a study until it has about ROWS more annotation rows
     /// (on the database; for load runs, not for real studies).
@@ -190,6 +184,16 @@ pub enum LoadCommand {
         #[arg(long, default_value = "load")]
         tag: String,
     },
+}
+
+/// The researcher account a load run downloads as.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Researcher {
+    /// A researcher account (its password from CLUES_PASSWORD).
+    #[arg(long, default_value = "demo")]
+    pub user: String,
+    #[arg(long, env = "CLUES_PASSWORD", hide_env_values = true)]
+    pub password: String,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

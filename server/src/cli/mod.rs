@@ -287,28 +287,31 @@ async fn load(database: &str, command: LoadCommand) -> Result<()> {
         }
         LoadCommand::ExportSoak {
             target,
-            user,
-            password,
+            researcher,
             soak,
         } => blocking(Box::new(move || {
-            match load::client::Client::new(&target.url).login(&user, &password) {
-                Ok(cookie) => load::export_soak(&target, &cookie, soak),
-                Err(e) => eprintln!("error: {e}"),
-            }
+            signed_in(&target, &researcher, |t, cookie| {
+                load::export_soak(t, cookie, soak)
+            })
         })),
-        LoadCommand::CrowdFirst {
-            target,
-            user,
-            password,
-        } => blocking(Box::new(move || {
-            match load::client::Client::new(&target.url).login(&user, &password) {
-                Ok(cookie) => load::crowd_first(&target, &cookie),
-                Err(e) => eprintln!("error: {e}"),
-            }
+        LoadCommand::CrowdFirst { target, researcher } => blocking(Box::new(move || {
+            signed_in(&target, &researcher, load::crowd_first)
         })),
     }
     .await
     .map_err(|e| Error::Invalid(format!("the load run failed: {e}")))
+}
+
+/// Runs a load run as the researcher, signed in first (a refused sign-in is printed).
+fn signed_in(
+    t: &crate::load::Target,
+    who: &args::Researcher,
+    run: impl FnOnce(&crate::load::Target, &str),
+) {
+    match crate::load::client::Client::new(&t.url).login(&who.user, &who.password) {
+        Ok(cookie) => run(t, &cookie),
+        Err(e) => eprintln!("error: {e}"),
+    }
 }
 
 /// A command's output piped into a reader that stops early (`clues-lab study list | head -1`)
