@@ -52,7 +52,14 @@ async fn replies_are_stored_in_the_items_order_and_a_cut_off_run_goes_on() {
     let (ok, text) = icl(&endpoint, &["--concurrency", "4"]);
     assert!(!ok && text.contains("answered 500"), "{text}");
     let cut = stored(&pool, sqlite).await;
-    assert!(!cut.is_empty() && cut.len() < 6, "{} stored", cut.len());
+    // The sixth request to arrive fails. With 4 in flight, requests may arrive a little out of
+    // order, so the failed item is one of the items up to the 9th; the items before it are
+    // stored, never it or any after it.
+    assert!(
+        !cut.is_empty() && cut.len() < 6 + 3 && cut.len() < items.len(),
+        "{} stored",
+        cut.len()
+    );
     let ids: Vec<i64> = cut.iter().map(|c| c.0).collect();
     assert_eq!(
         ids,
