@@ -1,35 +1,34 @@
 -- Issue 55: the report is built once per change of its data, not once per request. This
--- counter goes up with every statement that inserts, updates or deletes rows of a table the
--- report reads; a server keeps its last build of a scope with the counter as it read it before
--- building, and builds again only when the counter has moved. It is a cache key and nothing
--- else: no row refers to it, a copy or backup need not carry it, and its value means nothing
--- across databases. A statement trigger each: one update of one row per statement, held to the
--- end of its transaction (writing transactions of several servers take turns on it at commit).
+-- sequence moves on with every row inserted, updated or deleted in a table the report reads; a
+-- server keeps its last build of a scope with the value it read before building, and builds
+-- again only when the value has moved. It is a cache key and nothing else: its value means
+-- nothing across databases, and a copy need not carry it.
+-- A sequence, not a row: nextval takes no lock that another transaction waits on (a counter
+-- row updated by every writing transaction made the crowds of two studies, imports and
+-- exports wait on each other). The triggers are deferred to commit, so the value moves as the
+-- change becomes visible, not while its transaction may still be running. SQLite's version is
+-- a counter row (migrations/sqlite, same number): there writers take turns anyway.
 -- Never edit after it has landed.
-CREATE TABLE report_version (
-    id SMALLINT PRIMARY KEY CHECK (id = 1),
-    n  BIGINT NOT NULL
-);
-INSERT INTO report_version (id, n) VALUES (1, 0);
+CREATE SEQUENCE report_version_seq;
 CREATE FUNCTION report_version_bump() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    UPDATE report_version SET n = n + 1;
+    PERFORM nextval('report_version_seq');
     RETURN NULL;
 END
 $$;
-CREATE TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON users FOR EACH STATEMENT EXECUTE FUNCTION report_version_bump();
-CREATE TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON tasks FOR EACH STATEMENT EXECUTE FUNCTION report_version_bump();
-CREATE TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON data_files FOR EACH STATEMENT EXECUTE FUNCTION report_version_bump();
-CREATE TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON examples FOR EACH STATEMENT EXECUTE FUNCTION report_version_bump();
-CREATE TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON studies FOR EACH STATEMENT EXECUTE FUNCTION report_version_bump();
-CREATE TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON study_configs FOR EACH STATEMENT EXECUTE FUNCTION report_version_bump();
-CREATE TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON analysis_plans FOR EACH STATEMENT EXECUTE FUNCTION report_version_bump();
-CREATE TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON crowd_ids FOR EACH STATEMENT EXECUTE FUNCTION report_version_bump();
-CREATE TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON assignments FOR EACH STATEMENT EXECUTE FUNCTION report_version_bump();
-CREATE TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON assignment_items FOR EACH STATEMENT EXECUTE FUNCTION report_version_bump();
-CREATE TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON consent_refusals FOR EACH STATEMENT EXECUTE FUNCTION report_version_bump();
-CREATE TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON questionnaire_answers FOR EACH STATEMENT EXECUTE FUNCTION report_version_bump();
-CREATE TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON attention_answers FOR EACH STATEMENT EXECUTE FUNCTION report_version_bump();
-CREATE TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON machine_systems FOR EACH STATEMENT EXECUTE FUNCTION report_version_bump();
-CREATE TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON machine_runs FOR EACH STATEMENT EXECUTE FUNCTION report_version_bump();
-CREATE TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON machine_predictions FOR EACH STATEMENT EXECUTE FUNCTION report_version_bump();
+CREATE CONSTRAINT TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE ON users DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_version_bump();
+CREATE CONSTRAINT TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE ON tasks DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_version_bump();
+CREATE CONSTRAINT TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE ON data_files DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_version_bump();
+CREATE CONSTRAINT TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE ON examples DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_version_bump();
+CREATE CONSTRAINT TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE ON studies DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_version_bump();
+CREATE CONSTRAINT TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE ON study_configs DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_version_bump();
+CREATE CONSTRAINT TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE ON analysis_plans DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_version_bump();
+CREATE CONSTRAINT TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE ON crowd_ids DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_version_bump();
+CREATE CONSTRAINT TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE ON assignments DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_version_bump();
+CREATE CONSTRAINT TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE ON assignment_items DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_version_bump();
+CREATE CONSTRAINT TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE ON consent_refusals DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_version_bump();
+CREATE CONSTRAINT TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE ON questionnaire_answers DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_version_bump();
+CREATE CONSTRAINT TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE ON attention_answers DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_version_bump();
+CREATE CONSTRAINT TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE ON machine_systems DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_version_bump();
+CREATE CONSTRAINT TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE ON machine_runs DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_version_bump();
+CREATE CONSTRAINT TRIGGER report_version_bump AFTER INSERT OR UPDATE OR DELETE ON machine_predictions DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_version_bump();

@@ -20,6 +20,11 @@ const KEPT: usize = 3;
 /// A build or page nobody asked for in this long is let go (and its memory with it).
 pub const IDLE: Duration = Duration::from_secs(300);
 
+/// A build is taken again for at most this long after it began, whatever the version says: on
+/// PostgreSQL the version moves as a change commits, a moment before the change is seen, so a
+/// build made in that moment could otherwise miss it for as long as nothing else changes.
+pub const TRUSTED: Duration = Duration::from_secs(60);
+
 /// A build older than the data, unused for this long, is let go: an export would build anew,
 /// and the page drawn from it is kept apart.
 pub const STALE: Duration = Duration::from_secs(15);
@@ -113,13 +118,13 @@ fn at_least<T>(
     kept: &Mutex<Option<Kept<T>>>,
     version: i64,
     asked: Instant,
-) -> Option<(Arc<T>, i64)> {
+) -> Option<(Arc<T>, i64, Instant)> {
     let mut kept = lock(kept);
     let k = kept
         .as_mut()
-        .filter(|k| k.version >= version || k.began >= asked)?;
+        .filter(|k| (k.version >= version || k.began >= asked) && k.began.elapsed() < TRUSTED)?;
     let (value, _, made_ms) = k.take();
-    Some((value, made_ms))
+    Some((value, made_ms, k.began))
 }
 
 impl Reports {
@@ -134,8 +139,12 @@ impl Reports {
         Ok(self.current_made(n, scope).await?.0)
     }
 
-    /// `current`, with when the build was made.
-    async fn current_made(&self, n: &Needs, scope: &Scope) -> Result<(Arc<Built>, i64), AppError> {
+    /// `current`, with when the build was made (unix ms) and began.
+    async fn current_made(
+        &self,
+        n: &Needs,
+        scope: &Scope,
+    ) -> Result<(Arc<Built>, i64, Instant), AppError> {
         let asked = Instant::now();
         let version = report::version(&n.pool).await?;
         let slot = self.slot(scope);
@@ -166,7 +175,7 @@ impl Reports {
             used: Instant::now(),
         });
         self.bound();
-        Ok((built, made_ms))
+        Ok((built, made_ms, began))
     }
 
     /// A page of the scope: the kept one at once, even if the data has changed since (a live
@@ -180,10 +189,12 @@ impl Reports {
     ) -> Result<(Arc<Drawn>, Freshness), AppError> {
         let version = report::version(&n.pool).await?;
         let slot = self.slot(scope);
-        let kept = lock(&slot.page).as_mut().map(Kept::take);
+        let kept = lock(&slot.page)
+            .as_mut()
+            .map(|k| (k.take(), k.began.elapsed() < TRUSTED));
         match kept {
-            Some((drawn, v, _)) if v >= version => Ok((drawn, Freshness::Current)),
-            Some((drawn, _, made_ms)) => {
+            Some(((drawn, v, _), true)) if v >= version => Ok((drawn, Freshness::Current)),
+            Some(((drawn, _, made_ms), _)) => {
                 if !slot.refreshing.swap(true, Ordering::SeqCst) {
                     let (me, n, scope) = (self.clone(), n.clone(), scope.clone());
                     tokio::spawn(async move {
@@ -206,7 +217,7 @@ impl Reports {
         scope: &Scope,
         draw: fn(&Built, &Scope) -> Drawn,
     ) -> Result<Arc<Drawn>, AppError> {
-        let (built, made_ms) = self.current_made(n, scope).await?;
+        let (built, made_ms, began) = self.current_made(n, scope).await?;
         let version = built.version;
         let s = scope.clone();
         let drawn = Arc::new(report::off_runtime(move || draw(&built, &s)).await?);
@@ -214,7 +225,7 @@ impl Reports {
             value: drawn.clone(),
             version,
             made_ms,
-            began: Instant::now(),
+            began,
             used: Instant::now(),
         });
         Ok(drawn)

@@ -402,13 +402,14 @@ impl Built {
 }
 
 /// The report's data version: a counter that every change to a table the report reads moves
-/// on (migration 20 puts a trigger on each). Equal counters mean the same data.
+/// on (migration 20 puts a trigger on each: a counter row on SQLite, a sequence moved at commit
+/// on PostgreSQL). Equal counters mean the same data.
 pub async fn version(pool: &AnyPool) -> Result<i64, Error> {
-    Ok(
-        sqlx::query_scalar("SELECT n FROM report_version WHERE id = 1")
-            .fetch_one(pool)
-            .await?,
-    )
+    let sql = match crate::db::Backend::of(pool) {
+        crate::db::Backend::Sqlite => "SELECT n FROM report_version WHERE id = 1",
+        crate::db::Backend::Postgres => "SELECT last_value FROM report_version_seq",
+    };
+    Ok(sqlx::query_scalar(sql).fetch_one(pool).await?)
 }
 
 /// Runs CPU-heavy report work off the async workers, on a thread of lower priority
