@@ -20,6 +20,10 @@ const KEPT: usize = 3;
 /// A build or page nobody asked for in this long is let go (and its memory with it).
 pub const IDLE: Duration = Duration::from_secs(300);
 
+/// How long a page waits for a new build when the data has moved on, before it shows the
+/// last one: a small study's build takes milliseconds, a large one's seconds.
+pub const PAGE_WAIT: Duration = Duration::from_millis(250);
+
 /// A build is taken again for at most this long after it began, whatever the version says: on
 /// PostgreSQL the version moves as a change commits, a moment before the change is seen, so a
 /// build made in that moment could otherwise miss it for as long as nothing else changes.
@@ -67,6 +71,8 @@ struct Slot {
     building: tokio::sync::Mutex<()>,
     /// A page is drawn anew in the background for a request that was shown the last one.
     refreshing: AtomicBool,
+    /// Told when a page is drawn (a request waiting a moment for it takes it).
+    drawn: tokio::sync::Notify,
     latest: Mutex<Option<Kept<Built>>>,
     page: Mutex<Option<Kept<Drawn>>>,
 }
@@ -178,9 +184,10 @@ impl Reports {
         Ok((built, made_ms, began))
     }
 
-    /// A page of the scope: the kept one at once, even if the data has changed since (a live
-    /// study changes with every answer), with a new one drawn in the background; the first
-    /// time, drawn from the current build.
+    /// A page of the scope: the kept one if the data has not changed since; else a new one is
+    /// drawn in the background, and taken if it comes within `PAGE_WAIT`, else the kept one is
+    /// shown (a live study changes with every answer); the first time, drawn from the current
+    /// build.
     pub async fn page(
         self: &Arc<Self>,
         n: &Needs,
@@ -204,7 +211,21 @@ impl Reports {
                         me.slot(&scope).refreshing.store(false, Ordering::SeqCst);
                     });
                 }
-                Ok((drawn, Freshness::Behind { made_ms }))
+                // A small scope is built in milliseconds: wait a moment for the new page.
+                let deadline = tokio::time::Instant::now() + PAGE_WAIT;
+                loop {
+                    let told = slot.drawn.notified();
+                    let new = lock(&slot.page)
+                        .as_ref()
+                        .filter(|k| k.version >= version && k.began.elapsed() < TRUSTED)
+                        .map(|k| k.value.clone());
+                    if let Some(new) = new {
+                        return Ok((new, Freshness::Current));
+                    }
+                    if tokio::time::timeout_at(deadline, told).await.is_err() {
+                        return Ok((drawn, Freshness::Behind { made_ms }));
+                    }
+                }
             }
             None => Ok((self.draw(n, scope, draw).await?, Freshness::Current)),
         }
@@ -228,6 +249,7 @@ impl Reports {
             began,
             used: Instant::now(),
         });
+        self.slot(scope).drawn.notify_waiters();
         Ok(drawn)
     }
 

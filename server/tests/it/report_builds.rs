@@ -87,10 +87,18 @@ async fn exports_and_dashboards_share_one_build_per_data_version() {
         store::export::scores_json(&fresh.report).unwrap()
     );
 
-    // Another answer: the dashboard answers at once with the last build and says so, while a
-    // new build is made in the background; then it shows the new one, saying nothing.
+    // Another answer, and a build that takes long (the turn of builds held here): the
+    // dashboard answers after a moment with the last build and says so, while a new build
+    // waits in the background; then it shows the new one, saying nothing.
     answer(&env, study, &worker, 2).await;
+    let turn = env
+        .state
+        .limiter
+        .heavy_turn(app::ssr::limits::Heavy::Build)
+        .await
+        .unwrap();
     let behind = form(&env.state, "dashboard", &scope, Some(&rita)).await;
+    drop(turn);
     assert_eq!(behind.status, StatusCode::OK, "{}", behind.body);
     assert!(
         behind.body.contains("a new build is under way"),
@@ -108,6 +116,13 @@ async fn exports_and_dashboards_share_one_build_per_data_version() {
     assert!(!current.body.contains("a new build is under way"));
     assert_eq!(builds(&env), before + 3);
     assert_eq!(env.state.reports.kept(), 1);
+
+    // A build of a small study takes milliseconds: after an answer the dashboard waits for it
+    // and shows it.
+    answer(&env, study, &worker, 3).await;
+    let waited = form(&env.state, "dashboard", &scope, Some(&rita)).await;
+    assert!(!waited.body.contains("a new build is under way"));
+    assert_eq!(builds(&env), before + 4);
 
     // A build still current is kept a while; an unused one is let go.
     let v = store::report::version(&env.state.pool).await.unwrap();
