@@ -21,7 +21,8 @@ const KEPT: usize = 3;
 pub const IDLE: Duration = Duration::from_secs(300);
 
 /// How long a page waits for a new build when the data has moved on, before it shows the
-/// last one: a small study's build takes milliseconds, a large one's seconds.
+/// last one, where the last build took less: a small study's build takes milliseconds, a large
+/// one's seconds (its page is shown at once, saying how old it is).
 pub const PAGE_WAIT: Duration = Duration::from_millis(250);
 
 /// A build is taken again for at most this long after it began, whatever the version says: on
@@ -86,6 +87,8 @@ struct Kept<T> {
     /// When its build began (before it read the version): a request that arrived earlier
     /// takes it whatever the version says.
     began: Instant,
+    /// How long its build took (a page waits for the next build only if this one was quick).
+    took: Duration,
     used: Instant,
 }
 
@@ -124,13 +127,13 @@ fn at_least<T>(
     kept: &Mutex<Option<Kept<T>>>,
     version: i64,
     asked: Instant,
-) -> Option<(Arc<T>, i64, Instant)> {
+) -> Option<(Arc<T>, i64, Instant, Duration)> {
     let mut kept = lock(kept);
     let k = kept
         .as_mut()
         .filter(|k| (k.version >= version || k.began >= asked) && k.began.elapsed() < TRUSTED)?;
     let (value, _, made_ms) = k.take();
-    Some((value, made_ms, k.began))
+    Some((value, made_ms, k.began, k.took))
 }
 
 impl Reports {
@@ -145,12 +148,12 @@ impl Reports {
         Ok(self.current_made(n, scope).await?.0)
     }
 
-    /// `current`, with when the build was made (unix ms) and began.
+    /// `current`, with when the build was made (unix ms), when it began and how long it took.
     async fn current_made(
         &self,
         n: &Needs,
         scope: &Scope,
-    ) -> Result<(Arc<Built>, i64, Instant), AppError> {
+    ) -> Result<(Arc<Built>, i64, Instant, Duration), AppError> {
         let asked = Instant::now();
         let version = report::version(&n.pool).await?;
         let slot = self.slot(scope);
@@ -173,15 +176,17 @@ impl Reports {
         };
         self.builds.fetch_add(1, Ordering::Relaxed);
         let made_ms = n.clock.now_ms();
+        let took = began.elapsed();
         *lock(&slot.latest) = Some(Kept {
             value: built.clone(),
             version: built.version,
             made_ms,
             began,
+            took,
             used: Instant::now(),
         });
         self.bound();
-        Ok((built, made_ms, began))
+        Ok((built, made_ms, began, took))
     }
 
     /// A page of the scope: the kept one if the data has not changed since; else a new one is
@@ -198,10 +203,10 @@ impl Reports {
         let slot = self.slot(scope);
         let kept = lock(&slot.page)
             .as_mut()
-            .map(|k| (k.take(), k.began.elapsed() < TRUSTED));
+            .map(|k| (k.take(), k.began.elapsed() < TRUSTED, k.took < PAGE_WAIT));
         match kept {
-            Some(((drawn, v, _), true)) if v >= version => Ok((drawn, Freshness::Current)),
-            Some(((drawn, _, made_ms), _)) => {
+            Some(((drawn, v, _), true, _)) if v >= version => Ok((drawn, Freshness::Current)),
+            Some(((drawn, _, made_ms), _, quick)) => {
                 if !slot.refreshing.swap(true, Ordering::SeqCst) {
                     let (me, n, scope) = (self.clone(), n.clone(), scope.clone());
                     tokio::spawn(async move {
@@ -211,8 +216,10 @@ impl Reports {
                         me.slot(&scope).refreshing.store(false, Ordering::SeqCst);
                     });
                 }
-                // A small scope is built in milliseconds: wait a moment for the new page.
-                let deadline = tokio::time::Instant::now() + PAGE_WAIT;
+                // A small scope is built in milliseconds: wait a moment for the new page. A
+                // scope whose last build was slow shows the last page at once.
+                let wait = if quick { PAGE_WAIT } else { Duration::ZERO };
+                let deadline = tokio::time::Instant::now() + wait;
                 loop {
                     let told = slot.drawn.notified();
                     let new = lock(&slot.page)
@@ -238,7 +245,7 @@ impl Reports {
         scope: &Scope,
         draw: fn(&Built, &Scope) -> Drawn,
     ) -> Result<Arc<Drawn>, AppError> {
-        let (built, made_ms, began) = self.current_made(n, scope).await?;
+        let (built, made_ms, began, took) = self.current_made(n, scope).await?;
         let version = built.version;
         let s = scope.clone();
         let drawn = Arc::new(report::off_runtime(move || draw(&built, &s)).await?);
@@ -247,6 +254,7 @@ impl Reports {
             version,
             made_ms,
             began,
+            took,
             used: Instant::now(),
         });
         self.slot(scope).drawn.notify_waiters();
