@@ -2,6 +2,8 @@
 //! Errors are printed once, as `error: ...`, with a non-zero exit status.
 
 mod args;
+mod args_data;
+mod args_ops;
 mod crossfit;
 mod pages;
 mod people;
