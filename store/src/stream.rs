@@ -333,11 +333,6 @@ impl ChannelWriter {
             buf: Vec::with_capacity(CHUNK),
         }
     }
-
-    /// Tells the reader the body failed (the client sees a cut download, not a complete one).
-    pub fn fail(&self, e: std::io::Error) {
-        let _ = self.tx.blocking_send(Err(e));
-    }
 }
 
 impl Write for ChannelWriter {
