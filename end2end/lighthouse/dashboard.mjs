@@ -3,11 +3,13 @@
 // demo study with ROWS synthetic annotation rows in each of its two studies (`load fill`), which
 // the page counts with `synthetic=1`: every score table and learning curve is drawn (checked
 // before the runs). Prints each run's Performance score, LCP, TBT, FCP, CLS and Speed Index and
-// the median of RUNS runs; fails when the median score is below TARGET.
+// the median of RUNS runs; fails when the median score is below TARGET. TEST_ITEMS=N adds a
+// zero-shot study of an SST-2-shaped task of N items (written here) and fills that study alone
+// with ROWS rows: TEST_ITEMS=210 ROWS=42000 is a study of 200 workers x 210 items.
 // Usage: server/bench/dashboard-lighthouse.sh [runs] (builds, installs Lighthouse, runs this).
 import lighthouse from 'lighthouse';
 import * as chromeLauncher from 'chrome-launcher';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { start, signIn, newPage, USERS, RESULTS } from '../tests/server.mjs';
 
@@ -17,11 +19,31 @@ const TARGET = Number(process.env.TARGET || 95);
 // `synthetic=1`: the report counts the synthetic workers of `load fill` (it leaves them out otherwise).
 const PAGE = process.env.PAGE || '/dashboard?synthetic=1';
 
-const env = await start(null, { serveArgs: [] });
+const TEST_ITEMS = Number(process.env.TEST_ITEMS || 0);
+
+// The task and study of TEST_ITEMS, before the server starts (so the study is study 1).
+function fullSize(cli, dir) {
+  const data = join(dir, 'data', 'SST-2');
+  mkdirSync(data, { recursive: true });
+  const lines = (ids) => ids.map((i) => JSON.stringify({
+    id: i,
+    context: `review ${i}: a ${i % 2 === 0 ? 'bright, moving' : 'dull, tired'} film`,
+    question: 'positive or negative?',
+    answer: [i % 2 === 0 ? 'positive' : 'negative'],
+  }) + '\n').join('');
+  writeFileSync(join(data, 'sst_test.jsonl'), lines([...Array(TEST_ITEMS).keys()].map((i) => 1000 + i)));
+  writeFileSync(join(data, 'sst_train_10_1.jsonl'), lines([...Array(10).keys()]));
+  cli('import', 'clues', join(dir, 'data'));
+  cli('study', 'create', '--task', 'SST-2', '--name', 'full-size', '--scenarios', '0', '--open');
+}
+
+const env = await start(TEST_ITEMS ? fullSize : null, { serveArgs: [] });
 let chrome;
 let failed = false;
 try {
-  for (const study of ['1', '2']) env.cli('load', 'fill', '--study', study, '--rows', String(ROWS), '--tag', 'lighthouse');
+  for (const study of TEST_ITEMS ? ['1'] : ['1', '2']) {
+    env.cli('load', 'fill', '--study', study, '--rows', String(ROWS), '--tag', 'lighthouse');
+  }
   // The session cookie of a signed-in researcher, sent by Lighthouse with every request.
   const page = await newPage(env.browser);
   await signIn(page, env.base, USERS.researcher);

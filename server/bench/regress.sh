@@ -59,9 +59,10 @@ one_run() {
   done
   local url; url="$(sed -n 's/^listening on //p' "$dir/serve.out")"
   for w in $SIZES; do
-    local line
-    line="$("$HEAD_BIN" load crowd --url "$url" --pid "$pid" --study 1 --workers "$w" \
-      --seconds "$SECONDS_EACH" | grep -m1 'submits/s')"
+    local out line
+    out="$("$HEAD_BIN" load crowd --url "$url" --pid "$pid" --study 1 --workers "$w" \
+      --seconds "$SECONDS_EACH")"
+    line="$(grep -m1 'submits/s' <<<"$out")"
     echo "  $name, $w workers: $line" >&2
     printf '%s\t%s\t%s\n' "$name" "$w" "$line" >>"$RESULTS"
   done

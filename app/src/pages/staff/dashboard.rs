@@ -71,6 +71,7 @@ fn table_view(t: Table) -> impl IntoView {
             </tr>
         }
     });
+    let body = t.rows_html();
     let empty = t.rows.is_empty().then(|| {
         view! { <p class="hint empty">"Nothing to show yet: no finished annotators fit this table."</p> }
     });
@@ -86,19 +87,8 @@ fn table_view(t: Table) -> impl IntoView {
                     {groups}
                     <tr>{t.header.into_iter().map(|h| view! { <th>{h}</th> }).collect_view()}</tr>
                 </thead>
-                <tbody>
-                    {t
-                        .rows
-                        .into_iter()
-                        .map(|row| {
-                            view! {
-                                <tr>
-                                    {row.into_iter().map(|c| view! { <td>{c}</td> }).collect_view()}
-                                </tr>
-                            }
-                        })
-                        .collect_view()}
-                </tbody>
+                // One string, not a view per cell: hydration then leaves the rows as sent.
+                <tbody inner_html=body></tbody>
             </table>
             {empty}
         </figure>
