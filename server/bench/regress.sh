@@ -5,8 +5,9 @@
 # over the rounds and HEAD's ratio to the base.
 # Usage: bash server/bench/regress.sh [BASE]   (BASE: a commit or tag; default the newest tag
 # before HEAD). SIZES="8 32 128" ROUNDS=3 SECONDS_EACH=10. The base is checked out in a git
-# worktree and built with `cargo build --release` in a target directory of its own
-# (CLUES_BASE_TARGET, default ~/.cache/clues-lab/target-base, kept for the next run); each
+# worktree (CLUES_BASE_TREE, default <target>/tree) and built with `cargo build --release` in a
+# target directory of its own (CLUES_BASE_TARGET, default ~/.cache/clues-lab/target-base); both
+# are kept, so the next run rebuilds only what differs from the last base; each
 # build sets up its own fresh database (a 300-item SST-2-shaped task, an open zero-shot study)
 # and HEAD's load client drives both. The base must have the same command line (import, study
 # create, serve, as of 2026-11).
@@ -22,7 +23,6 @@ WORK="$(mktemp -d)"
 PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  git -C "$ROOT" worktree remove --force "$WORK/base-tree" 2>/dev/null || true
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -31,9 +31,15 @@ log "HEAD ($(git rev-parse --short HEAD)): release build"
 HEAD_BIN="$WORK/clues-lab-head"
 cp "$(PROFILE=release bench_binary)" "$HEAD_BIN"
 log "base ($(git rev-parse --short "$BASE_SHA")): worktree and release build (its own target directory)"
-git worktree add --detach --quiet "$WORK/base-tree" "$BASE_SHA"
 BASE_TARGET="${CLUES_BASE_TARGET:-$HOME/.cache/clues-lab/target-base}"
-(cd "$WORK/base-tree" && CARGO_TARGET_DIR="$BASE_TARGET" cargo build --release -p server --bin clues-lab >&2)
+BASE_TREE="${CLUES_BASE_TREE:-$BASE_TARGET/tree}"
+if git -C "$BASE_TREE" rev-parse --git-dir >/dev/null 2>&1; then
+  git -C "$BASE_TREE" checkout --detach --quiet --force "$BASE_SHA"
+else
+  mkdir -p "$(dirname "$BASE_TREE")"
+  git worktree add --detach --quiet "$BASE_TREE" "$BASE_SHA"
+fi
+(cd "$BASE_TREE" && CARGO_TARGET_DIR="$BASE_TARGET" cargo build --release -p server --bin clues-lab >&2)
 BASE_BIN="$WORK/clues-lab-base"
 cp "$BASE_TARGET/release/clues-lab" "$BASE_BIN"
 
