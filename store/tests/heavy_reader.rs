@@ -1,6 +1,8 @@
 //! Heavy reading (`store::heavy::reading`) on an SQLite file: its own read-only connection, whose
 //! SQLite thread runs at the heavy threads' priority. A test binary of its own: it counts the
 //! process's SQLite threads, which other tests' pools would add to.
+// A test crate: a failed unwrap or expect is the test failing, with its line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use store::heavy::{reading, NICE};
 
