@@ -178,13 +178,9 @@ async fn annotations(
     let pool = state.pool.clone();
     let body = streamed(move |tx| async move {
         let _turn = turn;
-        // Read and written at the heavy threads' priority (`reading`): the crowd goes first.
-        store::heavy::reading(&pool, move |pool| async move {
-            let mut out = Out::new(Channel(tx));
-            write_rows(&pool, &studies, synthetic, rows, &mut out).await?;
-            out.finish().await.map(drop)
-        })
-        .await
+        let mut out = Out::new(Channel(tx));
+        write_rows(&pool, &studies, synthetic, rows, &mut out).await?;
+        out.finish().await.map(drop)
     });
     Ok(body)
 }

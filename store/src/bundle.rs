@@ -129,17 +129,17 @@ pub async fn write<W: Write + Send + 'static>(
     let (tx, rx) = std::sync::mpsc::channel();
     let reader = spool.file.try_clone().map_err(Error::internal)?;
     let writer = crate::heavy::spawn(move || write_tar(&reader, rx, out));
-    let members = Members {
-        spool,
-        hashes: Vec::new(),
-        sizes: Vec::new(),
-        end: 0,
-        tar: tx,
-    };
-    // The rows are read at the heavy threads' priority (`reading`).
-    let spooled = crate::heavy::reading(pool, move |pool| async move {
-        spool_all(&pool, built, members).await
-    })
+    let spooled = spool_all(
+        pool,
+        built,
+        Members {
+            spool,
+            hashes: Vec::new(),
+            sizes: Vec::new(),
+            end: 0,
+            tar: tx,
+        },
+    )
     .await;
     // The sender is gone with the members: the writer has ended the archive (on `End`), or
     // left it unfinished, or failed on its own (a client gone).

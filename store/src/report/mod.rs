@@ -389,17 +389,10 @@ pub struct Built {
 }
 
 impl Built {
-    /// Loads and builds the scope, both at the heavy threads' priority (`heavy::reading`).
+    /// Loads and builds the scope (the building on a heavy thread).
     pub async fn of(pool: &AnyPool, scope: &Scope) -> Result<Built, Error> {
         let version = version(pool).await?;
-        let scope = scope.clone();
-        let loaded =
-            crate::heavy::reading(
-                pool,
-                move |pool| async move { load_scope(&pool, &scope).await },
-            )
-            .await?;
-        let (loaded, report) = loaded.into_report().await?;
+        let (loaded, report) = load_scope(pool, scope).await?.into_report().await?;
         Ok(Built {
             version,
             loaded,
