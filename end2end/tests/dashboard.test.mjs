@@ -99,12 +99,12 @@ test('researcher sees tables and the learning curve and downloads an export; a w
   assert.deepEqual((await table.locator('thead tr.groups > *').allTextContents()).map((s) => s.trim()), ['', 'Sentence classification']);
   assert.deepEqual(await table.locator('thead tr:not(.groups) th').allTextContents(), ['Shots', 'SST-2']);
   // Zero-shot: S1 1.0 and 0.5 -> 75.0 ± 25.0; 10-shot: 100.0 ± 0.0.
-  assert.deepEqual(await table.locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.innerText.split('\t'))),
+  assert.deepEqual(await table.locator('tbody tr').evaluateAll((rows) => rows.map((r) => [...r.cells].map((c) => c.textContent))),
     [['0', '75.0 ± 25.0 (n=2)'], ['10', '100.0 ± 0.0 (n=2)']]);
   // The rules are stated beside the tables; every cell has its skip rate.
   assert.match(await page.textContent('.dash-rules'), /A skipped item is not an answer: it scores 0/);
   assert.match(await page.textContent('.dash-rules'), /exactly at the margin .* is kept/);
-  assert.deepEqual(await page.locator('#skips-all tbody tr').evaluateAll((rows) => rows.map((r) => r.innerText.split('\t')[0])), ['0', '10']);
+  assert.deepEqual(await page.locator('#skips-all tbody tr').evaluateAll((rows) => rows.map((r) => r.cells[0].textContent)), ['0', '10']);
   const chart = page.locator('figure.chart[data-task="SST-2"] svg');
   await chart.waitFor();
   assert.equal(await chart.locator('polyline.mean:not([stroke-dasharray])').count(), 1);
@@ -119,13 +119,13 @@ test('researcher sees tables and the learning curve and downloads an export; a w
   // 1, 0.5, 1, 0.5 against 1, 1, 1, 1, of the 4 sign patterns of the two differences one
   // reaches +0.25: p = 2 / 4.
   assert.equal(await chart.locator('path.error-bar').count(), 2);
-  const compared = await page.locator('#comparisons-all tbody tr').evaluateAll((rows) => rows.map((r) => r.innerText.split('\t')));
+  const compared = await page.locator('#comparisons-all tbody tr').evaluateAll((rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
   assert.deepEqual(compared[0].slice(0, 7), [String(study), 'SST-2', 'k=10 vs k=0', 'primary', '2 vs 2', '4', '+25.0']);
   assert.match(compared[0][12], /^1\.000 \(smallest possible 0\.333/);
   assert.match(compared[0][15], /p 0\.500$/);
   assert.match(await page.textContent('.dash-rules'), /Satterthwaite/);
-  assert.match(await page.locator('#intervals-all tbody tr').first().innerText(), /^0\tHuman\t75\.0 \(other annotators /);
-  const plans = await page.locator('#analysis-plans tbody tr').evaluateAll((rows) => rows.map((r) => r.innerText.split('\t')));
+  assert.match(await page.locator('#intervals-all tbody tr').first().evaluate((r) => [...r.cells].map((c) => c.textContent).join('\t')), /^0\tHuman\t75\.0 \(other annotators /);
+  const plans = await page.locator('#analysis-plans tbody tr').evaluateAll((rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
   const plan = plans.find((row) => row[0] === String(study));
   assert.match(plan[2], /^frozen at \d+ \(unix ms\), SHA-256 [0-9a-f]{64}$/);
   assert.equal(plan[3], 'k=10 vs k=0');

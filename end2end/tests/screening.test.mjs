@@ -65,8 +65,8 @@ test('screening items first without feedback, then training in an order of ones 
   const researcher = await newPage(env.browser);
   await signIn(researcher, env.base, USERS.researcher);
   await openHydrated(researcher, `${env.base}/dashboard`);
-  const row = await researcher.locator('#screening-all tbody tr').first().innerText();
+  const row = await researcher.locator('#screening-all tbody tr').first().evaluate((r) => [...r.cells].map((c) => c.textContent).join('\t'));
   assert.match(row, /^10\t50\.0 ± 0\.0 \(n=1\)$/);
-  assert.match(await researcher.locator('#training-order-all tbody tr').first().innerText(), /^SST-2\t10\trandom per worker\t/);
+  assert.match(await researcher.locator('#training-order-all tbody tr').first().evaluate((r) => [...r.cells].map((c) => c.textContent).join('\t')), /^SST-2\t10\trandom per worker\t/);
   assert.deepEqual(researcher.errors, []);
 });
