@@ -78,25 +78,31 @@ struct Slot {
     page: Mutex<Option<Kept<Drawn>>>,
 }
 
+/// When a build was made: a page drawn from it carries the same.
+#[derive(Clone, Copy)]
+struct Made {
+    /// When it was made, on the server's clock (unix ms).
+    ms: i64,
+    /// When it began (before it read the version): a request that arrived earlier takes it
+    /// whatever the version says.
+    began: Instant,
+    /// How long it took (a page waits for the next build only if this one was quick).
+    took: Duration,
+}
+
 /// A build or a page, with the data version it was built from.
 struct Kept<T> {
     value: Arc<T>,
     version: i64,
-    /// When its build was made, on the server's clock (unix ms).
-    made_ms: i64,
-    /// When its build began (before it read the version): a request that arrived earlier
-    /// takes it whatever the version says.
-    began: Instant,
-    /// How long its build took (a page waits for the next build only if this one was quick).
-    took: Duration,
+    made: Made,
     used: Instant,
 }
 
 impl<T> Kept<T> {
     /// Its value, marked as used.
-    fn take(&mut self) -> (Arc<T>, i64, i64) {
+    fn take(&mut self) -> (Arc<T>, i64, Made) {
         self.used = Instant::now();
-        (self.value.clone(), self.version, self.made_ms)
+        (self.value.clone(), self.version, self.made)
     }
 
     /// Whether a sweep lets it go: unused for `idle`, or older than `version` and unused for
@@ -127,13 +133,13 @@ fn at_least<T>(
     kept: &Mutex<Option<Kept<T>>>,
     version: i64,
     asked: Instant,
-) -> Option<(Arc<T>, i64, Instant, Duration)> {
+) -> Option<(Arc<T>, Made)> {
     let mut kept = lock(kept);
-    let k = kept
-        .as_mut()
-        .filter(|k| (k.version >= version || k.began >= asked) && k.began.elapsed() < TRUSTED)?;
-    let (value, _, made_ms) = k.take();
-    Some((value, made_ms, k.began, k.took))
+    let k = kept.as_mut().filter(|k| {
+        (k.version >= version || k.made.began >= asked) && k.made.began.elapsed() < TRUSTED
+    })?;
+    let (value, _, made) = k.take();
+    Some((value, made))
 }
 
 impl Reports {
@@ -148,12 +154,8 @@ impl Reports {
         Ok(self.current_made(n, scope).await?.0)
     }
 
-    /// `current`, with when the build was made (unix ms), when it began and how long it took.
-    async fn current_made(
-        &self,
-        n: &Needs,
-        scope: &Scope,
-    ) -> Result<(Arc<Built>, i64, Instant, Duration), AppError> {
+    /// `current`, with when the build was made.
+    async fn current_made(&self, n: &Needs, scope: &Scope) -> Result<(Arc<Built>, Made), AppError> {
         let asked = Instant::now();
         let version = report::version(&n.pool).await?;
         let slot = self.slot(scope);
@@ -175,18 +177,19 @@ impl Reports {
             (Arc::new(Built::of(&n.pool, scope).await?), began)
         };
         self.builds.fetch_add(1, Ordering::Relaxed);
-        let made_ms = n.clock.now_ms();
-        let took = began.elapsed();
+        let made = Made {
+            ms: n.clock.now_ms(),
+            began,
+            took: began.elapsed(),
+        };
         *lock(&slot.latest) = Some(Kept {
             value: built.clone(),
             version: built.version,
-            made_ms,
-            began,
-            took,
+            made,
             used: Instant::now(),
         });
         self.bound();
-        Ok((built, made_ms, began, took))
+        Ok((built, made))
     }
 
     /// A page of the scope: the kept one if the data has not changed since; else a new one is
@@ -203,10 +206,10 @@ impl Reports {
         let slot = self.slot(scope);
         let kept = lock(&slot.page)
             .as_mut()
-            .map(|k| (k.take(), k.began.elapsed() < TRUSTED, k.took < PAGE_WAIT));
+            .map(|k| (k.take(), k.made.began.elapsed() < TRUSTED));
         match kept {
-            Some(((drawn, v, _), true, _)) if v >= version => Ok((drawn, Freshness::Current)),
-            Some(((drawn, _, made_ms), _, quick)) => {
+            Some(((drawn, v, _), true)) if v >= version => Ok((drawn, Freshness::Current)),
+            Some(((drawn, _, made), _)) => {
                 if !slot.refreshing.swap(true, Ordering::SeqCst) {
                     let (me, n, scope) = (self.clone(), n.clone(), scope.clone());
                     tokio::spawn(async move {
@@ -218,19 +221,23 @@ impl Reports {
                 }
                 // A small scope is built in milliseconds: wait a moment for the new page. A
                 // scope whose last build was slow shows the last page at once.
-                let wait = if quick { PAGE_WAIT } else { Duration::ZERO };
+                let wait = if made.took < PAGE_WAIT {
+                    PAGE_WAIT
+                } else {
+                    Duration::ZERO
+                };
                 let deadline = tokio::time::Instant::now() + wait;
                 loop {
                     let told = slot.drawn.notified();
                     let new = lock(&slot.page)
                         .as_ref()
-                        .filter(|k| k.version >= version && k.began.elapsed() < TRUSTED)
+                        .filter(|k| k.version >= version && k.made.began.elapsed() < TRUSTED)
                         .map(|k| k.value.clone());
                     if let Some(new) = new {
                         return Ok((new, Freshness::Current));
                     }
                     if tokio::time::timeout_at(deadline, told).await.is_err() {
-                        return Ok((drawn, Freshness::Behind { made_ms }));
+                        return Ok((drawn, Freshness::Behind { made_ms: made.ms }));
                     }
                 }
             }
@@ -245,16 +252,14 @@ impl Reports {
         scope: &Scope,
         draw: fn(&Built, &Scope) -> Drawn,
     ) -> Result<Arc<Drawn>, AppError> {
-        let (built, made_ms, began, took) = self.current_made(n, scope).await?;
+        let (built, made) = self.current_made(n, scope).await?;
         let version = built.version;
         let s = scope.clone();
         let drawn = Arc::new(report::off_runtime(move || draw(&built, &s)).await?);
         *lock(&self.slot(scope).page) = Some(Kept {
             value: drawn.clone(),
             version,
-            made_ms,
-            began,
-            took,
+            made,
             used: Instant::now(),
         });
         self.slot(scope).drawn.notify_waiters();
