@@ -158,6 +158,11 @@ test('a learner queued on the page is checked, cancelled, retried and run by a w
   assert.match(await page.textContent('form.queue .error'), /absolute path/);
   assert.equal(jobs(), before);
   page.errors = page.errors.filter((e) => !e.includes('queue_learner') && !e.includes('status of 400'));
+  // A k without a split is neither dropped nor guessed: the page says so and queues nothing.
+  await page.fill('form.queue input[name="k"]', '10');
+  await page.click('form.queue button[type="submit"]');
+  await page.waitForFunction(() => /Give k and split together/.test(document.querySelector('form.queue .error')?.textContent ?? ''));
+  assert.equal(jobs(), before);
 
   // The frozen baseline on SST-2's group k=10 split=1, run again: queued, cancelled, retried.
   await page.selectOption('form.queue select[name="learner"]', 'frozen-baseline');

@@ -219,8 +219,10 @@ pub async fn eval(database: &str, a: EvalArgs) -> Result<()> {
             "--queue-only queues the evaluations of a --plan; give --plan".into(),
         ));
     }
-    let pool = db::connect_existing(database).await?;
     let device = if a.cpu { Device::Cpu } else { a.device };
+    // ONNX Runtime runs every evaluation: a device it cannot use is refused before a row.
+    super::runtime::check_device(device)?;
+    let pool = db::connect_existing(database).await?;
     if let Some(plan) = &a.plan {
         let plan = read_plan(plan)?;
         let run = jobs::GridRun {
@@ -255,6 +257,13 @@ pub async fn eval(database: &str, a: EvalArgs) -> Result<()> {
 }
 
 pub async fn baseline(database: &str, a: BaselineArgs) -> Result<()> {
+    // Refused before anything is stored or queued: the frozen baseline runs on ONNX Runtime,
+    // fine-tuning on candle and then ONNX Runtime.
+    if a.finetune {
+        super::tune::check_device(a.device, true)?;
+    } else {
+        super::runtime::check_device(a.device)?;
+    }
     let pool = db::connect_existing(database).await?;
     let tasks: Vec<String> = match (&a.task, a.all) {
         (Some(t), false) => vec![t.clone()],
@@ -274,7 +283,6 @@ pub async fn baseline(database: &str, a: BaselineArgs) -> Result<()> {
         queue_only: a.queue.queue_only,
     };
     if a.finetune {
-        super::tune::check_device(a.device, true)?;
         let start = super::tune::Start::new(a.weights, a.system)?;
         let (jobs, skipped) =
             jobs::plan_finetune(&pool, &start, &tasks, a.k.zip(a.split), a.replace).await?;

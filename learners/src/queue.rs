@@ -6,6 +6,7 @@ use crate::command::clap_error;
 use crate::crossfit::{self, TuneArgs};
 use crate::eval::ModelDir;
 use crate::jobs::{self, grid};
+use crate::runtime::Device;
 use crate::tune::{self, folder_name};
 use clap::Parser;
 use domain::ids::TaskId;
@@ -46,11 +47,23 @@ fn folder(given: &str, what: &str) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// Runs a blocking check (reading a model folder) off the async workers.
+/// Runs a blocking check of a folder (reading a model) off the async workers. A folder that
+/// does not pass (missing, unreadable or malformed files, a model that does not load) is the
+/// asker's to fix: refused as invalid, naming the file and why, never a server failure.
 async fn checked<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| Error::Model(format!("the check stopped: {e}")))?
+        .map_err(refusal)
+}
+
+/// A folder check's failure as the asker's mistake (`Invalid`, with its words); the database's
+/// and the server's own failures stay what they are.
+fn refusal(e: Error) -> Error {
+    match e {
+        Error::Io { .. } | Error::Model(_) | Error::Data { .. } => Error::Invalid(e.to_string()),
+        e => e,
+    }
 }
 
 /// Each task's id with the shot group to queue: the one asked for, which the task must have, or
@@ -142,7 +155,10 @@ pub async fn queue(pool: &AnyPool, r: QueueRequest) -> Result<QueueAnswer> {
         QueuedLearner::Onnx { model, system } => {
             let model = folder(model, "model")?;
             let m = model.clone();
-            checked(move || ModelDir::open(&m).map(|_| ())).await?;
+            // Loaded as a worker will load it (on the CPU): the files, the model's inputs and
+            // outputs, and the tokenizer's ids against the model.
+            checked(move || crate::eval::load(&ModelDir::open(&m)?, Device::Cpu).map(|_| ()))
+                .await?;
             let system = system
                 .clone()
                 .filter(|s| !s.trim().is_empty())
@@ -227,7 +243,7 @@ async fn queue_prompt(
     let mut groups = Vec::new();
     for task in &r.tasks {
         a.task = task.clone();
-        let (id, all) = jobs::check_prompt(pool, &a).await?;
+        let (id, all) = jobs::check_prompt(pool, &a).await.map_err(refusal)?;
         groups.extend(per_group(task, id, all, r.group, false)?);
     }
     let learner = grid::Learner::Prompt {

@@ -124,6 +124,7 @@ async fn setup(pool: &AnyPool, a: &PromptArgs) -> Result<Setup> {
         // The head is looked for first, so that a folder without one stores nothing.
         prompt::load_mlm(&weights, &candle_core::Device::Cpu)?;
         let tok = Tokenizer::open(&weights.join("tokenizer.json"))?;
+        tune::check_vocab(&weights, &config, &tok)?;
         let mask = tok.mask_id().ok_or_else(|| {
             Error::Invalid(format!(
                 "{}: the tokenizer has no mask token ([MASK] or <mask>)",

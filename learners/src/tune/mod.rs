@@ -237,14 +237,8 @@ impl Start {
 pub fn check_checkpoint(dir: &Path) -> Result<()> {
     let w = load(dir, 0)?;
     let tok = Tokenizer::open(&dir.join("tokenizer.json"))?;
-    if tok.vocab_size > w.config.vocab_size {
-        return Err(Error::Model(format!(
-            "{}: the tokenizer has {} ids but config.json's vocab_size is {}: they are not of one checkpoint",
-            dir.display(),
-            tok.vocab_size,
-            w.config.vocab_size
-        )));
-    }
+    check_vocab(dir, &w.config, &tok)?;
+    let config = &w.config;
     let f = &tok.frame;
     let top = [f.question_type, f.context_type]
         .into_iter()
@@ -257,11 +251,11 @@ pub fn check_checkpoint(dir: &Path) -> Result<()> {
         )
         .max()
         .unwrap_or(0);
-    if w.config.type_vocab_size > 0 && top >= w.config.type_vocab_size as i64 {
+    if config.type_vocab_size > 0 && top >= config.type_vocab_size as i64 {
         return Err(Error::Model(format!(
             "{}: the tokenizer gives token type {top} but config.json's type_vocab_size is {}: they are not of one checkpoint",
             dir.display(),
-            w.config.type_vocab_size
+            config.type_vocab_size
         )));
     }
     Ok(())
@@ -274,6 +268,20 @@ pub fn check_device(want: super::runtime::Device, onnx: bool) -> Result<()> {
     device(want)?;
     if onnx {
         super::runtime::check_device(want)?;
+    }
+    Ok(())
+}
+
+/// Checks a checkpoint's tokenizer against its `config.json`'s vocabulary: an id past it would
+/// index the embeddings out of bounds (fine-tuning and prompt-based fine-tuning both ask).
+pub fn check_vocab(dir: &Path, config: &Config, tok: &Tokenizer) -> Result<()> {
+    if tok.vocab_size > config.vocab_size {
+        return Err(Error::Model(format!(
+            "{}: the tokenizer has {} ids but config.json's vocab_size is {}: they are not of one checkpoint",
+            dir.display(),
+            tok.vocab_size,
+            config.vocab_size
+        )));
     }
     Ok(())
 }

@@ -102,6 +102,20 @@ fn write_tokenizer(dir: &Path, words: &[&str]) {
     std::fs::write(dir.join("tokenizer.json"), json.to_string()).unwrap();
 }
 
+/// Gives the tokenizer of the folder `dir` `n` more words than its `config.json` has
+/// embeddings for (the ids past `vocab_size` a mismatched checkpoint would look up).
+pub fn widen_tokenizer(dir: &Path, n: usize) {
+    let file = dir.join("tokenizer.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let vocab = json["model"]["vocab"].as_object_mut().unwrap();
+    let first = vocab.len();
+    for i in 0..n {
+        vocab.insert(format!("extra{i}"), serde_json::json!(first + i));
+    }
+    std::fs::write(&file, json.to_string()).unwrap();
+}
+
 /// Words a prompt needs beside `WORDS`: the mask, LM-BFF's label words and template words.
 const PROMPT_WORDS: [&str; 9] = [
     "[MASK]", "great", "terrible", "It", "was", ".", "Yes", "No", "Maybe",

@@ -1,7 +1,8 @@
 //! A learner command that cannot run is refused at the door, before its first row: a truncated
 //! `model.safetensors`, a `vocab_size` that does not match the weights, a tokenizer of token
-//! types the model does not have, and
-//! `--device cuda` where CUDA cannot be used (fine-tuning, prompts, CrossFit) store no system,
+//! types the model does not have, a tokenizer with ids past the checkpoint's vocabulary
+//! (prompts), and `--device cuda` where CUDA cannot be used (fine-tuning, prompts, CrossFit, the frozen
+//! baseline and ONNX evaluations, queued or run) store no system,
 //! no job and no run (`common::snapshot` of every table, before and after), so that the
 //! corrected command starts clean.
 use crate::common;
@@ -73,7 +74,13 @@ async fn a_learner_that_cannot_run_stores_nothing() {
         .map(String::from)
         .collect()
     };
+    // A masked-LM checkpoint whose tokenizer has 20 ids past config.json's vocab_size.
+    let (roberta_mlm, _) = families().remove(1);
+    let wide = dir.path().join("wide");
+    common::tiny_bert::write_mlm_dir(&wide, roberta_mlm, 4);
+    common::tiny_bert::widen_tokenizer(&wide, 20);
     let mut refused: Vec<(Vec<String>, &str)> = vec![
+        (prompt(&wide), "config.json's vocab_size"),
         (finetune(&truncated), "model.safetensors"),
         (finetune(&vocab), "has shape"),
         (prompt(&truncated), "model.safetensors"),
@@ -103,6 +110,20 @@ async fn a_learner_that_cannot_run_stores_nothing() {
         refused.push((cuda(worker), "--features cuda"));
     } else {
         eprintln!("this build runs on CUDA: the --device cuda refusals are not tried");
+    }
+    // The frozen baseline and ONNX evaluations run on ONNX Runtime: CUDA asked for where its
+    // CUDA provider cannot load is refused, queued or not.
+    if learners::runtime::check_device(learners::runtime::Device::Cuda).is_err() {
+        let says = "CUDA was asked for but";
+        let line = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let task = ["--task", "demo-SQuAD-v2", "--device", "cuda"];
+        refused.push((line(&[&["baseline"][..], &task].concat()), says));
+        let queued = [&["baseline", "--all", "--queue-only", "--device", "cuda"][..]].concat();
+        refused.push((line(&queued), says));
+        let eval = [&["eval", "--model", good.to_str().unwrap()][..], &task].concat();
+        refused.push((line(&eval), says));
+    } else {
+        eprintln!("this ONNX Runtime runs on CUDA: the baseline's --device cuda refusals are not tried");
     }
     for (args, says) in &refused {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();

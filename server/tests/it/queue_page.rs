@@ -38,11 +38,46 @@ async fn a_researcher_queues_learners_checked_as_the_command_line_checks_them() 
     let xf = |steps: u32| json!({ "learner": "crossfit", "model": bart.display().to_string(), "method": null, "steps": steps });
     let (roberta, _) = common::families::families().remove(1);
     let mlm = dir.path().join("tiny-roberta-mlm");
-    common::tiny_bert::write_mlm_dir(&mlm, roberta, 4);
+    common::tiny_bert::write_mlm_dir(&mlm, roberta.clone(), 4);
     let pt = |w: &str, verbaliser: Option<&str>| json!({ "learner": "prompt", "weights": w, "system": null, "template": null, "verbaliser": verbaliser, "steps": 3 });
     let (llm, _) = common::scripted_llm::scripted();
     let icl = |endpoint: &str, concurrency: u32| json!({ "learner": "in-context", "endpoint": endpoint, "model": "tiny", "system": null, "concurrency": concurrency });
+    // ONNX model folders that cannot run: no model.onnx; a model.onnx that is not a model.
+    let onnx = |m: &std::path::Path| json!({ "learner": "onnx", "model": m.display().to_string(), "system": null });
+    let no_model = dir.path().join("no-model");
+    std::fs::create_dir_all(&no_model).unwrap();
+    std::fs::copy(model.join("tokenizer.json"), no_model.join("tokenizer.json")).unwrap();
+    let not_a_model = dir.path().join("not-a-model");
+    std::fs::create_dir_all(&not_a_model).unwrap();
+    std::fs::copy(model.join("tokenizer.json"), not_a_model.join("tokenizer.json")).unwrap();
+    std::fs::write(not_a_model.join("model.onnx"), b"not protobuf at all").unwrap();
+    // A masked-LM checkpoint whose tokenizer has ids past config.json's vocabulary.
+    let wide = dir.path().join("wide-tokenizer");
+    common::tiny_bert::write_mlm_dir(&wide, roberta, 4);
+    common::tiny_bert::widen_tokenizer(&wide, 20);
     let refused: Vec<(Value, Option<&str>, StatusCode, &str)> = vec![
+        (
+            queue(&["demo-SST-2"], None, onnx(&no_model)),
+            Some(&rita),
+            StatusCode::BAD_REQUEST,
+            "missing model.onnx",
+        ),
+        (
+            queue(&["demo-SST-2"], None, onnx(&not_a_model)),
+            Some(&rita),
+            StatusCode::BAD_REQUEST,
+            "not a model ONNX Runtime can load",
+        ),
+        (
+            queue(
+                &["demo-SST-2"],
+                Some((2, 1)),
+                pt(&wide.display().to_string(), None),
+            ),
+            Some(&rita),
+            StatusCode::BAD_REQUEST,
+            "vocab_size",
+        ),
         (
             queue(&["demo-SST-2"], Some((2, 1)), pt(&weights, None)),
             Some(&rita),

@@ -46,6 +46,24 @@ fn number(field: RwSignal<String>) -> Option<u32> {
     field.get_untracked().trim().parse().ok()
 }
 
+/// The shot group of the k and split fields: both empty for every group of each task, both
+/// whole numbers for one group. One without the other, or a field that is not a whole number,
+/// is refused in words (as the command line's `--k` requires `--split`), never dropped.
+fn shot_group(k: RwSignal<String>, split: RwSignal<String>) -> Result<Option<(u32, u32)>, String> {
+    let (k_text, split_text) = (k.get_untracked(), split.get_untracked());
+    match (k_text.trim(), split_text.trim()) {
+        ("", "") => Ok(None),
+        ("", _) | (_, "") => Err(
+            "Give k and split together for one shot group, or leave both empty for every group of each task."
+                .into(),
+        ),
+        _ => match (number(k), number(split)) {
+            (Some(k), Some(split)) => Ok(Some((k, split))),
+            _ => Err("k and split are whole numbers (0 or more).".into()),
+        },
+    }
+}
+
 /// The learner of `kind` as the form's fields describe it.
 fn learner_of(kind: LearnerKind, f: Fields) -> QueuedLearner {
     let folder = f.folder.get_untracked();
@@ -220,7 +238,10 @@ fn group_fields(
         <label>
             "k " <input name="k" type="number" min="0" bind:value=k placeholder="every group" />
         </label>
-        <label>"Split " <input name="split" type="number" min="0" bind:value=split /></label>
+        <label>
+            "Split "
+            <input name="split" type="number" min="0" bind:value=split placeholder="with k" />
+        </label>
         {check_field("Run finished groups again", "replace", replace, false)}
     }
 }
@@ -289,12 +310,21 @@ pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
     let (k, split) = (text(), text());
     let replace = RwSignal::new(false);
     let is = move |k: LearnerKind| kind.get() == k;
+    // A group the form cannot send as it was typed, said on the page instead of queuing.
+    let refused = RwSignal::new(None::<String>);
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let kind = kind.get_untracked();
-        let group = (!kind.crossfit())
-            .then(|| Some((number(k)?, number(split)?)))
-            .flatten();
+        let group = if kind.crossfit() {
+            Ok(None)
+        } else {
+            shot_group(k, split)
+        };
+        let group = match group {
+            Ok(g) => g,
+            Err(why) => return refused.set(Some(why)),
+        };
+        refused.set(None);
         a.queue.dispatch(QueueLearner {
             request: QueueRequest {
                 // Upstream learning names a partition, which names its tasks.
@@ -348,7 +378,18 @@ pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
             }>{number_field("Updates per setting", "steps", f.steps, "1000")}</Show>
             <Show when=move || !kind.get().crossfit()>{group_fields(k, split, replace)}</Show>
             <button type="submit">"Queue"</button>
-            {move || a.queue.value().get().map(|r| outcome(r, |q| q.said))}
+            {move || match refused.get() {
+                Some(why) => {
+                    leptos::either::Either::Left(
+                        crate::pages::error_line(crate::error::AppError::Invalid(why)),
+                    )
+                }
+                None => {
+                    leptos::either::Either::Right(
+                        a.queue.value().get().map(|r| outcome(r, |q| q.said)),
+                    )
+                }
+            }}
         </form>
     }
 }
