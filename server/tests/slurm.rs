@@ -1,7 +1,10 @@
 //! `clues-lab worker` on a real Slurm cluster of one node (Debian's slurm-wlm and munge, with
 //! daemons of this test's own under a temporary folder): CrossFit seeds queued with
-//! `--queue-only`, a job array of 3 workers that exit when the queue is empty, one of them
-//! cancelled with `scancel` in the middle of a job. Every job finishes, once.
+//! `--queue-only`, the shipped CPU template (`server/slurm/`) as a job array of 3 workers that
+//! exit when the queue is empty: in the middle of a job, one is cancelled with `scancel`, one
+//! requeued with `scontrol requeue` and one preempted (requeued) by a job of a higher tier.
+//! Every job finishes, once; a requeued task's log keeps both attempts. The GPU template is
+//! refused by a node without GPUs.
 // A test crate: a failed unwrap or expect is the test failing, with its line.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 mod common;
@@ -92,7 +95,9 @@ impl Cluster {
                  ReturnToService=2\nMpiDefault=none\nJobAcctGatherType=jobacct_gather/none\n\
                  AccountingStorageType=accounting_storage/none\nKillWait=30\n\
                  NodeName={host} NodeAddr=127.0.0.1 CPUs=4 State=UNKNOWN\n\
-                 PartitionName=bench Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n",
+                 PreemptType=preempt/partition_prio\nPreemptMode=REQUEUE\n\
+                 PartitionName=bench Nodes=ALL Default=YES MaxTime=INFINITE State=UP PriorityTier=1\n\
+                 PartitionName=urgent Nodes=ALL MaxTime=INFINITE State=UP PriorityTier=2\n",
                 free_port(),
                 free_port(),
                 socket.display(),
@@ -151,7 +156,7 @@ impl Drop for Cluster {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_job_array_of_workers_with_one_cancelled_mid_job_finishes_every_job_once() {
+async fn a_job_array_cancelled_requeued_and_preempted_mid_job_finishes_every_job_once() {
     let (dir, url, pool, _) = common::tiny_bert::demo_with_model("slurm", 7).await;
     let Some(cluster) = Cluster::start(&dir.path().join("slurm")) else {
         return;
@@ -188,58 +193,78 @@ async fn a_job_array_of_workers_with_one_cancelled_mid_job_finishes_every_job_on
     }
     let jobs = 3 * 5;
 
-    // The array: each task prints its process id, then becomes the worker (same pid).
-    let script = dir.path().join("worker.sbatch");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/bash\n#SBATCH --output={}/worker-%a.out\necho \"pid $$\"\n\
-             exec {} --database {url} worker --exit-when-idle --kinds crossfit --device cpu \
-             --lease-seconds 5 --poll-seconds 1\n",
-            dir.path().display(),
-            env!("CARGO_BIN_EXE_clues-lab"),
-        ),
-    )
-    .unwrap();
+    // The shipped templates: the GPU one asks for what a node without GPUs refuses at once.
+    let template = |name: &str| Path::new(env!("CARGO_MANIFEST_DIR")).join("slurm").join(name);
+    let (cpu, gpu) = (template("workers-cpu.sbatch"), template("workers-gpu.sbatch"));
+    let directives = |f: &Path| -> Vec<String> {
+        let text = std::fs::read_to_string(f).unwrap();
+        let text = text
+            .replace("#SBATCH --gres=gpu:1\n", "")
+            .replace("--device cuda", "--device cpu");
+        let kept = |l: &&str| l.starts_with("#SBATCH") || !(l.starts_with('#') || l.is_empty());
+        text.lines().filter(kept).map(String::from).collect()
+    };
+    assert_eq!(directives(&gpu), directives(&cpu), "the variants differ only in the GPU");
+    assert!(std::fs::read_to_string(&gpu).unwrap().contains("--gres=gpu:1"));
+    let refused = cluster.cmd("sbatch").arg(&gpu).output().unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success() && said.contains("gres"), "{said}");
+
+    // The CPU template as an array of 3 one-CPU workers of CrossFit seeds with short leases.
+    let bin = Path::new(env!("CARGO_BIN_EXE_clues-lab")).parent().unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     let array = run(cluster
         .cmd("sbatch")
-        .args(["--parsable", "--array=1-3"])
-        .arg(&script))
+        .current_dir(dir.path())
+        .env("PATH", path)
+        .env("CLUES_DATABASE_URL", &url)
+        .env("CLUES_WORKER_ARGS", "--kinds crossfit --lease-seconds 5 --poll-seconds 1")
+        .args(["--parsable", "--array=1-3", "--cpus-per-task=1"])
+        .arg(&cpu))
     .trim()
     .to_string();
     let out = |task: u32| {
-        std::fs::read_to_string(dir.path().join(format!("worker-{task}.out"))).unwrap_or_default()
+        std::fs::read_to_string(dir.path().join(format!("clues-worker-{array}_{task}.out")))
+            .unwrap_or_default()
     };
 
-    // Task 1's worker, once it has trained a while on a job: cancelled with scancel.
-    let start = Instant::now();
-    let (victim, held) = loop {
-        let pid = out(1)
-            .lines()
-            .find_map(|l| l.strip_prefix("pid ").map(|p| format!(":{}", p.trim())));
-        if let Some(pid) = pid {
-            let claimed: Vec<(i64, String, Option<i64>)> = sqlx::query_as(
-                "SELECT id, worker, started_at FROM jobs WHERE kind = 'crossfit' AND status = 'claimed'",
-            )
-            .fetch_all(&pool)
-            .await
-            .unwrap();
-            let now = store::auth::now_ms();
-            if let Some((id, w, _)) = claimed
-                .into_iter()
-                .find(|(_, w, at)| w.ends_with(&pid) && at.is_some_and(|at| now - at > 300))
-            {
-                break (w, id);
-            }
+    // Task 1's worker, once it has trained a while on a job, is cancelled with scancel; task
+    // 2's is requeued with scontrol; task 3's is preempted by a job of a partition of a higher
+    // tier that needs every CPU of the node (PreemptMode=REQUEUE).
+    let urgent = ["-p", "urgent", "--cpus-per-task=4", "--wrap", "sleep 1"];
+    let stops: [(u32, &str, Vec<&str>); 3] = [
+        (1, "scancel", vec![]),
+        (2, "scontrol", vec!["requeue"]),
+        (3, "sbatch", urgent.to_vec()),
+    ];
+    let mut stopped = Vec::new();
+    for (task, program, args) in stops {
+        let (worker, held) = held_a_while(&pool, &|| out(task)).await;
+        let mut c = cluster.cmd(program);
+        c.current_dir(dir.path()).args(args);
+        if program != "sbatch" {
+            c.arg(format!("{array}_{task}"));
         }
-        assert!(
-            start.elapsed() < Duration::from_secs(180),
-            "task 1 never held a job: {}",
-            out(1)
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    run(cluster.cmd("scancel").arg(format!("{array}_1")));
+        run(&mut c);
+        stopped.push((task, worker, held));
+    }
+    // Slurm holds a requeued job back for a while (its begin time, about 2 min on 22.05 here):
+    // brought forward, as an admin can, so that the second attempts run within the test.
+    for task in [2, 3] {
+        let requeued = format!("{array}_{task}");
+        let start = Instant::now();
+        while run(cluster.cmd("squeue").args(["-h", "-o", "%T %r", "-j", &requeued])).trim()
+            != "PENDING BeginTime"
+        {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "{requeued} never pending again"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let job = format!("JobId={requeued}");
+        run(cluster.cmd("scontrol").args(["update", &job, "StartTime=now"]));
+    }
 
     // The array ends when the queue is empty.
     let start = Instant::now();
@@ -257,12 +282,22 @@ async fn a_job_array_of_workers_with_one_cancelled_mid_job_finishes_every_job_on
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     let logs = format!("{}\n{}\n{}", out(1), out(2), out(3));
-    assert!(
-        out(1).contains("SIGTERM") && out(1).contains("handed"),
-        "the cancelled worker handed its job back: {logs}"
-    );
+    for (task, ..) in &stopped {
+        assert!(
+            out(*task).contains("SIGTERM") && out(*task).contains("handed"),
+            "task {task}'s worker handed its job back: {logs}"
+        );
+    }
+    // The requeued and the preempted task ran again in the same log, after their first
+    // attempt's lines, and ended when the queue was empty.
+    assert!(out(3).contains("DUE TO PREEMPTION"), "{logs}");
     for task in [2, 3] {
-        assert!(out(task).contains("no job left"), "{logs}");
+        let log = out(task);
+        assert_eq!(log.matches(": takes").count(), 2, "task {task}: {logs}");
+        let handed = log.find("handed").unwrap_or(usize::MAX);
+        assert!(handed < log.rfind(": takes").unwrap_or(0), "task {task}: {logs}");
+        assert!(log.trim_end().ends_with("run here"), "task {task}: {logs}");
+        assert!(log.contains("no job left"), "task {task}: {logs}");
     }
     let by_status: Vec<(JobStatus, i64)> =
         sqlx::query_as("SELECT status, COUNT(*) FROM jobs WHERE kind = 'crossfit' GROUP BY status")
@@ -282,16 +317,50 @@ async fn a_job_array_of_workers_with_one_cancelled_mid_job_finishes_every_job_on
         vec![1; jobs as usize],
         "each job stored once: {logs}"
     );
-    let (attempts, by): (i64, String) =
-        sqlx::query_as("SELECT attempts, worker FROM jobs WHERE id = $1")
-            .bind(held)
-            .fetch_one(&pool)
+    for (task, victim, held) in &stopped {
+        let (attempts, by): (i64, String) =
+            sqlx::query_as("SELECT attempts, worker FROM jobs WHERE id = $1")
+                .bind(held)
+                .fetch_one(&pool)
+                .await
+                .unwrap();
+        assert_eq!(attempts, 2, "task {task}'s job: {logs}");
+        assert_ne!(&by, victim, "another worker finished task {task}'s job");
+    }
+    eprintln!("the array's output:\n{logs}");
+}
+
+/// The worker whose log `out` gives, once it has trained on a job for 300 ms: its name (from
+/// its first line, "worker NAME: takes ...") and the job's id.
+async fn held_a_while(pool: &sqlx::AnyPool, out: &dyn Fn() -> String) -> (String, i64) {
+    let start = Instant::now();
+    loop {
+        let text = out();
+        let name = text.lines().find_map(|l| {
+            l.strip_prefix("worker ")
+                .and_then(|r| r.split_once(": takes"))
+                .map(|(name, _)| name.to_string())
+        });
+        if let Some(name) = name {
+            let claimed: Vec<(i64, Option<i64>)> = sqlx::query_as(
+                "SELECT id, started_at FROM jobs WHERE kind = 'crossfit' AND status = 'claimed' AND worker = $1",
+            )
+            .bind(&name)
+            .fetch_all(pool)
             .await
             .unwrap();
-    assert_eq!(attempts, 2, "{logs}");
-    assert_ne!(
-        by, victim,
-        "another worker finished the cancelled one's job"
-    );
-    eprintln!("the array's output:\n{logs}");
+            let now = store::auth::now_ms();
+            if let Some((id, _)) = claimed
+                .into_iter()
+                .find(|(_, at)| at.is_some_and(|at| now - at > 300))
+            {
+                return (name, id);
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(180),
+            "the worker never held a job: {text}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
