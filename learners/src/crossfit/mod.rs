@@ -117,7 +117,7 @@ pub fn check_model(dir: &Path) -> Result<()> {
     let opened = Model::load(dir, &candle_core::Device::Cpu)
         .and_then(|_| Text::open(&dir.join("tokenizer.json")).map(|_| ()));
     opened.map_err(|e| match e {
-        Error::Io { .. } | Error::Model(_) | Error::Data { .. } => Error::Invalid(format!(
+        Error::Io { .. } | Error::Model(_) | Error::Unfit(_) | Error::Data { .. } => Error::Invalid(format!(
             "{} does not open as a BART or T5 folder: {e}",
             dir.display()
         )),

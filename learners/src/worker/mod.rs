@@ -9,6 +9,7 @@ use crate::jobs::grid::{self, JobRecipe, Learner};
 use crate::jobs::lease::Worker;
 use crate::jobs::{self, Summary};
 use crate::runtime::Device;
+use needs::Machine;
 use sqlx::AnyPool;
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -21,6 +22,8 @@ use store::error::{Error, Result};
 use store::lease::Held;
 use store::machine::grid::GridKind;
 use tokio::signal::unix::{signal, Signal, SignalKind};
+
+pub mod needs;
 
 /// The kinds of job a worker takes (`--kinds`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -223,26 +226,41 @@ fn handed_back(worker: &str, signal: &str, job: &str, released: bool) -> String 
 /// `--exit-when-idle`, until none is left), each run from its recipe, its lease renewed while
 /// it runs. A job that fails is marked failed, with why, and the worker goes on.
 pub async fn work(database: &str, a: WorkerArgs) -> Result<Ended> {
-    let kinds = if a.kinds.is_empty() {
+    let asked = if a.kinds.is_empty() {
         JobKind::ALL.to_vec()
     } else {
         a.kinds.clone()
     };
-    let onnx = kinds.iter().any(|k| {
-        !matches!(
-            k,
-            JobKind::Crossfit | JobKind::CrossfitUpstream | JobKind::InContext | JobKind::Prompt
-        )
-    });
-    crate::tune::check_device(a.device, onnx)?;
+    let me = crate::jobs::lease::worker_name();
+    let (device, probe) = (a.device, asked.clone());
+    let (fit, on) = tokio::task::spawn_blocking(move || {
+        let fit = Machine::probe(device, &probe).fit(&probe);
+        let on = needs::devices(device, &fit.takes);
+        (fit, on)
+    })
+    .await
+    .map_err(|e| Error::Model(format!("the worker's checks stopped: {e}")))?;
+    for (kind, why) in &fit.leaves {
+        eprintln!("worker {me}: leaves {kind:?} jobs to other machines: {why}");
+    }
+    if fit.takes.is_empty() {
+        return Err(Error::Unfit(format!(
+            "this machine can run none of the kinds of job asked for: {}",
+            fit.leaves
+                .iter()
+                .map(|(kind, why)| format!("{kind:?}: {why}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )));
+    }
+    let mut kinds = fit.takes;
     let pool = db::connect_existing(database).await?;
     let lease = Duration::from_secs(a.lease_seconds);
     let mut grids: Worker<GridKind> = Worker::new(&pool, Vec::new(), lease);
     let mut seeds: Worker<SeedKind> = Worker::new(&pool, Vec::new(), lease);
     let mut upstreams: Worker<UpstreamKind> = Worker::new(&pool, Vec::new(), lease);
     let mut stop = Stop::new()?;
-    let me = grids.name.clone();
-    eprintln!("worker {me}: takes {kinds:?} jobs, device {:?}", a.device);
+    eprintln!("worker {me}: takes {kinds:?} jobs; {on}");
     let mut jobs = 0;
     loop {
         let open = grid_jobs(&pool, &kinds).await?;
@@ -254,10 +272,11 @@ pub async fn work(database: &str, a: WorkerArgs) -> Result<Ended> {
             };
             let run = run_grid_job(&pool, &held, recipe, a.device, lease);
             let report = |done: Vec<Summary>| done.iter().for_each(|s| println!("{}", s.render()));
-            if let Some(status) = run_one(&mut grids, &held, &mut stop, run, report).await? {
-                return Ok(Ended::Stopped { status });
+            let turn = run_one(&mut grids, &held, &mut stop, run, report).await?;
+            let kind = JobKind::of(&recipe.learner);
+            if let Some(ended) = turn.count(kind, &mut kinds, &mut jobs, &me)? {
+                return Ok(ended);
             }
-            jobs += 1;
             continue;
         }
         let open_seeds = if kinds.contains(&JobKind::Crossfit) {
@@ -269,10 +288,10 @@ pub async fn work(database: &str, a: WorkerArgs) -> Result<Ended> {
         if let Some(held) = seeds.claim().await? {
             let lost = seeds.lost_flag();
             let run = crossfit::run_held(&pool, &held, a.device, &lost);
-            if let Some(status) = run_one(&mut seeds, &held, &mut stop, run, |()| {}).await? {
-                return Ok(Ended::Stopped { status });
+            let turn = run_one(&mut seeds, &held, &mut stop, run, |()| {}).await?;
+            if let Some(ended) = turn.count(JobKind::Crossfit, &mut kinds, &mut jobs, &me)? {
+                return Ok(ended);
             }
-            jobs += 1;
             continue;
         }
         // Upstream learning last: the seeds it queues are claimed first once it is done.
@@ -285,10 +304,11 @@ pub async fn work(database: &str, a: WorkerArgs) -> Result<Ended> {
         if let Some(held) = upstreams.claim().await? {
             let lost = upstreams.lost_flag();
             let run = upstream::run_held(&pool, &held, a.device, &lost);
-            if let Some(status) = run_one(&mut upstreams, &held, &mut stop, run, |()| {}).await? {
-                return Ok(Ended::Stopped { status });
+            let turn = run_one(&mut upstreams, &held, &mut stop, run, |()| {}).await?;
+            let kind = JobKind::CrossfitUpstream;
+            if let Some(ended) = turn.count(kind, &mut kinds, &mut jobs, &me)? {
+                return Ok(ended);
             }
-            jobs += 1;
             continue;
         }
         // Nothing to claim now: other workers hold what is left, or nothing is left.
@@ -305,16 +325,54 @@ pub async fn work(database: &str, a: WorkerArgs) -> Result<Ended> {
     }
 }
 
+/// How a held job's turn ended.
+enum Turn {
+    /// Done or failed (said and marked on the job).
+    Settled,
+    /// A signal came: the job was handed back; the signal's exit status.
+    Stopped(i32),
+    /// This machine cannot run the job's kind (`Error::Unfit`): the job was handed back.
+    Unfit,
+}
+
+impl Turn {
+    /// Counts a settled job; leaves `kind` to other machines after an unfit one (an error when
+    /// no kind is left); the way the worker ends after a signal.
+    fn count(
+        self,
+        kind: JobKind,
+        kinds: &mut Vec<JobKind>,
+        jobs: &mut usize,
+        me: &str,
+    ) -> Result<Option<Ended>> {
+        match self {
+            Turn::Settled => *jobs += 1,
+            Turn::Stopped(status) => return Ok(Some(Ended::Stopped { status })),
+            Turn::Unfit => {
+                kinds.retain(|k| *k != kind);
+                eprintln!("worker {me}: leaves {kind:?} jobs to other machines from now on");
+                if kinds.is_empty() {
+                    return Err(Error::Unfit(format!(
+                        "worker {me} can run none of its kinds of job on this machine any more"
+                    )));
+                }
+            }
+        }
+        Ok(None)
+    }
+}
+
 /// Runs a held job until it settles (its result reported, or its failure said and marked on
 /// the job) or a signal comes: then the job is handed back and the signal's exit status
-/// answered.
+/// answered. A job this machine cannot run (`Error::Unfit`) is handed back too, not failed,
+/// with the worker's name and why: another worker can run it.
 async fn run_one<Q: store::lease::JobKind, T>(
     w: &mut Worker<Q>,
     held: &Held<Q::Key>,
     stop: &mut Stop,
     work: impl Future<Output = Result<T>>,
     report: impl FnOnce(T),
-) -> Result<Option<i32>> {
+) -> Result<Turn> {
     let name = Q::name(held.lease.job, &held.key);
     let started = Instant::now();
     match stop.or(work).await {
@@ -322,7 +380,19 @@ async fn run_one<Q: store::lease::JobKind, T>(
             let why = handed_back(&w.name, signal, &name, true);
             let released = w.release(held, &why).await?;
             eprintln!("{}", handed_back(&w.name, signal, &name, released));
-            Ok(Some(status))
+            Ok(Turn::Stopped(status))
+        }
+        Ok(Err(Error::Unfit(why))) => {
+            let said = format!(
+                "worker {} cannot run {name} on its machine ({why}) and handed it back to the queue",
+                w.name
+            );
+            if !w.release(held, &said).await? {
+                eprintln!("worker {}: {name} was no longer its own ({why})", w.name);
+            } else {
+                eprintln!("{said}");
+            }
+            Ok(Turn::Unfit)
         }
         Ok(result) => {
             match w.settle(held, result).await {
@@ -334,7 +404,36 @@ async fn run_one<Q: store::lease::JobKind, T>(
                 Ok(None) => {}
                 Err(e) => eprintln!("{name}: failed: {e}"),
             }
-            Ok(None)
+            Ok(Turn::Settled)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kind_this_machine_cannot_run_is_left_and_no_kind_left_ends_the_worker() {
+        let (mut kinds, mut jobs) = (vec![JobKind::Onnx, JobKind::Crossfit], 0);
+        let count = |t: Turn, k, kinds: &mut Vec<JobKind>, jobs: &mut usize| {
+            t.count(k, kinds, jobs, "host:1")
+        };
+        assert_eq!(
+            count(Turn::Settled, JobKind::Onnx, &mut kinds, &mut jobs),
+            Ok(None)
+        );
+        assert_eq!(jobs, 1);
+        assert_eq!(
+            count(Turn::Unfit, JobKind::Onnx, &mut kinds, &mut jobs),
+            Ok(None)
+        );
+        assert_eq!((kinds.clone(), jobs), (vec![JobKind::Crossfit], 1));
+        let ended = count(Turn::Unfit, JobKind::Crossfit, &mut kinds, &mut jobs);
+        assert!(matches!(ended, Err(Error::Unfit(_))), "{ended:?}");
+        assert_eq!(
+            count(Turn::Stopped(143), JobKind::Onnx, &mut kinds, &mut jobs),
+            Ok(Some(Ended::Stopped { status: 143 }))
+        );
     }
 }

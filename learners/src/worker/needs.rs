@@ -1,0 +1,175 @@
+//! What each kind of job needs of the machine a worker runs on (ONNX Runtime, the baseline's
+//! encoder, a device for candle and one for ONNX Runtime), checked once before the first claim:
+//! a worker takes only the kinds its machine can run, and says why it leaves the others.
+
+use super::JobKind;
+use crate::runtime::Device;
+
+/// One thing a kind of job may need of the machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Need {
+    /// ONNX Runtime loads (its library is found and starts).
+    OnnxRuntime,
+    /// ONNX Runtime can run on the device asked for.
+    OnnxDevice,
+    /// candle can train on the device asked for (a `cuda` build and a GPU for `cuda`).
+    CandleDevice,
+    /// The frozen baseline's encoder is on this machine.
+    Encoder,
+}
+
+impl Need {
+    const ALL: [Need; 4] = [
+        Need::OnnxRuntime,
+        Need::OnnxDevice,
+        Need::CandleDevice,
+        Need::Encoder,
+    ];
+}
+
+impl JobKind {
+    /// What a job of this kind needs, in the order it would find out.
+    pub fn needs(self) -> &'static [Need] {
+        match self {
+            JobKind::FrozenBaseline => &[Need::OnnxRuntime, Need::OnnxDevice, Need::Encoder],
+            // Trained with candle, then evaluated with ONNX Runtime.
+            JobKind::FineTuning => &[Need::CandleDevice, Need::OnnxRuntime, Need::OnnxDevice],
+            JobKind::Onnx => &[Need::OnnxRuntime, Need::OnnxDevice],
+            JobKind::Prompt | JobKind::Crossfit | JobKind::CrossfitUpstream => {
+                &[Need::CandleDevice]
+            }
+            // The language model runs on its own server.
+            JobKind::InContext => &[],
+        }
+    }
+}
+
+/// What the checks found on this machine: each need not met, with why.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Machine {
+    unmet: Vec<(Need, String)>,
+}
+
+/// The kinds a worker takes, and those it leaves with why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fit {
+    pub takes: Vec<JobKind>,
+    pub leaves: Vec<(JobKind, String)>,
+}
+
+impl Machine {
+    /// Checks every need on this machine for `device` (only those some kind of `kinds` has).
+    pub fn probe(device: Device, kinds: &[JobKind]) -> Machine {
+        let mut unmet = Vec::new();
+        for need in Need::ALL {
+            if !kinds.iter().any(|k| k.needs().contains(&need)) {
+                continue;
+            }
+            let checked = match need {
+                Need::OnnxRuntime => crate::runtime::check_loads(),
+                Need::OnnxDevice => crate::runtime::check_device(device),
+                Need::CandleDevice => crate::tune::device(device).map(|_| ()),
+                Need::Encoder => crate::baseline::check_encoder(),
+            };
+            if let Err(e) = checked {
+                unmet.push((need, e.to_string()));
+            }
+        }
+        Machine { unmet }
+    }
+
+    /// A machine where each of `unmet` fails for its reason (for tests).
+    pub fn with_unmet(unmet: Vec<(Need, String)>) -> Machine {
+        Machine { unmet }
+    }
+
+    /// Why `need` is not met here, if it is not.
+    fn why(&self, need: Need) -> Option<&str> {
+        self.unmet
+            .iter()
+            .find(|(n, _)| *n == need)
+            .map(|(_, why)| why.as_str())
+    }
+
+    /// Sorts `kinds` into those this machine runs and those it cannot (the first unmet need's
+    /// words).
+    pub fn fit(&self, kinds: &[JobKind]) -> Fit {
+        let (mut takes, mut leaves) = (Vec::new(), Vec::new());
+        for &kind in kinds {
+            match kind.needs().iter().find_map(|&n| self.why(n)) {
+                Some(why) => leaves.push((kind, why.to_string())),
+                None => takes.push(kind),
+            }
+        }
+        Fit { takes, leaves }
+    }
+}
+
+/// In words, where the kinds of `kinds` run for `device`: candle's and ONNX Runtime's device,
+/// each with why (for the worker's first line).
+pub fn devices(device: Device, kinds: &[JobKind]) -> String {
+    let uses = |n: Need| kinds.iter().any(|k| k.needs().contains(&n));
+    let mut said = Vec::new();
+    if uses(Need::CandleDevice) {
+        let on = crate::tune::device(device).map_or_else(|e| e.to_string(), |(_, on)| on);
+        said.push(format!("candle trains on {on}"));
+    }
+    if uses(Need::OnnxDevice) {
+        let on = crate::runtime::resolve(device).unwrap_or_else(|e| e.to_string());
+        said.push(format!("ONNX Runtime runs on {on}"));
+    }
+    if said.is_empty() {
+        said.push("no model runs here (in-context learning calls its server)".into());
+    }
+    said.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_machine_without_onnx_runtime_runs_only_what_needs_none() {
+        let m = Machine::with_unmet(vec![(Need::OnnxRuntime, "ONNX Runtime was not found".into())]);
+        let fit = m.fit(&JobKind::ALL);
+        assert_eq!(
+            fit.takes,
+            [
+                JobKind::Prompt,
+                JobKind::InContext,
+                JobKind::Crossfit,
+                JobKind::CrossfitUpstream
+            ]
+        );
+        let left: Vec<JobKind> = fit.leaves.iter().map(|(k, _)| *k).collect();
+        assert_eq!(
+            left,
+            [JobKind::FrozenBaseline, JobKind::FineTuning, JobKind::Onnx]
+        );
+        assert!(fit
+            .leaves
+            .iter()
+            .all(|(_, why)| why == "ONNX Runtime was not found"));
+    }
+
+    #[test]
+    fn each_kind_is_left_for_its_first_unmet_need() {
+        let m = Machine::with_unmet(vec![
+            (Need::CandleDevice, "no CUDA build".into()),
+            (Need::Encoder, "no encoder".into()),
+        ]);
+        let fit = m.fit(&[JobKind::FrozenBaseline, JobKind::FineTuning, JobKind::Onnx]);
+        assert_eq!(fit.takes, [JobKind::Onnx]);
+        assert_eq!(
+            fit.leaves,
+            [
+                (JobKind::FrozenBaseline, "no encoder".to_string()),
+                (JobKind::FineTuning, "no CUDA build".to_string())
+            ]
+        );
+        // Nothing unmet: every kind is taken; in-context learning needs nothing at all.
+        assert_eq!(Machine::default().fit(&JobKind::ALL).takes, JobKind::ALL);
+        let none = Machine::with_unmet(Need::ALL.map(|n| (n, "x".into())).to_vec());
+        assert_eq!(none.fit(&JobKind::ALL).takes, [JobKind::InContext]);
+    }
+}
