@@ -144,6 +144,8 @@ test('a learner queued on the page is checked, cancelled, retried and run by a w
   await signIn(page, env.base, USERS.researcher);
   await page.waitForSelector('a[href="/machines"]');
   await openHydrated(page, `${env.base}/machines`);
+  // No worker runs yet: the page says so, and what a worker does.
+  assert.match(await page.textContent('p.empty.workers'), /No worker is running now/);
   const learners = await page.$$eval('form.queue select[name="learner"] option', (os) => os.map((o) => o.value));
   assert.deepEqual(learners, ['frozen-baseline', 'fine-tuning', 'onnx', 'prompt', 'in-context', 'crossfit', 'crossfit-upstream']);
   // A relative folder is refused with why; nothing is queued.

@@ -48,6 +48,7 @@ pub const TABLES: &[(&str, bool)] = &[
     ("machine_runs", true),
     ("machine_predictions", false),
     ("machine_calls", false),
+    ("workers", false),
 ];
 
 /// Which engine a pool or connection talks to.

@@ -4,7 +4,7 @@
 
 use crate::error::AppError;
 use crate::wire::crossfit::LearningQueue;
-use crate::wire::machine::{GridRow, RunRow};
+use crate::wire::machine::{GridRow, RunRow, WorkerRow};
 use crate::wire::queue::{GridJobRow, Queue, QueueAnswer, QueueChoices, QueueRequest};
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
@@ -29,6 +29,13 @@ pub async fn crossfit_learning() -> Result<LearningQueue, AppError> {
 #[server(endpoint = "machine_runs")]
 pub async fn machine_runs() -> Result<Vec<RunRow>, AppError> {
     serve(|c: Ctx<Staff>| async move { Ok(machine::runs(c.pool()).await?) }).await
+}
+
+/// The workers pointed at this database and alive now, each with the kinds it takes, where its
+/// models run and the job it holds.
+#[server(endpoint = "live_workers")]
+pub async fn live_workers() -> Result<Vec<WorkerRow>, AppError> {
+    serve(|c: Ctx<Staff>| async move { Ok(machine::workers::live(c.pool()).await?) }).await
 }
 
 /// Every CLUES grid job not done, running ones first.

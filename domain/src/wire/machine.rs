@@ -39,3 +39,26 @@ pub struct GridRow {
     pub failed: i64,
     pub workers: Vec<String>,
 }
+
+/// A `clues-lab worker` pointed at this database and alive (seen in the last
+/// [`WORKER_SEEN_WITHIN_MS`]), as the machines page lists it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkerRow {
+    /// host:pid, as the jobs it holds name it.
+    pub name: String,
+    pub host: String,
+    /// The kinds of job it takes (those its machine can run), as `--kinds` names them.
+    pub kinds: Vec<String>,
+    /// Where its models run and why, in words.
+    pub device: String,
+    /// Seconds since it started, and since it was last seen.
+    pub up_seconds: f64,
+    pub seen_seconds_ago: f64,
+    /// The job it holds now, by the name its queue gives it.
+    pub holds: Option<String>,
+}
+
+/// How often a worker says it is alive, and how long after its last word the page still
+/// lists it (a worker killed outright says nothing as it ends).
+pub const WORKER_BEAT_MS: i64 = 5_000;
+pub const WORKER_SEEN_WITHIN_MS: i64 = 30_000;

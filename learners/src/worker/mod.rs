@@ -9,21 +9,22 @@ use crate::jobs::grid::{self, JobRecipe, Learner};
 use crate::jobs::lease::Worker;
 use crate::jobs::{self, Summary};
 use crate::runtime::Device;
+use domain::wire::machine::WORKER_BEAT_MS;
 use needs::Machine;
 use sqlx::AnyPool;
-use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use store::crossfit::jobs as xf_jobs;
 use store::crossfit::jobs::SeedKind;
 use store::crossfit::upstream as up_jobs;
 use store::crossfit::upstream::UpstreamKind;
 use store::db::cli as db;
 use store::error::{Error, Result};
-use store::lease::Held;
 use store::machine::grid::GridKind;
-use tokio::signal::unix::{signal, Signal, SignalKind};
+use store::machine::workers;
+use turn::{run_one, Stop};
 
 pub mod needs;
+mod turn;
 
 /// The kinds of job a worker takes (`--kinds`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -55,6 +56,13 @@ impl JobKind {
         JobKind::Crossfit,
         JobKind::CrossfitUpstream,
     ];
+
+    /// The kind as `--kinds` names it.
+    fn flag(self) -> String {
+        use clap::ValueEnum;
+        self.to_possible_value()
+            .map_or_else(|| format!("{self:?}"), |v| v.get_name().to_string())
+    }
 
     fn of(l: &Learner) -> JobKind {
         match l {
@@ -97,36 +105,6 @@ pub enum Ended {
     /// A signal stopped it: the exit status a shell gives that signal (143 for SIGTERM, 130
     /// for SIGINT).
     Stopped { status: i32 },
-}
-
-/// The signals that stop a worker, listened for from its start (none is missed between waits).
-struct Stop {
-    term: Signal,
-    int: Signal,
-}
-
-impl Stop {
-    fn new() -> Result<Stop> {
-        let listen = |k: SignalKind| {
-            signal(k).map_err(|e| Error::io("cannot listen for signals".to_string(), e))
-        };
-        Ok(Stop {
-            term: listen(SignalKind::terminate())?,
-            int: listen(SignalKind::interrupt())?,
-        })
-    }
-
-    /// `work`'s output, or the name and exit status of the signal that came first.
-    async fn or<T>(
-        &mut self,
-        work: impl Future<Output = T>,
-    ) -> std::result::Result<T, (&'static str, i32)> {
-        tokio::select! {
-            v = work => Ok(v),
-            _ = self.term.recv() => Err(("SIGTERM", 143)),
-            _ = self.int.recv() => Err(("SIGINT", 130)),
-        }
-    }
 }
 
 /// The grid jobs a worker of `kinds` can run now (queued or held, with a recipe it knows).
@@ -213,15 +191,6 @@ async fn run_grid_job(
     }
 }
 
-/// What a worker says as it hands a job back.
-fn handed_back(worker: &str, signal: &str, job: &str, released: bool) -> String {
-    if released {
-        format!("worker {worker} was stopped ({signal}) and handed {job} back to the queue")
-    } else {
-        format!("worker {worker} was stopped ({signal}); {job} was no longer its own")
-    }
-}
-
 /// `clues-lab worker`: claims job after job of `--kinds` until stopped (or, with
 /// `--exit-when-idle`, until none is left), each run from its recipe, its lease renewed while
 /// it runs. A job that fails is marked failed, with why, and the worker goes on.
@@ -253,14 +222,45 @@ pub async fn work(database: &str, a: WorkerArgs) -> Result<Ended> {
                 .join("; ")
         )));
     }
-    let mut kinds = fit.takes;
     let pool = db::connect_existing(database).await?;
+    let names: Vec<String> = fit.takes.iter().map(|k| k.flag()).collect();
+    let host = me.rsplit_once(':').map_or(me.as_str(), |(host, _)| host);
+    let arrival = workers::Arrival {
+        name: &me,
+        host,
+        kinds: &names,
+        device: &on,
+    };
+    workers::arrived(&pool, arrival).await?;
+    // Signs of life while it runs, waiting or on a job; the page lists it by them.
+    let beat = tokio::spawn({
+        let (pool, me) = (pool.clone(), me.clone());
+        async move {
+            let every = Duration::from_millis(WORKER_BEAT_MS as u64);
+            loop {
+                tokio::time::sleep(every).await;
+                if let Err(e) = workers::seen(&pool, &me).await {
+                    tracing::warn!("worker {me}: its sign of life was not written: {e}");
+                }
+            }
+        }
+    });
+    eprintln!("worker {me}: takes {:?} jobs; {on}", fit.takes);
+    let ended = serve(pool.clone(), &a, fit.takes, &me).await;
+    beat.abort();
+    if let Err(e) = workers::ended(&pool, &me).await {
+        tracing::warn!("worker {me}: its end was not written: {e}");
+    }
+    ended
+}
+
+/// Claims and runs job after job of `kinds` (see [`work`]) until stopped or idle.
+async fn serve(pool: AnyPool, a: &WorkerArgs, mut kinds: Vec<JobKind>, me: &str) -> Result<Ended> {
     let lease = Duration::from_secs(a.lease_seconds);
     let mut grids: Worker<GridKind> = Worker::new(&pool, Vec::new(), lease);
     let mut seeds: Worker<SeedKind> = Worker::new(&pool, Vec::new(), lease);
     let mut upstreams: Worker<UpstreamKind> = Worker::new(&pool, Vec::new(), lease);
     let mut stop = Stop::new()?;
-    eprintln!("worker {me}: takes {kinds:?} jobs; {on}");
     let mut jobs = 0;
     loop {
         let open = grid_jobs(&pool, &kinds).await?;
@@ -274,7 +274,7 @@ pub async fn work(database: &str, a: WorkerArgs) -> Result<Ended> {
             let report = |done: Vec<Summary>| done.iter().for_each(|s| println!("{}", s.render()));
             let turn = run_one(&mut grids, &held, &mut stop, run, report).await?;
             let kind = JobKind::of(&recipe.learner);
-            if let Some(ended) = turn.count(kind, &mut kinds, &mut jobs, &me)? {
+            if let Some(ended) = turn.count(kind, &mut kinds, &mut jobs, me)? {
                 return Ok(ended);
             }
             continue;
@@ -289,7 +289,7 @@ pub async fn work(database: &str, a: WorkerArgs) -> Result<Ended> {
             let lost = seeds.lost_flag();
             let run = crossfit::run_held(&pool, &held, a.device, &lost);
             let turn = run_one(&mut seeds, &held, &mut stop, run, |()| {}).await?;
-            if let Some(ended) = turn.count(JobKind::Crossfit, &mut kinds, &mut jobs, &me)? {
+            if let Some(ended) = turn.count(JobKind::Crossfit, &mut kinds, &mut jobs, me)? {
                 return Ok(ended);
             }
             continue;
@@ -306,7 +306,7 @@ pub async fn work(database: &str, a: WorkerArgs) -> Result<Ended> {
             let run = upstream::run_held(&pool, &held, a.device, &lost);
             let turn = run_one(&mut upstreams, &held, &mut stop, run, |()| {}).await?;
             let kind = JobKind::CrossfitUpstream;
-            if let Some(ended) = turn.count(kind, &mut kinds, &mut jobs, &me)? {
+            if let Some(ended) = turn.count(kind, &mut kinds, &mut jobs, me)? {
                 return Ok(ended);
             }
             continue;
@@ -322,118 +322,5 @@ pub async fn work(database: &str, a: WorkerArgs) -> Result<Ended> {
             eprintln!("worker {me} was stopped ({signal}) while it waited for jobs");
             return Ok(Ended::Stopped { status });
         }
-    }
-}
-
-/// How a held job's turn ended.
-enum Turn {
-    /// Done or failed (said and marked on the job).
-    Settled,
-    /// A signal came: the job was handed back; the signal's exit status.
-    Stopped(i32),
-    /// This machine cannot run the job's kind (`Error::Unfit`): the job was handed back.
-    Unfit,
-}
-
-impl Turn {
-    /// Counts a settled job; leaves `kind` to other machines after an unfit one (an error when
-    /// no kind is left); the way the worker ends after a signal.
-    fn count(
-        self,
-        kind: JobKind,
-        kinds: &mut Vec<JobKind>,
-        jobs: &mut usize,
-        me: &str,
-    ) -> Result<Option<Ended>> {
-        match self {
-            Turn::Settled => *jobs += 1,
-            Turn::Stopped(status) => return Ok(Some(Ended::Stopped { status })),
-            Turn::Unfit => {
-                kinds.retain(|k| *k != kind);
-                eprintln!("worker {me}: leaves {kind:?} jobs to other machines from now on");
-                if kinds.is_empty() {
-                    return Err(Error::Unfit(format!(
-                        "worker {me} can run none of its kinds of job on this machine any more"
-                    )));
-                }
-            }
-        }
-        Ok(None)
-    }
-}
-
-/// Runs a held job until it settles (its result reported, or its failure said and marked on
-/// the job) or a signal comes: then the job is handed back and the signal's exit status
-/// answered. A job this machine cannot run (`Error::Unfit`) is handed back too, not failed,
-/// with the worker's name and why: another worker can run it.
-async fn run_one<Q: store::lease::JobKind, T>(
-    w: &mut Worker<Q>,
-    held: &Held<Q::Key>,
-    stop: &mut Stop,
-    work: impl Future<Output = Result<T>>,
-    report: impl FnOnce(T),
-) -> Result<Turn> {
-    let name = Q::name(held.lease.job, &held.key);
-    let started = Instant::now();
-    match stop.or(work).await {
-        Err((signal, status)) => {
-            let why = handed_back(&w.name, signal, &name, true);
-            let released = w.release(held, &why).await?;
-            eprintln!("{}", handed_back(&w.name, signal, &name, released));
-            Ok(Turn::Stopped(status))
-        }
-        Ok(Err(Error::Unfit(why))) => {
-            let said = format!(
-                "worker {} cannot run {name} on its machine ({why}) and handed it back to the queue",
-                w.name
-            );
-            if !w.release(held, &said).await? {
-                eprintln!("worker {}: {name} was no longer its own ({why})", w.name);
-            } else {
-                eprintln!("{said}");
-            }
-            Ok(Turn::Unfit)
-        }
-        Ok(result) => {
-            match w.settle(held, result).await {
-                Ok(Some(v)) => {
-                    report(v);
-                    let took = started.elapsed().as_secs_f64();
-                    eprintln!("{name}: done by {} in {took:.3} s", w.name);
-                }
-                Ok(None) => {}
-                Err(e) => eprintln!("{name}: failed: {e}"),
-            }
-            Ok(Turn::Settled)
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_kind_this_machine_cannot_run_is_left_and_no_kind_left_ends_the_worker() {
-        let (mut kinds, mut jobs) = (vec![JobKind::Onnx, JobKind::Crossfit], 0);
-        let count = |t: Turn, k, kinds: &mut Vec<JobKind>, jobs: &mut usize| {
-            t.count(k, kinds, jobs, "host:1")
-        };
-        assert_eq!(
-            count(Turn::Settled, JobKind::Onnx, &mut kinds, &mut jobs),
-            Ok(None)
-        );
-        assert_eq!(jobs, 1);
-        assert_eq!(
-            count(Turn::Unfit, JobKind::Onnx, &mut kinds, &mut jobs),
-            Ok(None)
-        );
-        assert_eq!((kinds.clone(), jobs), (vec![JobKind::Crossfit], 1));
-        let ended = count(Turn::Unfit, JobKind::Crossfit, &mut kinds, &mut jobs);
-        assert!(matches!(ended, Err(Error::Unfit(_))), "{ended:?}");
-        assert_eq!(
-            count(Turn::Stopped(143), JobKind::Onnx, &mut kinds, &mut jobs),
-            Ok(Some(Ended::Stopped { status: 143 }))
-        );
     }
 }

@@ -116,6 +116,17 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
     .await
     .unwrap()
     .unwrap();
+    // The worker holding them, as the machines page lists it.
+    let kinds = ["crossfit".to_string()];
+    let arrival = store::machine::workers::Arrival {
+        name: "box:3",
+        host: "box",
+        kinds: &kinds,
+        device: "candle trains on CPU (--device cpu)",
+    };
+    store::machine::workers::arrived(&pool, arrival)
+        .await
+        .unwrap();
     // CrossFit's shared fine-tuning: one seed held by a worker, one queued.
     use store::crossfit as xf;
     let seeds = xf::seeds_of(&pool, "demo-xf-sentiment").await.unwrap();

@@ -5,7 +5,10 @@
 //! SIGTERM mid-job hands the job back at once; the next worker stores it, once.
 use crate::common;
 
+use axum::http::StatusCode;
+use common::client::{form, machines_page, parse};
 use common::clues;
+use serde_json::json;
 use common::tiny_seq2seq::{write_seq2seq_dir, Kind};
 use domain::run::JobStatus;
 use std::path::Path;
@@ -162,7 +165,7 @@ async fn queued_jobs_of_every_kind_are_run_by_workers_from_their_recipes() {
         jobs_by_status(&pool, "grid").await,
         vec![(JobStatus::Queued, groups + 1)]
     );
-    let tried = count(&pool, "SELECT COALESCE(SUM(attempts), 0) FROM jobs WHERE kind = 'grid'");
+    let tried = count(&pool, "SELECT COUNT(*) FROM jobs WHERE kind = 'grid' AND attempts > 0");
     assert_eq!(tried.await, 0, "no grid job was claimed");
 
     // Every other kind, by a worker started from another folder.
@@ -229,8 +232,25 @@ async fn a_worker_stopped_by_sigterm_hands_its_job_back_and_the_next_one_stores_
     assert!(ok, "{out}");
     let log = dir.path().join("stopped.log");
     let mut child = spawn_worker(&url, &model, &log, &[]);
-    // Once it has trained a while on its first seed: SIGTERM.
+    // Once it has trained a while on its first seed, the machines page lists it (the kinds its
+    // machine runs, where its models run and why, the seed it holds); then SIGTERM.
     let held = seed_under_way(&pool, &log).await;
+    let (page, rita, wendy) = machines_page(&pool).await;
+    let r = form(&page, "live_workers", "", Some(&rita)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let live = parse(&r);
+    assert_eq!(live.as_array().map(Vec::len), Some(1), "{live}");
+    let w = &live[0];
+    let pid = format!(":{}", child.id());
+    assert!(w["name"].as_str().is_some_and(|n| n.ends_with(&pid)), "{w}");
+    assert!(w["kinds"].as_array().unwrap().contains(&json!("crossfit")), "{w}");
+    assert!(
+        w["device"].as_str().is_some_and(|d| d.contains("candle trains on CPU (--device cpu)")),
+        "{w}"
+    );
+    assert_eq!(w["holds"], json!(format!("crossfit job {held}")), "{w}");
+    let r = form(&page, "live_workers", "", Some(&wendy)).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
     // SAFETY: kill(2) on our own child's pid.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
     let status = child.wait().unwrap();
@@ -257,6 +277,9 @@ async fn a_worker_stopped_by_sigterm_hands_its_job_back_and_the_next_one_stores_
         0,
         "nothing is left held by the stopped worker"
     );
+    // A worker that has ended is no longer listed.
+    let r = form(&page, "live_workers", "", Some(&rita)).await;
+    assert_eq!(parse(&r), json!([]), "{said}");
 
     // The next worker runs every seed; the handed-back one is claimed a second time.
     let out = common::clues_with_model(

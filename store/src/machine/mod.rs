@@ -1,11 +1,13 @@
 //! The one home of the machine side's tables (`machine_systems`, `machine_runs`,
-//! `machine_predictions`, `machine_calls`, `grid_jobs`): reading runs here (the finished ones
-//! for the report, every run with its progress and every grid for the machines page), storing
-//! them in `write`, a language model's calls in `calls`, the shared grids' jobs in `grid`. The
-//! `learners` crate writes only through these.
+//! `machine_predictions`, `machine_calls`, `grid_jobs`, `workers`): reading runs here (the
+//! finished ones for the report, every run with its progress and every grid for the machines
+//! page), storing them in `write`, a language model's calls in `calls`, the shared grids' jobs
+//! in `grid`, the workers pointed at the database in `workers`. The `learners` crate writes
+//! only through these.
 
 pub mod calls;
 pub mod grid;
+pub mod workers;
 pub mod write;
 
 use crate::catalog::FamilyColumns;

@@ -5,8 +5,9 @@ use super::alerts;
 use super::queue::{grid_jobs_table, job_buttons, JobActions};
 use super::queue_form::queue_form;
 use super::upload::UploadForm;
+use super::live_workers::workers_table;
 use crate::api::machine::{
-    crossfit_learning, grid_job_list, learner_choices, machine_grids, machine_runs,
+    crossfit_learning, grid_job_list, learner_choices, live_workers, machine_grids, machine_runs,
 };
 use crate::wire::crossfit::{JobRow, LearningQueue};
 use crate::wire::machine::{GridRow, RunRow};
@@ -97,7 +98,7 @@ fn job_row(j: JobRow, a: JobActions) -> impl IntoView {
 }
 
 /// Seconds as a person reads them: "40 s", "12 min", "3.5 h".
-fn duration(s: f64) -> String {
+pub(super) fn duration(s: f64) -> String {
     if s < 90.0 {
         format!("{s:.0} s")
     } else if s < 5400.0 {
@@ -133,6 +134,7 @@ pub fn MachinesPage() -> impl IntoView {
     let grids = Resource::new(move || actions.version(), |_| machine_grids());
     let open = Resource::new(move || actions.version(), |_| grid_job_list());
     let learning = Resource::new(move || actions.version(), |_| crossfit_learning());
+    let workers = Resource::new(move || actions.version(), |_| live_workers());
     let choices = Resource::new(|| (), |_| learner_choices());
     // Live progress: while a run or a job is under way or queued, ask again every second (in
     // the browser only).
@@ -157,6 +159,7 @@ pub fn MachinesPage() -> impl IntoView {
                     grids.refetch();
                     open.refetch();
                     learning.refetch();
+                    workers.refetch();
                 },
                 std::time::Duration::from_secs(1),
             );
@@ -184,6 +187,11 @@ pub fn MachinesPage() -> impl IntoView {
                             }
                         })
                 })}
+            </ErrorBoundary>
+        </Transition>
+        <Transition fallback=|| ()>
+            <ErrorBoundary fallback=alerts>
+                {move || Suspend::new(async move { workers.await.map(workers_table) })}
             </ErrorBoundary>
         </Transition>
         <Transition fallback=|| view! { <p>"Loading the runs…"</p> }>

@@ -5,6 +5,7 @@ mod config_fields;
 mod crossfit;
 mod dashboard;
 mod home;
+mod live_workers;
 mod machines;
 mod page_fields;
 mod queue;
