@@ -149,7 +149,7 @@ fn the_training_step_by_position_and_time() {
         ]
     );
     assert!(
-        table.rows[0][6].starts_with(&format!("{:.2} (n=3, p ", want.r)),
+        table.rows[0][6] == format!("{:.2} (n=3, no p below 5 pairs)", want.r),
         "{:?}",
         table.rows[0]
     );

@@ -9,14 +9,27 @@ use super::ttest::TTest;
 use super::Interval;
 use serde::{Deserialize, Serialize};
 
-/// r with its n, two-sided p (the t-test of r = 0 with n − 2 degrees of freedom) and 95%
-/// Fisher-z interval (`None` below four pairs).
+/// Below this many pairs a correlation's p is not reported (r, n and, from four pairs, the
+/// interval are): with n − 2 < 3 degrees of freedom the t-test of r = 0 rests on the normality
+/// of three or four points, and at n = 3 every |r| ≥ 0.997 is "significant".
+pub const MIN_PAIRS_FOR_P: usize = 5;
+
+/// r with its n, two-sided p (the t-test of r = 0 with n − 2 degrees of freedom, as scipy
+/// computes it at any n; reported from [`MIN_PAIRS_FOR_P`] pairs) and 95% Fisher-z interval
+/// (`None` below four pairs).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Correlation {
     pub r: f64,
     pub n: usize,
     pub p: f64,
     pub interval: Option<Interval>,
+}
+
+impl Correlation {
+    /// The p a report shows: `None` below [`MIN_PAIRS_FOR_P`] pairs.
+    pub fn reported_p(&self) -> Option<f64> {
+        (self.n >= MIN_PAIRS_FOR_P).then_some(self.p)
+    }
 }
 
 /// Pearson's r of paired values with its test; `None` where `pearson` is.
@@ -144,8 +157,13 @@ mod tests {
         let c = correlation(&[1.0, 2.0, 3.0], &[1.0, 3.0, 2.0], 0.95).unwrap();
         let t = 0.5 / 0.75f64.sqrt();
         assert!((c.p - 2.0 * t_cdf(-t, 1.0)).abs() < 1e-14 && c.interval.is_none());
+        // Computed as scipy does, but not reported below five pairs.
+        assert_eq!(c.reported_p(), None);
         let c = correlation(&[1.0, 2.0, 3.0, 4.0], &[2.0, 4.0, 6.0, 8.0], 0.95).unwrap();
         let i = c.interval.unwrap();
         assert!(c.p < 1e-12 && i.low > 0.999_999 && i.high <= 1.0, "{c:?}");
+        assert_eq!(c.reported_p(), None);
+        let c = correlation(&[1.0, 2.0, 3.0, 4.0, 5.0], &[1.0, 3.0, 2.0, 5.0, 4.0], 0.95).unwrap();
+        assert_eq!(c.reported_p(), Some(c.p));
     }
 }

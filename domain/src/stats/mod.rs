@@ -15,7 +15,7 @@ pub mod relabel;
 pub mod simulate;
 pub mod ttest;
 
-pub use correlation::{ancova, correlation, pearson, Ancova, Correlation};
+pub use correlation::{ancova, correlation, pearson, Ancova, Correlation, MIN_PAIRS_FOR_P};
 pub use interval::{
     bootstrap_difference, bootstrap_items, bootstrap_items_difference, bootstrap_mean,
     logit_t_interval, t_interval, Interval,

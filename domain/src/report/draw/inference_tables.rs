@@ -158,14 +158,17 @@ pub fn comparison_table(r: &Report, which: Which) -> Option<Table> {
 
 /// `r (n, 95% interval, p)`.
 fn correlation_text(c: crate::stats::Correlation) -> String {
+    let p = match c.reported_p() {
+        Some(p) => format!("p {}", p_text(p)),
+        None => format!("no p below {} pairs", crate::stats::MIN_PAIRS_FOR_P),
+    };
     format!(
-        "{:.2} (n={}{}, p {})",
+        "{:.2} (n={}{}, {p})",
         c.r,
         c.n,
         c.interval
             .map(|i| format!(", 95% {:.2} to {:.2}", i.low, i.high))
             .unwrap_or_default(),
-        p_text(c.p)
     )
 }
 
@@ -177,7 +180,7 @@ pub fn order_table(r: &Report, which: Which) -> Option<Table> {
         Table::plain(
             &format!("training-order-{}", which.id()),
             &format!("Training step by position and time, {}", which.describe()),
-            "Per k-shot group: S1 (official) on the first half of the training examples as each worker saw them and on the second half, mean ± standard deviation over annotators; seconds from showing a training example to its answer; and Pearson's r across annotators of those seconds and test S1 (three annotators or more) with n, its 95% Fisher-z interval (four or more) and the p of the t-test of r = 0. Only a study that shows each worker the examples in an order of their own makes the halves' difference a measure of learning during the training step; in the file's order the halves hold different examples for everyone.",
+            "Per k-shot group: S1 (official) on the first half of the training examples as each worker saw them and on the second half, mean ± standard deviation over annotators; seconds from showing a training example to its answer; and Pearson's r across annotators of those seconds and test S1 (three annotators or more) with n, its 95% Fisher-z interval (four or more) and the p of the t-test of r = 0 (five or more: with fewer the test has under three degrees of freedom, so only r, n and the interval are shown). Only a study that shows each worker the examples in an order of their own makes the halves' difference a measure of learning during the training step; in the file's order the halves hold different examples for everyone.",
             &[
                 "Task",
                 "Shots",

@@ -130,7 +130,7 @@ pub(super) fn order_rows(t: &Tables, b: &Base) -> Vec<Row> {
                 mean: num(r.r),
                 low,
                 high,
-                p: num(r.p),
+                p: r.reported_p().map(num).unwrap_or_default(),
                 ..cell(&format!(
                     "pearson r of seconds and test S1 ({}% interval)",
                     LEVEL * 100.0
