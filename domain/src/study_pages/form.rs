@@ -3,13 +3,9 @@
 
 use super::questionnaire::{Kind, Question, Replies, Reply};
 
-/// `text` safe in HTML text and attribute values.
+/// `text` safe in HTML text and in single- or double-quoted attribute values.
 pub fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&#39;")
+    html_escape::encode_quoted_attribute(text).into_owned()
 }
 
 /// The form field of a question.

@@ -122,14 +122,7 @@ impl Table {
             out.push_str("<tr>");
             for cell in row {
                 out.push_str("<td>");
-                for c in cell.chars() {
-                    match c {
-                        '&' => out.push_str("&amp;"),
-                        '<' => out.push_str("&lt;"),
-                        '>' => out.push_str("&gt;"),
-                        c => out.push(c),
-                    }
-                }
+                html_escape::encode_text_to_string(cell, &mut out);
                 out.push_str("</td>");
             }
             out.push_str("</tr>");
