@@ -80,8 +80,9 @@ pub struct WorkerArgs {
     /// The kinds of job this worker takes, comma-separated [default: every kind].
     #[arg(long, value_enum, value_delimiter = ',')]
     pub kinds: Vec<JobKind>,
-    /// Where it runs models: auto, cpu or cuda (with the `cuda` build). Checked before any
-    /// job is claimed.
+    /// Where it runs models: auto, cpu or cuda (with the `cuda` build). What each kind needs
+    /// of the machine (this device, ONNX Runtime, the baseline's encoder) is checked before any
+    /// job is claimed: the worker takes only the kinds it can run.
     #[arg(long, value_enum, default_value_t = Device::Auto)]
     pub device: Device,
     /// Stop once no job it takes is queued or held by another worker (for a Slurm job array or
@@ -191,9 +192,11 @@ async fn run_grid_job(
     }
 }
 
-/// `clues-lab worker`: claims job after job of `--kinds` until stopped (or, with
-/// `--exit-when-idle`, until none is left), each run from its recipe, its lease renewed while
-/// it runs. A job that fails is marked failed, with why, and the worker goes on.
+/// `clues-lab worker`: checks its machine, then claims job after job of the `--kinds` it can
+/// run until stopped (or, with `--exit-when-idle`, until none is left), each run from its
+/// recipe, its lease renewed while it runs; it is listed as a live worker meanwhile. A job
+/// that fails is marked failed, with why, and the worker goes on; one the machine cannot run
+/// is handed back.
 pub async fn work(database: &str, a: WorkerArgs) -> Result<Ended> {
     let asked = if a.kinds.is_empty() {
         JobKind::ALL.to_vec()
