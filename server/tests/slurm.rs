@@ -194,8 +194,15 @@ async fn a_job_array_cancelled_requeued_and_preempted_mid_job_finishes_every_job
     let jobs = 3 * 5;
 
     // The shipped templates: the GPU one asks for what a node without GPUs refuses at once.
-    let template = |name: &str| Path::new(env!("CARGO_MANIFEST_DIR")).join("slurm").join(name);
-    let (cpu, gpu) = (template("workers-cpu.sbatch"), template("workers-gpu.sbatch"));
+    let template = |name: &str| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("slurm")
+            .join(name)
+    };
+    let (cpu, gpu) = (
+        template("workers-cpu.sbatch"),
+        template("workers-gpu.sbatch"),
+    );
     let directives = |f: &Path| -> Vec<String> {
         let text = std::fs::read_to_string(f).unwrap();
         let text = text
@@ -204,21 +211,34 @@ async fn a_job_array_cancelled_requeued_and_preempted_mid_job_finishes_every_job
         let kept = |l: &&str| l.starts_with("#SBATCH") || !(l.starts_with('#') || l.is_empty());
         text.lines().filter(kept).map(String::from).collect()
     };
-    assert_eq!(directives(&gpu), directives(&cpu), "the variants differ only in the GPU");
-    assert!(std::fs::read_to_string(&gpu).unwrap().contains("--gres=gpu:1"));
+    assert_eq!(
+        directives(&gpu),
+        directives(&cpu),
+        "the variants differ only in the GPU"
+    );
+    assert!(std::fs::read_to_string(&gpu)
+        .unwrap()
+        .contains("--gres=gpu:1"));
     let refused = cluster.cmd("sbatch").arg(&gpu).output().unwrap();
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(!refused.status.success() && said.contains("gres"), "{said}");
 
     // The CPU template as an array of 3 one-CPU workers of CrossFit seeds with short leases.
     let bin = Path::new(env!("CARGO_BIN_EXE_clues-lab")).parent().unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let array = run(cluster
         .cmd("sbatch")
         .current_dir(dir.path())
         .env("PATH", path)
         .env("CLUES_DATABASE_URL", &url)
-        .env("CLUES_WORKER_ARGS", "--kinds crossfit --lease-seconds 5 --poll-seconds 1")
+        .env(
+            "CLUES_WORKER_ARGS",
+            "--kinds crossfit --lease-seconds 5 --poll-seconds 1",
+        )
         .args(["--parsable", "--array=1-3", "--cpus-per-task=1"])
         .arg(&cpu))
     .trim()
@@ -253,7 +273,10 @@ async fn a_job_array_cancelled_requeued_and_preempted_mid_job_finishes_every_job
     for task in [2, 3] {
         let requeued = format!("{array}_{task}");
         let start = Instant::now();
-        while run(cluster.cmd("squeue").args(["-h", "-o", "%T %r", "-j", &requeued])).trim()
+        while run(cluster
+            .cmd("squeue")
+            .args(["-h", "-o", "%T %r", "-j", &requeued]))
+        .trim()
             != "PENDING BeginTime"
         {
             assert!(
@@ -263,7 +286,9 @@ async fn a_job_array_cancelled_requeued_and_preempted_mid_job_finishes_every_job
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
         let job = format!("JobId={requeued}");
-        run(cluster.cmd("scontrol").args(["update", &job, "StartTime=now"]));
+        run(cluster
+            .cmd("scontrol")
+            .args(["update", &job, "StartTime=now"]));
     }
 
     // The array ends when the queue is empty.
@@ -295,7 +320,10 @@ async fn a_job_array_cancelled_requeued_and_preempted_mid_job_finishes_every_job
         let log = out(task);
         assert_eq!(log.matches(": takes").count(), 2, "task {task}: {logs}");
         let handed = log.find("handed").unwrap_or(usize::MAX);
-        assert!(handed < log.rfind(": takes").unwrap_or(0), "task {task}: {logs}");
+        assert!(
+            handed < log.rfind(": takes").unwrap_or(0),
+            "task {task}: {logs}"
+        );
         assert!(log.trim_end().ends_with("run here"), "task {task}: {logs}");
         assert!(log.contains("no job left"), "task {task}: {logs}");
     }

@@ -117,10 +117,12 @@ pub fn check_model(dir: &Path) -> Result<()> {
     let opened = Model::load(dir, &candle_core::Device::Cpu)
         .and_then(|_| Text::open(&dir.join("tokenizer.json")).map(|_| ()));
     opened.map_err(|e| match e {
-        Error::Io { .. } | Error::Model(_) | Error::Unfit(_) | Error::Data { .. } => Error::Invalid(format!(
-            "{} does not open as a BART or T5 folder: {e}",
-            dir.display()
-        )),
+        Error::Io { .. } | Error::Model(_) | Error::Unfit(_) | Error::Data { .. } => {
+            Error::Invalid(format!(
+                "{} does not open as a BART or T5 folder: {e}",
+                dir.display()
+            ))
+        }
         e => e,
     })
 }

@@ -130,7 +130,10 @@ mod tests {
 
     #[test]
     fn a_machine_without_onnx_runtime_runs_only_what_needs_none() {
-        let m = Machine::with_unmet(vec![(Need::OnnxRuntime, "ONNX Runtime was not found".into())]);
+        let m = Machine::with_unmet(vec![(
+            Need::OnnxRuntime,
+            "ONNX Runtime was not found".into(),
+        )]);
         let fit = m.fit(&JobKind::ALL);
         assert_eq!(
             fit.takes,

@@ -39,7 +39,6 @@ impl Stop {
     }
 }
 
-
 /// What a worker says as it hands a job back.
 fn handed_back(worker: &str, signal: &str, job: &str, released: bool) -> String {
     if released {
@@ -48,7 +47,6 @@ fn handed_back(worker: &str, signal: &str, job: &str, released: bool) -> String 
         format!("worker {worker} was stopped ({signal}); {job} was no longer its own")
     }
 }
-
 
 /// How a held job's turn ended.
 pub(super) enum Turn {

@@ -107,9 +107,14 @@ async fn a_learner_that_cannot_run_stores_nothing() {
             .collect();
         refused.push((cuda(learn), "--features cuda"));
         // A worker whose every kind needs the device: refused before it connects.
-        let worker = ["worker", "--exit-when-idle", "--kinds", "fine-tuning,crossfit"]
-            .map(String::from)
-            .to_vec();
+        let worker = [
+            "worker",
+            "--exit-when-idle",
+            "--kinds",
+            "fine-tuning,crossfit",
+        ]
+        .map(String::from)
+        .to_vec();
         refused.push((cuda(worker), "--features cuda"));
     } else {
         eprintln!("this build runs on CUDA: the --device cuda refusals are not tried");
@@ -126,7 +131,9 @@ async fn a_learner_that_cannot_run_stores_nothing() {
         let eval = [&["eval", "--model", good.to_str().unwrap()][..], &task].concat();
         refused.push((line(&eval), says));
     } else {
-        eprintln!("this ONNX Runtime runs on CUDA: the baseline's --device cuda refusals are not tried");
+        eprintln!(
+            "this ONNX Runtime runs on CUDA: the baseline's --device cuda refusals are not tried"
+        );
     }
     for (args, says) in &refused {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();

@@ -46,10 +46,18 @@ async fn a_researcher_queues_learners_checked_as_the_command_line_checks_them() 
     let onnx = |m: &std::path::Path| json!({ "learner": "onnx", "model": m.display().to_string(), "system": null });
     let no_model = dir.path().join("no-model");
     std::fs::create_dir_all(&no_model).unwrap();
-    std::fs::copy(model.join("tokenizer.json"), no_model.join("tokenizer.json")).unwrap();
+    std::fs::copy(
+        model.join("tokenizer.json"),
+        no_model.join("tokenizer.json"),
+    )
+    .unwrap();
     let not_a_model = dir.path().join("not-a-model");
     std::fs::create_dir_all(&not_a_model).unwrap();
-    std::fs::copy(model.join("tokenizer.json"), not_a_model.join("tokenizer.json")).unwrap();
+    std::fs::copy(
+        model.join("tokenizer.json"),
+        not_a_model.join("tokenizer.json"),
+    )
+    .unwrap();
     std::fs::write(not_a_model.join("model.onnx"), b"not protobuf at all").unwrap();
     // A masked-LM checkpoint whose tokenizer has ids past config.json's vocabulary.
     let wide = dir.path().join("wide-tokenizer");

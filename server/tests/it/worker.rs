@@ -8,9 +8,9 @@ use crate::common;
 use axum::http::StatusCode;
 use common::client::{form, machines_page, parse};
 use common::clues;
-use serde_json::json;
 use common::tiny_seq2seq::{write_seq2seq_dir, Kind};
 use domain::run::JobStatus;
+use serde_json::json;
 use std::path::Path;
 use std::process::{Child, Command, Output};
 
@@ -165,7 +165,10 @@ async fn queued_jobs_of_every_kind_are_run_by_workers_from_their_recipes() {
         jobs_by_status(&pool, "grid").await,
         vec![(JobStatus::Queued, groups + 1)]
     );
-    let tried = count(&pool, "SELECT COUNT(*) FROM jobs WHERE kind = 'grid' AND attempts > 0");
+    let tried = count(
+        &pool,
+        "SELECT COUNT(*) FROM jobs WHERE kind = 'grid' AND attempts > 0",
+    );
     assert_eq!(tried.await, 0, "no grid job was claimed");
 
     // Every other kind, by a worker started from another folder.
@@ -243,9 +246,14 @@ async fn a_worker_stopped_by_sigterm_hands_its_job_back_and_the_next_one_stores_
     let w = &live[0];
     let pid = format!(":{}", child.id());
     assert!(w["name"].as_str().is_some_and(|n| n.ends_with(&pid)), "{w}");
-    assert!(w["kinds"].as_array().unwrap().contains(&json!("crossfit")), "{w}");
     assert!(
-        w["device"].as_str().is_some_and(|d| d.contains("candle trains on CPU (--device cpu)")),
+        w["kinds"].as_array().unwrap().contains(&json!("crossfit")),
+        "{w}"
+    );
+    assert!(
+        w["device"]
+            .as_str()
+            .is_some_and(|d| d.contains("candle trains on CPU (--device cpu)")),
         "{w}"
     );
     assert_eq!(w["holds"], json!(format!("crossfit job {held}")), "{w}");

@@ -91,7 +91,10 @@ pub async fn live(pool: &AnyPool) -> Result<Vec<WorkerRow>> {
         .map(|r| WorkerRow {
             up_seconds: secs(r.started_at),
             seen_seconds_ago: secs(r.seen_at),
-            holds: r.job.zip(r.job_kind).map(|(id, kind)| format!("{kind} job {id}")),
+            holds: r
+                .job
+                .zip(r.job_kind)
+                .map(|(id, kind)| format!("{kind} job {id}")),
             kinds: r.kinds.split(',').map(String::from).collect(),
             name: r.name,
             host: r.host,

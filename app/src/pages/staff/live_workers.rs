@@ -24,7 +24,8 @@ fn worker_row(w: WorkerRow) -> impl IntoView {
 /// The live workers, or a line saying there is none and how to start one.
 pub fn workers_table(ws: Vec<WorkerRow>) -> AnyView {
     let hint = view! {
-        "Each " <code>"clues-lab worker"</code>
+        "Each "
+        <code>"clues-lab worker"</code>
         " checks its machine as it starts and takes only the kinds of job it can run there; queued work runs on whichever of these claims it first. A GPU worker ("
         <code>"--device cuda"</code>
         " or auto on a GPU machine) runs fine-tuning with candle and evaluations with ONNX Runtime on the GPU; the scores are the same S1 on the same test sets."

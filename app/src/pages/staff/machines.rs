@@ -2,10 +2,10 @@
 //! predictions) with live progress while one runs; scores sit beside humans on the dashboard.
 
 use super::alerts;
+use super::live_workers::workers_table;
 use super::queue::{grid_jobs_table, job_buttons, JobActions};
 use super::queue_form::queue_form;
 use super::upload::UploadForm;
-use super::live_workers::workers_table;
 use crate::api::machine::{
     crossfit_learning, grid_job_list, learner_choices, live_workers, machine_grids, machine_runs,
 };
