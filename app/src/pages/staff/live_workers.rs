@@ -2,7 +2,7 @@
 //! each takes (what its machine can run), where its models run, how long it has run and been
 //! silent, and the job it holds.
 
-use super::machines::duration;
+use super::duration;
 use crate::wire::machine::WorkerRow;
 use leptos::prelude::*;
 

@@ -1,11 +1,11 @@
 //! The machines page: every machine evaluation (registered models, the baseline, imported
 //! predictions) with live progress while one runs; scores sit beside humans on the dashboard.
 
-use super::alerts;
 use super::live_workers::workers_table;
 use super::queue::{grid_jobs_table, job_buttons, JobActions};
 use super::queue_form::queue_form;
 use super::upload::UploadForm;
+use super::{alerts, duration};
 use crate::api::machine::{
     crossfit_learning, grid_job_list, learner_choices, live_workers, machine_grids, machine_runs,
 };
@@ -94,17 +94,6 @@ fn job_row(j: JobRow, a: JobActions) -> impl IntoView {
             <td class="num">{j.attempts}</td>
             <td>{job_buttons(a, j.queue, j.id, j.status)}</td>
         </tr>
-    }
-}
-
-/// Seconds as a person reads them: "40 s", "12 min", "3.5 h".
-pub(super) fn duration(s: f64) -> String {
-    if s < 90.0 {
-        format!("{s:.0} s")
-    } else if s < 5400.0 {
-        format!("{:.0} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
     }
 }
 

@@ -105,6 +105,17 @@ pub(crate) fn id_param() -> impl Fn() -> StudyId + Copy + Send + Sync + 'static 
     }
 }
 
+/// Seconds as a person reads them: "40 s", "12 min", "3.5 h".
+pub(crate) fn duration(s: f64) -> String {
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else if s < 5400.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
 /// An action's outcome: what it did (`saved`), or its error.
 pub(crate) fn outcome<T>(
     r: Result<T, crate::error::AppError>,
