@@ -21,41 +21,41 @@ fn worker_row(w: WorkerRow) -> impl IntoView {
     }
 }
 
-/// The live workers, or a line saying there is none and how to start one.
+/// The live workers, or a line saying there is none, under what a worker does.
 pub fn workers_table(ws: Vec<WorkerRow>) -> AnyView {
-    let hint = view! {
-        "Each "
-        <code>"clues-lab worker"</code>
-        " checks its machine as it starts and takes only the kinds of job it can run there; queued work runs on whichever of these claims it first. A GPU worker ("
-        <code>"--device cuda"</code>
-        " or auto on a GPU machine) runs fine-tuning with candle and evaluations with ONNX Runtime on the GPU; the scores are the same S1 on the same test sets."
-    };
-    if ws.is_empty() {
-        return view! {
-            <h2>"Workers"</h2>
-            <p class="hint">{hint}</p>
+    let body = if ws.is_empty() {
+        view! {
             <p class="empty workers">
                 "No worker is running now: queued jobs wait until one starts on a machine pointed at this database."
             </p>
         }
-        .into_any();
-    }
+        .into_any()
+    } else {
+        view! {
+            <table class="grid workers">
+                <thead>
+                    <tr>
+                        <th>"Worker"</th>
+                        <th>"Takes"</th>
+                        <th>"Models run on"</th>
+                        <th>"Up"</th>
+                        <th>"Last seen"</th>
+                        <th>"Now"</th>
+                    </tr>
+                </thead>
+                <tbody>{ws.into_iter().map(worker_row).collect_view()}</tbody>
+            </table>
+        }
+        .into_any()
+    };
     view! {
         <h2>"Workers"</h2>
-        <p class="hint">{hint}</p>
-        <table class="grid workers">
-            <thead>
-                <tr>
-                    <th>"Worker"</th>
-                    <th>"Takes"</th>
-                    <th>"Models run on"</th>
-                    <th>"Up"</th>
-                    <th>"Last seen"</th>
-                    <th>"Now"</th>
-                </tr>
-            </thead>
-            <tbody>{ws.into_iter().map(worker_row).collect_view()}</tbody>
-        </table>
+        <p class="hint">
+            "Each worker checks its machine as it starts and takes only the kinds of job it can run there; queued work runs on whichever worker claims it first. A GPU worker ("
+            <code>"--device cuda"</code>
+            ", or auto on a GPU machine) fine-tunes with candle and evaluates with ONNX Runtime on the GPU; the scores are the same S1 on the same test sets."
+        </p>
+        {body}
     }
     .into_any()
 }
