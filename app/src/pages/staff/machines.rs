@@ -9,8 +9,10 @@ use super::{alerts, duration};
 use crate::api::machine::{
     crossfit_learning, grid_job_list, learner_choices, live_workers, machine_grids, machine_runs,
 };
+use crate::error::AppError;
 use crate::wire::crossfit::{JobRow, LearningQueue};
-use crate::wire::machine::{GridRow, RunRow};
+use crate::wire::machine::{GridRow, RunRow, WorkerRow};
+use crate::wire::queue::GridJobRow;
 use crate::wire::queue::WITHOUT_MODELS;
 use domain::run::{JobStatus, RunStatus};
 use leptos::prelude::*;
@@ -116,17 +118,15 @@ fn grid_row(g: GridRow) -> impl IntoView {
     }
 }
 
-#[component]
-pub fn MachinesPage() -> impl IntoView {
-    let actions = JobActions::new();
-    let runs = Resource::new(move || actions.version(), |_| machine_runs());
-    let grids = Resource::new(move || actions.version(), |_| machine_grids());
-    let open = Resource::new(move || actions.version(), |_| grid_job_list());
-    let learning = Resource::new(move || actions.version(), |_| crossfit_learning());
-    let workers = Resource::new(move || actions.version(), |_| live_workers());
-    let choices = Resource::new(|| (), |_| learner_choices());
-    // Live progress: while a run or a job is under way or queued, ask again every second (in
-    // the browser only).
+/// Live progress: while a run or a job is under way or queued, asks every list of the page
+/// again every second (in the browser only).
+fn follow(
+    runs: Resource<Result<Vec<RunRow>, AppError>>,
+    grids: Resource<Result<Vec<GridRow>, AppError>>,
+    open: Resource<Result<Vec<GridJobRow>, AppError>>,
+    learning: Resource<Result<LearningQueue, AppError>>,
+    workers: Resource<Result<Vec<WorkerRow>, AppError>>,
+) {
     Effect::new(move |_| {
         let running = runs
             .get()
@@ -154,6 +154,18 @@ pub fn MachinesPage() -> impl IntoView {
             );
         }
     });
+}
+
+#[component]
+pub fn MachinesPage() -> impl IntoView {
+    let actions = JobActions::new();
+    let runs = Resource::new(move || actions.version(), |_| machine_runs());
+    let grids = Resource::new(move || actions.version(), |_| machine_grids());
+    let open = Resource::new(move || actions.version(), |_| grid_job_list());
+    let learning = Resource::new(move || actions.version(), |_| crossfit_learning());
+    let workers = Resource::new(move || actions.version(), |_| live_workers());
+    let choices = Resource::new(|| (), |_| learner_choices());
+    follow(runs, grids, open, learning, workers);
     view! {
         <h1>"Machines"</h1>
         <p class="hint">

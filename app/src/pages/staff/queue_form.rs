@@ -288,6 +288,19 @@ fn prompt_fields(f: Fields) -> impl IntoView {
     }
 }
 
+/// What the form says under its button: why it did not send what was typed, or what the
+/// server did with the last request.
+fn said(refused: RwSignal<Option<String>>, a: JobActions) -> impl IntoView {
+    match refused.get() {
+        Some(why) => leptos::either::Either::Left(crate::pages::error_line(
+            crate::error::AppError::Invalid(why),
+        )),
+        None => {
+            leptos::either::Either::Right(a.queue.value().get().map(|r| outcome(r, |q| q.said)))
+        }
+    }
+}
+
 /// The form that queues a learner on tasks.
 pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
     let kind = RwSignal::new(LearnerKind::FrozenBaseline);
@@ -378,18 +391,7 @@ pub fn queue_form(choices: QueueChoices, a: JobActions) -> impl IntoView {
             }>{number_field("Updates per setting", "steps", f.steps, "1000")}</Show>
             <Show when=move || !kind.get().crossfit()>{group_fields(k, split, replace)}</Show>
             <button type="submit">"Queue"</button>
-            {move || match refused.get() {
-                Some(why) => {
-                    leptos::either::Either::Left(
-                        crate::pages::error_line(crate::error::AppError::Invalid(why)),
-                    )
-                }
-                None => {
-                    leptos::either::Either::Right(
-                        a.queue.value().get().map(|r| outcome(r, |q| q.said)),
-                    )
-                }
-            }}
+            {move || said(refused, a)}
         </form>
     }
 }
