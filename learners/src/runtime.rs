@@ -166,12 +166,10 @@ fn cuda(builder: &mut ort::session::builder::SessionBuilder) -> std::result::Res
 /// Refuses `--device cuda` where ONNX Runtime cannot run on CUDA (the same words as a model
 /// load would give), before a run is stored; `auto` and `cpu` always pass.
 pub fn check_device(device: Device) -> Result<()> {
-    if device != Device::Cuda {
-        return Ok(());
+    match device {
+        Device::Cuda => resolve(device).map(|_| ()),
+        Device::Auto | Device::Cpu => Ok(()),
     }
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cuda(&mut session_builder(threads)?)
-        .map_err(|why| Error::Unfit(format!("CUDA was asked for but {why}")))
 }
 
 /// Where ONNX Runtime would run a model for `device`, and why (what was asked for, what `auto`

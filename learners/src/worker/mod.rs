@@ -206,8 +206,9 @@ pub async fn work(database: &str, a: WorkerArgs) -> Result<Ended> {
     let me = crate::jobs::lease::worker_name();
     let (device, probe) = (a.device, asked.clone());
     let (fit, on) = tokio::task::spawn_blocking(move || {
-        let fit = Machine::probe(device, &probe).fit(&probe);
-        let on = needs::devices(device, &fit.takes);
+        let machine = Machine::probe(device, &probe);
+        let fit = machine.fit(&probe);
+        let on = machine.devices(&fit.takes);
         (fit, on)
     })
     .await

@@ -44,10 +44,12 @@ impl JobKind {
     }
 }
 
-/// What the checks found on this machine: each need not met, with why.
+/// What the checks found on this machine: each need not met, with why; and, for the device
+/// needs that are met, where the models run and why (said once, as the worker starts).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Machine {
     unmet: Vec<(Need, String)>,
+    runs_on: Vec<(Need, String)>,
 }
 
 /// The kinds a worker takes, and those it leaves with why.
@@ -60,27 +62,32 @@ pub struct Fit {
 impl Machine {
     /// Checks every need on this machine for `device` (only those some kind of `kinds` has).
     pub fn probe(device: Device, kinds: &[JobKind]) -> Machine {
-        let mut unmet = Vec::new();
+        let (mut unmet, mut runs_on) = (Vec::new(), Vec::new());
         for need in Need::ALL {
             if !kinds.iter().any(|k| k.needs().contains(&need)) {
                 continue;
             }
             let checked = match need {
-                Need::OnnxRuntime => crate::runtime::check_loads(),
-                Need::OnnxDevice => crate::runtime::check_device(device),
-                Need::CandleDevice => crate::tune::device(device).map(|_| ()),
-                Need::Encoder => crate::baseline::check_encoder(),
+                Need::OnnxRuntime => crate::runtime::check_loads().map(|()| None),
+                Need::OnnxDevice => crate::runtime::resolve(device).map(Some),
+                Need::CandleDevice => crate::tune::device(device).map(|(_, on)| Some(on)),
+                Need::Encoder => crate::baseline::check_encoder().map(|()| None),
             };
-            if let Err(e) = checked {
-                unmet.push((need, e.to_string()));
+            match checked {
+                Ok(Some(on)) => runs_on.push((need, on)),
+                Ok(None) => {}
+                Err(e) => unmet.push((need, e.to_string())),
             }
         }
-        Machine { unmet }
+        Machine { unmet, runs_on }
     }
 
     /// A machine where each of `unmet` fails for its reason (for tests).
     pub fn with_unmet(unmet: Vec<(Need, String)>) -> Machine {
-        Machine { unmet }
+        Machine {
+            unmet,
+            runs_on: Vec::new(),
+        }
     }
 
     /// Why `need` is not met here, if it is not.
@@ -103,25 +110,27 @@ impl Machine {
         }
         Fit { takes, leaves }
     }
-}
 
-/// In words, where the kinds of `kinds` run for `device`: candle's and ONNX Runtime's device,
-/// each with why (for the worker's first line).
-pub fn devices(device: Device, kinds: &[JobKind]) -> String {
-    let uses = |n: Need| kinds.iter().any(|k| k.needs().contains(&n));
-    let mut said = Vec::new();
-    if uses(Need::CandleDevice) {
-        let on = crate::tune::device(device).map_or_else(|e| e.to_string(), |(_, on)| on);
-        said.push(format!("candle trains on {on}"));
+    /// In words, where the kinds of `kinds` run: candle's and ONNX Runtime's device, each with
+    /// why, as the checks found them (for the worker's first line).
+    pub fn devices(&self, kinds: &[JobKind]) -> String {
+        let uses = |n: Need| kinds.iter().any(|k| k.needs().contains(&n));
+        let said: Vec<String> = self
+            .runs_on
+            .iter()
+            .filter(|(need, _)| uses(*need))
+            .map(|(need, on)| match need {
+                Need::CandleDevice => format!("candle trains on {on}"),
+                Need::OnnxDevice => format!("ONNX Runtime runs on {on}"),
+                // Not device needs: never recorded with a device.
+                Need::OnnxRuntime | Need::Encoder => on.clone(),
+            })
+            .collect();
+        if said.is_empty() {
+            return "no model runs here (in-context learning calls its server)".into();
+        }
+        said.join("; ")
     }
-    if uses(Need::OnnxDevice) {
-        let on = crate::runtime::resolve(device).unwrap_or_else(|e| e.to_string());
-        said.push(format!("ONNX Runtime runs on {on}"));
-    }
-    if said.is_empty() {
-        said.push("no model runs here (in-context learning calls its server)".into());
-    }
-    said.join("; ")
 }
 
 #[cfg(test)]
@@ -174,5 +183,9 @@ mod tests {
         assert_eq!(Machine::default().fit(&JobKind::ALL).takes, JobKind::ALL);
         let none = Machine::with_unmet(Need::ALL.map(|n| (n, "x".into())).to_vec());
         assert_eq!(none.fit(&JobKind::ALL).takes, [JobKind::InContext]);
+        assert_eq!(
+            none.devices(&[JobKind::InContext]),
+            "no model runs here (in-context learning calls its server)"
+        );
     }
 }
