@@ -59,7 +59,7 @@ fn shot_group(k: RwSignal<String>, split: RwSignal<String>) -> Result<Option<(u3
         ),
         _ => match (number(k), number(split)) {
             (Some(k), Some(split)) => Ok(Some((k, split))),
-            _ => Err("k and split are whole numbers (0 or more).".into()),
+            (None, _) | (_, None) => Err("k and split are whole numbers (0 or more).".into()),
         },
     }
 }
