@@ -1,18 +1,54 @@
 //! The scenario test on groups of annotators who answered the same items: the crossed mixed
 //! model `S1 ~ 0 + group + (1|annotator) + (1|item)` with Satterthwaite's degrees of freedom for
-//! each contrast of groups, or, when the fit is singular or fails, Welch's test of the contrast
-//! across the annotators' mean scores, with the reason. The report and the simulation that
-//! validates it (`simulate`) call the same code.
+//! each contrast of groups, kept when only the item variance is estimated at zero (the annotator
+//! term still carries the comparison, as lmerTest's fit does). When the annotator variance is
+//! at zero, or the fit or its degrees of freedom fail, the exact permutation test of annotator
+//! labels decides (it holds its level by construction), with Welch's test across the annotators'
+//! mean scores beside it for the interval. The report and the simulation that validates it
+//! (`simulate`) call the same code.
 
-use super::mixed::{self, FitError, Obs};
+use super::mixed::{self, FitError, Obs, SINGULAR};
+use super::relabel::{contrast_relabel_test, RelabelTest};
 use super::ttest::{welch_contrast, TTest};
 use serde::{Deserialize, Serialize};
+
+/// Why the mixed model's test was not used.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Fallback {
+    /// The fit put the annotator variance (and perhaps the item variance too) at zero.
+    AnnotatorVarianceZero { item_variance_zero: bool },
+    /// The model could not be fitted.
+    NotFitted { error: String },
+    /// The fit has no Satterthwaite degrees of freedom (its Hessian is not positive definite).
+    NoDegreesOfFreedom,
+}
+
+impl Fallback {
+    pub fn describe(&self) -> String {
+        match self {
+            Fallback::AnnotatorVarianceZero {
+                item_variance_zero: false,
+            } => "the mixed model's annotator variance is estimated at zero (a singular fit)".into(),
+            Fallback::AnnotatorVarianceZero {
+                item_variance_zero: true,
+            } => "the mixed model's annotator and item variances are both estimated at zero (a singular fit)".into(),
+            Fallback::NotFitted { error } => format!("the mixed model could not be fitted: {error}"),
+            Fallback::NoDegreesOfFreedom => {
+                "the mixed model's Satterthwaite degrees of freedom could not be computed".into()
+            }
+        }
+    }
+}
 
 /// How a contrast was tested.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Method {
-    /// The mixed model with Satterthwaite's degrees of freedom.
-    MixedModel,
+    /// The mixed model with Satterthwaite's degrees of freedom; `item_variance_zero` when the
+    /// fit put the item variance at zero.
+    MixedModel { item_variance_zero: bool },
+    /// Decided by the permutation test of annotator labels `test`, because of `why`; the
+    /// interval, SE and df are Welch's across the annotators' mean scores.
+    Permutation { why: Fallback, test: RelabelTest },
     /// Welch's test across annotators, because of `reason`.
     Welch { reason: String },
     /// The one-sample test across annotators against a fixed score, because of `reason`.
@@ -22,9 +58,28 @@ pub enum Method {
 impl Method {
     pub fn describe(&self) -> String {
         match self {
-            Method::MixedModel => "mixed model (Satterthwaite)".into(),
+            Method::MixedModel {
+                item_variance_zero: false,
+            } => "mixed model (Satterthwaite)".into(),
+            Method::MixedModel {
+                item_variance_zero: true,
+            } => "mixed model (Satterthwaite); its item variance is estimated at zero, so the annotator term carries the comparison".into(),
+            Method::Permutation { why, test } => format!(
+                "{} permutation test of annotator labels (smallest reachable p {}), because {}; the interval is Welch's across the annotators' mean scores",
+                if test.exact { "exact" } else { "random" },
+                super::p_text(test.min_p),
+                why.describe()
+            ),
             Method::Welch { reason } => format!("Welch's t-test {reason}"),
             Method::OneSample { reason } => format!("one-sample t-test {reason}"),
+        }
+    }
+
+    /// The p that decides: the permutation test's where it decides, else the t-test's.
+    pub fn p(&self, t: &TTest) -> f64 {
+        match self {
+            Method::Permutation { test, .. } => test.p,
+            Method::MixedModel { .. } | Method::Welch { .. } | Method::OneSample { .. } => t.p,
         }
     }
 }
@@ -102,32 +157,28 @@ impl GroupFit {
         })
     }
 
-    /// Why the model's test cannot be used, if it cannot.
-    fn fallback(&self) -> Option<String> {
-        match &self.model {
-            Err(e) => Some(format!("the mixed model could not be fitted: {e}")),
-            Ok(m) if m.singular => {
-                Some("singular fit: the annotator variance is estimated at zero".into())
-            }
-            Ok(_) => None,
-        }
-    }
-
-    /// The test of `Σ w_g · mean(group g)`: the mixed model's, else Welch's across annotators.
-    pub fn test(&self, weights: &[f64]) -> Option<(Method, TTest)> {
-        let reason = match (self.fallback(), &self.model) {
-            (None, Ok(m)) => match m.contrast(weights) {
-                Some(t) => return Some((Method::MixedModel, t)),
-                None => {
-                    "across annotators (Satterthwaite's degrees of freedom could not be computed)"
-                        .to_string()
-                }
+    /// The test of `Σ w_g · mean(group g)`: the mixed model's, else decided by the annotator
+    /// permutation test (relabellings drawn from `seed` where there are too many to list).
+    pub fn test(&self, weights: &[f64], seed: u64) -> Option<(Method, TTest)> {
+        let why = match &self.model {
+            Err(e) => Fallback::NotFitted {
+                error: e.to_string(),
             },
-            (Some(r), _) => r,
-            (None, Err(_)) => unreachable!("an unfitted model has a fallback"),
+            Ok(m) if m.theta[0] < SINGULAR => Fallback::AnnotatorVarianceZero {
+                item_variance_zero: m.theta[1] < SINGULAR,
+            },
+            Ok(m) => match m.contrast(weights) {
+                Some(t) => {
+                    let item_variance_zero = m.theta[1] < SINGULAR;
+                    return Some((Method::MixedModel { item_variance_zero }, t));
+                }
+                None => Fallback::NoDegreesOfFreedom,
+            },
         };
         let groups: Vec<&[f64]> = self.unit_means.iter().map(Vec::as_slice).collect();
-        welch_contrast(&groups, weights).map(|t| (Method::Welch { reason }, t))
+        let welch = welch_contrast(&groups, weights)?;
+        let test = contrast_relabel_test(&groups, weights, seed)?;
+        Some((Method::Permutation { why, test }, welch))
     }
 }
 
@@ -164,8 +215,12 @@ mod tests {
             .collect()
     }
 
+    fn means(g: &[Vec<f64>]) -> Vec<f64> {
+        g.iter().map(|r| r.iter().sum::<f64>() / 30.0).collect()
+    }
+
     #[test]
-    fn singular_fits_fall_back_to_welch_with_the_reason() {
+    fn a_zero_annotator_variance_is_decided_by_relabelling_annotators() {
         // Annotators far closer to their group's mean than the noise predicts: REML puts the
         // annotator variance at zero.
         let (a, b) = (
@@ -174,30 +229,84 @@ mod tests {
         );
         let f = fit(&[&a, &b]);
         assert!(f.components().unwrap().singular);
-        let (method, t) = f.test(&[-1.0, 1.0]).unwrap();
-        let Method::Welch { reason } = method else {
+        let (method, t) = f.test(&[-1.0, 1.0], 7).unwrap();
+        let Method::Permutation { why, test } = &method else {
             panic!("{method:?}")
         };
-        assert!(reason.contains("singular"), "{reason}");
-        let means = |g: &[Vec<f64>]| -> Vec<f64> {
-            g.iter().map(|r| r.iter().sum::<f64>() / 30.0).collect()
-        };
-        assert_eq!(Some(t), crate::stats::welch(&means(&a), &means(&b)));
+        assert!(
+            matches!(why, Fallback::AnnotatorVarianceZero { .. }),
+            "{why:?}"
+        );
+        // The permutation test decides; Welch's test gives the interval beside it.
+        let (ma, mb) = (means(&a), means(&b));
+        assert_eq!(Some(*test), crate::stats::relabel_test(&ma, &mb, 7));
+        assert_eq!(Some(t), crate::stats::welch(&ma, &mb));
+        assert_eq!(method.p(&t), test.p);
+        assert!((test.min_p - 0.1).abs() < 1e-15);
+        let words = method.describe();
+        assert!(
+            words.contains("annotator and item variances are both estimated at zero")
+                && words.contains("smallest reachable p 0.100"),
+            "{words}"
+        );
+        // Rows of different lengths are no design: the permutation test decides, and says why.
+        let ragged = vec![vec![0.1, 0.2], vec![0.3]];
+        let f = fit(&[&ragged, &a]);
+        assert!(f.model.is_err());
+        let (method, _) = f.test(&[-1.0, 1.0], 7).unwrap();
+        assert!(
+            method.describe().contains("could not be fitted"),
+            "{method:?}"
+        );
+    }
+
+    #[test]
+    fn a_zero_item_variance_keeps_the_mixed_model() {
         // Annotators that differ: the model's own test, about n1 + n2 - 2 degrees of freedom.
         let (a, b) = (
             group(0.5, [0.1, -0.2, 0.1], 3),
             group(0.6, [0.0, 0.2, -0.2], 4),
         );
         let f = fit(&[&a, &b]);
-        let (method, t) = f.test(&[-1.0, 1.0]).unwrap();
-        assert_eq!(method, Method::MixedModel);
+        let (method, t) = f.test(&[-1.0, 1.0], 0).unwrap();
+        assert_eq!(
+            method,
+            Method::MixedModel {
+                item_variance_zero: false
+            }
+        );
         assert!(
             (t.df - 4.0).abs() < 1e-6 && (t.estimate - 0.1).abs() < 1e-12,
             "{t:?}"
         );
-        // Rows of different lengths are no design.
-        let ragged = vec![vec![0.1, 0.2], vec![0.3]];
-        assert!(fit(&[&ragged, &a]).model.is_err());
+        // The same annotators with every item's mean over all six made equal: no item variance
+        // is left, the annotator term still carries the comparison, and the test is unchanged
+        // in its estimate.
+        let mut rows: Vec<Vec<f64>> = a.iter().chain(&b).cloned().collect();
+        for j in 0..30 {
+            let m = rows.iter().map(|r| r[j]).sum::<f64>() / 6.0;
+            for r in rows.iter_mut() {
+                r[j] -= m;
+            }
+        }
+        let (a, b) = rows.split_at(3);
+        let f = fit(&[a, b]);
+        let c = f.components().unwrap();
+        assert!(
+            c.singular && c.sd_item == 0.0 && c.sd_annotator > 0.05,
+            "{c:?}"
+        );
+        let (method, t) = f.test(&[-1.0, 1.0], 0).unwrap();
+        assert_eq!(
+            method,
+            Method::MixedModel {
+                item_variance_zero: true
+            }
+        );
+        assert!((t.estimate - 0.1).abs() < 1e-12 && t.df > 3.0, "{t:?}");
+        assert!(method
+            .describe()
+            .contains("item variance is estimated at zero"));
     }
 
     #[test]

@@ -22,5 +22,14 @@ pub use interval::{
 };
 pub use paired::{cohen_dz, holm, sign_flip_test, PermutationTest};
 pub use power::{pooled_sd, two_sample_power, units_needed, Pilot, Planned};
-pub use relabel::{relabel_test, RelabelTest};
+pub use relabel::{contrast_relabel_test, relabel_test, RelabelTest};
 pub use ttest::{against_fixed, welch, welch_contrast, TTest};
+
+/// A p-value as the report prints it: three decimals, or two significant digits below 0.001.
+pub fn p_text(p: f64) -> String {
+    if p < 0.001 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.3}")
+    }
+}

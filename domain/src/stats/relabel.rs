@@ -101,6 +101,168 @@ pub fn relabel_test(a: &[f64], b: &[f64], seed: u64) -> Option<RelabelTest> {
     })
 }
 
+/// `C(n_1 + … + n_g; n_1, …, n_g)`, the ways to deal units into groups of these sizes,
+/// saturating at `u64::MAX`.
+pub fn multinomial(sizes: &[usize]) -> u64 {
+    let mut n = 0u64;
+    let mut ways = 1u64;
+    for &k in sizes {
+        n += k as u64;
+        ways = ways.saturating_mul(choose(n, k as u64));
+    }
+    ways
+}
+
+/// The test of the contrast `Σ w_g · mean(group g) = 0` by relabelling the annotators of the
+/// groups it weighs (weight not zero) among those groups, their sizes kept: exchangeable when
+/// those groups do not differ. Two groups of opposite weights are `relabel_test`'s design (its
+/// subset enumeration is the faster one); more are dealt one unit at a time, every assignment
+/// while there are at most `EXACT_LIMIT`. The smallest reachable p of an exact test is the
+/// share of assignments that tie the most extreme one on generic scores (the contrast's
+/// symmetries). `None` unless two weighted groups each have a unit.
+pub fn contrast_relabel_test(groups: &[&[f64]], weights: &[f64], seed: u64) -> Option<RelabelTest> {
+    if groups.len() != weights.len() {
+        return None;
+    }
+    let pool: Vec<(&[f64], f64)> = groups
+        .iter()
+        .zip(weights)
+        .filter(|(_, w)| **w != 0.0)
+        .map(|(g, w)| (*g, *w))
+        .collect();
+    if pool.len() < 2 || pool.iter().any(|(g, _)| g.is_empty()) {
+        return None;
+    }
+    if let [(a, wa), (b, wb)] = pool[..] {
+        if wa == -wb {
+            return relabel_test(a, b, seed).map(|t| RelabelTest {
+                statistic: wb * t.statistic,
+                ..t
+            });
+        }
+    }
+    Some(Dealt::of(&pool).test(seed))
+}
+
+/// The units of a contrast's groups, each with its group's coefficient `w_g / n_g`.
+struct Dealt {
+    scores: Vec<f64>,
+    coef: Vec<f64>,
+    sizes: Vec<usize>,
+    observed: f64,
+}
+
+impl Dealt {
+    fn of(pool: &[(&[f64], f64)]) -> Dealt {
+        let coef: Vec<f64> = pool.iter().map(|(g, w)| w / g.len() as f64).collect();
+        let observed = pool
+            .iter()
+            .zip(&coef)
+            .map(|((g, _), c)| c * g.iter().sum::<f64>())
+            .sum();
+        Dealt {
+            scores: pool.iter().flat_map(|(g, _)| g.iter().copied()).collect(),
+            sizes: pool.iter().map(|(g, _)| g.len()).collect(),
+            coef,
+            observed,
+        }
+    }
+
+    fn test(&self, seed: u64) -> RelabelTest {
+        let bar = self.observed.abs() - 1e-12 * self.observed.abs().max(1.0);
+        let ways = multinomial(&self.sizes);
+        if ways <= EXACT_LIMIT {
+            // Generic scores (logarithms of distinct integers) tie only through symmetries.
+            let generic: Vec<f64> = (0..self.scores.len())
+                .map(|i| ((i + 2) as f64).ln())
+                .collect();
+            let mut walk = Walk {
+                dealt: self,
+                generic: &generic,
+                left: self.sizes.clone(),
+                bar,
+                hits: 0,
+                extreme: (0.0, 0),
+            };
+            walk.deal(0, 0.0, 0.0);
+            return RelabelTest {
+                statistic: self.observed,
+                p: walk.hits as f64 / ways as f64,
+                exact: true,
+                relabellings: ways,
+                min_p: walk.extreme.1 as f64 / ways as f64,
+            };
+        }
+        let mut labels: Vec<usize> = (0..self.sizes.len())
+            .flat_map(|g| std::iter::repeat_n(g, self.sizes[g]))
+            .collect();
+        let mut rng = SplitMix64(seed);
+        let mut hits = 0u64;
+        for _ in 0..RESAMPLES {
+            for i in (1..labels.len()).rev() {
+                labels.swap(i, rng.below(i + 1));
+            }
+            let stat: f64 = labels
+                .iter()
+                .zip(&self.scores)
+                .map(|(&g, x)| self.coef[g] * x)
+                .sum();
+            hits += u64::from(stat.abs() >= bar);
+        }
+        let r = RESAMPLES as f64 + 1.0;
+        RelabelTest {
+            statistic: self.observed,
+            p: (hits as f64 + 1.0) / r,
+            exact: false,
+            relabellings: RESAMPLES as u64,
+            min_p: 1.0 / r,
+        }
+    }
+}
+
+/// The depth-first deal of every assignment: hits at least as extreme as observed, and the
+/// most extreme generic statistic with how many assignments reach it.
+struct Walk<'a> {
+    dealt: &'a Dealt,
+    generic: &'a [f64],
+    left: Vec<usize>,
+    bar: f64,
+    hits: u64,
+    extreme: (f64, u64),
+}
+
+impl Walk<'_> {
+    fn deal(&mut self, i: usize, stat: f64, generic: f64) {
+        if i == self.dealt.scores.len() {
+            self.hits += u64::from(stat.abs() >= self.bar);
+            let (top, count) = self.extreme;
+            let g = generic.abs();
+            let tol = 1e-9 * top.max(1.0);
+            self.extreme = if g > top + tol {
+                (g, 1)
+            } else if g >= top - tol {
+                (top.max(g), count + 1)
+            } else {
+                (top, count)
+            };
+            return;
+        }
+        for g in 0..self.left.len() {
+            if self.left[g] == 0 {
+                continue;
+            }
+            self.left[g] -= 1;
+            let c = self.dealt.coef[g];
+            self.deal(
+                i + 1,
+                stat + c * self.dealt.scores[i],
+                generic + c * self.generic[i],
+            );
+            self.left[g] += 1;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,5 +294,69 @@ mod tests {
         assert!(!t.exact && t.relabellings == RESAMPLES as u64);
         assert_eq!(Some(t), relabel_test(&a, &b, 9));
         assert!(t.p >= t.min_p && t.p <= 1.0);
+    }
+
+    #[test]
+    fn contrasts_of_more_groups_deal_every_assignment() {
+        assert_eq!(multinomial(&[3, 3, 3, 3]), 369_600);
+        // A pair given as a contrast is relabel_test's, its statistic weighted.
+        let (a, b) = ([0.5, 0.55, 0.6], [0.8, 0.85, 0.9]);
+        let pair = contrast_relabel_test(&[&a, &[0.1], &b], &[-0.5, 0.0, 0.5], 0).unwrap();
+        let plain = relabel_test(&a, &b, 0).unwrap();
+        assert_eq!((pair.p, pair.min_p), (plain.p, plain.min_p));
+        assert!((pair.statistic - 0.15).abs() < 1e-12);
+        // Four groups of three, perfectly ordered on the trend: only it and its mirror are as
+        // extreme, of 369,600 deals.
+        let g: Vec<Vec<f64>> = (0..4)
+            .map(|k| {
+                (0..3)
+                    .map(|i| 0.5 + 0.1 * k as f64 + 0.01 * i as f64)
+                    .collect()
+            })
+            .collect();
+        let rows: Vec<&[f64]> = g.iter().map(Vec::as_slice).collect();
+        let w = [-0.3, -0.1, 0.1, 0.3];
+        let t = contrast_relabel_test(&rows, &w, 0).unwrap();
+        assert!(t.exact && t.relabellings == 369_600);
+        assert!((t.p - 2.0 / 369_600.0).abs() < 1e-18, "{t:?}");
+        assert!((t.min_p - t.p).abs() < 1e-18);
+        // By brute force on a small unequal design: the share of deals at least as extreme.
+        let (x, y, z) = ([0.2, 0.9], [0.4], [0.7, 0.1, 0.5]);
+        let w = [-1.0, 0.25, 1.0];
+        let t = contrast_relabel_test(&[&x, &y, &z], &w, 0).unwrap();
+        let all = [0.2, 0.9, 0.4, 0.7, 0.1, 0.5];
+        let stat = |l: &[usize]| -> f64 {
+            let mean = |g: usize| {
+                let v: Vec<f64> = (0..6).filter(|&i| l[i] == g).map(|i| all[i]).collect();
+                v.iter().sum::<f64>() / v.len() as f64
+            };
+            w[0] * mean(0) + w[1] * mean(1) + w[2] * mean(2)
+        };
+        let observed = stat(&[0, 0, 1, 2, 2, 2]);
+        let (mut hits, mut ways) = (0, 0);
+        for code in 0..3usize.pow(6) {
+            let l: Vec<usize> = (0..6).map(|i| code / 3usize.pow(i) % 3).collect();
+            let n = |g: usize| l.iter().filter(|&&x| x == g).count();
+            if (n(0), n(1), n(2)) == (2, 1, 3) {
+                ways += 1;
+                hits += usize::from(stat(&l).abs() >= observed.abs() - 1e-12);
+            }
+        }
+        assert_eq!(ways, 60);
+        assert!((t.p - hits as f64 / 60.0).abs() < 1e-15, "{t:?} {hits}");
+        assert!((t.statistic - observed).abs() < 1e-12);
+        // One weighted group is no test; a large design draws random deals.
+        assert_eq!(contrast_relabel_test(&[&x, &y], &[0.0, 1.0], 0), None);
+        let big: Vec<Vec<f64>> = (0..3)
+            .map(|k| {
+                (0..12)
+                    .map(|i| 0.5 + 0.01 * ((i * 7 + k) % 5) as f64)
+                    .collect()
+            })
+            .collect();
+        let rows: Vec<&[f64]> = big.iter().map(Vec::as_slice).collect();
+        let t = contrast_relabel_test(&rows, &[-1.0, 0.5, 0.5], 3).unwrap();
+        assert!(!t.exact && t.p >= t.min_p && t.p <= 1.0);
+        assert_eq!(Some(t), contrast_relabel_test(&rows, &[-1.0, 0.5, 0.5], 3));
     }
 }

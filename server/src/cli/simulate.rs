@@ -30,6 +30,9 @@ fn pct(r: Rate) -> String {
     format!("{:.1}", 100.0 * r.rate())
 }
 
+/// The designs: annotators, items and annotator SD crossed, with item SD 1 logit; then, unless
+/// quick, designs where one variance component is zero (annotator SD 0, or item SD 0), for the
+/// type I error of each of the scenario test's paths.
 fn grid(quick: bool) -> Vec<Config> {
     let mut out = Vec::new();
     let (annotators, items, sds): (&[usize], &[usize], &[f64]) = if quick {
@@ -37,33 +40,53 @@ fn grid(quick: bool) -> Vec<Config> {
     } else {
         (&[3, 10], &[50, 300], &[0.04, 0.09, 0.16])
     };
+    let config = |annotators, items, sd, effect, sd_item| Config {
+        annotators,
+        items,
+        sd,
+        mean: 0.75,
+        effect,
+        sd_item,
+    };
     for &effect in &[0.0, 0.10] {
         for &n in annotators {
             for &m in items {
                 for &sd in sds {
-                    out.push(Config {
-                        annotators: n,
-                        items: m,
-                        sd,
-                        mean: 0.75,
-                        effect,
-                        sd_item: 1.0,
-                    });
+                    out.push(config(n, m, sd, effect, 1.0));
                 }
             }
+        }
+    }
+    if !quick {
+        for n in [3, 5, 10] {
+            out.push(config(n, 100, 0.0, 0.0, 1.0));
+            out.push(config(n, 100, 0.09, 0.0, 0.0));
         }
     }
     out
 }
 
+/// A path's rejection rate and how many studies took it.
+fn path(r: Rate) -> String {
+    if r.of == 0 {
+        "– (0)".into()
+    } else {
+        format!("{} ({})", pct(r), r.of)
+    }
+}
+
 fn row(c: &Config, t: &Tally) -> String {
     format!(
-        "| {} | {} | {:.0} | {:.0} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        "| {} | {} | {:.0} | {:.1} | {:.0} | {} | {} / {} / {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
         c.annotators,
         c.items,
         100.0 * c.sd,
+        c.sd_item,
         100.0 * c.effect,
         pct(t.scenario_test),
+        path(t.path_mixed),
+        path(t.path_item_zero),
+        path(t.path_relabel),
         pct(t.welch),
         pct(t.permutation),
         pct(t.item_sign_flip),
@@ -133,9 +156,9 @@ pub(super) fn simulate(a: &SimulateArgs) -> Result<()> {
         "{} simulated studies per design, seed {}, {threads} threads; rates in percent at alpha = {ALPHA}",
         a.studies, a.seed
     );
-    println!("Crossed logistic crowd: mean S1 75 in the first scenario, item difficulty SD 1 logit; SD = the spread of annotators' expected S1, effect = the second scenario's difference (points).\n");
-    println!("| annotators | items | SD | effect | scenario test | Welch | permutation | item sign-flip (old) | difference CI | cell: logit t | cell: plain t | cell: item bootstrap | cell: two-level bootstrap (old) | singular fits |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("Crossed logistic crowd: mean S1 75 in the first scenario; SD = the spread of annotators' expected S1 (points), item SD = the items' difficulty spread (logits), effect = the second scenario's difference (points). The scenario test's paths: the mixed model / the mixed model with its item variance at zero / the annotator permutation test (annotator variance at zero or no fit), each as its rate (studies that took it).\n");
+    println!("| annotators | items | SD | item SD | effect | scenario test | its paths | Welch | permutation | item sign-flip (old) | difference CI | cell: logit t | cell: plain t | cell: item bootstrap | cell: two-level bootstrap (old) | singular fits |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (i, c) in grid(a.quick).iter().enumerate() {
         let t = run(c, a.studies, a.seed ^ (i as u64) << 32, threads);
         println!("{}", row(c, &t));

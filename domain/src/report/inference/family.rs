@@ -90,7 +90,8 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
         .iter()
         .map(|planned| {
             let w = weights(&planned.contrast, &present)?;
-            let (method, test) = fit.test(&w)?;
+            let name = format!("{}|study {}|{}", input.task, input.study, planned.label);
+            let (method, test) = fit.test(&w, seed(&name))?;
             let sides: Vec<Side> = planned
                 .contrast
                 .ks()
@@ -128,7 +129,6 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
             if let Contrast::Pair { a, b } = planned.contrast {
                 let (ma, mb) = (cell(a)?, cell(b)?);
                 let (ua, ub) = (ma.unit_means(), mb.unit_means());
-                let name = format!("{}|study {}|{}", input.task, input.study, planned.label);
                 c.permutation = stats::relabel_test(&ua, &ub, seed(&name));
                 c.effect = effect(&ua, &ub, c.difference);
                 c.these_annotators = item_level(ma, mb, &name);
@@ -142,7 +142,7 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
     // Holm over the declared family: a comparison without data yet counts with p = 1.
     let p: Vec<f64> = tested
         .iter()
-        .map(|c| c.as_ref().map_or(1.0, |c| c.test.p))
+        .map(|c| c.as_ref().map_or(1.0, Comparison::p))
         .collect();
     let adjusted = stats::holm(&p);
     let comparisons = tested

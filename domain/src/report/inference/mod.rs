@@ -107,11 +107,12 @@ pub struct Comparison {
     /// The difference (b − a), or the trend's slope per 10 shots.
     pub difference: f64,
     pub method: Method,
-    /// The test across annotators (estimate = `difference`).
+    /// The t-test across annotators (estimate = `difference`): the mixed model's, or Welch's
+    /// where the method says a permutation test decides.
     pub test: TTest,
     /// Its 95% interval: covers the difference for other annotators on these items.
     pub interval: Interval,
-    /// `test.p` adjusted by Holm within the study's declared family.
+    /// `p()` adjusted by Holm within the study's declared family.
     pub p_holm: Option<f64>,
     pub status: Status,
     /// The exact permutation test of annotator labels (two scenarios).
@@ -124,6 +125,14 @@ pub struct Comparison {
     /// their test S1 adjusted for their screening S1, with its test.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adjusted: Option<Ancova>,
+}
+
+impl Comparison {
+    /// The p that decides (and that Holm adjusts): the permutation test's where the method
+    /// says it decides, else the t-test's.
+    pub fn p(&self) -> f64 {
+        self.method.p(&self.test)
+    }
 }
 
 /// Per study: the planner from its fit's variance components.

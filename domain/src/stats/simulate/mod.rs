@@ -12,7 +12,7 @@
 
 pub mod model;
 
-use super::groups;
+use super::groups::{self, Method};
 use super::interval::{
     bootstrap_items, bootstrap_mean, logit_t_interval, t_interval, LEVEL, RESAMPLES,
 };
@@ -90,6 +90,12 @@ pub struct Tally {
     pub cell_two_level_bootstrap: Rate,
     /// Fits whose annotator (or item) variance was estimated at zero.
     pub singular: Rate,
+    /// The scenario test's rejections on each of its paths, `of` the studies that took it: the
+    /// mixed model with both variances positive, the mixed model with the item variance at
+    /// zero, and the annotator permutation test (annotator variance at zero, or no fit).
+    pub path_mixed: Rate,
+    pub path_item_zero: Rate,
+    pub path_relabel: Rate,
 }
 
 impl Tally {
@@ -99,7 +105,7 @@ impl Tally {
         }
     }
 
-    fn rates(&self) -> [Rate; 10] {
+    fn rates(&self) -> [Rate; 13] {
         [
             self.scenario_test,
             self.welch,
@@ -111,10 +117,13 @@ impl Tally {
             self.cell_item_bootstrap,
             self.cell_two_level_bootstrap,
             self.singular,
+            self.path_mixed,
+            self.path_item_zero,
+            self.path_relabel,
         ]
     }
 
-    fn rates_mut(&mut self) -> [&mut Rate; 10] {
+    fn rates_mut(&mut self) -> [&mut Rate; 13] {
         [
             &mut self.scenario_test,
             &mut self.welch,
@@ -126,6 +135,9 @@ impl Tally {
             &mut self.cell_item_bootstrap,
             &mut self.cell_two_level_bootstrap,
             &mut self.singular,
+            &mut self.path_mixed,
+            &mut self.path_item_zero,
+            &mut self.path_relabel,
         ]
     }
 }
@@ -161,9 +173,25 @@ fn one_study(crowd: &Crowd, c: &Config, rng: &mut SplitMix64, t: &mut Tally) {
     let seed = rng.next_u64();
     let fit = groups::fit(&[&a, &b]);
     t.singular.add(fit.components().is_none_or(|c| c.singular));
-    let test = fit.test(&[-1.0, 1.0]);
+    let test = fit.test(&[-1.0, 1.0], seed);
     t.scenario_test
-        .add(test.as_ref().is_some_and(|(_, x)| x.p < ALPHA));
+        .add(test.as_ref().is_some_and(|(m, x)| m.p(x) < ALPHA));
+    if let Some((method, x)) = &test {
+        let path = match method {
+            Method::MixedModel {
+                item_variance_zero: false,
+            } => Some(&mut t.path_mixed),
+            Method::MixedModel {
+                item_variance_zero: true,
+            } => Some(&mut t.path_item_zero),
+            Method::Permutation { .. } => Some(&mut t.path_relabel),
+            // Not the scenario test's methods: they test humans against a system.
+            Method::Welch { .. } | Method::OneSample { .. } => None,
+        };
+        if let Some(path) = path {
+            path.add(method.p(x) < ALPHA);
+        }
+    }
     t.difference_interval.add(
         test.as_ref()
             .is_some_and(|(_, x)| x.interval(LEVEL).contains(truth)),
@@ -254,8 +282,8 @@ pub fn planned_power(
                 .collect()
         };
         let (a, b) = (group(0.0), group(difference));
-        let test = groups::fit(&[&a, &b]).test(&[-1.0, 1.0]);
-        rate.add(test.is_some_and(|(_, t)| t.p < ALPHA));
+        let test = groups::fit(&[&a, &b]).test(&[-1.0, 1.0], rng.next_u64());
+        rate.add(test.is_some_and(|(m, t)| m.p(&t) < ALPHA));
     }
     rate
 }

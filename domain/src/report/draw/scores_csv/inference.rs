@@ -30,7 +30,7 @@ pub(super) fn comparison_rows(t: &Tables, b: &Base) -> Vec<Row> {
                 items_high,
                 se: num(c.test.se),
                 df: num(c.test.df),
-                p: num(c.test.p),
+                p: num(c.p()),
                 p_holm: opt_num(c.p_holm),
                 method: c.method.describe(),
                 status: c.status.as_str().into(),
