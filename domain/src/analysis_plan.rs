@@ -80,7 +80,7 @@ pub struct AnalysisPlan {
 }
 
 /// The test every comparison of the family gets, as the report computes it.
-pub const MODEL: &str = "item S1 ~ scenario + (1|annotator) + (1|item), REML; each contrast tested with Satterthwaite's degrees of freedom; Welch's test across annotators when the fit is singular or fails; beside it the exact permutation test of annotator labels";
+pub const MODEL: &str = "item S1 ~ scenario + (1|annotator) + (1|item), REML; each contrast tested with Satterthwaite's degrees of freedom, the model kept when only its item variance is zero; decided by the exact permutation test of annotator labels when its annotator variance is zero or it cannot be fitted (Welch's interval beside); intervals at 1 - alpha";
 
 /// The family of a study with these scenarios: each scenario against the next, the largest k
 /// against zero-shot (where that is not already a neighbour pair), and the linear trend over
@@ -168,8 +168,9 @@ impl AnalysisPlan {
         serde_json::to_string(self).expect("a plan is plain data")
     }
 
-    /// Where the study's configuration now departs from the frozen plan's exclusion rules
-    /// (the margin and the time-out may still change once workers started).
+    /// Where the study's configuration now departs from the frozen plan: its exclusion rules
+    /// (the margin and the time-out may still change once workers started), and its level and
+    /// primary comparison (which may not, but a configuration can be stored around the app).
     pub fn deviations(&self, config: &StudyConfig) -> Vec<String> {
         let now = exclusions(config);
         let mut out = Vec::new();
@@ -183,6 +184,20 @@ impl AnalysisPlan {
             out.push(format!(
                 "the attention checks' limit is {:?}, the frozen plan says {:?}",
                 now.attention_max_failures, self.exclusions.attention_max_failures
+            ));
+        }
+        if config.analysis.alpha != self.alpha {
+            out.push(format!(
+                "the study's configuration now says α = {}, the frozen plan {} (the report uses the plan's)",
+                config.analysis.alpha, self.alpha
+            ));
+        }
+        let primary = primary(&self.scenarios, &config.analysis).map(|c| c.label());
+        if primary != self.primary {
+            out.push(format!(
+                "the study's configuration now names {} as its primary comparison, the frozen plan {} (the report uses the plan's)",
+                primary.as_deref().unwrap_or("none"),
+                self.primary.as_deref().unwrap_or("none")
             ));
         }
         if config.annotators != self.annotators_per_scenario {

@@ -222,21 +222,28 @@ impl StudyConfig {
         if self.screening != new.screening {
             changed.push("the screening items");
         }
-        if self.analysis != new.analysis {
-            changed.push("the analysis plan (its level and primary comparison, frozen when the first worker arrived)");
-        }
         if self.pages.changed_for_workers(&new.pages) {
             changed.push(
                 "the questionnaires, the attention checks and whether there is a consent page",
             );
         }
-        if changed.is_empty() {
-            Ok(())
-        } else {
-            Err(format!(
+        let mut refusals = Vec::new();
+        if !changed.is_empty() {
+            refusals.push(format!(
                 "workers have started, so {} can no longer change: it would alter what they saw",
                 changed.join(" and ")
-            ))
+            ));
+        }
+        if self.analysis != new.analysis {
+            refusals.push(
+                "workers have started, so the analysis plan (its level and primary comparison) can no longer change: it was frozen with its SHA-256 when the first worker arrived, and a level or primary test chosen after that is no longer the pre-registered one"
+                    .to_string(),
+            );
+        }
+        if refusals.is_empty() {
+            Ok(())
+        } else {
+            Err(refusals.join("; "))
         }
     }
 

@@ -96,11 +96,13 @@ fn study_families(
             family: &r.family,
             primary: r.primary.as_deref(),
             frozen: r.frozen.is_some(),
+            alpha: r.alpha,
             scenarios: &scenarios,
             screened: &screened,
         });
         t.comparisons.extend(comparisons);
-        t.plan.extend(fit.as_ref().and_then(inference::plan));
+        t.plan
+            .extend(fit.as_ref().and_then(|f| inference::plan(f, r.alpha)));
     }
 }
 

@@ -31,6 +31,9 @@ pub struct StudyRules {
     /// where there is one, else the configuration's (whose comparisons are then exploratory).
     pub family: Vec<PlannedComparison>,
     pub primary: Option<String>,
+    /// The level of the family's tests, of their intervals (1 − α) and of the planner: the
+    /// frozen plan's where there is one, else the configuration's.
+    pub alpha: f64,
     /// The plan frozen when the first worker arrived, and where the study departs from it.
     pub frozen: Option<FrozenPlan>,
 }
@@ -68,6 +71,7 @@ impl StudyRules {
             chain,
             family: analysis_plan::family(&scenarios),
             primary: analysis_plan::primary(&scenarios, &config.analysis).map(|c| c.label()),
+            alpha: config.analysis.alpha,
             frozen: None,
             allow_unnested: config.allow_unnested,
             attention_max_failures: config.pages.attention_max_failures,
@@ -88,6 +92,7 @@ impl StudyRules {
             .map_err(|e| format!("the stored analysis plan cannot be read: {e}"))?;
         self.family = plan.family.clone();
         self.primary = plan.primary.clone();
+        self.alpha = plan.alpha;
         self.frozen = Some(FrozenPlan {
             deviations: plan.deviations(config),
             plan,

@@ -179,6 +179,84 @@ fn the_family_never_depends_on_the_other_studies_in_scope() {
 }
 
 #[test]
+fn the_frozen_plans_level_governs_tests_intervals_and_the_planner() {
+    let at = |alpha: f64, primary: Option<(u32, u32)>| crate::study::StudyConfig {
+        analysis: crate::analysis_plan::AnalysisChoices { alpha, primary },
+        ..config(false)
+    };
+    // Frozen at 0.02 with k=2 vs k=0 as its primary; the configuration says otherwise now.
+    let json = crate::analysis_plan::declare("Toy", &at(0.02, Some((2, 0))), 4).canonical_json();
+    let now = at(0.05, None);
+    let frozen: HashMap<StudyId, StudyRules> = [(
+        StudyId(1),
+        StudyRules {
+            files: vec![(2, 1), (4, 1)],
+            chain: vec![(2, 1), (4, 1)],
+            ..StudyRules::of(&now)
+        }
+        .with_frozen(&now, json, "cd".repeat(32), 5)
+        .unwrap(),
+    )]
+    .into_iter()
+    .collect();
+    let r = build(&tasks(), &report_annotators(), &frozen);
+    let family: Vec<&Comparison> = r
+        .all
+        .comparisons
+        .iter()
+        .filter(|c| c.study.is_some())
+        .collect();
+    assert_eq!(family.len(), 4);
+    for c in &family {
+        assert_eq!(c.alpha, 0.02, "{}", c.label);
+        assert_eq!(c.interval, c.test.interval(0.98), "{}", c.label);
+    }
+    let primary: Vec<&str> = family
+        .iter()
+        .filter(|c| c.status == Status::Primary)
+        .map(|c| c.label.as_str())
+        .collect();
+    assert_eq!(primary, ["k=2 vs k=0"]);
+    assert!(r.all.plan.iter().all(|p| p.alpha == 0.02));
+    assert!(!r.all.plan.is_empty());
+    // The departures are reported, each saying which one the report uses.
+    for what in [
+        "α = 0.05, the frozen plan 0.02",
+        "names k=4 vs k=0 as its primary comparison, the frozen plan k=2 vs k=0",
+    ] {
+        assert!(
+            r.notes.iter().any(|n| n.contains(what)),
+            "{what}: {:?}",
+            r.notes
+        );
+    }
+    // The table reads each interval and Holm's p at the plan's level.
+    let table = all_tables(&r)
+        .into_iter()
+        .find(|t| t.id == "comparisons-all")
+        .unwrap();
+    assert!(table.rows[0][7].ends_with("(98%)"), "{:?}", table.rows[0]);
+    assert!(
+        table.rows[0][11].ends_with("(α 0.02)"),
+        "{:?}",
+        table.rows[0]
+    );
+    // Without a frozen plan the configuration's level is used.
+    let unfrozen: HashMap<StudyId, StudyRules> = [(
+        StudyId(1),
+        StudyRules {
+            files: vec![(2, 1), (4, 1)],
+            chain: vec![(2, 1), (4, 1)],
+            ..StudyRules::of(&at(0.01, None))
+        },
+    )]
+    .into_iter()
+    .collect();
+    let r = build(&tasks(), &report_annotators(), &unfrozen);
+    assert!(r.all.comparisons.iter().all(|c| c.alpha == 0.01));
+}
+
+#[test]
 fn comparisons_of_a_study_without_a_frozen_plan_are_exploratory() {
     let unfrozen: HashMap<StudyId, StudyRules> = [(
         StudyId(1),
@@ -299,7 +377,7 @@ fn the_tables_and_the_csv_carry_the_statistics() {
     assert_eq!(comparisons.rows[2][3], "primary");
     let csv = scores_csv::scores_csv(&r);
     assert!(csv.lines().next().unwrap().contains(
-        ",low,high,items_low,items_high,se,df,p,p_holm,method,status,permutation_p,permutation_min_p,items_p,effect,needed,needed_low,needed_high,adjusted,adjusted_se,adjusted_p"
+        ",level,other_units_low,other_units_high,more_items_low,more_items_high,tau_low,tau_high,r_low,r_high,se,df,p,p_holm,method,status,permutation_p,permutation_min_p,items_p,effect,needed,needed_low,needed_high,adjusted,adjusted_se,adjusted_p"
     ));
     let line = csv
         .lines()
@@ -313,7 +391,12 @@ fn the_tables_and_the_csv_carry_the_statistics() {
         .find(|l| l.starts_with("table5,all,,official,Toy,classification,0,"))
         .unwrap();
     let fields: Vec<&str> = t5.split(',').collect();
-    let low: f64 = fields[15].parse().unwrap();
+    let column = |name: &str| {
+        let header = csv.lines().next().unwrap();
+        header.split(',').position(|c| c == name).unwrap()
+    };
+    assert_eq!(fields[column("level")], "0.95");
+    let low: f64 = fields[column("other_units_low")].parse().unwrap();
     assert!(close(
         low,
         r.all.main[0].official_ci.unwrap().other_units.unwrap().low

@@ -1204,7 +1204,7 @@ async fn report_command_prints_tables_and_refuses_bad_scopes() {
     let csv = String::from_utf8(cli(&["--format", "csv", "--studies", "1"]).stdout).unwrap();
     assert_eq!(
         csv.lines().next().unwrap(),
-        "table,annotators,study,scoring,task,family,k,subset,n,items,mean,std,std_sample,ties,measure,low,high,items_low,items_high,se,df,p,p_holm,method,status,permutation_p,permutation_min_p,items_p,effect,needed,needed_low,needed_high,adjusted,adjusted_se,adjusted_p"
+        "table,annotators,study,scoring,task,family,k,subset,n,items,mean,std,std_sample,ties,measure,level,other_units_low,other_units_high,more_items_low,more_items_high,tau_low,tau_high,r_low,r_high,se,df,p,p_holm,method,status,permutation_p,permutation_min_p,items_p,effect,needed,needed_low,needed_high,adjusted,adjusted_se,adjusted_p"
     );
     let out = dir.path().join("b.tar");
     let b = cli(&["--format", "bundle", "--out", out.to_str().unwrap()]);
@@ -1390,10 +1390,10 @@ async fn plan_command_sizes_a_study_from_an_sd_or_pilot_data() {
         .find(|l| l.starts_with("planner,all,1,") && l.contains(",0.1,"))
         .unwrap_or_else(|| panic!("{csv}"));
     let fields: Vec<&str> = planner.split(',').collect();
-    // table, annotators, study, scoring, task, family, k, subset, n, items, mean, std, ...,
-    // needed (29), needed_low, needed_high.
-    let (task, pilot, items) = (fields[4], fields[8], fields[9]);
-    let (needed, low, high) = (fields[29], fields[30], fields[31]);
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let field = |name: &str| fields[header.iter().position(|c| *c == name).unwrap()];
+    let (task, pilot, items) = (field("task"), field("n"), field("items"));
+    let (needed, low, high) = (field("needed"), field("needed_low"), field("needed_high"));
     assert!(
         out.contains(&format!(
             "study 1 ({task}): pilot {pilot} annotators in 2 scenarios on {items} items"

@@ -51,6 +51,12 @@ pub fn interval_table(r: &Report, which: Which) -> Table {
 
 pub(super) use crate::stats::p_text;
 
+/// `1 − α` in percent, without trailing zeros (95, 98, 99.5).
+pub(super) fn level_text(alpha: f64) -> String {
+    let s = format!("{:.2}", 100.0 * (1.0 - alpha));
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 pub(super) fn signed_points(x: f64) -> String {
     format!("{}{}", if x > 0.0 { "+" } else { "" }, pct(x))
 }
@@ -74,12 +80,17 @@ fn comparison_row(c: &Comparison) -> Vec<String> {
         units.join(" vs "),
         c.items.to_string(),
         signed_points(c.difference),
-        format!("{}–{}", pct(c.interval.low), pct(c.interval.high)),
+        format!(
+            "{}–{} ({}%)",
+            pct(c.interval.low),
+            pct(c.interval.high),
+            level_text(c.alpha)
+        ),
         c.method.describe(),
         format!("{:.2}", c.test.df),
         p_text(c.p()),
         c.p_holm
-            .map(p_text)
+            .map(|p| format!("{} (α {})", p_text(p), c.alpha))
             .unwrap_or_else(|| "not in a family".into()),
         c.permutation
             .as_ref()
@@ -126,7 +137,7 @@ pub fn comparison_table(r: &Report, which: Which) -> Option<Table> {
         Table::plain(
             &format!("comparisons-{}", which.id()),
             &format!("Scenario comparisons and comparisons with systems, {}", which.describe()),
-            "Per study, its declared family (status primary or family; exploratory where the study's data began before its plan was frozen) and humans against each system at the same k (exploratory). Difference of test S1 in points (official scoring; the trend's slope per 10 shots) with its 95% interval over other annotators, the test (the mixed model with Satterthwaite's df, or the annotator permutation test where the cell says which variance was zero, with Welch's df), the p that decides and Holm's p within the study's family; the exact permutation test of annotator labels with the smallest p the design can reach; the difference over the pooled SD of the units' scores; the difference adjusted for screening S1; and, last and outside every family, these annotators on more items (item bootstrap interval and the paired sign-flip p), which holds the annotators fixed and is not a test of the scenarios. See how the numbers are computed.",
+            "Per study, its declared family (status primary or family; exploratory where the study's data began before its plan was frozen) and humans against each system at the same k (exploratory). Difference of test S1 in points (official scoring; the trend's slope per 10 shots) with its interval over other annotators at the level of the study's plan (1 − α: the frozen plan's α, else the configured one; 95% for humans against a system), the test (the mixed model with Satterthwaite's df, or the annotator permutation test where the cell says which variance was zero, with Welch's df), the p that decides and Holm's p within the study's family with the α it is read against; the exact permutation test of annotator labels with the smallest p the design can reach; the difference over the pooled SD of the units' scores; the difference adjusted for screening S1; and, last and outside every family, these annotators on more items (item bootstrap interval and the paired sign-flip p), which holds the annotators fixed and is not a test of the scenarios. See how the numbers are computed.",
             &[
                 "Study",
                 "Task",
@@ -135,7 +146,7 @@ pub fn comparison_table(r: &Report, which: Which) -> Option<Table> {
                 "Annotators",
                 "Items",
                 "Difference",
-                "95% interval (other annotators)",
+                "Interval at 1 − α (other annotators)",
                 "Test",
                 "df",
                 "p",

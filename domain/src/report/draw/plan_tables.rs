@@ -3,7 +3,7 @@
 
 use super::table::Table;
 use super::text::pct;
-use crate::report::inference::{ALPHA, PLANNED, POWER};
+use crate::report::inference::{PLANNED, POWER};
 use crate::report::{Report, Which};
 use crate::stats::Planned;
 
@@ -27,6 +27,7 @@ pub fn plan_table(r: &Report, which: Which) -> Option<Table> {
             "SD item",
             "SD residual",
             "τ (SD of an annotator's mean, 95% interval)",
+            "α (the study's plan)",
         ]
         .map(String::from)
         .to_vec();
@@ -55,6 +56,7 @@ pub fn plan_table(r: &Report, which: Which) -> Option<Table> {
                     pct(c.sd_item),
                     pct(c.sd_residual),
                     tau,
+                    p.alpha.to_string(),
                 ];
                 row.extend(PLANNED.iter().map(|d| {
                     p.planned
@@ -70,7 +72,7 @@ pub fn plan_table(r: &Report, which: Which) -> Option<Table> {
         Table::plain(
             &format!("planner-{}", which.id()),
             &format!("Planner: annotators a study needs, {}", which.describe()),
-            &format!("Each study's fit of S1 ~ scenario + (1|annotator) + (1|item) as pilot data (standard deviations in points): on the pilot's items an annotator's mean varies between annotators with τ² = SD²annotator + SD²residual / items; each scenario then needs n annotators for the two-sided test at α = {ALPHA} to find the difference with {}% power, with the range across τ's 95% interval in brackets. Planned from the variance components, never from an observed difference. `clues-lab plan` sizes other differences and numbers of items.", POWER * 100.0),
+            &format!("Each study's fit of S1 ~ scenario + (1|annotator) + (1|item) as pilot data (standard deviations in points): on the pilot's items an annotator's mean varies between annotators with τ² = SD²annotator + SD²residual / items; each scenario then needs n annotators for the two-sided test at the study's α (its frozen plan's, else the configured one) to find the difference with {}% power, with the range across τ's 95% interval in brackets. Planned from the variance components, never from an observed difference. `clues-lab plan` sizes other differences and numbers of items.", POWER * 100.0),
             &header,
             rows,
         )

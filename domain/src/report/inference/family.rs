@@ -7,8 +7,8 @@
 use super::{effect, item_level, seed, shared_items, Comparison, Matrix, Side, Status, HUMANS};
 use crate::analysis_plan::{Contrast, PlannedComparison};
 use crate::ids::StudyId;
+use crate::stats;
 use crate::stats::groups::{self, trend_weights, Components};
-use crate::stats::{self, interval::LEVEL};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
@@ -32,6 +32,8 @@ pub struct FamilyInput<'a> {
     pub primary: Option<&'a str>,
     /// The plan was frozen before the study's data began.
     pub frozen: bool,
+    /// The level of the tests: the interval of each comparison covers 1 − α.
+    pub alpha: f64,
     /// Per k: the study's annotators of that scenario (official item scores).
     pub scenarios: &'a BTreeMap<u32, Matrix>,
     /// Per k: each annotator's (screening, test) S1, where every one of them has both.
@@ -112,7 +114,8 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
                 sides,
                 items: items.len(),
                 difference: test.estimate,
-                interval: test.interval(LEVEL),
+                interval: test.interval(1.0 - input.alpha),
+                alpha: input.alpha,
                 p_holm: None,
                 status: match (input.frozen, input.primary) {
                     (false, _) => Status::Exploratory,

@@ -23,9 +23,14 @@ use crate::stats::{self, Ancova, Interval, PermutationTest, Pilot, Planned, Rela
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
 
-/// The power a design should have, and the level of the planner's tests.
+/// The power a design should have, and the level of tests no plan declares (humans against
+/// a system).
 pub const POWER: f64 = 0.8;
 pub const ALPHA: f64 = crate::analysis_plan::DEFAULT_ALPHA;
+
+fn default_alpha() -> f64 {
+    ALPHA
+}
 /// The `who` of the human side of a comparison.
 pub const HUMANS: &str = "humans";
 /// The differences (in S1) the planner table sizes a study for.
@@ -110,8 +115,12 @@ pub struct Comparison {
     /// The t-test across annotators (estimate = `difference`): the mixed model's, or Welch's
     /// where the method says a permutation test decides.
     pub test: TTest,
-    /// Its 95% interval: covers the difference for other annotators on these items.
+    /// Its interval at 1 − `alpha`: covers the difference for other annotators on these items.
     pub interval: Interval,
+    /// The level: the study's plan's (frozen, else configured); `ALPHA` for humans against a
+    /// system.
+    #[serde(default = "default_alpha")]
+    pub alpha: f64,
     /// `p()` adjusted by Holm within the study's declared family.
     pub p_holm: Option<f64>,
     pub status: Status,
@@ -144,6 +153,9 @@ pub struct PlanRow {
     pub scenarios: usize,
     pub items: usize,
     pub components: Components,
+    /// The level the planner sizes the two-sided test for: the study's plan's.
+    #[serde(default = "default_alpha")]
+    pub alpha: f64,
     /// One plan per `PLANNED` difference, on the pilot's number of items.
     pub planned: Vec<Planned>,
 }
@@ -318,7 +330,8 @@ pub fn humans_vs_system(task: &str, a: (Side, &Matrix), b: (Side, &Matrix)) -> O
         contrast: None,
         items: shared.len(),
         difference: test.estimate,
-        interval: test.interval(stats::interval::LEVEL),
+        interval: test.interval(1.0 - ALPHA),
+        alpha: ALPHA,
         p_holm: None,
         status: Status::Exploratory,
         permutation: None,
@@ -349,8 +362,8 @@ impl PlanRow {
 }
 
 /// The planner's row of a study from its fit: the annotators per scenario each `PLANNED`
-/// difference needs on the pilot's number of items.
-pub fn plan(fit: &StudyFit) -> Option<PlanRow> {
+/// difference needs on the pilot's number of items, for the two-sided test at `alpha`.
+pub fn plan(fit: &StudyFit, alpha: f64) -> Option<PlanRow> {
     let mut row = PlanRow {
         task: fit.task.clone(),
         study: fit.study,
@@ -358,12 +371,13 @@ pub fn plan(fit: &StudyFit) -> Option<PlanRow> {
         scenarios: fit.scenarios,
         items: fit.items,
         components: fit.components?,
+        alpha,
         planned: Vec::new(),
     };
     let pilot = row.pilot();
     row.planned = PLANNED
         .iter()
-        .filter_map(|&d| pilot.plan(d, fit.items as f64, POWER, ALPHA))
+        .filter_map(|&d| pilot.plan(d, fit.items as f64, POWER, alpha))
         .collect();
     (!row.planned.is_empty()).then_some(row)
 }

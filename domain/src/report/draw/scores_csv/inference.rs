@@ -13,8 +13,9 @@ pub(super) fn comparison_rows(t: &Tables, b: &Base) -> Vec<Row> {
         .iter()
         .map(|c| {
             let units: Vec<String> = c.sides.iter().map(|s| s.units.to_string()).collect();
-            let (low, high) = ends(Some(c.interval));
-            let (items_low, items_high) = ends(c.these_annotators.and_then(|i| i.interval));
+            let (other_units_low, other_units_high) = ends(Some(c.interval));
+            let (more_items_low, more_items_high) =
+                ends(c.these_annotators.and_then(|i| i.interval));
             let adjusted_test = c.adjusted.and_then(|a| a.test);
             let k = c.sides.iter().map(|s| s.k).max().unwrap_or(0);
             Row {
@@ -24,10 +25,11 @@ pub(super) fn comparison_rows(t: &Tables, b: &Base) -> Vec<Row> {
                 items: c.items.to_string(),
                 mean: num(c.difference),
                 measure: "difference".into(),
-                low,
-                high,
-                items_low,
-                items_high,
+                level: num(1.0 - c.alpha),
+                other_units_low,
+                other_units_high,
+                more_items_low,
+                more_items_high,
                 se: num(c.test.se),
                 df: num(c.test.df),
                 p: num(c.p()),
@@ -52,7 +54,7 @@ pub(super) fn plan_rows(t: &Tables, b: &Base) -> Vec<Row> {
     let mut rows = Vec::new();
     for p in &t.plan {
         for q in &p.planned {
-            let (low, high) = ends(q.sd_interval);
+            let (tau_low, tau_high) = ends(q.sd_interval);
             let at = |x: Option<u32>| x.map(|n| n.to_string()).unwrap_or_default();
             rows.push(Row {
                 k: String::new(),
@@ -61,11 +63,13 @@ pub(super) fn plan_rows(t: &Tables, b: &Base) -> Vec<Row> {
                 items: p.items.to_string(),
                 mean: num(q.difference),
                 std: num(q.sd),
-                low,
-                high,
+                level: num(LEVEL),
+                tau_low,
+                tau_high,
                 measure: format!(
-                    "difference at {}% power; std = τ (the SD of an annotator's mean over the items); low and high: its 95% interval",
-                    POWER * 100.0
+                    "difference at {}% power for the two-sided test at α = {} (the study's plan); std = τ (the SD of an annotator's mean over the items); tau_low and tau_high: its 95% interval",
+                    POWER * 100.0,
+                    p.alpha
                 ),
                 needed: at(q.needed),
                 needed_low: at(q.needed_range.and_then(|r| r.0)),
@@ -124,12 +128,13 @@ pub(super) fn order_rows(t: &Tables, b: &Base) -> Vec<Row> {
         rows.push(cell("second half").spread(&c.second_half));
         rows.push(cell("seconds per example").spread(&c.seconds_per_example));
         if let Some(r) = c.time_vs_test {
-            let (low, high) = ends(r.interval);
+            let (r_low, r_high) = ends(r.interval);
             rows.push(Row {
                 n: r.n.to_string(),
                 mean: num(r.r),
-                low,
-                high,
+                level: num(LEVEL),
+                r_low,
+                r_high,
                 p: r.reported_p().map(num).unwrap_or_default(),
                 ..cell(&format!(
                     "pearson r of seconds and test S1 ({}% interval)",

@@ -9,6 +9,7 @@ use super::table::csv_line;
 use crate::report::inference::Uncertainty;
 use crate::report::{Report, Tables, Which};
 use crate::s1::Spread;
+use crate::stats::interval::LEVEL;
 use crate::stats::Interval;
 
 /// One line of the CSV; empty fields stay empty. Each field is a column of `HEADER`, in order
@@ -29,10 +30,15 @@ struct Row {
     std_sample: String,
     ties: String,
     measure: String,
-    low: String,
-    high: String,
-    items_low: String,
-    items_high: String,
+    level: String,
+    other_units_low: String,
+    other_units_high: String,
+    more_items_low: String,
+    more_items_high: String,
+    tau_low: String,
+    tau_high: String,
+    r_low: String,
+    r_high: String,
     se: String,
     df: String,
     p: String,
@@ -51,7 +57,7 @@ struct Row {
     adjusted_p: String,
 }
 
-const HEADER: [&str; 35] = [
+const HEADER: [&str; 40] = [
     "table",
     "annotators",
     "study",
@@ -67,10 +73,15 @@ const HEADER: [&str; 35] = [
     "std_sample",
     "ties",
     "measure",
-    "low",
-    "high",
-    "items_low",
-    "items_high",
+    "level",
+    "other_units_low",
+    "other_units_high",
+    "more_items_low",
+    "more_items_high",
+    "tau_low",
+    "tau_high",
+    "r_low",
+    "r_high",
     "se",
     "df",
     "p",
@@ -91,7 +102,7 @@ const HEADER: [&str; 35] = [
 
 impl Row {
     /// The fields in `HEADER`'s order.
-    fn fields<'a>(&'a self, family: &'a str) -> [&'a str; 35] {
+    fn fields<'a>(&'a self, family: &'a str) -> [&'a str; 40] {
         [
             &self.table,
             &self.annotators,
@@ -108,10 +119,15 @@ impl Row {
             &self.std_sample,
             &self.ties,
             &self.measure,
-            &self.low,
-            &self.high,
-            &self.items_low,
-            &self.items_high,
+            &self.level,
+            &self.other_units_low,
+            &self.other_units_high,
+            &self.more_items_low,
+            &self.more_items_high,
+            &self.tau_low,
+            &self.tau_high,
+            &self.r_low,
+            &self.r_high,
             &self.se,
             &self.df,
             &self.p,
@@ -156,23 +172,27 @@ impl Row {
         }
     }
 
-    /// A cell's 95% intervals: over other units (`low`, `high`) and over more items.
+    /// A cell's 95% intervals: over other units and over more items.
     fn intervals(self, u: Option<&Uncertainty>) -> Row {
         let Some(u) = u else { return self };
-        let ((low, high), (items_low, items_high)) = (ends(u.other_units), ends(u.more_items));
+        let ((other_units_low, other_units_high), (more_items_low, more_items_high)) =
+            (ends(u.other_units), ends(u.more_items));
         Row {
-            low,
-            high,
-            items_low,
-            items_high,
+            level: num(LEVEL),
+            other_units_low,
+            other_units_high,
+            more_items_low,
+            more_items_high,
             ..self
         }
     }
 }
 
 /// One row per cell, the columns of `HEADER`, for each view of the annotators (`annotators` =
-/// `all`, `filtered`, `authentic`). Table 5 with its 95% intervals (`low`/`high`
-/// over other annotators, `items_low`/`items_high` over more items) and its answered-only view
+/// `all`, `filtered`, `authentic`). Every interval's columns are named by what it covers, and
+/// `level` says its coverage. Table 5 with its 95% intervals (`other_units_low`/`_high` over
+/// other annotators, `more_items_low`/`_high` these annotators over more items) and its
+/// answered-only view
 /// (`table5-answered`); skip rates (`skips`: items = submitted test items, mean = skipped /
 /// submitted; `subset` `empty gold` and `with gold` apart); Tables 8 and 9, the majority vote,
 /// agreement and confidence; `shot_group` rows give each study's file of each k (`annotators` =
@@ -183,15 +203,17 @@ impl Row {
 /// each reference answer (`reference:<name>`, split 0 where it needs no shots); `calibration`
 /// rows give a system's accuracy (`mean`) per probability bin, the bin's mean probability in
 /// `std`; `comparison` rows a study's family and humans against systems (`subset` the
-/// comparison, `n` the units per side, `mean` the difference, `low`/`high` its interval over
-/// other annotators, `se`, `df`, `p`, `p_holm` within the study's family, `method`, `status`
-/// primary/family/exploratory, the annotator permutation test's `permutation_p` and the
-/// smallest p the design can reach, the item-level view's interval in `items_low`/`items_high`
-/// and p in `items_p`, `effect` in SD units, and the screening-adjusted difference with its SE
+/// comparison, `n` the units per side, `mean` the difference, `other_units_low`/`_high` its
+/// interval over other annotators at `level` = 1 − the study plan's α, `se`, `df`, `p` (the p
+/// that decides: the permutation test's where `method` says it decides), `p_holm` within the
+/// study's family, `method`, `status` primary/family/exploratory, the annotator permutation
+/// test's `permutation_p` and the smallest p the design can reach, the item-level view's
+/// interval in `more_items_low`/`_high` and p in `items_p`, `effect` in SD units, and the screening-adjusted difference with its SE
 /// and p); `planner` rows the annotators per scenario (`needed`, with `needed_low`/`needed_high`
-/// across τ's interval) to find the difference in `mean`, τ in `std` and its interval in
-/// `low`/`high`; `training_order` rows each k-shot group's S1 on the two halves of the training
-/// examples as shown, seconds per example, and Pearson's r with n, Fisher-z `low`/`high` and p.
+/// across τ's interval) to find the difference in `mean` at the plan's α (in `measure`), τ in
+/// `std` and its interval in `tau_low`/`tau_high`; `training_order` rows each k-shot group's
+/// S1 on the two halves of the training examples as shown, seconds per example, and Pearson's
+/// r with n, its Fisher-z interval in `r_low`/`r_high` and p (none below five pairs).
 pub fn scores_csv(r: &Report) -> String {
     let family = |task: &str| {
         r.tasks
