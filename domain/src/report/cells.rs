@@ -177,6 +177,12 @@ fn human_cell(
             &name("any-of"),
         )),
         screening: of(|s| s.screening_s1),
+        splits: annotators
+            .iter()
+            .filter_map(|a| a.training_split)
+            .collect::<BTreeSet<u32>>()
+            .into_iter()
+            .collect(),
     };
     Some((cell, per_item.then_some(items)))
 }

@@ -52,31 +52,53 @@ pub fn attach(r: &mut Report, runs: &[MachineRun]) {
         .filter_map(|((system, task, k), rs)| {
             let official: Vec<f64> = rs.iter().map(|r| r.official).collect();
             let any_of: Vec<f64> = rs.iter().map(|r| r.any_of).collect();
-            let matrix = |pick: fn(&(ExampleId, f64, f64)) -> f64| {
-                let units: Vec<Vec<(ExampleId, f64)>> = rs
+            let matrix = |runs: &[&MachineRun], pick: fn(&(ExampleId, f64, f64)) -> f64| {
+                let units: Vec<Vec<(ExampleId, f64)>> = runs
                     .iter()
                     .map(|r| r.items.iter().map(|i| (i.0, pick(i))).collect())
                     .collect();
                 Matrix::of(&units)
             };
-            let items = matrix(|i| i.1);
+            let items = matrix(&rs, |i| i.1);
             let known = !items.items.is_empty();
             let name = |scoring: &str| format!("{task}|{system} k={k}|{scoring}");
             for which in Which::VIEWS {
-                let Some(human) = which.of(r).items.get(&(task.clone(), k)) else {
+                let tables = which.of(r);
+                let Some(human) = tables.items.get(&(task.clone(), k)) else {
                     continue;
                 };
-                let side = |who: &str, m: &Matrix| Side {
-                    who: who.to_string(),
+                let human_splits = tables
+                    .main
+                    .iter()
+                    .find(|c| c.task == task && c.k == k)
+                    .map(|c| c.splits.clone())
+                    .unwrap_or_default();
+                // On the humans' splits where the system ran on each of them, else on all.
+                let on_theirs: Vec<&MachineRun> = rs
+                    .iter()
+                    .copied()
+                    .filter(|run| human_splits.contains(&run.split))
+                    .collect();
+                let runs = if !human_splits.is_empty() && on_theirs.len() == human_splits.len() {
+                    on_theirs
+                } else {
+                    rs.clone()
+                };
+                let theirs = matrix(&runs, |i| i.1);
+                let humans = Side {
+                    who: HUMANS.to_string(),
                     k,
-                    units: m.rows.len(),
+                    units: human.rows.len(),
+                    splits: human_splits,
+                };
+                let machine = Side {
+                    who: system.clone(),
+                    k,
+                    units: theirs.rows.len(),
+                    splits: runs.iter().map(|run| run.split).collect(),
                 };
                 let found = known.then(|| {
-                    inference::humans_vs_system(
-                        &task,
-                        (side(HUMANS, human), human),
-                        (side(&system, &items), &items),
-                    )
+                    inference::humans_vs_system(&task, (humans, human), (machine, &theirs))
                 });
                 comparisons.extend(found.flatten().map(|c| (which, c)));
             }
@@ -84,8 +106,9 @@ pub fn attach(r: &mut Report, runs: &[MachineRun]) {
                 splits: rs.iter().map(|r| r.split).collect(),
                 official_ci: known
                     .then(|| inference::uncertainty(&official, &items, &name("official"))),
-                any_of_ci: known
-                    .then(|| inference::uncertainty(&any_of, &matrix(|i| i.2), &name("any-of"))),
+                any_of_ci: known.then(|| {
+                    inference::uncertainty(&any_of, &matrix(&rs, |i| i.2), &name("any-of"))
+                }),
                 official: spread(&official)?,
                 any_of: spread(&any_of)?,
                 system,

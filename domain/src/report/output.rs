@@ -102,6 +102,9 @@ pub struct Cell {
     /// The annotators' S1 on the study's screening items (where it has them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screening: Option<Spread>,
+    /// The training splits the cell's annotators were trained on (none for zero-shot).
+    #[serde(default)]
+    pub splits: Vec<u32>,
 }
 
 /// Skipped of submitted test items.

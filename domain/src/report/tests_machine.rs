@@ -53,27 +53,51 @@ fn humans_against_a_system_carry_both_sides_spread() {
     assert!(i.low > 0.0 && i.high < 1.0 && i.low < 0.875 && 0.875 < i.high);
     let c = against_m(&r);
     assert_eq!(c.len(), 1);
-    // Welch across the 2-shot humans (1, 0.75, 0) and the splits (1, 0.75).
-    let want = stats::welch(&[1.0, 0.75, 0.0], &[1.0, 0.75]).unwrap();
-    assert_eq!(c[0].test, want);
-    assert!(matches!(c[0].method, Method::Welch { .. }));
-    assert!(close(c[0].difference, 0.875 - 1.75 / 3.0));
-    assert_eq!((c[0].sides[0].k, c[0].sides[1].units), (2, 2));
+    // The 2-shot humans (1, 0.75, 0) trained on split 1, where the system also ran: it is
+    // compared on that split alone, its score taken as fixed.
+    assert_eq!(
+        c[0].test,
+        stats::against_fixed(&[1.0, 0.75, 0.0], 1.0).unwrap()
+    );
+    let Method::OneSample { reason } = &c[0].method else {
+        panic!("{:?}", c[0].method)
+    };
+    assert!(
+        reason.contains("on the humans' training split(s) only"),
+        "{reason}"
+    );
+    assert!(close(c[0].difference, 1.0 - 1.75 / 3.0));
+    assert_eq!(
+        (&c[0].sides[0].splits, &c[0].sides[1].splits),
+        (&vec![1], &vec![1])
+    );
     assert_eq!(
         (c[0].status, c[0].p_holm, c[0].study),
         (Status::Exploratory, None, None)
     );
     // The study's family is untouched by the system.
     assert_eq!(report().all.comparisons, r.all.comparisons[..4]);
-    // One split: the system's score is taken as fixed, a one-sample test across annotators.
-    let mut once = report();
-    attach(&mut once, &[machine(1, [true; 4])]);
-    let c = against_m(&once);
+    // A system without a run on the humans' split: Welch across the annotators and all its
+    // splits (1 and 0.75), and the cell says so.
+    let mut elsewhere = report();
+    attach(
+        &mut elsewhere,
+        &[machine(2, [true; 4]), machine(3, [true, true, true, false])],
+    );
+    let c = against_m(&elsewhere);
     assert_eq!(
         c[0].test,
-        stats::against_fixed(&[1.0, 0.75, 0.0], 1.0).unwrap()
+        stats::welch(&[1.0, 0.75, 0.0], &[1.0, 0.75]).unwrap()
     );
-    assert!(matches!(c[0].method, Method::OneSample { .. }));
+    let Method::Welch { reason } = &c[0].method else {
+        panic!("{:?}", c[0].method)
+    };
+    assert!(
+        reason.contains("no run on one of the humans' training splits"),
+        "{reason}"
+    );
+    assert_eq!((c[0].sides[0].k, c[0].sides[1].units), (2, 2));
+    assert_eq!(c[0].sides[1].units_text(), "2 on splits 2, 3");
     // The tables show it, and a system without item scores gets no interval or comparison.
     let tables = all_tables(&r);
     let comparisons = tables.iter().find(|t| t.id == "comparisons-all").unwrap();
@@ -82,6 +106,7 @@ fn humans_against_a_system_carry_both_sides_spread() {
         .iter()
         .any(|row| row[2] == "m k=2 vs humans k=2"
             && row[3] == "exploratory"
+            && row[4] == "3 on split 1 vs 1 on split 1"
             && row[11] == "not in a family"));
     let mut bare = report();
     let mut run = machine(1, [true; 4]);

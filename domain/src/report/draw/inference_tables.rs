@@ -6,7 +6,7 @@
 use super::table::Table;
 use super::text::{pct, spread_text};
 use super::versus::who_table;
-use crate::report::inference::{Comparison, Uncertainty};
+use crate::report::inference::{Comparison, Side, Uncertainty};
 use crate::report::{Report, Which};
 use crate::stats::interval::RESAMPLES;
 use crate::stats::{Interval, RelabelTest};
@@ -71,7 +71,7 @@ fn permutation_text(t: &RelabelTest) -> String {
 }
 
 fn comparison_row(c: &Comparison) -> Vec<String> {
-    let units: Vec<String> = c.sides.iter().map(|s| s.units.to_string()).collect();
+    let units: Vec<String> = c.sides.iter().map(Side::units_text).collect();
     vec![
         c.study.map(|s| s.to_string()).unwrap_or_default(),
         c.task.clone(),

@@ -103,6 +103,7 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
                         who: HUMANS.into(),
                         k,
                         units: cell(k)?.rows.len(),
+                        splits: Vec::new(),
                     })
                 })
                 .collect::<Option<_>>()?;

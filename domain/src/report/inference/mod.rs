@@ -55,11 +55,40 @@ pub struct Side {
     pub k: u32,
     /// Annotators or splits.
     pub units: usize,
+    /// The training splits the side used: the annotators' (none for zero-shot, and for a
+    /// scenario of a study's family), or the system's runs compared.
+    #[serde(default)]
+    pub splits: Vec<u32>,
 }
 
 impl Side {
     pub fn describe(&self) -> String {
         format!("{} k={}", self.who, self.k)
+    }
+
+    /// Its units, with the splits they used: `3 on split 1`, `5 on splits 1, 2, 3, 4, 5`.
+    pub fn units_text(&self) -> String {
+        match self.splits.as_slice() {
+            [] => self.units.to_string(),
+            [one] => format!("{} on split {one}", self.units),
+            many => {
+                let list: Vec<String> = many.iter().map(u32::to_string).collect();
+                format!("{} on splits {}", self.units, list.join(", "))
+            }
+        }
+    }
+}
+
+/// What the system side of a comparison with humans is compared on, in words: the humans'
+/// split(s), or every split of the system where it has no run on one of theirs.
+fn split_words(humans: &Side, system: &Side) -> String {
+    if humans.splits.is_empty() {
+        String::new()
+    } else if humans.splits == system.splits {
+        "; the system on the humans' training split(s) only".into()
+    } else {
+        "; the system on all its splits (it has no run on one of the humans' training splits)"
+            .into()
     }
 }
 
@@ -305,18 +334,21 @@ pub fn humans_vs_system(task: &str, a: (Side, &Matrix), b: (Side, &Matrix)) -> O
     }
     let (ma, mb) = (a.1.restrict(&shared), b.1.restrict(&shared));
     let (ua, ub) = (ma.unit_means(), mb.unit_means());
+    let on = split_words(&a.0, &b.0);
     let (method, test) = match (ua.len(), ub.len()) {
         (na, nb) if na >= 2 && nb >= 2 => (
             Method::Welch {
-                reason: "across annotators and the system's splits, each side's own spread".into(),
+                reason: format!(
+                    "across annotators and the system's splits, each side's own spread{on}"
+                ),
             },
             stats::welch(&ua, &ub)?,
         ),
         (na, 1) if na >= 2 => (
             Method::OneSample {
-                reason:
-                    "across annotators (the system ran on one split: its score is taken as fixed)"
-                        .into(),
+                reason: format!(
+                    "across annotators (the system ran on one split: its score is taken as fixed){on}"
+                ),
             },
             stats::against_fixed(&ua, ub[0])?,
         ),
