@@ -115,14 +115,14 @@ pub async fn learn_task(pool: &AnyPool, seeds: &SeedsOf<'_>) -> Result<()> {
     while let Some(held) = worker.next().await? {
         let seed_started = Instant::now();
         let result = learn_seed(pool, &held, &how, &|| worker.lost()).await;
-        let Some((score, best_dev)) = worker.settle(&held, result).await? else {
+        let Some((score, best_dev, trained_on)) = worker.settle(&held, result).await? else {
             continue;
         };
         mine += 1;
         let (left, _) = worker.left().await?;
         let elapsed = started.elapsed().as_secs_f64();
         println!(
-            "{task} seed {}: {} {} on the test set (best development score {best_dev:.4}), learned in {:.3} s; {:.1} min, about {:.1} min left at the pace of {} ({left} seeds unfinished)",
+            "{task} seed {}: {} {} on the test set (best development score {best_dev:.4}), learned on {trained_on} in {:.3} s; {:.1} min, about {:.1} min left at the pace of {} ({left} seeds unfinished)",
             held.seed,
             metric.name(),
             score.value.map_or("n/a".into(), |v| format!("{v:.4}")),
@@ -208,7 +208,7 @@ async fn learn_seed(
     held: &jobs::Held,
     how: &Learning<'_>,
     lost: &dyn Fn() -> bool,
-) -> Result<(domain::crossfit::metrics::Score, f64)> {
+) -> Result<(domain::crossfit::metrics::Score, f64, String)> {
     let (a, grid, metric) = (how.a, &how.grid, how.metric);
     let (task, seed) = (held.task.as_str(), held.seed);
     let lines = |split: &'static str| xf::split_lines(pool, task, seed, split);
@@ -317,14 +317,14 @@ async fn learn_seed(
     let mut settings = how.recipe.clone();
     settings["tried"] = serde_json::to_value(&tried).map_err(Error::internal)?;
     settings["chosen"] = serde_json::to_value(chosen).map_err(Error::internal)?;
-    settings["trained_on"] = trained_on.into();
+    settings["trained_on"] = trained_on.clone().into();
     settings["worker"] = held.lease.worker.clone().into();
     settings["decoding"] = decoding(grid.max_output_tokens, start, a.max_input_tokens);
     if let Some(k) = &kept {
         settings["kept"] = k.display().to_string().into();
     }
     let score = jobs::finish(pool, held, &preds, &settings.to_string()).await?;
-    Ok((score, chosen.map_or(f64::NAN, |c| c.best_dev)))
+    Ok((score, chosen.map_or(f64::NAN, |c| c.best_dev), trained_on))
 }
 
 /// How the stored predictions were decoded: greedily, from the decoder's start token.
