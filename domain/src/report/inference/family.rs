@@ -58,6 +58,25 @@ fn weights(c: &Contrast, present: &[u32]) -> Option<Vec<f64>> {
     Some(w)
 }
 
+/// What stands beside a comparison of two scenarios: the permutation test of annotator labels,
+/// the effect in SD units, these annotators on more items, and the screening-adjusted
+/// difference.
+fn beside_pair(
+    c: &mut Comparison,
+    (a, ma): (u32, &Matrix),
+    (b, mb): (u32, &Matrix),
+    input: &FamilyInput,
+    name: &str,
+) {
+    let (ua, ub) = (ma.unit_means(), mb.unit_means());
+    c.permutation = stats::relabel_test(&ua, &ub, seed(name));
+    c.effect = effect(&ua, &ub, c.difference);
+    c.these_annotators = item_level(ma, mb, name);
+    if let (Some(sa), Some(sb)) = (input.screened.get(&a), input.screened.get(&b)) {
+        c.adjusted = stats::ancova(sa, sb);
+    }
+}
+
 /// The study's family, tested; and its fit.
 pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) {
     let present: Vec<u32> = input
@@ -131,14 +150,7 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
                 test,
             };
             if let Contrast::Pair { a, b } = planned.contrast {
-                let (ma, mb) = (cell(a)?, cell(b)?);
-                let (ua, ub) = (ma.unit_means(), mb.unit_means());
-                c.permutation = stats::relabel_test(&ua, &ub, seed(&name));
-                c.effect = effect(&ua, &ub, c.difference);
-                c.these_annotators = item_level(ma, mb, &name);
-                if let (Some(sa), Some(sb)) = (input.screened.get(&a), input.screened.get(&b)) {
-                    c.adjusted = stats::ancova(sa, sb);
-                }
+                beside_pair(&mut c, (a, cell(a)?), (b, cell(b)?), input, &name);
             }
             Some(c)
         })
