@@ -266,6 +266,8 @@ fn spool_the_rest(mut m: Members, l: &Loaded, r: &Report) -> Result<String, Erro
     m.text(ExportFile::ScoresMd.as_str().into(), &layout::markdown(r))?;
     m.text(ExportFile::PayCsv.as_str().into(), &pay_csv(l, r)?)?;
     m.text("analysis_plans.json".into(), &analysis_plans(r)?)?;
+    // A reviewer's rerun of the inferential cells in R, from the CSVs beside it.
+    m.text("analysis.R".into(), ANALYSIS_R)?;
     // The study pages' files, where a study of the scope has pages (a bundle of studies
     // without them is as before).
     if l.studies.iter().any(|s| !s.config.pages.is_empty()) {
@@ -316,6 +318,10 @@ fn spool_the_rest(mut m: Members, l: &Loaded, r: &Report) -> Result<String, Erro
     m.hand_on(Entry::End)?;
     Ok(hash)
 }
+
+/// `analysis.R`: reruns the bundle's inferential cells with lme4 and lmerTest from its own
+/// `annotations.csv` and prints each beside `scores.csv`'s value (see its header).
+const ANALYSIS_R: &str = include_str!("analysis.R");
 
 async fn configs(pool: &sqlx::AnyPool, l: &Loaded) -> Result<String, Error> {
     let mut configs = Vec::new();

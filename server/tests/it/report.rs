@@ -825,8 +825,55 @@ async fn bundle(env: &Env, cookie: &str, scope: &str) {
     let file = tmp.path().join("b.tar");
     std::fs::write(&file, first.body.as_bytes()).unwrap();
     let said = python(PY_BUNDLE, &[file.to_str().unwrap()]);
-    // 9 data files, 24 annotators' and 8 majority prediction files, 2 charts.
-    assert_eq!(said.trim(), "files 43 assignments 24", "{said}");
+    // 10 data files and analysis.R, 24 annotators' and 8 majority prediction files, 2 charts.
+    assert_eq!(said.trim(), "files 44 assignments 24", "{said}");
+    rerun_in_r(&file, tmp.path());
+}
+
+/// The bundle's `analysis.R` run in R on the unpacked bundle: every inferential cell it
+/// reruns with lme4 and lmerTest agrees with the report's (it exits 1 on a difference).
+fn rerun_in_r(tar: &Path, dir: &Path) {
+    let has_r = std::process::Command::new("Rscript")
+        .args(["-e", "library(lmerTest)"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_r {
+        assert!(
+            std::env::var_os("CI").is_none_or(|v| v.is_empty()),
+            "R with lme4 and lmerTest is needed for the bundle's analysis.R (.ci/setup installs it)"
+        );
+        eprintln!("SKIPPED the bundle's analysis.R: no Rscript with lmerTest here");
+        return;
+    }
+    let untar = std::process::Command::new("tar")
+        .arg("xf")
+        .arg(tar)
+        .arg("-C")
+        .arg(dir)
+        .status()
+        .unwrap();
+    assert!(untar.success());
+    let bundle = dir.join("clues-lab-bundle");
+    let out = std::process::Command::new("Rscript")
+        .arg(bundle.join("analysis.R"))
+        .arg(&bundle)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Both tasks' Table 5 cells and both studies' families of five comparisons.
+    let checked: usize = said
+        .lines()
+        .find_map(|l| l.strip_suffix(" differ beyond 1e-04"))
+        .and_then(|l| l.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(checked >= 2 * 4 * 3 + 2 * 5 * 4, "{said}");
+    assert!(said.contains("study ") && said.contains(" p "), "{said}");
 }
 
 const PY_BUNDLE: &str = r#"
@@ -845,7 +892,7 @@ for line in sums.decode().splitlines():
 assert set(listed) == set(files), set(listed) ^ set(files)
 for name, data in files.items():
     assert hashlib.sha256(data).hexdigest() == listed[name], name
-for need in ["config.json", "assignments.jsonl", "annotations.jsonl", "annotations.csv", "scores.json",
+for need in ["analysis.R", "config.json", "assignments.jsonl", "annotations.jsonl", "annotations.csv", "scores.json",
              "scores.csv", "scores.md", "pay.csv", "charts/SST-2.svg", "charts/CoNLL2003.svg"]:
     assert need in files, need
 assert b"reference,reference:Reference: majority label of the k shots,,official,SST-2," in files["scores.csv"]

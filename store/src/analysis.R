@@ -1,0 +1,180 @@
+# analysis.R: reruns this bundle's inferential cells in R from the bundle's own CSVs, and prints
+# each beside the value the report gave (scores.csv). Run it in the unpacked bundle:
+#     Rscript analysis.R            (or: Rscript analysis.R path/to/bundle)
+# It needs R with lme4 and lmerTest (Debian: apt-get install r-cran-lme4 r-cran-lmertest).
+# It exits with status 1 when a cell differs from the report's beyond the tolerance below.
+#
+# What it reruns, for all finished annotators of the bundle (the "all" view, official scoring):
+# - Table 5's interval over other annotators: the t-interval of the annotators' test S1 on the
+#   logit scale, expit(logit(m) +- t(0.975, n - 1) * s / (sqrt(n) * m * (1 - m))).
+# - Each study's declared family of scenario comparisons: one fit of
+#   S1 ~ 0 + scenario + (1|annotator) + (1|item) by REML (lme4) on the test items every
+#   annotator of every scenario of the study answered; each contrast tested with
+#   Satterthwaite's degrees of freedom (lmerTest::contest1D). Where the fit puts the annotator
+#   variance at zero, the report decides with the exact permutation test of annotator labels
+#   and gives Welch's test across the annotators' mean scores for the interval: both are rerun
+#   here, the permutation test where the contrast weighs two scenarios (a trend over three or
+#   more unequally weighted scenarios is not). Which of the two paths was taken is checked too.
+# Not rerun: the item bootstrap (its draws are the report's own), humans against systems (the
+# systems' per-item scores are in predictions/, not in these CSVs).
+suppressMessages({
+  library(lme4)
+  library(lmerTest)
+})
+
+args <- commandArgs(trailingOnly = TRUE)
+dir <- if (length(args) > 0) args[1] else "."
+tolerance <- 1e-4
+
+annotations <- read.csv(file.path(dir, "annotations.csv"), stringsAsFactors = FALSE,
+                        colClasses = c(answer = "character"))
+scores <- read.csv(file.path(dir, "scores.csv"), stringsAsFactors = FALSE)
+
+# A submitted skip scores 0, as in the report; items never submitted do not count.
+test <- annotations[annotations$status == "finished" & annotations$phase == "test" &
+                      annotations$submitted %in% c("true", TRUE), ]
+test$score <- ifelse(test$skipped %in% c("true", TRUE), 0, test$s1)
+test <- test[!is.na(test$score), ]
+
+checked <- 0
+differ <- 0
+# Prints one cell: what R computed beside the report's value, and whether they agree.
+compare <- function(what, r, report, relative = FALSE, within = tolerance) {
+  report <- suppressWarnings(as.numeric(report))
+  gap <- abs(r - report)
+  if (relative) gap <- gap / max(1, abs(report))
+  ok <- !is.na(gap) && gap <= within
+  checked <<- checked + 1
+  if (!ok) differ <<- differ + 1
+  cat(sprintf("%-70s R %-14.8g report %-14.8g %s\n", substr(what, 1, 70), r, report,
+              if (ok) "ok" else "DIFFERS"))
+}
+
+# Table 5: each cell's interval over other annotators.
+cells <- scores[scores$table == "table5" & scores$annotators == "all" &
+                  scores$scoring == "official", ]
+for (i in seq_len(nrow(cells))) {
+  cell <- cells[i, ]
+  mine <- test[test$task == cell$task & test$k == cell$k, ]
+  per <- tapply(mine$score, mine$assignment_id, mean)
+  n <- length(per)
+  m <- mean(per)
+  name <- sprintf("%s k=%d", cell$task, cell$k)
+  compare(paste(name, "mean"), m, cell$mean)
+  s <- sd(per)
+  if (n < 2 || is.na(cell$other_units_low) || m <= 0 || m >= 1 || s == 0) next
+  half <- qt(0.975, n - 1) * s / (sqrt(n) * m * (1 - m))
+  compare(paste(name, "interval low"), plogis(qlogis(m) - half), cell$other_units_low)
+  compare(paste(name, "interval high"), plogis(qlogis(m) + half), cell$other_units_high)
+}
+
+# The scenarios' k of a comparison's label: "k=4 vs k=2" (b, a) or a trend's list.
+label_ks <- function(label) as.integer(regmatches(label, gregexpr("(?<=k=)[0-9]+|(?<=, )[0-9]+",
+                                                                  label, perl = TRUE))[[1]])
+
+# The weights of a comparison over the scenarios present, as the report sets them.
+weights <- function(label, present) {
+  w <- rep(0, length(present))
+  ks <- label_ks(label)
+  if (startsWith(label, "linear trend")) {
+    slope <- 10 * (ks - mean(ks)) / sum((ks - mean(ks))^2)
+    w[match(ks, present)] <- slope
+  } else {
+    w[match(ks[1], present)] <- 1
+    w[match(ks[2], present)] <- -1
+  }
+  w
+}
+
+# The two-sided permutation test of annotator labels between two groups of means: every
+# relabelling while there are at most 2^22 of them (as the report), else `draws` random ones
+# with the +1 correction (then R's p and the report's agree within their Monte Carlo error).
+relabel_p <- function(a, b, draws = 20000) {
+  all <- c(a, b)
+  observed <- abs(mean(b) - mean(a))
+  bar <- observed - 1e-12 * max(observed, 1)
+  far <- function(idx) abs(mean(all[-idx]) - mean(all[idx])) >= bar
+  if (choose(length(all), length(a)) <= 2^22) {
+    return(list(p = mean(combn(length(all), length(a), far)), exact = TRUE))
+  }
+  hits <- replicate(draws, far(sample.int(length(all), length(a))))
+  list(p = (sum(hits) + 1) / (draws + 1), exact = FALSE)
+}
+
+comparisons <- scores[scores$table == "comparison" & scores$annotators == "all" &
+                        !is.na(scores$study), ]
+for (key in unique(paste(comparisons$study, comparisons$task, sep = "\t"))) {
+  parts <- strsplit(key, "\t")[[1]]
+  rows <- comparisons[comparisons$study == as.integer(parts[1]) & comparisons$task == parts[2], ]
+  mine <- test[test$study_id == as.integer(parts[1]) & test$task == parts[2], ]
+  present <- sort(unique(mine$k))
+  # Per scenario the items every annotator answered, then those every scenario has.
+  shared <- NULL
+  for (k in present) {
+    own <- mine[mine$k == k, ]
+    per <- table(own$example_id) == length(unique(own$assignment_id))
+    have <- as.integer(names(per)[per])
+    shared <- if (is.null(shared)) have else intersect(shared, have)
+  }
+  d <- mine[mine$example_id %in% shared, ]
+  d$scenario <- factor(d$k, levels = present)
+  d$annotator <- factor(d$assignment_id)
+  d$item <- factor(d$example_id)
+  fit <- lmerTest::lmer(score ~ 0 + scenario + (1 | annotator) + (1 | item), data = d,
+                        REML = TRUE, control = lmerControl(check.conv.singular = "ignore"))
+  theta <- getME(fit, "theta")
+  annotator_zero <- theta[["annotator.(Intercept)"]] < 1e-4
+  means <- tapply(d$score, d$annotator, mean)
+  scenario_of <- tapply(d$k, d$annotator, function(x) x[1])
+  for (i in seq_len(nrow(rows))) {
+    row <- rows[i, ]
+    what <- sprintf("study %s %s %s", parts[1], parts[2], row$subset)
+    w <- weights(row$subset, present)
+    # The path: the report decides by permutation exactly where R's fit has no annotator
+    # variance.
+    same_path <- grepl("permutation test", row$method) == annotator_zero
+    checked <- checked + 1
+    if (!same_path) {
+      differ <- differ + 1
+      cat(sprintf("%-70s DIFFERS: R's fit %s the annotator variance at zero, the report: %s\n",
+                  substr(paste(what, "path"), 1, 70), if (annotator_zero) "puts" else "does not put",
+                  row$method))
+    }
+    if (!annotator_zero) {
+      t <- lmerTest::contest1D(fit, w, ddf = "Satterthwaite")
+      compare(paste(what, "estimate"), t$Estimate, row$mean)
+      compare(paste(what, "SE"), t$`Std. Error`, row$se)
+      compare(paste(what, "df"), t$df, row$df, relative = TRUE)
+      compare(paste(what, "p"), t$`Pr(>|t|)`, row$p)
+      next
+    }
+    # The annotator variance at zero: Welch's contrast across the annotators' means, and for
+    # a pair the permutation test that decides.
+    groups <- lapply(present, function(k) means[scenario_of == k])
+    estimate <- sum(w * sapply(groups, mean))
+    v <- w^2 * sapply(groups, var) / sapply(groups, length)
+    se <- sqrt(sum(v))
+    df <- sum(v)^2 / sum(v^2 / (sapply(groups, length) - 1))
+    compare(paste(what, "estimate (Welch)"), estimate, row$mean)
+    compare(paste(what, "SE (Welch)"), se, row$se)
+    compare(paste(what, "df (Welch)"), df, row$df, relative = TRUE)
+    # A pair, or a trend that weighs two scenarios only (three equally spaced k), relabels
+    # the annotators of those two.
+    weighed <- present[w != 0]
+    if (length(weighed) == 2 && abs(sum(w)) < 1e-12) {
+      a <- means[scenario_of == weighed[w[w != 0] < 0]]
+      b <- means[scenario_of == weighed[w[w != 0] > 0]]
+      perm <- relabel_p(a, b)
+      if (perm$exact) {
+        compare(paste(what, "p (exact permutation)"), perm$p, row$p)
+      } else {
+        # Four Monte Carlo standard errors of the two estimates' difference.
+        error <- 4 * sqrt(perm$p * (1 - perm$p) * (1 / 9999 + 1 / 20000)) + tolerance
+        compare(paste(what, "p (random permutation)"), perm$p, row$p, within = error)
+      }
+    }
+  }
+}
+
+cat(sprintf("\n%d cells checked, %d differ beyond %g\n", checked, differ, tolerance))
+if (differ > 0) quit(status = 1)
