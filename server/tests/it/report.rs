@@ -866,10 +866,11 @@ fn rerun_in_r(tar: &Path, dir: &Path) {
         String::from_utf8_lossy(&out.stderr)
     );
     // Both tasks' Table 5 cells and both studies' families of five comparisons.
-    let checked: usize = said
-        .lines()
-        .find_map(|l| l.strip_suffix(" differ beyond 1e-04"))
-        .and_then(|l| l.split(' ').next())
+    let last = said.lines().last().unwrap_or_default();
+    assert!(last.contains(" cells checked, 0 differ beyond "), "{said}");
+    let checked: usize = last
+        .split(' ')
+        .next()
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{said}"));
     assert!(checked >= 2 * 4 * 3 + 2 * 5 * 4, "{said}");
