@@ -8,7 +8,7 @@ use super::{effect, item_level, seed, shared_items, Comparison, Matrix, Side, St
 use crate::analysis_plan::{Contrast, PlannedComparison};
 use crate::ids::StudyId;
 use crate::stats;
-use crate::stats::groups::{self, trend_weights, Components};
+use crate::stats::groups::{self, trend_weights, Components, Method};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
@@ -58,9 +58,9 @@ fn weights(c: &Contrast, present: &[u32]) -> Option<Vec<f64>> {
     Some(w)
 }
 
-/// What stands beside a comparison of two scenarios: the permutation test of annotator labels,
-/// the effect in SD units, these annotators on more items, and the screening-adjusted
-/// difference.
+/// What stands beside a comparison of two scenarios: the permutation test of annotator labels
+/// (the one that decided, where it did), the effect in SD units, these annotators on more
+/// items, and the screening-adjusted difference.
 fn beside_pair(
     c: &mut Comparison,
     (a, ma): (u32, &Matrix),
@@ -69,7 +69,12 @@ fn beside_pair(
     name: &str,
 ) {
     let (ua, ub) = (ma.unit_means(), mb.unit_means());
-    c.permutation = stats::relabel_test(&ua, &ub, seed(name));
+    c.permutation = match &c.method {
+        Method::Permutation { test, .. } => Some(*test),
+        Method::MixedModel { .. } | Method::Welch { .. } | Method::OneSample { .. } => {
+            stats::relabel_test(&ua, &ub, seed(name))
+        }
+    };
     c.effect = effect(&ua, &ub, c.difference);
     c.these_annotators = item_level(ma, mb, name);
     if let (Some(sa), Some(sb)) = (input.screened.get(&a), input.screened.get(&b)) {
@@ -172,4 +177,66 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
         })
         .collect();
     (comparisons, Some(study_fit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::ExampleId;
+
+    fn matrix(rows: &[[f64; 6]]) -> Matrix {
+        let units: Vec<Vec<(ExampleId, f64)>> = rows
+            .iter()
+            .map(|r| (0..6).map(|i| (ExampleId(i), r[i as usize])).collect())
+            .collect();
+        Matrix::of(&units)
+    }
+
+    #[test]
+    fn where_the_permutation_test_decides_the_cell_shows_that_one_test() {
+        // The annotators of a scenario differ less than their items make them: the fit puts
+        // the annotator variance at zero, and the permutation test of annotator labels decides.
+        let scenarios = BTreeMap::from([
+            (
+                0,
+                matrix(&[
+                    [1.0, 0.0, 1.0, 0.0, 1.0, 0.0],
+                    [0.0, 1.0, 0.0, 1.0, 0.0, 1.0],
+                    [1.0, 0.0, 0.0, 0.0, 1.0, 0.0],
+                ]),
+            ),
+            (
+                10,
+                matrix(&[
+                    [1.0, 1.0, 1.0, 0.0, 1.0, 0.0],
+                    [1.0, 1.0, 0.0, 1.0, 1.0, 0.0],
+                    [0.0, 1.0, 1.0, 0.0, 1.0, 0.0],
+                ]),
+            ),
+        ]);
+        let family = [PlannedComparison {
+            label: "k=10 vs k=0".into(),
+            contrast: Contrast::Pair { a: 0, b: 10 },
+        }];
+        let input = FamilyInput {
+            task: "t",
+            study: StudyId(1),
+            family: &family,
+            primary: None,
+            frozen: false,
+            alpha: 0.05,
+            scenarios: &scenarios,
+            screened: &HashMap::new(),
+        };
+        let (tested, _) = study_family(&input);
+        let Method::Permutation { test, .. } = &tested[0].method else {
+            panic!("{:?}", tested[0].method);
+        };
+        assert_eq!(tested[0].permutation, Some(*test));
+        // The annotators' means in sixths are 3, 3, 2 and 4, 4, 3 (a difference of 1): of the
+        // 20 ways to split them in three and three, the 3 that put the 2 with two 3s and the 3
+        // that put both 4s with a 3 differ by 1 or more.
+        assert!(test.exact && test.relabellings == 20);
+        assert!((test.p - 0.3).abs() < 1e-12 && (test.min_p - 0.1).abs() < 1e-12);
+    }
 }
