@@ -80,25 +80,34 @@ pub fn relabel_test(a: &[f64], b: &[f64], seed: u64) -> Option<RelabelTest> {
             min_p: (mirrored / combos as f64).min(1.0),
         });
     }
-    let mut rng = SplitMix64(seed);
     let mut idx: Vec<usize> = (0..n).collect();
-    let mut hits = 0u64;
-    for _ in 0..RESAMPLES {
+    Some(drawn(observed, seed, |rng| {
         for i in 0..na {
             let j = i + rng.below(n - i);
             idx.swap(i, j);
         }
         let sum: f64 = idx[..na].iter().map(|&i| all[i]).sum();
-        hits += u64::from(stat(sum).abs() >= bar);
-    }
+        stat(sum).abs() >= bar
+    }))
+}
+
+/// The Monte Carlo test from `RESAMPLES` relabellings drawn from `seed`: `reaches` draws one
+/// and says whether its statistic is at least as extreme as the observed one.
+fn drawn(
+    observed: f64,
+    seed: u64,
+    mut reaches: impl FnMut(&mut SplitMix64) -> bool,
+) -> RelabelTest {
+    let mut rng = SplitMix64(seed);
+    let hits = (0..RESAMPLES).filter(|_| reaches(&mut rng)).count();
     let r = RESAMPLES as f64 + 1.0;
-    Some(RelabelTest {
+    RelabelTest {
         statistic: observed,
         p: (hits as f64 + 1.0) / r,
         exact: false,
         relabellings: RESAMPLES as u64,
         min_p: 1.0 / r,
-    })
+    }
 }
 
 /// `C(n_1 + … + n_g; n_1, …, n_g)`, the ways to deal units into groups of these sizes,
@@ -196,9 +205,7 @@ impl Dealt {
         let mut labels: Vec<usize> = (0..self.sizes.len())
             .flat_map(|g| std::iter::repeat_n(g, self.sizes[g]))
             .collect();
-        let mut rng = SplitMix64(seed);
-        let mut hits = 0u64;
-        for _ in 0..RESAMPLES {
+        drawn(self.observed, seed, |rng| {
             for i in (1..labels.len()).rev() {
                 labels.swap(i, rng.below(i + 1));
             }
@@ -207,16 +214,8 @@ impl Dealt {
                 .zip(&self.scores)
                 .map(|(&g, x)| self.coef[g] * x)
                 .sum();
-            hits += u64::from(stat.abs() >= bar);
-        }
-        let r = RESAMPLES as f64 + 1.0;
-        RelabelTest {
-            statistic: self.observed,
-            p: (hits as f64 + 1.0) / r,
-            exact: false,
-            relabellings: RESAMPLES as u64,
-            min_p: 1.0 / r,
-        }
+            stat.abs() >= bar
+        })
     }
 }
 
