@@ -9,6 +9,7 @@ use super::export::{
 use super::report::{Built, Loaded};
 use super::stream::{write_rows, Out, RowFile, Spool, SpoolFile, SpoolTask, Spooled};
 use crate::error::Error;
+use crate::study::Study;
 use domain::export_file::ExportFile;
 use domain::ids::{ConfigId, StudyId};
 use domain::place::PlaceStatus;
@@ -116,8 +117,9 @@ impl Members {
 }
 
 /// Writes the bundle of a build as a tar archive to `out` (on a heavy thread of its own, as
-/// each member is spooled): configurations, assignments and annotations (streamed from the
-/// database), scores, pay, predictions and charts, then `SHA256SUMS` and `manifest.json`. Fixed
+/// each member is spooled): configurations, scores, pay, predictions and charts, then
+/// assignments and annotations (streamed from the database), then `SHA256SUMS` and
+/// `manifest.json`. Fixed
 /// times and modes, so the same data gives the same bytes. Returns the content hash and `out`.
 /// The build is shared (with the dashboard and the other exports of its scope), never copied.
 pub async fn write<W: Write + Send + 'static>(
@@ -149,14 +151,24 @@ pub async fn write<W: Write + Send + 'static>(
     Ok((hash, out))
 }
 
-/// Spools every member, handing each on; returns the content hash.
+/// Spools every member, handing each on; returns the content hash. The files made from the
+/// build come first, and the build is let go before the rows stream from the database (a
+/// minute or more on a large scope): a new build of the scope, which waits for the last one
+/// to be let go, is not held back by a bundle still streaming, nor held beside it.
 async fn spool_all(
     pool: &sqlx::AnyPool,
     built: Arc<Built>,
     mut m: Members,
 ) -> Result<String, Error> {
-    let l = &built.loaded;
-    m.text("config.json".into(), &configs(pool, l).await?)?;
+    m.text("config.json".into(), &configs(pool, &built.loaded).await?)?;
+    let studies = built.loaded.studies.clone();
+    let synthetic = built.loaded.synthetic.included;
+    // Serialisation and compression of what is in memory (seconds on a big scope): on a heavy
+    // thread, not on the async workers that answer the crowd meanwhile.
+    let mut m = super::report::off_runtime(move || {
+        spool_from_build(&mut m, &built.loaded, &built.report).map(|()| m)
+    })
+    .await??;
     for (name, file) in [
         ("assignments.jsonl", RowFile::Assignments),
         (
@@ -167,14 +179,12 @@ async fn spool_all(
     ] {
         let mut out = Out::new(SpoolTask::start(m.spool));
         // On an error the spooling thread, its channel closed, ends by itself.
-        write_rows(pool, &l.studies, l.synthetic.included, file, &mut out).await?;
+        write_rows(pool, &studies, synthetic, file, &mut out).await?;
         let (spool, done) = out.finish().await?.finish().await?;
         m.spool = spool;
         m.add(name.into(), done)?;
     }
-    // The rest is serialisation and compression of what is in memory (seconds on a big scope):
-    // on a heavy thread, not on the async workers that answer the crowd meanwhile.
-    super::report::off_runtime(move || spool_the_rest(m, &built.loaded, &built.report)).await?
+    end(&m, &studies)
 }
 
 /// Writes the archive from the entries handed on, reading spooled members back from `spool`
@@ -250,8 +260,8 @@ impl<W: Write> Write for Cut<W> {
     }
 }
 
-/// Spools the files made from the report and the scope in memory; ends the bundle.
-fn spool_the_rest(mut m: Members, l: &Loaded, r: &Report) -> Result<String, Error> {
+/// Spools the files made from the report and the scope in memory.
+fn spool_from_build(m: &mut Members, l: &Loaded, r: &Report) -> Result<(), Error> {
     // Written as it is serialised: on many annotators the text is tens of megabytes.
     m.write(ExportFile::ScoresJson.as_str().into(), |w| {
         let mut w = std::io::BufWriter::new(w);
@@ -299,10 +309,15 @@ fn spool_the_rest(mut m: Members, l: &Loaded, r: &Report) -> Result<String, Erro
             &curve_svg(r, &t.name, false)?,
         )?;
     }
+    Ok(())
+}
+
+/// Ends the bundle of `studies`: `SHA256SUMS` and `manifest.json`. Returns the content hash.
+fn end(m: &Members, studies: &[Study]) -> Result<String, Error> {
     let (hash, listing) = content_hash(&m.hashes);
     let manifest = serde_json::json!({
         "format": "clues-lab study bundle, version 1",
-        "studies": l.studies.iter().map(|s| s.id).collect::<Vec<_>>(),
+        "studies": studies.iter().map(|s| s.id).collect::<Vec<_>>(),
         "content_sha256": hash,
         "content_hash_rule": "SHA-256 of SHA256SUMS (sha256sum format, sorted by file name)",
         "files": m.sizes.iter().map(|(name, len)| serde_json::json!({"name": name, "bytes": len})).collect::<Vec<_>>(),

@@ -7,7 +7,7 @@ use crate::wire::report::DashboardData;
 use sqlx::AnyPool;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 use store::clock::Clock;
 use store::report::{self, Built, Scope};
@@ -25,9 +25,11 @@ pub const IDLE: Duration = Duration::from_secs(300);
 /// one's seconds (its page is shown at once, saying how old it is).
 pub const PAGE_WAIT: Duration = Duration::from_millis(250);
 
-/// A build is taken again for at most this long after it began, whatever the version says: on
-/// PostgreSQL the version moves as a change commits, a moment before the change is seen, so a
-/// build made in that moment could otherwise miss it for as long as nothing else changes.
+/// A build is taken again for at most this long after it was made, whatever the version says:
+/// on PostgreSQL the version moves as a change commits, a moment before the change is seen, so
+/// a build begun in that moment could otherwise miss it for as long as nothing else changes.
+/// (Counted from its end: a build slower than this, a large study on a loaded machine, was
+/// never taken again, and every request built anew beside the one still in use.)
 pub const TRUSTED: Duration = Duration::from_secs(60);
 
 /// A build older than the data, unused for this long, is let go: an export would build anew,
@@ -90,6 +92,13 @@ struct Made {
     took: Duration,
 }
 
+impl Made {
+    /// Whether it is taken again when the version says so (see `TRUSTED`).
+    fn trusted(&self) -> bool {
+        self.began.elapsed() < self.took + TRUSTED
+    }
+}
+
 /// A build or a page, with the data version it was built from.
 struct Kept<T> {
     value: Arc<T>,
@@ -127,6 +136,20 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// How long a new build waits for the scope's last one to be let go by whoever draws from it
+/// (a file or page from the build: seconds on a large scope), before it is built beside it.
+pub const LET_GO: Duration = Duration::from_secs(60);
+
+/// Waits until nobody holds `build` any more, or `LET_GO` has passed. (Polled: an `Arc` tells
+/// nobody when its last holder lets go, and its holders are pages and files drawn on heavy
+/// threads, a few seconds each.)
+async fn let_go(build: &Weak<Built>) {
+    let deadline = Instant::now() + LET_GO;
+    while build.strong_count() > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// The latest value kept if it is at least `version` or began after `asked`: built from the
 /// data as it stood when the request came, or later.
 fn at_least<T>(
@@ -135,9 +158,9 @@ fn at_least<T>(
     asked: Instant,
 ) -> Option<(Arc<T>, Made)> {
     let mut kept = lock(kept);
-    let k = kept.as_mut().filter(|k| {
-        (k.version >= version || k.made.began >= asked) && k.made.began.elapsed() < TRUSTED
-    })?;
+    let k = kept
+        .as_mut()
+        .filter(|k| (k.version >= version || k.made.began >= asked) && k.made.trusted())?;
     let (value, _, made) = k.take();
     Some((value, made))
 }
@@ -167,9 +190,13 @@ impl Reports {
             return Ok(b);
         }
         // An older build is let go first (no export takes it again), freed off the async
-        // workers: two builds of a large scope need not be held at once.
-        if let Some(old) = lock(&slot.latest).take() {
+        // workers, and the new one waits until whoever still draws from the old has finished:
+        // two builds of a large scope (each ~120 MB for 300,000 rows) are never held at once.
+        let old = lock(&slot.latest).take();
+        if let Some(old) = old {
+            let last = Arc::downgrade(&old.value);
             tokio::task::spawn_blocking(move || drop(old));
+            let_go(&last).await;
         }
         let (built, began) = {
             let _turn = n.limiter.heavy_turn(Heavy::Build).await?;
@@ -206,7 +233,7 @@ impl Reports {
         let slot = self.slot(scope);
         let kept = lock(&slot.page)
             .as_mut()
-            .map(|k| (k.take(), k.made.began.elapsed() < TRUSTED));
+            .map(|k| (k.take(), k.made.trusted()));
         match kept {
             Some(((drawn, v, _), true)) if v >= version => Ok((drawn, Freshness::Current)),
             Some(((drawn, _, made), _)) => {
@@ -231,7 +258,7 @@ impl Reports {
                     let told = slot.drawn.notified();
                     let new = lock(&slot.page)
                         .as_ref()
-                        .filter(|k| k.version >= version && k.made.began.elapsed() < TRUSTED)
+                        .filter(|k| k.version >= version && k.made.trusted())
                         .map(|k| k.value.clone());
                     if let Some(new) = new {
                         return Ok((new, Freshness::Current));
