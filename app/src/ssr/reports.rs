@@ -143,7 +143,7 @@ pub const LET_GO: Duration = Duration::from_secs(60);
 /// Waits until nobody holds `build` any more, or `LET_GO` has passed. (Polled: an `Arc` tells
 /// nobody when its last holder lets go, and its holders are pages and files drawn on heavy
 /// threads, a few seconds each.)
-async fn let_go(build: &Weak<Built>) {
+async fn let_go<T>(build: &Weak<T>) {
     let deadline = Instant::now() + LET_GO;
     while build.strong_count() > 0 && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -368,5 +368,44 @@ impl Reports {
             .values()
             .filter(|s| lock(&s.latest).is_some())
             .count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_build_is_trusted_for_a_while_after_it_was_made_however_long_it_took() {
+        let ago = |s: u64| Instant::now() - Duration::from_secs(s);
+        let made = |began: Instant, took: u64| Made {
+            ms: 0,
+            began,
+            took: Duration::from_secs(took),
+        };
+        // Begun 90 s ago: a build of 80 s was made 10 s ago; one of 20 s, 70 s ago.
+        assert!(made(ago(90), 80).trusted());
+        assert!(!made(ago(90), 20).trusted());
+        assert!(made(ago(1), 0).trusted());
+    }
+
+    #[tokio::test]
+    async fn a_new_build_waits_until_the_last_one_is_let_go() {
+        let old = Arc::new(vec![0u8; 1024]);
+        let last = Arc::downgrade(&old);
+        let held = old.clone();
+        drop(old);
+        let started = Instant::now();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            drop(held);
+        });
+        let_go(&last).await;
+        assert_eq!(last.strong_count(), 0);
+        let waited = started.elapsed();
+        assert!(
+            waited >= Duration::from_millis(200) && waited < LET_GO,
+            "{waited:?}"
+        );
     }
 }
