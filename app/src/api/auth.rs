@@ -12,7 +12,7 @@ use {
     store::auth as users,
 };
 
-#[server(endpoint = "login")]
+#[server(endpoint = "login", output = crate::api::TextJson)]
 pub async fn login(name: String, password: String) -> Result<UserInfo, AppError> {
     serve(|c: Ctx<Visitor>| async move {
         // A form on another site must not sign its visitor into an account of its choosing
@@ -34,7 +34,7 @@ pub async fn login(name: String, password: String) -> Result<UserInfo, AppError>
     .await
 }
 
-#[server(endpoint = "logout")]
+#[server(endpoint = "logout", output = crate::api::TextJson)]
 pub async fn logout() -> Result<(), AppError> {
     serve(|c: Ctx<Visitor>| async move {
         if let Some(token) = auth::session_token(&c.headers) {
@@ -47,7 +47,7 @@ pub async fn logout() -> Result<(), AppError> {
     .await
 }
 
-#[server(endpoint = "whoami")]
+#[server(endpoint = "whoami", output = crate::api::TextJson)]
 pub async fn whoami() -> Result<Option<UserInfo>, AppError> {
     serve(|c: Ctx<Visitor>| async move {
         Ok(c.who.0.map(|u| UserInfo {

@@ -10,7 +10,7 @@ use {
     store::crossfit as xf,
 };
 
-#[server(endpoint = "crossfit_overview")]
+#[server(endpoint = "crossfit_overview", output = crate::api::TextJson)]
 pub async fn crossfit_overview() -> Result<CrossfitData, AppError> {
     serve(|c: Ctx<Staff>| async move {
         let runs = xf::run_scores(c.pool()).await?;
@@ -28,7 +28,7 @@ pub async fn crossfit_overview() -> Result<CrossfitData, AppError> {
 }
 
 /// The task -> metric table: a researcher (or admin) sets a task's ontology path and metric.
-#[server(endpoint = "set_crossfit_task")]
+#[server(endpoint = "set_crossfit_task", output = crate::api::TextJson)]
 pub async fn set_crossfit_task(
     task: String,
     ontology: String,
@@ -41,7 +41,7 @@ pub async fn set_crossfit_task(
 }
 
 /// Stores a partition given as CrossFit's JSON (the create form writes the same JSON).
-#[server(endpoint = "save_crossfit_partition")]
+#[server(endpoint = "save_crossfit_partition", output = crate::api::TextJson)]
 pub async fn save_crossfit_partition(name: String, json: String) -> Result<(), AppError> {
     serve(|c: Ctx<Staff>| async move {
         let p =
@@ -51,7 +51,7 @@ pub async fn save_crossfit_partition(name: String, json: String) -> Result<(), A
     .await
 }
 
-#[server(endpoint = "crossfit_arg")]
+#[server(endpoint = "crossfit_arg", output = crate::api::TextJson)]
 pub async fn crossfit_arg(
     partition: String,
     method: String,
@@ -64,7 +64,7 @@ pub async fn crossfit_arg(
 }
 
 /// Admins: a task for human studies from one seed of a CrossFit task; returns its name.
-#[server(endpoint = "make_crossfit_study_task")]
+#[server(endpoint = "make_crossfit_study_task", output = crate::api::TextJson)]
 pub async fn make_crossfit_study_task(task: String, seed: u32) -> Result<String, AppError> {
     serve(|c: Ctx<Admin>| async move { Ok(xf::make_study_task(c.pool(), &task, seed).await?.0) })
         .await

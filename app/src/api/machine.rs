@@ -15,38 +15,38 @@ use {
 };
 
 /// Every shared grid's jobs by status and the workers holding them.
-#[server(endpoint = "machine_grids")]
+#[server(endpoint = "machine_grids", output = crate::api::TextJson)]
 pub async fn machine_grids() -> Result<Vec<GridRow>, AppError> {
     serve(|c: Ctx<Staff>| async move { Ok(machine::grids(c.pool()).await?) }).await
 }
 
 /// CrossFit's fine-tuning jobs that workers share: by method, and each one not done.
-#[server(endpoint = "crossfit_learning")]
+#[server(endpoint = "crossfit_learning", output = crate::api::TextJson)]
 pub async fn crossfit_learning() -> Result<LearningQueue, AppError> {
     serve(|c: Ctx<Staff>| async move { Ok(crossfit::jobs::queue(c.pool()).await?) }).await
 }
 
-#[server(endpoint = "machine_runs")]
+#[server(endpoint = "machine_runs", output = crate::api::TextJson)]
 pub async fn machine_runs() -> Result<Vec<RunRow>, AppError> {
     serve(|c: Ctx<Staff>| async move { Ok(machine::runs(c.pool()).await?) }).await
 }
 
 /// The workers pointed at this database and alive now, each with the kinds it takes, where its
 /// models run and the job it holds.
-#[server(endpoint = "live_workers")]
+#[server(endpoint = "live_workers", output = crate::api::TextJson)]
 pub async fn live_workers() -> Result<Vec<WorkerRow>, AppError> {
     serve(|c: Ctx<Staff>| async move { Ok(machine::workers::live(c.pool()).await?) }).await
 }
 
 /// Every CLUES grid job not done, running ones first.
-#[server(endpoint = "grid_job_list")]
+#[server(endpoint = "grid_job_list", output = crate::api::TextJson)]
 pub async fn grid_job_list() -> Result<Vec<GridJobRow>, AppError> {
     serve(|c: Ctx<Staff>| async move { Ok(machine::grid::open_jobs(c.pool()).await?) }).await
 }
 
 /// The tasks a learner can be queued on: CLUES-format tasks with a test set, CrossFit tasks,
 /// CrossFit's partitions.
-#[server(endpoint = "learner_choices")]
+#[server(endpoint = "learner_choices", output = crate::api::TextJson)]
 pub async fn learner_choices() -> Result<QueueChoices, AppError> {
     serve(|c: Ctx<Staff>| async move {
         let tasks = store::catalog::task_summaries(c.pool())
@@ -76,7 +76,7 @@ pub async fn learner_choices() -> Result<QueueChoices, AppError> {
 }
 
 /// Checks a learner as the command line would and queues its jobs for the workers.
-#[server(endpoint = "queue_learner", input = Json)]
+#[server(endpoint = "queue_learner", input = Json, output = crate::api::TextJson)]
 pub async fn queue_learner(request: QueueRequest) -> Result<QueueAnswer, AppError> {
     serve(|c: Ctx<Staff>| async move {
         let Some(door) = c.state.door.clone() else {
@@ -91,7 +91,7 @@ pub async fn queue_learner(request: QueueRequest) -> Result<QueueAnswer, AppErro
 }
 
 /// Cancels a queued or running job: it is marked failed, and a worker running it stores nothing.
-#[server(endpoint = "cancel_job")]
+#[server(endpoint = "cancel_job", output = crate::api::TextJson)]
 pub async fn cancel_job(queue: Queue, id: i64) -> Result<(), AppError> {
     serve(|c: Ctx<Staff>| async move {
         c.same_site("a cancellation")?;
@@ -102,7 +102,7 @@ pub async fn cancel_job(queue: Queue, id: i64) -> Result<(), AppError> {
 }
 
 /// Queues a failed job again, with the recipe it had.
-#[server(endpoint = "retry_job")]
+#[server(endpoint = "retry_job", output = crate::api::TextJson)]
 pub async fn retry_job(queue: Queue, id: i64) -> Result<(), AppError> {
     serve(|c: Ctx<Staff>| async move {
         c.same_site("a retry")?;

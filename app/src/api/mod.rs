@@ -8,6 +8,9 @@ pub mod report;
 pub mod study;
 pub mod tasks;
 
+mod text_json;
+pub use text_json::TextJson;
+
 /// The paths of the server functions that take JSON (`input = Json`); every other one takes a
 /// URL-encoded form. The server refuses a call in any other content type: a page of another
 /// site can post `text/plain` without asking first, never `application/json`.

@@ -9,7 +9,7 @@ use leptos::prelude::*;
 
 /// `studies`: comma-separated study ids, empty for every study; `synthetic`: with the workers
 /// `load fill` made (left out unless asked for).
-#[server(endpoint = "dashboard")]
+#[server(endpoint = "dashboard", output = crate::api::TextJson)]
 pub async fn dashboard(
     studies: String,
     #[server(default)] synthetic: bool,

@@ -17,12 +17,12 @@ use {
     store::study,
 };
 
-#[server(endpoint = "list_studies")]
+#[server(endpoint = "list_studies", output = crate::api::TextJson)]
 pub async fn list_studies() -> Result<Vec<StudySummary>, AppError> {
     serve(|c: Ctx<Staff>| async move { Ok(study::list(c.pool()).await?) }).await
 }
 
-#[server(endpoint = "study_admin")]
+#[server(endpoint = "study_admin", output = crate::api::TextJson)]
 pub async fn study_admin(id: StudyId) -> Result<StudyOverview, AppError> {
     serve(|c: Ctx<Staff>| async move {
         let mut view = study::admin_view(c.pool(), id).await?;
@@ -33,7 +33,7 @@ pub async fn study_admin(id: StudyId) -> Result<StudyOverview, AppError> {
 }
 
 /// Admins only. Returns the new study's id.
-#[server(endpoint = "create_study", input = Json)]
+#[server(endpoint = "create_study", input = Json, output = crate::api::TextJson)]
 pub async fn create_study(
     task: String,
     name: String,
@@ -46,7 +46,7 @@ pub async fn create_study(
 }
 
 /// Admins only. Refused once workers started if it would alter what they saw.
-#[server(endpoint = "update_study", input = Json)]
+#[server(endpoint = "update_study", input = Json, output = crate::api::TextJson)]
 pub async fn update_study(id: StudyId, name: String, config: StudyConfig) -> Result<(), AppError> {
     serve(|c: Ctx<Admin>| async move {
         Ok(study::update(c.pool(), Some(c.who.0.id), id, &name, config).await?)
@@ -56,7 +56,7 @@ pub async fn update_study(id: StudyId, name: String, config: StudyConfig) -> Res
 
 /// The signed-in worker's place in a study and current step. A place is taken only by the
 /// study link's Start (`/join/{study}`): without one this answers 404 and writes nothing.
-#[server(endpoint = "study_state")]
+#[server(endpoint = "study_state", output = crate::api::TextJson)]
 pub async fn study_state(study_id: StudyId) -> Result<WorkerStudy, AppError> {
     serve(|c: Ctx<Worker>| async move {
         let now = c.state.now_ms();
@@ -69,7 +69,7 @@ pub async fn study_state(study_id: StudyId) -> Result<WorkerStudy, AppError> {
 /// resend with the same id is acknowledged again and stored once. `signals`, what the page
 /// recorded while the item was shown, is optional: an answer without it is stored all the same
 /// (and the report names answers that came without it). The arrival's time is the server's.
-#[server(endpoint = "submit_answer", input = Json)]
+#[server(endpoint = "submit_answer", input = Json, output = crate::api::TextJson)]
 pub async fn submit_answer(
     study_id: StudyId,
     position: i64,
@@ -92,7 +92,7 @@ pub async fn submit_answer(
 }
 
 /// After a training item's gold was revealed: move on; answers the worker's next step.
-#[server(endpoint = "continue_study")]
+#[server(endpoint = "continue_study", output = crate::api::TextJson)]
 pub async fn continue_study(study_id: StudyId, position: i64) -> Result<WorkerStep, AppError> {
     serve(|c: Ctx<Worker>| async move {
         let now = c.state.now_ms();
@@ -103,7 +103,7 @@ pub async fn continue_study(study_id: StudyId, position: i64) -> Result<WorkerSt
 
 /// The worker accepts (or declines) the study's consent text; answers the next step. Declining
 /// frees the place and keeps nothing but the refusal.
-#[server(endpoint = "give_consent")]
+#[server(endpoint = "give_consent", output = crate::api::TextJson)]
 pub async fn give_consent(study_id: StudyId, accept: bool) -> Result<WorkerStep, AppError> {
     serve(|c: Ctx<Worker>| async move {
         // Declining deletes the place: no other site's form may send it for the worker.
@@ -117,7 +117,7 @@ pub async fn give_consent(study_id: StudyId, accept: bool) -> Result<WorkerStep,
 /// The worker's answers to the questionnaire of `stage`: the form's fields (name, value) as
 /// the browser sends them, read and checked on the server and stored once; answers the next
 /// step.
-#[server(endpoint = "answer_questionnaire", input = Json)]
+#[server(endpoint = "answer_questionnaire", input = Json, output = crate::api::TextJson)]
 pub async fn answer_questionnaire(
     study_id: StudyId,
     stage: Stage,

@@ -10,18 +10,18 @@ use {
     store::catalog,
 };
 
-#[server(endpoint = "list_tasks")]
+#[server(endpoint = "list_tasks", output = crate::api::TextJson)]
 pub async fn list_tasks() -> Result<Vec<TaskSummary>, AppError> {
     serve(|c: Ctx<Staff>| async move { Ok(catalog::task_summaries(c.pool()).await?) }).await
 }
 
-#[server(endpoint = "task_detail")]
+#[server(endpoint = "task_detail", output = crate::api::TextJson)]
 pub async fn task_detail(name: String) -> Result<TaskInfo, AppError> {
     serve(|c: Ctx<Staff>| async move { Ok(catalog::task_detail(c.pool(), &name).await?) }).await
 }
 
 /// The test item at `position` (wrapping around), in file order.
-#[server(endpoint = "preview_item")]
+#[server(endpoint = "preview_item", output = crate::api::TextJson)]
 pub async fn preview_item(name: String, position: i64) -> Result<ItemPreview, AppError> {
     serve(
         |c: Ctx<Staff>| async move { Ok(catalog::preview_item(c.pool(), &name, position).await?) },
