@@ -119,9 +119,9 @@ impl Members {
 /// Writes the bundle of a build as a tar archive to `out` (on a heavy thread of its own, as
 /// each member is spooled): configurations, scores, pay, predictions and charts, then
 /// assignments and annotations (streamed from the database), then `SHA256SUMS` and
-/// `manifest.json`. Fixed
-/// times and modes, so the same data gives the same bytes. Returns the content hash and `out`.
-/// The build is shared (with the dashboard and the other exports of its scope), never copied.
+/// `manifest.json`. Fixed times and modes, so the same data gives the same bytes. Returns the
+/// content hash and `out`. The build is shared (with the dashboard and the other exports of
+/// its scope), never copied.
 pub async fn write<W: Write + Send + 'static>(
     pool: &sqlx::AnyPool,
     built: Arc<Built>,
