@@ -7,11 +7,11 @@
 //! relative to its size: lmerTest differentiates numerically, to about 1e-7 of the df).
 // A test crate: a failed unwrap or expect is the test failing, with its line.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-use domain::stats::mixed::{fit, Obs, SINGULAR};
+use domain::stats::mixed::{fit, SINGULAR};
 use serde_json::Value;
 
 mod common;
-use common::{f, fixture, fs};
+use common::{f, fixture, fs, observations};
 
 fn vectors() -> Value {
     let v = fixture(include_str!("fixtures/mixed_vectors.json"));
@@ -22,28 +22,6 @@ fn vectors() -> Value {
 /// Within `tol` of `want`, absolutely.
 fn near(got: f64, want: f64, tol: f64, what: &str) {
     assert!((got - want).abs() <= tol, "{what}: {got} != {want}");
-}
-
-fn observations(set: &Value) -> Vec<Obs> {
-    let (unit, item, group, y) = (
-        fs(&set["unit"]),
-        fs(&set["item"]),
-        fs(&set["group"]),
-        fs(&set["y"]),
-    );
-    let groups = group.iter().fold(0.0_f64, |m, g| m.max(*g)) as usize + 1;
-    (0..y.len())
-        .map(|k| {
-            let mut x = vec![0.0; groups];
-            x[group[k] as usize] = 1.0;
-            Obs {
-                unit: unit[k] as usize,
-                item: item[k] as usize,
-                x,
-                y: y[k],
-            }
-        })
-        .collect()
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! numbers and rows, and a comparison that names what differs.
 #![allow(dead_code)]
 
+use domain::stats::mixed::Obs;
 use serde_json::Value;
 
 /// A fixture file's JSON.
@@ -43,4 +44,28 @@ pub fn same_adjustment(fit: &domain::stats::Ancova, c: &Value) {
         "adjusted difference",
     );
     close(fit.slope, f(&c["slope"]), 1e-10, "slope");
+}
+
+/// A fixture's data set as observations: `unit`, `item`, `group` (0-based) and `y` columns, the
+/// fixed effects one indicator per group (`y ~ 0 + group`).
+pub fn observations(set: &Value) -> Vec<Obs> {
+    let (unit, item, group, y) = (
+        fs(&set["unit"]),
+        fs(&set["item"]),
+        fs(&set["group"]),
+        fs(&set["y"]),
+    );
+    let groups = group.iter().fold(0.0_f64, |m, g| m.max(*g)) as usize + 1;
+    (0..y.len())
+        .map(|k| {
+            let mut x = vec![0.0; groups];
+            x[group[k] as usize] = 1.0;
+            Obs {
+                unit: unit[k] as usize,
+                item: item[k] as usize,
+                x,
+                y: y[k],
+            }
+        })
+        .collect()
 }

@@ -9,6 +9,8 @@
 //! optimiser leaves it. A fit is singular, as lme4's `isSingular`, when a θ is below 1e-4.
 //! Checked against R's lme4 and lmerTest (`domain/tests/mixed_r.rs`).
 
+mod laplace;
+pub mod logistic;
 mod reml;
 
 use super::numdiff;
@@ -130,49 +132,59 @@ fn optimise(d: &Design) -> Result<[f64; 2], FitError> {
     let best = res.state().best_param.clone().ok_or(FitError::Optimiser)?;
     let mut theta = [best[0].abs(), best[1].abs()];
     let f = |t: &[f64]| d.profiled(t[0], t[1]);
-    // A component at (or next to) zero: lme4's bound. Keep the zero where it is no worse.
-    for k in 0..2 {
-        let mut zero = theta;
-        zero[k] = 0.0;
-        if theta[k] < 1e-2 && f(&zero) <= f(&theta) + 1e-10 {
-            theta = zero;
-        }
-    }
-    polish(&f, &mut theta);
+    settle_zeros(&f, &mut theta);
+    let richardson =
+        |f: &dyn Fn(&[f64]) -> f64, x: &[f64]| (numdiff::gradient(f, x), numdiff::hessian(f, x));
+    polish(&f, &mut theta, &richardson, 1e-10);
     if !theta.iter().all(|t| t.is_finite()) || !f(&theta).is_finite() {
         return Err(FitError::Optimiser);
     }
     Ok(theta)
 }
 
-/// Newton steps on the free (non-zero) components, halved until the criterion does not rise
-/// by more than its rounding (near the optimum a decrease is below the criterion's last digits,
-/// while the step still gains digits of θ).
-fn polish(f: &dyn Fn(&[f64]) -> f64, theta: &mut [f64; 2]) {
-    let free: Vec<usize> = (0..2).filter(|&k| theta[k] > 0.0).collect();
+/// A relative standard deviation (the first two coordinates of `v`) at or next to zero: lme4's
+/// bound. The zero is kept where the criterion is no worse there.
+pub(super) fn settle_zeros(f: &dyn Fn(&[f64]) -> f64, v: &mut [f64]) {
+    for k in 0..2 {
+        let mut zero = v.to_vec();
+        zero[k] = 0.0;
+        if v[k] < 1e-2 && f(&zero) <= f(v) + 1e-10 {
+            v.copy_from_slice(&zero);
+        }
+    }
+}
+
+/// A criterion's gradient and Hessian (row-major) at a point.
+pub(super) type Derivatives<'a> =
+    &'a dyn Fn(&dyn Fn(&[f64]) -> f64, &[f64]) -> (Vec<f64>, Vec<f64>);
+
+/// Newton steps on the free coordinates of `v` (the two relative standard deviations where not
+/// zero, and every one after them), halved until the criterion does not rise by more than its
+/// rounding (near the optimum a decrease is below the criterion's last digits, while the step
+/// still gains digits), until a step moves no coordinate by `stop`.
+pub(super) fn polish(f: &dyn Fn(&[f64]) -> f64, v: &mut [f64], derivs: Derivatives, stop: f64) {
+    let free: Vec<usize> = (0..v.len()).filter(|&k| k >= 2 || v[k] > 0.0).collect();
     if free.is_empty() {
         return;
     }
     for _ in 0..20 {
-        let sub = |v: &[f64]| {
-            let mut t = *theta;
+        let sub = |x: &[f64]| {
+            let mut t = v.to_vec();
             for (k, &i) in free.iter().enumerate() {
-                t[i] = v[k];
+                t[i] = x[k];
             }
             f(&t)
         };
-        let x: Vec<f64> = free.iter().map(|&i| theta[i]).collect();
-        let g = numdiff::gradient(&sub, &x);
-        let h = numdiff::hessian(&sub, &x);
-        let n = free.len();
-        let hm = DMatrix::from_row_slice(n, n, &h);
-        let Some(step) = hm
+        let x: Vec<f64> = free.iter().map(|&i| v[i]).collect();
+        let n = x.len();
+        let (g, h) = derivs(&sub, &x);
+        let Some(step) = DMatrix::from_row_slice(n, n, &h)
             .cholesky()
-            .map(|c| c.solve(&DVector::from_vec(g.clone())))
+            .map(|c| c.solve(&DVector::from_vec(g)))
         else {
             return;
         };
-        let now = f(theta);
+        let now = f(v);
         let slack = 1e-10 * (1.0 + now.abs());
         let mut scale = 1.0;
         let moved = loop {
@@ -181,7 +193,8 @@ fn polish(f: &dyn Fn(&[f64]) -> f64, theta: &mut [f64; 2]) {
                 .zip(step.iter())
                 .map(|(a, s)| a - scale * s)
                 .collect();
-            if cand.iter().all(|c| *c > 0.0) && sub(&cand) <= now + slack {
+            let positive = free.iter().zip(&cand).all(|(&i, c)| i >= 2 || *c > 0.0);
+            if positive && sub(&cand) <= now + slack {
                 break Some(cand);
             }
             scale /= 2.0;
@@ -190,15 +203,14 @@ fn polish(f: &dyn Fn(&[f64]) -> f64, theta: &mut [f64; 2]) {
             }
         };
         let Some(cand) = moved else { return };
-        let change: f64 = cand
+        let change = cand
             .iter()
             .zip(&x)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0, f64::max);
+            .fold(0.0_f64, |m, (a, b)| m.max((a - b).abs()));
         for (k, &i) in free.iter().enumerate() {
-            theta[i] = cand[k];
+            v[i] = cand[k];
         }
-        if change < 1e-10 {
+        if change < stop {
             return;
         }
     }

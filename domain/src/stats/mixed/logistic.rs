@@ -1,0 +1,335 @@
+//! The logistic mixed model of 0/1 item outcomes with crossed random intercepts for annotator
+//! and item, `logit P(correct) = X β + (1|unit) + (1|item)`, fitted by maximum likelihood under
+//! the Laplace approximation as lme4's `glmer(…, family = binomial)` fits it, with glmer's Wald
+//! tests of contrasts `L'β` (z, from the covariance of β̂ that glmer reports: the β block of
+//! twice the inverse Hessian of the deviance in θ and β).
+//!
+//! The deviance (`laplace`) is minimised over θ and β together, as glmer's second stage does:
+//! Nelder–Mead from the plain logistic regression's β and θ = (1, 1), then Newton steps on
+//! central-difference derivatives, a θ whose optimum lies at zero set to zero as lme4's
+//! bounded optimiser leaves it. Checked against R's lme4 (`domain/tests/mixed_r.rs`).
+
+use super::laplace::Binary;
+use super::{polish, renumber, settle_zeros, FitError, Obs, SINGULAR};
+use crate::stats::dist::normal_cdf;
+use crate::stats::numdiff;
+use crate::stats::ttest::TTest;
+use argmin::core::{CostFunction, Executor};
+use argmin::solver::neldermead::NelderMead;
+use nalgebra::{DMatrix, DVector};
+
+/// The step of the numerical derivatives (lme4's `deriv12` takes the same).
+const STEP: f64 = 1e-4;
+
+/// Levels of the smaller factor at most (the annotators, usually): its Schur complement is
+/// factored densely at every step, so a study of hundreds of annotators on as many items is
+/// left to the linear model.
+pub const MAX_DENSE_LEVELS: usize = 80;
+
+/// A maximum-likelihood fit under the Laplace approximation.
+#[derive(Clone, Debug)]
+pub struct LogisticFit {
+    pub beta: Vec<f64>,
+    /// The covariance of β̂ (row-major `p × p`), as glmer's `vcov`.
+    pub vcov: Vec<f64>,
+    /// Standard deviations of the annotator and item intercepts (on the logit scale).
+    pub sd_unit: f64,
+    pub sd_item: f64,
+    /// The Laplace deviance at the optimum (`−2 logLik`).
+    pub deviance: f64,
+    pub singular: bool,
+    pub n: usize,
+    pub units: usize,
+    pub items: usize,
+}
+
+/// glmer's Wald test of a contrast: z against the standard normal.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Wald {
+    pub estimate: f64,
+    pub se: f64,
+    pub z: f64,
+    pub p: f64,
+}
+
+struct Criterion<'a>(&'a Binary);
+
+impl Criterion<'_> {
+    fn at(&self, v: &[f64]) -> f64 {
+        self.0
+            .deviance(v[0], v[1], &v[2..])
+            .unwrap_or(f64::INFINITY)
+    }
+}
+
+impl CostFunction for Criterion<'_> {
+    type Param = DVector<f64>;
+    type Output = f64;
+    fn cost(&self, v: &Self::Param) -> Result<f64, argmin::core::Error> {
+        Ok(self.at(v.as_slice()))
+    }
+}
+
+/// The Laplace deviance at given standard deviations and β (for checks against R); `None` for a
+/// design the model cannot take.
+pub fn deviance_at(obs: &[Obs], sd_unit: f64, sd_item: f64, beta: &[f64]) -> Option<f64> {
+    let (units, nu) = renumber(obs.iter().map(|o| o.unit));
+    let (items, ni) = renumber(obs.iter().map(|o| o.item));
+    let rows: Vec<(usize, usize, &[f64], f64)> = obs
+        .iter()
+        .enumerate()
+        .map(|(k, o)| (units[k], items[k], o.x.as_slice(), o.y))
+        .collect();
+    Binary::new(&rows, nu, ni, beta.len()).deviance(sd_unit, sd_item, beta)
+}
+
+/// Fits the model; every response must be 0 or 1.
+pub fn fit(obs: &[Obs]) -> Result<LogisticFit, FitError> {
+    let p = obs.first().map_or(0, |o| o.x.len());
+    if p == 0 || obs.iter().any(|o| o.x.len() != p) {
+        return Err(FitError::Design(
+            "every row needs the same fixed effects".into(),
+        ));
+    }
+    if obs.iter().any(|o| o.y != 0.0 && o.y != 1.0) {
+        return Err(FitError::Design("a response is not 0 or 1".into()));
+    }
+    let (units, nu) = renumber(obs.iter().map(|o| o.unit));
+    let (items, ni) = renumber(obs.iter().map(|o| o.item));
+    if nu < 2 || ni < 2 || obs.len() <= p + 2 {
+        return Err(FitError::Design(
+            "too few units, items or observations".into(),
+        ));
+    }
+    if nu.min(ni) > MAX_DENSE_LEVELS {
+        return Err(FitError::Design(format!(
+            "more than {MAX_DENSE_LEVELS} annotators and items each"
+        )));
+    }
+    let rows: Vec<(usize, usize, &[f64], f64)> = obs
+        .iter()
+        .enumerate()
+        .map(|(k, o)| (units[k], items[k], o.x.as_slice(), o.y))
+        .collect();
+    let data = Binary::new(&rows, nu, ni, p);
+    if !data.full_rank() {
+        return Err(FitError::Design(
+            "the fixed effects are not of full rank".into(),
+        ));
+    }
+    let start = data.glm().ok_or_else(|| {
+        FitError::Design("the outcomes separate the fixed effects (a group all 0 or all 1)".into())
+    })?;
+    let v = optimise(&data, &start)?;
+    finish(&data, v, nu, ni)
+}
+
+/// Nelder–Mead over (θ, β), then zero components and Newton polish.
+fn optimise(data: &Binary, beta: &[f64]) -> Result<Vec<f64>, FitError> {
+    let crit = Criterion(data);
+    let mut v0 = vec![1.0, 1.0];
+    v0.extend_from_slice(beta);
+    let simplex: Vec<DVector<f64>> = std::iter::once(v0.clone())
+        .chain((0..v0.len()).map(|k| {
+            let mut v = v0.clone();
+            v[k] += 0.5;
+            v
+        }))
+        .map(DVector::from_vec)
+        .collect();
+    // Close is enough: the Newton steps below take (θ, β) to the optimum's last digits.
+    let tolerance = 1e-6 * (1.0 + crit.at(&v0).abs());
+    let solver = NelderMead::new(simplex)
+        .with_sd_tolerance(tolerance)
+        .map_err(|_| FitError::Optimiser)?;
+    let res = Executor::new(Criterion(data), solver)
+        .configure(|s| s.max_iters(20_000))
+        .run()
+        .map_err(|_| FitError::Optimiser)?;
+    let best = res.state().best_param.clone().ok_or(FitError::Optimiser)?;
+    let mut v: Vec<f64> = best.iter().copied().collect();
+    v[0] = v[0].abs();
+    v[1] = v[1].abs();
+    let f = |x: &[f64]| crit.at(x);
+    settle_zeros(&f, &mut v);
+    let central = |f: &dyn Fn(&[f64]) -> f64, x: &[f64]| numdiff::deriv12(f, x, STEP);
+    // A step below 1e-8 is far below the 1e-4 the estimates are read to, and below what the
+    // numerical derivatives resolve.
+    polish(&f, &mut v, &central, 1e-8);
+    if !v.iter().all(|x| x.is_finite()) || !f(&v).is_finite() {
+        return Err(FitError::Optimiser);
+    }
+    if v[2..].iter().any(|b| b.abs() > 30.0) {
+        return Err(FitError::Design(
+            "the outcomes separate the fixed effects (an estimate diverges)".into(),
+        ));
+    }
+    Ok(v)
+}
+
+/// The covariance of β̂: the β block of twice the inverse Hessian of the deviance in (θ, β),
+/// as glmer's `vcov` (`use.hessian = TRUE`; the Hessian by central differences of step 1e-4,
+/// as lme4 computes it); where that Hessian is not positive definite
+/// (a θ at zero can make it so), the inverse of the β block alone, θ held at its estimate.
+fn covariance(f: &dyn Fn(&[f64]) -> f64, v: &[f64]) -> Option<DMatrix<f64>> {
+    let (n, p) = (v.len(), v.len() - 2);
+    let h = DMatrix::from_row_slice(n, n, &numdiff::deriv12(f, v, STEP).1);
+    if let Some(c) = h.clone().cholesky() {
+        return Some(c.inverse().view((2, 2), (p, p)) * 2.0);
+    }
+    let beta_block = h.view((2, 2), (p, p)).clone_owned();
+    Some(beta_block.cholesky()?.inverse() * 2.0)
+}
+
+fn finish(data: &Binary, v: Vec<f64>, units: usize, items: usize) -> Result<LogisticFit, FitError> {
+    let f = |x: &[f64]| Criterion(data).at(x);
+    let vcov = covariance(&f, &v).ok_or(FitError::Optimiser)?;
+    Ok(LogisticFit {
+        beta: v[2..].to_vec(),
+        vcov: vcov.transpose().iter().copied().collect(),
+        sd_unit: v[0],
+        sd_item: v[1],
+        deviance: f(&v),
+        singular: v[..2].iter().any(|t| *t < SINGULAR),
+        n: data.n,
+        units,
+        items,
+    })
+}
+
+impl LogisticFit {
+    /// `L'β̂` and its standard error; `None` unless `l` has one weight per fixed effect.
+    fn contrast(&self, l: &[f64]) -> Option<(f64, f64)> {
+        let p = self.beta.len();
+        if l.len() != p {
+            return None;
+        }
+        let v = DMatrix::from_row_slice(p, p, &self.vcov);
+        let l = DVector::from_column_slice(l);
+        let var = (l.transpose() * v * &l)[(0, 0)];
+        let se = var.sqrt();
+        (se > 0.0 && se.is_finite()).then(|| (l.dot(&DVector::from_column_slice(&self.beta)), se))
+    }
+
+    /// glmer's Wald z-test of `L'β = 0`.
+    pub fn wald(&self, l: &[f64]) -> Option<Wald> {
+        let (estimate, se) = self.contrast(l)?;
+        let z = estimate / se;
+        Some(Wald {
+            estimate,
+            se,
+            z,
+            p: (2.0 * normal_cdf(-z.abs())).min(1.0),
+        })
+    }
+
+    /// The same statistic against Student's t with the between-within degrees of freedom
+    /// (annotators less fixed effects, as SAS's GLIMMIX gives a contrast of groups of
+    /// annotators): with three annotators a scenario, z is liberal.
+    pub fn between_within(&self, l: &[f64]) -> Option<TTest> {
+        let (estimate, se) = self.contrast(l)?;
+        TTest::of(estimate, se, self.units as f64 - self.beta.len() as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::SplitMix64;
+
+    /// Annotators in `groups` of `per`, each on `items` items, outcomes drawn from the model.
+    fn drawn(per: usize, groups: usize, items: usize, sd: (f64, f64), seed: u64) -> Vec<Obs> {
+        let mut rng = SplitMix64(seed);
+        let units: Vec<f64> = (0..per * groups).map(|_| sd.0 * rng.normal()).collect();
+        let item_effects: Vec<f64> = (0..items).map(|_| sd.1 * rng.normal()).collect();
+        let mut rng = SplitMix64(seed ^ 0x5eed);
+        let mut obs = Vec::new();
+        for (unit, u) in units.iter().enumerate() {
+            let group = unit / per;
+            for (item, v) in item_effects.iter().enumerate() {
+                let eta = 0.5 + 0.3 * group as f64 + u + v;
+                let mut x = vec![0.0; groups];
+                x[group] = 1.0;
+                let y = f64::from(u8::from(rng.unit() < 1.0 / (1.0 + (-eta).exp())));
+                obs.push(Obs { unit, item, x, y });
+            }
+        }
+        obs
+    }
+
+    fn binary(obs: &[Obs]) -> Binary {
+        let rows: Vec<(usize, usize, &[f64], f64)> = obs
+            .iter()
+            .map(|o| (o.unit, o.item, o.x.as_slice(), o.y))
+            .collect();
+        let units = obs.iter().map(|o| o.unit).max().unwrap_or(0) + 1;
+        let items = obs.iter().map(|o| o.item).max().unwrap_or(0) + 1;
+        Binary::new(&rows, units, items, obs[0].x.len())
+    }
+
+    #[test]
+    fn without_random_effects_the_deviance_is_the_logistic_regressions() {
+        let obs = drawn(3, 2, 20, (0.5, 1.0), 7);
+        let data = binary(&obs);
+        let beta = data.glm().unwrap();
+        let plain: f64 = obs
+            .iter()
+            .map(|o| {
+                let eta: f64 = o.x.iter().zip(&beta).map(|(a, b)| a * b).sum();
+                let mu = 1.0 / (1.0 + (-eta).exp());
+                -2.0 * if o.y > 0.5 { mu.ln() } else { (1.0 - mu).ln() }
+            })
+            .sum();
+        let laplace = data.deviance(0.0, 0.0, &beta).unwrap();
+        assert!((laplace - plain).abs() < 1e-9, "{laplace} != {plain}");
+        // With random effects the deviance is another, and the same whichever factor is
+        // eliminated (the same data with the roles of annotator and item swapped).
+        let with = data.deviance(0.7, 1.1, &beta).unwrap();
+        let swapped: Vec<Obs> = obs
+            .iter()
+            .map(|o| Obs {
+                unit: o.item,
+                item: o.unit,
+                ..o.clone()
+            })
+            .collect();
+        let other = binary(&swapped).deviance(1.1, 0.7, &beta).unwrap();
+        assert!((with - other).abs() < 1e-9 * with, "{with} != {other}");
+        assert!((with - plain).abs() > 1.0);
+    }
+
+    #[test]
+    fn the_fit_is_the_optimum_and_its_tests_are_consistent() {
+        let obs = drawn(3, 2, 60, (0.6, 1.2), 11);
+        let m = fit(&obs).unwrap();
+        let data = binary(&obs);
+        let at = |t: [f64; 2], b: &[f64]| data.deviance(t[0], t[1], b).unwrap();
+        let best = at([m.sd_unit, m.sd_item], &m.beta);
+        assert!((best - m.deviance).abs() < 1e-9);
+        for k in 0..4 {
+            let mut v = vec![m.sd_unit, m.sd_item];
+            v.extend_from_slice(&m.beta);
+            v[k] += 1e-3;
+            assert!(at([v[0], v[1]], &v[2..]) > best, "not a minimum along {k}");
+        }
+        let w = m.wald(&[-1.0, 1.0]).unwrap();
+        let t = m.between_within(&[-1.0, 1.0]).unwrap();
+        assert_eq!((w.estimate, w.se), (t.estimate, t.se));
+        assert_eq!(t.df, 4.0);
+        assert!(t.p > w.p, "t with 4 df is wider than z");
+        assert!(m.wald(&[1.0]).is_none());
+    }
+
+    #[test]
+    fn outcomes_that_are_not_0_or_1_or_that_separate_are_refused() {
+        let mut obs = drawn(3, 2, 10, (0.5, 1.0), 3);
+        obs[0].y = 0.5;
+        assert!(matches!(fit(&obs), Err(FitError::Design(_))));
+        let mut obs = drawn(3, 2, 10, (0.5, 1.0), 3);
+        for o in obs.iter_mut().filter(|o| o.x[0] == 1.0) {
+            o.y = 1.0;
+        }
+        let e = fit(&obs).unwrap_err();
+        assert!(e.to_string().contains("separate"), "{e}");
+    }
+}
