@@ -7,6 +7,7 @@
 //! mean scores beside it for the interval. The report and the simulation that validates it
 //! (`simulate`) call the same code.
 
+use super::mixed::logistic::LogisticFit;
 use super::mixed::{self, FitError, Obs, SINGULAR};
 use super::relabel::{contrast_relabel_test, RelabelTest};
 use super::ttest::{welch_contrast, TTest};
@@ -101,8 +102,9 @@ pub struct GroupFit {
     pub items: usize,
 }
 
-/// Fits the model to `groups[g][annotator][item]`, every row over the same items.
-pub fn fit(groups: &[&[Vec<f64>]]) -> GroupFit {
+/// The observations of `groups[g][annotator][item]`: annotators numbered across the groups,
+/// each with its group's indicator; an error unless every row is over the same items.
+pub fn observations(groups: &[&[Vec<f64>]]) -> Result<Vec<Obs>, FitError> {
     let p = groups.len();
     let items = groups
         .iter()
@@ -110,6 +112,15 @@ pub fn fit(groups: &[&[Vec<f64>]]) -> GroupFit {
         .map(Vec::len)
         .next()
         .unwrap_or(0);
+    if groups
+        .iter()
+        .flat_map(|g| g.iter())
+        .any(|r| r.len() != items)
+    {
+        return Err(FitError::Design(
+            "annotators answered different items".into(),
+        ));
+    }
     let mut obs = Vec::new();
     let mut unit = 0;
     for (g, rows) in groups.iter().enumerate() {
@@ -122,18 +133,13 @@ pub fn fit(groups: &[&[Vec<f64>]]) -> GroupFit {
             unit += 1;
         }
     }
-    let ragged = groups
-        .iter()
-        .flat_map(|g| g.iter())
-        .any(|r| r.len() != items);
+    Ok(obs)
+}
+
+/// Fits the model to `groups[g][annotator][item]`, every row over the same items.
+pub fn fit(groups: &[&[Vec<f64>]]) -> GroupFit {
     GroupFit {
-        model: if ragged {
-            Err(FitError::Design(
-                "annotators answered different items".into(),
-            ))
-        } else {
-            mixed::fit(&obs)
-        },
+        model: observations(groups).and_then(|obs| mixed::fit(&obs)),
         unit_means: groups
             .iter()
             .map(|g| {
@@ -142,8 +148,19 @@ pub fn fit(groups: &[&[Vec<f64>]]) -> GroupFit {
                     .collect()
             })
             .collect(),
-        items,
+        items: groups
+            .iter()
+            .flat_map(|g| g.iter())
+            .map(Vec::len)
+            .next()
+            .unwrap_or(0),
     }
+}
+
+/// The logistic mixed model of the same groups, where every outcome is 0 or 1 (a label task's
+/// item S1): `logit P(right) = group + (1|annotator) + (1|item)`, as glmer fits it.
+pub fn fit_logistic(groups: &[&[Vec<f64>]]) -> Result<LogisticFit, FitError> {
+    mixed::logistic::fit(&observations(groups)?)
 }
 
 impl GroupFit {

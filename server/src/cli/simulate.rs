@@ -6,6 +6,7 @@
 
 use domain::stats::groups::Components;
 use domain::stats::power::{two_sample_power, Pilot};
+use domain::stats::simulate::logistic::{run_logistic, LogisticTally};
 use domain::stats::simulate::{planned_power, run, Config, Rate, Tally, ALPHA};
 use store::error::{Error, Result};
 
@@ -24,6 +25,10 @@ pub struct SimulateArgs {
     /// A small grid (3 and 10 annotators, 100 items, SD 9 points) for a quick look.
     #[arg(long)]
     pub quick: bool,
+    /// The logistic mixed model's tests and intervals instead (glmer's Wald z, and against t
+    /// with the between-within df), on the same studies of the same grid.
+    #[arg(long)]
+    pub logistic: bool,
 }
 
 fn pct(r: Rate) -> String {
@@ -99,6 +104,34 @@ fn row(c: &Config, t: &Tally) -> String {
     )
 }
 
+fn logistic_row(c: &Config, t: &LogisticTally) -> String {
+    format!(
+        "| {} | {} | {:.0} | {:.1} | {:.0} | {} | {} | {} | {} | {} | {} |",
+        c.annotators,
+        c.items,
+        100.0 * c.sd,
+        c.sd_item,
+        100.0 * c.effect,
+        pct(t.z),
+        pct(t.t),
+        pct(t.z_interval),
+        pct(t.t_interval),
+        pct(t.singular),
+        t.failed.hits,
+    )
+}
+
+/// The logistic model's table over the grid: the same studies as the main table's.
+fn logistic_table(a: &SimulateArgs, threads: usize) {
+    println!("The logistic mixed model (glmer's Laplace fit) of the same studies: rejections of δ = 0 by glmer's Wald z against the normal and against t with the between-within df (annotators − 2), each one's 95% interval's coverage of the crowd's logit shift δ, singular fits, and fits that failed (outcomes that separate the scenarios).\n");
+    println!("| annotators | items | SD | item SD | effect | z (glmer) | t (between-within) | z interval | t interval | singular fits | failed |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    for (i, c) in grid(a.quick).iter().enumerate() {
+        let t = run_logistic(c, a.studies, a.seed ^ (i as u64) << 32, threads);
+        println!("{}", logistic_row(c, &t));
+    }
+}
+
 /// The planner against its own model: pilots of 4 scenarios of 3 annotators, sized for 10
 /// points, then that many annotators simulated.
 fn planner_rows(studies: usize, seed: u64) -> Vec<String> {
@@ -156,6 +189,11 @@ pub(super) fn simulate(a: &SimulateArgs) -> Result<()> {
         "{} simulated studies per design, seed {}, {threads} threads; rates in percent at alpha = {ALPHA}",
         a.studies, a.seed
     );
+    if a.logistic {
+        logistic_table(a, threads);
+        println!("\nin {:.0} s", started.elapsed().as_secs_f64());
+        return Ok(());
+    }
     println!("Crossed logistic crowd: mean S1 75 in the first scenario; SD = the spread of annotators' expected S1 (points), item SD = the items' difficulty spread (logits), effect = the second scenario's difference (points). The scenario test's paths: the mixed model / the mixed model with its item variance at zero / the annotator permutation test (annotator variance at zero or no fit), each as its rate (studies that took it).\n");
     println!("| annotators | items | SD | item SD | effect | scenario test | its paths | Welch | permutation | item sign-flip (old) | difference CI | cell: logit t | cell: plain t | cell: item bootstrap | cell: two-level bootstrap (old) | singular fits |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");

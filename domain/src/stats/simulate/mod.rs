@@ -10,6 +10,7 @@
 //! - the item bootstrap: these annotators on more items, `mean_a E_b[P(right | u_a, b)]`;
 //! - the two-level bootstrap (dropped from the report): the population's mean, `E_u E_b`.
 
+pub mod logistic;
 pub mod model;
 
 use super::groups::{self, Method};
@@ -59,12 +60,12 @@ impl Rate {
         (nominal - half, nominal + half)
     }
 
-    fn add(&mut self, hit: bool) {
+    pub(super) fn add(&mut self, hit: bool) {
         self.hits += u64::from(hit);
         self.of += 1;
     }
 
-    fn merge(&mut self, o: Rate) {
+    pub(super) fn merge(&mut self, o: Rate) {
         self.hits += o.hits;
         self.of += o.of;
     }
@@ -159,8 +160,15 @@ fn covers(i: Option<super::Interval>, truth: f64) -> bool {
     i.is_some_and(|i| i.contains(truth))
 }
 
-/// Draws one study and analyses it as the report does.
-fn one_study(crowd: &Crowd, c: &Config, rng: &mut SplitMix64, t: &mut Tally) {
+/// One study drawn: the items' difficulties, each scenario's abilities and answers.
+struct Drawn {
+    items: Vec<f64>,
+    ua: Vec<f64>,
+    a: Vec<Vec<f64>>,
+    b: Vec<Vec<f64>>,
+}
+
+fn draw(crowd: &Crowd, c: &Config, rng: &mut SplitMix64) -> Drawn {
     let items = crowd.draw_items(rng, c.items);
     let (ua, ub) = (
         crowd.draw_units(rng, c.annotators),
@@ -168,6 +176,12 @@ fn one_study(crowd: &Crowd, c: &Config, rng: &mut SplitMix64, t: &mut Tally) {
     );
     let a = crowd.answer(rng, 0, &ua, &items);
     let b = crowd.answer(rng, 1, &ub, &items);
+    Drawn { items, ua, a, b }
+}
+
+/// Draws one study and analyses it as the report does.
+fn one_study(crowd: &Crowd, c: &Config, rng: &mut SplitMix64, t: &mut Tally) {
+    let Drawn { items, ua, a, b } = draw(crowd, c, rng);
     let truth_a = crowd.other_annotators(0, &items);
     let truth = crowd.other_annotators(1, &items) - truth_a;
     let seed = rng.next_u64();
@@ -222,19 +236,24 @@ fn one_study(crowd: &Crowd, c: &Config, rng: &mut SplitMix64, t: &mut Tally) {
     ));
 }
 
-/// Simulates `studies` studies of `c`, spread over `threads` threads; study i is drawn from
-/// its own seed (`seed`, i), so the result does not depend on the threads.
-pub fn run(c: &Config, studies: usize, seed: u64, threads: usize) -> Tally {
+/// Runs `one` on `studies` studies of `c` spread over `threads` threads, study i with its own
+/// generator (`seed`, i), and merges the tallies: the result does not depend on the threads.
+fn spread<T: Default + Send>(
+    c: &Config,
+    (studies, seed, threads): (usize, u64, usize),
+    one: fn(&Crowd, &Config, &mut SplitMix64, &mut T),
+    merge: fn(&mut T, &T),
+) -> T {
     let crowd = Crowd::calibrated(c.mean, c.sd, c.sd_item, c.effect);
     let threads = threads.clamp(1, studies.max(1));
-    let tallies: Vec<Tally> = std::thread::scope(|s| {
+    let tallies: Vec<T> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|w| {
                 let crowd = &crowd;
                 s.spawn(move || {
-                    let mut t = Tally::default();
+                    let mut t = T::default();
                     for i in (w..studies).step_by(threads) {
-                        one_study(crowd, c, &mut stream(seed, i), &mut t);
+                        one(crowd, c, &mut stream(seed, i), &mut t);
                     }
                     t
                 })
@@ -248,11 +267,17 @@ pub fn run(c: &Config, studies: usize, seed: u64, threads: usize) -> Tally {
             })
             .collect()
     });
-    let mut total = Tally::default();
+    let mut total = T::default();
     for t in &tallies {
-        total.merge(t);
+        merge(&mut total, t);
     }
     total
+}
+
+/// Simulates `studies` studies of `c`, spread over `threads` threads; study i is drawn from
+/// its own seed (`seed`, i), so the result does not depend on the threads.
+pub fn run(c: &Config, studies: usize, seed: u64, threads: usize) -> Tally {
+    spread(c, (studies, seed, threads), one_study, Tally::merge)
 }
 
 /// The planner checked by simulating its own model: two scenarios of `n` annotators on `m`
