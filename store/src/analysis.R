@@ -15,6 +15,11 @@
 #   and gives Welch's test across the annotators' mean scores for the interval: both are rerun
 #   here, the permutation test where the contrast weighs two scenarios (a trend over three or
 #   more unequally weighted scenarios is not). Which of the two paths was taken is checked too.
+# - Where every item S1 of a study's family is 0 or 1 (a label task), the logistic mixed model
+#   beside it: glmer(S1 ~ 0 + scenario + (1|annotator) + (1|item), family = binomial) by the
+#   Laplace approximation, each contrast's log-odds difference, its SE (from glmer's vcov), the
+#   Wald p against the normal (glmer's) and against t with the between-within degrees of
+#   freedom (annotators less scenarios), as the report gives them.
 # Not rerun: the item bootstrap (its draws are the report's own), humans against systems (the
 # systems' per-item scores are in predictions/, not in these CSVs).
 suppressMessages({
@@ -101,6 +106,30 @@ relabel_p <- function(a, b, draws = 20000) {
   list(p = (sum(hits) + 1) / (draws + 1), exact = FALSE)
 }
 
+# glmer run to its optimum (the report's fit is the optimum to more digits than the tolerance).
+tight_glmer <- glmerControl(
+  optimizer = "nloptwrap",
+  optCtrl = list(algorithm = "NLOPT_LN_BOBYQA", xtol_abs = 1e-12, ftol_abs = 1e-14,
+                 xtol_rel = 1e-12, ftol_rel = 1e-14, maxeval = 1e5),
+  tolPwrss = 1e-12,
+  check.conv.singular = "ignore", check.conv.grad = "ignore", check.conv.hess = "ignore"
+)
+
+# The logistic model's contrast `w` of a glmer fit beside the report's row.
+compare_logistic <- function(what, fit, w, scenarios, row) {
+  b <- fixef(fit)
+  est <- sum(w * b)
+  se <- sqrt(as.numeric(t(w) %*% as.matrix(vcov(fit)) %*% w))
+  df <- nlevels(fit@frame$annotator) - scenarios
+  compare(paste(what, "log-odds (glmer)"), est, row$logistic_log_odds)
+  compare(paste(what, "log-odds SE (glmer)"), se, row$logistic_se)
+  compare(paste(what, "log-odds df (between-within)"), df, row$logistic_df)
+  compare(paste(what, "log-odds p (glmer, normal)"), 2 * pnorm(-abs(est / se)),
+          row$logistic_p_wald)
+  compare(paste(what, "log-odds p (t, between-within)"), 2 * pt(-abs(est / se), df),
+          row$logistic_p)
+}
+
 comparisons <- scores[scores$table == "comparison" & scores$annotators == "all" &
                         !is.na(scores$study), ]
 for (key in unique(paste(comparisons$study, comparisons$task, sep = "\t"))) {
@@ -122,6 +151,16 @@ for (key in unique(paste(comparisons$study, comparisons$task, sep = "\t"))) {
   d$item <- factor(d$example_id)
   fit <- lmerTest::lmer(score ~ 0 + scenario + (1 | annotator) + (1 | item), data = d,
                         REML = TRUE, control = lmerControl(check.conv.singular = "ignore"))
+  # As the report: no logistic fit where the outcomes separate the scenarios (an estimate
+  # beyond 30 logits) or where annotators and items both number more than 80.
+  logistic <- NULL
+  if (all(d$score %in% c(0, 1)) && min(nlevels(d$annotator), nlevels(d$item)) <= 80) {
+    logistic <- tryCatch(
+      glmer(score ~ 0 + scenario + (1 | annotator) + (1 | item), data = d, family = binomial,
+            control = tight_glmer),
+      error = function(e) NULL)
+    if (!is.null(logistic) && any(abs(fixef(logistic)) > 30)) logistic <- NULL
+  }
   theta <- getME(fit, "theta")
   annotator_zero <- theta[["annotator.(Intercept)"]] < 1e-4
   means <- tapply(d$score, d$annotator, mean)
@@ -139,6 +178,17 @@ for (key in unique(paste(comparisons$study, comparisons$task, sep = "\t"))) {
       cat(sprintf("%-70s DIFFERS: R's fit %s the annotator variance at zero, the report: %s\n",
                   substr(paste(what, "path"), 1, 70), if (annotator_zero) "puts" else "does not put",
                   row$method))
+    }
+    # The logistic model's cells, where the report has them; a fit R cannot make where the
+    # report made one (or the other way round) differs.
+    if (!is.null(logistic) != !is.na(suppressWarnings(as.numeric(row$logistic_log_odds)))) {
+      checked <- checked + 1
+      differ <- differ + 1
+      cat(sprintf("%-70s DIFFERS: %s\n", substr(paste(what, "logistic"), 1, 70),
+                  if (is.null(logistic)) "the report has a logistic fit, R none"
+                  else "R has a logistic fit, the report none"))
+    } else if (!is.null(logistic)) {
+      compare_logistic(what, logistic, w, length(present), row)
     }
     if (!annotator_zero) {
       t <- lmerTest::contest1D(fit, w, ddf = "Satterthwaite")

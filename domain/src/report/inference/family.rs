@@ -4,11 +4,15 @@
 //! beside each pair of scenarios the exact permutation test of annotator labels, the
 //! item-level view (these annotators on more items) and the screening-adjusted difference.
 
-use super::{effect, item_level, seed, shared_items, Comparison, Matrix, Side, Status, HUMANS};
+use super::{
+    effect, item_level, seed, shared_items, Comparison, Logistic, Matrix, Side, Status, HUMANS,
+};
 use crate::analysis_plan::{Contrast, PlannedComparison};
 use crate::ids::StudyId;
 use crate::stats;
 use crate::stats::groups::{self, trend_weights, Components, Method};
+use crate::stats::mixed::logistic::LogisticFit;
+use crate::stats::mixed::FitError;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
@@ -82,6 +86,39 @@ fn beside_pair(
     }
 }
 
+/// Where every item S1 is 0 or 1 (a label task), the logistic model of the scenarios, fitted
+/// once for the family.
+fn logistic_fit(rows: &[&[Vec<f64>]]) -> Option<Result<LogisticFit, FitError>> {
+    rows.iter()
+        .flat_map(|r| r.iter().flatten())
+        .all(|y| *y == 0.0 || *y == 1.0)
+        .then(|| groups::fit_logistic(rows))
+}
+
+/// A contrast of the logistic fit, or why there is none.
+fn logistic_test(fit: &Result<LogisticFit, FitError>, w: &[f64], alpha: f64) -> Logistic {
+    let fit = match fit {
+        Ok(fit) => fit,
+        Err(e) => {
+            return Logistic::NotFitted {
+                error: e.to_string(),
+            }
+        }
+    };
+    match (fit.between_within(w), fit.wald(w)) {
+        (Some(test), Some(wald)) => Logistic::Fitted {
+            test,
+            p_wald: wald.p,
+            interval: test.interval(1.0 - alpha),
+            sd_annotator: fit.sd_unit,
+            sd_item: fit.sd_item,
+        },
+        _ => Logistic::NotFitted {
+            error: "the contrast has no standard error".into(),
+        },
+    }
+}
+
 /// The study's family, tested; and its fit.
 pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) {
     let present: Vec<u32> = input
@@ -100,6 +137,7 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
         .collect();
     let rows: Vec<&[Vec<f64>]> = cells.iter().map(|m| m.rows.as_slice()).collect();
     let fit = groups::fit(&rows);
+    let logistic = logistic_fit(&rows);
     let annotators: usize = cells.iter().map(|m| m.rows.len()).sum();
     let study_fit = StudyFit {
         study: input.study,
@@ -151,6 +189,7 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
                 effect: None,
                 these_annotators: None,
                 adjusted: None,
+                logistic: logistic.as_ref().map(|f| logistic_test(f, &w, input.alpha)),
                 method,
                 test,
             };
@@ -238,5 +277,18 @@ mod tests {
         // that put both 4s with a 3 differ by 1 or more.
         assert!(test.exact && test.relabellings == 20);
         assert!((test.p - 0.3).abs() < 1e-12 && (test.min_p - 0.1).abs() < 1e-12);
+        // Every item S1 is 0 or 1 (a label task): the logistic model stands beside, on the
+        // same contrast; fractional scores (a span task's partial credit) have none.
+        let Some(Logistic::Fitted { test: lt, .. }) = &tested[0].logistic else {
+            panic!("{:?}", tested[0].logistic);
+        };
+        assert!(lt.estimate > 0.0 && lt.df == 4.0, "{lt:?}");
+        let mut partial = scenarios.clone();
+        partial.get_mut(&10).unwrap().rows[0][0] = 0.5;
+        let input = FamilyInput {
+            scenarios: &partial,
+            ..input
+        };
+        assert_eq!(study_family(&input).0[0].logistic, None);
     }
 }

@@ -126,6 +126,52 @@ pub struct ItemLevel {
     pub interval: Option<Interval>,
 }
 
+/// The logistic mixed model beside the linear one, where every item S1 of a family is 0 or 1 (a
+/// label task): `logit P(right) = scenario + (1|annotator) + (1|item)`, as glmer fits it
+/// (`stats::mixed::logistic`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Logistic {
+    /// The contrast on the log-odds scale (the trend's per 10 shots): `test` is the Wald
+    /// statistic against t with the between-within degrees of freedom (annotators less
+    /// scenarios), `p_wald` glmer's own p against the normal, `interval` the t-interval at
+    /// 1 − α; the intercepts' standard deviations are in logits.
+    Fitted {
+        test: TTest,
+        p_wald: f64,
+        interval: Interval,
+        sd_annotator: f64,
+        sd_item: f64,
+    },
+    /// Why there is no fit (outcomes that separate the scenarios, say).
+    NotFitted { error: String },
+}
+
+impl Logistic {
+    /// In words, for the report's cell.
+    pub fn describe(&self) -> String {
+        match self {
+            Logistic::Fitted {
+                test,
+                p_wald,
+                interval,
+                ..
+            } => format!(
+                "log-odds {:+.3} (SE {:.3}, {} to {}), z {:.2}: p {} against t({}), glmer's p {} against the normal",
+                test.estimate,
+                test.se,
+                format_args!("{:+.3}", interval.low),
+                format_args!("{:+.3}", interval.high),
+                test.t,
+                stats::p_text(test.p),
+                test.df,
+                stats::p_text(*p_wald)
+            ),
+            Logistic::NotFitted { error } => format!("not fitted: {error}"),
+        }
+    }
+}
+
 /// A comparison on the test items both sides answered (official scoring).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
@@ -163,6 +209,10 @@ pub struct Comparison {
     /// their test S1 adjusted for their screening S1, with its test.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adjusted: Option<Ancova>,
+    /// The logistic mixed model's test of the same contrast, where every item S1 of the
+    /// study's family is 0 or 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logistic: Option<Logistic>,
 }
 
 impl Comparison {
@@ -370,6 +420,7 @@ pub fn humans_vs_system(task: &str, a: (Side, &Matrix), b: (Side, &Matrix)) -> O
         effect: effect(&ua, &ub, test.estimate),
         these_annotators: item_level(&ma, &mb, &name),
         adjusted: None,
+        logistic: None,
         method,
         test,
         sides: vec![a.0, b.0],

@@ -92,32 +92,3 @@ mod tests {
         assert!(t.z.hits >= t.t.hits, "{t:?}");
     }
 }
-#[test]
-#[ignore]
-fn tmp_quick_grid() {
-    let mut i = 0u64;
-    for effect in [0.0, 0.10] {
-        for n in [3, 10] {
-            let c = Config {
-                annotators: n,
-                items: 100,
-                sd: 0.09,
-                mean: 0.75,
-                effect,
-                sd_item: 1.0,
-            };
-            let t = run_logistic(&c, 1000, 20261126 ^ i << 32, 2);
-            i += 1;
-            eprintln!(
-                "| {n} | 100 | 9 | 1.0 | {:.0} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} |",
-                effect * 100.0,
-                100.0 * t.z.rate(),
-                100.0 * t.t.rate(),
-                100.0 * t.z_interval.rate(),
-                100.0 * t.t_interval.rate(),
-                100.0 * t.singular.rate(),
-                t.failed.hits
-            );
-        }
-    }
-}

@@ -2,7 +2,7 @@
 //! analysis plan, and the training order with its correlation.
 
 use super::{ends, num, opt_num, Base, Row};
-use crate::report::inference::POWER;
+use crate::report::inference::{Logistic, POWER};
 use crate::report::{Report, Tables};
 use crate::stats::interval::LEVEL;
 
@@ -18,6 +18,16 @@ pub(super) fn comparison_rows(t: &Tables, b: &Base) -> Vec<Row> {
                 ends(c.these_annotators.and_then(|i| i.interval));
             let adjusted_test = c.adjusted.and_then(|a| a.test);
             let k = c.sides.iter().map(|s| s.k).max().unwrap_or(0);
+            let (logistic, p_wald, logistic_interval) = match &c.logistic {
+                Some(Logistic::Fitted {
+                    test,
+                    p_wald,
+                    interval,
+                    ..
+                }) => (Some(*test), Some(*p_wald), Some(*interval)),
+                Some(Logistic::NotFitted { .. }) | None => (None, None, None),
+            };
+            let (logistic_other_units_low, logistic_other_units_high) = ends(logistic_interval);
             Row {
                 study: c.study.map(|s| s.to_string()).unwrap_or_default(),
                 subset: c.label.clone(),
@@ -43,6 +53,13 @@ pub(super) fn comparison_rows(t: &Tables, b: &Base) -> Vec<Row> {
                 adjusted: opt_num(c.adjusted.map(|a| a.difference)),
                 adjusted_se: opt_num(adjusted_test.map(|x| x.se)),
                 adjusted_p: opt_num(adjusted_test.map(|x| x.p)),
+                logistic_log_odds: opt_num(logistic.map(|x| x.estimate)),
+                logistic_se: opt_num(logistic.map(|x| x.se)),
+                logistic_df: opt_num(logistic.map(|x| x.df)),
+                logistic_p: opt_num(logistic.map(|x| x.p)),
+                logistic_p_wald: opt_num(p_wald),
+                logistic_other_units_low,
+                logistic_other_units_high,
                 ..b.row("comparison", "official", &c.task, k)
             }
         })

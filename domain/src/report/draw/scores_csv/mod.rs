@@ -55,9 +55,16 @@ struct Row {
     adjusted: String,
     adjusted_se: String,
     adjusted_p: String,
+    logistic_log_odds: String,
+    logistic_se: String,
+    logistic_df: String,
+    logistic_p: String,
+    logistic_p_wald: String,
+    logistic_other_units_low: String,
+    logistic_other_units_high: String,
 }
 
-const HEADER: [&str; 40] = [
+const HEADER: [&str; 47] = [
     "table",
     "annotators",
     "study",
@@ -98,11 +105,18 @@ const HEADER: [&str; 40] = [
     "adjusted",
     "adjusted_se",
     "adjusted_p",
+    "logistic_log_odds",
+    "logistic_se",
+    "logistic_df",
+    "logistic_p",
+    "logistic_p_wald",
+    "logistic_other_units_low",
+    "logistic_other_units_high",
 ];
 
 impl Row {
     /// The fields in `HEADER`'s order.
-    fn fields<'a>(&'a self, family: &'a str) -> [&'a str; 40] {
+    fn fields<'a>(&'a self, family: &'a str) -> [&'a str; 47] {
         [
             &self.table,
             &self.annotators,
@@ -144,6 +158,13 @@ impl Row {
             &self.adjusted,
             &self.adjusted_se,
             &self.adjusted_p,
+            &self.logistic_log_odds,
+            &self.logistic_se,
+            &self.logistic_df,
+            &self.logistic_p,
+            &self.logistic_p_wald,
+            &self.logistic_other_units_low,
+            &self.logistic_other_units_high,
         ]
     }
 }
@@ -209,7 +230,9 @@ impl Row {
 /// study's family, `method`, `status` primary/family/exploratory, the annotator permutation
 /// test's `permutation_p` and the smallest p the design can reach, the item-level view's
 /// interval in `more_items_low`/`_high` and p in `items_p`, `effect` in SD units, and the screening-adjusted difference with its SE
-/// and p); `planner` rows the annotators per scenario (`needed`, with `needed_low`/`needed_high`
+/// and p; where every item S1 is 0 or 1, the logistic mixed model's difference in log-odds,
+/// SE, between-within df and p in `logistic_*`, glmer's own p in `logistic_p_wald`, and its
+/// interval over other annotators at `level`); `planner` rows the annotators per scenario (`needed`, with `needed_low`/`needed_high`
 /// across τ's interval) to find the difference in `mean` at the plan's α (in `measure`), τ in
 /// `std` and its interval in `tau_low`/`tau_high`; `training_order` rows each k-shot group's
 /// S1 on the two halves of the training examples as shown, seconds per example, and Pearson's
