@@ -152,9 +152,10 @@ for (key in unique(paste(comparisons$study, comparisons$task, sep = "\t"))) {
   fit <- lmerTest::lmer(score ~ 0 + scenario + (1 | annotator) + (1 | item), data = d,
                         REML = TRUE, control = lmerControl(check.conv.singular = "ignore"))
   # As the report: no logistic fit where the outcomes separate the scenarios (an estimate
-  # beyond 30 logits) or where annotators and items both number more than 80.
+  # beyond 30 logits) or where (the fewer of annotators and items)^2 * (the more) > 500,000.
   logistic <- NULL
-  if (all(d$score %in% c(0, 1)) && min(nlevels(d$annotator), nlevels(d$item)) <= 80) {
+  levels <- c(nlevels(d$annotator), nlevels(d$item))
+  if (all(d$score %in% c(0, 1)) && min(levels)^2 * max(levels) <= 5e5) {
     logistic <- tryCatch(
       glmer(score ~ 0 + scenario + (1 | annotator) + (1 | item), data = d, family = binomial,
             control = tight_glmer),

@@ -89,6 +89,15 @@ impl Binary {
         }
     }
 
+    /// The numbers of units and of items.
+    pub fn units_items(&self) -> (usize, usize) {
+        if self.big_is_item {
+            (self.small_levels, self.big_levels)
+        } else {
+            (self.big_levels, self.small_levels)
+        }
+    }
+
     /// θ as (small, big) from θ as (unit, item).
     fn ordered(&self, unit: f64, item: f64) -> (f64, f64) {
         if self.big_is_item {

@@ -7,7 +7,7 @@
 //! The deviance (`laplace`) is minimised over θ and β together, as glmer's second stage does:
 //! Nelder–Mead from the plain logistic regression's β and θ = (1, 1), then Newton steps on
 //! central-difference derivatives, a θ whose optimum lies at zero set to zero as lme4's
-//! bounded optimiser leaves it. Checked against R's lme4 (`domain/tests/mixed_r.rs`).
+//! bounded optimiser leaves it. Checked against R's lme4 (`domain/tests/logistic_r.rs`).
 
 use super::laplace::Binary;
 use super::{polish, renumber, settle_zeros, FitError, Obs, SINGULAR};
@@ -21,10 +21,10 @@ use nalgebra::{DMatrix, DVector};
 /// The step of the numerical derivatives (lme4's `deriv12` takes the same).
 const STEP: f64 = 1e-4;
 
-/// Levels of the smaller factor at most (the annotators, usually): its Schur complement is
-/// factored densely at every step, so a study of hundreds of annotators on as many items is
-/// left to the linear model.
-pub const MAX_DENSE_LEVELS: usize = 80;
+/// The largest design fitted: (levels of the smaller factor)² × (levels of the larger), the
+/// work of one step (the smaller factor's block is factored densely at every step): 40
+/// annotators on 300 items, or 12 on 3,000. Larger studies are left to the linear model.
+pub const MAX_WORK: usize = 500_000;
 
 /// A maximum-likelihood fit under the Laplace approximation.
 #[derive(Clone, Debug)]
@@ -70,9 +70,8 @@ impl CostFunction for Criterion<'_> {
     }
 }
 
-/// The Laplace deviance at given standard deviations and β (for checks against R); `None` for a
-/// design the model cannot take.
-pub fn deviance_at(obs: &[Obs], sd_unit: f64, sd_item: f64, beta: &[f64]) -> Option<f64> {
+/// The observations with their units and items numbered from 0, as `laplace` takes them.
+fn binary(obs: &[Obs], p: usize) -> Binary {
     let (units, nu) = renumber(obs.iter().map(|o| o.unit));
     let (items, ni) = renumber(obs.iter().map(|o| o.item));
     let rows: Vec<(usize, usize, &[f64], f64)> = obs
@@ -80,7 +79,13 @@ pub fn deviance_at(obs: &[Obs], sd_unit: f64, sd_item: f64, beta: &[f64]) -> Opt
         .enumerate()
         .map(|(k, o)| (units[k], items[k], o.x.as_slice(), o.y))
         .collect();
-    Binary::new(&rows, nu, ni, beta.len()).deviance(sd_unit, sd_item, beta)
+    Binary::new(&rows, nu, ni, p)
+}
+
+/// The Laplace deviance at given standard deviations and β (for checks against R); `None` for a
+/// design the model cannot take.
+pub fn deviance_at(obs: &[Obs], sd_unit: f64, sd_item: f64, beta: &[f64]) -> Option<f64> {
+    binary(obs, beta.len()).deviance(sd_unit, sd_item, beta)
 }
 
 /// Fits the model; every response must be 0 or 1.
@@ -94,24 +99,19 @@ pub fn fit(obs: &[Obs]) -> Result<LogisticFit, FitError> {
     if obs.iter().any(|o| o.y != 0.0 && o.y != 1.0) {
         return Err(FitError::Design("a response is not 0 or 1".into()));
     }
-    let (units, nu) = renumber(obs.iter().map(|o| o.unit));
-    let (items, ni) = renumber(obs.iter().map(|o| o.item));
+    let data = binary(obs, p);
+    let (nu, ni) = data.units_items();
     if nu < 2 || ni < 2 || obs.len() <= p + 2 {
         return Err(FitError::Design(
             "too few units, items or observations".into(),
         ));
     }
-    if nu.min(ni) > MAX_DENSE_LEVELS {
+    if nu.min(ni).pow(2) * nu.max(ni) > MAX_WORK {
         return Err(FitError::Design(format!(
-            "more than {MAX_DENSE_LEVELS} annotators and items each"
+            "{nu} annotators on {ni} items are more than this fit takes \
+             ((the fewer)² × the more, at most {MAX_WORK})"
         )));
     }
-    let rows: Vec<(usize, usize, &[f64], f64)> = obs
-        .iter()
-        .enumerate()
-        .map(|(k, o)| (units[k], items[k], o.x.as_slice(), o.y))
-        .collect();
-    let data = Binary::new(&rows, nu, ni, p);
     if !data.full_rank() {
         return Err(FitError::Design(
             "the fixed effects are not of full rank".into(),
@@ -121,7 +121,7 @@ pub fn fit(obs: &[Obs]) -> Result<LogisticFit, FitError> {
         FitError::Design("the outcomes separate the fixed effects (a group all 0 or all 1)".into())
     })?;
     let v = optimise(&data, &start)?;
-    finish(&data, v, nu, ni)
+    finish(&data, v)
 }
 
 /// Nelder–Mead over (θ, β), then zero components and Newton polish.
@@ -181,7 +181,8 @@ fn covariance(f: &dyn Fn(&[f64]) -> f64, v: &[f64]) -> Option<DMatrix<f64>> {
     Some(beta_block.cholesky()?.inverse() * 2.0)
 }
 
-fn finish(data: &Binary, v: Vec<f64>, units: usize, items: usize) -> Result<LogisticFit, FitError> {
+fn finish(data: &Binary, v: Vec<f64>) -> Result<LogisticFit, FitError> {
+    let (units, items) = data.units_items();
     let f = |x: &[f64]| Criterion(data).at(x);
     let vcov = covariance(&f, &v).ok_or(FitError::Optimiser)?;
     Ok(LogisticFit {
@@ -331,5 +332,9 @@ mod tests {
         }
         let e = fit(&obs).unwrap_err();
         assert!(e.to_string().contains("separate"), "{e}");
+        // 50 annotators on 300 items: more work than the fit takes, refused before any.
+        let big = drawn(25, 2, 300, (0.5, 1.0), 3);
+        let e = fit(&big).unwrap_err();
+        assert!(e.to_string().contains("50 annotators on 300 items"), "{e}");
     }
 }
