@@ -1252,7 +1252,7 @@ async fn report_command_prints_tables_and_refuses_bad_scopes() {
     let csv = String::from_utf8(cli(&["--format", "csv", "--studies", "1"]).stdout).unwrap();
     assert_eq!(
         csv.lines().next().unwrap(),
-        "table,annotators,study,scoring,task,family,k,subset,n,items,mean,std,std_sample,ties,measure,level,other_units_low,other_units_high,more_items_low,more_items_high,tau_low,tau_high,r_low,r_high,se,df,p,p_holm,method,status,permutation_p,permutation_min_p,items_p,effect,needed,needed_low,needed_high,adjusted,adjusted_se,adjusted_p"
+        "table,annotators,study,scoring,task,family,k,subset,n,items,mean,std,std_sample,ties,measure,level,other_units_low,other_units_high,more_items_low,more_items_high,tau_low,tau_high,r_low,r_high,se,df,p,p_holm,method,status,permutation_p,permutation_min_p,items_p,effect,needed,needed_low,needed_high,adjusted,adjusted_se,adjusted_p,logistic_log_odds,logistic_se,logistic_df,logistic_p,logistic_p_wald,logistic_other_units_low,logistic_other_units_high"
     );
     let out = dir.path().join("b.tar");
     let b = cli(&["--format", "bundle", "--out", out.to_str().unwrap()]);
