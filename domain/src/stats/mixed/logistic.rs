@@ -10,7 +10,7 @@
 //! bounded optimiser leaves it. Checked against R's lme4 (`domain/tests/logistic_r.rs`).
 
 use super::laplace::Binary;
-use super::{polish, renumber, settle_zeros, FitError, Obs, SINGULAR};
+use super::{fixed_effects, polish, renumber, settle_zeros, FitError, Obs, SINGULAR};
 use crate::stats::dist::normal_cdf;
 use crate::stats::numdiff;
 use crate::stats::ttest::TTest;
@@ -90,12 +90,7 @@ pub fn deviance_at(obs: &[Obs], sd_unit: f64, sd_item: f64, beta: &[f64]) -> Opt
 
 /// Fits the model; every response must be 0 or 1.
 pub fn fit(obs: &[Obs]) -> Result<LogisticFit, FitError> {
-    let p = obs.first().map_or(0, |o| o.x.len());
-    if p == 0 || obs.iter().any(|o| o.x.len() != p) {
-        return Err(FitError::Design(
-            "every row needs the same fixed effects".into(),
-        ));
-    }
+    let p = fixed_effects(obs)?;
     if obs.iter().any(|o| o.y != 0.0 && o.y != 1.0) {
         return Err(FitError::Design("a response is not 0 or 1".into()));
     }

@@ -86,14 +86,20 @@ fn renumber(levels: impl Iterator<Item = usize>) -> (Vec<usize>, usize) {
     (out, map.len())
 }
 
-/// Fits the model by REML.
-pub fn fit(obs: &[Obs]) -> Result<Fit, FitError> {
+/// The number of fixed effects, the same in every row (and at least one).
+pub(super) fn fixed_effects(obs: &[Obs]) -> Result<usize, FitError> {
     let p = obs.first().map_or(0, |o| o.x.len());
     if p == 0 || obs.iter().any(|o| o.x.len() != p) {
         return Err(FitError::Design(
             "every row needs the same fixed effects".into(),
         ));
     }
+    Ok(p)
+}
+
+/// Fits the model by REML.
+pub fn fit(obs: &[Obs]) -> Result<Fit, FitError> {
+    let p = fixed_effects(obs)?;
     let (units, nu) = renumber(obs.iter().map(|o| o.unit));
     let (items, ni) = renumber(obs.iter().map(|o| o.item));
     if nu < 2 || ni < 2 || obs.len() <= p + 2 {
