@@ -337,32 +337,39 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
     // bench on the exported folder: the Python peer (carried in the binary) answers as we do;
     // without a Python that has transformers, that side says why it did not run.
     let folder = export.join("demo-SST-2-finetuned-k2-s1");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_clues-lab"))
-        .args(["--database", &common::db_url(&tmp.path().join("f.db"))])
-        .args([
-            "bench",
-            "--task",
-            "demo-SST-2",
-            "--repeat",
-            "1",
-            "--hf-python",
-        ])
-        .arg(tmp.path().join("no-python"))
-        .arg("--model")
-        .arg(&folder)
-        .current_dir(tmp.path())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let bench = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_clues-lab"))
+            .args(["--database", &common::db_url(&tmp.path().join("f.db"))])
+            .args(["bench", "--task", "demo-SST-2", "--repeat", "1"])
+            .arg("--hf-python")
+            .arg(tmp.path().join("no-python"))
+            .arg("--model")
+            .arg(&folder)
+            .args(extra)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    };
+    let text = bench(&[]);
     assert!(text.contains("ratio rust/python onnxruntime: "), "{text}");
     assert!(text.contains("predictions identical: yes"), "{text}");
     assert!(
         text.contains("transformers: not run (no Python with torch"),
+        "{text}"
+    );
+    // A Python without onnxruntime (on a GPU machine, a wheel for another Python): the Rust
+    // side's figures stand and that side says why it did not run.
+    let text = bench(&["--python", "no-python"]);
+    assert!(text.contains("examples/s  S1 "), "{text}");
+    assert!(
+        text.contains("python onnxruntime: not run (cannot run the Python peer with no-python"),
         "{text}"
     );
 }
