@@ -24,23 +24,29 @@ def run(d, threads, batch, length, updates):
     m.train()
     opt = torch.optim.AdamW(m.parameters(), lr=3e-5, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0)
     g = torch.Generator().manual_seed(1)
-    ids = torch.randint(1000, m.config.vocab_size, (batch, length), generator=g)
-    starts = torch.randint(0, length, (batch,), generator=g)
-    ends = torch.randint(0, length, (batch,), generator=g)
-    mask = torch.ones(batch, length, dtype=torch.long)
-    types = torch.zeros(batch, length, dtype=torch.long)
+    ids = torch.randint(1000, m.config.vocab_size, (batch, length), generator=g).to(device)
+    starts = torch.randint(0, length, (batch,), generator=g).to(device)
+    ends = torch.randint(0, length, (batch,), generator=g).to(device)
+    mask = torch.ones(batch, length, dtype=torch.long, device=device)
+    types = torch.zeros(batch, length, dtype=torch.long, device=device)
+
+    def done():
+        if device == "cuda":
+            torch.cuda.synchronize()
+        return time.perf_counter()
+
     times = []
     for i in range(updates + 1):
-        t0 = time.perf_counter()
+        t0 = done()
         loss = m(input_ids=ids, attention_mask=mask, token_type_ids=types,
                  start_positions=starts, end_positions=ends).loss
-        t1 = time.perf_counter()
+        t1 = done()
         loss.backward()
-        t2 = time.perf_counter()
+        t2 = done()
         torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
         opt.step()
         opt.zero_grad(set_to_none=True)
-        t3 = time.perf_counter()
+        t3 = done()
         if i > 0:  # the first update warms up (allocations, thread pools)
             times.append([1000 * (t1 - t0), 1000 * (t2 - t1), 1000 * (t3 - t2)])
     print(json.dumps({"updates": times, "torch": torch.__version__}))
@@ -54,8 +60,9 @@ if __name__ == "__main__":
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--length", type=int, default=128)
     p.add_argument("--updates", type=int, default=3)
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     a = p.parse_args()
     if a.what == "make":
         make(a.dir)
     else:
-        run(a.dir, a.threads, a.batch, a.length, a.updates)
+        run(a.dir, a.threads, a.batch, a.length, a.updates, a.device)

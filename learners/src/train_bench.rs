@@ -5,6 +5,7 @@
 //! optimiser step, so the table says where candle loses time.
 
 use crate::features::Feature;
+use crate::runtime::Device;
 use crate::tune::adam::Adam;
 use crate::tune::train::{loss, Sample};
 use crate::tune::{model_error, ops::sorted_vars, Dropout};
@@ -54,8 +55,9 @@ fn ms(from: Instant, to: Instant) -> f64 {
 /// Times `a.updates` updates of the span model in `dir` after a warm-up one, as the
 /// fine-tuning loop (`tune::train::fit`) makes them: span loss, backward, clipping at 1 and
 /// AdamW (`tune::adam`).
-fn candle_side(dir: &Path, a: &TrainArgs) -> Result<Vec<Update>> {
-    let w = crate::tune::load(dir, 0)?;
+fn candle_side(dir: &Path, a: &TrainArgs, device: Device) -> Result<Vec<Update>> {
+    let (dev, _) = crate::tune::device(device)?;
+    let w = crate::tune::load_on(dir, 0, &dev)?;
     let (b, len, vocab) = (a.batch as usize, a.length as usize, w.config.vocab_size);
     let mut rng = SplitMix64(1);
     // Word pieces past the special tokens (a small test vocabulary: any).
@@ -87,14 +89,20 @@ fn candle_side(dir: &Path, a: &TrainArgs) -> Result<Vec<Update>> {
     let mut opt = Adam::new(vars, params).map_err(model_error)?;
     let mut dropout = Dropout::on(0.1, 7);
     let mut times = Vec::new();
+    // On a GPU the work is queued: each part ends when the device has done it.
+    let done = || {
+        dev.synchronize()
+            .map_err(model_error)
+            .map(|()| Instant::now())
+    };
     for i in 0..=a.updates {
-        let t0 = Instant::now();
+        let t0 = done()?;
         let l = loss(&w, &batch, &mut dropout).map_err(model_error)?;
-        let t1 = Instant::now();
+        let t1 = done()?;
         let mut grads = l.backward().map_err(model_error)?;
-        let t2 = Instant::now();
+        let t2 = done()?;
         opt.clip_and_step(&mut grads, 1.0).map_err(model_error)?;
-        let t3 = Instant::now();
+        let t3 = done()?;
         if i > 0 {
             times.push([ms(t0, t1), ms(t1, t2), ms(t2, t3)]);
         }
@@ -142,16 +150,52 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-/// `bench --train` (or, with the hidden `--candle-side`, one candle run printing its JSON).
-pub fn run(a: &TrainArgs, hf_python: Option<PathBuf>) -> Result<()> {
+/// How each side's run is started: this binary's candle side, or the PyTorch script, on the
+/// same model, sizes and device.
+struct Side {
+    me: PathBuf,
+    python: PathBuf,
+    script: PathBuf,
+    model: PathBuf,
+    device: &'static str,
+    sizes: [(&'static str, String); 3],
+}
+
+impl Side {
+    fn command(&self, name: &str, threads: usize) -> Command {
+        let mut c = if name == "candle" {
+            let mut c = Command::new(&self.me);
+            c.args(["bench", "--train", "--candle-side", "--work"])
+                .arg(&self.model)
+                .env("RAYON_NUM_THREADS", threads.to_string());
+            c
+        } else {
+            let mut c = Command::new(&self.python);
+            c.arg(&self.script).arg("time").arg(&self.model);
+            c.args(["--threads", &threads.to_string()]);
+            c
+        };
+        c.args(["--device", self.device]);
+        for (flag, v) in &self.sizes {
+            c.args([*flag, v.as_str()]);
+        }
+        c
+    }
+}
+
+/// `bench --train` (or, with the hidden `--candle-side`, one candle run printing its JSON) on
+/// `device`: the CPU at 1 thread and at all threads, or the GPU (both sides on CUDA).
+pub fn run(a: &TrainArgs, hf_python: Option<PathBuf>, device: Device) -> Result<()> {
     if a.candle_side {
         let dir = a.work.as_ref().ok_or_else(|| {
             Error::Invalid("--candle-side needs --work (the folder of the run)".into())
         })?;
-        let times = candle_side(dir, a)?;
+        let times = candle_side(dir, a, device)?;
         println!("{}", serde_json::json!({ "updates": times }));
         return Ok(());
     }
+    // The device first: a GPU that cannot be used is said before PyTorch writes the model.
+    let (dev, said) = crate::tune::device(device)?;
     let python = super::runtime::hf_python(hf_python).ok_or_else(|| {
         Error::Invalid(
             "bench --train needs PyTorch and transformers: run `.ci/setup --bench`, or give --hf-python".into(),
@@ -173,72 +217,81 @@ pub fn run(a: &TrainArgs, hf_python: Option<PathBuf>) -> Result<()> {
         ));
     }
     let all = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let me = std::env::current_exe().map_err(|e| Error::io("cannot find this binary", e))?;
-    let sizes = [
-        ("--batch", a.batch.to_string()),
-        ("--length", a.length.to_string()),
-        ("--updates", a.updates.to_string()),
-    ];
+    // Where each run goes: (its label, threads); on a GPU, the threads only feed it.
+    let places: Vec<(String, usize)> = if dev.is_cuda() {
+        vec![("GPU".into(), all)]
+    } else {
+        vec![("1".into(), 1), (all.to_string(), all)]
+    };
+    let side = Side {
+        me: std::env::current_exe().map_err(|e| Error::io("cannot find this binary", e))?,
+        python,
+        script,
+        model,
+        device: if dev.is_cuda() { "cuda" } else { "cpu" },
+        sizes: [
+            ("--batch", a.batch.to_string()),
+            ("--length", a.length.to_string()),
+            ("--updates", a.updates.to_string()),
+        ],
+    };
     println!(
-        "fine-tuning updates of a BERT-base-shaped span model (random weights), batch {} x {} tokens, {} timed updates per run after a warm-up; ms per update (forward + backward + optimiser step)",
+        "fine-tuning updates of a BERT-base-shaped span model (random weights) on {said}, batch {} x {} tokens, {} timed updates per run after a warm-up; ms per update (forward + backward + optimiser step)",
         a.batch, a.length, a.updates
     );
+    table(&side, &places, a.rounds, dev.is_cuda())?;
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(())
+}
+
+/// Runs both sides `rounds` times at each place and prints each run's row, then the medians'
+/// ratio per place.
+fn table(side: &Side, places: &[(String, usize)], rounds: u32, gpu: bool) -> Result<()> {
     println!("| round | threads | side | forward | backward | step | update |");
     println!("| --- | --- | --- | --- | --- | --- | --- |");
-    let mut totals: Vec<(usize, &str, f64)> = Vec::new();
-    for round in 1..=a.rounds {
-        for threads in [1, all] {
+    let mut totals: Vec<(&str, &str, f64)> = Vec::new();
+    for round in 1..=rounds {
+        for (place, threads) in places {
             // The two sides take turns going first.
-            let sides: [&str; 2] = if (round + threads as u32).is_multiple_of(2) {
+            let sides: [&str; 2] = if (round + *threads as u32).is_multiple_of(2) {
                 ["candle", "PyTorch"]
             } else {
                 ["PyTorch", "candle"]
             };
-            for side in sides {
-                let mut c = if side == "candle" {
-                    let mut c = Command::new(&me);
-                    c.args(["bench", "--train", "--candle-side", "--work"])
-                        .arg(&model)
-                        .env("RAYON_NUM_THREADS", threads.to_string());
-                    c
-                } else {
-                    let mut c = Command::new(&python);
-                    c.arg(&script).arg("time").arg(&model);
-                    c.args(["--threads", &threads.to_string()]);
-                    c
-                };
-                for (flag, v) in &sizes {
-                    c.args([*flag, v.as_str()]);
-                }
-                let ups = updates_of(&json_of(c, side)?);
+            for name in sides {
+                let ups = updates_of(&json_of(side.command(name, *threads), name)?);
                 let part = |i: usize| median(ups.iter().map(|u| u[i]).collect());
                 let whole = median(ups.iter().map(|u| u.iter().sum()).collect());
                 println!(
-                    "| {round} | {threads} | {side} | {:.0} | {:.0} | {:.0} | {whole:.0} |",
+                    "| {round} | {place} | {name} | {:.0} | {:.0} | {:.0} | {whole:.0} |",
                     part(0),
                     part(1),
                     part(2)
                 );
-                totals.push((threads, side, whole));
+                totals.push((place, name, whole));
             }
         }
     }
-    for threads in [1, all] {
-        let of = |side: &str| {
+    for (place, _) in places {
+        let of = |name: &str| {
             median(
                 totals
                     .iter()
-                    .filter(|t| t.0 == threads && t.1 == side)
+                    .filter(|t| t.0 == place && t.1 == name)
                     .map(|t| t.2)
                     .collect(),
             )
         };
         let (c, t) = (of("candle"), of("PyTorch"));
+        let on = if gpu {
+            "the GPU".to_string()
+        } else {
+            format!("{place} thread(s)")
+        };
         println!(
-            "{threads} thread(s): candle {c:.0} ms, PyTorch {t:.0} ms per update (medians over rounds): candle takes {:.2}x PyTorch's time",
+            "{on}: candle {c:.0} ms, PyTorch {t:.0} ms per update (medians over rounds): candle takes {:.2}x PyTorch's time",
             c / t
         );
     }
-    let _ = std::fs::remove_dir_all(&work);
     Ok(())
 }
