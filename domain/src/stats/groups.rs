@@ -163,6 +163,11 @@ pub fn fit_logistic(groups: &[&[Vec<f64>]]) -> Result<LogisticFit, FitError> {
     mixed::logistic::fit(&observations(groups)?)
 }
 
+/// The same model by restricted maximum likelihood (`mixed::logistic::fit_restricted`).
+pub fn fit_logistic_restricted(groups: &[&[Vec<f64>]]) -> Result<LogisticFit, FitError> {
+    mixed::logistic::fit_restricted(&observations(groups)?)
+}
+
 impl GroupFit {
     pub fn components(&self) -> Option<Components> {
         let m = self.model.as_ref().ok()?;

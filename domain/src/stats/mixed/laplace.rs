@@ -49,18 +49,26 @@ fn logistic(eta: f64) -> f64 {
     1.0 / (1.0 + (-eta).exp())
 }
 
-/// The penalised system at the current modes: the Schur complement's Cholesky factor, the
-/// eliminated block's diagonal and the cross block, with the gradient of the penalised
-/// log-likelihood.
+/// The penalised system at the current modes: the Schur complement's Cholesky factor (on the
+/// dense unknowns: the smaller factor's levels, and β in the joint system), the eliminated
+/// block's diagonal and the cross block, with the gradient of the penalised log-likelihood.
 struct System {
     chol: nalgebra::Cholesky<f64, nalgebra::Dyn>,
     diag: Vec<f64>,
-    /// Row-major `small × big`.
+    /// Row-major `dense × big`.
     cross: Vec<f64>,
-    grad_small: Vec<f64>,
+    grad_dense: Vec<f64>,
     grad_big: Vec<f64>,
     /// `Σ dᵢ(μ) + ‖u‖²` at the current modes.
     penalised: f64,
+}
+
+/// The REML-Laplace fit at one θ: the criterion, β at the joint mode, and β's covariance.
+pub(super) struct Restricted {
+    pub criterion: f64,
+    pub beta: Vec<f64>,
+    /// The β block of the inverse of the joint system (row-major `p × p`).
+    pub vcov: Vec<f64>,
 }
 
 impl Binary {
@@ -115,50 +123,88 @@ impl Binary {
             .collect()
     }
 
-    /// The linear predictor at modes `u = (small levels, big levels)`.
-    fn eta(&self, offset: &[f64], ts: f64, tb: f64, u: &[f64]) -> Vec<f64> {
-        let ns = self.small_levels;
+    /// The number of unknowns factored densely: the smaller factor's levels, and β in the joint
+    /// system. The unknowns are laid out as (dense, levels of the eliminated factor).
+    fn dense(&self, joint: bool) -> usize {
+        self.small_levels + if joint { self.p } else { 0 }
+    }
+
+    /// The linear predictor at the unknowns `u` (β among them in the joint system).
+    fn eta(&self, offset: &[f64], ts: f64, tb: f64, u: &[f64], joint: bool) -> Vec<f64> {
+        let (ns, m) = (self.small_levels, self.dense(joint));
         offset
             .iter()
             .zip(&self.levels)
-            .map(|(o, &(s, b))| o + ts * u[s] + tb * u[ns + b])
+            .zip(self.x.chunks(self.p))
+            .map(|((o, &(s, b)), row)| {
+                let fixed: f64 = if joint {
+                    row.iter().zip(&u[ns..m]).map(|(a, c)| a * c).sum()
+                } else {
+                    0.0
+                };
+                o + fixed + ts * u[s] + tb * u[m + b]
+            })
             .collect()
     }
 
-    /// `Σ dᵢ(μ) + ‖u‖²`.
-    fn penalised(&self, eta: &[f64], u: &[f64]) -> f64 {
+    /// `Σ dᵢ(μ) + ‖u‖²` (β, in the joint system, is not penalised).
+    fn penalised(&self, eta: &[f64], u: &[f64], joint: bool) -> f64 {
         let d: f64 = self
             .y
             .iter()
             .zip(eta)
             .map(|(y, e)| unit_deviance(*y, *e))
             .sum();
-        d + u.iter().map(|v| v * v).sum::<f64>()
+        let (ns, m) = (self.small_levels, self.dense(joint));
+        let square = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>();
+        d + square(&u[..ns]) + square(&u[m..])
     }
 
-    /// The penalised system at the modes `u`; `None` if it is not positive definite (it always
-    /// is, up to rounding).
-    fn system(&self, offset: &[f64], ts: f64, tb: f64, u: &[f64]) -> Option<System> {
-        let (ns, nb) = (self.small_levels, self.big_levels);
-        let eta = self.eta(offset, ts, tb, u);
-        let mut a = vec![1.0; ns];
+    /// The penalised system at the unknowns `u`; `None` if it is not positive definite (it
+    /// always is, up to rounding, when X has full rank).
+    fn system(&self, offset: &[f64], ts: f64, tb: f64, u: &[f64], joint: bool) -> Option<System> {
+        let (ns, nb, m, p) = (
+            self.small_levels,
+            self.big_levels,
+            self.dense(joint),
+            self.p,
+        );
+        let eta = self.eta(offset, ts, tb, u, joint);
+        // The dense block, lower triangle: the penalty's identity on the levels, none on β.
+        let mut schur = DMatrix::<f64>::zeros(m, m);
+        (0..ns).for_each(|s| schur[(s, s)] = 1.0);
         let mut diag = vec![1.0; nb];
-        let mut cross = vec![0.0; ns * nb];
-        let mut grad_small: Vec<f64> = u[..ns].iter().map(|v| -v).collect();
-        let mut grad_big: Vec<f64> = u[ns..].iter().map(|v| -v).collect();
-        for ((&(s, b), e), y) in self.levels.iter().zip(&eta).zip(&self.y) {
+        let mut cross = vec![0.0; m * nb];
+        let mut grad_dense: Vec<f64> = (0..m).map(|k| if k < ns { -u[k] } else { 0.0 }).collect();
+        let mut grad_big: Vec<f64> = u[m..].iter().map(|v| -v).collect();
+        for (((&(s, b), e), y), row) in self
+            .levels
+            .iter()
+            .zip(&eta)
+            .zip(&self.y)
+            .zip(self.x.chunks(p))
+        {
             let mu = logistic(*e);
-            let w = mu * (1.0 - mu);
-            a[s] += ts * ts * w;
+            let (w, r) = (mu * (1.0 - mu), y - mu);
+            schur[(s, s)] += ts * ts * w;
             diag[b] += tb * tb * w;
             cross[s * nb + b] += ts * tb * w;
-            grad_small[s] += ts * (y - mu);
-            grad_big[b] += tb * (y - mu);
+            grad_dense[s] += ts * r;
+            grad_big[b] += tb * r;
+            if joint {
+                for (k, xk) in row.iter().enumerate().filter(|(_, x)| **x != 0.0) {
+                    schur[(ns + k, s)] += xk * ts * w;
+                    for (l, xl) in row.iter().enumerate().take(k + 1) {
+                        schur[(ns + k, ns + l)] += xk * xl * w;
+                    }
+                    cross[(ns + k) * nb + b] += xk * tb * w;
+                    grad_dense[ns + k] += xk * r;
+                }
+            }
         }
-        // The Schur complement `A − C D⁻¹ C'` on the dense factor.
-        let mut schur = DMatrix::from_diagonal(&DVector::from_vec(a));
+        // The Schur complement `A − C D⁻¹ C'` on the dense unknowns.
         for j in 0..nb {
-            for r in 0..ns {
+            for r in 0..m {
                 let cr = cross[r * nb + j];
                 if cr == 0.0 {
                     continue;
@@ -173,36 +219,41 @@ impl Binary {
             chol: schur.cholesky()?,
             diag,
             cross,
-            grad_small,
+            grad_dense,
             grad_big,
-            penalised: self.penalised(&eta, u),
+            penalised: self.penalised(&eta, u, joint),
         })
     }
 
-    /// The Newton step of the system: `(Λ'Z'WZΛ + I)⁻¹ ∇`.
+    /// The Newton step of the system: its matrix's inverse times the gradient.
     fn step(&self, sys: &System) -> Vec<f64> {
-        let (ns, nb) = (self.small_levels, self.big_levels);
-        let mut rhs = DVector::from_vec(sys.grad_small.clone());
-        for r in 0..ns {
+        let (m, nb) = (sys.grad_dense.len(), self.big_levels);
+        let mut rhs = DVector::from_vec(sys.grad_dense.clone());
+        for r in 0..m {
             for j in 0..nb {
                 rhs[r] -= sys.cross[r * nb + j] * sys.grad_big[j] / sys.diag[j];
             }
         }
-        let small = sys.chol.solve(&rhs);
-        let mut out: Vec<f64> = small.iter().copied().collect();
+        let dense = sys.chol.solve(&rhs);
+        let mut out: Vec<f64> = dense.iter().copied().collect();
         out.extend((0..nb).map(|j| {
-            let c: f64 = (0..ns).map(|r| sys.cross[r * nb + j] * small[r]).sum();
+            let c: f64 = (0..m).map(|r| sys.cross[r * nb + j] * dense[r]).sum();
             (sys.grad_big[j] - c) / sys.diag[j]
         }));
         out
     }
 
-    /// The Laplace deviance at θ (unit, item) and β; `None` if the modes cannot be found.
-    pub fn deviance(&self, theta_unit: f64, theta_item: f64, beta: &[f64]) -> Option<f64> {
-        let (ts, tb) = self.ordered(theta_unit.abs(), theta_item.abs());
-        let offset = self.fixed(beta);
-        let mut u = vec![0.0; self.small_levels + self.big_levels];
-        let mut sys = self.system(&offset, ts, tb, &u)?;
+    /// The unknowns at their mode, from `u`, by Newton's method with halving, and the system
+    /// there; `None` if a system is not positive definite.
+    fn mode(
+        &self,
+        offset: &[f64],
+        t: (f64, f64),
+        mut u: Vec<f64>,
+        joint: bool,
+    ) -> Option<(Vec<f64>, System)> {
+        let (ts, tb) = t;
+        let mut sys = self.system(offset, ts, tb, &u, joint)?;
         for _ in 0..100 {
             let delta = self.step(&sys);
             // A step may gain less than the criterion's rounding near the mode: taken anyway.
@@ -210,7 +261,7 @@ impl Binary {
             let mut scale = 1.0;
             let moved = loop {
                 let cand: Vec<f64> = u.iter().zip(&delta).map(|(a, d)| a + scale * d).collect();
-                let next = self.system(&offset, ts, tb, &cand)?;
+                let next = self.system(offset, ts, tb, &cand, joint)?;
                 if next.penalised <= sys.penalised + slack {
                     break Some((cand, next));
                 }
@@ -228,10 +279,49 @@ impl Binary {
                 break;
             }
         }
+        Some((u, sys))
+    }
+
+    /// `Σ dᵢ(μ) + ‖u‖² + log|L|²` at a mode: `L L'` the system's matrix.
+    fn laplace(sys: &System) -> Option<f64> {
         let logdet_schur: f64 = 2.0 * sys.chol.l().diagonal().iter().map(|d| d.ln()).sum::<f64>();
         let logdet_diag: f64 = sys.diag.iter().map(|d| d.ln()).sum();
         let dev = sys.penalised + logdet_schur + logdet_diag;
         dev.is_finite().then_some(dev)
+    }
+
+    /// The Laplace deviance at θ (unit, item) and β; `None` if the modes cannot be found.
+    pub fn deviance(&self, theta_unit: f64, theta_item: f64, beta: &[f64]) -> Option<f64> {
+        let t = self.ordered(theta_unit.abs(), theta_item.abs());
+        let u = vec![0.0; self.small_levels + self.big_levels];
+        let (_, sys) = self.mode(&self.fixed(beta), t, u, false)?;
+        Self::laplace(&sys)
+    }
+
+    /// The restricted (REML) criterion at θ under the Laplace approximation, β integrated out
+    /// with the random effects as a flat prior integrates it: the joint mode of (u, β) from
+    /// `start`, and `Σ dᵢ(μ) + ‖u‖² + log|H|` with H the joint system's matrix (which adds
+    /// `log|X'WX − …|` to the deviance). β̂'s covariance is the β block of H⁻¹.
+    pub fn restricted(
+        &self,
+        theta_unit: f64,
+        theta_item: f64,
+        start: &[f64],
+    ) -> Option<Restricted> {
+        let t = self.ordered(theta_unit.abs(), theta_item.abs());
+        let (ns, m, p) = (self.small_levels, self.dense(true), self.p);
+        let mut u = vec![0.0; m + self.big_levels];
+        u[ns..m].copy_from_slice(start);
+        let (u, sys) = self.mode(&vec![0.0; self.n], t, u, true)?;
+        let inverse = sys.chol.inverse();
+        let vcov = (0..p * p)
+            .map(|k| inverse[(ns + k / p, ns + k % p)])
+            .collect();
+        Some(Restricted {
+            criterion: Self::laplace(&sys)?,
+            beta: u[ns..m].to_vec(),
+            vcov,
+        })
     }
 
     /// Whether X has full column rank.
