@@ -19,7 +19,9 @@
 #   beside it: glmer(S1 ~ 0 + scenario + (1|annotator) + (1|item), family = binomial) by the
 #   Laplace approximation, each contrast's log-odds difference, its SE (from glmer's vcov), the
 #   Wald p against the normal (glmer's) and against t with the between-within degrees of
-#   freedom (annotators less scenarios), as the report gives them.
+#   freedom (annotators less scenarios), as the report gives them; and the same contrast from
+#   the restricted fit under the Laplace approximation (REML-Laplace, made here from lme4's
+#   parts: reml_laplace below), its SE and p against t.
 # Not rerun: the item bootstrap (its draws are the report's own), humans against systems (the
 # systems' per-item scores are in predictions/, not in these CSVs).
 suppressMessages({
@@ -115,6 +117,22 @@ tight_glmer <- glmerControl(
   check.conv.singular = "ignore", check.conv.grad = "ignore", check.conv.hess = "ignore"
 )
 
+# The report's second logistic reading: the same model fitted by restricted maximum likelihood
+# under the Laplace approximation (beta integrated out beside the random effects, as glmmTMB's
+# REML = TRUE does). lme4 has no such fit, but its parts: with nAGQ = 0 glmer's deviance takes
+# u and beta to their joint mode, and adding log|R_X|^2 (the beta block of that joint system)
+# makes it the restricted criterion; beta is the joint mode and its covariance chol2inv(R_X).
+reml_laplace <- function(d) {
+  devfun <- glmer(score ~ 0 + scenario + (1 | annotator) + (1 | item), data = d,
+                  family = binomial, nAGQ = 0, devFunOnly = TRUE, control = tight_glmer)
+  env <- environment(devfun)
+  criterion <- function(theta) devfun(theta) + env$pp$ldRX2()
+  opt <- minqa::bobyqa(c(1, 1), criterion, lower = c(0, 0),
+                       control = list(rhobeg = 0.2, rhoend = 1e-10, maxfun = 1e5))
+  criterion(opt$par)
+  list(beta = env$pp$beta(1), vcov = chol2inv(env$pp$RX()))
+}
+
 # The logistic model's contrast `w` of a glmer fit beside the report's row.
 compare_logistic <- function(what, fit, w, scenarios, row) {
   b <- fixef(fit)
@@ -132,6 +150,13 @@ compare_logistic <- function(what, fit, w, scenarios, row) {
           row$logistic_p_wald, within = 1e-3)
   compare(paste(what, "log-odds p (t, between-within)"), 2 * pt(-abs(est / se), df),
           row$logistic_p, within = 1e-3)
+  reml <- reml_laplace(fit@frame)
+  est <- sum(w * reml$beta)
+  se <- sqrt(as.numeric(t(w) %*% reml$vcov %*% w))
+  compare(paste(what, "log-odds (REML-Laplace)"), est, row$logistic_reml_log_odds)
+  compare(paste(what, "log-odds SE (REML-Laplace)"), se, row$logistic_reml_se)
+  compare(paste(what, "log-odds p (REML-Laplace, t)"), 2 * pt(-abs(est / se), df),
+          row$logistic_reml_p)
 }
 
 comparisons <- scores[scores$table == "comparison" & scores$annotators == "all" &

@@ -875,6 +875,13 @@ fn rerun_in_r(tar: &Path, dir: &Path) {
         .unwrap_or_else(|| panic!("{said}"));
     assert!(checked >= 2 * 4 * 3 + 2 * 5 * 4, "{said}");
     assert!(said.contains("study ") && said.contains(" p "), "{said}");
+    // The label task's logistic cells, glmer's and the restricted fit's, were rerun too.
+    for cell in ["log-odds SE (glmer)", "log-odds SE (REML-Laplace)"] {
+        assert!(
+            said.lines().any(|l| l.contains(cell) && l.ends_with(" ok")),
+            "{said}"
+        );
+    }
 }
 
 const PY_BUNDLE: &str = r#"
@@ -1252,7 +1259,7 @@ async fn report_command_prints_tables_and_refuses_bad_scopes() {
     let csv = String::from_utf8(cli(&["--format", "csv", "--studies", "1"]).stdout).unwrap();
     assert_eq!(
         csv.lines().next().unwrap(),
-        "table,annotators,study,scoring,task,family,k,subset,n,items,mean,std,std_sample,ties,measure,level,other_units_low,other_units_high,more_items_low,more_items_high,tau_low,tau_high,r_low,r_high,se,df,p,p_holm,method,status,permutation_p,permutation_min_p,items_p,effect,needed,needed_low,needed_high,adjusted,adjusted_se,adjusted_p,logistic_log_odds,logistic_se,logistic_df,logistic_p,logistic_p_wald,logistic_other_units_low,logistic_other_units_high"
+        "table,annotators,study,scoring,task,family,k,subset,n,items,mean,std,std_sample,ties,measure,level,other_units_low,other_units_high,more_items_low,more_items_high,tau_low,tau_high,r_low,r_high,se,df,p,p_holm,method,status,permutation_p,permutation_min_p,items_p,effect,needed,needed_low,needed_high,adjusted,adjusted_se,adjusted_p,logistic_log_odds,logistic_se,logistic_df,logistic_p,logistic_p_wald,logistic_other_units_low,logistic_other_units_high,logistic_reml_log_odds,logistic_reml_se,logistic_reml_p"
     );
     let out = dir.path().join("b.tar");
     let b = cli(&["--format", "bundle", "--out", out.to_str().unwrap()]);

@@ -86,18 +86,28 @@ fn beside_pair(
     }
 }
 
+/// The logistic model's two fits of a family: glmer's (maximum likelihood), and the
+/// restricted one (`None` where it failed).
+struct LogisticFits {
+    ml: Result<LogisticFit, FitError>,
+    restricted: Option<LogisticFit>,
+}
+
 /// Where every item S1 is 0 or 1 (a label task), the logistic model of the scenarios, fitted
 /// once for the family.
-fn logistic_fit(rows: &[&[Vec<f64>]]) -> Option<Result<LogisticFit, FitError>> {
+fn logistic_fit(rows: &[&[Vec<f64>]]) -> Option<LogisticFits> {
     rows.iter()
         .flat_map(|r| r.iter().flatten())
         .all(|y| *y == 0.0 || *y == 1.0)
-        .then(|| groups::fit_logistic(rows))
+        .then(|| LogisticFits {
+            ml: groups::fit_logistic(rows),
+            restricted: groups::fit_logistic_restricted(rows).ok(),
+        })
 }
 
-/// A contrast of the logistic fit, or why there is none.
-fn logistic_test(fit: &Result<LogisticFit, FitError>, w: &[f64], alpha: f64) -> Logistic {
-    let fit = match fit {
+/// A contrast of the logistic fits, or why there is none.
+fn logistic_test(fits: &LogisticFits, w: &[f64], alpha: f64) -> Logistic {
+    let fit = match &fits.ml {
         Ok(fit) => fit,
         Err(e) => {
             return Logistic::NotFitted {
@@ -112,6 +122,7 @@ fn logistic_test(fit: &Result<LogisticFit, FitError>, w: &[f64], alpha: f64) -> 
             interval: test.interval(1.0 - alpha),
             sd_annotator: fit.sd_unit,
             sd_item: fit.sd_item,
+            restricted: fits.restricted.as_ref().and_then(|f| f.between_within(w)),
         },
         _ => Logistic::NotFitted {
             error: "the contrast has no standard error".into(),

@@ -142,6 +142,12 @@ pub enum Logistic {
         interval: Interval,
         sd_annotator: f64,
         sd_item: f64,
+        /// The same contrast from the restricted fit (REML under the Laplace approximation,
+        /// `mixed::logistic::fit_restricted`) against t with the same degrees of freedom: the
+        /// reading that holds its level with three annotators a scenario; `None` where that
+        /// fit failed.
+        #[serde(default)]
+        restricted: Option<TTest>,
     },
     /// Why there is no fit (outcomes that separate the scenarios, say).
     NotFitted { error: String },
@@ -155,9 +161,10 @@ impl Logistic {
                 test,
                 p_wald,
                 interval,
+                restricted,
                 ..
             } => format!(
-                "log-odds {:+.3} (SE {:.3}, {} to {}), z {:.2}: p {} against t({}), glmer's p {} against the normal",
+                "log-odds {:+.3} (SE {:.3}, {} to {}), z {:.2}: p {} against t({}), glmer's p {} against the normal; {}",
                 test.estimate,
                 test.se,
                 format_args!("{:+.3}", interval.low),
@@ -165,7 +172,14 @@ impl Logistic {
                 test.t,
                 stats::p_text(test.p),
                 test.df,
-                stats::p_text(*p_wald)
+                stats::p_text(*p_wald),
+                restricted.map_or("the REML fit failed".into(), |r| format!(
+                    "by REML {:+.3} (SE {:.3}): p {} against t({})",
+                    r.estimate,
+                    r.se,
+                    stats::p_text(r.p),
+                    r.df
+                ))
             ),
             Logistic::NotFitted { error } => format!("not fitted: {error}"),
         }

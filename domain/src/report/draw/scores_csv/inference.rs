@@ -18,14 +18,15 @@ pub(super) fn comparison_rows(t: &Tables, b: &Base) -> Vec<Row> {
                 ends(c.these_annotators.and_then(|i| i.interval));
             let adjusted_test = c.adjusted.and_then(|a| a.test);
             let k = c.sides.iter().map(|s| s.k).max().unwrap_or(0);
-            let (logistic, p_wald, logistic_interval) = match &c.logistic {
+            let (logistic, p_wald, logistic_interval, reml) = match &c.logistic {
                 Some(Logistic::Fitted {
                     test,
                     p_wald,
                     interval,
+                    restricted,
                     ..
-                }) => (Some(*test), Some(*p_wald), Some(*interval)),
-                Some(Logistic::NotFitted { .. }) | None => (None, None, None),
+                }) => (Some(*test), Some(*p_wald), Some(*interval), *restricted),
+                Some(Logistic::NotFitted { .. }) | None => (None, None, None, None),
             };
             let (logistic_other_units_low, logistic_other_units_high) = ends(logistic_interval);
             Row {
@@ -60,6 +61,9 @@ pub(super) fn comparison_rows(t: &Tables, b: &Base) -> Vec<Row> {
                 logistic_p_wald: opt_num(p_wald),
                 logistic_other_units_low,
                 logistic_other_units_high,
+                logistic_reml_log_odds: opt_num(reml.map(|x| x.estimate)),
+                logistic_reml_se: opt_num(reml.map(|x| x.se)),
+                logistic_reml_p: opt_num(reml.map(|x| x.p)),
                 ..b.row("comparison", "official", &c.task, k)
             }
         })

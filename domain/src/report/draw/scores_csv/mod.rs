@@ -62,9 +62,12 @@ struct Row {
     logistic_p_wald: String,
     logistic_other_units_low: String,
     logistic_other_units_high: String,
+    logistic_reml_log_odds: String,
+    logistic_reml_se: String,
+    logistic_reml_p: String,
 }
 
-const HEADER: [&str; 47] = [
+const HEADER: [&str; 50] = [
     "table",
     "annotators",
     "study",
@@ -112,11 +115,14 @@ const HEADER: [&str; 47] = [
     "logistic_p_wald",
     "logistic_other_units_low",
     "logistic_other_units_high",
+    "logistic_reml_log_odds",
+    "logistic_reml_se",
+    "logistic_reml_p",
 ];
 
 impl Row {
     /// The fields in `HEADER`'s order.
-    fn fields<'a>(&'a self, family: &'a str) -> [&'a str; 47] {
+    fn fields<'a>(&'a self, family: &'a str) -> [&'a str; 50] {
         [
             &self.table,
             &self.annotators,
@@ -165,6 +171,9 @@ impl Row {
             &self.logistic_p_wald,
             &self.logistic_other_units_low,
             &self.logistic_other_units_high,
+            &self.logistic_reml_log_odds,
+            &self.logistic_reml_se,
+            &self.logistic_reml_p,
         ]
     }
 }
@@ -232,7 +241,8 @@ impl Row {
 /// interval in `more_items_low`/`_high` and p in `items_p`, `effect` in SD units, and the screening-adjusted difference with its SE
 /// and p; where every item S1 is 0 or 1, the logistic mixed model's difference in log-odds,
 /// SE, between-within df and p in `logistic_*`, glmer's own p in `logistic_p_wald`, and its
-/// interval over other annotators at `level`); `planner` rows the annotators per scenario (`needed`, with `needed_low`/`needed_high`
+/// interval over other annotators at `level`, and the restricted (REML-Laplace) fit's
+/// difference, SE and p against t with the same df in `logistic_reml_*`); `planner` rows the annotators per scenario (`needed`, with `needed_low`/`needed_high`
 /// across τ's interval) to find the difference in `mean` at the plan's α (in `measure`), τ in
 /// `std` and its interval in `tau_low`/`tau_high`; `training_order` rows each k-shot group's
 /// S1 on the two halves of the training examples as shown, seconds per example, and Pearson's
