@@ -31,7 +31,7 @@ say() { printf '\n== %s\n' "$*"; }
 
 say "the machine ($(date -u +%FT%TZ))"
 uname -srm
-nproc
+echo "$(nproc) CPUs"
 if command -v nvidia-smi >/dev/null; then
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 else

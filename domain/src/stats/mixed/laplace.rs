@@ -6,10 +6,15 @@
 //! falls), and the deviance is `Σ dᵢ(μ) + ‖u‖² + log|L|²` with `L L' = Λ'Z'WZΛ + I` and W the
 //! binomial weights μ(1 − μ) at the mode.
 //!
+//! The restricted criterion (`restricted`) takes β to its mode together with u, unpenalised,
+//! and adds its block to the determinant: `Σ dᵢ(μ) + ‖u‖² + log|H|`, H the joint system's
+//! matrix (the Laplace approximation with β integrated out under a flat prior, as glmmTMB's
+//! `REML = TRUE`).
+//!
 //! As in `reml`, the block of `Λ'Z'WZΛ + I` of the factor with more levels is diagonal (an
 //! observation has one level of it), so it is eliminated by hand and only the Schur complement
-//! on the other factor, of its number of levels, is factored densely: a step costs one pass
-//! over the observations and one small Cholesky.
+//! on the other factor (and β, in the joint system), of its number of levels, is factored
+//! densely: a step costs one pass over the observations and one small Cholesky.
 
 use nalgebra::{DMatrix, DVector};
 

@@ -8,6 +8,10 @@
 //! Nelder–Mead from the plain logistic regression's β and θ = (1, 1), then Newton steps on
 //! central-difference derivatives, a θ whose optimum lies at zero set to zero as lme4's
 //! bounded optimiser leaves it. Checked against R's lme4 (`domain/tests/logistic_r.rs`).
+//!
+//! `fit_restricted` fits the same model by REML under the Laplace approximation, whose test
+//! holds its level with three annotators a scenario where glmer's does not (the statistics
+//! chapter); the bundle's `analysis.R` makes the same fit from lme4's parts.
 
 use super::laplace::Binary;
 use super::{fixed_effects, polish, renumber, settle_zeros, FitError, Obs, SINGULAR};
