@@ -25,8 +25,9 @@ pub struct SimulateArgs {
     /// A small grid (3 and 10 annotators, 100 items, SD 9 points) for a quick look.
     #[arg(long)]
     pub quick: bool,
-    /// The logistic mixed model's tests and intervals instead (glmer's Wald z, and against t
-    /// with the between-within df), on the same studies of the same grid.
+    /// The logistic mixed model's tests and intervals instead (glmer's Wald z, the same against
+    /// t with the between-within df, and the restricted fit's t), on the same studies of the
+    /// same grid.
     #[arg(long)]
     pub logistic: bool,
 }
