@@ -6,7 +6,7 @@
 # With --link it builds the release binary instead, in its own target directory
 # (target-cuda/release/clues-lab): it links against stubs of the CUDA libraries that candle
 # links (.ci/cuda_stubs.py; the driver's link stub is not on PyPI, and cuBLAS is 600 MB), and
-# runs where the driver and CUDA 13's cuBLAS, cuRAND and NVRTC are (server/bench/gpu-run.sh).
+# runs where the driver and CUDA 13's cuBLAS, cuRAND and runtime are (server/bench/gpu-run.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ROOT"
 LINK=0
