@@ -80,6 +80,26 @@ pub fn run_logistic(c: &Config, studies: usize, seed: u64, threads: usize) -> Lo
 mod tests {
     use super::*;
 
+    /// 200 studies without an effect: `annotators` a scenario on `items` items, annotator SD
+    /// 9 points, item SD 1 logit.
+    fn null_studies(annotators: usize, items: usize) -> LogisticTally {
+        let c = Config {
+            annotators,
+            items,
+            sd: 0.09,
+            mean: 0.75,
+            effect: 0.0,
+            sd_item: 1.0,
+        };
+        run_logistic(&c, 200, 20261129, 2)
+    }
+
+    /// Whether a rate is within three binomial standard errors of `target`.
+    fn within(r: Rate, target: f64) -> bool {
+        let (lo, hi) = r.band(target, 3.0);
+        (lo..=hi).contains(&r.rate())
+    }
+
     /// Three annotators a scenario on 100 items, no effect: glmer's maximum-likelihood SE is
     /// too small there (its t rejects 7.1% of 1,000 null studies, `clues-lab simulate
     /// --logistic`), and the restricted (REML-Laplace) fit's t holds its level and its interval
@@ -87,20 +107,10 @@ mod tests {
     /// than glmer's t.
     #[test]
     fn with_three_annotators_a_scenario_the_restricted_fit_holds_its_level() {
-        let c = Config {
-            annotators: 3,
-            items: 100,
-            sd: 0.09,
-            mean: 0.75,
-            effect: 0.0,
-            sd_item: 1.0,
-        };
-        let t = run_logistic(&c, 200, 20261129, 2);
+        let t = null_studies(3, 100);
         assert_eq!(t.reml_t.of, 200, "{t:?}");
-        let (lo, hi) = t.reml_t.band(ALPHA, 3.0);
-        assert!((lo..=hi).contains(&t.reml_t.rate()), "{t:?}");
-        let (lo, hi) = t.reml_t_interval.band(LEVEL, 3.0);
-        assert!((lo..=hi).contains(&t.reml_t_interval.rate()), "{t:?}");
+        assert!(within(t.reml_t, ALPHA), "{t:?}");
+        assert!(within(t.reml_t_interval, LEVEL), "{t:?}");
         assert!(t.reml_t.hits <= t.t.hits, "{t:?}");
     }
 
@@ -110,20 +120,10 @@ mod tests {
     /// neither holds its level: `clues-lab simulate --logistic`, and the statistics chapter.)
     #[test]
     fn with_ten_annotators_a_scenario_the_t_reference_holds_its_level() {
-        let c = Config {
-            annotators: 10,
-            items: 30,
-            sd: 0.09,
-            mean: 0.75,
-            effect: 0.0,
-            sd_item: 1.0,
-        };
-        let t = run_logistic(&c, 200, 20261129, 2);
+        let t = null_studies(10, 30);
         assert_eq!(t.failed.hits, 0, "{t:?}");
-        let (lo, hi) = t.t.band(ALPHA, 3.0);
-        assert!((lo..=hi).contains(&t.t.rate()), "{t:?}");
-        let (lo, hi) = t.t_interval.band(LEVEL, 3.0);
-        assert!((lo..=hi).contains(&t.t_interval.rate()), "{t:?}");
+        assert!(within(t.t, ALPHA), "{t:?}");
+        assert!(within(t.t_interval, LEVEL), "{t:?}");
         assert!(t.z.hits >= t.t.hits, "{t:?}");
     }
 }
