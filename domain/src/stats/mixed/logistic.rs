@@ -134,7 +134,8 @@ pub fn fit(obs: &[Obs]) -> Result<LogisticFit, FitError> {
 /// integrated out beside the random effects, as glmmTMB's `REML = TRUE` does): the variances
 /// are estimated less short of the truth with few annotators, and β̂'s covariance is the β
 /// block of the inverse of the joint system of (u, β) at the mode (lme4's conditional
-/// covariance). Not glmer's fit: checked by the simulation, not against R.
+/// covariance). Not glmer's fit (lme4 has none such): checked by the simulation, and against
+/// the same fit that the bundle's `analysis.R` builds from lme4's parts.
 pub fn fit_restricted(obs: &[Obs]) -> Result<LogisticFit, FitError> {
     let (data, start) = prepared(obs)?;
     let at = |t: &[f64]| data.restricted(t[0], t[1], &start);
@@ -142,18 +143,13 @@ pub fn fit_restricted(obs: &[Obs]) -> Result<LogisticFit, FitError> {
     let v = optimise(&f, vec![1.0, 1.0])?;
     let r = at(&v).ok_or(FitError::Optimiser)?;
     diverging(&r.beta)?;
-    let (units, items) = data.units_items();
-    Ok(LogisticFit {
-        beta: r.beta,
-        vcov: r.vcov,
-        sd_unit: v[0],
-        sd_item: v[1],
-        deviance: r.criterion,
-        singular: v.iter().any(|t| *t < SINGULAR),
-        n: data.n,
-        units,
-        items,
-    })
+    Ok(LogisticFit::of(
+        &data,
+        [v[0], v[1]],
+        r.beta,
+        r.vcov,
+        r.criterion,
+    ))
 }
 
 /// An estimate this large on the logit scale means the outcomes separate the fixed effects.
@@ -216,23 +212,36 @@ fn covariance(f: &dyn Fn(&[f64]) -> f64, v: &[f64]) -> Option<DMatrix<f64>> {
 }
 
 fn finish(data: &Binary, v: Vec<f64>) -> Result<LogisticFit, FitError> {
-    let (units, items) = data.units_items();
     let f = criterion(data);
     let vcov = covariance(&f, &v).ok_or(FitError::Optimiser)?;
-    Ok(LogisticFit {
-        beta: v[2..].to_vec(),
-        vcov: vcov.transpose().iter().copied().collect(),
-        sd_unit: v[0],
-        sd_item: v[1],
-        deviance: f(&v),
-        singular: v[..2].iter().any(|t| *t < SINGULAR),
-        n: data.n,
-        units,
-        items,
-    })
+    let vcov = vcov.transpose().iter().copied().collect();
+    Ok(LogisticFit::of(
+        data,
+        [v[0], v[1]],
+        v[2..].to_vec(),
+        vcov,
+        f(&v),
+    ))
 }
 
 impl LogisticFit {
+    /// A fit of `data` at θ = (unit, item) standard deviations, with β, its covariance
+    /// (row-major) and the criterion at the optimum.
+    fn of(data: &Binary, theta: [f64; 2], beta: Vec<f64>, vcov: Vec<f64>, deviance: f64) -> Self {
+        let (units, items) = data.units_items();
+        LogisticFit {
+            beta,
+            vcov,
+            sd_unit: theta[0],
+            sd_item: theta[1],
+            deviance,
+            singular: theta.iter().any(|t| *t < SINGULAR),
+            n: data.n,
+            units,
+            items,
+        }
+    }
+
     /// `L'β̂` and its standard error; `None` unless `l` has one weight per fixed effect.
     fn contrast(&self, l: &[f64]) -> Option<(f64, f64)> {
         let p = self.beta.len();
