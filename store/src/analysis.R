@@ -109,10 +109,26 @@ relabel_p <- function(a, b, draws = 20000) {
 }
 
 # glmer run to its optimum (the report's fit is the optimum to more digits than the tolerance).
+# One run of an optimiser can stop short of it: on data of the report test's shape (the item
+# variance at zero) nloptwrap's BOBYQA stopped short in 15 of 100 data sets (the deviance 0.01
+# above the optimum, the log-odds 0.003-0.03 from it) and minqa's in 2, so minqa's BOBYQA is
+# restarted from where it stopped until a restart gains nothing (none of the 100 then short).
+restarted_bobyqa <- function(fn, par, lower, upper, control = list(), ...) {
+  run <- function(start, rhobeg) {
+    minqa::bobyqa(start, fn, lower = lower, upper = upper,
+                  control = list(rhobeg = rhobeg, rhoend = 1e-10, maxfun = 1e5))
+  }
+  best <- run(par, 0.2)
+  for (i in 1:10) {
+    again <- run(best$par, 0.1)
+    gain <- best$fval - again$fval
+    if (gain > 0) best <- again
+    if (gain <= 1e-10) break
+  }
+  list(par = best$par, fval = best$fval, conv = 0, message = "BOBYQA, restarted")
+}
 tight_glmer <- glmerControl(
-  optimizer = "nloptwrap",
-  optCtrl = list(algorithm = "NLOPT_LN_BOBYQA", xtol_abs = 1e-12, ftol_abs = 1e-14,
-                 xtol_rel = 1e-12, ftol_rel = 1e-14, maxeval = 1e5),
+  optimizer = restarted_bobyqa,
   tolPwrss = 1e-12,
   check.conv.singular = "ignore", check.conv.grad = "ignore", check.conv.hess = "ignore"
 )
@@ -127,8 +143,7 @@ reml_laplace <- function(d) {
                   family = binomial, nAGQ = 0, devFunOnly = TRUE, control = tight_glmer)
   env <- environment(devfun)
   criterion <- function(theta) devfun(theta) + env$pp$ldRX2()
-  opt <- minqa::bobyqa(c(1, 1), criterion, lower = c(0, 0),
-                       control = list(rhobeg = 0.2, rhoend = 1e-10, maxfun = 1e5))
+  opt <- restarted_bobyqa(c(1, 1), criterion, lower = c(0, 0), upper = c(Inf, Inf))
   criterion(opt$par)
   list(beta = env$pp$beta(1), vcov = chol2inv(env$pp$RX()))
 }

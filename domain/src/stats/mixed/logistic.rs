@@ -25,6 +25,9 @@ use nalgebra::{DMatrix, DVector};
 /// The step of the numerical derivatives (lme4's `deriv12` takes the same).
 const STEP: f64 = 1e-4;
 
+/// The most restarts of Nelder–Mead after its first run.
+const RESTARTS: usize = 4;
+
 /// The largest design fitted: (levels of the smaller factor)² × (levels of the larger), the
 /// work of one step (the smaller factor's block is factored densely at every step): 40
 /// annotators on 300 items, or 12 on 3,000. Larger studies are left to the linear model.
@@ -162,28 +165,21 @@ fn diverging(beta: &[f64]) -> Result<(), FitError> {
     Ok(())
 }
 
-/// Nelder–Mead over the criterion's arguments (θ first, then any β) from `v0`, then zero
-/// components and Newton polish.
+/// Nelder–Mead over the criterion's arguments (θ first, then any β) from `v0`, restarted from
+/// where it stopped until a restart gains nothing, then zero components and Newton polish.
 fn optimise(f: &dyn Fn(&[f64]) -> f64, v0: Vec<f64>) -> Result<Vec<f64>, FitError> {
-    let simplex: Vec<DVector<f64>> = std::iter::once(v0.clone())
-        .chain((0..v0.len()).map(|k| {
-            let mut v = v0.clone();
-            v[k] += 0.5;
-            v
-        }))
-        .map(DVector::from_vec)
-        .collect();
     // Close is enough: the Newton steps below take the arguments to the optimum's last digits.
     let tolerance = 1e-6 * (1.0 + f(&v0).abs());
-    let solver = NelderMead::new(simplex)
-        .with_sd_tolerance(tolerance)
-        .map_err(|_| FitError::Optimiser)?;
-    let res = Executor::new(Cost(f), solver)
-        .configure(|s| s.max_iters(20_000))
-        .run()
-        .map_err(|_| FitError::Optimiser)?;
-    let best = res.state().best_param.clone().ok_or(FitError::Optimiser)?;
-    let mut v: Vec<f64> = best.iter().copied().collect();
+    let mut best = nelder_mead(f, &v0, tolerance)?;
+    for _ in 0..RESTARTS {
+        let again = nelder_mead(f, &best, tolerance)?;
+        let gain = f(&best) - f(&again);
+        best = again;
+        if gain <= tolerance {
+            break;
+        }
+    }
+    let mut v = best;
     v[0] = v[0].abs();
     v[1] = v[1].abs();
     settle_zeros(f, &mut v);
@@ -195,6 +191,31 @@ fn optimise(f: &dyn Fn(&[f64]) -> f64, v0: Vec<f64>) -> Result<Vec<f64>, FitErro
         return Err(FitError::Optimiser);
     }
     Ok(v)
+}
+
+/// One run of Nelder–Mead from a simplex of steps of 0.5 around `v0`.
+fn nelder_mead(
+    f: &dyn Fn(&[f64]) -> f64,
+    v0: &[f64],
+    tolerance: f64,
+) -> Result<Vec<f64>, FitError> {
+    let simplex: Vec<DVector<f64>> = std::iter::once(v0.to_vec())
+        .chain((0..v0.len()).map(|k| {
+            let mut v = v0.to_vec();
+            v[k] += 0.5;
+            v
+        }))
+        .map(DVector::from_vec)
+        .collect();
+    let solver = NelderMead::new(simplex)
+        .with_sd_tolerance(tolerance)
+        .map_err(|_| FitError::Optimiser)?;
+    let res = Executor::new(Cost(f), solver)
+        .configure(|s| s.max_iters(20_000))
+        .run()
+        .map_err(|_| FitError::Optimiser)?;
+    let best = res.state().best_param.clone().ok_or(FitError::Optimiser)?;
+    Ok(best.iter().copied().collect())
 }
 
 /// The covariance of β̂: the β block of twice the inverse Hessian of the deviance in (θ, β),
