@@ -143,7 +143,7 @@ reml_laplace <- function(d) {
                   family = binomial, nAGQ = 0, devFunOnly = TRUE, control = tight_glmer)
   env <- environment(devfun)
   criterion <- function(theta) devfun(theta) + env$pp$ldRX2()
-  opt <- restarted_bobyqa(c(1, 1), criterion, lower = c(0, 0), upper = c(Inf, Inf))
+  opt <- restarted_bobyqa(criterion, c(1, 1), lower = c(0, 0), upper = c(Inf, Inf))
   criterion(opt$par)
   list(beta = env$pp$beta(1), vcov = chol2inv(env$pp$RX()))
 }
