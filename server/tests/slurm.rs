@@ -113,11 +113,23 @@ impl Cluster {
         let cluster = Cluster { dir, conf };
         run(&mut cluster.cmd("/usr/sbin/slurmctld"));
         run(&mut cluster.cmd("/usr/sbin/slurmd"));
+        // Until the controller listens, sinfo fails to connect; on a loaded machine it has
+        // taken over a minute to start.
         let start = Instant::now();
-        while !run(cluster.cmd("sinfo").args(["-h", "-o", "%t"])).contains("idle") {
+        loop {
+            let out = cluster
+                .cmd("sinfo")
+                .args(["-h", "-o", "%t"])
+                .output()
+                .unwrap();
+            let said = String::from_utf8_lossy(&out.stdout).into_owned();
+            if out.status.success() && said.contains("idle") {
+                break;
+            }
             assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "the node never came up: {}",
+                start.elapsed() < Duration::from_secs(180),
+                "the node never came up (sinfo: {said}{}): {}",
+                String::from_utf8_lossy(&out.stderr),
                 std::fs::read_to_string(cluster.dir.join("slurmctld.log")).unwrap_or_default()
             );
             std::thread::sleep(Duration::from_millis(200));
