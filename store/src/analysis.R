@@ -111,8 +111,8 @@ relabel_p <- function(a, b, draws = 20000) {
 # glmer run to its optimum (the report's fit is the optimum to more digits than the tolerance).
 # One run of an optimiser can stop short of it: on data of the report test's shape (the item
 # variance at zero) nloptwrap's BOBYQA stopped short in 15 of 100 data sets (the deviance 0.01
-# above the optimum, the log-odds 0.003-0.03 from it) and minqa's in 2, so minqa's BOBYQA is
-# restarted from where it stopped until a restart gains nothing (none of the 100 then short).
+# above the optimum, a scenario log-odds up to 0.03 from it) and minqa's in 1, so minqa's BOBYQA
+# is restarted from where it stopped until a restart gains nothing (none of the 100 then short).
 restarted_bobyqa <- function(fn, par, lower, upper, control = list(), ...) {
   run <- function(start, rhobeg) {
     minqa::bobyqa(start, fn, lower = lower, upper = upper,
