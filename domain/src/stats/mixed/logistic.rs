@@ -170,11 +170,11 @@ fn diverging(beta: &[f64]) -> Result<(), FitError> {
 fn optimise(f: &dyn Fn(&[f64]) -> f64, v0: Vec<f64>) -> Result<Vec<f64>, FitError> {
     // Close is enough: the Newton steps below take the arguments to the optimum's last digits.
     let tolerance = 1e-6 * (1.0 + f(&v0).abs());
-    let mut best = nelder_mead(f, &v0, tolerance)?;
+    let (mut best, mut cost) = nelder_mead(f, &v0, tolerance)?;
     for _ in 0..RESTARTS {
-        let again = nelder_mead(f, &best, tolerance)?;
-        let gain = f(&best) - f(&again);
-        best = again;
+        let (again, again_cost) = nelder_mead(f, &best, tolerance)?;
+        let gain = cost - again_cost;
+        (best, cost) = (again, again_cost);
         if gain <= tolerance {
             break;
         }
@@ -193,12 +193,13 @@ fn optimise(f: &dyn Fn(&[f64]) -> f64, v0: Vec<f64>) -> Result<Vec<f64>, FitErro
     Ok(v)
 }
 
-/// One run of Nelder–Mead from a simplex of steps of 0.5 around `v0`.
+/// One run of Nelder–Mead from a simplex of steps of 0.5 around `v0`: the best point and its
+/// criterion.
 fn nelder_mead(
     f: &dyn Fn(&[f64]) -> f64,
     v0: &[f64],
     tolerance: f64,
-) -> Result<Vec<f64>, FitError> {
+) -> Result<(Vec<f64>, f64), FitError> {
     let simplex: Vec<DVector<f64>> = std::iter::once(v0.to_vec())
         .chain((0..v0.len()).map(|k| {
             let mut v = v0.to_vec();
@@ -214,8 +215,9 @@ fn nelder_mead(
         .configure(|s| s.max_iters(20_000))
         .run()
         .map_err(|_| FitError::Optimiser)?;
-    let best = res.state().best_param.clone().ok_or(FitError::Optimiser)?;
-    Ok(best.iter().copied().collect())
+    let state = res.state();
+    let best = state.best_param.as_ref().ok_or(FitError::Optimiser)?;
+    Ok((best.iter().copied().collect(), state.best_cost))
 }
 
 /// The covariance of β̂: the β block of twice the inverse Hessian of the deviance in (θ, β),
