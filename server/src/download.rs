@@ -4,7 +4,6 @@
 //! with the number of rows. (`store::export` writes the files; this module serves them.)
 
 use app::error::AppError;
-use app::ssr::limits::Heavy;
 use app::ssr::request::{flag, number, Ctx, Params, Staff};
 use app::ssr::state::AppState;
 use axum::body::Body;
@@ -14,6 +13,7 @@ use axum::response::{IntoResponse, Response};
 use domain::export_file::{ExportFile, ReportFile, RowFormat, Source};
 use domain::ids::{joined, AssignmentId};
 use serde::Deserialize;
+use store::heavy::Kind;
 use store::stream::{write_rows, Channel, ChannelWriter, Out, RowFile};
 use store::{bundle, export, report};
 use tokio::sync::mpsc;
@@ -179,7 +179,7 @@ async fn annotations(
     let body = streamed(move |tx| async move {
         let _turn = turn;
         let mut out = Out::new(Channel(tx));
-        write_rows(&pool, &studies, synthetic, rows, &mut out).await?;
+        write_rows(&pool, &studies, synthetic, rows, Kind::Rows, &mut out).await?;
         out.finish().await.map(drop)
     });
     Ok(body)
@@ -201,11 +201,11 @@ async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response
     let body = match file.source() {
         Source::Partition => return partition_json(state, q).await,
         Source::Rows(format) => {
-            let turn = state.limiter.heavy_turn(Heavy::Rows).await?;
+            let turn = state.limiter.heavy_turn(Kind::Rows).await?;
             annotations(state, &scope, format, turn).await?
         }
         Source::Bundle => {
-            let turn = state.limiter.heavy_turn(Heavy::Bundle).await?;
+            let turn = state.limiter.heavy_turn(Kind::Bundle).await?;
             let built = state.reports.current(&state.report_needs(), &scope).await?;
             // Streamed as it is spooled: its content hash is known only at the end, so it is
             // in the archive (`SHA256SUMS`, `manifest.json`), not in a header or the name.

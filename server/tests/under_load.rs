@@ -172,6 +172,28 @@ async fn three_hundred_thousand_rows(
     study
 }
 
+/// Four crowd workers answering `study` beside the exports, each leaving after 50 answers for a
+/// new one, and each pausing 50 ms after an answer. A person takes seconds an item, so this is a
+/// crowd of hundreds (up to 80 answers a second). Exports run at a lower priority than the
+/// crowd (`store::heavy`); four workers answering at once take every cycle a debug build on two
+/// cores has, and the exports beside them outlasted the test's ten-minute downloads.
+fn paced_crowd(
+    base: &str,
+    study: i64,
+    tag: &str,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<crowd::CrowdStats> {
+    crowd::run_paced(
+        base,
+        study,
+        4,
+        tag,
+        stop,
+        Some(50),
+        Duration::from_millis(50),
+    )
+}
+
 /// Answers were acknowledged all through an export that ran from `started` to `ended` (ms):
 /// no crowd errors, and no gap between stored answers longer than the stall an export on the
 /// async workers caused (4.5-7 s in a release build, far more in a debug one).
@@ -236,8 +258,7 @@ async fn exports_of_300k_rows_stream_in_bounded_memory_and_give_it_back() {
             // Crowd workers of the other study answer all through the export.
             let stop = Arc::new(AtomicBool::new(false));
             let tag = format!("r{}-{}", after_rounds.len(), file.replace('.', "-"));
-            let crowd =
-                crowd::run_leaving(&server.base, study.0 + 1, 4, &tag, stop.clone(), Some(50));
+            let crowd = paced_crowd(&server.base, study.0 + 1, &tag, stop.clone());
             let started = store::auth::now_ms();
             let (status, bytes) = c
                 .download(
@@ -314,7 +335,7 @@ fn every_export_at_once(
     ];
     let rss = RssSampler::start(server.pid());
     let stop = Arc::new(AtomicBool::new(false));
-    let crowd = crowd::run_leaving(&server.base, study.0 + 1, 4, "all", stop.clone(), Some(50));
+    let crowd = paced_crowd(&server.base, study.0 + 1, "all", stop.clone());
     let downloads: Vec<_> = twice
         .iter()
         .chain(twice.iter())

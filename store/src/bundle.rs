@@ -9,6 +9,7 @@ use super::export::{
 use super::report::{Built, Loaded};
 use super::stream::{write_rows, Out, RowFile, Spool, SpoolFile, SpoolTask, Spooled};
 use crate::error::Error;
+use crate::heavy::Kind;
 use crate::study::Study;
 use domain::export_file::ExportFile;
 use domain::ids::{ConfigId, StudyId};
@@ -130,7 +131,7 @@ pub async fn write<W: Write + Send + 'static>(
     let spool = SpoolFile::new()?;
     let (tx, rx) = std::sync::mpsc::channel();
     let reader = spool.file.try_clone().map_err(Error::internal)?;
-    let writer = crate::heavy::spawn(move || write_tar(&reader, rx, out));
+    let writer = crate::heavy::spawn(Kind::Bundle, move || write_tar(&reader, rx, out));
     let spooled = spool_all(
         pool,
         built,
@@ -165,7 +166,7 @@ async fn spool_all(
     let synthetic = built.loaded.synthetic.included;
     // Serialisation and compression of what is in memory (seconds on a big scope): on a heavy
     // thread, not on the async workers that answer the crowd meanwhile.
-    let mut m = super::report::off_runtime(move || {
+    let mut m = crate::heavy::spawn(Kind::Bundle, move || {
         spool_from_build(&mut m, &built.loaded, &built.report).map(|()| m)
     })
     .await??;
@@ -179,7 +180,7 @@ async fn spool_all(
     ] {
         let mut out = Out::new(SpoolTask::start(m.spool));
         // On an error the spooling thread, its channel closed, ends by itself.
-        write_rows(pool, &studies, synthetic, file, &mut out).await?;
+        write_rows(pool, &studies, synthetic, file, Kind::Bundle, &mut out).await?;
         let (spool, done) = out.finish().await?.finish().await?;
         m.spool = spool;
         m.add(name.into(), done)?;

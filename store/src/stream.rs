@@ -3,6 +3,7 @@
 
 use crate::annotations::{annotation_rows, AnnotationRow, ANNOTATION_COLUMNS};
 use crate::error::Error;
+use crate::heavy::Kind;
 use crate::study::Study;
 use domain::ids::{AssignmentId, ConfigId, ExampleId, StudyId};
 use domain::place::{Phase, PlaceStatus};
@@ -162,7 +163,7 @@ pub struct SpoolTask {
 impl SpoolTask {
     pub fn start(mut spool: SpoolFile) -> Self {
         let (tx, mut rx) = mpsc::channel::<Vec<u8>>(SPOOL_PIECES);
-        let end = crate::heavy::spawn(move || {
+        let end = crate::heavy::spawn(Kind::Bundle, move || {
             let mut member = spool.member();
             while let Some(piece) = rx.blocking_recv() {
                 member.write_piece(&piece)?;
@@ -242,15 +243,17 @@ pub enum RowFile {
     Assignments,
 }
 
-/// Writes one of the row files, reading the rows from the database one at a time.
+/// Writes one of the row files, the rows read from the database a page at a time as heavy work
+/// of `kind` (a download's or a bundle's).
 pub async fn write_rows<S: Sink>(
     pool: &AnyPool,
     studies: &[Study],
     synthetic: bool,
     file: RowFile,
+    kind: Kind,
     out: &mut Out<S>,
 ) -> Result<(), Error> {
-    let mut rows = annotation_rows(pool, studies, synthetic);
+    let mut rows = annotation_rows(pool, studies, synthetic, kind);
     if file == RowFile::AnnotationsCsv {
         out.write(&domain::report::draw::table::csv_line(&ANNOTATION_COLUMNS))
             .await?;

@@ -14,6 +14,7 @@ use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use store::heavy::Kind;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 
 /// The limits a server runs with (see `serve --help`).
@@ -31,7 +32,7 @@ pub struct Limits {
     pub password_queue: usize,
     /// Reports built at once (each takes a core for seconds on a large study); the rest wait in
     /// turn, so crowd workers keep the other cores. Row exports and bundles have lanes of their
-    /// own (`Heavy`), so a small file never waits behind them.
+    /// own (`store::heavy::Kind`), so a small file never waits behind them.
     pub heavy_work: usize,
 }
 
@@ -59,7 +60,7 @@ pub struct Limiter {
     /// The owners' own lane (see `Lane`): one check at a time, its own bounded queue.
     owner_checks: Semaphore,
     owner_waiting: AtomicUsize,
-    /// The turns of each kind of heavy work (`Heavy` as index).
+    /// The turns of each kind of heavy work (`Kind` as index).
     heavy: [Arc<Semaphore>; 3],
     /// (account, address) pairs that signed in successfully: the owner's own addresses, which
     /// a flood on the account name from elsewhere cannot lock out. Bounded: emptied when full.
@@ -134,8 +135,13 @@ impl Limiter {
             waiting: AtomicUsize::new(0),
             owner_checks: Semaphore::new(1),
             owner_waiting: AtomicUsize::new(0),
-            heavy: [limits.heavy_work.max(1), ROW_STREAMS, BUNDLES]
-                .map(|n| Arc::new(Semaphore::new(n))),
+            heavy: Kind::ALL.map(|kind| {
+                Arc::new(Semaphore::new(match kind {
+                    Kind::Build => limits.heavy_work.max(1),
+                    Kind::Rows => ROW_STREAMS,
+                    Kind::Bundle => BUNDLES,
+                }))
+            }),
             known_signins: Mutex::new(HashSet::new()),
         }
     }
@@ -206,15 +212,6 @@ impl Limiter {
     }
 }
 
-/// The lanes of heavy work, each with turns of its own: a report's build (shared by the
-/// dashboard and every file made from the report), a stream of annotation rows, a bundle.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Heavy {
-    Build = 0,
-    Rows = 1,
-    Bundle = 2,
-}
-
 /// Row exports streamed at once (each holds a database read, its memory bounded by the stream's
 /// pieces in flight).
 const ROW_STREAMS: usize = 2;
@@ -222,10 +219,12 @@ const ROW_STREAMS: usize = 2;
 const BUNDLES: usize = 1;
 
 impl Limiter {
-    /// Waits for a turn of `lane`; the turn lasts as long as the permit (moved into the task
+    /// Waits for a turn of heavy work of `kind` (each kind has turns of its own: a report's
+    /// build, shared by the dashboard and every file made from the report; a stream of
+    /// annotation rows; a bundle). The turn lasts as long as the permit (moved into the task
     /// that streams a download).
-    pub async fn heavy_turn(&self, lane: Heavy) -> Result<OwnedSemaphorePermit, AppError> {
-        self.heavy[lane as usize]
+    pub async fn heavy_turn(&self, kind: Kind) -> Result<OwnedSemaphorePermit, AppError> {
+        self.heavy[kind as usize]
             .clone()
             .acquire_owned()
             .await

@@ -2,7 +2,7 @@
 //! dashboard and every export made from the report, kept while it is used and bounded in number.
 
 use crate::error::AppError;
-use crate::ssr::limits::{Heavy, Limiter};
+use crate::ssr::limits::Limiter;
 use crate::wire::report::DashboardData;
 use sqlx::AnyPool;
 use std::collections::HashMap;
@@ -199,7 +199,7 @@ impl Reports {
             let_go(&last).await;
         }
         let (built, began) = {
-            let _turn = n.limiter.heavy_turn(Heavy::Build).await?;
+            let _turn = n.limiter.heavy_turn(store::heavy::Kind::Build).await?;
             let began = Instant::now();
             (Arc::new(Built::of(&n.pool, scope).await?), began)
         };

@@ -61,18 +61,20 @@ pub fn run(
     tag: &str,
     stop: Arc<AtomicBool>,
 ) -> std::thread::JoinHandle<CrowdStats> {
-    run_leaving(base, study, workers, tag, stop, None)
+    run_paced(base, study, workers, tag, stop, None, Duration::ZERO)
 }
 
-/// `run`, each worker leaving after `answers` answers (if given) and a new one arriving in
-/// its stead: a crowd of many arrivals.
-pub fn run_leaving(
+/// `run`, each worker leaving after `answers` answers (if given) and a new one arriving in its
+/// stead (a crowd of many arrivals), and pausing `pause` after each answer, as a person reads
+/// the next item (zero: at once, a crowd that takes every cycle it is given).
+pub fn run_paced(
     base: &str,
     study: i64,
     workers: usize,
     tag: &str,
     stop: Arc<AtomicBool>,
     answers: Option<usize>,
+    pause: Duration,
 ) -> std::thread::JoinHandle<CrowdStats> {
     let stats = Arc::new(Mutex::new(CrowdStats::default()));
     let bases: Vec<&str> = base.split(',').collect();
@@ -86,7 +88,8 @@ pub fn run_leaving(
                 while !stop.load(Ordering::Relaxed) {
                     let pid = format!("{tag}-{w}-{round}");
                     round += 1;
-                    if let Err(e) = one_worker(&client, study, &pid, answers, &stop, &stats) {
+                    let pace = (answers, pause);
+                    if let Err(e) = one_worker(&client, study, &pid, pace, &stop, &stats) {
                         stats
                             .lock()
                             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -141,13 +144,13 @@ pub(super) fn send_answer(
 }
 
 /// One worker as the page drives the server: the state once, then one request per answer
-/// (the acknowledgement carries the next step), and a `continue_study` after each revealed
-/// training item.
+/// (the acknowledgement carries the next step) up to `answers`, each followed by `pause`, and a
+/// `continue_study` after each revealed training item.
 fn one_worker(
     c: &Client,
     study: i64,
     pid: &str,
-    answers: Option<usize>,
+    (answers, pause): (Option<usize>, Duration),
     stop: &AtomicBool,
     stats: &Mutex<CrowdStats>,
 ) -> Result<(), String> {
@@ -203,6 +206,9 @@ fn one_worker(
         }
         step = next;
         left -= 1;
+        if !pause.is_zero() {
+            std::thread::sleep(pause);
+        }
     }
     Ok(())
 }

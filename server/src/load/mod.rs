@@ -61,7 +61,16 @@ fn crowd_while<T>(
     let stop = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
     let answers = (t.answers_per_worker > 0).then_some(t.answers_per_worker);
-    let workers = crowd::run_leaving(&t.url, t.study, t.workers, tag, stop.clone(), answers);
+    let at_once = Duration::ZERO;
+    let workers = crowd::run_paced(
+        &t.url,
+        t.study,
+        t.workers,
+        tag,
+        stop.clone(),
+        answers,
+        at_once,
+    );
     let out = during(started + Duration::from_secs(t.seconds));
     std::thread::sleep(Duration::from_secs(t.seconds).saturating_sub(started.elapsed()));
     stop.store(true, Ordering::Relaxed);

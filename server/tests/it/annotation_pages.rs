@@ -1,12 +1,14 @@
 //! The annotation rows read in pages (`store::annotations::pages`) are the same rows in the same
-//! order whatever the page size: pages of several assignments, of one, and runs of positions.
+//! order whatever the page size (pages of several assignments, of one, and runs of positions),
+//! and whether read through the pool or on a heavy thread's connection of its own.
 use crate::common;
 
 use common::client::*;
 use domain::study::StudyConfig;
 use futures_util::TryStreamExt;
-use store::annotations::pages::{rows, Scope, PAGE_ROWS};
+use store::annotations::pages::{own_connection, rows, through_pool, Scope, PAGE_ROWS};
 use store::annotations::AnnotationRow;
+use store::heavy::Kind;
 use store::report;
 
 #[tokio::test]
@@ -28,8 +30,18 @@ async fn annotation_rows_are_the_same_whatever_the_page_size() {
     }
     let studies = report::studies_in(pool, &ids).await.unwrap();
     let read = |page: i64, synthetic: bool| {
-        rows(pool, Scope::of(&studies, synthetic), page).try_collect::<Vec<AnnotationRow>>()
+        rows(pool, Scope::of(&studies, synthetic), page, Kind::Rows)
+            .try_collect::<Vec<AnnotationRow>>()
     };
+    let pooled = |page: i64| {
+        through_pool(pool.clone(), Scope::of(&studies, true), page)
+            .try_collect::<Vec<AnnotationRow>>()
+    };
+    // A SQLite file is read on a connection of its own; PostgreSQL through the pool.
+    assert_eq!(
+        own_connection(pool).is_some(),
+        store::db::Backend::of(pool) == store::db::Backend::Sqlite
+    );
     let whole = read(PAGE_ROWS, true).await.unwrap();
     let stored: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM assignment_items i JOIN assignments a ON a.id = i.assignment_id
@@ -55,7 +67,16 @@ async fn annotation_rows_are_the_same_whatever_the_page_size() {
             whole,
             "pages of {page} rows"
         );
+        assert_eq!(pooled(page).await.unwrap(), whole, "pooled, {page} rows");
     }
     // Without the synthetic workers of `load fill`, nothing.
     assert_eq!(read(PAGE_ROWS, false).await.unwrap(), vec![]);
+    // A read that fails after the assignments are listed is an error, not a shorter file: the
+    // reading thread hands its error on.
+    sqlx::query("ALTER TABLE data_files RENAME TO data_files_gone")
+        .execute(pool)
+        .await
+        .unwrap();
+    let failed = read(PAGE_ROWS, true).await.unwrap_err().to_string();
+    assert!(failed.contains("data_files"), "{failed}");
 }

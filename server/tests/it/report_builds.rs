@@ -94,7 +94,7 @@ async fn exports_and_dashboards_share_one_build_per_data_version() {
     let turn = env
         .state
         .limiter
-        .heavy_turn(app::ssr::limits::Heavy::Build)
+        .heavy_turn(store::heavy::Kind::Build)
         .await
         .unwrap();
     let behind = form(&env.state, "dashboard", &scope, Some(&rita)).await;

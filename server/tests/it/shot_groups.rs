@@ -90,7 +90,12 @@ async fn squad_v2_studies_train_on_a_nesting_chain() {
     let loaded = report::load(pool, &[id]).await.unwrap();
     let first = {
         use futures_util::TryStreamExt;
-        let mut rows = store::annotations::annotation_rows(pool, &loaded.studies, false);
+        let mut rows = store::annotations::annotation_rows(
+            pool,
+            &loaded.studies,
+            false,
+            store::heavy::Kind::Rows,
+        );
         rows.try_next().await.unwrap().unwrap()
     };
     assert_eq!(first.shot_group, "10_1,20_5,30_5");

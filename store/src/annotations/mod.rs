@@ -4,6 +4,7 @@
 
 use crate::catalog::corrupt;
 use crate::error::Error;
+use crate::heavy::Kind;
 use crate::study::{CrowdInfo, StoredSpan, Study};
 use domain::authenticity::{clock, ItemSignals};
 use domain::ids::{AssignmentId, ConfigId, ExampleId, StudyId};
@@ -318,15 +319,22 @@ impl StoredAnnotation {
 
 /// Every annotation row of `studies`, ordered by study, assignment and position, read from
 /// the database a page at a time ([`pages`]: nothing holds them all, and no read outlasts its
-/// page); the synthetic workers of `load fill` only where `synthetic` asks for them. A place that
-/// still awaits its worker's consent is in none of them (nor in the report, which reads these
-/// rows).
-pub fn annotation_rows<'a>(
-    pool: &'a AnyPool,
+/// page) as heavy work of `kind` (on a SQLite file, at its priority on a connection of its
+/// own); the synthetic workers of `load fill` only where `synthetic` asks for them. A place
+/// that still awaits its worker's consent is in none of them (nor in the report, which reads
+/// these rows).
+pub fn annotation_rows(
+    pool: &AnyPool,
     studies: &[Study],
     synthetic: bool,
-) -> impl Stream<Item = Result<AnnotationRow, Error>> + Send + Unpin + 'a {
-    pages::rows(pool, pages::Scope::of(studies, synthetic), pages::PAGE_ROWS)
+    kind: Kind,
+) -> impl Stream<Item = Result<AnnotationRow, Error>> + Send + Unpin + 'static {
+    pages::rows(
+        pool,
+        pages::Scope::of(studies, synthetic),
+        pages::PAGE_ROWS,
+        kind,
+    )
 }
 
 /// The columns of an annotation row, from the tables its query joins.

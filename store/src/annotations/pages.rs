@@ -10,18 +10,23 @@
 //!
 //! What a reader sees: the assignments of the scope when the reading began, each read whole
 //! within one page unless it alone is longer than a page (then in runs of positions).
+//!
+//! Where: on a SQLite file, on a heavy thread of the export's kind with a read-only connection
+//! of its own ([`rows`]), so that the reading runs at the kind's priority, below the crowd's.
 
 use super::{AnnotationRow, StoredAnnotation, ROW_COLUMNS};
 use crate::db::Backend;
 use crate::error::Error;
+use crate::heavy::Kind;
 use crate::study::Study;
 use domain::ids::StudyId;
 use domain::shots;
 use futures_util::stream::{self, BoxStream};
 use futures_util::{StreamExt, TryStreamExt};
-use sqlx::{AnyPool, FromRow};
+use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor, FromRow};
 use std::collections::HashMap;
 use std::sync::LazyLock;
+use tokio::sync::mpsc;
 
 /// Rows a page holds, about: whole assignments up to this many rows, or a run of positions of
 /// one longer assignment. Pages of 2,048 rows raised a bundle's peak memory by 21-43 MB over one
@@ -120,7 +125,11 @@ pub fn pages(listed: &[Listed], rows: i64) -> Vec<Page> {
 }
 
 /// The assignments of the scope, ordered by study and id.
-async fn listed(pool: &AnyPool, scope: &Scope) -> Result<Vec<Listed>, Error> {
+async fn listed<'c>(
+    db: impl sqlx::Executor<'c, Database = Any>,
+    backend: Backend,
+    scope: &Scope,
+) -> Result<Vec<Listed>, Error> {
     static SQL: LazyLock<[String; 2]> = LazyLock::new(|| {
         [Backend::Sqlite, Backend::Postgres].map(|b| {
             format!(
@@ -137,11 +146,11 @@ async fn listed(pool: &AnyPool, scope: &Scope) -> Result<Vec<Listed>, Error> {
             )
         })
     });
-    let rows: Vec<(i64, i64, i64)> = sqlx::query_as(&SQL[Backend::of(pool) as usize])
+    let rows: Vec<(i64, i64, i64)> = sqlx::query_as(&SQL[backend as usize])
         .bind(&scope.studies)
         .bind(i64::from(scope.synthetic))
         .bind(&scope.with_consent)
-        .fetch_all(pool)
+        .fetch_all(db)
         .await?;
     Ok(rows
         .into_iter()
@@ -150,7 +159,12 @@ async fn listed(pool: &AnyPool, scope: &Scope) -> Result<Vec<Listed>, Error> {
 }
 
 /// The rows of one page, read whole (the read ends before the first row is handed on).
-async fn read(pool: &AnyPool, scope: &Scope, page: &Page) -> Result<Vec<AnnotationRow>, Error> {
+async fn read<'c>(
+    db: impl sqlx::Executor<'c, Database = Any>,
+    backend: Backend,
+    scope: &Scope,
+    page: &Page,
+) -> Result<Vec<AnnotationRow>, Error> {
     static SQL: LazyLock<[String; 2]> = LazyLock::new(|| {
         [Backend::Sqlite, Backend::Postgres].map(|b| {
             format!(
@@ -163,11 +177,11 @@ async fn read(pool: &AnyPool, scope: &Scope, page: &Page) -> Result<Vec<Annotati
         })
     });
     let ids = crate::rows::json_ids(&page.ids);
-    let rows = sqlx::query(&SQL[Backend::of(pool) as usize])
+    let rows = sqlx::query(&SQL[backend as usize])
         .bind(ids)
         .bind(page.from)
         .bind(page.to)
-        .fetch_all(pool)
+        .fetch_all(db)
         .await?;
     rows.iter()
         .map(|row| {
@@ -178,32 +192,134 @@ async fn read(pool: &AnyPool, scope: &Scope, page: &Page) -> Result<Vec<Annotati
         .collect()
 }
 
-/// Where a reading is: not started, or the pages left.
+/// The rows of the scope, in pages of about `page_rows` rows ([`PAGE_ROWS`] but in tests), read
+/// as heavy work of `kind`: from a SQLite file on a thread at the kind's priority, through a
+/// read-only connection of its own ([`own_connection`]); else through the pool.
+pub fn rows(
+    pool: &AnyPool,
+    scope: Scope,
+    page_rows: i64,
+    kind: Kind,
+) -> BoxStream<'static, Result<AnnotationRow, Error>> {
+    match own_connection(pool) {
+        Some(url) => on_a_thread(url, scope, page_rows, kind),
+        None => through_pool(pool.clone(), scope, page_rows),
+    }
+}
+
+/// Where the rows can be read on a connection of their own: a SQLite file's URL. Why: SQLite
+/// runs each connection's statements on a thread of that connection, and the pool's threads
+/// run at the crowd's priority. An export read through them took the cores from the crowd: the
+/// slowest of 32 workers' answers beside every export at once took 568-777 ms, p99 438-514 ms
+/// (release build, 2026-11-28), against 242-269 ms and 117-133 ms read this way (2026-12-02;
+/// `docs/src/under-load.md`). None for an
+/// in-memory database (a new connection would open another, empty one) and for PostgreSQL,
+/// whose reads run in the database's own processes.
+pub fn own_connection(pool: &AnyPool) -> Option<String> {
+    let url = pool.connect_options().database_url.as_str().to_string();
+    let memory = url.contains(":memory:") || url.contains("mode=memory");
+    (Backend::of(pool) == Backend::Sqlite && !memory).then_some(url)
+}
+
+/// What the reading thread hands on.
+enum Read {
+    Page(Vec<AnnotationRow>),
+    Failed(Error),
+    End,
+}
+
+/// Pages read ahead of their consumer: one waiting while the next is read.
+const PAGES_AHEAD: usize = 1;
+
+/// Reads on a heavy thread of `kind`, which opens the connection (so SQLite's thread for it
+/// inherits the thread's priority) and hands each page on over a bounded channel; the thread
+/// stops at its next page once the stream is dropped.
+fn on_a_thread(
+    url: String,
+    scope: Scope,
+    page_rows: i64,
+    kind: Kind,
+) -> BoxStream<'static, Result<AnnotationRow, Error>> {
+    let (tx, rx) = mpsc::channel(PAGES_AHEAD);
+    // A thread that cannot start drops the sender: the stream then ends in an error, below.
+    drop(crate::heavy::spawn(kind, move || {
+        let read = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(Error::internal)
+            .map(|rt| rt.block_on(read_all(&url, &scope, page_rows, &tx)));
+        if let Err(e) | Ok(Err(e)) = read {
+            let _ = tx.blocking_send(Read::Failed(e));
+        }
+    }));
+    stream::try_unfold(rx, |mut rx| async move {
+        match rx.recv().await {
+            Some(Read::Page(rows)) => Ok(Some((rows, rx))),
+            Some(Read::End) => Ok(None),
+            Some(Read::Failed(e)) => Err(e),
+            None => Err(Error::internal(
+                "the thread reading the rows ended before their end",
+            )),
+        }
+    })
+    .map_ok(|rows| stream::iter(rows.into_iter().map(Ok)))
+    .try_flatten()
+    .boxed()
+}
+
+/// Reads every page of the scope on a read-only connection of its own, handing each on.
+async fn read_all(
+    url: &str,
+    scope: &Scope,
+    page_rows: i64,
+    tx: &mpsc::Sender<Read>,
+) -> Result<(), Error> {
+    let mut conn = AnyConnection::connect(url).await?;
+    conn.execute("PRAGMA query_only = 1; PRAGMA busy_timeout = 10000")
+        .await?;
+    let listed = listed(&mut conn, Backend::Sqlite, scope).await?;
+    for page in pages(&listed, page_rows) {
+        let rows = read(&mut conn, Backend::Sqlite, scope, &page).await?;
+        if tx.send(Read::Page(rows)).await.is_err() {
+            // The stream was dropped: nobody reads on.
+            return Ok(conn.close().await?);
+        }
+    }
+    conn.close().await?;
+    let _ = tx.send(Read::End).await;
+    Ok(())
+}
+
+/// Where a reading through the pool is: not started, or the pages left.
 enum Reading {
     Start(Scope),
     Pages(Scope, std::vec::IntoIter<Page>),
 }
 
-/// The rows of the scope, in pages of about `page_rows` rows ([`PAGE_ROWS`] but in tests).
-pub fn rows(
-    pool: &AnyPool,
+/// The rows of the scope read through the pool's connections, a page at a time.
+pub fn through_pool(
+    pool: AnyPool,
     scope: Scope,
     page_rows: i64,
-) -> BoxStream<'_, Result<AnnotationRow, Error>> {
-    stream::try_unfold(Reading::Start(scope), move |reading| async move {
-        let (scope, mut left) = match reading {
-            Reading::Start(scope) => {
-                let listed = listed(pool, &scope).await?;
-                (scope, pages(&listed, page_rows).into_iter())
-            }
-            Reading::Pages(scope, left) => (scope, left),
-        };
-        let Some(page) = left.next() else {
-            return Ok::<_, Error>(None);
-        };
-        let rows = read(pool, &scope, &page).await?;
-        Ok(Some((rows, Reading::Pages(scope, left))))
-    })
+) -> BoxStream<'static, Result<AnnotationRow, Error>> {
+    let backend = Backend::of(&pool);
+    stream::try_unfold(
+        (pool, Reading::Start(scope)),
+        move |(pool, reading)| async move {
+            let (scope, mut left) = match reading {
+                Reading::Start(scope) => {
+                    let listed = listed(&pool, backend, &scope).await?;
+                    (scope, pages(&listed, page_rows).into_iter())
+                }
+                Reading::Pages(scope, left) => (scope, left),
+            };
+            let Some(page) = left.next() else {
+                return Ok::<_, Error>(None);
+            };
+            let rows = read(&pool, backend, &scope, &page).await?;
+            Ok(Some((rows, (pool, Reading::Pages(scope, left)))))
+        },
+    )
     .map_ok(|rows| stream::iter(rows.into_iter().map(Ok)))
     .try_flatten()
     .boxed()

@@ -4,6 +4,7 @@
 use crate::annotations::{annotation_rows, AnnotationRow, CrowdIds};
 use crate::catalog::{examples_of, load_spec, shot_groups, shot_sets, test_golds};
 use crate::error::Error;
+use crate::heavy::Kind;
 use crate::study::{self, Study};
 use domain::ids::{AssignmentId, ExampleId, StudyId, TaskId};
 use domain::place::Phase;
@@ -270,7 +271,7 @@ pub async fn load_scope(pool: &AnyPool, scope: &Scope) -> Result<Loaded, Error> 
     }
     let mut annotators = Vec::new();
     let mut assignments = HashMap::new();
-    let mut rows = annotation_rows(pool, &studies, scope.synthetic);
+    let mut rows = annotation_rows(pool, &studies, scope.synthetic, Kind::Build);
     while let Some(r) = rows.try_next().await? {
         assignments
             .entry(r.assignment_id)
@@ -417,7 +418,7 @@ pub async fn version(pool: &AnyPool) -> Result<i64, Error> {
 pub async fn off_runtime<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, Error> {
-    crate::heavy::spawn(work).await
+    crate::heavy::spawn(crate::heavy::Kind::Build, work).await
 }
 
 #[cfg(test)]
