@@ -37,11 +37,11 @@ async fn annotation_rows_are_the_same_whatever_the_page_size() {
         through_pool(pool.clone(), Scope::of(&studies, true), page)
             .try_collect::<Vec<AnnotationRow>>()
     };
-    // A SQLite file is read on a connection of its own; PostgreSQL through the pool.
-    assert_eq!(
-        own_connection(pool).is_some(),
-        store::db::Backend::of(pool) == store::db::Backend::Sqlite
-    );
+    // A SQLite file and PostgreSQL are read on a connection of their own; an in-memory database
+    // (where a new connection would open another, empty one) through its pool.
+    assert!(own_connection(pool).is_some());
+    let memory = store::db::cli::memory().await.unwrap();
+    assert_eq!(own_connection(&memory), None);
     let whole = read(PAGE_ROWS, true).await.unwrap();
     let stored: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM assignment_items i JOIN assignments a ON a.id = i.assignment_id

@@ -11,8 +11,8 @@
 //! What a reader sees: the assignments of the scope when the reading began, each read whole
 //! within one page unless it alone is longer than a page (then in runs of positions).
 //!
-//! Where: on a SQLite file, on a heavy thread of the export's kind with a read-only connection
-//! of its own ([`rows`]), so that the reading runs at the kind's priority, below the crowd's.
+//! Where: on a heavy thread of the export's kind with a read-only connection of its own
+//! ([`rows`]), so that the reading runs at the kind's priority, below the crowd's.
 
 use super::{AnnotationRow, StoredAnnotation, ROW_COLUMNS};
 use crate::db::Backend;
@@ -193,8 +193,8 @@ async fn read<'c>(
 }
 
 /// The rows of the scope, in pages of about `page_rows` rows ([`PAGE_ROWS`] but in tests), read
-/// as heavy work of `kind`: from a SQLite file on a thread at the kind's priority, through a
-/// read-only connection of its own ([`own_connection`]); else through the pool.
+/// as heavy work of `kind`: on a thread at the kind's priority, through a read-only connection
+/// of its own ([`own_connection`]); through the pool only for an in-memory database.
 pub fn rows(
     pool: &AnyPool,
     scope: Scope,
@@ -207,18 +207,19 @@ pub fn rows(
     }
 }
 
-/// Where the rows can be read on a connection of their own: a SQLite file's URL. Why: SQLite
-/// runs each connection's statements on a thread of that connection, and the pool's threads
-/// run at the crowd's priority. An export read through them took the cores from the crowd: the
-/// slowest of 32 workers' answers beside every export at once took 568-777 ms, p99 438-514 ms
-/// (release build, 2026-11-28), against 242-269 ms and 117-133 ms read this way (2026-12-02;
-/// `docs/src/under-load.md`). None for an
-/// in-memory database (a new connection would open another, empty one) and for PostgreSQL,
-/// whose reads run in the database's own processes.
+/// Where the rows can be read on a connection of their own: the database's URL, unless it is
+/// an in-memory SQLite database (a new connection would open another, empty one). Why: the
+/// pool's connections serve the crowd at the crowd's priority. On SQLite each connection's
+/// statements run on a thread of that connection; on PostgreSQL the reading is the database's
+/// work, but the rows are decoded where they are received. An export read through the pool took
+/// the cores from the crowd: the slowest of 32 workers' answers beside every export at once took
+/// 568-777 ms, p99 438-514 ms (SQLite, release build, 2026-11-28), against 242-269 ms and
+/// 117-133 ms read this way (2026-12-02; `docs/src/under-load.md`). Each reading holds one
+/// connection beyond the pool's for as long as it reads (at most one per turn of heavy work).
 pub fn own_connection(pool: &AnyPool) -> Option<String> {
     let url = pool.connect_options().database_url.as_str().to_string();
     let memory = url.contains(":memory:") || url.contains("mode=memory");
-    (Backend::of(pool) == Backend::Sqlite && !memory).then_some(url)
+    (!memory).then_some(url)
 }
 
 /// What the reading thread hands on.
@@ -232,8 +233,9 @@ enum Read {
 const PAGES_AHEAD: usize = 1;
 
 /// Reads on a heavy thread of `kind`, which opens the connection (so SQLite's thread for it
-/// inherits the thread's priority) and hands each page on over a bounded channel; the thread
-/// stops at its next page once the stream is dropped.
+/// inherits the thread's priority; PostgreSQL's rows are received and decoded on the thread)
+/// and hands each page on over a bounded channel; the thread stops at its next page once the
+/// stream is dropped.
 fn on_a_thread(
     url: String,
     scope: Scope,
@@ -275,11 +277,15 @@ async fn read_all(
     tx: &mpsc::Sender<Read>,
 ) -> Result<(), Error> {
     let mut conn = AnyConnection::connect(url).await?;
-    conn.execute("PRAGMA query_only = 1; PRAGMA busy_timeout = 10000")
-        .await?;
-    let listed = listed(&mut conn, Backend::Sqlite, scope).await?;
+    let backend = Backend::of_conn(&conn);
+    conn.execute(match backend {
+        Backend::Sqlite => "PRAGMA query_only = 1; PRAGMA busy_timeout = 10000",
+        Backend::Postgres => "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY",
+    })
+    .await?;
+    let listed = listed(&mut conn, backend, scope).await?;
     for page in pages(&listed, page_rows) {
-        let rows = read(&mut conn, Backend::Sqlite, scope, &page).await?;
+        let rows = read(&mut conn, backend, scope, &page).await?;
         if tx.send(Read::Page(rows)).await.is_err() {
             // The stream was dropped: nobody reads on.
             return Ok(conn.close().await?);
