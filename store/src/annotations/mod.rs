@@ -319,8 +319,8 @@ impl StoredAnnotation {
 
 /// Every annotation row of `studies`, ordered by study, assignment and position, read from
 /// the database a page at a time ([`pages`]: nothing holds them all, and no read outlasts its
-/// page) as heavy work of `kind` (on a SQLite file, at its priority on a connection of its
-/// own); the synthetic workers of `load fill` only where `synthetic` asks for them. A place
+/// page) as heavy work of `kind` (at its priority, on a connection of its own but for an
+/// in-memory database); the synthetic workers of `load fill` only where `synthetic` asks for them. A place
 /// that still awaits its worker's consent is in none of them (nor in the report, which reads
 /// these rows).
 pub fn annotation_rows(
