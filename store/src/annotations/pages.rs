@@ -22,7 +22,7 @@ use crate::study::Study;
 use domain::ids::StudyId;
 use domain::shots;
 use futures_util::stream::{self, BoxStream};
-use futures_util::{StreamExt, TryStreamExt};
+use futures_util::{Stream, StreamExt, TryStreamExt};
 use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor, FromRow};
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -254,7 +254,7 @@ fn on_a_thread(
             let _ = tx.blocking_send(Read::Failed(e));
         }
     }));
-    stream::try_unfold(rx, |mut rx| async move {
+    row_by_row(stream::try_unfold(rx, |mut rx| async move {
         match rx.recv().await {
             Some(Read::Page(rows)) => Ok(Some((rows, rx))),
             Some(Read::End) => Ok(None),
@@ -263,10 +263,7 @@ fn on_a_thread(
                 "the thread reading the rows ended before their end",
             )),
         }
-    })
-    .map_ok(|rows| stream::iter(rows.into_iter().map(Ok)))
-    .try_flatten()
-    .boxed()
+    }))
 }
 
 /// Reads every page of the scope on a read-only connection of its own, handing each on.
@@ -309,7 +306,7 @@ pub fn through_pool(
     page_rows: i64,
 ) -> BoxStream<'static, Result<AnnotationRow, Error>> {
     let backend = Backend::of(&pool);
-    stream::try_unfold(
+    row_by_row(stream::try_unfold(
         (pool, Reading::Start(scope)),
         move |(pool, reading)| async move {
             let (scope, mut left) = match reading {
@@ -325,10 +322,17 @@ pub fn through_pool(
             let rows = read(&pool, backend, &scope, &page).await?;
             Ok(Some((rows, (pool, Reading::Pages(scope, left)))))
         },
-    )
-    .map_ok(|rows| stream::iter(rows.into_iter().map(Ok)))
-    .try_flatten()
-    .boxed()
+    ))
+}
+
+/// The rows of a stream of pages, one by one.
+fn row_by_row(
+    pages: impl Stream<Item = Result<Vec<AnnotationRow>, Error>> + Send + 'static,
+) -> BoxStream<'static, Result<AnnotationRow, Error>> {
+    pages
+        .map_ok(|rows| stream::iter(rows.into_iter().map(Ok)))
+        .try_flatten()
+        .boxed()
 }
 
 #[cfg(test)]
