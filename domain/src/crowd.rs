@@ -1,6 +1,7 @@
 //! What the worker's pages share across crowd platforms, pure and IO-free: which pages may be
 //! framed and by whom, the scripts they may run, the hand-back's shape, what is recorded.
 
+use crate::ids::StudyId;
 use crate::task::Family;
 use serde::{Deserialize, Serialize};
 
@@ -8,6 +9,14 @@ use serde::{Deserialize, Serialize};
 /// which is also the end page): the only pages a crowd platform may show in its frame.
 pub fn is_worker_page(path: &str) -> bool {
     path.starts_with("/join/") || path.starts_with("/study/")
+}
+
+/// The study of a study page's path (`/study/{id}`, a trailing slash allowed); `None` for any
+/// other path or an id that is not a number.
+pub fn study_page_id(path: &str) -> Option<StudyId> {
+    path.strip_prefix("/study/")
+        .and_then(|id| id.trim_end_matches('/').parse::<i64>().ok())
+        .map(StudyId)
 }
 
 /// The scripts a page may run: its own files (`/pkg/`), the inline scripts that carry this
@@ -67,7 +76,7 @@ pub fn how_to_answer(family: Family) -> &'static str {
              definition and an example. Then say how confident you are, and press Submit. If you \
              cannot decide, press Skip."
         }
-        _ => {
+        Family::SequenceLabelling | Family::ReadingComprehension => {
             "Select the answer in the text with the mouse and add it with the \"Add as answer\" \
              button, the right-click menu item \"Answer\", or the A key. On a phone or tablet: \
              press and hold a word, drag the handles to cover the answer, then tap \"Add as \
@@ -119,6 +128,15 @@ pub fn validate_completion_url(url: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn study_pages_name_their_study() {
+        assert_eq!(study_page_id("/study/12"), Some(StudyId(12)));
+        assert_eq!(study_page_id("/study/12/"), Some(StudyId(12)));
+        assert_eq!(study_page_id("/study/x"), None);
+        assert_eq!(study_page_id("/study/"), None);
+        assert_eq!(study_page_id("/join/12"), None);
+    }
 
     #[test]
     fn frame_ancestors_given_by_the_operator_are_origins() {

@@ -26,6 +26,24 @@ impl Family {
             Family::TextToText => "Text to text",
         }
     }
+
+    /// The form a worker answers the family's items with.
+    pub fn answer_form(self) -> AnswerForm {
+        match self {
+            Family::Classification => AnswerForm::Label,
+            Family::SequenceLabelling | Family::ReadingComprehension => AnswerForm::Spans,
+            Family::TextToText => AnswerForm::Text,
+        }
+    }
+}
+
+/// How a worker answers an item: one of the task's labels, spans selected in the text, or
+/// free text. Span items need the selection code, which the other two never load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnswerForm {
+    Label,
+    Spans,
+    Text,
 }
 
 named_enum! {

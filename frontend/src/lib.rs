@@ -2,8 +2,8 @@
 //! calls once the server-rendered page has loaded. Built with `.ci/build` (or cargo-leptos).
 
 /// Hydrates the server-rendered page: the app's reactive system takes over its HTML. The
-/// worker's bundle hydrates the study page alone (`WorkerApp`); the staff bundle, every page.
-#[cfg(feature = "hydrate")]
+/// worker's bundles hydrate the study page alone (`WorkerApp`); the staff bundle, every page.
+#[cfg(feature = "browser")]
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();

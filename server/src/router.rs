@@ -1,6 +1,7 @@
 //! The axum router: Leptos pages, server functions, and the static site (`/pkg/...`).
 //! Built without a socket so tests can drive it with `tower::ServiceExt::oneshot`.
 
+use app::ssr::assets::WorkerBundle;
 use app::ssr::state::AppState;
 use app::{shell, App};
 use axum::extract::{Request, State};
@@ -8,7 +9,7 @@ use axum::http::{header, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
-use domain::crowd::is_worker_page;
+use domain::crowd::{is_worker_page, study_page_id};
 use domain::platform::frame_policy;
 use leptos_axum::{generate_route_list, AxumRouteListing, LeptosRoutes};
 use std::sync::OnceLock;
@@ -87,6 +88,24 @@ async fn site_headers(State(state): State<AppState>, req: Request, next: Next) -
     res
 }
 
+/// A study page's worker bundle by its study's family (`app::ssr::assets::WorkerBundle`), for
+/// the page's shell to name: the span form's code only where items are answered with spans.
+/// A study that cannot be read gets none, so the span bundle, which hydrates every study page
+/// (the page itself says what is wrong).
+async fn worker_bundle(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    if let Some(id) = study_page_id(req.uri().path()) {
+        match store::study::family(&state.pool, id).await {
+            Ok(family) => {
+                req.extensions_mut()
+                    .insert(WorkerBundle::for_form(family.answer_form()));
+            }
+            Err(store::Error::NotFound(_)) => {}
+            Err(e) => tracing::warn!("the family of study {id}, for its page's bundle: {e}"),
+        }
+    }
+    next.run(req).await
+}
+
 /// A request whose target is not a path (`GET .`, `GET example.com:80`, `OPTIONS *`) is answered
 /// 400 before it reaches a handler: the pages' fallback assumes a path and would panic.
 async fn request_target(req: Request, next: Next) -> Response {
@@ -147,6 +166,7 @@ pub fn app(state: AppState) -> Router {
     let options = state.leptos_options.clone();
     let site = axum::middleware::from_fn_with_state(state.clone(), site_headers);
     let gate = axum::middleware::from_fn_with_state(state.clone(), crate::gate::gate);
+    let bundle = axum::middleware::from_fn_with_state(state.clone(), worker_bundle);
     let router = Router::new()
         .route(
             "/join/{study}",
@@ -180,7 +200,7 @@ pub fn app(state: AppState) -> Router {
         );
     // Each request gets a span (method, path); answers are logged at DEBUG
     // (`RUST_LOG=tower_http=debug`), server errors (5xx) at ERROR.
-    security_headers(router.layer(gate).layer(site))
+    security_headers(router.layer(bundle).layer(gate).layer(site))
         .layer(axum::middleware::from_fn(request_target))
         .layer(
             TraceLayer::new_for_http()

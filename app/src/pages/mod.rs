@@ -37,9 +37,8 @@ fn is_study_page() -> bool {
 pub(crate) fn study_id_of_page() -> StudyId {
     page_path()
         .as_deref()
-        .and_then(|p| p.strip_prefix("/study/"))
-        .and_then(|id| id.trim_end_matches('/').parse::<i64>().ok())
-        .map_or(StudyId(0), StudyId)
+        .and_then(domain::crowd::study_page_id)
+        .unwrap_or(StudyId(0))
 }
 
 /// The root the server renders, and the staff bundle hydrates: the worker's study page on a

@@ -1,6 +1,7 @@
 //! The browser assets by name: the content-hashed names that .ci/build records in the site's
 //! hash files (`hash.txt`, `hash-worker.txt`), and which bundle a page loads.
 
+use domain::task::AnswerForm;
 use leptos::config::LeptosOptions;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -8,8 +9,32 @@ use std::sync::Arc;
 /// The output name of the browser bundle (`/pkg/clues-lab.js`, `.wasm`, `.css`).
 pub const OUTPUT_NAME: &str = "clues-lab";
 
-/// The crowd worker's bundle (the study page alone), built beside the staff bundle.
-pub const WORKER_OUTPUT_NAME: &str = "clues-lab-worker";
+/// The crowd worker's bundles (the study page alone), built beside the staff bundle: the
+/// span form's code is most of a sixth of the worker's bundle, and only span studies use it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkerBundle {
+    /// Label and free-text studies (`clues-lab-worker`).
+    Answers,
+    /// Span studies, with the span form (`clues-lab-worker-spans`): hydrates every study page.
+    Spans,
+}
+
+impl WorkerBundle {
+    /// The bundle of a study whose items are answered with `form`.
+    pub fn for_form(form: AnswerForm) -> Self {
+        match form {
+            AnswerForm::Label | AnswerForm::Text => WorkerBundle::Answers,
+            AnswerForm::Spans => WorkerBundle::Spans,
+        }
+    }
+
+    pub fn output_name(self) -> &'static str {
+        match self {
+            WorkerBundle::Answers => "clues-lab-worker",
+            WorkerBundle::Spans => "clues-lab-worker-spans",
+        }
+    }
+}
 
 fn hash_file(site_root: &str, output_name: &str) -> PathBuf {
     let name = match output_name.strip_prefix(OUTPUT_NAME) {
@@ -40,10 +65,10 @@ pub fn stylesheet(options: &LeptosOptions) -> String {
     }
 }
 
-/// The worker bundle's script and wasm paths when a hashing build made it: the start page
+/// A worker bundle's script and wasm paths when a hashing build made it: the start page
 /// preloads them, so the study page finds them cached.
-pub fn worker_bundle(options: &LeptosOptions) -> Option<(String, String)> {
-    hashed_bundle(options, WORKER_OUTPUT_NAME)
+pub fn worker_bundle(options: &LeptosOptions, bundle: WorkerBundle) -> Option<(String, String)> {
+    hashed_bundle(options, bundle.output_name())
 }
 
 /// A bundle's content-hashed script and wasm paths, when a hashing build recorded them.
@@ -56,24 +81,33 @@ fn hashed_bundle(options: &LeptosOptions, output_name: &str) -> Option<(String, 
     ))
 }
 
-/// Whether `/study/...` pages load the worker's bundle: it was built (hashed or not).
-fn worker_bundle_built(options: &LeptosOptions) -> bool {
+/// Whether a worker's bundle was built (hashed or not).
+fn worker_bundle_built(options: &LeptosOptions, bundle: WorkerBundle) -> bool {
     let root = absolute(&options.site_root);
-    hash_file(&options.site_root, WORKER_OUTPUT_NAME).exists()
+    hash_file(&options.site_root, bundle.output_name()).exists()
         || root
             .join(&*options.site_pkg_dir)
-            .join(format!("{WORKER_OUTPUT_NAME}.js"))
+            .join(format!("{}.js", bundle.output_name()))
             .exists()
 }
 
 /// The options `HydrationScripts` renders a page with, and the stylesheet's path. The
-/// request's path (from the context leptos_axum provides) picks the bundle.
+/// request (from the context leptos_axum provides) picks the bundle: on `/study/...` pages
+/// the worker's bundle that the router's `WorkerBundle` extension names (the span one, which
+/// hydrates every study page, without it), where it was built.
 pub fn for_page(options: LeptosOptions) -> (LeptosOptions, String) {
     let css = stylesheet(&options);
-    let path = request_path();
+    let parts = leptos::prelude::use_context::<http::request::Parts>();
     let mut options = options;
-    if path.starts_with("/study/") && worker_bundle_built(&options) {
-        options.output_name = Arc::from(WORKER_OUTPUT_NAME);
+    if let Some(parts) = parts.filter(|p| p.uri.path().starts_with("/study/")) {
+        let bundle = parts
+            .extensions
+            .get::<WorkerBundle>()
+            .copied()
+            .unwrap_or(WorkerBundle::Spans);
+        if worker_bundle_built(&options, bundle) {
+            options.output_name = Arc::from(bundle.output_name());
+        }
     }
     let hashes = hash_file(&options.site_root, &options.output_name);
     if hashes.exists() {
@@ -184,7 +218,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().to_str().unwrap();
         assert!(hash_file(root, OUTPUT_NAME).ends_with("hash.txt"));
-        assert!(hash_file(root, WORKER_OUTPUT_NAME).ends_with("hash-worker.txt"));
+        let answers = WorkerBundle::Answers.output_name();
+        assert!(hash_file(root, answers).ends_with("hash-worker.txt"));
+        let spans = WorkerBundle::Spans.output_name();
+        assert!(hash_file(root, spans).ends_with("hash-worker-spans.txt"));
         std::fs::write(
             dir.path().join("hash.txt"),
             "js: aa11\nwasm: bb22\ncss: cc33\n",
@@ -195,15 +232,16 @@ mod tests {
             .site_root(root)
             .build();
         assert_eq!(stylesheet(&options), "/pkg/clues-lab.cc33.css");
-        assert_eq!(worker_bundle(&options), None);
+        assert_eq!(worker_bundle(&options, WorkerBundle::Answers), None);
         std::fs::write(dir.path().join("hash-worker.txt"), "js: dd44\nwasm: ee55\n").unwrap();
         assert_eq!(
-            worker_bundle(&options),
+            worker_bundle(&options, WorkerBundle::Answers),
             Some((
                 "/pkg/clues-lab-worker.dd44.js".into(),
                 "/pkg/clues-lab-worker.ee55.wasm".into()
             ))
         );
+        assert_eq!(worker_bundle(&options, WorkerBundle::Spans), None);
         let (o, _) = for_page(options.clone());
         assert!(o.hash_files);
         assert!(o.hash_file.starts_with('/'));

@@ -3,6 +3,7 @@
 //! prefetchers take no place); its `POST` signs the worker in, takes a place, and goes on.
 
 use app::error::AppError;
+use app::ssr::assets::WorkerBundle;
 use app::ssr::auth::worker_session_cookie;
 use app::ssr::request::{Ctx, Params, Visitor};
 use app::ssr::state::AppState;
@@ -194,7 +195,8 @@ pub async fn start_page(
         None => format!("/join/{study_id}"),
     };
     // While the worker reads this page, the browser fetches the study page's bundle.
-    let preload = match app::ssr::assets::worker_bundle(&state.leptos_options) {
+    let bundle = WorkerBundle::for_form(s.spec.family.answer_form());
+    let preload = match app::ssr::assets::worker_bundle(&state.leptos_options, bundle) {
         Some((js, wasm)) => format!(
             r#"<link rel="modulepreload" href="{js}"><link rel="preload" href="{wasm}" as="fetch" type="application/wasm" crossorigin>"#
         ),

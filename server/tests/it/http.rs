@@ -5,7 +5,9 @@ use crate::common;
 use app::ssr::state::AppState;
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
+use domain::ids::StudyId;
 use domain::people::Role;
+use domain::task::Family;
 use http_body_util::BodyExt;
 use server::{demo, router};
 use tower::ServiceExt;
@@ -347,9 +349,10 @@ async fn worker_pages_may_be_framed_by_the_crowd_platforms_and_no_other_page_by_
 }
 
 #[tokio::test]
-async fn hashed_assets_are_immutable_and_study_pages_load_the_worker_bundle() {
+async fn hashed_assets_are_immutable_and_study_pages_load_their_worker_bundle() {
     let (_db, mut s) = state().await;
-    // A site folder as .ci/build leaves it: both bundles and the stylesheet by content hash.
+    // A site folder as .ci/build leaves it: the three bundles and the stylesheet by content
+    // hash.
     let site = tempfile::tempdir().unwrap();
     let pkg = site.path().join("pkg");
     std::fs::create_dir_all(&pkg).unwrap();
@@ -358,6 +361,8 @@ async fn hashed_assets_are_immutable_and_study_pages_load_the_worker_bundle() {
         "clues-lab.44556677aabbccdd.wasm",
         "clues-lab-worker.8899aabbccddeeff.js",
         "clues-lab-worker.0011223344556677.wasm",
+        "clues-lab-worker-spans.5566778899aabbcc.js",
+        "clues-lab-worker-spans.ddeeff0011223344.wasm",
         "clues-lab.ffeeddccbbaa9988.css",
     ] {
         std::fs::write(pkg.join(f), f).unwrap();
@@ -370,6 +375,11 @@ async fn hashed_assets_are_immutable_and_study_pages_load_the_worker_bundle() {
     std::fs::write(
         site.path().join("hash-worker.txt"),
         "js: 8899aabbccddeeff\nwasm: 0011223344556677\n",
+    )
+    .unwrap();
+    std::fs::write(
+        site.path().join("hash-worker-spans.txt"),
+        "js: 5566778899aabbcc\nwasm: ddeeff0011223344\n",
     )
     .unwrap();
     s.leptos_options = leptos::config::LeptosOptions::builder()
@@ -405,7 +415,11 @@ async fn hashed_assets_are_immutable_and_study_pages_load_the_worker_bundle() {
         "{home}"
     );
     assert!(!home.contains("clues-lab-worker"), "{home}");
-    // A study page: the worker's bundle, the same stylesheet.
+    // The demo's label study (SST-2) and span study (SQuAD v2).
+    let family = |id| store::study::family(&s.pool, StudyId(id));
+    assert_eq!(family(1).await.unwrap(), Family::Classification);
+    assert_eq!(family(2).await.unwrap(), Family::ReadingComprehension);
+    // A label study's page: the worker's bundle without the span form, the same stylesheet.
     let (_, _, page, _) = fetch_encoded(&s, "/study/1", "identity").await;
     let page = String::from_utf8(page).unwrap();
     assert!(
@@ -421,7 +435,21 @@ async fn hashed_assets_are_immutable_and_study_pages_load_the_worker_bundle() {
         "{page}"
     );
     assert!(
-        !page.contains("/pkg/clues-lab.00112233aabbccdd.js"),
+        !page.contains("/pkg/clues-lab.00112233aabbccdd.js") && !page.contains("worker-spans"),
         "{page}"
     );
+    // A span study's page, and a page of no study: the span bundle, which hydrates them all.
+    for path in ["/study/2", "/study/99"] {
+        let (_, _, page, _) = fetch_encoded(&s, path, "identity").await;
+        let page = String::from_utf8(page).unwrap();
+        assert!(
+            page.contains("/pkg/clues-lab-worker-spans.5566778899aabbcc.js"),
+            "{path}: {page}"
+        );
+        assert!(
+            page.contains("/pkg/clues-lab-worker-spans.ddeeff0011223344.wasm"),
+            "{path}: {page}"
+        );
+        assert!(!page.contains("clues-lab-worker."), "{path}: {page}");
+    }
 }

@@ -1,13 +1,13 @@
 //! The crowd protocol on the database: study configuration, taking a place (one transaction
 //! per arrival), the worker's current item, locked submissions with idempotent resends.
 
-use crate::catalog::{corrupt, TaskRow, TASK_COLUMNS};
+use crate::catalog::{corrupt, FamilyColumns, TaskRow, TASK_COLUMNS};
 use crate::error::Error;
 use domain::ids::{ConfigId, StudyId, TaskId, UserId};
 use domain::place::PlaceStatus;
 use domain::platform::{Outcome, Platform, Presented, PRESENTED_MAX};
 use domain::study::StudyConfig;
-use domain::task::TaskSpec;
+use domain::task::{Family, TaskSpec};
 use serde::{Deserialize, Serialize};
 use sqlx::AnyPool;
 
@@ -149,6 +149,19 @@ pub async fn load(pool: &AnyPool, id: StudyId) -> Result<Study, Error> {
         config: serde_json::from_str(&row.config_json)
             .map_err(|e| corrupt("study configuration", e))?,
     })
+}
+
+/// The family of a study's task, alone (a study page's bundle depends on it).
+pub async fn family(pool: &AnyPool, id: StudyId) -> Result<Family, Error> {
+    let row: Option<FamilyColumns> = sqlx::query_as(
+        "SELECT t.family, t.text_metric FROM studies s JOIN tasks t ON t.id = s.task_id
+         WHERE s.id = $1",
+    )
+    .bind(id)
+    .fetch_optional(pool)
+    .await?;
+    let row = row.ok_or_else(|| Error::NotFound(format!("there is no study {id}")))?;
+    Ok(row.decode()?.0)
 }
 
 /// Whether the worker already holds a place in the study (a return through the study link

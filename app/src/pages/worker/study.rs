@@ -9,7 +9,7 @@ use super::browser::focus_first;
 use super::hand_back::hand_back_view;
 use super::sender::Sender;
 use super::signals::Signals;
-use super::span_form::SpanForm;
+use super::span_form::span_form;
 use super::study_pages::{consent_view, declined_view, QuestionnaireView};
 use crate::api::study::{continue_study, study_state};
 use crate::error::AppError;
@@ -18,7 +18,7 @@ use crate::wire::study::{Completion, Reveal, SubmitAck, WorkerItem, WorkerStep, 
 use domain::crowd::how_to_answer;
 use domain::feedback::{feedback, two_decimals};
 use domain::ids::{AssignmentId, StudyId};
-use domain::task::{Family, Label};
+use domain::task::{AnswerForm, Family, Label};
 use leptos::either::{Either, EitherOf3, EitherOf4, EitherOf6};
 use leptos::prelude::*;
 
@@ -217,7 +217,7 @@ fn scenario_line(k: u32, screening_items: i64, training_items: i64, test_items: 
 /// The keys of the span form (not for label or free-text tasks); touch screens have no use for
 /// it (hidden there by the stylesheet).
 fn keyboard_help(family: Family) -> Option<impl IntoView> {
-    (!matches!(family, Family::Classification | Family::TextToText)).then(|| {
+    (family.answer_form() == AnswerForm::Spans).then(|| {
         view! {
             <div class="keyboard-help">
                 <h2>"Keyboard"</h2>
@@ -336,22 +336,23 @@ fn ItemView(
     let sender = Sender::new(study_id, place, position, live, done, refused, signals);
     let context = StoredValue::new(context);
     let labels = StoredValue::new(labels);
-    let answer = move || match revealed.get() {
-        Some(r) => EitherOf4::A(view! {
+    let answer = move || match (revealed.get(), family.answer_form()) {
+        (Some(r), _) => EitherOf4::A(view! {
             <div>{context.with_value(context_view)}</div>
             {reveal_view(study_id, position, r, go)}
         }),
-        None if family == Family::Classification => EitherOf4::B(view! {
+        (None, AnswerForm::Label) => EitherOf4::B(view! {
             <div>{context.with_value(context_view)}</div>
             <LabelForm labels=labels.get_value() sender />
         }),
-        None if family == Family::TextToText => EitherOf4::C(view! {
+        (None, AnswerForm::Text) => EitherOf4::C(view! {
             <div>{context.with_value(context_view)}</div>
             <TextForm sender />
         }),
-        None => EitherOf4::D(
-            view! { <SpanForm text=context.with_value(|c| c.primary().to_string()) sender /> },
-        ),
+        (None, AnswerForm::Spans) => EitherOf4::D(span_form(
+            context.with_value(|c| c.primary().to_string()),
+            sender,
+        )),
     };
     view! {
         <article class="item" data-phase=phase.as_str() data-position=position>

@@ -1,13 +1,8 @@
 //! The table of span answers (Answer / Position / Remove): the worker's own, which they may
-//! remove one by one, or a revealed gold's, read only.
+//! remove one by one (the span form's), or a revealed gold's, read only.
 
 use domain::answer::SpanAnswer;
 use leptos::prelude::*;
-
-/// How many answers, in words (for the live region).
-pub(super) fn count(n: usize) -> String {
-    format!("{n} answer{}", if n == 1 { "" } else { "s" })
-}
 
 /// The spans as a table; with `on_delete`, each row has a Remove button.
 #[component]
@@ -60,28 +55,4 @@ pub(crate) fn SpanTable(
             </tbody>
         </table>
     }
-}
-
-/// The worker's answers so far, each removable; a removal is said in the live region.
-#[component]
-pub(super) fn AnswersTable(
-    answers: RwSignal<Vec<SpanAnswer>>,
-    live: RwSignal<String>,
-) -> impl IntoView {
-    let delete = Callback::new(move |i: usize| {
-        let mut removed = None;
-        answers.update(|list| {
-            if i < list.len() {
-                removed = Some(list.remove(i));
-            }
-        });
-        if let Some(r) = removed {
-            live.set(format!(
-                "Removed {:?}: {}.",
-                r.text,
-                count(answers.with_untracked(Vec::len))
-            ));
-        }
-    });
-    move || view! { <SpanTable spans=answers.get() on_delete=Some(delete) /> }
 }

@@ -3,7 +3,7 @@
 //! text, what is selected said, and the Add button (or A or Enter, pressed alone). The
 //! browser's own shortcuts (Ctrl+A, Ctrl+C) and context menu (Copy) are left to the browser.
 
-use super::super::browser::{on_selection_change, read_selection, set_selection};
+use super::dom::{on_selection_change, read_selection, set_selection};
 use domain::answer::SpanAnswer;
 use domain::selection::{
     find_next, marked_segments, next_char, next_sentence_start, next_word_end, next_word_start,
