@@ -9,7 +9,6 @@ use domain::ids::StudyId;
 use domain::task::Context;
 use leptos::either::Either;
 use leptos::prelude::*;
-use leptos_meta::{provide_meta_context, Title};
 use leptos_router::components::Router;
 
 /// Whether the page is interactive (set once the bundle has hydrated it): forms stay disabled
@@ -50,7 +49,6 @@ pub fn App() -> impl IntoView {
         Either::Left(study_page(hydrated))
     } else {
         Either::Right(view! {
-            <Title text="CLUES lab" />
             <Router>
                 <header class="top">{home()} <staff::StaffNav /></header>
                 <main data-hydrated=move || hydrated.get().to_string()>{staff::routes()}</main>
@@ -69,11 +67,9 @@ pub fn WorkerApp() -> impl IntoView {
     study_page(hydrated)
 }
 
-/// What every page provides: its metadata context and whether it has hydrated (an effect, so
-/// only in the browser: the page's `data-hydrated` attribute tells tests, and people, that it
-/// is interactive).
+/// What every page provides: whether it has hydrated (an effect, so only in the browser: the
+/// page's `data-hydrated` attribute tells tests, and people, that it is interactive).
 fn provide_page_context() -> RwSignal<bool> {
-    provide_meta_context();
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
     provide_context(Hydrated(hydrated.read_only()));
@@ -93,7 +89,6 @@ fn home() -> impl IntoView {
 /// The worker's study page: one page without a router, on the server and in the browser alike.
 fn study_page(hydrated: RwSignal<bool>) -> impl IntoView {
     view! {
-        <Title text="CLUES lab" />
         <header class="top">{home()}</header>
         <main data-hydrated=move || hydrated.get().to_string()>
             <worker::study::WorkerStudyPage />

@@ -5,7 +5,6 @@ use super::assets;
 use crate::pages::App;
 use leptos::either::Either;
 use leptos::prelude::*;
-use leptos_meta::MetaTags;
 
 /// The HTML document around every page (rendered on the server only): the stylesheet and
 /// the browser bundle by their content-hashed names, the worker's own bundle on study pages.
@@ -32,11 +31,13 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
             <head>
                 <meta charset="utf-8" />
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
+                // Every page has the site's name as its title (set here, so the browser's
+                // bundles carry no code for titles).
+                <title>"CLUES lab"</title>
                 <link rel="icon" href="data:," />
                 <link rel="stylesheet" id="leptos" href=css />
                 <AutoReload options=options.clone() />
                 {scripts}
-                <MetaTags />
                 // With scripts off the answer form never loads: say so instead of "Loading".
                 <noscript>
                     <style>".loading { display: none } .no-script { display: block }"</style>
