@@ -150,6 +150,22 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
+/// The two sides of the comparison.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Peer {
+    Candle,
+    PyTorch,
+}
+
+impl Peer {
+    fn name(self) -> &'static str {
+        match self {
+            Peer::Candle => "candle",
+            Peer::PyTorch => "PyTorch",
+        }
+    }
+}
+
 /// How each side's run is started: this binary's candle side, or the PyTorch script, on the
 /// same model, sizes and device.
 struct Side {
@@ -162,18 +178,21 @@ struct Side {
 }
 
 impl Side {
-    fn command(&self, name: &str, threads: usize) -> Command {
-        let mut c = if name == "candle" {
-            let mut c = Command::new(&self.me);
-            c.args(["bench", "--train", "--candle-side", "--work"])
-                .arg(&self.model)
-                .env("RAYON_NUM_THREADS", threads.to_string());
-            c
-        } else {
-            let mut c = Command::new(&self.python);
-            c.arg(&self.script).arg("time").arg(&self.model);
-            c.args(["--threads", &threads.to_string()]);
-            c
+    fn command(&self, peer: Peer, threads: usize) -> Command {
+        let mut c = match peer {
+            Peer::Candle => {
+                let mut c = Command::new(&self.me);
+                c.args(["bench", "--train", "--candle-side", "--work"])
+                    .arg(&self.model)
+                    .env("RAYON_NUM_THREADS", threads.to_string());
+                c
+            }
+            Peer::PyTorch => {
+                let mut c = Command::new(&self.python);
+                c.arg(&self.script).arg("time").arg(&self.model);
+                c.args(["--threads", &threads.to_string()]);
+                c
+            }
         };
         c.args(["--device", self.device]);
         for (flag, v) in &self.sizes {
@@ -249,17 +268,18 @@ pub fn run(a: &TrainArgs, hf_python: Option<PathBuf>, device: Device) -> Result<
 fn table(side: &Side, places: &[(String, usize)], rounds: u32, gpu: bool) -> Result<()> {
     println!("| round | threads | side | forward | backward | step | update |");
     println!("| --- | --- | --- | --- | --- | --- | --- |");
-    let mut totals: Vec<(&str, &str, f64)> = Vec::new();
+    let mut totals: Vec<(&str, Peer, f64)> = Vec::new();
     for round in 1..=rounds {
         for (place, threads) in places {
             // The two sides take turns going first.
-            let sides: [&str; 2] = if (round + *threads as u32).is_multiple_of(2) {
-                ["candle", "PyTorch"]
+            let peers = if (round + *threads as u32).is_multiple_of(2) {
+                [Peer::Candle, Peer::PyTorch]
             } else {
-                ["PyTorch", "candle"]
+                [Peer::PyTorch, Peer::Candle]
             };
-            for name in sides {
-                let ups = updates_of(&json_of(side.command(name, *threads), name)?);
+            for peer in peers {
+                let name = peer.name();
+                let ups = updates_of(&json_of(side.command(peer, *threads), name)?);
                 let part = |i: usize| median(ups.iter().map(|u| u[i]).collect());
                 let whole = median(ups.iter().map(|u| u.iter().sum()).collect());
                 println!(
@@ -268,21 +288,21 @@ fn table(side: &Side, places: &[(String, usize)], rounds: u32, gpu: bool) -> Res
                     part(1),
                     part(2)
                 );
-                totals.push((place, name, whole));
+                totals.push((place, peer, whole));
             }
         }
     }
     for (place, _) in places {
-        let of = |name: &str| {
+        let of = |peer: Peer| {
             median(
                 totals
                     .iter()
-                    .filter(|t| t.0 == place && t.1 == name)
+                    .filter(|t| t.0 == place && t.1 == peer)
                     .map(|t| t.2)
                     .collect(),
             )
         };
-        let (c, t) = (of("candle"), of("PyTorch"));
+        let (c, t) = (of(Peer::Candle), of(Peer::PyTorch));
         let on = if gpu {
             "the GPU".to_string()
         } else {
