@@ -1,5 +1,6 @@
 //! The browser assets by name: the content-hashed names that .ci/build records in the site's
-//! hash files (`hash.txt`, `hash-worker.txt`), and which bundle a page loads.
+//! hash files (`hash.txt`, `hash-worker.txt`, `hash-worker-spans.txt`), and which bundle a page
+//! loads.
 
 use domain::task::AnswerForm;
 use leptos::config::LeptosOptions;
@@ -10,7 +11,7 @@ use std::sync::Arc;
 pub const OUTPUT_NAME: &str = "clues-lab";
 
 /// The crowd worker's bundles (the study page alone), built beside the staff bundle: the
-/// span form's code is most of a sixth of the worker's bundle, and only span studies use it.
+/// span form's code is a sixth of the worker's bundle, and only span studies use it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WorkerBundle {
     /// Label and free-text studies (`clues-lab-worker`).
