@@ -334,15 +334,23 @@ test('a stale second tab moves on by itself; Back offers to continue; the item i
   await context.close();
 });
 
-test('Start pressed at once waits for the preloaded bundle instead of fetching it twice', { timeout: 120000 }, async () => {
+/**
+ * Start pressed as soon as the button is there, long before the bundle can have arrived, on a
+ * phone's network: the study page must hydrate with the wasm of `bundle` (the worker bundle of
+ * the study's answer form) fetched once, the start page's preload, and no other worker bundle.
+ */
+async function startAtOnce(study, pid, bundle, check = async () => {}) {
   const context = await env.browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
   const page = await newPage(env.browser, { context });
   const cdp = await context.newCDPSession(page);
   await cdp.send('Network.enable');
   await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 150, downloadThroughput: 200000, uploadThroughput: 100000 });
   const wasm = new Map();
+  const others = [];
   cdp.on('Network.requestWillBeSent', (e) => {
-    if (/clues-lab-worker\.[0-9a-f]+\.wasm$/.test(e.request.url)) wasm.set(e.requestId, 'network');
+    const name = /\/(clues-lab-worker(?:-spans)?)\.[0-9a-f]+\.wasm$/.exec(e.request.url)?.[1];
+    if (name === bundle) wasm.set(e.requestId, 'network');
+    else if (name) others.push(e.request.url);
   });
   const cached = (id) => { if (wasm.has(id)) wasm.set(id, 'cache'); };
   cdp.on('Network.requestServedFromCache', (e) => cached(e.requestId));
@@ -350,14 +358,28 @@ test('Start pressed at once waits for the preloaded bundle instead of fetching i
     if (e.response.fromDiskCache || e.response.fromPrefetchCache) cached(e.requestId);
   });
   cdp.on('Network.loadingFailed', (e) => { if (wasm.has(e.requestId)) wasm.set(e.requestId, `failed: ${e.errorText}`); });
-  // Pressed as soon as the button is there, long before the bundle can have arrived.
-  await page.goto(prolificLink(studies.labels, 'early-start-worker'), { waitUntil: 'commit' });
+  await page.goto(prolificLink(study, pid), { waitUntil: 'commit' });
   await page.click('form.start button');
   await page.waitForSelector('main[data-hydrated="true"]', { timeout: 60000 });
   const fetched = [...wasm.values()];
   assert.equal(fetched.filter((v) => v === 'network').length, 1, `the wasm came over the network once: ${fetched}`);
   assert.equal(fetched.filter((v) => v.startsWith('failed')).length, 0, `no preload was dropped: ${fetched}`);
+  assert.deepEqual(others, [], 'no other worker bundle was fetched');
+  await check(page);
+  assert.deepEqual(page.errors, []);
   await context.close();
+}
+
+test('Start pressed at once waits for the preloaded bundle instead of fetching it twice', { timeout: 120000 }, async () => {
+  await startAtOnce(studies.labels, 'early-start-worker', 'clues-lab-worker');
+});
+
+test('a span study\'s start page preloads the bundle with the span form, and its page hydrates with it', { timeout: 120000 }, async () => {
+  await startAtOnce(studies.spans, 'early-span-worker', 'clues-lab-worker-spans', async (page) => {
+    // The span form is there and hydrated: its text can be selected and its buttons pressed.
+    assert.ok(await page.isVisible('.item .span-context'));
+    assert.ok(await page.isEnabled('.item button.no-answer'));
+  });
 });
 
 test('inside MTurk\'s frame: consent, a question, a check among the items, the debriefing, then the HIT; declining asks to return it', { timeout: 120000 }, async () => {
