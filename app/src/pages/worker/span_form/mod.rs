@@ -1,7 +1,8 @@
 //! The span answer form (`form`): the text to select in (`selection`), the answers so far, and
-//! the actions (`actions`), with their DOM calls (`dom`); and the table of span answers (`answers`), which a revealed gold
-//! uses too. The form is compiled only with the `span-form` feature: the server's build, the
-//! staff bundle and the span tasks' worker bundle (label and free-text studies never load it).
+//! the actions (`actions`), with their DOM calls (`dom`); and the table of span answers
+//! (`answers`), which a revealed gold uses too. The form is compiled only with the `span-form`
+//! feature: the server's build, the staff bundle and the span tasks' worker bundle (label and
+//! free-text studies never load it).
 
 #[cfg(feature = "span-form")]
 mod actions;
