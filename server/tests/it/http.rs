@@ -399,57 +399,59 @@ async fn hashed_assets_are_immutable_and_study_pages_load_their_worker_bundle() 
         "public, max-age=31536000, immutable"
     );
     // Staff pages: the staff bundle and the hashed stylesheet; checked again on each use.
-    let (_, _, home, headers) = fetch_encoded(&s, "/", "identity").await;
-    let home = String::from_utf8(home).unwrap();
+    let headers = names_files(
+        &s,
+        "/",
+        &[
+            "/pkg/clues-lab.00112233aabbccdd.js",
+            "/pkg/clues-lab.44556677aabbccdd.wasm",
+            "/pkg/clues-lab.ffeeddccbbaa9988.css",
+        ],
+        &["clues-lab-worker"],
+    )
+    .await;
     assert_eq!(headers.get(header::CACHE_CONTROL).unwrap(), "no-cache");
-    assert!(
-        home.contains("/pkg/clues-lab.00112233aabbccdd.js"),
-        "{home}"
-    );
-    assert!(
-        home.contains("/pkg/clues-lab.44556677aabbccdd.wasm"),
-        "{home}"
-    );
-    assert!(
-        home.contains("/pkg/clues-lab.ffeeddccbbaa9988.css"),
-        "{home}"
-    );
-    assert!(!home.contains("clues-lab-worker"), "{home}");
     // The demo's label study (SST-2) and span study (SQuAD v2).
     let family = |id| store::study::family(&s.pool, StudyId(id));
     assert_eq!(family(1).await.unwrap(), Family::Classification);
     assert_eq!(family(2).await.unwrap(), Family::ReadingComprehension);
     // A label study's page: the worker's bundle without the span form, the same stylesheet.
-    let (_, _, page, _) = fetch_encoded(&s, "/study/1", "identity").await;
-    let page = String::from_utf8(page).unwrap();
-    assert!(
-        page.contains("/pkg/clues-lab-worker.8899aabbccddeeff.js"),
-        "{page}"
-    );
-    assert!(
-        page.contains("/pkg/clues-lab-worker.0011223344556677.wasm"),
-        "{page}"
-    );
-    assert!(
-        page.contains("/pkg/clues-lab.ffeeddccbbaa9988.css"),
-        "{page}"
-    );
-    assert!(
-        !page.contains("/pkg/clues-lab.00112233aabbccdd.js") && !page.contains("worker-spans"),
-        "{page}"
-    );
+    names_files(
+        &s,
+        "/study/1",
+        &[
+            "/pkg/clues-lab-worker.8899aabbccddeeff.js",
+            "/pkg/clues-lab-worker.0011223344556677.wasm",
+            "/pkg/clues-lab.ffeeddccbbaa9988.css",
+        ],
+        &["/pkg/clues-lab.00112233aabbccdd.js", "worker-spans"],
+    )
+    .await;
     // A span study's page, and a page of no study: the span bundle, which hydrates them all.
     for path in ["/study/2", "/study/99"] {
-        let (_, _, page, _) = fetch_encoded(&s, path, "identity").await;
-        let page = String::from_utf8(page).unwrap();
-        assert!(
-            page.contains("/pkg/clues-lab-worker-spans.5566778899aabbcc.js"),
-            "{path}: {page}"
-        );
-        assert!(
-            page.contains("/pkg/clues-lab-worker-spans.ddeeff0011223344.wasm"),
-            "{path}: {page}"
-        );
-        assert!(!page.contains("clues-lab-worker."), "{path}: {page}");
+        names_files(
+            &s,
+            path,
+            &[
+                "/pkg/clues-lab-worker-spans.5566778899aabbcc.js",
+                "/pkg/clues-lab-worker-spans.ddeeff0011223344.wasm",
+            ],
+            &["clues-lab-worker."],
+        )
+        .await;
     }
+}
+
+/// Fetches the page at `path`, checks that it names each of `has` and none of `lacks`, and
+/// returns its headers.
+async fn names_files(s: &AppState, path: &str, has: &[&str], lacks: &[&str]) -> header::HeaderMap {
+    let (_, _, page, headers) = fetch_encoded(s, path, "identity").await;
+    let page = String::from_utf8(page).unwrap();
+    for name in has {
+        assert!(page.contains(name), "{path} lacks {name}: {page}");
+    }
+    for name in lacks {
+        assert!(!page.contains(name), "{path} names {name}: {page}");
+    }
+    headers
 }
