@@ -270,7 +270,6 @@ async fn simulate(
     study::enter(&env.state.writer, &loaded, user.id, Some(&crowd), now())
         .await
         .unwrap();
-    let mut rng = SplitMix64(seed);
     let mut sim = Sim {
         worker: user.name.clone(),
         k: 0,
@@ -316,6 +315,13 @@ async fn simulate(
         .unwrap();
         let line = t.files[&file][line_no as usize - 1].clone();
         let training = item.phase == domain::place::Phase::Training;
+        // The worker's draws for this item: the same whatever order the server presents the
+        // items in (it shuffles them per place), so the study's data are the same every run.
+        let mut rng = SplitMix64(
+            file.bytes()
+                .fold(seed, |h, b| h.rotate_left(7) ^ u64::from(b))
+                ^ ((line_no as u64) << 40),
+        );
         let a = answer_for(
             t,
             &labels,
@@ -824,6 +830,7 @@ async fn bundle(env: &Env, cookie: &str, scope: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("b.tar");
     std::fs::write(&file, first.body.as_bytes()).unwrap();
+    std::fs::write("/tmp/keep-bundle.tar", first.body.as_bytes()).unwrap();
     let said = python(PY_BUNDLE, &[file.to_str().unwrap()]);
     // 10 data files and analysis.R, 24 annotators' and 8 majority prediction files, 2 charts.
     assert_eq!(said.trim(), "files 44 assignments 24", "{said}");
@@ -860,9 +867,12 @@ fn rerun_in_r(tar: &Path, dir: &Path) {
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&out.stdout);
+    // The cells that differ first: a long table's middle is what a CI log leaves out.
+    let differ: Vec<&str> = said.lines().filter(|l| l.contains("DIFFERS")).collect();
     assert!(
         out.status.success(),
-        "{said}{}",
+        "{}\n{said}{}",
+        differ.join("\n"),
         String::from_utf8_lossy(&out.stderr)
     );
     // Both tasks' Table 5 cells and both studies' families of five comparisons.
