@@ -18,9 +18,12 @@ def make(d):
     BertForQuestionAnswering(BertConfig()).save_pretrained(d, safe_serialization=True)
 
 
-def run(d, threads, batch, length, updates):
-    torch.set_num_threads(threads)
-    m = BertForQuestionAnswering.from_pretrained(d)
+def run(a):
+    """Times `a.updates` updates after a warm-up one (the arguments as parsed, so that a new one
+    cannot be dropped between the parser and here, as `--device` once was)."""
+    d, batch, length, device = a.dir, a.batch, a.length, a.device
+    torch.set_num_threads(a.threads)
+    m = BertForQuestionAnswering.from_pretrained(d).to(device)
     m.train()
     opt = torch.optim.AdamW(m.parameters(), lr=3e-5, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0)
     g = torch.Generator().manual_seed(1)
@@ -36,7 +39,7 @@ def run(d, threads, batch, length, updates):
         return time.perf_counter()
 
     times = []
-    for i in range(updates + 1):
+    for i in range(a.updates + 1):
         t0 = done()
         loss = m(input_ids=ids, attention_mask=mask, token_type_ids=types,
                  start_positions=starts, end_positions=ends).loss
@@ -65,4 +68,4 @@ if __name__ == "__main__":
     if a.what == "make":
         make(a.dir)
     else:
-        run(a.dir, a.threads, a.batch, a.length, a.updates, a.device)
+        run(a)
