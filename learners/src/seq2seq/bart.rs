@@ -2,7 +2,7 @@
 //! 2, post-norm layers, GELU, the output tied to the shared embeddings plus `final_logits_bias`.
 
 use super::{attention, Decoder, Kv, Named};
-use crate::tune::ops::{layer_norm, linear};
+use crate::tune::ops::{self, layer_norm, linear};
 use crate::tune::Dropout;
 use candle_core::{Result, Tensor};
 use serde::{Deserialize, Serialize};
@@ -192,7 +192,7 @@ impl Bart<'_> {
     }
 
     fn feed_forward(&self, x: &Tensor, q: &str, d: &mut Dropout) -> Result<Tensor> {
-        let h = self.lin(x, &format!("{q}.fc1"))?.gelu_erf()?;
+        let h = ops::gelu(&self.lin(x, &format!("{q}.fc1"))?)?;
         let out = d.apply(&self.lin(&h, &format!("{q}.fc2"))?)?;
         self.norm(&(out + x)?, &format!("{q}.final_layer_norm"))
     }

@@ -1,12 +1,12 @@
 //! A BERT, RoBERTa or DeBERTa-v2 encoder with a span head, written in candle for fine-tuning:
-//! layer norm and softmax composed from differentiable ops, so every weight gets a gradient.
+//! layer norm, GELU and softmax from `ops` (fused on the CPU), so every weight gets a gradient.
 
 pub use super::config::Config;
 use super::config::Family;
-use super::ops::{layer_norm, linear, take_var};
+use super::ops::{gelu, layer_norm, linear, masked_softmax, take_var};
 use super::relative::Relative;
 use super::Dropout;
-use candle_core::{Device, IndexOp, Result, Tensor, D};
+use candle_core::{Device, IndexOp, Result, Tensor};
 use candle_nn::VarMap;
 use std::collections::HashMap;
 
@@ -192,8 +192,7 @@ impl Weights {
             if let Some(r) = &relative {
                 scores = (scores + r.bias(c, &|n| self.get(n), &p, &q, &k, dropout)?)?;
             }
-            let scores = (scores * c.attention_scale())?.broadcast_add(&bias)?;
-            let probs = dropout.apply(&candle_nn::ops::softmax(&scores, D::Minus1)?)?;
+            let probs = dropout.apply(&masked_softmax(&scores, &bias, c.attention_scale())?)?;
             let ctx = probs
                 .matmul(&v)?
                 .transpose(1, 2)?
@@ -201,9 +200,7 @@ impl Weights {
                 .reshape((b, s, ()))?;
             let att = dropout.apply(&self.linear(&ctx, &format!("{p}.attention.output.dense"))?)?;
             h = self.norm(&(att + &h)?, &format!("{p}.attention.output.LayerNorm"))?;
-            let ff = self
-                .linear(&h, &format!("{p}.intermediate.dense"))?
-                .gelu_erf()?;
+            let ff = gelu(&self.linear(&h, &format!("{p}.intermediate.dense"))?)?;
             let out = dropout.apply(&self.linear(&ff, &format!("{p}.output.dense"))?)?;
             h = self.norm(&(out + &h)?, &format!("{p}.output.LayerNorm"))?;
         }

@@ -5,6 +5,7 @@ pub mod adam;
 pub mod config;
 pub mod encoder;
 pub mod export;
+mod fused;
 pub mod ops;
 pub mod prompt;
 pub mod relative;

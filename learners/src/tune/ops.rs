@@ -1,12 +1,22 @@
 //! The tensor operations the learners compose their models from, each with a backward pass:
-//! a linear layer over the last dimension and layer norm from mean and variance; and the
-//! checkpoint tensors they train, as variables.
+//! a linear layer, layer norm, GELU and the attention's softmax (fused kernels on the CPU,
+//! `fused`); and the checkpoint tensors they train, as variables.
 
+use super::fused;
 use candle_core::{DType, Device, Result, Tensor, Var, D};
 use std::collections::HashMap;
 
-/// `x W^T + b` over the last dimension of `x` (`[b, s, in]`).
+/// `x W^T + b` over the last dimension of `x` (`[b, s, in]`): one fused op on the CPU, else
+/// composed.
 pub fn linear(x: &Tensor, w: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if fused::applies(x) {
+        return fused::linear_op(x, w, b);
+    }
+    linear_composed(x, w, b)
+}
+
+/// The linear layer from candle's ops (reshape, transpose, matmul, broadcast add).
+pub fn linear_composed(x: &Tensor, w: &Tensor, b: &Tensor) -> Result<Tensor> {
     let (bs, s, i) = x.dims3()?;
     x.reshape((bs * s, i))?
         .matmul(&w.t()?)?
@@ -14,9 +24,16 @@ pub fn linear(x: &Tensor, w: &Tensor, b: &Tensor) -> Result<Tensor> {
         .reshape((bs, s, ()))
 }
 
-/// Layer norm over the last dimension, from mean and variance (candle-nn's fused kernel has
-/// no backward pass).
+/// Layer norm over the last dimension: the fused kernel on the CPU, else composed.
 pub fn layer_norm(x: &Tensor, w: &Tensor, b: &Tensor, eps: f64) -> Result<Tensor> {
+    if fused::applies(x) {
+        return fused::layer_norm_op(x, w, b, eps);
+    }
+    layer_norm_composed(x, w, b, eps)
+}
+
+/// Layer norm from mean and variance (candle-nn's fused kernel has no backward pass).
+pub fn layer_norm_composed(x: &Tensor, w: &Tensor, b: &Tensor, eps: f64) -> Result<Tensor> {
     let mean = x.mean_keepdim(D::Minus1)?;
     let centred = x.broadcast_sub(&mean)?;
     let var = centred.sqr()?.mean_keepdim(D::Minus1)?;
@@ -24,6 +41,29 @@ pub fn layer_norm(x: &Tensor, w: &Tensor, b: &Tensor, eps: f64) -> Result<Tensor
         .broadcast_div(&(var + eps)?.sqrt()?)?
         .broadcast_mul(w)?
         .broadcast_add(b)
+}
+
+/// GELU with erf: the fused kernel on the CPU, else candle's op.
+pub fn gelu(x: &Tensor) -> Result<Tensor> {
+    if fused::applies(x) {
+        return fused::gelu_op(x);
+    }
+    x.gelu_erf()
+}
+
+/// softmax(scale · scores + bias) over the last dimension of the attention's `scores`
+/// (`[b, heads, s, s]`), with the padding's `bias` `[b, 1, 1, s]`: fused on the CPU, else
+/// composed.
+pub fn masked_softmax(scores: &Tensor, bias: &Tensor, scale: f64) -> Result<Tensor> {
+    if fused::applies(scores) {
+        return fused::masked_softmax_op(scores, bias, scale);
+    }
+    masked_softmax_composed(scores, bias, scale)
+}
+
+/// The attention's softmax from candle's ops (scale, broadcast add, softmax).
+pub fn masked_softmax_composed(scores: &Tensor, bias: &Tensor, scale: f64) -> Result<Tensor> {
+    candle_nn::ops::softmax(&(scores * scale)?.broadcast_add(bias)?, D::Minus1)
 }
 
 /// A checkpoint's tensor `name` (or `prefix.name`), taken out of `tensors` and checked against

@@ -1,0 +1,137 @@
+//! The fused kernels against candle's composed ops: values, gradients, and the same bits on any
+//! number of threads.
+
+use super::super::ops;
+use candle_core::{Device, Result, Tensor, Var};
+
+fn random(shape: &[usize], seed: u64, spread: f64) -> Tensor {
+    let mut rng = domain::rng::SplitMix64(seed);
+    let n = shape.iter().product();
+    let v: Vec<f32> = (0..n).map(|_| (spread * rng.normal()) as f32).collect();
+    Tensor::from_vec(v, shape, &Device::Cpu).unwrap()
+}
+
+fn close(a: &Tensor, b: &Tensor, within: f32) -> Result<f32> {
+    let gap = (a - b)?.abs()?.flatten_all()?.max(0)?.to_scalar::<f32>()?;
+    let size = b.abs()?.flatten_all()?.max(0)?.to_scalar::<f32>()?;
+    assert!(gap <= within * size.max(1.0), "gap {gap} of {size}");
+    Ok(gap)
+}
+
+/// `f` and `g` on the same variables: their values and gradients of Σ out ⊙ r agree.
+fn same_as_composed(
+    inputs: &[Tensor],
+    f: impl Fn(&[Tensor]) -> Result<Tensor>,
+    g: impl Fn(&[Tensor]) -> Result<Tensor>,
+) -> Result<()> {
+    let vars: Vec<Var> = inputs
+        .iter()
+        .map(|t| Var::from_tensor(t).unwrap())
+        .collect();
+    let ts: Vec<Tensor> = vars.iter().map(|v| v.as_tensor().clone()).collect();
+    let (a, b) = (f(&ts)?, g(&ts)?);
+    close(&a, &b, 1e-5)?;
+    let r = random(a.dims(), 99, 1.0);
+    let (ga, gb) = (
+        (&a * &r)?.sum_all()?.backward()?,
+        (&b * &r)?.sum_all()?.backward()?,
+    );
+    for t in &ts {
+        match (ga.get(t), gb.get(t)) {
+            (Some(x), Some(y)) => {
+                close(x, y, 1e-4)?;
+            }
+            (x, y) => assert_eq!(x.is_some(), y.is_some(), "a gradient on one side only"),
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn gelu_matches_candles_and_its_gradient() -> Result<()> {
+    let x = random(&[3, 7, 40], 1, 3.0);
+    let y = super::gelu_op(&x)?;
+    // The forward pass is candle's own arithmetic, bit for bit.
+    assert_eq!(y.to_vec3::<f32>()?, x.gelu_erf()?.to_vec3::<f32>()?);
+    same_as_composed(&[x], |t| super::gelu_op(&t[0]), |t| t[0].gelu_erf())
+}
+
+#[test]
+fn layer_norm_matches_the_composed_one_and_its_gradients() -> Result<()> {
+    // More rows than a parallel piece, so that dw and db add several pieces.
+    let x = (random(&[5, 29, 48], 2, 2.0) + 0.7)?;
+    let (w, b) = ((random(&[48], 3, 0.3) + 1.0)?, random(&[48], 4, 0.2));
+    same_as_composed(
+        &[x, w, b],
+        |t| super::layer_norm_op(&t[0], &t[1], &t[2], 1e-12),
+        |t| ops::layer_norm_composed(&t[0], &t[1], &t[2], 1e-12),
+    )
+}
+
+#[test]
+fn masked_softmax_matches_the_composed_one_and_its_gradient() -> Result<()> {
+    let scores = random(&[3, 4, 9, 9], 5, 4.0);
+    // The second input has its last three positions padded.
+    let mut mask = vec![0f32; 27];
+    for m in &mut mask[15..18] {
+        *m = -10000.0;
+    }
+    let bias = Tensor::from_vec(mask, (3, 1, 1, 9), &Device::Cpu)?;
+    let y = super::masked_softmax_op(&scores, &bias, 0.125)?;
+    let padded = y.get(1)?.narrow(2, 6, 3)?.abs()?.flatten_all()?.max(0)?;
+    assert!(padded.to_scalar::<f32>()? < 1e-30);
+    same_as_composed(
+        &[scores],
+        |t| super::masked_softmax_op(&t[0], &bias, 0.125),
+        |t| ops::masked_softmax_composed(&t[0], &bias, 0.125),
+    )
+}
+
+/// Every kernel gives the same bits on one thread and on three.
+#[test]
+fn the_results_do_not_depend_on_the_threads() -> Result<()> {
+    let run = |threads: usize| -> Vec<Vec<f32>> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let x = Var::from_tensor(&random(&[200, 64], 6, 1.5)).unwrap();
+            let w = Var::from_tensor(&random(&[64], 7, 1.0)).unwrap();
+            let b = Var::from_tensor(&random(&[64], 8, 1.0)).unwrap();
+            let m = Var::from_tensor(&random(&[64, 64], 13, 0.2)).unwrap();
+            let h = super::layer_norm_op(&x, &w, &b, 1e-5).unwrap();
+            let h = super::linear_op(&h, &m, &b).unwrap();
+            let s = super::masked_softmax_op(
+                &super::gelu_op(&h).unwrap().reshape((2, 4, 25, 64)).unwrap(),
+                &Tensor::zeros((2, 1, 1, 64), candle_core::DType::F32, &Device::Cpu).unwrap(),
+                0.5,
+            )
+            .unwrap();
+            let g = (s * random(&[2, 4, 25, 64], 9, 1.0))
+                .unwrap()
+                .sum_all()
+                .unwrap()
+                .backward()
+                .unwrap();
+            [x.as_tensor(), w.as_tensor(), b.as_tensor()]
+                .iter()
+                .map(|t| g.get(t).unwrap().flatten_all().unwrap().to_vec1().unwrap())
+                .collect()
+        })
+    };
+    assert_eq!(run(1), run(3));
+    Ok(())
+}
+
+#[test]
+fn linear_matches_the_composed_one_and_its_gradients() -> Result<()> {
+    // Rows over several pieces; a weight that is not square, so a transpose would show.
+    let x = random(&[3, 37, 24], 10, 1.0);
+    let (w, b) = (random(&[40, 24], 11, 0.2), random(&[40], 12, 0.5));
+    same_as_composed(
+        &[x, w, b],
+        |t| super::linear_op(&t[0], &t[1], &t[2]),
+        |t| ops::linear_composed(&t[0], &t[1], &t[2]),
+    )
+}
