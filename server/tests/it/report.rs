@@ -830,7 +830,6 @@ async fn bundle(env: &Env, cookie: &str, scope: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("b.tar");
     std::fs::write(&file, first.body.as_bytes()).unwrap();
-    std::fs::write("/tmp/keep-bundle.tar", first.body.as_bytes()).unwrap();
     let said = python(PY_BUNDLE, &[file.to_str().unwrap()]);
     // 10 data files and analysis.R, 24 annotators' and 8 majority prediction files, 2 charts.
     assert_eq!(said.trim(), "files 44 assignments 24", "{said}");

@@ -8,7 +8,7 @@
 //! the same order where it can (GELU's forward bit for bit; the others to a few ulps), and every
 //! sum runs over fixed pieces added in a fixed order, so the results do not depend on the
 //! number of threads. Off the CPU (a `cuda` build) `ops` composes the same maths from candle's
-//! ops, which the unit tests below compare with these.
+//! ops, which the unit tests (`tests.rs`) compare with these.
 
 use candle_core::{bail, DType, Result, Shape, Tensor};
 use kernel::{grad2, grad3, op1, op2, op3, In, Kernel};
