@@ -6,6 +6,7 @@
 //! in-place op), split over rayon's threads. On other devices candle_nn's AdamW and `clip` run
 //! as before.
 
+use super::fused::f32_values;
 use candle_core::backprop::GradStore;
 use candle_core::{CpuStorage, Device, InplaceOp2, Layout, Result, Var};
 use candle_nn::{AdamW, Optimizer, ParamsAdamW};
@@ -49,14 +50,6 @@ struct Constants {
     lr: f32,
 }
 
-/// A tensor's elements as a slice of its storage, where it is f32 and contiguous.
-fn slice<'s>(s: &'s CpuStorage, l: &Layout) -> Result<&'s [f32]> {
-    match (s, l.contiguous_offsets()) {
-        (CpuStorage::F32(v), Some((a, b))) => Ok(&v[a..b]),
-        _ => candle_core::bail!("adam: an f32 contiguous tensor is needed"),
-    }
-}
-
 impl InplaceOp2 for Update<'_> {
     fn name(&self) -> &'static str {
         "adamw-step"
@@ -69,7 +62,7 @@ impl InplaceOp2 for Update<'_> {
         s2: &CpuStorage,
         l2: &Layout,
     ) -> Result<()> {
-        let g = slice(s2, l2)?;
+        let g = f32_values(s2, l2)?;
         let Some((a, b)) = l1.contiguous_offsets() else {
             candle_core::bail!("adam: the weight is not contiguous")
         };
@@ -157,7 +150,7 @@ impl Adam {
                     candle_core::bail!("adam: a gradient off the CPU")
                 };
                 // Fixed pieces added in order: the same norm on any number of threads.
-                let parts: Vec<f64> = slice(s, l)?
+                let parts: Vec<f64> = f32_values(s, l)?
                     .par_chunks(PIECE)
                     .map(|c| c.iter().map(|&x| f64::from(x * x)).sum::<f64>())
                     .collect();

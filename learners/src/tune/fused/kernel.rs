@@ -33,18 +33,23 @@ pub trait Kernel<const N: usize>: Send + Sync + 'static {
     }
 }
 
+/// A CPU tensor's values as a slice of its storage (`l` its layout), where they are f32 and
+/// contiguous: what the hand-written kernels (`fused`, `adam`) read and write.
+pub fn f32_values<'s>(s: &'s CpuStorage, l: &Layout) -> Result<&'s [f32]> {
+    match (s, l.contiguous_offsets()) {
+        (CpuStorage::F32(v), Some((a, b))) => Ok(&v[a..b]),
+        _ => candle_core::bail!("an f32 contiguous tensor is needed"),
+    }
+}
+
 /// A kernel as candle's custom op.
 struct Op<K>(K);
 
 fn input<'a>(s: &'a CpuStorage, l: &'a Layout) -> Result<In<'a>> {
-    let v = s.as_slice::<f32>()?;
-    match l.contiguous_offsets() {
-        Some((from, to)) => Ok(In {
-            v: &v[from..to],
-            shape: l.shape(),
-        }),
-        None => bail!("a fused kernel was given a non-contiguous tensor"),
-    }
+    Ok(In {
+        v: f32_values(s, l)?,
+        shape: l.shape(),
+    })
 }
 
 fn output((v, shape): (Vec<f32>, Shape)) -> (CpuStorage, Shape) {

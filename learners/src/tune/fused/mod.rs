@@ -16,6 +16,7 @@ use rayon::prelude::*;
 
 mod kernel;
 mod linear;
+pub use kernel::f32_values;
 pub use linear::linear_op;
 
 /// Elements per parallel piece of an elementwise pass.
