@@ -99,7 +99,7 @@ fn candle_side(dir: &Path, a: &TrainArgs, device: Device) -> Result<Vec<Update>>
         let t0 = done()?;
         let l = loss(&w, &batch, &mut dropout).map_err(model_error)?;
         let t1 = done()?;
-        let mut grads = l.backward().map_err(model_error)?;
+        let mut grads = crate::tune::ops::backward(&l).map_err(model_error)?;
         let t2 = done()?;
         opt.clip_and_step(&mut grads, 1.0).map_err(model_error)?;
         let t3 = done()?;

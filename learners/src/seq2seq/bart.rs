@@ -150,12 +150,8 @@ impl Bart<'_> {
         } else {
             1.0
         };
-        let tokens = (self
-            .w
-            .get("model.shared.weight")
-            .embedding(&ids.flatten_all()?)?
-            .reshape((b, s, ()))?
-            * scale)?;
+        let table = self.w.get("model.shared.weight");
+        let tokens = (ops::embedding(&table, &ids.flatten_all()?)?.reshape((b, s, ()))? * scale)?;
         let p = format!("model.{side}");
         let pos = self
             .w

@@ -2,7 +2,7 @@
 //! with RMS norm, relative position buckets shared by a stack's layers, no attention scaling.
 
 use super::{attention, Decoder, Kv, Named};
-use crate::tune::Dropout;
+use crate::tune::{ops, Dropout};
 use candle_core::{Result, Tensor, D};
 use serde::{Deserialize, Serialize};
 
@@ -184,8 +184,7 @@ impl T5<'_> {
             "{side}.block.0.layer.0.SelfAttention.relative_attention_bias.weight"
         ));
         let ids = Tensor::from_vec(ids, q * k, &self.w.device)?;
-        table
-            .embedding(&ids)?
+        ops::embedding(&table, &ids)?
             .reshape((q, k, self.c.num_heads))?
             .permute((2, 0, 1))?
             .unsqueeze(0)
@@ -229,7 +228,7 @@ impl T5<'_> {
 
     fn embed(&self, ids: &Tensor, d: &mut Dropout) -> Result<Tensor> {
         let (b, s) = ids.dims2()?;
-        let e = self.w.get("shared.weight").embedding(&ids.flatten_all()?)?;
+        let e = ops::embedding(&self.w.get("shared.weight"), &ids.flatten_all()?)?;
         d.apply(&e.reshape((b, s, ()))?)
     }
 

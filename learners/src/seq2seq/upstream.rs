@@ -5,7 +5,7 @@
 use super::train::{loss, Best, Pair};
 use super::Model;
 use crate::tune::adam::clip;
-use crate::tune::ops::sorted_vars;
+use crate::tune::ops::{self, sorted_vars};
 use crate::tune::train::{fit, schedule};
 use crate::tune::{Dropout, Recipe};
 use candle_core::{backprop::GradStore, Result, Tensor, Var};
@@ -72,7 +72,7 @@ fn draw<'a>(pairs: &'a [Pair], n: usize, rng: &mut SplitMix64) -> Vec<&'a Pair> 
 
 /// Every weight's gradient of the loss on `batch` (zero where it has none), in `vars`' order.
 fn gradients(m: &Model, vars: &[Var], batch: &[&Pair], d: &mut Dropout) -> Result<Vec<Tensor>> {
-    let grads = loss(m, batch, d)?.backward()?;
+    let grads = ops::backward(&loss(m, batch, d)?)?;
     vars.iter()
         .map(|v| match grads.get(v.as_tensor()) {
             Some(g) => Ok(g.clone()),
@@ -131,7 +131,7 @@ fn maml_gradient(
 
 /// One plain SGD step on `batch`: every weight minus `lr` times its gradient.
 fn sgd_step(m: &Model, vars: &[Var], batch: &[&Pair], lr: f64, d: &mut Dropout) -> Result<()> {
-    let grads = loss(m, batch, d)?.backward()?;
+    let grads = ops::backward(&loss(m, batch, d)?)?;
     for v in vars {
         if let Some(g) = grads.get(v.as_tensor()) {
             v.set(&(v.as_tensor() - (g * lr)?)?)?;

@@ -3,7 +3,7 @@
 
 pub use super::config::Config;
 use super::config::Family;
-use super::ops::{gelu, layer_norm, linear, masked_softmax, take_var};
+use super::ops::{attention, embedding, gelu, layer_norm, linear, take_var, Attend, ScoreTerm};
 use super::relative::Relative;
 use super::Dropout;
 use candle_core::{Device, IndexOp, Result, Tensor};
@@ -128,7 +128,7 @@ impl Weights {
         let (b, s) = x.ids.dims2()?;
         let g = |n: &str| self.get(n);
         let table = |n: &str, ids: &Tensor| -> Result<Tensor> {
-            g(n).embedding(&ids.flatten_all()?)?.reshape((b, s, ()))
+            embedding(&g(n), &ids.flatten_all()?)?.reshape((b, s, ()))
         };
         let mut emb = table("embeddings.word_embeddings.weight", &x.ids)?;
         if c.type_vocab_size > 0 {
@@ -173,7 +173,6 @@ impl Weights {
     pub fn encode(&self, x: &Inputs, dropout: &mut Dropout) -> Result<Tensor> {
         let c = &self.config;
         let (b, s) = x.ids.dims2()?;
-        let (nh, hd) = (c.num_attention_heads, c.head_dim());
         let mut h = self.embed(x, dropout)?;
         // 0 where attended, -10000 at padding: [b, 1, 1, s].
         let bias = ((x.mask.ones_like()? - &x.mask)? * -10000.0)?.reshape((b, 1, 1, s))?;
@@ -182,22 +181,24 @@ impl Weights {
             _ => None,
         };
         let [qn, kn, vn] = c.kind().attention();
+        let attend = Attend {
+            bias: &bias,
+            heads: c.num_attention_heads,
+            scale: c.attention_scale(),
+        };
         for l in 0..c.num_hidden_layers {
             let p = format!("encoder.layer.{l}");
-            let heads = |t: Tensor| t.reshape((b, s, nh, hd))?.transpose(1, 2)?.contiguous();
-            let q = heads(self.linear(&h, &format!("{p}.attention.self.{qn}"))?)?;
-            let k = heads(self.linear(&h, &format!("{p}.attention.self.{kn}"))?)?;
-            let v = heads(self.linear(&h, &format!("{p}.attention.self.{vn}"))?)?;
-            let mut scores = q.matmul(&k.t()?.contiguous()?)?;
-            if let Some(r) = &relative {
-                scores = (scores + r.bias(c, &|n| self.get(n), &p, &q, &k, dropout)?)?;
-            }
-            let probs = dropout.apply(&masked_softmax(&scores, &bias, c.attention_scale())?)?;
-            let ctx = probs
-                .matmul(&v)?
-                .transpose(1, 2)?
-                .contiguous()?
-                .reshape((b, s, ()))?;
+            let q = self.linear(&h, &format!("{p}.attention.self.{qn}"))?;
+            let k = self.linear(&h, &format!("{p}.attention.self.{kn}"))?;
+            let v = self.linear(&h, &format!("{p}.attention.self.{vn}"))?;
+            let layer = p.as_str();
+            let term = relative.as_ref().map(|r| {
+                move |q: &Tensor, k: &Tensor, d: &mut Dropout| {
+                    r.bias(c, &|n| self.get(n), layer, q, k, d)
+                }
+            });
+            let term = term.as_ref().map(|t| t as ScoreTerm);
+            let ctx = attention(&q, &k, &v, &attend, term, dropout)?;
             let att = dropout.apply(&self.linear(&ctx, &format!("{p}.attention.output.dense"))?)?;
             h = self.norm(&(att + &h)?, &format!("{p}.attention.output.LayerNorm"))?;
             let ff = gelu(&self.linear(&h, &format!("{p}.intermediate.dense"))?)?;

@@ -1,8 +1,9 @@
 //! The tensor operations the learners compose their models from, each with a backward pass:
-//! a linear layer, layer norm, GELU and the attention's softmax (fused kernels on the CPU,
+//! a linear layer, layer norm, GELU, the attention and its softmax (fused kernels on the CPU,
 //! `fused`); and the checkpoint tensors they train, as variables.
 
-use super::fused;
+use super::{fused, Dropout};
+use candle_core::backprop::GradStore;
 use candle_core::{DType, Device, Result, Tensor, Var, D};
 use std::collections::HashMap;
 
@@ -22,6 +23,21 @@ pub fn linear_composed(x: &Tensor, w: &Tensor, b: &Tensor) -> Result<Tensor> {
         .matmul(&w.t()?)?
         .broadcast_add(b)?
         .reshape((bs, s, ()))
+}
+
+/// The rows of `table` (`[n, h]`) at `ids` (u32, one dimension): the fused kernel on the CPU,
+/// else candle's lookup.
+pub fn embedding(table: &Tensor, ids: &Tensor) -> Result<Tensor> {
+    if fused::applies(table) {
+        return fused::embedding_op(table, ids);
+    }
+    table.embedding(ids)
+}
+
+/// The gradients of `loss`, every weight's: candle's backward pass, in which the fused kernels
+/// add their weights' gradients in place (`fused::sink`). The training loops take them here.
+pub fn backward(loss: &Tensor) -> Result<GradStore> {
+    fused::backward(loss)
 }
 
 /// Layer norm over the last dimension: the fused kernel on the CPU, else composed.
@@ -64,6 +80,66 @@ pub fn masked_softmax(scores: &Tensor, bias: &Tensor, scale: f64) -> Result<Tens
 /// The attention's softmax from candle's ops (scale, broadcast add, softmax).
 pub fn masked_softmax_composed(scores: &Tensor, bias: &Tensor, scale: f64) -> Result<Tensor> {
     candle_nn::ops::softmax(&(scores * scale)?.broadcast_add(bias)?, D::Minus1)
+}
+
+/// What every layer's attention shares: the padding's bias `[b, 1, 1, s]` (0 where attended),
+/// the number of heads and the scale of the scores.
+pub struct Attend<'a> {
+    pub bias: &'a Tensor,
+    pub heads: usize,
+    pub scale: f64,
+}
+
+/// A term added to the scores q kᵀ before the softmax (DeBERTa's relative positions), from the
+/// heads of q and k (`[b, heads, s, d]`) and the dropout that its own weights get.
+pub type ScoreTerm<'a> = &'a dyn Fn(&Tensor, &Tensor, &mut Dropout) -> Result<Tensor>;
+
+/// Self-attention of the linear layers' `q`, `k`, `v` (`[b, s, heads · d]`), dropout on the
+/// probabilities, into `[b, s, heads · d]`: one fused op on the CPU, else (or with a score
+/// term) composed.
+pub fn attention(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    a: &Attend,
+    term: Option<ScoreTerm>,
+    dropout: &mut Dropout,
+) -> Result<Tensor> {
+    if term.is_none() && fused::applies(q) {
+        let (b, s, _) = q.dims3()?;
+        let keep = dropout.factors(b * a.heads * s * s);
+        return fused::attention_op(q, k, v, a.bias, a.heads, a.scale, keep);
+    }
+    attention_composed(q, k, v, a, term, dropout)
+}
+
+/// The attention from candle's ops: the heads split out, the scores, the softmax, dropout,
+/// the values, the heads merged.
+pub fn attention_composed(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    a: &Attend,
+    term: Option<ScoreTerm>,
+    dropout: &mut Dropout,
+) -> Result<Tensor> {
+    let (b, s, h) = q.dims3()?;
+    let heads = |t: &Tensor| {
+        t.reshape((b, s, a.heads, h / a.heads))?
+            .transpose(1, 2)?
+            .contiguous()
+    };
+    let (q, k, v) = (heads(q)?, heads(k)?, heads(v)?);
+    let mut scores = q.matmul(&k.t()?.contiguous()?)?;
+    if let Some(term) = term {
+        scores = (scores + term(&q, &k, dropout)?)?;
+    }
+    let probs = dropout.apply(&masked_softmax(&scores, a.bias, a.scale)?)?;
+    probs
+        .matmul(&v)?
+        .transpose(1, 2)?
+        .contiguous()?
+        .reshape((b, s, ()))
 }
 
 /// A checkpoint's tensor `name` (or `prefix.name`), taken out of `tensors` and checked against

@@ -154,7 +154,7 @@ pub fn fit(
             let l = loss(chunk, &mut dropout)?;
             total += f64::from(l.to_scalar::<f32>()?) * chunk.len() as f64;
             seen += chunk.len();
-            let mut grads = l.backward()?;
+            let mut grads = super::ops::backward(&l)?;
             opt.clip_and_step(&mut grads, r.max_grad_norm)?;
             step += 1;
             progress(step, steps);

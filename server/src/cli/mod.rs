@@ -40,14 +40,17 @@ pub fn main() -> ExitCode {
         }
         e.exit()
     });
-    // The server gives large blocks back; fine-tuning keeps them (see memory.rs).
+    // The server gives large blocks back; training keeps them (see memory.rs) and runs
+    // candle's own ops in the calling thread (`learners::tune::one_candle_thread`). Before any
+    // thread starts.
     match &cli.command {
         None | Some(Command::Serve(_)) => crate::memory::return_large_blocks(),
-        #[cfg(feature = "models")]
-        Some(Command::Baseline(a)) if a.finetune => crate::memory::keep_large_blocks(),
-        #[cfg(feature = "models")]
-        Some(Command::Worker(_)) => crate::memory::keep_large_blocks(),
-        _ => {}
+        Some(c) if trains(c) => {
+            crate::memory::keep_large_blocks();
+            #[cfg(feature = "models")]
+            learners::tune::one_candle_thread();
+        }
+        Some(_) => {}
     }
     if !matches!(&cli.command, None | Some(Command::Serve(_))) {
         end_quietly_on_a_closed_pipe();
@@ -75,6 +78,36 @@ pub fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Whether `c` trains models (fine-tuning, prompt-based fine-tuning, CrossFit's learners, the
+/// training benchmark), or is a worker that may.
+fn trains(c: &Command) -> bool {
+    match c {
+        #[cfg(feature = "models")]
+        Command::Baseline(a) => a.finetune,
+        #[cfg(feature = "models")]
+        Command::Worker(_) | Command::Prompt(_) => true,
+        #[cfg(feature = "models")]
+        Command::Bench(a) => a.training.train,
+        #[cfg(feature = "models")]
+        Command::Crossfit(CrossfitCommand::Learn(_) | CrossfitCommand::Upstream(_)) => true,
+        #[cfg(feature = "models")]
+        Command::Eval(_) | Command::Icl(_) | Command::Quantize(_) => false,
+        Command::Crossfit(_)
+        | Command::Serve(_)
+        | Command::Import(_)
+        | Command::User(_)
+        | Command::Score(_)
+        | Command::Sample(_)
+        | Command::Study(_)
+        | Command::Report(_)
+        | Command::References(_)
+        | Command::Plan(_)
+        | Command::Simulate(_)
+        | Command::Load(_)
+        | Command::Db(_) => false,
     }
 }
 

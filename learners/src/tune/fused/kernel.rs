@@ -2,7 +2,7 @@
 //! pass, and the adapter that makes it one of candle's custom ops of one, two or three inputs.
 
 use candle_core::{
-    bail, CpuStorage, CustomOp1, CustomOp2, CustomOp3, Layout, Result, Shape, Tensor,
+    bail, CpuStorage, CustomOp1, CustomOp2, CustomOp3, Layout, Result, Shape, Storage, Tensor,
 };
 
 /// One input of a kernel: its values (contiguous) and its shape.
@@ -39,6 +39,26 @@ pub fn f32_values<'s>(s: &'s CpuStorage, l: &Layout) -> Result<&'s [f32]> {
     match (s, l.contiguous_offsets()) {
         (CpuStorage::F32(v), Some((a, b))) => Ok(&v[a..b]),
         _ => candle_core::bail!("an f32 contiguous tensor is needed"),
+    }
+}
+
+/// `f` on the values of CPU f32 contiguous tensors, read in place: a backward pass that needs
+/// more inputs than candle's custom ops take (three).
+pub fn with_values<const N: usize, R>(
+    tensors: [&Tensor; N],
+    f: impl FnOnce([&[f32]; N]) -> Result<R>,
+) -> Result<R> {
+    let guards = tensors.map(Tensor::storage_and_layout);
+    let mut values = Vec::with_capacity(N);
+    for (storage, layout) in &guards {
+        let Storage::Cpu(s) = &**storage else {
+            bail!("a fused kernel's input is off the CPU")
+        };
+        values.push(f32_values(s, layout)?);
+    }
+    match <[&[f32]; N]>::try_from(values) {
+        Ok(values) => f(values),
+        Err(_) => bail!("{N} tensors read as {N} slices"),
     }
 }
 

@@ -4,11 +4,12 @@
 //! Composed from candle's ops (reshape, transpose, matmul, broadcast add, reshape), a linear
 //! layer's backward pass adds a gradient into a fresh tensor at each of the five, one of them
 //! through the transpose's strides, for every weight of the model; as one op, dx, dW and db
-//! are each written once.
+//! are each written once, dW and db into the weights' own buffers while `sink::backward` runs.
 
-use super::kernel::{grad3, op3, In, Kernel};
-use super::{add_parts, unpack, ROWS};
-use candle_core::{bail, Result, Shape, Tensor};
+use super::kernel::{op3, with_values, In, Kernel};
+use super::matrix::{product, Matrix};
+use super::{add_parts, sink, unpack, ROWS};
+use candle_core::{bail, Device, Result, Shape, Tensor};
 use rayon::prelude::*;
 
 /// `x Wᵀ + b` over the last dimension of `x` (`[.., in]`), with `w` `[out, in]` and `b` `[out]`.
@@ -16,112 +17,59 @@ pub fn linear_op(x: &Tensor, w: &Tensor, b: &Tensor) -> Result<Tensor> {
     op3(Linear, x, w, b)
 }
 
-/// A matrix read from a slice through its row and column strides.
+/// The sizes of a linear layer: rows of x, inputs, outputs.
 #[derive(Clone, Copy)]
-struct Matrix<'a> {
-    values: &'a [f32],
+struct Sizes {
     rows: usize,
-    cols: usize,
-    row_stride: usize,
-    col_stride: usize,
+    inner: usize,
+    out: usize,
 }
 
-impl<'a> Matrix<'a> {
-    /// A row-major `rows × cols` matrix.
-    fn new(values: &'a [f32], rows: usize, cols: usize) -> Matrix<'a> {
-        Matrix {
-            values,
-            rows,
-            cols,
-            row_stride: cols,
-            col_stride: 1,
+impl Sizes {
+    /// The sizes of a linear layer of weight `w` on `x`, checked.
+    fn of(x: &Shape, w: &Shape) -> Result<Sizes> {
+        let &[out, inner] = w.dims() else {
+            bail!("a linear layer's weight must be a matrix, not {w:?}");
+        };
+        let n = x.elem_count();
+        if inner == 0 || !n.is_multiple_of(inner) {
+            bail!("a linear layer of {inner} inputs given {n} values");
         }
+        Ok(Sizes {
+            rows: n / inner,
+            inner,
+            out,
+        })
     }
 
-    /// The same values read as the transpose.
-    fn t(self) -> Matrix<'a> {
-        Matrix {
-            rows: self.cols,
-            cols: self.rows,
-            row_stride: self.col_stride,
-            col_stride: self.row_stride,
-            ..self
-        }
+    /// dx = dy W.
+    fn dx(self, dx: &mut [f32], dy: &[f32], w: &[f32]) -> Result<()> {
+        let g = Matrix::new(dy, self.rows, self.out);
+        product(dx, false, g, Matrix::new(w, self.out, self.inner), true)
     }
 
-    /// Whether every element the strides reach lies in the slice.
-    fn fits(&self) -> bool {
-        self.rows == 0
-            || self.cols == 0
-            || (self.rows - 1) * self.row_stride + (self.cols - 1) * self.col_stride
-                < self.values.len()
+    /// dW = dyᵀ x, added to `dw` where `add`.
+    fn dw(self, dw: &mut [f32], add: bool, dy: &[f32], x: &[f32]) -> Result<()> {
+        let g = Matrix::new(dy, self.rows, self.out);
+        product(dw, add, g.t(), Matrix::new(x, self.rows, self.inner), true)
     }
-}
 
-/// `dst` (row-major, `lhs.rows × rhs.cols`) = `dst` (where `add`, else nothing) + `lhs · rhs`,
-/// on rayon's threads.
-fn product(dst: &mut [f32], add: bool, lhs: Matrix, rhs: Matrix) -> Result<()> {
-    let (m, n, k) = (lhs.rows, rhs.cols, lhs.cols);
-    if rhs.rows != k || dst.len() != m * n || !lhs.fits() || !rhs.fits() {
-        bail!(
-            "a product of {m}x{k} by {}x{n} into {} values",
-            rhs.rows,
-            dst.len()
-        );
+    /// Adds the sums of dy's rows to `db` (over fixed pieces of rows, added in order).
+    fn db(self, db: &mut [f32], dy: &[f32]) {
+        let parts: Vec<Vec<f32>> = dy
+            .par_chunks(ROWS * self.out)
+            .map(|piece| {
+                let mut sum = vec![0f32; self.out];
+                for row in piece.chunks(self.out) {
+                    for (s, v) in sum.iter_mut().zip(row) {
+                        *s += v;
+                    }
+                }
+                sum
+            })
+            .collect();
+        add_parts(db, &parts);
     }
-    if m == 0 || n == 0 {
-        return Ok(());
-    }
-    let threads = rayon::current_num_threads();
-    let parallelism = if threads > 1 {
-        gemm::Parallelism::Rayon(threads)
-    } else {
-        gemm::Parallelism::None
-    };
-    // SAFETY: `dst` holds m × n values written row-major (column stride 1, row stride n), and
-    // `fits` checked that every element `lhs` (m × k) and `rhs` (k × n) reach through their
-    // strides lies in their slices; `dst` is a unique borrow, so it aliases neither.
-    unsafe {
-        gemm::gemm(
-            m,
-            n,
-            k,
-            dst.as_mut_ptr(),
-            1,
-            n as isize,
-            add,
-            lhs.values.as_ptr(),
-            lhs.col_stride as isize,
-            lhs.row_stride as isize,
-            rhs.values.as_ptr(),
-            rhs.col_stride as isize,
-            rhs.row_stride as isize,
-            if add { 1.0 } else { 0.0 },
-            1.0,
-            false,
-            false,
-            false,
-            parallelism,
-        );
-    }
-    Ok(())
-}
-
-/// The sizes of a linear layer of weight `w` on `x`: (rows of x, in, out).
-fn sizes(x: In, w: In) -> Result<(usize, usize, usize)> {
-    let &[out, inner] = w.shape.dims() else {
-        bail!(
-            "a linear layer's weight must be a matrix, not {:?}",
-            w.shape
-        );
-    };
-    if inner == 0 || !x.v.len().is_multiple_of(inner) {
-        bail!(
-            "a linear layer of {inner} inputs given {} values",
-            x.v.len()
-        );
-    }
-    Ok((x.v.len() / inner, inner, out))
 }
 
 struct Linear;
@@ -130,24 +78,26 @@ impl Kernel<3> for Linear {
     const NAME: &'static str = "fused-linear";
 
     fn forward(&self, [x, w, b]: [In; 3]) -> Result<(Vec<f32>, Shape)> {
-        let (rows, inner, out) = sizes(x, w)?;
-        if b.v.len() != out {
+        let n = Sizes::of(x.shape, w.shape)?;
+        if b.v.len() != n.out {
             bail!(
-                "a linear layer of {out} outputs given a bias of {}",
+                "a linear layer of {} outputs given a bias of {}",
+                n.out,
                 b.v.len()
             );
         }
         // Each row starts as the bias; the product is added to it.
-        let mut y: Vec<f32> = b.v.repeat(rows);
+        let mut y: Vec<f32> = b.v.repeat(n.rows);
         product(
             &mut y,
             true,
-            Matrix::new(x.v, rows, inner),
-            Matrix::new(w.v, out, inner).t(),
+            Matrix::new(x.v, n.rows, n.inner),
+            Matrix::new(w.v, n.out, n.inner).t(),
+            true,
         )?;
         let mut dims = x.shape.dims().to_vec();
         if let Some(last) = dims.last_mut() {
-            *last = out;
+            *last = n.out;
         }
         Ok((y, Shape::from(dims)))
     }
@@ -158,45 +108,45 @@ impl Kernel<3> for Linear {
         _y: &Tensor,
         dy: &Tensor,
     ) -> Result<[Option<Tensor>; 3]> {
-        unpack(grad3(LinearGrad, x, w, dy)?, [x, w, b])
-    }
-}
-
-/// A linear layer's gradients from (x, W, dy), one after the other in one vector: dx = dy W,
-/// dW = dyᵀ x, db = the sums of dy's rows (over fixed pieces of rows, added in order).
-struct LinearGrad;
-
-impl Kernel<3> for LinearGrad {
-    const NAME: &'static str = "fused-linear-grad";
-
-    fn forward(&self, [x, w, dy]: [In; 3]) -> Result<(Vec<f32>, Shape)> {
-        let (rows, inner, out) = sizes(x, w)?;
-        if dy.v.len() != rows * out {
+        let n = Sizes::of(x.shape(), w.shape())?;
+        if dy.elem_count() != n.rows * n.out {
             bail!(
-                "a linear layer's gradient of {} values for {rows} rows of {out}",
-                dy.v.len()
+                "a linear layer's gradient of {} values for {} rows of {}",
+                dy.elem_count(),
+                n.rows,
+                n.out
             );
         }
-        let mut all = vec![0f32; rows * inner + out * inner + out];
-        let (dx, rest) = all.split_at_mut(rows * inner);
-        let (dw, db) = rest.split_at_mut(out * inner);
-        let g = Matrix::new(dy.v, rows, out);
-        product(dx, false, g, Matrix::new(w.v, out, inner))?;
-        product(dw, false, g.t(), Matrix::new(x.v, rows, inner))?;
-        let parts: Vec<Vec<f32>> =
-            dy.v.par_chunks(ROWS * out)
-                .map(|piece| {
-                    let mut sum = vec![0f32; out];
-                    for row in piece.chunks(out) {
-                        for (s, v) in sum.iter_mut().zip(row) {
-                            *s += v;
-                        }
-                    }
-                    sum
+        if sink::collecting() {
+            let dx = with_values([w, dy], |[w, dy]| {
+                let mut dx = vec![0f32; n.rows * n.inner];
+                n.dx(&mut dx, dy, w)?;
+                Ok(dx)
+            })?;
+            with_values([x, dy], |[x, dy]| {
+                sink::add_to(w, |dw, fresh| n.dw(dw, !fresh, dy, x))?;
+                sink::add_to(b, |db, _| {
+                    n.db(db, dy);
+                    Ok(())
                 })
-                .collect();
-        add_parts(db, &parts);
-        let n = all.len();
-        Ok((all, Shape::from(n)))
+            })?;
+            return Ok([
+                Some(Tensor::from_vec(dx, x.shape(), &Device::Cpu)?),
+                None,
+                None,
+            ]);
+        }
+        // dx, dW and db one after the other in one vector.
+        let all = with_values([x, w, dy], |[x, w, dy]| {
+            let mut all = vec![0f32; n.rows * n.inner + n.out * n.inner + n.out];
+            let (dx, rest) = all.split_at_mut(n.rows * n.inner);
+            let (dw, db) = rest.split_at_mut(n.out * n.inner);
+            n.dx(dx, dy, w)?;
+            n.dw(dw, false, dy, x)?;
+            n.db(db, dy);
+            Ok(all)
+        })?;
+        let len = all.len();
+        unpack(Tensor::from_vec(all, len, &Device::Cpu)?, [x, w, b])
     }
 }

@@ -1,6 +1,6 @@
-//! Fused CPU kernels with their backward passes for the encoders' layers: GELU (erf), layer
-//! norm, the attention's scaled and masked softmax, and the linear layer (`linear`), split over
-//! rayon's threads.
+//! Fused CPU kernels with their backward passes for the encoders' layers: the linear layer,
+//! layer norm, GELU (erf), the attention (BERT's and RoBERTa's whole, DeBERTa's softmax), and
+//! the embedding lookup, split over rayon's threads; `sink` adds weight gradients in place.
 //!
 //! Written by hand because candle runs each of its ops in one thread and its backward pass adds
 //! every gradient into a fresh tensor: composed, layer norm takes nine ops and GELU's backward
@@ -9,15 +9,21 @@
 //! sum runs over fixed pieces added in a fixed order, so the results do not depend on the
 //! number of threads. Off the CPU (a `cuda` build) `ops` composes the same maths from candle's
 //! ops, which the unit tests (`tests.rs`) compare with these.
-
 use candle_core::{bail, DType, Result, Shape, Tensor};
 use kernel::{grad2, grad3, op1, op2, op3, In, Kernel};
 use rayon::prelude::*;
 
+mod attention;
+mod embedding;
 mod kernel;
 mod linear;
+mod matrix;
+mod sink;
+pub use attention::attention_op;
+pub use embedding::embedding_op;
 pub use kernel::f32_values;
 pub use linear::linear_op;
+pub use sink::backward;
 
 /// Elements per parallel piece of an elementwise pass.
 const PIECE: usize = 1 << 14;
@@ -230,20 +236,8 @@ impl Kernel<2> for MaskedSoftmax {
             .enumerate()
             .with_min_len(ROWS)
             .for_each(|(r, (y, x))| {
-                let bias = &bias.v[(r / per_input) * s..][..s];
-                let mut max = f32::NEG_INFINITY;
-                for ((y, x), b) in y.iter_mut().zip(x).zip(bias) {
-                    *y = x * self.scale + b;
-                    max = max.max(*y);
-                }
-                let mut sum = 0f32;
-                for y in y.iter_mut() {
-                    *y = (*y - max).exp();
-                    sum += *y;
-                }
-                for y in y.iter_mut() {
-                    *y /= sum;
-                }
+                y.copy_from_slice(x);
+                softmax_row(y, &bias.v[(r / per_input) * s..][..s], self.scale);
             });
         Ok((y, x.shape.clone()))
     }
@@ -251,6 +245,31 @@ impl Kernel<2> for MaskedSoftmax {
     fn backward(&self, _x: [&Tensor; 2], y: &Tensor, dy: &Tensor) -> Result<[Option<Tensor>; 2]> {
         let scale = self.scale;
         Ok([Some(grad2(SoftmaxGrad { scale }, y, dy)?), None])
+    }
+}
+
+/// A row of scores, in place, to softmax(scale · row + bias).
+fn softmax_row(row: &mut [f32], bias: &[f32], scale: f32) {
+    let mut max = f32::NEG_INFINITY;
+    for (v, b) in row.iter_mut().zip(bias) {
+        *v = *v * scale + b;
+        max = max.max(*v);
+    }
+    let mut sum = 0f32;
+    for v in row.iter_mut() {
+        *v = (*v - max).exp();
+        sum += *v;
+    }
+    for v in row.iter_mut() {
+        *v /= sum;
+    }
+}
+
+/// A row of the softmax's output gradient dy, in place, to its input's: scale · y ⊙ (dy − Σ dy ⊙ y).
+fn softmax_grad_row(row: &mut [f32], y: &[f32], scale: f32) {
+    let dot: f32 = y.iter().zip(row.iter()).map(|(y, g)| y * g).sum();
+    for (g, y) in row.iter_mut().zip(y) {
+        *g = scale * y * (*g - dot);
     }
 }
 
@@ -269,10 +288,8 @@ impl Kernel<2> for SoftmaxGrad {
             .zip(y.v.par_chunks(s).zip(dy.v.par_chunks(s)))
             .with_min_len(ROWS)
             .for_each(|(dx, (y, dy))| {
-                let dot: f32 = y.iter().zip(dy).map(|(y, g)| y * g).sum();
-                for ((dx, y), g) in dx.iter_mut().zip(y).zip(dy) {
-                    *dx = self.scale * y * (g - dot);
-                }
+                dx.copy_from_slice(dy);
+                softmax_grad_row(dx, y, self.scale);
             });
         Ok((dx, y.shape.clone()))
     }

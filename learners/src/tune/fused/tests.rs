@@ -1,7 +1,7 @@
 //! The fused kernels against candle's composed ops: values, gradients, and the same bits on any
 //! number of threads.
 
-use super::super::ops;
+use super::super::{ops, Dropout};
 use candle_core::{Device, Result, Tensor, Var};
 
 fn random(shape: &[usize], seed: u64, spread: f64) -> Tensor {
@@ -108,12 +108,27 @@ fn the_results_do_not_depend_on_the_threads() -> Result<()> {
                 0.5,
             )
             .unwrap();
-            let g = (s * random(&[2, 4, 25, 64], 9, 1.0))
+            let a = super::attention_op(
+                &h.reshape((2, 100, 64)).unwrap(),
+                &s.reshape((2, 100, 64)).unwrap(),
+                &h.reshape((2, 100, 64)).unwrap(),
+                &Tensor::zeros((2, 1, 1, 100), candle_core::DType::F32, &Device::Cpu).unwrap(),
+                4,
+                0.25,
+                Dropout::on(0.1, 3).factors(2 * 4 * 100 * 100),
+            )
+            .unwrap();
+            let g = ((s * random(&[2, 4, 25, 64], 9, 1.0))
                 .unwrap()
                 .sum_all()
                 .unwrap()
-                .backward()
-                .unwrap();
+                + (a * random(&[2, 100, 64], 17, 1.0))
+                    .unwrap()
+                    .sum_all()
+                    .unwrap())
+            .unwrap()
+            .backward()
+            .unwrap();
             [x.as_tensor(), w.as_tensor(), b.as_tensor()]
                 .iter()
                 .map(|t| g.get(t).unwrap().flatten_all().unwrap().to_vec1().unwrap())
@@ -134,4 +149,90 @@ fn linear_matches_the_composed_one_and_its_gradients() -> Result<()> {
         |t| super::linear_op(&t[0], &t[1], &t[2]),
         |t| ops::linear_composed(&t[0], &t[1], &t[2]),
     )
+}
+
+#[test]
+fn attention_matches_the_composed_one_and_its_gradients() -> Result<()> {
+    // Two inputs of 9 positions in 3 heads of 8; the second input's last three positions padded.
+    let (q, k, v) = (
+        random(&[2, 9, 24], 14, 1.0),
+        random(&[2, 9, 24], 15, 1.0),
+        random(&[2, 9, 24], 16, 1.0),
+    );
+    let mut mask = vec![0f32; 18];
+    for m in &mut mask[15..18] {
+        *m = -10000.0;
+    }
+    let bias = Tensor::from_vec(mask, (2, 1, 1, 9), &Device::Cpu)?;
+    let a = ops::Attend {
+        bias: &bias,
+        heads: 3,
+        scale: 0.35,
+    };
+    // Without dropout, and with it (the same draws on both sides).
+    for p in [0.0, 0.3] {
+        let fused = ops::attention(&q, &k, &v, &a, None, &mut Dropout::on(p, 7))?;
+        assert!(super::applies(&q));
+        let composed = ops::attention_composed(&q, &k, &v, &a, None, &mut Dropout::on(p, 7))?;
+        close(&fused, &composed, 1e-5)?;
+        same_as_composed(
+            &[q.clone(), k.clone(), v.clone()],
+            |t| ops::attention(&t[0], &t[1], &t[2], &a, None, &mut Dropout::on(p, 7)),
+            |t| ops::attention_composed(&t[0], &t[1], &t[2], &a, None, &mut Dropout::on(p, 7)),
+        )?;
+    }
+    // A padded key changes nothing that attends.
+    let mut v2 = v.to_vec3::<f32>()?;
+    v2[1][8] = vec![50.0; 24];
+    let v2 = Tensor::new(v2, &Device::Cpu)?;
+    let (y1, y2) = (
+        ops::attention(&q, &k, &v, &a, None, &mut Dropout::off())?,
+        ops::attention(&q, &k, &v2, &a, None, &mut Dropout::off())?,
+    );
+    close(&y1, &y2, 1e-6)?;
+    Ok(())
+}
+
+#[test]
+fn attention_refuses_shapes_that_do_not_fit() -> Result<()> {
+    let q = random(&[2, 9, 24], 14, 1.0);
+    let bias = Tensor::zeros((2, 1, 1, 9), candle_core::DType::F32, &Device::Cpu)?;
+    let other = random(&[2, 8, 24], 15, 1.0);
+    let e = super::attention_op(&q, &other, &q, &bias, 3, 1.0, None).unwrap_err();
+    assert!(e.to_string().contains("differ"), "{e}");
+    let e = super::attention_op(&q, &q, &q, &bias, 5, 1.0, None).unwrap_err();
+    assert!(e.to_string().contains("in 5 heads"), "{e}");
+    let e = super::attention_op(&q, &q, &q, &bias, 3, 1.0, Some(vec![1.0; 10])).unwrap_err();
+    assert!(e.to_string().contains("dropout mask"), "{e}");
+    Ok(())
+}
+
+/// Weight gradients added in place (`ops::backward`) are the ones candle's own backward pass
+/// gives, also for a weight used twice and for a table that candle's ops use as well; a plain
+/// backward pass afterwards finds no sink.
+#[test]
+fn gradients_in_place_are_candles() -> Result<()> {
+    let table = Var::from_tensor(&random(&[11, 6], 20, 1.0))?;
+    let w = Var::from_tensor(&random(&[6, 6], 21, 0.5))?;
+    let b = Var::from_tensor(&random(&[6], 22, 0.5))?;
+    let ids = Tensor::new(&[3u32, 0, 3, 10, 7], &Device::Cpu)?;
+    let loss = || -> Result<Tensor> {
+        let x = ops::embedding(table.as_tensor(), &ids)?.unsqueeze(0)?;
+        let h = ops::linear(&ops::linear(&x, &w, &b)?, &w, &b)?;
+        // The table again, through candle's matmul: a tied output layer.
+        let logits = h.squeeze(0)?.matmul(&table.as_tensor().t()?)?;
+        (logits * random(&[5, 11], 23, 1.0))?.sum_all()
+    };
+    let in_place = ops::backward(&loss()?)?;
+    let plain = loss()?.backward()?;
+    for v in [&table, &w, &b] {
+        let (a, c) = (in_place.get(v).unwrap(), plain.get(v).unwrap());
+        close(a, c, 1e-6)?;
+    }
+    let e = super::embedding_op(table.as_tensor(), &Tensor::new(&[11u32], &Device::Cpu)?);
+    assert!(e
+        .unwrap_err()
+        .to_string()
+        .contains("past the embedding table's 11 rows"));
+    Ok(())
 }
