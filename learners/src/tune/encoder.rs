@@ -3,7 +3,9 @@
 
 pub use super::config::Config;
 use super::config::Family;
-use super::ops::{attention, embedding, gelu, layer_norm, linear, take_var, Attend, ScoreTerm};
+use super::ops::{
+    attention, attention_composed, embedding, gelu, layer_norm, linear, take_var, Attend,
+};
 use super::relative::Relative;
 use super::Dropout;
 use candle_core::{Device, IndexOp, Result, Tensor};
@@ -191,14 +193,15 @@ impl Weights {
             let q = self.linear(&h, &format!("{p}.attention.self.{qn}"))?;
             let k = self.linear(&h, &format!("{p}.attention.self.{kn}"))?;
             let v = self.linear(&h, &format!("{p}.attention.self.{vn}"))?;
-            let layer = p.as_str();
-            let term = relative.as_ref().map(|r| {
-                move |q: &Tensor, k: &Tensor, d: &mut Dropout| {
-                    r.bias(c, &|n| self.get(n), layer, q, k, d)
+            let ctx = match &relative {
+                Some(r) => {
+                    let term = |q: &Tensor, k: &Tensor, d: &mut Dropout| {
+                        r.bias(c, &|n| self.get(n), &p, q, k, d)
+                    };
+                    attention_composed(&q, &k, &v, &attend, Some(&term), dropout)?
                 }
-            });
-            let term = term.as_ref().map(|t| t as ScoreTerm);
-            let ctx = attention(&q, &k, &v, &attend, term, dropout)?;
+                None => attention(&q, &k, &v, &attend, dropout)?,
+            };
             let att = dropout.apply(&self.linear(&ctx, &format!("{p}.attention.output.dense"))?)?;
             h = self.norm(&(att + &h)?, &format!("{p}.attention.output.LayerNorm"))?;
             let ff = gelu(&self.linear(&h, &format!("{p}.intermediate.dense"))?)?;

@@ -95,26 +95,24 @@ pub struct Attend<'a> {
 pub type ScoreTerm<'a> = &'a dyn Fn(&Tensor, &Tensor, &mut Dropout) -> Result<Tensor>;
 
 /// Self-attention of the linear layers' `q`, `k`, `v` (`[b, s, heads · d]`), dropout on the
-/// probabilities, into `[b, s, heads · d]`: one fused op on the CPU, else (or with a score
-/// term) composed.
+/// probabilities, into `[b, s, heads · d]`: one fused op on the CPU, else composed.
 pub fn attention(
     q: &Tensor,
     k: &Tensor,
     v: &Tensor,
     a: &Attend,
-    term: Option<ScoreTerm>,
-    dropout: &mut Dropout,
+    d: &mut Dropout,
 ) -> Result<Tensor> {
-    if term.is_none() && fused::applies(q) {
+    if fused::applies(q) {
         let (b, s, _) = q.dims3()?;
-        let keep = dropout.factors(b * a.heads * s * s);
+        let keep = d.factors(b * a.heads * s * s);
         return fused::attention_op(q, k, v, a.bias, a.heads, a.scale, keep);
     }
-    attention_composed(q, k, v, a, term, dropout)
+    attention_composed(q, k, v, a, None, d)
 }
 
-/// The attention from candle's ops: the heads split out, the scores, the softmax, dropout,
-/// the values, the heads merged.
+/// The attention from candle's ops, with a score `term` where one is given: the heads split
+/// out, the scores, the softmax, dropout, the values, the heads merged.
 pub fn attention_composed(
     q: &Tensor,
     k: &Tensor,

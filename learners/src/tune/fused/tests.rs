@@ -171,13 +171,13 @@ fn attention_matches_the_composed_one_and_its_gradients() -> Result<()> {
     };
     // Without dropout, and with it (the same draws on both sides).
     for p in [0.0, 0.3] {
-        let fused = ops::attention(&q, &k, &v, &a, None, &mut Dropout::on(p, 7))?;
+        let fused = ops::attention(&q, &k, &v, &a, &mut Dropout::on(p, 7))?;
         assert!(super::applies(&q));
         let composed = ops::attention_composed(&q, &k, &v, &a, None, &mut Dropout::on(p, 7))?;
         close(&fused, &composed, 1e-5)?;
         same_as_composed(
             &[q.clone(), k.clone(), v.clone()],
-            |t| ops::attention(&t[0], &t[1], &t[2], &a, None, &mut Dropout::on(p, 7)),
+            |t| ops::attention(&t[0], &t[1], &t[2], &a, &mut Dropout::on(p, 7)),
             |t| ops::attention_composed(&t[0], &t[1], &t[2], &a, None, &mut Dropout::on(p, 7)),
         )?;
     }
@@ -186,8 +186,8 @@ fn attention_matches_the_composed_one_and_its_gradients() -> Result<()> {
     v2[1][8] = vec![50.0; 24];
     let v2 = Tensor::new(v2, &Device::Cpu)?;
     let (y1, y2) = (
-        ops::attention(&q, &k, &v, &a, None, &mut Dropout::off())?,
-        ops::attention(&q, &k, &v2, &a, None, &mut Dropout::off())?,
+        ops::attention(&q, &k, &v, &a, &mut Dropout::off())?,
+        ops::attention(&q, &k, &v2, &a, &mut Dropout::off())?,
     );
     close(&y1, &y2, 1e-6)?;
     Ok(())
