@@ -10,7 +10,7 @@
 //! number of threads. Off the CPU (a `cuda` build) `ops` composes the same maths from candle's
 //! ops, which the unit tests (`tests.rs`) compare with these.
 use candle_core::{bail, DType, Result, Shape, Tensor};
-use kernel::{grad2, grad3, op1, op2, op3, In, Kernel};
+use kernel::{grad2, grad3, op1, op2, op3, with_values, In, Kernel};
 use rayon::prelude::*;
 
 mod attention;
@@ -88,6 +88,41 @@ impl Kernel<2> for GeluGrad {
                 .map(|(&x, &g)| g * gelu_slope(x))
                 .collect();
         Ok((dx, x.shape.clone()))
+    }
+}
+
+/// `x` times fixed `factors` (dropout's), elementwise; the factors get no gradient.
+pub fn scale_op(x: &Tensor, factors: Vec<f32>) -> Result<Tensor> {
+    op1(Scale { factors }, x)
+}
+
+struct Scale {
+    factors: Vec<f32>,
+}
+
+impl Scale {
+    fn times(&self, x: &[f32]) -> Result<Vec<f32>> {
+        if x.len() != self.factors.len() {
+            bail!("{} factors for {} values", self.factors.len(), x.len());
+        }
+        Ok(x.par_iter()
+            .zip(self.factors.par_iter())
+            .with_min_len(PIECE)
+            .map(|(x, f)| x * f)
+            .collect())
+    }
+}
+
+impl Kernel<1> for Scale {
+    const NAME: &'static str = "fused-scale";
+
+    fn forward(&self, [x]: [In; 1]) -> Result<(Vec<f32>, Shape)> {
+        Ok((self.times(x.v)?, x.shape.clone()))
+    }
+
+    fn backward(&self, [x]: [&Tensor; 1], _y: &Tensor, dy: &Tensor) -> Result<[Option<Tensor>; 1]> {
+        let dx = with_values([dy], |[dy]| self.times(dy))?;
+        Ok([Some(Tensor::from_vec(dx, x.shape(), x.device())?)])
     }
 }
 

@@ -236,3 +236,16 @@ fn gradients_in_place_are_candles() -> Result<()> {
         .contains("past the embedding table's 11 rows"));
     Ok(())
 }
+
+#[test]
+fn dropout_on_the_cpu_is_the_product_with_its_factors_and_its_gradient() -> Result<()> {
+    let x = random(&[3, 50, 40], 24, 1.0);
+    let factors = Dropout::on(0.25, 5).factors(6000).unwrap();
+    assert!(factors.contains(&0.0));
+    let mask = Tensor::from_vec(factors, (3, 50, 40), &Device::Cpu)?;
+    same_as_composed(
+        &[x],
+        |t| Dropout::on(0.25, 5).apply(&t[0]),
+        |t| &t[0] * &mask,
+    )
+}
