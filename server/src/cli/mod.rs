@@ -95,7 +95,17 @@ fn trains(c: &Command) -> bool {
         Command::Crossfit(CrossfitCommand::Learn(_) | CrossfitCommand::Upstream(_)) => true,
         #[cfg(feature = "models")]
         Command::Eval(_) | Command::Icl(_) | Command::Quantize(_) => false,
-        Command::Crossfit(_)
+        Command::Crossfit(
+            CrossfitCommand::Tasks
+            | CrossfitCommand::Set { .. }
+            | CrossfitCommand::Run { .. }
+            | CrossfitCommand::Baseline { .. }
+            | CrossfitCommand::PartitionImport { .. }
+            | CrossfitCommand::PartitionExport { .. }
+            | CrossfitCommand::StudyTask { .. }
+            | CrossfitCommand::Table { .. }
+            | CrossfitCommand::Arg { .. },
+        )
         | Command::Serve(_)
         | Command::Import(_)
         | Command::User(_)

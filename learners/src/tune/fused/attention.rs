@@ -4,8 +4,8 @@
 //! q, k, v and the output keep the linear layers' layout `[b, s, heads · d]`: the products read
 //! a head through strides, where composed ops copy every head out and back (and candle's backward
 //! pass adds a gradient into a fresh tensor at each of those copies). The backward pass computes
-//! each head's probabilities again from q and k (a sixth of the head's products) instead of keeping
-//! them from the forward pass.
+//! each head's probabilities again from q and k (one product more, of seven per head) instead
+//! of keeping them from the forward pass.
 
 use super::kernel::{op3, with_values, In, Kernel};
 use super::matrix::{product, Matrix};
