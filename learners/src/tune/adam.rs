@@ -6,7 +6,7 @@
 //! in-place op), split over rayon's threads. On other devices candle_nn's AdamW and `clip` run
 //! as before.
 
-use super::fused::f32_values;
+use super::fused::{f32_values, with_values};
 use candle_core::backprop::GradStore;
 use candle_core::{CpuStorage, Device, InplaceOp2, Layout, Result, Var};
 use candle_nn::{AdamW, Optimizer, ParamsAdamW};
@@ -145,15 +145,12 @@ impl Adam {
         let mut sq = 0.0f64;
         for (var, ..) in vars.iter() {
             if let Some(g) = grads.get(var.as_tensor()) {
-                let (s, l) = g.storage_and_layout();
-                let candle_core::Storage::Cpu(s) = &*s else {
-                    candle_core::bail!("adam: a gradient off the CPU")
-                };
                 // Fixed pieces added in order: the same norm on any number of threads.
-                let parts: Vec<f64> = f32_values(s, l)?
-                    .par_chunks(PIECE)
-                    .map(|c| c.iter().map(|&x| f64::from(x * x)).sum::<f64>())
-                    .collect();
+                let parts: Vec<f64> = with_values([g], |[g]| {
+                    Ok(g.par_chunks(PIECE)
+                        .map(|c| c.iter().map(|&x| f64::from(x * x)).sum::<f64>())
+                        .collect())
+                })?;
                 sq += parts.iter().sum::<f64>();
             }
         }

@@ -25,7 +25,7 @@ pub fn linear_composed(x: &Tensor, w: &Tensor, b: &Tensor) -> Result<Tensor> {
         .reshape((bs, s, ()))
 }
 
-/// The rows of `table` (`[n, h]`) at `ids` (u32, one dimension): the fused kernel on the CPU,
+/// The rows of `table` (`[n, h]`) at `ids` (integers, one dimension): the fused kernel on the CPU,
 /// else candle's lookup.
 pub fn embedding(table: &Tensor, ids: &Tensor) -> Result<Tensor> {
     if fused::applies(table) {

@@ -10,7 +10,7 @@
 //! number of threads. Off the CPU (a `cuda` build) `ops` composes the same maths from candle's
 //! ops, which the unit tests (`tests.rs`) compare with these.
 use candle_core::{bail, DType, Result, Shape, Tensor};
-use kernel::{grad2, grad3, op1, op2, op3, with_values, In, Kernel};
+use kernel::{grad2, grad3, op1, op2, op3, In, Kernel};
 use rayon::prelude::*;
 
 mod attention;
@@ -21,7 +21,7 @@ mod matrix;
 mod sink;
 pub use attention::attention_op;
 pub use embedding::embedding_op;
-pub use kernel::f32_values;
+pub use kernel::{f32_values, with_values};
 pub use linear::linear_op;
 pub use sink::backward;
 
