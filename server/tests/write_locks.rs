@@ -145,9 +145,10 @@ async fn two_studies_workers_never_wait_on_each_other_nor_on_imports_and_exports
             let client = Client::new(&base);
             let cookie = client.login("rita", "rita-password").unwrap();
             let path = format!("/export/annotations.jsonl?studies={}&synthetic=1", a.0);
+            // At least 4 s and at least two whole exports, however slow a loaded machine is.
             let start = Instant::now();
             let mut bytes = Vec::new();
-            while start.elapsed() < Duration::from_secs(4) {
+            while start.elapsed() < Duration::from_secs(4) || bytes.len() < 2 {
                 let (status, n) = client.download(&path, &cookie).unwrap();
                 assert_eq!(status, 200);
                 bytes.push(n);
@@ -155,9 +156,9 @@ async fn two_studies_workers_never_wait_on_each_other_nor_on_imports_and_exports
             bytes
         }
     });
+    // Imports go on for as long as the exports do, and at least twice.
     let mut imported = 0;
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(4) {
+    while !exports.is_finished() || imported < 2 {
         let mut tasks = server::demo::demo_tasks().unwrap();
         for t in &mut tasks {
             t.spec.name = format!("bulk-{imported}-{}", t.spec.name);
