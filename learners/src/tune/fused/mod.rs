@@ -5,9 +5,9 @@
 //! Written by hand because candle runs each of its ops in one thread and its backward pass adds
 //! every gradient into a fresh tensor: composed, layer norm takes nine ops and GELU's backward
 //! twelve, where these take one or two passes. Each kernel does the composed ops' arithmetic in
-//! the same order where it can (GELU's forward bit for bit; the others to a few ulps), and every
-//! sum runs over fixed pieces added in a fixed order, so the results do not depend on the
-//! number of threads. Off the CPU (a `cuda` build) `ops` composes the same maths from candle's
+//! the same order where it can, to a few ulps (exp and GELU eight values at a time, `lanes`),
+//! and every sum runs over fixed pieces added in a fixed order, so the results do not depend on
+//! the number of threads. Off the CPU (a `cuda` build) `ops` composes the same maths from candle's
 //! ops, which the unit tests (`tests.rs`) compare with these.
 use candle_core::{bail, DType, Result, Shape, Tensor};
 use kernel::{grad2, grad3, op1, op2, op3, In, Kernel};
@@ -16,6 +16,7 @@ use rayon::prelude::*;
 mod attention;
 mod embedding;
 mod kernel;
+mod lanes;
 mod linear;
 mod matrix;
 mod sink;
@@ -35,21 +36,6 @@ pub fn applies(t: &Tensor) -> bool {
     t.device().is_cpu() && t.dtype() == DType::F32
 }
 
-fn erf(x: f32) -> f32 {
-    candle_core::cpu::erf::erf_f32(x)
-}
-
-/// GELU with erf, as candle's `gelu_erf` computes it.
-fn gelu(x: f32) -> f32 {
-    (erf(x * std::f32::consts::FRAC_1_SQRT_2) + 1.0) * 0.5 * x
-}
-
-/// GELU's derivative at `x`: Φ(x) + x φ(x).
-fn gelu_slope(x: f32) -> f32 {
-    const INV_SQRT_2PI: f32 = 0.398_942_3;
-    0.5 * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2)) + x * INV_SQRT_2PI * (-0.5 * x * x).exp()
-}
-
 /// GELU (erf) of `x`, elementwise.
 pub fn gelu_op(x: &Tensor) -> Result<Tensor> {
     op1(Gelu, x)
@@ -61,11 +47,10 @@ impl Kernel<1> for Gelu {
     const NAME: &'static str = "fused-gelu";
 
     fn forward(&self, [x]: [In; 1]) -> Result<(Vec<f32>, Shape)> {
-        let y =
-            x.v.par_iter()
-                .with_min_len(PIECE)
-                .map(|&v| gelu(v))
-                .collect();
+        let mut y = vec![0f32; x.v.len()];
+        y.par_chunks_mut(PIECE)
+            .zip(x.v.par_chunks(PIECE))
+            .for_each(|(y, x)| lanes::map_into(y, x, lanes::gelu));
         Ok((y, x.shape.clone()))
     }
 
@@ -81,12 +66,15 @@ impl Kernel<2> for GeluGrad {
     const NAME: &'static str = "fused-gelu-grad";
 
     fn forward(&self, [x, dy]: [In; 2]) -> Result<(Vec<f32>, Shape)> {
-        let dx =
-            x.v.par_iter()
-                .zip(dy.v.par_iter())
-                .with_min_len(PIECE)
-                .map(|(&x, &g)| g * gelu_slope(x))
-                .collect();
+        if x.v.len() != dy.v.len() {
+            bail!("GELU of {} values given {} gradients", x.v.len(), dy.v.len());
+        }
+        let mut dx = vec![0f32; x.v.len()];
+        dx.par_chunks_mut(PIECE)
+            .zip(x.v.par_chunks(PIECE).zip(dy.v.par_chunks(PIECE)))
+            .for_each(|(dx, (x, dy))| {
+                lanes::zip_into(dx, x, dy, |x, g| g * lanes::gelu_slope(x));
+            });
         Ok((dx, x.shape.clone()))
     }
 }
@@ -290,11 +278,9 @@ fn softmax_row(row: &mut [f32], bias: &[f32], scale: f32) {
         *v = *v * scale + b;
         max = max.max(*v);
     }
-    let mut sum = 0f32;
-    for v in row.iter_mut() {
-        *v = (*v - max).exp();
-        sum += *v;
-    }
+    let max = wide::f32x8::from(max);
+    lanes::in_place(row, |v| lanes::exp(v - max));
+    let sum: f32 = row.iter().sum();
     for v in row.iter_mut() {
         *v /= sum;
     }

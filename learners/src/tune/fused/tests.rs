@@ -51,8 +51,10 @@ fn same_as_composed(
 fn gelu_matches_candles_and_its_gradient() -> Result<()> {
     let x = random(&[3, 7, 40], 1, 3.0);
     let y = super::gelu_op(&x)?;
-    // The forward pass is candle's own arithmetic, bit for bit.
-    assert_eq!(y.to_vec3::<f32>()?, x.gelu_erf()?.to_vec3::<f32>()?);
+    // Within 3e-7 of candle's (libm's erf) on every value, scaled by |x| beyond 1 (`lanes`).
+    let gap = ((&y - x.gelu_erf()?)?.abs()? / x.abs()?.maximum(1.0)?)?;
+    let worst = gap.flatten_all()?.max(0)?.to_scalar::<f32>()?;
+    assert!(worst <= 3e-7, "{worst}");
     same_as_composed(&[x], |t| super::gelu_op(&t[0]), |t| t[0].gelu_erf())
 }
 
