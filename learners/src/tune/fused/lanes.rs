@@ -15,7 +15,9 @@ const LANES: usize = 8;
 /// eˣ.
 pub fn exp(x: f32x8) -> f32x8 {
     // `wide` gives 0 at and beyond ±87.3 and for NaN: overflow is ∞, NaN stays NaN.
-    let y = x.cmp_ge(f32x8::from(87.3)).blend(f32x8::from(f32::INFINITY), x.exp());
+    let y = x
+        .cmp_ge(f32x8::from(87.3))
+        .blend(f32x8::from(f32::INFINITY), x.exp());
     x.is_nan().blend(x, y)
 }
 
@@ -105,7 +107,10 @@ mod tests {
         for i in 0..=20_000 {
             let x = -87.0 + 97.0 * i as f32 / 20_000.0;
             let (a, b) = (one(exp, x), x.exp());
-            assert!((a - b).abs() <= 2.0 * f32::EPSILON * b, "exp({x}): {a} against {b}");
+            assert!(
+                (a - b).abs() <= 2.0 * f32::EPSILON * b,
+                "exp({x}): {a} against {b}"
+            );
         }
         assert_eq!(one(exp, -10_000.0), 0.0);
         assert_eq!(one(exp, 100.0), f32::INFINITY);

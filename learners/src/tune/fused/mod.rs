@@ -67,7 +67,11 @@ impl Kernel<2> for GeluGrad {
 
     fn forward(&self, [x, dy]: [In; 2]) -> Result<(Vec<f32>, Shape)> {
         if x.v.len() != dy.v.len() {
-            bail!("GELU of {} values given {} gradients", x.v.len(), dy.v.len());
+            bail!(
+                "GELU of {} values given {} gradients",
+                x.v.len(),
+                dy.v.len()
+            );
         }
         let mut dx = vec![0f32; x.v.len()];
         dx.par_chunks_mut(PIECE)
