@@ -3,9 +3,10 @@
 //!
 //! By hand because no crate has a vector erf: GELU's is Abramowitz and Stegun's 7.1.26 (absolute
 //! error under 1.5e-7), the formula PyTorch's CPU GELU vectorizes: GELU and its slope stay
-//! within 3e-7 of candle's `gelu_erf` and its derivative (2.2e-7 and 2.4e-7 at worst on a grid). exp is `wide`'s (Cephes' polynomial), with NaN and overflow
-//! as `f32::exp` gives them. Every value takes the same lanes (a slice's tail is padded), so a
-//! value's result does not depend on where it lies in the slice or on the threads.
+//! within 3e-7 of candle's `gelu_erf` and its derivative (2.2e-7 and 2.4e-7 at worst on a
+//! grid). exp is `wide`'s (Cephes' polynomial), with NaN and overflow as `f32::exp` gives them.
+//! Every value takes the same lanes (a slice's tail is padded), so a value's result does not
+//! depend on where it lies in the slice or on the threads.
 
 use wide::{f32x8, CmpGe, CmpLt};
 
