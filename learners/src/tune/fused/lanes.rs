@@ -57,15 +57,10 @@ pub fn gelu_slope(x: f32x8) -> f32x8 {
 
 /// `f` over the values of `v`, in place.
 pub fn in_place(v: &mut [f32], f: impl Fn(f32x8) -> f32x8) {
-    let mut chunks = v.chunks_exact_mut(LANES);
-    for c in &mut chunks {
-        let mut x = [0f32; LANES];
-        x.copy_from_slice(c);
-        c.copy_from_slice(&f(f32x8::from(x)).to_array());
+    for c in v.chunks_mut(LANES) {
+        let y = f(vector(c)).to_array();
+        c.copy_from_slice(&y[..c.len()]);
     }
-    let tail = chunks.into_remainder();
-    let y = f(vector(tail)).to_array();
-    tail.copy_from_slice(&y[..tail.len()]);
 }
 
 /// Up to eight values as a vector, padded with zeros.
