@@ -209,7 +209,8 @@ pub fn run(a: &TrainArgs, hf_python: Option<PathBuf>, device: Device) -> Result<
         let dir = a.work.as_ref().ok_or_else(|| {
             Error::Invalid("--candle-side needs --work (the folder of the run)".into())
         })?;
-        let times = candle_side(dir, a, device)?;
+        // On rayon's threads, as the training loop runs its updates (`ops::on_pool`).
+        let times = crate::tune::ops::on_pool(|| candle_side(dir, a, device))?;
         println!("{}", serde_json::json!({ "updates": times }));
         return Ok(());
     }

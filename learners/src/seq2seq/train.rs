@@ -8,6 +8,7 @@ use crate::tune::train::fit;
 use crate::tune::{Dropout, Recipe};
 use candle_core::{Result, Tensor, D};
 use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// One training pair: the input's token ids and the output's (the labels, with their end token).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -117,10 +118,11 @@ pub fn direct(
             ..Recipe::default()
         };
         let mut here = Best::default();
-        let go_on = std::cell::Cell::new(true);
+        // Atomic: the loss closure runs on rayon's threads (`ops::on_pool`).
+        let go_on = AtomicBool::new(true);
         let losses = {
             let mut check = |step: usize, steps: usize| {
-                go_on.set(progress(i, step, steps));
+                go_on.store(progress(i, step, steps), Relaxed);
                 if step.is_multiple_of(g.eval_every.max(1)) || step == steps {
                     here.consider(m, step, &|m| evaluate(m, dev, score, g.max_output_tokens));
                 }
@@ -131,7 +133,7 @@ pub fn direct(
                 &r,
                 &mut check,
                 &mut |chunk, d| {
-                    if !go_on.get() {
+                    if !go_on.load(Relaxed) {
                         return Err(candle_core::Error::Msg("the training was stopped".into()));
                     }
                     let batch: Vec<&Pair> = chunk.iter().map(|&i| &train[i]).collect();
@@ -140,7 +142,7 @@ pub fn direct(
             )
             .map_err(err)?
         };
-        if !go_on.get() {
+        if !go_on.load(Relaxed) {
             return Err(store::Error::Model("the training was stopped".into()));
         }
         let (best_dev, best_step) = (here.score, here.step);

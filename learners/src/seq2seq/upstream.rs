@@ -12,6 +12,7 @@ use candle_core::{backprop::GradStore, Result, Tensor, Var};
 use candle_nn::{AdamW, Optimizer, ParamsAdamW};
 use domain::rng::SplitMix64;
 use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// How the seen tasks are learned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
@@ -229,11 +230,12 @@ pub fn upstream(
     progress: &mut dyn FnMut(usize, usize) -> bool,
 ) -> Result<(f64, usize)> {
     let mut best = Best::default();
-    let go = std::cell::Cell::new(true);
+    // Atomic: the loss closure runs on rayon's threads (`ops::on_pool`).
+    let go = AtomicBool::new(true);
     let stopped = || candle_core::Error::Msg("upstream learning was stopped".into());
     let mut check = |step: usize, steps: usize, m: &Model| {
-        go.set(go.get() && progress(step, steps));
-        if go.get() && (step.is_multiple_of(s.eval_every.max(1)) || step == steps) {
+        go.store(go.load(Relaxed) && progress(step, steps), Relaxed);
+        if go.load(Relaxed) && (step.is_multiple_of(s.eval_every.max(1)) || step == steps) {
             best.consider(m, step, score);
         }
     };
@@ -255,7 +257,7 @@ pub fn upstream(
             &r,
             &mut |a, b| check(a, b, m),
             &mut |chunk, d| {
-                if !go.get() {
+                if !go.load(Relaxed) {
                     return Err(stopped());
                 }
                 let batch: Vec<&Pair> = chunk.iter().map(|&i| pairs[i]).collect();
@@ -273,12 +275,12 @@ pub fn upstream(
             let query = draw(&task.query, s.batch_size, &mut rng);
             meta_step(m, &mut opt, s, &support, &query, &mut d)?;
             check(step + 1, s.steps, m);
-            if !go.get() {
+            if !go.load(Relaxed) {
                 return Err(stopped());
             }
         }
     }
-    if !go.get() {
+    if !go.load(Relaxed) {
         return Err(stopped());
     }
     let (score, step) = (best.score, best.step);

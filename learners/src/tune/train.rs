@@ -123,7 +123,7 @@ pub fn fit(
     n: usize,
     r: &Recipe,
     progress: &mut dyn FnMut(usize, usize),
-    loss: &mut dyn FnMut(&[usize], &mut Dropout) -> Result<Tensor>,
+    loss: &mut (dyn FnMut(&[usize], &mut Dropout) -> Result<Tensor> + Send),
 ) -> Result<Vec<f64>> {
     let mut opt = super::adam::Adam::new(
         vars.clone(),
@@ -151,11 +151,14 @@ pub fn fit(
         let (mut total, mut seen) = (0.0, 0);
         for chunk in order.chunks(bs).take(steps - step) {
             opt.set_learning_rate(r.learning_rate * schedule(step, steps, r.warmup));
-            let l = loss(chunk, &mut dropout)?;
+            let l = super::ops::on_pool(|| {
+                let l = loss(chunk, &mut dropout)?;
+                let mut grads = super::ops::backward(&l)?;
+                opt.clip_and_step(&mut grads, r.max_grad_norm)?;
+                Ok::<_, candle_core::Error>(l)
+            })?;
             total += f64::from(l.to_scalar::<f32>()?) * chunk.len() as f64;
             seen += chunk.len();
-            let mut grads = super::ops::backward(&l)?;
-            opt.clip_and_step(&mut grads, r.max_grad_norm)?;
             step += 1;
             progress(step, steps);
         }
@@ -178,6 +181,10 @@ pub fn schedule(step: usize, steps: usize, warmup: usize) -> f64 {
 
 /// Start and end logits of every feature (no dropout), in the order given, `batch` at a time.
 pub fn logits(w: &Weights, fs: &[Feature], batch: usize) -> Result<Vec<(Vec<f32>, Vec<f32>)>> {
+    super::ops::on_pool(|| logits_here(w, fs, batch))
+}
+
+fn logits_here(w: &Weights, fs: &[Feature], batch: usize) -> Result<Vec<(Vec<f32>, Vec<f32>)>> {
     let mut out = vec![(Vec::new(), Vec::new()); fs.len()];
     let order = crate::eval::batch_order(fs);
     let mut off = Dropout::off();
@@ -191,4 +198,58 @@ pub fn logits(w: &Weights, fs: &[Feature], batch: usize) -> Result<Vec<(Vec<f32>
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::Var;
+
+    /// A linear layer (the fused kernel, its weight gradients added in place) fitted to fixed
+    /// targets with dropout, seeded by `seed`: its weights after `fit`.
+    fn fitted(seed: u64) -> Vec<f32> {
+        let mut rng = SplitMix64(seed);
+        let mut random = |shape: &[usize], spread: f64| {
+            let n = shape.iter().product();
+            let v: Vec<f32> = (0..n).map(|_| (spread * rng.normal()) as f32).collect();
+            Tensor::from_vec(v, shape, &Device::Cpu).unwrap()
+        };
+        let (x, target) = (random(&[256, 192], 1.0), random(&[256, 128], 1.0));
+        let w = Var::from_tensor(&random(&[128, 192], 0.1)).unwrap();
+        let b = Var::from_tensor(&random(&[128], 0.1)).unwrap();
+        let r = Recipe {
+            epochs: 2,
+            learning_rate: 1e-2,
+            batch_size: 128,
+            dropout: 0.1,
+            seed,
+            ..Recipe::default()
+        };
+        let (wt, bt) = (w.as_tensor(), b.as_tensor());
+        let loss = &mut |chunk: &[usize], d: &mut Dropout| {
+            let ids: Vec<u32> = chunk.iter().map(|&i| i as u32).collect();
+            let ids = Tensor::from_vec(ids, chunk.len(), &Device::Cpu)?;
+            let x = x.index_select(&ids, 0)?.unsqueeze(0)?;
+            let y = d.apply(&super::super::ops::linear(&x, wt, bt)?)?;
+            (y - target.index_select(&ids, 0)?.unsqueeze(0)?)?
+                .sqr()?
+                .mean_all()
+        };
+        fit(vec![w.clone(), b.clone()], 256, &r, &mut |_, _| {}, loss).unwrap();
+        w.flatten_all().unwrap().to_vec1().unwrap()
+    }
+
+    /// Trainings that run at once, their updates on rayon's shared threads (`ops::on_pool`, where
+    /// a thread waiting inside one update may run a piece of another), each get their own
+    /// gradients: the same weights, to the bit, as one at a time.
+    #[test]
+    fn trainings_at_once_on_rayons_threads_are_the_ones_alone() {
+        let alone: Vec<Vec<f32>> = (0..4).map(fitted).collect();
+        let at_once: Vec<Vec<f32>> = std::thread::scope(|s| {
+            let runs: Vec<_> = (0..4).map(|seed| s.spawn(move || fitted(seed))).collect();
+            runs.into_iter().map(|r| r.join().unwrap()).collect()
+        });
+        assert_ne!(alone[0], alone[1]);
+        assert_eq!(alone, at_once);
+    }
 }
