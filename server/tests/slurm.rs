@@ -22,13 +22,15 @@ struct Cluster {
     conf: PathBuf,
 }
 
-/// A port nobody listens on now.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+/// Two distinct ports nobody listens on now: both are held until both are chosen, so the
+/// kernel cannot hand out the same one twice.
+fn two_free_ports() -> (u16, u16) {
+    let bind = || std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let (a, b) = (bind(), bind());
+    (
+        a.local_addr().unwrap().port(),
+        b.local_addr().unwrap().port(),
+    )
 }
 
 fn run(c: &mut Command) -> String {
@@ -79,12 +81,34 @@ impl Cluster {
             .arg(format!("--log-file={}", p("munged.log")))
             .arg(format!("--seed-file={}", p("munged.seed"))));
         let host = run(&mut Command::new("hostname")).trim().to_string();
-        let conf = dir.join("slurm.conf");
+        let cluster = Cluster {
+            conf: dir.join("slurm.conf"),
+            dir,
+        };
+        // A port free when it was chosen can be taken before slurmctld binds it (CI failed
+        // once so: "Address already in use"); then both daemons stop and start again on two
+        // new ports.
+        for attempt in 1..=3 {
+            cluster.write_conf(&host, &socket);
+            if cluster.launch() {
+                return Some(cluster);
+            }
+            eprintln!("Slurm's port was taken (attempt {attempt}); starting again on new ports");
+            cluster.stop_daemons();
+        }
+        panic!("Slurm's ports were taken three times running");
+    }
+
+    /// slurm.conf: one node of 4 CPUs in two partitions (the higher tier preempts by
+    /// requeueing), on two ports free now.
+    fn write_conf(&self, host: &str, socket: &Path) {
+        let p = |f: &str| self.dir.join(f).display().to_string();
+        let (ctld_port, slurmd_port) = two_free_ports();
         std::fs::write(
-            &conf,
+            &self.conf,
             format!(
                 "ClusterName=cluesbench\nSlurmctldHost={host}(127.0.0.1)\n\
-                 SlurmctldPort={}\nSlurmdPort={}\n\
+                 SlurmctldPort={ctld_port}\nSlurmdPort={slurmd_port}\n\
                  AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket={}\n\
                  ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n\
                  SelectType=select/cons_tres\nSelectTypeParameters=CR_Core\n\
@@ -98,8 +122,6 @@ impl Cluster {
                  PreemptType=preempt/partition_prio\nPreemptMode=REQUEUE\n\
                  PartitionName=bench Nodes=ALL Default=YES MaxTime=INFINITE State=UP PriorityTier=1\n\
                  PartitionName=urgent Nodes=ALL MaxTime=INFINITE State=UP PriorityTier=2\n",
-                free_port(),
-                free_port(),
                 socket.display(),
                 p("state"),
                 p("spool"),
@@ -110,31 +132,60 @@ impl Cluster {
             ),
         )
         .unwrap();
-        let cluster = Cluster { dir, conf };
-        run(&mut cluster.cmd("/usr/sbin/slurmctld"));
-        run(&mut cluster.cmd("/usr/sbin/slurmd"));
+    }
+
+    /// Starts slurmctld and slurmd and waits until the node is idle: `false` where a daemon
+    /// found its port taken; any other failure to come up within 180 s fails the test.
+    fn launch(&self) -> bool {
+        let logs = ["slurmctld.log", "slurmd.log"].map(|f| self.dir.join(f));
+        for log in &logs {
+            let _ = std::fs::remove_file(log);
+        }
+        run(&mut self.cmd("/usr/sbin/slurmctld"));
+        run(&mut self.cmd("/usr/sbin/slurmd"));
         // Until the controller listens, sinfo fails to connect; on a loaded machine it has
         // taken over a minute to start.
         let start = Instant::now();
         loop {
-            let out = cluster
-                .cmd("sinfo")
-                .args(["-h", "-o", "%t"])
-                .output()
-                .unwrap();
+            let out = self.cmd("sinfo").args(["-h", "-o", "%t"]).output().unwrap();
             let said = String::from_utf8_lossy(&out.stdout).into_owned();
             if out.status.success() && said.contains("idle") {
-                break;
+                return true;
+            }
+            let read = |log: &PathBuf| std::fs::read_to_string(log).unwrap_or_default();
+            if logs
+                .iter()
+                .any(|log| read(log).contains("Address already in use"))
+            {
+                return false;
             }
             assert!(
                 start.elapsed() < Duration::from_secs(180),
                 "the node never came up (sinfo: {said}{}): {}",
                 String::from_utf8_lossy(&out.stderr),
-                std::fs::read_to_string(cluster.dir.join("slurmctld.log")).unwrap_or_default()
+                read(&logs[0])
             );
             std::thread::sleep(Duration::from_millis(200));
         }
-        Some(cluster)
+    }
+
+    /// Stops slurmctld and slurmd by their pid files (a controller that failed to bind cannot
+    /// take `scontrol shutdown`), and waits until both are gone.
+    fn stop_daemons(&self) {
+        for pid_file in ["slurmctld.pid", "slurmd.pid"] {
+            let Ok(pid) = std::fs::read_to_string(self.dir.join(pid_file)) else {
+                continue;
+            };
+            let pid = pid.trim().to_string();
+            let _ = Command::new("kill").arg(&pid).output();
+            let start = Instant::now();
+            while Path::new(&format!("/proc/{pid}")).exists()
+                && start.elapsed() < Duration::from_secs(20)
+            {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let _ = std::fs::remove_file(self.dir.join(pid_file));
+        }
     }
 
     /// A Slurm command that reads this cluster's configuration.
