@@ -273,7 +273,8 @@ pub fn upstream(
             let task = &seen[rng.below(seen.len())];
             let support = draw(&task.support, s.batch_size, &mut rng);
             let query = draw(&task.query, s.batch_size, &mut rng);
-            meta_step(m, &mut opt, s, &support, &query, &mut d)?;
+            // On rayon's threads, as `fit` runs each update (`ops::on_pool`).
+            ops::on_pool(|| meta_step(m, &mut opt, s, &support, &query, &mut d))?;
             check(step + 1, s.steps, m);
             if !go.load(Relaxed) {
                 return Err(stopped());
