@@ -68,7 +68,22 @@ fn agent() -> ureq::Agent {
         .into()
 }
 
+/// A llama.cpp server on a free port, once it answers. A port free when it is chosen can be taken
+/// before the server binds it (the Slurm test failed in CI so): the server then exits saying so,
+/// and starts again on a new port, up to 3 times.
 fn start_llama(py: &Path, model: &Path, log: &Path) -> LlamaServer {
+    for attempt in 1..=3 {
+        if let Some(server) = try_start_llama(py, model, log) {
+            return server;
+        }
+        eprintln!("the llama.cpp server's port was taken (attempt {attempt}); trying a new one");
+    }
+    panic!("the llama.cpp server's port was taken three times running");
+}
+
+/// The server on a port free now, once it answers; `None` where it exited because the port was
+/// taken; any other failure to start within 90 s fails the test.
+fn try_start_llama(py: &Path, model: &Path, log: &Path) -> Option<LlamaServer> {
     let port = free_port().to_string();
     let child = Command::new(py)
         .args(["-m", "llama_cpp.server", "--model"])
@@ -78,7 +93,7 @@ fn start_llama(py: &Path, model: &Path, log: &Path) -> LlamaServer {
         .stderr(std::fs::File::create(log).unwrap())
         .spawn()
         .unwrap();
-    let server = LlamaServer {
+    let mut server = LlamaServer {
         child,
         base: format!("http://127.0.0.1:{port}/v1"),
     };
@@ -88,14 +103,23 @@ fn start_llama(py: &Path, model: &Path, log: &Path) -> LlamaServer {
         .call()
         .is_err()
     {
+        let said = || std::fs::read_to_string(log).unwrap_or_default();
+        if server.child.try_wait().unwrap().is_some() {
+            let said = said();
+            assert!(
+                said.to_lowercase().contains("address already in use"),
+                "the llama.cpp server exited: {said}"
+            );
+            return None;
+        }
         assert!(
             started.elapsed() < Duration::from_secs(90),
             "the llama.cpp server did not start: {}",
-            std::fs::read_to_string(log).unwrap_or_default()
+            said()
         );
         std::thread::sleep(Duration::from_millis(200));
     }
-    server
+    Some(server)
 }
 
 /// What the server itself answers to a prompt with the settings `icl` uses.
