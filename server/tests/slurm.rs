@@ -22,17 +22,6 @@ struct Cluster {
     conf: PathBuf,
 }
 
-/// Two distinct ports nobody listens on now: both are held until both are chosen, so the
-/// kernel cannot hand out the same one twice.
-fn two_free_ports() -> (u16, u16) {
-    let bind = || std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let (a, b) = (bind(), bind());
-    (
-        a.local_addr().unwrap().port(),
-        b.local_addr().unwrap().port(),
-    )
-}
-
 fn run(c: &mut Command) -> String {
     let out = c.output().unwrap_or_else(|e| panic!("{c:?}: {e}"));
     let text = format!(
@@ -85,25 +74,22 @@ impl Cluster {
             conf: dir.join("slurm.conf"),
             dir,
         };
-        // A port free when it was chosen can be taken before slurmctld binds it (CI failed
-        // once so: "Address already in use"); then both daemons stop and start again on two
-        // new ports.
-        for attempt in 1..=3 {
+        common::ports::starting_again_where_taken("Slurm", || {
             cluster.write_conf(&host, &socket);
-            if cluster.launch() {
-                return Some(cluster);
+            let up = cluster.launch();
+            if !up {
+                cluster.stop_daemons();
             }
-            eprintln!("Slurm's port was taken (attempt {attempt}); starting again on new ports");
-            cluster.stop_daemons();
-        }
-        panic!("Slurm's ports were taken three times running");
+            up.then_some(())
+        });
+        Some(cluster)
     }
 
     /// slurm.conf: one node of 4 CPUs in two partitions (the higher tier preempts by
     /// requeueing), on two ports free now.
     fn write_conf(&self, host: &str, socket: &Path) {
         let p = |f: &str| self.dir.join(f).display().to_string();
-        let (ctld_port, slurmd_port) = two_free_ports();
+        let [ctld_port, slurmd_port] = common::ports::free_ports();
         std::fs::write(
             &self.conf,
             format!(

@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod families;
+pub mod ports;
 pub mod scripted_llm;
 pub mod spawned;
 pub mod tiny_bert;

@@ -55,11 +55,6 @@ impl Drop for LlamaServer {
     }
 }
 
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
-}
-
 fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
         .http_status_as_error(false)
@@ -68,23 +63,10 @@ fn agent() -> ureq::Agent {
         .into()
 }
 
-/// A llama.cpp server on a free port, once it answers. A port free when it is chosen can be taken
-/// before the server binds it (the Slurm test failed in CI so): the server then exits saying so,
-/// and starts again on a new port, up to 3 times.
-fn start_llama(py: &Path, model: &Path, log: &Path) -> LlamaServer {
-    for attempt in 1..=3 {
-        if let Some(server) = try_start_llama(py, model, log) {
-            return server;
-        }
-        eprintln!("the llama.cpp server's port was taken (attempt {attempt}); trying a new one");
-    }
-    panic!("the llama.cpp server's port was taken three times running");
-}
-
-/// The server on a port free now, once it answers; `None` where it exited because the port was
-/// taken; any other failure to start within 90 s fails the test.
-fn try_start_llama(py: &Path, model: &Path, log: &Path) -> Option<LlamaServer> {
-    let port = free_port().to_string();
+/// A llama.cpp server on a port free now, once it answers; `None` where it exited because the
+/// port was taken; any other failure to start within 90 s fails the test.
+fn start_llama(py: &Path, model: &Path, log: &Path) -> Option<LlamaServer> {
+    let port = common::ports::free_port().to_string();
     let child = Command::new(py)
         .args(["-m", "llama_cpp.server", "--model"])
         .arg(model)
@@ -103,9 +85,8 @@ fn try_start_llama(py: &Path, model: &Path, log: &Path) -> Option<LlamaServer> {
         .call()
         .is_err()
     {
-        let said = || std::fs::read_to_string(log).unwrap_or_default();
         if server.child.try_wait().unwrap().is_some() {
-            let said = said();
+            let said = std::fs::read_to_string(log).unwrap_or_default();
             assert!(
                 said.to_lowercase().contains("address already in use"),
                 "the llama.cpp server exited: {said}"
@@ -115,7 +96,7 @@ fn try_start_llama(py: &Path, model: &Path, log: &Path) -> Option<LlamaServer> {
         assert!(
             started.elapsed() < Duration::from_secs(90),
             "the llama.cpp server did not start: {}",
-            said()
+            std::fs::read_to_string(log).unwrap_or_default()
         );
         std::thread::sleep(Duration::from_millis(200));
     }
@@ -181,7 +162,10 @@ async fn a_llama_cpp_server_answers_every_item_and_a_cut_off_run_goes_on() {
         "--task",
         "demo-xf-sentiment",
     ]));
-    let llama = start_llama(&py, &model, &dir.path().join("llama.log"));
+    let log = dir.path().join("llama.log");
+    let llama = common::ports::starting_again_where_taken("the llama.cpp server", || {
+        start_llama(&py, &model, &log)
+    });
     let cli = |args: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_clues-lab"))
             .args(["--database", &url, "icl", "--model", "tiny"])
@@ -249,7 +233,7 @@ async fn a_llama_cpp_server_answers_every_item_and_a_cut_off_run_goes_on() {
         0
     );
     // A server that is not there: the run fails, saying so, with nothing asked.
-    let dead = format!("http://127.0.0.1:{}/v1", free_port());
+    let dead = format!("http://127.0.0.1:{}/v1", common::ports::free_port());
     let (ok, _, err) = cli(&[&["--endpoint", dead.as_str()][..], &group[..]].concat());
     assert!(!ok && err.contains("cannot be reached"), "{err}");
     assert_eq!(runs("failed").await, 1);
