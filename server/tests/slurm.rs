@@ -227,12 +227,15 @@ async fn a_job_array_cancelled_requeued_and_preempted_mid_job_finishes_every_job
                 "0.003",
                 "--batch-sizes",
                 "2",
+                // Long enough that a job is still running when its worker is stopped, 300 ms
+                // into it: 150 steps took 0.4 s here (2026-12-03) and 4 runs of 8 stopped a
+                // worker after its job had ended; 1,500 take about 4 s.
                 "--steps",
-                "150",
+                "1500",
                 "--warmup",
                 "2",
                 "--eval-every",
-                "150",
+                "1500",
                 "--max-output-tokens",
                 "6",
                 "--queue-only",
