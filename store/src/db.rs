@@ -192,6 +192,7 @@ pub async fn open(url: &str, how: Open) -> Result<AnyPool, OpenError> {
                 Ok(())
             })
         })
+        .after_release(|conn, _| Box::pin(out_of_transaction(conn)))
         .connect_with(options)
         .await?;
     let migrations = backend.migrations();
@@ -205,6 +206,29 @@ pub async fn open(url: &str, how: Open) -> Result<AnyPool, OpenError> {
     };
     migrations.run(&pool).await?;
     Ok(pool)
+}
+
+/// Run before a connection goes back to the pool: a transaction still open on it is rolled
+/// back, so the pool never hands one out inside a transaction. Why: on SQLite, sqlx's custom
+/// `BEGIN IMMEDIATE` is acknowledged by the connection's thread before a second wait (its check
+/// that the connection is in a transaction), and a future dropped between the two (a worker
+/// stopped by SIGTERM, a browser that closed its tab) leaves no `Transaction` to roll it back:
+/// the connection kept the database's write lock ("database is locked" for every other
+/// writer) and took in its next autocommit writes uncommitted. A transaction only dropped has
+/// its rollback queued: `ping` runs it first. Never fails the connection where this works.
+async fn out_of_transaction(conn: &mut AnyConnection) -> Result<bool, sqlx::Error> {
+    use sqlx::{Connection, TransactionManager};
+    if !conn.is_in_transaction() {
+        return Ok(true);
+    }
+    conn.ping().await?;
+    if conn.is_in_transaction() {
+        tracing::warn!("a connection came back to the pool inside a transaction that was dropped while it began: rolled back");
+        while conn.is_in_transaction() {
+            <Any as sqlx::Database>::TransactionManager::rollback(conn).await?;
+        }
+    }
+    Ok(true)
 }
 
 /// Whether every migration is applied already (no `_sqlx_migrations` table yet: no).

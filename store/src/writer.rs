@@ -11,7 +11,8 @@ use crate::db::Backend;
 use crate::error::Error;
 use crate::tx::{self, Lock};
 use futures_util::future::BoxFuture;
-use sqlx::{AnyConnection, AnyPool};
+use sqlx::pool::PoolConnection;
+use sqlx::{Any, AnyConnection, AnyPool};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
@@ -152,17 +153,33 @@ async fn writer_loop(pool: AnyPool, mut queue: mpsc::Receiver<Job>, commits: Arc
 /// their callers hear that the writer dropped them.
 async fn run_batch(pool: &AnyPool, jobs: Vec<Job>) -> (Vec<Delivery>, Option<Error>) {
     let mut deliveries = Vec::with_capacity(jobs.len());
-    let mut conn = match pool.acquire().await {
+    let conn = match pool.acquire().await {
         Ok(c) => c,
         Err(e) => return (deliveries, Some(logged("no connection for the writer", e))),
     };
-    if let Err(e) = crate::tx::begin_on(&mut conn).await {
-        return (deliveries, Some(logged("group transaction", e)));
+    let mut open = InTransaction(Some(conn));
+    let failure = match open.0.as_mut() {
+        Some(conn) => in_one_transaction(conn, jobs, &mut deliveries).await,
+        None => None,
+    };
+    // Committed or rolled back: the connection goes back to the pool as it is.
+    open.0.take();
+    (deliveries, failure)
+}
+
+/// [`run_batch`]'s transaction on `conn`, begun and ended here: the error that undid it.
+async fn in_one_transaction(
+    conn: &mut AnyConnection,
+    jobs: Vec<Job>,
+    deliveries: &mut Vec<Delivery>,
+) -> Option<Error> {
+    if let Err(e) = crate::tx::begin_on(conn).await {
+        return Some(logged("group transaction", e));
     }
     for job in jobs {
         let step = async {
             sqlx::query("SAVEPOINT answer").execute(&mut *conn).await?;
-            let (failed, deliver) = job(&mut conn).await;
+            let (failed, deliver) = job(conn).await;
             if failed {
                 sqlx::query("ROLLBACK TO answer")
                     .execute(&mut *conn)
@@ -175,15 +192,42 @@ async fn run_batch(pool: &AnyPool, jobs: Vec<Job>) -> (Vec<Delivery>, Option<Err
             Ok(d) => deliveries.push(d),
             Err(e) => {
                 let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
-                return (deliveries, Some(logged("savepoint", e)));
+                return Some(logged("savepoint", e));
             }
         }
     }
     match sqlx::query("COMMIT").execute(&mut *conn).await {
-        Ok(_) => (deliveries, None),
+        Ok(_) => None,
         Err(e) => {
             let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
-            (deliveries, Some(logged("group commit", e)))
+            Some(logged("group commit", e))
+        }
+    }
+}
+
+/// The group transaction's connection while the transaction may be open. Dropped so (the
+/// writer task ended by a job's panic), its transaction is rolled back before the connection
+/// goes back to the pool, or the connection is closed where that fails: sqlx knows nothing of
+/// a transaction begun by hand, and the connection would keep the write lock (every other
+/// writer "database is locked") and take in its next user's writes uncommitted.
+struct InTransaction(Option<PoolConnection<Any>>);
+
+impl Drop for InTransaction {
+    fn drop(&mut self) {
+        let Some(mut conn) = self.0.take() else {
+            return;
+        };
+        tracing::error!("the writer stopped inside its transaction: rolled back");
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    if let Err(e) = sqlx::query("ROLLBACK").execute(&mut *conn).await {
+                        tracing::error!("the writer's transaction could not be rolled back: {e}");
+                        conn.close_on_drop();
+                    }
+                });
+            }
+            Err(_) => conn.close_on_drop(),
         }
     }
 }
@@ -251,5 +295,50 @@ mod tests {
             "{}",
             writer.commits()
         );
+    }
+
+    /// A bug that panics inside a job ends the writer task within its transaction: the
+    /// transaction is rolled back (nothing of it stored, nobody told it was), no lock is left
+    /// behind for other writers, and the next submission starts the writer again.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_job_that_panics_leaves_no_transaction_open() {
+        use sqlx::{Connection, Executor};
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("w.db").display());
+        let pool = open(&url, Open::default()).await.unwrap();
+        sqlx::query("CREATE TABLE t (k INTEGER PRIMARY KEY)")
+            .execute(&pool)
+            .await
+            .unwrap();
+        let writer = Writer::new(pool.clone());
+        let insert = |k: i64| {
+            writer.run(move |c| {
+                Box::pin(async move {
+                    sqlx::query("INSERT INTO t (k) VALUES ($1)")
+                        .bind(k)
+                        .execute(&mut *c)
+                        .await?;
+                    assert!(k != 1, "a bug in a job");
+                    Ok(k)
+                })
+            })
+        };
+        assert!(
+            insert(1).await.is_err(),
+            "the panicked job was not answered"
+        );
+        // Another process writes at once (waiting at most 2 s for the lock).
+        let mut other = sqlx::AnyConnection::connect(&url).await.unwrap();
+        other.execute("PRAGMA busy_timeout = 2000").await.unwrap();
+        let wrote = sqlx::query("INSERT INTO t (k) VALUES (2)")
+            .execute(&mut other)
+            .await;
+        assert!(wrote.is_ok(), "{wrote:?}");
+        assert_eq!(insert(3).await.unwrap(), 3);
+        let kept: Vec<i64> = sqlx::query_scalar("SELECT k FROM t ORDER BY k")
+            .fetch_all(&mut other)
+            .await
+            .unwrap();
+        assert_eq!(kept, vec![2, 3]);
     }
 }
