@@ -131,8 +131,8 @@ pub async fn import(pool: &AnyPool, label: &str, text: &str, t: Target) -> Resul
         })
         .collect();
     let items = score_items(&spec, &test, answers)?;
-    let run = start(pool, task_id, &t, label, "{}", "imported", None).await?;
-    let (s1, s1_any_of) = finish(pool, run, &t, "imported", &items, None).await?;
+    let (run, (s1, s1_any_of)) =
+        store_whole(pool, task_id, &t, (label, "imported"), &items).await?;
     Ok(Summary {
         run,
         items: items.len(),

@@ -26,7 +26,9 @@ pub use domain::run::SystemKind;
 use domain::task::{Example, TaskSpec};
 use sqlx::AnyPool;
 use store::error::{Error, Result};
-use store::machine::write::{done_run, fail, finish, finish_all, refuse_if_done, start, Finished};
+use store::machine::write::{
+    done_run, fail, finish, finish_all, refuse_if_done, start, store_whole, Finished,
+};
 pub use store::machine::write::{Scored, Target};
 
 /// A finished evaluation, as the CLI prints it.

@@ -95,3 +95,78 @@ async fn each_item_keeps_its_first_reply_and_the_run_is_stored_once() {
             .unwrap();
     assert_eq!(stored, 1);
 }
+
+/// An upload of predictions cut off at any moment (a client that hangs up, a proxy's time
+/// limit) or refused leaves nothing: never a run that stays "running", which the machines page
+/// would show, and poll for, for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_import_cut_off_at_any_moment_leaves_nothing_or_the_whole_run() {
+    use std::future::Future;
+    let (_dir, pool) = common::fresh_db().await;
+    server::demo::ensure_demo(&pool).await.unwrap();
+    let task = "demo-SQuAD-v2";
+    let (tid, spec, _) = store::catalog::load_spec(&pool, task).await.unwrap();
+    let test = store::catalog::test_examples(&pool, tid).await.unwrap();
+    let gold: serde_json::Map<String, serde_json::Value> = test
+        .iter()
+        .map(|e| {
+            let spans = spec.from_official(&e.gold.official);
+            let first: Vec<_> = spans.first().cloned().into_iter().collect();
+            (e.id.clone(), serde_json::json!(first))
+        })
+        .collect();
+    let text = serde_json::Value::Object(gold).to_string();
+    let target = Target {
+        system: "uploaded".into(),
+        kind: SystemKind::Imported,
+        task: task.into(),
+        k: 0,
+        split: 0,
+        replace: false,
+    };
+    let runs = |status: &'static str| {
+        let pool = pool.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM machine_runs WHERE status = $1")
+                .bind(status)
+                .fetch_one(&pool)
+                .await
+                .unwrap()
+        }
+    };
+    // Cut off after 0, 1, 2, ... polls (more apart from 40 on), until one is stored.
+    let mut polls = 0usize;
+    let finished_after = loop {
+        let mut import = Box::pin(learners::jobs::import(
+            &pool,
+            "up.json",
+            &text,
+            target.clone(),
+        ));
+        let mut finished = None;
+        for i in 0..polls {
+            let poll = |cx: &mut std::task::Context<'_>| {
+                std::task::Poll::Ready(import.as_mut().poll(cx).map(|r| r.map(drop)))
+            };
+            match std::future::poll_fn(poll).await {
+                std::task::Poll::Ready(done) => {
+                    // Or refused: one cut off after its commit was sent was stored whole.
+                    let earlier = matches!(&done, Err(e) if e.to_string().contains("already has a finished evaluation"));
+                    assert!(done.is_ok() || earlier, "after {i} polls: {done:?}");
+                    finished = Some(i);
+                    break;
+                }
+                std::task::Poll::Pending => tokio::task::yield_now().await,
+            }
+        }
+        drop(import);
+        assert_eq!(runs("running").await, 0, "cut off after {polls} polls");
+        if let Some(i) = finished {
+            break i;
+        }
+        polls = if polls < 40 { polls + 1 } else { polls * 5 / 4 };
+        assert!(polls < 10_000_000, "the import never finished");
+    };
+    assert!(finished_after > 0);
+    assert_eq!(runs("done").await, 1);
+}

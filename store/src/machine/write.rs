@@ -11,7 +11,7 @@ use domain::ids::{ExampleId, RunId, TaskId};
 use domain::run::{RunStatus, SystemKind};
 use domain::s1::{mean, Scoring};
 use domain::task::{Gold, TaskSpec};
-use sqlx::{Any, AnyPool, Transaction};
+use sqlx::{Any, AnyConnection, AnyPool, Executor, Transaction};
 
 /// What an evaluation is stored as: system, task and the shot group (0/0 for none).
 #[derive(Clone, Debug)]
@@ -25,12 +25,12 @@ pub struct Target {
     pub replace: bool,
 }
 
-async fn system_id(pool: &AnyPool, name: &str, kind: SystemKind) -> Result<i64> {
+async fn system_id(db: &mut AnyConnection, name: &str, kind: SystemKind) -> Result<i64> {
     if let Some((id, k)) = sqlx::query_as::<_, (i64, SystemKind)>(
         "SELECT id, kind FROM machine_systems WHERE name = $1",
     )
     .bind(name)
-    .fetch_optional(pool)
+    .fetch_optional(&mut *db)
     .await?
     {
         if k != kind {
@@ -48,18 +48,22 @@ async fn system_id(pool: &AnyPool, name: &str, kind: SystemKind) -> Result<i64> 
     )
     .bind(name)
     .bind(kind)
-    .execute(pool)
+    .execute(&mut *db)
     .await?;
     Ok(
         sqlx::query_scalar("SELECT id FROM machine_systems WHERE name = $1")
             .bind(name)
-            .fetch_one(pool)
+            .fetch_one(&mut *db)
             .await?,
     )
 }
 
 /// The finished evaluation of a target, if there is one.
-pub async fn done_run(pool: &AnyPool, task_id: TaskId, t: &Target) -> Result<Option<i64>> {
+pub async fn done_run<'c>(
+    db: impl Executor<'c, Database = Any>,
+    task_id: TaskId,
+    t: &Target,
+) -> Result<Option<i64>> {
     Ok(sqlx::query_scalar(
         "SELECT r.id FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id
          WHERE s.name = $1 AND r.task_id = $2 AND r.k = $3 AND r.split = $4 AND r.status = 'done'",
@@ -68,13 +72,17 @@ pub async fn done_run(pool: &AnyPool, task_id: TaskId, t: &Target) -> Result<Opt
     .bind(task_id)
     .bind(i64::from(t.k))
     .bind(i64::from(t.split))
-    .fetch_optional(pool)
+    .fetch_optional(db)
     .await?)
 }
 
 /// Refuses a target that already has a finished evaluation, unless it replaces it.
-pub async fn refuse_if_done(pool: &AnyPool, task_id: TaskId, t: &Target) -> Result<()> {
-    match (done_run(pool, task_id, t).await?, t.replace) {
+pub async fn refuse_if_done<'c>(
+    db: impl Executor<'c, Database = Any>,
+    task_id: TaskId,
+    t: &Target,
+) -> Result<()> {
+    match (done_run(db, task_id, t).await?, t.replace) {
         (Some(run), false) => Err(Error::Refused(format!(
             "{} already has a finished evaluation of {} for k={} split={} (run {run}); replace it with --replace on the command line or replace=true in an upload",
             t.system, t.task, t.k, t.split
@@ -94,10 +102,23 @@ pub async fn start(
     provider: &str,
     held: Option<&Held>,
 ) -> Result<RunId> {
-    refuse_if_done(pool, task_id, t).await?;
-    let system = system_id(pool, &t.system, t.kind).await?;
+    let mut conn = pool.acquire().await?;
     // A grid job's run names its job as it is opened: a worker killed at any moment leaves no
     // run that the worker taking the job over cannot find.
+    let job = held.map(|h| h.lease.job);
+    open_run(&mut conn, task_id, t, (source, settings, provider), job).await
+}
+
+/// [`start`] on `db`: (source, settings, provider) as the run is opened with, and its grid job.
+async fn open_run(
+    db: &mut AnyConnection,
+    task_id: TaskId,
+    t: &Target,
+    (source, settings, provider): (&str, &str, &str),
+    job: Option<i64>,
+) -> Result<RunId> {
+    refuse_if_done(&mut *db, task_id, t).await?;
+    let system = system_id(db, &t.system, t.kind).await?;
     Ok(sqlx::query_scalar(
         "INSERT INTO machine_runs (system_id, task_id, k, split, status, source, settings_json, provider, started_at, grid_job_id)
          VALUES ($1, $2, $3, $4, 'running', $5, $6, $7, $8, $9) RETURNING id",
@@ -110,9 +131,33 @@ pub async fn start(
     .bind(settings)
     .bind(provider)
     .bind(now_ms())
-    .bind(held.map(|h| h.lease.job))
-    .fetch_one(pool)
+    .bind(job)
+    .fetch_one(&mut *db)
     .await?)
+}
+
+/// An evaluation made elsewhere (imported predictions), scored here: opened, stored and marked
+/// done in one transaction, so that an upload cut off at any moment (a client that hangs up)
+/// or refused leaves nothing, never a run that stays "running". Its id and S1 both ways.
+pub async fn store_whole(
+    pool: &AnyPool,
+    task_id: TaskId,
+    t: &Target,
+    (source, provider): (&str, &str),
+    items: &[Scored],
+) -> Result<(RunId, (f64, f64))> {
+    let lock = Lock::Run(&t.system, &t.task, t.k, t.split);
+    let mut tx = crate::tx::begin_immediate(pool, &[lock]).await?;
+    let run = open_run(&mut tx, task_id, t, (source, "{}", provider), None).await?;
+    let finished = Finished {
+        run,
+        t,
+        provider,
+        items,
+        settings: None,
+    };
+    let scores = store_run(&mut tx, &finished).await;
+    Ok((run, crate::tx::finish(tx, scores).await?))
 }
 
 /// Marks those of `runs` still running failed with `error` (logged where that fails too). A
