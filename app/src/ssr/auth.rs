@@ -36,8 +36,17 @@ pub async fn login(
             return Err(refused);
         }
     };
-    let user = check_password(pool, name, password).await;
-    drop(turn);
+    // On a task of its own, which keeps the turn until the hash is done: a client that hangs
+    // up mid-check must not free its turn while its hash still runs (the bound on checks at
+    // once is one on their memory and CPU).
+    let (db, who, secret) = (pool.clone(), name.to_string(), password.to_string());
+    let user = tokio::spawn(async move {
+        let user = check_password(&db, &who, &secret).await;
+        drop(turn);
+        user
+    })
+    .await
+    .map_err(AppError::internal)?;
     let user = user?.ok_or(AppError::BadLogin)?;
     limiter.signed_in(client, name);
     let token = open_session(pool, user.id).await?;

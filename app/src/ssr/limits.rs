@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use store::heavy::Kind;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// The limits a server runs with (see `serve --help`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,10 +55,10 @@ pub struct Limiter {
     login_account: Keyed<String>,
     login_client: Keyed<IpAddr>,
     joins_client: Keyed<IpAddr>,
-    password_checks: Semaphore,
+    password_checks: Arc<Semaphore>,
     waiting: AtomicUsize,
     /// The owners' own lane (see `Lane`): one check at a time, its own bounded queue.
-    owner_checks: Semaphore,
+    owner_checks: Arc<Semaphore>,
     owner_waiting: AtomicUsize,
     /// The turns of each kind of heavy work (`Kind` as index).
     heavy: [Arc<Semaphore>; 3],
@@ -131,9 +131,9 @@ impl Limiter {
             login_account: Keyed::new(limits.login_per_account),
             login_client: Keyed::new(limits.login_per_client),
             joins_client: Keyed::new(limits.joins_per_client),
-            password_checks: Semaphore::new(limits.password_checks.max(1)),
+            password_checks: Arc::new(Semaphore::new(limits.password_checks.max(1))),
             waiting: AtomicUsize::new(0),
-            owner_checks: Semaphore::new(1),
+            owner_checks: Arc::new(Semaphore::new(1)),
             owner_waiting: AtomicUsize::new(0),
             heavy: Kind::ALL.map(|kind| {
                 Arc::new(Semaphore::new(match kind {
@@ -188,8 +188,10 @@ impl Limiter {
 
     /// Waits for a turn to check a password in `lane`; at most `password_checks` run at once
     /// (one more in the owners' lane), and when more than `password_queue` (`OWNER_QUEUE`)
-    /// already wait, the sign-in is refused at once.
-    pub async fn password_turn(&self, lane: Lane) -> Result<SemaphorePermit<'_>, AppError> {
+    /// already wait, the sign-in is refused at once. The turn is owned, so that a check can
+    /// keep it until its hash is done even where the request was dropped meanwhile; a request
+    /// dropped while it waits leaves the queue (`Waiting`).
+    pub async fn password_turn(&self, lane: Lane) -> Result<OwnedSemaphorePermit, AppError> {
         let (checks, waiting, bound) = match lane {
             Lane::Anyone => (
                 &self.password_checks,
@@ -198,17 +200,40 @@ impl Limiter {
             ),
             Lane::Owner => (&self.owner_checks, &self.owner_waiting, OWNER_QUEUE),
         };
-        if let Ok(permit) = checks.try_acquire() {
+        if let Ok(permit) = checks.clone().try_acquire_owned() {
             return Ok(permit);
         }
-        let queued = waiting.fetch_add(1, Ordering::SeqCst);
-        let turn = if queued >= bound {
-            Err(AppError::Throttled(1, "sign-ins at once".into()))
-        } else {
-            checks.acquire().await.map_err(AppError::internal)
-        };
-        waiting.fetch_sub(1, Ordering::SeqCst);
-        turn
+        let queued = Waiting::join(waiting);
+        if queued.ahead >= bound {
+            return Err(AppError::Throttled(1, "sign-ins at once".into()));
+        }
+        checks
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(AppError::internal)
+    }
+}
+
+/// A sign-in counted in a lane's queue until dropped: when it has its turn, is refused, or its
+/// request is dropped while it waits (a client that hung up would otherwise stay counted, and
+/// enough of them refuse every sign-in).
+struct Waiting<'a> {
+    count: &'a AtomicUsize,
+    /// How many were waiting before this one.
+    ahead: usize,
+}
+
+impl<'a> Waiting<'a> {
+    fn join(count: &'a AtomicUsize) -> Waiting<'a> {
+        let ahead = count.fetch_add(1, Ordering::SeqCst);
+        Waiting { count, ahead }
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.count.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -371,6 +396,29 @@ mod tests {
         let (w, r, ()) = tokio::join!(waiting, refused, release);
         assert!(w.is_ok());
         assert!(matches!(r, Err(AppError::Throttled(1, _))));
+    }
+
+    #[tokio::test]
+    async fn a_sign_in_dropped_while_it_waits_leaves_the_queue() {
+        use std::future::Future;
+        let g = Limiter::new(limits());
+        let first = g.password_turn(Lane::Anyone).await.unwrap();
+        // Clients that hang up while they wait (the queue holds one), again and again.
+        for _ in 0..3 {
+            let mut waiting = Box::pin(g.password_turn(Lane::Anyone));
+            let poll = |cx: &mut std::task::Context<'_>| {
+                std::task::Poll::Ready(waiting.as_mut().poll(cx).is_pending())
+            };
+            assert!(std::future::poll_fn(poll).await, "it waits its turn");
+            drop(waiting);
+        }
+        let waiting = async { g.password_turn(Lane::Anyone).await.map(drop) };
+        let release = async {
+            tokio::task::yield_now().await;
+            drop(first);
+        };
+        let (w, ()) = tokio::join!(waiting, release);
+        assert!(w.is_ok(), "{w:?}");
     }
 
     #[test]

@@ -356,6 +356,51 @@ async fn a_flood_of_made_up_names_does_not_queue_out_the_owner_at_their_address(
     drop(held);
 }
 
+/// A client that hangs up in the middle of its password check: the check keeps its turn until
+/// its hash is done (the bound on checks at once bounds their memory and CPU only so), then
+/// frees it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sign_in_dropped_mid_check_keeps_its_turn_until_the_hash_is_done() {
+    use std::future::Future;
+    let e = owner_behind_a_proxy(Limits {
+        password_checks: 1,
+        password_queue: 0,
+        ..Limits::default()
+    })
+    .await;
+    let s = &e.state;
+    // With no queue, a turn asked for is had at once or refused at once.
+    let turn_held = || async { s.limiter.password_turn(Lane::Anyone).await.is_err() };
+    let mut signing = Box::pin(send_inner(
+        s,
+        sign_in_from("made-up-9", "10.0.0.66", "guess"),
+    ));
+    let start = std::time::Instant::now();
+    loop {
+        let poll = |cx: &mut std::task::Context<'_>| {
+            std::task::Poll::Ready(signing.as_mut().poll(cx).is_ready())
+        };
+        assert!(
+            !std::future::poll_fn(poll).await,
+            "answered before its check was seen"
+        );
+        if turn_held().await {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "no check began");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    drop(signing);
+    assert!(turn_held().await, "the turn was freed with the request");
+    while turn_held().await {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the turn was never freed"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 #[tokio::test]
 async fn a_known_crowd_id_joining_again_and_again_keeps_a_bounded_number_of_sessions() {
     let e = env().await;
