@@ -173,18 +173,42 @@ impl Reports {
     /// The scope's report as the data stands now: the kept build if nothing changed since it
     /// was made, else a new one (built in the heavy turn; requests for the same scope that
     /// arrive meanwhile wait for it and take it).
-    pub async fn current(&self, n: &Needs, scope: &Scope) -> Result<Arc<Built>, AppError> {
+    pub async fn current(
+        self: &Arc<Self>,
+        n: &Needs,
+        scope: &Scope,
+    ) -> Result<Arc<Built>, AppError> {
         Ok(self.current_made(n, scope).await?.0)
     }
 
-    /// `current`, with when the build was made.
-    async fn current_made(&self, n: &Needs, scope: &Scope) -> Result<(Arc<Built>, Made), AppError> {
+    /// `current`, with when the build was made. A build runs on a task of its own, which
+    /// holds the scope's build lock and the turn of builds until the build is kept: a request
+    /// dropped meanwhile (a reload, a closed tab) lets no second build start beside it, and
+    /// the next request takes it.
+    async fn current_made(
+        self: &Arc<Self>,
+        n: &Needs,
+        scope: &Scope,
+    ) -> Result<(Arc<Built>, Made), AppError> {
         let asked = Instant::now();
         let version = report::version(&n.pool).await?;
         let slot = self.slot(scope);
         if let Some(b) = at_least(&slot.latest, version, asked) {
             return Ok(b);
         }
+        let (me, n, scope) = (self.clone(), n.clone(), scope.clone());
+        let build = async move { me.build(&n, &scope, &slot, (version, asked)).await };
+        tokio::spawn(build).await.map_err(AppError::internal)?
+    }
+
+    /// [`Self::current_made`]'s build, where the data has changed since the kept one.
+    async fn build(
+        &self,
+        n: &Needs,
+        scope: &Scope,
+        slot: &Slot,
+        (version, asked): (i64, Instant),
+    ) -> Result<(Arc<Built>, Made), AppError> {
         let _building = slot.building.lock().await;
         if let Some(b) = at_least(&slot.latest, version, asked) {
             return Ok(b);
@@ -274,7 +298,7 @@ impl Reports {
 
     /// Draws the page of the current build (on a heavy thread) and keeps it.
     async fn draw(
-        &self,
+        self: &Arc<Self>,
         n: &Needs,
         scope: &Scope,
         draw: fn(&Built, &Scope) -> Drawn,

@@ -132,6 +132,47 @@ async fn exports_and_dashboards_share_one_build_per_data_version() {
     assert_eq!(env.state.reports.kept(), 0);
 }
 
+/// A request dropped while its build waits for the turn of builds (a reload, a closed tab):
+/// the build goes on without it and is kept, and the next request takes it instead of
+/// building beside it (before, the next request built while the dropped one's build, already
+/// on its thread, still held its memory).
+#[tokio::test]
+async fn a_build_goes_on_when_its_request_is_dropped_and_the_next_request_takes_it() {
+    let env = env().await;
+    let study = new_study(&env.state, "demo-SST-2", &[0], 3).await;
+    let worker = arrive(&env.state, study, "w1").await;
+    answer(&env, study, &worker, 0).await;
+    let rita = login(&env.state, "rita", "rita-password").await;
+    let path = format!("/export/scores.json?studies={study}");
+    let before = builds(&env);
+    let turn = env
+        .state
+        .limiter
+        .heavy_turn(store::heavy::Kind::Build)
+        .await
+        .unwrap();
+    let (s, p, c) = (env.state.clone(), path.clone(), rita.clone());
+    let asked = tokio::spawn(async move { get(&s, &p, Some(&c)).await });
+    // Long enough for the request to reach its build (milliseconds in process).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    asked.abort();
+    assert!(
+        matches!(asked.await, Err(e) if e.is_cancelled()),
+        "the request waited for the turn"
+    );
+    drop(turn);
+    for _ in 0..200 {
+        if builds(&env) > before {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(builds(&env), before + 1, "the build went on alone");
+    let r = get(&env.state, &path, Some(&rita)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(builds(&env), before + 1, "the next request took it");
+}
+
 #[tokio::test]
 async fn every_table_the_report_reads_moves_the_data_version() {
     let env = env().await;
