@@ -257,12 +257,16 @@ pub(crate) async fn tune_held(
 /// Where a job's model goes: kept under `--export` (with an int8 copy beside it, for
 /// `bench`), else a temporary folder removed after the evaluation.
 struct Folders {
-    keep: Option<std::path::PathBuf>,
     int8: Option<std::path::PathBuf>,
+    /// Where the model is written: the export's folder, or `scratch`'s.
     dir: std::path::PathBuf,
+    /// A temporary folder, removed when dropped: also where the job's future is dropped (a
+    /// worker stopped by SIGTERM hands its job back and exits), which a removal after the
+    /// evaluation never reached, leaving a model's size on disk per stop.
+    scratch: Option<tempfile::TempDir>,
 }
 
-fn folders(o: &GridRun, task: &str, held: &grid::Held) -> Folders {
+fn folders(o: &GridRun, task: &str, held: &grid::Held) -> Result<Folders> {
     let keep = o
         .export
         .as_ref()
@@ -273,15 +277,17 @@ fn folders(o: &GridRun, task: &str, held: &grid::Held) -> Folders {
             k.file_name().unwrap_or_default().to_string_lossy()
         ))
     });
-    let dir = keep.clone().unwrap_or_else(|| {
-        std::env::temp_dir().join(format!(
-            "clues-finetune-{}-{task}-{}-{}",
-            std::process::id(),
-            held.k,
-            held.split
-        ))
-    });
-    Folders { keep, int8, dir }
+    let (dir, scratch) = match &keep {
+        Some(k) => (k.clone(), None),
+        None => {
+            let t = tempfile::Builder::new()
+                .prefix(&format!("clues-finetune-{task}-{}-{}-", held.k, held.split))
+                .tempdir()
+                .map_err(|e| Error::io("cannot make a folder for the fine-tuned model", e))?;
+            (t.path().to_path_buf(), Some(t))
+        }
+    };
+    Ok(Folders { int8, dir, scratch })
 }
 
 /// A held job's decoding and recipe (seeded by its group), and the settings its run stores.
@@ -335,7 +341,7 @@ async fn tune_job(
         Some(held),
     )
     .await?;
-    let Folders { keep, int8, dir } = folders(o, task, held);
+    let Folders { int8, dir, scratch } = folders(o, task, held)?;
     let label = format!(
         "fine-tuning {task} k={} split={} (attempt {})",
         held.k, held.split, held.lease.attempt
@@ -366,9 +372,7 @@ async fn tune_job(
     .await
     .map_err(|e| Error::Model(format!("fine-tuning stopped: {e}")))
     .and_then(|r| r);
-    if keep.is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
+    drop(scratch);
     let tuned = or_fail(pool, &[run], result).await?;
     let items = score_items(
         spec,
