@@ -217,16 +217,8 @@ pub fn sample_task(
     })
 }
 
-/// Runs a reference method on every seed of a task and stores the runs.
-pub async fn run_baseline(
-    pool: &sqlx::AnyPool,
-    method: Baseline,
-    task: &str,
-) -> Result<Vec<(u32, Score)>> {
-    run_baseline_seeds(pool, method, task, &xf::seeds_of(pool, task).await?).await
-}
-
-/// The same for the seeds that have no run of `method` yet (completing an interrupted load).
+/// Runs a reference method on the seeds of a task that have no run of it yet, and stores the
+/// runs (each as it is made: one cut short goes on where it stopped).
 pub async fn run_baseline_missing(
     pool: &sqlx::AnyPool,
     method: Baseline,

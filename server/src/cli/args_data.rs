@@ -84,7 +84,7 @@ pub enum CrossfitCommand {
         predictions: PathBuf,
     },
     /// Run a reference method (majority-output or nearest-input) on every seed of a task, or
-    /// of every task.
+    /// of every task, that has no run of it yet (a run cut short goes on where it stopped).
     Baseline {
         #[arg(long)]
         method: String,

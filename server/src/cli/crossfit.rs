@@ -147,7 +147,14 @@ async fn baseline(pool: &sqlx::AnyPool, method: &str, task: Option<String>) -> R
             .collect(),
     };
     for t in tasks {
-        for (seed, score) in crate::crossfit::run_baseline(pool, b, &t).await? {
+        let done = xf::seeds_with_run(pool, b.name(), &t).await?;
+        if !done.is_empty() {
+            eprintln!(
+                "{t}: seeds {done:?} already have a run of {}, kept",
+                b.name()
+            );
+        }
+        for (seed, score) in crate::crossfit::run_baseline_missing(pool, b, &t).await? {
             println!(
                 "{} on {t} (seed {seed}): {} = {}",
                 b.name(),

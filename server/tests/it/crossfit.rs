@@ -303,6 +303,44 @@ async fn partitions_and_the_command_line() {
         );
         assert_eq!((train, dev), (t, d));
     }
+    // A reference method's runs, made seed by seed: one cut short (seed 42's run missing) is
+    // completed by the same command, which keeps the runs made and says so.
+    let baseline = || {
+        cli(&[
+            "crossfit",
+            "baseline",
+            "--method",
+            "majority-output",
+            "--task",
+            "mine",
+        ])
+    };
+    let (ok, out) = baseline();
+    assert!(
+        ok && out.matches("majority-output on mine (seed").count() == 5,
+        "{out}"
+    );
+    sqlx::query("DELETE FROM crossfit_runs WHERE method = 'majority-output' AND seed = 42")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let (ok, out) = baseline();
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("mine: seeds [13, 21, 87, 100] already have a run of majority-output, kept"),
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("majority-output on mine (seed").count(),
+        1,
+        "{out}"
+    );
+    assert!(out.contains("majority-output on mine (seed 42)"), "{out}");
+    let (ok, out) = baseline();
+    assert!(
+        ok && !out.contains("(seed") && out.contains("[13, 21, 42, 87, 100]"),
+        "{out}"
+    );
 }
 
 #[test]
