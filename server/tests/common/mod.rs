@@ -233,6 +233,15 @@ where
     }
 }
 
+/// How many machine runs are `status` (running, done, failed).
+pub async fn machine_runs(pool: &AnyPool, status: &str) -> i64 {
+    sqlx::query_scalar("SELECT COUNT(*) FROM machine_runs WHERE status = $1")
+        .bind(status)
+        .fetch_one(pool)
+        .await
+        .unwrap()
+}
+
 /// The id of the task named `name`.
 pub async fn task_id(pool: &AnyPool, name: &str) -> domain::ids::TaskId {
     sqlx::query_scalar("SELECT id FROM tasks WHERE name = $1")

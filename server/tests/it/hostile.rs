@@ -330,14 +330,19 @@ async fn a_flood_on_a_staff_name_does_not_lock_out_its_owner_at_their_address() 
     assert!(r.cookie.is_some());
 }
 
-#[tokio::test]
-async fn a_flood_of_made_up_names_does_not_queue_out_the_owner_at_their_address() {
-    let e = owner_behind_a_proxy(Limits {
+/// [`owner_behind_a_proxy`] where one password is checked at a time and none waits.
+async fn one_check_at_a_time_and_no_queue() -> Env {
+    let limits = Limits {
         password_checks: 1,
         password_queue: 0,
         ..Limits::default()
-    })
-    .await;
+    };
+    owner_behind_a_proxy(limits).await
+}
+
+#[tokio::test]
+async fn a_flood_of_made_up_names_does_not_queue_out_the_owner_at_their_address() {
+    let e = one_check_at_a_time_and_no_queue().await;
     let s = &e.state;
     let sign_in = sign_in_from;
     let r = send(s, sign_in("owner", "10.0.0.2", "owner-password")).await;
@@ -362,12 +367,7 @@ async fn a_flood_of_made_up_names_does_not_queue_out_the_owner_at_their_address(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sign_in_dropped_mid_check_keeps_its_turn_until_the_hash_is_done() {
     use std::future::Future;
-    let e = owner_behind_a_proxy(Limits {
-        password_checks: 1,
-        password_queue: 0,
-        ..Limits::default()
-    })
-    .await;
+    let e = one_check_at_a_time_and_no_queue().await;
     let s = &e.state;
     // With no queue, a turn asked for is had at once or refused at once.
     let turn_held = || async { s.limiter.password_turn(Lane::Anyone).await.is_err() };

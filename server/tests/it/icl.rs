@@ -217,17 +217,7 @@ async fn a_llama_cpp_server_answers_every_item_and_a_cut_off_run_goes_on() {
         let (ok, _, err) = cli(&args);
         assert!(!ok && err.contains(says), "{args:?}: {err}");
     }
-    let runs = |status: &str| {
-        let pool = pool.clone();
-        let status = status.to_string();
-        async move {
-            sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM machine_runs WHERE status = $1")
-                .bind(status)
-                .fetch_one(&pool)
-                .await
-                .unwrap()
-        }
-    };
+    let runs = |status| common::machine_runs(&pool, status);
     assert_eq!(
         runs("running").await + runs("done").await + runs("failed").await,
         0

@@ -13,17 +13,30 @@ async fn answer(env: &Env, study: domain::ids::StudyId, cookie: &str, n: usize) 
     parse(&post_json(&env.state, "submit_answer", &body, Some(cookie)).await);
 }
 
+/// A study of the demo's SST-2 with one answer of worker w1: the environment, the study,
+/// the worker's and rita's (a researcher's) cookies.
+async fn one_answer() -> (Env, domain::ids::StudyId, String, String) {
+    let env = env().await;
+    let study = new_study(&env.state, "demo-SST-2", &[0], 3).await;
+    let worker = arrive(&env.state, study, "w1").await;
+    answer(&env, study, &worker, 0).await;
+    let rita = login(&env.state, "rita", "rita-password").await;
+    (env, study, worker, rita)
+}
+
+/// The turn of builds, held by the caller: a build asked for meanwhile takes as long.
+async fn builds_held(env: &Env) -> tokio::sync::OwnedSemaphorePermit {
+    let turn = env.state.limiter.heavy_turn(store::heavy::Kind::Build);
+    turn.await.unwrap()
+}
+
 fn builds(env: &Env) -> u64 {
     env.state.reports.builds()
 }
 
 #[tokio::test]
 async fn exports_and_dashboards_share_one_build_per_data_version() {
-    let env = env().await;
-    let study = new_study(&env.state, "demo-SST-2", &[0], 3).await;
-    let worker = arrive(&env.state, study, "w1").await;
-    answer(&env, study, &worker, 0).await;
-    let rita = login(&env.state, "rita", "rita-password").await;
+    let (env, study, worker, rita) = one_answer().await;
     let scope = format!("studies={study}");
 
     // Every file made from the report, and the dashboard, asked for at once: one build.
@@ -91,12 +104,7 @@ async fn exports_and_dashboards_share_one_build_per_data_version() {
     // dashboard answers after a moment with the last build and says so, while a new build
     // waits in the background; then it shows the new one, saying nothing.
     answer(&env, study, &worker, 2).await;
-    let turn = env
-        .state
-        .limiter
-        .heavy_turn(store::heavy::Kind::Build)
-        .await
-        .unwrap();
+    let turn = builds_held(&env).await;
     let behind = form(&env.state, "dashboard", &scope, Some(&rita)).await;
     drop(turn);
     assert_eq!(behind.status, StatusCode::OK, "{}", behind.body);
@@ -138,19 +146,10 @@ async fn exports_and_dashboards_share_one_build_per_data_version() {
 /// on its thread, still held its memory).
 #[tokio::test]
 async fn a_build_goes_on_when_its_request_is_dropped_and_the_next_request_takes_it() {
-    let env = env().await;
-    let study = new_study(&env.state, "demo-SST-2", &[0], 3).await;
-    let worker = arrive(&env.state, study, "w1").await;
-    answer(&env, study, &worker, 0).await;
-    let rita = login(&env.state, "rita", "rita-password").await;
+    let (env, study, _, rita) = one_answer().await;
     let path = format!("/export/scores.json?studies={study}");
     let before = builds(&env);
-    let turn = env
-        .state
-        .limiter
-        .heavy_turn(store::heavy::Kind::Build)
-        .await
-        .unwrap();
+    let turn = builds_held(&env).await;
     let (s, p, c) = (env.state.clone(), path.clone(), rita.clone());
     let asked = tokio::spawn(async move { get(&s, &p, Some(&c)).await });
     // Long enough for the request to reach its build (milliseconds in process).

@@ -124,16 +124,7 @@ async fn an_import_cut_off_at_any_moment_leaves_nothing_or_the_whole_run() {
         split: 0,
         replace: false,
     };
-    let runs = |status: &'static str| {
-        let pool = pool.clone();
-        async move {
-            sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM machine_runs WHERE status = $1")
-                .bind(status)
-                .fetch_one(&pool)
-                .await
-                .unwrap()
-        }
-    };
+    let runs = |status| common::machine_runs(&pool, status);
     // Cut off after 0, 1, 2, ... polls (more apart from 40 on), until one is stored.
     let mut polls = 0usize;
     let finished_after = loop {
