@@ -227,17 +227,8 @@ pub async fn run_baseline_missing(
     let done = xf::seeds_with_run(pool, method.name(), task).await?;
     let mut seeds = xf::seeds_of(pool, task).await?;
     seeds.retain(|s| !done.contains(s));
-    run_baseline_seeds(pool, method, task, &seeds).await
-}
-
-async fn run_baseline_seeds(
-    pool: &sqlx::AnyPool,
-    method: Baseline,
-    task: &str,
-    seeds: &[u32],
-) -> Result<Vec<(u32, Score)>> {
     let mut out = Vec::new();
-    for &seed in seeds {
+    for seed in seeds {
         let train = xf::split_lines(pool, task, seed, "train").await?;
         let test = xf::split_lines(pool, task, seed, "test").await?;
         let inputs: Vec<&str> = test.iter().map(|l| l.input.as_str()).collect();
