@@ -217,26 +217,33 @@ pub fn sample_task(
     })
 }
 
+/// A reference method's runs on one task: the seeds that had a run before (kept as they are)
+/// and the runs made now with their scores.
+pub struct BaselineRuns {
+    pub kept: Vec<u32>,
+    pub made: Vec<(u32, Score)>,
+}
+
 /// Runs a reference method on the seeds of a task that have no run of it yet, and stores the
 /// runs (each as it is made: one cut short goes on where it stopped).
 pub async fn run_baseline_missing(
     pool: &sqlx::AnyPool,
     method: Baseline,
     task: &str,
-) -> Result<Vec<(u32, Score)>> {
-    let done = xf::seeds_with_run(pool, method.name(), task).await?;
+) -> Result<BaselineRuns> {
+    let kept = xf::seeds_with_run(pool, method.name(), task).await?;
     let mut seeds = xf::seeds_of(pool, task).await?;
-    seeds.retain(|s| !done.contains(s));
-    let mut out = Vec::new();
+    seeds.retain(|s| !kept.contains(s));
+    let mut made = Vec::new();
     for seed in seeds {
         let train = xf::split_lines(pool, task, seed, "train").await?;
         let test = xf::split_lines(pool, task, seed, "test").await?;
         let inputs: Vec<&str> = test.iter().map(|l| l.input.as_str()).collect();
         let preds = baseline::predict(method, &train, &inputs);
-        out.push((
+        made.push((
             seed,
             xf::store_run(pool, method.name(), task, seed, "baseline", &preds, None).await?,
         ));
     }
-    Ok(out)
+    Ok(BaselineRuns { kept, made })
 }

@@ -147,14 +147,15 @@ async fn baseline(pool: &sqlx::AnyPool, method: &str, task: Option<String>) -> R
             .collect(),
     };
     for t in tasks {
-        let done = xf::seeds_with_run(pool, b.name(), &t).await?;
-        if !done.is_empty() {
+        let runs = crate::crossfit::run_baseline_missing(pool, b, &t).await?;
+        if !runs.kept.is_empty() {
             eprintln!(
-                "{t}: seeds {done:?} already have a run of {}, kept",
+                "{t}: seeds {:?} already have a run of {}, kept",
+                runs.kept,
                 b.name()
             );
         }
-        for (seed, score) in crate::crossfit::run_baseline_missing(pool, b, &t).await? {
+        for (seed, score) in runs.made {
             println!(
                 "{} on {t} (seed {seed}): {} = {}",
                 b.name(),
