@@ -183,7 +183,8 @@ pub fn clues_with_model(url: &str, model: &Path, args: &[&str]) -> std::process:
     with_model(url, model, args).output().unwrap()
 }
 
-fn with_model(url: &str, model: &Path, args: &[&str]) -> std::process::Command {
+/// The command [`clues_with_model`] runs, to add to (an environment, where its output goes).
+pub fn with_model(url: &str, model: &Path, args: &[&str]) -> std::process::Command {
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_clues-lab"));
     c.args(["--database", url])
         .args(args)
@@ -209,6 +210,38 @@ pub fn stopped_by_cancel(mut child: std::process::Child, log: &Path, job: i64) -
     assert!(status.success(), "{said}");
     let stopped = format!("stopped job {job}: it was cancelled by rita; nothing was stored");
     assert!(said.contains(&stopped), "{said}");
+    said
+}
+
+/// Stops a worker (`child`, its stderr in `log`) holding job `job` with SIGTERM: it exits with
+/// 143, says it handed the job back, and the job is queued again with the reason. Its words.
+pub async fn stopped_by_sigterm(
+    mut child: std::process::Child,
+    log: &Path,
+    pool: &AnyPool,
+    job: i64,
+) -> String {
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let status = child.wait().unwrap();
+    let said = std::fs::read_to_string(log).unwrap();
+    assert_eq!(status.code(), Some(143), "{said}");
+    assert!(said.contains("handed"), "{said}");
+    let (state, error, attempts): (domain::run::JobStatus, Option<String>, i64) =
+        sqlx::query_as("SELECT status, error, attempts FROM jobs WHERE id = $1")
+            .bind(job)
+            .fetch_one(pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        (state, attempts),
+        (domain::run::JobStatus::Queued, 1),
+        "{said}"
+    );
+    assert!(
+        error.as_deref().is_some_and(|e| e.contains("SIGTERM")),
+        "{error:?}"
+    );
     said
 }
 

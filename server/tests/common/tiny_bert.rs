@@ -198,3 +198,18 @@ pub async fn demo_with_model(
     write_model_dir(&model, seed);
     (dir, url, pool, model)
 }
+
+/// A model folder to fine-tune that is wide and deep enough (`hidden` wide, `layers` deep) for
+/// a shot group's training to last a while, for tests that stop a worker in the middle of it.
+pub fn write_wider_model_dir(dir: &Path, hidden: usize, layers: usize, seed: u64) {
+    std::fs::create_dir_all(dir).unwrap();
+    let c = Config {
+        hidden_size: hidden,
+        num_hidden_layers: layers,
+        num_attention_heads: 4,
+        intermediate_size: 4 * hidden,
+        ..small(Config::default(), WORDS.len())
+    };
+    random_weights(&c, seed).save_hf(dir).unwrap();
+    write_tokenizer(dir, &WORDS);
+}

@@ -39,3 +39,4 @@ mod study;
 mod study_pages;
 mod upstream_queue;
 mod worker;
+mod worker_stopped;

@@ -234,7 +234,7 @@ async fn a_worker_stopped_by_sigterm_hands_its_job_back_and_the_next_one_stores_
     let (ok, out) = clues(&url, &learn(bart.to_str().unwrap(), "800"));
     assert!(ok, "{out}");
     let log = dir.path().join("stopped.log");
-    let mut child = spawn_worker(&url, &model, &log, &[]);
+    let child = spawn_worker(&url, &model, &log, &[]);
     // Once it has trained a while on its first seed, the machines page lists it (the kinds its
     // machine runs, where its models run and why, the seed it holds); then SIGTERM.
     let held = seed_under_way(&pool, &log).await;
@@ -259,23 +259,7 @@ async fn a_worker_stopped_by_sigterm_hands_its_job_back_and_the_next_one_stores_
     assert_eq!(w["holds"], json!(format!("crossfit job {held}")), "{w}");
     let r = form(&page, "live_workers", "", Some(&wendy)).await;
     assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
-    // SAFETY: kill(2) on our own child's pid.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
-    let status = child.wait().unwrap();
-    let said = std::fs::read_to_string(&log).unwrap();
-    assert_eq!(status.code(), Some(143), "{said}");
-    assert!(said.contains("handed"), "{said}");
-    let (state, error, attempts): (JobStatus, Option<String>, i64) =
-        sqlx::query_as("SELECT status, error, attempts FROM jobs WHERE id = $1")
-            .bind(held)
-            .fetch_one(&pool)
-            .await
-            .unwrap();
-    assert_eq!((state, attempts), (JobStatus::Queued, 1), "{said}");
-    assert!(
-        error.as_deref().is_some_and(|e| e.contains("SIGTERM")),
-        "{error:?}"
-    );
+    let said = common::stopped_by_sigterm(child, &log, &pool, held).await;
     assert_eq!(
         count(
             &pool,
