@@ -87,9 +87,12 @@ impl From<store::Error> for AppError {
             E::Request(m) => AppError::Request(m),
             E::Data { .. } => AppError::Invalid(e.to_string()),
             E::Internal => AppError::Internal,
-            E::Model(_) | E::Unfit(_) | E::Db(_) | E::Migrate(_) | E::Io { .. } => {
-                AppError::internal(e)
-            }
+            E::Model(_)
+            | E::Unfit(_)
+            | E::Stopped { .. }
+            | E::Db(_)
+            | E::Migrate(_)
+            | E::Io { .. } => AppError::internal(e),
         }
     }
 }

@@ -40,6 +40,11 @@ pub enum Error {
     /// for another machine, and stops taking its kind.
     #[error("{0}")]
     Unfit(String),
+    /// A command that runs jobs was stopped by a signal (Ctrl-C, SIGTERM) and handed the job it
+    /// held back to the queue (`said`); the process ends with `status`, the one a shell gives a
+    /// process that signal ended (130, 143).
+    #[error("{said}")]
+    Stopped { said: String, status: i32 },
     #[error("database error: {0}")]
     Db(Arc<sqlx::Error>),
     #[error("database migration failed: {0}")]

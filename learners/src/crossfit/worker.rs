@@ -110,11 +110,15 @@ pub async fn learn_task(pool: &AnyPool, seeds: &SeedsOf<'_>) -> Result<()> {
         recipe,
         tok,
     };
-    let mut worker: Worker<SeedKind> = Worker::new(pool, ids, Duration::from_secs(a.lease_seconds));
+    let mut worker: Worker<SeedKind> =
+        Worker::new(pool, ids, Duration::from_secs(a.lease_seconds)).on_signals()?;
     let (started, mut mine) = (Instant::now(), 0u32);
     while let Some(held) = worker.next().await? {
         let seed_started = Instant::now();
-        let result = learn_seed(pool, &held, &how, &|| worker.lost()).await;
+        let lost = worker.lost_flag();
+        let result = worker
+            .hold(&held, learn_seed(pool, &held, &how, &lost))
+            .await?;
         let Some((score, best_dev, trained_on)) = worker.settle(&held, result).await? else {
             continue;
         };

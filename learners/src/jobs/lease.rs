@@ -3,6 +3,7 @@
 //! still holds it; every kind of job (`store::lease::JobKind`: the CLUES grids, CrossFit's
 //! seeds and upstream learning) shares this one worker.
 
+use super::stop::{handed_back, Stop};
 use sqlx::AnyPool;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -75,6 +76,8 @@ pub struct Worker<Q: JobKind> {
     lease: Duration,
     pub name: String,
     beat: Option<Heartbeat>,
+    /// The signals that hand the held job back and end the command ([`Self::on_signals`]).
+    stop: Option<Stop>,
     queue: std::marker::PhantomData<Q>,
 }
 
@@ -87,11 +90,65 @@ impl<Q: JobKind> Worker<Q> {
             lease,
             name: worker_name(),
             beat: None,
+            stop: None,
         }
+    }
+
+    /// A command's worker (`baseline --finetune`, `eval --plan`, `crossfit learn`): from now
+    /// on, Ctrl-C or SIGTERM while it waits for a job or runs one ([`Self::next`],
+    /// [`Self::hold`]) hands the job back to the queue at once and ends the command with
+    /// `Error::Stopped`, as `clues-lab worker` does; without it, the job stayed held until its
+    /// lease ran out, and a fine-tuned model's temporary folder stayed on disk.
+    pub fn on_signals(mut self) -> Result<Self> {
+        self.stop = Some(Stop::new()?);
+        Ok(self)
     }
 
     /// The next job this worker holds, or `None` when every job is done or failed.
     pub async fn next(&mut self) -> Result<Option<Held<Q::Key>>> {
+        let Some(mut stop) = self.stop.take() else {
+            return self.next_job().await;
+        };
+        let next = stop.or(self.next_job()).await;
+        self.stop = Some(stop);
+        next.unwrap_or_else(|(signal, status)| {
+            Err(Error::Stopped {
+                said: format!(
+                    "worker {} was stopped ({signal}) while it waited for a job",
+                    self.name
+                ),
+                status,
+            })
+        })
+    }
+
+    /// `work` on the held job; where a signal comes first ([`Self::on_signals`]), `work` is
+    /// dropped, the job handed back and `Error::Stopped` answered.
+    pub async fn hold<T>(
+        &mut self,
+        held: &Held<Q::Key>,
+        work: impl std::future::Future<Output = Result<T>>,
+    ) -> Result<Result<T>> {
+        let Some(mut stop) = self.stop.take() else {
+            return Ok(work.await);
+        };
+        let done = stop.or(work).await;
+        self.stop = Some(stop);
+        let (signal, status) = match done {
+            Ok(result) => return Ok(result),
+            Err(stopped) => stopped,
+        };
+        let job = Q::name(held.lease.job, &held.key);
+        let released = self
+            .release(held, &handed_back(&self.name, signal, &job, true))
+            .await?;
+        Err(Error::Stopped {
+            said: handed_back(&self.name, signal, &job, released),
+            status,
+        })
+    }
+
+    async fn next_job(&mut self) -> Result<Option<Held<Q::Key>>> {
         loop {
             if let Some(held) = self.claim().await? {
                 return Ok(Some(held));

@@ -8,6 +8,7 @@ pub mod lease;
 mod progress;
 mod prompted;
 mod runs;
+pub mod stop;
 mod tuned;
 
 pub use grid::GridRun;

@@ -140,10 +140,10 @@ pub async fn evaluate_plan(
     if o.queue_only {
         return queued(jobs.len());
     }
-    let mut worker = grid::Worker::new(pool, jobs, o.lease);
+    let mut worker = grid::Worker::new(pool, jobs, o.lease).on_signals()?;
     let mut out = Vec::new();
     while let Some(held) = worker.next().await? {
-        let result = evaluate_held(pool, &held, o).await;
+        let result = worker.hold(&held, evaluate_held(pool, &held, o)).await?;
         if let Some(s) = worker.settle(&held, result).await? {
             out.push(s);
         }
@@ -202,10 +202,10 @@ pub async fn run_baseline_grid(
     if o.queue_only {
         return queued(jobs.len());
     }
-    let mut worker = grid::Worker::new(pool, jobs, o.lease);
+    let mut worker = grid::Worker::new(pool, jobs, o.lease).on_signals()?;
     let mut out = Vec::new();
     while let Some(held) = worker.next().await? {
-        let result = baseline_held(pool, &held, o).await;
+        let result = worker.hold(&held, baseline_held(pool, &held, o)).await?;
         if let Some(done) = worker.settle(&held, result).await? {
             out.extend(done);
         }

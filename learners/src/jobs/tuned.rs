@@ -211,7 +211,7 @@ pub async fn run_finetune(
         return super::runs::queued(ids.len());
     }
     let names: HashMap<TaskId, String> = jobs.iter().map(|j| (j.task_id, j.task.clone())).collect();
-    let mut worker = grid::Worker::new(pool, ids, o.lease);
+    let mut worker = grid::Worker::new(pool, ids, o.lease).on_signals()?;
     let (mut mine, started) = (0u64, Instant::now());
     let mut tests: HashMap<TaskId, TaskTest> = HashMap::new();
     let mut out = Vec::new();
@@ -221,7 +221,10 @@ pub async fn run_finetune(
             let (_, spec, test) = task_test(pool, &task).await?;
             e.insert((spec, test));
         }
-        let result = tune_job(pool, start, &task, &tests[&held.task_id], &held, o).await;
+        let test = &tests[&held.task_id];
+        let result = worker
+            .hold(&held, tune_job(pool, start, &task, test, &held, o))
+            .await?;
         let Some(summary) = worker.settle(&held, result).await? else {
             continue;
         };

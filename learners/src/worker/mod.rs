@@ -7,6 +7,7 @@ use crate::crossfit;
 use crate::crossfit::upstream_job as upstream;
 use crate::jobs::grid::{self, JobRecipe, Learner};
 use crate::jobs::lease::Worker;
+use crate::jobs::stop::Stop;
 use crate::jobs::{self, Summary};
 use crate::runtime::Device;
 use domain::wire::machine::WORKER_BEAT_MS;
@@ -21,7 +22,7 @@ use store::db::cli as db;
 use store::error::{Error, Result};
 use store::machine::grid::GridKind;
 use store::machine::workers;
-use turn::{run_one, Stop};
+use turn::run_one;
 
 pub mod needs;
 mod turn;

@@ -3,50 +3,11 @@
 
 use super::{Ended, JobKind};
 use crate::jobs::lease::Worker;
+use crate::jobs::stop::{handed_back, Stop};
 use std::future::Future;
 use std::time::Instant;
 use store::error::{Error, Result};
 use store::lease::Held;
-use tokio::signal::unix::{signal, Signal, SignalKind};
-
-/// The signals that stop a worker, listened for from its start (none is missed between waits).
-pub(super) struct Stop {
-    term: Signal,
-    int: Signal,
-}
-
-impl Stop {
-    pub(super) fn new() -> Result<Stop> {
-        let listen = |k: SignalKind| {
-            signal(k).map_err(|e| Error::io("cannot listen for signals".to_string(), e))
-        };
-        Ok(Stop {
-            term: listen(SignalKind::terminate())?,
-            int: listen(SignalKind::interrupt())?,
-        })
-    }
-
-    /// `work`'s output, or the name and exit status of the signal that came first.
-    pub(super) async fn or<T>(
-        &mut self,
-        work: impl Future<Output = T>,
-    ) -> std::result::Result<T, (&'static str, i32)> {
-        tokio::select! {
-            v = work => Ok(v),
-            _ = self.term.recv() => Err(("SIGTERM", 143)),
-            _ = self.int.recv() => Err(("SIGINT", 130)),
-        }
-    }
-}
-
-/// What a worker says as it hands a job back.
-fn handed_back(worker: &str, signal: &str, job: &str, released: bool) -> String {
-    if released {
-        format!("worker {worker} was stopped ({signal}) and handed {job} back to the queue")
-    } else {
-        format!("worker {worker} was stopped ({signal}); {job} was no longer its own")
-    }
-}
 
 /// How a held job's turn ended.
 pub(super) enum Turn {

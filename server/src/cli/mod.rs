@@ -74,6 +74,11 @@ pub fn main() -> ExitCode {
     };
     match runtime.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
+        // Before the runtime is dropped, which would wait for a training thread to finish.
+        Err(Error::Stopped { said, status }) => {
+            eprintln!("{said}");
+            std::process::exit(status)
+        }
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE

@@ -213,20 +213,26 @@ pub fn stopped_by_cancel(mut child: std::process::Child, log: &Path, job: i64) -
     said
 }
 
-/// Stops a worker (`child`, its stderr in `log`) holding job `job` with SIGTERM: it exits with
-/// 143, says it handed the job back, and the job is queued again with the reason. Its words.
-pub async fn stopped_by_sigterm(
+/// Stops a worker or a grid command (`child`, its stderr in `log`) holding job `job` with
+/// `signal` (its name and number): it exits with the status a shell gives that signal (128 +
+/// its number), says it handed the job back, and the job is queued again with the reason.
+/// Its words.
+pub async fn stopped_by(
+    (name, signal): (&str, libc::c_int),
     mut child: std::process::Child,
     log: &Path,
     pool: &AnyPool,
     job: i64,
 ) -> String {
     // SAFETY: kill(2) on our own child's pid.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
     let status = child.wait().unwrap();
     let said = std::fs::read_to_string(log).unwrap();
-    assert_eq!(status.code(), Some(143), "{said}");
-    assert!(said.contains("handed"), "{said}");
+    assert_eq!(status.code(), Some(128 + signal), "{said}");
+    assert!(
+        said.contains(&format!("was stopped ({name}) and handed")),
+        "{said}"
+    );
     let (state, error, attempts): (domain::run::JobStatus, Option<String>, i64) =
         sqlx::query_as("SELECT status, error, attempts FROM jobs WHERE id = $1")
             .bind(job)
@@ -239,7 +245,7 @@ pub async fn stopped_by_sigterm(
         "{said}"
     );
     assert!(
-        error.as_deref().is_some_and(|e| e.contains("SIGTERM")),
+        error.as_deref().is_some_and(|e| e.contains(name)),
         "{error:?}"
     );
     said

@@ -259,7 +259,7 @@ async fn a_worker_stopped_by_sigterm_hands_its_job_back_and_the_next_one_stores_
     assert_eq!(w["holds"], json!(format!("crossfit job {held}")), "{w}");
     let r = form(&page, "live_workers", "", Some(&wendy)).await;
     assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
-    let said = common::stopped_by_sigterm(child, &log, &pool, held).await;
+    let said = common::stopped_by(("SIGTERM", libc::SIGTERM), child, &log, &pool, held).await;
     assert_eq!(
         count(
             &pool,
