@@ -3,7 +3,7 @@
 //! still holds it; every kind of job (`store::lease::JobKind`: the CLUES grids, CrossFit's
 //! seeds and upstream learning) shares this one worker.
 
-use super::stop::{handed_back, Stop};
+use super::stop::{handed_back, stopped_waiting, Stop};
 use sqlx::AnyPool;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -113,10 +113,7 @@ impl<Q: JobKind> Worker<Q> {
         self.stop = Some(stop);
         next.unwrap_or_else(|(signal, status)| {
             Err(Error::Stopped {
-                said: format!(
-                    "worker {} was stopped ({signal}) while it waited for a job",
-                    self.name
-                ),
+                said: stopped_waiting(&self.name, signal),
                 status,
             })
         })
@@ -138,14 +135,17 @@ impl<Q: JobKind> Worker<Q> {
             Ok(result) => return Ok(result),
             Err(stopped) => stopped,
         };
+        let said = self.hand_back(held, signal).await?;
+        Err(Error::Stopped { said, status })
+    }
+
+    /// Hands the held job back to the queue because `signal` stopped this worker (the reason
+    /// stored as the job's error); what to say of it.
+    pub async fn hand_back(&mut self, held: &Held<Q::Key>, signal: &str) -> Result<String> {
         let job = Q::name(held.lease.job, &held.key);
-        let released = self
-            .release(held, &handed_back(&self.name, signal, &job, true))
-            .await?;
-        Err(Error::Stopped {
-            said: handed_back(&self.name, signal, &job, released),
-            status,
-        })
+        let why = handed_back(&self.name, signal, &job, true);
+        let released = self.release(held, &why).await?;
+        Ok(handed_back(&self.name, signal, &job, released))
     }
 
     async fn next_job(&mut self) -> Result<Option<Held<Q::Key>>> {

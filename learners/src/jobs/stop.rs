@@ -37,8 +37,13 @@ impl Stop {
     }
 }
 
+/// What a worker says when `signal` stops it between jobs.
+pub fn stopped_waiting(worker: &str, signal: &str) -> String {
+    format!("worker {worker} was stopped ({signal}) while it waited for a job")
+}
+
 /// What a worker says as it hands `job` back on `signal` (`released`: it still held the job).
-pub fn handed_back(worker: &str, signal: &str, job: &str, released: bool) -> String {
+pub(crate) fn handed_back(worker: &str, signal: &str, job: &str, released: bool) -> String {
     if released {
         format!("worker {worker} was stopped ({signal}) and handed {job} back to the queue")
     } else {

@@ -7,7 +7,7 @@ use crate::crossfit;
 use crate::crossfit::upstream_job as upstream;
 use crate::jobs::grid::{self, JobRecipe, Learner};
 use crate::jobs::lease::Worker;
-use crate::jobs::stop::Stop;
+use crate::jobs::stop::{stopped_waiting, Stop};
 use crate::jobs::{self, Summary};
 use crate::runtime::Device;
 use domain::wire::machine::WORKER_BEAT_MS;
@@ -324,7 +324,7 @@ async fn serve(pool: AnyPool, a: &WorkerArgs, mut kinds: Vec<JobKind>, me: &str)
         }
         let wait = tokio::time::sleep(Duration::from_secs(a.poll_seconds));
         if let Err((signal, status)) = stop.or(wait).await {
-            eprintln!("worker {me} was stopped ({signal}) while it waited for jobs");
+            eprintln!("{}", stopped_waiting(me, signal));
             return Ok(Ended::Stopped { status });
         }
     }

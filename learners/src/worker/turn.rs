@@ -3,7 +3,7 @@
 
 use super::{Ended, JobKind};
 use crate::jobs::lease::Worker;
-use crate::jobs::stop::{handed_back, Stop};
+use crate::jobs::stop::Stop;
 use std::future::Future;
 use std::time::Instant;
 use store::error::{Error, Result};
@@ -61,9 +61,7 @@ pub(super) async fn run_one<Q: store::lease::JobKind, T>(
     let started = Instant::now();
     match stop.or(work).await {
         Err((signal, status)) => {
-            let why = handed_back(&w.name, signal, &name, true);
-            let released = w.release(held, &why).await?;
-            eprintln!("{}", handed_back(&w.name, signal, &name, released));
+            eprintln!("{}", w.hand_back(held, signal).await?);
             Ok(Turn::Stopped(status))
         }
         Ok(Err(Error::Unfit(why))) => {
