@@ -83,7 +83,7 @@ impl From<store::Error> for AppError {
             E::Forbidden(m) => AppError::Forbidden(m),
             E::NotFound(m) => AppError::NotFound(m),
             E::Invalid(m) => AppError::Invalid(m),
-            E::Refused(m) | E::LeaseLost(m) => AppError::Refused(m),
+            E::Refused(m) | E::LeaseLost(m) | E::Later(m) => AppError::Refused(m),
             E::Request(m) => AppError::Request(m),
             E::Data { .. } => AppError::Invalid(e.to_string()),
             E::Internal => AppError::Internal,

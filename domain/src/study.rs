@@ -293,20 +293,16 @@ pub struct ScenarioLoad {
     pub taken: u32,
 }
 
-/// What a worker who cannot take part is asked to do, so that the platform does not count them.
-const RETURN: &str = "Please return the study on your crowd platform (Prolific: \"Return submission\"; MTurk: \"Return HIT\") so that you are not counted.";
+use crate::platform::RETURN_ON_ANY;
 
 /// Why a worker cannot be assigned.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 pub enum Refusal {
-    #[error("This study is not open. {}", RETURN)]
+    #[error("This study is not open. {RETURN_ON_ANY} so that you are not counted.")]
     Closed,
-    #[error("You already took part in the {k}-shot scenario of this task; each scenario needs workers new to the task. {}", RETURN)]
+    #[error("You already took part in the {k}-shot scenario of this task; each scenario needs workers new to the task. {RETURN_ON_ANY} so that you are not counted.")]
     OtherScenario { k: u32 },
-    #[error(
-        "All places in this study are taken. {} Thank you for your interest.",
-        RETURN
-    )]
+    #[error("All places in this study are taken. {RETURN_ON_ANY} so that you are not counted. Thank you for your interest.")]
     Full,
 }
 

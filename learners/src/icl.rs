@@ -225,12 +225,15 @@ pub async fn run(
     // Up to `concurrency` calls in flight; `buffered` hands the replies back in the items'
     // order, and each is stored before the next: the stored calls are always a prefix of what
     // was asked, in order (a reply that came back early waits for those before it).
-    let todo: Vec<_> = test
+    // Owned items, so that the calls' futures hold no borrow of `test` (a worker's job runs
+    // on any of the runtime's threads).
+    let todo: Vec<(ExampleId, Example)> = test
         .iter()
         .filter(|(id, _)| !replies.contains_key(id))
+        .cloned()
         .collect();
     let mut asked = futures_util::stream::iter(todo.into_iter().map(|(id, item)| {
-        let p = prompt(&spec, &shots, item);
+        let p = prompt(&spec, &shots, &item);
         let (agent, a) = (agent.clone(), a.clone());
         async move {
             let p2 = p.clone();
@@ -238,14 +241,14 @@ pub async fn run(
                 .await
                 .map_err(|e| Error::Model(format!("the call stopped: {e}")))
                 .and_then(|r| r);
-            (*id, item, p, reply)
+            (id, item, p, reply)
         }
     }))
     .buffered(a.concurrency as usize);
     while let Some((id, item, p, reply)) = asked.next().await {
         let reply = jobs::or_fail(pool, &[run], reply).await?;
         let reading =
-            serde_json::to_string(&read_reply(&spec, item, &reply)).map_err(Error::internal)?;
+            serde_json::to_string(&read_reply(&spec, &item, &reply)).map_err(Error::internal)?;
         let stored = calls::store(pool, run, id, &p, &reply, &reading).await?;
         replies.insert(id, stored);
         runs::progress(pool, run, replies.len(), test.len()).await?;

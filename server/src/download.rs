@@ -109,7 +109,7 @@ fn report_file(
         ReportFile::ScoresJson => export::scores_json(r)?,
         ReportFile::ScoresCsv => domain::report::draw::scores_csv::scores_csv(r),
         ReportFile::ScoresMd => domain::report::draw::layout::markdown(r),
-        ReportFile::PayCsv => export::pay_csv(loaded, r)?,
+        ReportFile::PayCsv => store::pay::pay_csv(loaded, r)?,
         ReportFile::QuestionnairesCsv => export::questionnaires_csv(loaded)?,
         ReportFile::QuestionnairesJsonl => export::questionnaires_jsonl(loaded)?,
         ReportFile::AttentionCsv => export::attention_csv(loaded)?,

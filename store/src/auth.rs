@@ -239,8 +239,7 @@ pub async fn crowd_worker(
     platform: Platform,
     external_id: &str,
 ) -> Result<User, Error> {
-    let mut tx =
-        crate::tx::begin_write(pool, &[Lock::CrowdId(platform.as_str(), external_id)]).await?;
+    let mut tx = crate::tx::begin_write(pool, &[Lock::CrowdId(platform, external_id)]).await?;
     let result = crowd_worker_in(&mut tx, platform, external_id).await;
     crate::tx::finish(tx, result).await
 }

@@ -3,9 +3,10 @@
 //! size first; each is written to the archive as soon as it is spooled, so the archive streams.
 
 use super::export::{
-    attention_csv, consent_csv, curve_svg, majority_predictions, pay_csv, predictions_of,
+    attention_csv, consent_csv, curve_svg, majority_predictions, predictions_of,
     questionnaires_csv, questionnaires_jsonl,
 };
+use super::pay::pay_csv;
 use super::report::{Built, Loaded};
 use super::stream::{write_rows, Out, RowFile, Spool, SpoolFile, SpoolTask, Spooled};
 use crate::error::Error;

@@ -45,6 +45,10 @@ pub enum Error {
     /// process that signal ended (130, 143).
     #[error("{said}")]
     Stopped { said: String, status: i32 },
+    /// A passing fault of a service this server calls (a crowd platform timed out, answered
+    /// 429 or 5xx): the job that called it goes back to its queue and is tried again later.
+    #[error("{0}")]
+    Later(String),
     #[error("database error: {0}")]
     Db(Arc<sqlx::Error>),
     #[error("database migration failed: {0}")]

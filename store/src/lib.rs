@@ -13,6 +13,7 @@ pub mod export;
 pub mod heavy;
 pub mod lease;
 pub mod machine;
+pub mod pay;
 pub mod queues;
 pub mod report;
 pub mod rows;

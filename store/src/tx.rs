@@ -11,6 +11,7 @@
 use crate::db::Backend;
 use crate::error::Error;
 use domain::ids::{StudyId, UserId};
+use domain::platform::Platform;
 use domain::wire::queue::Queue;
 use sqlx::{Any, AnyConnection, AnyPool, Transaction};
 
@@ -23,7 +24,7 @@ pub enum Lock<'a> {
     /// A worker's account and places across studies: entering a study, declining consent.
     Worker(UserId),
     /// An external crowd identity (platform, id) while its account is made.
-    CrowdId(&'a str, &'a str),
+    CrowdId(Platform, &'a str),
     /// A CLUES or CrossFit task, by name, while it is imported.
     Task(&'a str),
     /// A system's run of one task and shot group (system, task, k, split) while it is stored.
@@ -40,7 +41,7 @@ impl Lock<'_> {
         let (kind, value): (u8, u64) = match *self {
             Lock::Study(id) => (1, id.0 as u64),
             Lock::Worker(id) => (2, id.0 as u64),
-            Lock::CrowdId(platform, id) => (3, fnv1a(&[platform, id])),
+            Lock::CrowdId(platform, id) => (3, fnv1a(&[platform.as_str(), id])),
             Lock::Task(name) => (4, fnv1a(&[name])),
             Lock::Run(system, task, k, split) => (
                 5,
@@ -139,15 +140,16 @@ pub async fn finish<T>(
 mod tests {
     use super::Lock;
     use domain::ids::{StudyId, UserId};
+    use domain::platform::Platform;
 
     #[test]
     fn locks_of_different_kinds_or_names_have_different_keys() {
         let keys = [
             Lock::Study(StudyId(7)).key(),
             Lock::Worker(UserId(7)).key(),
-            Lock::CrowdId("prolific", "a").key(),
-            Lock::CrowdId("mturk", "a").key(),
-            Lock::CrowdId("prolifica", "").key(),
+            Lock::CrowdId(Platform::Prolific, "a").key(),
+            Lock::CrowdId(Platform::Mturk, "a").key(),
+            Lock::CrowdId(Platform::Prolific, "").key(),
             Lock::Task("SST-2").key(),
             Lock::Task("MNLI").key(),
             Lock::Run("m", "SST-2", 10, 1).key(),

@@ -72,15 +72,5 @@ impl Consent {
 /// Where a worker who declined goes: Prolific's no-consent URL or code; on MTurk and for
 /// worker accounts nothing (the page tells an MTurk worker to return the HIT).
 pub fn declined_hand_back(platform: Option<Platform>, consent: &Consent) -> Option<HandBack> {
-    if platform != Some(Platform::Prolific)
-        || (consent.no_consent_code.is_empty() && consent.no_consent_url.is_empty())
-    {
-        return None;
-    }
-    Platform::Prolific.hand_back(
-        &consent.no_consent_url,
-        &consent.no_consent_code,
-        None,
-        None,
-    )
+    Platform::declined_hand_back(platform, &consent.no_consent_url, &consent.no_consent_code)
 }

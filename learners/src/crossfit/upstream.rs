@@ -159,10 +159,7 @@ fn partial_dir(out: &Path) -> PathBuf {
     let name = out
         .file_name()
         .map_or_else(|| "upstream".into(), |n| n.to_string_lossy().into_owned());
-    out.with_file_name(format!(
-        ".{name}.partial-{}",
-        crate::jobs::lease::worker_name()
-    ))
+    out.with_file_name(format!(".{name}.partial-{}", store::lease::worker_name()))
 }
 
 /// Learns upstream into a folder of this worker's beside `out` (model, tokenizer, then

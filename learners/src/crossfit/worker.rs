@@ -3,7 +3,6 @@
 //! while its progress is written to the job, its run stored as the job is marked done.
 
 use super::{golds, inputs, pairs, scored, TuneArgs};
-use crate::jobs::lease::Worker;
 use crate::seq2seq::text::Text;
 use crate::seq2seq::train::{decode_all, direct, Grid, Pair, Tried};
 use crate::seq2seq::Model;
@@ -17,6 +16,7 @@ use std::time::{Duration, Instant};
 use store::crossfit::jobs::SeedKind;
 use store::crossfit::{self as xf, jobs};
 use store::error::{Error, Result};
+use store::lease::Worker;
 
 /// One seed's data as token ids: training pairs (the first output of each line), and the
 /// development and test inputs with their gold outputs.
@@ -154,7 +154,7 @@ pub async fn run_held(
     pool: &AnyPool,
     held: &jobs::Held,
     device: crate::runtime::Device,
-    lost: &dyn Fn() -> bool,
+    lost: &(dyn Fn() -> bool + Send + Sync),
 ) -> Result<()> {
     let recipe: serde_json::Value =
         serde_json::from_str(&held.settings).map_err(Error::internal)?;
@@ -211,7 +211,7 @@ async fn learn_seed(
     pool: &AnyPool,
     held: &jobs::Held,
     how: &Learning<'_>,
-    lost: &dyn Fn() -> bool,
+    lost: &(dyn Fn() -> bool + Send + Sync),
 ) -> Result<(domain::crossfit::metrics::Score, f64, String)> {
     let (a, grid, metric) = (how.a, &how.grid, how.metric);
     let (task, seed) = (held.task.as_str(), held.seed);

@@ -99,4 +99,4 @@ pub async fn enqueue(
 }
 
 /// One worker's turn through a grid.
-pub type Worker = super::lease::Worker<store::machine::grid::GridKind>;
+pub type Worker = store::lease::Worker<store::machine::grid::GridKind>;

@@ -4,11 +4,9 @@
 
 pub mod grid;
 mod imported;
-pub mod lease;
 mod progress;
 mod prompted;
 mod runs;
-pub mod stop;
 mod tuned;
 
 pub use grid::GridRun;

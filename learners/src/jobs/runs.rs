@@ -390,7 +390,7 @@ async fn open_runs(
     pool: &AnyPool,
     task_id: TaskId,
     groups: &[(u32, u32)],
-    target: &dyn Fn(u32, u32) -> Target,
+    target: &(dyn Fn(u32, u32) -> Target + Sync),
     settings: &str,
     held: Option<&grid::Held>,
 ) -> Result<Opened> {

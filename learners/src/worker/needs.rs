@@ -2,7 +2,7 @@
 //! encoder, a device for candle and one for ONNX Runtime), checked once before the first claim:
 //! a worker takes only the kinds its machine can run, and says why it leaves the others.
 
-use super::JobKind;
+use super::Work;
 use crate::runtime::Device;
 
 /// One thing a kind of job may need of the machine.
@@ -27,19 +27,17 @@ impl Need {
     ];
 }
 
-impl JobKind {
+impl Work {
     /// What a job of this kind needs, in the order it would find out.
     pub fn needs(self) -> &'static [Need] {
         match self {
-            JobKind::FrozenBaseline => &[Need::OnnxRuntime, Need::OnnxDevice, Need::Encoder],
+            Work::FrozenBaseline => &[Need::OnnxRuntime, Need::OnnxDevice, Need::Encoder],
             // Trained with candle, then evaluated with ONNX Runtime.
-            JobKind::FineTuning => &[Need::CandleDevice, Need::OnnxRuntime, Need::OnnxDevice],
-            JobKind::Onnx => &[Need::OnnxRuntime, Need::OnnxDevice],
-            JobKind::Prompt | JobKind::Crossfit | JobKind::CrossfitUpstream => {
-                &[Need::CandleDevice]
-            }
+            Work::FineTuning => &[Need::CandleDevice, Need::OnnxRuntime, Need::OnnxDevice],
+            Work::Onnx => &[Need::OnnxRuntime, Need::OnnxDevice],
+            Work::Prompt | Work::Crossfit | Work::CrossfitUpstream => &[Need::CandleDevice],
             // The language model runs on its own server.
-            JobKind::InContext => &[],
+            Work::InContext => &[],
         }
     }
 }
@@ -55,13 +53,13 @@ pub struct Machine {
 /// The kinds a worker takes, and those it leaves with why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fit {
-    pub takes: Vec<JobKind>,
-    pub leaves: Vec<(JobKind, String)>,
+    pub takes: Vec<Work>,
+    pub leaves: Vec<(Work, String)>,
 }
 
 impl Machine {
     /// Checks every need on this machine for `device` (only those some kind of `kinds` has).
-    pub fn probe(device: Device, kinds: &[JobKind]) -> Machine {
+    pub fn probe(device: Device, kinds: &[Work]) -> Machine {
         let (mut unmet, mut runs_on) = (Vec::new(), Vec::new());
         for need in Need::ALL {
             if !kinds.iter().any(|k| k.needs().contains(&need)) {
@@ -100,7 +98,7 @@ impl Machine {
 
     /// Sorts `kinds` into those this machine runs and those it cannot (the first unmet need's
     /// words).
-    pub fn fit(&self, kinds: &[JobKind]) -> Fit {
+    pub fn fit(&self, kinds: &[Work]) -> Fit {
         let (mut takes, mut leaves) = (Vec::new(), Vec::new());
         for &kind in kinds {
             match kind.needs().iter().find_map(|&n| self.why(n)) {
@@ -113,7 +111,7 @@ impl Machine {
 
     /// In words, where the kinds of `kinds` run: candle's and ONNX Runtime's device, each with
     /// why, as the checks found them (for the worker's first line).
-    pub fn devices(&self, kinds: &[JobKind]) -> String {
+    pub fn devices(&self, kinds: &[Work]) -> String {
         let uses = |n: Need| kinds.iter().any(|k| k.needs().contains(&n));
         let said: Vec<String> = self
             .runs_on
@@ -143,21 +141,18 @@ mod tests {
             Need::OnnxRuntime,
             "ONNX Runtime was not found".into(),
         )]);
-        let fit = m.fit(&JobKind::ALL);
+        let fit = m.fit(&Work::ALL);
         assert_eq!(
             fit.takes,
             [
-                JobKind::Prompt,
-                JobKind::InContext,
-                JobKind::Crossfit,
-                JobKind::CrossfitUpstream
+                Work::Prompt,
+                Work::InContext,
+                Work::Crossfit,
+                Work::CrossfitUpstream
             ]
         );
-        let left: Vec<JobKind> = fit.leaves.iter().map(|(k, _)| *k).collect();
-        assert_eq!(
-            left,
-            [JobKind::FrozenBaseline, JobKind::FineTuning, JobKind::Onnx]
-        );
+        let left: Vec<Work> = fit.leaves.iter().map(|(k, _)| *k).collect();
+        assert_eq!(left, [Work::FrozenBaseline, Work::FineTuning, Work::Onnx]);
         assert!(fit
             .leaves
             .iter()
@@ -170,21 +165,21 @@ mod tests {
             (Need::CandleDevice, "no CUDA build".into()),
             (Need::Encoder, "no encoder".into()),
         ]);
-        let fit = m.fit(&[JobKind::FrozenBaseline, JobKind::FineTuning, JobKind::Onnx]);
-        assert_eq!(fit.takes, [JobKind::Onnx]);
+        let fit = m.fit(&[Work::FrozenBaseline, Work::FineTuning, Work::Onnx]);
+        assert_eq!(fit.takes, [Work::Onnx]);
         assert_eq!(
             fit.leaves,
             [
-                (JobKind::FrozenBaseline, "no encoder".to_string()),
-                (JobKind::FineTuning, "no CUDA build".to_string())
+                (Work::FrozenBaseline, "no encoder".to_string()),
+                (Work::FineTuning, "no CUDA build".to_string())
             ]
         );
         // Nothing unmet: every kind is taken; in-context learning needs nothing at all.
-        assert_eq!(Machine::default().fit(&JobKind::ALL).takes, JobKind::ALL);
+        assert_eq!(Machine::default().fit(&Work::ALL).takes, Work::ALL);
         let none = Machine::with_unmet(Need::ALL.map(|n| (n, "x".into())).to_vec());
-        assert_eq!(none.fit(&JobKind::ALL).takes, [JobKind::InContext]);
+        assert_eq!(none.fit(&Work::ALL).takes, [Work::InContext]);
         assert_eq!(
-            none.devices(&[JobKind::InContext]),
+            none.devices(&[Work::InContext]),
             "no model runs here (in-context learning calls its server)"
         );
     }

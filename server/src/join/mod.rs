@@ -12,93 +12,15 @@ use axum::extract::{ConnectInfo, Path, RawQuery};
 use axum::http::{header, Extensions, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use domain::ids::{StudyId, UserId};
-use domain::people::{validate_crowd_id, Role};
-use domain::platform::{took_part_message, validate_turk_submit_to, Platform, MTURK_PREVIEW};
+use domain::people::Role;
+use domain::platform::{took_part_message, LinkQuery};
 use domain::study::Refusal;
-use serde::Deserialize;
 use std::net::SocketAddr;
 use store::auth::{self, User};
 use store::study::{self, CrowdInfo, Presence, Study};
 
 pub(crate) mod pages;
 use pages::{preview_html, refusal_html, start_html};
-
-/// The crowd parameters of a study link: Prolific's, or MTurk's (absent or empty: none).
-#[derive(Default, Deserialize)]
-pub struct LinkQuery {
-    #[serde(rename = "PROLIFIC_PID")]
-    prolific_pid: Option<String>,
-    #[serde(rename = "STUDY_ID")]
-    study_id: Option<String>,
-    #[serde(rename = "SESSION_ID")]
-    session_id: Option<String>,
-    #[serde(rename = "workerId")]
-    worker_id: Option<String>,
-    #[serde(rename = "assignmentId")]
-    assignment_id: Option<String>,
-    #[serde(rename = "hitId")]
-    hit_id: Option<String>,
-    #[serde(rename = "turkSubmitTo")]
-    turk_submit_to: Option<String>,
-}
-
-/// A crowd id of the link, checked (see `validate_crowd_id`): ids end up in exports, where
-/// nothing but an id belongs.
-fn crowd_id(name: &str, v: &Option<String>) -> Result<Option<String>, AppError> {
-    match v.as_deref().filter(|v| !v.is_empty()) {
-        Some(v) => validate_crowd_id(name, v)
-            .map(|()| Some(v.to_string()))
-            .map_err(AppError::Invalid),
-        None => Ok(None),
-    }
-}
-
-impl LinkQuery {
-    /// The crowd worker the link names. Every id given must be a valid crowd id.
-    pub fn crowd_info(&self) -> Result<Option<CrowdInfo>, AppError> {
-        if let Some(pid) = crowd_id("PROLIFIC_PID", &self.prolific_pid)? {
-            return Ok(Some(CrowdInfo {
-                platform: Some(Platform::Prolific),
-                worker: Some(pid),
-                study: crowd_id("STUDY_ID", &self.study_id)?,
-                session: crowd_id("SESSION_ID", &self.session_id)?,
-                assignment: None,
-                submit_to: None,
-                earlier_assignments: Vec::new(),
-                presented: Vec::new(),
-            }));
-        }
-        // MTurk previews a HIT with assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE and no workerId.
-        let Some(w) = crowd_id("workerId", &self.worker_id)? else {
-            return Ok(None);
-        };
-        let submit_to = match self.turk_submit_to.as_deref().filter(|v| !v.is_empty()) {
-            Some(host) => Some(
-                validate_turk_submit_to(host)
-                    .map(|()| host.trim_end_matches('/').to_string())
-                    .map_err(AppError::Invalid)?,
-            ),
-            None => None,
-        };
-        Ok(Some(CrowdInfo {
-            platform: Some(Platform::Mturk),
-            worker: Some(w),
-            study: crowd_id("hitId", &self.hit_id)?,
-            session: None,
-            assignment: crowd_id("assignmentId", &self.assignment_id)?,
-            submit_to,
-            earlier_assignments: Vec::new(),
-            presented: Vec::new(),
-        }))
-    }
-
-    /// Whether MTurk shows the HIT as a preview: it sends
-    /// `assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE` until the worker accepts the HIT. A preview
-    /// shows the task and takes nothing.
-    pub fn is_preview(&self) -> bool {
-        self.assignment_id.as_deref() == Some(MTURK_PREVIEW)
-    }
-}
 
 /// What a link leads to before anything is written: the study (404 when missing), the crowd
 /// worker it names (400 when malformed), and whether that worker may enter (a closed study
@@ -108,11 +30,11 @@ async fn check_link(
     study_id: StudyId,
     q: &LinkQuery,
 ) -> Result<(Study, Option<(CrowdInfo, Option<UserId>)>), AppError> {
-    let crowd = q.crowd_info()?;
+    let crowd = q.crowd_info().map_err(AppError::Invalid)?;
     let s = study::load(&state.pool, study_id).await?;
     let crowd = match crowd {
         Some(c) => {
-            let (platform, worker) = c.identity()?;
+            let (platform, worker) = c.identity().map_err(AppError::Invalid)?;
             let known = auth::known_crowd_worker(&state.pool, platform, worker).await?;
             if !s.config.open && known.is_none() {
                 return Err(AppError::Refused(Refusal::Closed.to_string()));
@@ -284,7 +206,7 @@ pub async fn join(
                 }
             }
             Some((c, Some(_))) => {
-                let (platform, worker) = c.identity()?;
+                let (platform, worker) = c.identity().map_err(AppError::Invalid)?;
                 let user = auth::crowd_worker(pool, platform, worker).await?;
                 match study::enter(&state.writer, &s, user.id, Some(c), now).await {
                     Ok((_, Presence::Ended { finished })) => {

@@ -5,97 +5,10 @@ use crate::catalog::{corrupt, FamilyColumns, TaskRow, TASK_COLUMNS};
 use crate::error::Error;
 use domain::ids::{ConfigId, StudyId, TaskId, UserId};
 use domain::place::PlaceStatus;
-use domain::platform::{Outcome, Platform, Presented, PRESENTED_MAX};
+pub use domain::platform::CrowdInfo;
 use domain::study::StudyConfig;
 use domain::task::{Family, TaskSpec};
-use serde::{Deserialize, Serialize};
 use sqlx::AnyPool;
-
-/// What a crowd link said about the arrival, kept with the assignment.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct CrowdInfo {
-    pub platform: Option<Platform>,
-    pub worker: Option<String>,
-    pub study: Option<String>,
-    pub session: Option<String>,
-    pub assignment: Option<String>,
-    /// MTurk's `turkSubmitTo` (one of `crowd::MTURK_HOSTS`), where the end page posts the HIT.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub submit_to: Option<String>,
-    /// Places kept before ids were dated: the MTurk assignments the worker came with before
-    /// the one in hand, oldest first (read, never written: `presented` says it now).
-    #[serde(default, skip_serializing)]
-    pub earlier_assignments: Vec<String>,
-    /// Every assignment (MTurk) or session (Prolific) id the worker's links presented for this
-    /// place, oldest first, with what became of it (at most `PRESENTED_MAX`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub presented: Vec<Presented>,
-}
-
-impl CrowdInfo {
-    /// The id a link presents for the place: MTurk's assignment, Prolific's session.
-    pub fn presented_id(&self) -> Option<&str> {
-        match self.platform? {
-            Platform::Mturk => self.assignment.as_deref(),
-            Platform::Prolific => self.session.as_deref(),
-        }
-    }
-
-    /// Every id presented for the place with what became of it; for places kept before ids were
-    /// dated, the ones the record holds (the earlier assignments replaced, the last in hand).
-    pub fn presentations(&self) -> Vec<Presented> {
-        if !self.presented.is_empty() {
-            return self.presented.clone();
-        }
-        let undated = |id: &String, outcome| Presented {
-            id: id.clone(),
-            at: None,
-            outcome,
-        };
-        self.earlier_assignments
-            .iter()
-            .map(|id| undated(id, Outcome::Replaced))
-            .chain(
-                self.presented_id()
-                    .map(|id| undated(&id.to_string(), Outcome::InHand)),
-            )
-            .collect()
-    }
-
-    /// Records `id`, presented at `at`, as `outcome`; the one in hand before it is replaced
-    /// when the new one is in hand. Returns false when the record is full.
-    fn present(&mut self, id: &str, at: i64, outcome: Outcome) -> bool {
-        let mut all = self.presentations();
-        // An id presented again is listed once, as it stands now.
-        all.retain(|p| p.id != id);
-        if all.len() >= PRESENTED_MAX {
-            return false;
-        }
-        if outcome == Outcome::InHand {
-            for p in all.iter_mut().filter(|p| p.outcome == Outcome::InHand) {
-                p.outcome = Outcome::Replaced;
-            }
-        }
-        all.push(Presented {
-            id: id.to_string(),
-            at: Some(at),
-            outcome,
-        });
-        self.presented = all;
-        self.earlier_assignments.clear();
-        true
-    }
-
-    /// The platform and worker id of a crowd arrival (every crowd link sets both).
-    pub fn identity(&self) -> Result<(Platform, &str), Error> {
-        match (self.platform, self.worker.as_deref()) {
-            (Some(p), Some(w)) => Ok((p, w)),
-            _ => Err(Error::Invalid(
-                "a crowd arrival names its platform and worker id".into(),
-            )),
-        }
-    }
-}
 
 /// A study with its task and the configuration in force.
 #[derive(Clone)]

@@ -207,11 +207,8 @@ pub async fn enter_new(
     crowd: &CrowdInfo,
     now: i64,
 ) -> Result<(User, String), Error> {
-    let (platform, worker) = crowd.identity()?;
-    let locks = [
-        Lock::Study(study.id),
-        Lock::CrowdId(platform.as_str(), worker),
-    ];
+    let (platform, worker) = crowd.identity().map_err(Error::Invalid)?;
+    let locks = [Lock::Study(study.id), Lock::CrowdId(platform, worker)];
     let (study, crowd) = (study.clone(), crowd.clone());
     let (p, w) = (platform, worker.to_string());
     writer

@@ -146,7 +146,10 @@ fn WorkerView(
         WorkerStep::Declined(d) => EitherOf6::F(declined_view(d)),
         WorkerStep::Abandoned => EitherOf6::C(view! {
             <p class="error step-heading" role="alert" tabindex="-1">
-                "Your place in this study was released after a long time without activity. The answers you gave are kept. Please return the study on your crowd platform (Prolific: \"Return submission\"; MTurk: \"Return HIT\"). Thank you."
+                {format!(
+                    "Your place in this study was released after a long time without activity. The answers you gave are kept. {}. Thank you.",
+                    domain::platform::RETURN_ON_ANY,
+                )}
             </p>
         }),
     };

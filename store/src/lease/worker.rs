@@ -1,15 +1,15 @@
-//! Jobs shared by worker processes on many machines (`store::lease`): a worker claims the
-//! next one under a lease it renews every quarter of the lease, and stores a job only while it
-//! still holds it; every kind of job (`store::lease::JobKind`: the CLUES grids, CrossFit's
-//! seeds and upstream learning) shares this one worker.
+//! A worker's hold on the queue's jobs: it claims the next one under a lease it renews every
+//! quarter of the lease, and stores a job only while it still holds it; every kind of job
+//! ([`JobKind`]: the CLUES grids, CrossFit's seeds and upstream learning, the crowd platforms'
+//! calls) shares this one worker.
 
 use super::stop::{handed_back, stopped_waiting, Stop};
+use super::{fail, lost_why, renew, Clock, Held, JobKind, Lease};
+use crate::error::{Error, Result};
 use sqlx::AnyPool;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use store::error::{Error, Result};
-use store::lease::{self, fail, lost_why, renew, Clock, Held, JobKind, Lease};
 
 /// This worker process, as other workers and the machines page see it: host and process id.
 pub fn worker_name() -> String {
@@ -78,6 +78,8 @@ pub struct Worker<Q: JobKind> {
     beat: Option<Heartbeat>,
     /// The signals that hand the held job back and end the command ([`Self::on_signals`]).
     stop: Option<Stop>,
+    /// The clock its leases are taken and renewed by ([`Self::with_clock`]).
+    clock: Clock,
     queue: std::marker::PhantomData<Q>,
 }
 
@@ -91,7 +93,15 @@ impl<Q: JobKind> Worker<Q> {
             name: worker_name(),
             beat: None,
             stop: None,
+            clock: Clock::System,
         }
+    }
+
+    /// The same worker on `clock` (a test's, which moves only when told): its claims, the
+    /// leases' ends and their renewals are read from it.
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// A command's worker (`baseline --finetune`, `eval --plan`, `crossfit learn`): from now
@@ -153,7 +163,7 @@ impl<Q: JobKind> Worker<Q> {
             if let Some(held) = self.claim().await? {
                 return Ok(Some(held));
             }
-            if lease::unfinished::<Q>(&self.pool, &self.jobs).await?.0 == 0 {
+            if super::unfinished::<Q>(&self.pool, &self.jobs).await?.0 == 0 {
                 return Ok(None);
             }
             // Other workers hold the rest: wait until they finish or a lease runs out.
@@ -164,8 +174,8 @@ impl<Q: JobKind> Worker<Q> {
     /// One try at a claim: a job this worker now holds, its lease renewed until it is settled,
     /// or `None` when no job is claimable now.
     pub async fn claim(&mut self) -> Result<Option<Held<Q::Key>>> {
-        let terms = (self.lease, &Clock::System);
-        let Some(held) = lease::claim::<Q>(&self.pool, &self.jobs, &self.name, terms).await? else {
+        let terms = (self.lease, &self.clock);
+        let Some(held) = super::claim::<Q>(&self.pool, &self.jobs, &self.name, terms).await? else {
             return Ok(None);
         };
         if let Some(lost) = &held.lease.took_over_from {
@@ -178,6 +188,11 @@ impl<Q: JobKind> Worker<Q> {
         Ok(Some(held))
     }
 
+    /// The pool it claims through.
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
     /// The jobs this worker claims from, from now on.
     pub fn set_jobs(&mut self, jobs: Vec<i64>) {
         self.jobs = jobs;
@@ -187,7 +202,7 @@ impl<Q: JobKind> Worker<Q> {
     /// stop. `false` when the job was no longer this worker's.
     pub async fn release(&mut self, held: &Held<Q::Key>, why: &str) -> Result<bool> {
         self.beat = None;
-        lease::release::<Q>(&self.pool, held, why).await
+        super::release::<Q>(&self.pool, held, why).await
     }
 
     /// Ends the held job's turn: its result, or `None` when the lease was lost (to another
@@ -223,6 +238,6 @@ impl<Q: JobKind> Worker<Q> {
 
     /// The jobs not finished yet and their shots (for an estimate of the time left).
     pub async fn left(&self) -> Result<(i64, i64)> {
-        lease::unfinished::<Q>(&self.pool, &self.jobs).await
+        super::unfinished::<Q>(&self.pool, &self.jobs).await
     }
 }

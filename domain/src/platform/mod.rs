@@ -2,10 +2,14 @@
 //! link a study publishes, the sites that frame it, how a finished or declining worker is
 //! handed back, and what a worker is told to do to give a place back. Pure and IO-free.
 
+pub use arrival::{CrowdInfo, LinkQuery};
+
 use crate::crowd::{is_worker_page, url_encode, HandBack};
 use crate::ids::StudyId;
 use crate::named::named_enum;
 use serde::{Deserialize, Serialize};
+
+mod arrival;
 
 named_enum! {
     /// A crowd platform, stored by name with an arrival (`crowd_ids.platform`, the session's
@@ -67,6 +71,10 @@ pub fn frame_policy(path: &str, extra_ancestors: &[String]) -> String {
     }
     policy
 }
+
+/// What a worker whose platform is not known is asked, so that the platform does not count
+/// them: every platform's way (the test below keeps it to `Platform::return_button`).
+pub const RETURN_ON_ANY: &str = "Please return the study on your crowd platform (Prolific: \"Return submission\"; MTurk: \"Return HIT\")";
 
 /// What a worker who declined consent is told first, whatever their platform.
 const DECLINED: &str = "You did not consent, so nothing was recorded but your refusal.";
@@ -141,6 +149,30 @@ impl Platform {
         match self {
             Platform::Prolific => "return the study on Prolific (\"Return submission\")",
             Platform::Mturk => "return the HIT on MTurk (the \"Return\" button)",
+        }
+    }
+
+    /// The button a worker gives their place back with on the platform.
+    pub fn return_button(self) -> &'static str {
+        match self {
+            Platform::Prolific => "Return submission",
+            Platform::Mturk => "Return HIT",
+        }
+    }
+
+    /// Where a worker who declined consent is sent back to: Prolific's no-consent URL or code
+    /// (`url` empty: Prolific's own completion URL; both empty: nowhere); on MTurk and for
+    /// worker accounts nowhere (the page tells an MTurk worker to return the HIT).
+    pub fn declined_hand_back(
+        platform: Option<Platform>,
+        url: &str,
+        code: &str,
+    ) -> Option<HandBack> {
+        match platform {
+            Some(p @ Platform::Prolific) if !(code.is_empty() && url.is_empty()) => {
+                p.hand_back(url, code, None, None)
+            }
+            Some(Platform::Prolific | Platform::Mturk) | None => None,
         }
     }
 
@@ -305,5 +337,10 @@ mod tests {
         let declined = Platform::declined_message(Some(Platform::Mturk), false);
         assert!(declined.contains("the \"Return\" button"), "{declined}");
         assert!(Platform::declined_message(None, false).ends_with("You may close this page."));
+        let every: Vec<String> = Platform::ALL
+            .iter()
+            .map(|p| format!("{}: \"{}\"", p.name(), p.return_button()))
+            .collect();
+        assert!(RETURN_ON_ANY.ends_with(&format!("({})", every.join("; "))));
     }
 }

@@ -16,7 +16,9 @@
 //! all, on SQLite as on PostgreSQL, through the same pool as everything else.
 //!
 //! Time is read from a [`Clock`] (`store::clock`): the system's, or a test's that moves only
-//! when told.
+//! when told. A process holds its jobs through a [`Worker`] (`worker`: the lease renewed while
+//! it runs, the signals that hand it back, `stop`), and runs them through the lanes of
+//! [`lanes::serve`], one [`lanes::Runner`] per kind.
 
 use crate::db::Backend;
 use crate::error::{Error, Result};
@@ -28,6 +30,11 @@ use std::time::Duration;
 
 pub use crate::clock::Clock;
 pub use domain::wire::queue::Queue;
+pub use worker::{worker_name, Heartbeat, Worker};
+
+pub mod lanes;
+pub mod stop;
+mod worker;
 
 /// A kind of job: its queue, what a holder reads of its key table, what leaving a job does to
 /// the kind's own rows, how its unfinished jobs weigh, and how the machines page sums it up.
@@ -38,7 +45,7 @@ pub trait JobKind {
     /// The kind's key table (its id is the job's), as the statements below name it.
     const TABLE: &'static str;
     /// What a holder reads of its job: a row of `KEY_SQL` (`$1` the job).
-    type Key: for<'r> sqlx::FromRow<'r, AnyRow> + Send + Unpin;
+    type Key: for<'r> sqlx::FromRow<'r, AnyRow> + Send + Sync + Unpin;
     const KEY_SQL: &'static str;
     /// Run in the same transaction when a claim takes a job over, its worker hands it back or
     /// someone cancels it (`$1` why, `$2` now in unix ms, `$3` the job); `None`: the kind keeps

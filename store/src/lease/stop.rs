@@ -1,7 +1,7 @@
 //! The signals that stop a process running jobs (Ctrl-C, SIGTERM from `kill`, systemd or
 //! Slurm): a worker or a grid command hands the job it holds back to the queue, and says so.
 
-use store::error::{Error, Result};
+use crate::error::{Error, Result};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
 /// The signals listened for from the start of a process's jobs (none is missed between waits).
@@ -43,7 +43,7 @@ pub fn stopped_waiting(worker: &str, signal: &str) -> String {
 }
 
 /// What a worker says as it hands `job` back on `signal` (`released`: it still held the job).
-pub(crate) fn handed_back(worker: &str, signal: &str, job: &str, released: bool) -> String {
+pub fn handed_back(worker: &str, signal: &str, job: &str, released: bool) -> String {
     if released {
         format!("worker {worker} was stopped ({signal}) and handed {job} back to the queue")
     } else {
