@@ -36,6 +36,9 @@ mod tests {
     use crate::export_file::ExportFile;
     use crate::people::Role;
     use crate::place::{Phase, PlaceStatus};
+    use crate::platform::draft::Device;
+    use crate::platform::ledger::{Action, ActionState, RemoteStatus};
+    use crate::platform::plan::{Decision, Rule};
     use crate::platform::Platform;
     use crate::run::{JobStatus, RunStatus, SystemKind};
     use crate::task::{Family, NoAnswer};
@@ -71,6 +74,12 @@ mod tests {
         round_trip(ExportFile::ALL, ExportFile::as_str, ExportFile::parse);
         round_trip(Queue::ALL, Queue::as_str, Queue::parse);
         round_trip(LearnerKind::ALL, LearnerKind::as_str, LearnerKind::parse);
+        round_trip(Action::ALL, Action::as_str, Action::parse);
+        round_trip(ActionState::ALL, ActionState::as_str, ActionState::parse);
+        round_trip(RemoteStatus::ALL, RemoteStatus::as_str, RemoteStatus::parse);
+        round_trip(Decision::ALL, Decision::as_str, Decision::parse);
+        round_trip(Rule::ALL, Rule::as_str, Rule::parse);
+        round_trip(Device::ALL, Device::as_str, Device::parse);
     }
 
     #[test]
@@ -86,6 +95,11 @@ mod tests {
         assert_eq!(JobStatus::Claimed.as_str(), "claimed");
         // `jobs.kind`, which the queues' key tables' jobs carry.
         assert_eq!(Queue::Upstream.as_str(), "upstream");
+        assert_eq!(Queue::Platform.as_str(), "platform");
+        // The platform tables' CHECKs (migration 22).
+        assert_eq!(ActionState::Refused.as_str(), "refused");
+        assert_eq!(RemoteStatus::TimedOut.as_str(), "timed_out");
+        assert_eq!(Decision::Reject.as_str(), "reject");
         // Stored in crowd_ids, consent_refusals and every session's crowd record.
         assert_eq!(Platform::Prolific.as_str(), "prolific");
         assert_eq!(Platform::Mturk.as_str(), "mturk");

@@ -14,6 +14,7 @@ pub mod heavy;
 pub mod lease;
 pub mod machine;
 pub mod pay;
+pub mod platform;
 pub mod queues;
 pub mod report;
 pub mod rows;

@@ -5,7 +5,7 @@ use crate::annotations::CrowdIds;
 use crate::error::Error;
 use crate::export::{csv_of, iso_utc};
 use crate::report::Loaded;
-use domain::ids::StudyId;
+use domain::ids::{AssignmentId, StudyId};
 use domain::place::PlaceStatus;
 use domain::report::draw::text::money;
 use domain::report::Report;
@@ -14,6 +14,9 @@ use serde::Serialize;
 /// One worker's line of the pay sheet.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PayRow {
+    /// The place (not a column of the sheet: its workers are named by `worker`).
+    #[serde(skip)]
+    pub assignment: AssignmentId,
     pub worker: String,
     #[serde(flatten)]
     pub crowd: CrowdIds,
@@ -32,6 +35,12 @@ pub struct PayRow {
     /// Every assignment (MTurk) or session (Prolific) id the worker's links presented, with
     /// what became of it: the one handed back with this work, and any told to return.
     pub presented_ids: String,
+    /// Attention checks answered and passed, and whether more failed than the study allows
+    /// (the report's exclusion a rejection may follow): for the platforms' plan, not the sheet.
+    #[serde(skip)]
+    pub attention: (usize, usize),
+    #[serde(skip)]
+    pub failed_attention: bool,
     /// The worker's authenticity level and its reasons: shown, never deducted (the
     /// researcher decides).
     pub authenticity: String,
@@ -72,6 +81,7 @@ pub fn pay_rows(l: &Loaded, r: &Report) -> Vec<PayRow> {
             let info = l.assignments.get(&a.assignment)?;
             let study = l.study(a.study)?;
             Some(PayRow {
+                assignment: a.assignment,
                 worker: a.worker.clone(),
                 crowd: info.crowd.clone(),
                 study_id: a.study,
@@ -88,6 +98,8 @@ pub fn pay_rows(l: &Loaded, r: &Report) -> Vec<PayRow> {
                 pay: money(a.pay_cents),
                 completion_code: study.config.completion_code.clone(),
                 presented_ids: presented_ids(&info.presented),
+                attention: (a.attention_answered, a.attention_passed),
+                failed_attention: a.failed_attention,
                 authenticity: a
                     .authenticity
                     .as_ref()

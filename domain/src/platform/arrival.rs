@@ -104,10 +104,8 @@ pub struct CrowdInfo {
 impl CrowdInfo {
     /// The id a link presents for the place: MTurk's assignment, Prolific's session.
     pub fn presented_id(&self) -> Option<&str> {
-        match self.platform? {
-            Platform::Mturk => self.assignment.as_deref(),
-            Platform::Prolific => self.session.as_deref(),
-        }
+        self.platform?
+            .paid_id(self.session.as_deref(), self.assignment.as_deref())
     }
 
     /// Every id presented for the place with what became of it; for places kept before ids were

@@ -1,6 +1,9 @@
 //! The crowd platforms workers arrive from, one type for all that differs between them: the
-//! link a study publishes, the sites that frame it, how a finished or declining worker is
-//! handed back, and what a worker is told to do to give a place back. Pure and IO-free.
+//! link a study publishes and what an arrival through it says (`arrival`), the sites that
+//! frame it, how a finished or declining worker is handed back, what a worker is told to do
+//! to give a place back; and running a study there: the draft a study is published as
+//! (`draft`), what payments cost (`fees`), the calls and their keys (`ledger`), keeping in
+//! step (`sync`), and decisions and pay (`plan`). Pure and IO-free.
 
 pub use arrival::{CrowdInfo, LinkQuery};
 
@@ -10,6 +13,11 @@ use crate::named::named_enum;
 use serde::{Deserialize, Serialize};
 
 mod arrival;
+pub mod draft;
+pub mod fees;
+pub mod ledger;
+pub mod plan;
+pub mod sync;
 
 named_enum! {
     /// A crowd platform, stored by name with an arrival (`crowd_ids.platform`, the session's
@@ -95,6 +103,15 @@ impl Platform {
         match self {
             Platform::Prolific => format!("/join/{study}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}&SESSION_ID={{{{%SESSION_ID%}}}}"),
             Platform::Mturk => format!("/join/{study}"),
+        }
+    }
+
+    /// Of a place's ids, the one the platform pays the work under: Prolific's session
+    /// (submission), MTurk's assignment.
+    pub fn paid_id<'a>(self, session: Option<&'a str>, assignment: Option<&'a str>) -> Option<&'a str> {
+        match self {
+            Platform::Prolific => session,
+            Platform::Mturk => assignment,
         }
     }
 

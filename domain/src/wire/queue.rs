@@ -195,6 +195,8 @@ named_enum! {
         Crossfit = "crossfit",
         /// CrossFit's upstream learning (`upstream_jobs`).
         Upstream = "upstream",
+        /// The crowd platforms' calls (`platform_actions`, the ledger).
+        Platform = "platform",
     }
 }
 

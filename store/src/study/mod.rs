@@ -101,7 +101,7 @@ pub use consent::consent;
 pub use items::StoredSpan;
 pub use page_answers::questionnaire;
 pub use page_rows::{page_rows, CheckRow, ConsentRow, PageRows, QuestionnaireRow};
-pub use places::{enter, enter_new, has_free_place, present, Presence};
+pub use places::{enter, enter_new, has_free_place, present, release, Presence};
 pub use plan::{frozen_plans, StoredPlan};
 pub use submit::{acknowledge, submit, Sent};
 pub use synthetic::fill;

@@ -1,0 +1,477 @@
+//! The ledger of platform calls: each call a row of `platform_actions` and a job of the
+//! `platform` queue with the same id. A plan's calls are written together, as intents with
+//! their idempotency keys, in one transaction that keeps them within the budget; a worker
+//! marks a call sent before it sends it, and stores the platform's answer with the job marked
+//! done and what the answer changes ([`Effect`]) in one transaction, so a call is never lost
+//! and never stored twice.
+
+use super::Publication;
+use crate::error::{Error, Result};
+use crate::lease::{self, Clock, Held, JobKind, Lease, Queue};
+use crate::tx::Lock;
+use domain::ids::{StudyId, TaskId, UserId};
+use domain::platform::ledger::{key, Action, ActionState, RemoteStatus};
+use domain::platform::plan::{within_budget, Call};
+use domain::platform::Platform;
+use sqlx::{AnyConnection, AnyPool};
+
+/// The platform calls as a kind of job.
+pub struct PlatformKind;
+
+/// What a worker reads of a held call.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct ActionKey {
+    pub study_id: StudyId,
+    pub platform: Platform,
+    pub sandbox: i64,
+    pub action: Action,
+    pub idem_key: String,
+    pub target: Option<String>,
+    pub amount_cents: i64,
+    pub request_json: String,
+    pub state: ActionState,
+    pub remote_ref: Option<String>,
+    pub tries: i64,
+}
+
+impl ActionKey {
+    /// The call as it was planned.
+    pub fn call(&self) -> Result<Call> {
+        serde_json::from_str(&self.request_json)
+            .map_err(|e| crate::catalog::corrupt("platform call", e))
+    }
+}
+
+impl JobKind for PlatformKind {
+    const QUEUE: Queue = Queue::Platform;
+    const TABLE: &'static str = "platform_actions";
+    type Key = ActionKey;
+    const KEY_SQL: &'static str = "SELECT study_id, platform, sandbox, action, idem_key, target,
+        amount_cents, request_json, state, remote_ref, tries FROM platform_actions WHERE id = $1";
+    const ON_LEAVE: Option<&'static str> = None;
+    const WEIGHT: &'static str = "1";
+    const OWNER: &'static str = "k.action";
+    fn name(job: i64, key: &ActionKey) -> String {
+        format!(
+            "{} call {job} ({} {}) of study {}",
+            key.platform.name(),
+            key.action.as_str(),
+            key.target.as_deref().unwrap_or_default(),
+            key.study_id
+        )
+    }
+}
+
+/// A held call.
+pub type HeldCall = Held<ActionKey>;
+
+/// A call to write, with what it may spend (fees included).
+#[derive(Clone, Debug)]
+pub struct Intent {
+    pub call: Call,
+    pub amount_cents: i64,
+}
+
+/// What is committed of a publication's budget: the calls written and not refused.
+pub(super) async fn committed(tx: &mut AnyConnection, study: StudyId) -> Result<i64> {
+    Ok(sqlx::query_scalar(
+        "SELECT CAST(COALESCE(SUM(amount_cents), 0) AS BIGINT) FROM platform_actions
+         WHERE study_id = $1 AND state != 'refused'",
+    )
+    .bind(study)
+    .fetch_one(&mut *tx)
+    .await?)
+}
+
+/// Writes `intents` for `p` in one transaction, each once (a call whose key is written
+/// already is left as it is), within the budget; with `publish`, the publication is marked
+/// published in the same transaction. The ids of the calls written now.
+pub async fn write(
+    pool: &AnyPool,
+    p: &Publication,
+    intents: &[Intent],
+    (by, clock): (Option<UserId>, &Clock),
+    publish: bool,
+) -> Result<Vec<i64>> {
+    let study = p.study;
+    let mut tx = crate::tx::begin_write(pool, &[Lock::Study(study)]).await?;
+    let result = async {
+        let now = clock.now_ms();
+        let mut fresh = Vec::new();
+        for i in intents {
+            let target = i.call.target(&study.to_string());
+            let k = key(i.call.action(), &p.draft.nonce, &target);
+            let known: Option<i64> =
+                sqlx::query_scalar("SELECT id FROM platform_actions WHERE idem_key = $1")
+                    .bind(&k)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            if known.is_none() {
+                fresh.push((i, target, k));
+            }
+        }
+        let more: i64 = fresh.iter().map(|(i, ..)| i.amount_cents).sum();
+        let budget: i64 =
+            sqlx::query_scalar("SELECT budget_cents FROM platform_studies WHERE study_id = $1")
+                .bind(study)
+                .fetch_one(&mut *tx)
+                .await?;
+        within_budget(budget, committed(&mut tx, study).await?, more, "these calls")
+            .map_err(Error::Refused)?;
+        let mut ids = Vec::new();
+        for (i, target, k) in fresh {
+            let id = lease::add(&mut tx, Queue::Platform, None, clock).await?;
+            let request = serde_json::to_string(&i.call).map_err(Error::internal)?;
+            sqlx::query(
+                "INSERT INTO platform_actions (id, study_id, platform, sandbox, action, idem_key,
+                    target, amount_cents, request_json, state, next_try_at, created_by, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'intent', $10, $11, $10)",
+            )
+            .bind(id)
+            .bind(study)
+            .bind(p.platform())
+            .bind(i64::from(p.draft.sandbox))
+            .bind(i.call.action())
+            .bind(&k)
+            .bind(&target)
+            .bind(i.amount_cents)
+            .bind(&request)
+            .bind(now)
+            .bind(by)
+            .execute(&mut *tx)
+            .await?;
+            ids.push(id);
+        }
+        if publish {
+            sqlx::query(
+                "UPDATE platform_studies SET status = 'published', published_at = $1
+                 WHERE study_id = $2 AND status = 'draft'",
+            )
+            .bind(now)
+            .bind(study)
+            .execute(&mut *tx)
+            .await?;
+        }
+        Ok(ids)
+    }
+    .await;
+    crate::tx::finish(tx, result).await
+}
+
+/// The calls a worker may claim now (queued, or held under a lease that may run out) on the
+/// platforms and sites it has accounts for, whose wait after a passing fault is over.
+pub async fn runnable(pool: &AnyPool, sites: &[(Platform, bool)], now: i64) -> Result<Vec<i64>> {
+    let rows: Vec<(i64, Platform, i64)> = sqlx::query_as(
+        "SELECT a.id, a.platform, a.sandbox FROM platform_actions a JOIN jobs j ON j.id = a.id
+         WHERE j.status IN ('queued', 'claimed') AND a.next_try_at <= $1 ORDER BY a.id",
+    )
+    .bind(now)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .filter(|(_, p, s)| sites.contains(&(*p, *s != 0)))
+        .map(|(id, ..)| id)
+        .collect())
+}
+
+/// Marks a held call sent, before it is sent: from now on a retry treats its answer as
+/// possibly lost. Refused where the worker no longer holds it.
+pub async fn mark_sent(pool: &AnyPool, held: &HeldCall) -> Result<()> {
+    let lease = &held.lease;
+    let marked = sqlx::query(
+        "UPDATE platform_actions SET state = 'sent', tries = tries + 1, sent_at = $1
+         WHERE id = $2 AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = $2 AND j.worker = $3 AND j.status = 'claimed')",
+    )
+    .bind(lease.clock.now_ms())
+    .bind(lease.job)
+    .bind(&lease.worker)
+    .execute(pool)
+    .await?;
+    if marked.rows_affected() == 0 {
+        return Err(lost(lease));
+    }
+    Ok(())
+}
+
+fn lost(lease: &Lease) -> Error {
+    Error::LeaseLost(format!(
+        "this worker ({}) no longer holds platform call {}; nothing was sent",
+        lease.worker, lease.job
+    ))
+}
+
+/// Keeps a step's id between two calls (Prolific's bulk bonus, made before it is paid).
+pub async fn set_ref(pool: &AnyPool, held: &HeldCall, remote_ref: &str) -> Result<()> {
+    sqlx::query("UPDATE platform_actions SET remote_ref = $1 WHERE id = $2")
+        .bind(remote_ref)
+        .bind(held.lease.job)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+/// Puts a held call off after a passing fault: kept with `why`, not claimed again before
+/// `wait` has passed (the worker then hands the job back).
+pub async fn put_off(pool: &AnyPool, held: &HeldCall, why: &str, wait_ms: i64) -> Result<()> {
+    sqlx::query("UPDATE platform_actions SET answer_json = $1, next_try_at = $2 WHERE id = $3")
+        .bind(serde_json::json!({ "passing_fault": why }).to_string())
+        .bind(held.lease.clock.now_ms() + wait_ms)
+        .bind(held.lease.job)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+/// What a platform's answer changes beside the ledger, stored in the same transaction.
+#[derive(Clone, Debug)]
+pub enum Effect {
+    Nothing,
+    /// The task's list of workers was made.
+    Group {
+        task: TaskId,
+        remote_id: String,
+    },
+    /// The publication was created on the platform.
+    Created {
+        remote_id: String,
+        remote_group: Option<String>,
+    },
+    /// The platform was asked for places to this total.
+    Places { total: u32 },
+    /// A decision was carried out: the submission's status as the platform now has it.
+    Decided {
+        remote_id: String,
+        status: RemoteStatus,
+    },
+    /// The submissions were read back (see `remote::store`).
+    Synced(Vec<super::remote::Remote>),
+}
+
+/// Stores a held call's platform answer and what it changes, with the job marked done, in
+/// one transaction, only while the worker still holds it.
+pub async fn finish(
+    pool: &AnyPool,
+    held: &HeldCall,
+    answer: &serde_json::Value,
+    effect: Effect,
+) -> Result<()> {
+    let lease = &held.lease;
+    let now = lease.clock.now_ms();
+    let mut tx = crate::tx::begin_write(pool, &[Lock::Study(held.study_id)]).await?;
+    let result = async {
+        let what = PlatformKind::name(lease.job, &held.key);
+        lease::complete(&mut tx, lease, &what).await?;
+        sqlx::query(
+            "UPDATE platform_actions SET state = 'done', answer_json = $1, answered_at = $2 WHERE id = $3",
+        )
+        .bind(answer.to_string())
+        .bind(now)
+        .bind(lease.job)
+        .execute(&mut *tx)
+        .await?;
+        apply(&mut tx, held, effect, now).await
+    }
+    .await;
+    crate::tx::finish(tx, result).await
+}
+
+/// Stores a platform's refusal of a held call (nothing was done for it); the worker then
+/// marks the job failed with the refusal's words, and the researcher may send it again.
+pub async fn refuse(pool: &AnyPool, held: &HeldCall, answer: &serde_json::Value) -> Result<()> {
+    let lease = &held.lease;
+    let refused = sqlx::query(
+        "UPDATE platform_actions SET state = 'refused', answer_json = $1, answered_at = $2
+         WHERE id = $3 AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = $3 AND j.worker = $4 AND j.status = 'claimed')",
+    )
+    .bind(answer.to_string())
+    .bind(lease.clock.now_ms())
+    .bind(lease.job)
+    .bind(&lease.worker)
+    .execute(pool)
+    .await?;
+    if refused.rows_affected() == 0 {
+        return Err(lost(lease));
+    }
+    Ok(())
+}
+
+async fn apply(tx: &mut AnyConnection, held: &HeldCall, effect: Effect, now: i64) -> Result<()> {
+    let study = held.study_id;
+    match effect {
+        Effect::Nothing => {}
+        Effect::Group { task, remote_id } => {
+            sqlx::query(
+                "INSERT INTO platform_groups (task_id, platform, sandbox, remote_id)
+                 VALUES ($1, $2, $3, $4)",
+            )
+            .bind(task)
+            .bind(held.platform)
+            .bind(held.sandbox)
+            .bind(remote_id)
+            .execute(&mut *tx)
+            .await?;
+        }
+        Effect::Created {
+            remote_id,
+            remote_group,
+        } => {
+            sqlx::query(
+                "UPDATE platform_studies SET remote_id = $1, remote_group = $2 WHERE study_id = $3",
+            )
+            .bind(remote_id)
+            .bind(remote_group)
+            .bind(study)
+            .execute(&mut *tx)
+            .await?;
+        }
+        Effect::Places { total } => {
+            sqlx::query(
+                "UPDATE platform_studies SET places = $1 WHERE study_id = $2 AND places < $1",
+            )
+            .bind(i64::from(total))
+            .bind(study)
+            .execute(&mut *tx)
+            .await?;
+        }
+        Effect::Decided { remote_id, status } => {
+            sqlx::query(
+                "UPDATE platform_submissions SET status = $1 WHERE study_id = $2 AND remote_id = $3",
+            )
+            .bind(status)
+            .bind(study)
+            .bind(remote_id)
+            .execute(&mut *tx)
+            .await?;
+        }
+        Effect::Synced(remotes) => super::remote::store(tx, study, &remotes, now).await?,
+    }
+    Ok(())
+}
+
+/// Whether the study's call of `action` on `target` is done (a call another waits for).
+pub async fn done(pool: &AnyPool, study: StudyId, action: Action, target: &str) -> Result<bool> {
+    let state: Option<ActionState> = sqlx::query_scalar(
+        "SELECT state FROM platform_actions WHERE study_id = $1 AND action = $2 AND target = $3
+         ORDER BY id DESC LIMIT 1",
+    )
+    .bind(study)
+    .bind(action)
+    .bind(target)
+    .fetch_optional(pool)
+    .await?;
+    Ok(state == Some(ActionState::Done))
+}
+
+/// Queues the publication's sync: a new one, or its one sync call again once that ended.
+pub async fn request_sync(pool: &AnyPool, p: &Publication, clock: &Clock) -> Result<()> {
+    let k = key(Action::Sync, &p.draft.nonce, &p.study.to_string());
+    let mut tx = crate::tx::begin_write(pool, &[Lock::Study(p.study)]).await?;
+    let result = async {
+        let known: Option<(i64, domain::run::JobStatus)> = sqlx::query_as(
+            "SELECT a.id, j.status FROM platform_actions a JOIN jobs j ON j.id = a.id
+             WHERE a.idem_key = $1",
+        )
+        .bind(&k)
+        .fetch_optional(&mut *tx)
+        .await?;
+        match known {
+            Some((id, domain::run::JobStatus::Done | domain::run::JobStatus::Failed)) => {
+                lease::requeue(&mut tx, id, None, clock).await?;
+                sqlx::query(
+                    "UPDATE platform_actions SET state = 'intent', next_try_at = $1 WHERE id = $2",
+                )
+                .bind(clock.now_ms())
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+                Ok(false)
+            }
+            Some((_, domain::run::JobStatus::Queued | domain::run::JobStatus::Claimed)) => {
+                Ok(false)
+            }
+            None => Ok(true),
+        }
+    }
+    .await;
+    if crate::tx::finish(tx, result).await? {
+        let sync = Intent {
+            call: Call::Sync,
+            amount_cents: 0,
+        };
+        write(pool, p, &[sync], (None, clock), false).await?;
+    }
+    Ok(())
+}
+
+/// Queues a refused or failed call again (the researcher's Retry, once the cause is fixed):
+/// nothing was done for it, so it is sent as new.
+pub async fn retry(pool: &AnyPool, study: StudyId, id: i64, clock: &Clock) -> Result<()> {
+    let mut tx = crate::tx::begin_write(pool, &[Lock::Study(study)]).await?;
+    let result = async {
+        let state: Option<ActionState> = sqlx::query_scalar(
+            "SELECT state FROM platform_actions WHERE id = $1 AND study_id = $2",
+        )
+        .bind(id)
+        .bind(study)
+        .fetch_optional(&mut *tx)
+        .await?;
+        match state {
+            None => Err(Error::NotFound(format!("study {study} has no call {id}"))),
+            Some(ActionState::Refused) => {
+                sqlx::query(
+                    "UPDATE platform_actions SET state = 'intent', next_try_at = $1 WHERE id = $2",
+                )
+                .bind(clock.now_ms())
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+                lease::requeue(&mut tx, id, None, clock).await
+            }
+            Some(s @ (ActionState::Intent | ActionState::Sent | ActionState::Done)) => {
+                Err(Error::Refused(format!(
+                    "call {id} is {}: only a refused call is sent again",
+                    s.as_str()
+                )))
+            }
+        }
+    }
+    .await;
+    crate::tx::finish(tx, result).await
+}
+
+/// One line of the ledger.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, sqlx::FromRow)]
+pub struct LedgerRow {
+    pub id: i64,
+    pub study_id: StudyId,
+    pub platform: Platform,
+    pub sandbox: i64,
+    pub action: Action,
+    pub idem_key: String,
+    pub target: Option<String>,
+    pub amount_cents: i64,
+    pub state: ActionState,
+    pub tries: i64,
+    pub request_json: String,
+    pub answer_json: Option<String>,
+    pub remote_ref: Option<String>,
+    pub created_at: i64,
+    pub sent_at: Option<i64>,
+    pub answered_at: Option<i64>,
+    pub job_status: domain::run::JobStatus,
+    pub error: Option<String>,
+}
+
+/// The study's ledger, oldest first.
+pub async fn rows(pool: &AnyPool, study: StudyId) -> Result<Vec<LedgerRow>> {
+    Ok(sqlx::query_as(
+        "SELECT a.id, a.study_id, a.platform, a.sandbox, a.action, a.idem_key, a.target,
+            a.amount_cents, a.state, a.tries, a.request_json, a.answer_json, a.remote_ref,
+            a.created_at, a.sent_at, a.answered_at, j.status AS job_status, j.error
+         FROM platform_actions a JOIN jobs j ON j.id = a.id WHERE a.study_id = $1 ORDER BY a.id",
+    )
+    .bind(study)
+    .fetch_all(pool)
+    .await?)
+}
