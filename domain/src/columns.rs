@@ -79,7 +79,10 @@ text_column!(crate::task::NoAnswer, "no-answer encoding");
 text_column!(crate::run::RunStatus, "run status");
 text_column!(crate::platform::Platform, "crowd platform");
 text_column!(crate::platform::ledger::Action, "platform action");
-text_column!(crate::platform::ledger::ActionState, "platform action state");
+text_column!(
+    crate::platform::ledger::ActionState,
+    "platform action state"
+);
 text_column!(crate::platform::ledger::RemoteStatus, "submission status");
 text_column!(crate::platform::plan::Decision, "decision");
 text_column!(crate::platform::plan::Rule, "rejection rule");

@@ -259,7 +259,9 @@ impl Draft {
             out.push("at least one kind of device must be allowed".into());
         }
         if self.platform == Platform::Mturk && !self.sandbox && !self.link.starts_with("https://") {
-            out.push("MTurk shows a study link only over HTTPS: serve the site over TLS first".into());
+            out.push(
+                "MTurk shows a study link only over HTTPS: serve the site over TLS first".into(),
+            );
         }
         if self.budget_cents < self.rewards_cost(FeeRates::default()).total_cents() {
             out.push("the budget must cover at least every place's reward with the fees".into());
@@ -296,7 +298,9 @@ mod tests {
         // 100 test items and 15 training items on average, 15 s each: 28.75 -> 29 minutes.
         assert_eq!(d.minutes, 29);
         assert_eq!(d.reward_cents, 580);
-        assert!(d.link.starts_with("https://lab.example/join/4?PROLIFIC_PID="));
+        assert!(d
+            .link
+            .starts_with("https://lab.example/join/4?PROLIFIC_PID="));
         assert_eq!(d.devices, Device::ALL);
         assert!(d.problems().is_empty(), "{:?}", d.problems());
         let mturk = derive(Platform::Mturk, true, &facts(&[]), "n1");
@@ -305,7 +309,12 @@ mod tests {
 
     #[test]
     fn a_pilot_of_three_sets_the_time_by_its_median() {
-        let d = derive(Platform::Prolific, false, &facts(&[600.0, 1500.0, 700.5]), "n");
+        let d = derive(
+            Platform::Prolific,
+            false,
+            &facts(&[600.0, 1500.0, 700.5]),
+            "n",
+        );
         assert_eq!(
             d.estimate,
             Estimate::Pilot {

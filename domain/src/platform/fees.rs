@@ -136,14 +136,20 @@ mod tests {
         let r = FeeRates::default();
         // 150 pence: fee 49.95 -> 50, VAT 10.
         let c = Platform::Prolific.cost(Payment::Bonus, 150, r);
-        assert_eq!((c.paid_cents, c.fees_cents, c.total_cents()), (150, 60, 210));
+        assert_eq!(
+            (c.paid_cents, c.fees_cents, c.total_cents()),
+            (150, 60, 210)
+        );
         let corporate = FeeRates {
             prolific_fee_bp: 4280,
             prolific_vat_bp: 0,
         };
         let c = Platform::Prolific.cost(Payment::Reward { places: 12 }, 1000, corporate);
         assert_eq!(c.fees_cents, 428);
-        assert_eq!(Platform::Prolific.cost(Payment::Bonus, 0, r), Cost::default());
+        assert_eq!(
+            Platform::Prolific.cost(Payment::Bonus, 0, r),
+            Cost::default()
+        );
     }
 
     #[test]

@@ -33,11 +33,9 @@ impl Action {
     pub fn spends(self) -> bool {
         match self {
             Action::Create | Action::Places | Action::Approve | Action::Bonus => true,
-            Action::Group
-            | Action::Publish
-            | Action::Grant
-            | Action::Sync
-            | Action::Reject => false,
+            Action::Group | Action::Publish | Action::Grant | Action::Sync | Action::Reject => {
+                false
+            }
         }
     }
 }

@@ -108,7 +108,11 @@ impl Platform {
 
     /// Of a place's ids, the one the platform pays the work under: Prolific's session
     /// (submission), MTurk's assignment.
-    pub fn paid_id<'a>(self, session: Option<&'a str>, assignment: Option<&'a str>) -> Option<&'a str> {
+    pub fn paid_id<'a>(
+        self,
+        session: Option<&'a str>,
+        assignment: Option<&'a str>,
+    ) -> Option<&'a str> {
         match self {
             Platform::Prolific => session,
             Platform::Mturk => assignment,

@@ -181,18 +181,38 @@ pub fn within_budget(budget: i64, committed: i64, more: i64, what: &str) -> Resu
 #[serde(tag = "call", rename_all = "snake_case")]
 pub enum Call {
     /// The task's list of workers (`task`: its name, for the list's name).
-    Group { task: String },
+    Group {
+        task: String,
+    },
     /// The publication created from its confirmed draft.
     Create,
     Publish,
     /// Asks the platform for `more` places, to `total` in all.
-    Places { total: u32, more: u32 },
+    Places {
+        total: u32,
+        more: u32,
+    },
     /// Puts `worker` on the task's list.
-    Grant { worker: String },
+    Grant {
+        worker: String,
+    },
     Sync,
-    Approve { remote_id: String, worker: String },
-    Reject { remote_id: String, worker: String, rule: Rule, message: String },
-    Bonus { remote_id: String, worker: String, cents: i64, reason: String },
+    Approve {
+        remote_id: String,
+        worker: String,
+    },
+    Reject {
+        remote_id: String,
+        worker: String,
+        rule: Rule,
+        message: String,
+    },
+    Bonus {
+        remote_id: String,
+        worker: String,
+        cents: i64,
+        reason: String,
+    },
 }
 
 impl Call {
@@ -263,11 +283,17 @@ mod tests {
             line("d", Submitted, 600.0, false),
         ];
         let all = propose(&lines, None, &["s-d".into()]);
-        assert_eq!(all.iter().map(|p| p.decision).collect::<Vec<_>>(), [Decision::Approve; 2]);
+        assert_eq!(
+            all.iter().map(|p| p.decision).collect::<Vec<_>>(),
+            [Decision::Approve; 2]
+        );
         let ruled = propose(&lines, Some(Rule::FailedAttention), &[]);
         assert_eq!(ruled[1].decision, Decision::Reject);
         let message = ruled[1].message.clone().unwrap();
-        assert!(message.contains("failed 3 of the 4 attention checks"), "{message}");
+        assert!(
+            message.contains("failed 3 of the 4 attention checks"),
+            "{message}"
+        );
         assert!(check_message(&message).is_ok());
         assert!(check_message("too short").is_err());
         assert_eq!(ruled.len(), 3);
@@ -289,6 +315,8 @@ mod tests {
         assert_eq!((ups[0].bonus_cents, ups[0].cost_cents), (300, 360));
         assert!(top_ups(&lines, &approved, &["s-a".into()], terms).is_empty());
         assert!(within_budget(1000, 700, 300, "this").is_ok());
-        assert!(within_budget(1000, 701, 300, "this").unwrap_err().contains("over its budget"));
+        assert!(within_budget(1000, 701, 300, "this")
+            .unwrap_err()
+            .contains("over its budget"));
     }
 }

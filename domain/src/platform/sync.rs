@@ -93,7 +93,10 @@ pub fn reconcile(
     let mut out = Reconciled::default();
     let mut used = vec![false; remotes.len()];
     for place in places {
-        let mine: Vec<&RemoteFacts> = remotes.iter().filter(|r| r.worker == place.worker).collect();
+        let mine: Vec<&RemoteFacts> = remotes
+            .iter()
+            .filter(|r| r.worker == place.worker)
+            .collect();
         let picked = pick(&mine, place.presented.as_deref());
         for (i, r) in remotes.iter().enumerate() {
             if r.worker == place.worker {
@@ -180,8 +183,16 @@ mod tests {
 
     #[test]
     fn a_returned_submission_frees_its_place_and_the_platform_offers_it_again() {
-        let places = [place(1, "a", Finished), place(2, "b", HERE), place(3, "c", HERE)];
-        let remotes = [remote("a", Submitted), remote("b", Returned), remote("c", WORKING)];
+        let places = [
+            place(1, "a", Finished),
+            place(2, "b", HERE),
+            place(3, "c", HERE),
+        ];
+        let remotes = [
+            remote("a", Submitted),
+            remote("b", Returned),
+            remote("c", WORKING),
+        ];
         let r = reconcile(&places, &remotes, 3, 3);
         assert_eq!(r.release, [AssignmentId(2)]);
         // Two holding of three asked: the platform offers the returned place itself.
@@ -192,13 +203,25 @@ mod tests {
     #[test]
     fn a_place_the_study_reclaimed_while_its_submission_holds_it_is_asked_for_again() {
         // b's place was released for inactivity; b's submission still holds the platform's place.
-        let places = [place(1, "a", Finished), place(2, "b", Abandoned), place(3, "c", HERE)];
-        let remotes = [remote("a", Approved), remote("b", WORKING), remote("c", WORKING)];
+        let places = [
+            place(1, "a", Finished),
+            place(2, "b", Abandoned),
+            place(3, "c", HERE),
+        ];
+        let remotes = [
+            remote("a", Approved),
+            remote("b", WORKING),
+            remote("c", WORKING),
+        ];
         assert_eq!(reconcile(&places, &remotes, 3, 3).more_places, 1);
         // Once asked (4 places), nothing more.
         assert_eq!(reconcile(&places, &remotes, 3, 4).more_places, 0);
         // Every planned place finished: nothing more, whatever else holds places.
-        let done = [place(1, "a", Finished), place(3, "c", Finished), place(4, "d", Finished)];
+        let done = [
+            place(1, "a", Finished),
+            place(3, "c", Finished),
+            place(4, "d", Finished),
+        ];
         assert_eq!(reconcile(&done, &remotes, 3, 3).more_places, 0);
     }
 

@@ -32,6 +32,8 @@ pub struct ActionKey {
     pub state: ActionState,
     pub remote_ref: Option<String>,
     pub tries: i64,
+    /// When the last send began (unix ms).
+    pub sent_at: Option<i64>,
 }
 
 impl ActionKey {
@@ -47,7 +49,7 @@ impl JobKind for PlatformKind {
     const TABLE: &'static str = "platform_actions";
     type Key = ActionKey;
     const KEY_SQL: &'static str = "SELECT study_id, platform, sandbox, action, idem_key, target,
-        amount_cents, request_json, state, remote_ref, tries FROM platform_actions WHERE id = $1";
+        amount_cents, request_json, state, remote_ref, tries, sent_at FROM platform_actions WHERE id = $1";
     const ON_LEAVE: Option<&'static str> = None;
     const WEIGHT: &'static str = "1";
     const OWNER: &'static str = "k.action";
@@ -116,8 +118,13 @@ pub async fn write(
                 .bind(study)
                 .fetch_one(&mut *tx)
                 .await?;
-        within_budget(budget, committed(&mut tx, study).await?, more, "these calls")
-            .map_err(Error::Refused)?;
+        within_budget(
+            budget,
+            committed(&mut tx, study).await?,
+            more,
+            "these calls",
+        )
+        .map_err(Error::Refused)?;
         let mut ids = Vec::new();
         for (i, target, k) in fresh {
             let id = lease::add(&mut tx, Queue::Platform, None, clock).await?;
@@ -238,7 +245,9 @@ pub enum Effect {
         remote_group: Option<String>,
     },
     /// The platform was asked for places to this total.
-    Places { total: u32 },
+    Places {
+        total: u32,
+    },
     /// A decision was carried out: the submission's status as the platform now has it.
     Decided {
         remote_id: String,

@@ -78,7 +78,10 @@ impl PublicationRow {
 /// The study's publication, where it has one.
 pub async fn publication(pool: &AnyPool, study: StudyId) -> Result<Option<Publication>> {
     let sql = format!("SELECT {PUBLICATION_COLUMNS} FROM platform_studies WHERE study_id = $1");
-    let row: Option<PublicationRow> = sqlx::query_as(&sql).bind(study).fetch_optional(pool).await?;
+    let row: Option<PublicationRow> = sqlx::query_as(&sql)
+        .bind(study)
+        .fetch_optional(pool)
+        .await?;
     row.map(PublicationRow::read).transpose()
 }
 

@@ -457,7 +457,12 @@ async fn insert_items(
 /// Releases an active place whose worker gave it back on their crowd platform (returned, or
 /// timed out there): it no longer counts towards its scenario, so a new worker takes it; its
 /// answers stay. `false` where the place was no longer active.
-pub async fn release(pool: &AnyPool, study: StudyId, id: AssignmentId, now: i64) -> Result<bool, Error> {
+pub async fn release(
+    pool: &AnyPool,
+    study: StudyId,
+    id: AssignmentId,
+    now: i64,
+) -> Result<bool, Error> {
     let mut tx = crate::tx::begin_write(pool, &[Lock::Study(study)]).await?;
     let result = sqlx::query(
         "UPDATE assignments SET status = 'abandoned', abandoned_at = $1
