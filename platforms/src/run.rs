@@ -95,11 +95,17 @@ pub fn backoff(tries: i64) -> i64 {
 /// The platform calls of the accounts this process has.
 pub struct PlatformRunner {
     pub sites: Vec<Site>,
+    /// Only this study's calls (a command that runs what it wrote); else every study's.
+    pub only: Option<domain::ids::StudyId>,
     /// The operator's fee rates (the cost of places asked for again).
     pub rates: domain::platform::fees::FeeRates,
 }
 
 impl PlatformRunner {
+    fn site_list(&self) -> Vec<(domain::platform::Platform, bool)> {
+        self.sites.iter().map(|s| (s.platform(), s.sandbox())).collect()
+    }
+
     fn site(&self, key: &ActionKey) -> Option<&Site> {
         self.sites
             .iter()
@@ -200,19 +206,22 @@ impl Runner for PlatformRunner {
 
     async fn open(&mut self, pool: &AnyPool, clock: &Clock) -> Result<Vec<i64>> {
         let now = clock.now_ms();
-        let sites: Vec<_> = self
-            .sites
-            .iter()
-            .map(|s| (s.platform(), s.sandbox()))
-            .collect();
+        let sites = self.site_list();
         for p in store::platform::publications(pool).await? {
+            if self.only.is_some_and(|s| s != p.study) {
+                continue;
+            }
             let ours = sites.contains(&(p.platform(), p.draft.sandbox));
             if ours && p.remote_id.is_some() && p.synced_at.is_none_or(|t| now - t >= SYNC_EVERY_MS)
             {
                 ledger::request_sync(pool, &p, clock).await?;
             }
         }
-        ledger::runnable(pool, &sites, now).await
+        ledger::runnable(pool, &sites, self.only, now).await
+    }
+
+    async fn waiting(&self, pool: &AnyPool, clock: &Clock) -> Result<bool> {
+        ledger::put_off_calls(pool, &self.site_list(), self.only, clock.now_ms()).await
     }
 
     async fn run(&self, pool: &AnyPool, held: &Held<KeyOf<Self>>, _: Lost) -> Result<String> {

@@ -9,6 +9,7 @@ pub mod dbcopy;
 pub mod demo;
 pub mod download;
 pub mod gate;
+pub mod hooks;
 pub mod join;
 pub mod listen;
 pub mod load;

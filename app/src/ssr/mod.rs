@@ -4,6 +4,7 @@ pub mod assets;
 pub mod auth;
 pub mod dashboard;
 pub mod limits;
+pub mod platforms;
 pub mod reports;
 pub mod request;
 pub mod shell;

@@ -37,6 +37,8 @@ pub struct AppState {
     pub clock: Clock,
     /// The reports built, one per scope and data version (see `reports`).
     pub reports: Arc<Reports>,
+    /// The crowd platforms' accounts the operator gave `serve` (never stored; see `platforms`).
+    pub platforms: Arc<crate::ssr::platforms::Platforms>,
 }
 
 impl AppState {
@@ -53,6 +55,7 @@ impl AppState {
             door: None,
             clock: Clock::System,
             reports: Arc::default(),
+            platforms: Arc::default(),
         }
     }
 

@@ -3,6 +3,7 @@
 pub mod auth;
 pub mod crossfit;
 pub mod machine;
+pub mod platform;
 pub mod queue;
 pub mod report;
 pub mod study;

@@ -353,6 +353,17 @@ mod tests {
     }
 
     #[test]
+    fn hooks_are_checked_by_signature_and_age() {
+        use crate::prolific::{hook_signature, verify_hook};
+        let body = r#"{"resource_id": "s1", "status": "RETURNED"}"#;
+        let sig = hook_signature("secret", "1000", body);
+        assert_eq!(verify_hook("secret", ("1000", &sig), body, 1010), Ok(()));
+        assert!(verify_hook("other", ("1000", &sig), body, 1010).is_err());
+        assert!(verify_hook("secret", ("1000", &sig), "{}", 1010).is_err());
+        assert!(verify_hook("secret", ("1000", &sig), body, 2000).unwrap_err().contains("replay"));
+    }
+
+    #[test]
     fn statuses_read_as_prolific_writes_them() {
         let s: SubmissionStatus = serde_json::from_str("\"AWAITING REVIEW\"").unwrap();
         assert_eq!(s.remote(), RemoteStatus::Submitted);

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 pub use super::args_data::{CrossfitCommand, CrossfitSourceArgs, ImportCommand, KindArg};
 pub use super::args_ops::{DbCommand, LoadCommand, Researcher};
+pub use super::args_platform::PlatformCommand;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -95,6 +96,10 @@ pub enum Command {
     /// Back up the database, or copy it into another one (SQLite to PostgreSQL and back).
     #[command(subcommand)]
     Db(DbCommand),
+    /// Run a study on Prolific or MTurk: publish, keep in step, approve, pay (each previewed
+    /// with --dry-run), the accounts' status, and stand-ins of both APIs for a rehearsal.
+    #[command(subcommand)]
+    Platform(PlatformCommand),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -263,6 +268,11 @@ pub struct ServeArgs {
     /// files, a quarter of it and at least 128, and at most 16,384.
     #[arg(long, env = "CLUES_MAX_CONNECTIONS", default_value_t = 0)]
     pub max_connections: usize,
+    /// The crowd platforms' accounts: a file of `NAME=value` lines (PROLIFIC_TOKEN,
+    /// MTURK_ACCESS_KEY_ID, ...), read at start; the environment's settings go first. Never
+    /// stored in the database, shown on a page, logged or exported.
+    #[arg(long, env = "CLUES_PLATFORM_CREDENTIALS")]
+    pub platform_credentials: Option<PathBuf>,
 }
 
 // A study's numbers are read with the admin form's rules (`domain::settings`): the same

@@ -4,10 +4,12 @@
 mod args;
 mod args_data;
 mod args_ops;
+mod args_platform;
 mod crossfit;
 mod pages;
 mod people;
 mod plan;
+mod platform;
 mod report;
 mod sample;
 mod score;
@@ -122,7 +124,8 @@ fn trains(c: &Command) -> bool {
         | Command::Plan(_)
         | Command::Simulate(_)
         | Command::Load(_)
-        | Command::Db(_) => false,
+        | Command::Db(_)
+        | Command::Platform(_) => false,
     }
 }
 
@@ -197,6 +200,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Quantize(a) => learners::command::quantize(a),
         Command::Load(l) => load(&cli.database, l).await,
         Command::Db(c) => db_command(&cli.database, c).await,
+        Command::Platform(c) => platform::platform(&cli.database, c).await,
         Command::Score(args) => score::score(&cli.database, &args).await,
     }
 }

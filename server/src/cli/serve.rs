@@ -65,7 +65,11 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
         ..defaults
     };
     let pool_handle = pool.clone();
+    let accounts = platforms::accounts::Accounts::load(args.platform_credentials.as_deref())
+        .map_err(Error::Invalid)?;
+    platform_calls(&pool, &accounts);
     let state = AppState {
+        platforms: Arc::new(app::ssr::platforms::Platforms::new(accounts)),
         secure_cookies: args.secure_cookies,
         trust_proxy: args.trust_proxy,
         limiter: Arc::new(Limiter::new(limits)),
@@ -112,6 +116,51 @@ pub(super) async fn serve(database: &str, args: ServeArgs) -> Result<()> {
     pool_handle.close().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Sends the crowd platforms' calls of the accounts given, from a lane of its own beside the
+/// requests (several servers share the queue under leases); on Ctrl-C or SIGTERM the call in
+/// hand goes back to the queue.
+fn platform_calls(pool: &sqlx::AnyPool, accounts: &platforms::accounts::Accounts) {
+    use store::lease::lanes::{self, KindLane, Lane, Pace};
+    let sites = platforms::Site::all(accounts);
+    for site in &sites {
+        let mode = if site.sandbox() { "sandbox" } else { "live" };
+        tracing::info!("{} account ({mode}) given: its calls are sent from here", site.platform().name());
+    }
+    if sites.is_empty() {
+        return;
+    }
+    let (pool, rates) = (pool.clone(), accounts.fees);
+    let pace = Pace {
+        poll: Duration::from_secs(1),
+        exit_when_idle: false,
+    };
+    tokio::spawn(async move {
+        let me = store::lease::worker_name();
+        let Ok(mut stop) = store::lease::stop::Stop::new() else {
+            tracing::error!("the crowd platforms' calls cannot listen for signals: none is sent");
+            return;
+        };
+        // A failure of the database or of a lane is logged and the lane starts again.
+        loop {
+            let runner = platforms::run::PlatformRunner {
+                sites: sites.clone(),
+                only: None,
+                rates,
+            };
+            let lease = Duration::from_secs(60);
+            let clock = store::lease::Clock::System;
+            let lanes: Vec<Box<dyn Lane>> = vec![KindLane::new(&pool, runner, lease, clock)];
+            match lanes::serve(lanes, &mut stop, pace, &me).await {
+                Ok(_) => return,
+                Err(e) => tracing::error!("the crowd platforms' calls: {e}; going on in 5 s"),
+            }
+            if stop.or(tokio::time::sleep(Duration::from_secs(5))).await.is_err() {
+                return;
+            }
+        }
+    });
 }
 
 /// Ctrl-C or SIGTERM (what `kill`, systemd and container runtimes send): stop taking new

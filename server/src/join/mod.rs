@@ -200,7 +200,10 @@ pub async fn join(
                     return Ok(Joined::Refused(s.name, Refusal::Full.to_string()));
                 }
                 match study::enter_new(&state.writer, &s, c, now).await {
-                    Ok((_, token)) => Ok(Joined::Worker(Some(token))),
+                    Ok((_, token)) => {
+                        on_arrival(state, s.id, c);
+                        Ok(Joined::Worker(Some(token)))
+                    }
                     Err(store::Error::Refused(reason)) => Ok(Joined::Refused(s.name, reason)),
                     Err(e) => Err(e.into()),
                 }
@@ -259,6 +262,18 @@ pub async fn join(
         }
         Err(e) => e.into_response(),
     }
+}
+
+/// A new worker of a study published on their platform is put on the task's list there (the
+/// platform then offers them no other scenario of the task), beside the answer: the worker
+/// never waits for it, and a sync does it too where this is lost.
+fn on_arrival(state: &AppState, study: StudyId, crowd: &CrowdInfo) {
+    let (pool, clock, crowd) = (state.pool.clone(), state.clock.clone(), crowd.clone());
+    tokio::spawn(async move {
+        if let Err(e) = platforms::flow::on_arrival(&pool, study, &crowd, &clock).await {
+            tracing::warn!("study {study}: the arrival was not put on the platform's list: {e}");
+        }
+    });
 }
 
 /// Whether the Start form was sent by the start page's script (`script=1`, which the script

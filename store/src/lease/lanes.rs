@@ -38,6 +38,11 @@ pub trait Runner: Send + 'static {
         held: &'a Held<KeyOf<Self>>,
         lost: Lost,
     ) -> impl Future<Output = Result<Self::Out>> + Send + 'a;
+    /// Whether some of the kind's jobs are unfinished but not claimable yet (put off after a
+    /// passing fault): a loop that ends when idle waits for them.
+    fn waiting(&self, _pool: &AnyPool, _clock: &Clock) -> impl Future<Output = Result<bool>> + Send {
+        std::future::ready(Ok(false))
+    }
     /// Says what a run made.
     fn report(&self, out: Self::Out);
     /// This machine cannot run `held` (`why`): the runner stops taking what it belongs to, and
@@ -97,7 +102,10 @@ impl<R: Runner> KindLane<R> {
         let any = !open.is_empty();
         self.worker.set_jobs(open);
         let Some(held) = self.worker.claim().await? else {
-            return Ok(Turn::Nothing { open: any });
+            let waiting = self.runner.waiting(&pool, &self.clock).await?;
+            return Ok(Turn::Nothing {
+                open: any || waiting,
+            });
         };
         let lost: Lost = std::sync::Arc::new(self.worker.lost_flag());
         let name = R::Kind::name(held.lease.job, &held.key);

@@ -167,18 +167,53 @@ pub async fn write(
 
 /// The calls a worker may claim now (queued, or held under a lease that may run out) on the
 /// platforms and sites it has accounts for, whose wait after a passing fault is over.
-pub async fn runnable(pool: &AnyPool, sites: &[(Platform, bool)], now: i64) -> Result<Vec<i64>> {
-    let rows: Vec<(i64, Platform, i64)> = sqlx::query_as(
-        "SELECT a.id, a.platform, a.sandbox FROM platform_actions a JOIN jobs j ON j.id = a.id
-         WHERE j.status IN ('queued', 'claimed') AND a.next_try_at <= $1 ORDER BY a.id",
+pub async fn runnable(
+    pool: &AnyPool,
+    sites: &[(Platform, bool)],
+    only: Option<StudyId>,
+    now: i64,
+) -> Result<Vec<i64>> {
+    Ok(open_calls(pool, sites, only)
+        .await?
+        .into_iter()
+        .filter(|(_, next)| *next <= now)
+        .map(|(id, _)| id)
+        .collect())
+}
+
+/// Whether some calls are put off until later (see [`runnable`]).
+pub async fn put_off_calls(
+    pool: &AnyPool,
+    sites: &[(Platform, bool)],
+    only: Option<StudyId>,
+    now: i64,
+) -> Result<bool> {
+    Ok(open_calls(pool, sites, only)
+        .await?
+        .iter()
+        .any(|(_, next)| *next > now))
+}
+
+/// The unfinished calls on `sites` (of the study `only`, where given), with when each may be
+/// tried.
+async fn open_calls(
+    pool: &AnyPool,
+    sites: &[(Platform, bool)],
+    only: Option<StudyId>,
+) -> Result<Vec<(i64, i64)>> {
+    let rows: Vec<(i64, StudyId, Platform, i64, i64)> = sqlx::query_as(
+        "SELECT a.id, a.study_id, a.platform, a.sandbox, a.next_try_at
+         FROM platform_actions a JOIN jobs j ON j.id = a.id
+         WHERE j.status IN ('queued', 'claimed') ORDER BY a.id",
     )
-    .bind(now)
     .fetch_all(pool)
     .await?;
     Ok(rows
         .into_iter()
-        .filter(|(_, p, s)| sites.contains(&(*p, *s != 0)))
-        .map(|(id, ..)| id)
+        .filter(|(_, study, p, s, _)| {
+            sites.contains(&(*p, *s != 0)) && only.is_none_or(|o| o == *study)
+        })
+        .map(|(id, .., next)| (id, next))
         .collect())
 }
 
@@ -483,4 +518,79 @@ pub async fn rows(pool: &AnyPool, study: StudyId) -> Result<Vec<LedgerRow>> {
     .bind(study)
     .fetch_all(pool)
     .await?)
+}
+
+/// A line of `ledger.csv`: a call, its state, what it may spend, and the platform's answer.
+#[derive(serde::Serialize)]
+struct LedgerLine<'a> {
+    id: i64,
+    study_id: StudyId,
+    platform: Platform,
+    site: &'static str,
+    action: Action,
+    target: &'a str,
+    state: ActionState,
+    job_status: domain::run::JobStatus,
+    amount_cents: i64,
+    amount: String,
+    tries: i64,
+    idempotency_key: &'a str,
+    created_at: String,
+    sent_at: String,
+    answered_at: String,
+    request: &'a str,
+    answer: &'a str,
+    error: &'a str,
+}
+
+/// The columns of `ledger.csv`, in order.
+pub const LEDGER_COLUMNS: [&str; 18] = [
+    "id",
+    "study_id",
+    "platform",
+    "site",
+    "action",
+    "target",
+    "state",
+    "job_status",
+    "amount_cents",
+    "amount",
+    "tries",
+    "idempotency_key",
+    "created_at",
+    "sent_at",
+    "answered_at",
+    "request",
+    "answer",
+    "error",
+];
+
+/// The study's ledger as CSV, oldest call first (the requests hold no credential).
+pub async fn csv(pool: &AnyPool, study: StudyId) -> Result<String> {
+    let rows = rows(pool, study).await?;
+    let time = |t: Option<i64>| t.map(crate::export::iso_utc).unwrap_or_default();
+    let lines: Vec<LedgerLine> = rows
+        .iter()
+        .map(|r| LedgerLine {
+            id: r.id,
+            study_id: r.study_id,
+            platform: r.platform,
+            site: if r.sandbox != 0 { "sandbox" } else { "live" },
+            action: r.action,
+            target: r.target.as_deref().unwrap_or_default(),
+            state: r.state,
+            job_status: r.job_status,
+            amount_cents: r.amount_cents,
+            amount: domain::report::draw::text::money(r.amount_cents),
+            tries: r.tries,
+            idempotency_key: &r.idem_key,
+            created_at: time(Some(r.created_at)),
+            sent_at: time(r.sent_at),
+            answered_at: time(r.answered_at),
+            request: &r.request_json,
+            answer: r.answer_json.as_deref().unwrap_or_default(),
+            error: r.error.as_deref().unwrap_or_default(),
+        })
+        .collect();
+    crate::export::csv_of(&LEDGER_COLUMNS, &lines)
 }
