@@ -23,10 +23,14 @@ pub enum Fault {
     /// The platform did nothing and asked to be called later (429, a throttling error).
     #[error("{0}")]
     Busy(String),
-    /// Its answer was lost (a time-out, a dropped connection, a 5xx): it may or may not have
-    /// been carried out; what exists is read before anything is sent again.
+    /// Its answer was lost (a time-out, a dropped connection): it may or may not have been
+    /// carried out; what exists is read before anything is sent again.
     #[error("{0}")]
     Unknown(String),
+    /// The platform answered that it failed (a 5xx): most likely nothing was done, but what
+    /// exists is read before anything is sent again.
+    #[error("{0}")]
+    Failed(String),
     /// The platform refused it for good (a 4xx with its words): nothing was done.
     #[error("{0}")]
     Refused(String),

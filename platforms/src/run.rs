@@ -103,7 +103,10 @@ pub struct PlatformRunner {
 
 impl PlatformRunner {
     fn site_list(&self) -> Vec<(domain::platform::Platform, bool)> {
-        self.sites.iter().map(|s| (s.platform(), s.sandbox())).collect()
+        self.sites
+            .iter()
+            .map(|s| (s.platform(), s.sandbox()))
+            .collect()
     }
 
     fn site(&self, key: &ActionKey) -> Option<&Site> {
@@ -190,7 +193,7 @@ impl PlatformRunner {
                 Err(Error::Refused(said))
             }
             Err(CallError::Platform(
-                f @ (Fault::Unsent(_) | Fault::Busy(_) | Fault::Unknown(_)),
+                f @ (Fault::Unsent(_) | Fault::Busy(_) | Fault::Unknown(_) | Fault::Failed(_)),
             )) => {
                 let said = f.to_string();
                 ledger::put_off(pool, held, &said, backoff(held.tries + 1)).await?;

@@ -40,7 +40,8 @@ pub async fn prolific(State(state): State<AppState>, headers: HeaderMap, body: B
         return AppError::Invalid("the hook's body is not UTF-8".into()).into_response();
     };
     let now_s = state.now_ms() / 1000;
-    let checked = platforms::prolific::verify_hook(secret.expose(), (timestamp, signature), text, now_s);
+    let checked =
+        platforms::prolific::verify_hook(secret.expose(), (timestamp, signature), text, now_s);
     if let Err(why) = checked {
         tracing::warn!("a Prolific hook was refused: {why}");
         return (StatusCode::UNAUTHORIZED, why).into_response();

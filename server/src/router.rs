@@ -172,7 +172,10 @@ pub fn app(state: AppState) -> Router {
             "/join/{study}",
             axum::routing::get(crate::join::start_page).post(crate::join::join),
         )
-        .route("/hooks/prolific", axum::routing::post(crate::hooks::prolific))
+        .route(
+            "/hooks/prolific",
+            axum::routing::post(crate::hooks::prolific),
+        )
         .route(
             "/export/{file}",
             axum::routing::get(crate::download::export),

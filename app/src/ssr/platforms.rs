@@ -47,7 +47,10 @@ impl Platforms {
             let (works, said) = match tokio::time::timeout(CHECK_TIME, site.check()).await {
                 Ok(Ok(said)) => (true, said),
                 Ok(Err(f)) => (false, f.to_string()),
-                Err(_) => (false, format!("no answer within {} s", CHECK_TIME.as_secs())),
+                Err(_) => (
+                    false,
+                    format!("no answer within {} s", CHECK_TIME.as_secs()),
+                ),
             };
             views.push(AccountView {
                 platform: site.platform(),

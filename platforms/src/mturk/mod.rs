@@ -435,7 +435,7 @@ fn fault<E: ProvideErrorMetadata + std::error::Error + 'static>(
             if code.contains("Throttl") || code.contains("RequestLimit") {
                 Fault::Busy(said)
             } else if code == "ServiceFault" || se.raw().status().is_server_error() {
-                Fault::Unknown(said)
+                Fault::Failed(said)
             } else if message.contains("already been processed")
                 || message.contains("HitAlreadyExists")
                 || message.contains("already exists")

@@ -360,7 +360,9 @@ mod tests {
         assert_eq!(verify_hook("secret", ("1000", &sig), body, 1010), Ok(()));
         assert!(verify_hook("other", ("1000", &sig), body, 1010).is_err());
         assert!(verify_hook("secret", ("1000", &sig), "{}", 1010).is_err());
-        assert!(verify_hook("secret", ("1000", &sig), body, 2000).unwrap_err().contains("replay"));
+        assert!(verify_hook("secret", ("1000", &sig), body, 2000)
+            .unwrap_err()
+            .contains("replay"));
     }
 
     #[test]

@@ -53,6 +53,37 @@ pub struct Ledger {
     pub paid: Vec<Paid>,
     /// Every operation called, in order.
     pub calls: Vec<String>,
+    /// Milliseconds each API call waits before its work and again after it (`/control/pace`):
+    /// a caller killed meanwhile dies before, during or after a call.
+    pub pace_ms: u64,
+}
+
+/// A stand-in's world, as the pace layer reads it.
+pub trait Paced: Send + 'static {
+    fn ledger(&mut self) -> &mut Ledger;
+}
+
+/// The pace layer: waits `pace_ms` before a request and again after its answer is made.
+pub async fn pace<W: Paced>(
+    axum::extract::State(w): axum::extract::State<Shared<W>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let ms = w.lock().ledger().pace_ms;
+    let wait = std::time::Duration::from_millis(ms);
+    tokio::time::sleep(wait).await;
+    let res = next.run(req).await;
+    tokio::time::sleep(wait).await;
+    res
+}
+
+/// `POST /control/pace` with `{"ms": N}`.
+pub async fn control_pace<W: Paced>(
+    axum::extract::State(w): axum::extract::State<Shared<W>>,
+    axum::Json(p): axum::Json<std::collections::HashMap<String, u64>>,
+) -> StatusCode {
+    w.lock().ledger().pace_ms = p.get("ms").copied().unwrap_or(0);
+    StatusCode::NO_CONTENT
 }
 
 impl Ledger {

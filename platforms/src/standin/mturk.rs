@@ -55,6 +55,12 @@ pub struct World {
 
 type S = State<Shared<World>>;
 
+impl super::Paced for World {
+    fn ledger(&mut self) -> &mut Ledger {
+        &mut self.ledger
+    }
+}
+
 fn error(status: StatusCode, kind: &str, message: impl Into<String>) -> Response {
     let body = json!({ "__type": kind, "Message": message.into(), "TurkErrorCode": format!("AWS.MechanicalTurk.{kind}") });
     (
@@ -121,6 +127,11 @@ pub fn router(world: Shared<World>) -> Router {
         .route("/control/paid", get(control_paid))
         .route("/control/calls", get(control_calls))
         .route("/control/return/{id}", post(control_return))
+        .route("/control/pace", post(super::control_pace::<World>))
+        .layer(axum::middleware::from_fn_with_state(
+            world.clone(),
+            super::pace::<World>,
+        ))
         .with_state(world)
 }
 

@@ -56,6 +56,12 @@ pub struct World {
 
 type S = State<Shared<World>>;
 
+impl super::Paced for World {
+    fn ledger(&mut self) -> &mut Ledger {
+        &mut self.ledger
+    }
+}
+
 /// Prolific's error body.
 fn refuse(status: StatusCode, detail: impl Into<Value>) -> Response {
     let body = json!({ "error": { "status": status.as_u16(), "error_code": status.as_u16(),
@@ -136,6 +142,11 @@ pub fn router(world: Shared<World>) -> Router {
         .route("/control/hooks", post(control_hooks))
         .route("/control/return/{id}", post(control_return))
         .route("/control/time-out/{id}", post(control_time_out))
+        .route("/control/pace", post(super::control_pace::<World>))
+        .layer(axum::middleware::from_fn_with_state(
+            world.clone(),
+            super::pace::<World>,
+        ))
         .with_state(world)
 }
 

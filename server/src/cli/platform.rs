@@ -25,7 +25,9 @@ fn load(a: &Accounts) -> Result<accounts::Accounts> {
 fn cents(amount: &str) -> Result<i64> {
     let (whole, frac) = amount.trim().split_once('.').unwrap_or((amount.trim(), ""));
     let parsed = (frac.len() <= 2)
-        .then(|| Some(whole.parse::<i64>().ok()? * 100 + format!("{frac:0<2}").parse::<i64>().ok()?))
+        .then(|| {
+            Some(whole.parse::<i64>().ok()? * 100 + format!("{frac:0<2}").parse::<i64>().ok()?)
+        })
         .flatten()
         .filter(|c| *c >= 0);
     parsed.ok_or_else(|| Error::Invalid(format!("{amount:?} is not an amount such as 12.50")))
@@ -86,11 +88,17 @@ pub async fn platform(database: &str, command: PlatformCommand) -> Result<()> {
                 println!("dry run: nothing was sent");
                 return Ok(());
             }
-            let by = (None, &Clock::System);
-            flow::publish(&pool, study, (a.fees, &preview.fingerprint), by).await?;
+            if !store::platform::published(&pool, study).await?.published {
+                let by = (None, &Clock::System);
+                flow::publish(&pool, study, (a.fees, &preview.fingerprint), by).await?;
+            }
             run_calls(&pool, &a, study).await
         }
-        PlatformCommand::Sync { study, dry_run, accounts } => {
+        PlatformCommand::Sync {
+            study,
+            dry_run,
+            accounts,
+        } => {
             let a = load(&accounts)?;
             let pool = db::connect_existing(database).await?;
             let study = StudyId(study);
@@ -106,7 +114,9 @@ pub async fn platform(database: &str, command: PlatformCommand) -> Result<()> {
                     "{:<28} {:<12} {:<10} {:?}",
                     l.remote.as_ref().map_or("-", |r| r.remote_id.as_str()),
                     l.remote.as_ref().map_or("-", |r| r.status.as_str()),
-                    l.place.as_ref().map_or("-".into(), |p| p.status.as_str().to_string()),
+                    l.place
+                        .as_ref()
+                        .map_or("-".into(), |p| p.status.as_str().to_string()),
                     l.note
                 );
             }
@@ -140,18 +150,27 @@ pub async fn platform(database: &str, command: PlatformCommand) -> Result<()> {
                     p.decision.as_str(),
                     p.remote_id,
                     p.worker,
-                    p.message.as_ref().map_or(String::new(), |m| format!(": {m}"))
+                    p.message
+                        .as_ref()
+                        .map_or(String::new(), |m| format!(": {m}"))
                 );
             }
             println!("{} decisions", preview.proposals.len());
-            if dry_run || preview.proposals.is_empty() {
+            if dry_run {
                 return Ok(());
             }
-            let confirmed = (rule, message.as_deref(), preview.fingerprint.as_str());
-            flow::decide(&pool, study, confirmed, (None, &Clock::System)).await?;
+            if !preview.proposals.is_empty() {
+                let confirmed = (rule, message.as_deref(), preview.fingerprint.as_str());
+                flow::decide(&pool, study, confirmed, (None, &Clock::System)).await?;
+            }
+            // Calls written before (a command stopped halfway) are finished too.
             run_calls(&pool, &a, study).await
         }
-        PlatformCommand::Pay { study, dry_run, accounts } => {
+        PlatformCommand::Pay {
+            study,
+            dry_run,
+            accounts,
+        } => {
             let a = load(&accounts)?;
             let pool = db::connect_existing(database).await?;
             let study = StudyId(study);
@@ -175,16 +194,21 @@ pub async fn platform(database: &str, command: PlatformCommand) -> Result<()> {
                 money(preview.committed_cents),
                 money(preview.budget_cents)
             );
-            if dry_run || preview.top_ups.is_empty() {
+            if dry_run {
                 return Ok(());
             }
-            let terms = (a.fees, preview.fingerprint.as_str());
-            flow::pay(&pool, study, terms, (None, &Clock::System)).await?;
+            if !preview.top_ups.is_empty() {
+                let terms = (a.fees, preview.fingerprint.as_str());
+                flow::pay(&pool, study, terms, (None, &Clock::System)).await?;
+            }
             run_calls(&pool, &a, study).await
         }
         PlatformCommand::Ledger { study } => {
             let pool = db::connect_existing(database).await?;
-            print!("{}", store::platform::ledger::csv(&pool, StudyId(study)).await?);
+            print!(
+                "{}",
+                store::platform::ledger::csv(&pool, StudyId(study)).await?
+            );
             Ok(())
         }
         PlatformCommand::StandIn {

@@ -126,7 +126,10 @@ fn platform_calls(pool: &sqlx::AnyPool, accounts: &platforms::accounts::Accounts
     let sites = platforms::Site::all(accounts);
     for site in &sites {
         let mode = if site.sandbox() { "sandbox" } else { "live" };
-        tracing::info!("{} account ({mode}) given: its calls are sent from here", site.platform().name());
+        tracing::info!(
+            "{} account ({mode}) given: its calls are sent from here",
+            site.platform().name()
+        );
     }
     if sites.is_empty() {
         return;
@@ -156,7 +159,11 @@ fn platform_calls(pool: &sqlx::AnyPool, accounts: &platforms::accounts::Accounts
                 Ok(_) => return,
                 Err(e) => tracing::error!("the crowd platforms' calls: {e}; going on in 5 s"),
             }
-            if stop.or(tokio::time::sleep(Duration::from_secs(5))).await.is_err() {
+            if stop
+                .or(tokio::time::sleep(Duration::from_secs(5)))
+                .await
+                .is_err()
+            {
                 return;
             }
         }

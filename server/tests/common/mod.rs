@@ -6,6 +6,7 @@ pub mod families;
 pub mod ports;
 pub mod scripted_llm;
 pub mod spawned;
+pub mod stand_ins;
 pub mod tiny_bert;
 pub mod tiny_seq2seq;
 

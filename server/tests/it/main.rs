@@ -28,6 +28,7 @@ mod icl;
 mod icl_concurrency;
 mod import_clues;
 mod model;
+mod platforms;
 mod prompt;
 mod queue_page;
 mod report;

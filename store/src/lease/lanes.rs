@@ -40,7 +40,11 @@ pub trait Runner: Send + 'static {
     ) -> impl Future<Output = Result<Self::Out>> + Send + 'a;
     /// Whether some of the kind's jobs are unfinished but not claimable yet (put off after a
     /// passing fault): a loop that ends when idle waits for them.
-    fn waiting(&self, _pool: &AnyPool, _clock: &Clock) -> impl Future<Output = Result<bool>> + Send {
+    fn waiting(
+        &self,
+        _pool: &AnyPool,
+        _clock: &Clock,
+    ) -> impl Future<Output = Result<bool>> + Send {
         std::future::ready(Ok(false))
     }
     /// Says what a run made.
