@@ -24,6 +24,7 @@ named_enum! {
         PredictionsJsonl = "predictions.jsonl",
         CurveSvg = "curve.svg",
         PartitionJson = "partition.json",
+        LedgerCsv = "ledger.csv",
     }
 }
 
@@ -38,6 +39,8 @@ pub enum Source {
     Bundle,
     /// A CrossFit partition, read by name.
     Partition,
+    /// The crowd platforms' ledger of the scope's studies, read from its table.
+    Ledger,
 }
 
 /// The annotation rows' two formats.
@@ -81,6 +84,7 @@ impl ExportFile {
             PredictionsJsonl => Source::Report(ReportFile::PredictionsJsonl),
             CurveSvg => Source::Report(ReportFile::CurveSvg),
             PartitionJson => Source::Partition,
+            LedgerCsv => Source::Ledger,
         }
     }
 
@@ -88,9 +92,8 @@ impl ExportFile {
     pub fn content_type(self) -> &'static str {
         use ExportFile::*;
         match self {
-            AnnotationsCsv | QuestionnairesCsv | AttentionCsv | ConsentCsv | ScoresCsv | PayCsv => {
-                "text/csv; charset=utf-8"
-            }
+            AnnotationsCsv | QuestionnairesCsv | AttentionCsv | ConsentCsv | ScoresCsv | PayCsv
+            | LedgerCsv => "text/csv; charset=utf-8",
             AnnotationsJsonl | QuestionnairesJsonl | PredictionsJsonl => "application/x-ndjson",
             ScoresJson | PartitionJson => "application/json",
             ScoresMd => "text/markdown; charset=utf-8",
@@ -115,7 +118,8 @@ impl ExportFile {
             QuestionnairesJsonl => "Questionnaires (JSONL)",
             AttentionCsv => "Attention checks (CSV)",
             ConsentCsv => "Consent decisions (CSV)",
-            PredictionsJsonl | CurveSvg | PartitionJson => return None,
+            // The ledger is linked from a study's platform page, where it has calls.
+            PredictionsJsonl | CurveSvg | PartitionJson | LedgerCsv => return None,
         })
     }
 

@@ -5,10 +5,11 @@
 
 use domain::ids::{StudyId, UserId};
 use domain::platform::draft::{self, Draft};
-use domain::platform::fees::{Cost, FeeRates, Payment};
-use domain::platform::plan::{self, Call, Decision, Proposal, Rule, TopUp};
+use domain::platform::fees::{FeeRates, Payment};
+use domain::platform::plan::{self, Call, Decision, Rule};
 use domain::platform::sync::{reconcile, Line, Reconciled};
 use domain::platform::{CrowdInfo, Platform};
+use domain::wire::platform::{DecisionsView, PayView, PublishView};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use sqlx::AnyPool;
@@ -45,18 +46,6 @@ pub async fn derive(
     Ok(draft::derive(platform, sandbox, &p.facts(origin), &nonce))
 }
 
-/// What publishing a draft would do.
-#[derive(Clone, Debug, Serialize)]
-pub struct PublishPreview {
-    pub draft: Draft,
-    pub problems: Vec<String>,
-    /// Every place's reward with the fees, by the operator's rates.
-    pub rewards: Cost,
-    pub fee_words: String,
-    pub calls: Vec<Call>,
-    pub fingerprint: String,
-}
-
 /// The calls that publish `p`: the task's list of workers where it has none, the publication,
 /// and (Prolific) its publishing; with what they may spend.
 async fn publish_intents(pool: &AnyPool, p: &Publication, rates: FeeRates) -> Result<Vec<Intent>> {
@@ -91,12 +80,13 @@ pub async fn preview_publish(
     pool: &AnyPool,
     study: StudyId,
     rates: FeeRates,
-) -> Result<PublishPreview> {
+) -> Result<PublishView> {
     let p = store::platform::published(pool, study).await?;
     let intents = publish_intents(pool, &p, rates).await?;
     let calls: Vec<Call> = intents.into_iter().map(|i| i.call).collect();
     let fingerprint = fingerprint(&(&p.draft, &calls));
-    Ok(PublishPreview {
+    Ok(PublishView {
+        platform_quote_cents: None,
         problems: p.draft.problems(),
         rewards: p.draft.rewards_cost(rates),
         fee_words: p.platform().fee_words(p.draft.places, rates),
@@ -239,14 +229,6 @@ pub async fn on_arrival(
     Ok(())
 }
 
-/// The decisions a confirmation would store.
-#[derive(Clone, Debug, Serialize)]
-pub struct DecisionsPreview {
-    pub rule: Option<Rule>,
-    pub proposals: Vec<Proposal>,
-    pub fingerprint: String,
-}
-
 /// The decisions proposed now for the handed-in submissions not decided yet: approve, or
 /// reject by `rule` (with `message` in place of the rule's own words, where given).
 pub async fn preview_decisions(
@@ -254,7 +236,7 @@ pub async fn preview_decisions(
     study: StudyId,
     rule: Option<Rule>,
     message: Option<&str>,
-) -> Result<DecisionsPreview> {
+) -> Result<DecisionsView> {
     let p = store::platform::published(pool, study).await?;
     let (_, lines) = in_step(pool, &p).await?;
     let decided: Vec<String> = remote::decisions(pool, study)
@@ -273,7 +255,7 @@ pub async fn preview_decisions(
         }
     }
     let fingerprint = fingerprint(&proposals);
-    Ok(DecisionsPreview {
+    Ok(DecisionsView {
         rule,
         proposals,
         fingerprint,
@@ -321,18 +303,8 @@ pub async fn decide(
     ledger::write(pool, &p, &intents, (by, clock), false).await
 }
 
-/// The bonuses a confirmation would send.
-#[derive(Clone, Debug, Serialize)]
-pub struct PayPreview {
-    pub top_ups: Vec<TopUp>,
-    pub total_cents: i64,
-    pub committed_cents: i64,
-    pub budget_cents: i64,
-    pub fingerprint: String,
-}
-
 /// The top-ups owed now: each approved worker's time at the hourly rate beyond the reward.
-pub async fn preview_pay(pool: &AnyPool, study: StudyId, rates: FeeRates) -> Result<PayPreview> {
+pub async fn preview_pay(pool: &AnyPool, study: StudyId, rates: FeeRates) -> Result<PayView> {
     let p = store::platform::published(pool, study).await?;
     let (_, lines) = in_step(pool, &p).await?;
     let approved: Vec<String> = remote::decisions(pool, study)
@@ -356,7 +328,7 @@ pub async fn preview_pay(pool: &AnyPool, study: StudyId, rates: FeeRates) -> Res
     let top_ups = plan::top_ups(&lines, &approved, &paid, terms);
     let total_cents = top_ups.iter().map(|t| t.cost_cents).sum();
     let fingerprint = fingerprint(&top_ups);
-    Ok(PayPreview {
+    Ok(PayView {
         top_ups,
         total_cents,
         committed_cents,

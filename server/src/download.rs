@@ -200,6 +200,10 @@ async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response
     // A heavy download's turn is held until it is written (moved into the task that streams it).
     let body = match file.source() {
         Source::Partition => return partition_json(state, q).await,
+        Source::Ledger => {
+            let (text, _) = store::platform::ledger::csv_of(&state.pool, &scope.studies).await?;
+            Body::from(text)
+        }
         Source::Rows(format) => {
             let turn = state.limiter.heavy_turn(Kind::Rows).await?;
             annotations(state, &scope, format, turn).await?

@@ -163,6 +163,12 @@ async fn spool_all(
     mut m: Members,
 ) -> Result<String, Error> {
     m.text("config.json".into(), &configs(pool, &built.loaded).await?)?;
+    // The crowd platforms' calls, where a study of the scope was published on one.
+    let ids: Vec<_> = built.loaded.studies.iter().map(|s| s.id).collect();
+    let (ledger, calls) = crate::platform::ledger::csv_of(pool, &ids).await?;
+    if calls > 0 {
+        m.text(ExportFile::LedgerCsv.as_str().into(), &ledger)?;
+    }
     let studies = built.loaded.studies.clone();
     let synthetic = built.loaded.synthetic.included;
     // Serialisation and compression of what is in memory (seconds on a big scope): on a heavy

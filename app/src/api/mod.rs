@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod crossfit;
 pub mod machine;
+pub mod platform;
 pub mod report;
 pub mod study;
 pub mod tasks;

@@ -4,6 +4,7 @@ pub mod assets;
 pub mod auth;
 pub mod dashboard;
 pub mod limits;
+pub mod platform_panel;
 pub mod platforms;
 pub mod reports;
 pub mod request;

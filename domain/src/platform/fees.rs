@@ -127,9 +127,36 @@ impl Platform {
     }
 }
 
+/// An amount in major units as a person writes it (`12.50`, `12`) in minor units.
+pub fn parse_amount(what: &str, s: &str) -> Result<i64, String> {
+    let t = s.trim();
+    let (whole, frac) = t.split_once('.').unwrap_or((t, ""));
+    let digits = |x: &str| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit());
+    let ok =
+        digits(whole) && (frac.is_empty() || digits(frac)) && frac.len() <= 2 && whole.len() <= 9;
+    if !ok {
+        return Err(format!("{what}: {s:?} is not an amount such as 12.50"));
+    }
+    let whole: i64 = whole
+        .parse()
+        .map_err(|_| format!("{what}: {s:?} is too large"))?;
+    let frac: i64 = format!("{frac:0<2}").parse().unwrap_or(0);
+    Ok(whole * 100 + frac)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn amounts_read_in_minor_units() {
+        assert_eq!(parse_amount("budget", "12.5"), Ok(1250));
+        assert_eq!(parse_amount("budget", " 7 "), Ok(700));
+        assert_eq!(parse_amount("budget", "0.07"), Ok(7));
+        for bad in ["", "-1", "1.234", "1,50", "abc", "1e3", "12345678901"] {
+            assert!(parse_amount("budget", bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn prolific_charges_its_fee_and_vat_on_the_fee_half_up() {

@@ -119,6 +119,32 @@ impl Platform {
         }
     }
 
+    /// Where a researcher finds a publication on the platform's own site: Prolific's study
+    /// page, MTurk's worker preview of the HIT's type.
+    pub fn remote_link(self, sandbox: bool, id: &str, group: Option<&str>) -> Option<String> {
+        match self {
+            Platform::Prolific => Some(format!(
+                "https://app.prolific.com/researcher/workspaces/studies/{id}"
+            )),
+            Platform::Mturk => {
+                let site = if sandbox {
+                    "https://workersandbox.mturk.com"
+                } else {
+                    "https://worker.mturk.com"
+                };
+                group.map(|g| format!("{site}/mturk/preview?groupId={g}"))
+            }
+        }
+    }
+
+    /// What a researcher reads beside the study link of the platform.
+    pub fn link_words(self) -> &'static str {
+        match self {
+            Platform::Prolific => "(Prolific fills in the placeholders);",
+            Platform::Mturk => "(the bare link, as an ExternalQuestion: MTurk adds workerId, assignmentId, hitId and turkSubmitTo).",
+        }
+    }
+
     /// The sites that show a study's pages in a frame (MTurk's ExternalQuestion); Prolific
     /// opens the link in its own tab.
     pub fn frame_origins(self) -> &'static [&'static str] {

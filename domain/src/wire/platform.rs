@@ -5,7 +5,7 @@ use crate::ids::StudyId;
 use crate::platform::draft::Draft;
 use crate::platform::fees::Cost;
 use crate::platform::ledger::{Action, ActionState};
-use crate::platform::plan::Call;
+use crate::platform::plan::{Call, Proposal, Rule, TopUp};
 use crate::platform::sync::Line;
 use crate::platform::Platform;
 use crate::run::JobStatus;
@@ -81,4 +81,40 @@ pub struct PublishView {
     pub platform_quote_cents: Option<i64>,
     pub calls: Vec<Call>,
     pub fingerprint: String,
+}
+
+/// The decisions a confirmation would store: approvals, and rejections by the stated rule.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DecisionsView {
+    pub rule: Option<Rule>,
+    pub proposals: Vec<Proposal>,
+    pub fingerprint: String,
+}
+
+/// The top-ups a confirmation would send, and the budget they fall within.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PayView {
+    pub top_ups: Vec<TopUp>,
+    /// The top-ups with the platform's fees.
+    pub total_cents: i64,
+    pub committed_cents: i64,
+    pub budget_cents: i64,
+    pub fingerprint: String,
+}
+
+/// A researcher's edits of a draft, as its form sends them (amounts in major units, `12.50`;
+/// a device's box sends "on" when ticked).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DraftEdits {
+    pub title: String,
+    pub description: String,
+    pub minutes: u32,
+    pub reward: String,
+    pub budget: String,
+    #[serde(default)]
+    pub desktop: Option<String>,
+    #[serde(default)]
+    pub tablet: Option<String>,
+    #[serde(default)]
+    pub mobile: Option<String>,
 }

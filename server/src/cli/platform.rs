@@ -23,14 +23,7 @@ fn load(a: &Accounts) -> Result<accounts::Accounts> {
 
 /// Cents from an amount in major units (`12.50`).
 fn cents(amount: &str) -> Result<i64> {
-    let (whole, frac) = amount.trim().split_once('.').unwrap_or((amount.trim(), ""));
-    let parsed = (frac.len() <= 2)
-        .then(|| {
-            Some(whole.parse::<i64>().ok()? * 100 + format!("{frac:0<2}").parse::<i64>().ok()?)
-        })
-        .flatten()
-        .filter(|c| *c >= 0);
-    parsed.ok_or_else(|| Error::Invalid(format!("{amount:?} is not an amount such as 12.50")))
+    domain::platform::fees::parse_amount("--budget", amount).map_err(Error::Invalid)
 }
 
 pub async fn platform(database: &str, command: PlatformCommand) -> Result<()> {

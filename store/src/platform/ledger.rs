@@ -567,7 +567,25 @@ pub const LEDGER_COLUMNS: [&str; 18] = [
 
 /// The study's ledger as CSV, oldest call first (the requests hold no credential).
 pub async fn csv(pool: &AnyPool, study: StudyId) -> Result<String> {
-    let rows = rows(pool, study).await?;
+    csv_of(pool, &[study]).await.map(|(text, _)| text)
+}
+
+/// The ledgers of `studies` (none: every study's) as one CSV, and how many calls it lists.
+pub async fn csv_of(pool: &AnyPool, studies: &[StudyId]) -> Result<(String, usize)> {
+    let mut rows = Vec::new();
+    if studies.is_empty() {
+        let all: Vec<StudyId> =
+            sqlx::query_scalar("SELECT DISTINCT study_id FROM platform_actions ORDER BY study_id")
+                .fetch_all(pool)
+                .await?;
+        for s in all {
+            rows.extend(self::rows(pool, s).await?);
+        }
+    } else {
+        for s in studies {
+            rows.extend(self::rows(pool, *s).await?);
+        }
+    }
     let time = |t: Option<i64>| t.map(crate::export::iso_utc).unwrap_or_default();
     let lines: Vec<LedgerLine> = rows
         .iter()
@@ -592,5 +610,5 @@ pub async fn csv(pool: &AnyPool, study: StudyId) -> Result<String> {
             error: r.error.as_deref().unwrap_or_default(),
         })
         .collect();
-    crate::export::csv_of(&LEDGER_COLUMNS, &lines)
+    Ok((crate::export::csv_of(&LEDGER_COLUMNS, &lines)?, lines.len()))
 }

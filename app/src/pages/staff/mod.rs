@@ -8,6 +8,8 @@ mod home;
 mod live_workers;
 mod machines;
 mod page_fields;
+mod platform;
+mod platform_forms;
 mod queue;
 mod queue_form;
 mod studies;
@@ -51,6 +53,7 @@ pub(super) fn routes() -> impl IntoView {
             <Route path=path!("/machines") view=machines::MachinesPage />
             <Route path=path!("/studies") view=studies::StudiesPage />
             <Route path=path!("/studies/:id") view=study_page::StudyAdminPage />
+            <Route path=path!("/studies/:id/platform") view=platform::PlatformPage />
             <Route
                 path=path!("/study/:id")
                 view=super::worker::study::WorkerStudyPage

@@ -92,11 +92,24 @@ fn study_meta(s: StudySummary) -> impl IntoView {
         <p>
             "Worker link: "
             <code class="worker-link">{format!("{}/join/{id}", site_origin())}</code>
-            " — for Prolific "
-            <code class="prolific-link">
-                {format!("{}{}", site_origin(), Platform::Prolific.worker_link(id))}
-            </code>
-            " (Prolific fills in the placeholders); for MTurk the bare link as an ExternalQuestion (MTurk adds workerId, assignmentId, hitId and turkSubmitTo)."
+            {Platform::ALL
+                .iter()
+                .map(|p| {
+                    view! {
+                        " — for " {p.name()} " "
+                        <code class=format!(
+                            "{}-link",
+                            p.as_str(),
+                        )>{format!("{}{}", site_origin(), p.worker_link(id))}</code>
+                        " " {p.link_words()}
+                    }
+                })
+                .collect_view()}
+        </p>
+        <p>
+            <A href=format!("/studies/{id}/platform")>
+                "Run it on Prolific or MTurk from here: publish, keep in step, approve, pay"
+            </A>
         </p>
     }
 }
