@@ -232,6 +232,7 @@ pub async fn eval(database: &str, a: EvalArgs) -> Result<()> {
             bar: true,
             lease: a.lease.duration(),
             queue_only: a.queue.queue_only,
+            clock: store::lease::Clock::System,
         };
         for s in jobs::evaluate_plan(&pool, &plan, &run).await? {
             println!("{}", s.render());
@@ -281,6 +282,7 @@ pub async fn baseline(database: &str, a: BaselineArgs) -> Result<()> {
         bar: true,
         lease: a.lease.duration(),
         queue_only: a.queue.queue_only,
+        clock: store::lease::Clock::System,
     };
     if a.finetune {
         let start = super::tune::Start::new(a.weights, a.system)?;

@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use store::catalog::{load_spec, shot_groups};
 use store::error::{Error, Result};
+use store::lease::Clock;
 use store::machine::JobDoor;
 
 /// The door the server installs.
@@ -28,8 +29,9 @@ impl JobDoor for Door {
         &'a self,
         pool: &'a AnyPool,
         request: QueueRequest,
+        clock: &'a Clock,
     ) -> Pin<Box<dyn Future<Output = Result<QueueAnswer>> + Send + 'a>> {
-        Box::pin(queue(pool, request))
+        Box::pin(queue(pool, request, clock))
     }
 }
 
@@ -127,7 +129,7 @@ fn per_group(
 }
 
 /// Checks and queues one request; says what was queued.
-pub async fn queue(pool: &AnyPool, r: QueueRequest) -> Result<QueueAnswer> {
+pub async fn queue(pool: &AnyPool, r: QueueRequest, clock: &Clock) -> Result<QueueAnswer> {
     let upstream = matches!(r.learner, QueuedLearner::CrossfitUpstream(_));
     if r.tasks.is_empty() && !upstream {
         return Err(Error::Invalid("choose at least one task".into()));
@@ -137,7 +139,8 @@ pub async fn queue(pool: &AnyPool, r: QueueRequest) -> Result<QueueAnswer> {
             let groups = task_groups(pool, &r).await?;
             let learner = grid::Learner::FrozenBaseline;
             let system = crate::baseline::SYSTEM;
-            let ids = grid::enqueue(pool, system, learner, None, &groups, r.replace).await?;
+            let ids =
+                grid::enqueue(pool, system, learner, None, &groups, (r.replace, clock)).await?;
             (ids.len(), system.to_string())
         }
         QueuedLearner::FineTuning { weights, system } => {
@@ -146,7 +149,7 @@ pub async fn queue(pool: &AnyPool, r: QueueRequest) -> Result<QueueAnswer> {
             let start = checked(move || tune::Start::new(Some(weights), system)).await?;
             let (jobs, skipped) =
                 jobs::plan_finetune(pool, &start, &r.tasks, r.group, r.replace).await?;
-            let ids = jobs::queue_finetune(pool, &start, &jobs, r.replace).await?;
+            let ids = jobs::queue_finetune(pool, &start, &jobs, (r.replace, clock)).await?;
             let kept = if skipped > 0 {
                 format!(" ({skipped} groups already fine-tuned are kept)")
             } else {
@@ -168,8 +171,15 @@ pub async fn queue(pool: &AnyPool, r: QueueRequest) -> Result<QueueAnswer> {
             let source = model.display().to_string();
             let groups = task_groups(pool, &r).await?;
             let learner = grid::Learner::Onnx;
-            let ids =
-                grid::enqueue(pool, &system, learner, Some(&source), &groups, r.replace).await?;
+            let ids = grid::enqueue(
+                pool,
+                &system,
+                learner,
+                Some(&source),
+                &groups,
+                (r.replace, clock),
+            )
+            .await?;
             (ids.len(), system)
         }
         QueuedLearner::Prompt {
@@ -188,7 +198,7 @@ pub async fn queue(pool: &AnyPool, r: QueueRequest) -> Result<QueueAnswer> {
             let mut a = PromptLine::try_parse_from(line).map_err(clap_error)?.prompt;
             (a.template, a.verbaliser) = (given(template), given(verbaliser));
             a.system = given(system);
-            queue_prompt(pool, &r, a).await?
+            queue_prompt((pool, clock), &r, a).await?
         }
         QueuedLearner::InContext {
             endpoint,
@@ -209,14 +219,14 @@ pub async fn queue(pool: &AnyPool, r: QueueRequest) -> Result<QueueAnswer> {
             ];
             let mut a = IclLine::try_parse_from(line).map_err(clap_error)?.icl;
             a.system = system.clone().filter(|s| !s.trim().is_empty());
-            queue_in_context(pool, &r, a).await?
+            queue_in_context((pool, clock), &r, a).await?
         }
         QueuedLearner::Crossfit {
             model,
             method,
             steps,
-        } => queue_crossfit(pool, &r, model, method, *steps).await?,
-        QueuedLearner::CrossfitUpstream(u) => queue_upstream(pool, &r, u).await?,
+        } => queue_crossfit((pool, clock), &r, model, method, *steps).await?,
+        QueuedLearner::CrossfitUpstream(u) => queue_upstream((pool, clock), &r, u).await?,
     };
     let plural = if jobs == 1 { "" } else { "s" };
     Ok(QueueAnswer {
@@ -237,7 +247,7 @@ struct PromptLine {
 /// Prompt-based fine-tuning on each task's shot groups (or the one asked for), checked on
 /// each task as `prompt` checks it (template, verbaliser, checkpoint and its head).
 async fn queue_prompt(
-    pool: &AnyPool,
+    (pool, clock): (&AnyPool, &Clock),
     r: &QueueRequest,
     mut a: jobs::PromptArgs,
 ) -> Result<(usize, String)> {
@@ -254,7 +264,7 @@ async fn queue_prompt(
         verbaliser: a.verbaliser,
         steps: a.steps,
     };
-    let ids = grid::enqueue(pool, &system, learner, None, &groups, r.replace).await?;
+    let ids = grid::enqueue(pool, &system, learner, None, &groups, (r.replace, clock)).await?;
     Ok((ids.len(), system))
 }
 
@@ -268,7 +278,7 @@ struct IclLine {
 /// In-context learning on each task's shot groups (or the one asked for; k = 0: none), as
 /// `icl` checks it.
 async fn queue_in_context(
-    pool: &AnyPool,
+    (pool, clock): (&AnyPool, &Clock),
     r: &QueueRequest,
     a: crate::icl::IclArgs,
 ) -> Result<(usize, String)> {
@@ -297,14 +307,14 @@ async fn queue_in_context(
         timeout_seconds: a.timeout_seconds,
         concurrency: a.concurrency,
     };
-    let ids = grid::enqueue(pool, &system, learner, None, &groups, r.replace).await?;
+    let ids = grid::enqueue(pool, &system, learner, None, &groups, (r.replace, clock)).await?;
     Ok((ids.len(), system))
 }
 
 /// CrossFit's upstream learning of a partition as one job (`crossfit upstream`'s arguments,
 /// checked as the command checks them); its worker queues the test tasks' seeds.
 async fn queue_upstream(
-    pool: &AnyPool,
+    (pool, clock): (&AnyPool, &Clock),
     r: &QueueRequest,
     u: &UpstreamChoice,
 ) -> Result<(usize, String)> {
@@ -341,7 +351,7 @@ async fn queue_upstream(
     if let Some(n) = name.as_ref().filter(|n| !n.trim().is_empty()) {
         line.extend(["--name".to_string(), n.trim().to_string()]);
     }
-    let (_, method) = crossfit::upstream_job::queue_upstream(pool, line).await?;
+    let (_, method) = crossfit::upstream_job::queue_upstream(pool, line, clock).await?;
     Ok((1, format!("upstream learning of {method}")))
 }
 
@@ -354,7 +364,7 @@ struct LearnLine {
 
 /// CrossFit's direct fine-tuning on every seed of each task without a run of the method.
 async fn queue_crossfit(
-    pool: &AnyPool,
+    (pool, clock): (&AnyPool, &Clock),
     r: &QueueRequest,
     model: &str,
     method: &Option<String>,
@@ -388,7 +398,7 @@ async fn queue_crossfit(
             a: &line.tune,
             upstream: None,
         };
-        let (ids, ..) = crossfit::queue_task(pool, &seeds).await?;
+        let (ids, ..) = crossfit::queue_task(pool, &seeds, clock).await?;
         jobs += ids.len();
     }
     Ok((jobs, method))

@@ -17,13 +17,14 @@ use {
 /// Every shared grid's jobs by status and the workers holding them.
 #[server(endpoint = "machine_grids", output = crate::api::TextJson)]
 pub async fn machine_grids() -> Result<Vec<GridRow>, AppError> {
-    serve(|c: Ctx<Staff>| async move { Ok(machine::grids(c.pool()).await?) }).await
+    serve(|c: Ctx<Staff>| async move { Ok(machine::grids(c.pool(), &c.state.clock).await?) }).await
 }
 
 /// CrossFit's fine-tuning jobs that workers share: by method, and each one not done.
 #[server(endpoint = "crossfit_learning", output = crate::api::TextJson)]
 pub async fn crossfit_learning() -> Result<LearningQueue, AppError> {
-    serve(|c: Ctx<Staff>| async move { Ok(crossfit::jobs::queue(c.pool()).await?) }).await
+    serve(|c: Ctx<Staff>| async move { Ok(crossfit::jobs::queue(c.pool(), &c.state.clock).await?) })
+        .await
 }
 
 #[server(endpoint = "machine_runs", output = crate::api::TextJson)]
@@ -85,7 +86,7 @@ pub async fn queue_learner(request: QueueRequest) -> Result<QueueAnswer, AppErro
                 crate::wire::queue::WITHOUT_MODELS
             )));
         };
-        Ok(door.queue(c.pool(), request).await?)
+        Ok(door.queue(c.pool(), request, &c.state.clock).await?)
     })
     .await
 }

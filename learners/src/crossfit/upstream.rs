@@ -376,7 +376,7 @@ pub(super) async fn queue_tests(
             a: &a.tune,
             upstream: Some(record),
         };
-        super::queue_task(pool, &seeds).await?;
+        super::queue_task(pool, &seeds, &store::lease::Clock::System).await?;
     }
     Ok(())
 }

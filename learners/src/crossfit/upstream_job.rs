@@ -29,7 +29,11 @@ fn parse_line(line: &[String]) -> Result<UpstreamArgs> {
 /// the command does, and queues it as one job whose recipe is `line`; a worker learns it, then
 /// queues its test tasks' seeds. Answers the job's id and the method its runs are stored
 /// under.
-pub async fn queue_upstream(pool: &AnyPool, line: Vec<String>) -> Result<(i64, String)> {
+pub async fn queue_upstream(
+    pool: &AnyPool,
+    line: Vec<String>,
+    clock: &store::lease::Clock,
+) -> Result<(i64, String)> {
     let a = parse_line(&line)?;
     if !a.out.is_absolute() || !a.model.is_absolute() {
         return Err(Error::Invalid(
@@ -45,7 +49,7 @@ pub async fn queue_upstream(pool: &AnyPool, line: Vec<String>) -> Result<(i64, S
     let name = method_name(&a.name, &a.out, "fine-tuning")?;
     let recipe = serde_json::to_string(&line).map_err(Error::internal)?;
     let out = a.out.display().to_string();
-    let id = jobs::enqueue(pool, &a.partition, &out, &name, &recipe).await?;
+    let id = jobs::enqueue(pool, &a.partition, (&out, &name), &recipe, clock).await?;
     Ok((id, name))
 }
 

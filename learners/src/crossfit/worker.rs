@@ -57,6 +57,7 @@ pub struct SeedsOf<'a> {
 pub async fn queue_task(
     pool: &AnyPool,
     seeds: &SeedsOf<'_>,
+    clock: &store::lease::Clock,
 ) -> Result<(Vec<i64>, serde_json::Value, Text)> {
     let SeedsOf {
         model,
@@ -85,7 +86,7 @@ pub async fn queue_task(
             .map_err(|e| Error::io(format!("--keep {}: cannot create it", k.display()), e))?;
     }
     let tok = Text::open(&model.join("tokenizer.json"))?;
-    let ids = jobs::enqueue(pool, method, task, &seeds, &recipe.to_string()).await?;
+    let ids = jobs::enqueue(pool, (method, task), &seeds, &recipe.to_string(), clock).await?;
     Ok((ids, recipe, tok))
 }
 
@@ -96,7 +97,7 @@ pub async fn learn_task(pool: &AnyPool, seeds: &SeedsOf<'_>) -> Result<()> {
     let SeedsOf { model, task, a, .. } = *seeds;
     let grid = a.grid()?;
     let metric = xf::metric_of(pool, task).await?;
-    let (ids, recipe, tok) = queue_task(pool, seeds).await?;
+    let (ids, recipe, tok) = queue_task(pool, seeds, &store::lease::Clock::System).await?;
     if a.queue.queue_only {
         eprintln!("{task}: {} seeds queued; `clues-lab worker` processes pointed at this database run them", ids.len());
         return Ok(());

@@ -30,6 +30,8 @@ pub struct GridRun {
     pub lease: Duration,
     /// Queue the jobs and stop: `clues-lab worker` processes run them.
     pub queue_only: bool,
+    /// The clock the jobs are queued by (the system's; a test's in tests).
+    pub clock: store::lease::Clock,
 }
 
 /// The learner a grid job runs, as any worker reads it from the job (`clues-lab worker`).
@@ -80,14 +82,15 @@ impl JobRecipe {
     }
 }
 
-/// Queues `groups` of `system` to run with `learner` (see [`store::machine::grid::enqueue`]).
+/// Queues `groups` of `system` to run with `learner` (see [`store::machine::grid::enqueue`]),
+/// now by `clock`.
 pub async fn enqueue(
     pool: &AnyPool,
     system: &str,
     learner: Learner,
     source: Option<&str>,
     groups: &[(TaskId, u32, u32)],
-    replace: bool,
+    (replace, clock): (bool, &store::lease::Clock),
 ) -> Result<Vec<i64>> {
     let recipe = serde_json::to_string(&JobRecipe { learner, replace }).map_err(Error::internal)?;
     let what = Recipe {
@@ -95,7 +98,7 @@ pub async fn enqueue(
         source,
         recipe: &recipe,
     };
-    store::machine::grid::enqueue(pool, what, groups, replace).await
+    store::machine::grid::enqueue(pool, what, groups, (replace, clock)).await
 }
 
 /// One worker's turn through a grid.

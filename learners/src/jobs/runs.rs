@@ -104,6 +104,7 @@ pub async fn run_baseline(
         bar,
         lease: grid::LEASE,
         queue_only: false,
+        clock: store::lease::Clock::System,
     };
     baseline_job(pool, task, groups, &o, None).await
 }
@@ -134,7 +135,15 @@ pub async fn evaluate_plan(
         let group = [(task, e.k, e.split)];
         let learner = grid::Learner::Onnx;
         jobs.extend(
-            grid::enqueue(pool, &e.system, learner, Some(&source), &group, o.replace).await?,
+            grid::enqueue(
+                pool,
+                &e.system,
+                learner,
+                Some(&source),
+                &group,
+                (o.replace, &o.clock),
+            )
+            .await?,
         );
     }
     if o.queue_only {
@@ -198,7 +207,15 @@ pub async fn run_baseline_grid(
         keys.push((id, k, split));
     }
     let learner = grid::Learner::FrozenBaseline;
-    let jobs = grid::enqueue(pool, baseline::SYSTEM, learner, None, &keys, o.replace).await?;
+    let jobs = grid::enqueue(
+        pool,
+        baseline::SYSTEM,
+        learner,
+        None,
+        &keys,
+        (o.replace, &o.clock),
+    )
+    .await?;
     if o.queue_only {
         return queued(jobs.len());
     }

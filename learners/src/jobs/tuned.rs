@@ -187,13 +187,21 @@ pub async fn queue(
     pool: &AnyPool,
     start: &tune::Start,
     jobs: &[Job],
-    replace: bool,
+    (replace, clock): (bool, &store::lease::Clock),
 ) -> Result<Vec<i64>> {
     let groups: Vec<_> = jobs.iter().map(|j| (j.task_id, j.k, j.split)).collect();
     let learner = grid::Learner::FineTuning {
         weights: super::runs::absolute(&start.weights),
     };
-    grid::enqueue(pool, &start.system, learner, None, &groups, replace).await
+    grid::enqueue(
+        pool,
+        &start.system,
+        learner,
+        None,
+        &groups,
+        (replace, clock),
+    )
+    .await
 }
 
 /// Queues the jobs in the shared grid, then claims, fine-tunes, evaluates and stores one job
@@ -206,7 +214,7 @@ pub async fn run_finetune(
     jobs: Vec<Job>,
     o: &GridRun,
 ) -> Result<Vec<Summary>> {
-    let ids = queue(pool, start, &jobs, o.replace).await?;
+    let ids = queue(pool, start, &jobs, (o.replace, &o.clock)).await?;
     if o.queue_only {
         return super::runs::queued(ids.len());
     }

@@ -46,6 +46,7 @@ async fn run_grid_job(
         bar: false,
         lease,
         queue_only: false,
+        clock: store::lease::Clock::System,
     };
     match &recipe.learner {
         Learner::FrozenBaseline => jobs::baseline_held(pool, held, &o).await,

@@ -31,27 +31,33 @@ async fn a_job_is_stored_once_and_a_worker_that_lost_its_lease_stores_nothing() 
     server::demo::ensure_demo(&pool).await.unwrap();
     let seeds = xf::seeds_of(&pool, TASK).await.unwrap();
     let recipe = r#"{"model":"tiny"}"#;
-    let ids = jobs::enqueue(&pool, "m", TASK, &seeds[..2], recipe)
+    let ids = jobs::enqueue(&pool, ("m", TASK), &seeds[..2], recipe, &Clock::System)
         .await
         .unwrap();
     assert_eq!(ids.len(), 2);
     assert_eq!(
-        jobs::enqueue(&pool, "m", TASK, &seeds[..2], recipe)
+        jobs::enqueue(&pool, ("m", TASK), &seeds[..2], recipe, &Clock::System)
             .await
             .unwrap(),
         ids
     );
-    let e = jobs::enqueue(&pool, "m", TASK, &seeds[..1], r#"{"model":"other"}"#)
-        .await
-        .unwrap_err();
+    let e = jobs::enqueue(
+        &pool,
+        ("m", TASK),
+        &seeds[..1],
+        r#"{"model":"other"}"#,
+        &Clock::System,
+    )
+    .await
+    .unwrap_err();
     assert!(e.to_string().contains("another recipe"), "{e}");
     // All or nothing: the new seed before the refused one is not queued either.
     let e = jobs::enqueue(
         &pool,
-        "m",
-        TASK,
+        ("m", TASK),
         &[seeds[2], seeds[0]],
         r#"{"model":"other"}"#,
+        &Clock::System,
     )
     .await
     .unwrap_err();
@@ -107,7 +113,7 @@ async fn a_job_is_stored_once_and_a_worker_that_lost_its_lease_stores_nothing() 
     assert_eq!(stored(&pool, "m").await, 0, "nothing stored");
 
     // The machines page: the running job first, with its new holder and no progress yet.
-    let q = jobs::queue(&pool).await.unwrap();
+    let q = jobs::queue(&pool, &Clock::System).await.unwrap();
     assert_eq!(q.open.len(), 2);
     let first = &q.open[0];
     assert_eq!(
@@ -131,7 +137,7 @@ async fn a_job_is_stored_once_and_a_worker_that_lost_its_lease_stores_nothing() 
     jobs::progress(&pool, &b, 6, 18, "setting 1 of 2, update 6 of 9")
         .await
         .unwrap();
-    let q = jobs::queue(&pool).await.unwrap();
+    let q = jobs::queue(&pool, &Clock::System).await.unwrap();
     let first = &q.open[0];
     assert_eq!(
         (first.done, first.total, first.progress.as_deref()),
@@ -148,14 +154,14 @@ async fn a_job_is_stored_once_and_a_worker_that_lost_its_lease_stores_nothing() 
         1
     );
     // Queued again: the stored seed stays done, the other stays queued.
-    jobs::enqueue(&pool, "m", TASK, &seeds[..2], recipe)
+    jobs::enqueue(&pool, ("m", TASK), &seeds[..2], recipe, &Clock::System)
         .await
         .unwrap();
     assert_eq!(
         lease::unfinished::<SeedKind>(&pool, &ids).await.unwrap().0,
         1
     );
-    let q = jobs::queue(&pool).await.unwrap();
+    let q = jobs::queue(&pool, &Clock::System).await.unwrap();
     assert_eq!((q.methods[0].done, q.open.len()), (1, 1));
 }
 

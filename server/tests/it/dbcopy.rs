@@ -83,7 +83,7 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
         grid::Learner::Onnx,
         Some("models/x"),
         &[(task, 2, 1), (task, 2, 2)],
-        false,
+        (false, &store::lease::Clock::System),
     )
     .await
     .unwrap();
@@ -130,7 +130,9 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
     // CrossFit's shared fine-tuning: one seed held by a worker, one queued.
     use store::crossfit as xf;
     let seeds = xf::seeds_of(&pool, "demo-xf-sentiment").await.unwrap();
-    let jobs = xf::jobs::enqueue(&pool, "tiny", "demo-xf-sentiment", &seeds[..2], "{}")
+    let clock = store::lease::Clock::System;
+    let tiny = ("tiny", "demo-xf-sentiment");
+    let jobs = xf::jobs::enqueue(&pool, tiny, &seeds[..2], "{}", &clock)
         .await
         .unwrap();
     store::lease::claim::<xf::jobs::SeedKind>(
@@ -142,9 +144,15 @@ async fn filled(path: &std::path::Path) -> sqlx::AnyPool {
     .await
     .unwrap()
     .unwrap();
-    xf::upstream::enqueue(&pool, "demo", "/models/up", "up fine-tuning", "[]")
-        .await
-        .unwrap();
+    xf::upstream::enqueue(
+        &pool,
+        "demo",
+        ("/models/up", "up fine-tuning"),
+        "[]",
+        &clock,
+    )
+    .await
+    .unwrap();
     pool
 }
 

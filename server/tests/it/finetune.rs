@@ -253,6 +253,7 @@ async fn a_fine_tuned_run_is_stored_onnx_runtime_reproduces_it_and_the_grid_resu
         bar: false,
         lease: jobs::grid::LEASE,
         queue_only: false,
+        clock: store::lease::Clock::System,
     };
     let runs = jobs::run_finetune(&pool, &start, jobs, &grid)
         .await

@@ -142,7 +142,7 @@ async fn three_workers_share_the_grid_and_a_killed_ones_group_is_taken_over_and_
     assert!(by.len() >= 2, "{by:?}");
 
     // The machines page's summary: all done, nobody holding a job.
-    let grids = store::machine::grids(&pool).await.unwrap();
+    let grids = store::machine::grids(&pool, &Clock::System).await.unwrap();
     assert_eq!(grids.len(), 1);
     assert_eq!(
         (
@@ -185,7 +185,7 @@ async fn a_worker_that_lost_its_lease_can_neither_store_nor_fail_the_group() {
     let queue = async || {
         let learner = grid::Learner::FrozenBaseline;
         let group = [(task, 4, 1)];
-        grid::enqueue(&pool, "s", learner, None, &group, false)
+        grid::enqueue(&pool, "s", learner, None, &group, (false, &Clock::System))
             .await
             .unwrap()
     };

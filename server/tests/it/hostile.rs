@@ -572,7 +572,8 @@ async fn another_sites_page_cannot_queue_cancel_or_retry_jobs_in_a_researchers_n
     let rita = login(s, "rita", "rita-password").await;
     let task = common::task_id(&s.pool, "demo-SST-2").await;
     let baseline = learners::jobs::grid::Learner::FrozenBaseline;
-    let job = learners::jobs::grid::enqueue(&s.pool, "b", baseline, None, &[(task, 0, 0)], false)
+    let now = (false, &s.clock);
+    let job = learners::jobs::grid::enqueue(&s.pool, "b", baseline, None, &[(task, 0, 0)], now)
         .await
         .unwrap()[0];
     let jobs = move || async move {

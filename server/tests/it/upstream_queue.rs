@@ -236,7 +236,8 @@ async fn upstream_learning_cancelled_while_it_learns_stops_and_queues_nothing() 
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let (id, method) = learners::crossfit::upstream_job::queue_upstream(&pool, line)
+    let now = store::lease::Clock::System;
+    let (id, method) = learners::crossfit::upstream_job::queue_upstream(&pool, line, &now)
         .await
         .unwrap();
     assert_eq!(method, "up-long fine-tuning");

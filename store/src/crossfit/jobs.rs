@@ -5,7 +5,6 @@
 
 use super::runs::{store, NewRun};
 use super::task_id;
-use crate::auth::now_ms;
 use crate::error::{Error, Result};
 use crate::lease::{self, Clock, Queue};
 use crate::tx::Lock;
@@ -62,17 +61,17 @@ impl Seed {
 /// a done one whose run is gone, is queued again with this recipe.
 pub async fn enqueue(
     pool: &AnyPool,
-    method: &str,
-    task: &str,
+    (method, task): (&str, &str),
     seeds: &[u32],
     settings: &str,
+    clock: &Clock,
 ) -> Result<Vec<i64>> {
     let (task_id, _) = task_id(pool, task).await?;
     // All or nothing: a refusal leaves no seed queued with the refused recipe. The refusal
     // rolls back before it is answered: a dropped transaction would keep its row locks until
     // its connection is next used, and a claim (SKIP LOCKED) would pass the queued seed by.
     let mut tx = crate::tx::begin_write(pool, &[Lock::Jobs(Queue::Crossfit, method)]).await?;
-    let queued = queue_seeds(&mut tx, (method, task, task_id), seeds, settings).await;
+    let queued = queue_seeds(&mut tx, (method, task, task_id), seeds, (settings, clock)).await;
     crate::tx::finish(tx, queued).await
 }
 
@@ -82,7 +81,7 @@ async fn queue_seeds(
     tx: &mut sqlx::AnyConnection,
     (method, task, task_id): (&str, &str, i64),
     seeds: &[u32],
-    settings: &str,
+    (settings, clock): (&str, &Clock),
 ) -> Result<Vec<i64>> {
     let mut ids = Vec::with_capacity(seeds.len());
     for &seed in seeds {
@@ -105,7 +104,7 @@ async fn queue_seeds(
                     JobStatus::Queued | JobStatus::Claimed => false,
                 };
                 if again {
-                    lease::requeue(tx, id, Some(settings), &Clock::System).await?;
+                    lease::requeue(tx, id, Some(settings), clock).await?;
                 } else if queued_with.as_deref() != Some(settings) {
                     let queued_with = queued_with.unwrap_or_default();
                     return Err(Error::Refused(format!(
@@ -115,7 +114,7 @@ async fn queue_seeds(
                 id
             }
             None => {
-                let id = lease::add(tx, Queue::Crossfit, Some(settings), &Clock::System).await?;
+                let id = lease::add(tx, Queue::Crossfit, Some(settings), clock).await?;
                 sqlx::query(
                     "INSERT INTO crossfit_jobs (id, method, task_id, seed) VALUES ($1, $2, $3, $4)",
                 )
@@ -176,7 +175,7 @@ pub async fn finish(
 /// Each method's jobs by status, and every job not done: upstream learning first, then the
 /// seeds, running ones first with their progress and time left, then failed ones with why,
 /// then queued ones.
-pub async fn queue(pool: &AnyPool) -> Result<LearningQueue> {
+pub async fn queue(pool: &AnyPool, clock: &Clock) -> Result<LearningQueue> {
     let rows: Vec<super::listed::Listed> = sqlx::query_as(
         "SELECT j.id, c.method, t.name AS task, c.seed, j.status, j.worker, j.lease_until, j.attempts,
             j.progress, j.done_updates, j.total_updates, j.started_at, j.error
@@ -186,11 +185,11 @@ pub async fn queue(pool: &AnyPool) -> Result<LearningQueue> {
     )
     .fetch_all(pool)
     .await?;
-    let now = now_ms();
-    let mut open = super::upstream::open(pool).await?;
+    let now = clock.now_ms();
+    let mut open = super::upstream::open(pool, clock).await?;
     open.extend(rows.into_iter().map(|r| r.row(now, Queue::Crossfit)));
     Ok(LearningQueue {
-        methods: lease::summary::<SeedKind>(pool, &Clock::System).await?,
+        methods: lease::summary::<SeedKind>(pool, clock).await?,
         open,
     })
 }

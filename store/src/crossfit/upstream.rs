@@ -66,9 +66,9 @@ impl Upstream {
 pub async fn enqueue(
     pool: &AnyPool,
     partition: &str,
-    out_dir: &str,
-    method: &str,
+    (out_dir, method): (&str, &str),
     recipe: &str,
+    clock: &Clock,
 ) -> Result<i64> {
     let p: Option<i64> = sqlx::query_scalar("SELECT id FROM crossfit_partitions WHERE name = $1")
         .bind(partition)
@@ -76,7 +76,7 @@ pub async fn enqueue(
         .await?;
     let p = p.ok_or_else(|| Error::NotFound(format!("no partition named {partition:?}")))?;
     let mut tx = crate::tx::begin_write(pool, &[Lock::Jobs(Queue::Upstream, "")]).await?;
-    let queued = queue_one(&mut tx, p, (out_dir, method), recipe).await;
+    let queued = queue_one(&mut tx, p, (out_dir, method), (recipe, clock)).await;
     crate::tx::finish(tx, queued).await
 }
 
@@ -84,7 +84,7 @@ async fn queue_one(
     tx: &mut sqlx::AnyConnection,
     partition_id: i64,
     (out_dir, method): (&str, &str),
-    recipe: &str,
+    (recipe, clock): (&str, &Clock),
 ) -> Result<i64> {
     let found: Vec<(i64, i64, String, String)> = sqlx::query_as(
         "SELECT id, partition_id, out_dir, method FROM upstream_jobs
@@ -96,7 +96,7 @@ async fn queue_one(
     .await?;
     match found.as_slice() {
         [] => {
-            let id = lease::add(tx, Queue::Upstream, Some(recipe), &Clock::System).await?;
+            let id = lease::add(tx, Queue::Upstream, Some(recipe), clock).await?;
             sqlx::query(
                 "INSERT INTO upstream_jobs (id, partition_id, out_dir, method) VALUES ($1, $2, $3, $4)",
             )
@@ -111,7 +111,7 @@ async fn queue_one(
         [(id, p, o, m)] if *p == partition_id && o == out_dir && m == method => {
             let (status, queued_with) = lease::state(tx, *id).await?;
             if status == JobStatus::Failed {
-                lease::requeue(tx, *id, Some(recipe), &Clock::System).await?;
+                lease::requeue(tx, *id, Some(recipe), clock).await?;
             } else if queued_with.as_deref() != Some(recipe) {
                 return Err(Error::Refused(format!(
                     "upstream job {id} ({method} into {out_dir}) is {} with another recipe; give another folder and method name",
@@ -149,7 +149,7 @@ pub async fn finish(pool: &AnyPool, held: &Held) -> Result<()> {
 
 /// Every upstream job not done, as the machines page lists it beside the seeds: its method,
 /// "upstream on <partition>" as its task, no seed.
-pub async fn open(pool: &AnyPool) -> Result<Vec<JobRow>> {
+pub async fn open(pool: &AnyPool, clock: &Clock) -> Result<Vec<JobRow>> {
     let rows: Vec<super::listed::Listed> = sqlx::query_as(
         "SELECT j.id, u.method, p.name AS task, CAST(NULL AS BIGINT) AS seed, j.status, j.worker, j.lease_until,
             j.attempts, j.progress, j.done_updates, j.total_updates, j.started_at, j.error
@@ -159,7 +159,7 @@ pub async fn open(pool: &AnyPool) -> Result<Vec<JobRow>> {
     )
     .fetch_all(pool)
     .await?;
-    let now = crate::auth::now_ms();
+    let now = clock.now_ms();
     Ok(rows
         .into_iter()
         .map(|r| {

@@ -36,15 +36,15 @@ pub struct Recipe<'a> {
 
 /// Queues the groups of a recipe's system (a group already queued, claimed or done stays as it
 /// is; a failed one is queued again with this recipe, and with `replace` a done one too) and
-/// answers the jobs' ids.
+/// answers the jobs' ids; queued now by `clock`.
 pub async fn enqueue(
     pool: &AnyPool,
     what: Recipe<'_>,
     groups: &[(TaskId, u32, u32)],
-    replace: bool,
+    (replace, clock): (bool, &Clock),
 ) -> Result<Vec<i64>> {
     let mut tx = crate::tx::begin_write(pool, &[Lock::Jobs(Queue::Grid, what.system)]).await?;
-    let queued = queue_groups(&mut tx, what, groups, replace).await;
+    let queued = queue_groups(&mut tx, what, groups, (replace, clock)).await;
     crate::tx::finish(tx, queued).await
 }
 
@@ -53,7 +53,7 @@ async fn queue_groups(
     tx: &mut sqlx::AnyConnection,
     what: Recipe<'_>,
     groups: &[(TaskId, u32, u32)],
-    replace: bool,
+    (replace, clock): (bool, &Clock),
 ) -> Result<Vec<i64>> {
     let Recipe {
         system,
@@ -79,7 +79,7 @@ async fn queue_groups(
                     JobStatus::Queued | JobStatus::Claimed => false,
                 };
                 if again {
-                    lease::requeue(tx, id, Some(recipe), &Clock::System).await?;
+                    lease::requeue(tx, id, Some(recipe), clock).await?;
                     sqlx::query("UPDATE grid_jobs SET source = $1 WHERE id = $2")
                         .bind(source)
                         .bind(id)
@@ -89,7 +89,7 @@ async fn queue_groups(
                 id
             }
             None => {
-                let id = lease::add(tx, Queue::Grid, Some(recipe), &Clock::System).await?;
+                let id = lease::add(tx, Queue::Grid, Some(recipe), clock).await?;
                 sqlx::query(
                     "INSERT INTO grid_jobs (id, system, task_id, k, split, source)
                      VALUES ($1, $2, $3, $4, $5, $6)",

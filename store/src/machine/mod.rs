@@ -234,9 +234,9 @@ pub async fn runs(pool: &AnyPool) -> Result<Vec<RunRow>, Error> {
         .collect())
 }
 
-/// Every shared grid's jobs by status, and the workers holding one now, by system.
-pub async fn grids(pool: &AnyPool) -> Result<Vec<GridRow>, Error> {
-    crate::lease::summary::<grid::GridKind>(pool, &crate::lease::Clock::System).await
+/// Every shared grid's jobs by status, and the workers holding one now (by `clock`), by system.
+pub async fn grids(pool: &AnyPool, clock: &crate::lease::Clock) -> Result<Vec<GridRow>, Error> {
+    crate::lease::summary::<grid::GridKind>(pool, clock).await
 }
 
 /// Checks a queue request as the command line checks the same learner, then queues its jobs.
@@ -247,5 +247,6 @@ pub trait JobDoor: Send + Sync + std::fmt::Debug {
         &'a self,
         pool: &'a AnyPool,
         request: QueueRequest,
+        clock: &'a crate::lease::Clock,
     ) -> Pin<Box<dyn Future<Output = Result<QueueAnswer, Error>> + Send + 'a>>;
 }
