@@ -134,13 +134,13 @@ pub async fn queue(pool: &AnyPool, r: QueueRequest, clock: &Clock) -> Result<Que
     if r.tasks.is_empty() && !upstream {
         return Err(Error::Invalid("choose at least one task".into()));
     }
+    let terms = (r.replace, clock);
     let (jobs, what) = match &r.learner {
         QueuedLearner::FrozenBaseline => {
             let groups = task_groups(pool, &r).await?;
             let learner = grid::Learner::FrozenBaseline;
             let system = crate::baseline::SYSTEM;
-            let ids =
-                grid::enqueue(pool, system, learner, None, &groups, (r.replace, clock)).await?;
+            let ids = grid::enqueue(pool, system, learner, None, &groups, terms).await?;
             (ids.len(), system.to_string())
         }
         QueuedLearner::FineTuning { weights, system } => {
@@ -149,7 +149,7 @@ pub async fn queue(pool: &AnyPool, r: QueueRequest, clock: &Clock) -> Result<Que
             let start = checked(move || tune::Start::new(Some(weights), system)).await?;
             let (jobs, skipped) =
                 jobs::plan_finetune(pool, &start, &r.tasks, r.group, r.replace).await?;
-            let ids = jobs::queue_finetune(pool, &start, &jobs, (r.replace, clock)).await?;
+            let ids = jobs::queue_finetune(pool, &start, &jobs, terms).await?;
             let kept = if skipped > 0 {
                 format!(" ({skipped} groups already fine-tuned are kept)")
             } else {
@@ -171,15 +171,8 @@ pub async fn queue(pool: &AnyPool, r: QueueRequest, clock: &Clock) -> Result<Que
             let source = model.display().to_string();
             let groups = task_groups(pool, &r).await?;
             let learner = grid::Learner::Onnx;
-            let ids = grid::enqueue(
-                pool,
-                &system,
-                learner,
-                Some(&source),
-                &groups,
-                (r.replace, clock),
-            )
-            .await?;
+            let source = Some(source.as_str());
+            let ids = grid::enqueue(pool, &system, learner, source, &groups, terms).await?;
             (ids.len(), system)
         }
         QueuedLearner::Prompt {

@@ -13,7 +13,8 @@ use sqlx::AnyPool;
 use store::error::{Error, Result};
 use store::lease::lanes::{KeyOf, Lost, Runner};
 use store::lease::{Clock, Held, JobKind};
-use store::platform::ledger::{self, ActionKey, Effect, HeldCall, PlatformKind};
+use store::platform::calls::{self, Effect};
+use store::platform::ledger::{self, ActionKey, HeldCall, PlatformKind};
 use store::platform::Publication;
 
 /// A publication is read back at most this often by polling (hooks ask sooner).
@@ -128,7 +129,7 @@ impl PlatformRunner {
             Call::Create | Call::Grant { .. } => group,
             Call::Publish | Call::Places { .. } | Call::Sync => p.remote_id.is_some(),
             Call::Bonus { remote_id, .. } => {
-                ledger::done(pool, p.study, Action::Approve, remote_id).await?
+                calls::done(pool, p.study, Action::Approve, remote_id).await?
             }
         })
     }
@@ -156,11 +157,11 @@ impl PlatformRunner {
         let task = store::platform::task_of(pool, p.study).await?;
         let group = store::platform::group(pool, task.0, p.platform(), p.draft.sandbox).await?;
         if !self.ready(pool, &p, &call, group.is_some()).await? {
-            ledger::put_off(pool, held, "waiting for the calls it needs", 2_000).await?;
+            calls::put_off(pool, held, "waiting for the calls it needs", 2_000).await?;
             return Err(Error::Later("it waits for the calls it needs".into()));
         }
         if held.state == ActionState::Intent {
-            ledger::mark_sent(pool, held).await?;
+            calls::mark_sent(pool, held).await?;
         }
         let ctx = Ctx {
             pool,
@@ -176,7 +177,7 @@ impl PlatformRunner {
         let name = PlatformKind::name(held.lease.job, held);
         match carried {
             Ok(answer) => {
-                ledger::finish(pool, held, &answer.said, answer.effect).await?;
+                calls::finish(pool, held, &answer.said, answer.effect).await?;
                 if call == Call::Sync {
                     crate::flow::after_sync(pool, &p, self.rates, &held.lease.clock).await?;
                 }
@@ -185,18 +186,18 @@ impl PlatformRunner {
             Err(CallError::Here(e)) => Err(e),
             Err(CallError::Platform(Fault::AlreadyDone(said))) => {
                 let answer = serde_json::json!({ "already_done": said });
-                ledger::finish(pool, held, &answer, Effect::Nothing).await?;
+                calls::finish(pool, held, &answer, Effect::Nothing).await?;
                 Ok(format!("{name}: done before ({said})"))
             }
             Err(CallError::Platform(Fault::Refused(said))) => {
-                ledger::refuse(pool, held, &serde_json::json!({ "refused": said })).await?;
+                calls::refuse(pool, held, &serde_json::json!({ "refused": said })).await?;
                 Err(Error::Refused(said))
             }
             Err(CallError::Platform(
                 f @ (Fault::Unsent(_) | Fault::Busy(_) | Fault::Unknown(_) | Fault::Failed(_)),
             )) => {
                 let said = f.to_string();
-                ledger::put_off(pool, held, &said, backoff(held.tries + 1)).await?;
+                calls::put_off(pool, held, &said, backoff(held.tries + 1)).await?;
                 Err(Error::Later(said))
             }
         }
@@ -220,11 +221,11 @@ impl Runner for PlatformRunner {
                 ledger::request_sync(pool, &p, clock).await?;
             }
         }
-        ledger::runnable(pool, &sites, self.only, now).await
+        calls::runnable(pool, &sites, self.only, now).await
     }
 
     async fn waiting(&self, pool: &AnyPool, clock: &Clock) -> Result<bool> {
-        ledger::put_off_calls(pool, &self.site_list(), self.only, clock.now_ms()).await
+        calls::put_off_calls(pool, &self.site_list(), self.only, clock.now_ms()).await
     }
 
     async fn run(&self, pool: &AnyPool, held: &Held<KeyOf<Self>>, _: Lost) -> Result<String> {

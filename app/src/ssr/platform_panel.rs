@@ -14,22 +14,7 @@ use platforms::{flow, Site};
 
 /// A site's origin as a researcher gives it (`https://lab.example.org`), checked.
 pub fn checked_origin(origin: &str) -> Result<String, AppError> {
-    let o = origin.trim().trim_end_matches('/');
-    let rest = o
-        .strip_prefix("https://")
-        .or_else(|| o.strip_prefix("http://"))
-        .unwrap_or_default();
-    let fine = !rest.is_empty()
-        && !rest.contains('/')
-        && rest
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
-    if !fine {
-        return Err(AppError::Invalid(format!(
-            "the site's address {origin:?} must be http(s)://host[:port], nothing after it"
-        )));
-    }
-    Ok(o.to_string())
+    domain::platform::draft::check_origin(origin).map_err(AppError::Invalid)
 }
 
 /// An amount in major units, or a refusal naming `what`.
@@ -82,7 +67,7 @@ pub async fn panel(
         .map(|r| LedgerView {
             id: r.id,
             action: r.action,
-            target: r.target.unwrap_or_default(),
+            target: r.call.target.clone().unwrap_or_default(),
             state: r.state,
             job: r.job_status,
             amount_cents: r.amount_cents,
@@ -150,27 +135,4 @@ pub async fn publish_preview(state: &AppState, study: StudyId) -> store::Result<
         }
     }
     Ok(view)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_origin_is_a_scheme_and_a_host_alone() {
-        assert_eq!(
-            checked_origin("https://lab.example.org/").unwrap(),
-            "https://lab.example.org"
-        );
-        assert!(checked_origin("http://127.0.0.1:3000").is_ok());
-        for bad in [
-            "lab.example.org",
-            "https://",
-            "https://a.b/join",
-            "javascript:alert(1)",
-            "https://a b",
-        ] {
-            assert!(checked_origin(bad).is_err(), "{bad}");
-        }
-    }
 }

@@ -199,6 +199,27 @@ pub fn derive(platform: Platform, sandbox: bool, f: &StudyFacts, nonce: &str) ->
     draft
 }
 
+/// A site's origin as a researcher gives it (`https://lab.example.org`), checked: a scheme and
+/// a host (and port), nothing after them.
+pub fn check_origin(origin: &str) -> Result<String, String> {
+    let o = origin.trim().trim_end_matches('/');
+    let rest = o
+        .strip_prefix("https://")
+        .or_else(|| o.strip_prefix("http://"))
+        .unwrap_or_default();
+    let fine = !rest.is_empty()
+        && !rest.contains('/')
+        && rest
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
+    if !fine {
+        return Err(format!(
+            "the site's address {origin:?} must be http(s)://host[:port], nothing after it"
+        ));
+    }
+    Ok(o.to_string())
+}
+
 /// The longest a place may be held on the platform: three times the estimate, and at least
 /// what Prolific asks (2 + 2T + 2 sqrt(T) minutes) and half an hour.
 pub fn max_minutes(minutes: u32) -> u32 {
@@ -305,6 +326,24 @@ mod tests {
         assert!(d.problems().is_empty(), "{:?}", d.problems());
         let mturk = derive(Platform::Mturk, true, &facts(&[]), "n1");
         assert!(mturk.sandbox && mturk.link == "https://lab.example/join/4");
+    }
+
+    #[test]
+    fn an_origin_is_a_scheme_and_a_host_alone() {
+        assert_eq!(
+            check_origin("https://lab.example.org/").unwrap(),
+            "https://lab.example.org"
+        );
+        assert!(check_origin("http://127.0.0.1:3000").is_ok());
+        for bad in [
+            "lab.example.org",
+            "https://",
+            "https://a.b/join",
+            "javascript:alert(1)",
+            "https://a b",
+        ] {
+            assert!(check_origin(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use super::method_name;
 use super::upstream::{check, learned, queue_tests, UpstreamArgs, Watch};
+use super::worker::Terms;
 use clap::Parser;
 use sqlx::AnyPool;
 use store::crossfit::{self as xf, upstream as jobs};
@@ -56,12 +57,7 @@ pub async fn queue_upstream(
 /// Runs a held upstream job on `device`: learns the upstream folder (or uses the one a
 /// worker finished before), queues the test tasks' seeds from it, and marks the job done. The
 /// learning stops soon after `lost()` says that the job is no longer this worker's.
-pub async fn run_held(
-    pool: &AnyPool,
-    held: &jobs::Held,
-    device: crate::runtime::Device,
-    lost: &(dyn Fn() -> bool + Send + Sync),
-) -> Result<()> {
+pub async fn run_held(pool: &AnyPool, held: &jobs::Held, (device, lost): Terms<'_>) -> Result<()> {
     let line: Vec<String> = serde_json::from_str(&held.recipe).map_err(|e| {
         Error::Invalid(format!(
             "{}: its recipe is not one this worker knows: {e}",

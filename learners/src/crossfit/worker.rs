@@ -18,6 +18,9 @@ use store::crossfit::{self as xf, jobs};
 use store::error::{Error, Result};
 use store::lease::Worker;
 
+/// How a held job runs: the worker's device, and whether a renewal found its lease lost.
+pub type Terms<'a> = (crate::runtime::Device, &'a (dyn Fn() -> bool + Send + Sync));
+
 /// One seed's data as token ids: training pairs (the first output of each line), and the
 /// development and test inputs with their gold outputs.
 struct SeedData {
@@ -151,12 +154,7 @@ struct QueuedRecipe {
 /// Learns a held job's seed from the recipe it was queued with, on `device` (`clues-lab
 /// worker`); the run is stored with the job marked done. `lost()`: whether another worker
 /// took the job over.
-pub async fn run_held(
-    pool: &AnyPool,
-    held: &jobs::Held,
-    device: crate::runtime::Device,
-    lost: &(dyn Fn() -> bool + Send + Sync),
-) -> Result<()> {
+pub async fn run_held(pool: &AnyPool, held: &jobs::Held, (device, lost): Terms<'_>) -> Result<()> {
     let recipe: serde_json::Value =
         serde_json::from_str(&held.settings).map_err(Error::internal)?;
     let q: QueuedRecipe = serde_json::from_value(recipe.clone()).map_err(|e| {

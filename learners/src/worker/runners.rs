@@ -175,7 +175,7 @@ impl Runner for SeedRunner {
     }
 
     async fn run(&self, pool: &AnyPool, held: &Held<KeyOf<Self>>, lost: Lost) -> Result<()> {
-        crossfit::run_held(pool, held, self.device, &*lost).await
+        crossfit::run_held(pool, held, (self.device, &*lost)).await
     }
 
     fn report(&self, (): ()) {}
@@ -199,7 +199,7 @@ impl Runner for UpstreamRunner {
     }
 
     async fn run(&self, pool: &AnyPool, held: &Held<KeyOf<Self>>, lost: Lost) -> Result<()> {
-        upstream::run_held(pool, held, self.device, &*lost).await
+        upstream::run_held(pool, held, (self.device, &*lost)).await
     }
 
     fn report(&self, (): ()) {}

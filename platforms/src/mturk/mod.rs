@@ -8,11 +8,9 @@
 use crate::accounts::MturkAccount;
 use crate::run::{Answer, CallError, Ctx};
 use crate::Fault;
-use aws_sdk_mturk::config::http::HttpResponse;
 use aws_sdk_mturk::config::retry::RetryConfig;
 use aws_sdk_mturk::config::timeout::TimeoutConfig;
 use aws_sdk_mturk::config::{BehaviorVersion, Credentials, Region};
-use aws_sdk_mturk::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_mturk::types::{
     AssignmentStatus, Comparator, HitAccessActions, QualificationRequirement,
     QualificationTypeStatus,
@@ -20,10 +18,13 @@ use aws_sdk_mturk::types::{
 use aws_smithy_http_client::{tls, Builder};
 use domain::platform::ledger::RemoteStatus;
 use domain::platform::plan::Call;
+use sdk::{dollars, done_or_already, external_question, fault, status};
 use serde_json::json;
 use std::time::Duration;
-use store::platform::ledger::Effect;
+use store::platform::calls::Effect;
 use store::platform::remote::Remote;
+
+mod sdk;
 
 /// An MTurk account's client.
 #[derive(Clone, Debug)]
@@ -164,99 +165,10 @@ impl Client {
     /// Carries out a held call; one whose answer was lost is sent again with the same token,
     /// or settled by reading first where MTurk takes no token.
     pub async fn carry_out(&self, ctx: &Ctx<'_>, call: &Call) -> Result<Answer, CallError> {
-        let again = ctx.sent_before();
         let key = ctx.held.idem_key.as_str();
-        let d = &ctx.publication.draft;
         Ok(match call {
-            Call::Group { task } => {
-                let name = format!("clues-lab: took part in {task}");
-                let found = if again {
-                    self.find_qualification(&name).await?
-                } else {
-                    None
-                };
-                let id = match found {
-                    Some(id) => id,
-                    None => {
-                        let made = self
-                            .sdk
-                            .create_qualification_type()
-                            .name(&name)
-                            .description(format!("Took part in a study of the task {task}: each scenario needs workers new to the task."))
-                            .qualification_type_status(QualificationTypeStatus::Active)
-                            .send()
-                            .await;
-                        match made.map_err(fault) {
-                            Ok(q) => q
-                                .qualification_type()
-                                .and_then(|q| q.qualification_type_id())
-                                .unwrap_or_default()
-                                .to_string(),
-                            Err(Fault::Refused(why) | Fault::AlreadyDone(why))
-                                if why.contains("already") =>
-                            {
-                                self.find_qualification(&name)
-                                    .await?
-                                    .ok_or(Fault::Refused(why))?
-                            }
-                            Err(f) => return Err(f.into()),
-                        }
-                    }
-                };
-                Answer::new(
-                    json!({ "qualification": id }),
-                    Effect::Group {
-                        task: ctx.task.0,
-                        remote_id: id,
-                    },
-                )
-            }
-            Call::Create => {
-                let requirement = QualificationRequirement::builder()
-                    .qualification_type_id(ctx.group()?)
-                    .comparator(Comparator::DoesNotExist)
-                    .actions_guarded(HitAccessActions::DiscoverPreviewAndAccept)
-                    .build()
-                    .map_err(|e| Fault::Refused(e.to_string()))?;
-                let made = self
-                    .sdk
-                    .create_hit()
-                    .title(&d.title)
-                    .description(&d.description)
-                    .keywords("text, reading, annotation, research")
-                    .reward(dollars(d.reward_cents))
-                    .max_assignments(d.places as i32)
-                    .assignment_duration_in_seconds(i64::from(d.max_minutes) * 60)
-                    .lifetime_in_seconds(HIT_LIFETIME_S)
-                    .auto_approval_delay_in_seconds(AUTO_APPROVE_S)
-                    .question(external_question(&d.link))
-                    .requester_annotation(key)
-                    .qualification_requirements(requirement)
-                    .unique_request_token(key)
-                    .send()
-                    .await
-                    .map_err(fault);
-                let (id, group) = match made {
-                    Ok(h) => {
-                        let hit = h.hit();
-                        let id = hit.and_then(|h| h.hit_id()).unwrap_or_default().to_string();
-                        (id, hit.and_then(|h| h.hit_type_id()).map(str::to_string))
-                    }
-                    Err(Fault::AlreadyDone(why)) => self
-                        .find_hit(key)
-                        .await?
-                        .ok_or(Fault::Unknown(format!("{why}; the HIT is not listed yet")))?,
-                    Err(f) => return Err(f.into()),
-                };
-                let said = json!({ "hit": id, "hit_type": group });
-                Answer::new(
-                    said,
-                    Effect::Created {
-                        remote_id: id,
-                        remote_group: group,
-                    },
-                )
-            }
+            Call::Group { task } => self.group(ctx, task).await?,
+            Call::Create => self.create(ctx).await?,
             // Creating the HIT published it.
             Call::Publish => Answer::new(json!({ "published": "with the HIT" }), Effect::Nothing),
             Call::Places { total, more } => {
@@ -269,10 +181,8 @@ impl Client {
                     .send()
                     .await;
                 done_or_already(sent.map(|_| ()).map_err(fault))?;
-                Answer::new(
-                    json!({ "assignments": total }),
-                    Effect::Places { total: *total },
-                )
+                let effect = Effect::Places { total: *total };
+                Answer::new(json!({ "assignments": total }), effect)
             }
             Call::Grant { worker } => {
                 self.sdk
@@ -290,61 +200,10 @@ impl Client {
                 let all = self.assignments(ctx.remote_id()?).await?;
                 Answer::new(json!({ "assignments": all.len() }), Effect::Synced(all))
             }
-            Call::Approve { remote_id, .. } => {
-                let decided = if again {
-                    Some(self.assignment_status(remote_id).await?)
-                } else {
-                    None
-                };
-                if decided != Some(RemoteStatus::Approved) {
-                    let sent = self
-                        .sdk
-                        .approve_assignment()
-                        .assignment_id(remote_id)
-                        .send()
-                        .await;
-                    self.settle(
-                        remote_id,
-                        sent.map(|_| ()).map_err(fault),
-                        RemoteStatus::Approved,
-                    )
-                    .await?;
-                }
-                let effect = Effect::Decided {
-                    remote_id: remote_id.clone(),
-                    status: RemoteStatus::Approved,
-                };
-                Answer::new(json!({ "status": "Approved" }), effect)
-            }
+            Call::Approve { remote_id, .. } => self.decide(ctx, remote_id, None).await?,
             Call::Reject {
                 remote_id, message, ..
-            } => {
-                let decided = if again {
-                    Some(self.assignment_status(remote_id).await?)
-                } else {
-                    None
-                };
-                if decided != Some(RemoteStatus::Rejected) {
-                    let sent = self
-                        .sdk
-                        .reject_assignment()
-                        .assignment_id(remote_id)
-                        .requester_feedback(message)
-                        .send()
-                        .await;
-                    self.settle(
-                        remote_id,
-                        sent.map(|_| ()).map_err(fault),
-                        RemoteStatus::Rejected,
-                    )
-                    .await?;
-                }
-                let effect = Effect::Decided {
-                    remote_id: remote_id.clone(),
-                    status: RemoteStatus::Rejected,
-                };
-                Answer::new(json!({ "status": "Rejected" }), effect)
-            }
+            } => self.decide(ctx, remote_id, Some(message)).await?,
             Call::Bonus {
                 remote_id,
                 worker,
@@ -367,6 +226,145 @@ impl Client {
         })
     }
 
+    /// The task's qualification, made once: a name MTurk already has is the one made before.
+    async fn group(&self, ctx: &Ctx<'_>, task: &str) -> Result<Answer, Fault> {
+        let name = format!("clues-lab: took part in {task}");
+        let found = if ctx.sent_before() {
+            self.find_qualification(&name).await?
+        } else {
+            None
+        };
+        let id = match found {
+            Some(id) => id,
+            None => {
+                let made = self
+                    .sdk
+                    .create_qualification_type()
+                    .name(&name)
+                    .description(format!(
+                        "Took part in a study of the task {task}: each scenario needs workers new to the task."
+                    ))
+                    .qualification_type_status(QualificationTypeStatus::Active)
+                    .send()
+                    .await;
+                match made.map_err(fault) {
+                    Ok(q) => q
+                        .qualification_type()
+                        .and_then(|q| q.qualification_type_id())
+                        .unwrap_or_default()
+                        .to_string(),
+                    Err(Fault::Refused(why) | Fault::AlreadyDone(why))
+                        if why.contains("already") =>
+                    {
+                        self.find_qualification(&name)
+                            .await?
+                            .ok_or(Fault::Refused(why))?
+                    }
+                    Err(f) => return Err(f),
+                }
+            }
+        };
+        let effect = Effect::Group {
+            task: ctx.task.0,
+            remote_id: id.clone(),
+        };
+        Ok(Answer::new(json!({ "qualification": id }), effect))
+    }
+
+    /// The HIT, with the task's qualification required not to exist; its token and
+    /// annotation are the ledger's key, so one sent twice is made once and found again.
+    async fn create(&self, ctx: &Ctx<'_>) -> Result<Answer, Fault> {
+        let (d, key) = (&ctx.publication.draft, ctx.held.idem_key.as_str());
+        let requirement = QualificationRequirement::builder()
+            .qualification_type_id(ctx.group()?)
+            .comparator(Comparator::DoesNotExist)
+            .actions_guarded(HitAccessActions::DiscoverPreviewAndAccept)
+            .build()
+            .map_err(|e| Fault::Refused(e.to_string()))?;
+        let made = self
+            .sdk
+            .create_hit()
+            .title(&d.title)
+            .description(&d.description)
+            .keywords("text, reading, annotation, research")
+            .reward(dollars(d.reward_cents))
+            .max_assignments(d.places as i32)
+            .assignment_duration_in_seconds(i64::from(d.max_minutes) * 60)
+            .lifetime_in_seconds(HIT_LIFETIME_S)
+            .auto_approval_delay_in_seconds(AUTO_APPROVE_S)
+            .question(external_question(&d.link))
+            .requester_annotation(key)
+            .qualification_requirements(requirement)
+            .unique_request_token(key)
+            .send()
+            .await
+            .map_err(fault);
+        let (id, group) = match made {
+            Ok(h) => {
+                let hit = h.hit();
+                let id = hit.and_then(|h| h.hit_id()).unwrap_or_default().to_string();
+                (id, hit.and_then(|h| h.hit_type_id()).map(str::to_string))
+            }
+            Err(Fault::AlreadyDone(why)) => self
+                .find_hit(key)
+                .await?
+                .ok_or(Fault::Unknown(format!("{why}; the HIT is not listed yet")))?,
+            Err(f) => return Err(f),
+        };
+        let said = json!({ "hit": id, "hit_type": group });
+        let effect = Effect::Created {
+            remote_id: id,
+            remote_group: group,
+        };
+        Ok(Answer::new(said, effect))
+    }
+
+    /// Approves an assignment, or rejects it with `message` to the worker; one decided that
+    /// way already (read first after a lost answer) is left as it is.
+    async fn decide(
+        &self,
+        ctx: &Ctx<'_>,
+        id: &str,
+        message: Option<&String>,
+    ) -> Result<Answer, Fault> {
+        let wanted = match message {
+            None => RemoteStatus::Approved,
+            Some(_) => RemoteStatus::Rejected,
+        };
+        let decided = if ctx.sent_before() {
+            Some(self.assignment_status(id).await?)
+        } else {
+            None
+        };
+        if decided != Some(wanted) {
+            let sent = match message {
+                None => self
+                    .sdk
+                    .approve_assignment()
+                    .assignment_id(id)
+                    .send()
+                    .await
+                    .map(|_| ())
+                    .map_err(fault),
+                Some(m) => self
+                    .sdk
+                    .reject_assignment()
+                    .assignment_id(id)
+                    .requester_feedback(m)
+                    .send()
+                    .await
+                    .map(|_| ())
+                    .map_err(fault),
+            };
+            self.settle(id, sent, wanted).await?;
+        }
+        let effect = Effect::Decided {
+            remote_id: id.to_string(),
+            status: wanted,
+        };
+        Ok(Answer::new(json!({ "status": wanted.as_str() }), effect))
+    }
+
     /// A decision MTurk refused because the assignment is decided already that way is done.
     async fn settle(
         &self,
@@ -381,96 +379,5 @@ impl Client {
             }
             other => other,
         }
-    }
-}
-
-/// A call MTurk says it saw before (its token) counts as done.
-fn done_or_already(sent: Result<(), Fault>) -> Result<(), Fault> {
-    match sent {
-        Err(Fault::AlreadyDone(why)) => {
-            tracing::info!("MTurk had the call already: {why}");
-            Ok(())
-        }
-        other => other,
-    }
-}
-
-fn status(s: Option<&AssignmentStatus>) -> RemoteStatus {
-    match s {
-        Some(AssignmentStatus::Approved) => RemoteStatus::Approved,
-        Some(AssignmentStatus::Rejected) => RemoteStatus::Rejected,
-        // Submitted, and any status a later SDK adds, waits for a decision.
-        _ => RemoteStatus::Submitted,
-    }
-}
-
-/// Cents as MTurk's dollar string.
-fn dollars(cents: i64) -> String {
-    format!("{}.{:02}", cents / 100, cents % 100)
-}
-
-/// The study link as an ExternalQuestion (MTurk adds the worker's ids to it).
-fn external_question(link: &str) -> String {
-    let url = link
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;");
-    format!(
-        r#"<ExternalQuestion xmlns="http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2006-07-14/ExternalQuestion.xsd"><ExternalURL>{url}</ExternalURL><FrameHeight>0</FrameHeight></ExternalQuestion>"#
-    )
-}
-
-/// An SDK error by what it means for sending again.
-fn fault<E: ProvideErrorMetadata + std::error::Error + 'static>(
-    e: SdkError<E, HttpResponse>,
-) -> Fault {
-    let said = format!("MTurk: {}", display(&e));
-    match &e {
-        SdkError::DispatchFailure(d) if d.is_io() || d.is_timeout() => Fault::Unknown(said),
-        SdkError::DispatchFailure(_) | SdkError::ConstructionFailure(_) => Fault::Unsent(said),
-        SdkError::ServiceError(se) => {
-            let code = se.err().code().unwrap_or_default().to_string();
-            let message = se.err().message().unwrap_or_default().to_string();
-            let said = format!("MTurk: {code}: {message}");
-            if code.contains("Throttl") || code.contains("RequestLimit") {
-                Fault::Busy(said)
-            } else if code == "ServiceFault" || se.raw().status().is_server_error() {
-                Fault::Failed(said)
-            } else if message.contains("already been processed")
-                || message.contains("HitAlreadyExists")
-                || message.contains("already exists")
-            {
-                Fault::AlreadyDone(said)
-            } else {
-                Fault::Refused(said)
-            }
-        }
-        // A time-out or an unreadable answer: the call may have been carried out.
-        _ => Fault::Unknown(said),
-    }
-}
-
-/// An SDK error with its sources, in one line.
-fn display(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        source = s.source();
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn amounts_and_questions_are_written_as_mturk_reads_them() {
-        assert_eq!(dollars(150), "1.50");
-        assert_eq!(dollars(7), "0.07");
-        let q = external_question("https://lab.example/join/3?a=1&b=2");
-        assert!(q.contains("<ExternalURL>https://lab.example/join/3?a=1&amp;b=2</ExternalURL>"));
     }
 }

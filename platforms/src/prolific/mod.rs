@@ -2,10 +2,13 @@
 //! places, the task's participant group, submissions read back, approvals, rejections and
 //! bonuses. Prolific takes no idempotency key, so a call whose answer was lost is settled by
 //! reading what exists before anything is sent again; a bonus, which Prolific pays again on
-//! every `pay/` call, is paid at most once: its bulk bonus is kept before it is paid, and a pay
-//! whose answer was lost is looked for on the submission, never sent again by itself.
+//! every `pay/` call, is paid at most once (`bonus`). Its hooks are checked by `hooks`.
 
+mod bonus;
+mod hooks;
 pub mod wire;
+
+pub use hooks::{hook_signature, verify_hook, HOOK_MAX_AGE_S};
 
 use crate::accounts::ProlificAccount;
 use crate::run::{Answer, CallError, Ctx};
@@ -15,15 +18,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::time::Duration;
-use store::platform::ledger::{self, Effect};
+use store::platform::calls::Effect;
 use store::platform::remote::Remote;
 use wire::*;
-
-/// How long a bonus pay whose answer was lost is looked for before the researcher is asked to
-/// check it, and how long one answered with a 5xx is looked for before it is paid again
-/// (Prolific pays a bulk bonus "in the following minutes").
-const PAY_CONFIRM_MS: i64 = 30 * 60 * 1000;
-const PAY_FAILED_MS: i64 = 10 * 60 * 1000;
 
 /// A Prolific account's client.
 #[derive(Clone, Debug)]
@@ -189,89 +186,23 @@ impl Client {
         let again = ctx.sent_before();
         let remote = || ctx.remote_id();
         Ok(match call {
-            Call::Group { task } => {
-                let name = group_name(task);
-                let found = if again {
-                    self.find_group(&name).await?
-                } else {
-                    None
-                };
-                let id = match found {
-                    Some(id) => id,
-                    None => {
-                        let body = CreateGroup {
-                            name,
-                            workspace_id: self.workspace().await?,
-                            description: format!(
-                                "Every worker who took part in a study of the task {task} (clues-lab): each scenario needs workers new to the task."
-                            ),
-                        };
-                        let g: Group = self.post("/api/v1/participant-groups/", body).await?;
-                        g.id
-                    }
-                };
-                Answer::new(
-                    json!({ "group": id }),
-                    Effect::Group {
-                        task: ctx.task.0,
-                        remote_id: id,
-                    },
-                )
-            }
-            Call::Create => {
-                let key = &ctx.held.idem_key;
-                let found = if again {
-                    self.find_study(key).await?
-                } else {
-                    None
-                };
-                let study = match found {
-                    Some(s) => s,
-                    None => {
-                        let body = create_study(ctx, self.account.project.clone())?;
-                        self.post::<Study>("/api/v1/studies/", body).await?
-                    }
-                };
-                let effect = Effect::Created {
-                    remote_id: study.id.clone(),
-                    remote_group: None,
-                };
-                Answer::new(json!({ "study": study.id, "status": study.status }), effect)
-            }
-            Call::Publish => {
-                let id = remote()?;
-                let now = if again {
-                    Some(self.study(id).await?)
-                } else {
-                    None
-                };
-                let study = match now.filter(|s| s.status != "UNPUBLISHED") {
-                    Some(s) => s,
-                    None => {
-                        let path = format!("/api/v1/studies/{}/transition/", enc(id));
-                        let body = StudyTransition {
-                            action: "PUBLISH".into(),
-                        };
-                        self.post::<Study>(&path, body).await?
-                    }
-                };
-                Answer::new(json!({ "status": study.status }), Effect::Nothing)
-            }
+            Call::Group { task } => self.group(ctx, task).await?,
+            Call::Create => self.create(ctx).await?,
+            Call::Publish => self.publish(remote()?, again).await?,
             Call::Places { total, .. } => {
                 let id = remote()?;
                 let now = self.study(id).await?;
                 if now.total_available_places.unwrap_or(0.0) < f64::from(*total) {
-                    let body = serde_json::to_value(MorePlaces {
+                    let more = MorePlaces {
                         total_available_places: *total,
-                    })
-                    .map_err(|e| Fault::Refused(e.to_string()))?;
+                    };
+                    let body =
+                        serde_json::to_value(more).map_err(|e| Fault::Refused(e.to_string()))?;
                     let path = format!("/api/v1/studies/{}/", enc(id));
                     self.call::<Study>(Method::Patch, &path, Some(body)).await?;
                 }
-                Answer::new(
-                    json!({ "total_available_places": total }),
-                    Effect::Places { total: *total },
-                )
+                let effect = Effect::Places { total: *total };
+                Answer::new(json!({ "total_available_places": total }), effect)
             }
             Call::Grant { worker } => {
                 let group = ctx.group()?;
@@ -280,10 +211,8 @@ impl Client {
                     participant_ids: vec![worker.clone()],
                 };
                 self.post::<Value>(&path, body).await?;
-                Answer::new(
-                    json!({ "group": group, "participant": worker }),
-                    Effect::Nothing,
-                )
+                let said = json!({ "group": group, "participant": worker });
+                Answer::new(said, Effect::Nothing)
             }
             Call::Sync => {
                 let all = self.submissions(remote()?).await?;
@@ -305,6 +234,83 @@ impl Client {
                 remote_id, cents, ..
             } => self.bonus(ctx, remote_id, *cents).await?,
         })
+    }
+
+    /// The task's participant group, made once (found by its name after a lost answer).
+    async fn group(&self, ctx: &Ctx<'_>, task: &str) -> Result<Answer, Fault> {
+        let name = group_name(task);
+        let found = if ctx.sent_before() {
+            self.find_group(&name).await?
+        } else {
+            None
+        };
+        let id = match found {
+            Some(id) => id,
+            None => {
+                let body = CreateGroup {
+                    name,
+                    workspace_id: self.workspace().await?,
+                    description: format!(
+                        "Every worker who took part in a study of the task {task} (clues-lab): each scenario needs workers new to the task."
+                    ),
+                };
+                let g: Group = self.post("/api/v1/participant-groups/", body).await?;
+                g.id
+            }
+        };
+        let effect = Effect::Group {
+            task: ctx.task.0,
+            remote_id: id.clone(),
+        };
+        Ok(Answer::new(json!({ "group": id }), effect))
+    }
+
+    /// The draft study, made once (found by its metadata, the ledger's key, after a lost
+    /// answer).
+    async fn create(&self, ctx: &Ctx<'_>) -> Result<Answer, Fault> {
+        let found = if ctx.sent_before() {
+            self.find_study(&ctx.held.idem_key).await?
+        } else {
+            None
+        };
+        let study = match found {
+            Some(s) => s,
+            None => {
+                let body = create_study(ctx, self.account.project.clone())?;
+                self.post::<Study>("/api/v1/studies/", body).await?
+            }
+        };
+        let effect = Effect::Created {
+            remote_id: study.id.clone(),
+            remote_group: None,
+        };
+        Ok(Answer::new(
+            json!({ "study": study.id, "status": study.status }),
+            effect,
+        ))
+    }
+
+    /// The draft published, once (a study no longer unpublished is left as it is).
+    async fn publish(&self, id: &str, again: bool) -> Result<Answer, Fault> {
+        let now = if again {
+            Some(self.study(id).await?)
+        } else {
+            None
+        };
+        let study = match now.filter(|s| s.status != "UNPUBLISHED") {
+            Some(s) => s,
+            None => {
+                let path = format!("/api/v1/studies/{}/transition/", enc(id));
+                let body = StudyTransition {
+                    action: "PUBLISH".into(),
+                };
+                self.post::<Study>(&path, body).await?
+            }
+        };
+        Ok(Answer::new(
+            json!({ "status": study.status }),
+            Effect::Nothing,
+        ))
     }
 
     /// Approves or rejects a submission (Prolific's transition is idempotent, and a submission
@@ -348,173 +354,6 @@ impl Client {
         };
         Ok(Answer::new(json!({ "status": status }), effect))
     }
-
-    /// A bonus in two steps: the bulk bonus made and kept, then paid. Prolific pays a bulk
-    /// bonus again on every `pay/` call, so a pay is sent again only where it surely did
-    /// nothing: refused with a 429 or never sent; after a 5xx, once the bonus has not appeared
-    /// on the submission for `PAY_FAILED_MS`; a pay whose answer was lost is looked for on the
-    /// submission and left to the researcher after `PAY_CONFIRM_MS`, never sent again by
-    /// itself.
-    async fn bonus(&self, ctx: &Ctx<'_>, remote_id: &str, cents: i64) -> Result<Answer, CallError> {
-        let bulk = match BonusStep::read(ctx.held.remote_ref.as_deref()) {
-            BonusStep::Unmade => {
-                let amount = format!("{}.{:02}", cents / 100, cents % 100);
-                let body = BonusRequest {
-                    study_id: ctx.remote_id()?.to_string(),
-                    csv_bonuses: format!("{remote_id},{amount}\n"),
-                };
-                let b: BulkBonus = self
-                    .post("/api/v1/submissions/bonus-payments/", body)
-                    .await?;
-                ledger::set_ref(ctx.pool, ctx.held, &BonusStep::Made(b.id.clone()).write()).await?;
-                b.id
-            }
-            BonusStep::Made(bulk) => bulk,
-            // Sent again by the researcher's Retry, who found it unpaid on Prolific (a call
-            // this platform sends again by itself is marked sent first).
-            BonusStep::Paying(bulk, _) | BonusStep::Failed(bulk, _) if !ctx.sent_before() => bulk,
-            BonusStep::Paying(bulk, at) | BonusStep::Failed(bulk, at) => {
-                let failed = matches!(
-                    BonusStep::read(ctx.held.remote_ref.as_deref()),
-                    BonusStep::Failed(..)
-                );
-                let s = self.submission(remote_id).await?;
-                if s.bonus_payments.iter().any(|b| (b.round() as i64) == cents) {
-                    let said = json!({ "bulk": bulk, "confirmed": "on the submission" });
-                    return Ok(Answer::new(said, Effect::Nothing));
-                }
-                let waited = ctx.now() - at;
-                match (failed, waited > PAY_FAILED_MS, waited > PAY_CONFIRM_MS) {
-                    // Prolific answered that the pay failed, and nothing came of it since.
-                    (true, true, _) => bulk,
-                    (false, _, true) => {
-                        return Err(Fault::Refused(format!(
-                            "the pay of bulk bonus {bulk} was sent but Prolific's answer was lost, and the bonus has not appeared on submission {remote_id} in {} minutes: check it on Prolific, and press Retry only if it was not paid",
-                            PAY_CONFIRM_MS / 60_000
-                        ))
-                        .into())
-                    }
-                    _ => {
-                        return Err(Fault::Unknown(format!(
-                            "the pay of bulk bonus {bulk} may have gone through; looking for it on the submission"
-                        ))
-                        .into())
-                    }
-                }
-            }
-        };
-        let paying = BonusStep::Paying(bulk.clone(), ctx.now());
-        ledger::set_ref(ctx.pool, ctx.held, &paying.write()).await?;
-        let path = format!("/api/v1/bulk-bonus-payments/{}/pay/", enc(&bulk));
-        let after = match self.call::<Value>(Method::Post, &path, None).await {
-            Ok(_) => {
-                return Ok(Answer::new(
-                    json!({ "bulk": bulk, "paid_cents": cents }),
-                    Effect::Nothing,
-                ))
-            }
-            // Surely not paid: paid again at the next try.
-            Err(f @ (Fault::Busy(_) | Fault::Unsent(_) | Fault::Refused(_))) => {
-                (BonusStep::Made(bulk), f)
-            }
-            Err(f @ Fault::Failed(_)) => (BonusStep::Failed(bulk, ctx.now()), f),
-            // The answer was lost: the pay stays marked as sent.
-            Err(f @ (Fault::Unknown(_) | Fault::AlreadyDone(_))) => return Err(f.into()),
-        };
-        ledger::set_ref(ctx.pool, ctx.held, &after.0.write()).await?;
-        Err(after.1.into())
-    }
-}
-
-/// Where a Prolific bonus stands between its two calls, as the ledger keeps it (`remote_ref`).
-#[derive(Debug, PartialEq, Eq)]
-enum BonusStep {
-    /// No bulk bonus made yet (or one whose answer was lost: another is made; an unpaid bulk
-    /// bonus costs nothing).
-    Unmade,
-    /// Made, not paid.
-    Made(String),
-    /// Its pay was sent at this time (unix ms); the answer may have been lost.
-    Paying(String, i64),
-    /// Its pay was answered with a 5xx at this time.
-    Failed(String, i64),
-}
-
-impl BonusStep {
-    fn read(kept: Option<&str>) -> BonusStep {
-        let Some(kept) = kept else {
-            return BonusStep::Unmade;
-        };
-        let at = |t: &str| t.parse().unwrap_or(0);
-        match kept.split_once(':') {
-            Some((bulk, rest)) => match rest.split_once('@') {
-                Some(("failed", t)) => BonusStep::Failed(bulk.into(), at(t)),
-                // A pay marked by an earlier version or cut short reads as sent.
-                Some((_, t)) => BonusStep::Paying(bulk.into(), at(t)),
-                None => BonusStep::Paying(bulk.into(), 0),
-            },
-            None => BonusStep::Made(kept.into()),
-        }
-    }
-
-    fn write(&self) -> String {
-        match self {
-            BonusStep::Unmade => String::new(),
-            BonusStep::Made(b) => b.clone(),
-            BonusStep::Paying(b, t) => format!("{b}:paying@{t}"),
-            BonusStep::Failed(b, t) => format!("{b}:failed@{t}"),
-        }
-    }
-}
-
-/// Prolific's hook signature: base64 of HMAC-SHA256 over the timestamp header and then the
-/// body, keyed with the workspace's hook secret (api-reference/webhooks/verifying).
-pub fn hook_signature(secret: &str, timestamp: &str, body: &str) -> String {
-    use base64::Engine;
-    use hmac::{Hmac, Mac};
-    // An HMAC takes a key of any length.
-    let mut mac =
-        Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap_or_else(|_| unreachable!());
-    mac.update(timestamp.as_bytes());
-    mac.update(body.as_bytes());
-    base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
-}
-
-/// How old a hook may be (its timestamp against the server's clock), so an old one replayed is
-/// refused.
-pub const HOOK_MAX_AGE_S: i64 = 300;
-
-/// Checks a hook: its signature over the bytes received, and its age.
-pub fn verify_hook(
-    secret: &str,
-    (timestamp, signature): (&str, &str),
-    body: &str,
-    now_s: i64,
-) -> Result<(), String> {
-    let sent: i64 = timestamp
-        .trim()
-        .split('.')
-        .next()
-        .and_then(|s| s.parse().ok())
-        .ok_or("the hook's timestamp is not a number")?;
-    if (now_s - sent).abs() > HOOK_MAX_AGE_S {
-        return Err(format!(
-            "the hook is {} s old: refused as a replay",
-            now_s - sent
-        ));
-    }
-    let want = hook_signature(secret, timestamp, body);
-    // Compared in time independent of where they differ.
-    let same = want.len() == signature.len()
-        && want
-            .bytes()
-            .zip(signature.bytes())
-            .fold(0u8, |d, (a, b)| d | (a ^ b))
-            == 0;
-    if !same {
-        return Err("the hook's signature does not match".into());
-    }
-    Ok(())
 }
 
 /// The task's participant group's name on Prolific.
@@ -625,26 +464,5 @@ fn transport(what: &str, e: ureq::Error) -> Fault {
         ureq::Error::Timeout(Timeout::Resolve | Timeout::Connect) => Fault::Unsent(said),
         // Anything later in the exchange may have reached Prolific.
         _ => Fault::Unknown(said),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::BonusStep;
-
-    #[test]
-    fn a_bonus_step_reads_back_as_it_was_kept() {
-        for step in [
-            BonusStep::Made("b1".into()),
-            BonusStep::Paying("b1".into(), 17),
-            BonusStep::Failed("b1".into(), 18),
-        ] {
-            assert_eq!(BonusStep::read(Some(&step.write())), step);
-        }
-        assert_eq!(BonusStep::read(None), BonusStep::Unmade);
-        assert_eq!(
-            BonusStep::read(Some("b1:paying")),
-            BonusStep::Paying("b1".into(), 0)
-        );
     }
 }

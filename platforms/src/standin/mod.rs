@@ -77,6 +77,29 @@ pub async fn pace<W: Paced>(
     res
 }
 
+/// `POST /control/fault`: a fault for the next calls of an operation.
+pub async fn control_fault<W: Paced>(
+    axum::extract::State(w): axum::extract::State<Shared<W>>,
+    axum::Json(rule): axum::Json<FaultRule>,
+) -> StatusCode {
+    w.lock().ledger().faults.push(rule);
+    StatusCode::NO_CONTENT
+}
+
+/// `GET /control/paid`: every payment made.
+pub async fn control_paid<W: Paced>(
+    axum::extract::State(w): axum::extract::State<Shared<W>>,
+) -> axum::Json<Vec<Paid>> {
+    axum::Json(w.lock().ledger().paid.clone())
+}
+
+/// `GET /control/calls`: every operation called, in order.
+pub async fn control_calls<W: Paced>(
+    axum::extract::State(w): axum::extract::State<Shared<W>>,
+) -> axum::Json<Vec<String>> {
+    axum::Json(w.lock().ledger().calls.clone())
+}
+
 /// `POST /control/pace` with `{"ms": N}`.
 pub async fn control_pace<W: Paced>(
     axum::extract::State(w): axum::extract::State<Shared<W>>,
@@ -122,6 +145,22 @@ pub fn lost() -> Response {
         Err::<Vec<u8>, _>(std::io::Error::other("the stand-in cut the answer off"))
     });
     (StatusCode::OK, Body::from_stream(cut)).into_response()
+}
+
+/// A stand-in's routes with the control ones both have (faults, payments, calls, pace) and
+/// the pace layer, over `world`.
+pub fn controlled<W: Paced>(routes: axum::Router<Shared<W>>, world: Shared<W>) -> axum::Router {
+    use axum::routing::{get, post};
+    routes
+        .route("/control/fault", post(control_fault::<W>))
+        .route("/control/paid", get(control_paid::<W>))
+        .route("/control/calls", get(control_calls::<W>))
+        .route("/control/pace", post(control_pace::<W>))
+        .layer(axum::middleware::from_fn_with_state(
+            world.clone(),
+            pace::<W>,
+        ))
+        .with_state(world)
 }
 
 /// Binds `addr` (port 0: a free one) and serves `app` there in the background; its address.

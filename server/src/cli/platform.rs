@@ -38,91 +38,20 @@ pub async fn platform(database: &str, command: PlatformCommand) -> Result<()> {
             dry_run,
             accounts,
         } => {
-            let a = load(&accounts)?;
-            let pool = db::connect_existing(database).await?;
-            let study = StudyId(study);
-            if store::platform::publication(&pool, study).await?.is_none() {
-                let (Some(on), Some(origin)) = (on, origin) else {
-                    return Err(Error::Invalid(
-                        "study has no saved draft: give --on and --origin to derive one".into(),
-                    ));
-                };
-                let draft = flow::derive(&pool, study, (on.platform(), sandbox), &origin).await?;
-                store::platform::save_draft(&pool, study, &draft, None, Clock::System.now_ms())
-                    .await?;
-            }
-            if let Some(b) = budget {
-                store::platform::set_budget(&pool, study, cents(&b)?).await?;
-            }
-            let preview = flow::preview_publish(&pool, study, a.fees).await?;
-            let d = &preview.draft;
-            println!(
-                "{} {}: {:?}\n  {} places, about {} minutes ({}), reward {} each, devices {:?}\n  link {}\n  rewards {} + fees {} = {} ({}); budget {}\n  calls: {}",
-                d.platform.name(),
-                if d.sandbox { "(sandbox)" } else { "(live)" },
-                d.title,
-                d.places,
-                d.minutes,
-                d.estimate.describe(),
-                money(d.reward_cents),
-                d.devices.iter().map(|x| x.as_str()).collect::<Vec<_>>(),
-                d.link,
-                money(preview.rewards.paid_cents),
-                money(preview.rewards.fees_cents),
-                money(preview.rewards.total_cents()),
-                preview.fee_words,
-                money(d.budget_cents),
-                preview.calls.iter().map(|c| c.action().as_str()).collect::<Vec<_>>().join(", "),
-            );
-            for p in &preview.problems {
-                println!("  problem: {p}");
-            }
-            if dry_run {
-                println!("dry run: nothing was sent");
-                return Ok(());
-            }
-            if !store::platform::published(&pool, study).await?.published {
-                let by = (None, &Clock::System);
-                flow::publish(&pool, study, (a.fees, &preview.fingerprint), by).await?;
-            }
-            run_calls(&pool, &a, study).await
+            let asked = Publish {
+                study: StudyId(study),
+                on: on.map(|p| (p.platform(), sandbox)),
+                origin,
+                budget,
+                dry_run,
+            };
+            publish(database, &load(&accounts)?, asked).await
         }
         PlatformCommand::Sync {
             study,
             dry_run,
             accounts,
-        } => {
-            let a = load(&accounts)?;
-            let pool = db::connect_existing(database).await?;
-            let study = StudyId(study);
-            let p = store::platform::published(&pool, study).await?;
-            if !dry_run {
-                store::platform::ledger::request_sync(&pool, &p, &Clock::System).await?;
-                run_calls(&pool, &a, study).await?;
-            }
-            let p = store::platform::published(&pool, study).await?;
-            let (step, _) = flow::in_step(&pool, &p).await?;
-            for l in &step.reconciled.lines {
-                println!(
-                    "{:<28} {:<12} {:<10} {:?}",
-                    l.remote.as_ref().map_or("-", |r| r.remote_id.as_str()),
-                    l.remote.as_ref().map_or("-", |r| r.status.as_str()),
-                    l.place
-                        .as_ref()
-                        .map_or("-".into(), |p| p.status.as_str().to_string()),
-                    l.note
-                );
-            }
-            println!(
-                "{} places planned, {} asked of {}; {} to release, {} more to ask for",
-                step.planned,
-                step.asked,
-                p.platform().name(),
-                step.reconciled.release.len(),
-                step.reconciled.more_places
-            );
-            Ok(())
-        }
+        } => sync(database, &load(&accounts)?, StudyId(study), dry_run).await,
         PlatformCommand::Approve {
             study,
             reject_by,
@@ -130,72 +59,17 @@ pub async fn platform(database: &str, command: PlatformCommand) -> Result<()> {
             dry_run,
             accounts,
         } => {
-            let a = load(&accounts)?;
-            let pool = db::connect_existing(database).await?;
-            let study = StudyId(study);
             let rule = reject_by.map(|r| match r {
                 RuleArg::FailedAttention => Rule::FailedAttention,
             });
-            let preview = flow::preview_decisions(&pool, study, rule, message.as_deref()).await?;
-            for p in &preview.proposals {
-                println!(
-                    "{} {} {}{}",
-                    p.decision.as_str(),
-                    p.remote_id,
-                    p.worker,
-                    p.message
-                        .as_ref()
-                        .map_or(String::new(), |m| format!(": {m}"))
-                );
-            }
-            println!("{} decisions", preview.proposals.len());
-            if dry_run {
-                return Ok(());
-            }
-            if !preview.proposals.is_empty() {
-                let confirmed = (rule, message.as_deref(), preview.fingerprint.as_str());
-                flow::decide(&pool, study, confirmed, (None, &Clock::System)).await?;
-            }
-            // Calls written before (a command stopped halfway) are finished too.
-            run_calls(&pool, &a, study).await
+            let a = load(&accounts)?;
+            approve(database, &a, StudyId(study), (rule, message), dry_run).await
         }
         PlatformCommand::Pay {
             study,
             dry_run,
             accounts,
-        } => {
-            let a = load(&accounts)?;
-            let pool = db::connect_existing(database).await?;
-            let study = StudyId(study);
-            let preview = flow::preview_pay(&pool, study, a.fees).await?;
-            for t in &preview.top_ups {
-                println!(
-                    "bonus {} to {} ({}): {} s owes {}, reward {}; {} with fees",
-                    money(t.bonus_cents),
-                    t.worker,
-                    t.remote_id,
-                    t.seconds,
-                    money(t.owed_cents),
-                    money(t.reward_cents),
-                    money(t.cost_cents)
-                );
-            }
-            println!(
-                "{} bonuses, {} with fees; committed so far {} of a budget of {}",
-                preview.top_ups.len(),
-                money(preview.total_cents),
-                money(preview.committed_cents),
-                money(preview.budget_cents)
-            );
-            if dry_run {
-                return Ok(());
-            }
-            if !preview.top_ups.is_empty() {
-                let terms = (a.fees, preview.fingerprint.as_str());
-                flow::pay(&pool, study, terms, (None, &Clock::System)).await?;
-            }
-            run_calls(&pool, &a, study).await
-        }
+        } => pay(database, &load(&accounts)?, StudyId(study), dry_run).await,
         PlatformCommand::Ledger { study } => {
             let pool = db::connect_existing(database).await?;
             print!(
@@ -216,15 +90,183 @@ pub async fn platform(database: &str, command: PlatformCommand) -> Result<()> {
                 mturk_access_key,
                 mturk_secret_key,
             };
-            let running = platforms::standin::start(&keys, (prolific_addr, mturk_addr))
-                .await
-                .map_err(|e| Error::io("cannot start the stand-ins", e))?;
-            println!("prolific stand-in on http://{}", running.prolific);
-            println!("mturk stand-in on http://{}", running.mturk);
-            let _ = tokio::signal::ctrl_c().await;
-            Ok(())
+            stand_in(&keys, (prolific_addr, mturk_addr)).await
         }
     }
+}
+
+/// What `platform publish` was asked.
+struct Publish {
+    study: StudyId,
+    on: Option<(domain::platform::Platform, bool)>,
+    origin: Option<String>,
+    budget: Option<String>,
+    dry_run: bool,
+}
+
+/// `platform publish`: the draft (derived where none is saved), its preview, its calls.
+async fn publish(database: &str, a: &accounts::Accounts, asked: Publish) -> Result<()> {
+    let Publish {
+        study,
+        on,
+        origin,
+        budget,
+        dry_run,
+    } = asked;
+    let pool = db::connect_existing(database).await?;
+    if store::platform::publication(&pool, study).await?.is_none() {
+        let (Some(on), Some(origin)) = (on, origin) else {
+            return Err(Error::Invalid(
+                "study has no saved draft: give --on and --origin to derive one".into(),
+            ));
+        };
+        let origin = domain::platform::draft::check_origin(&origin).map_err(Error::Invalid)?;
+        let draft = flow::derive(&pool, study, on, &origin).await?;
+        store::platform::save_draft(&pool, study, &draft, None, Clock::System.now_ms()).await?;
+    }
+    if let Some(b) = budget {
+        store::platform::set_budget(&pool, study, cents(&b)?).await?;
+    }
+    let preview = flow::preview_publish(&pool, study, a.fees).await?;
+    let d = &preview.draft;
+    println!(
+        "{} {}: {:?}\n  {} places, about {} minutes ({}), reward {} each, devices {:?}\n  link {}\n  rewards {} + fees {} = {} ({}); budget {}\n  calls: {}",
+        d.platform.name(),
+        if d.sandbox { "(sandbox)" } else { "(live)" },
+        d.title,
+        d.places,
+        d.minutes,
+        d.estimate.describe(),
+        money(d.reward_cents),
+        d.devices.iter().map(|x| x.as_str()).collect::<Vec<_>>(),
+        d.link,
+        money(preview.rewards.paid_cents),
+        money(preview.rewards.fees_cents),
+        money(preview.rewards.total_cents()),
+        preview.fee_words,
+        money(d.budget_cents),
+        preview.calls.iter().map(|c| c.action().as_str()).collect::<Vec<_>>().join(", "),
+    );
+    for p in &preview.problems {
+        println!("  problem: {p}");
+    }
+    if dry_run {
+        println!("dry run: nothing was sent");
+        return Ok(());
+    }
+    if !store::platform::published(&pool, study).await?.published {
+        let by = (None, &Clock::System);
+        flow::publish(&pool, study, (a.fees, &preview.fingerprint), by).await?;
+    }
+    run_calls(&pool, a, study).await
+}
+
+/// `platform sync`: the submissions read back, and the places in step.
+async fn sync(database: &str, a: &accounts::Accounts, study: StudyId, dry_run: bool) -> Result<()> {
+    let pool = db::connect_existing(database).await?;
+    let p = store::platform::published(&pool, study).await?;
+    if !dry_run {
+        store::platform::ledger::request_sync(&pool, &p, &Clock::System).await?;
+        run_calls(&pool, a, study).await?;
+    }
+    let p = store::platform::published(&pool, study).await?;
+    let (step, _) = flow::in_step(&pool, &p).await?;
+    for l in &step.reconciled.lines {
+        println!(
+            "{:<28} {:<12} {:<10} {:?}",
+            l.remote.as_ref().map_or("-", |r| r.remote_id.as_str()),
+            l.remote.as_ref().map_or("-", |r| r.status.as_str()),
+            l.place
+                .as_ref()
+                .map_or("-".into(), |p| p.status.as_str().to_string()),
+            l.note
+        );
+    }
+    println!(
+        "{} places planned, {} asked of {}; {} to release, {} more to ask for",
+        step.planned,
+        step.asked,
+        p.platform().name(),
+        step.reconciled.release.len(),
+        step.reconciled.more_places
+    );
+    Ok(())
+}
+
+/// `platform approve`: the decisions previewed, stored and sent.
+async fn approve(
+    database: &str,
+    a: &accounts::Accounts,
+    study: StudyId,
+    (rule, message): (Option<Rule>, Option<String>),
+    dry_run: bool,
+) -> Result<()> {
+    let pool = db::connect_existing(database).await?;
+    let preview = flow::preview_decisions(&pool, study, rule, message.as_deref()).await?;
+    for p in &preview.proposals {
+        let said = p
+            .message
+            .as_deref()
+            .map_or(String::new(), |m| format!(": {m}"));
+        println!("{} {} {}{said}", p.decision.as_str(), p.remote_id, p.worker);
+    }
+    println!("{} decisions", preview.proposals.len());
+    if dry_run {
+        return Ok(());
+    }
+    if !preview.proposals.is_empty() {
+        let confirmed = (rule, message.as_deref(), preview.fingerprint.as_str());
+        flow::decide(&pool, study, confirmed, (None, &Clock::System)).await?;
+    }
+    // Calls written before (a command stopped halfway) are finished too.
+    run_calls(&pool, a, study).await
+}
+
+/// `platform pay`: the top-ups previewed and sent.
+async fn pay(database: &str, a: &accounts::Accounts, study: StudyId, dry_run: bool) -> Result<()> {
+    let pool = db::connect_existing(database).await?;
+    let preview = flow::preview_pay(&pool, study, a.fees).await?;
+    for t in &preview.top_ups {
+        println!(
+            "bonus {} to {} ({}): {} s owes {}, reward {}; {} with fees",
+            money(t.bonus_cents),
+            t.worker,
+            t.remote_id,
+            t.seconds,
+            money(t.owed_cents),
+            money(t.reward_cents),
+            money(t.cost_cents)
+        );
+    }
+    println!(
+        "{} bonuses, {} with fees; committed so far {} of a budget of {}",
+        preview.top_ups.len(),
+        money(preview.total_cents),
+        money(preview.committed_cents),
+        money(preview.budget_cents)
+    );
+    if dry_run {
+        return Ok(());
+    }
+    if !preview.top_ups.is_empty() {
+        let terms = (a.fees, preview.fingerprint.as_str());
+        flow::pay(&pool, study, terms, (None, &Clock::System)).await?;
+    }
+    run_calls(&pool, a, study).await
+}
+
+/// `platform stand-in`: both stand-ins until Ctrl-C.
+async fn stand_in(
+    keys: &platforms::standin::Keys,
+    addrs: (std::net::SocketAddr, std::net::SocketAddr),
+) -> Result<()> {
+    let running = platforms::standin::start(keys, addrs)
+        .await
+        .map_err(|e| Error::io("cannot start the stand-ins", e))?;
+    println!("prolific stand-in on http://{}", running.prolific);
+    println!("mturk stand-in on http://{}", running.mturk);
+    let _ = tokio::signal::ctrl_c().await;
+    Ok(())
 }
 
 /// Each account's status: configured, live or sandbox, and its cheap call's answer.
@@ -267,7 +309,7 @@ async fn run_calls(pool: &sqlx::AnyPool, a: &accounts::Accounts, study: StudyId)
             Ok(())
         }
         Ended::Stopped { status } => Err(Error::Stopped {
-            said: format!("stopped; the study's calls go on where a server runs them, or with the same command"),
+            said: "stopped; the study's calls go on where a server runs them, or with the same command".into(),
             status,
         }),
     }

@@ -194,19 +194,7 @@ pub async fn join(
         match &crowd {
             Some((c, None)) => {
                 state.limiter.new_worker(state.client(headers, peer))?;
-                // A new crowd id at a full study is told so at once, before any write; the
-                // account is made only with a place (a refusal leaves nothing behind).
-                if !study::has_free_place(pool, &s, now).await? {
-                    return Ok(Joined::Refused(s.name, Refusal::Full.to_string()));
-                }
-                match study::enter_new(&state.writer, &s, c, now).await {
-                    Ok((_, token)) => {
-                        on_arrival(state, s.id, c);
-                        Ok(Joined::Worker(Some(token)))
-                    }
-                    Err(store::Error::Refused(reason)) => Ok(Joined::Refused(s.name, reason)),
-                    Err(e) => Err(e.into()),
-                }
+                new_worker(state, s, c, now).await
             }
             Some((c, Some(_))) => {
                 let (platform, worker) = c.identity().map_err(AppError::Invalid)?;
@@ -261,6 +249,27 @@ pub async fn join(
             took_part(&name, Some(&crowd), finished, &css)
         }
         Err(e) => e.into_response(),
+    }
+}
+
+/// A new crowd id takes a place. At a full study it is told so at once, before any write; the
+/// account is made only with a place (a refusal leaves nothing behind).
+async fn new_worker(
+    state: &AppState,
+    s: Study,
+    c: &CrowdInfo,
+    now: i64,
+) -> Result<Joined, AppError> {
+    if !study::has_free_place(&state.pool, &s, now).await? {
+        return Ok(Joined::Refused(s.name, Refusal::Full.to_string()));
+    }
+    match study::enter_new(&state.writer, &s, c, now).await {
+        Ok((_, token)) => {
+            on_arrival(state, s.id, c);
+            Ok(Joined::Worker(Some(token)))
+        }
+        Err(store::Error::Refused(reason)) => Ok(Joined::Refused(s.name, reason)),
+        Err(e) => Err(e.into()),
     }
 }
 

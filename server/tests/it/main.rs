@@ -29,6 +29,7 @@ mod icl_concurrency;
 mod import_clues;
 mod model;
 mod platforms;
+mod platforms_faults;
 mod prompt;
 mod queue_page;
 mod report;

@@ -10,6 +10,7 @@ use domain::platform::draft::Draft;
 use domain::platform::Platform;
 use sqlx::AnyPool;
 
+pub mod calls;
 pub mod ledger;
 pub mod places;
 pub mod remote;
@@ -127,48 +128,32 @@ pub async fn save_draft(
                 .bind(study)
                 .fetch_optional(&mut *tx)
                 .await?;
-        match status.as_deref() {
-            Some("published") => Err(Error::Refused(format!(
+        if status.as_deref() == Some("published") {
+            return Err(Error::Refused(format!(
                 "study {study} is published on {} already: its draft can no longer change",
                 draft.platform.name()
-            ))),
-            Some(_) => {
-                sqlx::query(
-                    "UPDATE platform_studies SET platform = $1, sandbox = $2, draft_json = $3,
-                        places = $4, budget_cents = $5, created_by = $6, created_at = $7
-                     WHERE study_id = $8",
-                )
-                .bind(draft.platform)
-                .bind(i64::from(draft.sandbox))
-                .bind(&json)
-                .bind(i64::from(draft.places))
-                .bind(draft.budget_cents)
-                .bind(by)
-                .bind(now)
-                .bind(study)
-                .execute(&mut *tx)
-                .await?;
-                Ok(())
-            }
-            None => {
-                sqlx::query(
-                    "INSERT INTO platform_studies (study_id, platform, sandbox, draft_json, status,
-                        places, budget_cents, created_by, created_at)
-                     VALUES ($1, $2, $3, $4, 'draft', $5, $6, $7, $8)",
-                )
-                .bind(study)
-                .bind(draft.platform)
-                .bind(i64::from(draft.sandbox))
-                .bind(&json)
-                .bind(i64::from(draft.places))
-                .bind(draft.budget_cents)
-                .bind(by)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-                Ok(())
-            }
+            )));
         }
+        sqlx::query(
+            "INSERT INTO platform_studies (study_id, platform, sandbox, draft_json, status,
+                places, budget_cents, created_by, created_at)
+             VALUES ($1, $2, $3, $4, 'draft', $5, $6, $7, $8)
+             ON CONFLICT (study_id) DO UPDATE SET platform = excluded.platform,
+                sandbox = excluded.sandbox, draft_json = excluded.draft_json,
+                places = excluded.places, budget_cents = excluded.budget_cents,
+                created_by = excluded.created_by, created_at = excluded.created_at",
+        )
+        .bind(study)
+        .bind(draft.platform)
+        .bind(i64::from(draft.sandbox))
+        .bind(&json)
+        .bind(i64::from(draft.places))
+        .bind(draft.budget_cents)
+        .bind(by)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        Ok(())
     }
     .await;
     crate::tx::finish(tx, result).await

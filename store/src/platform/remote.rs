@@ -30,36 +30,23 @@ pub(super) async fn store(
     now: i64,
 ) -> Result<()> {
     for r in remotes {
-        let updated = sqlx::query(
-            "UPDATE platform_submissions SET worker = $1, status = $2, started_at = $3,
-                submitted_at = $4, code = $5, seen_at = $6 WHERE study_id = $7 AND remote_id = $8",
+        sqlx::query(
+            "INSERT INTO platform_submissions (study_id, remote_id, worker, status, started_at,
+                submitted_at, code, seen_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+             ON CONFLICT (study_id, remote_id) DO UPDATE SET worker = excluded.worker,
+                status = excluded.status, started_at = excluded.started_at,
+                submitted_at = excluded.submitted_at, code = excluded.code, seen_at = excluded.seen_at",
         )
+        .bind(study)
+        .bind(&r.remote_id)
         .bind(&r.worker)
         .bind(r.status)
         .bind(r.started_at)
         .bind(r.submitted_at)
         .bind(&r.code)
         .bind(now)
-        .bind(study)
-        .bind(&r.remote_id)
         .execute(&mut *tx)
         .await?;
-        if updated.rows_affected() == 0 {
-            sqlx::query(
-                "INSERT INTO platform_submissions (study_id, remote_id, worker, status, started_at,
-                    submitted_at, code, seen_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-            )
-            .bind(study)
-            .bind(&r.remote_id)
-            .bind(&r.worker)
-            .bind(r.status)
-            .bind(r.started_at)
-            .bind(r.submitted_at)
-            .bind(&r.code)
-            .bind(now)
-            .execute(&mut *tx)
-            .await?;
-        }
     }
     sqlx::query("UPDATE platform_studies SET synced_at = $1 WHERE study_id = $2")
         .bind(now)
@@ -133,19 +120,10 @@ pub async fn decide(
     let mut tx = crate::tx::begin_write(pool, &[Lock::Study(study)]).await?;
     let result = async {
         for p in proposals {
-            let known: Option<i64> = sqlx::query_scalar(
-                "SELECT 1 FROM platform_decisions WHERE study_id = $1 AND remote_id = $2",
-            )
-            .bind(study)
-            .bind(&p.remote_id)
-            .fetch_optional(&mut *tx)
-            .await?;
-            if known.is_some() {
-                continue;
-            }
             sqlx::query(
                 "INSERT INTO platform_decisions (study_id, remote_id, decision, rule, message,
-                    decided_by, decided_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                    decided_by, decided_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
+                 ON CONFLICT (study_id, remote_id) DO NOTHING",
             )
             .bind(study)
             .bind(&p.remote_id)

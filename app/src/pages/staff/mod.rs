@@ -9,6 +9,7 @@ mod live_workers;
 mod machines;
 mod page_fields;
 mod platform;
+mod platform_decide;
 mod platform_forms;
 mod queue;
 mod queue_form;

@@ -3,7 +3,8 @@
 //! every call. Researchers see it; admins act on it, each spending step previewed first
 //! (`platform_forms`).
 
-use super::platform_forms::{decisions_form, draft_form, pay_form, publish_form, PanelActions};
+use super::platform_decide::{decisions_form, pay_form};
+use super::platform_forms::{draft_form, publish_form, PanelActions};
 use super::{alerts, site_origin};
 use crate::api::platform::platform_panel_of;
 use crate::wire::platform::{AccountView, LedgerView, PlatformPanel, PublicationView};
@@ -72,8 +73,12 @@ fn Panel(p: PlatformPanel, a: PanelActions) -> impl IntoView {
         }
         .into_any()
     } else {
-        view! { <ul class="accounts">{p.accounts.clone().into_iter().map(account_line).collect_view()}</ul> }
-            .into_any()
+        view! {
+            <ul class="accounts">
+                {p.accounts.clone().into_iter().map(account_line).collect_view()}
+            </ul>
+        }
+        .into_any()
     };
     let study = p.study;
     let body = match (p.publication.clone(), p.can_act) {

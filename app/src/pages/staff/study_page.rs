@@ -96,20 +96,23 @@ fn study_meta(s: StudySummary) -> impl IntoView {
                 .iter()
                 .map(|p| {
                     view! {
-                        " — for " {p.name()} " "
+                        " — for "
+                        {p.name()}
+                        " "
                         <code class=format!(
                             "{}-link",
                             p.as_str(),
                         )>{format!("{}{}", site_origin(), p.worker_link(id))}</code>
-                        " " {p.link_words()}
+                        " "
+                        {p.link_words()}
                     }
                 })
                 .collect_view()}
         </p>
         <p>
-            <A href=format!("/studies/{id}/platform")>
-                "Run it on Prolific or MTurk from here: publish, keep in step, approve, pay"
-            </A>
+            <A href=format!(
+                "/studies/{id}/platform",
+            )>"Run it on Prolific or MTurk from here: publish, keep in step, approve, pay"</A>
         </p>
     }
 }

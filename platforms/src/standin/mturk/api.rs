@@ -1,65 +1,16 @@
-//! A stand-in of MTurk's requester API as the SDK speaks it (`POST /`, AWS JSON 1.1, the
-//! operation in `X-Amz-Target`, every request's SigV4 signature checked against the one key
-//! pair it knows), with `UniqueRequestToken`s remembered as MTurk remembers them, and a
-//! worker's side: a HIT accepted through `GET /work/{hit}?workerId=` (its qualification
-//! requirements checked), handed in at `POST /mturk/externalSubmit`, returned through
-//! `POST /control/return/{assignment}`.
+//! The stand-in's requester API: every request's signature checked, the operation read from
+//! `X-Amz-Target`, its injected fault met, a `UniqueRequestToken` seen before answered as MTurk
+//! answers it, and each operation's required fields checked.
 
-use super::{fresh_id, lost, sigv4, FaultKind, FaultRule, Ledger, Paid, Shared};
+use super::{AssignmentRec, HitRec, World, ID, TARGET};
+use crate::standin::{fresh_id, lost, sigv4, FaultKind, Paid, Shared};
 use axum::body::Bytes;
-use axum::extract::{Form, Path, Query, State};
+use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Redirect, Response};
-use axum::routing::{get, post};
-use axum::{Json, Router};
-use serde::Deserialize;
+use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
-use std::collections::HashMap;
-
-const ID: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-const TARGET: &str = "MTurkRequesterServiceV20170117.";
-
-#[derive(Clone, Debug)]
-pub struct HitRec {
-    pub id: String,
-    pub type_id: String,
-    pub annotation: String,
-    pub max: u32,
-    pub reward_cents: i64,
-    pub url: String,
-    /// The qualifications a worker must not have.
-    pub excluded: Vec<String>,
-}
-
-#[derive(Clone, Debug)]
-pub struct AssignmentRec {
-    pub id: String,
-    pub hit: String,
-    pub worker: String,
-    /// Accepted, Submitted, Approved, Rejected, Returned.
-    pub status: String,
-}
-
-#[derive(Debug, Default)]
-pub struct World {
-    pub access_key: String,
-    pub secret_key: String,
-    pub ledger: Ledger,
-    /// Qualification types: id, name, the workers who have it.
-    pub quals: Vec<(String, String, Vec<String>)>,
-    pub hits: Vec<HitRec>,
-    pub assignments: Vec<AssignmentRec>,
-    /// Request tokens seen: token, and what the call answered.
-    pub tokens: HashMap<String, Value>,
-}
 
 type S = State<Shared<World>>;
-
-impl super::Paced for World {
-    fn ledger(&mut self) -> &mut Ledger {
-        &mut self.ledger
-    }
-}
 
 fn error(status: StatusCode, kind: &str, message: impl Into<String>) -> Response {
     let body = json!({ "__type": kind, "Message": message.into(), "TurkErrorCode": format!("AWS.MechanicalTurk.{kind}") });
@@ -118,23 +69,6 @@ fn signed(w: &World, h: &HeaderMap, body: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-pub fn router(world: Shared<World>) -> Router {
-    Router::new()
-        .route("/", post(api))
-        .route("/work/{hit}", get(work))
-        .route("/mturk/externalSubmit", post(hand_in))
-        .route("/control/fault", post(control_fault))
-        .route("/control/paid", get(control_paid))
-        .route("/control/calls", get(control_calls))
-        .route("/control/return/{id}", post(control_return))
-        .route("/control/pace", post(super::control_pace::<World>))
-        .layer(axum::middleware::from_fn_with_state(
-            world.clone(),
-            super::pace::<World>,
-        ))
-        .with_state(world)
-}
-
 fn s(v: &Value, field: &str) -> String {
     v[field].as_str().unwrap_or_default().to_string()
 }
@@ -162,7 +96,7 @@ fn asg_json(a: &AssignmentRec) -> Value {
         "AcceptTime": 1_796_600_100.0, "SubmitTime": 1_796_600_900.25 })
 }
 
-async fn api(State(world): S, h: HeaderMap, body: Bytes) -> Response {
+pub(super) async fn api(State(world): S, h: HeaderMap, body: Bytes) -> Response {
     let mut guard = world.lock();
     let w = &mut *guard;
     if let Err(why) = signed(w, &h, &body) {
@@ -208,11 +142,25 @@ async fn api(State(world): S, h: HeaderMap, body: Bytes) -> Response {
             return refuse(what);
         }
     }
-    let answered = match op.as_str() {
+    let answered = operate(w, &op, &v);
+    match answered {
+        Ok(out) => {
+            if let Some(t) = token {
+                w.tokens.insert(t, out["HIT"].clone());
+            }
+            ok(fault, out)
+        }
+        Err(why) => refuse(why),
+    }
+}
+
+/// What an operation answers, or the `RequestError` it meets.
+fn operate(w: &mut World, op: &str, v: &Value) -> Result<Value, String> {
+    match op {
         "GetAccountBalance" => Ok(json!({ "AvailableBalance": "10000.00" })),
-        "CreateQualificationType" => create_qualification(w, &v),
+        "CreateQualificationType" => create_qualification(w, v),
         "ListQualificationTypes" => {
-            let q = s(&v, "Query");
+            let q = s(v, "Query");
             let found: Vec<Value> = w
                 .quals
                 .iter()
@@ -222,7 +170,7 @@ async fn api(State(world): S, h: HeaderMap, body: Bytes) -> Response {
             Ok(json!({ "NumResults": found.len(), "QualificationTypes": found }))
         }
         "AssociateQualificationWithWorker" => {
-            let (q, worker) = (s(&v, "QualificationTypeId"), s(&v, "WorkerId"));
+            let (q, worker) = (s(v, "QualificationTypeId"), s(v, "WorkerId"));
             match w.quals.iter_mut().find(|x| x.0 == q) {
                 Some(x) if !worker.is_empty() => {
                     if !x.2.contains(&worker) {
@@ -233,13 +181,13 @@ async fn api(State(world): S, h: HeaderMap, body: Bytes) -> Response {
                 _ => Err(format!("No qualification type {q}, or no WorkerId")),
             }
         }
-        "CreateHIT" => create_hit(w, &v),
+        "CreateHIT" => create_hit(w, v),
         "ListHITs" => {
             let all: Vec<Value> = w.hits.iter().map(|x| hit_json(x, w)).collect();
             Ok(json!({ "NumResults": all.len(), "HITs": all }))
         }
         "ListAssignmentsForHIT" => {
-            let hit = s(&v, "HITId");
+            let hit = s(v, "HITId");
             let all: Vec<Value> = w
                 .assignments
                 .iter()
@@ -249,30 +197,21 @@ async fn api(State(world): S, h: HeaderMap, body: Bytes) -> Response {
                 .collect();
             Ok(json!({ "NumResults": all.len(), "Assignments": all }))
         }
-        "GetAssignment" => match w.assignments.iter().find(|a| a.id == s(&v, "AssignmentId")) {
+        "GetAssignment" => match w.assignments.iter().find(|a| a.id == s(v, "AssignmentId")) {
             Some(a) => Ok(json!({ "Assignment": asg_json(a) })),
             None => Err("No such assignment.".into()),
         },
-        "ApproveAssignment" | "RejectAssignment" => decide(w, &op, &v),
-        "SendBonus" => send_bonus(w, &v),
+        "ApproveAssignment" | "RejectAssignment" => decide(w, op, v),
+        "SendBonus" => send_bonus(w, v),
         "CreateAdditionalAssignmentsForHIT" => {
             let n = v["NumberOfAdditionalAssignments"].as_u64().unwrap_or(0) as u32;
-            match w.hits.iter_mut().find(|x| x.id == s(&v, "HITId")) {
+            match w.hits.iter_mut().find(|x| x.id == s(v, "HITId")) {
                 Some(x) if n > 0 && (x.max >= 10 || x.max + n < 10) => { x.max += n; Ok(json!({})) }
                 Some(_) if n > 0 => Err("A HIT created with fewer than 10 assignments cannot be extended to 10 or more. (InvalidMaximumAssignmentsIncrease)".into()),
                 _ => Err("No such HIT, or no assignments to add.".into()),
             }
         }
         other => Err(format!("The stand-in does not offer {other}.")),
-    };
-    match answered {
-        Ok(out) => {
-            if let Some(t) = token {
-                w.tokens.insert(t, out["HIT"].clone());
-            }
-            ok(fault, out)
-        }
-        Err(why) => refuse(why),
     }
 }
 
@@ -402,95 +341,4 @@ fn send_bonus(w: &mut World, v: &Value) -> Result<Value, String> {
         cents: amount,
     });
     Ok(json!({}))
-}
-
-#[derive(Deserialize)]
-struct WorkerQuery {
-    #[serde(rename = "workerId")]
-    worker_id: String,
-}
-
-/// A worker accepts the HIT where they may, and is sent to its ExternalQuestion.
-async fn work(State(w): S, Path(hit): Path<String>, Query(q): Query<WorkerQuery>) -> Response {
-    let mut guard = w.lock();
-    let w = &mut *guard;
-    let Some(h) = w.hits.iter().find(|x| x.id == hit).cloned() else {
-        return (StatusCode::NOT_FOUND, "No such HIT.").into_response();
-    };
-    let barred = h.excluded.iter().any(|qid| {
-        w.quals
-            .iter()
-            .any(|(id, _, who)| id == qid && who.contains(&q.worker_id))
-    });
-    let taken = w
-        .assignments
-        .iter()
-        .filter(|a| a.hit == hit && a.status != "Returned")
-        .count() as u32;
-    let before = w
-        .assignments
-        .iter()
-        .any(|a| a.hit == hit && a.worker == q.worker_id);
-    if barred || before || taken >= h.max {
-        return (StatusCode::FORBIDDEN, "This HIT is not available to you.").into_response();
-    }
-    let id = fresh_id(ID, 30);
-    w.assignments.push(AssignmentRec {
-        id: id.clone(),
-        hit: hit.clone(),
-        worker: q.worker_id.clone(),
-        status: "Accepted".into(),
-    });
-    let sep = if h.url.contains('?') { '&' } else { '?' };
-    Redirect::to(&format!(
-        "{}{sep}assignmentId={id}&hitId={hit}&workerId={}",
-        h.url, q.worker_id
-    ))
-    .into_response()
-}
-
-/// The ExternalQuestion's hand-in: the assignment is submitted.
-async fn hand_in(State(w): S, Form(f): Form<HashMap<String, String>>) -> Response {
-    let mut w = w.lock();
-    let id = f.get("assignmentId").cloned().unwrap_or_default();
-    match w
-        .assignments
-        .iter_mut()
-        .find(|a| a.id == id && a.status == "Accepted")
-    {
-        Some(a) => {
-            a.status = "Submitted".into();
-            (StatusCode::OK, "HIT submitted. Thank you!").into_response()
-        }
-        None => (StatusCode::NOT_FOUND, "No such assignment in progress.").into_response(),
-    }
-}
-
-async fn control_fault(State(w): S, Json(rule): Json<FaultRule>) -> StatusCode {
-    w.lock().ledger.faults.push(rule);
-    StatusCode::NO_CONTENT
-}
-
-async fn control_paid(State(w): S) -> Json<Vec<Paid>> {
-    Json(w.lock().ledger.paid.clone())
-}
-
-async fn control_calls(State(w): S) -> Json<Vec<String>> {
-    Json(w.lock().ledger.calls.clone())
-}
-
-/// A worker returns the HIT: MTurk offers the assignment again.
-async fn control_return(State(w): S, Path(id): Path<String>) -> StatusCode {
-    let mut w = w.lock();
-    match w
-        .assignments
-        .iter_mut()
-        .find(|a| a.id == id && a.status == "Accepted")
-    {
-        Some(a) => {
-            a.status = "Returned".into();
-            StatusCode::NO_CONTENT
-        }
-        None => StatusCode::NOT_FOUND,
-    }
 }
