@@ -181,18 +181,22 @@ mod tests {
     const HERE: PlaceStatus = PlaceStatus::Active;
     const WORKING: RemoteStatus = RemoteStatus::Active;
 
+    /// Places numbered from `first`, one per (worker, status).
+    fn places(first: i64, of: &[(&str, PlaceStatus)]) -> Vec<PlaceFacts> {
+        (first..)
+            .zip(of)
+            .map(|(id, &(w, s))| place(id, w, s))
+            .collect()
+    }
+
+    fn remotes(of: &[(&str, RemoteStatus)]) -> Vec<RemoteFacts> {
+        of.iter().map(|&(w, s)| remote(w, s)).collect()
+    }
+
     #[test]
     fn a_returned_submission_frees_its_place_and_the_platform_offers_it_again() {
-        let places = [
-            place(1, "a", Finished),
-            place(2, "b", HERE),
-            place(3, "c", HERE),
-        ];
-        let remotes = [
-            remote("a", Submitted),
-            remote("b", Returned),
-            remote("c", WORKING),
-        ];
+        let places = places(1, &[("a", Finished), ("b", HERE), ("c", HERE)]);
+        let remotes = remotes(&[("a", Submitted), ("b", Returned), ("c", WORKING)]);
         let r = reconcile(&places, &remotes, 3, 3);
         assert_eq!(r.release, [AssignmentId(2)]);
         // Two holding of three asked: the platform offers the returned place itself.
@@ -203,25 +207,14 @@ mod tests {
     #[test]
     fn a_place_the_study_reclaimed_while_its_submission_holds_it_is_asked_for_again() {
         // b's place was released for inactivity; b's submission still holds the platform's place.
-        let places = [
-            place(1, "a", Finished),
-            place(2, "b", Abandoned),
-            place(3, "c", HERE),
-        ];
-        let remotes = [
-            remote("a", Approved),
-            remote("b", WORKING),
-            remote("c", WORKING),
-        ];
+        let places = places(1, &[("a", Finished), ("b", Abandoned), ("c", HERE)]);
+        let remotes = remotes(&[("a", Approved), ("b", WORKING), ("c", WORKING)]);
         assert_eq!(reconcile(&places, &remotes, 3, 3).more_places, 1);
         // Once asked (4 places), nothing more.
         assert_eq!(reconcile(&places, &remotes, 3, 4).more_places, 0);
         // Every planned place finished: nothing more, whatever else holds places.
-        let done = [
-            place(1, "a", Finished),
-            place(3, "c", Finished),
-            place(4, "d", Finished),
-        ];
+        let mut done = places;
+        done.iter_mut().for_each(|p| p.status = Finished);
         assert_eq!(reconcile(&done, &remotes, 3, 3).more_places, 0);
     }
 

@@ -36,6 +36,18 @@ pub struct Accounts {
     pub credentials: Option<PathBuf>,
 }
 
+/// What every step of a published study is run with: the study, the accounts, and
+/// `--dry-run` to stop at the preview.
+#[derive(Debug, clap::Args)]
+pub struct Step {
+    #[arg(long)]
+    pub study: i64,
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub accounts: Accounts,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum PlatformCommand {
     /// Which accounts are configured, live or sandbox, and whether each works (one cheap call).
@@ -69,36 +81,24 @@ pub enum PlatformCommand {
     /// Read the submissions back and keep the study in step (release returned places, ask for
     /// places the study reclaimed, put every worker who started on the task's list).
     Sync {
-        #[arg(long)]
-        study: i64,
-        #[arg(long)]
-        dry_run: bool,
         #[command(flatten)]
-        accounts: Accounts,
+        step: Step,
     },
     /// Approve everyone who finished (or reject by a stated rule, with its message).
     Approve {
-        #[arg(long)]
-        study: i64,
+        #[command(flatten)]
+        step: Step,
         /// Reject the submissions that break this rule of the report's exclusions.
         #[arg(long, value_enum)]
         reject_by: Option<RuleArg>,
         /// The message a rejected worker reads (100 to 1,024 characters; default: the rule's).
         #[arg(long)]
         message: Option<String>,
-        #[arg(long)]
-        dry_run: bool,
-        #[command(flatten)]
-        accounts: Accounts,
     },
     /// Top every approved worker's pay up to the hourly rate for the time the server measured.
     Pay {
-        #[arg(long)]
-        study: i64,
-        #[arg(long)]
-        dry_run: bool,
         #[command(flatten)]
-        accounts: Accounts,
+        step: Step,
     },
     /// The study's ledger: every platform call, its state and the platform's answer.
     Ledger {

@@ -47,29 +47,42 @@ pub async fn platform(database: &str, command: PlatformCommand) -> Result<()> {
             };
             publish(database, &load(&accounts)?, asked).await
         }
-        PlatformCommand::Sync {
-            study,
-            dry_run,
-            accounts,
-        } => sync(database, &load(&accounts)?, StudyId(study), dry_run).await,
+        PlatformCommand::Sync { step } => {
+            sync(
+                database,
+                &load(&step.accounts)?,
+                StudyId(step.study),
+                step.dry_run,
+            )
+            .await
+        }
         PlatformCommand::Approve {
-            study,
+            step,
             reject_by,
             message,
-            dry_run,
-            accounts,
         } => {
             let rule = reject_by.map(|r| match r {
                 RuleArg::FailedAttention => Rule::FailedAttention,
             });
-            let a = load(&accounts)?;
-            approve(database, &a, StudyId(study), (rule, message), dry_run).await
+            let a = load(&step.accounts)?;
+            approve(
+                database,
+                &a,
+                StudyId(step.study),
+                (rule, message),
+                step.dry_run,
+            )
+            .await
         }
-        PlatformCommand::Pay {
-            study,
-            dry_run,
-            accounts,
-        } => pay(database, &load(&accounts)?, StudyId(study), dry_run).await,
+        PlatformCommand::Pay { step } => {
+            pay(
+                database,
+                &load(&step.accounts)?,
+                StudyId(step.study),
+                step.dry_run,
+            )
+            .await
+        }
         PlatformCommand::Ledger { study } => {
             let pool = db::connect_existing(database).await?;
             print!(

@@ -178,14 +178,7 @@ pub async fn request_sync(pool: &AnyPool, p: &Publication, clock: &Clock) -> Res
         .await?;
         match known {
             Some((id, domain::run::JobStatus::Done | domain::run::JobStatus::Failed)) => {
-                lease::requeue(&mut tx, id, None, clock).await?;
-                sqlx::query(
-                    "UPDATE platform_actions SET state = 'intent', next_try_at = $1 WHERE id = $2",
-                )
-                .bind(clock.now_ms())
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
+                send_again(&mut tx, id, clock).await?;
                 Ok(false)
             }
             Some((_, domain::run::JobStatus::Queued | domain::run::JobStatus::Claimed)) => {
@@ -205,6 +198,16 @@ pub async fn request_sync(pool: &AnyPool, p: &Publication, clock: &Clock) -> Res
     Ok(())
 }
 
+/// A call back to an intent, due now, and its job queued again.
+async fn send_again(tx: &mut sqlx::AnyConnection, id: i64, clock: &Clock) -> Result<()> {
+    sqlx::query("UPDATE platform_actions SET state = 'intent', next_try_at = $1 WHERE id = $2")
+        .bind(clock.now_ms())
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    lease::requeue(tx, id, None, clock).await
+}
+
 /// Queues a refused or failed call again (the researcher's Retry, once the cause is fixed):
 /// nothing was done for it, so it is sent as new.
 pub async fn retry(pool: &AnyPool, study: StudyId, id: i64, clock: &Clock) -> Result<()> {
@@ -219,16 +222,7 @@ pub async fn retry(pool: &AnyPool, study: StudyId, id: i64, clock: &Clock) -> Re
         .await?;
         match state {
             None => Err(Error::NotFound(format!("study {study} has no call {id}"))),
-            Some(ActionState::Refused) => {
-                sqlx::query(
-                    "UPDATE platform_actions SET state = 'intent', next_try_at = $1 WHERE id = $2",
-                )
-                .bind(clock.now_ms())
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-                lease::requeue(&mut tx, id, None, clock).await
-            }
+            Some(ActionState::Refused) => send_again(&mut tx, id, clock).await,
             Some(s @ (ActionState::Intent | ActionState::Sent | ActionState::Done)) => {
                 Err(Error::Refused(format!(
                     "call {id} is {}: only a refused call is sent again",

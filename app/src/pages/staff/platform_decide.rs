@@ -2,7 +2,7 @@
 //! top-ups, each a preview and then a confirmation of its fingerprint; the budget.
 
 use super::outcome;
-use super::platform_forms::{study_field, PanelActions};
+use super::platform_forms::{previewed, study_field, PanelActions};
 use crate::wire::platform::{DecisionsView, PayView};
 use domain::ids::StudyId;
 use domain::report::draw::text::money;
@@ -33,15 +33,7 @@ pub fn decisions_form(study: StudyId, a: PanelActions) -> impl IntoView {
                     <textarea name="message" rows="3" cols="70"></textarea>
                 </label> <button type="submit">"Preview the decisions"</button>
             </ActionForm>
-            {move || {
-                a.preview_decisions
-                    .value()
-                    .get()
-                    .map(|r| match r {
-                        Ok(v) => decisions_preview(study, v, a).into_any(),
-                        Err(e) => crate::pages::error_line(e).into_any(),
-                    })
-            }}
+            {previewed(a.preview_decisions, move |v| decisions_preview(study, v, a))}
             {move || a.decide.value().get().map(|r| outcome(r, |n| format!("{n} decisions sent.")))}
         </section>
     }
@@ -100,15 +92,7 @@ pub fn pay_form(study: StudyId, a: PanelActions) -> impl IntoView {
                 .preview_pay>
                 {study_field(study)} <button type="submit">"Preview the top-ups"</button>
             </ActionForm>
-            {move || {
-                a.preview_pay
-                    .value()
-                    .get()
-                    .map(|r| match r {
-                        Ok(v) => pay_preview(study, v, a).into_any(),
-                        Err(e) => crate::pages::error_line(e).into_any(),
-                    })
-            }}
+            {previewed(a.preview_pay, move |v| pay_preview(study, v, a))}
             {move || a.pay.value().get().map(|r| outcome(r, |n| format!("{n} bonuses sent.")))}
             <ActionForm action=a
                 .budget>

@@ -79,6 +79,24 @@ impl PanelActions {
     }
 }
 
+/// A preview's answer as `show` shows it, or its error; nothing before it is asked.
+pub(super) fn previewed<S, V>(
+    action: ServerAction<S>,
+    show: impl Fn(S::Output) -> V + Send + Sync + 'static,
+) -> impl IntoView
+where
+    S: leptos::server_fn::ServerFn<Error = crate::error::AppError> + Clone + Send + Sync + 'static,
+    S::Output: Clone + Send + Sync + 'static,
+    V: IntoView + 'static,
+{
+    move || {
+        action.value().get().map(|r| match r {
+            Ok(v) => show(v).into_any(),
+            Err(e) => crate::pages::error_line(e).into_any(),
+        })
+    }
+}
+
 pub(super) fn study_field(study: StudyId) -> impl IntoView {
     view! { <input type="hidden" name="study" value=study.0 /> }
 }
@@ -156,30 +174,21 @@ pub fn publish_form(study: StudyId, p: &PublicationView, a: PanelActions) -> imp
                     <input name="edits[budget]" value=money(d.budget_cents) />
                 </label> <fieldset>
                     <legend>"Devices"</legend>
-                    <label>
-                        <input
-                            type="checkbox"
-                            name="edits[desktop]"
-                            checked=ticked(Device::Desktop)
-                        />
-                        " desktop"
-                    </label>
-                    <label>
-                        <input
-                            type="checkbox"
-                            name="edits[tablet]"
-                            checked=ticked(Device::Tablet)
-                        />
-                        " tablet"
-                    </label>
-                    <label>
-                        <input
-                            type="checkbox"
-                            name="edits[mobile]"
-                            checked=ticked(Device::Mobile)
-                        />
-                        " mobile"
-                    </label>
+                    {Device::ALL
+                        .iter()
+                        .map(|&dev| {
+                            view! {
+                                <label>
+                                    <input
+                                        type="checkbox"
+                                        name=format!("edits[{}]", dev.as_str())
+                                        checked=ticked(dev)
+                                    />
+                                    {format!(" {}", dev.as_str())}
+                                </label>
+                            }
+                        })
+                        .collect_view()}
                 </fieldset>
                 <p class="hint">{format!("The time comes from {}.", d.estimate.describe())}</p>
                 <button type="submit">"Save the draft"</button>
@@ -189,15 +198,7 @@ pub fn publish_form(study: StudyId, p: &PublicationView, a: PanelActions) -> imp
                 .preview_publish>
                 {study_field(study)} <button type="submit">"Preview publishing"</button>
             </ActionForm>
-            {move || {
-                a.preview_publish
-                    .value()
-                    .get()
-                    .map(|r| match r {
-                        Ok(v) => publish_preview(study, v, live, a).into_any(),
-                        Err(e) => crate::pages::error_line(e).into_any(),
-                    })
-            }}
+            {previewed(a.preview_publish, move |v| publish_preview(study, v, live, a))}
             {move || {
                 a.publish
                     .value()

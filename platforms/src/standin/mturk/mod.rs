@@ -57,12 +57,6 @@ pub struct World {
 
 type S = State<Shared<World>>;
 
-impl crate::standin::Paced for World {
-    fn ledger(&mut self) -> &mut Ledger {
-        &mut self.ledger
-    }
-}
-
 pub fn router(world: Shared<World>) -> Router {
     let routes = Router::new()
         .route("/", post(api::api))
@@ -147,5 +141,12 @@ async fn control_return(State(w): S, Path(id): Path<String>) -> StatusCode {
             StatusCode::NO_CONTENT
         }
         None => StatusCode::NOT_FOUND,
+    }
+}
+
+/// The pace layer and the control routes read the ledger of MTurk's stand-in here.
+impl crate::standin::Paced for World {
+    fn ledger(&mut self) -> &mut Ledger {
+        &mut self.ledger
     }
 }

@@ -72,7 +72,7 @@ pub(super) fn read<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, Re
 pub(super) fn answer(fault: Option<FaultKind>, status: StatusCode, body: Value) -> Reply {
     Ok(match fault {
         Some(FaultKind::Lost) => lost(),
-        _ => (status, Json(body)).into_response(),
+        Some(FaultKind::Busy | FaultKind::Broken) | None => (status, Json(body)).into_response(),
     })
 }
 
@@ -244,56 +244,60 @@ pub(super) async fn study(State(w): S, h: HeaderMap, Path(id): Path<String>) -> 
     }
 }
 
-pub(super) async fn patch_study(
+/// A change to one study, under the call's token and fault: the body read, the study found,
+/// `change` applied (or its refusal answered) and the study answered as it now is.
+fn change_study<T: serde::de::DeserializeOwned>(
     State(w): S,
-    h: HeaderMap,
-    Path(id): Path<String>,
-    body: Bytes,
+    h: &HeaderMap,
+    (op, id, body): (&str, &str, &Bytes),
+    change: impl FnOnce(&mut StudyRec, T) -> Result<(), Refused>,
 ) -> Reply {
     let mut w = w.lock();
-    let f = enter(&mut w, &h, "places")?;
-    let m: MorePlaces = read(&body)?;
+    let f = enter(&mut w, h, op)?;
+    let asked: T = read(body)?;
     let Some(s) = w.studies.iter_mut().find(|s| s.id == id) else {
         return refuse(StatusCode::NOT_FOUND, "No such study.");
     };
-    if s.status != "UNPUBLISHED" && m.total_available_places < s.places {
-        return refuse(
-            StatusCode::BAD_REQUEST,
-            "total_available_places: can only be increased",
-        );
-    }
-    s.places = m.total_available_places;
-    if s.status == "COMPLETED" {
-        s.status = "ACTIVE".into();
-    }
+    change(s, asked)?;
     let out = study_json(s);
     answer(f, StatusCode::OK, out)
 }
 
+pub(super) async fn patch_study(w: S, h: HeaderMap, Path(id): Path<String>, body: Bytes) -> Reply {
+    change_study(w, &h, ("places", &id, &body), |s, m: MorePlaces| {
+        if s.status != "UNPUBLISHED" && m.total_available_places < s.places {
+            return Err(refused(
+                StatusCode::BAD_REQUEST,
+                "total_available_places: can only be increased",
+            ));
+        }
+        s.places = m.total_available_places;
+        if s.status == "COMPLETED" {
+            s.status = "ACTIVE".into();
+        }
+        Ok(())
+    })
+}
+
 pub(super) async fn study_transition(
-    State(w): S,
+    w: S,
     h: HeaderMap,
     Path(id): Path<String>,
     body: Bytes,
 ) -> Reply {
-    let mut w = w.lock();
-    let f = enter(&mut w, &h, "publish")?;
-    let t: StudyTransition = read(&body)?;
-    let Some(s) = w.studies.iter_mut().find(|s| s.id == id) else {
-        return refuse(StatusCode::NOT_FOUND, "No such study.");
-    };
-    let next = match (s.status.as_str(), t.action.as_str()) {
-        ("UNPUBLISHED", "PUBLISH") | ("PAUSED", "START") => "ACTIVE",
-        ("ACTIVE", "PAUSE") => "PAUSED",
-        ("ACTIVE" | "PAUSED", "STOP") => "COMPLETED",
-        (from, action) => {
-            return refuse(
-                StatusCode::BAD_REQUEST,
-                format!("A study cannot {action} from {from}."),
-            )
-        }
-    };
-    s.status = next.into();
-    let out = study_json(s);
-    answer(f, StatusCode::OK, out)
+    change_study(w, &h, ("publish", &id, &body), |s, t: StudyTransition| {
+        let next = match (s.status.as_str(), t.action.as_str()) {
+            ("UNPUBLISHED", "PUBLISH") | ("PAUSED", "START") => "ACTIVE",
+            ("ACTIVE", "PAUSE") => "PAUSED",
+            ("ACTIVE" | "PAUSED", "STOP") => "COMPLETED",
+            (from, action) => {
+                return Err(refused(
+                    StatusCode::BAD_REQUEST,
+                    format!("A study cannot {action} from {from}."),
+                ))
+            }
+        };
+        s.status = next.into();
+        Ok(())
+    })
 }

@@ -66,12 +66,6 @@ pub struct World {
 
 type S = State<Shared<World>>;
 
-impl crate::standin::Paced for World {
-    fn ledger(&mut self) -> &mut Ledger {
-        &mut self.ledger
-    }
-}
-
 /// The stand-in's router; `token`: the one API token it takes.
 pub fn router(world: Shared<World>) -> Router {
     let routes = Router::new()
@@ -260,4 +254,11 @@ async fn control_return(State(w): S, Path(id): Path<String>) -> StatusCode {
 
 async fn control_time_out(State(w): S, Path(id): Path<String>) -> StatusCode {
     give_back(&w, &id, SubmissionStatus::TimedOut)
+}
+
+/// The pace layer and the control routes read the ledger of Prolific's stand-in here.
+impl crate::standin::Paced for World {
+    fn ledger(&mut self) -> &mut Ledger {
+        &mut self.ledger
+    }
 }
