@@ -112,19 +112,6 @@ pub fn url_encode(s: &str) -> String {
         .collect()
 }
 
-/// Checks a study's completion URL: empty (Prolific's) or an `https://` address with `{code}`.
-pub fn validate_completion_url(url: &str) -> Result<(), String> {
-    if url.is_empty()
-        || (url.starts_with("https://")
-            && url.contains("{code}")
-            && !url.contains(char::is_whitespace))
-    {
-        Ok(())
-    } else {
-        Err("the completion URL must start with https:// and contain {code}".into())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,13 +140,5 @@ mod tests {
         ] {
             assert!(validate_frame_ancestor(bad).is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn completion_urls() {
-        assert!(validate_completion_url("").is_ok());
-        assert!(validate_completion_url("https://x.org/?cc={code}").is_ok());
-        assert!(validate_completion_url("http://x.org/?cc={code}").is_err());
-        assert!(validate_completion_url("https://x.org/").is_err());
     }
 }

@@ -187,8 +187,7 @@ impl StudyConfig {
                 self.item_timeout_secs
                     .map_or(Ok(()), |t| settings::TIME_OUT.check(f64::from(t))),
                 settings::check_completion_code(&self.completion_code),
-                super::crowd::validate_completion_url(&self.completion_url)
-                    .map_err(|e| format!("Prolific completion URL: {e}")),
+                super::platform::prolific::check_completion_url(&self.completion_url),
             ]);
         errs.extend(checks.filter_map(Result::err));
         errs.extend(self.analysis.problems(&self.scenarios));

@@ -17,6 +17,7 @@ pub mod draft;
 pub mod fees;
 pub mod ledger;
 pub mod plan;
+pub mod prolific;
 pub mod sync;
 
 named_enum! {

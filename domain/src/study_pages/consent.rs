@@ -61,9 +61,8 @@ impl Consent {
         if let Err(e) = crate::settings::check_completion_code(&self.no_consent_code) {
             errs.push(e.replace("Completion code", "No-consent code"));
         }
-        let url = &self.no_consent_url;
-        if !url.is_empty() && (!url.starts_with("https://") || url.contains(char::is_whitespace)) {
-            errs.push("the no-consent URL must start with https://".into());
+        if let Err(e) = crate::platform::prolific::check_no_consent_url(&self.no_consent_url) {
+            errs.push(e);
         }
         errs
     }

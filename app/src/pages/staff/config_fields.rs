@@ -186,10 +186,7 @@ impl ConfigFields {
         let code = self.code.get_untracked().trim().to_string();
         let url = self.completion_url.get_untracked().trim().to_string();
         p.take(settings::check_completion_code(&code));
-        p.take(
-            domain::crowd::validate_completion_url(&url)
-                .map_err(|e| format!("Prolific completion URL: {e}")),
-        );
+        p.take(domain::platform::prolific::check_completion_url(&url));
         let (
             Some(scenarios),
             Some(annotators),
