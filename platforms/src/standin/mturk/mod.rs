@@ -20,6 +20,9 @@ mod api;
 
 pub(super) const ID: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 pub(super) const TARGET: &str = "MTurkRequesterServiceV20170117.";
+/// The stand-in hands its workers over as MTurk's sandbox does: `turkSubmitTo` is the sandbox's
+/// worker site, where the study's end page posts the HIT (a test routes it to `hand_in`).
+const SUBMIT_TO: &str = "https%3A%2F%2Fworkersandbox.mturk.com";
 
 #[derive(Clone, Debug)]
 pub struct HitRec {
@@ -105,7 +108,7 @@ async fn work(State(w): S, Path(hit): Path<String>, Query(q): Query<WorkerQuery>
     });
     let sep = if h.url.contains('?') { '&' } else { '?' };
     Redirect::to(&format!(
-        "{}{sep}assignmentId={id}&hitId={hit}&workerId={}",
+        "{}{sep}assignmentId={id}&hitId={hit}&workerId={}&turkSubmitTo={SUBMIT_TO}",
         h.url, q.worker_id
     ))
     .into_response()
