@@ -59,6 +59,52 @@ async fn mturk_faults_at_every_step_pay_nobody_twice() {
     faults_at_every_step(Platform::Mturk).await;
 }
 
+/// A worker whose lease on a call ran out, and whose call another worker took over, can
+/// neither mark it sent, keep a step's id (a Prolific bonus's, before its pay) nor put it off:
+/// it stops before anything more reaches the platform. The worker that holds it can.
+#[tokio::test]
+async fn a_worker_that_lost_its_call_changes_nothing_of_it() {
+    use store::platform::{calls, ledger};
+    let ran = drafted(Platform::Prolific, None).await;
+    let pool = &ran.env.state.pool;
+    let p = store::platform::publication(pool, ran.study)
+        .await
+        .unwrap()
+        .unwrap();
+    let sync = ledger::Intent {
+        call: domain::platform::plan::Call::Sync,
+        amount_cents: 0,
+    };
+    let ids = ledger::write(pool, &p, &[sync], (None, &ran.clock), false)
+        .await
+        .unwrap();
+    let lease = (Duration::from_secs(60), &ran.clock);
+    let ids = &ids;
+    let claim = |worker: &'static str| async move {
+        store::lease::claim::<ledger::PlatformKind>(pool, ids, worker, lease)
+            .await
+            .unwrap()
+            .unwrap()
+    };
+    let a = claim("a").await;
+    calls::mark_sent(pool, &a).await.unwrap();
+    ran.clock.advance(Duration::from_secs(61));
+    let b = claim("b").await;
+    let lost = |r: store::error::Result<()>| {
+        assert!(matches!(r, Err(store::error::Error::LeaseLost(_))), "{r:?}")
+    };
+    lost(calls::mark_sent(pool, &a).await);
+    lost(calls::set_ref(pool, &a, "bulk-of-a").await);
+    lost(calls::put_off(pool, &a, "a passing fault", 1_000).await);
+    let row = |rows: Vec<ledger::LedgerRow>| rows.into_iter().next().unwrap();
+    let before = row(ledger::rows(pool, ran.study).await.unwrap());
+    assert_eq!((before.remote_ref.clone(), before.tries), (None, 1));
+    assert_eq!(before.answer_json, None);
+    calls::set_ref(pool, &b, "bulk-of-b").await.unwrap();
+    let after = row(ledger::rows(pool, ran.study).await.unwrap());
+    assert_eq!(after.remote_ref.as_deref(), Some("bulk-of-b"));
+}
+
 /// `clues-lab platform <args>` against the test's database and stand-ins (a child process).
 fn platform_command(ran: &Ran, creds: &std::path::Path, args: &[&str]) -> std::process::Child {
     let url = ran

@@ -107,26 +107,21 @@ fn lost(lease: &Lease) -> Error {
     ))
 }
 
-/// Keeps a step's id between two calls (Prolific's bulk bonus, made before it is paid).
+/// Keeps a step's id between two calls (Prolific's bulk bonus, made before it is paid), only
+/// while the worker holds the call: a worker that lost it must not go on to pay.
 pub async fn set_ref(pool: &AnyPool, held: &HeldCall, remote_ref: &str) -> Result<()> {
-    sqlx::query("UPDATE platform_actions SET remote_ref = $1 WHERE id = $2")
-        .bind(remote_ref)
-        .bind(held.lease.job)
-        .execute(pool)
-        .await?;
-    Ok(())
+    let now = held.lease.clock.now_ms();
+    let set = "remote_ref = $4, next_try_at = $3";
+    while_held(pool, held, set, (now, Some(remote_ref.to_string()))).await
 }
 
 /// Puts a held call off after a passing fault: kept with `why`, not claimed again before
 /// `wait` has passed (the worker then hands the job back).
 pub async fn put_off(pool: &AnyPool, held: &HeldCall, why: &str, wait_ms: i64) -> Result<()> {
-    sqlx::query("UPDATE platform_actions SET answer_json = $1, next_try_at = $2 WHERE id = $3")
-        .bind(serde_json::json!({ "passing_fault": why }).to_string())
-        .bind(held.lease.clock.now_ms() + wait_ms)
-        .bind(held.lease.job)
-        .execute(pool)
-        .await?;
-    Ok(())
+    let at = held.lease.clock.now_ms() + wait_ms;
+    let why = serde_json::json!({ "passing_fault": why }).to_string();
+    let set = "answer_json = $4, next_try_at = $3";
+    while_held(pool, held, set, (at, Some(why))).await
 }
 
 /// What a platform's answer changes beside the ledger, stored in the same transaction.
