@@ -191,7 +191,7 @@ impl Reports {
         scope: &Scope,
     ) -> Result<(Arc<Built>, Made), AppError> {
         let asked = Instant::now();
-        let version = report::version(&n.pool).await?;
+        let version = report::version(&n.pool, &scope.studies).await?;
         let slot = self.slot(scope);
         if let Some(b) = at_least(&slot.latest, version, asked) {
             return Ok(b);
@@ -253,7 +253,7 @@ impl Reports {
         scope: &Scope,
         draw: fn(&Built, &Scope) -> Drawn,
     ) -> Result<(Arc<Drawn>, Freshness), AppError> {
-        let version = report::version(&n.pool).await?;
+        let version = report::version(&n.pool, &scope.studies).await?;
         let slot = self.slot(scope);
         let kept = lock(&slot.page)
             .as_mut()
@@ -337,15 +337,16 @@ impl Reports {
         }
     }
 
-    /// Lets go of the builds and pages unused for `idle`, and of the builds older than
-    /// `version` unused for `STALE`; forgets scopes with nothing kept or under way. Returns
-    /// whether a build was let go. Blocking while a large build is freed: call it off the
-    /// async workers.
-    pub fn sweep(&self, idle: Duration, version: i64) -> bool {
+    /// Lets go of the builds and pages unused for `idle`, and of the builds older than their
+    /// scope's data (`versions`: a scope missing there counts as unchanged) unused for `STALE`;
+    /// forgets scopes with nothing kept or under way. Returns whether a build was let go.
+    /// Blocking while a large build is freed: call it off the async workers.
+    pub fn sweep(&self, idle: Duration, versions: &HashMap<Scope, i64>) -> bool {
         let mut gone = Vec::new();
         {
             let mut slots = lock(&self.slots);
-            for s in slots.values() {
+            for (scope, s) in slots.iter() {
+                let version = versions.get(scope).copied().unwrap_or(i64::MIN);
                 let mut latest = lock(&s.latest);
                 if latest
                     .as_ref()
@@ -365,18 +366,33 @@ impl Reports {
         !gone.is_empty()
     }
 
-    /// Sweeps every `every` while the server runs.
+    /// The data version of every scope kept (a scope whose version cannot be read is left
+    /// out, so nothing of it is let go as stale).
+    pub async fn versions(&self, pool: &AnyPool) -> HashMap<Scope, i64> {
+        let scopes: Vec<Scope> = lock(&self.slots).keys().cloned().collect();
+        let mut out = HashMap::with_capacity(scopes.len());
+        for scope in scopes {
+            if let Ok(v) = report::version(pool, &scope.studies).await {
+                out.insert(scope, v);
+            }
+        }
+        out
+    }
+
+    /// Sweeps every `every` while the server runs, and prunes the database's log of changes
+    /// (PostgreSQL) to what the versions read.
     pub fn sweep_periodically(self: Arc<Self>, pool: sqlx::AnyPool, every: Duration) {
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(every);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tick.tick().await;
-                let Ok(version) = report::version(&pool).await else {
-                    continue;
-                };
+                if let Err(e) = report::prune_versions(&pool).await {
+                    tracing::warn!("pruning the log of report changes failed: {e}");
+                }
+                let versions = self.versions(&pool).await;
                 let reports = self.clone();
-                let _ = tokio::task::spawn_blocking(move || reports.sweep(IDLE, version)).await;
+                let _ = tokio::task::spawn_blocking(move || reports.sweep(IDLE, &versions)).await;
             }
         });
     }

@@ -133,10 +133,10 @@ async fn exports_and_dashboards_share_one_build_per_data_version() {
     assert_eq!(builds(&env), before + 4);
 
     // A build still current is kept a while; an unused one is let go.
-    let v = store::report::version(&env.state.pool).await.unwrap();
-    assert!(!env.state.reports.sweep(Duration::from_secs(300), v));
+    let v = env.state.reports.versions(&env.state.pool).await;
+    assert!(!env.state.reports.sweep(Duration::from_secs(300), &v));
     assert_eq!(env.state.reports.kept(), 1);
-    assert!(env.state.reports.sweep(Duration::ZERO, v));
+    assert!(env.state.reports.sweep(Duration::ZERO, &v));
     assert_eq!(env.state.reports.kept(), 0);
 }
 
@@ -173,24 +173,82 @@ async fn a_build_goes_on_when_its_request_is_dropped_and_the_next_request_takes_
 }
 
 #[tokio::test]
-async fn every_table_the_report_reads_moves_the_data_version() {
+async fn every_table_the_report_reads_moves_the_data_version_of_its_study_only() {
     let env = env().await;
     let pool = &env.state.pool;
-    let version = || store::report::version(pool);
-    let v0 = version().await.unwrap();
+    let version = |scope: Vec<domain::ids::StudyId>| async move {
+        store::report::version(pool, &scope).await.unwrap()
+    };
+    let all0 = version(vec![]).await;
     let study = new_study(&env.state, "demo-SST-2", &[0], 3).await;
-    let v1 = version().await.unwrap();
-    assert!(v1 > v0, "a new study");
+    let other = new_study(&env.state, "demo-SST-2", &[0], 3).await;
+    let all1 = version(vec![]).await;
+    assert!(all1 > all0, "new studies");
+    let (v1, o1) = (version(vec![study]).await, version(vec![other]).await);
     let worker = arrive(&env.state, study, "w1").await;
-    let v2 = version().await.unwrap();
+    let v2 = version(vec![study]).await;
     assert!(v2 > v1, "an arrival");
     answer(&env, study, &worker, 0).await;
-    assert!(version().await.unwrap() > v2, "an answer");
-    // A session or a job is not the report's data.
-    let v3 = version().await.unwrap();
+    let v3 = version(vec![study]).await;
+    assert!(v3 > v2, "an answer");
+    assert_eq!(
+        version(vec![other]).await,
+        o1,
+        "the other study's data did not move"
+    );
+    assert!(version(vec![]).await > all1, "every study's did");
+    assert!(version(vec![study, other]).await > v3.max(o1));
+    // A session, or a running evaluation's progress, is not the report's data.
     sqlx::query("DELETE FROM sessions")
         .execute(pool)
         .await
         .unwrap();
-    assert_eq!(version().await.unwrap(), v3);
+    assert_eq!(version(vec![study]).await, v3);
+    // Deleting a study moves every study's version up, never down.
+    let all2 = version(vec![]).await;
+    for sql in [
+        "DELETE FROM study_configs WHERE study_id = $1",
+        "DELETE FROM studies WHERE id = $1",
+    ] {
+        sqlx::query(sql).bind(other).execute(pool).await.unwrap();
+    }
+    assert!(version(vec![]).await > all2);
+}
+
+/// A study's kept report is not built again while another study's crowd answers: its
+/// dashboard and pay sheet cost what they cost on a quiet server.
+#[tokio::test]
+async fn answers_to_another_study_leave_a_studys_kept_build_as_it_was() {
+    let (env, study, _, rita) = one_answer().await;
+    let other = new_study(&env.state, "demo-SST-2", &[0], 3).await;
+    let path = format!("/export/pay.csv?studies={study}");
+    assert_eq!(
+        get(&env.state, &path, Some(&rita)).await.status,
+        StatusCode::OK
+    );
+    let before = builds(&env);
+    for i in 0..3 {
+        let w = arrive(&env.state, other, &format!("o{i}")).await;
+        answer(&env, other, &w, i).await;
+        let r = get(&env.state, &path, Some(&rita)).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    }
+    assert_eq!(builds(&env), before, "no build for another study's answers");
+    let dashboard = form(
+        &env.state,
+        "dashboard",
+        &format!("studies={study}"),
+        Some(&rita),
+    )
+    .await;
+    assert!(!dashboard.body.contains("a new build is under way"));
+    assert_eq!(builds(&env), before);
+    // Its own answer does make it build again.
+    let w = arrive(&env.state, study, "w2").await;
+    answer(&env, study, &w, 9).await;
+    assert_eq!(
+        get(&env.state, &path, Some(&rita)).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(builds(&env), before + 1);
 }

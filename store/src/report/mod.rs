@@ -14,6 +14,9 @@ use futures_util::TryStreamExt;
 use sqlx::AnyPool;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+mod version;
+pub use version::{prune_versions, version};
+
 /// Everything the report needs about a scope of studies. The annotation rows themselves are
 /// not kept: they are folded into `annotators` as they stream in, and the exports of rows
 /// stream them again (`annotation_rows`), so memory grows with the answers, not the rows.
@@ -392,7 +395,7 @@ pub struct Built {
 impl Built {
     /// Loads and builds the scope (the building on a heavy thread).
     pub async fn of(pool: &AnyPool, scope: &Scope) -> Result<Built, Error> {
-        let version = version(pool).await?;
+        let version = version(pool, &scope.studies).await?;
         let (loaded, report) = load_scope(pool, scope).await?.into_report().await?;
         Ok(Built {
             version,
@@ -400,17 +403,6 @@ impl Built {
             report,
         })
     }
-}
-
-/// The report's data version: a counter that every change to a table the report reads moves
-/// on (migration 20 puts a trigger on each: a counter row on SQLite, a sequence moved at commit
-/// on PostgreSQL). Equal counters mean the same data.
-pub async fn version(pool: &AnyPool) -> Result<i64, Error> {
-    let sql = match crate::db::Backend::of(pool) {
-        crate::db::Backend::Sqlite => "SELECT n FROM report_version WHERE id = 1",
-        crate::db::Backend::Postgres => "SELECT last_value FROM report_version_seq",
-    };
-    Ok(sqlx::query_scalar(sql).fetch_one(pool).await?)
 }
 
 /// Runs CPU-heavy report work off the async workers, on a thread of lower priority

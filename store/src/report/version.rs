@@ -1,0 +1,76 @@
+//! A scope's data version: what a kept report is keyed by. Every study has its own, and what
+//! every report reads alike has one more; a scope's is their sum (migration 23).
+
+use crate::db::Backend;
+use crate::error::Error;
+use domain::ids::StudyId;
+use sqlx::AnyPool;
+
+/// The data version of the studies `scope` names (every study when it names none): the shared
+/// counter plus each study's. Every part only goes up, so equal versions of a scope mean the
+/// same data, and an answer to another study leaves it as it was. (On PostgreSQL a part moves
+/// as its change commits, a moment before the change is seen: see `TRUSTED` where builds are
+/// kept.) A study with no row yet counts 0; an unknown id reads as 0 too, and the build that
+/// follows says it is not found.
+pub async fn version(pool: &AnyPool, scope: &[StudyId]) -> Result<i64, Error> {
+    let list = placeholders(scope.len());
+    let sql = match (Backend::of(pool), scope.is_empty()) {
+        (Backend::Sqlite, true) => "SELECT (SELECT n FROM report_shared_version WHERE id = 1)
+                + (SELECT COALESCE(SUM(n), 0) FROM study_versions)"
+            .to_string(),
+        (Backend::Sqlite, false) => format!(
+            "SELECT (SELECT n FROM report_shared_version WHERE id = 1)
+                + (SELECT COALESCE(SUM(n), 0) FROM study_versions WHERE study_id IN ({list}))"
+        ),
+        (Backend::Postgres, all) => {
+            let only = if all {
+                String::new()
+            } else {
+                format!("WHERE study_id IN ({list})")
+            };
+            format!(
+                "SELECT CAST((SELECT last_value FROM report_shared_seq)
+                    + COALESCE((SELECT SUM(top) FROM (SELECT MAX(n) AS top FROM report_changes {only}
+                                GROUP BY study_id) t), 0) AS BIGINT)"
+            )
+        }
+    };
+    let mut q = sqlx::query_scalar::<_, i64>(&sql);
+    for id in scope {
+        q = q.bind(*id);
+    }
+    Ok(q.fetch_one(pool).await?)
+}
+
+/// `$1, $2, …, $n`.
+fn placeholders(n: usize) -> String {
+    (1..=n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Keeps only each study's latest change in PostgreSQL's log of changes (a study's part of the
+/// version is its largest value, so the rest says nothing); SQLite keeps a counter per study
+/// and has nothing to prune. Returns the rows let go.
+pub async fn prune_versions(pool: &AnyPool) -> Result<u64, Error> {
+    match Backend::of(pool) {
+        Backend::Sqlite => Ok(0),
+        Backend::Postgres => Ok(sqlx::query(
+            "DELETE FROM report_changes c
+             WHERE c.n < (SELECT MAX(d.n) FROM report_changes d WHERE d.study_id = c.study_id)",
+        )
+        .execute(pool)
+        .await?
+        .rows_affected()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn placeholders_are_numbered_from_one() {
+        assert_eq!(super::placeholders(0), "");
+        assert_eq!(super::placeholders(3), "$1, $2, $3");
+    }
+}
