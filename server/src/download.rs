@@ -210,16 +210,27 @@ async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response
         }
         Source::Bundle => {
             let turn = state.limiter.heavy_turn(Kind::Bundle).await?;
-            let built = state.reports.current(&state.report_needs(), &scope).await?;
+            // An unknown study is a 404 before anything is sent.
+            report::studies_in(&state.pool, &scope.studies).await?;
+            // The report is built (or the kept build taken) beside the rows, which leave first.
+            let (reports, needs, s) = (state.reports.clone(), state.report_needs(), scope.clone());
+            let build = tokio::spawn(async move { reports.current(&needs, &s).await });
+            let built = async move {
+                match build.await {
+                    Ok(Ok(built)) => Ok(built),
+                    Ok(Err(e)) => Err(store::error::Error::Request(e.to_string())),
+                    Err(e) => Err(store::error::Error::internal(e)),
+                }
+            };
             // Streamed as it is spooled: its content hash is known only at the end, so it is
             // in the archive (`SHA256SUMS`, `manifest.json`), not in a header or the name.
             name = format!("clues-lab-{scope_name}-bundle.tar");
             let (tx, rx) = mpsc::channel(PIECES_IN_FLIGHT);
-            let pool = state.pool.clone();
+            let (pool, scope) = (state.pool.clone(), scope.clone());
             tokio::spawn(async move {
                 let _turn = turn;
                 let out = ChannelWriter::new(tx.clone());
-                if let Err(e) = bundle::write(&pool, built, out).await {
+                if let Err(e) = bundle::write(&pool, &scope, built, out).await {
                     tracing::warn!("bundle download stopped: {e}");
                     let _ = tx.send(Err(std::io::Error::other(e.to_string()))).await;
                 }

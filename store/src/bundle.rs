@@ -7,7 +7,7 @@ use super::export::{
     questionnaires_csv, questionnaires_jsonl,
 };
 use super::pay::pay_csv;
-use super::report::{Built, Loaded};
+use super::report::{Built, Loaded, Scope};
 use super::stream::{write_rows, Out, RowFile, Spool, SpoolFile, SpoolTask, Spooled};
 use crate::error::Error;
 use crate::heavy::Kind;
@@ -21,6 +21,7 @@ use domain::shots;
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use std::future::Future;
 use std::io::Write;
 use std::sync::Arc;
 
@@ -118,33 +119,32 @@ impl Members {
     }
 }
 
-/// Writes the bundle of a build as a tar archive to `out` (on a heavy thread of its own, as
-/// each member is spooled): configurations, scores, pay, predictions and charts, then
-/// assignments and annotations (streamed from the database), then `SHA256SUMS` and
-/// `manifest.json`. Fixed times and modes, so the same data gives the same bytes. Returns the
-/// content hash and `out`. The build is shared (with the dashboard and the other exports of
-/// its scope), never copied.
+/// Writes the bundle of `scope` as a tar archive to `out` (on a heavy thread of its own, as
+/// each member is spooled): configurations and the platforms' ledger, then assignments and
+/// annotations (streamed from the database while `built`, the scope's report, is made), then
+/// scores, pay, predictions and charts from the report, then `SHA256SUMS` and
+/// `manifest.json`. The first bytes leave in seconds, however long the report takes to build.
+/// Fixed times and modes, so the same data gives the same bytes. Returns the content hash and
+/// `out`. The build is shared (with the dashboard and the other exports of its scope), never
+/// copied.
 pub async fn write<W: Write + Send + 'static>(
     pool: &sqlx::AnyPool,
-    built: Arc<Built>,
+    scope: &Scope,
+    built: impl Future<Output = Result<Arc<Built>, Error>> + Send,
     out: W,
 ) -> Result<(String, W), Error> {
     let spool = SpoolFile::new()?;
     let (tx, rx) = std::sync::mpsc::channel();
     let reader = spool.file.try_clone().map_err(Error::internal)?;
     let writer = crate::heavy::spawn(Kind::Bundle, move || write_tar(&reader, rx, out));
-    let spooled = spool_all(
-        pool,
-        built,
-        Members {
-            spool,
-            hashes: Vec::new(),
-            sizes: Vec::new(),
-            end: 0,
-            tar: tx,
-        },
-    )
-    .await;
+    let members = Members {
+        spool,
+        hashes: Vec::new(),
+        sizes: Vec::new(),
+        end: 0,
+        tar: tx,
+    };
+    let spooled = spool_all(pool, scope, built, members).await;
     // The sender is gone with the members: the writer has ended the archive (on `End`), or
     // left it unfinished, or failed on its own (a client gone).
     let written = writer.await?;
@@ -153,46 +153,71 @@ pub async fn write<W: Write + Send + 'static>(
     Ok((hash, out))
 }
 
-/// Spools every member, handing each on; returns the content hash. The files made from the
-/// build come first, and the build is let go before the rows stream from the database (a
-/// minute or more on a large scope): a new build of the scope, which waits for the last one
-/// to be let go, is not held back by a bundle still streaming, nor held beside it.
+/// Spools every member, handing each on; returns the content hash. The rows stream from the
+/// database first (a minute or more on a large scope) while the report is built beside them;
+/// then the files made from the build, after which the build is let go.
 async fn spool_all(
     pool: &sqlx::AnyPool,
-    built: Arc<Built>,
+    scope: &Scope,
+    built: impl Future<Output = Result<Arc<Built>, Error>> + Send,
     mut m: Members,
 ) -> Result<String, Error> {
-    m.text("config.json".into(), &configs(pool, &built.loaded).await?)?;
+    let rows_version = crate::report::version(pool, &scope.studies).await?;
+    let studies = crate::report::studies_in(pool, &scope.studies).await?;
+    m.text("config.json".into(), &configs(pool, &studies).await?)?;
     // The crowd platforms' calls, where a study of the scope was published on one.
-    let ids: Vec<_> = built.loaded.studies.iter().map(|s| s.id).collect();
+    let ids: Vec<_> = studies.iter().map(|s| s.id).collect();
     let (ledger, calls) = crate::platform::ledger::csv_of(pool, &ids).await?;
     if calls > 0 {
         m.text(ExportFile::LedgerCsv.as_str().into(), &ledger)?;
     }
-    let studies = built.loaded.studies.clone();
-    let synthetic = built.loaded.synthetic.included;
+    let rows = async {
+        for (name, file) in [
+            ("assignments.jsonl", RowFile::Assignments),
+            (
+                ExportFile::AnnotationsJsonl.as_str(),
+                RowFile::AnnotationsJsonl,
+            ),
+            (ExportFile::AnnotationsCsv.as_str(), RowFile::AnnotationsCsv),
+        ] {
+            let mut out = Out::new(SpoolTask::start(m.spool));
+            // On an error the spooling thread, its channel closed, ends by itself.
+            write_rows(
+                pool,
+                &studies,
+                scope.synthetic,
+                file,
+                Kind::Bundle,
+                &mut out,
+            )
+            .await?;
+            let (spool, done) = out.finish().await?.finish().await?;
+            m.spool = spool;
+            m.add(name.into(), done)?;
+        }
+        Ok::<_, Error>(m)
+    };
+    let (m, built) = futures_util::future::join(rows, built).await;
+    let (mut m, built) = (m?, built?);
+    let versions = Versions {
+        rows: rows_version,
+        report: built.version,
+    };
     // Serialisation and compression of what is in memory (seconds on a big scope): on a heavy
     // thread, not on the async workers that answer the crowd meanwhile.
-    let mut m = crate::heavy::spawn(Kind::Bundle, move || {
+    let m = crate::heavy::spawn(Kind::Bundle, move || {
         spool_from_build(&mut m, &built.loaded, &built.report).map(|()| m)
     })
     .await??;
-    for (name, file) in [
-        ("assignments.jsonl", RowFile::Assignments),
-        (
-            ExportFile::AnnotationsJsonl.as_str(),
-            RowFile::AnnotationsJsonl,
-        ),
-        (ExportFile::AnnotationsCsv.as_str(), RowFile::AnnotationsCsv),
-    ] {
-        let mut out = Out::new(SpoolTask::start(m.spool));
-        // On an error the spooling thread, its channel closed, ends by itself.
-        write_rows(pool, &studies, synthetic, file, Kind::Bundle, &mut out).await?;
-        let (spool, done) = out.finish().await?.finish().await?;
-        m.spool = spool;
-        m.add(name.into(), done)?;
-    }
-    end(&m, &studies)
+    end(&m, &studies, versions)
+}
+
+/// The data versions the bundle's files were read at: its rows' and its report's. They differ
+/// where the scope's data changed while the bundle was made (a study still answered).
+#[derive(Clone, Copy, Serialize)]
+struct Versions {
+    rows: i64,
+    report: i64,
 }
 
 /// Writes the archive from the entries handed on, reading spooled members back from `spool`
@@ -321,11 +346,19 @@ fn spool_from_build(m: &mut Members, l: &Loaded, r: &Report) -> Result<(), Error
 }
 
 /// Ends the bundle of `studies`: `SHA256SUMS` and `manifest.json`. Returns the content hash.
-fn end(m: &Members, studies: &[Study]) -> Result<String, Error> {
+fn end(m: &Members, studies: &[Study], versions: Versions) -> Result<String, Error> {
     let (hash, listing) = content_hash(&m.hashes);
+    let same = versions.rows == versions.report;
     let manifest = serde_json::json!({
         "format": "clues-lab study bundle, version 1",
         "studies": studies.iter().map(|s| s.id).collect::<Vec<_>>(),
+        "data_versions": versions,
+        "rows_match_report": same,
+        "data_note": if same {
+            "the row files and the files made from the report were read from the same data"
+        } else {
+            "the scope's data changed while the bundle was made (a study still answered): the row files (assignments, annotations) may hold answers the report's files (scores, pay, predictions) do not, or the other way round; download it again once the study is quiet for files that agree"
+        },
         "content_sha256": hash,
         "content_hash_rule": "SHA-256 of SHA256SUMS (sha256sum format, sorted by file name)",
         "files": m.sizes.iter().map(|(name, len)| serde_json::json!({"name": name, "bytes": len})).collect::<Vec<_>>(),
@@ -346,19 +379,17 @@ fn end(m: &Members, studies: &[Study]) -> Result<String, Error> {
 /// `annotations.csv` and prints each beside `scores.csv`'s value (see its header).
 const ANALYSIS_R: &str = include_str!("analysis.R");
 
-async fn configs(pool: &sqlx::AnyPool, l: &Loaded) -> Result<String, Error> {
+async fn configs(pool: &sqlx::AnyPool, studies: &[Study]) -> Result<String, Error> {
     let mut configs = Vec::new();
-    for s in &l.studies {
+    for s in studies {
         let versions: Vec<(i64, String, String)> = sqlx::query_as(
             "SELECT id, config_json, created_at FROM study_configs WHERE study_id = $1 ORDER BY id",
         )
         .bind(s.id)
         .fetch_all(pool)
         .await?;
-        let nested = l
-            .tasks
-            .get(&s.spec.name)
-            .is_none_or(|t| shots::not_nested(&t.shot_sets, &s.config.scenario_files()).is_empty());
+        let shot_sets = crate::catalog::shot_sets(pool, s.task_id).await?;
+        let nested = shots::not_nested(&shot_sets, &s.config.scenario_files()).is_empty();
         configs.push(ConfigExport {
             study_id: s.id,
             name: s.name.clone(),

@@ -29,8 +29,9 @@ pub(super) async fn report(database: &str, a: &ReportArgs) -> Result<()> {
                 .ok_or_else(|| Error::internal("no --out"))?;
             let io = |e| Error::io(format!("cannot write {}", path.display()), e);
             let file = std::fs::File::create(path).map_err(io)?;
-            let (hash, _) =
-                store::bundle::write(&pool, built.clone(), std::io::BufWriter::new(file)).await?;
+            let ready = std::future::ready(Ok(built.clone()));
+            let out = std::io::BufWriter::new(file);
+            let (hash, _) = store::bundle::write(&pool, &scope, ready, out).await?;
             eprintln!("content hash (SHA-256 of SHA256SUMS): {hash}");
             return Ok(());
         }

@@ -252,3 +252,51 @@ async fn answers_to_another_study_leave_a_studys_kept_build_as_it_was() {
     );
     assert_eq!(builds(&env), before + 1);
 }
+
+/// A bundle's row files leave before its report is built: with the turn of builds held (a
+/// build that takes minutes on a large study), the archive's configuration and rows arrive
+/// at once, and the files made from the report follow once it is built.
+#[tokio::test]
+async fn a_bundles_rows_leave_before_its_report_is_built() {
+    use axum::body::Body;
+    use axum::http::{header, Request};
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let (env, study, _, rita) = one_answer().await;
+    let has = |b: &[u8], what: &str| b.windows(what.len()).any(|w| w == what.as_bytes());
+    let before = builds(&env);
+    let turn = builds_held(&env).await;
+    let req = Request::get(format!("/export/bundle.tar?studies={study}"))
+        .header(header::COOKIE, &rita)
+        .body(Body::empty())
+        .unwrap();
+    let app = server::router::app(env.state.clone());
+    let wait = Duration::from_secs(5);
+    let res = tokio::time::timeout(wait, app.oneshot(req))
+        .await
+        .expect("the bundle's headers within 5 s")
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let mut body = res.into_body();
+    let mut got = Vec::new();
+    let deadline = tokio::time::Instant::now() + wait;
+    while !has(&got, "clues-lab-bundle/annotations.csv") {
+        let frame = tokio::time::timeout_at(deadline, body.frame())
+            .await
+            .expect("the bundle's rows within 5 s, before its report is built")
+            .expect("the archive went on")
+            .unwrap();
+        got.extend(frame.into_data().unwrap_or_default());
+    }
+    assert!(has(&got, "clues-lab-bundle/config.json"));
+    assert!(!has(&got, "clues-lab-bundle/scores.json"));
+    assert_eq!(builds(&env), before, "the report is not built yet");
+    drop(turn);
+    got.extend(body.collect().await.unwrap().to_bytes());
+    assert!(has(&got, "clues-lab-bundle/scores.json"));
+    assert!(
+        has(&got, "\"rows_match_report\": true"),
+        "a quiet study's files agree"
+    );
+    assert_eq!(builds(&env), before + 1);
+}
