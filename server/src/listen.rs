@@ -1,25 +1,30 @@
 //! The server's socket: every connection under hyper's header-read time-out (a half-sent request
 //! or an idle keep-alive is closed), request bodies under an idle time-out, and at most N open
-//! connections per client address, so that slow or many connections from one address cannot
-//! hold the server; and a budget of connections in total, below the descriptors the process
-//! may open, so that many addresses cannot take the descriptors the database and files need
-//! (the excess is answered 503 and closed). `axum::serve` offers none of these.
+//! connections per client address (below a quarter of the budget), so that slow or many
+//! connections from one address cannot hold the server; and a budget of connections in total,
+//! below the descriptors the process may open, so that many addresses cannot take the
+//! descriptors the database and files need. When the budget is full a newcomer takes the place
+//! of the connection that has waited longest (a half-sent request or an idle keep-alive); only
+//! where every connection is busy is it answered 503 and closed. `axum::serve` offers none of
+//! these.
+
+mod open;
+mod track;
 
 use axum::extract::connect_info::ConnectInfo;
 use axum::Router;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioTimer;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use std::collections::HashMap;
+use open::{Open, Over};
 use std::future::Future;
-use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tower::ServiceExt;
 use tower_http::timeout::TimeoutBody;
+use track::{TrackedBody, TrackedIo};
 
 /// How connections are held.
 #[derive(Clone, Copy, Debug)]
@@ -30,11 +35,22 @@ pub struct Limits {
     /// A request body that sends nothing for this long is cut off (the handler reads an
     /// error and answers 400).
     pub body_timeout: Duration,
-    /// Open connections one address may hold; a further one is closed at once. `None`: no cap
-    /// (behind a proxy, whose own address every connection has).
+    /// Open connections one address may hold (at most a quarter of `total`: see
+    /// `address_cap`); a further one is closed at once. `None`: no cap (behind a proxy, whose
+    /// own address every connection has).
     pub per_address: Option<usize>,
-    /// Open connections in all; a further one is answered 503 and closed (see `budget`).
+    /// Open connections in all (see `budget`). A further one takes the place of the one that
+    /// has waited longest; where every one is busy it is answered 503 and closed.
     pub total: usize,
+}
+
+impl Limits {
+    /// The cap of one address in force: `per_address`, but at most a quarter of the budget (and
+    /// at least 1), so that one address never holds the budget, even at a low descriptor limit
+    /// (256 descriptors: a budget of 128, which the default cap of 256 would not bound).
+    pub fn address_cap(&self) -> Option<usize> {
+        self.per_address.map(|cap| cap.min((self.total / 4).max(1)))
+    }
 }
 
 /// Descriptors kept for the database (SQLite: three per connection), spooled exports, the log
@@ -118,35 +134,46 @@ pub async fn serve(
             () = &mut stop => break,
         };
         // Over an address's cap: the socket is dropped (closed) before anything is read from
-        // it. Over the total: told so in one write that never waits (a fresh socket's buffer
-        // takes it), then closed.
-        let slot = match open.take(peer.ip(), limits) {
-            Ok(slot) => slot,
+        // it. Over the total with every connection busy: told so in one write that never waits
+        // (a fresh socket's buffer takes it), then closed.
+        let (slot, closed) = match open.take(peer.ip(), limits) {
+            Ok(taken) => taken,
             Err(Over::Address) => {
-                tracing::debug!("{peer}: over {:?} connections", limits.per_address);
+                tracing::debug!("{peer}: over {:?} connections", limits.address_cap());
                 continue;
             }
             Err(Over::Total) => {
-                tracing::debug!("{peer}: over {} connections in all", limits.total);
+                tracing::debug!("{peer}: {} connections in all, all busy", limits.total);
                 let _ = stream.try_write(BUSY);
                 continue;
             }
         };
         let _ = stream.set_nodelay(true);
+        // Busy from the moment a request's headers are in and it goes to the app, until its
+        // answer is all written (its body done, then a flush that completes).
+        let (busy, answered) = (slot.clone(), slot.clone());
         let service = app
             .clone()
             .map_request(move |mut req: axum::http::Request<Incoming>| {
+                busy.busy();
                 req.extensions_mut().insert(ConnectInfo(peer));
                 req.map(|body| axum::body::Body::new(TimeoutBody::new(limits.body_timeout, body)))
+            })
+            .map_response(move |res: axum::response::Response| {
+                res.map(|body| TrackedBody::new(body, answered.clone()))
             });
-        let conn =
-            builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
+        let io = TrackedIo::new(stream, slot);
+        let conn = builder.serve_connection(io, TowerToHyperService::new(service));
         let conn = graceful.watch(conn);
+        // Dropping the connection closes its socket: at its end, or when it has waited longest
+        // and a newcomer needs its place (its registry entry is dropped, and `closed` with it).
         tokio::spawn(async move {
-            if let Err(e) = conn.await {
-                tracing::debug!("{peer}: connection ended: {e}");
+            tokio::select! {
+                ended = conn => if let Err(e) = ended {
+                    tracing::debug!("{peer}: connection ended: {e}");
+                },
+                _ = closed => tracing::debug!("{peer}: closed to make room"),
             }
-            drop(slot);
         });
     }
     drop(listener);
@@ -167,107 +194,29 @@ async fn accept_failed(e: std::io::Error) {
     tokio::time::sleep(Duration::from_millis(100)).await;
 }
 
-/// Open connections per address (an address with none has no entry: bounded by what is open),
-/// and in all.
-#[derive(Clone, Default)]
-struct Open(Arc<Mutex<Counts>>);
-
-#[derive(Default)]
-struct Counts {
-    by_address: HashMap<IpAddr, usize>,
-    total: usize,
-}
-
-/// Which cap a refused connection met.
-#[derive(Debug, PartialEq)]
-enum Over {
-    Address,
-    Total,
-}
-
-/// One open connection of an address, counted until dropped.
-struct Slot {
-    open: Open,
-    ip: IpAddr,
-}
-
-impl Open {
-    fn take(&self, ip: IpAddr, limits: Limits) -> Result<Slot, Over> {
-        let mut counts = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if counts.total >= limits.total {
-            return Err(Over::Total);
-        }
-        let n = counts.by_address.entry(ip).or_insert(0);
-        if limits.per_address.is_some_and(|cap| *n >= cap) {
-            return Err(Over::Address);
-        }
-        *n += 1;
-        counts.total += 1;
-        Ok(Slot {
-            open: self.clone(),
-            ip,
-        })
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        let mut counts = self.open.0.lock().unwrap_or_else(|p| p.into_inner());
-        counts.total -= 1;
-        if let Some(n) = counts.by_address.get_mut(&self.ip) {
-            *n -= 1;
-            if *n == 0 {
-                counts.by_address.remove(&self.ip);
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{Limits, Open, Over};
-    use std::net::IpAddr;
+    use super::Limits;
     use std::time::Duration;
 
-    fn limits(per_address: Option<usize>, total: usize) -> Limits {
-        Limits {
+    #[test]
+    fn an_address_is_capped_below_the_budget() {
+        let limits = |per_address, total| Limits {
             header_timeout: Duration::from_secs(1),
             body_timeout: Duration::from_secs(1),
             per_address,
             total,
+        };
+        // `ulimit -n 256`: a budget of 128, which the default cap of 256 would not bound.
+        assert_eq!(limits(Some(256), 128).address_cap(), Some(32));
+        assert_eq!(limits(Some(256), 16_384).address_cap(), Some(256));
+        assert_eq!(limits(Some(8), 20).address_cap(), Some(5));
+        assert_eq!(limits(Some(8), 3).address_cap(), Some(1));
+        assert_eq!(limits(None, 128).address_cap(), None);
+        for total in 1..300 {
+            let cap = limits(Some(usize::MAX), total).address_cap().unwrap();
+            assert!(cap >= 1 && (cap < total || total == 1), "{cap} of {total}");
         }
-    }
-
-    #[test]
-    fn an_address_holds_at_most_its_cap_and_a_closed_connection_frees_its_slot() {
-        let open = Open::default();
-        let cap = limits(Some(3), 100);
-        let a: IpAddr = "10.0.0.1".parse().unwrap();
-        let b: IpAddr = "10.0.0.2".parse().unwrap();
-        let held: Vec<_> = (0..3).map(|_| open.take(a, cap).unwrap()).collect();
-        assert_eq!(open.take(a, cap).err(), Some(Over::Address));
-        let other = open.take(b, cap);
-        assert!(other.is_ok(), "another address is not affected");
-        drop(held);
-        assert!(open.take(a, cap).is_ok());
-        drop(other);
-        // Addresses with nothing open leave no entry behind (the map stays bounded).
-        assert!(open.0.lock().unwrap().by_address.is_empty());
-        assert_eq!(open.0.lock().unwrap().total, 0);
-        assert!(open.take(a, limits(None, 100)).is_ok());
-    }
-
-    #[test]
-    fn connections_in_all_stay_within_the_budget_whatever_their_addresses() {
-        let open = Open::default();
-        let cap = limits(Some(2), 5);
-        let held: Vec<_> = (1..=5)
-            .map(|i| open.take(IpAddr::from([10, 0, 0, i]), cap).unwrap())
-            .collect();
-        let sixth = IpAddr::from([10, 0, 0, 6]);
-        assert_eq!(open.take(sixth, cap).err(), Some(Over::Total));
-        drop(held);
-        assert!(open.take(sixth, cap).is_ok());
     }
 
     #[test]

@@ -258,12 +258,15 @@ pub struct ServeArgs {
     /// closed after as long (a half-sent request does not hold a connection).
     #[arg(long, env = "CLUES_HEADER_TIMEOUT", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub header_timeout: u64,
-    /// Open connections one client address may hold; more are closed at once (0: no cap).
+    /// Open connections one client address may hold, at most a quarter of the connection
+    /// budget; more are closed at once (0: no cap).
     /// Not applied with --trust-proxy, where every connection comes from the proxy: cap
     /// there (nginx `limit_conn`).
     #[arg(long, env = "CLUES_CONNECTIONS_PER_ADDRESS", default_value_t = 256)]
     pub connections_per_address: usize,
-    /// Open connections in all; more are answered 503 and closed. 0 (the default): the
+    /// Open connections in all; a further one takes the place of the one that has waited
+    /// longest (a half-sent request or an idle keep-alive), or where every one is busy is
+    /// answered 503 and closed. 0 (the default): the
     /// descriptor limit (raised at start to the hard limit) less a reserve for the database and
     /// files, a quarter of it and at least 128, and at most 16,384.
     #[arg(long, env = "CLUES_MAX_CONNECTIONS", default_value_t = 0)]
