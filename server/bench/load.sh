@@ -6,17 +6,23 @@
 # ARRIVALS="8 32" crowd load where each worker leaves after 5 answers and a new one joins
 # (arrival latency: the join and the first item); CROWD_FIRST=1 the crowd alone, then beside
 # every export at once (each format twice, predictions, two dashboards): slowest answer and p99
-# of each with their ratio, each export's first byte, and the dashboard's time once built.
+# of each with their ratio, each export's first byte, and the dashboard's time once built;
+# OTHER_STUDY=1 the exports' study's pay sheet and dashboard every second, quiet and while the
+# crowd answers its own study (a version per study: issue 76). ON_POSTGRES=1 runs on a
+# throwaway PostgreSQL cluster instead of SQLite; PROFILE=debug uses a debug build.
 source "$(dirname "${BASH_SOURCE[0]}")/../../.ci/env.sh"
 cd "$ROOT"
 WORKERS="${1:-40}"; SECONDS_EACH="${2:-10}"; SOAK="${3:-60}"
 # The study of exports: TEST_ITEMS items, filled with about FILL_ROWS synthetic rows (FILL_ROWS /
 # TEST_ITEMS finished workers; TEST_ITEMS=210 FILL_ROWS=42000 is a study of 200 x 210).
 TEST_ITEMS="${TEST_ITEMS:-300}"; FILL_ROWS="${FILL_ROWS:-300000}"
-cargo build --release -p server --bin clues-lab >&2
-BIN="$CARGO_TARGET_DIR/release/clues-lab"
-WORK="$(mktemp -d)"; trap 'kill $PID 2>/dev/null; rm -rf "$WORK"' EXIT
+PROFILE="${PROFILE:-release}"
+if [ "$PROFILE" = release ]; then cargo build --release -p server --bin clues-lab >&2; else cargo build -p server --bin clues-lab >&2; fi
+BIN="$CARGO_TARGET_DIR/$PROFILE/clues-lab"
+WORK="$(mktemp -d)"; PG_DIR="$(mktemp -d)"
+trap 'kill $PID 2>/dev/null; [ -n "${ON_POSTGRES:-}" ] && pg_stop "$PG_DIR"; rm -rf "$WORK" "$PG_DIR"' EXIT
 DB="sqlite://$WORK/load.db"
+if [ -n "${ON_POSTGRES:-}" ]; then DB="$(pg_start "$PG_DIR")/load"; fi
 # A 300-item SST-2-shaped task (TEST_ITEMS; written here), a researcher, and two open zero-shot studies:
 # one to fill with 300k rows, one with room for the crowd.
 mkdir -p "$WORK/data/SST-2"
@@ -37,13 +43,17 @@ CLUES_PASSWORD=bench-password "$BIN" --database "$DB" user add bench --role rese
 "$BIN" --database "$DB" study create --task SST-2 --name crowd --scenarios 0 --annotators 100000 --open >/dev/null
 "$BIN" --database "$DB" load fill --study 1 --rows "$FILL_ROWS"
 "$BIN" --database "$DB" serve --addr 127.0.0.1:0 --no-demo --trust-proxy \
-  --new-workers-per-address 1000000 --site-root "$(site_dir release)" > "$WORK/serve.out" 2>"$WORK/serve.err" &
+  --new-workers-per-address 1000000 --site-root "$(site_dir "$PROFILE")" > "$WORK/serve.out" 2>"$WORK/serve.err" &
 PID=$!
 until grep -q "listening on" "$WORK/serve.out" 2>/dev/null; do sleep 0.2; done
 URL="$(sed -n 's/^listening on //p' "$WORK/serve.out")"
 T=(--url "$URL" --pid "$PID" --study 2 --workers "$WORKERS" --seconds "$SECONDS_EACH")
 if [ -n "${ARRIVALS:-}" ]; then
   for w in $ARRIVALS; do "$BIN" load crowd --url "$URL" --pid "$PID" --study 2 --workers "$w" --seconds "$SECONDS_EACH" --answers-per-worker 5; done
+  exit 0
+fi
+if [ -n "${OTHER_STUDY:-}" ]; then
+  CLUES_PASSWORD=bench-password "$BIN" load other-study "${T[@]}" --user bench --watched 1
   exit 0
 fi
 if [ -n "${CROWD_FIRST:-}" ]; then

@@ -83,6 +83,16 @@ pub enum LoadCommand {
         #[command(flatten)]
         researcher: Researcher,
     },
+    /// Another study's pay sheet and dashboard (WATCHED's) asked for every second on a quiet
+    /// server, then while the crowd answers --study: each one's times and their ratio.
+    OtherStudy {
+        #[command(flatten)]
+        target: crate::load::Target,
+        #[command(flatten)]
+        researcher: Researcher,
+        #[arg(long)]
+        watched: i64,
+    },
     /// Adds finished synthetic workers to a study until it has about ROWS more annotation rows
     /// (on the database; for load runs, not for real studies).
     Fill {

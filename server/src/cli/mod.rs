@@ -351,6 +351,15 @@ async fn load(database: &str, command: LoadCommand) -> Result<()> {
         LoadCommand::CrowdFirst { target, researcher } => blocking(Box::new(move || {
             signed_in(&target, &researcher, load::crowd_first)
         })),
+        LoadCommand::OtherStudy {
+            target,
+            researcher,
+            watched,
+        } => blocking(Box::new(move || {
+            signed_in(&target, &researcher, |t, cookie| {
+                load::other_study(t, cookie, watched)
+            })
+        })),
     }
     .await
     .map_err(|e| Error::Invalid(format!("the load run failed: {e}")))

@@ -294,6 +294,63 @@ pub fn crowd_first(t: &Target, cookie: &str) {
     println!("dashboard of every study, the crowd answering: {live:.0?} ms; the crowd gone: {quiet:.0?} ms");
 }
 
+/// Study `watched`'s pay sheet and dashboard asked for every second for the run's seconds, on
+/// a quiet server and then while the crowd answers its own study: their times (median and
+/// slowest) and the ratios. With a version per study, the crowd's answers leave the watched
+/// study's kept report as it was (issue 76).
+pub fn other_study(t: &Target, cookie: &str, watched: i64) {
+    let c = Client::new(&t.url);
+    let pay = format!("/export/pay.csv?studies={watched}&synthetic=1");
+    let board = format!("studies={watched}&synthetic=true");
+    let mut ask = |until: Instant| {
+        let (mut pays, mut boards) = (Vec::new(), Vec::new());
+        while Instant::now() < until {
+            let t0 = Instant::now();
+            let _ = c.download(&pay, cookie);
+            pays.push(ms_since(t0));
+            let t0 = Instant::now();
+            let _ = c.form("dashboard", &board, cookie);
+            boards.push(ms_since(t0));
+            std::thread::sleep(Duration::from_secs(1).saturating_sub(t0.elapsed()));
+        }
+        (pays, boards)
+    };
+    // The first ask builds the watched study's report; the times are of what follows.
+    let _ = ask(Instant::now() + Duration::from_millis(1));
+    let (pays_quiet, boards_quiet) = ask(Instant::now() + Duration::from_secs(t.seconds));
+    let tag = format!("other{}", std::process::id());
+    let (crowd, secs, (pays, boards)) = crowd_while(t, &tag, &mut ask);
+    print_crowd(
+        &format!("crowd of {} workers on study {}", t.workers, t.study),
+        &crowd,
+        secs,
+    );
+    for (what, quiet, busy) in [
+        ("pay.csv", pays_quiet, pays),
+        ("dashboard", boards_quiet, boards),
+    ] {
+        let (q, b) = (median(&quiet), median(&busy));
+        println!(
+            "study {watched}'s {what}: median {q:.1} ms quiet, {b:.1} ms beside the crowd ({:.2}x); slowest {:.1} ms, {:.1} ms ({} and {} asks)",
+            b / q,
+            slowest(&quiet),
+            slowest(&busy),
+            quiet.len(),
+            busy.len(),
+        );
+    }
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+fn slowest(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::NAN, f64::max)
+}
+
 /// The dashboard of every study `n` times one after the other: each answer's time (ms).
 fn dashboard_times(url: &str, cookie: &str, n: usize) -> Vec<f64> {
     let c = Client::new(url);
