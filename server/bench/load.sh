@@ -8,7 +8,8 @@
 # every export at once (each format twice, predictions, two dashboards): slowest answer and p99
 # of each with their ratio, each export's first byte, and the dashboard's time once built;
 # OTHER_STUDY=1 the exports' study's pay sheet and dashboard every second, quiet and while the
-# crowd answers its own study (a version per study: issue 76). ON_POSTGRES=1 runs on a
+# crowd answers its own study (a version per study: issue 76); WATCH_OWN=1 the same, with the
+# crowd's study filled as the exports' is and watched itself (a live study). ON_POSTGRES=1 runs on a
 # throwaway PostgreSQL cluster instead of SQLite; PROFILE=debug uses a debug build.
 source "$(dirname "${BASH_SOURCE[0]}")/../../.ci/env.sh"
 cd "$ROOT"
@@ -42,6 +43,7 @@ CLUES_PASSWORD=bench-password "$BIN" --database "$DB" user add bench --role rese
 "$BIN" --database "$DB" study create --task SST-2 --name exports --scenarios 0 --open >/dev/null
 "$BIN" --database "$DB" study create --task SST-2 --name crowd --scenarios 0 --annotators 100000 --open >/dev/null
 "$BIN" --database "$DB" load fill --study 1 --rows "$FILL_ROWS"
+if [ -n "${WATCH_OWN:-}" ]; then "$BIN" --database "$DB" load fill --study 2 --rows "$FILL_ROWS"; fi
 "$BIN" --database "$DB" serve --addr 127.0.0.1:0 --no-demo --trust-proxy \
   --new-workers-per-address 1000000 --site-root "$(site_dir "$PROFILE")" > "$WORK/serve.out" 2>"$WORK/serve.err" &
 PID=$!
@@ -52,8 +54,8 @@ if [ -n "${ARRIVALS:-}" ]; then
   for w in $ARRIVALS; do "$BIN" load crowd --url "$URL" --pid "$PID" --study 2 --workers "$w" --seconds "$SECONDS_EACH" --answers-per-worker 5; done
   exit 0
 fi
-if [ -n "${OTHER_STUDY:-}" ]; then
-  CLUES_PASSWORD=bench-password "$BIN" load other-study "${T[@]}" --user bench --watched 1
+if [ -n "${OTHER_STUDY:-}${WATCH_OWN:-}" ]; then
+  CLUES_PASSWORD=bench-password "$BIN" load other-study "${T[@]}" --user bench --watched "$([ -n "${WATCH_OWN:-}" ] && echo 2 || echo 1)"
   exit 0
 fi
 if [ -n "${CROWD_FIRST:-}" ]; then

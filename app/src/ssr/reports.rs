@@ -97,7 +97,25 @@ impl Made {
     fn trusted(&self) -> bool {
         self.began.elapsed() < self.took + TRUSTED
     }
+
+    /// Whether a dashboard drawn from this build may start the next one now that the data has
+    /// moved on: after a rest of `REST_FACTOR` times this build's length, at most `REST_MOST`.
+    /// A small study's build takes milliseconds, so its page follows every answer; a live
+    /// study whose build takes seconds is rebuilt for its watchers at most every few tens of
+    /// seconds, so watching it costs about a tenth of a core however fast its crowd answers
+    /// (its progress above the tables is read per request). Exports still build as of their
+    /// request.
+    fn until_due(&self) -> Duration {
+        let rest = (self.took * REST_FACTOR).min(REST_MOST);
+        (self.took + rest).saturating_sub(self.began.elapsed())
+    }
 }
+
+/// A scope's dashboard rests this many times its last build's length before the next.
+pub const REST_FACTOR: u32 = 9;
+
+/// The longest a scope's dashboard rests between builds while its data moves.
+pub const REST_MOST: Duration = Duration::from_secs(30);
 
 /// A build or a page, with the data version it was built from.
 struct Kept<T> {
@@ -261,15 +279,6 @@ impl Reports {
         match kept {
             Some(((drawn, v, _), true)) if v >= version => Ok((drawn, Freshness::Current)),
             Some(((drawn, _, made), _)) => {
-                if !slot.refreshing.swap(true, Ordering::SeqCst) {
-                    let (me, n, scope) = (self.clone(), n.clone(), scope.clone());
-                    tokio::spawn(async move {
-                        if let Err(e) = me.draw(&n, &scope, draw).await {
-                            tracing::warn!("drawing a report in the background failed: {e}");
-                        }
-                        me.slot(&scope).refreshing.store(false, Ordering::SeqCst);
-                    });
-                }
                 // A small scope is built in milliseconds: wait a moment for the new page. A
                 // scope whose last build was slow shows the last page at once.
                 let wait = if made.took < PAGE_WAIT {
@@ -277,6 +286,19 @@ impl Reports {
                 } else {
                     Duration::ZERO
                 };
+                // The next build starts once the last one has rested (at once for a small
+                // scope); until then the last page is shown.
+                let due = made.until_due();
+                if due <= wait && !slot.refreshing.swap(true, Ordering::SeqCst) {
+                    let (me, n, scope) = (self.clone(), n.clone(), scope.clone());
+                    tokio::spawn(async move {
+                        tokio::time::sleep(due).await;
+                        if let Err(e) = me.draw(&n, &scope, draw).await {
+                            tracing::warn!("drawing a report in the background failed: {e}");
+                        }
+                        me.slot(&scope).refreshing.store(false, Ordering::SeqCst);
+                    });
+                }
                 let deadline = tokio::time::Instant::now() + wait;
                 loop {
                     let told = slot.drawn.notified();
@@ -427,6 +449,25 @@ mod tests {
         assert!(made(ago(90), 80).trusted());
         assert!(!made(ago(90), 20).trusted());
         assert!(made(ago(1), 0).trusted());
+    }
+
+    #[test]
+    fn a_dashboard_rests_nine_times_its_last_builds_length_at_most_thirty_seconds() {
+        let made = |ago_ms: u64, took_ms: u64| Made {
+            ms: 0,
+            began: Instant::now() - Duration::from_millis(ago_ms),
+            took: Duration::from_millis(took_ms),
+        };
+        let due = |m: Made| m.until_due().is_zero();
+        // A build of 5 ms: due 50 ms after it began.
+        assert!(due(made(60, 5)));
+        assert!(!due(made(30, 5)));
+        // A build of 2 s: due 20 s after it began, not 10 s.
+        assert!(!due(made(10_000, 2_000)));
+        assert!(due(made(20_500, 2_000)));
+        // A build of 60 s rests 30 s, not nine minutes.
+        assert!(!due(made(80_000, 60_000)));
+        assert!(due(made(90_500, 60_000)));
     }
 
     #[tokio::test]
