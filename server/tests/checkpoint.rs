@@ -130,3 +130,71 @@ async fn the_serving_pool_starts_its_own_checkpointer() {
     }
     pool.close().await;
 }
+
+/// Readers that overlap (exports and report builds reading pages one after another) keep a
+/// snapshot on the log at every moment, so no round copies it whole: the checkpointer holds
+/// their page reads back for one copy past its hold mark, and the log stays within about
+/// twice that mark while they read and a crowd writes (it grew through the whole run before).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn readers_that_overlap_cannot_keep_the_log_past_its_bound() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+    let Some((_dir, file, url)) = sqlite_file() else {
+        return;
+    };
+    let how = Open {
+        checkpoint_in_background: true,
+        ..Open::default()
+    };
+    let pool = db::open(&url, how).await.unwrap();
+    pool.execute("CREATE TABLE filler (x TEXT NOT NULL)")
+        .await
+        .unwrap();
+    let hold = RESTART_FRAMES + 1000;
+    let mut c = Checkpointer::connect(&url)
+        .await
+        .unwrap()
+        .holding_past(hold);
+    let stop = Arc::new(AtomicBool::new(false));
+    // Two readers, each a snapshot of 40 ms under a page read, 20 ms apart: at every moment
+    // one of them reads.
+    let mut readers = Vec::new();
+    for r in 0..2u64 {
+        let (url, stop) = (url.clone(), stop.clone());
+        readers.push(tokio::spawn(async move {
+            let mut conn = AnyConnection::connect(&url).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(20 * r)).await;
+            while !stop.load(Ordering::Relaxed) {
+                let page = store::checkpoint::page_read().await;
+                conn.execute("BEGIN").await.unwrap();
+                let _: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM filler")
+                    .fetch_one(&mut conn)
+                    .await
+                    .unwrap();
+                tokio::time::sleep(Duration::from_millis(40)).await;
+                conn.execute("COMMIT").await.unwrap();
+                drop(page);
+            }
+        }));
+    }
+    // About four times the hold mark written, a round of the checkpointer every 100 rows.
+    let mut largest = 0;
+    let mut restarts = 0;
+    for _ in 0..(4 * hold as usize / 200) {
+        write(&pool, 100).await;
+        restarts += usize::from(c.step().await.unwrap());
+        largest = largest.max(log_bytes(&file));
+    }
+    stop.store(true, Ordering::Relaxed);
+    for r in readers {
+        r.await.unwrap();
+    }
+    let bound = 2 * 4096 * hold as u64;
+    assert!(restarts > 0, "never restarted; the log is {largest} B");
+    assert!(
+        largest < bound,
+        "the log reached {largest} B, over {bound} B"
+    );
+    pool.close().await;
+}

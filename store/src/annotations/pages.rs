@@ -177,12 +177,15 @@ async fn read<'c>(
         })
     });
     let ids = crate::rows::json_ids(&page.ids);
+    // A checkpoint that must copy the log whole (SQLite) holds page reads back a moment.
+    let reading = crate::checkpoint::page_read().await;
     let rows = sqlx::query(&SQL[backend as usize])
         .bind(ids)
         .bind(page.from)
         .bind(page.to)
         .fetch_all(db)
         .await?;
+    drop(reading);
     rows.iter()
         .map(|row| {
             let mut r = StoredAnnotation::from_row(row)?.decode()?;
