@@ -7,46 +7,70 @@
 --   * what every report reads alike (tasks, their files and examples, machine systems and their
 --     runs, a person's name or role) moves `report_shared_seq`; a running evaluation's progress
 --     (done, total) no longer moves it.
--- A scope's version is report_shared_seq's last value plus, per study of the scope (every
--- study where it names none), the largest value logged: each only goes up, so the sum is equal
--- exactly when none has moved. An insert of a log row, not an update of a counter row: rows
--- inserted take no lock another transaction waits on, so a study's crowd commits side by side
--- as before (a counter row would make its answers commit one after another). The server prunes
--- the log to each study's largest value (store::report::prune_versions) as it sweeps its
--- reports. As in migration 20 the triggers are deferred to commit, and the rows outlive their
--- study (no foreign key), so deleting a study moves the sum up, never down. Never edit after it
+-- A scope's version is report_shared_seq's last value plus the largest value logged for its
+-- studies (every study's where it names none). One sequence numbers every study's changes, so
+-- a change to any study of the scope logs a value above every value logged before: the largest
+-- moves exactly when the scope's data does. An insert of a log row, not an update of a counter
+-- row: rows inserted take no lock another transaction waits on, so a study's crowd commits side
+-- by side as before (a counter row would make its answers commit one after another). The log
+-- is a cache key and nothing else: unlogged (no write-ahead log for it, nothing for a replica
+-- or a backup), with no index (the server prunes it every 10 s to each study's largest value,
+-- store::report::prune_versions, so a version reads a few thousand rows at most). After a crash
+-- PostgreSQL empties it: a version then reads lower until the next change, and a server's kept
+-- build is taken for at most the minute it is trusted for. As in migration 20 the triggers are
+-- deferred to commit, and the rows outlive their study (no foreign key). Never edit after it
 -- has landed.
-CREATE TABLE report_changes (
+CREATE UNLOGGED TABLE report_changes (
     study_id BIGINT NOT NULL,
     n        BIGINT NOT NULL
 );
-CREATE INDEX report_changes_study ON report_changes (study_id, n);
 CREATE SEQUENCE report_shared_seq;
 
--- Logs a change of the study that the row names: by TG_ARGV[0], its own id, a study_id, an
--- assignment_id (the assignment's study; none where the assignment went first, whose own
--- delete logged it) or a user_id (the studies of the worker's places).
-CREATE FUNCTION report_study_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-    r   jsonb;
-    key bigint;
+-- Log a change of the study that the row names: its own id (studies), a study_id, an
+-- assignment_id (the assignment's study; none where the assignment went first, whose own delete
+-- logged it) or a user_id (the studies of the worker's places). One function per column, the
+-- column read straight from the row (not the whole row made into JSON to find it by name).
+CREATE FUNCTION report_study_changed_by_id() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'DELETE' THEN
-        r := to_jsonb(OLD);
+        INSERT INTO report_changes (study_id, n) VALUES (OLD.id, nextval('report_version_seq'));
     ELSE
-        r := to_jsonb(NEW);
+        INSERT INTO report_changes (study_id, n) VALUES (NEW.id, nextval('report_version_seq'));
     END IF;
-    key := (r ->> TG_ARGV[0])::bigint;
-    CASE TG_ARGV[0]
-        WHEN 'assignment_id' THEN
-            INSERT INTO report_changes (study_id, n)
-                SELECT study_id, nextval('report_version_seq') FROM assignments WHERE id = key;
-        WHEN 'user_id' THEN
-            INSERT INTO report_changes (study_id, n)
-                SELECT study_id, nextval('report_version_seq') FROM assignments WHERE worker_id = key;
-        ELSE
-            INSERT INTO report_changes (study_id, n) VALUES (key, nextval('report_version_seq'));
-    END CASE;
+    RETURN NULL;
+END
+$$;
+
+CREATE FUNCTION report_study_changed_by_study() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        INSERT INTO report_changes (study_id, n) VALUES (OLD.study_id, nextval('report_version_seq'));
+    ELSE
+        INSERT INTO report_changes (study_id, n) VALUES (NEW.study_id, nextval('report_version_seq'));
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE FUNCTION report_study_changed_by_assignment() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    place bigint;
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        place := OLD.assignment_id;
+    ELSE
+        place := NEW.assignment_id;
+    END IF;
+    INSERT INTO report_changes (study_id, n)
+        SELECT study_id, nextval('report_version_seq') FROM assignments WHERE id = place;
+    RETURN NULL;
+END
+$$;
+
+CREATE FUNCTION report_study_changed_by_user() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO report_changes (study_id, n)
+        SELECT study_id, nextval('report_version_seq') FROM assignments WHERE worker_id = OLD.user_id;
     RETURN NULL;
 END
 $$;
@@ -79,15 +103,15 @@ DROP FUNCTION report_version_bump();
 
 -- A study's rows: the study itself, the tables that name their study, those that name an
 -- assignment, and a worker's crowd id changed or removed.
-CREATE CONSTRAINT TRIGGER report_study_changed AFTER INSERT OR UPDATE OR DELETE ON studies DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_study_changed('id');
-CREATE CONSTRAINT TRIGGER report_study_changed AFTER INSERT OR UPDATE OR DELETE ON study_configs DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_study_changed('study_id');
-CREATE CONSTRAINT TRIGGER report_study_changed AFTER INSERT OR UPDATE OR DELETE ON analysis_plans DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_study_changed('study_id');
-CREATE CONSTRAINT TRIGGER report_study_changed AFTER INSERT OR UPDATE OR DELETE ON assignments DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_study_changed('study_id');
-CREATE CONSTRAINT TRIGGER report_study_changed AFTER INSERT OR UPDATE OR DELETE ON consent_refusals DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_study_changed('study_id');
-CREATE CONSTRAINT TRIGGER report_study_changed AFTER INSERT OR UPDATE OR DELETE ON assignment_items DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_study_changed('assignment_id');
-CREATE CONSTRAINT TRIGGER report_study_changed AFTER INSERT OR UPDATE OR DELETE ON questionnaire_answers DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_study_changed('assignment_id');
-CREATE CONSTRAINT TRIGGER report_study_changed AFTER INSERT OR UPDATE OR DELETE ON attention_answers DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_study_changed('assignment_id');
-CREATE CONSTRAINT TRIGGER report_study_changed AFTER UPDATE OR DELETE ON crowd_ids DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_study_changed('user_id');
+CREATE CONSTRAINT TRIGGER report_study_changed AFTER INSERT OR UPDATE OR DELETE ON studies DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_study_changed_by_id();
+CREATE CONSTRAINT TRIGGER report_study_changed AFTER INSERT OR UPDATE OR DELETE ON study_configs DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_study_changed_by_study();
+CREATE CONSTRAINT TRIGGER report_study_changed AFTER INSERT OR UPDATE OR DELETE ON analysis_plans DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_study_changed_by_study();
+CREATE CONSTRAINT TRIGGER report_study_changed AFTER INSERT OR UPDATE OR DELETE ON assignments DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_study_changed_by_study();
+CREATE CONSTRAINT TRIGGER report_study_changed AFTER INSERT OR UPDATE OR DELETE ON consent_refusals DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_study_changed_by_study();
+CREATE CONSTRAINT TRIGGER report_study_changed AFTER INSERT OR UPDATE OR DELETE ON assignment_items DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_study_changed_by_assignment();
+CREATE CONSTRAINT TRIGGER report_study_changed AFTER INSERT OR UPDATE OR DELETE ON questionnaire_answers DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_study_changed_by_assignment();
+CREATE CONSTRAINT TRIGGER report_study_changed AFTER INSERT OR UPDATE OR DELETE ON attention_answers DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_study_changed_by_assignment();
+CREATE CONSTRAINT TRIGGER report_study_changed AFTER UPDATE OR DELETE ON crowd_ids DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_study_changed_by_user();
 
 -- What every report reads (as on SQLite).
 CREATE CONSTRAINT TRIGGER report_shared_changed AFTER INSERT OR UPDATE OR DELETE ON tasks DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION report_shared_changed();

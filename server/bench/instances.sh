@@ -4,12 +4,15 @@
 # of workers, and on PostgreSQL the time answers spent waiting for locks (pg_locks sampled every
 # 10 ms: the number of waiting lock requests times 10 ms, summed, per answer). PostgreSQL is a throwaway local cluster (fsync on, as in production); the load
 # client runs on the same machine. Usage: bash server/bench/instances.sh [seconds] [workers...]
+# VERSIONS=1: on PostgreSQL only, with PG_SERVERS servers (default 2), rounds alternating a
+# database with the report versions' triggers (migration 23) and one without them, to show
+# what keeping a version per study costs the crowd (issue 76). PROFILE=debug: a debug build.
 source "$(dirname "${BASH_SOURCE[0]}")/../../.ci/env.sh"
+source "$ROOT/server/bench/common.sh"
 cd "$ROOT"
 SECONDS_EACH="${1:-10}"; shift || true
 WORKERS=("${@:-32 128}"); WORKERS=(${WORKERS[*]})
-cargo build --release -p server --bin clues-lab >&2
-BIN="$CARGO_TARGET_DIR/release/clues-lab"
+BIN="$(bench_binary)"
 WORK="$(mktemp -d)"; PG_DIR="$(mktemp -d)"; PIDS=()
 cleanup() { kill "${PIDS[@]}" 2>/dev/null || true; wait 2>/dev/null || true; pg_stop "$PG_DIR"; rm -rf "$WORK"; }
 trap cleanup EXIT
@@ -35,7 +38,7 @@ run() {
   PIDS=()
   for i in $(seq "$n"); do
     CLUES_DB_CONNECTIONS=8 "$BIN" --database "$db" serve --addr 127.0.0.1:0 --no-demo \
-      --new-workers-per-address 100000000 --site-root "$(site_dir release)" >"$WORK/s$i.out" 2>"$WORK/s$i.err" &
+      --new-workers-per-address 100000000 --site-root "$WORK" >"$WORK/s$i.out" 2>"$WORK/s$i.err" &
     PIDS+=($!)
   done
   for i in $(seq "$n"); do
@@ -62,6 +65,18 @@ run() {
   done
   kill "${PIDS[@]}"; wait "${PIDS[@]}" 2>/dev/null || true
 }
+if [ -n "${VERSIONS:-}" ]; then
+  prepare "$PG/load"
+  prepare "$PG/plain"
+  # The report versions' triggers dropped from the second database: its answers move nothing.
+  psql -qAt "$PG/plain" -c "SELECT format('DROP TRIGGER %I ON %s;', tgname, tgrelid::regclass)
+    FROM pg_trigger WHERE tgname LIKE 'report_%'" | psql -q "$PG/plain"
+  for round in $(seq "${ROUNDS:-2}"); do
+    echo "== round $round: with the versions, then without"
+    for n in ${PG_SERVERS:-2}; do run "$PG/load" "$n"; run "$PG/plain" "$n"; done
+  done
+  exit 0
+fi
 SQLITE="sqlite://$WORK/load.db"
 prepare "$SQLITE"
 run "$SQLITE" 1

@@ -287,9 +287,11 @@ impl Reports {
                     Duration::ZERO
                 };
                 // The next build starts once the last one has rested (at once for a small
-                // scope); until then the last page is shown.
+                // scope), and the page waits for it only if it comes within the wait; until
+                // then the last page is shown.
                 let due = made.until_due();
-                if due <= wait && !slot.refreshing.swap(true, Ordering::SeqCst) {
+                let coming = due <= wait;
+                if coming && !slot.refreshing.swap(true, Ordering::SeqCst) {
                     let (me, n, scope) = (self.clone(), n.clone(), scope.clone());
                     tokio::spawn(async move {
                         tokio::time::sleep(due).await;
@@ -299,7 +301,8 @@ impl Reports {
                         me.slot(&scope).refreshing.store(false, Ordering::SeqCst);
                     });
                 }
-                let deadline = tokio::time::Instant::now() + wait;
+                let waited = if coming { due + wait } else { Duration::ZERO };
+                let deadline = tokio::time::Instant::now() + waited;
                 loop {
                     let told = slot.drawn.notified();
                     let new = lock(&slot.page)

@@ -197,7 +197,7 @@ async fn every_table_the_report_reads_moves_the_data_version_of_its_study_only()
         "the other study's data did not move"
     );
     assert!(version(vec![]).await > all1, "every study's did");
-    assert!(version(vec![study, other]).await > v3.max(o1));
+    assert!(version(vec![study, other]).await >= v3.max(o1));
     // A session, or a running evaluation's progress, is not the report's data.
     sqlx::query("DELETE FROM sessions")
         .execute(pool)
