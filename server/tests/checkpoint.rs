@@ -36,16 +36,25 @@ fn sqlite_file() -> Option<(tempfile::TempDir, std::path::PathBuf, String)> {
     Some((dir, file, url))
 }
 
+/// A pool opened as `serve` opens it (its commits never checkpoint), with the table `filler`.
+async fn served_pool(url: &str) -> AnyPool {
+    let how = Open {
+        checkpoint_in_background: true,
+        ..Open::default()
+    };
+    let pool = db::open(url, how).await.unwrap();
+    pool.execute("CREATE TABLE filler (x TEXT NOT NULL)")
+        .await
+        .unwrap();
+    pool
+}
+
 #[tokio::test]
 async fn a_served_log_is_checkpointed_apart_from_commits_and_stays_bounded() {
     let Some((_dir, file, url)) = sqlite_file() else {
         return;
     };
-    let how = Open {
-        checkpoint_in_background: true,
-        ..Open::default()
-    };
-    let pool = db::open(&url, how).await.unwrap();
+    let pool = served_pool(&url).await;
     let autocheckpoint: i64 = sqlx::query_scalar("PRAGMA wal_autocheckpoint")
         .fetch_one(&pool)
         .await
@@ -54,9 +63,6 @@ async fn a_served_log_is_checkpointed_apart_from_commits_and_stays_bounded() {
         autocheckpoint, 0,
         "a served pool's commits must not checkpoint"
     );
-    pool.execute("CREATE TABLE filler (x TEXT NOT NULL)")
-        .await
-        .unwrap();
     let mut c = Checkpointer::connect(&url).await.unwrap();
 
     // Past the restart mark (about two frames a row): copied and restarted in one round.
@@ -143,14 +149,7 @@ async fn readers_that_overlap_cannot_keep_the_log_past_its_bound() {
     let Some((_dir, file, url)) = sqlite_file() else {
         return;
     };
-    let how = Open {
-        checkpoint_in_background: true,
-        ..Open::default()
-    };
-    let pool = db::open(&url, how).await.unwrap();
-    pool.execute("CREATE TABLE filler (x TEXT NOT NULL)")
-        .await
-        .unwrap();
+    let pool = served_pool(&url).await;
     let hold = RESTART_FRAMES + 1000;
     let mut c = Checkpointer::connect(&url)
         .await

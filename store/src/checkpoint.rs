@@ -108,7 +108,7 @@ impl Checkpointer {
     pub async fn step(&mut self) -> Result<bool, sqlx::Error> {
         let (busy, frames, copied) = self.checkpoint(PASSIVE).await?;
         if (busy != 0 || frames != copied) && frames > self.hold_frames {
-            // let _held = PAGE_READS.write().await;
+            let _held = PAGE_READS.write().await;
             return self.restart_once_copied().await;
         }
         self.restart_where_copied((busy, frames, copied)).await

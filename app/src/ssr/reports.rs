@@ -98,14 +98,17 @@ impl Made {
         self.began.elapsed() < self.took + TRUSTED
     }
 
-    /// Whether a dashboard drawn from this build may start the next one now that the data has
-    /// moved on: after a rest of `REST_FACTOR` times this build's length, at most `REST_MOST`.
-    /// A small study's build takes milliseconds, so its page follows every answer; a live
-    /// study whose build takes seconds is rebuilt for its watchers at most every few tens of
-    /// seconds, so watching it costs about a tenth of a core however fast its crowd answers
-    /// (its progress above the tables is read per request). Exports still build as of their
-    /// request.
+    /// How long before a dashboard drawn from this build may start the next one, now that the
+    /// data has moved on: a build quicker than `PAGE_WAIT` at once (a small study's page
+    /// follows every answer), a slower one after a rest of `REST_FACTOR` times its length, at
+    /// most `REST_MOST`. So a live study whose build takes seconds is rebuilt for its watchers
+    /// at most every few tens of seconds, and watching it costs about a tenth of a core however
+    /// fast its crowd answers (its progress above the tables is read per request). Exports
+    /// still build as of their request.
     fn until_due(&self) -> Duration {
+        if self.took < PAGE_WAIT {
+            return Duration::ZERO;
+        }
         let rest = (self.took * REST_FACTOR).min(REST_MOST);
         (self.took + rest).saturating_sub(self.began.elapsed())
     }
@@ -455,16 +458,16 @@ mod tests {
     }
 
     #[test]
-    fn a_dashboard_rests_nine_times_its_last_builds_length_at_most_thirty_seconds() {
+    fn a_slow_dashboard_rests_nine_times_its_last_builds_length_at_most_thirty_seconds() {
         let made = |ago_ms: u64, took_ms: u64| Made {
             ms: 0,
             began: Instant::now() - Duration::from_millis(ago_ms),
             took: Duration::from_millis(took_ms),
         };
         let due = |m: Made| m.until_due().is_zero();
-        // A build of 5 ms: due 50 ms after it began.
-        assert!(due(made(60, 5)));
-        assert!(!due(made(30, 5)));
+        // A build quicker than the page's wait: due at once.
+        assert!(due(made(6, 5)));
+        assert!(due(made(250, 240)));
         // A build of 2 s: due 20 s after it began, not 10 s.
         assert!(!due(made(10_000, 2_000)));
         assert!(due(made(20_500, 2_000)));

@@ -198,6 +198,14 @@ async fn every_table_the_report_reads_moves_the_data_version_of_its_study_only()
     );
     assert!(version(vec![]).await > all1, "every study's did");
     assert!(version(vec![study, other]).await >= v3.max(o1));
+    // Pruning the log of changes (PostgreSQL) leaves every version as it was.
+    let all = version(vec![]).await;
+    store::report::prune_versions(pool).await.unwrap();
+    assert_eq!(
+        (version(vec![study]).await, version(vec![other]).await),
+        (v3, o1)
+    );
+    assert_eq!(version(vec![]).await, all);
     // A session, or a running evaluation's progress, is not the report's data.
     sqlx::query("DELETE FROM sessions")
         .execute(pool)
