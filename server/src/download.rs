@@ -212,15 +212,14 @@ async fn build(state: &AppState, file: &str, q: &ExportQuery) -> Result<Response
             let turn = state.limiter.heavy_turn(Kind::Bundle).await?;
             // An unknown study is a 404 before anything is sent.
             report::studies_in(&state.pool, &scope.studies).await?;
-            // The report is built (or the kept build taken) beside the rows, which leave first.
+            // The report is taken (the kept build, or a new one) once the rows, which leave
+            // first, are in.
             let (reports, needs, s) = (state.reports.clone(), state.report_needs(), scope.clone());
-            let build = tokio::spawn(async move { reports.current(&needs, &s).await });
             let built = async move {
-                match build.await {
-                    Ok(Ok(built)) => Ok(built),
-                    Ok(Err(e)) => Err(store::error::Error::Request(e.to_string())),
-                    Err(e) => Err(store::error::Error::internal(e)),
-                }
+                reports
+                    .current(&needs, &s)
+                    .await
+                    .map_err(|e| store::error::Error::Request(e.to_string()))
             };
             // Streamed as it is spooled: its content hash is known only at the end, so it is
             // in the archive (`SHA256SUMS`, `manifest.json`), not in a header or the name.
