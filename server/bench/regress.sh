@@ -10,7 +10,10 @@
 # are kept, so the next run rebuilds only what differs from the last base; each
 # build sets up its own fresh database (a 300-item SST-2-shaped task, an open zero-shot study)
 # and HEAD's load client drives both. The base must have the same command line (import, study
-# create, serve, as of 2026-11).
+# create, serve, as of 2026-11). LIVE=1 adds the live-study case (issue 76) to each run: a
+# second study filled with LIVE_ROWS synthetic rows (default 42000) whose pay sheet and
+# dashboard a researcher asks for every second, quiet and beside 32 workers answering the
+# first (HEAD's `load other-study`); its medians per build are printed after the crowd's.
 source "$(dirname "${BASH_SOURCE[0]}")/../../.ci/env.sh"
 source "$ROOT/server/bench/common.sh"
 cd "$ROOT"
@@ -55,6 +58,11 @@ one_run() {
   "$bin" --database "$db" import clues "$WORK/data" >/dev/null
   "$bin" --database "$db" study create --task SST-2 --name crowd --scenarios 0 \
     --annotators 100000 --open >/dev/null
+  if [ -n "${LIVE:-}" ]; then
+    "$bin" --database "$db" study create --task SST-2 --name watched --scenarios 0 --open >/dev/null
+    "$bin" --database "$db" load fill --study 2 --rows "${LIVE_ROWS:-42000}" >/dev/null
+    CLUES_PASSWORD=bench-password "$bin" --database "$db" user add bench --role researcher >/dev/null
+  fi
   "$bin" --database "$db" serve --addr 127.0.0.1:0 --no-demo --trust-proxy \
     --new-workers-per-address 1000000 --site-root "$WORK/site" >"$dir/serve.out" 2>"$dir/serve.err" &
   local pid=$!
@@ -72,6 +80,11 @@ one_run() {
     echo "  $name, $w workers: $line" >&2
     printf '%s\t%s\t%s\n' "$name" "$w" "$line" >>"$RESULTS"
   done
+  if [ -n "${LIVE:-}" ]; then
+    CLUES_PASSWORD=bench-password "$HEAD_BIN" load other-study --url "$url" --pid "$pid" \
+      --study 1 --workers 32 --seconds "$SECONDS_EACH" --user bench --watched 2 \
+      | grep "^study 2's" | sed "s/^/  $name: /" | tee -a "$WORK/live.txt" >&2
+  fi
   kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 
@@ -103,3 +116,7 @@ for w in sorted({w for w, _ in runs}):
     print(f"| {w} | {med(b,0):,.0f} | {med(b,1):.1f} | {med(b,2):.1f} | {med(h,0):,.0f} | {med(h,1):.1f} | {med(h,2):.1f} | "
           f"{med(h,0)/med(b,0):.2f} | {med(h,1)/med(b,1):.2f}{note} |")
 PY
+if [ -n "${LIVE:-}" ]; then
+  echo; echo "the live-study case, each run (the watched study's pay sheet and dashboard):"
+  cat "$WORK/live.txt"
+fi
