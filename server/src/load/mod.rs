@@ -302,7 +302,7 @@ pub fn other_study(t: &Target, cookie: &str, watched: i64) {
     let c = Client::new(&t.url);
     let pay = format!("/export/pay.csv?studies={watched}&synthetic=1");
     let board = format!("studies={watched}&synthetic=true");
-    let mut ask = |until: Instant| {
+    let ask = |until: Instant| {
         let (mut pays, mut boards) = (Vec::new(), Vec::new());
         while Instant::now() < until {
             let t0 = Instant::now();
@@ -319,7 +319,7 @@ pub fn other_study(t: &Target, cookie: &str, watched: i64) {
     let _ = ask(Instant::now() + Duration::from_millis(1));
     let (pays_quiet, boards_quiet) = ask(Instant::now() + Duration::from_secs(t.seconds));
     let tag = format!("other{}", std::process::id());
-    let (crowd, secs, (pays, boards)) = crowd_while(t, &tag, &mut ask);
+    let (crowd, secs, (pays, boards)) = crowd_while(t, &tag, ask);
     print_crowd(
         &format!("crowd of {} workers on study {}", t.workers, t.study),
         &crowd,
