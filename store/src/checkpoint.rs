@@ -33,6 +33,7 @@ static PAGE_READS: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
 pub async fn page_read() -> tokio::sync::RwLockReadGuard<'static, ()> {
     PAGE_READS.read().await
 }
+
 /// How long a restart may hold new writers back: the busy wait of its connection (50 ms).
 const RESTART_WAIT: &str = "PRAGMA busy_timeout = 50";
 const PASSIVE: &str = "PRAGMA wal_checkpoint(PASSIVE)";
@@ -108,16 +109,12 @@ impl Checkpointer {
     pub async fn step(&mut self) -> Result<bool, sqlx::Error> {
         let (busy, frames, copied) = self.checkpoint(PASSIVE).await?;
         if (busy != 0 || frames != copied) && frames > self.hold_frames {
+            // A PASSIVE copy (which never blocks a writer) with the page reads held back.
             let _held = PAGE_READS.write().await;
-            return self.restart_once_copied().await;
+            let outcome = self.checkpoint(PASSIVE).await?;
+            return self.restart_where_copied(outcome).await;
         }
         self.restart_where_copied((busy, frames, copied)).await
-    }
-
-    /// A PASSIVE copy (which never blocks a writer), then the restart where it was whole.
-    async fn restart_once_copied(&mut self) -> Result<bool, sqlx::Error> {
-        let outcome = self.checkpoint(PASSIVE).await?;
-        self.restart_where_copied(outcome).await
     }
 
     async fn restart_where_copied(

@@ -329,26 +329,21 @@ pub fn other_study(t: &Target, cookie: &str, watched: i64) {
         ("pay.csv", pays_quiet, pays),
         ("dashboard", boards_quiet, boards),
     ] {
-        let (q, b) = (median(&quiet), median(&busy));
+        let sorted = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v
+        };
+        let (quiet, busy) = (sorted(quiet), sorted(busy));
+        let (q, b) = (percentile(&quiet, 50.0), percentile(&busy, 50.0));
         println!(
             "study {watched}'s {what}: median {q:.1} ms quiet, {b:.1} ms beside the crowd ({:.2}x); slowest {:.1} ms, {:.1} ms ({} and {} asks)",
             b / q,
-            slowest(&quiet),
-            slowest(&busy),
+            percentile(&quiet, 100.0),
+            percentile(&busy, 100.0),
             quiet.len(),
             busy.len(),
         );
     }
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
-fn slowest(v: &[f64]) -> f64 {
-    v.iter().copied().fold(f64::NAN, f64::max)
 }
 
 /// The dashboard of every study `n` times one after the other: each answer's time (ms).

@@ -14,40 +14,30 @@ use sqlx::AnyPool;
 /// builds are kept.) A study with no row yet counts 0; an unknown id reads as 0 too, and the build that
 /// follows says it is not found.
 pub async fn version(pool: &AnyPool, scope: &[StudyId]) -> Result<i64, Error> {
-    let list = placeholders(scope.len());
-    let sql = match (Backend::of(pool), scope.is_empty()) {
-        (Backend::Sqlite, true) => "SELECT (SELECT n FROM report_shared_version WHERE id = 1)
-                + (SELECT COALESCE(SUM(n), 0) FROM study_versions)"
-            .to_string(),
-        (Backend::Sqlite, false) => format!(
-            "SELECT (SELECT n FROM report_shared_version WHERE id = 1)
-                + (SELECT COALESCE(SUM(n), 0) FROM study_versions WHERE study_id IN ({list}))"
-        ),
-        (Backend::Postgres, all) => {
-            let only = if all {
-                String::new()
-            } else {
-                format!("WHERE study_id IN ({list})")
-            };
-            format!(
-                "SELECT (SELECT last_value FROM report_shared_seq)
-                    + COALESCE((SELECT MAX(n) FROM report_changes {only}), 0)"
-            )
-        }
+    let backend = Backend::of(pool);
+    let only = if scope.is_empty() {
+        String::new()
+    } else {
+        let ids = backend.json_elements("$1");
+        format!("WHERE study_id IN (SELECT CAST(value AS BIGINT) FROM {ids})")
     };
-    let mut q = sqlx::query_scalar::<_, i64>(&sql);
-    for id in scope {
-        q = q.bind(*id);
-    }
+    let sql = match backend {
+        Backend::Sqlite => format!(
+            "SELECT (SELECT n FROM report_shared_version WHERE id = 1)
+                + (SELECT COALESCE(SUM(n), 0) FROM study_versions {only})"
+        ),
+        Backend::Postgres => format!(
+            "SELECT (SELECT last_value FROM report_shared_seq)
+                + COALESCE((SELECT MAX(n) FROM report_changes {only}), 0)"
+        ),
+    };
+    let q = sqlx::query_scalar::<_, i64>(&sql);
+    let q = if scope.is_empty() {
+        q
+    } else {
+        q.bind(crate::rows::json_ids(scope))
+    };
     Ok(q.fetch_one(pool).await?)
-}
-
-/// `$1, $2, …, $n`.
-fn placeholders(n: usize) -> String {
-    (1..=n)
-        .map(|i| format!("${i}"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// Keeps only each study's latest change in PostgreSQL's log of changes (a scope's part of the
@@ -64,14 +54,5 @@ pub async fn prune_versions(pool: &AnyPool) -> Result<u64, Error> {
         .execute(pool)
         .await?
         .rows_affected()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn placeholders_are_numbered_from_one() {
-        assert_eq!(super::placeholders(0), "");
-        assert_eq!(super::placeholders(3), "$1, $2, $3");
     }
 }
