@@ -7,8 +7,8 @@
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
-    #[cfg(feature = "worker-bundle")]
+    #[cfg(feature = "worker")]
     leptos::mount::hydrate_body(app::WorkerApp);
-    #[cfg(not(feature = "worker-bundle"))]
+    #[cfg(not(feature = "worker"))]
     leptos::mount::hydrate_body(app::App);
 }

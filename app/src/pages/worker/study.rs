@@ -4,7 +4,8 @@
 //! answer, to the step its acknowledgement carries (one request per answer); focus and a live
 //! region follow each step.
 
-use super::annotate::{answer_view, LabelForm, TextForm};
+use super::annotate::answer_view;
+use super::answer_forms::{label_form, text_form};
 use super::browser::focus_first;
 use super::hand_back::hand_back_view;
 use super::sender::Sender;
@@ -346,11 +347,11 @@ fn ItemView(
         }),
         (None, AnswerForm::Label) => EitherOf4::B(view! {
             <div>{context.with_value(context_view)}</div>
-            <LabelForm labels=labels.get_value() sender />
+            {label_form(labels.get_value(), sender)}
         }),
         (None, AnswerForm::Text) => EitherOf4::C(view! {
             <div>{context.with_value(context_view)}</div>
-            <TextForm sender />
+            {text_form(sender)}
         }),
         (None, AnswerForm::Spans) => EitherOf4::D(span_form(
             context.with_value(|c| c.primary().to_string()),

@@ -30,9 +30,5 @@ pub(crate) fn span_form(text: String, sender: Sender) -> impl IntoView {
 /// only if a page got the wrong bundle.
 #[cfg(not(feature = "span-form"))]
 pub(crate) fn span_form(_text: String, _sender: Sender) -> impl IntoView {
-    view! {
-        <p class="error" role="alert">
-            "The answer form of this item did not load. Please reload the page."
-        </p>
-    }
+    super::form_not_loaded()
 }
