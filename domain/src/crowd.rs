@@ -78,7 +78,7 @@ pub fn how_to_answer(family: Family) -> &'static str {
         }
         Family::SequenceLabelling | Family::ReadingComprehension => {
             "Select the answer in the text with the mouse and add it with the \"Add as answer\" \
-             button, the right-click menu item \"Answer\", or the A key. On a phone or tablet: \
+             button or the A key. On a phone or tablet: \
              press and hold a word, drag the handles to cover the answer, then tap \"Add as \
              answer\". Add as many answers as the question asks for; if the text has none, press \
              \"No answer in this text\"."

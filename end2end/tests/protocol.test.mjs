@@ -98,6 +98,16 @@ test('a zero-shot worker answers span items by mouse, by keyboard alone, and wit
   const page = await newPage(env.browser);
   await arrive(page, studies.span, 'zero-shot-worker-1');
   assert.match(await page.textContent('.scenario'), /Zero-shot: 3 test items/);
+  // "How to answer" names only controls the page has: each quoted name is a button's label.
+  await page.waitForSelector('.span-context');
+  const how = await page.textContent('#instructions h2 + p.description ~ p');
+  const named = [...how.matchAll(/"([^"]+)"/g)].map((m) => m[1]);
+  assert.ok(named.length >= 2, how);
+  const labels = await page.locator('article.item button').allTextContents();
+  for (const name of named) {
+    assert.ok(labels.some((l) => l.trim().startsWith(name)), `"${name}" is not a button: ${labels}`);
+  }
+  assert.doesNotMatch(how, /right-click|context menu/i);
   for (let n = 0; n < 3; n++) {
     await page.waitForSelector('.span-context');
     const text = await contextText(page);
