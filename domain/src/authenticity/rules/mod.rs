@@ -5,6 +5,7 @@
 
 use super::clock;
 use super::signals::ItemSignals;
+use crate::stats::dist::binomial_tail;
 use serde::{Deserialize, Serialize};
 
 /// Time away from the page during one item that counts as a long stretch away (long enough to
@@ -23,10 +24,21 @@ pub const ROUND_TRIP_MS: u64 = 60_000;
 pub const AWAY_SHARE: f64 = 1.0 / 3.0;
 /// ...then an answer this soon after coming back.
 pub const RETURN_MS: u64 = 10_000;
-/// Pattern items that make a worker low: at least 3, and at least a fifth of the items with
-/// the page's record.
-pub const PATTERN_ITEMS_MIN: usize = 3;
-pub const PATTERN_ITEMS_SHARE: f64 = 0.2;
+/// The evidence rules: a pattern or away rule counts only where an honest worker would show as
+/// many such items with a probability under `HONEST_BOUND`, given the honest rate of the
+/// behaviour per item and the items with the page's record (a binomial tail). The pattern has
+/// three kinds, each judged at a third of the bound, so that any of them stays under it.
+pub const HONEST_BOUND: f64 = 0.001;
+/// Honest rates per item: item text copied and then 5 s or more away (a word looked up)...
+pub const HONEST_LOOKUP_RATE: f64 = 0.02;
+/// ...an answer right after a look at a window beside the page (music, a chat, the platform's
+/// own page; simulated honest workers who look beside the page on a quarter of the items show
+/// it on fewer, a look being seldom a third of the item's time)...
+pub const HONEST_BESIDE_RATE: f64 = 0.15;
+/// ...an answer right after 10-60 s away (a message answered, a colleague at the door)...
+pub const HONEST_ROUND_TRIP_RATE: f64 = 0.05;
+/// ...and 10 s or more away at all (the "often away" signal).
+pub const HONEST_LONG_AWAY_RATE: f64 = 0.1;
 /// A reading floor: an answer given faster than the item's words at this rate (words a minute)
 /// was given without reading it; skimming runs at about 700.
 pub const READING_FLOOR_WPM: f64 = 1_000.0;
@@ -34,8 +46,6 @@ pub const READING_FLOOR_WPM: f64 = 1_000.0;
 pub const FAST_SHARE: f64 = 0.5;
 /// Least answered test items for the straight-lining signal (one label throughout).
 pub const STRAIGHT_LINE_ITEMS: usize = 10;
-/// Share of items with long stretches away that fires the "often away" signal (at least 3).
-pub const OFTEN_AWAY_SHARE: f64 = 0.25;
 /// Assisted items a worker needs for a low level: 2, or 2% of their items with signals if
 /// that is more (one event alone never flags anyone). The same counts for answers whose
 /// page times do not fit the server's clock.
@@ -65,12 +75,13 @@ pub const MACHINE_HUMAN_RATE: f64 = 0.2;
 pub const PEERS: usize = 20;
 
 /// The rules in words, for the report and the pay sheet's readers.
-pub const RULES_TEXT: [&str; 10] = [
+pub const RULES_TEXT: [&str; 11] = [
     "The server is the clock: an item's showing and its answer's arrival are the server's times. An answer whose page claims more time on the item than the server saw (beyond 1 s and 2%) is marked inconsistent with the server's clock.",
     "An item looks assisted when, while it was shown, the worker copied 40 characters or more including text of the item, or pasted into the page, and the page was hidden or out of focus for 10 s or more in total.",
     "An item shows an assistance pattern when it looks assisted; or item text of any length was copied and the page was then hidden or out of focus for 5 s or more; or the answer came within 10 s of returning to the page after it was away for at least a third of the item's time: visible but out of focus (a window beside it) for 1 s or more, or hidden or out of focus for 10 s to 60 s (a chatbot's round trip, not a phone call).",
-    "Low authenticity: assisted-looking items on at least 2 items (or 2% of the items with the page's record, if more); assistance patterns on at least 3 items and a fifth of the items with the page's record; answers inconsistent with the server's clock on at least 2 items (or 2%); more than half of the answers without the page's record (the study page always sends it); strong machine agreement; or machine agreement or answers not sent by the study page together with any other signal.",
-    "Mixed authenticity: any one signal: an assisted-looking item; an answer inconsistent with the server's clock; answers not sent by the study page (more than 10% of the answers, at least 2); stretches away of 10 s or more on at least 3 items and a quarter of them; half the timed test answers (skips aside) faster than the item's words at 1,000 words a minute (timed by the server); one label throughout at least 10 answered test items whose gold has more than one; machine agreement.",
+    "Low authenticity: assisted-looking items on at least 2 items (or 2% of the items with the page's record, if more); assistance patterns of one kind on more items than an honest worker shows but once in 3,000 (see the evidence rule); answers inconsistent with the server's clock on at least 2 items (or 2%); more than half of the answers without the page's record (the study page always sends it); strong machine agreement; or machine agreement or answers not sent by the study page together with any other signal.",
+    "The evidence rule: a count of items counts only where an honest worker would show as many with a probability under 1 in 1,000 (a binomial tail over the items with the page's record), at these honest rates per item: item text copied then 5 s or more away, 2%; an answer right after a window beside the page, 15%; an answer right after 10-60 s away, 5%; 10 s or more away, 10%. The three kinds of pattern are judged each at 1 in 3,000, so that together they stay under 1 in 1,000. On 12 items that takes 4 items copied then away, 8 answers after a window beside the page, 5 after a round trip, 6 stretches away; on 40 items 6, 16, 9 and 12; on 200 items 13, 49, 23 and 35.",
+    "Mixed authenticity: any one signal: an assisted-looking item; an answer inconsistent with the server's clock; answers not sent by the study page (more than 10% of the answers, at least 2); stretches away of 10 s or more on more items than an honest worker shows but once in 1,000 (see the evidence rule); half the timed test answers (skips aside) faster than the item's words at 1,000 words a minute (timed by the server); one label throughout at least 10 answered test items whose gold has more than one; machine agreement.",
     "Machine agreement: the worker agrees with a system's answers (mean S1) at least 0.15 more than with the other humans of the task (up to 20, on at least 10 shared test items each), and gave that system's wrong answer on at least half of the 5 or more items it got wrong.",
     "Strong machine agreement: on the 5 or more items a system got wrong, the worker gave its wrong answer on at least 75% of them, so many that fewer than 1 honest worker in 1,000 would repeat as many if each repeated one at the other humans' rate (taken as at least 0.2; a binomial tail), and agrees with the system more than with the humans.",
     "High authenticity: none of these signals.",
@@ -103,20 +114,70 @@ pub fn assisted_item(s: &ItemSignals) -> bool {
     (carried || s.paste_count > 0) && s.away_ms >= LONG_AWAY_MS
 }
 
-/// Whether one item shows an assistance pattern: it looks assisted; item text copied, then
-/// time away; or an answer soon after returning from a window beside the page or a long time
-/// away.
-pub fn pattern_item(s: &ItemSignals) -> bool {
+/// The kinds of assistance pattern one item shows (it may show more than one): item text
+/// carried elsewhere (an assisted-looking item, or item text copied then time away); an answer
+/// soon after returning from a window beside the page; or from a round trip of 10-60 s away.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Patterns {
+    pub lookup: bool,
+    pub beside: bool,
+    pub round_trip: bool,
+}
+
+/// The assistance patterns of one item.
+pub fn patterns(s: &ItemSignals) -> Patterns {
     let copy_then_away = s.copy_from_item > 0 && s.away_after_copy_ms.unwrap_or(0) >= COPY_AWAY_MS;
+    let on_return = s.since_return_ms.is_some_and(|r| r <= RETURN_MS)
+        && s.away_ms as f64 >= AWAY_SHARE * s.wall_ms as f64;
     let beside = s
         .hidden_ms
         .is_some_and(|h| s.away_ms.saturating_sub(h) >= BESIDE_MS);
-    let round_trip = (LONG_AWAY_MS..=ROUND_TRIP_MS).contains(&s.away_ms);
-    let answered_on_return = s.since_return_ms.is_some_and(|r| r <= RETURN_MS)
-        && s.away_ms as f64 >= AWAY_SHARE * s.wall_ms as f64
-        && (beside || round_trip);
-    assisted_item(s) || copy_then_away || answered_on_return
+    Patterns {
+        lookup: assisted_item(s) || copy_then_away,
+        beside: on_return && beside,
+        round_trip: on_return && (LONG_AWAY_MS..=ROUND_TRIP_MS).contains(&s.away_ms),
+    }
 }
+
+/// Whether one item shows any assistance pattern (`patterns`).
+pub fn pattern_item(s: &ItemSignals) -> bool {
+    let p = patterns(s);
+    p.lookup || p.beside || p.round_trip
+}
+
+/// Whether `count` items of `of` are more than an honest worker shows at `rate` an item, but
+/// for a probability under `bound` (a binomial tail).
+fn beyond_honest(count: usize, of: usize, rate: f64, bound: f64) -> bool {
+    count > 0 && binomial_tail(count as u64, of as u64, rate) < bound
+}
+
+/// The least count of `of` items that `beyond_honest` holds for at `rate` and `bound` (what the
+/// docs' table and the report's note print); `None` when no count is enough.
+pub fn least_beyond_honest(of: usize, rate: f64, bound: f64) -> Option<usize> {
+    (1..=of).find(|&n| beyond_honest(n, of, rate, bound))
+}
+
+/// A pattern kind: its count in `Evidence`, its honest rate and its words.
+type PatternKind = (fn(&Evidence) -> usize, f64, &'static str);
+
+/// The pattern kinds.
+const PATTERN_KINDS: [PatternKind; 3] = [
+    (
+        |e| e.lookup_items,
+        HONEST_LOOKUP_RATE,
+        "item text copied then time away",
+    ),
+    (
+        |e| e.beside_items,
+        HONEST_BESIDE_RATE,
+        "answers right after a window beside the page",
+    ),
+    (
+        |e| e.round_trip_items,
+        HONEST_ROUND_TRIP_RATE,
+        "answers right after 10-60 s away",
+    ),
+];
 
 /// At least `min` items and `share` of `of`: a worker-level count that one event never reaches.
 fn at_least(n: usize, min: usize, share: f64, of: usize) -> bool {
@@ -135,6 +196,10 @@ pub struct Evidence {
     pub items_with_signals: usize,
     pub assisted_items: usize,
     pub pattern_items: usize,
+    /// Items of each pattern kind (`Patterns`).
+    pub lookup_items: usize,
+    pub beside_items: usize,
+    pub round_trip_items: usize,
     pub long_away_items: usize,
     /// Answers whose page times do not fit the server's interval for the item.
     pub clock_items: usize,
@@ -159,7 +224,11 @@ impl Evidence {
         };
         self.items_with_signals += 1;
         self.assisted_items += usize::from(assisted_item(s));
-        self.pattern_items += usize::from(pattern_item(s));
+        let p = patterns(s);
+        self.pattern_items += usize::from(p.lookup || p.beside || p.round_trip);
+        self.lookup_items += usize::from(p.lookup);
+        self.beside_items += usize::from(p.beside);
+        self.round_trip_items += usize::from(p.round_trip);
         self.long_away_items += usize::from(s.away_ms >= LONG_AWAY_MS);
         self.clock_items += usize::from(server_ms.is_some_and(|ms| !clock::fits(s, ms)));
     }
@@ -173,13 +242,18 @@ impl Evidence {
         )
     }
 
+    /// The pattern kinds past what an honest worker shows, each at a third of the bound.
+    fn patterns_beyond_honest(&self) -> impl Iterator<Item = (usize, f64, &'static str)> + '_ {
+        PATTERN_KINDS
+            .into_iter()
+            .map(|(count, rate, words)| (count(self), rate, words))
+            .filter(|&(n, rate, _)| {
+                beyond_honest(n, self.items_with_signals, rate, HONEST_BOUND / 3.0)
+            })
+    }
+
     fn pattern_low(&self) -> bool {
-        at_least(
-            self.pattern_items,
-            PATTERN_ITEMS_MIN,
-            PATTERN_ITEMS_SHARE,
-            self.items_with_signals,
-        )
+        self.patterns_beyond_honest().next().is_some()
     }
 
     fn clock_low(&self) -> bool {
@@ -205,11 +279,11 @@ impl Evidence {
     }
 
     fn often_away(&self) -> bool {
-        at_least(
+        beyond_honest(
             self.long_away_items,
-            3,
-            OFTEN_AWAY_SHARE,
             self.items_with_signals,
+            HONEST_LONG_AWAY_RATE,
+            HONEST_BOUND,
         )
     }
 
@@ -258,16 +332,17 @@ impl Evidence {
                 self.assisted_items
             ));
         }
-        if self.pattern_low() {
+        for (n, rate, words) in self.patterns_beyond_honest() {
             out.push(format!(
-                "assistance patterns on {} of {of} items (item text copied then time away, or answers right after coming back to the page)",
-                self.pattern_items
+                "assistance patterns on {n} of {of} items ({words}): more than an honest worker shows but once in 3,000 (at {:.0}% of the items)",
+                100.0 * rate
             ));
         }
         if self.often_away() {
             out.push(format!(
-                "away 10 s or more on {} of {of} items",
-                self.long_away_items
+                "away 10 s or more on {} of {of} items: more than an honest worker is but once in 1,000 (at {:.0}% of the items)",
+                self.long_away_items,
+                100.0 * HONEST_LONG_AWAY_RATE
             ));
         }
         if self.too_fast() {

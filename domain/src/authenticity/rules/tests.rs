@@ -72,8 +72,11 @@ fn data_signals_combine_with_the_machine_signal() {
     e.fast_answers = 10;
     assert_eq!(e.level(), Level::Low);
     assert_eq!(e.reasons().len(), 2);
-    let mut away = evidence(&[vec![item(0, 0, 0); 9], vec![item(0, 0, 11_000); 3]].concat());
+    // Away 10 s or more on 6 of 12 items: more than honest workers are but once in 1,000.
+    let mut away = evidence(&[vec![item(0, 0, 0); 6], vec![item(0, 0, 11_000); 6]].concat());
     assert_eq!(away.level(), Level::Mixed);
+    let five = evidence(&[vec![item(0, 0, 0); 7], vec![item(0, 0, 11_000); 5]].concat());
+    assert_eq!(five.level(), Level::High);
     away.straight_line = Some("positive".into());
     assert_eq!(away.level(), Level::Mixed);
     // Strong machine agreement is enough on its own.
@@ -92,16 +95,22 @@ fn short_copies_then_time_away_accumulate() {
         ..item(1, 0, 8_000)
     };
     assert!(!assisted_item(&short) && pattern_item(&short));
+    // An honest worker copies and looks up on 2% of the items: 4 of 30 happens once in 300
+    // honest sessions, 5 of 30 less than once in 3,000.
+    assert_eq!(
+        least_beyond_honest(30, HONEST_LOOKUP_RATE, HONEST_BOUND / 3.0),
+        Some(5)
+    );
     let mut items = vec![item(0, 0, 0); 30];
-    for s in items.iter_mut().take(5) {
+    for s in items.iter_mut().take(4) {
         *s = short;
     }
     let e = evidence(&items);
-    assert_eq!((e.pattern_items, e.level()), (5, Level::High));
-    items[5] = short;
+    assert_eq!((e.pattern_items, e.level()), (4, Level::High));
+    items[4] = short;
     let e = evidence(&items);
     assert_eq!(e.level(), Level::Low);
-    assert!(e.reasons()[0].contains("assistance patterns on 6 of 30"));
+    assert!(e.reasons()[0].contains("assistance patterns on 5 of 30 items (item text copied"));
 }
 
 #[test]
@@ -134,10 +143,16 @@ fn a_window_beside_the_page_before_answers_accumulates() {
         hidden_ms: None,
         ..beside
     }));
+    // Honest workers answer right after a look beside the page on up to 15% of the items: on
+    // 20 items, the rule needs 10.
+    let needed = least_beyond_honest(20, HONEST_BESIDE_RATE, HONEST_BOUND / 3.0).unwrap();
+    assert_eq!(needed, 10);
     let mut items = vec![item(0, 0, 0); 20];
-    for s in items.iter_mut().take(4) {
+    for s in items.iter_mut().take(needed - 1) {
         *s = beside;
     }
+    assert_eq!(evidence(&items).level(), Level::High);
+    items[needed - 1] = beside;
     assert_eq!(evidence(&items).level(), Level::Low);
 }
 
@@ -181,4 +196,61 @@ fn answers_from_elsewhere_are_named() {
     let mut none = Evidence::default();
     (0..20).for_each(|_| none.add(None, Some(20_000)));
     assert_eq!(none.level(), Level::Low);
+}
+
+#[test]
+fn the_evidence_rule_states_the_counts_it_uses() {
+    let needed = |of, rate, bound| least_beyond_honest(of, rate, bound).unwrap();
+    let rule = RULES_TEXT
+        .iter()
+        .find(|t| t.starts_with("The evidence rule"))
+        .unwrap();
+    for (of, words) in [
+        (12, "On 12 items that takes"),
+        (40, "on 40 items"),
+        (200, "on 200 items"),
+    ] {
+        let counts = [
+            needed(of, HONEST_LOOKUP_RATE, HONEST_BOUND / 3.0),
+            needed(of, HONEST_BESIDE_RATE, HONEST_BOUND / 3.0),
+            needed(of, HONEST_ROUND_TRIP_RATE, HONEST_BOUND / 3.0),
+            needed(of, HONEST_LONG_AWAY_RATE, HONEST_BOUND),
+        ];
+        let stated = if of == 12 {
+            format!(
+                "{words} {} items copied then away, {} answers after a window beside the page, {} after a round trip, {} stretches away",
+                counts[0], counts[1], counts[2], counts[3]
+            )
+        } else {
+            format!(
+                "{words} {}, {}, {} and {}",
+                counts[0], counts[1], counts[2], counts[3]
+            )
+        };
+        assert!(rule.contains(&stated), "{stated}");
+    }
+}
+
+#[test]
+fn an_honest_worker_glancing_beside_a_short_study_stays_high() {
+    // Issue 77: three looks of 3-8 s at another window on a 12-item study, each answered soon
+    // after coming back, were "a fifth of the items". At the honest rates they are nothing.
+    let glance = ItemSignals {
+        hidden_ms: Some(0),
+        since_return_ms: Some(2_000),
+        ..item(0, 0, 5_000)
+    };
+    assert!(patterns(&glance).beside);
+    let mut items = vec![item(0, 0, 0); 12];
+    for s in items.iter_mut().take(3) {
+        *s = glance;
+    }
+    assert_eq!(evidence(&items).level(), Level::High);
+    // A chatbot window beside the page on most of the items is low.
+    for s in items.iter_mut().take(10) {
+        *s = glance;
+    }
+    let e = evidence(&items);
+    assert_eq!(e.level(), Level::Low);
+    assert!(e.reasons()[0].contains("10 of 12 items (answers right after a window beside"));
 }

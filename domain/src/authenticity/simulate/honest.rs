@@ -3,6 +3,7 @@
 //! the page, one in four go to a window beside it), is interrupted (0.01, median 60 s, sigma
 //! 0.8), copies a few words to look one up elsewhere (0.015, then away a median 8 s, sigma 0.5),
 //! copies item text without leaving (0.01) and pastes (0.003; 0.02 into a free-text answer).
+//! The glancing kinds add a look at a window beside the page shortly before the answer.
 //! The kinds differ as stated on `Honest`.
 
 use super::timeline::{Act, Leave, Plan};
@@ -19,9 +20,12 @@ pub(super) fn item(rng: &mut SplitMix64, kind: Honest, item: &ItemShape, call: b
     let r = match kind {
         Honest::FastExpert => reading(rng, item, 1_500.0, 500.0, 0.35),
         Honest::ScreenReader => reading(rng, item, 6_000.0, 150.0, 0.45),
-        Honest::Typical | Honest::PhoneCalls | Honest::Interruptions | Honest::KeyboardOnly => {
-            reading(rng, item, 4_000.0, 230.0, 0.45)
-        }
+        Honest::Typical
+        | Honest::PhoneCalls
+        | Honest::Interruptions
+        | Honest::KeyboardOnly
+        | Honest::GlancesSome
+        | Honest::GlancesOften => reading(rng, item, 4_000.0, 230.0, 0.45),
     };
     let mut p = Plan::new(r);
     // Keyboard users tab to the answer early; the others click it once read.
@@ -38,6 +42,23 @@ pub(super) fn item(rng: &mut SplitMix64, kind: Honest, item: &ItemShape, call: b
         };
         let glance = lognormal(rng, 3_000.0, 0.7).min(120_000.0);
         p.at(rng.unit(), Act::Away(glance, how));
+    }
+    let beside = match kind {
+        Honest::GlancesSome => 0.10,
+        Honest::GlancesOften => 0.25,
+        Honest::Typical
+        | Honest::PhoneCalls
+        | Honest::Interruptions
+        | Honest::FastExpert
+        | Honest::KeyboardOnly
+        | Honest::ScreenReader => 0.0,
+    };
+    if rng.unit() < beside {
+        let back = uniform(rng, 1_000.0, 5_000.0);
+        p.before_end(
+            back,
+            Act::Away(uniform(rng, 3_000.0, 8_000.0), Leave::Beside),
+        );
     }
     let interrupted = match kind {
         Honest::Interruptions => 0.05,

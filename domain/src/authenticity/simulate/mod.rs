@@ -43,7 +43,9 @@ pub fn items(n: usize, words: u32, free_text: bool) -> Vec<ItemShape> {
 /// (the page hidden); `Interruptions` is interrupted on 5% of the items; `FastExpert` reads at
 /// 500 words a minute after 1.5 s; `KeyboardOnly` reaches the answer by keys early in the item;
 /// `ScreenReader` listens at 150 words a minute after 6 s and its own window takes the focus on
-/// 5% of the items (1-3 s). Every kind but `PhoneCalls` takes one 2-10 minute call in a fifth
+/// 5% of the items (1-3 s); `GlancesSome` and `GlancesOften` also look at a window beside the
+/// page (music, a chat, the platform's page) for 3-8 s on 10% or 25% of the items and answer
+/// 1-5 s after coming back. Every kind but `PhoneCalls` takes one 2-10 minute call in a fifth
 /// of its sessions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Honest {
@@ -53,6 +55,8 @@ pub enum Honest {
     FastExpert,
     KeyboardOnly,
     ScreenReader,
+    GlancesSome,
+    GlancesOften,
 }
 
 /// Assisted workers: a chatbot in another tab with the item copied (85%, else retyped) and
@@ -89,13 +93,15 @@ pub enum Strategy {
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 17] = [
+    pub const ALL: [Strategy; 19] = [
         Strategy::Honest(Honest::Typical),
         Strategy::Honest(Honest::PhoneCalls),
         Strategy::Honest(Honest::Interruptions),
         Strategy::Honest(Honest::FastExpert),
         Strategy::Honest(Honest::KeyboardOnly),
         Strategy::Honest(Honest::ScreenReader),
+        Strategy::Honest(Honest::GlancesSome),
+        Strategy::Honest(Honest::GlancesOften),
         Strategy::Assisted(Assisted::ChatbotTab),
         Strategy::Assisted(Assisted::ShortCopies),
         Strategy::Assisted(Assisted::SideWindowSlow),
@@ -119,6 +125,8 @@ impl Strategy {
                 Honest::FastExpert => "honest-fast-expert",
                 Honest::KeyboardOnly => "honest-keyboard-only",
                 Honest::ScreenReader => "honest-screen-reader",
+                Honest::GlancesSome => "honest-glances-beside-10",
+                Honest::GlancesOften => "honest-glances-beside-25",
             },
             Strategy::Assisted(a) => match a {
                 Assisted::ChatbotTab => "chatbot-in-a-tab",
@@ -163,6 +171,39 @@ impl Strategy {
                 | Assisted::ScriptWithoutSignals
                 | Assisted::ScriptForgedSignals
                 | Assisted::MachineCopying,
+            ) => None,
+        }
+    }
+}
+
+impl Strategy {
+    /// Where a detectable strategy is rated low less often than the goal (95%) on a study of
+    /// `items` items: the pattern rule must let pass what honest workers do (a look at a window
+    /// beside the page before answering, on up to 15% of the items), so help used on only part
+    /// of a short study reads as that. The reason, and the least share low the simulation
+    /// measures (the tests assert it; the docs print both).
+    pub fn below_goal(self, items: usize) -> Option<(&'static str, f64)> {
+        const BESIDE: &str = "a chatbot's window beside the page for 6-9 s an item looks like an honest worker's glance at another window; it is caught where it is used on most of the items";
+        const SHORT: &str = "on a short study, help on a third to two thirds of the items is too few items to tell from an honest worker's look-ups and glances";
+        match self {
+            Strategy::Assisted(Assisted::SideWindowFast) => {
+                Some((BESIDE, if items < 30 { 0.25 } else { 0.55 }))
+            }
+            Strategy::Assisted(
+                Assisted::SideWindowSlow | Assisted::RetypedInTab | Assisted::ShortCopies,
+            ) if items < 30 => Some((SHORT, 0.65)),
+            Strategy::Honest(_)
+            | Strategy::Assisted(
+                Assisted::ChatbotTab
+                | Assisted::SideWindowSlow
+                | Assisted::RetypedInTab
+                | Assisted::ShortCopies
+                | Assisted::ScriptWithoutSignals
+                | Assisted::ScriptForgedSignals
+                | Assisted::ScriptForgedPaced
+                | Assisted::SecondDevice
+                | Assisted::MachineCopying
+                | Assisted::MachineCopyingSome,
             ) => None,
         }
     }

@@ -1,5 +1,6 @@
 //! The rules' rates per strategy on simulated sessions of five task shapes: at most 1% of each
-//! kind of honest session low, at least 95% of each detectable assisted strategy low.
+//! kind of honest session low, at least 95% of each detectable assisted strategy low but where
+//! `Strategy::below_goal` states less.
 
 use super::measure::{measure, Tally};
 use super::*;
@@ -37,9 +38,12 @@ fn every_strategy_is_rated_as_the_docs_say() {
                 100.0 * t.mixed as f64 / t.sessions as f64,
                 t.low_signals
             );
+            let goal = strategy
+                .below_goal(shape.len())
+                .map_or(0.95, |(_, least)| least);
             let ok = match (strategy.is_honest(), strategy.undetectable()) {
                 (true, _) => low <= 0.01,
-                (false, None) => !judged(strategy) || low >= 0.95,
+                (false, None) => !judged(strategy) || low >= goal,
                 // Undetectable by design: the page's record can say nothing of them.
                 (false, Some(_)) => true,
             };
