@@ -113,12 +113,26 @@ pub fn pay_rows(l: &Loaded, r: &Report) -> Vec<PayRow> {
         .collect()
 }
 
-/// The presented ids in one cell: `id: what became of it (when)`, joined by `; `.
+/// The presented ids in one cell: `id: what became of it (when)`, joined by `; `; a visit names
+/// its study, and a link without an id says so.
 fn presented_ids(all: &[domain::platform::Presented]) -> String {
+    use domain::platform::Outcome;
     all.iter()
-        .map(|p| match p.at {
-            Some(at) => format!("{}: {} ({})", p.id, p.outcome.describe(), iso_utc(at)),
-            None => format!("{}: {}", p.id, p.outcome.describe()),
+        .map(|p| {
+            let id = if p.id.is_empty() {
+                "a link without an id"
+            } else {
+                &p.id
+            };
+            let study = p
+                .study
+                .as_ref()
+                .filter(|_| p.outcome == Outcome::Visited)
+                .map_or(String::new(), |s| format!(" with study {s}"));
+            match p.at {
+                Some(at) => format!("{id}{study}: {} ({})", p.outcome.describe(), iso_utc(at)),
+                None => format!("{id}{study}: {}", p.outcome.describe()),
+            }
         })
         .collect::<Vec<_>>()
         .join("; ")

@@ -116,6 +116,7 @@ impl CrowdInfo {
         }
         let undated = |id: &String, outcome| Presented {
             id: id.clone(),
+            study: None,
             at: None,
             outcome,
         };
@@ -129,12 +130,22 @@ impl CrowdInfo {
             .collect()
     }
 
-    /// Records `id`, presented at `at`, as `outcome`; the one in hand before it is replaced
-    /// when the new one is in hand. Returns false when the record is full.
-    pub fn present(&mut self, id: &str, at: i64, outcome: Outcome) -> bool {
+    /// Records `id` (empty for a link without one), presented at `at` with the link's study,
+    /// as `outcome`; the one in hand before it is replaced when the new one is in hand.
+    /// Returns false when the record is full.
+    pub fn present(&mut self, id: &str, study: Option<&str>, at: i64, outcome: Outcome) -> bool {
         let mut all = self.presentations();
-        // An id presented again is listed once, as it stands now.
-        all.retain(|p| p.id != id);
+        // An id presented again is listed once, as it stands now; a visit, once per id and
+        // study, beside the id's own record.
+        let replaces = |p: &Presented| match outcome {
+            Outcome::Visited => {
+                p.outcome == Outcome::Visited && p.id == id && p.study.as_deref() == study
+            }
+            Outcome::InHand | Outcome::Replaced | Outcome::ToldToReturn => {
+                p.outcome != Outcome::Visited && p.id == id
+            }
+        };
+        all.retain(|p| !replaces(p));
         if all.len() >= PRESENTED_MAX {
             return false;
         }
@@ -145,6 +156,7 @@ impl CrowdInfo {
         }
         all.push(Presented {
             id: id.to_string(),
+            study: study.map(str::to_string),
             at: Some(at),
             outcome,
         });
@@ -159,5 +171,48 @@ impl CrowdInfo {
             (Some(p), Some(w)) => Ok((p, w)),
             _ => Err("a crowd arrival names its platform and worker id".into()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_visit_is_listed_beside_the_id_in_hand_once_per_link() {
+        let mut c = CrowdInfo {
+            platform: Some(Platform::Prolific),
+            worker: Some("w".into()),
+            ..Default::default()
+        };
+        assert!(c.present("se", Some("s1"), 1, Outcome::InHand));
+        assert!(c.present("se", Some("s2"), 2, Outcome::Visited));
+        assert!(c.present("", None, 3, Outcome::Visited));
+        assert!(c.present("se", Some("s2"), 4, Outcome::Visited));
+        let all = c.presentations();
+        let listed: Vec<_> = all
+            .iter()
+            .map(|p| (p.id.as_str(), p.study.as_deref(), p.outcome, p.at))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("se", Some("s1"), Outcome::InHand, Some(1)),
+                ("", None, Outcome::Visited, Some(3)),
+                ("se", Some("s2"), Outcome::Visited, Some(4)),
+            ]
+        );
+        // A new id in hand replaces the one before it; the visits stay as they were.
+        assert!(c.present("se2", Some("s1"), 5, Outcome::InHand));
+        let outcomes: Vec<_> = c.presentations().iter().map(|p| p.outcome).collect();
+        assert_eq!(
+            outcomes,
+            [
+                Outcome::Replaced,
+                Outcome::Visited,
+                Outcome::Visited,
+                Outcome::InHand
+            ]
+        );
     }
 }

@@ -255,6 +255,10 @@ pub enum Outcome {
     /// Presented after the place had ended (finished, or released): the worker was told to
     /// return it, and nothing was handed back for it.
     ToldToReturn,
+    /// A visit after the place had ended with no new id to return: a link without the
+    /// platform's id (`id` empty), or the id in hand with another study (`study`). The worker
+    /// saw their place as it was, and nothing changed for the work.
+    Visited,
 }
 
 impl Outcome {
@@ -268,6 +272,7 @@ impl Outcome {
             Outcome::ToldToReturn => {
                 "told to return it (presented after the work had ended), nothing handed back"
             }
+            Outcome::Visited => "came back after the work had ended, nothing changed",
         }
     }
 }
@@ -276,7 +281,11 @@ impl Outcome {
 /// dated), and what became of it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Presented {
+    /// Empty for a visit whose link had no id (`Outcome::Visited`).
     pub id: String,
+    /// The study (Prolific's `STUDY_ID`, MTurk's `hitId`) the link named with the id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub study: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<i64>,
     pub outcome: Outcome,

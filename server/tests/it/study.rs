@@ -737,6 +737,79 @@ async fn crowd_parameters_and_client_ids_are_ids_and_exports_carry_no_formulas()
     assert!(!csv.body.contains(",=cmd"), "{}", csv.body);
 }
 
+/// A finished Prolific worker who comes back with the same session and another STUDY_ID, or
+/// with no SESSION_ID, finds their place as it was; each visit is recorded beside the ids (once
+/// per link), and the pay sheet lists them. Nothing changes for the work.
+#[tokio::test]
+async fn a_finished_workers_later_visits_are_recorded_with_the_ids() {
+    let e = env().await;
+    let s = &e.state;
+    let id = new_study(s, "demo-SST-2", &[0], 3).await;
+    let cookie = arrive(s, id, "p-back").await;
+    skip_to_the_end(s, id, &cookie).await;
+    let visits = [
+        format!("/join/{id}?PROLIFIC_PID=p-back&STUDY_ID=s2&SESSION_ID=xp-back"),
+        format!("/join/{id}?PROLIFIC_PID=p-back&STUDY_ID=s1"),
+        format!("/join/{id}?PROLIFIC_PID=p-back"),
+        format!("/join/{id}?PROLIFIC_PID=p-back&STUDY_ID=s2&SESSION_ID=xp-back"),
+    ];
+    for link in &visits {
+        let page = get(s, link, None).await;
+        assert_eq!(page.status, StatusCode::OK, "{link}: {}", page.body);
+    }
+    let crowd: String = sqlx::query_scalar(
+        "SELECT a.crowd_json FROM assignments a JOIN crowd_ids c ON c.user_id = a.worker_id
+         WHERE c.external_id = 'p-back'",
+    )
+    .fetch_one(&s.pool)
+    .await
+    .unwrap();
+    let crowd: serde_json::Value = serde_json::from_str(&crowd).unwrap();
+    assert_eq!(
+        (crowd["session"].as_str(), crowd["study"].as_str()),
+        (Some("xp-back"), Some("s1"))
+    );
+    let listed: Vec<(&str, Option<&str>, &str)> = crowd["presented"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let id = p["id"].as_str().unwrap();
+            (id, p["study"].as_str(), p["outcome"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("xp-back", Some("s1"), "in_hand"),
+            ("", Some("s1"), "visited"),
+            ("", None, "visited"),
+            ("xp-back", Some("s2"), "visited"),
+        ]
+    );
+    // The place hands back the session it was done under.
+    let again = parse(&state_of(s, id, &cookie).await);
+    assert!(again["step"]["Done"]["hand_back"]["Link"]["url"]
+        .as_str()
+        .unwrap()
+        .contains("cc=DONE-1234"));
+    let rita = login(s, "rita", "rita-password").await;
+    let pay = get(s, &format!("/export/pay.csv?studies={id}"), Some(&rita)).await;
+    let line = pay.body.lines().find(|l| l.contains(",p-back,")).unwrap();
+    assert!(
+        line.contains("xp-back: handed back with this work ("),
+        "{line}"
+    );
+    assert!(
+        line.contains("xp-back with study s2: came back after the work had ended"),
+        "{line}"
+    );
+    assert!(
+        line.contains("a link without an id with study s1: came back"),
+        "{line}"
+    );
+}
+
 #[tokio::test]
 async fn the_end_page_hands_workers_back_to_their_platform() {
     let e = env().await;

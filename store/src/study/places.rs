@@ -50,22 +50,41 @@ pub enum Presence {
     Ended { finished: bool },
 }
 
-/// Whether `crowd`'s presented id (`CrowdInfo::presented_id`) is new to the place's record in
-/// `stored`, and what it leads to: the place's status decides.
-fn presence_of(stored: &CrowdInfo, crowd: &CrowdInfo, status: PlaceStatus) -> (Presence, bool) {
-    let Some(id) = crowd.presented_id() else {
-        return (Presence::Continue, false);
-    };
-    let ended = Presence::Ended {
+/// What `crowd`'s link leads to, given the place's record in `stored` and its status, and what
+/// of the visit is to be recorded (`None`: nothing). A new id becomes the one in hand while the
+/// place is active, and is told to return after it ended; after the end, a link without the
+/// platform's id, or with the id in hand but another study, is recorded as a visit.
+fn presence_of(
+    stored: &CrowdInfo,
+    crowd: &CrowdInfo,
+    status: PlaceStatus,
+) -> (Presence, Option<Outcome>) {
+    let told = Presence::Ended {
         finished: status == PlaceStatus::Finished,
     };
-    let known = stored.presentations().into_iter().find(|p| p.id == id);
+    let visit = match status {
+        PlaceStatus::Active => None,
+        PlaceStatus::Finished | PlaceStatus::Abandoned => Some(Outcome::Visited),
+    };
+    let Some(id) = crowd.presented_id() else {
+        return (Presence::Continue, visit);
+    };
+    // A visit is listed beside an id's own record, never as it.
+    let known = stored
+        .presentations()
+        .into_iter()
+        .find(|p| p.id == id && p.outcome != Outcome::Visited);
     match (known.map(|p| p.outcome), status) {
-        (Some(Outcome::InHand), _) => (Presence::Continue, false),
-        (Some(Outcome::ToldToReturn), _) => (ended, false),
-        (Some(Outcome::Replaced) | None, PlaceStatus::Active) => (Presence::Continue, true),
+        (Some(Outcome::InHand | Outcome::Visited), _) => {
+            let other_study = crowd.study.is_some() && crowd.study != stored.study;
+            (Presence::Continue, visit.filter(|_| other_study))
+        }
+        (Some(Outcome::ToldToReturn), _) => (told, None),
+        (Some(Outcome::Replaced) | None, PlaceStatus::Active) => {
+            (Presence::Continue, Some(Outcome::InHand))
+        }
         (Some(Outcome::Replaced) | None, PlaceStatus::Finished | PlaceStatus::Abandoned) => {
-            (ended, true)
+            (told, Some(Outcome::ToldToReturn))
         }
     }
 }
@@ -87,15 +106,12 @@ async fn in_hand(
             .await?;
     let mut kept: CrowdInfo =
         serde_json::from_str(&stored).map_err(|e| crate::catalog::corrupt("crowd ids", e))?;
-    let (presence, new) = presence_of(&kept, crowd, status);
-    let Some(id) = crowd.presented_id().filter(|_| new) else {
+    let (presence, record) = presence_of(&kept, crowd, status);
+    let Some(outcome) = record else {
         return Ok(presence);
     };
-    let outcome = match presence {
-        Presence::Continue => Outcome::InHand,
-        Presence::Ended { .. } => Outcome::ToldToReturn,
-    };
-    if !kept.present(id, now, outcome) {
+    let id = crowd.presented_id().unwrap_or_default();
+    if !kept.present(id, crowd.study.as_deref(), now, outcome) {
         // A full record keeps what it has; the worker is told all the same.
         return Ok(presence);
     }
@@ -116,7 +132,8 @@ async fn in_hand(
 
 /// What a returning crowd worker's link leads to before anything else (the start page's GET):
 /// `None` without a place here. Writes only the record of an id presented after the place
-/// ended (the worker is told to return it), and nothing in any other case.
+/// ended (the worker is told to return it) or of a visit after it ended, and nothing in any
+/// other case.
 pub async fn present(
     writer: &Writer,
     study: &Study,
@@ -133,10 +150,11 @@ pub async fn present(
         .await?;
     let kept: CrowdInfo =
         serde_json::from_str(&stored).map_err(|e| crate::catalog::corrupt("crowd ids", e))?;
-    let (presence, new) = presence_of(&kept, crowd, place.status);
-    if !new || presence == Presence::Continue {
+    let (presence, record) = presence_of(&kept, crowd, place.status);
+    match record {
         // Taking the new id in hand waits for Start (its POST): a GET changes no work.
-        return Ok(Some(presence));
+        None | Some(Outcome::InHand | Outcome::Replaced) => return Ok(Some(presence)),
+        Some(Outcome::ToldToReturn | Outcome::Visited) => {}
     }
     let crowd = crowd.clone();
     let presence = writer
@@ -254,7 +272,8 @@ async fn enter_in(
     // The id the place is taken with is the first one presented, in hand.
     let mut crowd = crowd.cloned().unwrap_or_default();
     if let Some(id) = crowd.presented_id().map(str::to_string) {
-        crowd.present(&id, now, Outcome::InHand);
+        let study = crowd.study.clone();
+        crowd.present(&id, study.as_deref(), now, Outcome::InHand);
     }
     let crowd_json = serde_json::to_string(&crowd).map_err(Error::internal)?;
     let id = sqlx::query_scalar::<_, AssignmentId>(
