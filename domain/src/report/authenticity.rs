@@ -57,7 +57,7 @@ pub struct MachineAgreement {
     pub system_wrong: usize,
     pub same_wrong: usize,
     /// On those items, the share of the other humans' answers that were the system's wrong
-    /// answer (mean over the humans who answered any of them).
+    /// answer: the lower quartile over the humans who answered any of them (`lower_quartile`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub humans_same_wrong: Option<f64>,
 }
@@ -136,6 +136,14 @@ fn same_wrong_share(
     mean(&same)
 }
 
+/// The lower quartile of the other humans' rates of repeating a system's errors: the reference
+/// that copiers of the system cannot raise while they are fewer than three in four of the
+/// humans compared with (a mean moved with every copier among them). `None` without humans.
+fn lower_quartile(mut rates: Vec<f64>) -> Option<f64> {
+    rates.sort_by(f64::total_cmp);
+    rates.get(rates.len().saturating_sub(1) / 4).copied()
+}
+
 fn machine_agreement(
     mine: &HashMap<ExampleId, Vec<String>>,
     peers: &[&HashMap<ExampleId, Vec<String>>],
@@ -171,7 +179,7 @@ fn machine_agreement(
         .iter()
         .filter_map(|p| same_wrong_share(p, system, &wrong))
         .collect();
-    let humans_same_wrong = mean(&humans);
+    let humans_same_wrong = lower_quartile(humans);
     let share = same_wrong as f64 / wrong.len().max(1) as f64;
     let enough = wrong.len() >= MACHINE_ERROR_ITEMS;
     let fired = with_humans.is_some_and(|h| with_system - h >= MACHINE_GAP)
@@ -244,8 +252,18 @@ fn fast_answers(a: &AnnotatorRecord, data: &TaskData) -> (usize, usize) {
     (times.len(), fast)
 }
 
-/// Every annotator's authenticity. Machine agreement compares each with the first `PEERS`
-/// other finished annotators of its task (by assignment) and with each system's answers.
+/// Up to `PEERS` of a task's finished annotators (by assignment) other than `me`, spread evenly
+/// over them: the first to finish (a farm that starts first) are no more of them than of all.
+fn spread(all: &[AssignmentId], me: AssignmentId) -> impl Iterator<Item = &AssignmentId> {
+    let others: Vec<&AssignmentId> = all.iter().filter(|p| **p != me).collect();
+    let n = others.len();
+    let take = n.min(PEERS);
+    (0..take).map(move |k| others[k * n / take])
+}
+
+/// Every annotator's authenticity. Machine agreement compares each with up to `PEERS` other
+/// finished annotators of its task, spread over them (`spread`), and with each system's
+/// answers.
 pub fn assess(
     annotators: &[&AnnotatorRecord],
     tasks: &HashMap<String, TaskData>,
@@ -287,14 +305,9 @@ pub fn assess(
             (e.timed_answers, e.fast_answers) = fast_answers(a, data);
             e.straight_line = straight_line(a, data);
             let machine = answered.get(&a.assignment).and_then(|mine| {
-                let peers: Vec<&HashMap<ExampleId, Vec<String>>> = peers_of
-                    .get(a.task.as_str())
-                    .into_iter()
-                    .flatten()
-                    .filter(|p| **p != a.assignment)
-                    .take(PEERS)
-                    .map(|p| &answered[p])
-                    .collect();
+                let all = peers_of.get(a.task.as_str()).map_or(&[][..], Vec::as_slice);
+                let peers: Vec<&HashMap<ExampleId, Vec<String>>> =
+                    spread(all, a.assignment).map(|p| &answered[p]).collect();
                 machine_agreement(mine, &peers, &data.systems)
             });
             e.machine_signal = machine.as_ref().is_some_and(|m| m.1.fired);

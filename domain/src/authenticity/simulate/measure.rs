@@ -44,8 +44,11 @@ impl Tally {
 const LABELS: [&str; 2] = ["negative", "positive"];
 /// The simulated task's name (one task: its annotators are each other's peers).
 const TASK: &str = "Simulated";
-/// Honest workers answering before the sessions, the other humans of machine agreement.
+/// Honest workers answering before the sessions, the other humans of machine agreement...
 pub const PEER_SESSIONS: usize = 20;
+/// ...and the sessions of one strategy beside them in a crowd: a third of its workers (the
+/// reference of machine agreement withstands up to three in four, `report::authenticity`).
+pub const CROWD_SESSIONS: usize = 10;
 
 /// A simulated annotator's record: answers `answers` (label indices) with the server's times
 /// running from `start`.
@@ -122,16 +125,41 @@ fn task_data(shape: &[ItemShape], task: &TaskAnswers) -> TaskData {
     }
 }
 
-/// `sessions` sessions of `strategy` on items of `shape`, after `PEER_SESSIONS` typical honest
-/// ones, all seeded from `seed`; the levels the report gives the sessions.
+/// `sessions` sessions of `strategy` on items of `shape`, `CROWD_SESSIONS` at a time after
+/// `PEER_SESSIONS` typical honest ones (each crowd a task of its own), all seeded from `seed`;
+/// the levels the report gives the sessions.
 pub fn measure(strategy: Strategy, sessions: usize, shape: &[ItemShape], seed: u64) -> Tally {
+    let peer = Strategy::Honest(super::Honest::Typical);
+    let mut tally = Tally::default();
+    for (c, start) in (0..sessions).step_by(CROWD_SESSIONS).enumerate() {
+        let n = CROWD_SESSIONS.min(sessions - start);
+        let crowd: Vec<Strategy> = std::iter::repeat_n(peer, PEER_SESSIONS)
+            .chain(std::iter::repeat_n(strategy, n))
+            .collect();
+        let crowd_seed = seed ^ (c as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03);
+        for (_, level, e) in measure_crowd(&crowd, shape, crowd_seed)
+            .iter()
+            .skip(PEER_SESSIONS)
+        {
+            tally.add(*level, e);
+        }
+    }
+    tally
+}
+
+/// A crowd's sessions on items of `shape`, in the order given (the first finished are the
+/// other humans that machine agreement compares with), all seeded from `seed`: each worker's
+/// strategy with the level and evidence the report gives them.
+pub fn measure_crowd(
+    crowd: &[Strategy],
+    shape: &[ItemShape],
+    seed: u64,
+) -> Vec<(Strategy, Level, Evidence)> {
     let model = AnswerModel::default();
     let mut rng = SplitMix64(seed);
     let task = model.task(shape.len(), &mut rng);
-    let peer = Strategy::Honest(super::Honest::Typical);
-    let mut records = Vec::with_capacity(PEER_SESSIONS + sessions);
-    for n in 0..PEER_SESSIONS + sessions {
-        let who = if n < PEER_SESSIONS { peer } else { strategy };
+    let mut records = Vec::with_capacity(crowd.len());
+    for (n, &who) in crowd.iter().enumerate() {
         let mut s = Session::new(
             seed ^ (n as u64).wrapping_mul(0x9E37_79B9),
             who,
@@ -151,10 +179,12 @@ pub fn measure(strategy: Strategy, sessions: usize, shape: &[ItemShape], seed: u
     let tasks = HashMap::from([(TASK.to_string(), task_data(shape, &task))]);
     let refs: Vec<&AnnotatorRecord> = records.iter().collect();
     let levels = assess(&refs, &tasks);
-    let mut tally = Tally::default();
-    for r in &records[PEER_SESSIONS..] {
-        let a = &levels[&r.assignment];
-        tally.add(a.level, &a.evidence);
-    }
-    tally
+    crowd
+        .iter()
+        .zip(&records)
+        .map(|(&who, r)| {
+            let a = &levels[&r.assignment];
+            (who, a.level, a.evidence.clone())
+        })
+        .collect()
 }

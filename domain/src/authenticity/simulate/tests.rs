@@ -2,7 +2,7 @@
 //! kind of honest session low, at least 95% of each detectable assisted strategy low but where
 //! `Strategy::below_goal` states less.
 
-use super::measure::{measure, Tally};
+use super::measure::{measure, measure_crowd, Tally};
 use super::*;
 
 /// The task shapes: short and long label items, free-text items, a short study, and the
@@ -95,4 +95,41 @@ fn sessions_are_seeded_and_their_records_consistent() {
         .all(|a| a.server_ms >= a.signals.unwrap().wall_ms));
     let forged = session(8, Strategy::Assisted(Assisted::ScriptForgedSignals), &items);
     assert!(forged.iter().all(|a| a.server_ms <= 150));
+}
+
+/// Copiers of one system who are 10% to 60% of a task's 40 workers and finish first, so that
+/// they are that share or more of the first 20, the other humans that machine agreement
+/// compares with: the copiers stay low and the honest high (on 200 items, where a copier is
+/// found at all: the system gets about 30 wrong).
+#[test]
+fn copiers_who_outnumber_the_reference_are_still_found() {
+    let shape = items(200, 40, false);
+    let copier = Strategy::Assisted(Assisted::MachineCopying);
+    let honest = Strategy::Honest(Honest::Typical);
+    let mut failures = Vec::new();
+    for share in [0.1, 0.3, 0.5, 0.6] {
+        let copiers = (share * 40.0_f64).round() as usize;
+        let crowd: Vec<Strategy> = std::iter::repeat_n(copier, copiers)
+            .chain(std::iter::repeat_n(honest, 40 - copiers))
+            .collect();
+        let (mut c, mut h) = (Tally::default(), Tally::default());
+        for seed in 0..10 {
+            for (who, level, e) in measure_crowd(&crowd, &shape, 100 + seed) {
+                match who.is_honest() {
+                    true => h.add(level, &e),
+                    false => c.add(level, &e),
+                }
+            }
+        }
+        println!(
+            "{:.0}% copiers: copiers low {:.3}, honest low {:.3}",
+            100.0 * share,
+            c.low_share(),
+            h.low_share()
+        );
+        if c.low_share() < 0.95 || h.low_share() > 0.01 {
+            failures.push(format!("{share}: copiers {c:?} honest {h:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
 }
