@@ -3,6 +3,7 @@
 //! floor, one label throughout, agreement with a system far above the other humans), combined
 //! by `authenticity::rules` into a level.
 
+use super::shared_errors::{shared_errors, Answers, Shared};
 use super::{AnnotatorRecord, ItemRecord, TaskData};
 use crate::authenticity::clock::server_ms;
 use crate::authenticity::rules::{
@@ -12,7 +13,7 @@ use crate::authenticity::rules::{
 };
 use crate::ids::{AssignmentId, ExampleId};
 use crate::place::{Phase, PlaceStatus};
-use crate::s1::{mean, s1_item};
+use crate::s1::{mean, s1_item, Scoring};
 use crate::stats::dist::binomial_tail;
 use crate::task::Family;
 use serde::{Deserialize, Serialize};
@@ -252,6 +253,38 @@ fn fast_answers(a: &AnnotatorRecord, data: &TaskData) -> (usize, usize) {
     (times.len(), fast)
 }
 
+/// Shared errors among each task's annotators (`shared_errors`): wrong is under full credit
+/// on the item (any of its gold answers).
+fn shared_by_task(
+    annotators: &[&AnnotatorRecord],
+    tasks: &HashMap<String, TaskData>,
+    answered: &HashMap<AssignmentId, HashMap<ExampleId, Vec<String>>>,
+) -> HashMap<AssignmentId, Shared> {
+    let mut by_task: HashMap<&str, Vec<Answers>> = HashMap::new();
+    for a in annotators {
+        let data = &tasks[&a.task];
+        let answers = &answered[&a.assignment];
+        let wrong = answers
+            .iter()
+            .filter(|(id, pred)| {
+                data.test_golds
+                    .get(id)
+                    .is_some_and(|g| data.spec.score(g, pred, Scoring::AnyOf) < 1.0)
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        by_task.entry(a.task.as_str()).or_default().push(Answers {
+            assignment: a.assignment,
+            answers,
+            wrong,
+        });
+    }
+    by_task
+        .values()
+        .flat_map(|workers| shared_errors(workers))
+        .collect()
+}
+
 /// Up to `PEERS` of a task's finished annotators (by assignment) other than `me`, spread evenly
 /// over them: the first to finish (a farm that starts first) are no more of them than of all.
 fn spread(all: &[AssignmentId], me: AssignmentId) -> impl Iterator<Item = &AssignmentId> {
@@ -268,14 +301,14 @@ pub fn assess(
     annotators: &[&AnnotatorRecord],
     tasks: &HashMap<String, TaskData>,
 ) -> HashMap<AssignmentId, Authenticity> {
-    // Answers in the official encoding, and each task's finished annotators as peers, only
-    // for the tasks that have system runs to agree with (the rest need neither).
+    // Answers in the official encoding (shared errors read every task's), and each task's
+    // finished annotators as peers, only for the tasks that have system runs to agree with.
     let with_systems = |a: &&&AnnotatorRecord| !tasks[&a.task].systems.is_empty();
     let answered: HashMap<AssignmentId, HashMap<ExampleId, Vec<String>>> = annotators
         .iter()
-        .filter(with_systems)
         .map(|a| (a.assignment, answers(a, &tasks[&a.task])))
         .collect();
+    let shared = shared_by_task(annotators, tasks, &answered);
     let mut peers_of: HashMap<&str, Vec<AssignmentId>> = HashMap::new();
     let mut finished: Vec<&&AnnotatorRecord> = annotators
         .iter()
@@ -312,6 +345,10 @@ pub fn assess(
             });
             e.machine_signal = machine.as_ref().is_some_and(|m| m.1.fired);
             e.machine_strong = machine.as_ref().is_some_and(|m| m.1.strong);
+            if let Some(s) = shared.get(&a.assignment).filter(|s| s.partners > 0) {
+                (e.shared_with, e.shared_strong) = (s.partners, s.strong);
+                (e.shared_judged, e.shared_repeated) = (s.judged, s.repeated);
+            }
             let reasons = e.reasons();
             let auth = Authenticity {
                 level: e.level(),

@@ -15,6 +15,7 @@ mod output;
 pub mod reference;
 mod rules;
 mod scenario;
+pub mod shared_errors;
 mod training;
 pub mod vote;
 

@@ -76,13 +76,14 @@ pub const MACHINE_HUMAN_RATE: f64 = 0.2;
 pub const PEERS: usize = 20;
 
 /// The rules in words, for the report and the pay sheet's readers.
-pub const RULES_TEXT: [&str; 11] = [
+pub const RULES_TEXT: [&str; 12] = [
     "The server is the clock: an item's showing and its answer's arrival are the server's times. An answer whose page claims more time on the item than the server saw (beyond 1 s and 2%) is marked inconsistent with the server's clock.",
     "An item looks assisted when, while it was shown, the worker copied 40 characters or more including text of the item, or pasted into the page, and the page was hidden or out of focus for 10 s or more in total.",
     "An item shows an assistance pattern when it looks assisted; or item text of any length was copied and the page was then hidden or out of focus for 5 s or more; or the answer came within 10 s of returning to the page after it was away for at least a third of the item's time: visible but out of focus (a window beside it) for 1 s or more, or hidden or out of focus for 10 s to 60 s (a chatbot's round trip, not a phone call).",
-    "Low authenticity: assisted-looking items on at least 2 items (or 2% of the items with the page's record, if more); assistance patterns of one kind on more items than an honest worker shows but once in 3,000 (see the evidence rule); answers inconsistent with the server's clock on at least 2 items (or 2%); more than half of the answers without the page's record (the study page always sends it); strong machine agreement; or machine agreement or answers not sent by the study page together with any other signal.",
+    "Low authenticity: assisted-looking items on at least 2 items (or 2% of the items with the page's record, if more); assistance patterns of one kind on more items than an honest worker shows but once in 3,000 (see the evidence rule); answers inconsistent with the server's clock on at least 2 items (or 2%); more than half of the answers without the page's record (the study page always sends it); strong machine agreement; strong shared errors; or machine agreement, shared errors or answers not sent by the study page together with any other signal.",
     "The evidence rule: a count of items counts only where an honest worker would show as many with a probability under 1 in 1,000 (a binomial tail over the items with the page's record), at these honest rates per item: item text copied then 5 s or more away, 2%; an answer right after a window beside the page, 15%; an answer right after 10-60 s away, 5%; 10 s or more away, 10%. The three kinds of pattern are judged each at 1 in 3,000, so that together they stay under 1 in 1,000. On 12 items that takes 4 items copied then away, 8 answers after a window beside the page, 5 after a round trip, 6 stretches away; on 40 items 6, 16, 9 and 12; on 200 items 13, 49, 23 and 35.",
-    "Mixed authenticity: any one signal: an assisted-looking item; an answer inconsistent with the server's clock; answers not sent by the study page (more than 10% of the answers, at least 2); stretches away of 10 s or more on more items than an honest worker shows but once in 1,000 (see the evidence rule); half the timed test answers (skips aside) faster than the item's words at 1,000 words a minute (timed by the server); one label throughout at least 10 answered test items whose gold has more than one; machine agreement.",
+    "Mixed authenticity: any one signal: an assisted-looking item; an answer inconsistent with the server's clock; answers not sent by the study page (more than 10% of the answers, at least 2); stretches away of 10 s or more on more items than an honest worker shows but once in 1,000 (see the evidence rule); half the timed test answers (skips aside) faster than the item's words at 1,000 words a minute (timed by the server); one label throughout at least 10 answered test items whose gold has more than one; machine agreement; shared errors.",
+    "Shared errors (no system run needed): of the 5 or more test items a worker got wrong that another worker of the task answered, the other gave the same wrong answer so often that fewer than 1 task in 1,000 would show any such pair of independent workers (a binomial tail at the task's own median rate of repeating another's wrong answer, at least 25%, raised for a worker who errs more than the median, times the number of pairs); strong where that chance is under 1 in a billion. Named with the number of workers it shares with.",
     "Machine agreement: the worker agrees with a system's answers (mean S1) at least 0.15 more than with the other humans of the task (up to 20, spread evenly over its finished workers, on at least 10 shared test items each), and gave that system's wrong answer on at least half of the 5 or more items it got wrong.",
     "Strong machine agreement: on the 5 or more items a system got wrong, the worker gave its wrong answer on at least 75% of them, so many that fewer than 1 honest worker in 1,000 would repeat as many if each repeated one at the other humans' rate (the lower quartile of their rates, which copiers of the system cannot raise while they are fewer than three in four of the humans; taken as at least 0.2; a binomial tail), and agrees with the system more than with the humans.",
     "High authenticity: none of these signals.",
@@ -212,6 +213,13 @@ pub struct Evidence {
     /// The machine-agreement signal fired (see `MACHINE_GAP`), and its strong form.
     pub machine_signal: bool,
     pub machine_strong: bool,
+    /// Workers of the task with whom this one shares wrong answers past chance
+    /// (`report::shared_errors`), the strong form, and the strongest pair's counts: wrong
+    /// items judged and those repeated.
+    pub shared_with: usize,
+    pub shared_strong: bool,
+    pub shared_judged: usize,
+    pub shared_repeated: usize,
 }
 
 impl Evidence {
@@ -304,6 +312,8 @@ impl Evidence {
             (self.straight_line.is_some(), "one-label"),
             (self.machine_strong, "machine-strong"),
             (self.machine_signal && !self.machine_strong, "machine"),
+            (self.shared_strong, "shared-errors-strong"),
+            (self.shared_with > 0 && !self.shared_strong, "shared-errors"),
         ];
         all.into_iter()
             .filter(|(on, _)| *on)
@@ -363,12 +373,23 @@ impl Evidence {
                     .into(),
             );
         }
+        if self.shared_with > 0 {
+            out.push(format!(
+                "shares its wrong answers with {} worker{} far beyond chance{} (one of them gave the same answer on {} of {} wrong items)",
+                self.shared_with,
+                if self.shared_with == 1 { "" } else { "s" },
+                if self.shared_strong { ", strongly" } else { "" },
+                self.shared_repeated,
+                self.shared_judged
+            ));
+        }
         out
     }
 
     /// The level the rules give.
     pub fn level(&self) -> Level {
         let machine = self.machine_signal || self.machine_strong;
+        let shared = self.shared_with > 0;
         let others = usize::from(self.assisted_items > 0)
             + usize::from(self.clock_items > 0)
             + usize::from(self.pattern_low())
@@ -379,12 +400,16 @@ impl Evidence {
             || self.pattern_low()
             || self.clock_low()
             || self.unsent_low()
-            || self.machine_strong;
-        // Machine agreement and answers from elsewhere make any other signal conclusive.
-        let joined = (machine && (others > 0 || self.unsent())) || (self.unsent() && others > 0);
+            || self.machine_strong
+            || self.shared_strong;
+        // Machine agreement, shared errors and answers from elsewhere make any other signal
+        // conclusive.
+        let answers_signals =
+            usize::from(machine) + usize::from(shared) + usize::from(self.unsent());
+        let joined = (answers_signals > 0 && others > 0) || answers_signals > 1;
         if strong || joined {
             Level::Low
-        } else if others > 0 || machine || self.unsent() {
+        } else if others > 0 || answers_signals > 0 {
             Level::Mixed
         } else {
             Level::High

@@ -137,7 +137,7 @@ pub fn measure(strategy: Strategy, sessions: usize, shape: &[ItemShape], seed: u
             .chain(std::iter::repeat_n(strategy, n))
             .collect();
         let crowd_seed = seed ^ (c as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03);
-        for (_, level, e) in measure_crowd(&crowd, shape, crowd_seed)
+        for (_, level, e) in measure_crowd(&crowd, shape, crowd_seed, true)
             .iter()
             .skip(PEER_SESSIONS)
         {
@@ -147,17 +147,21 @@ pub fn measure(strategy: Strategy, sessions: usize, shape: &[ItemShape], seed: u
     tally
 }
 
-/// A crowd's sessions on items of `shape`, in the order given (the first finished are the
-/// other humans that machine agreement compares with), all seeded from `seed`: each worker's
-/// strategy with the level and evidence the report gives them.
+/// A crowd's sessions on items of `shape`, in the order given, all seeded from `seed`: each
+/// worker's strategy with the level and evidence the report gives them; `system`: whether the
+/// report has the system's run (machine agreement). Paced forging scripts are a farm: they all
+/// answer from one source of their own, a chatbot as often wrong as the system but not it.
 pub fn measure_crowd(
     crowd: &[Strategy],
     shape: &[ItemShape],
     seed: u64,
+    system: bool,
 ) -> Vec<(Strategy, Level, Evidence)> {
     let model = AnswerModel::default();
     let mut rng = SplitMix64(seed);
     let task = model.task(shape.len(), &mut rng);
+    let source = model.system_for(task.gold.clone(), &mut rng).system;
+    let farm = Strategy::Assisted(super::Assisted::ScriptForgedPaced);
     let mut records = Vec::with_capacity(crowd.len());
     for (n, &who) in crowd.iter().enumerate() {
         let mut s = Session::new(
@@ -169,14 +173,19 @@ pub fn measure_crowd(
         let answers: Vec<usize> = sims
             .iter()
             .enumerate()
-            .map(|(i, sim)| match sim.from_system {
-                true => task.system[i],
-                false => model.human(&task, i, &mut rng),
+            .map(|(i, sim)| match (sim.from_system, who == farm) {
+                (true, _) => task.system[i],
+                (false, true) => source[i],
+                (false, false) => model.human(&task, i, &mut rng),
             })
             .collect();
         records.push(record(n as i64, &sims, &answers, 1_000_000_000 * n as i64));
     }
-    let tasks = HashMap::from([(TASK.to_string(), task_data(shape, &task))]);
+    let mut data = task_data(shape, &task);
+    if !system {
+        data.systems.clear();
+    }
+    let tasks = HashMap::from([(TASK.to_string(), data)]);
     let refs: Vec<&AnnotatorRecord> = records.iter().collect();
     let levels = assess(&refs, &tasks);
     crowd

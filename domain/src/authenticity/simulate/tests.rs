@@ -114,7 +114,7 @@ fn copiers_who_outnumber_the_reference_are_still_found() {
             .collect();
         let (mut c, mut h) = (Tally::default(), Tally::default());
         for seed in 0..10 {
-            for (who, level, e) in measure_crowd(&crowd, &shape, 100 + seed) {
+            for (who, level, e) in measure_crowd(&crowd, &shape, 100 + seed, true) {
                 match who.is_honest() {
                     true => h.add(level, &e),
                     false => c.add(level, &e),
@@ -129,6 +129,52 @@ fn copiers_who_outnumber_the_reference_are_still_found() {
         );
         if c.low_share() < 0.95 || h.low_share() > 0.01 {
             failures.push(format!("{share}: copiers {c:?} honest {h:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Farms of paced forging scripts (each undetectable by the page's record alone) answering from
+/// one source, among 30 honest workers, with no system run to agree with: found by the wrong
+/// answers they share, from the farm size and study length the docs state; the honest stay high.
+#[test]
+fn farms_of_paced_scripts_are_found_by_their_shared_errors() {
+    let farm = Strategy::Assisted(Assisted::ScriptForgedPaced);
+    let honest = Strategy::Honest(Honest::Typical);
+    let mut failures = Vec::new();
+    for (items_n, sizes, least) in [
+        (40, [2, 5, 10], 0.0),
+        (100, [2, 5, 10], 0.0),
+        (200, [2, 5, 10], 0.95),
+    ] {
+        let shape = items(items_n, 40, false);
+        for size in sizes {
+            let crowd: Vec<Strategy> = std::iter::repeat_n(honest, 30)
+                .chain(std::iter::repeat_n(farm, size))
+                .collect();
+            let (mut f, mut h) = (Tally::default(), Tally::default());
+            let mut honest_sharing = 0;
+            for seed in 0..10 {
+                for (who, level, e) in measure_crowd(&crowd, &shape, 300 + seed, false) {
+                    match who.is_honest() {
+                        true => h.add(level, &e),
+                        false => f.add(level, &e),
+                    }
+                    honest_sharing += usize::from(who.is_honest() && e.shared_with > 0);
+                }
+            }
+            // Honest workers share the hard items' mistakes, never past chance.
+            assert_eq!(honest_sharing, 0, "{items_n} items, farm of {size}");
+            println!(
+                "{items_n} items, farm of {size}: farm low {:.3}, mixed {:.3}, honest low {:.3} {:?}",
+                f.low_share(),
+                f.mixed as f64 / f.sessions as f64,
+                h.low_share(),
+                f.low_signals
+            );
+            if f.low_share() < least || h.low_share() > 0.01 {
+                failures.push(format!("{items_n} items, {size}: farm {f:?} honest {h:?}"));
+            }
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
