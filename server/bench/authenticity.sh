@@ -2,10 +2,11 @@
 # Authenticity benchmark: `clues-lab load authenticity` on a fresh database, the sessions of every
 # honest and assisted strategy of `domain::authenticity::simulate` sent over the API to the
 # binary's own router on a loopback socket with a simulated clock (reading and time away pass on
-# it, nobody sleeps); each worker's level read back from the pay sheet. Two studies: 40 reviews
-# of 40 words for every strategy, and 200 reviews for machine copying (the simulated system gets
-# 15% wrong: repeating its errors shows only where there are enough of them), with typical
-# honest workers before it as the other humans. Prints a table per study.
+# it, nobody sleeps); each worker's level read back from the pay sheet. Studies of 12, 40 and
+# 200 reviews of 40 words for every strategy (LENGTHS="12 40 200"), and 200 reviews for machine
+# copying (the simulated system gets 15% wrong: repeating its errors shows only where there are
+# enough of them), with typical honest workers before it as the other humans. Prints a table per
+# study and the share of honest sessions low.
 # Usage: bash server/bench/authenticity.sh [sessions per strategy] [machine sessions];
 # PROFILE=debug uses the debug build (the rates do not depend on it).
 source "$(dirname "${BASH_SOURCE[0]}")/../../.ci/env.sh"
@@ -24,5 +25,5 @@ run() { # run NAME ITEMS SESSIONS [STRATEGIES]
   CLUES_PASSWORD=bench-password "$BIN" --database "$db" load authenticity --study 1 \
     --sessions "$3" --user bench ${4:+--strategies "$4"}
 }
-run every-strategy 40 "$SESSIONS"
+for n in ${LENGTHS:-12 40 200}; do run "every-strategy-$n" "$n" "$SESSIONS"; done
 run machine-copying 200 "$MACHINE" honest-typical,machine-copying,machine-copying-some

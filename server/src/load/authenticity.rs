@@ -48,6 +48,8 @@ impl Row {
 /// strategies were left out where they were (a build without the model track).
 #[derive(Debug, Default)]
 pub struct Rates {
+    /// The study's test items.
+    pub items: usize,
     pub rows: Vec<Row>,
     pub errors: Vec<String>,
     pub no_machine: Option<String>,
@@ -213,7 +215,10 @@ fn drive(
 ) -> Result<Rates, String> {
     let c = Client::new(base);
     let cookie = c.login(&opts.user, &opts.password)?;
-    let mut rates = Rates::default();
+    let mut rates = Rates {
+        items: items.shapes.len(),
+        ..Rates::default()
+    };
     let wants_machine = opts.strategies.iter().any(|s| is_machine(*s));
     if wants_machine {
         rates.no_machine = upload_system(&c, &cookie, &items.task_name, items).err();
@@ -365,17 +370,16 @@ pub fn cells(line: &str) -> Vec<String> {
 }
 
 /// The aim a strategy's row is read against, in words.
-fn aim(s: Strategy) -> String {
+fn aim(s: Strategy, items: usize) -> String {
     if is_machine(s) && s.undetectable().is_none() {
         return "aim: at least 95% low where the system got about 30 test items wrong".into();
     }
     match (s.is_honest(), s.undetectable()) {
         (true, _) => "aim: at most 1% low".into(),
-        // The benchmark's study has 40 items.
-        (false, None) => match s.below_goal(40) {
+        (false, None) => match s.below_goal(items) {
             Some((why, least)) => {
                 format!(
-                    "aim: at least {:.0}% low on 40 items ({why})",
+                    "aim: at least {:.0}% low on {items} items ({why})",
                     100.0 * least
                 )
             }
@@ -399,9 +403,16 @@ pub fn print(r: &Rates) {
             pct(row.low, row.sessions),
             row.mixed,
             pct(row.mixed, row.sessions),
-            aim(row.strategy)
+            aim(row.strategy, r.items)
         );
     }
+    let honest = r.rows.iter().filter(|row| row.strategy.is_honest());
+    let (low, of) = honest.fold((0, 0), |(l, n), row| (l + row.low, n + row.sessions));
+    println!(
+        "{} items: honest sessions low {low} of {of} ({:.2}%)",
+        r.items,
+        pct(low, of)
+    );
     if let Some(why) = &r.no_machine {
         println!("machine strategies left out: {why}");
     }
