@@ -83,6 +83,8 @@ struct Items {
     labels: Vec<String>,
     ids: Vec<String>,
     task: TaskAnswers,
+    /// The one source a farm's sessions answer from (`Strategy::answers_from_source`).
+    source: Vec<usize>,
 }
 
 fn texts_of(context: &Context, question: &str) -> String {
@@ -123,6 +125,9 @@ async fn items(pool: &AnyPool, study: StudyId, model: &AnswerModel) -> Result<It
         index.insert(texts, i);
     }
     let task = model.system_for(gold, &mut SplitMix64(study.0 as u64 ^ 0x5157));
+    let source = model
+        .system_for(task.gold.clone(), &mut SplitMix64(study.0 as u64 ^ 0xFA57))
+        .system;
     Ok(Items {
         task_name: s.spec.name.clone(),
         index,
@@ -130,6 +135,7 @@ async fn items(pool: &AnyPool, study: StudyId, model: &AnswerModel) -> Result<It
         labels,
         ids,
         task,
+        source,
     })
 }
 
@@ -314,9 +320,10 @@ impl Sim<'_> {
                 .ok_or("an item the study's task does not have")?;
             let sim = session.item(&self.items.shapes[i]);
             self.clock.advance(Duration::from_millis(sim.server_ms));
-            let label = match sim.from_system {
-                true => self.items.task.system[i],
-                false => self.model.human(&self.items.task, i, rng),
+            let label = match (sim.from_system, strategy.answers_from_source()) {
+                (true, _) => self.items.task.system[i],
+                (false, true) => self.items.source[i],
+                (false, false) => self.model.human(&self.items.task, i, rng),
             };
             let answer =
                 json!({"kind": "label", "label": self.items.labels[label], "confidence": 4});

@@ -269,16 +269,15 @@ async fn scripts_are_read_against_the_servers_clock_and_named_without_the_pages_
     }
 }
 
-/// Every strategy's sessions over HTTP against the router on a loopback socket with a simulated
-/// clock (the benchmark's code, `clues-lab load authenticity`, at a small size; the sessions
-/// are seeded): honest ones high, each detectable assisted strategy low.
-#[tokio::test(flavor = "multi_thread")]
-async fn every_strategy_over_the_api_is_rated_as_the_rules_promise() {
+/// A study of `reviews` SST-2 reviews for the load client's sessions, with `rita` to read it;
+/// the pool and the study (the directory holds the database).
+async fn sessions_study(
+    dir: &std::path::Path,
+    reviews: usize,
+) -> (sqlx::AnyPool, domain::ids::StudyId) {
     use domain::people::Role;
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("authenticity.db");
-    let data = write_reviews(dir.path(), 30);
-    let url = common::db_url(&db);
+    let data = write_reviews(dir, reviews);
+    let url = common::db_url(&dir.join("authenticity.db"));
     let pool = store::db::cli::connect(&url).await.unwrap();
     let (ok, out) = common::clues(&url, &["import", "clues", data.to_str().unwrap()]);
     assert!(ok, "{out}");
@@ -292,16 +291,38 @@ async fn every_strategy_over_the_api_is_rated_as_the_rules_promise() {
     let study = store::study::create(&pool, None, "SST-2", "sessions", config)
         .await
         .unwrap();
+    (pool, study)
+}
+
+/// `sessions` sessions of each of `strategies`, in that order, over HTTP (the benchmark's code).
+async fn sessions_over_the_api(
+    pool: sqlx::AnyPool,
+    study: domain::ids::StudyId,
+    sessions: usize,
+    strategies: Vec<domain::authenticity::simulate::Strategy>,
+) -> server::load::authenticity::Rates {
     let opts = server::load::authenticity::Options {
         study,
-        sessions: 12,
-        strategies: domain::authenticity::simulate::Strategy::ALL.to_vec(),
+        sessions,
+        strategies,
         user: "rita".into(),
         password: "rita-password".into(),
     };
     let rates = server::load::authenticity::run(pool, opts).await.unwrap();
     server::load::authenticity::print(&rates);
     assert!(rates.errors.is_empty(), "{:?}", rates.errors);
+    rates
+}
+
+/// Every strategy's sessions over HTTP against the router on a loopback socket with a simulated
+/// clock (the benchmark's code, `clues-lab load authenticity`, at a small size; the sessions
+/// are seeded): honest ones high, each detectable assisted strategy low.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_strategy_over_the_api_is_rated_as_the_rules_promise() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pool, study) = sessions_study(dir.path(), 30).await;
+    let all = domain::authenticity::simulate::Strategy::ALL.to_vec();
+    let rates = sessions_over_the_api(pool, study, 12, all).await;
     assert_eq!(rates.no_machine, None);
     let honest_low: usize = rates
         .rows
@@ -324,6 +345,45 @@ async fn every_strategy_over_the_api_is_rated_as_the_rules_promise() {
             assert!(row.low >= least, "{row:?}");
         }
     }
+}
+
+/// Copiers of one system who are half of a task's workers and finish first, over HTTP: the
+/// reference they are compared with is the other humans' lower quartile, spread over all of
+/// them, so the copiers stay low and the honest high. (With the mean of the first 20 finished,
+/// the copiers were the reference, and none of them was low.)
+#[tokio::test(flavor = "multi_thread")]
+async fn copiers_who_are_half_the_workers_and_finish_first_are_found() {
+    use domain::authenticity::simulate::{Assisted, Honest, Strategy};
+    let dir = tempfile::tempdir().unwrap();
+    let (pool, study) = sessions_study(dir.path(), 200).await;
+    let crowd = vec![
+        Strategy::Assisted(Assisted::MachineCopying),
+        Strategy::Honest(Honest::Typical),
+    ];
+    let rates = sessions_over_the_api(pool, study, 12, crowd).await;
+    assert_eq!(rates.no_machine, None);
+    let (copiers, honest) = (&rates.rows[0], &rates.rows[1]);
+    assert!(copiers.low >= 11, "{copiers:?}");
+    assert_eq!(honest.low, 0, "{honest:?}");
+}
+
+/// A farm of paced forging scripts answering from one source, as many as the honest workers,
+/// with no system run in the study: found by the wrong answers they share (on 200 items, the
+/// source's 30 or so errors), the honest untouched. Each script alone sends what the page
+/// sends, when the page would send it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_farm_of_paced_scripts_is_found_by_its_shared_errors_over_the_api() {
+    use domain::authenticity::simulate::{Assisted, Honest, Strategy};
+    let dir = tempfile::tempdir().unwrap();
+    let (pool, study) = sessions_study(dir.path(), 200).await;
+    let crowd = vec![
+        Strategy::Honest(Honest::Typical),
+        Strategy::Assisted(Assisted::ScriptForgedPaced),
+    ];
+    let rates = sessions_over_the_api(pool, study, 6, crowd).await;
+    let (honest, farm) = (&rates.rows[0], &rates.rows[1]);
+    assert_eq!(farm.low, 6, "{farm:?}");
+    assert_eq!((honest.low, honest.mixed), (0, 0), "{honest:?}");
 }
 
 /// A worker who repeats a system's answers, its errors too, while the others read for

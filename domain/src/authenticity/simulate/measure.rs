@@ -161,7 +161,6 @@ pub fn measure_crowd(
     let mut rng = SplitMix64(seed);
     let task = model.task(shape.len(), &mut rng);
     let source = model.system_for(task.gold.clone(), &mut rng).system;
-    let farm = Strategy::Assisted(super::Assisted::ScriptForgedPaced);
     let mut records = Vec::with_capacity(crowd.len());
     for (n, &who) in crowd.iter().enumerate() {
         let mut s = Session::new(
@@ -173,11 +172,13 @@ pub fn measure_crowd(
         let answers: Vec<usize> = sims
             .iter()
             .enumerate()
-            .map(|(i, sim)| match (sim.from_system, who == farm) {
-                (true, _) => task.system[i],
-                (false, true) => source[i],
-                (false, false) => model.human(&task, i, &mut rng),
-            })
+            .map(
+                |(i, sim)| match (sim.from_system, who.answers_from_source()) {
+                    (true, _) => task.system[i],
+                    (false, true) => source[i],
+                    (false, false) => model.human(&task, i, &mut rng),
+                },
+            )
             .collect();
         records.push(record(n as i64, &sims, &answers, 1_000_000_000 * n as i64));
     }

@@ -148,6 +148,12 @@ impl Strategy {
         matches!(self, Strategy::Honest(_))
     }
 
+    /// Whether this strategy's sessions answer from one source shared by all of them in a
+    /// crowd (paced forging scripts are a farm: a chatbot as often wrong as the system, not it).
+    pub fn answers_from_source(self) -> bool {
+        self == Strategy::Assisted(Assisted::ScriptForgedPaced)
+    }
+
     /// Why the rules cannot catch this strategy, for the ones that are undetectable by design
     /// (the benchmark and the docs print the reason beside the rate).
     pub fn undetectable(self) -> Option<&'static str> {
