@@ -162,7 +162,7 @@ impl Strategy {
                 "the page sees nothing of a second device: it stays in front and focused, and only the answers (machine agreement) can tell",
             ),
             Strategy::Assisted(Assisted::ScriptForgedPaced) => Some(
-                "a script that forges the page's record and waits as long as it claims sends what the page sends, when the page would send it; only its answers can tell",
+                "a script that forges the page's record and waits as long as it claims sends what the page sends, when the page would send it; only its answers can tell (a farm of them answering from one source shares its errors, found on long studies)",
             ),
             Strategy::Assisted(Assisted::MachineCopyingSome) => Some(
                 "copying a system on some of the items repeats about as few of its errors as an honest worker does on the hard items: the answers cannot tell, and the page sees a second device",
@@ -192,7 +192,7 @@ impl Strategy {
         const BESIDE: &str = "a chatbot's window beside the page for 6-9 s an item looks like an honest worker's glance at another window; it is caught where it is used on most of the items";
         const SHORT: &str = "on a short study, help on a third to two thirds of the items is too few items to tell from an honest worker's look-ups and glances";
         match self {
-            Strategy::Assisted(Assisted::SideWindowFast) => {
+            Strategy::Assisted(Assisted::SideWindowFast) if items < 100 => {
                 Some((BESIDE, if items < 30 { 0.25 } else { 0.55 }))
             }
             Strategy::Assisted(
@@ -201,6 +201,7 @@ impl Strategy {
             Strategy::Honest(_)
             | Strategy::Assisted(
                 Assisted::ChatbotTab
+                | Assisted::SideWindowFast
                 | Assisted::SideWindowSlow
                 | Assisted::RetypedInTab
                 | Assisted::ShortCopies
