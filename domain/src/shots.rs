@@ -129,6 +129,22 @@ pub fn files_value(files: &[ShotFile]) -> String {
     names(files, ",")
 }
 
+/// A machine run's shot group as a user gives it (`eval`, an eval plan's line, an upload):
+/// k 0 with no split, or k above 0 with the split of the training files it learned from (1 or
+/// more). A run at some k without its split has no place beside the humans of that k.
+pub fn run_group(k: u32, split: Option<u32>) -> Result<(u32, u32), String> {
+    match (k, split) {
+        (0, None | Some(0)) => Ok((0, 0)),
+        (0, Some(s)) => Err(format!(
+            "split {s} without k: a run without shots has no split (give its k with the split)"
+        )),
+        (k, None | Some(0)) => Err(format!(
+            "k={k} needs its split: the training file of {k} shots the model learned from (1 or more)"
+        )),
+        (k, Some(s)) => Ok((k, s)),
+    }
+}
+
 /// Reads `10_1,20_5,30_5` (commas or spaces between files; `10:1` also accepted), sorted by
 /// k; each k once.
 pub fn parse_files(s: &str) -> Result<Vec<ShotFile>, String> {
@@ -188,6 +204,18 @@ pub fn group_options(files: &[ShotFile], chains: &[Vec<ShotFile>]) -> Vec<(Strin
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_runs_group_names_its_split_with_any_k() {
+        assert_eq!(run_group(0, None), Ok((0, 0)));
+        assert_eq!(run_group(0, Some(0)), Ok((0, 0)));
+        assert_eq!(run_group(10, Some(3)), Ok((10, 3)));
+        assert!(run_group(10, None)
+            .unwrap_err()
+            .contains("k=10 needs its split"));
+        assert!(run_group(10, Some(0)).is_err());
+        assert!(run_group(0, Some(2)).unwrap_err().contains("without k"));
+    }
     use super::*;
 
     fn sets(files: &[(ShotFile, &[&str])]) -> ShotSets {

@@ -57,8 +57,9 @@ pub struct EvalArgs {
     /// Shots the model was trained on (0: none); with --split, its place in Tables 6/7.
     #[arg(long, default_value_t = 0)]
     pub k: u32,
-    #[arg(long, default_value_t = 0)]
-    pub split: u32,
+    /// The training file of k shots the model learned from (1 or more); needed with a k above 0.
+    #[arg(long)]
+    pub split: Option<u32>,
     /// Run on CPU even when CUDA is available (the same as --device cpu).
     #[arg(long)]
     pub cpu: bool,
@@ -124,8 +125,9 @@ pub struct ImportPredictionsArgs {
     pub system: String,
     #[arg(long, default_value_t = 0)]
     pub k: u32,
-    #[arg(long, default_value_t = 0)]
-    pub split: u32,
+    /// The training file of k shots the system used (1 or more); needed with a k above 0.
+    #[arg(long)]
+    pub split: Option<u32>,
     #[arg(long)]
     pub replace: bool,
 }
@@ -197,13 +199,15 @@ pub fn read_plan(path: &std::path::Path) -> Result<Vec<jobs::PlannedEval>> {
         };
         let model = PathBuf::from(f[0]);
         ModelDir::open(&model).map_err(|e| bad(e.to_string()))?;
+        let (k, split) = domain::shots::run_group(number("k", f[2])?, Some(number("split", f[3])?))
+            .map_err(bad)?;
         plan.push(jobs::PlannedEval {
             system: f
                 .get(4)
                 .map_or_else(|| folder_name(&model), |s| s.trim().to_string()),
             task: f[1].trim().to_string(),
-            k: number("k", f[2])?,
-            split: number("split", f[3])?,
+            k,
+            split,
             model,
         });
     }
@@ -242,14 +246,15 @@ pub async fn eval(database: &str, a: EvalArgs) -> Result<()> {
     let (Some(model), Some(task)) = (a.model, a.task) else {
         return Err(Error::Invalid("give --model and --task, or --plan".into()));
     };
+    let (k, split) = domain::shots::run_group(a.k, a.split).map_err(Error::Invalid)?;
     let dir = ModelDir::open(&model)?;
     let system = a.system.unwrap_or_else(|| folder_name(&model));
     let t = Target {
         system,
         kind: SystemKind::Onnx,
         task,
-        k: a.k,
-        split: a.split,
+        k,
+        split,
         replace: a.replace,
     };
     let s = jobs::evaluate(&pool, &dir, t, device, true).await?;
@@ -303,13 +308,14 @@ pub async fn baseline(database: &str, a: BaselineArgs) -> Result<()> {
 }
 
 pub async fn import_predictions(database: &str, a: ImportPredictionsArgs) -> Result<()> {
+    let (k, split) = domain::shots::run_group(a.k, a.split).map_err(Error::Invalid)?;
     let pool = db::connect_existing(database).await?;
     let t = Target {
         system: a.system,
         kind: SystemKind::Imported,
         task: a.task,
-        k: a.k,
-        split: a.split,
+        k,
+        split,
         replace: a.replace,
     };
     let label = a.file.display().to_string();

@@ -84,12 +84,14 @@ pub async fn upload(
     Params(q): Params<UploadQuery>,
     req: Request,
 ) -> Result<String, AppError> {
+    let (k, split) =
+        domain::shots::run_group(q.k.unwrap_or(0), q.split).map_err(AppError::Invalid)?;
     let t = Target {
         system: needed(q.system, "system")?.trim().to_string(),
         kind: SystemKind::Imported,
         task: needed(q.task, "task")?,
-        k: q.k.unwrap_or(0),
-        split: q.split.unwrap_or(0),
+        k,
+        split,
         replace: q.replace,
     };
     let (file_name, bytes) = file_of(req, &c.state).await?;

@@ -54,6 +54,39 @@ async fn two_workers_share_an_evaluation_plan_and_store_each_model_once() {
         why.contains("bad.tsv:2: expected folder, task, k, split"),
         "{why}"
     );
+    // A line at some k without its split has no place beside the humans of that k; nor has
+    // one evaluation given a k alone (it was stored as split 0, in the table at k = 2).
+    let runs = || async {
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM machine_runs")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        n
+    };
+    let before = runs().await;
+    let no_split = dir.path().join("no-split.tsv");
+    std::fs::write(&no_split, lines[0].replace("\t2\t1\t", "\t2\t0\t") + "\n").unwrap();
+    let refused = cli(
+        &url,
+        &model,
+        &["eval", "--plan", no_split.to_str().unwrap()],
+    );
+    let why = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(why.contains("no-split.tsv:1: k=2 needs its split"), "{why}");
+    let folder = models.join("demo-SST-2-finetuned-k2-s1");
+    let (task, k) = (["--task", "demo-SST-2"], ["--k", "2", "--device", "cpu"]);
+    let alone = [
+        &["eval", "--model", folder.to_str().unwrap()][..],
+        &task,
+        &k,
+    ]
+    .concat();
+    let refused = cli(&url, &model, &alone);
+    let why = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(why.contains("k=2 needs its split"), "{why}");
+    assert_eq!(runs().await, before);
     let queued: i64 =
         sqlx::query_scalar("SELECT COUNT(*) FROM grid_jobs WHERE system = 'tiny plan'")
             .fetch_one(&pool)

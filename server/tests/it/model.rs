@@ -790,6 +790,15 @@ async fn researchers_upload_predictions_over_http_and_others_are_refused() {
     let r = send(state, multipart("other", &body)).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     assert!(r.body.contains("no field named file"), "{}", r.body);
+    // A k without its split: the run would have no place beside the humans of its k.
+    let r = post(
+        Some(rita.clone()),
+        "task=demo-SST-2&system=x&k=2",
+        body.clone(),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert!(r.body.contains("k=2 needs its split"), "{}", r.body);
     let r = post(Some(rita.clone()), "task=demo-SST-2&system=x&k=two", body).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     assert!(r.body.contains("k: must be a number"), "{}", r.body);
