@@ -24,6 +24,13 @@ pub struct Patterns {
     pub round_trip: bool,
 }
 
+impl Patterns {
+    /// Whether the item shows any of them.
+    pub fn any(self) -> bool {
+        self.lookup || self.beside || self.round_trip
+    }
+}
+
 /// The assistance patterns of one item.
 pub fn patterns(s: &ItemSignals) -> Patterns {
     let copy_then_away = s.copy_from_item > 0 && s.away_after_copy_ms.unwrap_or(0) >= COPY_AWAY_MS;
@@ -41,8 +48,7 @@ pub fn patterns(s: &ItemSignals) -> Patterns {
 
 /// Whether one item shows any assistance pattern (`patterns`).
 pub fn pattern_item(s: &ItemSignals) -> bool {
-    let p = patterns(s);
-    p.lookup || p.beside || p.round_trip
+    patterns(s).any()
 }
 
 /// Whether `count` items of `of` are more than an honest worker shows at `rate` an item, but

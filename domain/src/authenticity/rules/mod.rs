@@ -162,7 +162,7 @@ impl Evidence {
         self.items_with_signals += 1;
         self.assisted_items += usize::from(assisted_item(s));
         let p = patterns(s);
-        self.pattern_items += usize::from(p.lookup || p.beside || p.round_trip);
+        self.pattern_items += usize::from(p.any());
         self.lookup_items += usize::from(p.lookup);
         self.beside_items += usize::from(p.beside);
         self.round_trip_items += usize::from(p.round_trip);
