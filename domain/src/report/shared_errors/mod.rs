@@ -122,10 +122,10 @@ pub fn shared_errors(workers: &[Answers]) -> HashMap<AssignmentId, Shared> {
     let mut partners: HashMap<AssignmentId, Vec<AssignmentId>> = HashMap::new();
     for (i, j, judged, repeated) in counts {
         // A y who errs more than the typical worker repeats more by chance.
-        let weaker = match (rates[j], typical_error) {
-            (Some(e), Some(t)) if t > 0.0 => (e / t).max(1.0),
-            _ => 1.0,
-        };
+        let weaker = rates[j]
+            .zip(typical_error)
+            .filter(|&(_, t)| t > 0.0)
+            .map_or(1.0, |(e, t)| (e / t).max(1.0));
         let rate = (honest * weaker).min(1.0);
         let p = binomial_tail(repeated as u64, judged as u64, rate) * pairs;
         let (x, y) = (workers[i].assignment, workers[j].assignment);
