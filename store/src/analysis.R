@@ -1,78 +1,111 @@
 # analysis.R: reruns this bundle's inferential cells in R from the bundle's own CSVs, and prints
 # each beside the value the report gave (scores.csv). Run it in the unpacked bundle:
-#     Rscript analysis.R            (or: Rscript analysis.R path/to/bundle)
-# It needs R with lme4 and lmerTest (Debian: apt-get install r-cran-lme4 r-cran-lmertest).
-# It exits with status 1 when a cell differs from the report's beyond the tolerance below.
+#     Rscript analysis.R            (or: Rscript analysis.R path/to/bundle [more bundles ...])
+# Several bundles are checked in one R process (lme4 loaded once): a summary per bundle, then
+# the total and the largest |R - report| of each kind of cell. --quiet prints only the cells
+# that differ and the summaries.
+# It needs R with lme4 and lmerTest (Debian: apt-get install r-cran-lme4 r-cran-lmertest);
+# jsonlite, where installed, reads each study's declared family from analysis_plans.json.
+# It exits with status 1 when a cell differs from the report's beyond its tolerance.
 #
-# What it reruns, for all finished annotators of the bundle (the "all" view, official scoring):
-# - Table 5's interval over other annotators: the t-interval of the annotators' test S1 on the
-#   logit scale, expit(logit(m) +- t(0.975, n - 1) * s / (sqrt(n) * m * (1 - m))).
+# What it reruns, for all finished annotators of the bundle (the "all" view, official scoring),
+# each by the name of its scores.csv column:
+# - Table 5: each cell's mean, and its interval over other annotators (other_units_low/high):
+#   the t-interval of the annotators' test S1 on the logit scale at the row's level,
+#   expit(logit(m) +- t(1 - (1 - level) / 2, n - 1) * s / (sqrt(n) * m * (1 - m))).
 # - Each study's declared family of scenario comparisons: one fit of
 #   S1 ~ 0 + scenario + (1|annotator) + (1|item) by REML (lme4) on the test items every
-#   annotator of every scenario of the study answered; each contrast tested with
-#   Satterthwaite's degrees of freedom (lmerTest::contest1D). Where the fit puts the annotator
-#   variance at zero, the report decides with the exact permutation test of annotator labels
-#   and gives Welch's test across the annotators' mean scores for the interval: both are rerun
-#   here, the permutation test where the contrast weighs two scenarios (a trend over three or
-#   more unequally weighted scenarios is not). Which of the two paths was taken is checked too.
+#   annotator of every scenario of the study answered, run to its optimum as glmer's below
+#   (minqa's BOBYQA restarted until a restart gains nothing, tolerances 1e-10); each contrast
+#   (mean, se, df, p) tested with Satterthwaite's degrees of freedom (lmerTest::contest1D), and
+#   its interval (other_units_low/high) the t-interval at the row's level (1 - alpha).
+#   Where the fit puts the annotator variance at zero the report decides by the permutation test
+#   of annotator labels (p): a pair, or a trend relabelling the annotators of every scenario it
+#   weighs, each assignment of them to those scenarios (their sizes kept) while there are at most
+#   2^22, else random ones, compared within their Monte Carlo error. There se and df are Welch's
+#   across the annotators' mean scores; the interval is Welch's or, where the method says the
+#   permutation test gives it, the shifts it does not reject (its inversion, below). Which path
+#   was taken is checked too, and a comparison the report could not test ("no test") must have no
+#   test here either (a weighed scenario of one annotator, or every answer scored alike).
+# - Holm's p (p_holm) over the study's declared family (analysis_plans.json's frozen plan; a
+#   member without data counts with p = 1); where the plan was not frozen (or jsonlite is
+#   missing) over the family rows present, which is the family wherever every scenario has data.
+#   Each member's deciding p is R's, except a random relabelling's, which is the report's (its
+#   own draws; checked within their error above).
+# - Beside each pair: the permutation test (permutation_p, and permutation_min_p, the smallest p
+#   the design can reach: 2 / C(n, n_a) for equal groups, 1 / C(n, n_a) else; for a trend the
+#   share of assignments as extreme as the most extreme one on generic scores), the effect
+#   (effect: the difference over the pooled SD of the two scenarios' annotator means), and
+#   where every annotator of both scenarios answered screening items, the screening-adjusted
+#   difference (adjusted, adjusted_se, adjusted_p: the scenario's coefficient of
+#   lm(test S1 ~ scenario + screening S1) over those annotators, each S1 over all their
+#   submitted items of that phase).
 # - Where every item S1 of a study's family is 0 or 1 (a label task), the logistic mixed model
 #   beside it: glmer(S1 ~ 0 + scenario + (1|annotator) + (1|item), family = binomial) by the
 #   Laplace approximation, each contrast's log-odds difference, its SE (from glmer's vcov), the
 #   Wald p against the normal (glmer's) and against t with the between-within degrees of
-#   freedom (annotators less scenarios), as the report gives them; and the same contrast from
-#   the restricted fit under the Laplace approximation (REML-Laplace, made here from lme4's
-#   parts: reml_laplace below), its SE and p against t.
-# Not rerun: the item bootstrap (its draws are the report's own), humans against systems (the
-# systems' per-item scores are in predictions/, not in these CSVs).
+#   freedom (annotators less scenarios), the t-interval at the row's level
+#   (logistic_other_units_low/high); and the same contrast from the restricted fit under the
+#   Laplace approximation (REML-Laplace, made here from lme4's parts: reml_laplace below), its SE
+#   and p against t.
+# Not rerun: the item bootstrap and the item sign-flip test (more_items_low/high, items_p: their
+# draws are the report's own), the interval ends of a random relabelling's inversion (its draws
+# are the report's own; the line says so), the planner and the training order's rows, humans
+# against systems (the systems' per-item scores are in predictions/, not in these CSVs).
+# Tolerances (from the benchmark server/bench/analysis-r.sh, docs/src/statistics.md): 1e-4,
+# the df relative to itself; the logistic SE 0.2% of itself and its p's 1e-3 (glmer's Hessian).
+set.seed(20261207)  # the random relabellings: the same output every run
 suppressMessages({
   library(lme4)
   library(lmerTest)
 })
 
 args <- commandArgs(trailingOnly = TRUE)
-dir <- if (length(args) > 0) args[1] else "."
+quiet <- "--quiet" %in% args
+dirs <- setdiff(args, "--quiet")
+if (length(dirs) == 0) dirs <- "."
 tolerance <- 1e-4
+# The report's relabelling limits (domain::stats::relabel).
+exact_limit <- 2^22
+resamples <- 9999
 
-annotations <- read.csv(file.path(dir, "annotations.csv"), stringsAsFactors = FALSE,
-                        colClasses = c(answer = "character"))
-scores <- read.csv(file.path(dir, "scores.csv"), stringsAsFactors = FALSE)
-
-# A submitted skip scores 0, as in the report; items never submitted do not count.
-test <- annotations[annotations$status == "finished" & annotations$phase == "test" &
-                      annotations$submitted %in% c("true", TRUE), ]
-test$score <- ifelse(test$skipped %in% c("true", TRUE), 0, test$s1)
-test <- test[!is.na(test$score), ]
-
+# Per bundle: cells checked, and the kinds of those that differ; over all: the largest gaps.
 checked <- 0
 differ <- 0
-# Prints one cell: what R computed beside the report's value, and whether they agree.
-compare <- function(what, r, report, relative = FALSE, within = tolerance) {
+differing <- character(0)
+largest <- list()
+paths <- c(mixed = 0, "mixed, item variance zero" = 0, permutation = 0, "no test" = 0,
+           logistic = 0)
+
+# Counts one cell of `kind` (its scores.csv column), printed unless quiet or it differs.
+tally <- function(what, kind, ok, line) {
+  checked <<- checked + 1
+  if (!ok) {
+    differ <<- differ + 1
+    differing <<- union(differing, kind)
+  }
+  if (!ok || !quiet) cat(line, "\n", sep = "")
+}
+
+# One cell: what R computed beside the report's value, and whether they agree. `empty_ok`: the
+# report may leave the cell empty where R's value is this (Welch's SE of 0, say).
+compare <- function(what, kind, r, report, relative = FALSE, within = tolerance,
+                    empty_ok = NULL) {
   report <- suppressWarnings(as.numeric(report))
   gap <- abs(r - report)
   if (relative) gap <- gap / max(1, abs(report))
   ok <- !is.na(gap) && gap <= within
-  checked <<- checked + 1
-  if (!ok) differ <<- differ + 1
-  cat(sprintf("%-70s R %-14.8g report %-14.8g %s\n", substr(what, 1, 70), r, report,
-              if (ok) "ok" else "DIFFERS"))
+  if (is.na(report) && !is.null(empty_ok) && (!is.finite(r) || isTRUE(all.equal(r, empty_ok)))) {
+    ok <- TRUE
+  }
+  if (!is.na(gap)) largest[[kind]] <<- max(largest[[kind]], gap)
+  tally(what, kind, ok, sprintf("%-70s R %-14.8g report %-14.8g %s", substr(what, 1, 70), r,
+                                report, if (ok) "ok" else paste("DIFFERS", kind)))
 }
 
-# Table 5: each cell's interval over other annotators.
-cells <- scores[scores$table == "table5" & scores$annotators == "all" &
-                  scores$scoring == "official", ]
-for (i in seq_len(nrow(cells))) {
-  cell <- cells[i, ]
-  mine <- test[test$task == cell$task & test$k == cell$k, ]
-  per <- tapply(mine$score, mine$assignment_id, mean)
-  n <- length(per)
-  m <- mean(per)
-  name <- sprintf("%s k=%d", cell$task, cell$k)
-  compare(paste(name, "mean"), m, cell$mean)
-  s <- sd(per)
-  if (n < 2 || is.na(cell$other_units_low) || m <= 0 || m >= 1 || s == 0) next
-  half <- qt(0.975, n - 1) * s / (sqrt(n) * m * (1 - m))
-  compare(paste(name, "interval low"), plogis(qlogis(m) - half), cell$other_units_low)
-  compare(paste(name, "interval high"), plogis(qlogis(m) + half), cell$other_units_high)
+# A cell R leaves unchecked, and why.
+unchecked <- function(what, why) {
+  if (!quiet) cat(sprintf("%-70s not compared: %s\n", substr(what, 1, 70), why))
 }
 
 # The scenarios' k of a comparison's label: "k=4 vs k=2" (b, a) or a trend's list.
@@ -93,26 +126,18 @@ weights <- function(label, present) {
   w
 }
 
-# The two-sided permutation test of annotator labels between two groups of means: every
-# relabelling while there are at most 2^22 of them (as the report), else `draws` random ones
-# with the +1 correction (then R's p and the report's agree within their Monte Carlo error).
-relabel_p <- function(a, b, draws = 20000) {
-  all <- c(a, b)
-  observed <- abs(mean(b) - mean(a))
-  bar <- observed - 1e-12 * max(observed, 1)
-  far <- function(idx) abs(mean(all[-idx]) - mean(all[idx])) >= bar
-  if (choose(length(all), length(a)) <= 2^22) {
-    return(list(p = mean(combn(length(all), length(a), far)), exact = TRUE))
-  }
-  hits <- replicate(draws, far(sample.int(length(all), length(a))))
-  list(p = (sum(hits) + 1) / (draws + 1), exact = FALSE)
-}
 
-# glmer run to its optimum (the report's fit is the optimum to more digits than the tolerance).
-# One run of an optimiser can stop short of it: on data of the report test's shape (the item
-# variance at zero) nloptwrap's BOBYQA stopped short in 15 of 100 data sets (the deviance 0.01
-# above the optimum, a scenario log-odds up to 0.03 from it) and minqa's in 1, so minqa's BOBYQA
-# is restarted from where it stopped until a restart gains nothing (none of the 100 then short).
+# The relabelling tests and their inversion, from analysis_relabel.R beside this file.
+script <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+source(file.path(if (length(script) == 1) dirname(script) else ".", "analysis_relabel.R"))
+
+# glmer and lmer run to their optimum (the report's fit is the optimum to more digits than the
+# tolerance). One run of an optimiser can stop short of it: on data of the report test's shape
+# (the item variance at zero) nloptwrap's BOBYQA stopped short in 15 of 100 data sets (the
+# deviance 0.01 above the optimum, a scenario log-odds up to 0.03 from it) and minqa's in 1, and
+# lmer's default stopped short near the annotator variance's boundary in 2.4% of the studies of
+# the mixed-model path (df 4.08 for the report's 4.00); so minqa's BOBYQA is restarted from
+# where it stopped until a restart gains nothing.
 restarted_bobyqa <- function(fn, par, lower, upper, control = list(), ...) {
   run <- function(start, rhobeg) {
     minqa::bobyqa(start, fn, lower = lower, upper = upper,
@@ -127,11 +152,11 @@ restarted_bobyqa <- function(fn, par, lower, upper, control = list(), ...) {
   }
   list(par = best$par, fval = best$fval, conv = 0, message = "BOBYQA, restarted")
 }
-tight_glmer <- glmerControl(
-  optimizer = restarted_bobyqa,
-  tolPwrss = 1e-12,
-  check.conv.singular = "ignore", check.conv.grad = "ignore", check.conv.hess = "ignore"
-)
+unchecked_fit <- list(check.conv.singular = "ignore", check.conv.grad = "ignore",
+                      check.conv.hess = "ignore")
+tight_glmer <- do.call(glmerControl, c(list(optimizer = restarted_bobyqa, tolPwrss = 1e-12),
+                                       unchecked_fit))
+tight_lmer <- do.call(lmerControl, c(list(optimizer = restarted_bobyqa), unchecked_fit))
 
 # The report's second logistic reading: the same model fitted by restricted maximum likelihood
 # under the Laplace approximation (beta integrated out beside the random effects, as glmmTMB's
@@ -148,38 +173,86 @@ reml_laplace <- function(d) {
   list(beta = env$pp$beta(1), vcov = chol2inv(env$pp$RX()))
 }
 
+# A t-interval at the row's level beside the report's two ends, as columns `kind`_low/_high.
+# `variant` names the rule where the column has more than one.
+compare_interval <- function(what, kind, estimate, se, df, row, within = tolerance,
+                             variant = "") {
+  half <- qt(1 - (1 - as.numeric(row$level)) / 2, df) * se
+  compare(paste(what, "low"), paste0(kind, "_low", variant), estimate - half,
+          row[[paste0(kind, "_low")]], within = within)
+  compare(paste(what, "high"), paste0(kind, "_high", variant), estimate + half,
+          row[[paste0(kind, "_high")]], within = within)
+}
+
 # The logistic model's contrast `w` of a glmer fit beside the report's row.
 compare_logistic <- function(what, fit, w, scenarios, row) {
   b <- fixef(fit)
   est <- sum(w * b)
   se <- sqrt(as.numeric(t(w) %*% as.matrix(vcov(fit)) %*% w))
   df <- nlevels(fit@frame$annotator) - scenarios
-  compare(paste(what, "log-odds (glmer)"), est, row$logistic_log_odds)
-  compare(paste(what, "log-odds df (between-within)"), df, row$logistic_df)
+  compare(paste(what, "log-odds (glmer)"), "logistic_log_odds", est, row$logistic_log_odds)
+  compare(paste(what, "log-odds df (between-within)"), "logistic_df", df, row$logistic_df)
   # glmer's covariance is the inverse of a Hessian it takes by central differences of step
   # 1e-4 on a deviance it computes iteratively; on a bundle with the item variance at zero it
   # differed from the Hessian by Richardson extrapolation (which the report's matches) by up to
-  # 0.4%, so the SE is held to 0.2% of itself and the p-values to 1e-3.
-  compare(paste(what, "log-odds SE (glmer)"), se, row$logistic_se, within = 2e-3 * se)
-  compare(paste(what, "log-odds p (glmer, normal)"), 2 * pnorm(-abs(est / se)),
+  # 0.4%, so the SE is held to 0.2% of itself, the p-values to 1e-3 and the interval's ends to
+  # 0.2% of their half-width.
+  compare(paste(what, "log-odds SE (glmer)"), "logistic_se", se, row$logistic_se,
+          within = 2e-3 * se)
+  compare(paste(what, "log-odds p (glmer, normal)"), "logistic_p_wald", 2 * pnorm(-abs(est / se)),
           row$logistic_p_wald, within = 1e-3)
-  compare(paste(what, "log-odds p (t, between-within)"), 2 * pt(-abs(est / se), df),
-          row$logistic_p, within = 1e-3)
+  compare(paste(what, "log-odds p (t, between-within)"), "logistic_p",
+          2 * pt(-abs(est / se), df), row$logistic_p, within = 1e-3)
+  compare_interval(paste(what, "log-odds interval"), "logistic_other_units", est, se, df, row,
+                   within = 2e-3 * se * qt(1 - (1 - as.numeric(row$level)) / 2, df) + tolerance)
   reml <- reml_laplace(fit@frame)
   est <- sum(w * reml$beta)
   se <- sqrt(as.numeric(t(w) %*% reml$vcov %*% w))
-  compare(paste(what, "log-odds (REML-Laplace)"), est, row$logistic_reml_log_odds)
-  compare(paste(what, "log-odds SE (REML-Laplace)"), se, row$logistic_reml_se)
-  compare(paste(what, "log-odds p (REML-Laplace, t)"), 2 * pt(-abs(est / se), df),
-          row$logistic_reml_p)
+  compare(paste(what, "log-odds (REML-Laplace)"), "logistic_reml_log_odds", est,
+          row$logistic_reml_log_odds)
+  compare(paste(what, "log-odds SE (REML-Laplace)"), "logistic_reml_se", se, row$logistic_reml_se)
+  compare(paste(what, "log-odds p (REML-Laplace, t)"), "logistic_reml_p",
+          2 * pt(-abs(est / se), df), row$logistic_reml_p)
 }
 
-comparisons <- scores[scores$table == "comparison" & scores$annotators == "all" &
-                        !is.na(scores$study), ]
-for (key in unique(paste(comparisons$study, comparisons$task, sep = "\t"))) {
-  parts <- strsplit(key, "\t")[[1]]
-  rows <- comparisons[comparisons$study == as.integer(parts[1]) & comparisons$task == parts[2], ]
-  mine <- test[test$study_id == as.integer(parts[1]) & test$task == parts[2], ]
+# Table 5: each cell's mean and its interval over other annotators at the row's level.
+check_table5 <- function(scores, test) {
+  cells <- scores[scores$table == "table5" & scores$annotators == "all" &
+                    scores$scoring == "official", ]
+  for (i in seq_len(nrow(cells))) {
+    cell <- cells[i, ]
+    mine <- test[test$task == cell$task & test$k == cell$k, ]
+    per <- tapply(mine$score, mine$assignment_id, mean)
+    n <- length(per)
+    m <- mean(per)
+    name <- sprintf("%s k=%d", cell$task, cell$k)
+    compare(paste(name, "mean"), "table5 mean", m, cell$mean)
+    s <- sd(per)
+    if (n < 2 || is.na(cell$other_units_low) || m <= 0 || m >= 1 || s == 0) next
+    half <- qt(1 - (1 - cell$level) / 2, n - 1) * s / (sqrt(n) * m * (1 - m))
+    compare(paste(name, "interval low"), "table5 other_units_low", plogis(qlogis(m) - half),
+            cell$other_units_low)
+    compare(paste(name, "interval high"), "table5 other_units_high", plogis(qlogis(m) + half),
+            cell$other_units_high)
+  }
+}
+
+# The labels of a study's declared family from the bundle's analysis_plans.json (its frozen
+# plan), or NULL where there is none to read.
+family_of <- function(dir, study) {
+  file <- file.path(dir, "analysis_plans.json")
+  if (!file.exists(file) || !requireNamespace("jsonlite", quietly = TRUE)) return(NULL)
+  for (p in jsonlite::fromJSON(file, simplifyVector = FALSE)) {
+    if (p$study == study && !is.null(p$plan_json)) {
+      return(sapply(jsonlite::fromJSON(p$plan_json, simplifyVector = FALSE)$family,
+                    function(c) c$label))
+    }
+  }
+  NULL
+}
+
+# A study's family of comparisons `rows`, from its test answers `mine` and screening answers.
+check_study <- function(dir, study, task, rows, mine, screen) {
   present <- sort(unique(mine$k))
   # Per scenario the items every annotator answered, then those every scenario has.
   shared <- NULL
@@ -193,8 +266,8 @@ for (key in unique(paste(comparisons$study, comparisons$task, sep = "\t"))) {
   d$scenario <- factor(d$k, levels = present)
   d$annotator <- factor(d$assignment_id)
   d$item <- factor(d$example_id)
-  fit <- lmerTest::lmer(score ~ 0 + scenario + (1 | annotator) + (1 | item), data = d,
-                        REML = TRUE, control = lmerControl(check.conv.singular = "ignore"))
+  fit <- tryCatch(lmerTest::lmer(score ~ 0 + scenario + (1 | annotator) + (1 | item), data = d,
+                                 REML = TRUE, control = tight_lmer), error = function(e) NULL)
   # As the report: no logistic fit where the outcomes separate the scenarios (an estimate
   # beyond 30 logits) or where (the fewer of annotators and items)^2 * (the more) > 500,000.
   logistic <- NULL
@@ -206,70 +279,175 @@ for (key in unique(paste(comparisons$study, comparisons$task, sep = "\t"))) {
       error = function(e) NULL)
     if (!is.null(logistic) && any(abs(fixef(logistic)) > 30)) logistic <- NULL
   }
-  theta <- getME(fit, "theta")
-  annotator_zero <- theta[["annotator.(Intercept)"]] < 1e-4
+  theta <- if (is.null(fit)) c(annotator = 0, item = 0) else
+    setNames(getME(fit, "theta")[c("annotator.(Intercept)", "item.(Intercept)")],
+             c("annotator", "item"))
+  annotator_zero <- theta[["annotator"]] < 1e-4
   means <- tapply(d$score, d$annotator, mean)
   scenario_of <- tapply(d$k, d$annotator, function(x) x[1])
+  groups <- lapply(present, function(k) means[scenario_of == k])
+  # Each annotator's (screening, test) S1 over all their submitted items of the phase.
+  s1 <- function(x, who) tapply(x$score, x$assignment_id, mean)[as.character(who)]
+  decided <- rep(NA, nrow(rows))
   for (i in seq_len(nrow(rows))) {
     row <- rows[i, ]
-    what <- sprintf("study %s %s %s", parts[1], parts[2], row$subset)
+    what <- sprintf("study %s %s %s", study, task, row$subset)
     w <- weights(row$subset, present)
-    # The path: the report decides by permutation exactly where R's fit has no annotator
-    # variance.
-    same_path <- grepl("permutation test", row$method) == annotator_zero
-    checked <- checked + 1
-    if (!same_path) {
-      differ <- differ + 1
-      cat(sprintf("%-70s DIFFERS: R's fit %s the annotator variance at zero, the report: %s\n",
-                  substr(paste(what, "path"), 1, 70), if (annotator_zero) "puts" else "does not put",
-                  row$method))
-    }
-    # The logistic model's cells, where the report has them; a fit R cannot make where the
-    # report made one (or the other way round) differs.
-    if (!is.null(logistic) != !is.na(suppressWarnings(as.numeric(row$logistic_log_odds)))) {
-      checked <- checked + 1
-      differ <- differ + 1
-      cat(sprintf("%-70s DIFFERS: %s\n", substr(paste(what, "logistic"), 1, 70),
-                  if (is.null(logistic)) "the report has a logistic fit, R none"
-                  else "R has a logistic fit, the report none"))
-    } else if (!is.null(logistic)) {
-      compare_logistic(what, logistic, w, length(present), row)
-    }
-    if (!annotator_zero) {
-      t <- lmerTest::contest1D(fit, w, ddf = "Satterthwaite")
-      compare(paste(what, "estimate"), t$Estimate, row$mean)
-      compare(paste(what, "SE"), t$`Std. Error`, row$se)
-      compare(paste(what, "df"), t$df, row$df, relative = TRUE)
-      compare(paste(what, "p"), t$`Pr(>|t|)`, row$p)
+    design <- relabel_design(groups, w)
+    if (is.na(row$p) && startsWith(row$method, "no test")) {
+      # No test in the report: here too a weighed scenario has one annotator or every answer
+      # scored alike.
+      paths[["no test"]] <<- paths[["no test"]] + 1
+      none <- any(lengths(groups)[w != 0] < 2) || length(unique(d$score)) <= 1
+      tally(what, "p", none, sprintf("%-70s %s", substr(paste(what, "no test"), 1, 70),
+                                     if (none) "ok" else "DIFFERS p: R has a test"))
+      decided[i] <- 1
       next
     }
-    # The annotator variance at zero: Welch's contrast across the annotators' means, and for
-    # a pair the permutation test that decides.
-    groups <- lapply(present, function(k) means[scenario_of == k])
-    estimate <- sum(w * sapply(groups, mean))
-    v <- w^2 * sapply(groups, var) / sapply(groups, length)
-    se <- sqrt(sum(v))
-    df <- sum(v)^2 / sum(v^2 / (sapply(groups, length) - 1))
-    compare(paste(what, "estimate (Welch)"), estimate, row$mean)
-    compare(paste(what, "SE (Welch)"), se, row$se)
-    compare(paste(what, "df (Welch)"), df, row$df, relative = TRUE)
-    # A pair, or a trend that weighs two scenarios only (three equally spaced k), relabels
-    # the annotators of those two.
-    weighed <- present[w != 0]
-    if (length(weighed) == 2 && abs(sum(w)) < 1e-12) {
-      a <- means[scenario_of == weighed[w[w != 0] < 0]]
-      b <- means[scenario_of == weighed[w[w != 0] > 0]]
-      perm <- relabel_p(a, b)
-      if (perm$exact) {
-        compare(paste(what, "p (exact permutation)"), perm$p, row$p)
+    # The path: the report decides by permutation exactly where R's fit has no annotator
+    # variance.
+    by_permutation <- grepl("permutation test", row$method)
+    path <- if (annotator_zero) "permutation" else if (theta[["item"]] < 1e-4)
+      "mixed, item variance zero" else "mixed"
+    paths[[path]] <<- paths[[path]] + 1
+    tally(what, "method", by_permutation == annotator_zero,
+          sprintf("%-70s R: %s, the report: %s", substr(paste(what, "path"), 1, 70), path,
+                  if (by_permutation == annotator_zero) "ok" else paste("DIFFERS method:",
+                                                                         row$method)))
+    # The logistic model's cells, where the report has them; a fit R cannot make where the
+    # report made one (or the other way round) differs.
+    if (!is.null(logistic) != !is.na(row$logistic_log_odds)) {
+      tally(what, "logistic_log_odds", FALSE,
+            sprintf("%-70s DIFFERS logistic_log_odds: %s", substr(paste(what, "logistic"), 1, 70),
+                    if (is.null(logistic)) "the report has a logistic fit, R none"
+                    else "R has a logistic fit, the report none"))
+    } else if (!is.null(logistic)) {
+      paths[["logistic"]] <<- paths[["logistic"]] + 1
+      compare_logistic(what, logistic, w, length(present), row)
+    }
+    alpha <- 1 - as.numeric(row$level)
+    if (!annotator_zero) {
+      t <- lmerTest::contest1D(fit, w, ddf = "Satterthwaite")
+      estimate <- t$Estimate
+      compare(paste(what, "estimate"), "mean", estimate, row$mean)
+      compare(paste(what, "SE"), "se", t$`Std. Error`, row$se)
+      compare(paste(what, "df"), "df", t$df, row$df, relative = TRUE)
+      compare(paste(what, "p"), "p", t$`Pr(>|t|)`, row$p)
+      compare_interval(paste(what, "interval"), "other_units", estimate, t$`Std. Error`, t$df,
+                       row)
+      decided[i] <- t$`Pr(>|t|)`
+    } else {
+      # The annotator variance at zero: Welch's contrast across the annotators' means, and the
+      # permutation test that decides.
+      estimate <- sum(w * sapply(groups, mean))
+      v <- w^2 * sapply(groups, var) / lengths(groups)
+      se <- sqrt(sum(v))
+      df <- sum(v)^2 / sum(v^2 / (lengths(groups) - 1))
+      compare(paste(what, "estimate (Welch)"), "mean", estimate, row$mean)
+      compare(paste(what, "SE (Welch)"), "se/Welch", se, row$se, empty_ok = 0)
+      if (se > 0) compare(paste(what, "df (Welch)"), "df/Welch", df, row$df, relative = TRUE)
+      p <- relabel_p(design)
+      compare_relabel(paste(what, "p"), "p/permutation", design, p, row$p)
+      decided[i] <- if (design$exact) p else row$p
+      if (grepl("interval is Welch", row$method)) {
+        compare_interval(paste(what, "interval (Welch)"), "other_units", estimate, se, df, row,
+                         variant = "/Welch")
+      } else if (!design$exact) {
+        unchecked(paste(what, "interval (permutation)"), "random relabellings (the report's draws)")
       } else {
-        # Four Monte Carlo standard errors of the two estimates' difference.
-        error <- 4 * sqrt(perm$p * (1 - perm$p) * (1 / 9999 + 1 / 20000)) + tolerance
-        compare(paste(what, "p (random permutation)"), perm$p, row$p, within = error)
+        ends <- shift_interval(design, alpha)
+        if (is.null(ends)) {
+          none <- is.na(row$other_units_low) && is.na(row$other_units_high)
+          tally(what, "other_units_low/permutation", none, sprintf(
+            "%-70s R: no shift rejected (smallest p %.4g), report %s", substr(paste(
+              what, "interval (permutation)"), 1, 70), design$min_p,
+            if (none) "empty: ok" else "not empty: DIFFERS other_units_low/permutation"))
+        } else {
+          compare(paste(what, "interval low (permutation)"), "other_units_low/permutation",
+                  ends[1], row$other_units_low, within = 1e-6)
+          compare(paste(what, "interval high (permutation)"), "other_units_high/permutation",
+                  ends[2], row$other_units_high, within = 1e-6)
+        }
       }
     }
+    pair <- !startsWith(row$subset, "linear trend")
+    if (!is.na(row$permutation_p) || pair) {
+      compare_relabel(paste(what, "permutation_p"), "permutation_p", design, relabel_p(design),
+                      row$permutation_p)
+      compare(paste(what, "permutation_min_p"), "permutation_min_p", design$min_p,
+              row$permutation_min_p)
+    }
+    if (!pair) next
+    ks <- label_ks(row$subset)
+    a <- means[scenario_of == ks[2]]
+    b <- means[scenario_of == ks[1]]
+    pooled <- sqrt((sum((a - mean(a))^2) + sum((b - mean(b))^2)) / (length(a) + length(b) - 2))
+    compare(paste(what, "effect"), "effect", estimate / pooled, row$effect, empty_ok = Inf)
+    # Screening-adjusted, where every annotator of both scenarios has screening and test S1.
+    who <- unique(mine$assignment_id[mine$k %in% ks])
+    x <- s1(screen, who)
+    if (any(is.na(x))) next
+    y <- s1(mine, who)
+    g <- factor(mine$k[match(who, mine$assignment_id)], levels = rev(ks))
+    coefficients <- summary(lm(y ~ g + x))$coefficients
+    b <- paste0("g", ks[1])
+    if (!b %in% rownames(coefficients)) next
+    compare(paste(what, "screening-adjusted"), "adjusted", coefficients[b, 1], row$adjusted)
+    compare(paste(what, "screening-adjusted SE"), "adjusted_se", coefficients[b, 2],
+            row$adjusted_se)
+    compare(paste(what, "screening-adjusted p"), "adjusted_p", coefficients[b, 4],
+            row$adjusted_p)
+  }
+  # Holm over the declared family; a member without a row counts with p = 1.
+  family <- family_of(dir, study)
+  if (is.null(family)) family <- rows$subset
+  p <- rep(1, length(family))
+  p[match(rows$subset, family)] <- decided
+  holm <- p.adjust(p, method = "holm")
+  for (i in seq_len(nrow(rows))) {
+    compare(sprintf("study %s %s %s Holm", study, task, rows$subset[i]), "p_holm",
+            holm[match(rows$subset[i], family)], rows$p_holm[i])
   }
 }
 
-cat(sprintf("\n%d cells checked, %d differ beyond %g\n", checked, differ, tolerance))
-if (differ > 0) quit(status = 1)
+# One unpacked bundle.
+check_bundle <- function(dir) {
+  annotations <- read.csv(file.path(dir, "annotations.csv"), stringsAsFactors = FALSE,
+                          colClasses = c(answer = "character"))
+  scores <- read.csv(file.path(dir, "scores.csv"), stringsAsFactors = FALSE)
+  # A submitted skip scores 0, as in the report; items never submitted do not count.
+  done <- annotations[annotations$status == "finished" &
+                        annotations$submitted %in% c("true", TRUE), ]
+  done$score <- ifelse(done$skipped %in% c("true", TRUE), 0, done$s1)
+  done <- done[!is.na(done$score), ]
+  test <- done[done$phase == "test", ]
+  check_table5(scores, test)
+  comparisons <- scores[scores$table == "comparison" & scores$annotators == "all" &
+                          !is.na(scores$study), ]
+  for (key in unique(paste(comparisons$study, comparisons$task, sep = "\t"))) {
+    parts <- strsplit(key, "\t")[[1]]
+    of <- function(x) x[x$study_id == as.integer(parts[1]) & x$task == parts[2], ]
+    rows <- comparisons[comparisons$study == as.integer(parts[1]) &
+                          comparisons$task == parts[2], ]
+    check_study(dir, parts[1], parts[2], rows, of(test), of(done[done$phase == "screening", ]))
+  }
+}
+
+totals <- c(checked = 0, differ = 0, bundles = 0, failing = 0)
+for (dir in dirs) {
+  checked <- 0
+  differ <- 0
+  differing <- character(0)
+  tryCatch(check_bundle(dir), error = function(e) {
+    tally(dir, "error", FALSE, paste("DIFFERS error: R stopped:", conditionMessage(e)))
+  })
+  cat(sprintf("bundle %s: %d cells checked, %d differ%s\n", dir, checked, differ,
+              if (differ > 0) paste0(": ", paste(differing, collapse = ", ")) else ""))
+  totals <- totals + c(checked, differ, 1, differ > 0)
+}
+cat("\nThe largest |R - report| of each kind of cell (relative for df):\n")
+for (kind in sort(names(largest))) cat(sprintf("  %-28s %.3g\n", kind, largest[[kind]]))
+cat("Comparisons by R's path:", paste(names(paths), paths, sep = " ", collapse = ", "), "\n")
+cat(sprintf("\n%d cells checked, %d differ beyond their tolerances (%d bundles, %d with a difference)\n",
+            totals[["checked"]], totals[["differ"]], totals[["bundles"]], totals[["failing"]]))
+if (totals[["differ"]] > 0) quit(status = 1)

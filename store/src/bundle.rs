@@ -315,6 +315,7 @@ fn spool_from_build(m: &mut Members, l: &Loaded, r: &Report) -> Result<(), Error
     m.text("analysis_plans.json".into(), &analysis_plans(r)?)?;
     // A reviewer's rerun of the inferential cells in R, from the CSVs beside it.
     m.text("analysis.R".into(), ANALYSIS_R)?;
+    m.text("analysis_relabel.R".into(), ANALYSIS_RELABEL_R)?;
     // The study pages' files, where a study of the scope has pages (a bundle of studies
     // without them is as before).
     if l.studies.iter().any(|s| !s.config.pages.is_empty()) {
@@ -382,6 +383,9 @@ fn end(m: &Members, studies: &[Study], versions: Versions) -> Result<String, Err
 /// `analysis.R`: reruns the bundle's inferential cells with lme4 and lmerTest from its own
 /// `annotations.csv` and prints each beside `scores.csv`'s value (see its header).
 const ANALYSIS_R: &str = include_str!("analysis.R");
+/// The permutation test of annotator labels and its interval, which `analysis.R` reads from
+/// beside itself.
+const ANALYSIS_RELABEL_R: &str = include_str!("analysis_relabel.R");
 
 async fn configs(pool: &sqlx::AnyPool, studies: &[Study]) -> Result<String, Error> {
     let mut configs = Vec::new();
@@ -424,8 +428,9 @@ async fn configs(pool: &sqlx::AnyPool, studies: &[Study]) -> Result<String, Erro
 }
 
 /// Each study's frozen analysis plan with its hash: `plan_json` is the exact text the SHA-256
-/// was taken of, so `sha256(plan_json) == sha256` checks it.
-fn analysis_plans(r: &Report) -> Result<String, Error> {
+/// was taken of, so `sha256(plan_json) == sha256` checks it. Public for the simulated bundles of
+/// `clues-lab simulate --bundles`, which write the same file.
+pub fn analysis_plans(r: &Report) -> Result<String, Error> {
     let plans: Vec<serde_json::Value> = r
         .plans
         .iter()

@@ -15,6 +15,7 @@ mod sample;
 mod score;
 mod serve;
 mod simulate;
+mod simulate_bundles;
 mod studies;
 
 use crate::clues;

@@ -30,6 +30,13 @@ pub struct SimulateArgs {
     /// same grid.
     #[arg(long)]
     pub logistic: bool,
+    /// Instead of the tables: write `--studies` unpacked bundles of simulated studies into this
+    /// folder, for the benchmark of the bundle's `analysis.R` (`server/bench/analysis-r.sh`).
+    #[arg(long, hide = true)]
+    pub bundles: Option<std::path::PathBuf>,
+    /// The scenario test's path the bundles' crowd aims at.
+    #[arg(long, hide = true, value_enum, default_value = "mixed")]
+    pub path: super::simulate_bundles::BundlePath,
 }
 
 fn pct(r: Rate) -> String {
@@ -187,6 +194,9 @@ pub(super) fn simulate(a: &SimulateArgs) -> Result<()> {
     let threads = a
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if let Some(dir) = &a.bundles {
+        return super::simulate_bundles::write_bundles(dir, a.path, a.studies, a.seed, threads);
+    }
     let started = std::time::Instant::now();
     println!(
         "{} simulated studies per design, seed {}, {threads} threads; rates in percent at alpha = {ALPHA}",
