@@ -14,10 +14,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/../../.ci/env.sh"
 source "$ROOT/server/bench/common.sh"
 cd "$ROOT"
 STUDIES="${STUDIES:-300}"; SEED="${SEED:-20261207}"; PROFILE="${PROFILE:-debug}"
-BIN="$(bench_binary)"
+BIN="${BIN:-$(bench_binary)}"
 WORK="${KEEP:-$(mktemp -d)}"
 mkdir -p "$WORK"
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$WORK"' EXIT
+# R reads a script as it runs it: a copy, so that editing the source meanwhile changes nothing.
+cp store/src/analysis.R store/src/analysis_relabel.R "$WORK/"
 alarms=0
 for path in mixed item-zero annotator-zero logistic; do
   rm -rf "${WORK:?}/$path"
@@ -26,7 +28,7 @@ for path in mixed item-zero annotator-zero logistic; do
   made=$((SECONDS - started))
   started=$SECONDS
   set +e
-  Rscript store/src/analysis.R --quiet "$WORK/$path"/*/ > "$WORK/$path.out" 2>&1
+  Rscript "$WORK/analysis.R" --quiet "$WORK/$path"/*/ > "$WORK/$path.out" 2>&1
   rc=$?
   set -e
   last="$(tail -n 1 "$WORK/$path.out")"

@@ -391,12 +391,19 @@ check_study <- function(dir, study, task, rows, mine, screen) {
     g <- factor(mine$k[match(who, mine$assignment_id)], levels = rev(ks))
     coefficients <- summary(lm(y ~ g + x))$coefficients
     b <- paste0("g", ks[1])
-    if (!b %in% rownames(coefficients)) next
+    if (!"x" %in% rownames(coefficients)) {
+      # Screening S1 never varies within the scenarios: no adjustment, here as in the report.
+      none <- is.na(row$adjusted)
+      tally(what, "adjusted", none, sprintf("%-70s R: no adjustment (screening S1 constant), %s",
+                                            substr(paste(what, "screening-adjusted"), 1, 70),
+                                            if (none) "ok" else "DIFFERS adjusted"))
+      next
+    }
     compare(paste(what, "screening-adjusted"), "adjusted", coefficients[b, 1], row$adjusted)
     compare(paste(what, "screening-adjusted SE"), "adjusted_se", coefficients[b, 2],
-            row$adjusted_se)
+            row$adjusted_se, empty_ok = 0)
     compare(paste(what, "screening-adjusted p"), "adjusted_p", coefficients[b, 4],
-            row$adjusted_p)
+            row$adjusted_p, empty_ok = NaN)
   }
   # Holm over the declared family; a member without a row counts with p = 1.
   family <- family_of(dir, study)

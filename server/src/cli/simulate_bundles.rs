@@ -18,7 +18,7 @@ use domain::rng::SplitMix64;
 use domain::stats::simulate::model::Crowd;
 use domain::study::analysis::AnalysisChoices;
 use domain::study::StudyConfig;
-use domain::task::{Family, Gold, Label, NoAnswer, TaskSpec};
+use domain::task::{Family, Gold, TaskSpec};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::Path;
@@ -252,25 +252,12 @@ fn rules(study: StudyId, alpha: f64) -> Result<StudyRules> {
 
 /// A label task whose every item's gold is "positive".
 fn task_data() -> TaskData {
-    let label = |n: &str| Label {
-        name: n.into(),
-        definition: String::new(),
-        example: String::new(),
-    };
     let gold = Gold {
         official: vec!["positive".into()],
         spans: vec![domain::spans::Span::new("positive", None)],
     };
     TaskData {
-        spec: TaskSpec {
-            name: TASK.into(),
-            family: Family::Classification,
-            description: String::new(),
-            labels: vec![label("negative"), label("positive")],
-            question_types: Vec::new(),
-            no_answer: NoAnswer::EmptyList,
-            metric: None,
-        },
+        spec: TaskSpec::plain(TASK, Family::Classification, &["negative", "positive"]),
         test_golds: (1..=ITEMS as i64)
             .map(|i| (ExampleId(i), gold.clone()))
             .collect(),

@@ -4,6 +4,8 @@
 //! the test's own computation from the official files, and the exports are read back.
 use crate::common;
 
+mod tamper;
+
 use axum::http::StatusCode;
 use common::client::{env, get, login, new_study, Env};
 use domain::answer::{Answer, SpanAnswer};
@@ -837,9 +839,8 @@ async fn bundle(env: &Env, cookie: &str, scope: &str) {
     rerun_in_r(&file, tmp.path());
 }
 
-/// The bundle's `analysis.R` run in R on the unpacked bundle: every inferential cell it
-/// reruns with lme4 and lmerTest agrees with the report's (it exits 1 on a difference).
-fn rerun_in_r(tar: &Path, dir: &Path) {
+/// Whether R with lme4 and lmerTest is here for the bundle's `analysis.R`; on CI it must be.
+fn r_available() -> bool {
     let has_r = std::process::Command::new("Rscript")
         .args(["-e", "library(lmerTest)"])
         .output()
@@ -850,6 +851,14 @@ fn rerun_in_r(tar: &Path, dir: &Path) {
             "R with lme4 and lmerTest is needed for the bundle's analysis.R (.ci/setup installs it)"
         );
         eprintln!("SKIPPED the bundle's analysis.R: no Rscript with lmerTest here");
+    }
+    has_r
+}
+
+/// The bundle's `analysis.R` run in R on the unpacked bundle: every inferential cell it
+/// reruns with lme4 and lmerTest agrees with the report's (it exits 1 on a difference).
+fn rerun_in_r(tar: &Path, dir: &Path) {
+    if !r_available() {
         return;
     }
     let untar = std::process::Command::new("tar")
