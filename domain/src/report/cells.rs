@@ -101,8 +101,11 @@ fn study_families(
             screened: &screened,
         });
         t.comparisons.extend(comparisons);
-        t.plan
-            .extend(fit.as_ref().and_then(|f| inference::plan(f, r.alpha)));
+        match fit.as_ref().map(|f| inference::plan(f, r.alpha)) {
+            Some(Ok(row)) => t.plan.push(row),
+            Some(Err(refusal)) => t.plan_refused.push(refusal),
+            None => {}
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! What the report says: each annotator's line, the cells of the score tables (per scenario,
 //! with the filtered view, subsets, agreement and confidence), and the whole `Report`.
 
-use super::inference::{Comparison, Matrix, PlanRow, Uncertainty};
+use super::inference::{Comparison, Matrix, PlanRefusal, PlanRow, Uncertainty};
 use super::{calibration, machine};
 use crate::ids::{AssignmentId, StudyId};
 use crate::place::PlaceStatus;
@@ -236,6 +236,9 @@ pub struct Tables {
     /// Per study: annotators per scenario a study needs (from its fit as pilot data).
     #[serde(default)]
     pub plan: Vec<PlanRow>,
+    /// Per study the planner does not plan from: why.
+    #[serde(default)]
+    pub plan_refused: Vec<PlanRefusal>,
     /// Each human cell's item scores (official), for the comparisons with systems.
     #[serde(skip)]
     pub items: BTreeMap<(String, u32), Matrix>,

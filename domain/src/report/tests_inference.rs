@@ -7,7 +7,8 @@ use super::draw::scores_csv;
 use super::inference::{self, Comparison, Status, HUMANS};
 use super::tests::{annotator, config, data, report, rules};
 use super::*;
-use crate::stats::{self, groups};
+use crate::stats;
+use crate::stats::groups::{self, Method};
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-12
@@ -78,8 +79,13 @@ fn each_study_tests_its_declared_family_from_one_fit() {
             c.label
         ))
     };
-    let (method, test) = fit.test(&[-1.0, 1.0, 0.0], seed_of(first)).unwrap();
-    assert_eq!((&first.method, first.test), (&method, test));
+    let tested = fit
+        .test(&[-1.0, 1.0, 0.0], first.alpha, seed_of(first))
+        .unwrap();
+    assert_eq!(
+        (&first.method, first.test, first.interval),
+        (&tested.method, tested.test, tested.interval)
+    );
     // Balanced: the contrast's estimate is the difference of the scenarios' means, 7/12 − 3/4.
     assert!(close(first.difference, -1.0 / 6.0));
     assert_eq!(
@@ -88,15 +94,16 @@ fn each_study_tests_its_declared_family_from_one_fit() {
     );
     assert_eq!(first.sides[0].who, HUMANS);
     // The trend per 10 shots over k = 0, 2, 4 uses the same fit.
-    let (_, trend) = fit
+    let trend = fit
         .test(
             &groups::trend_weights(&[0, 2, 4], 10.0).unwrap(),
+            c[3].alpha,
             seed_of(&c[3]),
         )
         .unwrap();
-    assert_eq!(c[3].test, trend);
+    assert_eq!(c[3].test, trend.test);
     // Holm within the family of four.
-    let raw: Vec<f64> = c.iter().map(Comparison::p).collect();
+    let raw: Vec<f64> = c.iter().map(|c| c.p().unwrap()).collect();
     let holm: Vec<Option<f64>> = stats::holm(&raw).into_iter().map(Some).collect();
     assert_eq!(c.iter().map(|c| c.p_holm).collect::<Vec<_>>(), holm);
     // Relabelling annotators: of the 20 ways to split 1, 3/4, 1/2 | 1, 3/4, 0 into two groups
@@ -114,7 +121,12 @@ fn each_study_tests_its_declared_family_from_one_fit() {
     assert!(close(first.effect.unwrap(), -1.0 / 6.0 / sd));
     // The filtered set drops w6 at k=2: that side has 2 annotators.
     assert_eq!(r.filtered.comparisons[0].sides[1].units, 2);
-    assert!(first.interval.low <= first.difference && first.difference <= first.interval.high);
+    // One interval per decision: it leaves zero out exactly where the deciding p is below α.
+    for c in c {
+        let p = c.p().unwrap();
+        assert_eq!(c.interval.is_some_and(|i| !i.contains(0.0)), p <= c.alpha);
+        assert!(c.interval.is_none_or(|i| i.contains(c.difference)), "{c:?}");
+    }
 }
 
 fn report_annotators() -> Vec<AnnotatorRecord> {
@@ -174,7 +186,7 @@ fn the_family_never_depends_on_the_other_studies_in_scope() {
     assert_eq!(two.len(), 1);
     assert_eq!(
         two[0].p_holm,
-        Some(stats::holm(&[two[0].p(), 1.0, 1.0, 1.0])[0])
+        Some(stats::holm(&[two[0].p().unwrap(), 1.0, 1.0, 1.0])[0])
     );
 }
 
@@ -209,7 +221,18 @@ fn the_frozen_plans_level_governs_tests_intervals_and_the_planner() {
     assert_eq!(family.len(), 4);
     for c in &family {
         assert_eq!(c.alpha, 0.02, "{}", c.label);
-        assert_eq!(c.interval, c.test.interval(0.98), "{}", c.label);
+        match &c.method {
+            Method::MixedModel { .. } => {
+                assert_eq!(c.interval, c.test.map(|t| t.interval(0.98)), "{}", c.label);
+            }
+            Method::Permutation { test, .. } => {
+                // Its own interval at 0.98: none, as its smallest p is above 0.02.
+                assert!(test.min_p > 0.02 && c.interval.is_none(), "{c:?}");
+            }
+            Method::Welch { .. } | Method::OneSample { .. } | Method::NoTest { .. } => {
+                panic!("{c:?}")
+            }
+        }
     }
     let primary: Vec<&str> = family
         .iter()
@@ -423,4 +446,56 @@ fn a_study_on_part_of_a_chain_lists_only_the_files_it_uses() {
     let r = StudyRules::of(&c);
     assert_eq!(r.files, vec![(10, 2)]);
     assert_eq!(r.chain, vec![(10, 2), (20, 2), (30, 2)]);
+}
+
+/// The study's family and planner on these annotators (study 1's rules).
+fn study_of(annotators: &[AnnotatorRecord]) -> Report {
+    build(&tasks(), annotators, &rules(vec![(2, 1), (4, 1)], false))
+}
+
+#[test]
+fn degenerate_data_keep_their_rows_and_say_why_there_is_no_test() {
+    use crate::report::inference::Refusal;
+    use crate::stats::groups::Untestable;
+    const R: [&str; 4] = ["positive", "negative", "positive", "negative"];
+    // Every answer right: no variance at all.
+    let right: Vec<AnnotatorRecord> = (1..=9)
+        .map(|n| annotator(n, [0, 2, 4][(n as usize - 1) / 3], 0, R))
+        .collect();
+    // One annotator a scenario, who differ.
+    let one = vec![
+        annotator(1, 0, 0, ["positive", "negative", "positive", "negative"]),
+        annotator(4, 2, 0, ["positive", "negative", "negative", "negative"]),
+        annotator(7, 4, 0, ["negative", "negative", "negative", "negative"]),
+    ];
+    for (annotators, why, refusal) in [
+        (
+            right,
+            Untestable::AllAlike { score: 1.0 },
+            Refusal::NoSpread,
+        ),
+        (one, Untestable::OneAnnotatorEach, Refusal::OneAnnotatorEach),
+    ] {
+        let r = study_of(&annotators);
+        let c = &r.all.comparisons;
+        assert_eq!(c.len(), 4, "{why:?}: every comparison of the family stays");
+        for c in c {
+            assert_eq!(c.method, Method::NoTest { why }, "{}", c.label);
+            assert_eq!(
+                (c.p(), c.p_holm, c.test, c.interval),
+                (None, None, None, None)
+            );
+        }
+        let md = crate::report::draw::layout::markdown(&r);
+        assert!(md.contains(&format!("no test: {}", why.describe())), "{md}");
+        let csv = scores_csv::scores_csv(&r);
+        assert!(csv
+            .lines()
+            .any(|l| l.starts_with("comparison,") && l.contains("no test: ")));
+        // The planner refuses, with the reason, in every format.
+        assert!(r.all.plan.is_empty(), "{:?}", r.all.plan);
+        assert_eq!(r.all.plan_refused[0].why, refusal);
+        assert!(md.contains(&refusal.describe()), "{md}");
+        assert!(csv.contains(&refusal.describe()), "{csv}");
+    }
 }

@@ -17,12 +17,48 @@ pub const MIN_PAIRS_FOR_P: usize = 5;
 /// r with its n, two-sided p (the t-test of r = 0 with n − 2 degrees of freedom, as scipy
 /// computes it at any n; reported from [`MIN_PAIRS_FOR_P`] pairs) and 95% Fisher-z interval
 /// (`None` below four pairs).
+///
+/// In a file (the report's JSON) the p is left out below [`MIN_PAIRS_FOR_P`] pairs, as on
+/// every page and table (`Reported`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(into = "Reported", from = "Reported")]
 pub struct Correlation {
     pub r: f64,
     pub n: usize,
     pub p: f64,
     pub interval: Option<Interval>,
+}
+
+/// A correlation as files hold it: its p only where it is reported.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+struct Reported {
+    r: f64,
+    n: usize,
+    p: Option<f64>,
+    interval: Option<Interval>,
+}
+
+impl From<Correlation> for Reported {
+    fn from(c: Correlation) -> Reported {
+        Reported {
+            r: c.r,
+            n: c.n,
+            p: c.reported_p(),
+            interval: c.interval,
+        }
+    }
+}
+
+impl From<Reported> for Correlation {
+    /// A p left out reads back as NaN, which `reported_p` never shows.
+    fn from(c: Reported) -> Correlation {
+        Correlation {
+            r: c.r,
+            n: c.n,
+            p: c.p.unwrap_or(f64::NAN),
+            interval: c.interval,
+        }
+    }
 }
 
 impl Correlation {
@@ -157,13 +193,19 @@ mod tests {
         let c = correlation(&[1.0, 2.0, 3.0], &[1.0, 3.0, 2.0], 0.95).unwrap();
         let t = 0.5 / 0.75f64.sqrt();
         assert!((c.p - 2.0 * t_cdf(-t, 1.0)).abs() < 1e-14 && c.interval.is_none());
-        // Computed as scipy does, but not reported below five pairs.
+        // Computed as scipy does, but not reported below five pairs, in a file neither.
         assert_eq!(c.reported_p(), None);
+        let json = serde_json::to_value(c).unwrap();
+        assert_eq!(json["p"], serde_json::Value::Null, "{json}");
+        let back: Correlation = serde_json::from_value(json).unwrap();
+        assert_eq!((back.r, back.n, back.reported_p()), (c.r, 3, None));
         let c = correlation(&[1.0, 2.0, 3.0, 4.0], &[2.0, 4.0, 6.0, 8.0], 0.95).unwrap();
         let i = c.interval.unwrap();
         assert!(c.p < 1e-12 && i.low > 0.999_999 && i.high <= 1.0, "{c:?}");
         assert_eq!(c.reported_p(), None);
         let c = correlation(&[1.0, 2.0, 3.0, 4.0, 5.0], &[1.0, 3.0, 2.0, 5.0, 4.0], 0.95).unwrap();
         assert_eq!(c.reported_p(), Some(c.p));
+        let back: Correlation = serde_json::from_value(serde_json::to_value(c).unwrap()).unwrap();
+        assert_eq!(back, c);
     }
 }

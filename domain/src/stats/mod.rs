@@ -12,6 +12,7 @@ pub mod numdiff;
 pub mod paired;
 pub mod power;
 pub mod relabel;
+pub mod relabel_interval;
 pub mod simulate;
 pub mod ttest;
 
@@ -23,6 +24,7 @@ pub use interval::{
 pub use paired::{cohen_dz, holm, sign_flip_test, PermutationTest};
 pub use power::{pooled_sd, two_sample_power, units_needed, Pilot, Planned};
 pub use relabel::{contrast_relabel_test, relabel_test, RelabelTest};
+pub use relabel_interval::shift_interval;
 pub use ttest::{against_fixed, welch, welch_contrast, TTest};
 
 /// A p-value as the report prints it: three decimals, or two significant digits below 0.001.

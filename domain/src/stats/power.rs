@@ -81,7 +81,8 @@ pub struct Planned {
     pub difference: f64,
     /// Items every annotator answers.
     pub items: f64,
-    /// τ: the standard deviation of an annotator's mean over those items, and its 95% interval.
+    /// τ: the standard deviation of an annotator's mean over those items, and its interval at
+    /// 1 − α (the level the plan is for).
     pub sd: f64,
     pub sd_interval: Option<Interval>,
     /// Annotators per scenario (`None`: more than a million), at τ and across its interval.
@@ -116,8 +117,8 @@ impl Pilot {
         }
         let n_at = |sd: f64| units_needed(difference / sd, power, alpha).map(|n| n.ceil() as u32);
         let sd_interval = (df.is_finite() && df > 0.0).then(|| Interval {
-            low: (df * tau2 / chi2_quantile(0.975, df)).sqrt(),
-            high: (df * tau2 / chi2_quantile(0.025, df)).sqrt(),
+            low: (df * tau2 / chi2_quantile(1.0 - alpha / 2.0, df)).sqrt(),
+            high: (df * tau2 / chi2_quantile(alpha / 2.0, df)).sqrt(),
         });
         Some(Planned {
             difference,
@@ -183,6 +184,14 @@ mod tests {
         assert!((i.low * i.low - 4.0 * tau2 / chi2_quantile(0.975, 4.0)).abs() < 1e-12);
         // More items shrink the residual part only.
         assert!((pilot.tau2(400.0).0 - (0.01 + 0.0004)).abs() < 1e-12);
+        // τ's interval is at the plan's level: wider at α = 0.02.
+        let wide = pilot
+            .plan(0.1, 100.0, 0.8, 0.02)
+            .unwrap()
+            .sd_interval
+            .unwrap();
+        assert!(wide.low < i.low && wide.high > i.high);
+        assert!((wide.low * wide.low - 4.0 * tau2 / chi2_quantile(0.99, 4.0)).abs() < 1e-12);
         // A power at or below alpha is no plan.
         assert_eq!(pilot.plan(0.1, 100.0, 0.05, 0.05), None);
     }

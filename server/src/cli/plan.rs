@@ -53,6 +53,11 @@ fn check(a: &PlanArgs) -> Result<()> {
     problem.map_or(Ok(()), |p| Err(Error::Invalid(p)))
 }
 
+/// The level 1 − α in percent, as a reader writes it (98, 95, 99.5).
+fn level_pct(alpha: f64) -> String {
+    format!("{}", (1000.0 * (1.0 - alpha)).round() / 10.0)
+}
+
 fn count(n: Option<u32>) -> String {
     n.map_or("more than a million".to_string(), |n| n.to_string())
 }
@@ -61,7 +66,14 @@ fn count(n: Option<u32>) -> String {
 fn answer(a: &PlanArgs, p: &Planned) -> String {
     let range = p
         .needed_range
-        .map(|(lo, hi)| format!(" ({}–{} across τ's 95% interval)", count(lo), count(hi)))
+        .map(|(lo, hi)| {
+            format!(
+                " ({}–{} across τ's {}% interval)",
+                count(lo),
+                count(hi),
+                level_pct(a.alpha)
+            )
+        })
         .unwrap_or_default();
     format!(
         "{} annotators per scenario{range}; with 3, as the CLUES protocol has: power {:.2}",
@@ -98,10 +110,29 @@ pub(super) async fn plan(database: &str, a: &PlanArgs) -> Result<()> {
         .await?
         .into_report()
         .await?;
+    for refused in &r.all.plan_refused {
+        println!(
+            "study {} ({}): pilot {} annotators in {} scenarios on {} items; {}",
+            refused.study,
+            refused.task,
+            refused.pilot_annotators,
+            refused.scenarios,
+            refused.items,
+            refused.why.describe()
+        );
+    }
     if r.all.plan.is_empty() {
-        return Err(Error::Invalid(
-            "no pilot data: no study has finished annotators in two scenarios of a task with a fitted model; give --sd".into(),
-        ));
+        let why: Vec<String> = r
+            .all
+            .plan_refused
+            .iter()
+            .map(|p| format!("study {}: {}", p.study, p.why.describe()))
+            .collect();
+        return Err(Error::Invalid(if why.is_empty() {
+            "no pilot data: no study has finished annotators in two scenarios of a task with a fitted model; give --sd".into()
+        } else {
+            format!("no study to plan from ({}); give --sd", why.join("; "))
+        }));
     }
     for row in &r.all.plan {
         let c = row.components;
@@ -114,8 +145,9 @@ pub(super) async fn plan(database: &str, a: &PlanArgs) -> Result<()> {
             })?;
         let tau = match p.sd_interval {
             Some(i) => format!(
-                "{:.1} (95%: {:.1}–{:.1})",
+                "{:.1} ({}%: {:.1}–{:.1})",
                 100.0 * p.sd,
+                level_pct(a.alpha),
                 100.0 * i.low,
                 100.0 * i.high
             ),

@@ -80,15 +80,15 @@ fn comparison_row(c: &Comparison) -> Vec<String> {
         units.join(" vs "),
         c.items.to_string(),
         signed_points(c.difference),
-        format!(
-            "{}–{} ({}%)",
-            pct(c.interval.low),
-            pct(c.interval.high),
-            level_text(c.alpha)
+        c.interval.map_or_else(
+            || c.why_no_interval(),
+            |i| format!("{}–{} ({}%)", pct(i.low), pct(i.high), level_text(c.alpha)),
         ),
         c.method.describe(),
-        format!("{:.2}", c.test.df),
-        p_text(c.p()),
+        c.test
+            .map(|t| format!("{:.2}", t.df))
+            .unwrap_or_else(|| "–".into()),
+        c.p().map(p_text).unwrap_or_else(|| "no test".into()),
         c.p_holm
             .map(|p| format!("{} (α {})", p_text(p), c.alpha))
             .unwrap_or_else(|| "not in a family".into()),

@@ -15,10 +15,14 @@ fn needed_text(p: &Planned) -> String {
     }
 }
 
+fn pilot_text(annotators: usize, scenarios: usize, items: usize) -> String {
+    format!("{annotators} annotators in {scenarios} scenarios, {items} items")
+}
+
 /// The planner from each study as pilot data; `None` when no study has a fit.
 pub fn plan_table(r: &Report, which: Which) -> Option<Table> {
     let t = which.of(r);
-    (!t.plan.is_empty()).then(|| {
+    (!t.plan.is_empty() || !t.plan_refused.is_empty()).then(|| {
         let mut header: Vec<String> = [
             "Study",
             "Task",
@@ -26,7 +30,7 @@ pub fn plan_table(r: &Report, which: Which) -> Option<Table> {
             "SD annotator",
             "SD item",
             "SD residual",
-            "τ (SD of an annotator's mean, 95% interval)",
+            "τ (SD of an annotator's mean, interval at 1 − α)",
             "α (the study's plan)",
         ]
         .map(String::from)
@@ -36,6 +40,20 @@ pub fn plan_table(r: &Report, which: Which) -> Option<Table> {
                 .iter()
                 .map(|d| format!("Annotators per scenario for {} points", pct(*d))),
         );
+        let refused = t.plan_refused.iter().map(|p| {
+            let mut row = vec![
+                p.study.to_string(),
+                p.task.clone(),
+                pilot_text(p.pilot_annotators, p.scenarios, p.items),
+                String::new(),
+                String::new(),
+                String::new(),
+                p.why.describe(),
+                String::new(),
+            ];
+            row.extend(PLANNED.iter().map(|_| "no plan".to_string()));
+            row
+        });
         let rows = t
             .plan
             .iter()
@@ -48,10 +66,7 @@ pub fn plan_table(r: &Report, which: Which) -> Option<Table> {
                 let mut row = vec![
                     p.study.to_string(),
                     p.task.clone(),
-                    format!(
-                        "{} annotators in {} scenarios, {} items",
-                        p.pilot_annotators, p.scenarios, p.items
-                    ),
+                    pilot_text(p.pilot_annotators, p.scenarios, p.items),
                     format!("{}{}", pct(c.sd_annotator), if c.singular { " (singular)" } else { "" }),
                     pct(c.sd_item),
                     pct(c.sd_residual),
@@ -67,12 +82,13 @@ pub fn plan_table(r: &Report, which: Which) -> Option<Table> {
                 }));
                 row
             })
+            .chain(refused)
             .collect();
         let header: Vec<&str> = header.iter().map(String::as_str).collect();
         Table::plain(
             &format!("planner-{}", which.id()),
             &format!("Planner: annotators a study needs, {}", which.describe()),
-            &format!("Each study's fit of S1 ~ scenario + (1|annotator) + (1|item) as pilot data (standard deviations in points): on the pilot's items an annotator's mean varies between annotators with τ² = SD²annotator + SD²residual / items; each scenario then needs n annotators for the two-sided test at the study's α (its frozen plan's, else the configured one) to find the difference with {}% power, with the range across τ's 95% interval in brackets. Planned from the variance components, never from an observed difference. `clues-lab plan` sizes other differences and numbers of items.", POWER * 100.0),
+            &format!("Each study's fit of S1 ~ scenario + (1|annotator) + (1|item) as pilot data (standard deviations in points): on the pilot's items an annotator's mean varies between annotators with τ² = SD²annotator + SD²residual / items; each scenario then needs n annotators for the two-sided test at the study's α (its frozen plan's, else the configured one) to find the difference with {}% power, with the range across τ's interval at 1 − α in brackets. Planned from the variance components, never from an observed difference. A study whose answers do not vary, or with one annotator a scenario, is not planned from, and its row says why. `clues-lab plan` sizes other differences and numbers of items.", POWER * 100.0),
             &header,
             rows,
         )

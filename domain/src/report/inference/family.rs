@@ -21,8 +21,13 @@ use std::collections::{BTreeMap, HashMap};
 pub struct StudyFit {
     pub study: StudyId,
     pub task: String,
-    /// `None` when the model could not be fitted.
+    /// `None` when the model could not be fitted (`not_fitted` says why).
     pub components: Option<Components>,
+    #[serde(default)]
+    pub not_fitted: Option<String>,
+    /// The score of every answer, where all are the same.
+    #[serde(default)]
+    pub alike: Option<f64>,
     pub annotators: usize,
     pub scenarios: usize,
     pub items: usize,
@@ -75,9 +80,10 @@ fn beside_pair(
     let (ua, ub) = (ma.unit_means(), mb.unit_means());
     c.permutation = match &c.method {
         Method::Permutation { test, .. } => Some(*test),
-        Method::MixedModel { .. } | Method::Welch { .. } | Method::OneSample { .. } => {
-            stats::relabel_test(&ua, &ub, seed(name))
-        }
+        Method::MixedModel { .. }
+        | Method::Welch { .. }
+        | Method::OneSample { .. }
+        | Method::NoTest { .. } => stats::relabel_test(&ua, &ub, seed(name)),
     };
     c.effect = effect(&ua, &ub, c.difference);
     c.these_annotators = item_level(ma, mb, name);
@@ -154,6 +160,8 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
         study: input.study,
         task: input.task.to_string(),
         components: fit.components(),
+        not_fitted: fit.model.as_ref().err().map(ToString::to_string),
+        alike: fit.alike,
         annotators,
         scenarios: present.len(),
         items: items.len(),
@@ -166,7 +174,7 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
         .map(|planned| {
             let w = weights(&planned.contrast, &present)?;
             let name = format!("{}|study {}|{}", input.task, input.study, planned.label);
-            let (method, test) = fit.test(&w, seed(&name))?;
+            let tested = fit.test(&w, input.alpha, seed(&name))?;
             let sides: Vec<Side> = planned
                 .contrast
                 .ks()
@@ -187,8 +195,8 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
                 contrast: Some(planned.contrast.clone()),
                 sides,
                 items: items.len(),
-                difference: test.estimate,
-                interval: test.interval(1.0 - input.alpha),
+                difference: tested.estimate,
+                interval: tested.interval,
                 alpha: input.alpha,
                 p_holm: None,
                 status: match (input.frozen, input.primary) {
@@ -201,8 +209,8 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
                 these_annotators: None,
                 adjusted: None,
                 logistic: logistic.as_ref().map(|f| logistic_test(f, &w, input.alpha)),
-                method,
-                test,
+                method: tested.method,
+                test: tested.test,
             };
             if let Contrast::Pair { a, b } = planned.contrast {
                 beside_pair(&mut c, (a, cell(a)?), (b, cell(b)?), input, &name);
@@ -210,10 +218,11 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
             Some(c)
         })
         .collect();
-    // Holm over the declared family: a comparison without data yet counts with p = 1.
+    // Holm over the declared family: a comparison without data yet (or without a test) counts
+    // with p = 1.
     let p: Vec<f64> = tested
         .iter()
-        .map(|c| c.as_ref().map_or(1.0, Comparison::p))
+        .map(|c| c.as_ref().and_then(Comparison::p).unwrap_or(1.0))
         .collect();
     let adjusted = stats::holm(&p);
     let comparisons = tested
@@ -221,7 +230,7 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
         .zip(adjusted)
         .filter_map(|(c, h)| {
             c.map(|mut c| {
-                c.p_holm = Some(h);
+                c.p_holm = c.p().map(|_| h);
                 c
             })
         })

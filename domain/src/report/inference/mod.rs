@@ -10,16 +10,18 @@
 //! built from the same answers.
 
 mod family;
+mod planner;
 
 pub use family::{study_family, FamilyInput, StudyFit};
+pub use planner::{plan, PlanRefusal, PlanRow, Refusal, NO_SPREAD};
 
 use super::AnnotatorRecord;
 use crate::analysis_plan::Contrast;
 use crate::ids::{ExampleId, StudyId};
 use crate::place::Phase;
 use crate::s1::Scoring;
-use crate::stats::groups::{Components, Method};
-use crate::stats::{self, Ancova, Interval, PermutationTest, Pilot, Planned, RelabelTest, TTest};
+use crate::stats::groups::Method;
+use crate::stats::{self, Ancova, Interval, PermutationTest, RelabelTest, TTest};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
 
@@ -31,14 +33,23 @@ pub const ALPHA: f64 = crate::analysis_plan::DEFAULT_ALPHA;
 fn default_alpha() -> f64 {
     ALPHA
 }
+
+fn cell_level() -> f64 {
+    stats::interval::LEVEL
+}
 /// The `who` of the human side of a comparison.
 pub const HUMANS: &str = "humans";
 /// The differences (in S1) the planner table sizes a study for.
 pub const PLANNED: [f64; 2] = [0.05, 0.10];
 
-/// 95% intervals of a cell's mean, named by what they cover.
+/// 95% intervals of a cell's mean, named by what they cover. A cell pools the annotators of a
+/// task and k across studies whose plans may set other levels: it describes, and tests nothing,
+/// so its level is its own and is written beside it (`level`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Uncertainty {
+    /// The intervals' level (`stats::interval::LEVEL`).
+    #[serde(default = "cell_level")]
+    pub level: f64,
     /// Other annotators (or splits) on these items: the t-interval over the units on the logit
     /// scale (two units or more).
     pub other_units: Option<Interval>,
@@ -202,10 +213,13 @@ pub struct Comparison {
     pub difference: f64,
     pub method: Method,
     /// The t-test across annotators (estimate = `difference`): the mixed model's, or Welch's
-    /// where the method says a permutation test decides.
-    pub test: TTest,
-    /// Its interval at 1 − `alpha`: covers the difference for other annotators on these items.
-    pub interval: Interval,
+    /// where the method says a permutation test decides (a description there; `None` where
+    /// the annotators' means do not spread); `None` where the method says there is no test.
+    pub test: Option<TTest>,
+    /// The interval at 1 − `alpha` of the test that decides, for other annotators on these
+    /// items: the t-test's, or the shifts the permutation test does not reject; `None` where
+    /// that test rejects no shift (its smallest p is above α) or there is no test.
+    pub interval: Option<Interval>,
     /// The level: the study's plan's (frozen, else configured); `ALPHA` for humans against a
     /// system.
     #[serde(default = "default_alpha")]
@@ -231,26 +245,25 @@ pub struct Comparison {
 
 impl Comparison {
     /// The p that decides (and that Holm adjusts): the permutation test's where the method
-    /// says it decides, else the t-test's.
-    pub fn p(&self) -> f64 {
-        self.method.p(&self.test)
+    /// says it decides, else the t-test's; `None` where there is no test.
+    pub fn p(&self) -> Option<f64> {
+        self.method.p(self.test.as_ref())
     }
-}
 
-/// Per study: the planner from its fit's variance components.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PlanRow {
-    pub task: String,
-    pub study: StudyId,
-    pub pilot_annotators: usize,
-    pub scenarios: usize,
-    pub items: usize,
-    pub components: Components,
-    /// The level the planner sizes the two-sided test for: the study's plan's.
-    #[serde(default = "default_alpha")]
-    pub alpha: f64,
-    /// One plan per `PLANNED` difference, on the pilot's number of items.
-    pub planned: Vec<Planned>,
+    /// Why the comparison has no interval, in words.
+    pub fn why_no_interval(&self) -> String {
+        match &self.method {
+            Method::Permutation { test, .. } => format!(
+                "none: no shift is rejected (the smallest p this design can reach, {}, is above α = {})",
+                stats::p_text(test.min_p),
+                self.alpha
+            ),
+            Method::NoTest { .. } => "none: no test".into(),
+            Method::MixedModel { .. } | Method::Welch { .. } | Method::OneSample { .. } => {
+                "none".into()
+            }
+        }
+    }
 }
 
 /// A cell's units' scores over the items every unit has (ids ascending).
@@ -355,6 +368,7 @@ pub fn seed(name: &str) -> u64 {
 /// The intervals of a cell whose published mean is over `unit_scores` (each unit's S1).
 pub fn uncertainty(unit_scores: &[f64], m: &Matrix, name: &str) -> Uncertainty {
     Uncertainty {
+        level: cell_level(),
         other_units: stats::logit_t_interval(unit_scores, stats::interval::LEVEL),
         more_items: stats::bootstrap_items(&m.rows, stats::interval::RESAMPLES, seed(name)),
         items: m.items.len(),
@@ -426,7 +440,7 @@ pub fn humans_vs_system(task: &str, a: (Side, &Matrix), b: (Side, &Matrix)) -> O
         contrast: None,
         items: shared.len(),
         difference: test.estimate,
-        interval: test.interval(1.0 - ALPHA),
+        interval: Some(test.interval(1.0 - ALPHA)),
         alpha: ALPHA,
         p_holm: None,
         status: Status::Exploratory,
@@ -436,45 +450,7 @@ pub fn humans_vs_system(task: &str, a: (Side, &Matrix), b: (Side, &Matrix)) -> O
         adjusted: None,
         logistic: None,
         method,
-        test,
+        test: Some(test),
         sides: vec![a.0, b.0],
     })
-}
-
-impl PlanRow {
-    /// The pilot as the planner reads it: the fit's variances, the annotator mean square's
-    /// degrees of freedom (annotators − scenarios) and the residual's (observations −
-    /// annotators − items + 1, every annotator on every item).
-    pub fn pilot(&self) -> Pilot {
-        let c = self.components;
-        Pilot {
-            unit_var: c.sd_annotator * c.sd_annotator,
-            resid_var: c.sd_residual * c.sd_residual,
-            items: self.items as f64,
-            unit_df: self.pilot_annotators.saturating_sub(self.scenarios) as f64,
-            resid_df: (self.pilot_annotators * self.items + 1)
-                .saturating_sub(self.pilot_annotators + self.items) as f64,
-        }
-    }
-}
-
-/// The planner's row of a study from its fit: the annotators per scenario each `PLANNED`
-/// difference needs on the pilot's number of items, for the two-sided test at `alpha`.
-pub fn plan(fit: &StudyFit, alpha: f64) -> Option<PlanRow> {
-    let mut row = PlanRow {
-        task: fit.task.clone(),
-        study: fit.study,
-        pilot_annotators: fit.annotators,
-        scenarios: fit.scenarios,
-        items: fit.items,
-        components: fit.components?,
-        alpha,
-        planned: Vec::new(),
-    };
-    let pilot = row.pilot();
-    row.planned = PLANNED
-        .iter()
-        .filter_map(|&d| pilot.plan(d, fit.items as f64, POWER, alpha))
-        .collect();
-    (!row.planned.is_empty()).then_some(row)
 }

@@ -7,83 +7,16 @@
 //! mean scores beside it for the interval. The report and the simulation that validates it
 //! (`simulate`) call the same code.
 
+mod method;
+
+pub use method::{Fallback, Method, Tested, Untestable};
+
 use super::mixed::logistic::LogisticFit;
 use super::mixed::{self, FitError, Obs, SINGULAR};
-use super::relabel::{contrast_relabel_test, RelabelTest};
-use super::ttest::{welch_contrast, TTest};
+use super::relabel::contrast_relabel_test;
+use super::relabel_interval::shift_interval;
+use super::ttest::welch_contrast;
 use serde::{Deserialize, Serialize};
-
-/// Why the mixed model's test was not used.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Fallback {
-    /// The fit put the annotator variance (and perhaps the item variance too) at zero.
-    AnnotatorVarianceZero { item_variance_zero: bool },
-    /// The model could not be fitted.
-    NotFitted { error: String },
-    /// The fit has no Satterthwaite degrees of freedom (its Hessian is not positive definite).
-    NoDegreesOfFreedom,
-}
-
-impl Fallback {
-    pub fn describe(&self) -> String {
-        match self {
-            Fallback::AnnotatorVarianceZero {
-                item_variance_zero: false,
-            } => "the mixed model's annotator variance is estimated at zero (a singular fit)".into(),
-            Fallback::AnnotatorVarianceZero {
-                item_variance_zero: true,
-            } => "the mixed model's annotator and item variances are both estimated at zero (a singular fit)".into(),
-            Fallback::NotFitted { error } => format!("the mixed model could not be fitted: {error}"),
-            Fallback::NoDegreesOfFreedom => {
-                "the mixed model's Satterthwaite degrees of freedom could not be computed".into()
-            }
-        }
-    }
-}
-
-/// How a contrast was tested.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Method {
-    /// The mixed model with Satterthwaite's degrees of freedom; `item_variance_zero` when the
-    /// fit put the item variance at zero.
-    MixedModel { item_variance_zero: bool },
-    /// Decided by the permutation test of annotator labels `test`, because of `why`; the
-    /// interval, SE and df are Welch's across the annotators' mean scores.
-    Permutation { why: Fallback, test: RelabelTest },
-    /// Welch's test across annotators, because of `reason`.
-    Welch { reason: String },
-    /// The one-sample test across annotators against a fixed score, because of `reason`.
-    OneSample { reason: String },
-}
-
-impl Method {
-    pub fn describe(&self) -> String {
-        match self {
-            Method::MixedModel {
-                item_variance_zero: false,
-            } => "mixed model (Satterthwaite)".into(),
-            Method::MixedModel {
-                item_variance_zero: true,
-            } => "mixed model (Satterthwaite); its item variance is estimated at zero, so the annotator term carries the comparison".into(),
-            Method::Permutation { why, test } => format!(
-                "{} permutation test of annotator labels (smallest reachable p {}), because {}; the interval is Welch's across the annotators' mean scores",
-                if test.exact { "exact" } else { "random" },
-                super::p_text(test.min_p),
-                why.describe()
-            ),
-            Method::Welch { reason } => format!("Welch's t-test {reason}"),
-            Method::OneSample { reason } => format!("one-sample t-test {reason}"),
-        }
-    }
-
-    /// The p that decides: the permutation test's where it decides, else the t-test's.
-    pub fn p(&self, t: &TTest) -> f64 {
-        match self {
-            Method::Permutation { test, .. } => test.p,
-            Method::MixedModel { .. } | Method::Welch { .. } | Method::OneSample { .. } => t.p,
-        }
-    }
-}
 
 /// Variance components of a fit, for the planner and the report.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -100,6 +33,8 @@ pub struct GroupFit {
     /// Per group, each annotator's mean over the items.
     pub unit_means: Vec<Vec<f64>>,
     pub items: usize,
+    /// The score every answer has, where they all have the same.
+    pub alike: Option<f64>,
 }
 
 /// The observations of `groups[g][annotator][item]`: annotators numbered across the groups,
@@ -154,7 +89,15 @@ pub fn fit(groups: &[&[Vec<f64>]]) -> GroupFit {
             .map(Vec::len)
             .next()
             .unwrap_or(0),
+        alike: alike(groups),
     }
+}
+
+/// The score of every answer of `groups`, where they are all the same.
+fn alike(groups: &[&[Vec<f64>]]) -> Option<f64> {
+    let mut all = groups.iter().flat_map(|g| g.iter().flatten());
+    let first = *all.next()?;
+    all.all(|y| *y == first).then_some(first)
 }
 
 /// The logistic mixed model of the same groups, where every outcome is 0 or 1 (a label task's
@@ -179,9 +122,32 @@ impl GroupFit {
         })
     }
 
-    /// The test of `Σ w_g · mean(group g)`: the mixed model's, else decided by the annotator
-    /// permutation test (relabellings drawn from `seed` where there are too many to list).
-    pub fn test(&self, weights: &[f64], seed: u64) -> Option<(Method, TTest)> {
+    /// The test of `Σ w_g · mean(group g)` with its interval at `1 − alpha`: the mixed
+    /// model's, else decided by the annotator permutation test (relabellings drawn from `seed`
+    /// where there are too many to list), else none where the data cannot be tested. `None`
+    /// unless every group the contrast weighs has an annotator.
+    pub fn test(&self, weights: &[f64], alpha: f64, seed: u64) -> Option<Tested> {
+        let groups: Vec<&[f64]> = self.unit_means.iter().map(Vec::as_slice).collect();
+        let weighed = || groups.iter().zip(weights).filter(|(_, w)| **w != 0.0);
+        if groups.len() != weights.len() || weighed().any(|(g, _)| g.is_empty()) {
+            return None;
+        }
+        let estimate: f64 = weighed()
+            .map(|(g, w)| w * g.iter().sum::<f64>() / g.len() as f64)
+            .sum();
+        let untestable = match self.alike {
+            Some(score) => Some(Untestable::AllAlike { score }),
+            None if weighed().all(|(g, _)| g.len() == 1) => Some(Untestable::OneAnnotatorEach),
+            None => None,
+        };
+        if let Some(why) = untestable {
+            return Some(Tested {
+                method: Method::NoTest { why },
+                estimate,
+                test: None,
+                interval: None,
+            });
+        }
         let why = match &self.model {
             Err(e) => Fallback::NotFitted {
                 error: e.to_string(),
@@ -192,15 +158,23 @@ impl GroupFit {
             Ok(m) => match m.contrast(weights) {
                 Some(t) => {
                     let item_variance_zero = m.theta[1] < SINGULAR;
-                    return Some((Method::MixedModel { item_variance_zero }, t));
+                    return Some(Tested {
+                        method: Method::MixedModel { item_variance_zero },
+                        estimate: t.estimate,
+                        test: Some(t),
+                        interval: Some(t.interval(1.0 - alpha)),
+                    });
                 }
                 None => Fallback::NoDegreesOfFreedom,
             },
         };
-        let groups: Vec<&[f64]> = self.unit_means.iter().map(Vec::as_slice).collect();
-        let welch = welch_contrast(&groups, weights)?;
         let test = contrast_relabel_test(&groups, weights, seed)?;
-        Some((Method::Permutation { why, test }, welch))
+        Some(Tested {
+            method: Method::Permutation { why, test },
+            estimate,
+            test: welch_contrast(&groups, weights),
+            interval: shift_interval(&groups, weights, alpha, seed),
+        })
     }
 }
 
@@ -251,19 +225,22 @@ mod tests {
         );
         let f = fit(&[&a, &b]);
         assert!(f.components().unwrap().singular);
-        let (method, t) = f.test(&[-1.0, 1.0], 7).unwrap();
-        let Method::Permutation { why, test } = &method else {
+        let tested = f.test(&[-1.0, 1.0], 0.05, 7).unwrap();
+        let (method, t) = (&tested.method, tested.test.unwrap());
+        let Method::Permutation { why, test } = method else {
             panic!("{method:?}")
         };
         assert!(
             matches!(why, Fallback::AnnotatorVarianceZero { .. }),
             "{why:?}"
         );
-        // The permutation test decides; Welch's test gives the interval beside it.
+        // The permutation test decides, with its own interval (3 against 3 rejects no shift
+        // at 0.05); Welch's test is beside it as a description.
         let (ma, mb) = (means(&a), means(&b));
         assert_eq!(Some(*test), crate::stats::relabel_test(&ma, &mb, 7));
         assert_eq!(Some(t), crate::stats::welch(&ma, &mb));
-        assert_eq!(method.p(&t), test.p);
+        assert_eq!(tested.p(), Some(test.p));
+        assert_eq!(tested.interval, None);
         assert!((test.min_p - 0.1).abs() < 1e-15);
         let words = method.describe();
         assert!(
@@ -275,7 +252,7 @@ mod tests {
         let ragged = vec![vec![0.1, 0.2], vec![0.3]];
         let f = fit(&[&ragged, &a]);
         assert!(f.model.is_err());
-        let (method, _) = f.test(&[-1.0, 1.0], 7).unwrap();
+        let method = f.test(&[-1.0, 1.0], 0.05, 7).unwrap().method;
         assert!(
             method.describe().contains("could not be fitted"),
             "{method:?}"
@@ -290,13 +267,15 @@ mod tests {
             group(0.6, [0.0, 0.2, -0.2], 4),
         );
         let f = fit(&[&a, &b]);
-        let (method, t) = f.test(&[-1.0, 1.0], 0).unwrap();
+        let tested = f.test(&[-1.0, 1.0], 0.05, 0).unwrap();
+        let (method, t) = (tested.method, tested.test.unwrap());
         assert_eq!(
             method,
             Method::MixedModel {
                 item_variance_zero: false
             }
         );
+        assert_eq!(tested.interval, Some(t.interval(0.95)));
         assert!(
             (t.df - 4.0).abs() < 1e-6 && (t.estimate - 0.1).abs() < 1e-12,
             "{t:?}"
@@ -318,7 +297,8 @@ mod tests {
             c.singular && c.sd_item == 0.0 && c.sd_annotator > 0.05,
             "{c:?}"
         );
-        let (method, t) = f.test(&[-1.0, 1.0], 0).unwrap();
+        let tested = f.test(&[-1.0, 1.0], 0.05, 0).unwrap();
+        let (method, t) = (tested.method, tested.test.unwrap());
         assert_eq!(
             method,
             Method::MixedModel {
@@ -329,6 +309,35 @@ mod tests {
         assert!(method
             .describe()
             .contains("item variance is estimated at zero"));
+    }
+
+    #[test]
+    fn data_that_cannot_be_tested_say_why() {
+        let right = vec![vec![1.0; 5]; 3];
+        let tested = fit(&[&right, &right]).test(&[-1.0, 1.0], 0.05, 1).unwrap();
+        assert_eq!(
+            tested.method,
+            Method::NoTest {
+                why: Untestable::AllAlike { score: 1.0 }
+            }
+        );
+        assert_eq!(
+            (tested.estimate, tested.test, tested.p()),
+            (0.0, None, None)
+        );
+        let (a, b) = (vec![vec![1.0, 0.0, 1.0]], vec![vec![0.0, 0.0, 1.0]]);
+        let tested = fit(&[&a, &b]).test(&[-1.0, 1.0], 0.05, 1).unwrap();
+        assert_eq!(
+            tested.method,
+            Method::NoTest {
+                why: Untestable::OneAnnotatorEach
+            }
+        );
+        assert!((tested.estimate + 1.0 / 3.0).abs() < 1e-12);
+        assert!(tested
+            .method
+            .describe()
+            .starts_with("no test: each scenario"));
     }
 
     #[test]

@@ -83,6 +83,10 @@ pub struct Tally {
     pub item_sign_flip: Rate,
     /// Coverage of the scenario test's 95% interval of the difference.
     pub difference_interval: Rate,
+    /// Studies whose interval leaves zero out exactly where the deciding p is at or below
+    /// `ALPHA` (interval and decision agree), of all tested.
+    #[serde(default)]
+    pub interval_agrees: Rate,
     /// A cell's 95% intervals: the t-interval on the logit scale and the plain one (other
     /// annotators), the item bootstrap (these annotators, more items), the two-level bootstrap.
     pub cell_logit_t: Rate,
@@ -106,13 +110,14 @@ impl Tally {
         }
     }
 
-    fn rates(&self) -> [Rate; 13] {
+    fn rates(&self) -> [Rate; 14] {
         [
             self.scenario_test,
             self.welch,
             self.permutation,
             self.item_sign_flip,
             self.difference_interval,
+            self.interval_agrees,
             self.cell_logit_t,
             self.cell_t,
             self.cell_item_bootstrap,
@@ -124,13 +129,14 @@ impl Tally {
         ]
     }
 
-    fn rates_mut(&mut self) -> [&mut Rate; 13] {
+    fn rates_mut(&mut self) -> [&mut Rate; 14] {
         [
             &mut self.scenario_test,
             &mut self.welch,
             &mut self.permutation,
             &mut self.item_sign_flip,
             &mut self.difference_interval,
+            &mut self.interval_agrees,
             &mut self.cell_logit_t,
             &mut self.cell_t,
             &mut self.cell_item_bootstrap,
@@ -187,11 +193,11 @@ fn one_study(crowd: &Crowd, c: &Config, rng: &mut SplitMix64, t: &mut Tally) {
     let seed = rng.next_u64();
     let fit = groups::fit(&[&a, &b]);
     t.singular.add(fit.components().is_none_or(|c| c.singular));
-    let test = fit.test(&[-1.0, 1.0], seed);
-    t.scenario_test
-        .add(test.as_ref().is_some_and(|(m, x)| m.p(x) < ALPHA));
-    if let Some((method, x)) = &test {
-        let path = match method {
+    let test = fit.test(&[-1.0, 1.0], ALPHA, seed);
+    let rejects = |x: &groups::Tested| x.p().is_some_and(|p| p < ALPHA);
+    t.scenario_test.add(test.as_ref().is_some_and(rejects));
+    if let Some(x) = &test {
+        let path = match &x.method {
             Method::MixedModel {
                 item_variance_zero: false,
             } => Some(&mut t.path_mixed),
@@ -199,17 +205,22 @@ fn one_study(crowd: &Crowd, c: &Config, rng: &mut SplitMix64, t: &mut Tally) {
                 item_variance_zero: true,
             } => Some(&mut t.path_item_zero),
             Method::Permutation { .. } => Some(&mut t.path_relabel),
-            // Not the scenario test's methods: they test humans against a system.
-            Method::Welch { .. } | Method::OneSample { .. } => None,
+            // Not the scenario test's methods: they test humans against a system, or there
+            // is no test.
+            Method::Welch { .. } | Method::OneSample { .. } | Method::NoTest { .. } => None,
         };
         if let Some(path) = path {
-            path.add(method.p(x) < ALPHA);
+            path.add(rejects(x));
         }
     }
-    t.difference_interval.add(
-        test.as_ref()
-            .is_some_and(|(_, x)| x.interval(LEVEL).contains(truth)),
-    );
+    // At 1 − ALPHA, the test's own interval (the permutation test's: every shift it keeps).
+    t.difference_interval
+        .add(test.as_ref().is_some_and(|x| x.covers(truth)));
+    if let Some(x) = &test {
+        let excludes_zero = x.interval.is_some_and(|i| !i.contains(0.0));
+        t.interval_agrees
+            .add(excludes_zero == x.p().is_some_and(|p| p <= ALPHA));
+    }
     let (ma, mb) = (unit_means(&a), unit_means(&b));
     t.welch.add(welch(&ma, &mb).is_some_and(|x| x.p < ALPHA));
     t.permutation
@@ -307,8 +318,8 @@ pub fn planned_power(
                 .collect()
         };
         let (a, b) = (group(0.0), group(difference));
-        let test = groups::fit(&[&a, &b]).test(&[-1.0, 1.0], rng.next_u64());
-        rate.add(test.is_some_and(|(m, t)| m.p(&t) < ALPHA));
+        let test = groups::fit(&[&a, &b]).test(&[-1.0, 1.0], ALPHA, rng.next_u64());
+        rate.add(test.and_then(|t| t.p()).is_some_and(|p| p < ALPHA));
     }
     rate
 }

@@ -50,6 +50,18 @@ fn assert_at_most(r: Rate, nominal: f64, what: &str) {
     );
 }
 
+/// The rate is not below `nominal` beyond three binomial standard errors of `of`.
+fn assert_at_least(r: Rate, nominal: f64, what: &str) {
+    let (lo, _) = r.band(nominal, 3.0);
+    assert!(
+        r.rate() >= lo,
+        "{what}: {} of {} = {:.3}, below {lo:.3}",
+        r.hits,
+        r.of,
+        r.rate()
+    );
+}
+
 #[test]
 fn the_scenario_test_holds_its_level_where_a_component_is_zero() {
     // Annotators who do not differ (the annotator variance is often estimated at zero), and
@@ -73,6 +85,9 @@ fn the_scenario_test_holds_its_level_where_a_component_is_zero() {
             (t.path_item_zero, t.path_relabel)
         };
         assert!(taken.of >= 400 && other.of <= 100, "{what}: {t:?}");
+        // On every path the interval is the deciding test's: it leaves zero out exactly where
+        // that test rejects.
+        assert_eq!(t.interval_agrees.hits, t.interval_agrees.of, "{what}");
         for (path, rate) in [
             ("the mixed model", t.path_mixed),
             ("the mixed model without item variance", t.path_item_zero),
@@ -105,11 +120,14 @@ fn three_annotators_a_scenario() {
         "3 vs 3: the scenario test's type I error",
     );
     assert!(t.scenario_test.rate() > 0.015, "{:?}", t.scenario_test);
-    assert_within(
+    // The interval is the deciding test's: where the permutation test decides it keeps every
+    // shift (it rejects none with 3 against 3), so it covers at least as often as asked.
+    assert_at_least(
         t.difference_interval,
         LEVEL,
         "3 vs 3: the difference's interval",
     );
+    assert_eq!(t.interval_agrees.hits, t.interval_agrees.of);
     assert_within(
         t.cell_logit_t,
         LEVEL,
@@ -151,6 +169,7 @@ fn ten_annotators_a_scenario() {
         LEVEL,
         "10 vs 10: the difference's interval",
     );
+    assert_eq!(t.interval_agrees.hits, t.interval_agrees.of);
     assert_within(t.cell_logit_t, LEVEL, "10 annotators: the cell's interval");
     assert_within(
         t.cell_item_bootstrap,

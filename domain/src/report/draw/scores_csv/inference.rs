@@ -13,7 +13,7 @@ pub(super) fn comparison_rows(t: &Tables, b: &Base) -> Vec<Row> {
         .iter()
         .map(|c| {
             let units: Vec<String> = c.sides.iter().map(|s| s.units.to_string()).collect();
-            let (other_units_low, other_units_high) = ends(Some(c.interval));
+            let (other_units_low, other_units_high) = ends(c.interval);
             let (more_items_low, more_items_high) =
                 ends(c.these_annotators.and_then(|i| i.interval));
             let adjusted_test = c.adjusted.and_then(|a| a.test);
@@ -41,9 +41,9 @@ pub(super) fn comparison_rows(t: &Tables, b: &Base) -> Vec<Row> {
                 other_units_high,
                 more_items_low,
                 more_items_high,
-                se: num(c.test.se),
-                df: num(c.test.df),
-                p: num(c.p()),
+                se: opt_num(c.test.map(|t| t.se)),
+                df: opt_num(c.test.map(|t| t.df)),
+                p: opt_num(c.p()),
                 p_holm: opt_num(c.p_holm),
                 method: c.method.describe(),
                 status: c.status.as_str().into(),
@@ -84,11 +84,11 @@ pub(super) fn plan_rows(t: &Tables, b: &Base) -> Vec<Row> {
                 items: p.items.to_string(),
                 mean: num(q.difference),
                 std: num(q.sd),
-                level: num(LEVEL),
+                level: num(1.0 - p.alpha),
                 tau_low,
                 tau_high,
                 measure: format!(
-                    "difference at {}% power for the two-sided test at α = {} (the study's plan); std = τ (the SD of an annotator's mean over the items); tau_low and tau_high: its 95% interval",
+                    "difference at {}% power for the two-sided test at α = {} (the study's plan); std = τ (the SD of an annotator's mean over the items); tau_low and tau_high: its interval at the level (1 − α)",
                     POWER * 100.0,
                     p.alpha
                 ),
@@ -99,6 +99,14 @@ pub(super) fn plan_rows(t: &Tables, b: &Base) -> Vec<Row> {
             });
         }
     }
+    rows.extend(t.plan_refused.iter().map(|p| Row {
+        k: String::new(),
+        study: p.study.to_string(),
+        n: p.pilot_annotators.to_string(),
+        items: p.items.to_string(),
+        measure: p.why.describe(),
+        ..b.row("planner", "official", &p.task, 0)
+    }));
     rows
 }
 
