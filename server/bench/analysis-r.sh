@@ -9,7 +9,8 @@
 # cell (the tolerances are set from these). Exits 1 on a false alarm.
 # Usage: bash server/bench/analysis-r.sh   STUDIES=300 SEED=20261207 PROFILE=debug (the debug
 # build's statistics crates are optimised; release builds the whole server) KEEP=DIR keeps the
-# bundles and R's output there.
+# bundles and R's output there. DEFAULT_LMER=1 also runs a copy of the script that fits lmer
+# with lme4's default optimiser (as analysis.R did before issue 78), to count its false alarms.
 source "$(dirname "${BASH_SOURCE[0]}")/../../.ci/env.sh"
 source "$ROOT/server/bench/common.sh"
 cd "$ROOT"
@@ -40,5 +41,14 @@ for path in mixed item-zero annotator-zero logistic; do
   sed -n '/^The largest/,/^Comparisons/p' "$WORK/$path.out" | sed '1d;$d'
   grep 'DIFFERS' "$WORK/$path.out" | head -n 20 || true
   if [ "$rc" -ne 0 ] || [ "${differ:-1}" != 0 ]; then alarms=$((alarms + 1)); fi
+  if [ -n "${DEFAULT_LMER:-}" ]; then
+    mkdir -p "$WORK/default"
+    cp "$WORK/analysis_relabel.R" "$WORK/default/"
+    sed 's/control = tight_lmer)/control = lmerControl(check.conv.singular = "ignore"))/' \
+      "$WORK/analysis.R" > "$WORK/default/analysis.R"
+    Rscript "$WORK/default/analysis.R" --quiet "$WORK/$path"/*/ > "$WORK/$path.default.out" 2>&1 || true
+    echo "   with lme4's default optimiser for lmer: $(tail -n 1 "$WORK/$path.default.out")"
+    grep 'DIFFERS' "$WORK/$path.default.out" | head -n 5 || true
+  fi
 done
 [ "$alarms" -eq 0 ] || { echo "false alarms in $alarms path(s)" >&2; exit 1; }

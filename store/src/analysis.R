@@ -298,7 +298,8 @@ check_study <- function(dir, study, task, rows, mine, screen) {
       # No test in the report: here too a weighed scenario has one annotator or every answer
       # scored alike.
       paths[["no test"]] <<- paths[["no test"]] + 1
-      none <- any(lengths(groups)[w != 0] < 2) || length(unique(d$score)) <= 1
+      none <- any(lengths(groups)[w != 0] < 2) ||
+        length(unique(d$score[d$k %in% present[w != 0]])) <= 1
       tally(what, "p", none, sprintf("%-70s %s", substr(paste(what, "no test"), 1, 70),
                                      if (none) "ok" else "DIFFERS p: R has a test"))
       decided[i] <- 1
