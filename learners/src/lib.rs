@@ -20,6 +20,7 @@ pub mod decode;
 pub mod eval;
 pub mod features;
 pub mod frame;
+pub mod hardware;
 pub mod head;
 pub mod icl;
 pub mod jobs;

@@ -253,12 +253,19 @@ impl Model {
         })
     }
 
-    /// One line saying where the model runs.
+    /// One line saying where the model runs, with the GPU's or the CPU's model.
     pub fn describe_provider(&self) -> String {
         if self.provider_note.is_empty() {
-            "running on CUDA (CUDAExecutionProvider)".to_string()
+            format!(
+                "running on CUDA (CUDAExecutionProvider) on {}",
+                crate::hardware::gpu()
+            )
         } else {
-            format!("running on CPU: {}", self.provider_note)
+            format!(
+                "running on CPU ({}): {}",
+                crate::hardware::cpu(),
+                self.provider_note
+            )
         }
     }
 

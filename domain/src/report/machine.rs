@@ -20,6 +20,10 @@ pub struct MachineRun {
     pub split: u32,
     pub official: f64,
     pub any_of: f64,
+    /// Where it ran, in words: the execution provider with the CPU's or GPU's model
+    /// ("imported" for predictions imported from a file).
+    #[serde(default)]
+    pub device: String,
     /// Per test item: its official and any-of S1 (for the intervals and the comparisons).
     #[serde(skip)]
     pub items: Vec<(ExampleId, f64, f64)>,
@@ -32,6 +36,9 @@ pub struct MachineCell {
     pub task: String,
     pub k: u32,
     pub splits: Vec<u32>,
+    /// Each split's run: where it ran (as `MachineRun::device`), in the order of `splits`.
+    #[serde(default)]
+    pub devices: Vec<String>,
     pub official: Spread,
     pub any_of: Spread,
     /// 95% intervals: over other splits, and over more items (see `inference`).
@@ -104,6 +111,7 @@ pub fn attach(r: &mut Report, runs: &[MachineRun]) {
             }
             Some(MachineCell {
                 splits: rs.iter().map(|r| r.split).collect(),
+                devices: rs.iter().map(|r| r.device.clone()).collect(),
                 official_ci: known
                     .then(|| inference::uncertainty(&official, &items, &name("official"))),
                 any_of_ci: known.then(|| {

@@ -226,6 +226,7 @@ fn scored(
         split,
         official: mean(|i| i.1),
         any_of: mean(|i| i.2),
+        device: "computed by the report from the task's data (no model)".into(),
         items,
     }
 }
@@ -242,6 +243,7 @@ pub fn attach(r: &mut Report, runs: &[MachineRun]) {
             };
             Some(MachineCell {
                 splits: rs.iter().map(|r| r.split).collect(),
+                devices: rs.iter().map(|r| r.device.clone()).collect(),
                 official: of(|r| r.official)?,
                 any_of: of(|r| r.any_of)?,
                 official_ci: None,

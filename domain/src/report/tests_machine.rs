@@ -24,6 +24,7 @@ fn machine(split: u32, right: [bool; 4]) -> MachineRun {
         split,
         official: right.iter().map(|&b| s(b)).sum::<f64>() / 4.0,
         any_of: right.iter().map(|&b| s(b)).sum::<f64>() / 4.0,
+        device: format!("running on CPU (test machine {split})"),
         items: right
             .iter()
             .enumerate()
@@ -60,7 +61,7 @@ fn humans_against_a_system_carry_both_sides_spread() {
         panic!("{:?}", c[0].method)
     };
     assert!(
-        reason.contains("on the humans' training split(s) only"),
+        reason.contains("the system: its run on split 1, the humans' training split(s)"),
         "{reason}"
     );
     assert!(close(c[0].difference, 1.0 - 1.75 / 3.0));
@@ -87,7 +88,9 @@ fn humans_against_a_system_carry_both_sides_spread() {
         panic!("{:?}", c[0].method)
     };
     assert!(
-        reason.contains("no run on one of the humans' training splits"),
+        reason.contains(
+            "the system: its runs on splits 2, 3, all it has, as it has no run on one of the humans' training splits (1)"
+        ),
         "{reason}"
     );
     assert_eq!((c[0].sides[0].k, c[0].sides[1].units), (2, 2));
@@ -102,6 +105,45 @@ fn humans_against_a_system_carry_both_sides_spread() {
             && row[3] == "exploratory"
             && row[4] == "3 on split 1 vs 1 on split 1"
             && row[11] == "not in a family"));
+    // Each run's hardware is in the cell, the tables and the CSV.
+    assert_eq!(
+        r.machines[0].devices,
+        [
+            "running on CPU (test machine 1)",
+            "running on CPU (test machine 2)"
+        ]
+    );
+    let runs = tables.iter().find(|t| t.id == "machine-runs").unwrap();
+    assert_eq!(
+        runs.rows[1],
+        ["m", "Toy", "2", "2", "running on CPU (test machine 2)"]
+    );
+    let csv = scores_csv::scores_csv(&r);
+    assert!(
+        csv.lines().any(|l| l.starts_with("machine_run,machine:m,")
+            && l.contains(",split 2,")
+            && l.contains("running on CPU (test machine 2)")),
+        "{csv}"
+    );
+    // Zero-shot humans against the system's zero-shot run: the cell names that run.
+    let mut zero = report();
+    attach(
+        &mut zero,
+        &[MachineRun {
+            k: 0,
+            split: 0,
+            ..machine(0, [true; 4])
+        }],
+    );
+    let c = against_m(&zero);
+    assert_eq!(c[0].sides[0].k, 0);
+    assert!(
+        c[0].method
+            .describe()
+            .contains("the system's zero-shot run"),
+        "{:?}",
+        c[0].method
+    );
     let mut bare = report();
     let mut run = machine(1, [true; 4]);
     run.items.clear();

@@ -37,12 +37,13 @@ struct DoneRow {
     split: i64,
     s1: Option<f64>,
     s1_any_of: Option<f64>,
+    provider: String,
 }
 
 /// Every finished evaluation, for the report.
 pub async fn done_runs(pool: &AnyPool) -> Result<Vec<MachineRun>, Error> {
     let rows: Vec<DoneRow> = sqlx::query_as(
-        "SELECT r.id, s.name AS system, t.name AS task, t.family, t.text_metric, r.k, r.split, r.s1, r.s1_any_of
+        "SELECT r.id, s.name AS system, t.name AS task, t.family, t.text_metric, r.k, r.split, r.s1, r.s1_any_of, r.provider
          FROM machine_runs r JOIN machine_systems s ON s.id = r.system_id JOIN tasks t ON t.id = r.task_id
          WHERE r.status = 'done' ORDER BY s.name, t.name, r.k, r.split",
     )
@@ -60,6 +61,7 @@ pub async fn done_runs(pool: &AnyPool) -> Result<Vec<MachineRun>, Error> {
                 split: r.split as u32,
                 official: r.s1.unwrap_or(0.0),
                 any_of: r.s1_any_of.unwrap_or(0.0),
+                device: r.provider,
             })
         })
         .collect()

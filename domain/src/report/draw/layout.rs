@@ -342,6 +342,9 @@ pub fn all_tables(r: &Report) -> Vec<Table> {
         out.push(super::versus::versus_table(r, which, true));
     }
     out.extend(comparison_table(r, which));
+    if !r.machines.is_empty() {
+        out.push(super::versus::runs_table(r));
+    }
     out.push(annotator_table(r));
     out.extend(authenticity_table(r));
     out.extend(super::pages::attention_table(r));

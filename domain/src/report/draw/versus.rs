@@ -183,6 +183,36 @@ fn reference_rows(
         .collect()
 }
 
+/// Each system's run per task, k and split with where it ran (the execution provider and the
+/// CPU's or GPU's model), so that every machine number can be traced to its hardware.
+pub fn runs_table(r: &Report) -> Table {
+    let rows = r
+        .machines
+        .iter()
+        .flat_map(|m| {
+            m.splits.iter().enumerate().map(move |(i, split)| {
+                vec![
+                    m.system.clone(),
+                    m.task.clone(),
+                    m.k.to_string(),
+                    split.to_string(),
+                    m.devices
+                        .get(i)
+                        .cloned()
+                        .unwrap_or_else(|| "not recorded".into()),
+                ]
+            })
+        })
+        .collect();
+    Table::plain(
+        "machine-runs",
+        "Where each system's runs ran",
+        "One row per finished run a machine cell or comparison uses: its system, task, shots and training split (0 for zero-shot), and where it ran as the run recorded it: the execution provider with the CPU's model and threads or the GPU's name and memory; \"imported\" for predictions imported from a file, whose hardware the file does not say.",
+        &["System", "Task", "Shots", "Split", "Where it ran"],
+        rows,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,6 +233,7 @@ mod tests {
             split,
             official: s,
             any_of: s + 0.1,
+            device: "cpu".into(),
             items: Vec::new(),
         }
     }

@@ -90,16 +90,29 @@ impl Side {
     }
 }
 
-/// What the system side of a comparison with humans is compared on, in words: the humans'
-/// split(s), or every split of the system where it has no run on one of theirs.
+/// Which of the system's runs a comparison with humans used, in words: at k = 0 its zero-shot
+/// run; else its runs on the humans' training split(s), or on every split where it has no run
+/// on one of theirs.
 fn split_words(humans: &Side, system: &Side) -> String {
-    if humans.splits.is_empty() {
-        String::new()
+    let list = |splits: &[u32]| {
+        let s: Vec<String> = splits.iter().map(u32::to_string).collect();
+        s.join(", ")
+    };
+    let runs = match system.splits.as_slice() {
+        [one] => format!("its run on split {one}"),
+        many => format!("its runs on splits {}", list(many)),
+    };
+    if system.k == 0 {
+        "; the system's zero-shot run (no training split)".into()
+    } else if humans.splits.is_empty() {
+        format!("; the system: {runs} (the humans' training splits are not recorded)")
     } else if humans.splits == system.splits {
-        "; the system on the humans' training split(s) only".into()
+        format!("; the system: {runs}, the humans' training split(s)")
     } else {
-        "; the system on all its splits (it has no run on one of the humans' training splits)"
-            .into()
+        format!(
+            "; the system: {runs}, all it has, as it has no run on one of the humans' training splits ({})",
+            list(&humans.splits)
+        )
     }
 }
 

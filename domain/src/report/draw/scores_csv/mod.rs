@@ -229,7 +229,9 @@ impl Row {
 /// `study:<id>`, `subset` = its split, `measure` = nested or not); `analysis_plan` rows each
 /// study's plan (`status` frozen or not, `measure` its SHA-256, `subset` its primary
 /// comparison, `n` and `items` the planned annotators and items); `machine` rows hold
-/// `machine:<system>` in `annotators` and the splits in `subset`, `reference` rows the same for
+/// `machine:<system>` in `annotators` and the splits in `subset`, a `machine_run` row per run
+/// says where it ran (`subset` its split, `measure` the provider with the CPU's or GPU's
+/// model), `reference` rows the same as `machine` rows for
 /// each reference answer (`reference:<name>`, split 0 where it needs no shots); `calibration`
 /// rows give a system's accuracy (`mean`) per probability bin, the bin's mean probability in
 /// `std`; `comparison` rows a study's family and humans against systems (`subset` the
@@ -445,6 +447,21 @@ fn machine_rows(r: &Report) -> Vec<Row> {
                 .intervals(ci),
             );
         }
+        // Where each split's run ran (references are computed, not run).
+        let runs = m
+            .splits
+            .iter()
+            .zip(&m.devices)
+            .filter(|_| table == "machine");
+        rows.extend(runs.map(|(split, device)| Row {
+            table: "machine_run".into(),
+            annotators: format!("{table}:{}", m.system),
+            task: m.task.clone(),
+            k: m.k.to_string(),
+            subset: format!("split {split}"),
+            measure: device.clone(),
+            ..Row::default()
+        }));
     }
     rows
 }
