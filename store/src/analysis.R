@@ -20,9 +20,10 @@
 #   (mean, se, df, p) tested with Satterthwaite's degrees of freedom (lmerTest::contest1D), and
 #   its interval (other_units_low/high) the t-interval at the row's level (1 - alpha).
 #   Where the fit puts the annotator variance at zero the report decides by the permutation test
-#   of annotator labels (p): a pair, or a trend relabelling the annotators of every scenario it
+#   of annotator labels (p; a pair, or a trend relabelling the annotators of every scenario it
 #   weighs, each assignment of them to those scenarios (their sizes kept) while there are at most
-#   2^22, else random ones, compared within their Monte Carlo error. There se and df are Welch's
+#   2^22, else random ones, compared within their Monte Carlo error), and the smallest p its
+#   design can reach as the method's text prints it (below). There se and df are Welch's
 #   across the annotators' mean scores; the interval is Welch's or, where the method says the
 #   permutation test gives it, the shifts it does not reject (its inversion, below). Which path
 #   was taken is checked too, and a comparison the report could not test ("no test") must have no
@@ -53,7 +54,8 @@
 # are the report's own; the line says so), the planner and the training order's rows, humans
 # against systems (the systems' per-item scores are in predictions/, not in these CSVs).
 # Tolerances (from the benchmark server/bench/analysis-r.sh, docs/src/statistics.md): 1e-4,
-# the df relative to itself; the logistic SE 0.2% of itself and its p's 1e-3 (glmer's Hessian).
+# the df relative to itself, the permutation test's interval ends 1e-6; the logistic SE 0.2% of
+# itself, its p's 1e-3 and its interval's ends 0.2% of their half-width (glmer's Hessian).
 set.seed(20261207)  # the random relabellings: the same output every run
 suppressMessages({
   library(lme4)
@@ -350,6 +352,14 @@ check_study <- function(dir, study, task, rows, mine, screen) {
       p <- relabel_p(design)
       compare_relabel(paste(what, "p"), "p/permutation", design, p, row$p)
       decided[i] <- if (design$exact) p else row$p
+      # The method's "smallest reachable p" (a trend's is nowhere else), as the report prints it.
+      said <- regmatches(row$method, regexpr("(?<=smallest reachable p )[0-9.e-]+", row$method,
+                                             perl = TRUE))
+      ours <- if (design$min_p < 0.001) sub("e([-+])0*", "e\\1", sprintf("%.1e", design$min_p))
+        else sprintf("%.3f", design$min_p)
+      tally(what, "method", identical(said, ours), sprintf(
+        "%-70s R %-14s report %-14s %s", substr(paste(what, "smallest reachable p"), 1, 70), ours,
+        said, if (identical(said, ours)) "ok" else "DIFFERS method"))
       if (grepl("interval is Welch", row$method)) {
         compare_interval(paste(what, "interval (Welch)"), "other_units", estimate, se, df, row,
                          variant = "/Welch")
