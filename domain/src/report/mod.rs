@@ -326,6 +326,8 @@ mod tests;
 #[cfg(test)]
 mod tests_authenticity;
 #[cfg(test)]
+mod tests_degenerate;
+#[cfg(test)]
 mod tests_inference;
 #[cfg(test)]
 mod tests_machine;
