@@ -6,7 +6,7 @@
 use super::dom::{on_selection_change, read_selection, set_selection};
 use domain::answer::SpanAnswer;
 use domain::selection::{
-    find_next, marked_segments, next_char, next_sentence_start, next_word_end, next_word_start,
+    find_next_by, marked_segments, next_char, next_sentence_start, next_word_end, next_word_start,
     prev_char, prev_sentence_start, prev_word_start,
 };
 use domain::spans::slice_cp;
@@ -25,6 +25,17 @@ pub(super) fn trimmed(text: &str, start: usize, end: usize) -> Option<(usize, us
         e -= 1;
     }
     (s < e).then_some((s, e))
+}
+
+/// A character's lower case, as the find box compares letters: ASCII here, others by the
+/// browser (`String.prototype.toLowerCase`, Unicode's full mapping as Rust's `char::to_lowercase`
+/// has it), whose case tables the bundle then need not carry.
+fn lower_case(c: char) -> String {
+    if c.is_ascii() {
+        c.to_ascii_lowercase().to_string()
+    } else {
+        web_sys::js_sys::JsString::from(c).to_lower_case().into()
+    }
 }
 
 /// What a key pressed in the text does: add the selection (A or Enter alone), move or extend
@@ -185,7 +196,7 @@ impl Selector {
             .map_or(0, |(a, f)| a.min(f) + 1);
         let found = self
             .text
-            .with_value(|t| find_next(t, &self.find.get_untracked(), from));
+            .with_value(|t| find_next_by(t, &self.find.get_untracked(), from, lower_case));
         match found {
             Some((s, l)) => {
                 self.show(s, s + l);
