@@ -4,6 +4,7 @@
 # Several bundles are checked in one R process (lme4 loaded once): a summary per bundle, then
 # the total and the largest |R - report| of each kind of cell. --quiet prints only the cells
 # that differ and the summaries.
+# It reads analysis_relabel.R and analysis_fits.R from beside itself.
 # It needs R with lme4 and lmerTest (Debian: apt-get install r-cran-lme4 r-cran-lmertest);
 # jsonlite, where installed, reads each study's declared family from analysis_plans.json.
 # It exits with status 1 when a cell differs from the report's beyond its tolerance.
@@ -15,7 +16,7 @@
 #   expit(logit(m) +- t(1 - (1 - level) / 2, n - 1) * s / (sqrt(n) * m * (1 - m))).
 # - Each study's declared family of scenario comparisons: one fit of
 #   S1 ~ 0 + scenario + (1|annotator) + (1|item) by REML (lme4) on the test items every
-#   annotator of every scenario of the study answered, run to its optimum as glmer's below
+#   annotator of every scenario of the study answered, run to its optimum as glmer's (analysis_fits.R)
 #   (minqa's BOBYQA restarted until a restart gains nothing, tolerances 1e-10); each contrast
 #   (mean, se, df, p) tested with Satterthwaite's degrees of freedom (lmerTest::contest1D), and
 #   its interval (other_units_low/high) the t-interval at the row's level (1 - alpha).
@@ -23,9 +24,9 @@
 #   of annotator labels (p; a pair, or a trend relabelling the annotators of every scenario it
 #   weighs, each assignment of them to those scenarios (their sizes kept) while there are at most
 #   2^22, else random ones, compared within their Monte Carlo error), and the smallest p its
-#   design can reach as the method's text prints it (below). There se and df are Welch's
+#   design can reach as the method's text prints it. There se and df are Welch's
 #   across the annotators' mean scores; the interval is Welch's or, where the method says the
-#   permutation test gives it, the shifts it does not reject (its inversion, below). Which path
+#   permutation test gives it, the shifts it does not reject (its inversion: analysis_relabel.R). Which path
 #   was taken is checked too, and a comparison the report could not test ("no test") must have no
 #   test here either (a weighed scenario of one annotator, or every answer scored alike).
 # - Holm's p (p_holm) over the study's declared family (analysis_plans.json's frozen plan; a
@@ -47,7 +48,7 @@
 #   Wald p against the normal (glmer's) and against t with the between-within degrees of
 #   freedom (annotators less scenarios), the t-interval at the row's level
 #   (logistic_other_units_low/high); and the same contrast from the restricted fit under the
-#   Laplace approximation (REML-Laplace, made here from lme4's parts: reml_laplace below), its SE
+#   Laplace approximation (REML-Laplace, made here from lme4's parts: reml_laplace in analysis_fits.R), its SE
 #   and p against t.
 # Not rerun: the item bootstrap and the item sign-flip test (more_items_low/high, items_p: their
 # draws are the report's own), the interval ends of a random relabelling's inversion (its draws
@@ -129,50 +130,10 @@ weights <- function(label, present) {
 }
 
 
-# The relabelling tests and their inversion, from analysis_relabel.R beside this file.
+# The relabelling tests and their inversion, and the model fits, from the files beside this one.
 script <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-source(file.path(if (length(script) == 1) dirname(script) else ".", "analysis_relabel.R"))
-
-# glmer and lmer run to their optimum (the report's fit is the optimum to more digits than the
-# tolerance). One run of an optimiser can stop short of it: on data of the report test's shape
-# (the item variance at zero) nloptwrap's BOBYQA stopped short in 15 of 100 data sets (the
-# deviance 0.01 above the optimum, a scenario log-odds up to 0.03 from it) and minqa's in 1, and
-# lmer's default stopped short near the annotator variance's boundary in 2.4% of the studies of
-# the mixed-model path (df 4.08 for the report's 4.00); so minqa's BOBYQA is restarted from
-# where it stopped until a restart gains nothing.
-restarted_bobyqa <- function(fn, par, lower, upper, control = list(), ...) {
-  run <- function(start, rhobeg) {
-    minqa::bobyqa(start, fn, lower = lower, upper = upper,
-                  control = list(rhobeg = rhobeg, rhoend = 1e-10, maxfun = 1e5))
-  }
-  best <- run(par, 0.2)
-  for (i in 1:10) {
-    again <- run(best$par, 0.1)
-    gain <- best$fval - again$fval
-    if (gain > 0) best <- again
-    if (gain <= 1e-10) break
-  }
-  list(par = best$par, fval = best$fval, conv = 0, message = "BOBYQA, restarted")
-}
-unchecked_fit <- list(check.conv.singular = "ignore", check.conv.grad = "ignore",
-                      check.conv.hess = "ignore")
-tight_glmer <- do.call(glmerControl, c(list(optimizer = restarted_bobyqa, tolPwrss = 1e-12),
-                                       unchecked_fit))
-tight_lmer <- do.call(lmerControl, c(list(optimizer = restarted_bobyqa), unchecked_fit))
-
-# The report's second logistic reading: the same model fitted by restricted maximum likelihood
-# under the Laplace approximation (beta integrated out beside the random effects, as glmmTMB's
-# REML = TRUE does). lme4 has no such fit, but its parts: with nAGQ = 0 glmer's deviance takes
-# u and beta to their joint mode, and adding log|R_X|^2 (the beta block of that joint system)
-# makes it the restricted criterion; beta is the joint mode and its covariance chol2inv(R_X).
-reml_laplace <- function(d) {
-  devfun <- glmer(score ~ 0 + scenario + (1 | annotator) + (1 | item), data = d,
-                  family = binomial, nAGQ = 0, devFunOnly = TRUE, control = tight_glmer)
-  env <- environment(devfun)
-  criterion <- function(theta) devfun(theta) + env$pp$ldRX2()
-  opt <- restarted_bobyqa(criterion, c(1, 1), lower = c(0, 0), upper = c(Inf, Inf))
-  criterion(opt$par)
-  list(beta = env$pp$beta(1), vcov = chol2inv(env$pp$RX()))
+for (part in c("analysis_relabel.R", "analysis_fits.R")) {
+  source(file.path(if (length(script) == 1) dirname(script) else ".", part))
 }
 
 # A t-interval at the row's level beside the report's two ends, as columns `kind`_low/_high.
@@ -184,37 +145,6 @@ compare_interval <- function(what, kind, estimate, se, df, row, within = toleran
           row[[paste0(kind, "_low")]], within = within)
   compare(paste(what, "high"), paste0(kind, "_high", variant), estimate + half,
           row[[paste0(kind, "_high")]], within = within)
-}
-
-# The logistic model's contrast `w` of a glmer fit beside the report's row.
-compare_logistic <- function(what, fit, w, scenarios, row) {
-  b <- fixef(fit)
-  est <- sum(w * b)
-  se <- sqrt(as.numeric(t(w) %*% as.matrix(vcov(fit)) %*% w))
-  df <- nlevels(fit@frame$annotator) - scenarios
-  compare(paste(what, "log-odds (glmer)"), "logistic_log_odds", est, row$logistic_log_odds)
-  compare(paste(what, "log-odds df (between-within)"), "logistic_df", df, row$logistic_df)
-  # glmer's covariance is the inverse of a Hessian it takes by central differences of step
-  # 1e-4 on a deviance it computes iteratively; on a bundle with the item variance at zero it
-  # differed from the Hessian by Richardson extrapolation (which the report's matches) by up to
-  # 0.4%, so the SE is held to 0.2% of itself, the p-values to 1e-3 and the interval's ends to
-  # 0.2% of their half-width.
-  compare(paste(what, "log-odds SE (glmer)"), "logistic_se", se, row$logistic_se,
-          within = 2e-3 * se)
-  compare(paste(what, "log-odds p (glmer, normal)"), "logistic_p_wald", 2 * pnorm(-abs(est / se)),
-          row$logistic_p_wald, within = 1e-3)
-  compare(paste(what, "log-odds p (t, between-within)"), "logistic_p",
-          2 * pt(-abs(est / se), df), row$logistic_p, within = 1e-3)
-  compare_interval(paste(what, "log-odds interval"), "logistic_other_units", est, se, df, row,
-                   within = 2e-3 * se * qt(1 - (1 - as.numeric(row$level)) / 2, df) + tolerance)
-  reml <- reml_laplace(fit@frame)
-  est <- sum(w * reml$beta)
-  se <- sqrt(as.numeric(t(w) %*% reml$vcov %*% w))
-  compare(paste(what, "log-odds (REML-Laplace)"), "logistic_reml_log_odds", est,
-          row$logistic_reml_log_odds)
-  compare(paste(what, "log-odds SE (REML-Laplace)"), "logistic_reml_se", se, row$logistic_reml_se)
-  compare(paste(what, "log-odds p (REML-Laplace, t)"), "logistic_reml_p",
-          2 * pt(-abs(est / se), df), row$logistic_reml_p)
 }
 
 # Table 5: each cell's mean and its interval over other annotators at the row's level.
@@ -275,9 +205,9 @@ check_study <- function(dir, study, task, rows, mine, screen) {
   logistic <- NULL
   levels <- c(nlevels(d$annotator), nlevels(d$item))
   if (all(d$score %in% c(0, 1)) && min(levels)^2 * max(levels) <= 5e5) {
-    logistic <- tryCatch(
+    logistic <- tryCatch(suppressWarnings(
       glmer(score ~ 0 + scenario + (1 | annotator) + (1 | item), data = d, family = binomial,
-            control = tight_glmer),
+            control = tight_glmer)),
       error = function(e) NULL)
     if (!is.null(logistic) && any(abs(fixef(logistic)) > 30)) logistic <- NULL
   }

@@ -316,6 +316,7 @@ fn spool_from_build(m: &mut Members, l: &Loaded, r: &Report) -> Result<(), Error
     // A reviewer's rerun of the inferential cells in R, from the CSVs beside it.
     m.text("analysis.R".into(), ANALYSIS_R)?;
     m.text("analysis_relabel.R".into(), ANALYSIS_RELABEL_R)?;
+    m.text("analysis_fits.R".into(), ANALYSIS_FITS_R)?;
     // The study pages' files, where a study of the scope has pages (a bundle of studies
     // without them is as before).
     if l.studies.iter().any(|s| !s.config.pages.is_empty()) {
@@ -386,6 +387,8 @@ const ANALYSIS_R: &str = include_str!("analysis.R");
 /// The permutation test of annotator labels and its interval, which `analysis.R` reads from
 /// beside itself.
 const ANALYSIS_RELABEL_R: &str = include_str!("analysis_relabel.R");
+/// lmer and glmer run to their optimum and the logistic cells, which `analysis.R` reads too.
+const ANALYSIS_FITS_R: &str = include_str!("analysis_fits.R");
 
 async fn configs(pool: &sqlx::AnyPool, studies: &[Study]) -> Result<String, Error> {
     let mut configs = Vec::new();

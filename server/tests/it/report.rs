@@ -834,9 +834,9 @@ async fn bundle(env: &Env, cookie: &str, scope: &str) {
     let file = tmp.path().join("b.tar");
     std::fs::write(&file, first.body.as_bytes()).unwrap();
     let said = python(PY_BUNDLE, &[file.to_str().unwrap()]);
-    // 10 data files and analysis.R with analysis_relabel.R, 24 annotators' and 8 majority
-    // prediction files, 2 charts.
-    assert_eq!(said.trim(), "files 45 assignments 24", "{said}");
+    // 10 data files and analysis.R with analysis_relabel.R and analysis_fits.R, 24 annotators'
+    // and 8 majority prediction files, 2 charts.
+    assert_eq!(said.trim(), "files 46 assignments 24", "{said}");
     rerun_in_r(&file, tmp.path());
 }
 
