@@ -1129,12 +1129,18 @@ async fn exports_round_trip(
 
 /// Runs a Python script (Python's own csv, json, tarfile modules read the exports); its stdout.
 fn python(script: &str, args: &[&str]) -> String {
-    let out = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .output()
-        .expect("python3 is needed for this test (.ci/setup installs it)");
+    stdout_of(
+        std::process::Command::new("python3")
+            .arg("-c")
+            .arg(script)
+            .args(args),
+        "python3 is needed for this test (.ci/setup installs it)",
+    )
+}
+
+/// What a command that must succeed prints; `missing` says what to install where it cannot run.
+fn stdout_of(command: &mut std::process::Command, missing: &str) -> String {
+    let out = command.output().expect(missing);
     assert!(
         out.status.success(),
         "{}",

@@ -1,23 +1,19 @@
 //! The bundle's `analysis.R` catches a changed cell: simulated bundles (`clues-lab simulate
 //! --bundles`), one copy per kind of cell with that cell of `scores.csv` changed, all in one R run.
 
-use super::{python, r_available};
+use super::{python, r_available, stdout_of};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Writes `studies` simulated bundles of `path` under `dir`; returns their folders.
 fn bundles(dir: &Path, path: &str, studies: usize) -> Vec<PathBuf> {
-    let out = Command::new(env!("CARGO_BIN_EXE_clues-lab"))
-        .args(["simulate", "--threads", "2", "--path", path, "--studies"])
-        .arg(studies.to_string())
-        .arg("--bundles")
-        .arg(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    stdout_of(
+        Command::new(env!("CARGO_BIN_EXE_clues-lab"))
+            .args(["simulate", "--threads", "2", "--path", path, "--studies"])
+            .arg(studies.to_string())
+            .arg("--bundles")
+            .arg(dir),
+        "the clues-lab binary",
     );
     (0..studies)
         .map(|i| dir.join(format!("{path}-{i:04}")))
