@@ -38,28 +38,30 @@ fn assert_within(r: Rate, nominal: f64, what: &str) {
     );
 }
 
-/// The rate is not above `nominal` beyond three binomial standard errors of `of`.
-fn assert_at_most(r: Rate, nominal: f64, what: &str) {
-    let (_, hi) = r.band(nominal, 3.0);
+/// The rate is not beyond three binomial standard errors of `nominal` on one side: not above
+/// it where `above`, else not below it.
+fn assert_one_side(r: Rate, nominal: f64, what: &str, above: bool) {
+    let (lo, hi) = r.band(nominal, 3.0);
+    let (ok, word, bound) = if above {
+        (r.rate() <= hi, "above", hi)
+    } else {
+        (r.rate() >= lo, "below", lo)
+    };
     assert!(
-        r.rate() <= hi,
-        "{what}: {} of {} = {:.3}, above {hi:.3}",
+        ok,
+        "{what}: {} of {} = {:.3}, {word} {bound:.3}",
         r.hits,
         r.of,
         r.rate()
     );
 }
 
-/// The rate is not below `nominal` beyond three binomial standard errors of `of`.
+fn assert_at_most(r: Rate, nominal: f64, what: &str) {
+    assert_one_side(r, nominal, what, true);
+}
+
 fn assert_at_least(r: Rate, nominal: f64, what: &str) {
-    let (lo, _) = r.band(nominal, 3.0);
-    assert!(
-        r.rate() >= lo,
-        "{what}: {} of {} = {:.3}, below {lo:.3}",
-        r.hits,
-        r.of,
-        r.rate()
-    );
+    assert_one_side(r, nominal, what, false);
 }
 
 #[test]
