@@ -12,7 +12,7 @@
 //! 0.10), no shift is rejected and there is no interval: `None`.
 
 use super::interval::Interval;
-use super::relabel::contrast_relabel_test;
+use super::relabel::{contrast_relabel_test, RelabelTest};
 
 /// The ends' precision, relative to the scale of the scores (their range, at least 1).
 pub const PRECISION: f64 = 1e-10;
@@ -37,6 +37,18 @@ pub fn shift_interval(
     seed: u64,
 ) -> Option<Interval> {
     let t = contrast_relabel_test(groups, weights, seed)?;
+    invert(groups, weights, alpha, seed, &t)
+}
+
+/// `shift_interval` of the test `t` already made of these groups (its statistic and smallest
+/// p), so that a caller who has it does not relabel once more.
+pub fn invert(
+    groups: &[&[f64]],
+    weights: &[f64],
+    alpha: f64,
+    seed: u64,
+    t: &RelabelTest,
+) -> Option<Interval> {
     if t.min_p > alpha {
         return None;
     }

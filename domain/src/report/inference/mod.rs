@@ -82,25 +82,24 @@ impl Side {
         match self.splits.as_slice() {
             [] => self.units.to_string(),
             [one] => format!("{} on split {one}", self.units),
-            many => {
-                let list: Vec<String> = many.iter().map(u32::to_string).collect();
-                format!("{} on splits {}", self.units, list.join(", "))
-            }
+            many => format!("{} on splits {}", self.units, splits_list(many)),
         }
     }
+}
+
+/// Splits as a reader lists them: `1, 2, 3`.
+fn splits_list(splits: &[u32]) -> String {
+    let list: Vec<String> = splits.iter().map(u32::to_string).collect();
+    list.join(", ")
 }
 
 /// Which of the system's runs a comparison with humans used, in words: at k = 0 its zero-shot
 /// run; else its runs on the humans' training split(s), or on every split where it has no run
 /// on one of theirs.
 fn split_words(humans: &Side, system: &Side) -> String {
-    let list = |splits: &[u32]| {
-        let s: Vec<String> = splits.iter().map(u32::to_string).collect();
-        s.join(", ")
-    };
     let runs = match system.splits.as_slice() {
         [one] => format!("its run on split {one}"),
-        many => format!("its runs on splits {}", list(many)),
+        many => format!("its runs on splits {}", splits_list(many)),
     };
     if system.k == 0 {
         "; the system's zero-shot run (no training split)".into()
@@ -111,7 +110,7 @@ fn split_words(humans: &Side, system: &Side) -> String {
     } else {
         format!(
             "; the system: {runs}, all it has, as it has no run on one of the humans' training splits ({})",
-            list(&humans.splits)
+            splits_list(&humans.splits)
         )
     }
 }

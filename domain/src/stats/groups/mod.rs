@@ -14,7 +14,7 @@ pub use method::{Fallback, Method, Tested, Untestable};
 use super::mixed::logistic::LogisticFit;
 use super::mixed::{self, FitError, Obs, SINGULAR};
 use super::relabel::contrast_relabel_test;
-use super::relabel_interval::shift_interval;
+use super::relabel_interval::invert;
 use super::ttest::welch_contrast;
 use serde::{Deserialize, Serialize};
 
@@ -173,7 +173,7 @@ impl GroupFit {
             method: Method::Permutation { why, test },
             estimate,
             test: welch_contrast(&groups, weights),
-            interval: shift_interval(&groups, weights, alpha, seed),
+            interval: invert(&groups, weights, alpha, seed, &test),
         })
     }
 }
