@@ -42,6 +42,9 @@
 #   difference (adjusted, adjusted_se, adjusted_p: the scenario's coefficient of
 #   lm(test S1 ~ scenario + screening S1) over those annotators, each S1 over all their
 #   submitted items of that phase).
+# - Humans against each system (analysis_systems.R, from system_scores.csv: each run's S1 of
+#   each test item): the difference, se, df, p, interval and effect of Welch's t-test across
+#   annotators and the system's compared runs, or the one-sample test against its one run.
 # - Where every item S1 of a study's family is 0 or 1 (a label task), the logistic mixed model
 #   beside it: glmer(S1 ~ 0 + scenario + (1|annotator) + (1|item), family = binomial) by the
 #   Laplace approximation, each contrast's log-odds difference, its SE (from glmer's vcov), the
@@ -52,8 +55,7 @@
 #   and p against t.
 # Not rerun: the item bootstrap and the item sign-flip test (more_items_low/high, items_p: their
 # draws are the report's own), the interval ends of a random relabelling's inversion (its draws
-# are the report's own; the line says so), the planner and the training order's rows, humans
-# against systems (the systems' per-item scores are in predictions/, not in these CSVs).
+# are the report's own; the line says so), the planner and the training order's rows.
 # Tolerances (from the benchmark server/bench/analysis-r.sh, docs/src/statistics.md): 1e-4,
 # the df relative to itself, the permutation test's interval ends 1e-6; the logistic SE 0.2% of
 # itself, its p's 1e-3 and its interval's ends 0.2% of their half-width (glmer's Hessian).
@@ -132,7 +134,7 @@ weights <- function(label, present) {
 
 # The relabelling tests and their inversion, and the model fits, from the files beside this one.
 script <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-for (part in c("analysis_relabel.R", "analysis_fits.R")) {
+for (part in c("analysis_relabel.R", "analysis_fits.R", "analysis_systems.R")) {
   source(file.path(if (length(script) == 1) dirname(script) else ".", part))
 }
 
@@ -379,6 +381,7 @@ check_bundle <- function(dir) {
                           comparisons$task == parts[2], ]
     check_study(dir, parts[1], parts[2], rows, of(test), of(done[done$phase == "screening", ]))
   }
+  check_systems(dir, scores, test)
 }
 
 totals <- c(checked = 0, differ = 0, bundles = 0, failing = 0)

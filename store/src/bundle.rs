@@ -2,6 +2,8 @@
 //! spooled, deflated, one after the other into a temporary file, as a tar states each file's
 //! size first; each is written to the archive as soon as it is spooled, so the archive streams.
 
+mod system_scores;
+
 use super::export::{
     attention_csv, consent_csv, curve_svg, majority_predictions, predictions_of,
     questionnaires_csv, questionnaires_jsonl,
@@ -313,10 +315,16 @@ fn spool_from_build(m: &mut Members, l: &Loaded, r: &Report) -> Result<(), Error
     m.text(ExportFile::ScoresMd.as_str().into(), &layout::markdown(r))?;
     m.text(ExportFile::PayCsv.as_str().into(), &pay_csv(l, r)?)?;
     m.text("analysis_plans.json".into(), &analysis_plans(r)?)?;
+    // The systems' item scores, for the rerun of the humans against each system.
+    m.text(
+        system_scores::NAME.into(),
+        &system_scores::system_scores_csv(l, r),
+    )?;
     // A reviewer's rerun of the inferential cells in R, from the CSVs beside it.
     m.text("analysis.R".into(), ANALYSIS_R)?;
     m.text("analysis_relabel.R".into(), ANALYSIS_RELABEL_R)?;
     m.text("analysis_fits.R".into(), ANALYSIS_FITS_R)?;
+    m.text("analysis_systems.R".into(), ANALYSIS_SYSTEMS_R)?;
     // The study pages' files, where a study of the scope has pages (a bundle of studies
     // without them is as before).
     if l.studies.iter().any(|s| !s.config.pages.is_empty()) {
@@ -389,6 +397,8 @@ const ANALYSIS_R: &str = include_str!("analysis.R");
 const ANALYSIS_RELABEL_R: &str = include_str!("analysis_relabel.R");
 /// lmer and glmer run to their optimum and the logistic cells, which `analysis.R` reads too.
 const ANALYSIS_FITS_R: &str = include_str!("analysis_fits.R");
+/// The humans against each system from `system_scores.csv`, which `analysis.R` reads too.
+const ANALYSIS_SYSTEMS_R: &str = include_str!("analysis_systems.R");
 
 async fn configs(pool: &sqlx::AnyPool, studies: &[Study]) -> Result<String, Error> {
     let mut configs = Vec::new();

@@ -4,6 +4,7 @@
 //! the test's own computation from the official files, and the exports are read back.
 use crate::common;
 
+mod systems;
 mod tamper;
 
 use axum::http::StatusCode;
@@ -812,6 +813,8 @@ async fn human_tables_from_simulated_annotators() {
 
     exports_round_trip(&env, &rita, &scope, &tasks, &sims, &report).await;
     pay_sheet(&env, &rita, &scope, &sims[0][0]).await;
+    // A system's runs on SST-2: the bundle's humans-against-system cells.
+    systems::import_runs(&env, &rita, &tasks[0]).await;
     bundle(&env, &rita, &scope).await;
 }
 
@@ -834,10 +837,12 @@ async fn bundle(env: &Env, cookie: &str, scope: &str) {
     let file = tmp.path().join("b.tar");
     std::fs::write(&file, first.body.as_bytes()).unwrap();
     let said = python(PY_BUNDLE, &[file.to_str().unwrap()]);
-    // 10 data files and analysis.R with analysis_relabel.R and analysis_fits.R, 24 annotators'
-    // and 8 majority prediction files, 2 charts.
-    assert_eq!(said.trim(), "files 46 assignments 24", "{said}");
-    rerun_in_r(&file, tmp.path());
+    // 10 data files (system_scores.csv among them) and analysis.R with its three parts
+    // (analysis_relabel.R, analysis_fits.R, analysis_systems.R), 24 annotators' and 8 majority
+    // prediction files, 2 charts.
+    assert_eq!(said.trim(), "files 48 assignments 24", "{said}");
+    let said = rerun_in_r(&file, tmp.path());
+    systems::check_bundle(&tmp.path().join("clues-lab-bundle"), &said);
 }
 
 /// Whether R with lme4 and lmerTest is here for the bundle's `analysis.R`; on CI it must be.
@@ -858,9 +863,9 @@ fn r_available() -> bool {
 
 /// The bundle's `analysis.R` run in R on the unpacked bundle: every inferential cell it
 /// reruns with lme4 and lmerTest agrees with the report's (it exits 1 on a difference).
-fn rerun_in_r(tar: &Path, dir: &Path) {
+fn rerun_in_r(tar: &Path, dir: &Path) -> String {
     if !r_available() {
-        return;
+        return String::new();
     }
     let untar = std::process::Command::new("tar")
         .arg("xf")
@@ -902,6 +907,7 @@ fn rerun_in_r(tar: &Path, dir: &Path) {
             "{said}"
         );
     }
+    said.into_owned()
 }
 
 const PY_BUNDLE: &str = r#"
@@ -920,7 +926,7 @@ for line in sums.decode().splitlines():
 assert set(listed) == set(files), set(listed) ^ set(files)
 for name, data in files.items():
     assert hashlib.sha256(data).hexdigest() == listed[name], name
-for need in ["analysis.R", "config.json", "assignments.jsonl", "annotations.jsonl", "annotations.csv", "scores.json",
+for need in ["analysis.R", "analysis_systems.R", "system_scores.csv", "config.json", "assignments.jsonl", "annotations.jsonl", "annotations.csv", "scores.json",
              "scores.csv", "scores.md", "pay.csv", "charts/SST-2.svg", "charts/CoNLL2003.svg"]:
     assert need in files, need
 assert b"reference,reference:Reference: majority label of the k shots,,official,SST-2," in files["scores.csv"]

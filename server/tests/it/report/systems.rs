@@ -1,0 +1,150 @@
+//! Humans against a system in the bundle: a system's imported runs on SST-2 give the report its
+//! comparisons with the humans (Welch's test across the system's splits, and the one-sample
+//! test against its one run), `system_scores.csv` carries their item scores, and the bundle's
+//! `analysis.R` reruns those cells (`analysis_systems.R`) and catches one of them changed.
+
+use super::{python, r_available, Line, TaskFiles};
+use crate::common::client::{send, Env};
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use std::path::Path;
+use std::process::Command;
+
+/// The system's runs, (k, split): at k = 0 one zero-shot run; at k = 10 a run on every split
+/// (the humans' split 1 among them: one run compared, the one-sample test); at k = 20 runs on
+/// splits 2 and 3 only (none on the humans' split: both compared, Welch's test); at k = 30 none.
+const RUNS: [(u32, u32); 8] = [
+    (0, 0),
+    (10, 1),
+    (10, 2),
+    (10, 3),
+    (10, 4),
+    (10, 5),
+    (20, 2),
+    (20, 3),
+];
+
+/// Imports the system's runs on `t` (SST-2) over HTTP: each split wrong on its own share of the
+/// test items (every third to every fifth), so that the runs' scores spread.
+pub(super) async fn import_runs(env: &Env, cookie: &str, t: &TaskFiles) {
+    let test: &[Line] = &t.files[&t.test_file];
+    let wrong = |gold: &str| {
+        if gold == "positive" {
+            "negative"
+        } else {
+            "positive"
+        }
+    };
+    for (k, split) in RUNS {
+        let lines: String = test
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let gold = l.answer[0].as_str();
+                let answer = if i % (3 + split as usize % 3) == 0 {
+                    wrong(gold)
+                } else {
+                    gold
+                };
+                format!("{}\n", serde_json::json!({"id": l.id, "answer": [answer]}))
+            })
+            .collect();
+        let uri = format!(
+            "/import/predictions?task={}&system=test%20system&k={k}&split={split}",
+            t.name
+        );
+        let req = Request::post(uri)
+            .header("cookie", cookie)
+            .body(Body::from(lines))
+            .unwrap();
+        let r = send(&env.state, req).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    }
+}
+
+/// Copies bundle `argv[1]` to `argv[2]` with one cell changed: column `argv[3]` of the first
+/// humans-against-system row (all annotators) with a value there gets 0.01 more. (The tamper
+/// test's script changes a table's first row, a study's comparison here.)
+const PY_TAMPER_SYSTEM: &str = r#"
+import csv, shutil, sys
+src, dst, column = sys.argv[1:4]
+shutil.copytree(src, dst)
+with open(src + "/scores.csv", newline="") as f:
+    rows = list(csv.reader(f))
+head = rows[0]
+at = lambda r, c: r[head.index(c)]
+for r in rows[1:]:
+    if (at(r, "table") == "comparison" and at(r, "annotators") == "all" and not at(r, "study")
+            and " vs humans k=" in at(r, "subset") and at(r, column)):
+        r[head.index(column)] = repr(float(at(r, column)) + 0.01)
+        break
+else:
+    raise SystemExit("no humans-against-system cell of " + column)
+with open(dst + "/scores.csv", "w", newline="") as f:
+    csv.writer(f, lineterminator="\n").writerows(rows)
+"#;
+
+/// The unpacked bundle `dir`, whose `analysis.R` said `said`: the humans-against-system rows
+/// were rerun, both tests among them; a copy with one of their p's, and one with an interval's
+/// end, changed makes R exit 1 naming that column.
+pub(super) fn check_bundle(dir: &Path, said: &str) {
+    if !r_available() {
+        return;
+    }
+    let rerun: Vec<&str> = said
+        .lines()
+        .filter(|l| l.contains(" vs humans k=") && l.ends_with(" ok"))
+        .collect();
+    for cell in [
+        "difference",
+        "SE",
+        "df",
+        "p",
+        "interval low",
+        "effect",
+        "method",
+    ] {
+        assert!(
+            rerun.iter().any(|l| l.contains(&format!(" {cell} "))),
+            "{cell}\n{said}"
+        );
+    }
+    for test in ["Welch's t-test", "one-sample t-test"] {
+        assert!(rerun.iter().any(|l| l.contains(test)), "{test}\n{said}");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let columns = ["p", "other_units_high"];
+    let copies: Vec<_> = columns
+        .iter()
+        .map(|c| {
+            let dst = tmp.path().join(format!("tampered-{c}"));
+            let (src, to) = (dir.display().to_string(), dst.display().to_string());
+            python(PY_TAMPER_SYSTEM, &[&src, &to, c]);
+            dst
+        })
+        .collect();
+    let out = Command::new("Rscript")
+        .arg(dir.join("analysis.R"))
+        .arg("--quiet")
+        .args(&copies)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (dst, column) in copies.iter().zip(columns) {
+        let summary = format!("bundle {}: ", dst.display());
+        let line = said
+            .lines()
+            .find(|l| l.starts_with(&summary))
+            .unwrap_or_else(|| panic!("{summary}\n{said}"));
+        assert!(
+            line.ends_with(&format!(" 1 differ: {column}/system")),
+            "{line}\n{said}"
+        );
+    }
+}
