@@ -188,16 +188,18 @@ pub fn bootstrap_items(rows: &[Vec<f64>], resamples: usize, seed: u64) -> Option
     Some(tails(&reps, expanded_tail(items, LEVEL)))
 }
 
-/// The bootstrap interval over items of `mean(b) − mean(a)`, two cells on the same items with
-/// their units held fixed; `None` unless both have units and the same number of items.
+/// The bootstrap interval at `level` over items of `mean(b) − mean(a)`, two cells on the same
+/// items with their units held fixed; `None` unless both have units and the same number of
+/// items.
 pub fn bootstrap_items_difference(
     a: &[Vec<f64>],
     b: &[Vec<f64>],
     resamples: usize,
     seed: u64,
+    level: f64,
 ) -> Option<Interval> {
     let (items, reps) = difference_draws(a, b, resamples, seed, false)?;
-    Some(tails(&reps, expanded_tail(items, LEVEL)))
+    Some(tails(&reps, expanded_tail(items, level)))
 }
 
 /// The replicates of `mean(b) − mean(a)` over item draws shared by both cells (they answered
@@ -300,9 +302,9 @@ mod tests {
             .iter()
             .map(|r| r.iter().map(|x| x * 0.5).collect())
             .collect();
-        let d = bootstrap_items_difference(&a, &a, 100, 1).unwrap();
+        let d = bootstrap_items_difference(&a, &a, 100, 1, LEVEL).unwrap();
         assert_eq!((d.low, d.high), (0.0, 0.0));
-        let d = bootstrap_items_difference(&a, &b, 500, 1).unwrap();
+        let d = bootstrap_items_difference(&a, &b, 500, 1, LEVEL).unwrap();
         assert!(d.high < 0.0 && d.low >= -0.5);
         assert_eq!(bootstrap_items(&[], 10, 1), None);
     }

@@ -86,7 +86,7 @@ fn beside_pair(
         | Method::NoTest { .. } => stats::relabel_test(&ua, &ub, seed(name)),
     };
     c.effect = effect(&ua, &ub, c.difference);
-    c.these_annotators = item_level(ma, mb, name);
+    c.these_annotators = item_level(ma, mb, name, 1.0 - input.alpha);
     if let (Some(sa), Some(sb)) = (input.screened.get(&a), input.screened.get(&b)) {
         c.adjusted = stats::ancova(sa, sb);
     }
@@ -207,6 +207,7 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
                 permutation: None,
                 effect: None,
                 these_annotators: None,
+                seed: seed(&name),
                 adjusted: None,
                 logistic: logistic.as_ref().map(|f| logistic_test(f, &w, input.alpha)),
                 method: tested.method,

@@ -57,6 +57,9 @@ pub struct Uncertainty {
     pub more_items: Option<Interval>,
     /// Items the bootstrap drew from: those every unit of the cell answered.
     pub items: usize,
+    /// The seed of the bootstrap's draws (`seed` of the cell's name), for a rerun.
+    #[serde(default)]
+    pub seed: u64,
 }
 
 /// One side of a comparison: a scenario's humans (`who` = "humans") or a system, at k shots.
@@ -245,6 +248,10 @@ pub struct Comparison {
     pub effect: Option<f64>,
     /// These annotators on more items (two sides).
     pub these_annotators: Option<ItemLevel>,
+    /// The seed of the comparison's random draws (`seed` of its name): the relabellings, the
+    /// sign flips and the item bootstrap, for a rerun.
+    #[serde(default)]
+    pub seed: u64,
     /// Between two scenarios whose annotators all answered screening items: the difference of
     /// their test S1 adjusted for their screening S1, with its test.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -384,6 +391,7 @@ pub fn uncertainty(unit_scores: &[f64], m: &Matrix, name: &str) -> Uncertainty {
         other_units: stats::logit_t_interval(unit_scores, stats::interval::LEVEL),
         more_items: stats::bootstrap_items(&m.rows, stats::interval::RESAMPLES, seed(name)),
         items: m.items.len(),
+        seed: seed(name),
     }
 }
 
@@ -395,8 +403,8 @@ pub(crate) fn effect(a: &[f64], b: &[f64], difference: f64) -> Option<f64> {
 }
 
 /// These units on more items: the sign-flip test of the item differences and the item
-/// bootstrap of the difference, `b` against `a` over the same items.
-pub(crate) fn item_level(a: &Matrix, b: &Matrix, name: &str) -> Option<ItemLevel> {
+/// bootstrap of the difference at `level`, `b` against `a` over the same items.
+pub(crate) fn item_level(a: &Matrix, b: &Matrix, name: &str, level: f64) -> Option<ItemLevel> {
     let d: Vec<f64> = a
         .item_means()
         .iter()
@@ -410,6 +418,7 @@ pub(crate) fn item_level(a: &Matrix, b: &Matrix, name: &str) -> Option<ItemLevel
             &b.rows,
             stats::interval::RESAMPLES,
             seed(name),
+            level,
         ),
     })
 }
@@ -458,7 +467,8 @@ pub fn humans_vs_system(task: &str, a: (Side, &Matrix), b: (Side, &Matrix)) -> O
         status: Status::Exploratory,
         permutation: None,
         effect: effect(&ua, &ub, test.estimate),
-        these_annotators: item_level(&ma, &mb, &name),
+        these_annotators: item_level(&ma, &mb, &name, 1.0 - ALPHA),
+        seed: seed(&name),
         adjusted: None,
         logistic: None,
         method,

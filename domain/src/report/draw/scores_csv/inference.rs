@@ -1,7 +1,7 @@
 //! The CSV's rows of inference: each comparison with its tests, the planner, each study's
 //! analysis plan, and the training order with its correlation.
 
-use super::{ends, num, opt_num, Base, Row};
+use super::{ends, num, opt_num, seed_hex, Base, Row};
 use crate::report::inference::{Logistic, POWER};
 use crate::report::{Report, Tables};
 use crate::stats::interval::LEVEL;
@@ -64,6 +64,7 @@ pub(super) fn comparison_rows(t: &Tables, b: &Base) -> Vec<Row> {
                 logistic_reml_log_odds: opt_num(reml.map(|x| x.estimate)),
                 logistic_reml_se: opt_num(reml.map(|x| x.se)),
                 logistic_reml_p: opt_num(reml.map(|x| x.p)),
+                seed: seed_hex(c.seed),
                 ..b.row("comparison", "official", &c.task, k)
             }
         })

@@ -65,9 +65,10 @@ struct Row {
     logistic_reml_log_odds: String,
     logistic_reml_se: String,
     logistic_reml_p: String,
+    seed: String,
 }
 
-const HEADER: [&str; 50] = [
+const HEADER: [&str; 51] = [
     "table",
     "annotators",
     "study",
@@ -118,11 +119,12 @@ const HEADER: [&str; 50] = [
     "logistic_reml_log_odds",
     "logistic_reml_se",
     "logistic_reml_p",
+    "seed",
 ];
 
 impl Row {
     /// The fields in `HEADER`'s order.
-    fn fields<'a>(&'a self, family: &'a str) -> [&'a str; 50] {
+    fn fields<'a>(&'a self, family: &'a str) -> [&'a str; 51] {
         [
             &self.table,
             &self.annotators,
@@ -174,6 +176,7 @@ impl Row {
             &self.logistic_reml_log_odds,
             &self.logistic_reml_se,
             &self.logistic_reml_p,
+            &self.seed,
         ]
     }
 }
@@ -184,6 +187,11 @@ fn num(x: f64) -> String {
 
 fn opt_num(x: Option<f64>) -> String {
     x.map(num).unwrap_or_default()
+}
+
+/// A seed of the report's draws as 16 hex digits (a reader's CSV parser would round a u64).
+fn seed_hex(seed: u64) -> String {
+    format!("{seed:016x}")
 }
 
 fn ends(i: Option<Interval>) -> (String, String) {
@@ -213,6 +221,7 @@ impl Row {
             other_units_high,
             more_items_low,
             more_items_high,
+            seed: u.more_items.map(|_| seed_hex(u.seed)).unwrap_or_default(),
             ..self
         }
     }
@@ -248,7 +257,10 @@ impl Row {
 /// across τ's interval) to find the difference in `mean` at the plan's α (in `measure`), τ in
 /// `std` and its interval in `tau_low`/`tau_high`; `training_order` rows each k-shot group's
 /// S1 on the two halves of the training examples as shown, seconds per example, and Pearson's
-/// r with n, its Fisher-z interval in `r_low`/`r_high` and p (none below five pairs).
+/// r with n, its Fisher-z interval in `r_low`/`r_high` and p (none below five pairs). `seed`
+/// (16 hex digits) is the SplitMix64 seed of a row's random draws (the item bootstrap of a cell;
+/// a comparison's relabellings, sign flips and item bootstrap), so that `analysis.R` redraws
+/// them.
 pub fn scores_csv(r: &Report) -> String {
     let family = |task: &str| {
         r.tasks
