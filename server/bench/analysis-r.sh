@@ -20,9 +20,9 @@ WORK="${KEEP:-$(mktemp -d)}"
 mkdir -p "$WORK"
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$WORK"' EXIT
 # R reads a script as it runs it: a copy, so that editing the source meanwhile changes nothing.
-cp store/src/analysis.R store/src/analysis_relabel.R store/src/analysis_fits.R "$WORK/"
+cp store/src/analysis*.R "$WORK/"
 alarms=0
-for path in mixed item-zero annotator-zero logistic; do
+for path in mixed item-zero annotator-zero logistic no-test; do
   rm -rf "${WORK:?}/$path"
   started=$SECONDS
   "$BIN" simulate --bundles "$WORK/$path" --path "$path" --studies "$STUDIES" --seed "$SEED"
@@ -43,7 +43,7 @@ for path in mixed item-zero annotator-zero logistic; do
   if [ "$rc" -ne 0 ] || [ "${differ:-1}" != 0 ]; then alarms=$((alarms + 1)); fi
   if [ -n "${DEFAULT_LMER:-}" ]; then
     mkdir -p "$WORK/default"
-    cp "$WORK/analysis_relabel.R" "$WORK/analysis_fits.R" "$WORK/default/"
+    cp "$WORK"/analysis_*.R "$WORK/default/"
     sed 's/control = tight_lmer)/control = lmerControl(check.conv.singular = "ignore"))/' \
       "$WORK/analysis.R" > "$WORK/default/analysis.R"
     Rscript "$WORK/default/analysis.R" --quiet "$WORK/$path"/*/ > "$WORK/$path.default.out" 2>&1 || true

@@ -26,9 +26,10 @@ deal_labels <- function(sizes) {
 # domain::stats::relabel::contrast_relabel_test makes it: the units of the weighed groups, a
 # matrix whose rows give each relabelling's statistic as a linear function of the units' scores
 # (two groups of opposite weights: mean(b) - mean(a) over every choice of a's units; more:
-# sum_g w_g mean_g over every deal), exact up to 2^22 relabellings, else 20,000 random ones;
-# the smallest reachable p; and each unit's shift per unit of the contrast (w_g / sum w^2).
-relabel_design <- function(groups, w, draws = 20000) {
+# sum_g w_g mean_g over every deal), exact up to 2^22 relabellings, else the report's 9,999
+# random ones remade from the row's `seed` (analysis_draws.R); the smallest reachable p; and
+# each unit's shift per unit of the contrast (w_g / sum w^2).
+relabel_design <- function(groups, w, seed) {
   keep <- w != 0
   if (sum(keep) < 2 || any(lengths(groups[keep]) == 0)) return(NULL)
   g <- groups[keep]
@@ -42,7 +43,7 @@ relabel_design <- function(groups, w, draws = 20000) {
     prod(sapply(seq_along(sizes), function(i) choose(sum(sizes[1:i]), sizes[i])))
   exact <- ways <= exact_limit && n < 64
   labels <- if (!exact) {
-    t(replicate(draws, sample(group)))
+    seeded_labels(sizes, pair, seed, resamples)
   } else if (pair) {
     idx <- combn(n, sizes[1])
     l <- matrix(2L, ncol(idx), n)
@@ -100,13 +101,4 @@ shift_interval <- function(d, alpha) {
     0.5 * (inside + outside)
   }
   c(end(-1), end(1))
-}
-
-# A relabelling p beside the report's: exact, or within four Monte Carlo standard errors of the
-# two estimates' difference (the report's 9,999 draws and R's 20,000).
-compare_relabel <- function(what, kind, d, p, report) {
-  if (d$exact) return(compare(paste(what, "(exact permutation)"), kind, p, report))
-  error <- 4 * sqrt(p * (1 - p) * (1 / resamples + 1 / nrow(d$m))) + tolerance
-  compare(paste(what, "(random permutation)"), paste0(sub("/.*", "", kind), "/random"), p, report,
-          within = error)
 }

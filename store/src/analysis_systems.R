@@ -9,7 +9,8 @@
 # t-test across annotators and runs, or, where one run is compared, by the one-sample t-test of
 # the annotators' means against its score. Checked: the items, the difference (mean), se, df,
 # p, the interval at the row's level, the effect (the difference over the pooled SD of the two
-# sides' unit means) and the method's test and runs, each kind named "<column>/system".
+# sides' unit means), the method's test and runs, and these units on more items (the sign-flip
+# p and the item bootstrap's interval, from the row's seed), each kind named "<column>/system".
 
 # The system a row's label names: "<system> k=K vs humans k=K".
 system_of <- function(label, k, systems) {
@@ -80,6 +81,11 @@ check_system <- function(row, runs, test) {
   ss <- function(x) sum((x - mean(x))^2)
   pooled <- sqrt((ss(ua) + ss(ub)) / (length(ua) + length(ub) - 2))
   compare(paste(what, "effect"), "effect/system", estimate / pooled, row$effect, empty_ok = Inf)
+  # These annotators and runs on more items (analysis_draws.R), each a row of its matrix.
+  by_item <- function(x, unit, score) tapply(x[[score]], list(factor(x[[unit]]),
+                                                              factor(x$example_id)), sum)
+  check_item_level(what, by_item(humans, "assignment_id", "score"), by_item(mine, "split", "s1"),
+                   row, "/system")
 }
 
 # Every humans-against-system row of the bundle (all annotators, official scoring).

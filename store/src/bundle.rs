@@ -321,10 +321,9 @@ fn spool_from_build(m: &mut Members, l: &Loaded, r: &Report) -> Result<(), Error
         &system_scores::system_scores_csv(l, r),
     )?;
     // A reviewer's rerun of the inferential cells in R, from the CSVs beside it.
-    m.text("analysis.R".into(), ANALYSIS_R)?;
-    m.text("analysis_relabel.R".into(), ANALYSIS_RELABEL_R)?;
-    m.text("analysis_fits.R".into(), ANALYSIS_FITS_R)?;
-    m.text("analysis_systems.R".into(), ANALYSIS_SYSTEMS_R)?;
+    for (name, text) in ANALYSIS_R {
+        m.text(name.into(), text)?;
+    }
     // The study pages' files, where a study of the scope has pages (a bundle of studies
     // without them is as before).
     if l.studies.iter().any(|s| !s.config.pages.is_empty()) {
@@ -390,15 +389,18 @@ fn end(m: &Members, studies: &[Study], versions: Versions) -> Result<String, Err
 }
 
 /// `analysis.R`: reruns the bundle's inferential cells with lme4 and lmerTest from its own
-/// `annotations.csv` and prints each beside `scores.csv`'s value (see its header).
-const ANALYSIS_R: &str = include_str!("analysis.R");
-/// The permutation test of annotator labels and its interval, which `analysis.R` reads from
-/// beside itself.
-const ANALYSIS_RELABEL_R: &str = include_str!("analysis_relabel.R");
-/// lmer and glmer run to their optimum and the logistic cells, which `analysis.R` reads too.
-const ANALYSIS_FITS_R: &str = include_str!("analysis_fits.R");
-/// The humans against each system from `system_scores.csv`, which `analysis.R` reads too.
-const ANALYSIS_SYSTEMS_R: &str = include_str!("analysis_systems.R");
+/// CSVs and prints each beside `scores.csv`'s value (see its header). It reads the other parts
+/// from beside itself: the permutation test of annotator labels and its interval
+/// (`analysis_relabel.R`), lmer and glmer run to their optimum and the logistic cells
+/// (`analysis_fits.R`), the report's seeded draws remade (`analysis_draws.R`), and the humans
+/// against each system from `system_scores.csv` (`analysis_systems.R`).
+const ANALYSIS_R: [(&str, &str); 5] = [
+    ("analysis.R", include_str!("analysis.R")),
+    ("analysis_relabel.R", include_str!("analysis_relabel.R")),
+    ("analysis_fits.R", include_str!("analysis_fits.R")),
+    ("analysis_draws.R", include_str!("analysis_draws.R")),
+    ("analysis_systems.R", include_str!("analysis_systems.R")),
+];
 
 async fn configs(pool: &sqlx::AnyPool, studies: &[Study]) -> Result<String, Error> {
     let mut configs = Vec::new();

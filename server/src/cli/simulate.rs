@@ -34,6 +34,10 @@ pub struct SimulateArgs {
     /// folder, for the benchmark of the bundle's `analysis.R` (`server/bench/analysis-r.sh`).
     #[arg(long, hide = true)]
     pub bundles: Option<std::path::PathBuf>,
+    /// Instead of the tables: time the permutation test's interval (its inversion) on the
+    /// largest designs it enumerates exactly, and on one it draws relabellings for.
+    #[arg(long, hide = true)]
+    pub inversion_cost: bool,
     /// The scenario test's path the bundles' crowd aims at.
     #[arg(long, hide = true, value_enum, default_value = "mixed")]
     pub path: super::simulate_bundles::BundlePath,
@@ -187,6 +191,53 @@ fn planner_rows(studies: usize, seed: u64) -> Vec<String> {
         .collect()
 }
 
+/// Prints the time of the permutation test and of its inversion (the shifts it does not reject
+/// at 0.05) on the largest designs below `relabel::EXACT_LIMIT` (a pair, a trend over four
+/// scenarios) and on one past it (random relabellings), each on one core.
+fn inversion_cost(seed: u64) {
+    use domain::stats::{contrast_relabel_test, relabel::multinomial, relabel_interval::invert};
+    let mut rng = domain::rng::SplitMix64(seed);
+    println!("| design | relabellings | exact | test (s) | inversion (s) | interval |");
+    println!("|---|---|---|---|---|---|");
+    for sizes in [
+        &[12usize, 12][..],
+        &[4, 4, 4, 2],
+        &[3, 3, 3, 3],
+        &[13, 13],
+        &[8, 8, 8, 8],
+    ] {
+        let groups: Vec<Vec<f64>> = sizes
+            .iter()
+            .enumerate()
+            .map(|(g, &n)| {
+                (0..n)
+                    .map(|_| 0.6 + 0.03 * g as f64 + 0.05 * rng.normal())
+                    .collect()
+            })
+            .collect();
+        let views: Vec<&[f64]> = groups.iter().map(Vec::as_slice).collect();
+        let w: &[f64] = if sizes.len() == 2 {
+            &[-1.0, 1.0]
+        } else {
+            &[-1.5, -0.5, 0.5, 1.5]
+        };
+        let started = std::time::Instant::now();
+        let Some(t) = contrast_relabel_test(&views, w, seed) else {
+            continue;
+        };
+        let tested = started.elapsed().as_secs_f64();
+        let started = std::time::Instant::now();
+        let interval = invert(&views, w, 0.05, seed, &t);
+        println!(
+            "| {sizes:?} | {} | {} | {tested:.3} | {:.3} | {} |",
+            multinomial(sizes),
+            t.exact,
+            started.elapsed().as_secs_f64(),
+            interval.map_or("none".into(), |i| format!("{:.4} to {:.4}", i.low, i.high))
+        );
+    }
+}
+
 pub(super) fn simulate(a: &SimulateArgs) -> Result<()> {
     if a.studies == 0 {
         return Err(Error::Invalid("--studies must be at least 1".into()));
@@ -194,6 +245,10 @@ pub(super) fn simulate(a: &SimulateArgs) -> Result<()> {
     let threads = a
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if a.inversion_cost {
+        inversion_cost(a.seed);
+        return Ok(());
+    }
     if let Some(dir) = &a.bundles {
         return super::simulate_bundles::write_bundles(dir, a.path, a.studies, a.seed, threads);
     }

@@ -7,6 +7,8 @@
 //! annotators, some studies 5 or 10; α 0.05, every third study 0.02; a crossed logistic crowd
 //! (`stats::simulate::model::Crowd`) whose variance components aim at one of the scenario
 //! test's paths. Partial credit (S1 0, ½ or 1) keeps the logistic model away but in its own path.
+//! The `no-test` path makes data no comparison can test (every answer right, or one annotator
+//! per scenario), for `analysis.R`'s check of a "no test" row.
 
 use domain::analysis_plan;
 use domain::ids::{AssignmentId, ExampleId, StudyId};
@@ -35,6 +37,9 @@ pub enum BundlePath {
     AnnotatorZero,
     /// Every item S1 0 or 1: the logistic mixed model beside the linear one.
     Logistic,
+    /// Data no comparison can test: every answer right (even studies), or one annotator per
+    /// scenario (odd ones); each comparison row says why there is no test.
+    NoTest,
 }
 
 impl BundlePath {
@@ -44,13 +49,14 @@ impl BundlePath {
             BundlePath::ItemZero => "item-zero",
             BundlePath::AnnotatorZero => "annotator-zero",
             BundlePath::Logistic => "logistic",
+            BundlePath::NoTest => "no-test",
         }
     }
 
     /// The crowd's annotator SD (points of S1) and item SD (logits).
     fn spread(self) -> (f64, f64) {
         match self {
-            BundlePath::Mixed | BundlePath::Logistic => (0.09, 1.0),
+            BundlePath::Mixed | BundlePath::Logistic | BundlePath::NoTest => (0.09, 1.0),
             BundlePath::ItemZero => (0.09, 0.0),
             BundlePath::AnnotatorZero => (0.0, 1.0),
         }
@@ -133,11 +139,17 @@ fn write_study(
 ) -> Result<()> {
     let items = crowd.draw_items(rng, ITEMS);
     let screening = crowd.draw_items(rng, SCREENING);
+    let untestable = path == BundlePath::NoTest;
+    let alike = untestable && study.0 % 2 == 0;
+    let per = if untestable && !alike { 1 } else { d.per };
     let mut annotators = Vec::new();
     for (g, &k) in KS.iter().enumerate() {
-        let units = crowd.draw_units(rng, d.per);
+        let units = crowd.draw_units(rng, per);
         let group = usize::from(g >= 2);
-        let test = scores(crowd, rng, path, group, &units, &items);
+        let mut test = scores(crowd, rng, path, group, &units, &items);
+        if alike {
+            test.iter_mut().flatten().for_each(|s| *s = 1.0);
+        }
         let screened = scores(crowd, rng, path, 0, &units, &screening);
         for (u, row) in test.iter().enumerate() {
             let n = annotators.len() as i64 + 1;
@@ -152,7 +164,7 @@ fn write_study(
             }
             records.extend(row.iter().enumerate().map(|(j, &s)| {
                 // The first annotator of k = 10 skips the first item (it scores 0).
-                let skipped = d.skip && g == 1 && u == 0 && j == 0;
+                let skipped = d.skip && !alike && g == 1 && u == 0 && j == 0;
                 item(Phase::Test, j as i64 + 1, (!skipped).then_some(s))
             }));
             annotators.push(AnnotatorRecord {

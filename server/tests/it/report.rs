@@ -4,6 +4,7 @@
 //! the test's own computation from the official files, and the exports are read back.
 use crate::common;
 
+mod draws;
 mod systems;
 mod tamper;
 
@@ -837,10 +838,10 @@ async fn bundle(env: &Env, cookie: &str, scope: &str) {
     let file = tmp.path().join("b.tar");
     std::fs::write(&file, first.body.as_bytes()).unwrap();
     let said = python(PY_BUNDLE, &[file.to_str().unwrap()]);
-    // 10 data files (system_scores.csv among them) and analysis.R with its three parts
-    // (analysis_relabel.R, analysis_fits.R, analysis_systems.R), 24 annotators' and 8 majority
-    // prediction files, 2 charts.
-    assert_eq!(said.trim(), "files 48 assignments 24", "{said}");
+    // 10 data files (system_scores.csv among them) and analysis.R with its four parts
+    // (analysis_relabel.R, analysis_fits.R, analysis_draws.R, analysis_systems.R), 24
+    // annotators' and 8 majority prediction files, 2 charts.
+    assert_eq!(said.trim(), "files 49 assignments 24", "{said}");
     let said = rerun_in_r(&file, tmp.path());
     systems::check_bundle(&tmp.path().join("clues-lab-bundle"), &said);
 }
@@ -1291,7 +1292,7 @@ async fn report_command_prints_tables_and_refuses_bad_scopes() {
     let csv = String::from_utf8(cli(&["--format", "csv", "--studies", "1"]).stdout).unwrap();
     assert_eq!(
         csv.lines().next().unwrap(),
-        "table,annotators,study,scoring,task,family,k,subset,n,items,mean,std,std_sample,ties,measure,level,other_units_low,other_units_high,more_items_low,more_items_high,tau_low,tau_high,r_low,r_high,se,df,p,p_holm,method,status,permutation_p,permutation_min_p,items_p,effect,needed,needed_low,needed_high,adjusted,adjusted_se,adjusted_p,logistic_log_odds,logistic_se,logistic_df,logistic_p,logistic_p_wald,logistic_other_units_low,logistic_other_units_high,logistic_reml_log_odds,logistic_reml_se,logistic_reml_p"
+        "table,annotators,study,scoring,task,family,k,subset,n,items,mean,std,std_sample,ties,measure,level,other_units_low,other_units_high,more_items_low,more_items_high,tau_low,tau_high,r_low,r_high,se,df,p,p_holm,method,status,permutation_p,permutation_min_p,items_p,effect,needed,needed_low,needed_high,adjusted,adjusted_se,adjusted_p,logistic_log_odds,logistic_se,logistic_df,logistic_p,logistic_p_wald,logistic_other_units_low,logistic_other_units_high,logistic_reml_log_odds,logistic_reml_se,logistic_reml_p,seed"
     );
     let out = dir.path().join("b.tar");
     let b = cli(&["--format", "bundle", "--out", out.to_str().unwrap()]);

@@ -118,13 +118,22 @@ fn analysis_r_names_each_kind_of_cell_changed() {
         "permutation_p",
         "permutation_min_p",
         "effect",
+        "items_p",
+        "more_items_low",
+        "more_items_high",
     ];
     let mut cells: Vec<(&Path, &str, &str)> = mixed_cells
         .into_iter()
         .chain(extra.iter().map(String::as_str))
         .map(|c| (mixed.as_path(), "comparison", c))
         .collect();
-    for c in ["mean", "other_units_low", "other_units_high"] {
+    for c in [
+        "mean",
+        "other_units_low",
+        "other_units_high",
+        "more_items_low",
+        "more_items_high",
+    ] {
         cells.push((mixed.as_path(), "table5", c));
     }
     for c in ["se", "df", "p", "other_units_low", "other_units_high"] {
