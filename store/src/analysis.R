@@ -50,7 +50,9 @@
 # - Humans against each system (analysis_systems.R, from system_scores.csv: each run's S1 of
 #   each test item): the difference, se, df, p, interval and effect of Welch's t-test across
 #   annotators and the system's compared runs, or the one-sample test against its one run, and
-#   these annotators and runs on more items as beside a pair.
+#   these annotators and runs on more items as beside a pair; and each system's own cell where
+#   its runs are in system_scores.csv (machine rows: the mean over its runs, the logit
+#   t-interval over other splits and the item bootstrap, as Table 5's).
 # - Where every item S1 of a study's family is 0 or 1 (a label task), the logistic mixed model
 #   beside it: glmer(S1 ~ 0 + scenario + (1|annotator) + (1|item), family = binomial) by the
 #   Laplace approximation, each contrast's log-odds difference, its SE (from glmer's vcov), the
@@ -59,7 +61,8 @@
 #   (logistic_other_units_low/high); and the same contrast from the restricted fit under the
 #   Laplace approximation (REML-Laplace, made here from lme4's parts: reml_laplace in analysis_fits.R), its SE
 #   and p against t.
-# Not rerun: the systems' own cells (machine rows), the planner and the training order's rows.
+# Not rerun: the planner and the training order's rows, and the cells of a system at a task and
+# k without humans (its runs are not in system_scores.csv).
 # Tolerances (from the benchmark server/bench/analysis-r.sh, docs/src/statistics.md): 1e-4,
 # the df relative to itself, the permutation test's interval ends 1e-6, the item bootstrap's
 # ends 1e-9 (R's t quantile in the expanded tails); the logistic SE 0.2% of
@@ -154,26 +157,32 @@ compare_interval <- function(what, kind, estimate, se, df, row, within = toleran
           row[[paste0(kind, "_high")]], within = within)
 }
 
-# Table 5: each cell's mean and its interval over other annotators at the row's level.
+# One cell of `table` (Table 5's, or a system's): its mean over the units' S1 `per`, its
+# interval over more items (the units' item matrix `items`), and its interval over other units
+# at the row's level (the logit t-interval).
+check_cell <- function(name, table, per, items, cell) {
+  n <- length(per)
+  m <- mean(per)
+  compare(paste(name, "mean"), paste(table, "mean"), m, cell$mean)
+  s <- sd(per)
+  check_more_items(name, items, cell, table)
+  if (n < 2 || is.na(cell$other_units_low) || m <= 0 || m >= 1 || s == 0) return(invisible())
+  half <- qt(1 - (1 - cell$level) / 2, n - 1) * s / (sqrt(n) * m * (1 - m))
+  compare(paste(name, "interval low"), paste(table, "other_units_low"), plogis(qlogis(m) - half),
+          cell$other_units_low)
+  compare(paste(name, "interval high"), paste(table, "other_units_high"),
+          plogis(qlogis(m) + half), cell$other_units_high)
+}
+
+# Table 5: each cell over its annotators.
 check_table5 <- function(scores, test) {
   cells <- scores[scores$table == "table5" & scores$annotators == "all" &
                     scores$scoring == "official", ]
   for (i in seq_len(nrow(cells))) {
     cell <- cells[i, ]
     mine <- test[test$task == cell$task & test$k == cell$k, ]
-    per <- tapply(mine$score, mine$assignment_id, mean)
-    n <- length(per)
-    m <- mean(per)
-    name <- sprintf("%s k=%d", cell$task, cell$k)
-    compare(paste(name, "mean"), "table5 mean", m, cell$mean)
-    s <- sd(per)
-    check_more_items(name, cell_matrix(mine), cell)
-    if (n < 2 || is.na(cell$other_units_low) || m <= 0 || m >= 1 || s == 0) next
-    half <- qt(1 - (1 - cell$level) / 2, n - 1) * s / (sqrt(n) * m * (1 - m))
-    compare(paste(name, "interval low"), "table5 other_units_low", plogis(qlogis(m) - half),
-            cell$other_units_low)
-    compare(paste(name, "interval high"), "table5 other_units_high", plogis(qlogis(m) + half),
-            cell$other_units_high)
+    check_cell(sprintf("%s k=%d", cell$task, cell$k), "table5",
+               tapply(mine$score, mine$assignment_id, mean), cell_matrix(mine), cell)
   }
 }
 

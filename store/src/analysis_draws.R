@@ -188,14 +188,15 @@ cell_matrix <- function(x) {
 # Each item's mean over the units, summed in the units' order as the report does.
 item_means <- function(m) Reduce(`+`, lapply(seq_len(nrow(m)), function(r) m[r, ]), 0) / nrow(m)
 
-# The item bootstrap's interval of a Table 5 cell (more_items_low/high) from the row's seed.
-check_more_items <- function(what, m, row) {
+# The item bootstrap's interval of a cell of `table` (Table 5's, a system's) over more items
+# (more_items_low/high) from the row's seed.
+check_more_items <- function(what, m, row, table = "table5") {
   if (is.na(row$more_items_low) || !nzchar(row$seed)) return(invisible())
   ends <- bootstrap_interval(list(m), row$seed, as.numeric(row$level))
-  compare(paste(what, "more items low"), "table5 more_items_low", ends[1], row$more_items_low,
-          within = 1e-9)
-  compare(paste(what, "more items high"), "table5 more_items_high", ends[2], row$more_items_high,
-          within = 1e-9)
+  compare(paste(what, "more items low"), paste(table, "more_items_low"), ends[1],
+          row$more_items_low, within = 1e-9)
+  compare(paste(what, "more items high"), paste(table, "more_items_high"), ends[2],
+          row$more_items_high, within = 1e-9)
 }
 
 # These units on more items, `b` against `a` (matrices over the same items): the sign-flip

@@ -11,6 +11,8 @@
 # p, the interval at the row's level, the effect (the difference over the pooled SD of the two
 # sides' unit means), the method's test and runs, and these units on more items (the sign-flip
 # p and the item bootstrap's interval, from the row's seed), each kind named "<column>/system".
+# And each system's own cells (machine rows), where its runs are in system_scores.csv: the mean
+# over its runs, the logit t-interval over other splits and the item bootstrap over more items.
 
 # The system a row's label names: "<system> k=K vs humans k=K".
 system_of <- function(label, k, systems) {
@@ -88,11 +90,30 @@ check_system <- function(row, runs, test) {
                    row, "/system")
 }
 
-# Every humans-against-system row of the bundle (all annotators, official scoring).
+# Each system's own cell (table machine, official scoring) over its runs: its mean, and its
+# intervals over other splits and over more items, as Table 5's over annotators.
+check_machine_cells <- function(scores, runs) {
+  cells <- scores[scores$table == "machine" & scores$scoring == "official", ]
+  for (i in seq_len(nrow(cells))) {
+    cell <- cells[i, ]
+    system <- sub("^machine:", "", cell$annotators)
+    mine <- runs[runs$task == cell$task & runs$system == system & runs$k == cell$k, ]
+    name <- sprintf("%s %s k=%d", cell$task, system, cell$k)
+    if (nrow(mine) == 0) {
+      unchecked(name, "no humans at this task and k, so its runs are not in system_scores.csv")
+      next
+    }
+    units <- data.frame(assignment_id = mine$split, example_id = mine$example_id, score = mine$s1)
+    check_cell(name, "machine", tapply(units$score, units$assignment_id, mean),
+               cell_matrix(units), cell)
+  }
+}
+
+# Every humans-against-system row and every system's cell of the bundle (all annotators,
+# official scoring).
 check_systems <- function(dir, scores, test) {
   rows <- scores[scores$table == "comparison" & scores$annotators == "all" &
                    is.na(scores$study) & grepl(" vs humans k=[0-9]+$", scores$subset), ]
-  if (nrow(rows) == 0) return(invisible())
   file <- file.path(dir, "system_scores.csv")
   if (!file.exists(file)) {
     for (i in seq_len(nrow(rows))) {
@@ -102,5 +123,6 @@ check_systems <- function(dir, scores, test) {
     return(invisible())
   }
   runs <- read.csv(file, stringsAsFactors = FALSE)
+  check_machine_cells(scores, runs)
   for (i in seq_len(nrow(rows))) check_system(rows[i, ], runs, test)
 }

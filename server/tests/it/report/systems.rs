@@ -85,8 +85,9 @@ with open(dst + "/scores.csv", "w", newline="") as f:
 "#;
 
 /// The unpacked bundle `dir`, whose `analysis.R` said `said`: the humans-against-system rows
-/// were rerun, both tests among them; a copy with one of their p's, and one with an interval's
-/// end, changed makes R exit 1 naming that column.
+/// were rerun, both tests among them, and the system's own cells; a copy with one of their
+/// p's, one with an interval's end, one with the sign-flip p and one with the item bootstrap's
+/// end changed makes R exit 1 naming that column.
 pub(super) fn check_bundle(dir: &Path, said: &str) {
     if !r_available() {
         return;
@@ -103,6 +104,9 @@ pub(super) fn check_bundle(dir: &Path, said: &str) {
         "interval low",
         "effect",
         "method",
+        "items_p (sign flip)",
+        "more items low",
+        "more items high",
     ] {
         assert!(
             rerun.iter().any(|l| l.contains(&format!(" {cell} "))),
@@ -112,8 +116,33 @@ pub(super) fn check_bundle(dir: &Path, said: &str) {
     for test in ["Welch's t-test", "one-sample t-test"] {
         assert!(rerun.iter().any(|l| l.contains(test)), "{test}\n{said}");
     }
+    // The system's own cells: its mean over its runs, and (two runs or more) the intervals over
+    // other splits and over more items.
+    for (k, cells) in [
+        (0, &["mean", "more items low"][..]),
+        (
+            10,
+            &[
+                "mean",
+                "interval low",
+                "interval high",
+                "more items low",
+                "more items high",
+            ],
+        ),
+        (20, &["mean", "interval low", "more items high"]),
+    ] {
+        for cell in cells {
+            let head = format!(" test system k={k} {cell} ");
+            assert!(
+                said.lines()
+                    .any(|l| l.contains(&head) && l.ends_with(" ok")),
+                "{head}\n{said}"
+            );
+        }
+    }
     let tmp = tempfile::tempdir().unwrap();
-    let columns = ["p", "other_units_high"];
+    let columns = ["p", "other_units_high", "items_p", "more_items_low"];
     let copies: Vec<_> = columns
         .iter()
         .map(|c| {
