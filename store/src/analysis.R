@@ -4,8 +4,8 @@
 # Several bundles are checked in one R process (lme4 loaded once): a summary per bundle, then
 # the total and the largest |R - report| of each kind of cell. --quiet prints only the cells
 # that differ and the summaries.
-# It reads analysis_relabel.R, analysis_fits.R, analysis_draws.R and analysis_systems.R from
-# beside itself.
+# It reads analysis_relabel.R, analysis_fits.R, analysis_draws.R, analysis_systems.R and
+# analysis_order.R from beside itself.
 # It needs R with lme4 and lmerTest (Debian: apt-get install r-cran-lme4 r-cran-lmertest);
 # jsonlite, where installed, reads each study's declared family from analysis_plans.json.
 # It exits with status 1 when a cell differs from the report's beyond its tolerance.
@@ -61,8 +61,11 @@
 #   (logistic_other_units_low/high); and the same contrast from the restricted fit under the
 #   Laplace approximation (REML-Laplace, made here from lme4's parts: reml_laplace in analysis_fits.R), its SE
 #   and p against t.
-# Not rerun: the planner and the training order's rows, and the cells of a system at a task and
-# k without humans (its runs are not in system_scores.csv).
+# - The training order (analysis_order.R): per k-shot group, S1 on each half of the training
+#   items as shown, seconds per item, and Pearson's r of seconds and test S1 with its Fisher-z
+#   interval and p.
+# Not rerun: the planner's rows, and the cells of a system at a task and k without humans (its
+# runs are not in system_scores.csv).
 # Tolerances (from the benchmark server/bench/analysis-r.sh, docs/src/statistics.md): 1e-4,
 # the df relative to itself, the permutation test's interval ends 1e-6, the item bootstrap's
 # ends 1e-9 (R's t quantile in the expanded tails); the logistic SE 0.2% of
@@ -139,10 +142,11 @@ weights <- function(label, present) {
 }
 
 
-# The relabelling tests and their inversion, and the model fits, from the files beside this one.
+# The relabelling tests and their inversion, the model fits, the report's random draws, the
+# systems and the training order, from the files beside this one.
 script <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
 for (part in c("analysis_relabel.R", "analysis_fits.R", "analysis_draws.R",
-              "analysis_systems.R")) {
+              "analysis_systems.R", "analysis_order.R")) {
   source(file.path(if (length(script) == 1) dirname(script) else ".", part))
 }
 
@@ -395,6 +399,7 @@ check_bundle <- function(dir) {
   done <- annotations[annotations$status == "finished" &
                         annotations$submitted %in% c("true", TRUE), ]
   done$score <- ifelse(done$skipped %in% c("true", TRUE), 0, done$s1)
+  training <- done[done$phase == "training", ]
   done <- done[!is.na(done$score), ]
   test <- done[done$phase == "test", ]
   check_table5(scores, test)
@@ -408,6 +413,7 @@ check_bundle <- function(dir) {
     check_study(dir, parts[1], parts[2], rows, of(test), of(done[done$phase == "screening", ]))
   }
   check_systems(dir, scores, test)
+  check_training_order(scores, training, test)
 }
 
 totals <- c(checked = 0, differ = 0, bundles = 0, failing = 0)

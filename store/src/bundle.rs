@@ -393,13 +393,15 @@ fn end(m: &Members, studies: &[Study], versions: Versions) -> Result<String, Err
 /// from beside itself: the permutation test of annotator labels and its interval
 /// (`analysis_relabel.R`), lmer and glmer run to their optimum and the logistic cells
 /// (`analysis_fits.R`), the report's seeded draws remade (`analysis_draws.R`), and the humans
-/// against each system from `system_scores.csv` (`analysis_systems.R`).
-const ANALYSIS_R: [(&str, &str); 5] = [
+/// against each system from `system_scores.csv` (`analysis_systems.R`), and the training order
+/// (`analysis_order.R`).
+const ANALYSIS_R: [(&str, &str); 6] = [
     ("analysis.R", include_str!("analysis.R")),
     ("analysis_relabel.R", include_str!("analysis_relabel.R")),
     ("analysis_fits.R", include_str!("analysis_fits.R")),
     ("analysis_draws.R", include_str!("analysis_draws.R")),
     ("analysis_systems.R", include_str!("analysis_systems.R")),
+    ("analysis_order.R", include_str!("analysis_order.R")),
 ];
 
 async fn configs(pool: &sqlx::AnyPool, studies: &[Study]) -> Result<String, Error> {

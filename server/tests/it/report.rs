@@ -838,10 +838,10 @@ async fn bundle(env: &Env, cookie: &str, scope: &str) {
     let file = tmp.path().join("b.tar");
     std::fs::write(&file, first.body.as_bytes()).unwrap();
     let said = python(PY_BUNDLE, &[file.to_str().unwrap()]);
-    // 10 data files (system_scores.csv among them) and analysis.R with its four parts
-    // (analysis_relabel.R, analysis_fits.R, analysis_draws.R, analysis_systems.R), 24
-    // annotators' and 8 majority prediction files, 2 charts.
-    assert_eq!(said.trim(), "files 49 assignments 24", "{said}");
+    // 10 data files (system_scores.csv among them) and analysis.R with its five parts
+    // (analysis_relabel.R, analysis_fits.R, analysis_draws.R, analysis_systems.R,
+    // analysis_order.R), 24 annotators' and 8 majority prediction files, 2 charts.
+    assert_eq!(said.trim(), "files 50 assignments 24", "{said}");
     let said = rerun_in_r(&file, tmp.path());
     systems::check_bundle(&tmp.path().join("clues-lab-bundle"), &said);
 }
@@ -901,8 +901,16 @@ fn rerun_in_r(tar: &Path, dir: &Path) -> String {
         .unwrap_or_else(|| panic!("{said}"));
     assert!(checked >= 2 * 4 * 3 + 2 * 5 * 4, "{said}");
     assert!(said.contains("study ") && said.contains(" p "), "{said}");
-    // The label task's logistic cells, glmer's and the restricted fit's, were rerun too.
-    for cell in ["log-odds SE (glmer)", "log-odds SE (REML-Laplace)"] {
+    // The label task's logistic cells, glmer's and the restricted fit's, were rerun too, and
+    // the training order's halves, seconds and correlation.
+    for cell in [
+        "log-odds SE (glmer)",
+        "log-odds SE (REML-Laplace)",
+        "first half mean",
+        "seconds SD",
+        "r n",
+        "r p",
+    ] {
         assert!(
             said.lines().any(|l| l.contains(cell) && l.ends_with(" ok")),
             "{said}"

@@ -86,8 +86,8 @@ with open(dst + "/scores.csv", "w", newline="") as f:
 
 /// The unpacked bundle `dir`, whose `analysis.R` said `said`: the humans-against-system rows
 /// were rerun, both tests among them, and the system's own cells; a copy with one of their
-/// p's, one with an interval's end, one with the sign-flip p and one with the item bootstrap's
-/// end changed makes R exit 1 naming that column.
+/// p's, one with an interval's end, one with the sign-flip p, one with the item bootstrap's
+/// end and one with the training order's first mean changed makes R exit 1 naming it.
 pub(super) fn check_bundle(dir: &Path, said: &str) {
     if !r_available() {
         return;
@@ -143,7 +143,7 @@ pub(super) fn check_bundle(dir: &Path, said: &str) {
     }
     let tmp = tempfile::tempdir().unwrap();
     let columns = ["p", "other_units_high", "items_p", "more_items_low"];
-    let copies: Vec<_> = columns
+    let mut copies: Vec<_> = columns
         .iter()
         .map(|c| {
             let dst = tmp.path().join(format!("tampered-{c}"));
@@ -152,6 +152,19 @@ pub(super) fn check_bundle(dir: &Path, said: &str) {
             dst
         })
         .collect();
+    // And the training order's first row (the first half's S1 of the first k-shot group).
+    let order = tmp.path().join("tampered-training-order");
+    let (src, to) = (dir.display().to_string(), order.display().to_string());
+    python(
+        super::tamper::PY_TAMPER,
+        &[&src, &to, "training_order", "mean"],
+    );
+    copies.push(order);
+    let kinds = columns.map(|c| format!("{c}/system"));
+    let kinds = kinds
+        .iter()
+        .map(String::as_str)
+        .chain(["training_order mean"]);
     let out = Command::new("Rscript")
         .arg(dir.join("analysis.R"))
         .arg("--quiet")
@@ -165,14 +178,14 @@ pub(super) fn check_bundle(dir: &Path, said: &str) {
         "{said}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    for (dst, column) in copies.iter().zip(columns) {
+    for (dst, kind) in copies.iter().zip(kinds) {
         let summary = format!("bundle {}: ", dst.display());
         let line = said
             .lines()
             .find(|l| l.starts_with(&summary))
             .unwrap_or_else(|| panic!("{summary}\n{said}"));
         assert!(
-            line.ends_with(&format!(" 1 differ: {column}/system")),
+            line.ends_with(&format!(" 1 differ: {kind}")),
             "{line}\n{said}"
         );
     }

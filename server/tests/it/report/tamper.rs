@@ -38,7 +38,7 @@ for d in sys.argv[3:]:
 
 /// Copies bundle `argv[1]` to `argv[2]` with one cell changed: the first row of table `argv[3]`
 /// (all annotators, official scoring) with a value in column `argv[4]` gets 0.01 more.
-const PY_TAMPER: &str = r#"
+pub(super) const PY_TAMPER: &str = r#"
 import csv, shutil, sys
 src, dst, table, column = sys.argv[1:5]
 shutil.copytree(src, dst)
