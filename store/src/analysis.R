@@ -64,8 +64,11 @@
 # - The training order (analysis_order.R): per k-shot group, S1 on each half of the training
 #   items as shown, seconds per item, and Pearson's r of seconds and test S1 with its Fisher-z
 #   interval and p.
-# Not rerun: the planner's rows, and the cells of a system at a task and k without humans (its
-# runs are not in system_scores.csv).
+# - The planner's rows (analysis_fits.R): τ from R's fit's annotator and residual variances, its
+#   chi-square interval at the row's level with Satterthwaite's df, and the annotators needed
+#   (needed, needed_low/high) for the row's difference at 80% power.
+# Not rerun: the cells of a system at a task and k without humans (its runs are not in
+# system_scores.csv), and a planner's refusal (its reason is words).
 # Tolerances (from the benchmark server/bench/analysis-r.sh, docs/src/statistics.md): 1e-4,
 # the df relative to itself, the permutation test's interval ends 1e-6, the item bootstrap's
 # ends 1e-9 (R's t quantile in the expanded tails); the logistic SE 0.2% of
@@ -205,7 +208,7 @@ family_of <- function(dir, study) {
 }
 
 # A study's family of comparisons `rows`, from its test answers `mine` and screening answers.
-check_study <- function(dir, study, task, rows, mine, screen) {
+check_study <- function(dir, study, task, rows, mine, screen, plans) {
   present <- sort(unique(mine$k))
   # Per scenario the items every annotator answered, then those every scenario has.
   shared <- NULL
@@ -370,6 +373,7 @@ check_study <- function(dir, study, task, rows, mine, screen) {
     compare(paste(what, "screening-adjusted p"), "adjusted_p",
             if (exact) NaN else coefficients[b, 4], row$adjusted_p, empty_ok = NaN)
   }
+  check_planner(sprintf("study %s %s", study, task), fit, d, length(present), plans)
   # Holm over the declared family; a member without a row, or without a test (NA: its own
   # p_holm stays empty), counts with p = 1.
   family <- family_of(dir, study)
@@ -410,7 +414,10 @@ check_bundle <- function(dir) {
     of <- function(x) x[x$study_id == as.integer(parts[1]) & x$task == parts[2], ]
     rows <- comparisons[comparisons$study == as.integer(parts[1]) &
                           comparisons$task == parts[2], ]
-    check_study(dir, parts[1], parts[2], rows, of(test), of(done[done$phase == "screening", ]))
+    plans <- scores[scores$table == "planner" & scores$annotators == "all" &
+                      scores$study %in% as.integer(parts[1]) & scores$task == parts[2], ]
+    check_study(dir, parts[1], parts[2], rows, of(test), of(done[done$phase == "screening", ]),
+                plans)
   }
   check_systems(dir, scores, test)
   check_training_order(scores, training, test)

@@ -73,3 +73,57 @@ compare_logistic <- function(what, fit, w, scenarios, row) {
   compare(paste(what, "log-odds p (REML-Laplace, t)"), "logistic_reml_p",
           2 * pt(-abs(est / se), df), row$logistic_reml_p)
 }
+
+# The annotators per scenario for the two-sided two-sample t-test at `alpha` to reach `power`
+# at the effect `effect` (domain::stats::power::units_needed, rounded up): 2 where 1.5 already
+# reaches it, NA beyond a million.
+units_needed <- function(effect, power, alpha) {
+  if (!is.finite(effect) || effect <= 0) return(NA)
+  reach <- function(n) {
+    df <- 2 * n - 2
+    crit <- qt(1 - alpha / 2, df)
+    ncp <- effect * sqrt(n / 2)
+    1 - pt(crit, df, ncp) + pt(-crit, df, ncp) - power
+  }
+  if (reach(1.5) >= 0) return(2)
+  if (reach(1e6) < 0) return(NA)
+  ceiling(uniroot(reach, c(1.5, 1e6), tol = 1e-12)$root)
+}
+
+# A study's planner rows (table planner, all annotators) from R's fit `fit` of its data `d`
+# over `scenarios` scenarios, as domain::stats::power::Pilot plans: τ² = MS_a / m_pilot +
+# MS_r (1 / m - 1 / m_pilot) with MS_a = σ²_r + m_pilot σ²_a, its chi-square interval at the
+# row's level with Satterthwaite's df, and the annotators needed for the row's difference at
+# 80% power at τ and at the interval's ends.
+check_planner <- function(what, fit, d, scenarios, plans) {
+  plans <- plans[!is.na(plans$std), ]
+  if (is.null(fit) || nrow(plans) == 0) return(invisible())
+  vc <- as.data.frame(VarCorr(fit))
+  unit_var <- vc$vcov[vc$grp == "annotator"]
+  resid_var <- sigma(fit)^2
+  annotators <- nlevels(d$annotator)
+  pilot <- nlevels(d$item)
+  resid_df <- annotators * pilot + 1 - annotators - pilot
+  for (i in seq_len(nrow(plans))) {
+    row <- plans[i, ]
+    alpha <- 1 - as.numeric(row$level)
+    name <- sprintf("%s planner %s", what, row$mean)
+    m <- as.numeric(row$items)
+    ms_unit <- resid_var + pilot * unit_var
+    a <- 1 / pilot
+    c <- 1 / m - 1 / pilot
+    tau2 <- max(a * ms_unit + c * resid_var, resid_var / m)
+    df <- tau2^2 / ((a * ms_unit)^2 / (annotators - scenarios) +
+                      if (resid_df > 0) (c * resid_var)^2 / resid_df else 0)
+    ends <- sqrt(df * tau2 / qchisq(c(1 - alpha / 2, alpha / 2), df))
+    compare(paste(name, "tau"), "planner std", sqrt(tau2), row$std)
+    compare(paste(name, "tau low"), "planner tau_low", ends[1], row$tau_low)
+    compare(paste(name, "tau high"), "planner tau_high", ends[2], row$tau_high)
+    needed <- sapply(c(sqrt(tau2), ends), function(sd) units_needed(row$mean / sd, 0.8, alpha))
+    for (j in 1:3) {
+      column <- c("needed", "needed_low", "needed_high")[j]
+      compare(paste(name, column), paste("planner", column), needed[j], row[[column]],
+              empty_ok = NA)
+    }
+  }
+}

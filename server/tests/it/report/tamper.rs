@@ -136,6 +136,9 @@ fn analysis_r_names_each_kind_of_cell_changed() {
     ] {
         cells.push((mixed.as_path(), "table5", c));
     }
+    for c in ["std", "tau_high", "needed", "needed_low"] {
+        cells.push((mixed.as_path(), "planner", c));
+    }
     for c in ["se", "df", "p", "other_units_low", "other_units_high"] {
         cells.push((relabel.as_path(), "comparison", c));
     }
@@ -187,7 +190,7 @@ fn analysis_r_names_each_kind_of_cell_changed() {
     );
     for (dir, (_, table, column)) in dirs[2..].iter().zip(&cells) {
         let name = match *table {
-            "table5" => format!("table5 {column}"),
+            "table5" | "planner" => format!("{table} {column}"),
             _ => column.to_string(),
         };
         let kinds = summary(dir);
