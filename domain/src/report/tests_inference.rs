@@ -233,6 +233,19 @@ fn the_frozen_plans_level_governs_tests_intervals_and_the_planner() {
                 panic!("{c:?}")
             }
         }
+        // These annotators on more items: the item bootstrap at 0.98 too, from the stated seed.
+        if let Some(crate::analysis_plan::Contrast::Pair { a, b }) = c.contrast {
+            let m = |k: u32| &r.all.items[&("Toy".to_string(), k)];
+            let at_98 = stats::bootstrap_items_difference(
+                &m(a).rows,
+                &m(b).rows,
+                stats::interval::RESAMPLES,
+                c.seed,
+                0.98,
+            );
+            assert!(at_98.is_some(), "{}", c.label);
+            assert_eq!(c.these_annotators.and_then(|i| i.interval), at_98, "{}", c.label);
+        }
     }
     let primary: Vec<&str> = family
         .iter()
