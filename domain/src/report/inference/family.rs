@@ -219,14 +219,18 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
             Some(c)
         })
         .collect();
-    // Holm over the declared family: a comparison without data yet (or without a test) counts
-    // with p = 1.
+    (with_holm(tested), Some(study_fit))
+}
+
+/// Holm over the declared family: a comparison without data yet (`None`, or without a test)
+/// counts with p = 1; the comparisons there are, each with its adjusted p.
+fn with_holm(tested: Vec<Option<Comparison>>) -> Vec<Comparison> {
     let p: Vec<f64> = tested
         .iter()
         .map(|c| c.as_ref().and_then(Comparison::p).unwrap_or(1.0))
         .collect();
     let adjusted = stats::holm(&p);
-    let comparisons = tested
+    tested
         .into_iter()
         .zip(adjusted)
         .filter_map(|(c, h)| {
@@ -235,8 +239,7 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
                 c
             })
         })
-        .collect();
-    (comparisons, Some(study_fit))
+        .collect()
 }
 
 #[cfg(test)]

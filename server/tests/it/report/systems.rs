@@ -3,12 +3,12 @@
 //! test against its one run), `system_scores.csv` carries their item scores, and the bundle's
 //! `analysis.R` reruns those cells (`analysis_systems.R`) and catches one of them changed.
 
+use super::tamper::{kinds_differing, r_over_tampered, PY_TAMPER};
 use super::{python, r_available, Line, TaskFiles};
 use crate::common::client::{send, Env};
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use std::path::Path;
-use std::process::Command;
 
 /// The system's runs, (k, split): at k = 0 one zero-shot run; at k = 10 a run on every split
 /// (the humans' split 1 among them: one run compared, the one-sample test); at k = 20 runs on
@@ -61,28 +61,6 @@ pub(super) async fn import_runs(env: &Env, cookie: &str, t: &TaskFiles) {
         assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     }
 }
-
-/// Copies bundle `argv[1]` to `argv[2]` with one cell changed: column `argv[3]` of the first
-/// humans-against-system row (all annotators) with a value there gets 0.01 more. (The tamper
-/// test's script changes a table's first row, a study's comparison here.)
-const PY_TAMPER_SYSTEM: &str = r#"
-import csv, shutil, sys
-src, dst, column = sys.argv[1:4]
-shutil.copytree(src, dst)
-with open(src + "/scores.csv", newline="") as f:
-    rows = list(csv.reader(f))
-head = rows[0]
-at = lambda r, c: r[head.index(c)]
-for r in rows[1:]:
-    if (at(r, "table") == "comparison" and at(r, "annotators") == "all" and not at(r, "study")
-            and " vs humans k=" in at(r, "subset") and at(r, column)):
-        r[head.index(column)] = repr(float(at(r, column)) + 0.01)
-        break
-else:
-    raise SystemExit("no humans-against-system cell of " + column)
-with open(dst + "/scores.csv", "w", newline="") as f:
-    csv.writer(f, lineterminator="\n").writerows(rows)
-"#;
 
 /// The unpacked bundle `dir`, whose `analysis.R` said `said`: the humans-against-system rows
 /// were rerun, both tests among them, and the system's own cells; a copy with one of their
@@ -148,45 +126,22 @@ pub(super) fn check_bundle(dir: &Path, said: &str) {
         .map(|c| {
             let dst = tmp.path().join(format!("tampered-{c}"));
             let (src, to) = (dir.display().to_string(), dst.display().to_string());
-            python(PY_TAMPER_SYSTEM, &[&src, &to, c]);
+            python(PY_TAMPER, &[&src, &to, "comparison", c, " vs humans k="]);
             dst
         })
         .collect();
     // And the training order's first row (the first half's S1 of the first k-shot group).
     let order = tmp.path().join("tampered-training-order");
     let (src, to) = (dir.display().to_string(), order.display().to_string());
-    python(
-        super::tamper::PY_TAMPER,
-        &[&src, &to, "training_order", "mean"],
-    );
+    python(PY_TAMPER, &[&src, &to, "training_order", "mean"]);
     copies.push(order);
     let kinds = columns.map(|c| format!("{c}/system"));
     let kinds = kinds
         .iter()
         .map(String::as_str)
         .chain(["training_order mean"]);
-    let out = Command::new("Rscript")
-        .arg(dir.join("analysis.R"))
-        .arg("--quiet")
-        .args(&copies)
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{said}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let said = r_over_tampered(&dir.join("analysis.R"), &copies);
     for (dst, kind) in copies.iter().zip(kinds) {
-        let summary = format!("bundle {}: ", dst.display());
-        let line = said
-            .lines()
-            .find(|l| l.starts_with(&summary))
-            .unwrap_or_else(|| panic!("{summary}\n{said}"));
-        assert!(
-            line.ends_with(&format!(" 1 differ: {kind}")),
-            "{line}\n{said}"
-        );
+        assert_eq!(kinds_differing(&said, dst), [kind], "{said}");
     }
 }

@@ -37,16 +37,19 @@ for d in sys.argv[3:]:
 "#;
 
 /// Copies bundle `argv[1]` to `argv[2]` with one cell changed: the first row of table `argv[3]`
-/// (all annotators, official scoring) with a value in column `argv[4]` gets 0.01 more.
+/// (all annotators, official scoring) with a value in column `argv[4]`, and whose subset
+/// contains `argv[5]` where given, gets 0.01 more.
 pub(super) const PY_TAMPER: &str = r#"
 import csv, shutil, sys
 src, dst, table, column = sys.argv[1:5]
+within = sys.argv[5] if len(sys.argv) > 5 else ""
 shutil.copytree(src, dst)
 with open(src + "/scores.csv", newline="") as f:
     rows = list(csv.reader(f))
 head = rows[0]
 for r in rows[1:]:
-    if r[head.index("table")] == table and r[head.index("annotators")] == "all" and r[head.index(column)]:
+    if (r[head.index("table")] == table and r[head.index("annotators")] == "all"
+            and r[head.index(column)] and within in r[head.index("subset")]):
         r[head.index(column)] = repr(float(r[head.index(column)]) + 0.01)
         break
 else:
@@ -155,33 +158,14 @@ fn analysis_r_names_each_kind_of_cell_changed() {
         python(PY_TAMPER, &args.each_ref().map(String::as_str));
         dirs.push(dst);
     }
-    let out = Command::new("Rscript")
-        .arg(concat!(
+    let said = r_over_tampered(
+        Path::new(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../store/src/analysis.R"
-        ))
-        .arg("--quiet")
-        .args(&dirs)
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{said}{}",
-        String::from_utf8_lossy(&out.stderr)
+        )),
+        &dirs,
     );
-    // Each bundle's summary: "bundle DIR: N cells checked, M differ[: kinds]".
-    let summary = |dir: &Path| -> Vec<String> {
-        let head = format!("bundle {}: ", dir.display());
-        let line = said
-            .lines()
-            .find(|l| l.starts_with(&head))
-            .unwrap_or_else(|| panic!("no summary of {}\n{said}", dir.display()));
-        line.split_once(" differ: ")
-            .map(|(_, kinds)| kinds.split(", ").map(String::from).collect())
-            .unwrap_or_default()
-    };
+    let summary = |dir: &Path| kinds_differing(&said, dir);
     // The untouched bundles agree; each copy differs in its changed cell's kind only (a
     // column that more than one rule fills names its rule after a slash).
     assert!(
@@ -202,4 +186,36 @@ fn analysis_r_names_each_kind_of_cell_changed() {
             "{table} {column}: {kinds:?}\n{said}"
         );
     }
+}
+
+/// `analysis.R` (`script`) over bundles `dirs` among which some were changed: it exits 1; what
+/// it printed.
+pub(super) fn r_over_tampered(script: &Path, dirs: &[PathBuf]) -> String {
+    let out = Command::new("Rscript")
+        .arg(script)
+        .arg("--quiet")
+        .args(dirs)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    said
+}
+
+/// The kinds of cell that differ in bundle `dir`, from its summary in `said`: "bundle DIR: N
+/// cells checked, M differ[: kinds]".
+pub(super) fn kinds_differing(said: &str, dir: &Path) -> Vec<String> {
+    let head = format!("bundle {}: ", dir.display());
+    let line = said
+        .lines()
+        .find(|l| l.starts_with(&head))
+        .unwrap_or_else(|| panic!("no summary of {}\n{said}", dir.display()));
+    line.split_once(" differ: ")
+        .map(|(_, kinds)| kinds.split(", ").map(String::from).collect())
+        .unwrap_or_default()
 }
