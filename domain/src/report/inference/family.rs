@@ -75,7 +75,6 @@ fn beside_pair(
     (a, ma): (u32, &Matrix),
     (b, mb): (u32, &Matrix),
     input: &FamilyInput,
-    name: &str,
 ) {
     let (ua, ub) = (ma.unit_means(), mb.unit_means());
     c.permutation = match &c.method {
@@ -83,10 +82,10 @@ fn beside_pair(
         Method::MixedModel { .. }
         | Method::Welch { .. }
         | Method::OneSample { .. }
-        | Method::NoTest { .. } => stats::relabel_test(&ua, &ub, seed(name)),
+        | Method::NoTest { .. } => stats::relabel_test(&ua, &ub, c.seed),
     };
     c.effect = effect(&ua, &ub, c.difference);
-    c.these_annotators = item_level(ma, mb, name, 1.0 - input.alpha);
+    c.these_annotators = item_level(ma, mb, c.seed, 1.0 - input.alpha);
     if let (Some(sa), Some(sb)) = (input.screened.get(&a), input.screened.get(&b)) {
         c.adjusted = stats::ancova(sa, sb);
     }
@@ -174,7 +173,8 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
         .map(|planned| {
             let w = weights(&planned.contrast, &present)?;
             let name = format!("{}|study {}|{}", input.task, input.study, planned.label);
-            let tested = fit.test(&w, input.alpha, seed(&name))?;
+            let seed = seed(&name);
+            let tested = fit.test(&w, input.alpha, seed)?;
             let sides: Vec<Side> = planned
                 .contrast
                 .ks()
@@ -207,14 +207,14 @@ pub fn study_family(input: &FamilyInput) -> (Vec<Comparison>, Option<StudyFit>) 
                 permutation: None,
                 effect: None,
                 these_annotators: None,
-                seed: seed(&name),
+                seed,
                 adjusted: None,
                 logistic: logistic.as_ref().map(|f| logistic_test(f, &w, input.alpha)),
                 method: tested.method,
                 test: tested.test,
             };
             if let Contrast::Pair { a, b } = planned.contrast {
-                beside_pair(&mut c, (a, cell(a)?), (b, cell(b)?), input, &name);
+                beside_pair(&mut c, (a, cell(a)?), (b, cell(b)?), input);
             }
             Some(c)
         })

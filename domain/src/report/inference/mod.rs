@@ -403,8 +403,9 @@ pub(crate) fn effect(a: &[f64], b: &[f64], difference: f64) -> Option<f64> {
 }
 
 /// These units on more items: the sign-flip test of the item differences and the item
-/// bootstrap of the difference at `level`, `b` against `a` over the same items.
-pub(crate) fn item_level(a: &Matrix, b: &Matrix, name: &str, level: f64) -> Option<ItemLevel> {
+/// bootstrap of the difference at `level`, `b` against `a` over the same items, both drawn from
+/// `seed` (the comparison's).
+pub(crate) fn item_level(a: &Matrix, b: &Matrix, seed: u64, level: f64) -> Option<ItemLevel> {
     let d: Vec<f64> = a
         .item_means()
         .iter()
@@ -412,12 +413,12 @@ pub(crate) fn item_level(a: &Matrix, b: &Matrix, name: &str, level: f64) -> Opti
         .map(|(x, y)| y - x)
         .collect();
     Some(ItemLevel {
-        test: stats::sign_flip_test(&d, stats::paired::RESAMPLES, seed(name))?,
+        test: stats::sign_flip_test(&d, stats::paired::RESAMPLES, seed)?,
         interval: stats::bootstrap_items_difference(
             &a.rows,
             &b.rows,
             stats::interval::RESAMPLES,
-            seed(name),
+            seed,
             level,
         ),
     })
@@ -453,7 +454,7 @@ pub fn humans_vs_system(task: &str, a: (Side, &Matrix), b: (Side, &Matrix)) -> O
         ),
         _ => return None,
     };
-    let name = format!("{task}|{}|{}", a.0.describe(), b.0.describe());
+    let seed = seed(&format!("{task}|{}|{}", a.0.describe(), b.0.describe()));
     Some(Comparison {
         task: task.to_string(),
         study: None,
@@ -467,8 +468,8 @@ pub fn humans_vs_system(task: &str, a: (Side, &Matrix), b: (Side, &Matrix)) -> O
         status: Status::Exploratory,
         permutation: None,
         effect: effect(&ua, &ub, test.estimate),
-        these_annotators: item_level(&ma, &mb, &name, 1.0 - ALPHA),
-        seed: seed(&name),
+        these_annotators: item_level(&ma, &mb, seed, 1.0 - ALPHA),
+        seed,
         adjusted: None,
         logistic: None,
         method,
