@@ -160,12 +160,52 @@ impl TaskSpec {
     }
 }
 
-/// The text an item is about. MNLI keeps its premise and hypothesis apart.
+/// The text an item is about. MNLI keeps its premise and hypothesis apart. Read through
+/// [`FlatContext`] (the same JSON).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "kind", rename_all = "snake_case", try_from = "FlatContext")]
 pub enum Context {
     Single { text: String },
     Pair { premise: String, hypothesis: String },
+}
+
+/// A [`Context`] as read: its tag and every variant's fields, each optional. Serde reads an
+/// internally tagged enum by buffering the whole object first, code the worker's bundle would
+/// carry for each such type; this reads it in one pass (an unknown kind or a missing field is
+/// still an error, and fields of the other kind are ignored, as before).
+#[derive(Deserialize)]
+struct FlatContext {
+    kind: ContextKind,
+    text: Option<String>,
+    premise: Option<String>,
+    hypothesis: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum ContextKind {
+    Single,
+    Pair,
+}
+
+/// A field that the tag of a flattened enum (`FlatContext`, `answer::FlatAnswer`) requires.
+pub(crate) fn required<T>(value: Option<T>, field: &str) -> Result<T, String> {
+    value.ok_or_else(|| format!("missing field `{field}`"))
+}
+
+impl TryFrom<FlatContext> for Context {
+    type Error = String;
+    fn try_from(f: FlatContext) -> Result<Self, String> {
+        Ok(match f.kind {
+            ContextKind::Single => Context::Single {
+                text: required(f.text, "text")?,
+            },
+            ContextKind::Pair => Context::Pair {
+                premise: required(f.premise, "premise")?,
+                hypothesis: required(f.hypothesis, "hypothesis")?,
+            },
+        })
+    }
 }
 
 impl Context {

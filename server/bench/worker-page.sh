@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The worker page's first load on a cheap phone (390x844, CPU 4x slower, 150 ms RTT, 1.6 Mbit/s):
 # bytes on the wire, time to interactive after Start, the item on the first screen; on the
-# release build, for a label study and a span study; fails when a label study's is over 200 KB,
-# a span study's over 250 KiB, or either is interactive later than 2 s after Start.
+# release build, for a label study and a span study; fails when either's is over 200 KB
+# (200,000 B) or interactive later than 2 s after Start.
 # Usage: server/bench/worker-page.sh [runs]
 source "$(dirname "${BASH_SOURCE[0]}")/../../.ci/env.sh"
 cd "$ROOT"

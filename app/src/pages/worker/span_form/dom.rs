@@ -114,3 +114,39 @@ pub fn on_selection_change(f: impl Fn() + 'static) {
         let _ = doc.remove_event_listener_with_callback("selectionchange", cb.unchecked_ref());
     });
 }
+
+/// The grapheme-cluster boundary after (`forward`) or before code point `cp` of `text`: one
+/// user-perceived character, as `domain::selection::{next_char, prev_char}` step, but by the
+/// browser's `Intl.Segmenter` (UAX #29 too), so that the span bundle need not carry the
+/// Unicode tables (the server and the native tests use domain's). A browser without it steps
+/// one code point; a span that then cuts a character is refused when it is sent.
+#[cfg(target_arch = "wasm32")]
+pub fn step_char(text: &str, cp: usize, forward: bool) -> usize {
+    use domain::spans::{cp_to_utf16, utf16_to_cp};
+    use web_sys::js_sys::{global, Array, Intl, Object, Reflect};
+    let len = text.chars().count();
+    let cp = cp.min(len);
+    let at_end = if forward { cp == len } else { cp == 0 };
+    let segmenter_here = Reflect::get(&global(), &"Intl".into())
+        .and_then(|intl| Reflect::has(&intl, &"Segmenter".into()))
+        .unwrap_or(false);
+    if at_end || !segmenter_here {
+        return if forward {
+            (cp + 1).min(len)
+        } else {
+            cp.saturating_sub(1)
+        };
+    }
+    let segments = Intl::Segmenter::new(&Array::new(), &Object::new()).segment(text);
+    let unit = cp_to_utf16(text, cp).unwrap_or(0) as u32;
+    let probe = if forward { unit } else { unit - 1 };
+    let Some(segment) = segments.containing(probe) else {
+        return if forward { len } else { 0 };
+    };
+    let boundary = if forward {
+        segment.index() + segment.segment().length()
+    } else {
+        segment.index()
+    };
+    utf16_to_cp(text, boundary as usize).unwrap_or(if forward { len } else { 0 })
+}

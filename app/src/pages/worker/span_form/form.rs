@@ -46,8 +46,9 @@ pub(crate) fn SpanForm(text: String, sender: Sender) -> impl IntoView {
         }
         note.set(None);
         answers.update(|list| {
-            list.push(s.clone());
-            list.sort_by_key(|x| (x.offset, x.length));
+            // Kept in text order: inserted where it belongs.
+            let at = list.partition_point(|x| (x.offset, x.length) < (s.offset, s.length));
+            list.insert(at, s.clone());
         });
         live.set(format!(
             "Added {:?}: {}.",

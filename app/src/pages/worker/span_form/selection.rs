@@ -6,13 +6,26 @@
 use super::dom::{on_selection_change, read_selection, set_selection};
 use domain::answer::SpanAnswer;
 use domain::selection::{
-    find_next_by, marked_segments, next_char, next_sentence_start, next_word_end, next_word_start,
-    prev_char, prev_sentence_start, prev_word_start,
+    find_next_by, marked_segments, next_sentence_start, next_word_end, next_word_start,
+    prev_sentence_start, prev_word_start,
 };
 use domain::spans::slice_cp;
 use leptos::either::Either;
 use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
+
+/// One character right or left of a code point: in the browser by its own segmenter (see
+/// `dom::step_char`), in the native tests by domain's.
+#[cfg(target_arch = "wasm32")]
+fn next_char(t: &str, cp: usize) -> usize {
+    super::dom::step_char(t, cp, true)
+}
+#[cfg(target_arch = "wasm32")]
+fn prev_char(t: &str, cp: usize) -> usize {
+    super::dom::step_char(t, cp, false)
+}
+#[cfg(not(target_arch = "wasm32"))]
+use domain::selection::{next_char, prev_char};
 
 /// Trims whitespace from both ends of [start, end) in code points of `text`.
 pub(super) fn trimmed(text: &str, start: usize, end: usize) -> Option<(usize, usize)> {
