@@ -56,7 +56,10 @@ pub enum LoadCommand {
         /// Sessions of each strategy (the honest typical ones first: the other humans).
         #[arg(long, default_value_t = 100)]
         sessions: usize,
-        /// Only these strategies (names as the table prints them, comma-separated).
+        /// Only these strategies, in this order (names as the table prints them,
+        /// comma-separated); `name=N` runs N sessions of it instead of `--sessions`, so that one
+        /// study holds a crowd: `machine-copying=12,honest-typical=28` is 30% copiers who
+        /// finish first.
         #[arg(long, value_delimiter = ',')]
         strategies: Vec<String>,
         /// A researcher account, to read the pay sheet (its password from CLUES_PASSWORD).

@@ -328,8 +328,7 @@ async fn load(database: &str, command: LoadCommand) -> Result<()> {
             let pool = db::connect_existing(database).await?;
             let opts = load::authenticity::Options {
                 study: domain::ids::StudyId(study),
-                sessions,
-                strategies: load::authenticity::strategies_named(&strategies)
+                strategies: load::authenticity::strategies_named(&strategies, sessions)
                     .map_err(Error::Invalid)?,
                 user,
                 password,

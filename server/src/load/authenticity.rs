@@ -19,12 +19,11 @@ use std::sync::Arc;
 use std::time::Duration;
 use store::clock::Clock;
 
-/// What to run: `sessions` of each strategy (or of those named) on `study`, an open zero-shot
-/// study of a label task, the pay sheet read as researcher `user`.
+/// What to run: each strategy's sessions, in this order, on `study`, an open zero-shot study of
+/// a label task, the pay sheet read as researcher `user`.
 pub struct Options {
     pub study: StudyId,
-    pub sessions: usize,
-    pub strategies: Vec<Strategy>,
+    pub strategies: Vec<(Strategy, usize)>,
     pub user: String,
     pub password: String,
 }
@@ -55,23 +54,39 @@ pub struct Rates {
     pub no_machine: Option<String>,
 }
 
-/// The names of `--strategies`, each a `Strategy::name`.
-pub fn strategies_named(names: &[String]) -> Result<Vec<Strategy>, String> {
+/// The strategies of `--strategies` (every one where none is named), each a `Strategy::name`
+/// with `sessions` sessions, or `name=N` with N; a strategy named twice is refused.
+pub fn strategies_named(
+    names: &[String],
+    sessions: usize,
+) -> Result<Vec<(Strategy, usize)>, String> {
     if names.is_empty() {
-        return Ok(Strategy::ALL.to_vec());
+        return Ok(Strategy::ALL.iter().map(|s| (*s, sessions)).collect());
     }
-    names
-        .iter()
-        .map(|n| {
-            Strategy::ALL
-                .into_iter()
-                .find(|s| s.name() == n.trim())
-                .ok_or_else(|| {
-                    let all: Vec<&str> = Strategy::ALL.iter().map(|s| s.name()).collect();
-                    format!("no strategy {n:?}; there are {}", all.join(", "))
-                })
-        })
-        .collect()
+    let mut found: Vec<(Strategy, usize)> = Vec::new();
+    for given in names {
+        let (name, count) = match given.split_once('=') {
+            Some((name, n)) => (
+                name.trim(),
+                n.trim().parse().map_err(|_| {
+                    format!("{given:?}: the sessions after = must be a whole number")
+                })?,
+            ),
+            None => (given.trim(), sessions),
+        };
+        let strategy = Strategy::ALL
+            .into_iter()
+            .find(|s| s.name() == name)
+            .ok_or_else(|| {
+                let all: Vec<&str> = Strategy::ALL.iter().map(|s| s.name()).collect();
+                format!("no strategy {name:?}; there are {}", all.join(", "))
+            })?;
+        if found.iter().any(|(s, _)| *s == strategy) {
+            return Err(format!("{name:?} is named twice"));
+        }
+        found.push((strategy, count));
+    }
+    Ok(found)
 }
 
 /// The study's test items as sessions meet them: each one's texts (to know it when the server
@@ -225,18 +240,18 @@ fn drive(
         items: items.shapes.len(),
         ..Rates::default()
     };
-    let wants_machine = opts.strategies.iter().any(|s| is_machine(*s));
+    let wants_machine = opts.strategies.iter().any(|(s, _)| is_machine(*s));
     if wants_machine {
         rates.no_machine = upload_system(&c, &cookie, &items.task_name, items).err();
     }
     let tag = format!("a{}-", std::process::id());
     let mut rng = SplitMix64(opts.study.0 as u64);
     let mut jobs = Vec::new();
-    for (k, strategy) in opts.strategies.iter().enumerate() {
+    for (k, (strategy, sessions)) in opts.strategies.iter().enumerate() {
         if is_machine(*strategy) && rates.no_machine.is_some() {
             continue;
         }
-        for n in 0..opts.sessions {
+        for n in 0..*sessions {
             let pid = format!("{tag}{}-{n}", strategy.name());
             let seed = (k as u64 + 1) * 1_000_003 + n as u64;
             let s = Sim {
@@ -253,7 +268,7 @@ fn drive(
         }
     }
     let levels = levels(&c, opts.study.0, &cookie)?;
-    for strategy in &opts.strategies {
+    for (strategy, _) in &opts.strategies {
         let mut row = Row {
             strategy: *strategy,
             sessions: 0,

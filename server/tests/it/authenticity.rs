@@ -303,8 +303,7 @@ async fn sessions_over_the_api(
 ) -> server::load::authenticity::Rates {
     let opts = server::load::authenticity::Options {
         study,
-        sessions,
-        strategies,
+        strategies: strategies.into_iter().map(|s| (s, sessions)).collect(),
         user: "rita".into(),
         password: "rita-password".into(),
     };
@@ -312,6 +311,31 @@ async fn sessions_over_the_api(
     server::load::authenticity::print(&rates);
     assert!(rates.errors.is_empty(), "{:?}", rates.errors);
     rates
+}
+
+/// `--strategies` names a crowd: each name with `--sessions` sessions or its own `=N`, in the
+/// order given; an unknown name, a count that is not a number and a name given twice are refused.
+#[test]
+fn a_crowd_is_named_with_its_share_of_each_strategy() {
+    use domain::authenticity::simulate::{Assisted, Honest, Strategy};
+    use server::load::authenticity::strategies_named;
+    let names = |s: &str| s.split(',').map(String::from).collect::<Vec<_>>();
+    assert_eq!(
+        strategies_named(&names("machine-copying=12,honest-typical"), 28),
+        Ok(vec![
+            (Strategy::Assisted(Assisted::MachineCopying), 12),
+            (Strategy::Honest(Honest::Typical), 28)
+        ])
+    );
+    assert_eq!(strategies_named(&[], 3).unwrap().len(), Strategy::ALL.len());
+    for (bad, says) in [
+        ("honest-typical=many", "whole number"),
+        ("honest-tipical", "no strategy \"honest-tipical\""),
+        ("honest-typical=2,honest-typical=3", "named twice"),
+    ] {
+        let err = strategies_named(&names(bad), 1).unwrap_err();
+        assert!(err.contains(says), "{bad}: {err}");
+    }
 }
 
 /// Every strategy's sessions over HTTP against the router on a loopback socket with a simulated
