@@ -5,11 +5,16 @@
 // before the runs). Prints each run's Performance score, LCP, TBT, FCP, CLS and Speed Index and
 // the median of RUNS runs; fails when the median score is below TARGET. TEST_ITEMS=N adds a
 // zero-shot study of an SST-2-shaped task of N items (written here) and fills that study alone
-// with ROWS rows: TEST_ITEMS=210 ROWS=42000 is a study of 200 workers x 210 items.
+// with ROWS rows: TEST_ITEMS=210 ROWS=42000 is a study of 200 workers x 210 items. CROWD=N (with
+// TEST_ITEMS): N crowd workers (`clues-lab load crowd`) answer that study over HTTP all through
+// the runs, each pausing CROWD_PAUSE_MS (default 3000) after each answer as a reader would, so
+// the page is measured live; each run also prints the first byte (Lighthouse's server response
+// time), and the end how many answers the crowd stored meanwhile.
 // Usage: server/bench/dashboard-lighthouse.sh [runs] (builds, installs Lighthouse, runs this).
 import lighthouse from 'lighthouse';
 import * as chromeLauncher from 'chrome-launcher';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { start, signIn, newPage, USERS, RESULTS } from '../tests/server.mjs';
 
@@ -20,6 +25,8 @@ const TARGET = Number(process.env.TARGET || 95);
 const PAGE = process.env.PAGE || '/dashboard?synthetic=1';
 
 const TEST_ITEMS = Number(process.env.TEST_ITEMS || 0);
+const CROWD = Number(process.env.CROWD || 0);
+if (CROWD && !TEST_ITEMS) throw new Error('CROWD needs TEST_ITEMS: the crowd answers that study');
 
 // The task and study of TEST_ITEMS, before the server starts (so the study is study 1).
 function fullSize(cli, dir) {
@@ -34,15 +41,30 @@ function fullSize(cli, dir) {
   writeFileSync(join(data, 'sst_test.jsonl'), lines([...Array(TEST_ITEMS).keys()].map((i) => 1000 + i)));
   writeFileSync(join(data, 'sst_train_10_1.jsonl'), lines([...Array(10).keys()]));
   cli('import', 'clues', join(dir, 'data'));
-  cli('study', 'create', '--task', 'SST-2', '--name', 'full-size', '--scenarios', '0', '--open');
+  cli('study', 'create', '--task', 'SST-2', '--name', 'full-size', '--scenarios', '0', '--open',
+    ...(CROWD ? ['--annotators', '100000'] : []));
 }
 
-const env = await start(TEST_ITEMS ? fullSize : null, { serveArgs: [] });
+// The crowd's workers come from as many addresses (`X-Forwarded-For`), as in server/bench/load.sh.
+const env = await start(TEST_ITEMS ? fullSize : null, { serveArgs: CROWD ? ['--trust-proxy'] : [] });
 let chrome;
+let crowd;
 let failed = false;
+const answered = () => env.sql('SELECT COUNT(*) FROM assignment_items WHERE submitted_at IS NOT NULL')[0][0];
 try {
   for (const study of TEST_ITEMS ? ['1'] : ['1', '2']) {
     env.cli('load', 'fill', '--study', study, '--rows', String(ROWS), '--tag', 'lighthouse');
+  }
+  let before = 0;
+  let since = Date.now();
+  if (CROWD) {
+    crowd = spawn(process.env.CLUES_BIN, ['load', 'crowd', '--url', env.base, '--study', '1',
+      '--workers', String(CROWD), '--seconds', '3600', '--pause-ms', process.env.CROWD_PAUSE_MS || '3000'],
+    { stdio: 'ignore' });
+    await new Promise((r) => setTimeout(r, 5000));
+    before = answered();
+    since = Date.now();
+    console.log(`${CROWD} crowd workers answering study 1 (${before} answers stored so far)`);
   }
   // The session cookie of a signed-in researcher, sent by Lighthouse with every request.
   const page = await newPage(env.browser);
@@ -87,17 +109,26 @@ try {
       cls: metric(lhr, 'cumulative-layout-shift'),
       si: metric(lhr, 'speed-index'),
       bytes: metric(lhr, 'total-byte-weight'),
+      ttfb: metric(lhr, 'server-response-time'),
     };
     runs.push(r);
     console.log(`run ${run}: Performance ${r.score}, LCP ${(r.lcp / 1000).toFixed(1)} s, TBT ${r.tbt.toFixed(0)} ms, `
-      + `FCP ${(r.fcp / 1000).toFixed(1)} s, CLS ${r.cls.toFixed(3)}, Speed Index ${(r.si / 1000).toFixed(1)} s, ${(r.bytes / 1024).toFixed(0)} KiB`);
+      + `FCP ${(r.fcp / 1000).toFixed(1)} s, CLS ${r.cls.toFixed(3)}, Speed Index ${(r.si / 1000).toFixed(1)} s, ${(r.bytes / 1024).toFixed(0)} KiB, `
+      + `first byte ${r.ttfb.toFixed(0)} ms`);
+  }
+  if (CROWD) {
+    const n = answered() - before;
+    const s = (Date.now() - since) / 1000;
+    console.log(`the crowd stored ${n} answers during the runs (${s.toFixed(0)} s, ${(n / s).toFixed(1)} answers/s)`);
   }
   const median = (k) => runs.map((r) => r[k]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
   console.log(`median of ${RUNS} (Lighthouse ${version}, mobile): Performance ${median('score')}, `
-    + `LCP ${(median('lcp') / 1000).toFixed(1)} s, TBT ${median('tbt').toFixed(0)} ms, CLS ${median('cls').toFixed(3)}; `
+    + `LCP ${(median('lcp') / 1000).toFixed(1)} s, TBT ${median('tbt').toFixed(0)} ms, CLS ${median('cls').toFixed(3)}, `
+    + `first byte ${median('ttfb').toFixed(0)} ms; `
     + `reports in ${RESULTS}lighthouse-N.html`);
   if (median('score') < TARGET) { console.log(`FAIL: the median Performance score is below ${TARGET}`); failed = true; }
 } finally {
+  crowd?.kill();
   await chrome?.kill();
   await env.stop();
 }

@@ -35,6 +35,10 @@ pub struct Target {
     /// answers until its place is done), to measure arrivals under load.
     #[arg(long, default_value_t = 0)]
     pub answers_per_worker: usize,
+    /// Each crowd worker waits this long after each answer, as a person reads the next item
+    /// (0: at once, a crowd that takes every cycle it is given).
+    #[arg(long, default_value_t = 0)]
+    pub pause_ms: u64,
 }
 
 impl Target {
@@ -61,7 +65,6 @@ fn crowd_while<T>(
     let stop = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
     let answers = (t.answers_per_worker > 0).then_some(t.answers_per_worker);
-    let at_once = Duration::ZERO;
     let workers = crowd::run_paced(
         &t.url,
         t.study,
@@ -69,7 +72,7 @@ fn crowd_while<T>(
         tag,
         stop.clone(),
         answers,
-        at_once,
+        Duration::from_millis(t.pause_ms),
     );
     let out = during(started + Duration::from_secs(t.seconds));
     std::thread::sleep(Duration::from_secs(t.seconds).saturating_sub(started.elapsed()));
